@@ -1,0 +1,35 @@
+// Lint rules that catch real defects; formatting is left to the editor.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': ['error', { allow: ['error', 'warn'] }],
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    files: ['src/cli/**', 'test/bench/**', 'test/support/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    // The gateway knows v3 only through HTTP: it may never import the core.
+    files: ['src/gateway/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/core/**', '../core/*'], message: 'The gateway talks to v3 over HTTP only.' }] }],
+    },
+  },
+  {
+    files: ['src/lib/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/core/**', '**/gateway/**', '**/cli/**'], message: 'Library code is shared; it depends on no part.' }] }],
+    },
+  },
+);

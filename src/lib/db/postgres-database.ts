@@ -1,0 +1,63 @@
+/** The PostgreSQL driver of the Database interface, over a `pg` connection pool. */
+import pg from 'pg';
+import type { Database, QueryResult, Queryable } from './database.js';
+
+export interface PostgresOptions {
+  readonly connectionString: string;
+  /** Connections kept in the pool; the default suits a 2-core machine. */
+  readonly maxConnections?: number;
+  /** Milliseconds a statement may run before PostgreSQL cancels it. */
+  readonly statementTimeoutMs?: number;
+}
+
+export const POSTGRES_DEFAULTS = { maxConnections: 20, statementTimeoutMs: 10_000 } as const;
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      const result = await client.query(sql, params as unknown[]);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(sql: string): Promise<void> {
+      await client.query(sql); // no parameters: the simple protocol, which allows many statements
+    },
+  };
+}
+
+export function openPostgres(options: PostgresOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.maxConnections ?? POSTGRES_DEFAULTS.maxConnections,
+    statement_timeout: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+  });
+  // An idle client that loses its connection emits here; without a listener the process dies.
+  pool.on('error', () => {});
+  const root = wrap(pool);
+  return {
+    driver: 'postgres',
+    query: root.query,
+    exec: root.exec,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true; // the connection itself failed: do not return it to the pool
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Throwaway databases for tests: each call makes a fresh, migrated database, on the real
+ * PostgreSQL server (a new database per call, dropped afterwards) or on in-memory PGlite.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Database } from '../../src/lib/db/database.js';
+import { migrate } from '../../src/lib/db/migrate.js';
+import { openPglite } from '../../src/lib/db/pglite-database.js';
+import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { testServices } from './services.js';
+
+export interface TestDatabase {
+  readonly db: Database;
+  /** Connection string of the new database (PostgreSQL only). */
+  readonly url: string | null;
+  drop(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+export async function createTestPostgres(): Promise<TestDatabase> {
+  const adminUrl = testServices().databaseUrl;
+  const name = `fxgate_t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = withDatabase(adminUrl, name);
+  const db = openPostgres({ connectionString: url, maxConnections: 30 });
+  await migrate(db);
+  return {
+    db,
+    url,
+    async drop() {
+      await db.close();
+      const cleanup = new pg.Client({ connectionString: adminUrl });
+      await cleanup.connect();
+      try {
+        await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await cleanup.end();
+      }
+    },
+  };
+}
+
+export async function createTestPglite(): Promise<TestDatabase> {
+  const db = await openPglite();
+  await migrate(db);
+  return { db, url: null, drop: () => db.close() };
+}
+
+/** Both drivers, for suites that must pass on each (`describe.each(DATABASE_DRIVERS)`). */
+export const DATABASE_DRIVERS = [
+  { driver: 'postgres', create: createTestPostgres },
+  { driver: 'pglite', create: createTestPglite },
+] as const;

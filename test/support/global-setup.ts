@@ -1,0 +1,2 @@
+// Placeholder replaced by the provisioning helper: checks services only.
+export default async function setup(): Promise<void> {}
