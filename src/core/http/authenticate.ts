@@ -1,0 +1,132 @@
+/**
+ * Step 4: authentication and authorisation (DESIGN 3.1), in this order: bearer token, key,
+ * token claims and signature, request signature, single-use nonce, declared mode against the
+ * key's mode, IP allowlist, sandbox-only operations, scope. It never throws for a failed check:
+ * it returns the failure, because the rate limit (step 5) must be charged first, per key when
+ * the token proved the key, per client address otherwise.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Mode } from '../../lib/auth/credentials.js';
+import { JWT_CLOCK_SKEW_SECONDS, TokenVerificationError, verifyApiToken, type TokenFailure } from '../../lib/auth/jwt.js';
+import { verifyRequestSignature } from '../../lib/auth/request-signature.js';
+import { ApiError } from '../../lib/errors/api-error.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
+import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
+import type { OperationMeta } from './operation.js';
+import type { Principal } from './request-state.js';
+
+/** v3 tokens live at most 60 s (spec 5.1). */
+export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;
+
+export interface AuthOutcome {
+  readonly principal: Principal | null;
+  /** The key the token proved, when it did: the rate-limit subject even if a later check fails. */
+  readonly provenKeyName: string | null;
+  readonly error: ApiError | null;
+}
+
+export interface AuthenticatorOptions {
+  readonly registry: KeyRegistry;
+  readonly store: EphemeralStore;
+  readonly issuer: string;
+}
+
+const TOKEN_FAILURE_CODES: Record<TokenFailure, ErrorCode> = {
+  TOKEN_MALFORMED: 'AUTH_TOKEN_INVALID',
+  KEY_MISSING: 'AUTH_API_KEY_MISSING',
+  KEY_UNKNOWN: 'AUTH_API_KEY_INVALID',
+  SIGNATURE_INVALID: 'AUTH_TOKEN_INVALID',
+  EXPIRED: 'AUTH_TOKEN_EXPIRED',
+  LIFETIME_TOO_LONG: 'AUTH_TOKEN_INVALID',
+};
+
+function fail(error: ApiError, provenKeyName: string | null = null): AuthOutcome {
+  return { principal: null, provenKeyName, error };
+}
+
+/** `X-App-Mode`: absent or LIVE is live, SANDBOX is sandbox; anything else is a bad header. */
+export function declaredMode(request: FastifyRequest): Mode {
+  const value = request.headers['x-app-mode'];
+  if (value === undefined) return 'live';
+  const upper = typeof value === 'string' ? value.toUpperCase() : '';
+  if (upper === 'LIVE') return 'live';
+  if (upper === 'SANDBOX') return 'sandbox';
+  throw new ApiError('VALIDATION_HEADER_FAILED', {
+    header: 'X-App-Mode',
+    issues: [{ path: 'X-App-Mode', code: 'invalid_value', message: 'must be SANDBOX or LIVE' }],
+  });
+}
+
+export function createAuthenticator(options: AuthenticatorOptions) {
+  const { registry, store, issuer } = options;
+
+  return async function authenticate(request: FastifyRequest, operation: OperationMeta): Promise<AuthOutcome> {
+    const mode = declaredMode(request);
+    const authorization = request.headers.authorization;
+    if (authorization === undefined || authorization === '') return fail(new ApiError('AUTH_TOKEN_MISSING'));
+    const match = /^Bearer +(\S+)$/i.exec(authorization);
+    if (!match) return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'Authorization must be "Bearer <JWT>".' }));
+
+    let key: ActiveKey | null = null;
+    let verified: Awaited<ReturnType<typeof verifyApiToken>>;
+    try {
+      verified = await verifyApiToken(match[1]!, {
+        issuer,
+        maxLifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+        resolveKey: async (name) => {
+          key = await registry.findActive(name);
+          return key?.publicKey ?? null;
+        },
+      });
+    } catch (error) {
+      if (error instanceof TokenVerificationError) return fail(new ApiError(TOKEN_FAILURE_CODES[error.failure]));
+      throw error;
+    }
+    const activeKey = key as ActiveKey | null;
+    if (!activeKey) return fail(new ApiError('AUTH_API_KEY_INVALID'));
+
+    const signature = request.headers['x-request-signature'];
+    if (typeof signature !== 'string' || signature === '') {
+      return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MISSING' }));
+    }
+    const idempotencyKey = request.headers['idempotency-key'];
+    const check = verifyRequestSignature(activeKey.publicKey, {
+      method: request.method,
+      pathAndQuery: request.raw.url ?? request.url,
+      nonce: verified.nonce,
+      idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
+      body: request.v3.rawBody,
+    }, signature);
+    if (check !== 'VALID') return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: check }));
+
+    // From here the token is proven: failures are charged to the key, not the address.
+    const proven = verified.keyName;
+    try {
+      const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - Math.floor(Date.now() / 1000)) * 1000;
+      const first = await store.claimOnce(`nonce:{${proven}}:${verified.nonce}`, ttlMs);
+      if (!first) return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'The bearer token was already used; sign a new one per request.' }), proven);
+    } catch (error) {
+      // Reads go on without replay protection while the store is down; writes stop at step 6,
+      // which fails closed. The log says so.
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      request.log.warn({ err: error }, 'nonce store unavailable; replay check skipped');
+    }
+
+    const record = activeKey.record;
+    if (mode === 'sandbox' && record.mode !== 'sandbox') return fail(new ApiError('AUTH_API_KEY_SANDBOX_REQUIRED'), proven);
+    if (mode === 'live' && record.mode !== 'live') return fail(new ApiError('AUTH_API_KEY_LIVE_REQUIRED'), proven);
+    if (!activeKey.allowsAddress(request.ip)) return fail(new ApiError('AUTH_FORBIDDEN_IP'), proven);
+    if (operation.sandboxOnly && mode !== 'sandbox') return fail(new ApiError('SANDBOX_MODE_REQUIRED'), proven);
+    if (!record.scopes.includes(operation.scope)) {
+      return fail(new ApiError('AUTH_INSUFFICIENT_SCOPE', { requiredScope: operation.scope }), proven);
+    }
+    return {
+      principal: { keyName: record.name, orgId: record.orgId, scopes: record.scopes, environment: mode },
+      provenKeyName: proven,
+      error: null,
+    };
+  };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

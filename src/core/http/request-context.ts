@@ -1,0 +1,48 @@
+/**
+ * Step 1: every request gets its ids before anything can fail. `X-Request-Id` is echoed when the
+ * client sent a well-formed one (else generated), `X-Trace-Id` continues a W3C `traceparent`
+ * when present (else a new trace), and `X-Request-Timestamp` says when the request arrived.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { newId } from '../../lib/ids.js';
+import { ApiError } from '../../lib/errors/api-error.js';
+
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** Fastify's genReqId: the client's id when acceptable, so logs and responses agree. */
+export function generateRequestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const sent = request.headers['x-request-id'];
+  return typeof sent === 'string' && REQUEST_ID_PATTERN.test(sent) ? sent : newId('request');
+}
+
+function traceIdOf(request: FastifyRequest): string {
+  const parent = request.headers.traceparent;
+  const match = typeof parent === 'string' ? TRACEPARENT.exec(parent) : null;
+  return match && !/^0+$/.test(match[1]!) ? match[1]! : randomBytes(16).toString('hex');
+}
+
+export async function attachRequestContext(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const receivedAt = new Date();
+  request.v3 = {
+    receivedAt,
+    traceId: traceIdOf(request),
+    rawBody: Buffer.alloc(0),
+    principal: null,
+    pendingAuthError: null,
+    rateLimit: null,
+    idempotency: null,
+    resourceId: null,
+  };
+  reply.header('x-request-id', request.id);
+  reply.header('x-trace-id', request.v3.traceId);
+  reply.header('x-request-timestamp', receivedAt.toISOString());
+  const sent = request.headers['x-request-id'];
+  if (sent !== undefined && (typeof sent !== 'string' || !REQUEST_ID_PATTERN.test(sent))) {
+    throw new ApiError('VALIDATION_HEADER_FAILED', {
+      header: 'X-Request-Id',
+      issues: [{ path: 'X-Request-Id', code: 'invalid_format', message: 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -' }],
+    });
+  }
+}

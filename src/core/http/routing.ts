@@ -1,0 +1,50 @@
+/**
+ * Step 2: routing errors. An unknown path is 404 ROUTE_NOT_FOUND; a known path asked with another
+ * method is 405 METHOD_NOT_ALLOWED with `Allow`. Both are decided in onRequest, before the body
+ * is read or the caller authenticated, because neither depends on who is asking.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../lib/errors/api-error.js';
+import type { OperationMeta } from './operation.js';
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+function pathOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** Registers one catch-all route per path for the methods that path does not serve. */
+export function registerMethodNotAllowedRoutes(app: FastifyInstance, operations: readonly OperationMeta[]): void {
+  const byPath = new Map<string, Set<string>>();
+  for (const operation of operations) {
+    const methods = byPath.get(operation.path) ?? new Set<string>();
+    methods.add(operation.method);
+    if (operation.method === 'GET') methods.add('HEAD'); // fastify serves HEAD for every GET
+    byPath.set(operation.path, methods);
+  }
+  for (const [path, methods] of byPath) {
+    const allowed = ALL_METHODS.filter((m) => methods.has(m));
+    const others = ALL_METHODS.filter((m) => !methods.has(m));
+    app.route({
+      method: others,
+      url: path,
+      config: { methodNotAllowed: allowed },
+      handler: async () => {
+        // Unreachable: the onRequest hook below answers first.
+        throw new Error('405 route reached its handler');
+      },
+    });
+  }
+}
+
+export async function rejectUnroutable(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  if (request.is404) {
+    throw new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: pathOf(request) });
+  }
+  const allowed = request.routeOptions.config.methodNotAllowed;
+  if (allowed) {
+    throw new ApiError('METHOD_NOT_ALLOWED', { method: request.method, allowed: [...allowed] }, { headers: { allow: allowed.join(', ') } });
+  }
+}

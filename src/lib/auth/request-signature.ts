@@ -1,0 +1,45 @@
+/**
+ * The v3 request signature (DESIGN 3.1): ECDSA P-256/SHA-256 in IEEE P-1363 form (64 bytes,
+ * r then s), base64url without padding, over this canonical string, lines joined by `\n`:
+ *
+ *   METHOD
+ *   path and query exactly as sent
+ *   the JWT header's nonce
+ *   Idempotency-Key value, or empty
+ *   lower-case hex SHA-256 of the raw body bytes (of the empty string when there is none)
+ *
+ * The verifier hashes the bytes it received, before any parsing, so a re-serialised body fails.
+ */
+import { createHash, sign, verify, type KeyObject } from 'node:crypto';
+
+export interface SignedRequestParts {
+  readonly method: string;
+  readonly pathAndQuery: string;
+  readonly nonce: string;
+  readonly idempotencyKey: string | undefined;
+  readonly body: Uint8Array | undefined;
+}
+
+const EMPTY_SHA256 = createHash('sha256').digest('hex');
+const SIGNATURE_PATTERN = /^[A-Za-z0-9_-]{86}$/; // 64 bytes in unpadded base64url
+
+export function sha256Hex(body: Uint8Array | undefined): string {
+  return body && body.length > 0 ? createHash('sha256').update(body).digest('hex') : EMPTY_SHA256;
+}
+
+export function canonicalRequestString(parts: SignedRequestParts): string {
+  return [parts.method.toUpperCase(), parts.pathAndQuery, parts.nonce, parts.idempotencyKey ?? '', sha256Hex(parts.body)].join('\n');
+}
+
+export function signRequest(privateKey: KeyObject, parts: SignedRequestParts): string {
+  const signature = sign('sha256', Buffer.from(canonicalRequestString(parts)), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+  return signature.toString('base64url');
+}
+
+export type SignatureCheck = 'VALID' | 'SIGNATURE_MALFORMED' | 'SIGNATURE_INVALID';
+
+export function verifyRequestSignature(publicKey: KeyObject, parts: SignedRequestParts, signature: string): SignatureCheck {
+  if (!SIGNATURE_PATTERN.test(signature)) return 'SIGNATURE_MALFORMED';
+  const ok = verify('sha256', Buffer.from(canonicalRequestString(parts)), { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'));
+  return ok ? 'VALID' : 'SIGNATURE_INVALID';
+}

@@ -1,0 +1,180 @@
+/**
+ * The key registry: organisations and their API keys, in the system of record. Both the core
+ * and the gateway authenticate against it. Lookups are cached per process for a short TTL with
+ * the public key imported once, so the hot path does no SQL and no PEM parsing; a revocation
+ * therefore takes effect within that TTL (documented in the README).
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import type { Mode, Scope } from '../auth/credentials.js';
+import { parseKeyName } from '../auth/credentials.js';
+import type { Database } from '../db/database.js';
+import { newUuid } from '../ids.js';
+import { generateKeyFile, type KeyFile } from './key-file.js';
+
+export interface ApiKeyRecord {
+  readonly name: string;
+  readonly orgId: string;
+  readonly scopes: readonly Scope[];
+  readonly mode: Mode;
+  readonly ipAllowlist: readonly string[];
+  readonly createdAt: Date;
+  readonly revokedAt: Date | null;
+  readonly label: string | null;
+}
+
+/** A key ready for the hot path: public key imported, allowlist compiled. */
+export interface ActiveKey {
+  readonly record: ApiKeyRecord;
+  readonly publicKey: KeyObject;
+  /** True when the client address may use the key (always, for an empty allowlist). */
+  allowsAddress(address: string): boolean;
+}
+
+/** The cache is bounded: unknown names are cached too (as misses), and anyone can send those. */
+export const KEY_REGISTRY_DEFAULTS = { cacheTtlMs: 5_000, cacheMaxEntries: 10_000 } as const;
+
+export class InvalidCidrError extends Error {
+  readonly code = 'FXGATE_INVALID_CIDR';
+  constructor(readonly cidr: string) {
+    super(`not an IPv4 or IPv6 address or CIDR block: ${cidr}`);
+    this.name = 'InvalidCidrError';
+  }
+}
+
+interface KeyRow {
+  name: string;
+  org_id: string;
+  public_key_pem: string;
+  scopes: Scope[];
+  mode: Mode;
+  ip_allowlist: string[];
+  created_at: Date;
+  revoked_at: Date | null;
+  label: string | null;
+}
+
+function toRecord(row: KeyRow): ApiKeyRecord {
+  return {
+    name: row.name,
+    orgId: row.org_id,
+    scopes: row.scopes,
+    mode: row.mode,
+    ipAllowlist: row.ip_allowlist,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    label: row.label,
+  };
+}
+
+/** Splits `a.b.c.d/n` or `x::y/n` (or a bare address) and checks it. */
+function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } {
+  const [address = '', prefixText] = cidr.split('/');
+  const family = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : null;
+  if (!family) throw new InvalidCidrError(cidr);
+  const max = family === 'ipv4' ? 32 : 128;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (!/^\d{1,3}$/.test(prefixText ?? String(max)) || prefix > max) throw new InvalidCidrError(cidr);
+  return { address, prefix, family };
+}
+
+export function normaliseCidrs(cidrs: readonly string[]): string[] {
+  return cidrs.map((cidr) => {
+    const { address, prefix } = parseCidr(cidr.trim());
+    return `${address}/${prefix}`;
+  });
+}
+
+function compileAllowlist(cidrs: readonly string[]): (address: string) => boolean {
+  if (cidrs.length === 0) return () => true;
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const { address, prefix, family } = parseCidr(cidr);
+    list.addSubnet(address, prefix, family);
+  }
+  return (address) => {
+    // Dual-stack sockets report IPv4 clients as ::ffff:a.b.c.d; match them as IPv4.
+    const plain = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
+    const family = isIPv4(plain) ? 'ipv4' : isIPv6(plain) ? 'ipv6' : null;
+    return family !== null && list.check(plain, family);
+  };
+}
+
+export interface CreateKeyInput {
+  readonly orgId: string;
+  readonly scopes: readonly Scope[];
+  readonly mode: Mode;
+  readonly ipAllowlist?: readonly string[];
+  readonly label?: string;
+}
+
+export class KeyRegistry {
+  private readonly cache = new Map<string, { key: ActiveKey | null; expiresAt: number }>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: { cacheTtlMs?: number; now?: () => number } = {},
+  ) {}
+
+  /** Creates the org (with both books) if it is new. Idempotent. */
+  async ensureOrg(orgId: string, name = `org ${orgId.slice(0, 8)}`): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('INSERT INTO orgs (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [orgId, name]);
+      await tx.query(
+        `INSERT INTO org_environments (org_id, environment) VALUES ($1, 'sandbox'), ($1, 'live')
+         ON CONFLICT (org_id, environment) DO NOTHING`,
+        [orgId],
+      );
+    });
+  }
+
+  /** Makes a key pair, registers the public half, and returns the key file (private half). */
+  async createKey(input: CreateKeyInput): Promise<KeyFile> {
+    const ipAllowlist = normaliseCidrs(input.ipAllowlist ?? []);
+    await this.ensureOrg(input.orgId);
+    const file = generateKeyFile({ orgId: input.orgId, keyId: newUuid(), scopes: [...input.scopes], mode: input.mode });
+    await this.db.query(
+      `INSERT INTO api_keys (name, id, org_id, public_key_pem, scopes, mode, ip_allowlist, label)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [file.name, parseKeyName(file.name)!.keyId, input.orgId, file.publicKey, file.scopes, file.mode, ipAllowlist, input.label ?? null],
+    );
+    return file;
+  }
+
+  async list(orgId?: string): Promise<ApiKeyRecord[]> {
+    const { rows } = orgId
+      ? await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE org_id = $1 ORDER BY created_at, name', [orgId])
+      : await this.db.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, name');
+    return rows.map(toRecord);
+  }
+
+  /** Revokes a key; false when no such key was active. */
+  async revoke(name: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name]);
+    this.cache.delete(name);
+    return rowCount > 0;
+  }
+
+  /** The active (not revoked) key of this name, from the cache when fresh. */
+  async findActive(name: string): Promise<ActiveKey | null> {
+    const now = (this.options.now ?? Date.now)();
+    const cached = this.cache.get(name);
+    if (cached && cached.expiresAt > now) return cached.key;
+    const key = parseKeyName(name) ? await this.load(name) : null;
+    if (this.cache.size >= KEY_REGISTRY_DEFAULTS.cacheMaxEntries) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      this.cache.delete(this.cache.keys().next().value!);
+    }
+    this.cache.delete(name);
+    this.cache.set(name, { key, expiresAt: now + (this.options.cacheTtlMs ?? KEY_REGISTRY_DEFAULTS.cacheTtlMs) });
+    return key;
+  }
+
+  private async load(name: string): Promise<ActiveKey | null> {
+    const { rows } = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE name = $1 AND revoked_at IS NULL', [name]);
+    const row = rows[0];
+    if (!row) return null;
+    const record = toRecord(row);
+    return { record, publicKey: createPublicKey(row.public_key_pem), allowsAddress: compileAllowlist(record.ipAllowlist) };
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * A running v3 application for tests: real database (PostgreSQL or PGlite), real ephemeral store
+ * (Redis or in-process), a key registry, listening on 127.0.0.1 on a free port, and a client that
+ * signs requests with the project's own signer. Everything is torn down by close().
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { request as httpRequest } from 'undici';
+import { createV3App, coreOperations, type CoreOptions } from '../../src/core/app.js';
+import type { Operation } from '../../src/core/http/operation.js';
+import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
+import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
+import type { Database } from '../../src/lib/db/database.js';
+import { loadKey, type LoadedKey } from '../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
+import { newUuid } from '../../src/lib/ids.js';
+import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
+import { MemoryStore } from '../../src/lib/store/memory-store.js';
+import { RedisStore } from '../../src/lib/store/redis-store.js';
+import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
+import { testServices } from './services.js';
+
+export const TEST_ISSUER = 'fx-service';
+
+export type DriverName = 'postgres' | 'pglite';
+export type StoreName = 'redis' | 'memory';
+
+export interface HarnessOptions {
+  readonly driver?: DriverName;
+  readonly storeKind?: StoreName;
+  /** Use this store instead (e.g. one pointed at a dead Redis). */
+  readonly store?: EphemeralStore;
+  readonly core?: CoreOptions;
+  /** Operations to serve; the core's own by default. */
+  readonly operations?: (db: Database) => Operation[];
+  readonly keyCacheTtlMs?: number;
+}
+
+export interface TestResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly text: string;
+  json<T = Record<string, unknown>>(): T;
+}
+
+export interface SendOptions {
+  readonly method?: string;
+  readonly path: string;
+  readonly body?: string | Buffer;
+  readonly headers?: Record<string, string | undefined>;
+}
+
+export interface SignedSendOptions extends SendOptions {
+  readonly key: LoadedKey;
+  readonly idempotencyKey?: string;
+}
+
+export class V3Harness {
+  private constructor(
+    readonly app: FastifyInstance,
+    readonly db: Database,
+    readonly store: EphemeralStore,
+    readonly registry: KeyRegistry,
+    readonly baseUrl: string,
+    private readonly teardown: () => Promise<void>,
+  ) {}
+
+  static async start(options: HarnessOptions = {}): Promise<V3Harness> {
+    const database: TestDatabase = options.driver === 'pglite' ? await createTestPglite() : await createTestPostgres();
+    const store =
+      options.store ??
+      (options.storeKind === 'memory'
+        ? new MemoryStore()
+        : new RedisStore({ url: testServices().redisUrl, keyPrefix: `t${randomBytes(4).toString('hex')}:` }));
+    const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
+    const deps = { db: database.db, store, registry };
+    const operations = options.operations ? options.operations(database.db) : coreOperations(deps);
+    const app = await createV3App(deps, { logLevel: 'silent', issuer: TEST_ISSUER, ...options.core }, operations);
+    const address = await app.listen({ host: '127.0.0.1', port: 0 });
+    return new V3Harness(app, database.db, store, registry, address, async () => {
+      await app.close();
+      await store.close();
+      await database.drop();
+    });
+  }
+
+  async createKey(input: { scopes?: Scope[]; mode?: Mode; ipAllowlist?: string[]; orgId?: string } = {}): Promise<LoadedKey> {
+    const file = await this.registry.createKey({
+      orgId: input.orgId ?? newUuid(),
+      scopes: input.scopes ?? ['view', 'trade', 'withdraw', 'webhooks'],
+      mode: input.mode ?? 'sandbox',
+      ipAllowlist: input.ipAllowlist ?? [],
+    });
+    return loadKey(file);
+  }
+
+  /** Sends exactly what it is given: no auth added. */
+  async send(options: SendOptions): Promise<TestResponse> {
+    const headers = Object.fromEntries(Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const response = await httpRequest(`${this.baseUrl}${options.path}`, {
+      method: (options.method ?? 'GET') as 'GET',
+      headers,
+      body: options.body,
+    });
+    const text = await response.body.text();
+    const flat: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    return { status: response.statusCode, headers: flat, text, json: <T>() => JSON.parse(text) as T };
+  }
+
+  /** Signs with the key (fresh token and signature) and sends; extra headers override. */
+  async signed(options: SignedSendOptions): Promise<TestResponse> {
+    const method = options.method ?? 'GET';
+    const signer = new V3RequestSigner(options.key, { issuer: TEST_ISSUER });
+    const auth = await signer.headers({ method, pathAndQuery: options.path, body: options.body, idempotencyKey: options.idempotencyKey });
+    return this.send({ ...options, method, headers: { ...auth, ...options.headers } });
+  }
+
+  close(): Promise<void> {
+    return this.teardown();
+  }
+}
