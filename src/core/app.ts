@@ -11,6 +11,7 @@ import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { Operation } from './http/operation.js';
 import { generateRequestId } from './http/request-context.js';
+import type { ErrorHandler } from './http/error-handler.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { pairsOperations } from './routes/pairs.js';
@@ -50,14 +51,20 @@ export function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}):
 /** A v3 application serving exactly these operations on the full pipeline. */
 export async function createV3App(deps: CoreDependencies, options: CoreOptions, operations: readonly Operation[]): Promise<FastifyInstance> {
   const resolved = { ...CORE_DEFAULTS, ...options };
+  // Fastify answers a few malformed requests (a bad percent-encoding in the URL) before any
+  // hook runs; `frameworkErrors` routes them to the pipeline's error handler, bound below.
+  let handleFrameworkError: ErrorHandler | null = null;
   const app = Fastify({
     logger: loggerOptions(resolved.logLevel),
     genReqId: generateRequestId,
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
     bodyLimit: MAX_BODY_BYTES,
     return503OnClosing: true,
+    frameworkErrors: (error, request, reply) => {
+      void handleFrameworkError!(error, request, reply);
+    },
   });
-  installV3Pipeline(app, operations, {
+  handleFrameworkError = installV3Pipeline(app, operations, {
     registry: deps.registry,
     store: deps.store,
     issuer: resolved.issuer,

@@ -1,2 +1,121 @@
-// Placeholder replaced by the provisioning helper: checks services only.
-export default async function setup(): Promise<void> {}
+/**
+ * Vitest global setup: before any suite runs, a real PostgreSQL and a real Redis answer.
+ *
+ * Each service is taken from DATABASE_URL / REDIS_URL (or the defaults in services.ts). When
+ * nothing listens there, a throwaway server is started from local binaries and its URL put in
+ * process.env, which the test workers inherit: vitest forks them after this setup has run and
+ * copies process.env at that moment. Suites that need the services never skip: a machine that
+ * can provide neither fails here, saying what to install.
+ */
+import os from 'node:os';
+import { startThrowawayPostgres } from './throwaway-postgres.js';
+import { startThrowawayRedis } from './throwaway-redis.js';
+import type { ThrowawayServer } from './local-processes.js';
+import type { ProbeResult } from './service-probes.js';
+import { probePostgres, probeRedis, redactUrl } from './service-probes.js';
+import { TEST_SERVICE_DEFAULTS } from './services.js';
+
+interface ServiceSpec {
+  readonly name: string;
+  readonly envVar: 'DATABASE_URL' | 'REDIS_URL';
+  readonly defaultUrl: string;
+  /** The URL as the test workers should get it. */
+  resolveUrl(url: string): string;
+  probe(url: string): Promise<ProbeResult>;
+  startThrowaway(): Promise<ThrowawayServer>;
+}
+
+const SERVICES: readonly ServiceSpec[] = [
+  {
+    name: 'PostgreSQL',
+    envVar: 'DATABASE_URL',
+    defaultUrl: TEST_SERVICE_DEFAULTS.databaseUrl,
+    resolveUrl: withLibpqUser,
+    probe: probePostgres,
+    startThrowaway: startThrowawayPostgres,
+  },
+  {
+    name: 'Redis',
+    envVar: 'REDIS_URL',
+    defaultUrl: TEST_SERVICE_DEFAULTS.redisUrl,
+    resolveUrl: (url) => url,
+    probe: probeRedis,
+    startThrowaway: startThrowawayRedis,
+  },
+];
+
+const LOG_PREFIX = '[test services]';
+
+export default async function setup(): Promise<() => Promise<void>> {
+  const started: ThrowawayServer[] = [];
+  const previousEnv = new Map(SERVICES.map((service) => [service.envVar, process.env[service.envVar]]));
+  const teardown = async (): Promise<void> => {
+    await stopAll(started);
+    for (const [envVar, value] of previousEnv) restoreEnv(envVar, value);
+  };
+  try {
+    for (const service of SERVICES) {
+      const throwaway = await ensureService(service);
+      if (throwaway !== null) started.push(throwaway);
+    }
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+  return teardown;
+}
+
+/** Makes one service answer; returns the throwaway server started for it, if any. */
+async function ensureService(service: ServiceSpec): Promise<ThrowawayServer | null> {
+  const configured = process.env[service.envVar];
+  const url = service.resolveUrl(configured ?? service.defaultUrl);
+  const source = configured === undefined ? 'default' : service.envVar;
+  const probe = await service.probe(url);
+  if (probe.state === 'up') {
+    process.env[service.envVar] = url;
+    console.log(`${LOG_PREFIX} ${service.name}: using ${redactUrl(url)} (${source})`);
+    return null;
+  }
+  // A server that answers but refuses us was asked for by name: replacing it would hide the
+  // misconfiguration. Only the unconfigured default may fall back to a throwaway server.
+  if (probe.state === 'refused' && configured !== undefined) {
+    throw new Error(`${service.name} at ${redactUrl(url)} (${service.envVar}) answered with an error: ${probe.reason}. Fix the server or the URL.`);
+  }
+  const throwaway = await service.startThrowaway();
+  process.env[service.envVar] = throwaway.url;
+  console.log(
+    `${LOG_PREFIX} ${service.name}: ${redactUrl(url)} (${source}) ${probe.state}: ${probe.reason}; ` +
+      `using ${throwaway.url}, a ${throwaway.description}`,
+  );
+  return throwaway;
+}
+
+/** Stops every server, newest first, even if one of them fails to stop. */
+async function stopAll(servers: ThrowawayServer[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const server of servers.splice(0).reverse()) {
+    try {
+      await server.stop();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw new AggregateError(failures, `${LOG_PREFIX} could not stop every throwaway server`);
+}
+
+/**
+ * A URL without a user name gets the login user, as psql and libpq do. node-postgres instead
+ * reads only $PGUSER and $USER, which root shells in CI and containers often lack; the server
+ * then rejects the connection ("no PostgreSQL user name specified").
+ */
+function withLibpqUser(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.username !== '' || process.env.PGUSER || process.env.USER) return url;
+  parsed.username = encodeURIComponent(os.userInfo().username);
+  return parsed.toString();
+}
+
+function restoreEnv(envVar: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[envVar];
+  else process.env[envVar] = value;
+}

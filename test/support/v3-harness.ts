@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'undici';
-import { createV3App, coreOperations, type CoreOptions } from '../../src/core/app.js';
+import { createV3App, coreOperations, type CoreDependencies, type CoreOptions } from '../../src/core/app.js';
 import type { Operation } from '../../src/core/http/operation.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
@@ -32,7 +32,7 @@ export interface HarnessOptions {
   readonly store?: EphemeralStore;
   readonly core?: CoreOptions;
   /** Operations to serve; the core's own by default. */
-  readonly operations?: (db: Database) => Operation[];
+  readonly operations?: (deps: CoreDependencies) => Operation[];
   readonly keyCacheTtlMs?: number;
 }
 
@@ -74,7 +74,7 @@ export class V3Harness {
         : new RedisStore({ url: testServices().redisUrl, keyPrefix: `t${randomBytes(4).toString('hex')}:` }));
     const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
     const deps = { db: database.db, store, registry };
-    const operations = options.operations ? options.operations(database.db) : coreOperations(deps);
+    const operations = options.operations ? options.operations(deps) : coreOperations(deps);
     const app = await createV3App(deps, { logLevel: 'silent', issuer: TEST_ISSUER, ...options.core }, operations);
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     return new V3Harness(app, database.db, store, registry, address, async () => {

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import { addressSubject, type RateLimiter } from './rate-limit.js';
+import { initRequestState } from './request-context.js';
 import { isWriteMethod } from './request-state.js';
 
 /** Connection-level failures of the database: nothing was done, the client may retry later. */
@@ -41,8 +42,11 @@ export function classifyError(error: unknown, request: FastifyRequest): ApiError
   return new ApiError('INTERNAL_ERROR', resourceId && isWriteMethod(request.method) ? { resourceId } : {}, { cause: error });
 }
 
-export function createErrorHandler(chargeRateLimit: RateLimiter) {
-  return async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
+export function createErrorHandler(chargeRateLimit: RateLimiter): ErrorHandler {
+  return async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    if (!request.v3) initRequestState(request, reply);
     let apiError = classifyError(error, request);
     if (apiError.statusCode >= 500) {
       request.log.error({ err: error, code: apiError.code }, 'request failed');
@@ -51,7 +55,7 @@ export function createErrorHandler(chargeRateLimit: RateLimiter) {
     }
     // Every response carries rate-limit headers; a request that failed before step 5 (or whose
     // token proved no key) is charged to its address now, and may itself be over the limit.
-    if (request.v3 && request.v3.rateLimit === null) {
+    if (request.v3.rateLimit === null) {
       try {
         await chargeRateLimit(request, reply, addressSubject(request));
       } catch (limited) {
@@ -60,7 +64,9 @@ export function createErrorHandler(chargeRateLimit: RateLimiter) {
       }
     }
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    reply
+    // Returning the reply tells fastify the response is taken care of; an async handler that
+    // resolves to undefined while an async onSend hook is still running gets an empty body.
+    return reply
       .code(apiError.statusCode)
       .header('content-type', 'application/json; charset=utf-8')
       .send(apiError.toEnvelope(isWriteMethod(request.method)));

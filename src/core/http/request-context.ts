@@ -23,7 +23,11 @@ function traceIdOf(request: FastifyRequest): string {
   return match && !/^0+$/.test(match[1]!) ? match[1]! : randomBytes(16).toString('hex');
 }
 
-export async function attachRequestContext(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/**
+ * Gives the request its state and id headers. Also called by the error handler for requests
+ * that fastify rejected before any hook ran (a malformed URL), so that they carry them too.
+ */
+export function initRequestState(request: FastifyRequest, reply: FastifyReply): void {
   const receivedAt = new Date();
   request.v3 = {
     receivedAt,
@@ -38,6 +42,10 @@ export async function attachRequestContext(request: FastifyRequest, reply: Fasti
   reply.header('x-request-id', request.id);
   reply.header('x-trace-id', request.v3.traceId);
   reply.header('x-request-timestamp', receivedAt.toISOString());
+}
+
+export async function attachRequestContext(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  initRequestState(request, reply);
   const sent = request.headers['x-request-id'];
   if (sent !== undefined && (typeof sent !== 'string' || !REQUEST_ID_PATTERN.test(sent))) {
     throw new ApiError('VALIDATION_HEADER_FAILED', {

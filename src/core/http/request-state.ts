@@ -4,6 +4,7 @@
  */
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import type { RateLimitResult } from '../../lib/store/ephemeral-store.js';
+import type { OperationMeta } from './operation.js';
 
 export interface Principal {
   readonly keyName: string;
@@ -40,7 +41,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /** Present on v3 operations; absent on the 405 catch-alls and non-v3 routes. */
-    v3Operation?: import('./operation.js').OperationMeta;
+    v3Operation?: OperationMeta;
     /** Methods allowed on this path, for routes that only answer 405. */
     methodNotAllowed?: readonly string[];
   }

@@ -13,7 +13,7 @@ import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import { createAuthenticator } from './authenticate.js';
 import { acceptBody, installRawBodyParser } from './body.js';
-import { createErrorHandler } from './error-handler.js';
+import { createErrorHandler, type ErrorHandler } from './error-handler.js';
 import { createIdempotency, requiresIdempotencyKey } from './idempotency.js';
 import type { Operation, OperationMeta } from './operation.js';
 import { addressSubject, createRateLimiter } from './rate-limit.js';
@@ -35,7 +35,8 @@ function metaOf(operation: Operation<never, never> | Operation): OperationMeta {
   return sandboxOnly === undefined ? { method, path, scope } : { method, path, scope, sandboxOnly };
 }
 
-export function installV3Pipeline(app: FastifyInstance, operations: readonly Operation[], options: V3PipelineOptions): void {
+/** Returns the error handler, for fastify's `frameworkErrors` (failures before any hook runs). */
+export function installV3Pipeline(app: FastifyInstance, operations: readonly Operation[], options: V3PipelineOptions): ErrorHandler {
   const authenticate = createAuthenticator(options);
   const chargeRateLimit = createRateLimiter({ store: options.store, ...options.rateLimits });
   const idempotency = createIdempotency({ store: options.store, lockTtlMs: options.idempotencyLockTtlMs });
@@ -65,7 +66,8 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
   });
   app.addHook('onResponse', async (request) => idempotency.releaseIfUnsettled(request));
 
-  app.setErrorHandler(createErrorHandler(chargeRateLimit));
+  const handleError = createErrorHandler(chargeRateLimit);
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request) => {
     throw new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?')[0] ?? '/' });
   });
@@ -94,6 +96,7 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
     });
   }
   registerMethodNotAllowedRoutes(app, operations.map(metaOf));
+  return handleError;
 }
 
 /** An operation without a query schema takes no query parameters: unknown input is an error. */

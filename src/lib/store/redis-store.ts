@@ -1,0 +1,207 @@
+/**
+ * The Redis EphemeralStore, for any deployment with more than one process. Every operation that
+ * reads before it writes is one Lua script (redis-scripts.ts), sent by EVALSHA.
+ *
+ * It fails fast rather than queueing: a caller waiting on a dead Redis holds an HTTP request
+ * open, and callers already decide how to degrade on StoreUnavailableError. A call waits at most
+ * commandTimeoutMs for the connection to be ready and commandTimeoutMs for the reply. A command
+ * that timed out may still have run on the server; the TTLs bound the consequences (a lock that
+ * nobody completes expires after lockTtlMs).
+ */
+import { Redis } from 'ioredis';
+import {
+  type EphemeralStore,
+  type IdempotencyBeginInput,
+  type IdempotencyBeginResult,
+  type RateLimitInput,
+  type RateLimitResult,
+  type StoredResponse,
+  StoreUnavailableError,
+} from './ephemeral-store.js';
+import { REDIS_SCRIPTS, type RedisScriptName } from './redis-scripts.js';
+import { assertRateLimitInput, assertTtlMs, InvalidStoreInputError } from './store-input.js';
+import { CorruptStoreRecordError, decodeStoredResponse, encodeStoredResponse } from './stored-response.js';
+
+export interface RedisStoreOptions {
+  readonly url: string;
+  /**
+   * Prepended to every key, to share one Redis between deployments. It may not contain braces:
+   * Redis Cluster hashes the first {...} of a key, which must stay the caller's hash tag.
+   */
+  readonly keyPrefix?: string;
+  /** How long a call may wait for the connection, and then for the reply. */
+  readonly commandTimeoutMs?: number;
+  /** How long one TCP connection attempt may take. */
+  readonly connectTimeoutMs?: number;
+}
+
+export const REDIS_STORE_DEFAULTS = { keyPrefix: '', commandTimeoutMs: 500, connectTimeoutMs: 2_000 } as const;
+
+/** Reconnect delays grow by this much per failed attempt, up to the cap, so that recovery is quick but not a busy loop. */
+const RECONNECT_STEP_MS = 100;
+const RECONNECT_MAX_DELAY_MS = 1_000;
+
+/** Reply errors that mean "Redis cannot serve you now" rather than "this command is wrong". */
+const UNAVAILABLE_REPLY_PREFIXES = ['LOADING', 'BUSY', 'READONLY', 'MASTERDOWN', 'CLUSTERDOWN', 'TRYAGAIN', 'NOREPLICAS', 'OOM'];
+
+type ScriptCommand = (key: string, ...args: (string | number)[]) => Promise<unknown>;
+
+/** Custom commands live on the client under these names; prefixed so they can never shadow a Redis command. */
+function commandName(script: RedisScriptName): string {
+  return `fxgate_${script}`;
+}
+
+function toStoreError(error: unknown): Error {
+  if (error instanceof StoreUnavailableError || error instanceof CorruptStoreRecordError) return error;
+  if (error instanceof Error && error.name === 'ReplyError') {
+    if (!UNAVAILABLE_REPLY_PREFIXES.some((prefix) => error.message.startsWith(prefix))) return error;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
+}
+
+function unexpectedReply(script: string, reply: unknown): CorruptStoreRecordError {
+  return new CorruptStoreRecordError(`Unexpected reply from ${script}: ${JSON.stringify(reply)}`);
+}
+
+/** Resolves when the client is ready; rejects at the first connection error or after timeoutMs. */
+function waitForReady(client: Redis, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (error?: StoreUnavailableError): void => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('error', onError);
+      client.off('end', onEnd);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onReady = (): void => settle();
+    const onError = (error: Error): void => settle(new StoreUnavailableError(`Redis is unreachable: ${error.message}`, { cause: error }));
+    const onEnd = (): void => settle(new StoreUnavailableError('The Redis connection has ended'));
+    const timer = setTimeout(() => settle(new StoreUnavailableError(`Redis was not ready within ${timeoutMs} ms`)), timeoutMs);
+    client.on('ready', onReady);
+    client.on('error', onError);
+    client.on('end', onEnd);
+  });
+}
+
+export class RedisStore implements EphemeralStore {
+  private readonly client: Redis;
+  private readonly commandTimeoutMs: number;
+  /** One shared wait for the connection, so that a burst of calls adds one set of listeners, not hundreds. */
+  private readiness: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    const keyPrefix = options.keyPrefix ?? REDIS_STORE_DEFAULTS.keyPrefix;
+    if (/[{}]/.test(keyPrefix)) throw new InvalidStoreInputError(`keyPrefix may not contain braces, got ${keyPrefix}`);
+    this.commandTimeoutMs = options.commandTimeoutMs ?? REDIS_STORE_DEFAULTS.commandTimeoutMs;
+    this.client = new Redis(options.url, {
+      keyPrefix,
+      commandTimeout: this.commandTimeoutMs,
+      connectTimeout: options.connectTimeoutMs ?? REDIS_STORE_DEFAULTS.connectTimeoutMs,
+      enableOfflineQueue: false,
+      // 0: commands in flight when the connection drops fail at once instead of waiting for a reconnect.
+      maxRetriesPerRequest: 0,
+      // A resent script could run after its caller was told it failed (a second lock, a second hit).
+      autoResendUnfulfilledCommands: false,
+      retryStrategy: (attempt: number) => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_DELAY_MS),
+    });
+    // Connection errors reach callers through their failing calls; without a listener ioredis logs each one.
+    this.client.on('error', () => {});
+    for (const [name, lua] of Object.entries(REDIS_SCRIPTS)) {
+      this.client.defineCommand(commandName(name as RedisScriptName), { numberOfKeys: 1, lua });
+    }
+  }
+
+  async idempotencyBegin(input: IdempotencyBeginInput): Promise<IdempotencyBeginResult> {
+    assertTtlMs('lockTtlMs', input.lockTtlMs);
+    const reply = await this.script('idempotencyBegin', input.key, input.fingerprint, input.owner, input.lockTtlMs);
+    if (!Array.isArray(reply)) throw unexpectedReply('idempotencyBegin', reply);
+    const [outcome, detail] = reply as unknown[];
+    if (outcome === 'acquired') return { outcome: 'acquired' };
+    if (outcome === 'mismatch' && typeof detail === 'string') return { outcome: 'mismatch', originalFingerprint: detail };
+    if (outcome === 'completed' && typeof detail === 'string') return { outcome: 'completed', response: decodeStoredResponse(detail) };
+    if (outcome === 'in_flight' && typeof detail === 'number') return { outcome: 'in_flight', retryAfterMs: detail };
+    throw unexpectedReply('idempotencyBegin', reply);
+  }
+
+  async idempotencyComplete(key: string, owner: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
+    assertTtlMs('ttlMs', ttlMs);
+    const reply = await this.script('idempotencyComplete', key, owner, encodeStoredResponse(response), ttlMs);
+    return reply === 1;
+  }
+
+  async idempotencyRelease(key: string, owner: string): Promise<void> {
+    await this.script('idempotencyRelease', key, owner);
+  }
+
+  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    assertTtlMs('ttlMs', ttlMs);
+    // One command is atomic on its own: no script needed.
+    const reply = await this.run(() => this.client.set(key, '1', 'PX', ttlMs, 'NX'));
+    return reply === 'OK';
+  }
+
+  async rateLimit(input: RateLimitInput): Promise<RateLimitResult> {
+    assertRateLimitInput(input);
+    const reply = await this.script('rateLimit', input.key, input.limit, input.periodMs);
+    if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => typeof n === 'number')) {
+      throw unexpectedReply('rateLimit', reply);
+    }
+    const [allowed, remaining, resetMs, retryAfterMs] = reply as number[];
+    return { allowed: allowed === 1, remaining: remaining ?? 0, resetMs: resetMs ?? 0, retryAfterMs: retryAfterMs ?? 0 };
+  }
+
+  async cacheGet(key: string): Promise<string | null> {
+    return this.run(() => this.client.get(key));
+  }
+
+  async cacheSet(key: string, value: string, ttlMs: number): Promise<void> {
+    assertTtlMs('ttlMs', ttlMs);
+    await this.run(() => this.client.set(key, value, 'PX', ttlMs));
+  }
+
+  async ping(): Promise<void> {
+    await this.run(() => this.client.ping());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.client.status === 'ready') {
+      try {
+        await this.client.quit();
+        return;
+      } catch {
+        // QUIT went unanswered: drop the socket instead.
+      }
+    }
+    this.client.disconnect();
+  }
+
+  private script(name: RedisScriptName, key: string, ...args: (string | number)[]): Promise<unknown> {
+    // defineCommand adds methods that ioredis's types cannot know about.
+    const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)];
+    if (command === undefined) throw new Error(`Script ${name} is not defined`);
+    return this.run(() => command.call(this.client, key, ...args));
+  }
+
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    await this.ready();
+    try {
+      return await command();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  private ready(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError('The Redis store is closed'));
+    if (this.client.status === 'ready') return Promise.resolve();
+    this.readiness ??= waitForReady(this.client, this.commandTimeoutMs).finally(() => {
+      this.readiness = undefined;
+    });
+    return this.readiness;
+  }
+}
