@@ -7,6 +7,8 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** Per 10 s; the GCRA cell counts in whole microseconds, so 10 million is the finest it resolves. */
+const rateLimit = positiveInt.max(10_000_000);
 const optionalUrl = (protocols: string[]) =>
   z
     .url()
@@ -23,8 +25,8 @@ export const configSchema = z.object({
   REDIS_URL: optionalUrl(['redis', 'rediss']).describe('Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).'),
   FXGATE_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database and of the key files `npm start` writes.'),
   FXGATE_JWT_ISSUER: z.string().min(1).default('fx-service').describe('The `iss` claim API tokens must carry.'),
-  FXGATE_RATE_LIMIT_READS: positiveInt.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
-  FXGATE_RATE_LIMIT_WRITES: positiveInt.default(20).describe('Writes allowed per API key per 10 s.'),
+  FXGATE_RATE_LIMIT_READS: rateLimit.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
+  FXGATE_RATE_LIMIT_WRITES: rateLimit.default(20).describe('Writes allowed per API key per 10 s.'),
   FXGATE_TRUSTED_PROXIES: list.default([]).describe('Comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed. Empty: the socket address is the client.'),
   FXGATE_KEY_CACHE_TTL_MS: positiveInt.default(5000).describe('How long a process caches an API key lookup; a revocation takes effect within it.'),
   FXGATE_IDEMPOTENCY_LOCK_TTL_MS: positiveInt.default(30_000).describe('Lifetime of an in-flight idempotency lock whose owner died.'),

@@ -91,7 +91,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MISSING' }));
     }
     const idempotencyKey = request.headers['idempotency-key'];
-    const check = verifyRequestSignature(activeKey.publicKey, {
+    const check = await verifyRequestSignature(activeKey.publicKey, {
       method: request.method,
       pathAndQuery: request.raw.url ?? request.url,
       nonce: verified.nonce,

@@ -4,6 +4,7 @@
  */
 import type { Database } from '../../lib/db/database.js';
 import { formatToDecimals, parseDecimal } from '../../lib/money.js';
+import { cachedFor } from '../../lib/ttl-cache.js';
 import { defineOperation } from '../http/operation.js';
 
 interface PairRow {
@@ -53,14 +54,18 @@ export async function listPairs(db: Database): Promise<PairRecord[]> {
   return rows.map(toPair);
 }
 
+/** Pairs change only by migration or operator action; every read within this window shares one query. */
+export const PAIRS_CACHE_TTL_MS = 5_000;
+
 export function pairsOperations(db: Database) {
+  const currentPairs = cachedFor(PAIRS_CACHE_TTL_MS, () => listPairs(db));
   return [
     defineOperation({
       method: 'GET',
       path: '/v3/fx/pairs',
       scope: 'view',
       async handle() {
-        return { body: { data: await listPairs(db) } };
+        return { body: { data: await currentPairs() } };
       },
     }),
   ];
