@@ -1,0 +1,116 @@
+/**
+ * Starts a bench server process (server.ts) and talks to it over IPC. The server runs in its
+ * own Node process so that it and the load generator never share an event loop; its output is
+ * forwarded to our stderr, prefixed, so that warnings it logs are seen but never parsed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { isFromServer, SERVER_CONFIG_ENV, type FromServer, type ServerAppName, type ServerConfig, type ToServer } from './protocol.js';
+
+const SERVER_ENTRY = fileURLToPath(new URL('./server.ts', import.meta.url));
+/** Migrations and key creation included; generous because other work may share the machine. */
+const READY_TIMEOUT_MS = 60_000;
+const RSS_TIMEOUT_MS = 5_000;
+/** How long a server may take to close after `shutdown` before it is killed. */
+const STOP_GRACE_MS = 5_000;
+
+export interface ServerProcess {
+  readonly app: ServerAppName;
+  readonly pid: number;
+  readonly url: string;
+  readonly info: Readonly<Record<string, unknown>>;
+  /** The server's resident set size, in bytes, as it reports it. */
+  rss(): Promise<number>;
+  /** Asks the server to close, kills it if it does not; resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function forwardOutput(child: ChildProcess, label: string): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream === null) continue;
+    createInterface({ input: stream }).on('line', (line) => console.error(`[${label}] ${line}`));
+  }
+}
+
+/** The next message of this type, or a rejection when the server fails, exits or takes too long. */
+function nextMessage<T extends FromServer['type']>(child: ChildProcess, type: T, timeoutMs: number, what: string): Promise<Extract<FromServer, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const settle = (error: Error | null, message?: Extract<FromServer, { type: T }>): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      if (error) reject(error);
+      else resolve(message!);
+    };
+    const onMessage = (message: unknown): void => {
+      if (!isFromServer(message)) return;
+      if (message.type === 'failed') settle(new Error(`${what} failed:\n${message.message}`));
+      else if (message.type === type) settle(null, message as Extract<FromServer, { type: T }>);
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => settle(new Error(`${what}: server exited (${code ?? signal})`));
+    const onError = (error: Error): void => settle(new Error(`${what}: ${error.message}`));
+    const timer = setTimeout(() => settle(new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return hasExited(child) ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (hasExited(child)) return;
+  const done = exited(child);
+  if (child.connected) child.send({ type: 'shutdown' } satisfies ToServer);
+  else child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  try {
+    await done;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Extra node options for server processes only (BENCH_SERVER_NODE_ARGS, space-separated), to
+ * profile the server without the load generator: e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ */
+function extraNodeArgs(): string[] {
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+}
+
+export async function launchServer(app: ServerAppName, config: ServerConfig = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...extraNodeArgs(), '--import', 'tsx', SERVER_ENTRY, app], {
+    env: { ...process.env, [SERVER_CONFIG_ENV]: JSON.stringify(config) },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  forwardOutput(child, `server ${app}`);
+  let ready: Extract<FromServer, { type: 'ready' }>;
+  try {
+    ready = await nextMessage(child, 'ready', READY_TIMEOUT_MS, `starting the ${app} server`);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  const pid = child.pid!;
+  return {
+    app,
+    pid,
+    url: `http://127.0.0.1:${ready.port}`,
+    info: ready.info,
+    async rss() {
+      const answer = nextMessage(child, 'rss', RSS_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its RSS`);
+      child.send({ type: 'rss' } satisfies ToServer);
+      return (await answer).rss;
+    },
+    stop: () => stopChild(child),
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * The load generator: autocannon, in this (the load) process, against a server process.
+ * Each case gets a warm-up, then one measured run of a fixed duration.
+ *
+ * Single-use requests are made before each run, in a pool sized by what the server has shown
+ * it can take. The warm-up is a series of short rounds bounded by request count (autocannon
+ * `amount`, so they cannot run dry), each sized from the rate of the one before, until
+ * warmupSeconds of load have been sent; the server speeds up as it warms, so the last round's
+ * rate is the estimate. The measured run is bounded by time over a pool with headroom above
+ * that rate; a take from an empty pool sends a request that fails, which the report counts
+ * and the run fails on.
+ */
+import autocannon from 'autocannon';
+import { RequestPool, type PoolStats, type PreparedRequest, type RequestPlan } from './requests.js';
+
+export interface LoadSettings {
+  readonly connections: number;
+  readonly pipelining: number;
+  readonly durationSeconds: number;
+  readonly warmupSeconds: number;
+}
+
+export interface CaseMeasurement {
+  readonly result: autocannon.Result;
+  /** Latency percentiles of the 2xx responses, in milliseconds, at microsecond resolution. */
+  readonly latencyMs: { readonly p50: number; readonly p99: number };
+  /** Requests per second the server took in each warm-up round (one for reusable requests). */
+  readonly warmupRates: readonly number[];
+  /** For single-use requests: the measured run's pool. */
+  readonly pool: PoolStats | null;
+}
+
+/** Requests of the first warm-up round, per connection, before any rate is known: few, as a cold server is slow. */
+const FIRST_ROUND_REQUESTS_PER_CONNECTION = 5;
+/** The first round runs on a cold server: its rate is never the estimate. */
+const MIN_WARMUP_ROUNDS = 2;
+/** Seconds of load per later warm-up round: short, so the last one sees a warm server. */
+const WARMUP_ROUND_SECONDS = 1;
+/**
+ * The measured pool holds this many times the last warm-up rate: the machine is shared, and
+ * rates jump. Spare requests cost only signing time (about 0.1 ms each) and memory.
+ */
+export const MEASURED_POOL_HEADROOM = 3;
+/** Seconds a request must still be valid for after the measured run ends (margin for clock granularity and slow responses). */
+const TOKEN_SAFETY_SECONDS = 10;
+/** Seconds a request may wait for its answer; beyond it autocannon counts a timeout (an error). */
+const REQUEST_TIMEOUT_SECONDS = 10;
+
+interface RunShape {
+  readonly url: string;
+  readonly settings: LoadSettings;
+}
+
+/** autocannon's callback form, for the instance (its events) and the result. */
+function runAutocannon(options: autocannon.Options, onInstance?: (instance: autocannon.Instance) => void): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(options, (error: unknown, result: autocannon.Result) => {
+      if (error) reject(error instanceof Error ? error : new Error(String(error)));
+      else resolve(result);
+    });
+    onInstance?.(instance);
+  });
+}
+
+function baseOptions(shape: RunShape): autocannon.Options {
+  return {
+    url: shape.url,
+    connections: shape.settings.connections,
+    pipelining: shape.settings.pipelining,
+    timeout: REQUEST_TIMEOUT_SECONDS,
+  };
+}
+
+function fixedRequest(request: PreparedRequest): autocannon.Request {
+  return { method: request.method, path: request.path, headers: { ...request.headers }, ...(request.body === undefined ? {} : { body: request.body }) };
+}
+
+/** Sent when the pool is dry: no route has it and it has no credentials, so it fails (and says why in server logs). */
+const DRY_POOL_PATH = '/bench-request-pool-ran-dry';
+
+/** Each request from the pool, in order; a short pool shows as failed requests, never as reused ones. */
+function poolRequests(pool: RequestPool): autocannon.Request[] {
+  return [
+    {
+      setupRequest(request) {
+        const next = pool.take();
+        return next === undefined ? { ...request, method: 'GET', path: DRY_POOL_PATH, headers: {} } : { ...request, ...fixedRequest(next) };
+      },
+    },
+  ];
+}
+
+/**
+ * autocannon's latency histogram keeps whole milliseconds, too coarse for a route answering in
+ * one or two; this keeps every 2xx latency (as autocannon does: errors are not latencies).
+ */
+async function timedRun(options: autocannon.Options): Promise<Pick<CaseMeasurement, 'result' | 'latencyMs'>> {
+  const latencies: number[] = [];
+  const result = await runAutocannon(options, (instance) =>
+    instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  // Nearest rank: the smallest latency at or above which the fraction p of responses fall.
+  const percentile = (p: number): number => latencies[Math.max(0, Math.ceil(p * latencies.length) - 1)] ?? Number.NaN;
+  return { result, latencyMs: { p50: percentile(0.5), p99: percentile(0.99) } };
+}
+
+/** Responses per second over a run, counted from its start to its last response (autocannon ends on a 1 s tick after that). */
+async function rateOf(options: autocannon.Options): Promise<{ result: autocannon.Result; rate: number; seconds: number }> {
+  const started = performance.now();
+  let responses = 0;
+  let last = started;
+  const result = await runAutocannon(options, (instance) =>
+    instance.on('response', () => {
+      responses += 1;
+      last = performance.now();
+    }),
+  );
+  const seconds = Math.max((last - started) / 1000, 1e-3);
+  return { result, rate: responses / seconds, seconds };
+}
+
+/** Warm-up runs must be clean too: a failing request there means the case is broken, not slow. */
+function assertClean(result: autocannon.Result, phase: string): void {
+  if (result.errors === 0 && result.non2xx === 0) return;
+  throw new Error(`${phase}: ${result.errors} errors, ${result.non2xx} non-2xx responses (status counts ${JSON.stringify(result.statusCodeStats ?? {})})`);
+}
+
+/** A run bounded by request count over a fresh pool of exactly that many requests. */
+async function countedRun(shape: RunShape, make: () => Promise<PreparedRequest>, count: number) {
+  const amount = Math.max(Math.ceil(count), shape.settings.connections);
+  const pool = await RequestPool.fill(make, amount);
+  return rateOf({ ...baseOptions(shape), amount, requests: poolRequests(pool) });
+}
+
+async function measureReusable(shape: RunShape, request: PreparedRequest): Promise<CaseMeasurement> {
+  const fixed = { ...baseOptions(shape), ...fixedRequest(request) };
+  const warmup = await rateOf({ ...fixed, duration: shape.settings.warmupSeconds });
+  assertClean(warmup.result, 'warm-up');
+  const measured = await timedRun({ ...fixed, duration: shape.settings.durationSeconds });
+  return { ...measured, warmupRates: [warmup.rate], pool: null };
+}
+
+/** Warm-up rounds until warmupSeconds of load (and two rounds at least); returns each round's rate, the last being the estimate. */
+async function warmUpSingleUse(shape: RunShape, make: () => Promise<PreparedRequest>): Promise<number[]> {
+  const { connections, warmupSeconds } = shape.settings;
+  const rates: number[] = [];
+  let size = connections * FIRST_ROUND_REQUESTS_PER_CONNECTION;
+  let loadedSeconds = 0;
+  while (loadedSeconds < warmupSeconds || rates.length < MIN_WARMUP_ROUNDS) {
+    const round = await countedRun(shape, make, size);
+    assertClean(round.result, 'warm-up');
+    rates.push(round.rate);
+    loadedSeconds += round.seconds;
+    // Full-length rounds even at the end: a short one would give a poor estimate.
+    size = round.rate * WARMUP_ROUND_SECONDS;
+  }
+  return rates;
+}
+
+async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { kind: 'single-use' }>): Promise<CaseMeasurement> {
+  const { connections, durationSeconds } = shape.settings;
+  const warmupRates = await warmUpSingleUse(shape, () => plan.make());
+  const warmupRate = warmupRates.at(-1)!;
+
+  const size = Math.ceil(warmupRate * durationSeconds * MEASURED_POOL_HEADROOM) + connections;
+  const pool = await RequestPool.fill(() => plan.make(), size);
+  // The last request may be sent at the end of the run: it must still be valid then.
+  const ageAtEnd = pool.ageSeconds() + durationSeconds;
+  if (ageAtEnd > plan.lifetimeSeconds - TOKEN_SAFETY_SECONDS) {
+    throw new Error(
+      `${size} single-use requests took ${pool.ageSeconds().toFixed(1)} s to make; with a ${durationSeconds} s run the oldest would be ` +
+        `${ageAtEnd.toFixed(0)} s old at the end, too close to their ${plan.lifetimeSeconds} s lifetime. Shorten BENCH_DURATION.`,
+    );
+  }
+  const measured = await timedRun({ ...baseOptions(shape), duration: durationSeconds, requests: poolRequests(pool) });
+  return { ...measured, warmupRates, pool: pool.stats() };
+}
+
+/** Warm-up, then the measured run, against the server at url. */
+export function measure(url: string, plan: RequestPlan, settings: LoadSettings): Promise<CaseMeasurement> {
+  const shape = { url, settings };
+  return plan.kind === 'reusable' ? measureReusable(shape, plan.request) : measureSingleUse(shape, plan);
+}
+
+/**
+ * One request before any load, so that a broken case fails with the server's own answer rather
+ * than as a column of non-2xx counts.
+ */
+export async function probe(url: string, plan: RequestPlan): Promise<void> {
+  const request = plan.kind === 'reusable' ? plan.request : await plan.make();
+  const response = await fetch(new URL(request.path, url), { method: request.method, headers: request.headers, body: request.body ?? null });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`probe ${request.method} ${request.path}: ${response.status} ${text.slice(0, 500)}`);
+}

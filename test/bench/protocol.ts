@@ -1,0 +1,37 @@
+/**
+ * The IPC messages between the load process (run.ts, through launcher.ts) and a bench server
+ * process (server.ts). IPC rather than stdout, so that the server's own logging cannot be
+ * mistaken for a message.
+ */
+
+/** The applications server.ts can serve; the builders are in server-apps.ts. */
+export const SERVER_APP_NAMES = ['bare', 'core'] as const;
+export type ServerAppName = (typeof SERVER_APP_NAMES)[number];
+
+/** Settings for the server application, passed as JSON in this environment variable. */
+export const SERVER_CONFIG_ENV = 'BENCH_SERVER_CONFIG';
+export type ServerConfig = Readonly<Record<string, string>>;
+
+export type ToServer = { readonly type: 'rss' } | { readonly type: 'shutdown' };
+
+export type FromServer =
+  /** Listening on 127.0.0.1:port; `info` is what the load side needs (a key file, say). */
+  | { readonly type: 'ready'; readonly port: number; readonly info: Readonly<Record<string, unknown>> }
+  | { readonly type: 'rss'; readonly rss: number }
+  | { readonly type: 'failed'; readonly message: string };
+
+export function isServerAppName(value: string): value is ServerAppName {
+  return (SERVER_APP_NAMES as readonly string[]).includes(value);
+}
+
+/** Narrows an IPC payload; anything else is a protocol error. */
+export function isFromServer(message: unknown): message is FromServer {
+  if (typeof message !== 'object' || message === null || !('type' in message)) return false;
+  const { type } = message;
+  return type === 'ready' || type === 'rss' || type === 'failed';
+}
+
+export function isToServer(message: unknown): message is ToServer {
+  if (typeof message !== 'object' || message === null || !('type' in message)) return false;
+  return message.type === 'rss' || message.type === 'shutdown';
+}

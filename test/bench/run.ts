@@ -1,0 +1,92 @@
+/**
+ * `npm run bench`: runs every case of cases.ts (or those named in BENCH_CASES) one after the
+ * other, each against its own server process(es), with autocannon in this process as the load
+ * generator, and prints the report. Exits non-zero when any case failed (an exception, or any
+ * request of a measured run without a 2xx answer), since its numbers would then mean nothing.
+ *
+ * Progress goes to stderr, the report to stdout.
+ */
+import os from 'node:os';
+import { BARE_CASE, BENCH_CASES, type BenchCase, type CaseContext } from './cases.js';
+import { launchServer } from './launcher.js';
+import { measure, probe } from './load.js';
+import { failuresOf, formatReport, type CaseReport } from './report.js';
+import { CleanupStack } from './resources.js';
+import { readSettings, type BenchSettings } from './settings.js';
+
+function selectCases(filter: readonly string[]): readonly BenchCase[] {
+  if (filter.length === 0) return BENCH_CASES;
+  const unknown = filter.filter((name) => !BENCH_CASES.some((benchCase) => benchCase.name === name));
+  if (unknown.length > 0) throw new Error(`BENCH_CASES names unknown cases: ${unknown.join(', ')} (known: ${BENCH_CASES.map((c) => c.name).join(', ')})`);
+  return BENCH_CASES.filter((benchCase) => filter.includes(benchCase.name));
+}
+
+function contextFor(settings: BenchSettings, cleanup: CleanupStack): CaseContext {
+  return {
+    settings,
+    cleanup,
+    async launch(app, config) {
+      const server = await launchServer(app, config);
+      cleanup.defer(`stopping the ${app} server (pid ${server.pid})`, () => server.stop());
+      return server;
+    },
+  };
+}
+
+/** One case, start to cleanup; the servers are gone before the next case starts, so cases do not compete. */
+async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: CleanupStack): Promise<CaseReport> {
+  const target = await benchCase.start(contextFor(settings, cleanup));
+  await probe(target.url, target.plan);
+  console.error(`[bench] ${benchCase.name}: warming up, then ${settings.durationSeconds} s measured`);
+  const measurement = await measure(target.url, target.plan, settings);
+  const servers = await Promise.all(target.servers.map(async (server) => ({ app: server.app, pid: server.pid, rss: await server.rss() })));
+  return { name: benchCase.name, description: benchCase.description, targetRatioToBare: benchCase.targetRatioToBare, measurement, servers };
+}
+
+async function main(): Promise<number> {
+  const settings = readSettings();
+  const cases = selectCases(settings.caseFilter);
+  const loadAverage = os.loadavg();
+  const reports: CaseReport[] = [];
+  const errors: string[] = [];
+
+  // An interrupted run still stops its servers, drops its database and deletes its Redis keys.
+  let current: CleanupStack | null = null;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`[bench] ${signal}: cleaning up`);
+      void (current?.runAll() ?? Promise.resolve([])).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+
+  for (const benchCase of cases) {
+    const cleanup = new CleanupStack();
+    current = cleanup;
+    console.error(`[bench] ${benchCase.name}: starting`);
+    try {
+      reports.push(await runCase(benchCase, settings, cleanup));
+    } catch (error) {
+      errors.push(`${benchCase.name}: ${error instanceof Error ? error.message : String(error)}`);
+      console.error(`[bench] ${benchCase.name} failed:`, error);
+    } finally {
+      current = null;
+      for (const failure of await cleanup.runAll()) {
+        errors.push(`${benchCase.name} cleanup: ${failure}`);
+        console.error(`[bench] ${benchCase.name} cleanup failed: ${failure}`);
+      }
+    }
+  }
+
+  console.log(`\n${formatReport(reports, BARE_CASE, settings, loadAverage)}`);
+  if (errors.length > 0) console.log(['', 'Errors:', ...errors.map((error) => `  ${error}`)].join('\n'));
+  const failed = errors.length > 0 || reports.some((report) => failuresOf(report).length > 0);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,66 @@
+/**
+ * A bench server process: `node --import tsx test/bench/server.ts <app>`, spawned by
+ * launcher.ts with an IPC channel. It serves one application on 127.0.0.1 (a free port), says
+ * `ready` with the port, reports its RSS when asked, and exits on `shutdown` or when the load
+ * process goes away (the channel closes), so that no server outlives a bench run.
+ */
+import { isServerAppName, isToServer, SERVER_CONFIG_ENV, type FromServer, type ServerConfig } from './protocol.js';
+import { SERVER_APPS, type ServedApp } from './server-apps.js';
+
+/**
+ * The load generator drops its connections with requests still in flight; their handlers run
+ * on after the listener closes. This is longer than any of them takes, so that they finish
+ * before the database and Redis connections close under them (and log errors that mean nothing).
+ */
+const DRAIN_MS = 1_000;
+
+function send(message: FromServer): void {
+  process.send?.(message);
+}
+
+function readConfig(): ServerConfig {
+  const parsed: unknown = JSON.parse(process.env[SERVER_CONFIG_ENV] ?? '{}');
+  if (typeof parsed !== 'object' || parsed === null) throw new Error(`${SERVER_CONFIG_ENV} must be a JSON object`);
+  return Object.fromEntries(Object.entries(parsed).map(([key, value]) => [key, String(value)]));
+}
+
+async function main(): Promise<void> {
+  if (!process.send) throw new Error('server.ts runs as a child of test/bench/run.ts, with an IPC channel');
+  const name = process.argv[2] ?? '';
+  if (!isServerAppName(name)) throw new Error(`unknown server app ${JSON.stringify(name)}`);
+  const served: ServedApp = await SERVER_APPS[name](readConfig());
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    await served.app.close().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_MS));
+    await served.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('message', (message: unknown) => {
+    if (!isToServer(message)) return;
+    if (message.type === 'rss') send({ type: 'rss', rss: process.memoryUsage().rss });
+    else void stop();
+  });
+  process.on('disconnect', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  // Ctrl-C reaches the whole process group; the load process decides when servers stop.
+  process.on('SIGINT', () => {});
+
+  await served.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = served.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the server did not listen on a TCP port');
+  send({ type: 'ready', port: address.port, info: served.info });
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  send({ type: 'failed', message });
+  // Exit only once the message is out (process.exit could cut the IPC write short), and at
+  // the latest after a grace period, in case a half-built app still holds a handle.
+  process.exitCode = 1;
+  process.disconnect?.();
+  setTimeout(() => process.exit(1), 2_000).unref();
+});
