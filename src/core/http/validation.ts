@@ -21,8 +21,19 @@ export function issuePath(path: readonly PropertyKey[]): string {
   }, '');
 }
 
+/**
+ * zod issues as the API reports them. An unknown field is reported at its own path (one issue
+ * per field), as for operations without a schema; a custom rule names its issue code in
+ * `params.code` (e.g. `mutually_exclusive`) instead of zod's generic `custom`.
+ */
 export function toIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({ path: issuePath(issue.path), code: issue.code, message: issue.message }));
+  return error.issues.flatMap((issue): ValidationIssue[] => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: issuePath([...issue.path, key]), code: issue.code, message: `Unrecognized key: "${key}"` }));
+    }
+    const named = issue.code === 'custom' ? issue.params?.code : undefined;
+    return [{ path: issuePath(issue.path), code: typeof named === 'string' ? named : issue.code, message: issue.message }];
+  });
 }
 
 export function parseJsonBody(raw: Buffer): unknown {
