@@ -10,6 +10,9 @@ import { addressSubject, type RateLimiter } from './rate-limit.js';
 import { initRequestState } from './request-context.js';
 import { isWriteMethod } from './request-state.js';
 
+/** Retry-After of a 409 that sets none itself (IDEMPOTENCY_IN_FLIGHT sets its own). */
+export const CONFLICT_RETRY_AFTER_SECONDS = 1;
+
 /** Connection-level failures of the database: nothing was done, the client may retry later. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
 
@@ -34,6 +37,8 @@ export function classifyError(error: unknown, request: FastifyRequest): ApiError
       });
     case 'FST_ERR_BAD_URL':
       return new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: '(malformed)' });
+    case 'FST_ERR_MAX_PARAM_LENGTH': // a path segment longer than any id: nothing can live there
+      return new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?')[0] ?? '/' });
   }
   if (error instanceof StoreUnavailableError || (code !== undefined && UNAVAILABLE_CODES.has(code))) {
     return new ApiError('SERVICE_UNAVAILABLE', undefined, { cause: error });
@@ -64,6 +69,9 @@ export function createErrorHandler(chargeRateLimit: RateLimiter): ErrorHandler {
       }
     }
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    // Spec 4.1: 409 and 429 add Retry-After. A state conflict names no wait of its own: it gets
+    // the smallest legal value, and its retryStrategy says what must change first.
+    if (apiError.statusCode === 409 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(CONFLICT_RETRY_AFTER_SECONDS));
     // Returning the reply tells fastify the response is taken care of; an async handler that
     // resolves to undefined while an async onSend hook is still running gets an empty body.
     return reply
