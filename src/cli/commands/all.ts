@@ -1,0 +1,35 @@
+/**
+ * `fxgate all` (what `npm start` runs): the core on a loopback port only the gateway uses, and
+ * the gateway on HOST:PORT in front of it, so all three generations share one base URL. On the
+ * first start it provides a sandbox org and key, so a newcomer can call the API at once.
+ */
+import type { Command } from 'commander';
+import { cliConfig } from '../config.js';
+import { ensureSandboxKey } from '../sandbox-key.js';
+import { listen, serve } from '../serve.js';
+import { startCore, startGateway } from '../servers.js';
+
+/** The core listens here, on a port the OS picks; the gateway is its only client. */
+const CORE_HOST = '127.0.0.1';
+const CORE_PORT = 0;
+/** The gateway reaches the core over loopback, so the core believes its X-Forwarded-For. */
+const LOOPBACK = ['127.0.0.1', '::1'];
+
+export function registerAllCommand(program: Command): void {
+  program
+    .command('all')
+    .description('Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.')
+    .action(() =>
+      serve(async (closers) => {
+        const config = cliConfig();
+        const core = await startCore(config, closers, LOOPBACK);
+        const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
+        const gateway = await startGateway(config, closers, coreUrl);
+        const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
+        const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
+        console.log(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
+        console.log(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
+        console.log(`fxgate: listening on ${url} (v1, v2 and v3)`);
+      }),
+    );
+}

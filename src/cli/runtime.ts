@@ -1,0 +1,45 @@
+/**
+ * What the CLI's commands run on, resolved from the configuration: the database (migrated on
+ * opening, so `keys create` before the first `npm start` works on an empty data folder), the
+ * key registry over it, and, for the servers, the ephemeral store.
+ */
+import type { Config } from '../lib/config.js';
+import type { Database } from '../lib/db/database.js';
+import { KeyRegistry } from '../lib/keys/key-registry.js';
+import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
+import { MemoryStore } from '../lib/store/memory-store.js';
+import { RedisStore } from '../lib/store/redis-store.js';
+import type { Closers } from './closers.js';
+import { migrateDatabase, openDatabase } from './database.js';
+import { messageOf } from './exit.js';
+
+export interface Registry {
+  readonly db: Database;
+  readonly registry: KeyRegistry;
+}
+
+export async function openRegistry(config: Config, closers: Closers): Promise<Registry> {
+  const db = await openDatabase(config, closers);
+  await migrateDatabase(db, config);
+  return { db, registry: new KeyRegistry(db, { cacheTtlMs: config.FXGATE_KEY_CACHE_TTL_MS }) };
+}
+
+/**
+ * Redis at REDIS_URL, else the in-process store. A Redis that does not answer yet is reported
+ * but does not stop the start: writes answer 503 and /readyz says unavailable until it does.
+ */
+export async function openStore(config: Config, closers: Closers): Promise<EphemeralStore> {
+  if (!config.REDIS_URL) {
+    const store = new MemoryStore();
+    closers.add('in-process store', () => store.close());
+    return store;
+  }
+  const store = new RedisStore({ url: config.REDIS_URL });
+  closers.add('Redis store', () => store.close());
+  try {
+    await store.ping();
+  } catch (error) {
+    console.error(`fxgate: warning: Redis (REDIS_URL) does not answer yet: ${messageOf(error)}`);
+  }
+  return store;
+}

@@ -1,0 +1,55 @@
+/**
+ * The two servers as the CLI starts them, with options taken from the configuration. `all`
+ * and the stand-alone commands differ only in where each listens and whom the core trusts.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildCoreApp, type CoreOptions } from '../core/app.js';
+import { buildGatewayApp } from '../gateway/app.js';
+import { InvalidUpstreamError } from '../gateway/upstream.js';
+import type { Config } from '../lib/config.js';
+import type { Closers } from './closers.js';
+import { usageError } from './exit.js';
+import { openRegistry, openStore, type Registry } from './runtime.js';
+
+export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
+  return {
+    issuer: config.FXGATE_JWT_ISSUER,
+    rateLimits: { reads: config.FXGATE_RATE_LIMIT_READS, writes: config.FXGATE_RATE_LIMIT_WRITES },
+    idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
+    trustedProxies: [...extraTrustedProxies, ...config.FXGATE_TRUSTED_PROXIES],
+    logLevel: config.LOG_LEVEL,
+  };
+}
+
+export interface StartedCore {
+  readonly app: FastifyInstance;
+  readonly deps: Registry;
+}
+
+/** Opens the database, the store and the registry, and builds the core on them (not yet listening). */
+export async function startCore(config: Config, closers: Closers, extraTrustedProxies: readonly string[] = []): Promise<StartedCore> {
+  const deps = await openRegistry(config, closers);
+  const store = await openStore(config, closers);
+  const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry }, coreOptions(config, extraTrustedProxies));
+  closers.add('core server', () => app.close());
+  return { app, deps };
+}
+
+/** Builds the gateway in front of upstreamUrl (not yet listening). */
+export async function startGateway(config: Config, closers: Closers, upstreamUrl: string): Promise<FastifyInstance> {
+  let app: FastifyInstance;
+  try {
+    app = await buildGatewayApp({
+      upstreamUrl,
+      connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
+      timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS,
+      trustedProxies: config.FXGATE_TRUSTED_PROXIES,
+      logLevel: config.LOG_LEVEL,
+    });
+  } catch (error) {
+    if (error instanceof InvalidUpstreamError) throw usageError(error.message);
+    throw error;
+  }
+  closers.add('gateway server', () => app.close());
+  return app;
+}

@@ -1,0 +1,65 @@
+/**
+ * The v3 service the gateway fronts: its origin, and one keep-alive undici Pool to it with
+ * bounded connect, headers and body times, so that a dead or stalled upstream costs a client
+ * a bounded wait rather than a hung request.
+ */
+import { Pool } from 'undici';
+
+export interface UpstreamOptions {
+  readonly origin: string;
+  readonly connectTimeoutMs: number;
+  /** For the response headers, and again for the body. */
+  readonly timeoutMs: number;
+}
+
+export class InvalidUpstreamError extends Error {
+  readonly code = 'FXGATE_UPSTREAM_INVALID';
+  constructor(
+    readonly url: string,
+    reason: string,
+  ) {
+    super(`invalid upstream ${url}: ${reason}`);
+    this.name = 'InvalidUpstreamError';
+  }
+}
+
+/**
+ * The origin of an upstream URL. A base path is refused rather than prepended: v3 clients sign
+ * the path exactly as they send it, so an upstream mounted under another path could never
+ * verify a signature made for the gateway.
+ */
+export function upstreamOrigin(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidUpstreamError(url, 'not a URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidUpstreamError(url, 'must start with http:// or https://');
+  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '') {
+    throw new InvalidUpstreamError(url, 'must be an origin only (scheme, host, port): v3 paths are signed as sent');
+  }
+  if (parsed.username !== '' || parsed.password !== '') throw new InvalidUpstreamError(url, 'must not carry credentials');
+  return parsed.origin;
+}
+
+export function createUpstreamPool(options: UpstreamOptions): Pool {
+  return new Pool(options.origin, {
+    connect: { timeout: options.connectTimeoutMs },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  });
+}
+
+/** Resolves when the upstream's /healthz answers 200 within timeoutMs; rejects otherwise. */
+export async function probeUpstream(pool: Pool, timeoutMs: number): Promise<void> {
+  const response = await pool.request({
+    method: 'GET',
+    path: '/healthz',
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  await response.body.dump();
+  if (response.statusCode !== 200) throw new Error(`upstream /healthz answered ${response.statusCode}`);
+}

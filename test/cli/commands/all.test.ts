@@ -1,0 +1,114 @@
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
+import { newUuid } from '../../../src/lib/ids.js';
+import { loadKey } from '../../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { createTestPostgres } from '../../support/databases.js';
+import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
+
+/** `Name: value` lines, as `fxgate sign` prints them, to a headers object. */
+function parseHeaderLines(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const colon = line.indexOf(': ');
+        return [line.slice(0, colon), line.slice(colon + 2)];
+      }),
+  );
+}
+
+describe('fxgate all on the embedded defaults', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-'));
+    env = { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' };
+  });
+  afterAll(async () => {
+    await killAllCliProcesses();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  // PGlite's first start creates its database cluster (initdb), which takes seconds on a busy machine.
+  it('starts on a fresh data folder, makes a sandbox key, and serves v3 and the legacy prefixes on one port', { timeout: 180_000 }, async () => {
+    const server = startCli(['all'], env);
+    const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
+    const [, keyPath] = server.stdout.match(/^fxgate: sandbox key created: (\S+)$/m)!;
+    expect(keyPath).toMatch(new RegExp(`^${dataDir}/keys/[0-9a-f-]{36}\\.json$`));
+    expect(server.stdout).toContain(`curl -H @<(npx fxgate sign --key ${keyPath} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
+
+    const signed = await runCli(['sign', '--key', keyPath!, '--method', 'GET', '--path', '/v3/fx/pairs']);
+    expect(signed.code).toBe(0);
+    const headers = parseHeaderLines(signed.stdout);
+    expect(Object.keys(headers)).toEqual(['Authorization', 'X-Request-Signature', 'X-App-Mode']);
+    const pairs = await request(`${url}/v3/fx/pairs`, { headers });
+    expect(pairs.statusCode).toBe(200);
+    expect(((await pairs.body.json()) as { data: unknown[] }).data).toHaveLength(42);
+
+    const legacy = await request(`${url}/v1/balances`);
+    expect(legacy.statusCode).toBe(501);
+    expect(await legacy.body.json()).toEqual({ status: 'error', message: 'This legacy operation is not available yet on this gateway' });
+
+    const blocked = await runCli(['keys', 'list'], env);
+    expect(blocked.code).toBe(1);
+    expect(blocked.stderr).toContain(`${dataDir} (FXGATE_DATA_DIR) is in use by another fxgate process (pid ${server.child.pid})`);
+
+    const stopped = await server.stop('SIGTERM');
+    expect(stopped.code).toBe(0);
+    await expect(access(join(dataDir, 'pglite.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    const restarted = startCli(['all'], env);
+    await restarted.waitFor(/^fxgate: listening on /m);
+    expect(restarted.stdout).toContain(`fxgate: sandbox key reused: ${keyPath}\n`);
+    expect((await restarted.stop('SIGINT')).code).toBe(0);
+
+    const migrated = await runCli(['migrate'], env);
+    expect(migrated.code).toBe(0);
+    expect(migrated.stdout).toMatch(/^up to date: 0001_\w+\.sql/m);
+  });
+});
+
+describe('fxgate all on PostgreSQL', () => {
+  afterAll(killAllCliProcesses);
+
+  it("checks IP allowlists against the client's address as the gateway saw it", async () => {
+    const database = await createTestPostgres();
+    const dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-pg-'));
+    const registry = new KeyRegistry(database.db);
+    const orgId = newUuid();
+    /** A signed GET through the gateway with a new key of this allowlist; the status and error code. */
+    const get = async (url: string, ipAllowlist: string[], headers: Record<string, string>): Promise<[number, string | undefined]> => {
+      const key = loadKey(await registry.createKey({ orgId, scopes: ['view'], mode: 'live', ipAllowlist }));
+      const auth = await new V3RequestSigner(key, { issuer: 'fx-service' }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+      const response = await request(`${url}/v3/fx/pairs`, { headers: { ...auth, ...headers } });
+      const body = (await response.body.json()) as { error?: { code: string } };
+      return [response.statusCode, body.error?.code];
+    };
+    const start = async (trustedProxies: string): Promise<{ url: string; stop: () => Promise<unknown> }> => {
+      const server = startCli(['all'], { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', FXGATE_TRUSTED_PROXIES: trustedProxies });
+      const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) /m);
+      return { url: url!, stop: () => server.stop() };
+    };
+    try {
+      // The test client is 127.0.0.1. Untrusted, the address it claims is replaced by its own.
+      const untrusting = await start('10.0.0.0/8');
+      expect(await get(untrusting.url, ['127.0.0.1'], { 'x-forwarded-for': '203.0.113.9' })).toEqual([200, undefined]);
+      expect(await get(untrusting.url, ['203.0.113.0/24'], { 'x-forwarded-for': '203.0.113.9' })).toEqual([403, 'AUTH_FORBIDDEN_IP']);
+      await untrusting.stop();
+      // Trusted as a proxy, the client it names reaches the core's allowlist check.
+      const trusting = await start('127.0.0.1');
+      expect(await get(trusting.url, ['203.0.113.0/24'], { 'x-forwarded-for': '203.0.113.9' })).toEqual([200, undefined]);
+      expect(await get(trusting.url, ['127.0.0.1'], { 'x-forwarded-for': '203.0.113.9' })).toEqual([403, 'AUTH_FORBIDDEN_IP']);
+      await trusting.stop();
+    } finally {
+      await database.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,100 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyFileSchema } from '../../../src/lib/keys/key-file.js';
+import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
+import { killAllCliProcesses, runCli } from '../cli-process.js';
+
+const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
+
+describe('fxgate keys on PostgreSQL', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await createTestPostgres();
+    dataDir = await mkdtemp(join(tmpdir(), 'fxgate-keys-'));
+    env = { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir };
+  });
+  afterAll(async () => {
+    await killAllCliProcesses();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('creates, lists and revokes a key', async () => {
+    const created = await runCli(
+      ['keys', 'create', '--org', ORG.toUpperCase(), '--mode', 'live', '--scopes', 'trade,view', '--ip', '203.0.113.0/24', '--ip', '2001:db8::1', '--label', 'ci'],
+      env,
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const name = /^name: (\S+)$/m.exec(created.stdout)![1]!;
+    const path = /^file: (\S+)$/m.exec(created.stdout)![1]!;
+    expect(name).toMatch(new RegExp(`^org/${ORG}/apiKey/[0-9a-f-]{36}$`));
+    expect(path).toBe(join(dataDir, 'keys', `${name.split('/')[3]}.json`));
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const file = keyFileSchema.parse(JSON.parse(await readFile(path, 'utf8')));
+    expect(file).toMatchObject({ name, orgId: ORG, mode: 'live', scopes: ['view', 'trade'] });
+
+    const { rows } = await database.db.query<{ ip_allowlist: string[]; label: string }>('SELECT ip_allowlist, label FROM api_keys WHERE name = $1', [name]);
+    expect(rows).toEqual([{ ip_allowlist: ['203.0.113.0/24', '2001:db8::1/128'], label: 'ci' }]);
+
+    const listed = await runCli(['keys', 'list', '--org', ORG], env);
+    expect(listed.code).toBe(0);
+    const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
+    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'MODE', 'SCOPES', 'IP ALLOWLIST', 'CREATED', 'REVOKED']);
+    expect(rest).toEqual([]);
+    expect(row!.split(/\s{2,}/)).toEqual([name, 'live', 'view,trade', '203.0.113.0/24,2001:db8::1/128', expect.stringMatching(/^\d{4}-\d\d-\d\dT/), '-']);
+
+    const revoked = await runCli(['keys', 'revoke', name], env);
+    expect(revoked).toMatchObject({ code: 0, stdout: `revoked: ${name}\n` });
+    const after = await runCli(['keys', 'list'], env);
+    expect(after.stdout).toMatch(new RegExp(`${name}.*\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z$`, 'm'));
+
+    const again = await runCli(['keys', 'revoke', name], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`no active key named ${name}`);
+  });
+
+  it('writes the key file where --out says, and never over an existing file', async () => {
+    const out = join(dataDir, 'mine.json');
+    const created = await runCli(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain(`file: ${out}\n`);
+    const before = await database.db.query('SELECT name FROM api_keys');
+
+    const refused = await runCli(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${out} already exists`);
+    expect((await database.db.query('SELECT name FROM api_keys')).rowCount).toBe(before.rowCount);
+  });
+
+  // Each parser is tested in arguments.test.ts; these check that the CLI turns a bad value into exit 2.
+  it.each([
+    [['--org', 'not-a-uuid', '--mode', 'live', '--scopes', 'view'], /--org <uuid>.*'not-a-uuid' is invalid\. An org id is a UUID/],
+    [['--org', ORG, '--mode', 'live', '--scopes', 'view', '--ip', '10.0.0.0/33'], /--ip <cidr>.*'10\.0\.0\.0\/33' is invalid/],
+    [['--mode', 'live', '--scopes', 'view'], /required option '--org <uuid>' not specified/],
+  ])('refuses bad input with exit 2: %j', async (args, message) => {
+    const result = await runCli(['keys', 'create', ...args], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe('');
+  });
+
+  it('refuses a malformed key name to revoke with exit 2', async () => {
+    const result = await runCli(['keys', 'revoke', 'org/x/apiKey/y'], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('A key name is org/{orgId}/apiKey/{keyId}');
+  });
+
+  it('says so when an --out folder cannot be written, after registering the key', async () => {
+    const blocker = join(dataDir, 'a-file');
+    await writeFile(blocker, 'x');
+    const result = await runCli(['keys', 'create', '--org', ORG, '--mode', 'live', '--scopes', 'view', '--out', join(blocker, 'k.json')], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/key org\/\S+ is registered, but writing .* failed: .*revoke it with `fxgate keys revoke org\//);
+  });
+});

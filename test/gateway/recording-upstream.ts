@@ -1,0 +1,63 @@
+/**
+ * A real HTTP upstream for gateway tests, on 127.0.0.1: a fastify server that records every
+ * request exactly as it arrived (raw URL, headers, body bytes) and answers with whatever the
+ * test sets, so passthrough can be checked byte for byte without stubbing the network.
+ */
+import { Readable } from 'node:stream';
+import Fastify, { type FastifyInstance } from 'fastify';
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Buffer;
+}
+
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | Buffer;
+  /** Send the body as these chunks, streamed without a Content-Length. */
+  readonly chunks?: readonly string[];
+  /** Never answer (to test timeouts); the socket stays open until the server closes. */
+  readonly hang?: boolean;
+}
+
+export class RecordingUpstream {
+  readonly requests: RecordedRequest[] = [];
+  answer: UpstreamAnswer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };
+  private app: FastifyInstance | null = null;
+  private address = '';
+
+  /** The origin, e.g. http://127.0.0.1:40123. */
+  get url(): string {
+    return this.address;
+  }
+
+  static async start(): Promise<RecordingUpstream> {
+    const upstream = new RecordingUpstream();
+    const app = Fastify({ logger: false, forceCloseConnections: true });
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    app.get('/healthz', async () => ({ status: 'ok' }));
+    app.all('/*', async (request, reply) => {
+      upstream.requests.push({
+        method: request.method,
+        url: request.raw.url ?? '',
+        headers: { ...request.headers },
+        body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+      });
+      const answer = upstream.answer;
+      if (answer.hang) return new Promise<never>(() => {});
+      reply.code(answer.status).headers(answer.headers ?? {});
+      return reply.send(answer.chunks ? Readable.from(answer.chunks.map((chunk) => Buffer.from(chunk))) : (answer.body ?? ''));
+    });
+    upstream.address = await app.listen({ host: '127.0.0.1', port: 0 });
+    upstream.app = app;
+    return upstream;
+  }
+
+  async close(): Promise<void> {
+    await this.app?.close();
+  }
+}
