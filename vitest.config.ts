@@ -1,11 +1,29 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects. `services` runs every suite on the real PostgreSQL and Redis. `embedded` runs
+ * the v3 pipeline suites again on what `npm start` uses by default, PGlite and the in-process
+ * store (the harness reads FXGATE_TEST_BACKEND), so both back ends pass the same tests.
+ */
+const shared = {
+  globalSetup: ['test/support/global-setup.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 120_000,
+  pool: 'forks' as const,
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
+    projects: [
+      { test: { ...shared, name: 'services', include: ['test/**/*.test.ts'] } },
+      {
+        test: {
+          ...shared,
+          name: 'embedded',
+          include: ['test/core/http/**/*.test.ts', 'test/core/routes/**/*.test.ts'],
+          env: { FXGATE_TEST_BACKEND: 'embedded' },
+        },
+      },
+    ],
   },
 });

@@ -25,6 +25,14 @@ export const TEST_ISSUER = 'fx-service';
 export type DriverName = 'postgres' | 'pglite';
 export type StoreName = 'redis' | 'memory';
 
+/**
+ * The back end a harness uses when a test does not choose: real services, or the embedded
+ * defaults when the `embedded` vitest project sets FXGATE_TEST_BACKEND.
+ */
+function defaultBackend(): { driver: DriverName; storeKind: StoreName } {
+  return process.env.FXGATE_TEST_BACKEND === 'embedded' ? { driver: 'pglite', storeKind: 'memory' } : { driver: 'postgres', storeKind: 'redis' };
+}
+
 export interface HarnessOptions {
   readonly driver?: DriverName;
   readonly storeKind?: StoreName;
@@ -66,10 +74,12 @@ export class V3Harness {
   ) {}
 
   static async start(options: HarnessOptions = {}): Promise<V3Harness> {
-    const database: TestDatabase = options.driver === 'pglite' ? await createTestPglite() : await createTestPostgres();
+    const driver = options.driver ?? defaultBackend().driver;
+    const storeKind = options.storeKind ?? defaultBackend().storeKind;
+    const database: TestDatabase = driver === 'pglite' ? await createTestPglite() : await createTestPostgres();
     const store =
       options.store ??
-      (options.storeKind === 'memory'
+      (storeKind === 'memory'
         ? new MemoryStore()
         : new RedisStore({ url: testServices().redisUrl, keyPrefix: `t${randomBytes(4).toString('hex')}:` }));
     const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
