@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
+import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { InvalidUpstreamError } from '../gateway/upstream.js';
 import type { Config } from '../lib/config.js';
@@ -18,6 +19,7 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
     idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
     trustedProxies: [...extraTrustedProxies, ...config.FXGATE_TRUSTED_PROXIES],
     logLevel: config.LOG_LEVEL,
+    trading: { spreadBps: config.FXGATE_SPREAD_BPS, reversalWindowMs: config.FXGATE_REVERSAL_WINDOW_SECONDS * 1000 },
   };
 }
 
@@ -30,7 +32,8 @@ export interface StartedCore {
 export async function startCore(config: Config, closers: Closers, extraTrustedProxies: readonly string[] = []): Promise<StartedCore> {
   const deps = await openRegistry(config, closers);
   const store = await openStore(config, closers);
-  const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry }, coreOptions(config, extraTrustedProxies));
+  const rates = rateSourceFromConfig(config);
+  const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry, rates }, coreOptions(config, extraTrustedProxies));
   closers.add('core server', () => app.close());
   return { app, deps };
 }

@@ -15,11 +15,22 @@ import type { ErrorHandler } from './http/error-handler.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { pairsOperations } from './routes/pairs.js';
+import { quoteOperations } from './routes/quotes.js';
+import { tradeOperations } from './routes/trades.js';
+import { createCursorCodec } from './pagination/cursor-codec.js';
+import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from './trading/rate-source.js';
+import { referenceData } from './trading/reference-data.js';
+import { TRADING_DEFAULTS, type TradingContext, type TradingOptions } from './trading/trading-context.js';
+import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 
 export interface CoreDependencies {
   readonly db: Database;
   readonly store: EphemeralStore;
   readonly registry: KeyRegistry;
+  /** Where quote prices come from; the static table of DEFAULT_USD_PRICES unless given. */
+  readonly rates?: RateSource;
+  /** The clock of the trading book; tests move it to cross quote expiry and reversal windows. */
+  readonly now?: () => Date;
 }
 
 export interface CoreOptions {
@@ -29,6 +40,7 @@ export interface CoreOptions {
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
   readonly trustedProxies?: readonly string[];
   readonly logLevel?: string;
+  readonly trading?: Partial<TradingOptions>;
 }
 
 export const CORE_DEFAULTS = {
@@ -39,13 +51,26 @@ export const CORE_DEFAULTS = {
   logLevel: 'info',
 } as const;
 
-/** Every v3 operation the core serves. */
-export function coreOperations(deps: CoreDependencies): Operation[] {
-  return [...pairsOperations(deps.db)];
+/** The name under which the cursor HMAC key is kept in service_secrets. */
+const CURSOR_SECRET = 'cursor-hmac';
+
+/** Every v3 operation the core serves, on one trading context. */
+export async function coreOperations(deps: CoreDependencies, options: CoreOptions = {}): Promise<Operation[]> {
+  const reference = referenceData(deps.db);
+  const trading: TradingContext = {
+    ...TRADING_DEFAULTS,
+    ...options.trading,
+    db: deps.db,
+    reference,
+    rates: deps.rates ?? new StaticRateSource(DEFAULT_USD_PRICES),
+    now: deps.now ?? (() => new Date()),
+  };
+  const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
+  return [...pairsOperations(reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors)];
 }
 
-export function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}): Promise<FastifyInstance> {
-  return createV3App(deps, options, coreOperations(deps));
+export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}): Promise<FastifyInstance> {
+  return createV3App(deps, options, await coreOperations(deps, options));
 }
 
 /** A v3 application serving exactly these operations on the full pipeline. */

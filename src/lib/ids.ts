@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   event: 'evt',
   webhookEndpoint: 'whe',
   request: 'req',
+  ledgerTransaction: 'ltx',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 export type IdPrefix = (typeof ID_PREFIXES)[IdKind];

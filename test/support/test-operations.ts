@@ -141,6 +141,6 @@ export function testOperations(log: OperationLog): Operation[] {
 }
 
 /** The core's own operations plus the test ones, for V3Harness `operations`. */
-export function withTestOperations(log: OperationLog): (deps: CoreDependencies) => Operation[] {
-  return (deps) => [...coreOperations(deps), ...testOperations(log)];
+export function withTestOperations(log: OperationLog): (deps: CoreDependencies) => Promise<Operation[]> {
+  return async (deps) => [...(await coreOperations(deps)), ...testOperations(log)];
 }

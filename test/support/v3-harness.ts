@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'undici';
 import { createV3App, coreOperations, type CoreDependencies, type CoreOptions } from '../../src/core/app.js';
 import type { Operation } from '../../src/core/http/operation.js';
+import type { RateSource } from '../../src/core/trading/rate-source.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import type { Database } from '../../src/lib/db/database.js';
@@ -40,8 +41,10 @@ export interface HarnessOptions {
   readonly store?: EphemeralStore;
   readonly core?: CoreOptions;
   /** Operations to serve; the core's own by default. */
-  readonly operations?: (deps: CoreDependencies) => Operation[];
+  readonly operations?: (deps: CoreDependencies) => Operation[] | Promise<Operation[]>;
   readonly keyCacheTtlMs?: number;
+  readonly rates?: RateSource;
+  readonly now?: () => Date;
 }
 
 export interface TestResponse {
@@ -83,8 +86,8 @@ export class V3Harness {
         ? new MemoryStore()
         : new RedisStore({ url: testServices().redisUrl, keyPrefix: `t${randomBytes(4).toString('hex')}:` }));
     const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
-    const deps = { db: database.db, store, registry };
-    const operations = options.operations ? options.operations(deps) : coreOperations(deps);
+    const deps: CoreDependencies = { db: database.db, store, registry, rates: options.rates, now: options.now };
+    const operations = await (options.operations ? options.operations(deps) : coreOperations(deps, options.core));
     const app = await createV3App(deps, { logLevel: 'silent', issuer: TEST_ISSUER, ...options.core }, operations);
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     return new V3Harness(app, database.db, store, registry, address, async () => {

@@ -62,7 +62,7 @@ export function createIdempotency(options: IdempotencyOptions) {
     }
     switch (result.outcome) {
       case 'acquired':
-        request.v3.idempotency = { storeKey, owner, settled: false };
+        request.v3.idempotency = { key, fingerprint, storeKey, owner, settled: false };
         return false;
       case 'in_flight':
         throw new ApiError('IDEMPOTENCY_IN_FLIGHT', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) } });

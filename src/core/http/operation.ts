@@ -25,6 +25,11 @@ export interface OperationContext<Query, Body> {
   readonly body: Body;
   readonly params: Readonly<Record<string, string>>;
   readonly requestId: string;
+  /**
+   * The write's Idempotency-Key and request fingerprint (null on reads). Money-moving rows store
+   * them under a unique constraint: the second line of defence behind the idempotency store.
+   */
+  readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
   readonly log: FastifyBaseLogger;
   /** Records the id of the resource being written, so a 500 can name it (spec 7.4). */
   setResourceId(id: string): void;

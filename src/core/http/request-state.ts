@@ -15,6 +15,9 @@ export interface Principal {
 }
 
 export interface IdempotencyClaim {
+  /** The client's Idempotency-Key and the request's fingerprint (`sha256:<hex>`). */
+  readonly key: string;
+  readonly fingerprint: string;
   readonly storeKey: string;
   readonly owner: string;
   /** Set once the response was stored or the lock released, so that it happens once. */

@@ -86,6 +86,7 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
           body,
           params: request.params as Record<string, string>,
           requestId: request.id,
+          idempotency: request.v3.idempotency && { key: request.v3.idempotency.key, fingerprint: request.v3.idempotency.fingerprint },
           log: request.log,
           setResourceId: (id) => {
             request.v3.resourceId = id;

@@ -31,6 +31,9 @@ export interface ActiveKey {
   allowsAddress(address: string): boolean;
 }
 
+/** A new sandbox book can trade at once; a live book has no credit until an operator sets it. */
+export const SANDBOX_CREDIT_LINE_USD = '1000000';
+
 /** The cache is bounded: unknown names are cached too (as misses), and anyone can send those. */
 export const KEY_REGISTRY_DEFAULTS = { cacheTtlMs: 5_000, cacheMaxEntries: 10_000 } as const;
 
@@ -121,9 +124,10 @@ export class KeyRegistry {
     await this.db.transaction(async (tx) => {
       await tx.query('INSERT INTO orgs (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [orgId, name]);
       await tx.query(
-        `INSERT INTO org_environments (org_id, environment) VALUES ($1, 'sandbox'), ($1, 'live')
+        `INSERT INTO org_environments (org_id, environment, credit_line_usd)
+         VALUES ($1, 'sandbox', $2), ($1, 'live', 0)
          ON CONFLICT (org_id, environment) DO NOTHING`,
-        [orgId],
+        [orgId, SANDBOX_CREDIT_LINE_USD],
       );
     });
   }

@@ -46,7 +46,7 @@ describe('concurrent start-ups', () => {
     const { createTestPostgres } = await import('../../support/databases.js');
     const database = await createTestPostgres();
     try {
-      await database.db.exec('DROP TABLE schema_migrations, pairs, currencies, service_secrets, api_keys, org_environments, orgs');
+      await database.db.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
       const [a, b] = await Promise.all([migrate(database.db), migrate(database.db)]);
       expect([...a.applied, ...b.applied].sort()).toEqual(await listMigrations());
     } finally {

@@ -1,0 +1,131 @@
+/**
+ * The double-entry ledger. Every balance movement is one ledger transaction whose entries sum
+ * to zero per currency, written inside the caller's SQL transaction together with the state
+ * change that causes it (a trade, a deposit, a withdrawal hold), so the two commit or vanish
+ * together. Account balances are maintained rows, updated in the same transaction; the check
+ * in ledger-check.ts proves them equal to the sum of their entries.
+ */
+import type { Mode } from '../../lib/auth/credentials.js';
+import type { Queryable } from '../../lib/db/database.js';
+import { newId } from '../../lib/ids.js';
+import { Decimal, formatDecimal } from '../../lib/money.js';
+
+/**
+ * client: the org's own balance in a currency (its id is the v3 balance id).
+ * liquidity: the house's side of the org's trades. rail_in_transit: money on a payment rail.
+ */
+export type AccountKind = 'client' | 'liquidity' | 'rail_in_transit';
+
+export interface Posting {
+  readonly account: AccountKind;
+  readonly currency: string;
+  /** Signed: positive credits the account's balance, negative debits it. */
+  readonly amount: Decimal;
+}
+
+export interface Movement {
+  readonly orgId: string;
+  readonly environment: Mode;
+  /** What caused it: `trade`, `reversal`, `deposit`, ... */
+  readonly kind: string;
+  /** The id of the record that caused it (trade id, deposit id, ...). */
+  readonly referenceId: string;
+  readonly postings: readonly Posting[];
+  readonly at: Date;
+}
+
+/** A movement whose entries do not sum to zero per currency: a programming error, never posted. */
+export class UnbalancedMovementError extends Error {
+  readonly code = 'FXGATE_LEDGER_UNBALANCED';
+  constructor(readonly currency: string, readonly sum: string) {
+    super(`ledger movement does not balance in ${currency}: entries sum to ${sum}`);
+    this.name = 'UnbalancedMovementError';
+  }
+}
+
+interface AccountTotal {
+  readonly account: AccountKind;
+  readonly currency: string;
+  amount: Decimal;
+}
+
+/** Sums postings per account, in a fixed order so that concurrent movements lock rows alike. */
+function totalsByAccount(postings: readonly Posting[]): AccountTotal[] {
+  const totals = new Map<string, AccountTotal>();
+  for (const posting of postings) {
+    const key = `${posting.account}|${posting.currency}`;
+    const total = totals.get(key);
+    if (total) total.amount = total.amount.plus(posting.amount);
+    else totals.set(key, { account: posting.account, currency: posting.currency, amount: posting.amount });
+  }
+  return [...totals.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, total]) => total)
+    .filter((total) => !total.amount.isZero());
+}
+
+function assertBalanced(postings: readonly Posting[]): void {
+  const sums = new Map<string, Decimal>();
+  for (const posting of postings) sums.set(posting.currency, (sums.get(posting.currency) ?? new Decimal(0)).plus(posting.amount));
+  for (const [currency, sum] of sums) if (!sum.isZero()) throw new UnbalancedMovementError(currency, formatDecimal(sum));
+}
+
+/** Posts a balanced movement inside the caller's transaction and returns its transaction id. */
+export async function postMovement(tx: Queryable, movement: Movement): Promise<string> {
+  assertBalanced(movement.postings);
+  const totals = totalsByAccount(movement.postings);
+  const transactionId = newId('ledgerTransaction');
+  await tx.query('INSERT INTO ledger_transactions (id, org_id, environment, kind, reference_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+    transactionId,
+    movement.orgId,
+    movement.environment,
+    movement.kind,
+    movement.referenceId,
+    movement.at,
+  ]);
+  for (const total of totals) {
+    const accountId = await ensureAccount(tx, movement, total.account, total.currency);
+    await tx.query('UPDATE ledger_accounts SET balance = balance + $2::numeric, updated_at = $3 WHERE id = $1', [
+      accountId,
+      formatDecimal(total.amount),
+      movement.at,
+    ]);
+    await tx.query('INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES ($1, $2, $3, $4::numeric)', [
+      transactionId,
+      accountId,
+      total.currency,
+      formatDecimal(total.amount),
+    ]);
+  }
+  return transactionId;
+}
+
+/** The account's id, creating the account on its first movement. */
+async function ensureAccount(tx: Queryable, movement: Movement, kind: AccountKind, currency: string): Promise<string> {
+  const { rows } = await tx.query<{ id: string }>(
+    `INSERT INTO ledger_accounts (id, org_id, environment, kind, currency, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6)
+     ON CONFLICT (org_id, environment, kind, currency) DO UPDATE SET kind = EXCLUDED.kind
+     RETURNING id`,
+    [newId('balance'), movement.orgId, movement.environment, kind, currency, movement.at],
+  );
+  return rows[0]!.id;
+}
+
+export interface AccountBalance {
+  readonly id: string;
+  readonly currency: string;
+  readonly balance: Decimal;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** The org's client balances in one book, by currency. */
+export async function readClientBalances(db: Queryable, orgId: string, environment: Mode): Promise<AccountBalance[]> {
+  const { rows } = await db.query<{ id: string; currency: string; balance: string; created_at: Date; updated_at: Date }>(
+    `SELECT id, currency, balance, created_at, updated_at FROM ledger_accounts
+      WHERE org_id = $1 AND environment = $2 AND kind = 'client' ORDER BY currency`,
+    [orgId, environment],
+  );
+  return rows.map((row) => ({ id: row.id, currency: row.currency, balance: new Decimal(row.balance), createdAt: row.created_at, updatedAt: row.updated_at }));
+}

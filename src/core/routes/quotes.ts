@@ -1,0 +1,46 @@
+/**
+ * POST /v3/fx/quotes: a price for one trade, locked for validForSeconds (3, 15, 30, 45 or 60;
+ * default 30). The amount is in amountCurrency, which must be the buy or the sell currency.
+ */
+import { z } from 'zod';
+import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
+import { defineOperation } from '../http/operation.js';
+import { createQuote } from '../trading/quotes.js';
+import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
+
+const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC');
+
+export const quoteRequestSchema = z
+  .strictObject({
+    buyCurrency: currencyCode,
+    sellCurrency: currencyCode,
+    amount: z.string().regex(V3_AMOUNT_PATTERN, 'a positive decimal string with at most 8 decimals'),
+    amountCurrency: currencyCode,
+    validForSeconds: z
+      .number()
+      .int()
+      .refine((value) => (QUOTE_VALIDITIES as readonly number[]).includes(value), `one of ${QUOTE_VALIDITIES.join(', ')}`)
+      .default(DEFAULT_QUOTE_VALIDITY),
+  })
+  .superRefine((body, ctx) => {
+    if (body.buyCurrency === body.sellCurrency) {
+      ctx.addIssue({ code: 'custom', path: ['sellCurrency'], message: 'must differ from buyCurrency', params: { code: 'same_currency' } });
+    }
+    if (body.amountCurrency !== body.buyCurrency && body.amountCurrency !== body.sellCurrency) {
+      ctx.addIssue({ code: 'custom', path: ['amountCurrency'], message: 'must be buyCurrency or sellCurrency', params: { code: 'invalid_value' } });
+    }
+  });
+
+export function quoteOperations(context: TradingContext) {
+  return [
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/quotes',
+      scope: 'trade',
+      body: quoteRequestSchema,
+      async handle({ principal, body }) {
+        return { body: { data: await createQuote(context, principal, body) } };
+      },
+    }),
+  ];
+}

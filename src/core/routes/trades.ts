@@ -1,0 +1,80 @@
+/**
+ * Trades: POST /v3/fx/trades (execute a quote), GET /v3/fx/trades (cursor list, newest first,
+ * filters status and currency) and GET /v3/fx/trades/{id}.
+ */
+import { z } from 'zod';
+import { ApiError } from '../../lib/errors/api-error.js';
+import { defineOperation } from '../http/operation.js';
+import type { CursorCodec } from '../pagination/cursor-codec.js';
+import { cursorScope } from '../pagination/cursor-codec.js';
+import { cursorQuerySchema } from '../pagination/cursor-query.js';
+import { paginate } from '../pagination/paginate.js';
+import type { TradingContext } from '../trading/trading-context.js';
+import { TRADE_SELECT, type TradeRow, executeTrade, findTrade, toTradeRecord } from '../trading/trades.js';
+
+/** Client metadata: at most 20 keys of up to 40 characters, string values up to 500. */
+export const metadataSchema = z
+  .record(z.string().min(1).max(40), z.string().max(500))
+  .refine((value) => Object.keys(value).length <= 20, 'at most 20 keys');
+
+const executeSchema = z.strictObject({
+  quoteId: z.string().min(1).max(64),
+  clientReferenceId: z.string().min(1).max(128).optional(),
+  metadata: metadataSchema.optional(),
+});
+
+const listQuerySchema = cursorQuerySchema({
+  status: z.enum(['EXECUTED', 'SETTLED', 'REVERSED']).optional(),
+  currency: z.string().regex(/^[A-Z]{3,5}$/).optional(),
+});
+
+export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
+  return [
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/trades',
+      scope: 'trade',
+      body: executeSchema,
+      async handle({ principal, body, idempotency, setResourceId }) {
+        const trade = await executeTrade(context, principal, { ...body, idempotency: idempotency! }).catch((error: unknown) => {
+          if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED') setResourceId(String(error.details.resourceId));
+          throw error;
+        });
+        setResourceId(trade.id);
+        const fresh = (await findTrade(context.db, principal, trade.id))!;
+        return { body: { data: toTradeRecord(fresh, await context.reference()) } };
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/trades',
+      scope: 'view',
+      query: listQuerySchema,
+      async handle({ principal, query }) {
+        const reference = await context.reference();
+        const page = await paginate<TradeRow, ReturnType<typeof toTradeRecord>>(context.db, {
+          from: `(${TRADE_SELECT}) AS listed`,
+          where: {
+            sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR $4 IN (buy_currency, sell_currency))',
+            params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
+          },
+          scope: cursorScope('trades', principal.orgId, principal.environment, { status: query.status, currency: query.currency }),
+          query,
+          codec: cursors,
+          toRecord: (row) => toTradeRecord(row, reference),
+        });
+        return { body: { data: page.data, pagination: page.pagination } };
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/trades/:id',
+      scope: 'view',
+      async handle({ principal, params }) {
+        const trade = await findTrade(context.db, principal, params.id!);
+        if (!trade) throw new ApiError('TRADE_NOT_FOUND', { tradeId: params.id! });
+        return { body: { data: toTradeRecord(trade, await context.reference()) } };
+      },
+    }),
+  ];
+}

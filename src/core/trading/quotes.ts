@@ -1,0 +1,170 @@
+/**
+ * Quotes: a locked price for one trade. Creating one checks, in order: the org may trade
+ * (TRADE_DISABLED, currency, pair settings), the pair exists (PAIR_NOT_SUPPORTED), the amount's
+ * precision (QUOTE_INVALID_AMOUNT_PRECISION) and the pair's limits (QUOTE_AMOUNT_OUT_OF_RANGE).
+ * The rate, both amounts and the USD value the trade will commit are fixed at creation.
+ */
+import type { Mode } from '../../lib/auth/credentials.js';
+import type { Queryable } from '../../lib/db/database.js';
+import { ApiError } from '../../lib/errors/api-error.js';
+import { newId } from '../../lib/ids.js';
+import { type Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
+import type { Principal } from '../http/request-state.js';
+import { assertTradingAllowed, readOrgBook } from './org-books.js';
+import { priceQuote, usdValue } from './pricing.js';
+import { type Currency, type ReferenceSnapshot, pairKey } from './reference-data.js';
+import type { TradingContext } from './trading-context.js';
+
+export interface QuoteRequest {
+  readonly buyCurrency: string;
+  readonly sellCurrency: string;
+  /** Decimal text as the client sent it (its written precision matters). */
+  readonly amount: string;
+  readonly amountCurrency: string;
+  readonly validForSeconds: number;
+}
+
+export interface QuoteRow {
+  id: string;
+  org_id: string;
+  environment: Mode;
+  buy_currency: string;
+  sell_currency: string;
+  buy_amount: string;
+  sell_amount: string;
+  amount_currency: string;
+  rate: string;
+  sell_usd_value: string;
+  reverses_trade_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export interface QuoteRecord {
+  readonly object: 'quote';
+  readonly id: string;
+  readonly buyCurrency: string;
+  readonly sellCurrency: string;
+  readonly buyAmount: string;
+  readonly sellAmount: string;
+  readonly amountCurrency: string;
+  readonly rate: string;
+  readonly reversesTradeId: string | null;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+export function toQuoteRecord(row: QuoteRow, reference: ReferenceSnapshot): QuoteRecord {
+  return {
+    object: 'quote',
+    id: row.id,
+    buyCurrency: row.buy_currency,
+    sellCurrency: row.sell_currency,
+    buyAmount: formatToDecimals(parseDecimal(row.buy_amount), reference.currencies.get(row.buy_currency)!.decimals),
+    sellAmount: formatToDecimals(parseDecimal(row.sell_amount), reference.currencies.get(row.sell_currency)!.decimals),
+    amountCurrency: row.amount_currency,
+    rate: formatDecimal(parseDecimal(row.rate)),
+    reversesTradeId: row.reverses_trade_id,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+  };
+}
+
+function unsupported(buyCurrency: string, sellCurrency: string): ApiError {
+  return new ApiError('PAIR_NOT_SUPPORTED', { buyCurrency, sellCurrency });
+}
+
+interface PricedTerms {
+  readonly buy: Currency;
+  readonly sell: Currency;
+  readonly rate: Decimal;
+  readonly midRate: Decimal;
+  readonly buyAmount: Decimal;
+  readonly sellAmount: Decimal;
+  readonly sellUsdValue: Decimal;
+}
+
+/** Prices a request against the current reference data and rates, with every check but the org's. */
+export async function priceRequest(context: TradingContext, request: QuoteRequest): Promise<PricedTerms> {
+  const reference = await context.reference();
+  const buy = reference.currencies.get(request.buyCurrency);
+  const sell = reference.currencies.get(request.sellCurrency);
+  const pair = reference.pairs.get(pairKey(request.buyCurrency, request.sellCurrency));
+  if (!buy || !sell || !pair) throw unsupported(request.buyCurrency, request.sellCurrency);
+  const amountCurrency = request.amountCurrency === buy.code ? buy : sell;
+  if (fractionDigits(request.amount) > amountCurrency.decimals) {
+    throw new ApiError('QUOTE_INVALID_AMOUNT_PRECISION', { maxDecimals: amountCurrency.decimals, currency: amountCurrency.code });
+  }
+  const midRate = await context.rates.midRate(buy.code, sell.code);
+  const priced = priceQuote({
+    buyCurrency: buy.code,
+    sellCurrency: sell.code,
+    amount: parseDecimal(request.amount),
+    amountCurrency: amountCurrency.code,
+    buyDecimals: buy.decimals,
+    sellDecimals: sell.decimals,
+    midRate,
+    spreadBps: context.spreadBps,
+  });
+  if (priced.buyAmount.lt(pair.minBaseAmount) || priced.buyAmount.gt(pair.maxBaseAmount)) {
+    throw new ApiError('QUOTE_AMOUNT_OUT_OF_RANGE', {
+      minAmount: formatToDecimals(pair.minBaseAmount, buy.decimals),
+      maxAmount: formatToDecimals(pair.maxBaseAmount, buy.decimals),
+      currency: buy.code,
+    });
+  }
+  const sellUsdValue = usdValue(priced.sellAmount, await context.rates.usdPrice(sell.code));
+  return { buy, sell, rate: priced.rate, midRate, buyAmount: priced.buyAmount, sellAmount: priced.sellAmount, sellUsdValue };
+}
+
+/** Creates a quote (or, with reversesTradeId, a reverse quote) in the principal's book. */
+export async function createQuote(
+  context: TradingContext,
+  principal: Principal,
+  request: QuoteRequest,
+  options: { readonly reversesTradeId?: string; readonly tx?: Queryable } = {},
+): Promise<QuoteRecord> {
+  const db = options.tx ?? context.db;
+  const book = await readOrgBook(db, principal.orgId, principal.environment);
+  if (!book) throw new Error(`no ${principal.environment} book for org ${principal.orgId}`);
+  assertTradingAllowed(book, request.buyCurrency, request.sellCurrency);
+  const terms = await priceRequest(context, request);
+  const createdAt = context.now();
+  const expiresAt = new Date(createdAt.getTime() + request.validForSeconds * 1000);
+  const { rows } = await db.query<QuoteRow>(
+    `INSERT INTO quotes (id, org_id, environment, buy_currency, sell_currency, buy_amount, sell_amount, amount_currency,
+                         rate, mid_rate, spread_bps, sell_usd_value, reverses_trade_id, actor_key, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+     RETURNING *`,
+    [
+      newId('quote', createdAt.getTime()),
+      principal.orgId,
+      principal.environment,
+      terms.buy.code,
+      terms.sell.code,
+      formatDecimal(terms.buyAmount),
+      formatDecimal(terms.sellAmount),
+      request.amountCurrency,
+      formatDecimal(terms.rate),
+      formatDecimal(terms.midRate),
+      context.spreadBps,
+      formatDecimal(terms.sellUsdValue),
+      options.reversesTradeId ?? null,
+      principal.keyName,
+      createdAt,
+      expiresAt,
+    ],
+  );
+  return toQuoteRecord(rows[0]!, await context.reference());
+}
+
+/** The quote of this id in the principal's book, locked for the rest of the transaction. */
+export async function lockQuote(tx: Queryable, principal: Principal, quoteId: string): Promise<QuoteRow> {
+  const { rows } = await tx.query<QuoteRow>('SELECT * FROM quotes WHERE id = $1 AND org_id = $2 AND environment = $3 FOR UPDATE', [
+    quoteId,
+    principal.orgId,
+    principal.environment,
+  ]);
+  if (!rows[0]) throw new ApiError('QUOTE_NOT_FOUND', { quoteId });
+  return rows[0];
+}

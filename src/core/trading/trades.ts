@@ -1,0 +1,305 @@
+/**
+ * Trades: a quote executed, exactly once. One SQL transaction locks the quote, reserves the
+ * trade's USD value on the credit line with a conditional update (so racing trades cannot both
+ * take the last of the line), inserts the trade and posts its ledger movement. The trade row
+ * carries the Idempotency-Key under a unique constraint, so a retry whose record the
+ * idempotency store lost finds the trade instead of making a second one.
+ */
+import type { Mode } from '../../lib/auth/credentials.js';
+import type { Queryable } from '../../lib/db/database.js';
+import { ApiError, isApiError } from '../../lib/errors/api-error.js';
+import { failpoint } from '../../lib/failpoints.js';
+import { idToLegacyUuid, newId } from '../../lib/ids.js';
+import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
+import type { Principal } from '../http/request-state.js';
+import { postMovement } from '../ledger/ledger.js';
+import { assertTradingAllowed, readOrgBook } from './org-books.js';
+import { lockQuote, type QuoteRow } from './quotes.js';
+import type { ReferenceSnapshot } from './reference-data.js';
+import type { TradingContext } from './trading-context.js';
+
+export type TradeStatus = 'EXECUTED' | 'SETTLED' | 'REVERSED';
+/**
+ * Where an executed trade stands on its way to settlement: AWAITING_FUNDING while the org's
+ * balance in the sold currency is negative, FUNDED once it is not (settle may then run),
+ * SETTLED after settlement, CLOSED for both trades of a reversal.
+ */
+export type SettlementStage = 'AWAITING_FUNDING' | 'FUNDED' | 'SETTLED' | 'CLOSED';
+
+export interface TradeRow {
+  id: string;
+  org_id: string;
+  environment: Mode;
+  quote_id: string;
+  idempotency_key: string;
+  request_fingerprint: string;
+  buy_currency: string;
+  sell_currency: string;
+  buy_amount: string;
+  sell_amount: string;
+  referenced_currency: string;
+  referenced_amount: string;
+  rate: string;
+  sell_usd_value: string;
+  status: TradeStatus;
+  client_reference_id: string | null;
+  original_trade_id: string | null;
+  reversed_by_trade_id: string | null;
+  source: string;
+  actor_id: string;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+  settled_at: Date | null;
+  /** Joined: the org's client balance in the sold currency (null before its first movement). */
+  sell_balance?: string | null;
+}
+
+export interface TradeRecord {
+  readonly object: 'trade';
+  readonly id: string;
+  readonly quoteId: string;
+  readonly buyCurrency: string;
+  readonly sellCurrency: string;
+  readonly buyAmount: string;
+  readonly sellAmount: string;
+  readonly referencedCurrency: string;
+  readonly referencedAmount: string;
+  readonly rate: string;
+  readonly status: TradeStatus;
+  readonly settlementStage: SettlementStage;
+  readonly clientReferenceId: string | null;
+  readonly originalTradeId: string | null;
+  readonly reversedByTradeId: string | null;
+  readonly source: string;
+  readonly actorId: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly settledAt: string | null;
+  readonly metadata: Record<string, string>;
+}
+
+/** Selects trades with the balance their settlement stage depends on. */
+export const TRADE_SELECT = `SELECT t.*, b.balance::text AS sell_balance
+  FROM trades t
+  LEFT JOIN ledger_accounts b ON b.org_id = t.org_id AND b.environment = t.environment AND b.kind = 'client' AND b.currency = t.sell_currency`;
+
+function settlementStage(row: TradeRow): SettlementStage {
+  if (row.status === 'SETTLED') return 'SETTLED';
+  if (row.status === 'REVERSED') return 'CLOSED';
+  return row.sell_balance !== null && row.sell_balance !== undefined && !new Decimal(row.sell_balance).isNegative() ? 'FUNDED' : 'AWAITING_FUNDING';
+}
+
+export function toTradeRecord(row: TradeRow, reference: ReferenceSnapshot): TradeRecord {
+  const decimals = (code: string) => reference.currencies.get(code)!.decimals;
+  return {
+    object: 'trade',
+    id: row.id,
+    quoteId: row.quote_id,
+    buyCurrency: row.buy_currency,
+    sellCurrency: row.sell_currency,
+    buyAmount: formatToDecimals(parseDecimal(row.buy_amount), decimals(row.buy_currency)),
+    sellAmount: formatToDecimals(parseDecimal(row.sell_amount), decimals(row.sell_currency)),
+    referencedCurrency: row.referenced_currency,
+    referencedAmount: formatToDecimals(parseDecimal(row.referenced_amount), decimals(row.referenced_currency)),
+    rate: formatDecimal(parseDecimal(row.rate)),
+    status: row.status,
+    settlementStage: settlementStage(row),
+    clientReferenceId: row.client_reference_id,
+    originalTradeId: row.original_trade_id,
+    reversedByTradeId: row.reversed_by_trade_id,
+    source: row.source,
+    actorId: row.actor_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    settledAt: row.settled_at?.toISOString() ?? null,
+    metadata: row.metadata,
+  };
+}
+
+/** The acting user of an API key: keys act as users, `usr_` + the key id's hex. */
+export function actorIdOf(principal: Principal): string {
+  const keyId = principal.keyName.split('/').at(-1)!;
+  return `usr_${keyId.replaceAll('-', '')}`;
+}
+
+export interface ExecuteTradeInput {
+  readonly quoteId: string;
+  readonly clientReferenceId?: string | undefined;
+  readonly metadata?: Record<string, string> | undefined;
+  readonly idempotency: { readonly key: string; readonly fingerprint: string };
+  /** Set for a reversal: the trade this one reverses (the quote must be its reverse quote). */
+  readonly reverses?: TradeRow;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === UNIQUE_VIOLATION && typeof e.constraint === 'string' && e.constraint.includes(constraint);
+}
+
+/** The trade an earlier attempt with this Idempotency-Key made, if any. */
+async function findByIdempotencyKey(db: Queryable, principal: Principal, key: string): Promise<TradeRow | null> {
+  const { rows } = await db.query<TradeRow>(`${TRADE_SELECT} WHERE t.org_id = $1 AND t.environment = $2 AND t.idempotency_key = $3`, [
+    principal.orgId,
+    principal.environment,
+    key,
+  ]);
+  return rows[0] ?? null;
+}
+
+/** An earlier attempt's trade is the answer only to the same request; anything else is a key reuse. */
+function replayOrMismatch(existing: TradeRow, fingerprint: string): TradeRow {
+  if (existing.request_fingerprint !== fingerprint) {
+    throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
+  }
+  return existing;
+}
+
+function checkQuoteUsable(quote: QuoteRow, now: Date, reverses: TradeRow | undefined): void {
+  if (reverses ? quote.reverses_trade_id !== reverses.id : quote.reverses_trade_id !== null) {
+    throw new ApiError('REVERSE_QUOTE_INVALID', { quoteId: quote.id, tradeId: reverses?.id ?? quote.reverses_trade_id ?? '' });
+  }
+  if (quote.expires_at.getTime() <= now.getTime()) {
+    throw new ApiError('QUOTE_EXPIRED', { quoteId: quote.id, expiredAt: quote.expires_at.toISOString() });
+  }
+}
+
+/**
+ * Executes the quote as a trade (or, with `reverses`, as the reversal of that trade) and
+ * returns the trade row. Business refusals are ApiErrors; anything unexpected after the write
+ * began is TRADE_EXECUTION_FAILED naming the trade id, so the client can check and retry.
+ */
+export async function executeTrade(
+  context: TradingContext,
+  principal: Principal,
+  input: ExecuteTradeInput,
+  hooks: { readonly inTransaction?: (tx: Queryable, trade: TradeRow) => Promise<void> } = {},
+): Promise<TradeRow> {
+  const earlier = await findByIdempotencyKey(context.db, principal, input.idempotency.key);
+  if (earlier) return replayOrMismatch(earlier, input.idempotency.fingerprint);
+
+  const now = context.now();
+  const tradeId = newId('trade', now.getTime());
+  try {
+    return await context.db.transaction(async (tx) => {
+      const quote = await lockQuote(tx, principal, input.quoteId);
+      const used = await tx.query<{ id: string }>('SELECT id FROM trades WHERE quote_id = $1', [quote.id]);
+      if (used.rows[0]) throw new ApiError('QUOTE_ALREADY_USED', { quoteId: quote.id, tradeId: used.rows[0].id });
+      checkQuoteUsable(quote, now, input.reverses);
+
+      const book = await readOrgBook(tx, principal.orgId, principal.environment);
+      if (!book) throw new Error(`no ${principal.environment} book for org ${principal.orgId}`);
+      assertTradingAllowed(book, quote.buy_currency, quote.sell_currency);
+      // A reversal closes a position: it commits no credit of its own.
+      if (!input.reverses) await reserveCredit(tx, principal, parseDecimal(quote.sell_usd_value));
+      failpoint('trade.after-credit');
+
+      const { rows } = await tx.query<TradeRow>(
+        `INSERT INTO trades (id, org_id, environment, quote_id, idempotency_key, request_fingerprint, buy_currency, sell_currency,
+                             buy_amount, sell_amount, referenced_currency, referenced_amount, rate, sell_usd_value, status,
+                             client_reference_id, original_trade_id, source, actor_id, metadata, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'API', $18, $19, $20, $20)
+         RETURNING *`,
+        [
+          tradeId,
+          principal.orgId,
+          principal.environment,
+          quote.id,
+          input.idempotency.key,
+          input.idempotency.fingerprint,
+          quote.buy_currency,
+          quote.sell_currency,
+          quote.buy_amount,
+          quote.sell_amount,
+          quote.amount_currency,
+          quote.amount_currency === quote.buy_currency ? quote.buy_amount : quote.sell_amount,
+          quote.rate,
+          quote.sell_usd_value,
+          input.reverses ? 'REVERSED' : 'EXECUTED',
+          input.clientReferenceId ?? null,
+          input.reverses?.id ?? null,
+          actorIdOf(principal),
+          JSON.stringify(input.metadata ?? {}),
+          now,
+        ],
+      );
+      const trade = rows[0]!;
+      failpoint('trade.after-insert');
+      await postMovement(tx, {
+        orgId: principal.orgId,
+        environment: principal.environment,
+        kind: input.reverses ? 'reversal' : 'trade',
+        referenceId: trade.id,
+        at: now,
+        postings: tradePostings(trade),
+      });
+      failpoint('trade.after-ledger');
+      await hooks.inTransaction?.(tx, trade);
+      return trade;
+    });
+  } catch (error) {
+    if (isApiError(error)) throw error;
+    if (isUniqueViolation(error, 'idempotency_key')) {
+      // A concurrent attempt with the same key won the race (its store record was lost).
+      const winner = await findByIdempotencyKey(context.db, principal, input.idempotency.key);
+      if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
+    }
+    throw new ApiError('TRADE_EXECUTION_FAILED', { resourceId: tradeId }, { cause: error });
+  }
+}
+
+/** The org receives what it bought and pays what it sold; the house's liquidity is the other side. */
+function tradePostings(trade: TradeRow) {
+  const bought = parseDecimal(trade.buy_amount);
+  const sold = parseDecimal(trade.sell_amount);
+  return [
+    { account: 'client' as const, currency: trade.buy_currency, amount: bought },
+    { account: 'liquidity' as const, currency: trade.buy_currency, amount: bought.negated() },
+    { account: 'client' as const, currency: trade.sell_currency, amount: sold.negated() },
+    { account: 'liquidity' as const, currency: trade.sell_currency, amount: sold },
+  ];
+}
+
+/**
+ * Adds the trade's USD value to the book's committed amount, only if it stays within the credit
+ * line. The row lock of the UPDATE serialises trades of one book; under READ COMMITTED the
+ * condition is re-evaluated on the latest row, so the line is never overdrawn.
+ */
+async function reserveCredit(tx: Queryable, principal: Principal, amountUsd: Decimal): Promise<void> {
+  const { rowCount } = await tx.query(
+    `UPDATE org_environments SET committed_usd = committed_usd + $3::numeric, updated_at = now()
+      WHERE org_id = $1 AND environment = $2 AND committed_usd + $3::numeric <= credit_line_usd`,
+    [principal.orgId, principal.environment, formatDecimal(amountUsd)],
+  );
+  if (rowCount === 1) return;
+  const book = await readOrgBook(tx, principal.orgId, principal.environment);
+  throw new ApiError('TRADE_CREDIT_LIMIT_EXCEEDED', {
+    creditLine: formatToDecimals(book!.creditLineUsd, 2),
+    committedAmount: formatToDecimals(book!.committedUsd, 2),
+    requiredAmount: formatToDecimals(amountUsd, 2),
+    currency: 'USD',
+  });
+}
+
+/** Releases a trade's committed credit (settlement, reversal). */
+export async function releaseCredit(tx: Queryable, trade: TradeRow): Promise<void> {
+  await tx.query(
+    `UPDATE org_environments SET committed_usd = greatest(committed_usd - $3::numeric, 0), updated_at = now()
+      WHERE org_id = $1 AND environment = $2`,
+    [trade.org_id, trade.environment, trade.sell_usd_value],
+  );
+}
+
+export async function findTrade(db: Queryable, principal: Principal, tradeId: string, options: { forUpdate?: boolean } = {}): Promise<TradeRow | null> {
+  // A malformed id names no trade; it is not a validation error (404 never reveals anything).
+  if (idToLegacyUuid('trade', tradeId) === null) return null;
+  const { rows } = await db.query<TradeRow>(
+    options.forUpdate
+      ? 'SELECT t.*, NULL::text AS sell_balance FROM trades t WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3 FOR UPDATE'
+      : `${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`,
+    [tradeId, principal.orgId, principal.environment],
+  );
+  return rows[0] ?? null;
+}

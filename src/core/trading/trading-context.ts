@@ -1,0 +1,27 @@
+/**
+ * What the trading operations run on, built once per application: the database, reference
+ * data, the rate source and the trading options. Handlers get it; nothing else is global.
+ */
+import type { Database } from '../../lib/db/database.js';
+import type { RateSource } from './rate-source.js';
+import type { ReferenceSnapshot } from './reference-data.js';
+
+export interface TradingOptions {
+  /** The client's rate is the mid rate plus this, in basis points. */
+  readonly spreadBps: number;
+  /** How long after execution a trade may be reversed. */
+  readonly reversalWindowMs: number;
+}
+
+export const TRADING_DEFAULTS: TradingOptions = { spreadBps: 20, reversalWindowMs: 30 * 60 * 1000 };
+
+export interface TradingContext extends TradingOptions {
+  readonly db: Database;
+  readonly reference: () => Promise<ReferenceSnapshot>;
+  readonly rates: RateSource;
+  readonly now: () => Date;
+}
+
+/** Quote lifetimes a client may ask for (seconds), and the one it gets when it does not. */
+export const QUOTE_VALIDITIES = [3, 15, 30, 45, 60] as const;
+export const DEFAULT_QUOTE_VALIDITY = 30;

@@ -1,0 +1,33 @@
+/**
+ * Failpoints: named places in a write path where a test can make the process fail, to prove
+ * that a crash at any step leaves no half-written state and that the retry is safe (spec 7.4).
+ * Disabled unless a test arms one; then `failpoint(name)` throws at that place. Production code
+ * never arms them. The cost when disarmed is one Map lookup on an empty map.
+ */
+const armed = new Map<string, number>();
+
+export class FailpointError extends Error {
+  readonly code = 'FXGATE_FAILPOINT';
+  constructor(readonly point: string) {
+    super(`failpoint ${point} triggered`);
+    this.name = 'FailpointError';
+  }
+}
+
+/** Throws FailpointError when `name` is armed (and counts one use of it). */
+export function failpoint(name: string): void {
+  const left = armed.get(name);
+  if (left === undefined) return;
+  if (left <= 1) armed.delete(name);
+  else armed.set(name, left - 1);
+  throw new FailpointError(name);
+}
+
+/** Arms `name` for the next `times` passes (tests only). */
+export function armFailpoint(name: string, times = 1): void {
+  armed.set(name, times);
+}
+
+export function disarmAllFailpoints(): void {
+  armed.clear();
+}
