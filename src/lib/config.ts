@@ -3,6 +3,8 @@
  * A bad value stops the process with a message naming the variable. The README's configuration
  * table is generated from this schema (`npm run docs`), so the two cannot drift.
  */
+import { readFileSync } from 'node:fs';
+import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -14,6 +16,70 @@ const optionalUrl = (protocols: string[]) =>
     .url()
     .refine((value) => protocols.some((p) => value.startsWith(`${p}://`)), `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`)
     .optional();
+/** Same shape the currencies table enforces. */
+const CURRENCY_CODE = /^[A-Z]{3,5}$/;
+/** Unsigned plain decimal text (no exponent, sign or spaces). */
+const PRICE_TEXT = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+/**
+ * FXGATE_RATES: inline JSON or `@file`, read here so a bad table stops start-up naming the
+ * variable. JSON is parsed losslessly: a price written as a JSON number is caught by its text
+ * and refused, rather than passing through a JS number (money never does).
+ */
+const rateTable = z.string().transform((text, ctx): Record<string, string> => {
+  const problems: string[] = [];
+  const table = readRateTable(text, problems);
+  for (const message of problems) ctx.addIssue({ code: 'custom', message });
+  return problems.length === 0 && table !== null ? table : z.NEVER;
+});
+
+function readRateTable(text: string, problems: string[]): Record<string, string> | null {
+  let json = text.trim();
+  let origin = 'the inline value';
+  if (json.startsWith('@')) {
+    const file = json.slice(1);
+    origin = file;
+    try {
+      // A BOM is what some editors write at the start of a file; it is not part of the JSON.
+      json = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+    } catch (error) {
+      problems.push(`cannot read the rate file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+      return null;
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseLosslessJson(json);
+  } catch (error) {
+    problems.push(`${origin} is not valid JSON (${error instanceof Error ? error.message : String(error)}); expected an object such as {"EUR":"1.09"} or @/path/to/file.json`);
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    problems.push(`${origin} must be a JSON object of currency code to USD price string, such as {"EUR":"1.09"}`);
+    return null;
+  }
+  const table: Record<string, string> = {};
+  for (const [code, value] of Object.entries(parsed)) {
+    const shown = JSON.stringify(code.slice(0, 16));
+    if (!CURRENCY_CODE.test(code)) {
+      problems.push(`${shown}: currency codes are 3 to 5 uppercase letters`);
+    } else if (isLosslessNumber(value)) {
+      problems.push(`${code}: ${value.toString()} is a JSON number; quote it ("${value.toString()}"): prices are decimal strings, money is never a JS number`);
+    } else if (typeof value !== 'string') {
+      problems.push(`${code}: the price must be a decimal string such as "1.09"`);
+    } else if (!PRICE_TEXT.test(value)) {
+      problems.push(`${code}: ${JSON.stringify(value.slice(0, 64))} is not a plain decimal such as "1.09"`);
+    } else if (/^[0.]+$/.test(value)) {
+      problems.push(`${code}: the price must be positive`);
+    } else if (code === 'USD' && !/^1(\.0+)?$/.test(value)) {
+      problems.push(`USD: prices are in USD, so the price of USD is 1, not ${value}`);
+    } else {
+      table[code] = value;
+    }
+  }
+  return table;
+}
+
 const list = z
   .string()
   .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
@@ -33,6 +99,13 @@ export const configSchema = z.object({
   FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe('The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).'),
   FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt.default(2000).describe('Gateway: time to connect to the upstream.'),
   FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt.default(10_000).describe('Gateway: time for the upstream response headers, and again for its body.'),
+  FXGATE_RATES: rateTable
+    .optional()
+    .describe(
+      'USD prices of currencies, merged over the built-in table (`DEFAULT_USD_PRICES` in `src/core/trading/rate-source.ts`). Inline JSON such as `{"EUR":"1.09","JPY":"0.0066"}`, or `@` and a JSON file path (read at start-up, relative to the working directory). Prices are quoted decimal strings; a JSON number is refused.',
+    ),
+  FXGATE_SPREAD_BPS: z.coerce.number().int().min(0).max(1000).default(20).describe('Spread added to the mid rate in every quote, in basis points (20 = 0.20%), 0 to 1000.'),
+  FXGATE_REVERSAL_WINDOW_SECONDS: positiveInt.default(1800).describe('How long after execution a trade can still be reversed, in seconds.'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
 });
 
