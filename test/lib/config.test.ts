@@ -1,0 +1,159 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/lib/config.js';
+
+/** The problems loadConfig reports for `env`, or a failure when it accepted it. */
+function problems(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error(`accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig basics', () => {
+  it('gives every default from an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', FXGATE_SPREAD_BPS: 20, FXGATE_REVERSAL_WINDOW_SECONDS: 1800, FXGATE_TRUSTED_PROXIES: [] });
+    expect(config.FXGATE_RATES).toBeUndefined();
+    expect(config.DATABASE_URL).toBeUndefined();
+  });
+
+  it('treats empty strings as unset and ignores unrelated variables', () => {
+    const config = loadConfig({ PORT: '', FXGATE_RATES: '', FXGATE_SPREAD_BPS: '', UNRELATED: 'x' });
+    expect(config.PORT).toBe(8080);
+    expect(config.FXGATE_RATES).toBeUndefined();
+    expect(config.FXGATE_SPREAD_BPS).toBe(20);
+  });
+
+  it('refuses PORT=abc, naming PORT, with a stable code', () => {
+    let caught: unknown;
+    try {
+      loadConfig({ PORT: 'abc' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect(caught).toMatchObject({ code: 'FXGATE_CONFIG_INVALID' });
+    expect((caught as ConfigError).problems).toHaveLength(1);
+    expect((caught as ConfigError).problems[0]).toMatch(/^PORT: /);
+    expect((caught as ConfigError).message).toMatch(/^invalid configuration:\n {2}- PORT: /);
+  });
+
+  it('parses the trusted proxy list and refuses a database URL of another scheme', () => {
+    expect(loadConfig({ FXGATE_TRUSTED_PROXIES: ' 10.0.0.1, ,10.1.0.0/16 ' }).FXGATE_TRUSTED_PROXIES).toEqual(['10.0.0.1', '10.1.0.0/16']);
+    expect(problems({ DATABASE_URL: 'mysql://localhost/x' })[0]).toMatch(/^DATABASE_URL: .*postgres:\/\//);
+  });
+
+  it('reports every bad variable at once', () => {
+    const found = problems({ PORT: '70000', FXGATE_SPREAD_BPS: 'x', FXGATE_RATES: '[]' });
+    expect(found.map((p) => p.split(':')[0]).sort()).toEqual(['FXGATE_RATES', 'FXGATE_SPREAD_BPS', 'PORT']);
+  });
+});
+
+describe('FXGATE_SPREAD_BPS', () => {
+  it.each([
+    ['0', 0],
+    ['20', 20],
+    ['1000', 1000],
+  ])('accepts %s', (value, expected) => {
+    expect(loadConfig({ FXGATE_SPREAD_BPS: value }).FXGATE_SPREAD_BPS).toBe(expected);
+  });
+
+  it.each(['-1', '1001', '2.5', 'abc', '20bps'])('refuses %s, naming the variable', (value) => {
+    expect(problems({ FXGATE_SPREAD_BPS: value })).toEqual([expect.stringMatching(/^FXGATE_SPREAD_BPS: /)]);
+  });
+});
+
+describe('FXGATE_REVERSAL_WINDOW_SECONDS', () => {
+  it('accepts a positive whole number of seconds', () => {
+    expect(loadConfig({ FXGATE_REVERSAL_WINDOW_SECONDS: '60' }).FXGATE_REVERSAL_WINDOW_SECONDS).toBe(60);
+  });
+
+  it.each(['0', '-5', '1.5', 'half an hour'])('refuses %s, naming the variable', (value) => {
+    expect(problems({ FXGATE_REVERSAL_WINDOW_SECONDS: value })).toEqual([expect.stringMatching(/^FXGATE_REVERSAL_WINDOW_SECONDS: /)]);
+  });
+});
+
+describe('FXGATE_RATES inline', () => {
+  it('reads a JSON object of price strings, keeping their text exactly', () => {
+    const config = loadConfig({ FXGATE_RATES: ' {"EUR":"1.09", "CHF":"1.123456789012345678901234567890"} ' });
+    expect(config.FXGATE_RATES).toEqual({ EUR: '1.09', CHF: '1.123456789012345678901234567890' });
+  });
+
+  it('accepts an empty object and a USD price of 1', () => {
+    expect(loadConfig({ FXGATE_RATES: '{}' }).FXGATE_RATES).toEqual({});
+    expect(loadConfig({ FXGATE_RATES: '{"USD":"1.00"}' }).FXGATE_RATES).toEqual({ USD: '1.00' });
+  });
+
+  it('refuses a JSON number, telling the operator to quote it, with its text intact', () => {
+    const [problem] = problems({ FXGATE_RATES: '{"EUR":1.0900000000000000000001}' });
+    expect(problem).toBe(
+      'FXGATE_RATES: EUR: 1.0900000000000000000001 is a JSON number; quote it ("1.0900000000000000000001"): prices are decimal strings, money is never a JS number',
+    );
+  });
+
+  it.each([
+    ['{"EUR":"1.09"', /^FXGATE_RATES: the inline value is not valid JSON .*\{"EUR":"1\.09"\} or @\/path\/to\/file\.json$/],
+    ['EUR=1.09', /^FXGATE_RATES: the inline value is not valid JSON/],
+    ['{"EUR":"1.09","EUR":"1.10"}', /^FXGATE_RATES: the inline value is not valid JSON \(Duplicate key 'EUR'/],
+    ['["EUR","1.09"]', /^FXGATE_RATES: the inline value must be a JSON object of currency code to USD price string/],
+    ['"1.09"', /^FXGATE_RATES: the inline value must be a JSON object/],
+    ['null', /^FXGATE_RATES: the inline value must be a JSON object/],
+    ['{"eur":"1.09"}', /^FXGATE_RATES: "eur": currency codes are 3 to 5 uppercase letters$/],
+    ['{"EUR":true}', /^FXGATE_RATES: EUR: the price must be a decimal string such as "1\.09"$/],
+    ['{"EUR":"1,09"}', /^FXGATE_RATES: EUR: "1,09" is not a plain decimal such as "1\.09"$/],
+    ['{"EUR":"1e0"}', /^FXGATE_RATES: EUR: "1e0" is not a plain decimal/],
+    ['{"EUR":"-1.09"}', /^FXGATE_RATES: EUR: "-1\.09" is not a plain decimal/],
+    ['{"EUR":"0.00"}', /^FXGATE_RATES: EUR: the price must be positive$/],
+    ['{"USD":"1.01"}', /^FXGATE_RATES: USD: prices are in USD, so the price of USD is 1, not 1\.01$/],
+  ])('refuses %s', (value, message) => {
+    expect(problems({ FXGATE_RATES: value })).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('lists every bad entry of one table', () => {
+    expect(problems({ FXGATE_RATES: '{"EUR":1.09,"GBP":"0","JPY":"0.0066"}' })).toHaveLength(2);
+  });
+});
+
+describe('FXGATE_RATES from a file', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'fxgate-config-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads @path at load time', async () => {
+    const file = path.join(dir, 'rates.json');
+    await writeFile(file, '{\n  "EUR": "1.095",\n  "JPY": "0.00655"\n}\n');
+    expect(loadConfig({ FXGATE_RATES: `@${file}` }).FXGATE_RATES).toEqual({ EUR: '1.095', JPY: '0.00655' });
+  });
+
+  it('ignores a byte order mark', async () => {
+    const file = path.join(dir, 'bom.json');
+    await writeFile(file, '\uFEFF{"GBP":"1.3"}');
+    expect(loadConfig({ FXGATE_RATES: `@${file}` }).FXGATE_RATES).toEqual({ GBP: '1.3' });
+  });
+
+  it('names the variable and the file when the file cannot be read', () => {
+    const file = path.join(dir, 'missing.json');
+    const [problem] = problems({ FXGATE_RATES: `@${file}` });
+    expect(problem).toMatch(new RegExp(`^FXGATE_RATES: cannot read the rate file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`));
+    expect(problems({ FXGATE_RATES: `@${dir}` })[0]).toMatch(/^FXGATE_RATES: cannot read the rate file .*EISDIR/);
+  });
+
+  it('names the file when its content is invalid', async () => {
+    const file = path.join(dir, 'numbers.json');
+    await writeFile(file, '{"EUR": 1.09}');
+    expect(problems({ FXGATE_RATES: `@${file}` })).toEqual([expect.stringMatching(/^FXGATE_RATES: EUR: 1\.09 is a JSON number; quote it/)]);
+    const broken = path.join(dir, 'broken.json');
+    await writeFile(broken, '{"EUR": "1.09",}');
+    expect(problems({ FXGATE_RATES: `@${broken}` })[0]).toContain(`FXGATE_RATES: ${broken} is not valid JSON`);
+  });
+});
