@@ -12,6 +12,7 @@ import { registerDocsCommand } from './commands/docs.js';
 import { registerGatewayCommand } from './commands/gateway.js';
 import { registerKeysCommand } from './commands/keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
+import { registerOrgsCommand } from './commands/orgs.js';
 import { registerSignCommand } from './commands/sign.js';
 import { CliError, EXIT_CODES, messageOf } from './exit.js';
 
@@ -27,7 +28,7 @@ function buildProgram(): Command {
     .version(packageVersion())
     // Set before the commands are added, which inherit it: a usage error exits 2, help 0.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage));
-  for (const register of [registerAllCommand, registerCoreCommand, registerGatewayCommand, registerKeysCommand, registerMigrateCommand, registerSignCommand, registerDocsCommand]) {
+  for (const register of [registerAllCommand, registerCoreCommand, registerGatewayCommand, registerKeysCommand, registerOrgsCommand, registerMigrateCommand, registerSignCommand, registerDocsCommand]) {
     register(program);
   }
   return program;

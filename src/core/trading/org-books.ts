@@ -5,6 +5,7 @@
  * operators, or an operator and a trade reserving credit, never lose each other's writes.
  */
 import type { Mode } from '../../lib/auth/credentials.js';
+import { pairKey } from './reference-data.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { type Decimal, formatDecimal, parseDecimal } from '../../lib/money.js';
@@ -219,11 +220,6 @@ async function assertCurrenciesExist(db: Queryable, codes: readonly string[]): P
 export async function setCurrencyEnabled(db: Queryable, orgId: string, environment: Mode, currency: string, enabled: boolean): Promise<OrgBook> {
   await assertCurrenciesExist(db, [currency]);
   return updateBook(db, orgId, environment, toggleInArray('disabled_currencies'), [currency, enabled]);
-}
-
-/** The key of a pair in `disabled_pairs`: the currency bought, then the one sold. */
-export function pairKey(buyCurrency: string, sellCurrency: string): string {
-  return `${buyCurrency}/${sellCurrency}`;
 }
 
 /** Enables or disables one direction of a pair (buying buyCurrency with sellCurrency). Idempotent. */

@@ -32,6 +32,7 @@ export interface ReferenceSnapshot {
 /** Pairs and currencies change only by migration or operator action; this bounds how stale they get. */
 export const REFERENCE_DATA_TTL_MS = 5_000;
 
+/** `BASE/QUOTE`: the currency bought, then the one sold. Also the key of `disabled_pairs`. */
 export function pairKey(base: string, quote: string): string {
   return `${base}/${quote}`;
 }
