@@ -13,10 +13,13 @@ import type { Operation } from './http/operation.js';
 import { generateRequestId } from './http/request-context.js';
 import type { ErrorHandler } from './http/error-handler.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
+import { balanceOperations } from './routes/balances.js';
+import { exposureOperations } from './routes/exposure.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { pairsOperations } from './routes/pairs.js';
 import { quoteOperations } from './routes/quotes.js';
 import { tradeOperations } from './routes/trades.js';
+import { tradeLifecycleOperations } from './routes/trade-lifecycle.js';
 import { createCursorCodec } from './pagination/cursor-codec.js';
 import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from './trading/rate-source.js';
 import { referenceData } from './trading/reference-data.js';
@@ -66,7 +69,7 @@ export async function coreOperations(deps: CoreDependencies, options: CoreOption
     now: deps.now ?? (() => new Date()),
   };
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return [...pairsOperations(reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors)];
+  return [...pairsOperations(reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading)];
 }
 
 export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}): Promise<FastifyInstance> {

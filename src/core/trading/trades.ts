@@ -84,7 +84,7 @@ export const TRADE_SELECT = `SELECT t.*, b.balance::text AS sell_balance
   FROM trades t
   LEFT JOIN ledger_accounts b ON b.org_id = t.org_id AND b.environment = t.environment AND b.kind = 'client' AND b.currency = t.sell_currency`;
 
-function settlementStage(row: TradeRow): SettlementStage {
+export function settlementStage(row: Pick<TradeRow, 'status' | 'sell_balance'>): SettlementStage {
   if (row.status === 'SETTLED') return 'SETTLED';
   if (row.status === 'REVERSED') return 'CLOSED';
   return row.sell_balance !== null && row.sell_balance !== undefined && !new Decimal(row.sell_balance).isNegative() ? 'FUNDED' : 'AWAITING_FUNDING';
@@ -283,10 +283,13 @@ async function reserveCredit(tx: Queryable, principal: Principal, amountUsd: Dec
   });
 }
 
-/** Releases a trade's committed credit (settlement, reversal). */
+/**
+ * Releases a trade's committed credit (settlement, reversal). No clamping at zero: releasing
+ * twice must fail on the committed_usd >= 0 check, not hide the drift.
+ */
 export async function releaseCredit(tx: Queryable, trade: TradeRow): Promise<void> {
   await tx.query(
-    `UPDATE org_environments SET committed_usd = greatest(committed_usd - $3::numeric, 0), updated_at = now()
+    `UPDATE org_environments SET committed_usd = committed_usd - $3::numeric, updated_at = now()
       WHERE org_id = $1 AND environment = $2`,
     [trade.org_id, trade.environment, trade.sell_usd_value],
   );
