@@ -14,7 +14,11 @@ export const quoteRequestSchema = z
   .strictObject({
     buyCurrency: currencyCode,
     sellCurrency: currencyCode,
-    amount: z.string().regex(V3_AMOUNT_PATTERN, 'a positive decimal string with at most 8 decimals'),
+    amount: z
+      .string()
+      .regex(V3_AMOUNT_PATTERN, 'a positive decimal string with at most 8 decimals')
+      // The pattern admits zero, which prices to nothing (and pricing refuses it as a programming error).
+      .refine((value) => !V3_AMOUNT_PATTERN.test(value) || /[1-9]/.test(value), { message: 'must be greater than zero', params: { code: 'too_small' } }),
     amountCurrency: currencyCode,
     validForSeconds: z
       .number()

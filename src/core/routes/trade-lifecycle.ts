@@ -1,0 +1,76 @@
+/**
+ * What happens to a trade after execution: POST /v3/fx/trades/{id}/reverse-quote (a quote to undo
+ * it), POST /v3/fx/trades/{id}/reverse (undo it with that quote) and POST /v3/fx/trades/{id}/settle
+ * (close it once its sell side is funded). Rules live in trading/reversals.ts and settlements.ts.
+ */
+import { z } from 'zod';
+import { ApiError } from '../../lib/errors/api-error.js';
+import { defineOperation } from '../http/operation.js';
+import { createReverseQuote, reversalDetails, reverseTrade } from '../trading/reversals.js';
+import { settleTrade } from '../trading/settlements.js';
+import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
+import { findTrade, toTradeRecord } from '../trading/trades.js';
+import { metadataSchema } from './trades.js';
+
+/** The body is optional: no body (or `{}`) asks for the default validity, as for quotes. */
+const reverseQuoteSchema = z
+  .strictObject({
+    validForSeconds: z
+      .number()
+      .int()
+      .refine((value) => (QUOTE_VALIDITIES as readonly number[]).includes(value), `one of ${QUOTE_VALIDITIES.join(', ')}`)
+      .default(DEFAULT_QUOTE_VALIDITY),
+  })
+  .optional();
+
+const reverseSchema = z.strictObject({
+  quoteId: z.string().min(1).max(64),
+  clientReferenceId: z.string().min(1).max(128).optional(),
+  metadata: metadataSchema.optional(),
+});
+
+export function tradeLifecycleOperations(context: TradingContext) {
+  return [
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/trades/:id/reverse-quote',
+      scope: 'trade',
+      body: reverseQuoteSchema,
+      async handle({ principal, params, body }) {
+        const validForSeconds = body?.validForSeconds ?? DEFAULT_QUOTE_VALIDITY;
+        return { body: { data: await createReverseQuote(context, principal, params.id!, validForSeconds) } };
+      },
+    }),
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/trades/:id/reverse',
+      scope: 'trade',
+      body: reverseSchema,
+      async handle({ principal, params, body, idempotency, setResourceId }) {
+        const { original, reversal } = await reverseTrade(context, principal, params.id!, { ...body, idempotency: idempotency! }).catch(
+          (error: unknown) => {
+            if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED') setResourceId(String(error.details.resourceId));
+            throw error;
+          },
+        );
+        setResourceId(reversal.id);
+        const reference = await context.reference();
+        // Re-read after commit: the settlement stage comes from the joined balance.
+        const fresh = (await findTrade(context.db, principal, reversal.id))!;
+        return { body: { data: { trade: toTradeRecord(fresh, reference), reversalDetails: reversalDetails(original, reversal, reference) } } };
+      },
+    }),
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/trades/:id/settle',
+      scope: 'trade',
+      async handle({ principal, params, setResourceId }) {
+        // A 500 names the trade, so the client can read its status before retrying (spec 7.4).
+        setResourceId(params.id!);
+        const settled = await settleTrade(context, principal, params.id!);
+        const fresh = (await findTrade(context.db, principal, settled.id))!;
+        return { body: { data: toTradeRecord(fresh, await context.reference()) } };
+      },
+    }),
+  ];
+}
