@@ -295,14 +295,13 @@ export async function releaseCredit(tx: Queryable, trade: TradeRow): Promise<voi
   );
 }
 
-export async function findTrade(db: Queryable, principal: Principal, tradeId: string, options: { forUpdate?: boolean } = {}): Promise<TradeRow | null> {
+export async function findTrade(db: Queryable, principal: Principal, tradeId: string): Promise<TradeRow | null> {
   // A malformed id names no trade; it is not a validation error (404 never reveals anything).
   if (idToLegacyUuid('trade', tradeId) === null) return null;
-  const { rows } = await db.query<TradeRow>(
-    options.forUpdate
-      ? 'SELECT t.*, NULL::text AS sell_balance FROM trades t WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3 FOR UPDATE'
-      : `${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`,
-    [tradeId, principal.orgId, principal.environment],
-  );
+  const { rows } = await db.query<TradeRow>(`${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`, [
+    tradeId,
+    principal.orgId,
+    principal.environment,
+  ]);
   return rows[0] ?? null;
 }
