@@ -13,8 +13,9 @@ import { Decimal, formatDecimal } from '../../lib/money.js';
 /**
  * client: the org's own balance in a currency (its id is the v3 balance id).
  * liquidity: the house's side of the org's trades. rail_in_transit: money on a payment rail.
+ * withdrawal_hold: the org's money held by withdrawals not yet completed or failed.
  */
-export type AccountKind = 'client' | 'liquidity' | 'rail_in_transit';
+export type AccountKind = 'client' | 'liquidity' | 'rail_in_transit' | 'withdrawal_hold';
 
 export interface Posting {
   readonly account: AccountKind;

@@ -1,0 +1,45 @@
+/**
+ * The event outbox. A state change that clients hear about (a deposit or withdrawal moving to a
+ * new status) records its event in the same SQL transaction, and fans it out there to one
+ * delivery row per subscribed webhook endpoint. If the transaction rolls back, no event exists;
+ * if it commits, the delivery worker will find it, whatever happens to the process afterwards.
+ */
+import type { Mode } from '../../lib/auth/credentials.js';
+import type { Queryable } from '../../lib/db/database.js';
+import { newId } from '../../lib/ids.js';
+
+/** The v3 delivery envelope's resource noun (spec 6). */
+export type EventResource = 'deposits' | 'withdrawals';
+
+export interface EventInput {
+  readonly orgId: string;
+  readonly environment: Mode;
+  readonly type: EventResource;
+  /** `<resource>.<status in lower case>`, e.g. `withdrawal.completed` (DESIGN 3.8). */
+  readonly eventType: string;
+  /** The resource as the v3 API shows it: camelCase keys, amounts as strings. */
+  readonly data: Record<string, unknown>;
+  readonly at: Date;
+}
+
+/** Records the event and its deliveries; returns the event id. */
+export async function recordEvent(tx: Queryable, event: EventInput): Promise<string> {
+  const id = newId('event', event.at.getTime());
+  await tx.query('INSERT INTO events (id, org_id, environment, type, event_type, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    id,
+    event.orgId,
+    event.environment,
+    event.type,
+    event.eventType,
+    JSON.stringify(event.data),
+    event.at,
+  ]);
+  await tx.query(
+    `INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at, created_at)
+     SELECT $1, e.id, 'PENDING', $5, $5 FROM webhook_endpoints e
+      WHERE e.org_id = $2 AND e.environment = $3 AND e.status = 'ACTIVE'
+        AND (cardinality(e.event_types) = 0 OR $4 = ANY(e.event_types))`,
+    [id, event.orgId, event.environment, event.eventType, event.at],
+  );
+  return id;
+}
