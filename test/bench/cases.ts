@@ -2,13 +2,14 @@
  * The bench cases, in run order. A case brings up its server process(es) through the context
  * (which stops them after the case) and says what to send. New cases are added to BENCH_CASES.
  */
+import { randomUUID } from 'node:crypto';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { keyFileSchema, loadKey } from '../../src/lib/keys/key-file.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
 import type { ServerProcess } from './launcher.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
-import type { RequestPlan } from './requests.js';
+import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
 import { createBenchDatabase, createRedisPrefix, type CleanupStack } from './resources.js';
 import type { BenchSettings } from './settings.js';
 
@@ -28,11 +29,19 @@ export interface CaseTarget {
   readonly servers: readonly ServerProcess[];
 }
 
+/** A throughput a row of a case should reach, in requests per second (a chained plan's row, by label). */
+export interface RateTarget {
+  readonly row: string;
+  readonly requestsPerSecond: number;
+}
+
 export interface BenchCase {
   readonly name: string;
   readonly description: string;
   /** The throughput this case should reach, as a fraction of the bare case's. */
   readonly targetRatioToBare?: number;
+  /** The throughput a row of this case should reach, on this machine. */
+  readonly targetRate?: RateTarget;
   start(context: CaseContext): Promise<CaseTarget>;
 }
 
@@ -41,15 +50,43 @@ export const BARE_CASE = 'bare';
 
 /**
  * Starts the core (built with the default issuer) on a fresh database and key prefix, and
- * returns a signer for its bench key, making tokens of the longest lifetime v3 accepts.
+ * returns a signer for its bench key, making tokens of the longest lifetime v3 accepts. The key
+ * has the view scope, or those of `keyScopes`; `creditLineUsd` sets its (live) book's credit line.
  */
-async function startCore(context: CaseContext): Promise<{ server: ServerProcess; signer: V3RequestSigner }> {
+async function startCore(
+  context: CaseContext,
+  options: { readonly keyScopes?: string; readonly creditLineUsd?: string } = {},
+): Promise<{ server: ServerProcess; signer: V3RequestSigner }> {
   const { settings, cleanup } = context;
   const databaseUrl = await createBenchDatabase(settings.databaseUrl, cleanup);
   const redisKeyPrefix = createRedisPrefix(settings.redisUrl, cleanup);
-  const server = await context.launch('core', { databaseUrl, redisUrl: settings.redisUrl, redisKeyPrefix });
+  const server = await context.launch('core', { databaseUrl, redisUrl: settings.redisUrl, redisKeyPrefix, ...options });
   const keyFile = keyFileSchema.parse(server.info.keyFile);
   return { server, signer: new V3RequestSigner(loadKey(keyFile), { issuer: CORE_DEFAULTS.issuer, lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS }) };
+}
+
+/**
+ * The trading cases' book: a live book starts without credit, and every trade commits its USD
+ * value until settlement (which the bench never runs). A line this large (1e15 USD, against
+ * about 1,090 USD a trade) cannot run out in any run; set by SQL when the core starts.
+ */
+const TRADING_CORE = { keyScopes: 'view,trade', creditLineUsd: '1000000000000000' } as const;
+
+/** What each trading case's quote asks: 1,000.00 EUR bought with USD, the price held 60 s (the most v3 gives). */
+const QUOTE_BODY = JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '1000.00', amountCurrency: 'EUR', validForSeconds: 60 });
+
+/** A signed POST with its own Idempotency-Key; the body is sent as the exact string signed. */
+async function signedPost(signer: V3RequestSigner, path: string, body: string, keyKind: string): Promise<PreparedRequest> {
+  const headers = await signer.headers({ method: 'POST', pathAndQuery: path, body, idempotencyKey: `bench-${keyKind}-${randomUUID()}` });
+  return { method: 'POST', path, headers, body };
+}
+
+/** The id of the quote a 2xx answer to POST /v3/fx/quotes carries. */
+function quoteIdOf(answer: ReceivedResponse): string {
+  const parsed: unknown = JSON.parse(answer.body);
+  const id = (parsed as { data?: { id?: unknown } } | null)?.data?.id;
+  if (typeof id !== 'string' || id === '') throw new Error(`the quote answer carries no data.id: ${answer.body.slice(0, 200)}`);
+  return id;
 }
 
 export const BENCH_CASES: readonly BenchCase[] = [
@@ -75,6 +112,42 @@ export const BENCH_CASES: readonly BenchCase[] = [
           kind: 'single-use',
           lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
           make: async () => ({ method: 'GET', path, headers: await signer.headers({ method: 'GET', pathAndQuery: path }) }),
+        },
+      };
+    },
+  },
+  {
+    name: 'v3-quotes',
+    description:
+      'POST /v3/fx/quotes alone on the core (buy 1,000.00 EUR with USD): JWT + request signature, nonce, rate limit and Idempotency-Key in Redis, ' +
+      'the book read and the quote written in PostgreSQL',
+    async start(context) {
+      const { server, signer } = await startCore(context, TRADING_CORE);
+      return {
+        url: server.url,
+        servers: [server],
+        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') },
+      };
+    },
+  },
+  {
+    name: 'v3-quote-trade',
+    description:
+      'POST /v3/fx/quotes then POST /v3/fx/trades executing the quote just made, over and over from each worker, on the core: every request ' +
+      'signed with its own token and Idempotency-Key (Redis); the trade locks the quote, reserves credit on the book and posts its ledger ' +
+      'movement in one PostgreSQL transaction. The live book\'s credit line is set to 1e15 USD by SQL at start (about 1,090 USD a trade)',
+    targetRate: { row: 'trades', requestsPerSecond: 500 },
+    async start(context) {
+      const { server, signer } = await startCore(context, TRADING_CORE);
+      return {
+        url: server.url,
+        servers: [server],
+        plan: {
+          kind: 'chained',
+          labels: ['quotes', 'trades'],
+          lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+          makeFirst: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote'),
+          makeSecond: (quote) => signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'trade'),
         },
       };
     },

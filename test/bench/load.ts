@@ -9,26 +9,23 @@
  * rate is the estimate. The measured run is bounded by time over a pool with headroom above
  * that rate; a take from an empty pool sends a request that fails, which the report counts
  * and the run fails on.
+ *
+ * Chained plans (a request that needs the answer to the one before) do not fit autocannon's
+ * pre-made requests; chained-load.ts runs them with a loop of its own, measured the same way.
  */
 import autocannon from 'autocannon';
-import { RequestPool, type PoolStats, type PreparedRequest, type RequestPlan } from './requests.js';
-
-export interface LoadSettings {
-  readonly connections: number;
-  readonly pipelining: number;
-  readonly durationSeconds: number;
-  readonly warmupSeconds: number;
-}
-
-export interface CaseMeasurement {
-  readonly result: autocannon.Result;
-  /** Latency percentiles of the 2xx responses, in milliseconds, at microsecond resolution. */
-  readonly latencyMs: { readonly p50: number; readonly p99: number };
-  /** Requests per second the server took in each warm-up round (one for reusable requests). */
-  readonly warmupRates: readonly number[];
-  /** For single-use requests: the measured run's pool. */
-  readonly pool: PoolStats | null;
-}
+import { measureChained } from './chained-load.js';
+import {
+  assertPoolLastsTheRun,
+  MEASURED_POOL_HEADROOM,
+  percentile,
+  REQUEST_TIMEOUT_SECONDS,
+  type CaseMeasurement,
+  type LoadSettings,
+  type RowMeasurement,
+  type RunShape,
+} from './measurement.js';
+import { RequestPool, type PreparedRequest, type RequestPlan } from './requests.js';
 
 /** Requests of the first warm-up round, per connection, before any rate is known: few, as a cold server is slow. */
 const FIRST_ROUND_REQUESTS_PER_CONNECTION = 5;
@@ -36,20 +33,6 @@ const FIRST_ROUND_REQUESTS_PER_CONNECTION = 5;
 const MIN_WARMUP_ROUNDS = 2;
 /** Seconds of load per later warm-up round: short, so the last one sees a warm server. */
 const WARMUP_ROUND_SECONDS = 1;
-/**
- * The measured pool holds this many times the last warm-up rate: the machine is shared, and
- * rates jump. Spare requests cost only signing time (about 0.1 ms each) and memory.
- */
-export const MEASURED_POOL_HEADROOM = 3;
-/** Seconds a request must still be valid for after the measured run ends (margin for clock granularity and slow responses). */
-const TOKEN_SAFETY_SECONDS = 10;
-/** Seconds a request may wait for its answer; beyond it autocannon counts a timeout (an error). */
-const REQUEST_TIMEOUT_SECONDS = 10;
-
-interface RunShape {
-  readonly url: string;
-  readonly settings: LoadSettings;
-}
 
 /** autocannon's callback form, for the instance (its events) and the result. */
 function runAutocannon(options: autocannon.Options, onInstance?: (instance: autocannon.Instance) => void): Promise<autocannon.Result> {
@@ -94,7 +77,7 @@ function poolRequests(pool: RequestPool): autocannon.Request[] {
  * autocannon's latency histogram keeps whole milliseconds, too coarse for a route answering in
  * one or two; this keeps every 2xx latency (as autocannon does: errors are not latencies).
  */
-async function timedRun(options: autocannon.Options): Promise<Pick<CaseMeasurement, 'result' | 'latencyMs'>> {
+async function timedRun(options: autocannon.Options): Promise<RowMeasurement> {
   const latencies: number[] = [];
   const result = await runAutocannon(options, (instance) =>
     instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
@@ -102,9 +85,16 @@ async function timedRun(options: autocannon.Options): Promise<Pick<CaseMeasureme
     }),
   );
   latencies.sort((a, b) => a - b);
-  // Nearest rank: the smallest latency at or above which the fraction p of responses fall.
-  const percentile = (p: number): number => latencies[Math.max(0, Math.ceil(p * latencies.length) - 1)] ?? Number.NaN;
-  return { result, latencyMs: { p50: percentile(0.5), p99: percentile(0.99) } };
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
+  return {
+    label: null,
+    requestsPerSecond: result.requests.mean,
+    latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    statusCodes,
+  };
 }
 
 /** Responses per second over a run, counted from its start to its last response (autocannon ends on a 1 s tick after that). */
@@ -140,7 +130,7 @@ async function measureReusable(shape: RunShape, request: PreparedRequest): Promi
   const warmup = await rateOf({ ...fixed, duration: shape.settings.warmupSeconds });
   assertClean(warmup.result, 'warm-up');
   const measured = await timedRun({ ...fixed, duration: shape.settings.durationSeconds });
-  return { ...measured, warmupRates: [warmup.rate], pool: null };
+  return { rows: [measured], warmupRates: [warmup.rate], pool: null, chained: null };
 }
 
 /** Warm-up rounds until warmupSeconds of load (and two rounds at least); returns each round's rate, the last being the estimate. */
@@ -167,22 +157,22 @@ async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { ki
 
   const size = Math.ceil(warmupRate * durationSeconds * MEASURED_POOL_HEADROOM) + connections;
   const pool = await RequestPool.fill(() => plan.make(), size);
-  // The last request may be sent at the end of the run: it must still be valid then.
-  const ageAtEnd = pool.ageSeconds() + durationSeconds;
-  if (ageAtEnd > plan.lifetimeSeconds - TOKEN_SAFETY_SECONDS) {
-    throw new Error(
-      `${size} single-use requests took ${pool.ageSeconds().toFixed(1)} s to make; with a ${durationSeconds} s run the oldest would be ` +
-        `${ageAtEnd.toFixed(0)} s old at the end, too close to their ${plan.lifetimeSeconds} s lifetime. Shorten BENCH_DURATION.`,
-    );
-  }
+  assertPoolLastsTheRun(pool, durationSeconds, plan.lifetimeSeconds);
   const measured = await timedRun({ ...baseOptions(shape), duration: durationSeconds, requests: poolRequests(pool) });
-  return { ...measured, warmupRates, pool: pool.stats() };
+  return { rows: [measured], warmupRates, pool: pool.stats(), chained: null };
 }
 
 /** Warm-up, then the measured run, against the server at url. */
 export function measure(url: string, plan: RequestPlan, settings: LoadSettings): Promise<CaseMeasurement> {
   const shape = { url, settings };
-  return plan.kind === 'reusable' ? measureReusable(shape, plan.request) : measureSingleUse(shape, plan);
+  switch (plan.kind) {
+    case 'reusable':
+      return measureReusable(shape, plan.request);
+    case 'single-use':
+      return measureSingleUse(shape, plan);
+    case 'chained':
+      return measureChained(shape, plan);
+  }
 }
 
 /**
@@ -190,8 +180,21 @@ export function measure(url: string, plan: RequestPlan, settings: LoadSettings):
  * than as a column of non-2xx counts.
  */
 export async function probe(url: string, plan: RequestPlan): Promise<void> {
-  const request = plan.kind === 'reusable' ? plan.request : await plan.make();
-  const response = await fetch(new URL(request.path, url), { method: request.method, headers: request.headers, body: request.body ?? null });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`probe ${request.method} ${request.path}: ${response.status} ${text.slice(0, 500)}`);
+  const send = async (request: PreparedRequest) => {
+    const response = await fetch(new URL(request.path, url), { method: request.method, headers: request.headers, body: request.body ?? null });
+    const body = await response.text();
+    if (!response.ok) throw new Error(`probe ${request.method} ${request.path}: ${response.status} ${body.slice(0, 500)}`);
+    return { statusCode: response.status, body };
+  };
+  switch (plan.kind) {
+    case 'reusable':
+      await send(plan.request);
+      return;
+    case 'single-use':
+      await send(await plan.make());
+      return;
+    case 'chained':
+      await send(await plan.makeSecond(await send(await plan.makeFirst())));
+      return;
+  }
 }

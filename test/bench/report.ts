@@ -3,7 +3,8 @@
  * is shared by the server, the load generator, PostgreSQL and Redis) and any failure.
  */
 import os from 'node:os';
-import { MEASURED_POOL_HEADROOM, type CaseMeasurement } from './load.js';
+import type { RateTarget } from './cases.js';
+import { MEASURED_POOL_HEADROOM, type CaseMeasurement, type RowMeasurement } from './measurement.js';
 import { BENCH_RATE_LIMITS } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
 
@@ -11,25 +12,33 @@ export interface CaseReport {
   readonly name: string;
   readonly description: string;
   readonly targetRatioToBare: number | undefined;
+  readonly targetRate: RateTarget | undefined;
   readonly measurement: CaseMeasurement;
   /** RSS in bytes of each server process of the case, at the end of its measured run. */
   readonly servers: readonly { readonly app: string; readonly pid: number; readonly rss: number }[];
 }
 
+function rowName(report: CaseReport, row: RowMeasurement): string {
+  return row.label === null ? report.name : `${report.name} ${row.label}`;
+}
+
 /** A case failed when any request of its measured run did not get a 2xx answer. */
 export function failuresOf(report: CaseReport): string[] {
-  const { result, pool } = report.measurement;
+  const { rows, pool, chained } = report.measurement;
   const failures: string[] = [];
-  if (result.errors > 0) failures.push(`${result.errors} connection errors (${result.timeouts} of them timeouts)`);
-  if (result.non2xx > 0) failures.push(`${result.non2xx} non-2xx responses (status counts ${JSON.stringify(result.statusCodeStats ?? {})})`);
+  for (const row of rows) {
+    const of = row.label === null ? '' : ` (${row.label})`;
+    if (row.errors > 0) failures.push(`${row.errors} connection errors${of} (${row.timeouts} of them timeouts)`);
+    if (row.non2xx > 0) failures.push(`${row.non2xx} non-2xx responses${of} (status counts ${JSON.stringify(row.statusCodes)})`);
+  }
   if (pool !== null && pool.dry > 0) failures.push(`the pool of ${pool.size} signed requests ran dry: ${pool.dry} requests went unsigned`);
+  if (chained !== null && failures.length > 0 && chained.failureSamples.length > 0) failures.push(`first failures: ${chained.failureSamples.join(' | ')}`);
   return failures;
 }
 
-function ratioToBare(report: CaseReport, bare: CaseReport | undefined): number | null {
-  if (bare === undefined) return null;
-  const bareRate = bare.measurement.result.requests.mean;
-  return bareRate > 0 ? report.measurement.result.requests.mean / bareRate : null;
+function ratioToBare(row: RowMeasurement, bare: CaseReport | undefined): number | null {
+  const bareRate = bare?.measurement.rows[0]?.requestsPerSecond ?? 0;
+  return bareRate > 0 ? row.requestsPerSecond / bareRate : null;
 }
 
 function formatRatio(ratio: number | null): string {
@@ -49,37 +58,59 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-function caseRow(report: CaseReport, bare: CaseReport | undefined): string[] {
-  const { result, latencyMs } = report.measurement;
-  const ratio = ratioToBare(report, bare);
-  const target =
-    report.targetRatioToBare === undefined ? '' : ratio === null ? 'n/a' : `${ratio >= report.targetRatioToBare ? 'met' : 'MISSED'} (≥${formatRatio(report.targetRatioToBare)})`;
-  return [
-    report.name,
-    result.requests.mean.toFixed(0),
-    latencyMs.p50.toFixed(2),
-    latencyMs.p99.toFixed(2),
-    `${result.errors}/${result.non2xx}`,
-    report.name === bare?.name ? '100%' : formatRatio(ratio),
-    target,
-    report.servers.map((server) => megabytes(server.rss)).join(' + '),
-  ];
+/** The target cell of a row: a ratio target applies to the case's first row, a rate target to the row it names. */
+function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null): string {
+  const { targetRatioToBare, targetRate } = report;
+  if (targetRatioToBare !== undefined && row === report.measurement.rows[0]) {
+    return ratio === null ? 'n/a' : `${ratio >= targetRatioToBare ? 'met' : 'MISSED'} (≥${formatRatio(targetRatioToBare)})`;
+  }
+  if (targetRate !== undefined && row.label === targetRate.row) {
+    return `${row.requestsPerSecond >= targetRate.requestsPerSecond ? 'met' : 'MISSED'} (≥${targetRate.requestsPerSecond}/s)`;
+  }
+  return '';
+}
+
+function caseRows(report: CaseReport, bare: CaseReport | undefined): string[][] {
+  return report.measurement.rows.map((row, index) => {
+    const ratio = ratioToBare(row, bare);
+    return [
+      rowName(report, row),
+      row.requestsPerSecond.toFixed(0),
+      row.latencyMs.p50.toFixed(2),
+      row.latencyMs.p99.toFixed(2),
+      `${row.errors}/${row.non2xx}`,
+      report.name === bare?.name ? '100%' : formatRatio(ratio),
+      targetCell(report, row, ratio),
+      // The servers' RSS once per case, on its first row.
+      index === 0 ? report.servers.map((server) => megabytes(server.rss)).join(' + ') : '',
+    ];
+  });
 }
 
 function poolNote(report: CaseReport): string | null {
-  const { pool, warmupRates } = report.measurement;
+  const { pool, warmupRates, chained, rows } = report.measurement;
   if (pool === null) return null;
   const rates = warmupRates.map((rate) => rate.toFixed(0)).join(', ');
-  return (
-    `  ${report.name}: ${pool.size} signed requests made in ${pool.generationSeconds.toFixed(1)} s before the run ` +
-    `(${MEASURED_POOL_HEADROOM}x the last warm-up rate; warm-up rounds at ${rates} req/s), ${pool.taken} used, ${pool.dry} missing; ` +
-    `oldest token ${pool.maxAgeSeconds.toFixed(1)} s old when sent`
-  );
+  const what = chained === null ? 'signed requests' : `signed first requests (${rows[0]?.label ?? 'first'})`;
+  const unit = chained === null ? 'req/s' : 'pairs/s';
+  const lines = [
+    `  ${report.name}: ${pool.size} ${what} made in ${pool.generationSeconds.toFixed(1)} s before the run ` +
+      `(${MEASURED_POOL_HEADROOM}x the last warm-up rate; warm-up rounds at ${rates} ${unit}), ${pool.taken} used, ${pool.dry} missing; ` +
+      `oldest token ${pool.maxAgeSeconds.toFixed(1)} s old when sent`,
+  ];
+  if (chained !== null) {
+    lines.push(
+      `    ${rows[1]?.label ?? 'second requests'}: each signed in the loop from the answer to its first request, ${chained.makeSecondMsMean.toFixed(2)} ms mean ` +
+        `(load-generator time between the two, in neither latency); ${chained.unchained} first requests answered as the run ended had none`,
+    );
+  }
+  return lines.join('\n');
 }
 
 export function formatReport(reports: readonly CaseReport[], bareName: string, settings: BenchSettings, loadAverage: readonly number[]): string {
   const bare = reports.find((report) => report.name === bareName);
-  const rows = reports.map((report) => caseRow(report, bare));
+  const rows = reports.flatMap((report) => caseRows(report, bare));
+  const chained = reports.some((report) => report.measurement.chained !== null);
   const cpus = os.cpus();
   const lines = [
     table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'target', 'server RSS'], rows),
@@ -89,6 +120,12 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
     '',
     `Runs: autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.durationSeconds} s measured after a ` +
       `${settings.warmupSeconds} s warm-up; latency per request; RSS of the server process after its run. Node ${process.version}.`,
+    ...(chained
+      ? [
+          `Chained cases (a request made from the answer to the one before): ${settings.connections} workers over an undici pool of as many ` +
+            'connections, each sending a pair and then the next; a row per kind of request, its rate counting the answers within the run.',
+        ]
+      : []),
     `Machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), shared by the server process, the load generator ` +
       `(a separate process), PostgreSQL and Redis, and by anything else running; load average ${loadAverage.map((value) => value.toFixed(2)).join(' ')} at the start. ` +
       'Compare cases within one run, not across runs or machines.',

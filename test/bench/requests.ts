@@ -21,7 +21,31 @@ export type RequestPlan =
    * Every request made once, before the run, and sent once. `lifetimeSeconds` is how long a
    * made request stays acceptable (the token lifetime): the run must use it up before then.
    */
-  | { readonly kind: 'single-use'; readonly lifetimeSeconds: number; make(): Promise<PreparedRequest> };
+  | { readonly kind: 'single-use'; readonly lifetimeSeconds: number; make(): Promise<PreparedRequest> }
+  | ChainedPlan;
+
+/** A response as the chained load loop read it: status and the whole body. */
+export interface ReceivedResponse {
+  readonly statusCode: number;
+  readonly body: string;
+}
+
+/**
+ * Pairs of requests where the second depends on the first's answer (execute the quote just
+ * created), so neither can be a fixed pool alone: each of `connections` workers sends a first
+ * request, waits for its answer, then makes (signs) and sends the second, and again. First
+ * requests are single use and made before the timed run like a single-use plan's
+ * (`lifetimeSeconds` the same); second requests are made in the loop, after each answer.
+ */
+export interface ChainedPlan {
+  readonly kind: 'chained';
+  /** Report labels of the two requests, plural nouns ('quotes', 'trades'). */
+  readonly labels: readonly [first: string, second: string];
+  readonly lifetimeSeconds: number;
+  makeFirst(): Promise<PreparedRequest>;
+  /** The second request from the first's 2xx answer; a throw is counted as that pair's failure. */
+  makeSecond(first: ReceivedResponse): Promise<PreparedRequest>;
+}
 
 /** Requests made at once: enough to keep the signer busy, few enough to bound memory in flight. */
 const MAKE_BATCH = 64;

@@ -40,7 +40,14 @@ async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: C
   console.error(`[bench] ${benchCase.name}: warming up, then ${settings.durationSeconds} s measured`);
   const measurement = await measure(target.url, target.plan, settings);
   const servers = await Promise.all(target.servers.map(async (server) => ({ app: server.app, pid: server.pid, rss: await server.rss() })));
-  return { name: benchCase.name, description: benchCase.description, targetRatioToBare: benchCase.targetRatioToBare, measurement, servers };
+  return {
+    name: benchCase.name,
+    description: benchCase.description,
+    targetRatioToBare: benchCase.targetRatioToBare,
+    targetRate: benchCase.targetRate,
+    measurement,
+    servers,
+  };
 }
 
 async function main(): Promise<number> {

@@ -7,6 +7,7 @@ import { buildCoreApp } from '../../src/core/app.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { SCOPES, type Scope } from '../../src/lib/auth/credentials.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
@@ -35,6 +36,14 @@ function setting(config: ServerConfig, name: string): string {
   return value;
 }
 
+/** `keyScopes`: the bench key's scopes, comma-separated; view only when absent. */
+function keyScopes(config: ServerConfig): Scope[] {
+  const names = (config.keyScopes ?? 'view').split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(SCOPES as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`server config keyScopes names unknown scopes: ${unknown.join(', ')}`);
+  return names as Scope[];
+}
+
 /** The floor every other case is compared with: fastify 5 with nothing but a route. */
 async function bare(): Promise<ServedApp> {
   const app = Fastify();
@@ -45,8 +54,9 @@ async function bare(): Promise<ServedApp> {
 /**
  * The real core on real PostgreSQL and Redis, in the database and under the key prefix the
  * load process made (it drops them afterwards even if this process dies). It registers one
- * live key with the view scope and hands the key file to the load process, as a dashboard
- * hands one to a client.
+ * live key (view scope, or `keyScopes`) and hands the key file to the load process, as a
+ * dashboard hands one to a client. A live book starts without credit: `creditLineUsd` sets
+ * the bench org's, with the UPDATE an operator's `fxgate orgs set-credit-line` makes.
  */
 async function core(config: ServerConfig): Promise<ServedApp> {
   const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
@@ -54,7 +64,15 @@ async function core(config: ServerConfig): Promise<ServedApp> {
   try {
     await migrate(db);
     const registry = new KeyRegistry(db);
-    const keyFile = await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live', label: 'bench' });
+    const orgId = newUuid();
+    const keyFile = await registry.createKey({ orgId, scopes: keyScopes(config), mode: 'live', label: 'bench' });
+    if (config.creditLineUsd !== undefined) {
+      const { rowCount } = await db.query(
+        "UPDATE org_environments SET credit_line_usd = $1::numeric, updated_at = now() WHERE org_id = $2 AND environment = 'live'",
+        [config.creditLineUsd, orgId],
+      );
+      if (rowCount !== 1) throw new Error(`the bench org ${orgId} has no live book to set the credit line of`);
+    }
     const app = await buildCoreApp({ db, store, registry }, { logLevel: 'warn', rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes } });
     return {
       app,

@@ -71,46 +71,51 @@ function assertBalanced(postings: readonly Posting[]): void {
   for (const [currency, sum] of sums) if (!sum.isZero()) throw new UnbalancedMovementError(currency, formatDecimal(sum));
 }
 
-/** Posts a balanced movement inside the caller's transaction and returns its transaction id. */
+/**
+ * Posts a balanced movement inside the caller's transaction and returns its transaction id.
+ * One statement does it all (create missing accounts, add to their balances, write the
+ * transaction and its entries): an account row stays locked from this statement until the
+ * caller commits, so every round trip saved here is lock time saved for the next movement of
+ * the same accounts. Rows are taken in a fixed order, so concurrent movements cannot deadlock.
+ */
 export async function postMovement(tx: Queryable, movement: Movement): Promise<string> {
   assertBalanced(movement.postings);
   const totals = totalsByAccount(movement.postings);
   const transactionId = newId('ledgerTransaction');
-  await tx.query('INSERT INTO ledger_transactions (id, org_id, environment, kind, reference_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-    transactionId,
-    movement.orgId,
-    movement.environment,
-    movement.kind,
-    movement.referenceId,
-    movement.at,
-  ]);
-  for (const total of totals) {
-    const accountId = await ensureAccount(tx, movement, total.account, total.currency);
-    await tx.query('UPDATE ledger_accounts SET balance = balance + $2::numeric, updated_at = $3 WHERE id = $1', [
-      accountId,
-      formatDecimal(total.amount),
+  await tx.query(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS i(new_id, kind, currency, amount, position)
+     ),
+     accounts AS (
+       INSERT INTO ledger_accounts (id, org_id, environment, kind, currency, balance, created_at, updated_at)
+       SELECT new_id, $5, $6, kind, currency, amount, $8, $8 FROM input ORDER BY position
+       ON CONFLICT (org_id, environment, kind, currency)
+       DO UPDATE SET balance = ledger_accounts.balance + EXCLUDED.balance, updated_at = EXCLUDED.updated_at
+       RETURNING id, kind, currency
+     ),
+     transaction AS (
+       INSERT INTO ledger_transactions (id, org_id, environment, kind, reference_id, created_at)
+       VALUES ($9, $5, $6, $7, $10, $8)
+       RETURNING id
+     )
+     INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
+     SELECT transaction.id, accounts.id, input.currency, input.amount
+       FROM input JOIN accounts USING (kind, currency) CROSS JOIN transaction
+      ORDER BY input.position`,
+    [
+      totals.map(() => newId('balance', movement.at.getTime())),
+      totals.map((total) => total.account),
+      totals.map((total) => total.currency),
+      totals.map((total) => formatDecimal(total.amount)),
+      movement.orgId,
+      movement.environment,
+      movement.kind,
       movement.at,
-    ]);
-    await tx.query('INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES ($1, $2, $3, $4::numeric)', [
       transactionId,
-      accountId,
-      total.currency,
-      formatDecimal(total.amount),
-    ]);
-  }
-  return transactionId;
-}
-
-/** The account's id, creating the account on its first movement. */
-async function ensureAccount(tx: Queryable, movement: Movement, kind: AccountKind, currency: string): Promise<string> {
-  const { rows } = await tx.query<{ id: string }>(
-    `INSERT INTO ledger_accounts (id, org_id, environment, kind, currency, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6)
-     ON CONFLICT (org_id, environment, kind, currency) DO UPDATE SET kind = EXCLUDED.kind
-     RETURNING id`,
-    [newId('balance'), movement.orgId, movement.environment, kind, currency, movement.at],
+      movement.referenceId,
+    ],
   );
-  return rows[0]!.id;
+  return transactionId;
 }
 
 export interface AccountBalance {

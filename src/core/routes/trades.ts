@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
+import { failpoint } from '../../lib/failpoints.js';
 import { defineOperation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
@@ -41,8 +42,15 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
           throw error;
         });
         setResourceId(trade.id);
-        const fresh = (await findTrade(context.db, principal, trade.id))!;
-        return { body: { data: toTradeRecord(fresh, await context.reference()) } };
+        try {
+          failpoint('trade.after-commit');
+          const fresh = (await findTrade(context.db, principal, trade.id))!;
+          return { body: { data: toTradeRecord(fresh, await context.reference()) } };
+        } catch (error) {
+          // The trade is committed; a failure while answering is still this write's 500, with
+          // the id to fetch it by (spec 7.2, 7.4), never a bare INTERNAL_ERROR or a 503.
+          throw new ApiError('TRADE_EXECUTION_FAILED', { resourceId: trade.id }, { cause: error });
+        }
       },
     }),
     defineOperation({

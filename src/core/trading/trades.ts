@@ -1,7 +1,7 @@
 /**
- * Trades: a quote executed, exactly once. One SQL transaction locks the quote, reserves the
- * trade's USD value on the credit line with a conditional update (so racing trades cannot both
- * take the last of the line), inserts the trade and posts its ledger movement. The trade row
+ * Trades: a quote executed, exactly once. One SQL transaction locks the quote, inserts the
+ * trade, posts its ledger movement and reserves the trade's USD value on the credit line with a
+ * conditional update (so racing trades cannot both take the last of the line). The trade row
  * carries the Idempotency-Key under a unique constraint, so a retry whose record the
  * idempotency store lost finds the trade instead of making a second one.
  */
@@ -185,16 +185,24 @@ export async function executeTrade(
   try {
     return await context.db.transaction(async (tx) => {
       const quote = await lockQuote(tx, principal, input.quoteId);
-      const used = await tx.query<{ id: string }>('SELECT id FROM trades WHERE quote_id = $1', [quote.id]);
-      if (used.rows[0]) throw new ApiError('QUOTE_ALREADY_USED', { quoteId: quote.id, tradeId: used.rows[0].id });
+      // A separate statement, after the lock: under READ COMMITTED it sees a trade that a racing
+      // transaction committed while this one waited for the quote (a subquery of the locking
+      // statement would not).
+      const used = await tx.query<{ id: string; idempotency_key: string }>('SELECT id, idempotency_key FROM trades WHERE quote_id = $1', [quote.id]);
+      if (used.rows[0]) {
+        // An attempt with this same key executed the quote while this one waited for its lock
+        // (both got past a store that had lost the key): that trade is this request's answer.
+        if (used.rows[0].idempotency_key === input.idempotency.key) {
+          const winner = await findByIdempotencyKey(tx, principal, input.idempotency.key);
+          if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
+        }
+        throw new ApiError('QUOTE_ALREADY_USED', { quoteId: quote.id, tradeId: used.rows[0].id });
+      }
       checkQuoteUsable(quote, now, input.reverses);
 
       const book = await readOrgBook(tx, principal.orgId, principal.environment);
       if (!book) throw new Error(`no ${principal.environment} book for org ${principal.orgId}`);
       assertTradingAllowed(book, quote.buy_currency, quote.sell_currency);
-      // A reversal closes a position: it commits no credit of its own.
-      if (!input.reverses) await reserveCredit(tx, principal, parseDecimal(quote.sell_usd_value));
-      failpoint('trade.after-credit');
 
       const { rows } = await tx.query<TradeRow>(
         `INSERT INTO trades (id, org_id, environment, quote_id, idempotency_key, request_fingerprint, buy_currency, sell_currency,
@@ -227,6 +235,8 @@ export async function executeTrade(
       );
       const trade = rows[0]!;
       failpoint('trade.after-insert');
+      // The rows every trade of this book contends on (its accounts, its credit) are touched
+      // last, so they stay locked only for the last statements and the commit.
       await postMovement(tx, {
         orgId: principal.orgId,
         environment: principal.environment,
@@ -236,6 +246,9 @@ export async function executeTrade(
         postings: tradePostings(trade),
       });
       failpoint('trade.after-ledger');
+      // A reversal closes a position: it commits no credit of its own.
+      if (!input.reverses) await reserveCredit(tx, principal, parseDecimal(quote.sell_usd_value));
+      failpoint('trade.after-credit');
       await hooks.inTransaction?.(tx, trade);
       return trade;
     });

@@ -1,0 +1,71 @@
+/**
+ * What a measured run yields, and the rules every load generator of the bench (autocannon in
+ * load.ts, the chained loop in chained-load.ts) follows: pool headroom, token lifetime, timeout.
+ */
+import type { ChainedStats } from './chained-load.js';
+import type { PoolStats, RequestPool } from './requests.js';
+
+export interface LoadSettings {
+  readonly connections: number;
+  readonly pipelining: number;
+  readonly durationSeconds: number;
+  readonly warmupSeconds: number;
+}
+
+/** One kind of request of a measured run: a row of the report. */
+export interface RowMeasurement {
+  /** What the row counts when a case has several (a chained plan's 'quotes', 'trades'); null for a case's only row. */
+  readonly label: string | null;
+  /** Responses per second: autocannon's mean of its per-second counts, or the count over the run for a chained plan. */
+  readonly requestsPerSecond: number;
+  /** Latency percentiles of the 2xx responses, in milliseconds, at microsecond resolution. */
+  readonly latencyMs: { readonly p50: number; readonly p99: number };
+  /** Requests without an answer: connection errors, timeouts included. */
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly non2xx: number;
+  /** Responses by status code. */
+  readonly statusCodes: Readonly<Record<string, number>>;
+}
+
+export interface CaseMeasurement {
+  /** One row per kind of request, the case's own first. */
+  readonly rows: readonly RowMeasurement[];
+  /** Requests (pairs, for a chained plan) per second the server took in each warm-up round (one for reusable requests). */
+  readonly warmupRates: readonly number[];
+  /** For single-use requests and the first requests of a chained plan: the measured run's pool. */
+  readonly pool: PoolStats | null;
+  /** For chained plans: what the loop did besides the rows. */
+  readonly chained: ChainedStats | null;
+}
+
+/**
+ * The measured pool holds this many times the last warm-up rate: the machine is shared, and
+ * rates jump. Spare requests cost only signing time (about 0.1 ms each) and memory.
+ */
+export const MEASURED_POOL_HEADROOM = 3;
+/** Seconds a request must still be valid for after the measured run ends (margin for clock granularity and slow responses). */
+export const TOKEN_SAFETY_SECONDS = 10;
+/** Seconds a request may wait for its answer; beyond it the load generator counts a timeout (an error). */
+export const REQUEST_TIMEOUT_SECONDS = 10;
+
+export interface RunShape {
+  readonly url: string;
+  readonly settings: LoadSettings;
+}
+
+/** Nearest rank over sorted values: the smallest value at or above which the fraction p of them fall. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** A pool's last request may be sent at the end of the run: it must still be valid then. */
+export function assertPoolLastsTheRun(pool: RequestPool, durationSeconds: number, lifetimeSeconds: number): void {
+  const ageAtEnd = pool.ageSeconds() + durationSeconds;
+  if (ageAtEnd > lifetimeSeconds - TOKEN_SAFETY_SECONDS) {
+    throw new Error(
+      `${pool.size} single-use requests took ${pool.ageSeconds().toFixed(1)} s to make; with a ${durationSeconds} s run the oldest would be ` +
+        `${ageAtEnd.toFixed(0)} s old at the end, too close to their ${lifetimeSeconds} s lifetime. Shorten BENCH_DURATION.`,
+    );
+  }
+}
