@@ -20,6 +20,8 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
     trustedProxies: [...extraTrustedProxies, ...config.FXGATE_TRUSTED_PROXIES],
     logLevel: config.LOG_LEVEL,
     trading: { spreadBps: config.FXGATE_SPREAD_BPS, reversalWindowMs: config.FXGATE_REVERSAL_WINDOW_SECONDS * 1000 },
+    withdrawalProcessor: { rail: { delayMs: config.FXGATE_RAIL_SIMULATION_DELAY_MS, failureRate: config.FXGATE_RAIL_SIMULATION_FAILURE_RATE } },
+    webhookWorker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
   };
 }
 

@@ -14,12 +14,20 @@ import { generateRequestId } from './http/request-context.js';
 import type { ErrorHandler } from './http/error-handler.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
 import { balanceOperations } from './routes/balances.js';
+import { depositOperations } from './routes/deposits.js';
+import { createDepositCompleter, type DepositCompleterOptions } from './settlement/deposit-completer.js';
 import { exposureOperations } from './routes/exposure.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { pairsOperations } from './routes/pairs.js';
 import { quoteOperations } from './routes/quotes.js';
 import { tradeOperations } from './routes/trades.js';
 import { tradeLifecycleOperations } from './routes/trade-lifecycle.js';
+import { withdrawalAccountOperations } from './routes/withdrawal-accounts.js';
+import { withdrawalOperations } from './routes/withdrawals.js';
+import { webhookEndpointOperations } from './routes/webhook-endpoints.js';
+import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
+import { SimulatedPaymentRail, type SimulatedRailOptions } from './settlement/payment-rails.js';
+import { createWithdrawalProcessor, type WithdrawalProcessorOptions } from './settlement/withdrawal-processor.js';
 import { createCursorCodec } from './pagination/cursor-codec.js';
 import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from './trading/rate-source.js';
 import { referenceData } from './trading/reference-data.js';
@@ -44,6 +52,21 @@ export interface CoreOptions {
   readonly trustedProxies?: readonly string[];
   readonly logLevel?: string;
   readonly trading?: Partial<TradingOptions>;
+  /** The completer of delayed sandbox deposits, run by buildCoreApp; `enabled: false` leaves it off. */
+  readonly depositCompleter?: DepositCompleterOptions & { readonly enabled?: boolean };
+  /**
+   * The processor of live withdrawals, run by buildCoreApp on the simulated payment rail
+   * (`rail`: its delay and failure rate); `enabled: false` leaves it off.
+   */
+  readonly withdrawalProcessor?: WithdrawalProcessorOptions & { readonly enabled?: boolean; readonly rail?: SimulatedRailOptions };
+  /** The webhook delivery worker, run by buildCoreApp; `enabled: false` leaves it off. */
+  readonly webhookWorker?: Partial<WebhookWorkerOptions> & { readonly enabled?: boolean };
+}
+
+/** Work the core runs beside its routes: started once the app is ready, stopped when it closes. */
+export interface BackgroundJob {
+  start(log: FastifyInstance['log']): void;
+  stop(): Promise<void>;
 }
 
 export const CORE_DEFAULTS = {
@@ -69,15 +92,27 @@ export async function coreOperations(deps: CoreDependencies, options: CoreOption
     now: deps.now ?? (() => new Date()),
   };
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return [...pairsOperations(reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading)];
+  return [...pairsOperations(reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading), ...depositOperations(trading, cursors), ...withdrawalAccountOperations(trading), ...withdrawalOperations(trading, cursors), ...webhookEndpointOperations(trading)];
 }
 
 export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}): Promise<FastifyInstance> {
-  return createV3App(deps, options, await coreOperations(deps, options));
+  const jobs: BackgroundJob[] = [];
+  if (options.depositCompleter?.enabled !== false) {
+    jobs.push(createDepositCompleter({ db: deps.db, reference: referenceData(deps.db), now: deps.now ?? (() => new Date()) }, options.depositCompleter));
+  }
+  if (options.withdrawalProcessor?.enabled !== false) {
+    const rail = new SimulatedPaymentRail(options.withdrawalProcessor?.rail);
+    jobs.push(createWithdrawalProcessor({ db: deps.db, reference: referenceData(deps.db), now: deps.now ?? (() => new Date()) }, rail, options.withdrawalProcessor));
+  }
+  if (options.webhookWorker?.enabled !== false) {
+    const { enabled: _enabled, ...workerOptions } = options.webhookWorker ?? {};
+    jobs.push(new WebhookDeliveryWorker({ db: deps.db, options: workerOptions, now: deps.now }));
+  }
+  return createV3App(deps, options, await coreOperations(deps, options), jobs);
 }
 
 /** A v3 application serving exactly these operations on the full pipeline. */
-export async function createV3App(deps: CoreDependencies, options: CoreOptions, operations: readonly Operation[]): Promise<FastifyInstance> {
+export async function createV3App(deps: CoreDependencies, options: CoreOptions, operations: readonly Operation[], jobs: readonly BackgroundJob[] = []): Promise<FastifyInstance> {
   const resolved = { ...CORE_DEFAULTS, ...options };
   // Fastify answers a few malformed requests (a bad percent-encoding in the URL) before any
   // hook runs; `frameworkErrors` routes them to the pipeline's error handler, bound below.
@@ -100,6 +135,10 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
     idempotencyLockTtlMs: resolved.idempotencyLockTtlMs,
   });
   registerHealthRoutes(app, [() => deps.db.query('SELECT 1').then(() => undefined), () => deps.store.ping()]);
+  app.addHook('onClose', async () => {
+    await Promise.all(jobs.map((job) => job.stop()));
+  });
   await app.ready();
+  for (const job of jobs) job.start(app.log);
   return app;
 }

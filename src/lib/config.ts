@@ -106,6 +106,10 @@ export const configSchema = z.object({
     ),
   FXGATE_SPREAD_BPS: z.coerce.number().int().min(0).max(1000).default(20).describe('Spread added to the mid rate in every quote, in basis points (20 = 0.20%), 0 to 1000.'),
   FXGATE_REVERSAL_WINDOW_SECONDS: positiveInt.default(1800).describe('How long after execution a trade can still be reversed, in seconds.'),
+  FXGATE_RAIL_SIMULATION_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(2000).describe('Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.'),
+  FXGATE_RAIL_SIMULATION_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0).describe('Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.'),
+  FXGATE_WEBHOOK_WORKER: z.enum(['on', 'off']).default('on').describe('`on`: this process delivers webhooks from the outbox (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.'),
+  FXGATE_WEBHOOK_POLL_MS: positiveInt.max(3_600_000).default(1000).describe('How often the webhook worker looks for due deliveries when the last round was not a full batch, in ms.'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
 });
 

@@ -6,21 +6,25 @@
  * - One record per client ledger account of the book (an account exists from the currency's
  *   first movement: a trade, a deposit). `id` is the account id (`bal_...`). A bounded list:
  *   no cursor, no pagination object. Sorted by currency code (code-point order: USD before USDC).
- * - amount: the maintained account balance, with the currency's decimals; negative while the
- *   org owes that currency (trades on credit).
- * - withdrawableAmount = withdrawableBalance(amount) = max(0, amount) for now. Pending
- *   withdrawals will be subtracted there, and only there, when withdrawals exist.
+ * - amount: the org's balance with the currency's decimals: its client ledger account plus
+ *   what its pending withdrawals hold (the withdrawal_hold account; the money is still the
+ *   org's until the withdrawal completes). Negative while the org owes that currency (trades
+ *   on credit).
+ * - withdrawableAmount = balance minus pending withdrawals, never below 0 (DESIGN 3.7). A
+ *   withdrawal moves its amount from the client account to the hold, so that is
+ *   withdrawableBalance(client balance) = max(0, client balance): nothing is subtracted twice.
  * - usdValue and withdrawableUsdValue: the amount × `rates.usdPrice(currency)`, rounded half-even
  *   to 2 decimals (a valuation for display, unlike the credit check's round-up).
  * - totals (next to `data`, for the v2 legacy shape): netPositiveUsd = sum of the positive
  *   usdValues, netNegativeUsd = sum of the negative ones (≤ 0), netUsd = their sum. They add up
  *   the rounded usdValues shown, so a reader can check the totals against the list.
- * - createdAt: the account's first movement; updatedAt: its latest.
+ * - createdAt: the account's first movement; updatedAt: its latest, or its hold's if later.
  * - Every amount is a decimal string.
  */
 import { Decimal, formatToDecimals } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
-import { type AccountBalance, readClientBalances } from '../ledger/ledger.js';
+import type { Queryable } from '../../lib/db/database.js';
+import type { AccountBalance } from '../ledger/ledger.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
 
@@ -51,8 +55,8 @@ export interface BalanceList {
 }
 
 /**
- * What the org may withdraw of a balance: all of it when positive, nothing when it owes.
- * Pending withdrawals (a later issue) will be subtracted here, never below 0.
+ * What the org may withdraw, given its client balance (which already excludes what pending
+ * withdrawals hold): all of it when positive, nothing when it owes.
  */
 export function withdrawableBalance(balance: Decimal): Decimal {
   return Decimal.max(0, balance);
@@ -68,17 +72,23 @@ interface ValuedBalance {
   readonly usdValue: Decimal;
 }
 
-function valueBalance(account: AccountBalance, usdPrice: Decimal, reference: ReferenceSnapshot): ValuedBalance {
+/** A client account with what pending withdrawals hold in its currency. */
+interface HeldBalance extends AccountBalance {
+  readonly held: Decimal;
+}
+
+function valueBalance(account: HeldBalance, usdPrice: Decimal, reference: ReferenceSnapshot): ValuedBalance {
   const decimals = reference.currencies.get(account.currency)!.decimals;
+  const amount = account.balance.plus(account.held);
   const withdrawable = withdrawableBalance(account.balance);
-  const usdValue = displayUsdValue(account.balance, usdPrice);
+  const usdValue = displayUsdValue(amount, usdPrice);
   return {
     usdValue,
     record: {
       object: 'balance',
       id: account.id,
       currency: account.currency,
-      amount: formatToDecimals(account.balance, decimals),
+      amount: formatToDecimals(amount, decimals),
       withdrawableAmount: formatToDecimals(withdrawable, decimals),
       usdValue: formatToDecimals(usdValue, 2),
       withdrawableUsdValue: formatToDecimals(displayUsdValue(withdrawable, usdPrice), 2),
@@ -98,9 +108,32 @@ export function balanceTotals(usdValues: readonly Decimal[]): BalanceTotals {
   };
 }
 
+/**
+ * The client accounts of the book with their holds. updatedAt is the later of the two: a
+ * withdrawal's completion moves only the hold, and changes the balance all the same.
+ */
+async function readHeldBalances(db: Queryable, book: Book): Promise<HeldBalance[]> {
+  const { rows } = await db.query<{ id: string; currency: string; balance: string; held: string; created_at: Date; updated_at: Date }>(
+    `SELECT c.id, c.currency, c.balance::text AS balance, coalesce(h.balance, 0)::text AS held, c.created_at,
+            greatest(c.updated_at, h.updated_at) AS updated_at
+       FROM ledger_accounts c
+       LEFT JOIN ledger_accounts h ON h.org_id = c.org_id AND h.environment = c.environment AND h.kind = 'withdrawal_hold' AND h.currency = c.currency
+      WHERE c.org_id = $1 AND c.environment = $2 AND c.kind = 'client'`,
+    [book.orgId, book.environment],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    currency: row.currency,
+    balance: new Decimal(row.balance),
+    held: new Decimal(row.held),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+}
+
 /** The book's balances and totals; see the rules at the top of this file. */
 export async function readBalances(context: Pick<TradingContext, 'db' | 'reference' | 'rates'>, book: Book): Promise<BalanceList> {
-  const [reference, accounts] = await Promise.all([context.reference(), readClientBalances(context.db, book.orgId, book.environment)]);
+  const [reference, accounts] = await Promise.all([context.reference(), readHeldBalances(context.db, book)]);
   // Code-point order: the SQL ORDER BY follows the database collation, which may differ.
   const sorted = [...accounts].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   const prices = await Promise.all(sorted.map((account) => context.rates.usdPrice(account.currency)));

@@ -1,0 +1,182 @@
+/**
+ * Webhook endpoints: where an org's events go. The URL rule, the secret, and the rows. An
+ * endpoint belongs to one book (org + environment) and hears only that book's events.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Mode } from '../../lib/auth/credentials.js';
+import type { Database, Queryable } from '../../lib/db/database.js';
+import { ApiError } from '../../lib/errors/api-error.js';
+import { newId } from '../../lib/ids.js';
+
+/** Every event type the core emits (`<resource>.<status in lower case>`, DESIGN 3.8). */
+export const WEBHOOK_EVENT_TYPES = [
+  'deposit.pending',
+  'deposit.completed',
+  'deposit.failed',
+  'withdrawal.pending',
+  'withdrawal.processing',
+  'withdrawal.completed',
+  'withdrawal.failed',
+  'withdrawal.cancelled',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/**
+ * Active endpoints per book. The list is a bounded list (complete `data`, no cursor, like
+ * pairs), which only holds if the number it can return is bounded; every event also fans out
+ * to each of them inside the transaction that records it.
+ */
+export const MAX_ACTIVE_ENDPOINTS = 20;
+export const MAX_URL_LENGTH = 2048;
+
+export interface WebhookEndpointRow {
+  readonly id: string;
+  readonly org_id: string;
+  readonly environment: Mode;
+  readonly url: string;
+  readonly event_types: string[];
+  readonly status: 'ACTIVE' | 'DELETED';
+  readonly created_at: Date;
+  readonly deleted_at: Date | null;
+}
+
+export interface WebhookEndpointRecord {
+  readonly object: 'webhook_endpoint';
+  readonly id: string;
+  readonly url: string;
+  /** Empty: every event type. */
+  readonly eventTypes: string[];
+  readonly status: 'ACTIVE' | 'DELETED';
+  readonly createdAt: string;
+  readonly deletedAt: string | null;
+}
+
+const COLUMNS = 'id, org_id, environment, url, event_types, status, created_at, deleted_at';
+
+export function toWebhookEndpointRecord(row: WebhookEndpointRow): WebhookEndpointRecord {
+  return {
+    object: 'webhook_endpoint',
+    id: row.id,
+    url: row.url,
+    eventTypes: row.event_types,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+    deletedAt: row.deleted_at?.toISOString() ?? null,
+  };
+}
+
+/** `whsec_` and 32 random bytes in base64url: 256 bits, the HMAC-SHA256 block's worth. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * 127.0.0.0/8, localhost and [::1]: the sender's own machine, so neither TLS nor a public name
+ * means anything there; allowed in both books so tests and local receivers can listen on it.
+ */
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname);
+}
+
+/**
+ * The URL deliveries are POSTed to, normalised (WHATWG URL), or 422 WEBHOOK_URL_INVALID naming
+ * the reason. Live events carry real money movements, so they travel only over https; the
+ * sandbox also allows http so integrators can start with a plain local server.
+ */
+export function checkWebhookUrl(url: string, environment: Mode): string {
+  const refuse = (reason: string): never => {
+    throw new ApiError('WEBHOOK_URL_INVALID', { url, reason });
+  };
+  if (url.length > MAX_URL_LENGTH) refuse(`longer than ${MAX_URL_LENGTH} characters`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return refuse('not an absolute URL');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') refuse('the scheme must be https (or http in the sandbox)');
+  // Credentials in a URL end up in logs and proxies; the signature is the authentication.
+  if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
+  if (parsed.hash !== '') refuse('the URL must not contain a fragment');
+  if (parsed.protocol === 'http:' && environment === 'live' && !isLoopback(parsed.hostname)) refuse('live endpoints must use https');
+  return parsed.href;
+}
+
+export interface CreateEndpointInput {
+  readonly orgId: string;
+  readonly environment: Mode;
+  readonly url: string;
+  readonly eventTypes: readonly string[];
+  readonly at: Date;
+}
+
+/**
+ * Creates an active endpoint; returns it and its secret, which is never read back out again.
+ * No idempotency column: nothing moves money here, and the pipeline's idempotency store
+ * already replays the first response (secret included) for a retried key. A store that lost
+ * its record would let a retry create a second endpoint, which the client can delete.
+ */
+export async function createWebhookEndpoint(db: Database, input: CreateEndpointInput): Promise<{ row: WebhookEndpointRow; secret: string }> {
+  const url = checkWebhookUrl(input.url, input.environment);
+  const eventTypes = [...new Set(input.eventTypes)].sort();
+  const secret = newWebhookSecret();
+  const row = await db.transaction(async (tx) => {
+    // The book row serialises creations in one book, so the cap holds under concurrency.
+    await tx.query('SELECT 1 FROM org_environments WHERE org_id = $1 AND environment = $2 FOR UPDATE', [input.orgId, input.environment]);
+    const { rows: counted } = await tx.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1 AND environment = $2 AND status = 'ACTIVE'",
+      [input.orgId, input.environment],
+    );
+    if (counted[0]!.n >= MAX_ACTIVE_ENDPOINTS) {
+      throw new ApiError('WEBHOOK_URL_INVALID', { url: input.url, reason: `at most ${MAX_ACTIVE_ENDPOINTS} active endpoints per book; delete one first` });
+    }
+    const { rows } = await tx.query<WebhookEndpointRow>(
+      `INSERT INTO webhook_endpoints (id, org_id, environment, url, event_types, secret, status, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', $7) RETURNING ${COLUMNS}`,
+      [newId('webhookEndpoint', input.at.getTime()), input.orgId, input.environment, url, eventTypes, secret, input.at],
+    );
+    return rows[0]!;
+  });
+  return { row, secret };
+}
+
+export async function listWebhookEndpoints(db: Queryable, orgId: string, environment: Mode): Promise<WebhookEndpointRow[]> {
+  const { rows } = await db.query<WebhookEndpointRow>(
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND environment = $2 AND status = 'ACTIVE'
+      ORDER BY created_at DESC, id DESC LIMIT ${MAX_ACTIVE_ENDPOINTS}`,
+    [orgId, environment],
+  );
+  return rows;
+}
+
+/** An active endpoint of this book, or null (unknown, another org's, or deleted). */
+export async function findWebhookEndpoint(db: Queryable, orgId: string, environment: Mode, id: string): Promise<WebhookEndpointRow | null> {
+  const { rows } = await db.query<WebhookEndpointRow>(
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND environment = $3 AND status = 'ACTIVE'`,
+    [id, orgId, environment],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Marks the endpoint DELETED and gives up its pending deliveries. A delivery a worker holds
+ * right now is skipped rather than waited for (its receiver may take the full timeout): the
+ * worker finishes that attempt, and gives the row up when it next claims it and finds the
+ * endpoint deleted. Returns null when there is no such active endpoint.
+ */
+export async function deleteWebhookEndpoint(db: Database, orgId: string, environment: Mode, id: string, at: Date): Promise<WebhookEndpointRow | null> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<WebhookEndpointRow>(
+      `UPDATE webhook_endpoints SET status = 'DELETED', deleted_at = $4
+        WHERE id = $1 AND org_id = $2 AND environment = $3 AND status = 'ACTIVE' RETURNING ${COLUMNS}`,
+      [id, orgId, environment, at],
+    );
+    if (rows.length === 0) return null;
+    await tx.query(
+      `UPDATE webhook_deliveries SET status = 'GAVE_UP'
+        WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'PENDING' FOR UPDATE SKIP LOCKED)`,
+      [id],
+    );
+    return rows[0]!;
+  });
+}

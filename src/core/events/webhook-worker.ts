@@ -1,0 +1,384 @@
+/**
+ * The webhook delivery worker: takes due deliveries from the outbox (webhook_deliveries), POSTs
+ * each event's v3 envelope signed with the endpoint's secret (DESIGN 3.8), records every attempt,
+ * and marks the delivery DELIVERED, schedules a retry (webhook-schedule.ts) or gives it up.
+ *
+ * Delivery is at least once; receivers dedupe by event id. How a round claims its rows:
+ *
+ * - 'lock' (PostgreSQL): one transaction selects due rows `FOR UPDATE SKIP LOCKED` and keeps
+ *   the row locks through the HTTP calls, recording the outcomes in the same transaction. Other
+ *   workers skip locked rows, so any number of them may run and no attempt is made twice. If
+ *   the worker dies mid-round its connection goes, PostgreSQL rolls the transaction back and
+ *   releases the locks, and another worker takes the rows at once: at least once, nothing lost.
+ *   The cost is a pooled connection held per round, bounded by batch and timeout.
+ * - 'lease' (PGlite): PGlite has one connection and serialises every transaction, so holding
+ *   one through an HTTP call would stall the whole API behind a slow receiver. A short
+ *   transaction instead claims the rows by moving next_attempt_at past the longest the round
+ *   can take (the lease); the calls happen outside any transaction; each outcome is written in
+ *   its own short transaction, guarded by the attempt count it claimed. A worker that dies
+ *   leaves its rows to become due again when the lease runs out.
+ */
+import { performance } from 'node:perf_hooks';
+import { Agent, type Dispatcher, request } from 'undici';
+import type { Database, Queryable } from '../../lib/db/database.js';
+import { signWebhook } from '../../lib/webhooks/signature.js';
+import { DELIVERY_MAX_AGE_MS, afterAttempt } from './webhook-schedule.js';
+
+export type ClaimMode = 'lock' | 'lease';
+
+export interface WebhookWorkerOptions {
+  /** Wait between rounds that found less than a full batch. */
+  readonly pollIntervalMs: number;
+  /** Deliveries claimed per round. */
+  readonly batchSize: number;
+  /** Whole-attempt bound: connect, send, response headers and body. */
+  readonly requestTimeoutMs: number;
+  /** How long after its event a delivery is still tried (72 h). */
+  readonly maxAgeMs: number;
+  /** Attempts in flight at once in a round, and so at most this many connections. */
+  readonly concurrency: number;
+  /** See the module comment; by default 'lock' on PostgreSQL and 'lease' on PGlite. */
+  readonly claim: ClaimMode;
+}
+
+export const WEBHOOK_WORKER_DEFAULTS = {
+  pollIntervalMs: 1000,
+  batchSize: 50,
+  requestTimeoutMs: 10_000,
+  maxAgeMs: DELIVERY_MAX_AGE_MS,
+  concurrency: 8,
+} as const;
+
+export interface WebhookRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The exact bytes that were signed. */
+  readonly body: Buffer;
+  /** Aborted at the timeout or when the worker stops. */
+  readonly signal: AbortSignal;
+}
+
+export interface WebhookResponse {
+  readonly statusCode: number;
+}
+
+/** Sends one delivery; rejects when nothing usable came back (refused, reset, aborted). */
+export type WebhookFetcher = (request: WebhookRequest) => Promise<WebhookResponse>;
+
+/** The subset of a pino / fastify logger the worker writes to. */
+export interface WorkerLog {
+  error(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export interface WebhookWorkerDependencies {
+  readonly db: Database;
+  readonly options?: Partial<WebhookWorkerOptions>;
+  /** The clock deliveries are scheduled and signed by; tests move it instead of sleeping. */
+  readonly now?: () => Date;
+  /** undici `request` through the worker's own connection pool unless given. */
+  readonly fetcher?: WebhookFetcher;
+  readonly log?: WorkerLog;
+  /** The jitter's source, [0, 1) like Math.random. */
+  readonly random?: () => number;
+}
+
+/** A receiver's answer is read up to this much (so the connection can be reused) and dropped. */
+const RESPONSE_DRAIN_LIMIT = 64 * 1024;
+const ERROR_TEXT_LIMIT = 500;
+const USER_AGENT = 'fxgate-webhooks/v3';
+
+/** POSTs with undici; redirects are not followed (a 3xx is a failed attempt). */
+export function undiciFetcher(dispatcher: Dispatcher): WebhookFetcher {
+  return async ({ url, headers, body, signal }) => {
+    const response = await request(url, { method: 'POST', headers: { ...headers }, body, signal, dispatcher });
+    await response.body.dump({ limit: RESPONSE_DRAIN_LIMIT });
+    return { statusCode: response.statusCode };
+  };
+}
+
+interface ClaimedDelivery {
+  /** bigint: both drivers return it as text. */
+  readonly id: string;
+  readonly attempts: number;
+  readonly event_id: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly endpoint_status: string;
+  readonly type: string;
+  readonly event_type: string;
+  readonly data: Record<string, unknown>;
+  readonly event_created_at: Date;
+}
+
+const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.event_id, w.url, w.secret, w.status AS endpoint_status,
+  e.type, e.event_type, e.data, e.created_at AS event_created_at`;
+
+const DUE = `SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= $1
+  ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
+
+/** 'lock': the rows stay locked until the round's transaction ends. */
+async function claimLocked(tx: Queryable, now: Date, limit: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await tx.query<ClaimedDelivery>(
+    `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d WHERE d.id IN (${DUE}))
+     SELECT ${CLAIMED_COLUMNS} FROM c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
+      ORDER BY c.next_attempt_at, c.id`,
+    [now, limit],
+  );
+  return rows;
+}
+
+/** 'lease': the rows are hidden from other workers until leaseUntil. */
+async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+  const { rows } = await tx.query<ClaimedDelivery>(
+    `WITH c AS (UPDATE webhook_deliveries SET next_attempt_at = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, endpoint_id)
+     SELECT ${CLAIMED_COLUMNS} FROM c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
+      ORDER BY c.id`,
+    [now, limit, leaseUntil],
+  );
+  return rows;
+}
+
+/** How an attempt ended; durationMs is wall time (not the injected clock). */
+type AttemptResult = { readonly durationMs: number } & (
+  | { readonly kind: 'answered'; readonly statusCode: number }
+  | { readonly kind: 'failed'; readonly error: string }
+  /** The worker stopped during the attempt: it says nothing about the receiver. */
+  | { readonly kind: 'interrupted'; readonly error: string }
+);
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}${cause}`.slice(0, ERROR_TEXT_LIMIT);
+  }
+  return String(error).slice(0, ERROR_TEXT_LIMIT);
+}
+
+/** Settles with the promise, or rejects when the signal aborts first (a fetcher that ignores it). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+export class WebhookDeliveryWorker {
+  readonly options: WebhookWorkerOptions;
+  private readonly db: Database;
+  private readonly now: () => Date;
+  private readonly fetcher: WebhookFetcher;
+  private readonly agent: Agent | null;
+  private log: WorkerLog | null;
+  private readonly random: () => number;
+  /** One controller per round in progress; stop() aborts them. */
+  private readonly rounds = new Set<AbortController>();
+  private timer: NodeJS.Timeout | null = null;
+  private loop: Promise<void> | null = null;
+  private running = false;
+  private closed = false;
+
+  constructor(deps: WebhookWorkerDependencies) {
+    this.db = deps.db;
+    this.options = {
+      ...WEBHOOK_WORKER_DEFAULTS,
+      claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
+      ...deps.options,
+    };
+    this.now = deps.now ?? (() => new Date());
+    this.log = deps.log ?? null;
+    this.random = deps.random ?? Math.random;
+    if (deps.fetcher) {
+      this.agent = null;
+      this.fetcher = deps.fetcher;
+    } else {
+      const timeout = this.options.requestTimeoutMs;
+      this.agent = new Agent({ connections: this.options.concurrency, connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout });
+      this.fetcher = undiciFetcher(this.agent);
+    }
+  }
+
+  /**
+   * Polls until stop(): a round right after a full batch, else after pollIntervalMs. The log,
+   * when given, is where failed rounds are reported (the app passes its own when it starts jobs).
+   */
+  start(log?: WorkerLog): void {
+    if (this.running || this.closed) return;
+    this.log ??= log ?? null;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Stops polling, interrupts the round in progress and waits for it to end. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const round of this.rounds) round.abort(new Error('webhook worker stopping'));
+    await this.loop;
+    await this.agent?.close();
+  }
+
+  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
+  async runOnce(): Promise<number> {
+    if (this.closed) throw new Error('the webhook worker is stopped');
+    const round = new AbortController();
+    this.rounds.add(round);
+    try {
+      return this.options.claim === 'lock' ? await this.lockedRound(round.signal) : await this.leasedRound(round.signal);
+    } finally {
+      this.rounds.delete(round);
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    // unref: an idle worker alone does not keep the process alive; the server does.
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.loop = this.tick();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    let claimed = 0;
+    try {
+      claimed = await this.runOnce();
+    } catch (error) {
+      // A database outage: log it and poll again; the deliveries are still in the outbox.
+      if (this.running) this.log?.error({ err: error }, 'webhook delivery round failed');
+    }
+    if (this.running) this.schedule(claimed >= this.options.batchSize ? 0 : this.options.pollIntervalMs);
+  }
+
+  private async lockedRound(signal: AbortSignal): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const rows = await claimLocked(tx, this.now(), this.options.batchSize);
+      // Rows not reached before a stop need nothing: the commit unlocks them and they are still due.
+      await this.attemptAll(rows, signal, (row, result, at) => this.record(tx, row, result, at));
+      return rows.length;
+    });
+  }
+
+  private async leasedRound(signal: AbortSignal): Promise<number> {
+    const now = this.now();
+    // The longest a round can hold a row: its attempts run in waves of `concurrency`.
+    const waves = Math.ceil(this.options.batchSize / this.options.concurrency) + 1;
+    const leaseUntil = new Date(now.getTime() + waves * this.options.requestTimeoutMs);
+    const rows = await this.db.transaction((tx) => claimLeased(tx, now, this.options.batchSize, leaseUntil));
+    const reached = await this.attemptAll(rows, signal, (row, result, at) => this.db.transaction((tx) => this.record(tx, row, result, at)));
+    const unreached = rows.filter((row) => !reached.has(row.id));
+    if (unreached.length > 0) {
+      // Stopped before these were tried: hand them back now rather than at the lease's end.
+      await this.db.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+        [unreached.map((row) => row.id), now],
+      );
+    }
+    return rows.length;
+  }
+
+  /**
+   * Attempts the rows, `concurrency` at a time, stopping early when the signal aborts; returns
+   * the ids it reached. Every lane is awaited even when one fails, so nothing still uses the
+   * round's transaction after it has ended.
+   */
+  private async attemptAll(
+    rows: readonly ClaimedDelivery[],
+    signal: AbortSignal,
+    record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
+  ): Promise<Set<string>> {
+    const reached = new Set<string>();
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length && !signal.aborted) {
+        const row = rows[next++]!;
+        reached.add(row.id);
+        const attemptedAt = this.now();
+        // An endpoint deleted after its delivery was fanned out: nothing is sent.
+        const result = row.endpoint_status === 'ACTIVE' ? await this.attempt(row, attemptedAt, signal) : null;
+        await record(row, result, attemptedAt);
+      }
+    };
+    const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane));
+    const failed = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
+    if (failed) throw failed.reason;
+    return reached;
+  }
+
+  private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
+    // The envelope of spec 6 / DESIGN 3.8. These bytes are signed and these bytes are sent.
+    const body = Buffer.from(
+      JSON.stringify({ id: row.event_id, type: row.type, eventType: row.event_type, createdAt: row.event_created_at.toISOString(), data: row.data }),
+    );
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      ...signWebhook(row.secret, body, Math.floor(attemptedAt.getTime() / 1000)),
+    };
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
+    const signal = AbortSignal.any([stopSignal, timeout]);
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const response = await raceAbort(this.fetcher({ url: row.url, headers, body, signal }), signal);
+      return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
+    } catch (error) {
+      const durationMs = elapsed();
+      if (stopSignal.aborted) return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
+      if (timeout.aborted) return { kind: 'failed', error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`, durationMs };
+      return { kind: 'failed', error: describeError(error), durationMs };
+    }
+  }
+
+  /**
+   * Writes the attempt and the delivery's new state. The `attempts = claimed` guard makes a
+   * stale lease's late result change nothing (its attempt row is still kept: it happened).
+   */
+  private async record(tx: Queryable, row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date): Promise<void> {
+    if (result === null) {
+      await tx.query(`UPDATE webhook_deliveries SET status = 'GAVE_UP' WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      return;
+    }
+    const statusCode = result.kind === 'answered' ? result.statusCode : null;
+    const error = result.kind === 'answered' ? null : result.error;
+    await tx.query(
+      'INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)',
+      [row.id, attemptedAt, statusCode, error, result.durationMs],
+    );
+    if (result.kind === 'interrupted') {
+      // Not the receiver's failure: no attempt counted, due again at once (a lease handed back).
+      await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $3 WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts, attemptedAt]);
+      return;
+    }
+    const outcome = afterAttempt({
+      succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300,
+      failures: row.attempts + 1,
+      now: attemptedAt,
+      eventCreatedAt: row.event_created_at,
+      maxAgeMs: this.options.maxAgeMs,
+      random: this.random,
+    });
+    await tx.query(
+      `UPDATE webhook_deliveries
+          SET status = $3, attempts = attempts + 1,
+              next_attempt_at = COALESCE($4, next_attempt_at),
+              delivered_at = CASE WHEN $3 = 'DELIVERED' THEN $5::timestamptz ELSE delivered_at END
+        WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
+      [row.id, row.attempts, outcome.status, outcome.status === 'PENDING' ? outcome.nextAttemptAt : null, attemptedAt],
+    );
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Withdrawal accounts: POST /v3/fx/withdrawal-accounts (register, idempotent), GET
+ * /v3/fx/withdrawal-accounts (bounded list with filters) and GET .../{id}; in sandbox mode only,
+ * POST /v3/fx/sandbox/withdrawal-accounts/{id}/verify and POST /v3/fx/sandbox/withdrawal-accounts/{id}
+ * (set status, verified, withdrawalsEnabled), so integrators can reach every withdrawal rule.
+ * The rules are in settlement/withdrawal-accounts.ts.
+ */
+import { z } from 'zod';
+import { ApiError } from '../../lib/errors/api-error.js';
+import { defineOperation } from '../http/operation.js';
+import { STABLECOIN_NETWORKS } from '../settlement/checksums.js';
+import {
+  ASSET_TYPES,
+  createWithdrawalAccount,
+  findWithdrawalAccount,
+  listWithdrawalAccounts,
+  toWithdrawalAccountRecord,
+  updateWithdrawalAccount,
+  verifyWithdrawalAccount,
+  WITHDRAWAL_ACCOUNT_STATUSES,
+  withdrawalAccountCreateSchema,
+  withdrawalAccountUpdateSchema,
+  type WithdrawalAccountRow,
+} from '../settlement/withdrawal-accounts.js';
+import type { TradingContext } from '../trading/trading-context.js';
+
+/** The list's filters (spec 2.5, 4.2); unknown parameters are refused, so a misspelt filter never returns the unfiltered list. */
+const listQuerySchema = z.strictObject({
+  assetType: z.enum(ASSET_TYPES).optional(),
+  network: z.enum(STABLECOIN_NETWORKS).optional(),
+  currency: z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC').optional(),
+  status: z.enum(WITHDRAWAL_ACCOUNT_STATUSES).optional(),
+  verified: z
+    .enum(['true', 'false'])
+    .transform((value) => value === 'true')
+    .optional(),
+});
+
+function found(row: WithdrawalAccountRow | null, id: string): WithdrawalAccountRow {
+  if (!row) throw new ApiError('WITHDRAWAL_ADDRESS_NOT_FOUND', { accountId: id });
+  return row;
+}
+
+export function withdrawalAccountOperations(context: TradingContext) {
+  return [
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/withdrawal-accounts',
+      scope: 'withdraw',
+      body: withdrawalAccountCreateSchema,
+      async handle({ principal, body, idempotency, setResourceId }) {
+        const row = await createWithdrawalAccount(context, principal, body, idempotency!, setResourceId);
+        setResourceId(row.id);
+        return { body: { data: toWithdrawalAccountRecord(row) } };
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/withdrawal-accounts',
+      scope: 'view',
+      query: listQuerySchema,
+      async handle({ principal, query }) {
+        const rows = await listWithdrawalAccounts(context.db, principal, query);
+        return { body: { data: rows.map(toWithdrawalAccountRecord) } };
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/withdrawal-accounts/:id',
+      scope: 'view',
+      async handle({ principal, params }) {
+        const id = params.id!;
+        return { body: { data: toWithdrawalAccountRecord(found(await findWithdrawalAccount(context.db, principal, id), id)) } };
+      },
+    }),
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/sandbox/withdrawal-accounts/:id/verify',
+      scope: 'withdraw',
+      sandboxOnly: true,
+      async handle({ principal, params, setResourceId }) {
+        const id = params.id!;
+        setResourceId(id);
+        const row = await verifyWithdrawalAccount(context.db, principal.orgId, principal.environment, id, context.now());
+        return { body: { data: toWithdrawalAccountRecord(found(row, id)) } };
+      },
+    }),
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/sandbox/withdrawal-accounts/:id',
+      scope: 'withdraw',
+      sandboxOnly: true,
+      body: withdrawalAccountUpdateSchema,
+      async handle({ principal, params, body, setResourceId }) {
+        const id = params.id!;
+        setResourceId(id);
+        const row = await updateWithdrawalAccount(context.db, principal.orgId, principal.environment, id, body, context.now());
+        return { body: { data: toWithdrawalAccountRecord(found(row, id)) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,137 @@
+/**
+ * Withdrawals: POST /v3/fx/withdrawals (spec 4.1), GET /v3/fx/withdrawals (cursor list, newest
+ * first, filters status and currency), GET /v3/fx/withdrawals/{id}, and the sandbox drivers POST
+ * /v3/fx/sandbox/withdrawals/{id}/complete and /fail. Rules and lifecycle live in
+ * settlement/withdrawals.ts.
+ */
+import { z } from 'zod';
+import { ApiError } from '../../lib/errors/api-error.js';
+import { failpoint } from '../../lib/failpoints.js';
+import { V3_AMOUNT_PATTERN, parseDecimal } from '../../lib/money.js';
+import { defineOperation } from '../http/operation.js';
+import type { CursorCodec } from '../pagination/cursor-codec.js';
+import { cursorScope } from '../pagination/cursor-codec.js';
+import { cursorQuerySchema } from '../pagination/cursor-query.js';
+import { paginate } from '../pagination/paginate.js';
+import { SimulatedPaymentRail } from '../settlement/payment-rails.js';
+import {
+  WITHDRAWAL_STATUSES,
+  type WithdrawalContext,
+  type WithdrawalRow,
+  completeSandboxWithdrawal,
+  createWithdrawal,
+  findWithdrawal,
+  toWithdrawalRecord,
+  transitionWithdrawal,
+} from '../settlement/withdrawals.js';
+import { metadataSchema } from './trades.js';
+
+const CURRENCY_CODE = /^[A-Z]{3,5}$/;
+
+/** Spec 2.2. Zero passes the pattern but is no withdrawal: refused with the schema's 400. */
+export const withdrawalCreateSchema = z.strictObject({
+  withdrawalAccountId: z.string().min(1).max(64),
+  withdrawalAmount: z
+    .string()
+    .max(40)
+    .regex(V3_AMOUNT_PATTERN, 'withdrawalAmount must be a decimal string such as "100.00", unsigned, with at most 8 decimals')
+    .refine((value) => !V3_AMOUNT_PATTERN.test(value) || parseDecimal(value).isGreaterThan(0), { message: 'withdrawalAmount must be greater than 0', params: { code: 'too_small' } }),
+  currency: z.string().regex(CURRENCY_CODE, 'currency must be a currency code such as USD or USDC'),
+  comments: z.string().max(500).optional(),
+  metadata: metadataSchema.optional(),
+});
+
+const listQuerySchema = cursorQuerySchema({
+  status: z.enum(WITHDRAWAL_STATUSES).optional(),
+  currency: z.string().regex(CURRENCY_CODE).optional(),
+});
+
+/** The sandbox failure's body is optional: no body (or `{}`) fails with the default reason. */
+const sandboxFailSchema = z.strictObject({ failureReason: z.string().min(1).max(500).optional() }).optional();
+
+const SANDBOX_FAILURE_REASON = 'Failed by the sandbox (POST /v3/fx/sandbox/withdrawals/{id}/fail).';
+
+/** Sandbox completions run through the simulation with no delay: the integrator decides when. */
+const SANDBOX_RAIL = new SimulatedPaymentRail({ delayMs: 0, failureRate: 0 });
+
+export function withdrawalOperations(context: WithdrawalContext, cursors: CursorCodec) {
+  const record = async (row: WithdrawalRow) => ({ body: { data: toWithdrawalRecord(row, await context.reference()) } });
+
+  return [
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/withdrawals',
+      scope: 'withdraw',
+      body: withdrawalCreateSchema,
+      async handle({ principal, body, idempotency, setResourceId }) {
+        const withdrawal = await createWithdrawal(context, principal, body, idempotency!).catch((error: unknown) => {
+          if (error instanceof ApiError && error.code === 'WITHDRAWAL_INITIATION_FAILED') setResourceId(String(error.details.resourceId));
+          throw error;
+        });
+        setResourceId(withdrawal.id);
+        try {
+          failpoint('withdrawal.after-commit');
+          // Re-read after commit: a replay answers with the withdrawal as it is now.
+          return await record((await findWithdrawal(context.db, principal, withdrawal.id))!);
+        } catch (error) {
+          // The withdrawal is committed; a failure while answering is still this write's 500,
+          // with the id to fetch it by (spec 7.2, 7.4).
+          throw new ApiError('WITHDRAWAL_INITIATION_FAILED', { resourceId: withdrawal.id }, { cause: error });
+        }
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/withdrawals',
+      scope: 'view',
+      query: listQuerySchema,
+      async handle({ principal, query }) {
+        const reference = await context.reference();
+        const page = await paginate<WithdrawalRow, ReturnType<typeof toWithdrawalRecord>>(context.db, {
+          from: 'withdrawals',
+          where: {
+            sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR currency = $4)',
+            params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
+          },
+          scope: cursorScope('withdrawals', principal.orgId, principal.environment, { status: query.status, currency: query.currency }),
+          query,
+          codec: cursors,
+          toRecord: (row) => toWithdrawalRecord(row, reference),
+        });
+        return { body: { data: page.data, pagination: page.pagination } };
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/withdrawals/:id',
+      scope: 'view',
+      async handle({ principal, params }) {
+        const withdrawal = await findWithdrawal(context.db, principal, params.id!);
+        if (!withdrawal) throw new ApiError('WITHDRAWAL_NOT_FOUND');
+        return record(withdrawal);
+      },
+    }),
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/sandbox/withdrawals/:id/complete',
+      scope: 'withdraw',
+      sandboxOnly: true,
+      async handle({ principal, params, setResourceId }) {
+        setResourceId(params.id!);
+        return record(await completeSandboxWithdrawal(context, principal, params.id!, SANDBOX_RAIL));
+      },
+    }),
+    defineOperation({
+      method: 'POST',
+      path: '/v3/fx/sandbox/withdrawals/:id/fail',
+      scope: 'withdraw',
+      sandboxOnly: true,
+      body: sandboxFailSchema,
+      async handle({ principal, params, body, setResourceId }) {
+        setResourceId(params.id!);
+        const failureReason = body?.failureReason ?? SANDBOX_FAILURE_REASON;
+        return record(await transitionWithdrawal(context, principal, params.id!, 'FAILED', { failureReason }));
+      },
+    }),
+  ];
+}
