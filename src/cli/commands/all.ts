@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { cliConfig } from '../config.js';
 import { ensureSandboxKey } from '../sandbox-key.js';
+import { seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
 import { startCore, startGateway } from '../servers.js';
 
@@ -26,8 +27,10 @@ export function registerAllCommand(program: Command): void {
         const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
         const gateway = await startGateway(config, closers, coreUrl);
         const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
+        const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
         const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
         console.log(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
+        console.log(`fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`);
         console.log(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
         console.log(`fxgate: listening on ${url} (v1, v2 and v3)`);
       }),

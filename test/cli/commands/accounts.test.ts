@@ -142,14 +142,17 @@ describe('fxgate accounts on PostgreSQL', () => {
 
   it('reports an unknown org, or an account outside the book, with exit 1', async () => {
     const unknownAccount = newId('withdrawalAccount');
-    const [list, account, otherBook] = await Promise.all([
+    const [org, list, account, otherBook] = await Promise.all([
+      runCli(['accounts', 'verify', UNKNOWN_ORG, live.id, '--mode', 'live'], env),
       runCli(['accounts', 'list', UNKNOWN_ORG], env),
       runCli(['accounts', 'disable', ORG, unknownAccount, '--mode', 'live'], env),
       runCli(['accounts', 'verify', ORG, sandbox.id, '--mode', 'live'], env),
     ]);
-    expect(list.code).toBe(1);
-    expect(list.stderr).toContain(`no org ${UNKNOWN_ORG}`);
-    expect(list.stdout).toBe('');
+    for (const result of [org, list]) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`no org ${UNKNOWN_ORG}`);
+      expect(result.stdout).toBe('');
+    }
     expect(account.code).toBe(1);
     expect(account.stderr).toContain(`no withdrawal account ${unknownAccount} in the live book of org ${ORG}`);
     expect(otherBook.code).toBe(1);
