@@ -14,6 +14,10 @@
  * the run over the run's length (requests still in flight when it ends are not counted, as
  * autocannon does not count them). The second request's making is load-generator time between
  * the two requests of a pair: it is in neither latency, and reported apart.
+ *
+ * A plan with streams (one per org, say) gives each worker one stream for the whole case
+ * (streamOf), and the first requests of each stream their own share of the pool, in
+ * proportion to its workers; how evenly the streams were served is reported.
  */
 import { Pool } from 'undici';
 import {
@@ -25,7 +29,7 @@ import {
   type RowMeasurement,
   type RunShape,
 } from './measurement.js';
-import { RequestPool, type ChainedPlan, type PreparedRequest, type ReceivedResponse } from './requests.js';
+import { RequestPool, streamOf, workersPerStream, type ChainedPlan, type PreparedRequest, type ReceivedResponse } from './requests.js';
 
 export interface ChainedStats {
   /** Mean wall time to make (sign) a second request in the loop, in milliseconds. */
@@ -34,6 +38,20 @@ export interface ChainedStats {
   readonly unchained: number;
   /** The first few failures (status and body, or the error), to say why a run failed. */
   readonly failureSamples: readonly string[];
+  /** For a plan with streams: how the workers and the completed pairs spread over them. */
+  readonly streams: StreamSpread | null;
+}
+
+/** Over the streams that had workers (all of them unless there were fewer workers than streams). */
+export interface StreamSpread {
+  readonly noun: string;
+  /** Streams the plan has. */
+  readonly count: number;
+  /** Streams that had at least one worker. */
+  readonly served: number;
+  readonly workers: { readonly min: number; readonly max: number };
+  /** Second requests answered 2xx within the measured run, per stream. */
+  readonly pairs: { readonly min: number; readonly max: number };
 }
 
 /** Seconds of each warm-up round: short, so that the last one sees a warm server. */
@@ -53,8 +71,15 @@ class RowCounter {
   timeouts = 0;
   non2xx = 0;
   readonly statusCodes: Record<string, number> = {};
+  /** 2xx answers within the run, per stream. */
+  readonly okByStream: number[];
 
-  constructor(readonly label: string) {}
+  constructor(
+    readonly label: string,
+    streamCount: number,
+  ) {
+    this.okByStream = Array.from({ length: streamCount }, () => 0);
+  }
 
   toRow(seconds: number): RowMeasurement {
     const sorted = [...this.latencies].sort((a, b) => a - b);
@@ -83,11 +108,12 @@ class LoopRun {
   constructor(
     private readonly pool: Pool,
     private readonly plan: ChainedPlan,
-    private readonly nextFirst: () => Promise<PreparedRequest | undefined>,
+    private readonly nextFirst: (stream: number) => Promise<PreparedRequest | undefined>,
     readonly seconds: number,
+    readonly streamCount: number,
   ) {
-    this.first = new RowCounter(plan.labels[0]);
-    this.second = new RowCounter(plan.labels[1]);
+    this.first = new RowCounter(plan.labels[0], streamCount);
+    this.second = new RowCounter(plan.labels[1], streamCount);
     this.endsAt = performance.now() + seconds * 1000;
   }
 
@@ -100,7 +126,7 @@ class LoopRun {
   }
 
   /** Sends one request and counts its answer; the answer when it is 2xx, else null. */
-  private async send(request: PreparedRequest, counter: RowCounter): Promise<ReceivedResponse | null> {
+  private async send(request: PreparedRequest, counter: RowCounter, stream: number): Promise<ReceivedResponse | null> {
     const started = performance.now();
     let answer: ReceivedResponse;
     try {
@@ -129,22 +155,26 @@ class LoopRun {
     }
     if (finished <= this.endsAt) {
       counter.answered += 1;
-      if (ok) counter.latencies.push(finished - started);
+      if (ok) {
+        counter.latencies.push(finished - started);
+        counter.okByStream[stream]! += 1;
+      }
     }
     return ok ? answer : null;
   }
 
-  /** One worker: pairs until the run is over (or the first requests run out). */
-  async work(): Promise<void> {
+  /** One worker: pairs of its stream until the run is over (or the stream's first requests run out). */
+  async work(worker: number): Promise<void> {
+    const stream = streamOf(worker, this.streamCount);
     while (!this.over()) {
-      const first = await this.nextFirst();
+      const first = await this.nextFirst(stream);
       if (first === undefined) return; // a dry pool: counted by the pool, and a failure of the run
-      const firstAnswer = await this.send(first, this.first);
+      const firstAnswer = await this.send(first, this.first, stream);
       if (firstAnswer === null) continue;
       const started = performance.now();
       let second: PreparedRequest;
       try {
-        second = await this.plan.makeSecond(firstAnswer);
+        second = await this.plan.makeSecond(firstAnswer, stream);
       } catch (error) {
         this.second.errors += 1;
         this.sample(`${this.second.label}: could not make the request: ${error instanceof Error ? error.message : String(error)}`);
@@ -156,7 +186,7 @@ class LoopRun {
         this.unchained += 1;
         return;
       }
-      await this.send(second, this.second);
+      await this.send(second, this.second, stream);
     }
   }
 
@@ -170,10 +200,36 @@ class LoopRun {
   }
 }
 
-async function loop(shape: RunShape, pool: Pool, plan: ChainedPlan, seconds: number, nextFirst: () => Promise<PreparedRequest | undefined>): Promise<LoopRun> {
-  const run = new LoopRun(pool, plan, nextFirst, seconds);
-  await Promise.all(Array.from({ length: shape.settings.connections }, () => run.work()));
+function streamCountOf(plan: ChainedPlan): number {
+  return plan.streams?.count ?? 1;
+}
+
+async function loop(
+  shape: RunShape,
+  pool: Pool,
+  plan: ChainedPlan,
+  seconds: number,
+  nextFirst: (stream: number) => Promise<PreparedRequest | undefined>,
+): Promise<LoopRun> {
+  const run = new LoopRun(pool, plan, nextFirst, seconds, streamCountOf(plan));
+  await Promise.all(Array.from({ length: shape.settings.connections }, (_, worker) => run.work(worker)));
   return run;
+}
+
+function spread(values: readonly number[]): { min: number; max: number } {
+  return { min: Math.min(...values), max: Math.max(...values) };
+}
+
+function streamSpread(plan: ChainedPlan, run: LoopRun, workers: readonly number[]): StreamSpread | null {
+  if (plan.streams === undefined) return null;
+  const served = workers.flatMap((count, stream) => (count > 0 ? [stream] : []));
+  return {
+    noun: plan.streams.noun,
+    count: plan.streams.count,
+    served: served.length,
+    workers: spread(served.map((stream) => workers[stream]!)),
+    pairs: spread(served.map((stream) => run.second.okByStream[stream]!)),
+  };
 }
 
 /** Warm-up rounds must be clean too: a failing request there means the case is broken, not slow. */
@@ -188,15 +244,20 @@ export async function measureChained(shape: RunShape, plan: ChainedPlan): Promis
   try {
     const warmupRates: number[] = [];
     while (warmupRates.length * WARMUP_ROUND_SECONDS < warmupSeconds || warmupRates.length < MIN_WARMUP_ROUNDS) {
-      const round = await loop(shape, pool, plan, WARMUP_ROUND_SECONDS, () => plan.makeFirst());
+      const round = await loop(shape, pool, plan, WARMUP_ROUND_SECONDS, (stream) => plan.makeFirst(stream));
       assertClean(round, 'warm-up');
       warmupRates.push(round.pairRate());
     }
 
-    const size = Math.ceil(warmupRates.at(-1)! * durationSeconds * MEASURED_POOL_HEADROOM) + connections;
-    const firsts = await RequestPool.fill(() => plan.makeFirst(), size);
+    // Each stream's share of the pool is its share of the workers, plus one request per worker.
+    const workers = workersPerStream(connections, streamCountOf(plan));
+    const expected = warmupRates.at(-1)! * durationSeconds * MEASURED_POOL_HEADROOM;
+    const firsts = await RequestPool.fillStreams(
+      (stream) => plan.makeFirst(stream),
+      workers.map((count) => (count === 0 ? 0 : Math.ceil((expected * count) / connections) + count)),
+    );
     assertPoolLastsTheRun(firsts, durationSeconds, plan.lifetimeSeconds);
-    const run = await loop(shape, pool, plan, durationSeconds, () => Promise.resolve(firsts.take()));
+    const run = await loop(shape, pool, plan, durationSeconds, (stream) => Promise.resolve(firsts.take(stream)));
     return {
       rows: [run.first.toRow(durationSeconds), run.second.toRow(durationSeconds)],
       warmupRates,
@@ -205,6 +266,7 @@ export async function measureChained(shape: RunShape, plan: ChainedPlan): Promis
         makeSecondMsMean: run.secondsMade > 0 ? run.makeSecondMs / run.secondsMade : Number.NaN,
         unchained: run.unchained,
         failureSamples: run.failureSamples,
+        streams: streamSpread(plan, run, workers),
       },
     };
   } finally {

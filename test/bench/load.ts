@@ -176,8 +176,8 @@ export function measure(url: string, plan: RequestPlan, settings: LoadSettings):
 }
 
 /**
- * One request before any load, so that a broken case fails with the server's own answer rather
- * than as a column of non-2xx counts.
+ * One request (a pair per stream, for a chained plan) before any load, so that a broken case
+ * fails with the server's own answer rather than as a column of non-2xx counts.
  */
 export async function probe(url: string, plan: RequestPlan): Promise<void> {
   const send = async (request: PreparedRequest) => {
@@ -194,7 +194,10 @@ export async function probe(url: string, plan: RequestPlan): Promise<void> {
       await send(await plan.make());
       return;
     case 'chained':
-      await send(await plan.makeSecond(await send(await plan.makeFirst())));
+      // A pair of every stream: each has its own credentials (an org's key), any may be broken.
+      for (let stream = 0; stream < (plan.streams?.count ?? 1); stream += 1) {
+        await send(await plan.makeSecond(await send(await plan.makeFirst(stream)), stream));
+      }
       return;
   }
 }

@@ -103,6 +103,14 @@ function poolNote(report: CaseReport): string | null {
       `    ${rows[1]?.label ?? 'second requests'}: each signed in the loop from the answer to its first request, ${chained.makeSecondMsMean.toFixed(2)} ms mean ` +
         `(load-generator time between the two, in neither latency); ${chained.unchained} first requests answered as the run ended had none`,
     );
+    const streams = chained.streams;
+    if (streams !== null) {
+      const range = ({ min, max }: { min: number; max: number }): string => (min === max ? `${min}` : `${min} to ${max}`);
+      lines.push(
+        `    workers dealt over ${streams.served} ${streams.noun}s (of ${streams.count}), ${range(streams.workers)} per ${streams.noun}, each with its own ` +
+          `key and book; ${rows[1]?.label ?? 'pairs'} per ${streams.noun} in the run: ${range(streams.pairs)}`,
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -123,7 +131,8 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
     ...(chained
       ? [
           `Chained cases (a request made from the answer to the one before): ${settings.connections} workers over an undici pool of as many ` +
-            'connections, each sending a pair and then the next; a row per kind of request, its rate counting the answers within the run.',
+            'connections, each sending a pair and then the next; a row per kind of request, its rate counting the answers within the run. ' +
+            'Where a case has several orgs, each worker sends one org\'s pairs for the whole case (spread below).',
         ]
       : []),
     `Machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), shared by the server process, the load generator ` +

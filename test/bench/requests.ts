@@ -36,15 +36,37 @@ export interface ReceivedResponse {
  * request, waits for its answer, then makes (signs) and sends the second, and again. First
  * requests are single use and made before the timed run like a single-use plan's
  * (`lifetimeSeconds` the same); second requests are made in the loop, after each answer.
+ *
+ * With `streams`, the pairs come in independent streams (one per org and its key, say): worker
+ * w sends only the pairs of stream w mod count, so each stream has a fixed share of the
+ * workers (50 workers over 25 streams: 2 each). Without it, every pair is of stream 0.
  */
 export interface ChainedPlan {
   readonly kind: 'chained';
   /** Report labels of the two requests, plural nouns ('quotes', 'trades'). */
   readonly labels: readonly [first: string, second: string];
   readonly lifetimeSeconds: number;
-  makeFirst(): Promise<PreparedRequest>;
-  /** The second request from the first's 2xx answer; a throw is counted as that pair's failure. */
-  makeSecond(first: ReceivedResponse): Promise<PreparedRequest>;
+  readonly streams?: PairStreams;
+  /** A first request of this stream (0 <= stream < streams.count). */
+  makeFirst(stream: number): Promise<PreparedRequest>;
+  /** The second request from the first's 2xx answer, in the same stream; a throw is counted as that pair's failure. */
+  makeSecond(first: ReceivedResponse, stream: number): Promise<PreparedRequest>;
+}
+
+export interface PairStreams {
+  readonly count: number;
+  /** What one stream is, a singular noun for the report ('org'). */
+  readonly noun: string;
+}
+
+/** The stream a worker of a chained run sends (workers numbered from 0). */
+export function streamOf(worker: number, streamCount: number): number {
+  return worker % streamCount;
+}
+
+/** How many of `workers` workers send each stream, by streamOf. */
+export function workersPerStream(workers: number, streamCount: number): number[] {
+  return Array.from({ length: streamCount }, (_, stream) => Math.floor(workers / streamCount) + (stream < workers % streamCount ? 1 : 0));
 }
 
 /** Requests made at once: enough to keep the signer busy, few enough to bound memory in flight. */
@@ -60,30 +82,52 @@ export interface PoolStats {
   readonly maxAgeSeconds: number;
 }
 
+/**
+ * Requests made before a run, each taken once. A pool may hold several streams (a chained
+ * plan's), each taken from on its own; a plain pool is stream 0 alone.
+ */
 export class RequestPool {
-  private next = 0;
+  private readonly next: number[];
   private dry = 0;
   private maxAgeMs = 0;
 
   private constructor(
-    private readonly items: readonly PreparedRequest[],
+    private readonly streams: readonly (readonly PreparedRequest[])[],
     private readonly madeAt: number,
     private readonly generationMs: number,
-  ) {}
-
-  /** Makes `count` requests, in batches; generation time is recorded for the report. */
-  static async fill(make: () => Promise<PreparedRequest>, count: number): Promise<RequestPool> {
-    const started = Date.now();
-    const items: PreparedRequest[] = [];
-    while (items.length < count) {
-      const batch = Math.min(MAKE_BATCH, count - items.length);
-      items.push(...(await Promise.all(Array.from({ length: batch }, make))));
-    }
-    return new RequestPool(items, started, Date.now() - started);
+  ) {
+    this.next = streams.map(() => 0);
   }
 
+  /** Makes `count` requests, in batches; generation time is recorded for the report. */
+  static fill(make: () => Promise<PreparedRequest>, count: number): Promise<RequestPool> {
+    return RequestPool.fillStreams(() => make(), [count]);
+  }
+
+  /**
+   * Makes counts[s] requests of each stream s, interleaved across streams (so that every
+   * stream's oldest request is about as old), in batches.
+   */
+  static async fillStreams(make: (stream: number) => Promise<PreparedRequest>, counts: readonly number[]): Promise<RequestPool> {
+    const started = Date.now();
+    const order: number[] = [];
+    for (let round = 0; round < Math.max(0, ...counts); round += 1) {
+      counts.forEach((count, stream) => {
+        if (round < count) order.push(stream);
+      });
+    }
+    const streams: PreparedRequest[][] = counts.map(() => []);
+    for (let start = 0; start < order.length; start += MAKE_BATCH) {
+      const batch = order.slice(start, start + MAKE_BATCH);
+      const made = await Promise.all(batch.map((stream) => make(stream)));
+      made.forEach((request, index) => streams[batch[index]!]!.push(request));
+    }
+    return new RequestPool(streams, started, Date.now() - started);
+  }
+
+  /** Requests made, over all streams. */
   get size(): number {
-    return this.items.length;
+    return this.streams.reduce((sum, stream) => sum + stream.length, 0);
   }
 
   /** Seconds since generation started: the age of the oldest request in the pool. */
@@ -91,22 +135,22 @@ export class RequestPool {
     return (Date.now() - this.madeAt) / 1000;
   }
 
-  /** The next unused request, oldest first (so the oldest token is spent first); undefined when dry. */
-  take(): PreparedRequest | undefined {
-    const item = this.items[this.next];
+  /** The stream's next unused request, oldest first (so the oldest token is spent first); undefined when dry. */
+  take(stream = 0): PreparedRequest | undefined {
+    const item = this.streams[stream]?.[this.next[stream] ?? 0];
     if (item === undefined) {
       this.dry += 1;
       return undefined;
     }
-    this.next += 1;
+    this.next[stream]! += 1;
     this.maxAgeMs = Math.max(this.maxAgeMs, Date.now() - this.madeAt);
     return item;
   }
 
   stats(): PoolStats {
     return {
-      size: this.items.length,
-      taken: this.next,
+      size: this.size,
+      taken: this.next.reduce((sum, taken) => sum + taken, 0),
       dry: this.dry,
       generationSeconds: this.generationMs / 1000,
       maxAgeSeconds: this.maxAgeMs / 1000,

@@ -44,6 +44,14 @@ function keyScopes(config: ServerConfig): Scope[] {
   return names as Scope[];
 }
 
+/** `orgs`: how many bench orgs (each with its own key and books) to make; one when absent. */
+function orgCount(config: ServerConfig): number {
+  const text = config.orgs ?? '1';
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 1) throw new Error(`server config orgs must be a positive integer, not ${JSON.stringify(text)}`);
+  return count;
+}
+
 /** The floor every other case is compared with: fastify 5 with nothing but a route. */
 async function bare(): Promise<ServedApp> {
   const app = Fastify();
@@ -53,10 +61,11 @@ async function bare(): Promise<ServedApp> {
 
 /**
  * The real core on real PostgreSQL and Redis, in the database and under the key prefix the
- * load process made (it drops them afterwards even if this process dies). It registers one
- * live key (view scope, or `keyScopes`) and hands the key file to the load process, as a
+ * load process made (it drops them afterwards even if this process dies). It makes `orgs`
+ * bench orgs (one by default), registers one live key for each (view scope, or `keyScopes`)
+ * and hands the key files to the load process (`keyFiles`, one per org, in order), as a
  * dashboard hands one to a client. A live book starts without credit: `creditLineUsd` sets
- * the bench org's, with the UPDATE an operator's `fxgate orgs set-credit-line` makes.
+ * each bench org's, with the UPDATE an operator's `fxgate orgs set-credit-line` makes.
  */
 async function core(config: ServerConfig): Promise<ServedApp> {
   const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
@@ -64,19 +73,23 @@ async function core(config: ServerConfig): Promise<ServedApp> {
   try {
     await migrate(db);
     const registry = new KeyRegistry(db);
-    const orgId = newUuid();
-    const keyFile = await registry.createKey({ orgId, scopes: keyScopes(config), mode: 'live', label: 'bench' });
-    if (config.creditLineUsd !== undefined) {
-      const { rowCount } = await db.query(
-        "UPDATE org_environments SET credit_line_usd = $1::numeric, updated_at = now() WHERE org_id = $2 AND environment = 'live'",
-        [config.creditLineUsd, orgId],
-      );
-      if (rowCount !== 1) throw new Error(`the bench org ${orgId} has no live book to set the credit line of`);
+    const scopes = keyScopes(config);
+    const keyFiles: unknown[] = [];
+    for (let org = 0; org < orgCount(config); org += 1) {
+      const orgId = newUuid();
+      keyFiles.push(await registry.createKey({ orgId, scopes, mode: 'live', label: 'bench' }));
+      if (config.creditLineUsd !== undefined) {
+        const { rowCount } = await db.query(
+          "UPDATE org_environments SET credit_line_usd = $1::numeric, updated_at = now() WHERE org_id = $2 AND environment = 'live'",
+          [config.creditLineUsd, orgId],
+        );
+        if (rowCount !== 1) throw new Error(`the bench org ${orgId} has no live book to set the credit line of`);
+      }
     }
     const app = await buildCoreApp({ db, store, registry }, { logLevel: 'warn', rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes } });
     return {
       app,
-      info: { keyFile },
+      info: { keyFiles },
       async close() {
         await Promise.allSettled([store.close(), db.close()]);
       },

@@ -189,6 +189,7 @@ export class WebhookDeliveryWorker {
   private loop: Promise<void> | null = null;
   private running = false;
   private closed = false;
+  private stopping: Promise<void> | null = null;
 
   constructor(deps: WebhookWorkerDependencies) {
     this.db = deps.db;
@@ -221,8 +222,13 @@ export class WebhookDeliveryWorker {
     this.schedule(0);
   }
 
-  /** Stops polling, interrupts the round in progress and waits for it to end. */
-  async stop(): Promise<void> {
+  /** Stops polling, interrupts the rounds in progress and waits for the loop to end; idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
     this.running = false;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);

@@ -40,6 +40,13 @@ export function openPostgres(options: PostgresOptions): Database {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken = false;
+      // A checked-out client has no pool listener: a connection lost between statements (the
+      // server restarted, the backend was terminated) would otherwise be an uncaught 'error'
+      // that ends the process. The next statement fails and the transaction rolls back instead.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(wrap(client));
@@ -53,6 +60,8 @@ export function openPostgres(options: PostgresOptions): Database {
         }
         throw error;
       } finally {
+        // A broken client keeps the listener: it is discarded, and may still emit while closing.
+        if (!broken) client.off('error', onError);
         client.release(broken);
       }
     },
