@@ -3,15 +3,20 @@
  * (which stops them after the case) and says what to send. New cases are added to BENCH_CASES.
  */
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
-import { keyFileSchema, loadKey } from '../../src/lib/keys/key-file.js';
+import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { keyFileSchema, loadKey, type KeyFile } from '../../src/lib/keys/key-file.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
+import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
 import type { ServerProcess } from './launcher.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
 import { createBenchDatabase, createRedisPrefix, type CleanupStack } from './resources.js';
+import { RECEIVER_HITS_PATH, RECEIVER_PATH } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
+import { DRAIN_POLL_MS, webhookBacklogPlan } from './webhook-delivery.js';
 
 export interface CaseContext {
   readonly settings: BenchSettings;
@@ -48,11 +53,31 @@ export interface BenchCase {
 /** Every ratio in the report is to this case. */
 export const BARE_CASE = 'bare';
 
+/** What the core server app sets up (server-apps.ts `core` says what each does); all strings, as the config is. */
 interface CoreOptions {
   readonly keyScopes?: string;
   readonly creditLineUsd?: string;
   /** Bench orgs, each with its own live key and books; one when absent. */
   readonly orgs?: number;
+  /** USD deposited on each org's live book. */
+  readonly fundUsd?: string;
+  /** A verified ACTIVE withdrawal account on each org's live book. */
+  readonly withdrawalAccount?: 'usd-fedwire';
+  /** A webhook endpoint (every event type) on each org's live book. */
+  readonly webhookUrl?: string;
+  /** Background jobs of the core, on (buildCoreApp's default) or off. */
+  readonly withdrawalProcessor?: 'on' | 'off';
+  readonly webhookWorker?: 'on' | 'off';
+  readonly webhookPollIntervalMs?: string;
+}
+
+interface StartedCore {
+  readonly server: ServerProcess;
+  readonly signers: readonly V3RequestSigner[];
+  /** The bench orgs' key files, in the order of `signers`. */
+  readonly keyFiles: readonly KeyFile[];
+  /** The case's database, which the core runs on. */
+  readonly databaseUrl: string;
 }
 
 /**
@@ -61,7 +86,7 @@ interface CoreOptions {
  * making tokens of the longest lifetime v3 accepts. The keys have the view scope, or those of
  * `keyScopes`; `creditLineUsd` sets each org's live book's credit line.
  */
-async function startCore(context: CaseContext, options: CoreOptions = {}): Promise<{ server: ServerProcess; signers: readonly V3RequestSigner[] }> {
+async function startCore(context: CaseContext, options: CoreOptions = {}): Promise<StartedCore> {
   const { settings, cleanup } = context;
   const { orgs, ...rest } = options;
   const databaseUrl = await createBenchDatabase(settings.databaseUrl, cleanup);
@@ -78,7 +103,7 @@ async function startCore(context: CaseContext, options: CoreOptions = {}): Promi
   const signers = keyFiles.map(
     (keyFile) => new V3RequestSigner(loadKey(keyFile), { issuer: CORE_DEFAULTS.issuer, lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS }),
   );
-  return { server, signers };
+  return { server, signers, keyFiles, databaseUrl };
 }
 
 /** The core with one bench org: its signer. */
@@ -100,6 +125,29 @@ const TRADING_CORE = { keyScopes: 'view,trade', creditLineUsd: '1000000000000000
  * them, worker w on org w mod 25, so 2 workers per org by default.
  */
 const TRADING_ORGS = 25;
+
+/**
+ * The withdrawal case's core: its one org's key may withdraw, its live book holds 1e12 USD
+ * (deposited by a ledger movement at start; 1.00 USD a withdrawal cannot use it up) and a
+ * verified ACTIVE USD FEDWIRE account. Live withdrawals stay PENDING: the withdrawal processor
+ * that would take them to the simulated rail is off, so that its rounds (which lock withdrawal
+ * rows and post ledger movements) do not compete with the requests measured. The webhook worker
+ * is off too (the book has no endpoint, so no deliveries are made; only its polling would run).
+ */
+const WITHDRAWAL_CORE = {
+  keyScopes: 'view,withdraw',
+  fundUsd: '1000000000000',
+  withdrawalAccount: 'usd-fedwire',
+  withdrawalProcessor: 'off',
+  webhookWorker: 'off',
+} as const satisfies CoreOptions;
+const WITHDRAWAL_AMOUNT = '1.00';
+
+/** The ids server-apps.ts `core` hands back with the key files. */
+const coreInfoSchema = z.object({ withdrawalAccountIds: z.array(z.string()), webhookEndpointIds: z.array(z.string()) });
+
+/** The webhook worker's idle poll in the webhook-delivery case (the core's default is 1 s). */
+const WEBHOOK_POLL_MS = 50;
 
 /** The quote → trade pairs of the trading cases, over each signer's org (a stream per signer). */
 function quoteTradePlan(signers: readonly V3RequestSigner[]): RequestPlan {
@@ -202,6 +250,56 @@ export const BENCH_CASES: readonly BenchCase[] = [
     async start(context) {
       const { server, signers } = await startCore(context, { ...TRADING_CORE, orgs: TRADING_ORGS });
       return { url: server.url, servers: [server], plan: quoteTradePlan(signers) };
+    },
+  },
+  {
+    name: 'v3-withdrawals',
+    description:
+      `POST /v3/fx/withdrawals on the core, ${WITHDRAWAL_AMOUNT} USD each to the one verified ACTIVE USD FEDWIRE account of ONE org's ` +
+      'live book (funded with 1e12 USD by a ledger deposit movement at start), every request signed with its own token and ' +
+      'Idempotency-Key (Redis); the withdrawal locks the account row and the book\'s USD client account, checks the spec\'s ten ' +
+      'rules, and writes the PENDING withdrawal, its ledger hold and its event in one PostgreSQL transaction. Withdrawals of one ' +
+      'book and currency are serialised by that lock, so this is one book\'s ceiling. The core runs with its withdrawal processor ' +
+      'OFF (withdrawals stay PENDING; its rounds would lock the same rows) and its webhook worker OFF',
+    async start(context) {
+      const { server, signers } = await startCore(context, WITHDRAWAL_CORE);
+      const signer = signers[0]!;
+      const accountId = coreInfoSchema.parse(server.info).withdrawalAccountIds[0];
+      if (accountId === undefined) throw new Error('the core made no bench withdrawal account');
+      const body = JSON.stringify({ withdrawalAccountId: accountId, withdrawalAmount: WITHDRAWAL_AMOUNT, currency: 'USD' });
+      return {
+        url: server.url,
+        servers: [server],
+        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') },
+      };
+    },
+  },
+  {
+    name: 'webhook-delivery',
+    description:
+      'throughput of the core\'s webhook delivery worker (PostgreSQL \'lock\' claims: rounds of up to ' +
+      `${WEBHOOK_WORKER_DEFAULTS.batchSize} due deliveries, ${WEBHOOK_WORKER_DEFAULTS.concurrency} attempts at once, the core's defaults; ` +
+      `idle poll ${WEBHOOK_POLL_MS} ms) POSTing signed withdrawal.completed envelopes over loopback to a receiver process (fastify, ` +
+      'answering 200 at once and counting) registered as the one webhook endpoint of ONE org\'s live book. The bench writes a ' +
+      'backlog of events with the outbox\'s recordEvent in one transaction (so the worker, already on, sees none before the ' +
+      `COMMIT), sized to last BENCH_DURATION at the warm-up rate; the clock runs from the COMMIT until no delivery is PENDING ` +
+      `(polled every ${DRAIN_POLL_MS} ms). The row is deliveries/s; errors/non-2xx count failed attempts. Withdrawal processor off`,
+    async start(context) {
+      const receiver = await context.launch('receiver');
+      const { server, keyFiles, databaseUrl } = await startCore(context, {
+        webhookUrl: `${receiver.url}${RECEIVER_PATH}`,
+        webhookWorker: 'on',
+        webhookPollIntervalMs: String(WEBHOOK_POLL_MS),
+        withdrawalProcessor: 'off',
+      });
+      if (coreInfoSchema.parse(server.info).webhookEndpointIds.length !== 1) throw new Error('the core did not register the bench webhook endpoint');
+      const db = openPostgres({ connectionString: databaseUrl, maxConnections: 2 });
+      context.cleanup.defer('closing the bench\'s own database pool', () => db.close());
+      return {
+        url: server.url,
+        servers: [server, receiver],
+        plan: webhookBacklogPlan({ db, orgId: keyFiles[0]!.orgId, receiverHitsUrl: `${receiver.url}${RECEIVER_HITS_PATH}` }),
+      };
     },
   },
 ];

@@ -268,6 +268,7 @@ export async function measureChained(shape: RunShape, plan: ChainedPlan): Promis
         failureSamples: run.failureSamples,
         streams: streamSpread(plan, run, workers),
       },
+      notes: [],
     };
   } finally {
     await pool.close();

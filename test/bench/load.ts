@@ -130,7 +130,7 @@ async function measureReusable(shape: RunShape, request: PreparedRequest): Promi
   const warmup = await rateOf({ ...fixed, duration: shape.settings.warmupSeconds });
   assertClean(warmup.result, 'warm-up');
   const measured = await timedRun({ ...fixed, duration: shape.settings.durationSeconds });
-  return { rows: [measured], warmupRates: [warmup.rate], pool: null, chained: null };
+  return { rows: [measured], warmupRates: [warmup.rate], pool: null, chained: null, notes: [] };
 }
 
 /** Warm-up rounds until warmupSeconds of load (and two rounds at least); returns each round's rate, the last being the estimate. */
@@ -159,7 +159,7 @@ async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { ki
   const pool = await RequestPool.fill(() => plan.make(), size);
   assertPoolLastsTheRun(pool, durationSeconds, plan.lifetimeSeconds);
   const measured = await timedRun({ ...baseOptions(shape), duration: durationSeconds, requests: poolRequests(pool) });
-  return { rows: [measured], warmupRates, pool: pool.stats(), chained: null };
+  return { rows: [measured], warmupRates, pool: pool.stats(), chained: null, notes: [] };
 }
 
 /** Warm-up, then the measured run, against the server at url. */
@@ -172,6 +172,8 @@ export function measure(url: string, plan: RequestPlan, settings: LoadSettings):
       return measureSingleUse(shape, plan);
     case 'chained':
       return measureChained(shape, plan);
+    case 'self-measured':
+      return plan.measure(settings);
   }
 }
 
@@ -198,6 +200,9 @@ export async function probe(url: string, plan: RequestPlan): Promise<void> {
       for (let stream = 0; stream < (plan.streams?.count ?? 1); stream += 1) {
         await send(await plan.makeSecond(await send(await plan.makeFirst(stream)), stream));
       }
+      return;
+    case 'self-measured':
+      await plan.probe();
       return;
   }
 }

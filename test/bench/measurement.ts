@@ -31,12 +31,17 @@ export interface RowMeasurement {
 export interface CaseMeasurement {
   /** One row per kind of request, the case's own first. */
   readonly rows: readonly RowMeasurement[];
-  /** Requests (pairs, for a chained plan) per second the server took in each warm-up round (one for reusable requests). */
+  /**
+   * Requests (pairs, for a chained plan; deliveries, for a webhook backlog) per second the server
+   * took in each warm-up round (one for reusable requests).
+   */
   readonly warmupRates: readonly number[];
   /** For single-use requests and the first requests of a chained plan: the measured run's pool. */
   readonly pool: PoolStats | null;
   /** For chained plans: what the loop did besides the rows. */
   readonly chained: ChainedStats | null;
+  /** What else the report says about the run, a line each (a self-measured case's method and side figures). */
+  readonly notes: readonly string[];
 }
 
 /**

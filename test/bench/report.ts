@@ -143,6 +143,8 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
   ];
   const pools = reports.map(poolNote).filter((note): note is string => note !== null);
   if (pools.length > 0) lines.push('Single-use requests (a JWT nonce each, signed before the timed run):', ...pools);
+  const notes = reports.filter((report) => report.measurement.notes.length > 0);
+  if (notes.length > 0) lines.push('Measured by the case itself (no load generator):', ...notes.flatMap((report) => report.measurement.notes.map((note) => `  ${report.name}: ${note}`)));
   const failed = reports.flatMap((report) => failuresOf(report).map((failure) => `  ${report.name}: ${failure}`));
   if (failed.length > 0) lines.push('', 'FAILED, the numbers above are not valid:', ...failed);
   return lines.join('\n');

@@ -3,6 +3,7 @@
  * JWT nonce per request) and expensive to make, so they are all made before a timed run,
  * where making them would otherwise be measured as load-generator time.
  */
+import type { CaseMeasurement, LoadSettings } from './measurement.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -22,7 +23,19 @@ export type RequestPlan =
    * made request stays acceptable (the token lifetime): the run must use it up before then.
    */
   | { readonly kind: 'single-use'; readonly lifetimeSeconds: number; make(): Promise<PreparedRequest> }
-  | ChainedPlan;
+  | ChainedPlan
+  | SelfMeasuredPlan;
+
+/**
+ * Work that no request from the load generator drives (a backlog the server's own worker
+ * drains): the case measures it itself, warm-up included, into rows like any other case's.
+ */
+export interface SelfMeasuredPlan {
+  readonly kind: 'self-measured';
+  /** The work done once, end to end, before any timing: a broken case fails here with the reason. */
+  probe(): Promise<void>;
+  measure(settings: LoadSettings): Promise<CaseMeasurement>;
+}
 
 /** A response as the chained load loop read it: status and the whole body. */
 export interface ReceivedResponse {

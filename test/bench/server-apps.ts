@@ -2,14 +2,23 @@
  * The applications a bench server process can serve. Only server.ts runs them: the load
  * process never serves, so server and load generator never share an event loop.
  */
+import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildCoreApp } from '../../src/core/app.js';
+import { buildCoreApp, type CoreOptions } from '../../src/core/app.js';
+import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
+import type { Principal } from '../../src/core/http/request-state.js';
+import { postMovement } from '../../src/core/ledger/ledger.js';
+import { createWithdrawalAccount, verifyWithdrawalAccount, withdrawalAccountCreateSchema } from '../../src/core/settlement/withdrawal-accounts.js';
+import { referenceData } from '../../src/core/trading/reference-data.js';
+import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
 import { SCOPES, type Scope } from '../../src/lib/auth/credentials.js';
-import { newUuid } from '../../src/lib/ids.js';
+import { newId, newUuid } from '../../src/lib/ids.js';
+import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
+import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 
@@ -52,6 +61,82 @@ function orgCount(config: ServerConfig): number {
   return count;
 }
 
+/** A background job of the core: `on` or `off`; on when absent, as buildCoreApp runs it. */
+function jobEnabled(config: ServerConfig, name: string): boolean {
+  const value = config[name] ?? 'on';
+  if (value !== 'on' && value !== 'off') throw new Error(`server config ${name} must be on or off, not ${JSON.stringify(value)}`);
+  return value === 'on';
+}
+
+/** An optional positive whole number of the config. */
+function positiveInteger(config: ServerConfig, name: string): number | undefined {
+  const text = config[name];
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`server config ${name} must be a positive integer, not ${JSON.stringify(text)}`);
+  return value;
+}
+
+/**
+ * The core's background jobs as the config sets them (`withdrawalProcessor`, `webhookWorker`:
+ * on or off; `webhookPollIntervalMs`); each keeps buildCoreApp's default where not set. The
+ * deposit completer always runs as it does by default (it only moves sandbox deposits).
+ */
+function jobOptions(config: ServerConfig): Pick<CoreOptions, 'withdrawalProcessor' | 'webhookWorker'> {
+  const pollIntervalMs = positiveInteger(config, 'webhookPollIntervalMs');
+  return {
+    withdrawalProcessor: { enabled: jobEnabled(config, 'withdrawalProcessor') },
+    webhookWorker: { enabled: jobEnabled(config, 'webhookWorker'), ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }) },
+  };
+}
+
+/**
+ * Money on the org's live book: a deposit movement as a completed deposit posts it (the org's
+ * client account +amount, the rail's in-transit account -amount), without a deposit record.
+ */
+async function fundLiveBook(db: Database, orgId: string, currency: string, amount: string): Promise<void> {
+  if (!DECIMAL_PATTERN.test(amount) || !parseDecimal(amount).isGreaterThan(0)) throw new Error(`cannot fund a book with ${JSON.stringify(amount)} ${currency}`);
+  const value = parseDecimal(amount);
+  await db.transaction((tx) =>
+    postMovement(tx, {
+      orgId,
+      environment: 'live',
+      kind: 'deposit',
+      referenceId: newId('deposit'),
+      at: new Date(),
+      postings: [
+        { account: 'client', currency, amount: value },
+        { account: 'rail_in_transit', currency, amount: value.negated() },
+      ],
+    }),
+  );
+}
+
+/** The bench's withdrawal account: a published ABA routing number (JPMorgan Chase), as the sandbox seed uses. */
+const USD_FEDWIRE_ACCOUNT = withdrawalAccountCreateSchema.parse({
+  currency: 'USD',
+  assetType: 'FIAT',
+  accountName: 'Bench operating account',
+  transferType: 'FEDWIRE',
+  bankName: 'JPMorgan Chase Bank, N.A.',
+  accountNumber: '000123456789',
+  routingNumber: '021000021',
+});
+
+/**
+ * A verified, ACTIVE USD FEDWIRE withdrawal account on the org's live book, made by the code the
+ * API runs (creation, then the verification an operator does); returns its id.
+ */
+async function createVerifiedUsdAccount(db: Database, keyFile: KeyFile): Promise<string> {
+  const principal: Principal = { orgId: keyFile.orgId, environment: 'live', keyName: keyFile.name, scopes: keyFile.scopes };
+  const fingerprint = `sha256:${createHash('sha256').update(JSON.stringify(USD_FEDWIRE_ACCOUNT)).digest('hex')}`;
+  const context = { db, reference: referenceData(db), now: () => new Date() };
+  const row = await createWithdrawalAccount(context, principal, USD_FEDWIRE_ACCOUNT, { key: `bench-account-${newUuid()}`, fingerprint });
+  const verified = await verifyWithdrawalAccount(db, keyFile.orgId, 'live', row.id);
+  if (verified?.status !== 'ACTIVE' || !verified.verified) throw new Error(`the bench withdrawal account ${row.id} did not become ACTIVE and verified`);
+  return verified.id;
+}
+
 /** The floor every other case is compared with: fastify 5 with nothing but a route. */
 async function bare(): Promise<ServedApp> {
   const app = Fastify();
@@ -66,6 +151,11 @@ async function bare(): Promise<ServedApp> {
  * and hands the key files to the load process (`keyFiles`, one per org, in order), as a
  * dashboard hands one to a client. A live book starts without credit: `creditLineUsd` sets
  * each bench org's, with the UPDATE an operator's `fxgate orgs set-credit-line` makes.
+ *
+ * For withdrawals and webhooks, on each bench org's live book: `fundUsd` deposits that many USD
+ * (fundLiveBook); `withdrawalAccount: 'usd-fedwire'` registers and verifies a USD FEDWIRE
+ * account (ids in `withdrawalAccountIds`, in org order); `webhookUrl` registers a webhook
+ * endpoint for every event type (ids in `webhookEndpointIds`). Background jobs: see jobOptions.
  */
 async function core(config: ServerConfig): Promise<ServedApp> {
   const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
@@ -74,10 +164,21 @@ async function core(config: ServerConfig): Promise<ServedApp> {
     await migrate(db);
     const registry = new KeyRegistry(db);
     const scopes = keyScopes(config);
-    const keyFiles: unknown[] = [];
+    const accountKind = config.withdrawalAccount;
+    if (accountKind !== undefined && accountKind !== 'usd-fedwire') throw new Error(`server config withdrawalAccount must be usd-fedwire, not ${JSON.stringify(accountKind)}`);
+    const keyFiles: KeyFile[] = [];
+    const withdrawalAccountIds: string[] = [];
+    const webhookEndpointIds: string[] = [];
     for (let org = 0; org < orgCount(config); org += 1) {
       const orgId = newUuid();
-      keyFiles.push(await registry.createKey({ orgId, scopes, mode: 'live', label: 'bench' }));
+      const keyFile = await registry.createKey({ orgId, scopes, mode: 'live', label: 'bench' });
+      keyFiles.push(keyFile);
+      if (config.fundUsd !== undefined) await fundLiveBook(db, orgId, 'USD', config.fundUsd);
+      if (accountKind !== undefined) withdrawalAccountIds.push(await createVerifiedUsdAccount(db, keyFile));
+      if (config.webhookUrl !== undefined) {
+        const { row } = await createWebhookEndpoint(db, { orgId, environment: 'live', url: config.webhookUrl, eventTypes: [], at: new Date() });
+        webhookEndpointIds.push(row.id);
+      }
       if (config.creditLineUsd !== undefined) {
         const { rowCount } = await db.query(
           "UPDATE org_environments SET credit_line_usd = $1::numeric, updated_at = now() WHERE org_id = $2 AND environment = 'live'",
@@ -86,10 +187,13 @@ async function core(config: ServerConfig): Promise<ServedApp> {
         if (rowCount !== 1) throw new Error(`the bench org ${orgId} has no live book to set the credit line of`);
       }
     }
-    const app = await buildCoreApp({ db, store, registry }, { logLevel: 'warn', rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes } });
+    const app = await buildCoreApp(
+      { db, store, registry },
+      { logLevel: 'warn', rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes }, ...jobOptions(config) },
+    );
     return {
       app,
-      info: { keyFiles },
+      info: { keyFiles, withdrawalAccountIds, webhookEndpointIds },
       async close() {
         await Promise.allSettled([store.close(), db.close()]);
       },
@@ -100,4 +204,29 @@ async function core(config: ServerConfig): Promise<ServedApp> {
   }
 }
 
-export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, core };
+/** Where the receiver takes webhook deliveries. */
+export const RECEIVER_PATH = '/webhooks';
+/** What the receiver has taken so far: GET answers {hits, events}. */
+export const RECEIVER_HITS_PATH = '/hits';
+
+/**
+ * A webhook receiver on loopback, as fast as fastify answers: every POST to RECEIVER_PATH is
+ * answered 200 with no body and counted (hits, and distinct event ids: delivery is at least
+ * once, so a retried event is two hits of one event). No signature check: the bench measures the
+ * sender.
+ */
+async function receiver(): Promise<ServedApp> {
+  const app = Fastify();
+  let hits = 0;
+  const events = new Set<string>();
+  app.post(RECEIVER_PATH, async (request, reply) => {
+    hits += 1;
+    const id = (request.body as { id?: unknown } | null)?.id;
+    if (typeof id === 'string') events.add(id);
+    return reply.code(200).send();
+  });
+  app.get(RECEIVER_HITS_PATH, async () => ({ hits, events: events.size }));
+  return { app, info: {}, close: async () => {} };
+}
+
+export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, core, receiver };

@@ -48,13 +48,15 @@ export function createWithdrawalProcessor(
   let log = options.log;
 
   /** Claims one withdrawal with work to do and does it; `claimed` names it as soon as it is locked. */
-  const processOne = (skip: readonly string[], claimed: { id: string | null }): Promise<Step> =>
-    context.db.transaction(async (tx): Promise<Step> => {
+  const processOne = async (skip: readonly string[], claimed: { id: string | null }): Promise<Step> => {
+    // Read before the transaction: a reference-data refresh inside it would wait for a second
+    // connection, which the embedded database (one connection) never has.
+    const reference = await context.reference();
+    return context.db.transaction(async (tx): Promise<Step> => {
       const now = context.now();
       const withdrawal = await claimLiveWithdrawal(tx, now, skip);
       if (!withdrawal) return 'none';
       claimed.id = withdrawal.id;
-      const reference = await context.reference();
       if (withdrawal.status === 'PENDING') {
         await submitToRail(tx, withdrawal, rail, reference, now);
         return 'moved';
@@ -68,6 +70,7 @@ export function createWithdrawalProcessor(
       }
       return 'moved';
     });
+  };
 
   const runOnce = async (): Promise<number> => {
     let moved = 0;

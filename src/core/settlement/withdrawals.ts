@@ -413,6 +413,10 @@ function transitionPostings(withdrawal: WithdrawalRow, to: WithdrawalStatus): Po
  * Moves a withdrawal the caller has locked (lockWithdrawal) to `to`, inside the caller's
  * transaction: status and fields, the ledger movement and the event, together. An illegal move
  * is 409 WITHDRAWAL_INVALID_STATE_TRANSITION and writes nothing.
+ *
+ * Each transition is stamped at least 1 ms after the previous one (updated_at), even when both
+ * happen within one millisecond (sandbox completion, a rail without delay): a withdrawal's
+ * events then sort by createdAt, and by id (time-ordered), in the order they happened.
  */
 export async function applyTransition<Row extends WithdrawalRow>(
   tx: Queryable,
@@ -426,6 +430,7 @@ export async function applyTransition<Row extends WithdrawalRow>(
     throw new ApiError('WITHDRAWAL_INVALID_STATE_TRANSITION', { withdrawalId: locked.id, status: locked.status, requestedStatus: to });
   }
   const final = to === 'FAILED' || to === 'CANCELLED';
+  const stamp = new Date(Math.max(at.getTime(), locked.updated_at.getTime() + 1));
   const { rows } = await tx.query<WithdrawalRow>(
     `UPDATE withdrawals
         SET status = $3, updated_at = $4,
@@ -440,7 +445,7 @@ export async function applyTransition<Row extends WithdrawalRow>(
       locked.id,
       locked.status,
       to,
-      at,
+      stamp,
       changes.estimatedCompletionAt !== undefined,
       changes.estimatedCompletionAt ?? null,
       changes.transactionHash ?? null,
@@ -459,12 +464,12 @@ export async function applyTransition<Row extends WithdrawalRow>(
       environment: updated.environment,
       kind: to === 'COMPLETED' ? 'withdrawal' : 'withdrawal_release',
       referenceId: updated.id,
-      at,
+      at: stamp,
       postings,
     });
+    failpoint('withdrawal.transition-after-ledger');
   }
-  failpoint('withdrawal.transition-after-ledger');
-  await recordWithdrawalEvent(tx, updated, reference, at);
+  await recordWithdrawalEvent(tx, updated, reference, stamp);
   return updated;
 }
 
@@ -544,7 +549,8 @@ export async function transitionWithdrawal(
 /**
  * Sandbox: completes a withdrawal as the simulated rail would, at once. From PENDING it goes
  * through PROCESSING (both transitions and events, one transaction), so integrators see the
- * same sequence as live withdrawals produce.
+ * same sequence as live withdrawals produce. Anything but PENDING or PROCESSING is 409,
+ * requestedStatus COMPLETED.
  */
 export async function completeSandboxWithdrawal(context: LifecycleContext, book: Book, withdrawalId: string, rail: PaymentRail): Promise<WithdrawalRow> {
   const reference = await context.reference();

@@ -194,6 +194,34 @@ describe('GET /v3/fx/balances', () => {
     expect(totals).toEqual({ netPositiveUsd: '1031.53', netNegativeUsd: '0.00', netUsd: '1031.53' });
   });
 
+  it('counts money held by pending withdrawals in amount, not in withdrawableAmount', async () => {
+    const key = await harness.createKey();
+    const orgId = key.file.orgId;
+    await deposit(orgId, 'sandbox', 'USD', '1000.00', new Date());
+    const before = (await balances(key)).data[0]!;
+    // A withdrawal's hold as the ledger records it: client -> withdrawal_hold.
+    const later = new Date(Date.parse(before.updatedAt) + 60_000);
+    await harness.db.transaction((tx) =>
+      postMovement(tx, {
+        orgId,
+        environment: 'sandbox',
+        kind: 'withdrawal_hold',
+        referenceId: `wtd_test_${next()}`,
+        at: later,
+        postings: [
+          { account: 'client', currency: 'USD', amount: new Decimal('-250.50') },
+          { account: 'withdrawal_hold', currency: 'USD', amount: new Decimal('250.50') },
+        ],
+      }),
+    );
+    const { data, totals } = await balances(key);
+    // One record per currency still (the hold is no balance of its own), the client account's id.
+    expect(data).toHaveLength(1);
+    expect(data[0]).toMatchObject({ id: before.id, updatedAt: later.toISOString() });
+    expect(figures(data)).toEqual([{ currency: 'USD', amount: '1000.00', withdrawableAmount: '749.50', usdValue: '1000.00', withdrawableUsdValue: '749.50' }]);
+    expect(totals).toEqual({ netPositiveUsd: '1000.00', netNegativeUsd: '0.00', netUsd: '1000.00' });
+  });
+
   it('keeps the sandbox and live books apart', async () => {
     const sandbox = await harness.createKey();
     const orgId = sandbox.file.orgId;
@@ -239,6 +267,7 @@ describe('GET /v3/fx/balances', () => {
 });
 
 describe('withdrawableBalance', () => {
+  // Given the client balance, which already excludes what pending withdrawals hold.
   it('is the balance when positive and 0 when the org owes', () => {
     expect(withdrawableBalance(new Decimal('12.34')).toFixed()).toBe('12.34');
     expect(withdrawableBalance(new Decimal('0')).toFixed()).toBe('0');
