@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two projects. `services` runs every suite on the real PostgreSQL and Redis. `embedded` runs
- * the v3 pipeline suites again on what `npm start` uses by default, PGlite and the in-process
- * store (the harness reads FXGATE_TEST_BACKEND), so both back ends pass the same tests.
+ * the v3 API suites again on what `npm start` uses by default, PGlite and the in-process store
+ * (the harness reads FXGATE_TEST_BACKEND), so both back ends pass the same tests: PGlite has
+ * one connection, and a query made outside an open transaction would wait on it forever.
  */
 const shared = {
   globalSetup: ['test/support/global-setup.ts'],
@@ -20,7 +21,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'embedded',
-          include: ['test/core/http/**/*.test.ts', 'test/core/routes/**/*.test.ts'],
+          include: ['test/core/{http,routes,trading,settlement,ledger,events}/**/*.test.ts'],
           env: { FXGATE_TEST_BACKEND: 'embedded' },
         },
       },
