@@ -4,7 +4,7 @@
  * process writes events into the case's database with the outbox's own recordEvent, and watches
  * the deliveries table until the worker, in the core process, has delivered them all.
  *
- * A backlog is written in ONE transaction (recordEvent calls in batches), so that the worker,
+ * A backlog is written in ONE transaction (a recordEvent call an event), so that the worker,
  * which is on and polling, sees none of it until the COMMIT and then all of it at once: that
  * COMMIT starts the clock. (Separate commits would let the worker start on the first batch while
  * the rest is still being written, and the run would time the writing.) The clock stops at the
@@ -19,8 +19,6 @@ import { newId } from '../../src/lib/ids.js';
 import { percentile, type CaseMeasurement, type LoadSettings, type RowMeasurement } from './measurement.js';
 import type { SelfMeasuredPlan } from './requests.js';
 
-/** recordEvent calls sent together within the backlog's transaction. */
-const INSERT_BATCH = 500;
 /** How often the deliveries table is polled for the end of a drain: the clock's resolution. */
 export const DRAIN_POLL_MS = 20;
 /** The first warm-up backlog, before any rate is known: small, as a cold worker is slow. */
@@ -68,7 +66,7 @@ interface Drain extends Release {
 
 /**
  * What a withdrawal.completed event carries: a USD FEDWIRE withdrawal record as the API shows it
- * (about 700 bytes of envelope), each with its own ids.
+ * (an envelope of about 800 bytes), each with its own ids.
  */
 function withdrawalCompleted(orgId: string, at: Date): Record<string, unknown> {
   const iso = at.toISOString();
@@ -84,7 +82,7 @@ function withdrawalCompleted(orgId: string, at: Date): Record<string, unknown> {
     estimatedCompletionAt: iso,
     transactionHash: null,
     paymentDetails: { FEDWIRE: { imad: '20240101MMQFMP2K000001', omad: '20240101QMGFT015000001' } },
-    actorId: `key_${orgId}`,
+    actorId: `usr_${orgId.replaceAll('-', '')}`,
     actorEmail: 'bench@api-keys.fxgate.invalid',
     comments: '',
     createdAt: iso,
@@ -110,14 +108,10 @@ async function release(setup: WebhookBacklogSetup, events: number): Promise<Rele
   const afterId = rows[0]!.id;
   const started = performance.now();
   await db.transaction(async (tx) => {
-    for (let start = 0; start < events; start += INSERT_BATCH) {
-      const batch = Math.min(INSERT_BATCH, events - start);
-      await Promise.all(
-        Array.from({ length: batch }, () => {
-          const at = new Date();
-          return recordEvent(tx, { orgId, environment: 'live', type: 'withdrawals', eventType: 'withdrawal.completed', data: withdrawalCompleted(orgId, at), at });
-        }),
-      );
+    // One statement at a time: a pg client given several at once queues them (deprecated).
+    for (let event = 0; event < events; event += 1) {
+      const at = new Date();
+      await recordEvent(tx, { orgId, environment: 'live', type: 'withdrawals', eventType: 'withdrawal.completed', data: withdrawalCompleted(orgId, at), at });
     }
     const { rows: fanned } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE id > $1', [afterId]);
     if (fanned[0]!.n !== events) throw new Error(`${events} events fanned out to ${fanned[0]!.n} deliveries, not one each: is the bench endpoint registered?`);
@@ -239,6 +233,7 @@ export function webhookBacklogPlan(setup: WebhookBacklogSetup): SelfMeasuredPlan
       const run = await backlogDrained(setup, measuredEvents);
       const after = await receiverCount(setup.receiverHitsUrl);
       const { row, notes } = await measuredRow(setup, run, { hits: after.hits - before.hits, events: after.events - before.events });
+      notes.push(`warm-up backlogs drained at ${warmupRates.map((rate) => rate.toFixed(0)).join(', ')} deliveries/s; the measured one was sized from the last`);
       return { rows: [row], warmupRates, pool: null, chained: null, notes };
     },
   };

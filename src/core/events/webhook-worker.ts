@@ -273,8 +273,16 @@ export class WebhookDeliveryWorker {
   private async lockedRound(signal: AbortSignal): Promise<number> {
     return this.db.transaction(async (tx) => {
       const rows = await claimLocked(tx, this.now(), this.options.batchSize);
+      // The attempts run concurrently, but their results are written one after another: a
+      // connection runs one statement at a time, and pg refuses overlapping queries from 9.0 on.
+      let writes: Promise<void> = Promise.resolve();
+      const record = (row: ClaimedDelivery, result: AttemptResult | null, at: Date) => {
+        const write = writes.then(() => this.record(tx, row, result, at));
+        writes = write.catch(() => undefined);
+        return write;
+      };
       // Rows not reached before a stop need nothing: the commit unlocks them and they are still due.
-      await this.attemptAll(rows, signal, (row, result, at) => this.record(tx, row, result, at));
+      await this.attemptAll(rows, signal, record);
       return rows.length;
     });
   }
