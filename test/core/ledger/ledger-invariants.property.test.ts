@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
-import { postMovement } from '../../../src/core/ledger/ledger.js';
 import { parseDecimal } from '../../../src/lib/money.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { V3Harness } from '../../support/v3-harness.js';
+import { recordTestDeposit } from '../../support/book-fixtures.js';
 
 const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'USDC'] as const;
 const RUNS = 40;
@@ -78,19 +78,7 @@ async function apply(key: LoadedKey, trades: string[], step: Action): Promise<nu
 
 /** Deposits arrive through their own issue's endpoints; here is the movement they post. */
 async function deposit(key: LoadedKey, currency: string, amount: string): Promise<void> {
-  await harness.db.transaction((tx) =>
-    postMovement(tx, {
-      orgId: key.file.orgId,
-      environment: 'sandbox',
-      kind: 'deposit',
-      referenceId: `test-deposit-${randomUUID()}`,
-      at: new Date(),
-      postings: [
-        { account: 'client', currency, amount: parseDecimal(amount) },
-        { account: 'rail_in_transit', currency, amount: parseDecimal(amount).negated() },
-      ],
-    }),
-  );
+  await recordTestDeposit(harness.db, { orgId: key.file.orgId, environment: 'sandbox', currency, amount });
 }
 
 async function expectInvariants(orgId: string) {

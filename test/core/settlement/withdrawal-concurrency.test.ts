@@ -12,7 +12,6 @@
  *   a response lost after the commit answers the same 500 and GET finds the withdrawal.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requestFingerprint } from '../../../src/core/http/idempotency.js';
 import type { Principal } from '../../../src/core/http/request-state.js';
@@ -27,8 +26,7 @@ import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.j
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
-import { testServices } from '../../support/services.js';
+import { ForgetfulRedis } from '../../support/book-fixtures.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
 import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
@@ -42,42 +40,28 @@ interface WithdrawalRecord {
 
 const WITHDRAWALS = '/v3/fx/withdrawals';
 const PARALLEL = 100;
-const KEY_PREFIX = `wcc${randomBytes(4).toString('hex')}:`;
 const IN_TRANSACTION = ['withdrawal.after-insert', 'withdrawal.after-ledger', 'withdrawal.after-event'];
 
 let harness: V3Harness;
-/** A second connection to the same Redis, to delete what the store keeps. */
-let redis: Redis;
+/** The harness store, with a second connection that can make it forget its idempotency records. */
+const redis = new ForgetfulRedis();
 
 beforeAll(async () => {
   harness = await V3Harness.start({
-    store: new RedisStore({ url: testServices().redisUrl, keyPrefix: KEY_PREFIX }),
+    store: redis.store,
     keyCacheTtlMs: 60_000,
     core: { rateLimits: { reads: 100_000, writes: 100_000 } },
   });
-  redis = new Redis(testServices().redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
 });
 afterAll(async () => {
-  await redis?.quit();
+  await redis.close();
   await harness?.close();
 });
 afterEach(async () => {
   disarmAllFailpoints();
   expect(await checkLedger(harness.db)).toEqual([]);
 });
-
-/** Deletes every idempotency record of the harness store from Redis; returns how many. */
-async function loseIdempotencyRecords(): Promise<number> {
-  let cursor = '0';
-  let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${KEY_PREFIX}idem:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.del(...keys);
-  } while (cursor !== '0');
-  return deleted;
-}
 
 function context() {
   return { db: harness.db, reference: referenceData(harness.db), rates: new StaticRateSource(DEFAULT_USD_PRICES), now: () => new Date() };
@@ -230,7 +214,7 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     expect(first.filter((r) => r.status === 200)).toHaveLength(20);
     const before = await bookState(key);
 
-    expect(await loseIdempotencyRecords()).toBeGreaterThanOrEqual(20);
+    expect(await redis.loseIdempotencyRecords()).toBeGreaterThanOrEqual(20);
     const retried = await Promise.all(requests.map((r) => post(key, r.raw, r.idem)));
     retried.forEach((response, i) => {
       if (first[i]!.status === 200) {
@@ -247,7 +231,7 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
 
     // With the record lost, the same key with another body is still a mismatch (from the row).
     const winner = requests[first.findIndex((r) => r.status === 200)]!;
-    await loseIdempotencyRecords();
+    await redis.loseIdempotencyRecords();
     const mismatch = await post(key, body(account, '1'), winner.idem);
     expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: requestFingerprint('POST', WITHDRAWALS, Buffer.from(winner.raw)) } });
     expect(await bookState(key)).toEqual(before);

@@ -31,6 +31,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
+import { recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface WithdrawalRecord {
   object: 'withdrawal';
@@ -120,20 +121,7 @@ async function newKey(mode: Mode = 'sandbox'): Promise<LoadedKey> {
 
 /** Money arriving as a deposit does on the ledger: rail in transit -> client. */
 async function fund(key: LoadedKey, currency: string, amount: string): Promise<void> {
-  const value = new Decimal(amount);
-  await harness.db.transaction((tx) =>
-    postMovement(tx, {
-      orgId: key.file.orgId,
-      environment: key.file.mode,
-      kind: 'deposit',
-      referenceId: newId('deposit'),
-      at: new Date(),
-      postings: [
-        { account: 'rail_in_transit', currency, amount: value.negated() },
-        { account: 'client', currency, amount: value },
-      ],
-    }),
-  );
+  await recordTestDeposit(harness.db, { orgId: key.file.orgId, environment: key.file.mode, currency, amount });
 }
 
 /** A debt as a trade on credit leaves it: the client account negative, the house's liquidity the other side. */

@@ -16,6 +16,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
+import { recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface Balance {
   object: string;
@@ -74,20 +75,7 @@ const BUY_100_EUR = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.00',
 
 /** An incoming deposit as the ledger records it: rail in transit → client. */
 async function deposit(orgId: string, environment: Mode, currency: string, amount: string, at: Date): Promise<void> {
-  const value = new Decimal(amount);
-  await harness.db.transaction((tx) =>
-    postMovement(tx, {
-      orgId,
-      environment,
-      kind: 'deposit',
-      referenceId: `dep_test_${next()}`,
-      at,
-      postings: [
-        { account: 'rail_in_transit', currency, amount: value.negated() },
-        { account: 'client', currency, amount: value },
-      ],
-    }),
-  );
+  await recordTestDeposit(harness.db, { orgId, environment, currency, amount, at });
 }
 
 async function balances(key: LoadedKey): Promise<{ data: Balance[]; totals: Totals }> {

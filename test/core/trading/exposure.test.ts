@@ -8,7 +8,6 @@
  * - sell 10.00 EUR for USD: holds 10.80.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postMovement } from '../../../src/core/ledger/ledger.js';
 import { availableCredit } from '../../../src/core/trading/exposure.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
@@ -16,6 +15,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal, formatToDecimals } from '../../../src/lib/money.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
+import { recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface Exposure {
   object: string;
@@ -62,20 +62,7 @@ const BUY_100_EUR = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.00',
 
 /** An incoming deposit as the ledger records it: rail in transit → client. */
 async function deposit(orgId: string, environment: Mode, currency: string, amount: string): Promise<void> {
-  const value = new Decimal(amount);
-  await harness.db.transaction((tx) =>
-    postMovement(tx, {
-      orgId,
-      environment,
-      kind: 'deposit',
-      referenceId: `dep_test_${next()}`,
-      at: new Date(),
-      postings: [
-        { account: 'rail_in_transit', currency, amount: value.negated() },
-        { account: 'client', currency, amount: value },
-      ],
-    }),
-  );
+  await recordTestDeposit(harness.db, { orgId, environment, currency, amount });
 }
 
 async function exposure(key: LoadedKey): Promise<Exposure> {

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postMovement } from '../../../src/core/ledger/ledger.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
@@ -15,6 +14,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface TradeJson {
   id: string;
@@ -75,19 +75,7 @@ async function getTrade(key: LoadedKey, tradeId: string): Promise<TradeJson> {
 
 /** A deposit as the ledger will record it (the deposit endpoints are a later issue). */
 async function deposit(key: LoadedKey, currency: string, amount: string): Promise<void> {
-  await harness.db.transaction((tx) =>
-    postMovement(tx, {
-      orgId: key.file.orgId,
-      environment: key.file.mode,
-      kind: 'deposit',
-      referenceId: `test-deposit-${randomUUID()}`,
-      at: new Date(),
-      postings: [
-        { account: 'rail_in_transit', currency, amount: new Decimal(amount).negated() },
-        { account: 'client', currency, amount: new Decimal(amount) },
-      ],
-    }),
-  );
+  await recordTestDeposit(harness.db, { orgId: key.file.orgId, environment: key.file.mode, currency, amount });
 }
 
 async function committedUsd(key: LoadedKey): Promise<string> {

@@ -4,8 +4,7 @@
  * credit line; and when Redis loses the idempotency records (deleted from the server), a retry
  * with the same key still finds the trade the database holds instead of making a second one.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { readClientBalances } from '../../../src/core/ledger/ledger.js';
@@ -19,8 +18,7 @@ import { requestFingerprint } from '../../../src/core/http/idempotency.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
-import { testServices } from '../../support/services.js';
+import { ForgetfulRedis } from '../../support/book-fixtures.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness, type TestResponse } from '../../support/v3-harness.js';
 
@@ -34,40 +32,26 @@ interface TradeRecord {
 
 const TRADES = '/v3/fx/trades';
 const PARALLEL = 100;
-const KEY_PREFIX = `tcc${randomBytes(4).toString('hex')}:`;
 
 let harness: V3Harness;
-/** A second connection to the same Redis, to delete what the store keeps. */
-let redis: Redis;
+/** The harness store, with a second connection that can make it forget its idempotency records. */
+const redis = new ForgetfulRedis();
 
 beforeAll(async () => {
   harness = await V3Harness.start({
-    store: new RedisStore({ url: testServices().redisUrl, keyPrefix: KEY_PREFIX }),
+    store: redis.store,
     keyCacheTtlMs: 60_000,
     core: { rateLimits: { reads: 100_000, writes: 100_000 } },
   });
-  redis = new Redis(testServices().redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
 });
 afterAll(async () => {
-  await redis?.quit();
+  await redis.close();
   await harness?.close();
 });
 afterEach(async () => {
   expect(await checkLedger(harness.db)).toEqual([]);
 });
-
-/** Deletes every idempotency record of the harness store from Redis; returns how many. */
-async function loseIdempotencyRecords(): Promise<number> {
-  let cursor = '0';
-  let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${KEY_PREFIX}idem:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.del(...keys);
-  } while (cursor !== '0');
-  return deleted;
-}
 
 async function quote(key: LoadedKey, body: Record<string, unknown>): Promise<{ id: string }> {
   const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/quotes', body: JSON.stringify(body), idempotencyKey: randomUUID() });
@@ -218,7 +202,7 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const committedBefore = await committedUsd(org, mode);
     const ledgerBefore = await ledgerTransactions(org, mode);
 
-    expect(await loseIdempotencyRecords()).toBeGreaterThanOrEqual(27);
+    expect(await redis.loseIdempotencyRecords()).toBeGreaterThanOrEqual(27);
     const retried = await Promise.all(requests.map((r) => postTrade(key, r.body, r.idem)));
     retried.forEach((response, i) => {
       if (first[i]!.status === 200) {
@@ -240,7 +224,7 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
 
     // With the record lost, the same key with another body is still a mismatch (from the trade row).
     const winner = requests[first.findIndex((r) => r.status === 200)]!;
-    expect(await loseIdempotencyRecords()).toBeGreaterThan(0);
+    expect(await redis.loseIdempotencyRecords()).toBeGreaterThan(0);
     const other = await quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5', amountCurrency: 'USD' });
     const mismatch = await postTrade(key, JSON.stringify({ quoteId: other.id }), winner.idem);
     expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: requestFingerprint('POST', TRADES, Buffer.from(winner.body)) } });
@@ -255,7 +239,7 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const idem = randomUUID();
     const first = await postTrade(key, body, idem);
     expect(first.status).toBe(200);
-    await loseIdempotencyRecords();
+    await redis.loseIdempotencyRecords();
 
     const responses = await Promise.all(Array.from({ length: PARALLEL }, () => postTrade(key, body, idem)));
     for (const response of responses) {

@@ -1,0 +1,71 @@
+/**
+ * Fixtures that put a book into a state the tests need, through the same code paths as the
+ * service: money arriving as the ledger records a deposit, and a Redis that forgot its
+ * idempotency records (a failover), so that the database's own keys are what stops duplicates.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { postMovement } from '../../src/core/ledger/ledger.js';
+import type { Mode } from '../../src/lib/auth/credentials.js';
+import type { Database } from '../../src/lib/db/database.js';
+import { parseDecimal } from '../../src/lib/money.js';
+import { RedisStore } from '../../src/lib/store/redis-store.js';
+import { testServices } from './services.js';
+
+export interface TestDeposit {
+  readonly orgId: string;
+  readonly environment: Mode;
+  readonly currency: string;
+  /** Decimal text. */
+  readonly amount: string;
+  readonly at?: Date;
+}
+
+/** Credits the book as a completed deposit does: rail in transit → client, one balanced movement. */
+export async function recordTestDeposit(db: Database, deposit: TestDeposit): Promise<void> {
+  const value = parseDecimal(deposit.amount);
+  await db.transaction((tx) =>
+    postMovement(tx, {
+      orgId: deposit.orgId,
+      environment: deposit.environment,
+      kind: 'deposit',
+      referenceId: `test-deposit-${randomUUID()}`,
+      at: deposit.at ?? new Date(),
+      postings: [
+        { account: 'rail_in_transit', currency: deposit.currency, amount: value.negated() },
+        { account: 'client', currency: deposit.currency, amount: value },
+      ],
+    }),
+  );
+}
+
+/**
+ * A Redis store under its own key prefix, with a second connection that can delete the store's
+ * idempotency records while the service runs.
+ */
+export class ForgetfulRedis {
+  readonly prefix = `lost${randomBytes(4).toString('hex')}:`;
+  readonly store = new RedisStore({ url: testServices().redisUrl, keyPrefix: this.prefix });
+  private readonly admin = new Redis(testServices().redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+
+  async connect(): Promise<void> {
+    await this.admin.connect();
+  }
+
+  /** Deletes every idempotency record of the store; returns how many. */
+  async loseIdempotencyRecords(): Promise<number> {
+    let cursor = '0';
+    let deleted = 0;
+    do {
+      const [next, keys] = await this.admin.scan(cursor, 'MATCH', `${this.prefix}idem:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await this.admin.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  }
+
+  /** Closes the admin connection; the store itself is closed by the harness that uses it. */
+  async close(): Promise<void> {
+    await this.admin.quit();
+  }
+}
