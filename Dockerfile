@@ -10,9 +10,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY mappings ./mappings
 RUN npm run build
 
-# Runtime stage: production dependencies, the compiled code and the legacy mappings only.
+# Runtime stage: production dependencies and the compiled code (dist/mappings holds the legacy
+# mapping tables, compiled from mappings/).
 FROM node:20-bookworm-slim AS runtime
 # HOST: the service binds 127.0.0.1 by default, unreachable from outside a container.
 # FXGATE_DATA_DIR: embedded database and key files when DATABASE_URL is unset; mount a volume
@@ -29,7 +31,6 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && mkdir -p /app/data \
     && chown node:node /app/data
 COPY --from=build /app/dist ./dist
-COPY mappings ./mappings
 # The image's own unprivileged user; the app files stay root-owned, so read-only to it.
 USER node
 EXPOSE 8080

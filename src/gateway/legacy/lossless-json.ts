@@ -1,0 +1,223 @@
+/**
+ * Legacy JSON, read and written without losing a digit (DESIGN 2: money is never a JS number).
+ *
+ * Reading: the raw request text is parsed with lossless-json, so every JSON number arrives as
+ * its own text. Numbers at the mapping's amount paths become canonical decimal strings through
+ * Decimal (`1e-7` -> "0.0000001", `1E+3` -> "1000", `-0` -> "0", 30 digits stay 30 digits),
+ * ready for v3, whose amounts are strings. Every other number becomes a JS number when its exact
+ * value is a safe integer (page sizes, validity seconds) and otherwise stays a LosslessNumber,
+ * which no request schema accepts as a number or a string: parsing never guesses.
+ *
+ * Writing: v3 decimal strings at the mapping's amount paths become JSON numbers written with
+ * exactly their digits (`"12345678901234567890.10"` is written 12345678901234567890.10, never
+ * in exponent notation); any other number must be a safe integer, so a float cannot slip into a
+ * legacy answer unnoticed.
+ */
+import { LosslessNumber, isLosslessNumber, parse, stringify } from 'lossless-json';
+import { DECIMAL_PATTERN, Decimal, formatDecimal } from '../../lib/money.js';
+import { type JsonPathStep, describeLocation, endsHere, parseJsonPath, stepInto } from './json-paths.js';
+
+/** Bounds on one legacy amount, so `1e999999` cannot become a million digits of text. */
+export const LEGACY_NUMBER_LIMITS = {
+  integerDigits: 64,
+  fractionDigits: 64,
+  /** Exponents with more digits than this are refused before Decimal sees them (it would
+   * silently round 1e-2000000000 to 0). */
+  exponentDigits: 4,
+} as const;
+
+/** Nesting depth of a legacy body, read or written (legacy bodies are a few levels deep; a cycle
+ * in an answer being built would otherwise recurse until the stack overflows). */
+export const LEGACY_JSON_MAX_DEPTH = 64;
+
+export type LegacyJsonParseReason = 'MALFORMED_JSON' | 'TOO_DEEP' | 'INVALID_NUMBER' | 'NUMBER_OUT_OF_RANGE';
+
+/** The client's body is not acceptable JSON: the legacy 400 (Query validation failed). */
+export class LegacyJsonParseError extends Error {
+  readonly code = 'FXGATE_LEGACY_JSON_PARSE';
+  constructor(
+    readonly reason: LegacyJsonParseReason,
+    /** Where in the body, e.g. `amount` or `data[2].amount`; empty for the whole text. */
+    readonly location: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${reason}${location === '' ? '' : ` at ${location}`}: ${detail}`, options);
+    this.name = 'LegacyJsonParseError';
+  }
+}
+
+export type LegacyJsonWriteReason = 'NOT_A_DECIMAL_STRING' | 'JS_NUMBER_AS_AMOUNT' | 'UNSAFE_NUMBER' | 'UNSUPPORTED_VALUE' | 'TOO_DEEP';
+
+/** The gateway built an answer it must not send: a defect, the legacy 500. */
+export class LegacyJsonWriteError extends Error {
+  readonly code = 'FXGATE_LEGACY_JSON_WRITE';
+  constructor(
+    readonly reason: LegacyJsonWriteReason,
+    readonly location: string,
+    detail: string,
+  ) {
+    super(`${reason}${location === '' ? '' : ` at ${location}`}: ${detail}`);
+    this.name = 'LegacyJsonWriteError';
+  }
+}
+
+/** A JSON number's grammar (RFC 8259), split into sign, integer, fraction and exponent. */
+const JSON_NUMBER = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?$/;
+
+/**
+ * The exact value of a JSON number's text as a canonical decimal string (no exponent, no
+ * trailing fractional zeros, `-0` is "0"). Throws LegacyJsonParseError on anything that is not a
+ * JSON number or lies outside LEGACY_NUMBER_LIMITS. Never goes through a JS number.
+ */
+export function jsonNumberToDecimalString(text: string, location = ''): string {
+  const match = JSON_NUMBER.exec(text);
+  if (!match) throw new LegacyJsonParseError('INVALID_NUMBER', location, `not a JSON number: ${JSON.stringify(text.slice(0, 64))}`);
+  const [, , integer, fraction = '', , exponent = ''] = match;
+  if (/^0*$/.test(integer! + fraction)) return '0';
+  if (exponent.replace(/^0+/, '').length > LEGACY_NUMBER_LIMITS.exponentDigits) {
+    throw new LegacyJsonParseError('NUMBER_OUT_OF_RANGE', location, `exponent too large in ${JSON.stringify(text.slice(0, 64))}`);
+  }
+  const value = new Decimal(text);
+  if (!value.isFinite()) throw new LegacyJsonParseError('NUMBER_OUT_OF_RANGE', location, `not finite: ${JSON.stringify(text.slice(0, 64))}`);
+  const integerDigits = Math.max((value.e ?? 0) + 1, 1);
+  const fractionDigits = value.decimalPlaces() ?? 0;
+  if (integerDigits > LEGACY_NUMBER_LIMITS.integerDigits || fractionDigits > LEGACY_NUMBER_LIMITS.fractionDigits) {
+    throw new LegacyJsonParseError(
+      'NUMBER_OUT_OF_RANGE',
+      location,
+      `more than ${LEGACY_NUMBER_LIMITS.integerDigits} integer or ${LEGACY_NUMBER_LIMITS.fractionDigits} fractional digits`,
+    );
+  }
+  return formatDecimal(value);
+}
+
+/** Exact legacy number -> Decimal, for callers that want the value rather than its text. */
+export function jsonNumberToDecimal(text: string, location = ''): Decimal {
+  return new Decimal(jsonNumberToDecimalString(text, location));
+}
+
+type ActivePaths = readonly (readonly JsonPathStep[])[];
+
+function compilePaths(paths: readonly string[]): ActivePaths {
+  return paths.map((path) => parseJsonPath(path));
+}
+
+/** Own enumerable properties only; `__proto__` stays an ordinary key (lossless-json keeps it so). */
+function entriesOf(object: object): [string, unknown][] {
+  return Object.keys(object).map((key) => [key, (object as Record<string, unknown>)[key]]);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+function reviveNode(node: unknown, active: ActivePaths, location: string, depth: number): unknown {
+  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonParseError('TOO_DEEP', location, `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels`);
+  if (isLosslessNumber(node)) {
+    if (endsHere(active)) return jsonNumberToDecimalString(node.value, location);
+    const exact = jsonNumberToDecimalOrNull(node.value);
+    return exact !== null && exact.isInteger() && exact.abs().lte(Number.MAX_SAFE_INTEGER) ? Number(formatDecimal(exact)) : node;
+  }
+  if (Array.isArray(node)) {
+    const next = stepInto(active, 'element');
+    return node.map((element, index) => reviveNode(element, next, describeLocation(location, index), depth + 1));
+  }
+  if (isPlainObject(node)) {
+    return Object.fromEntries(
+      entriesOf(node).map(([key, value]) => [key, reviveNode(value, stepInto(active, { key }), describeLocation(location, { key }), depth + 1)]),
+    );
+  }
+  return node;
+}
+
+function jsonNumberToDecimalOrNull(text: string): Decimal | null {
+  try {
+    return jsonNumberToDecimal(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Parses a legacy request body from its raw text. Numbers at `amountPaths` (see json-paths.ts)
+ * become canonical decimal strings; other numbers become JS numbers when they are exactly safe
+ * integers and otherwise stay LosslessNumber. A key repeated with a different value is refused
+ * (two readers of the same body must not see two different requests). Throws
+ * LegacyJsonParseError.
+ */
+export function parseLegacyJson(text: string, amountPaths: readonly string[] = []): unknown {
+  const active = compilePaths(amountPaths);
+  let tree: unknown;
+  try {
+    // lossless-json refuses a key repeated with a different value (a repeat with the same
+    // value is harmless and kept once).
+    tree = parse(text);
+  } catch (error) {
+    // SyntaxError from the grammar; RangeError from absurd nesting (stack depth).
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new LegacyJsonParseError('MALFORMED_JSON', '', detail, { cause: error });
+  }
+  return reviveNode(tree, active, '', 0);
+}
+
+function writeAmount(value: unknown, location: string): unknown {
+  if (value === null || value === undefined) return value;
+  if (typeof value === 'number') throw new LegacyJsonWriteError('JS_NUMBER_AS_AMOUNT', location, 'amounts must be decimal strings, never JS numbers');
+  if (typeof value !== 'string' || !DECIMAL_PATTERN.test(value)) {
+    throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', location, `expected a decimal string, got ${describeValue(value)}`);
+  }
+  // The digits as v3 wrote them ("100.50" stays 100.50); only a negative zero loses its sign.
+  return new LosslessNumber(/^-0(\.0+)?$/.test(value) ? value.slice(1) : value);
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 64));
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : typeof value;
+}
+
+function prepareNode(node: unknown, active: ActivePaths, location: string, depth: number): unknown {
+  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonWriteError('TOO_DEEP', location, `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`);
+  if (endsHere(active) && (node === null || typeof node !== 'object')) return writeAmount(node, location);
+  switch (typeof node) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return node;
+    case 'number':
+      if (!Number.isSafeInteger(node)) throw new LegacyJsonWriteError('UNSAFE_NUMBER', location, `${node} is not a safe integer; amounts go through amount paths`);
+      return node;
+    case 'object':
+      break;
+    default:
+      throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', location, `a ${typeof node} cannot be written as JSON`);
+  }
+  if (node === null) return null;
+  if (endsHere(active)) throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', location, `expected a decimal string, got ${describeValue(node)}`);
+  if (Array.isArray(node)) {
+    const next = stepInto(active, 'element');
+    return node.map((element: unknown, index) => prepareNode(element === undefined ? null : element, next, describeLocation(location, index), depth + 1));
+  }
+  if (!isPlainObject(node)) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', location, `only plain objects are written, not ${node.constructor?.name ?? 'this object'}`);
+  const entries: [string, unknown][] = [];
+  for (const [key, value] of entriesOf(node)) {
+    if (value === undefined) continue;
+    entries.push([key, prepareNode(value, stepInto(active, { key }), describeLocation(location, { key }), depth + 1)]);
+  }
+  return Object.fromEntries(entries);
+}
+
+/**
+ * Serialises a legacy response body. Values at `numberPaths` must be decimal strings (or null,
+ * or absent) and are written as JSON numbers with exactly their digits; every other number must
+ * be a safe integer. Throws LegacyJsonWriteError, never writes `NaN`, `1e+21` or a rounded float.
+ */
+export function stringifyLegacyJson(value: unknown, numberPaths: readonly string[] = []): string {
+  const prepared = prepareNode(value, compilePaths(numberPaths), '', 0);
+  const text = stringify(prepared);
+  if (text === undefined) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', '', 'nothing to write');
+  return text;
+}

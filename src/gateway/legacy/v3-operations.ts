@@ -1,0 +1,66 @@
+/**
+ * The v3 operations a legacy mapping may call: the v3 contract as the spec (4.1-4.3) and DESIGN
+ * 3.6 fix it, written down from the contract, not imported from the core (the gateway knows v3
+ * only over HTTP, and must work in front of any conforming v3). The endpoint-mapping validator
+ * checks every target against this list, so a mapping cannot call a path v3 does not have, with
+ * a query parameter it does not take, or under a scope that differs from the legacy operation's.
+ */
+
+export type V3Method = 'GET' | 'POST' | 'DELETE';
+export type V3Scope = 'view' | 'trade' | 'withdraw' | 'webhooks';
+
+/** `cursor`: spec 4.3 pagination; `bounded`: the complete list in one `data` array; null: not a list. */
+export type V3ListKind = 'cursor' | 'bounded' | null;
+
+export interface V3Operation {
+  readonly method: V3Method;
+  /** Path with `:param` placeholders, as fastify writes routes. */
+  readonly path: string;
+  readonly scope: V3Scope;
+  readonly list: V3ListKind;
+  /** Query parameters it takes (cursor lists also take limit, startingAfter, endingBefore). */
+  readonly query: readonly string[];
+  /** Sandbox-only simulations (DESIGN 3.6): never a target of a legacy mapping. */
+  readonly sandboxOnly?: true;
+}
+
+const CURSOR_QUERY = ['limit', 'startingAfter', 'endingBefore'] as const;
+
+export const V3_OPERATIONS: readonly V3Operation[] = [
+  { method: 'GET', path: '/v3/fx/pairs', scope: 'view', list: 'bounded', query: [] },
+  { method: 'GET', path: '/v3/fx/balances', scope: 'view', list: 'bounded', query: [] },
+  { method: 'GET', path: '/v3/fx/exposure', scope: 'view', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/quotes', scope: 'trade', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/trades', scope: 'trade', list: null, query: [] },
+  { method: 'GET', path: '/v3/fx/trades', scope: 'view', list: 'cursor', query: [...CURSOR_QUERY, 'status', 'currency'] },
+  { method: 'GET', path: '/v3/fx/trades/:id', scope: 'view', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/trades/:id/reverse-quote', scope: 'trade', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/trades/:id/reverse', scope: 'trade', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/trades/:id/settle', scope: 'trade', list: null, query: [] },
+  { method: 'GET', path: '/v3/fx/deposits', scope: 'view', list: 'cursor', query: [...CURSOR_QUERY, 'status', 'currency'] },
+  { method: 'GET', path: '/v3/fx/deposits/:id', scope: 'view', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/withdrawals', scope: 'withdraw', list: null, query: [] },
+  { method: 'GET', path: '/v3/fx/withdrawals', scope: 'view', list: 'cursor', query: [...CURSOR_QUERY, 'status', 'currency'] },
+  { method: 'GET', path: '/v3/fx/withdrawals/:id', scope: 'view', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/withdrawal-accounts', scope: 'withdraw', list: null, query: [] },
+  { method: 'GET', path: '/v3/fx/withdrawal-accounts', scope: 'view', list: 'bounded', query: ['assetType', 'network', 'currency', 'status', 'verified'] },
+  { method: 'GET', path: '/v3/fx/withdrawal-accounts/:id', scope: 'view', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/webhook-endpoints', scope: 'webhooks', list: null, query: [] },
+  { method: 'GET', path: '/v3/fx/webhook-endpoints', scope: 'webhooks', list: 'bounded', query: [] },
+  { method: 'GET', path: '/v3/fx/webhook-endpoints/:id', scope: 'webhooks', list: null, query: [] },
+  { method: 'DELETE', path: '/v3/fx/webhook-endpoints/:id', scope: 'webhooks', list: null, query: [] },
+  { method: 'POST', path: '/v3/fx/sandbox/deposits', scope: 'trade', list: null, query: [], sandboxOnly: true },
+  { method: 'POST', path: '/v3/fx/sandbox/withdrawal-accounts/:id/verify', scope: 'withdraw', list: null, query: [], sandboxOnly: true },
+  { method: 'POST', path: '/v3/fx/sandbox/withdrawal-accounts/:id', scope: 'withdraw', list: null, query: [], sandboxOnly: true },
+  { method: 'POST', path: '/v3/fx/sandbox/withdrawals/:id/complete', scope: 'withdraw', list: null, query: [], sandboxOnly: true },
+  { method: 'POST', path: '/v3/fx/sandbox/withdrawals/:id/fail', scope: 'withdraw', list: null, query: [], sandboxOnly: true },
+];
+
+export function findV3Operation(method: string, path: string): V3Operation | undefined {
+  return V3_OPERATIONS.find((operation) => operation.method === method && operation.path === path);
+}
+
+/** The `:param` names of a route path, in order. */
+export function pathParams(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z][A-Za-z0-9]*)/g)].map((match) => match[1]!);
+}

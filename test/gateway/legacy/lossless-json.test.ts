@@ -1,0 +1,259 @@
+import fc from 'fast-check';
+import { LosslessNumber, isLosslessNumber } from 'lossless-json';
+import { describe, expect, it } from 'vitest';
+import { JsonPathSyntaxError, parseJsonPath } from '../../../src/gateway/legacy/json-paths.js';
+import {
+  LEGACY_JSON_MAX_DEPTH,
+  LegacyJsonParseError,
+  LegacyJsonWriteError,
+  jsonNumberToDecimalString,
+  parseLegacyJson,
+  stringifyLegacyJson,
+} from '../../../src/gateway/legacy/lossless-json.js';
+import { DECIMAL_PATTERN, Decimal, formatDecimal } from '../../../src/lib/money.js';
+
+function parseError(run: () => unknown): LegacyJsonParseError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(LegacyJsonParseError);
+    return error as LegacyJsonParseError;
+  }
+  throw new Error('expected a LegacyJsonParseError');
+}
+
+function writeError(run: () => unknown): LegacyJsonWriteError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(LegacyJsonWriteError);
+    return error as LegacyJsonWriteError;
+  }
+  throw new Error('expected a LegacyJsonWriteError');
+}
+
+describe('JSON paths', () => {
+  it('parses keys, array elements and object values', () => {
+    expect(parseJsonPath('amount')).toEqual([{ kind: 'key', key: 'amount' }]);
+    expect(parseJsonPath('data[].amount')).toEqual([{ kind: 'key', key: 'data' }, { kind: 'each' }, { kind: 'key', key: 'amount' }]);
+    expect(parseJsonPath('data.balances.*')).toEqual([{ kind: 'key', key: 'data' }, { kind: 'key', key: 'balances' }, { kind: 'values' }]);
+    expect(parseJsonPath('rows[][].x')).toEqual([{ kind: 'key', key: 'rows' }, { kind: 'each' }, { kind: 'each' }, { kind: 'key', key: 'x' }]);
+  });
+
+  it.each(['', '.', 'a..b', 'a[', 'a[0]', '1a', 'a b', 'a.*x', 'a.'])('refuses %j', (path) => {
+    expect(() => parseJsonPath(path)).toThrow(JsonPathSyntaxError);
+  });
+});
+
+describe('reading a legacy body', () => {
+  it.each([
+    ['0.1', '0.1'],
+    ['1e-7', '0.0000001'],
+    ['12345678901234567890.123456789', '12345678901234567890.123456789'],
+    ['-0', '0'],
+    ['-0.000', '0'],
+    ['1E+3', '1000'],
+    ['1.5E-3', '0.0015'],
+    ['-12.5e2', '-1250'],
+    ['1.50', '1.5'],
+    ['0e999999999', '0'],
+    ['100', '100'],
+    ['123456789012345678901234567890', '123456789012345678901234567890'],
+  ])('reads the amount %s as the decimal string %s', (literal, expected) => {
+    expect(parseLegacyJson(`{"amount": ${literal}}`, ['amount'])).toEqual({ amount: expected });
+  });
+
+  it('converts numbers at every amount path, nested in arrays and maps', () => {
+    const text = '{"data":[{"amount":0.1,"n":2},{"amount":1e-8}],"totals":{"USD":10.25,"JPY":1E3},"other":0.5}';
+    const body = parseLegacyJson(text, ['data[].amount', 'totals.*']) as Record<string, unknown>;
+    expect(body.data).toEqual([{ amount: '0.1', n: 2 }, { amount: '0.00000001' }]);
+    expect(body.totals).toEqual({ USD: '10.25', JPY: '1000' });
+    // Not an amount path and not a safe integer: left exact, as a LosslessNumber.
+    expect(isLosslessNumber(body.other)).toBe(true);
+    expect(String(body.other)).toBe('0.5');
+  });
+
+  it('makes other numbers JS numbers only when they are exactly safe integers', () => {
+    const body = parseLegacyJson('{"quoteForSeconds":30,"alsoThirty":3e1,"big":12345678901234567890,"half":1.5}') as Record<string, unknown>;
+    expect(body.quoteForSeconds).toBe(30);
+    expect(body.alsoThirty).toBe(30);
+    expect(body.big).toBeInstanceOf(LosslessNumber);
+    expect(String(body.big)).toBe('12345678901234567890');
+    expect(body.half).toBeInstanceOf(LosslessNumber);
+  });
+
+  it('leaves a non-number at an amount path for the request schema to judge', () => {
+    expect(parseLegacyJson('{"amount":"12.5"}', ['amount'])).toEqual({ amount: '12.5' });
+    expect(parseLegacyJson('{"amount":null}', ['amount'])).toEqual({ amount: null });
+    expect(parseLegacyJson('{"other":1}', ['amount'])).toEqual({ other: 1 });
+  });
+
+  it('keeps a 20-digit amount unchanged through a read and a write', () => {
+    const text = '{"amount":12345678901234567890}';
+    const body = parseLegacyJson(text, ['amount']);
+    expect(body).toEqual({ amount: '12345678901234567890' });
+    expect(stringifyLegacyJson(body, ['amount'])).toBe(text);
+  });
+
+  it.each(['', '{', '{"amount": 01}', '{"amount": 1.}', '{"amount": .5}', '{"amount": +1}', '{"amount": NaN}', '{"amount": Infinity}', '{"amount": -Infinity}', '[1,]', '{"a":1} x'])(
+    'refuses malformed JSON %j',
+    (text) => {
+      expect(parseError(() => parseLegacyJson(text, ['amount'])).reason).toBe('MALFORMED_JSON');
+    },
+  );
+
+  it('refuses a key repeated with a different value, and keeps an identical repeat once', () => {
+    expect(parseError(() => parseLegacyJson('{"amount":1,"amount":2}', ['amount'])).reason).toBe('MALFORMED_JSON');
+    expect(parseError(() => parseLegacyJson('{"amount":1,"amount":1.0}', ['amount'])).reason).toBe('MALFORMED_JSON');
+    expect(parseLegacyJson('{"amount":1,"amount":1}', ['amount'])).toEqual({ amount: '1' });
+  });
+
+  it.each(['1e99999', '1e-99999', '1e64', '1e-65', `1${'0'.repeat(64)}`, `0.${'0'.repeat(64)}1`])('refuses the out-of-range amount %s where it is', (literal) => {
+    const error = parseError(() => parseLegacyJson(`{"data":[{"amount":${literal}}]}`, ['data[].amount']));
+    expect(error.reason).toBe('NUMBER_OUT_OF_RANGE');
+    expect(error.location).toBe('data[0].amount');
+  });
+
+  it('accepts the largest amounts within the limits', () => {
+    expect(parseLegacyJson('{"amount":1e63}', ['amount'])).toEqual({ amount: `1${'0'.repeat(63)}` });
+    expect(parseLegacyJson('{"amount":1e-64}', ['amount'])).toEqual({ amount: `0.${'0'.repeat(63)}1` });
+  });
+
+  it.each(['Infinity', 'NaN', '-', '1e', '+1', '', ' 1', '0x10', '1_000'])('jsonNumberToDecimalString refuses %j', (text) => {
+    expect(parseError(() => jsonNumberToDecimalString(text)).reason).toBe('INVALID_NUMBER');
+  });
+
+  it('refuses absurd nesting with a typed error, not a stack overflow', () => {
+    expect(parseError(() => parseLegacyJson('['.repeat(200_000))).reason).toBe('MALFORMED_JSON');
+    const deep = `${'['.repeat(LEGACY_JSON_MAX_DEPTH + 1)}1${']'.repeat(LEGACY_JSON_MAX_DEPTH + 1)}`;
+    expect(parseError(() => parseLegacyJson(deep)).reason).toBe('TOO_DEEP');
+  });
+
+  it('keeps __proto__ an ordinary key', () => {
+    const body = parseLegacyJson('{"__proto__":{"polluted":true},"amount":1}', ['amount']) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
+    expect(Object.keys(body)).toEqual(['__proto__', 'amount']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('writing a legacy body', () => {
+  it('writes decimal strings at number paths as JSON numbers with exactly their digits', () => {
+    const body = {
+      status: 'success',
+      data: [
+        { id: 'a', amount: '12345678901234567890.10', rate: '1.2345' },
+        { id: 'b', amount: '-0.00', rate: '2' },
+      ],
+      balances: { USD: '1000000000000000000000', JPY: '0.000000001' },
+      meta: { pagination: { total: 2, page: 1 } },
+    };
+    expect(stringifyLegacyJson(body, ['data[].amount', 'balances.*'])).toBe(
+      '{"status":"success","data":[{"id":"a","amount":12345678901234567890.10,"rate":"1.2345"},{"id":"b","amount":0.00,"rate":"2"}],' +
+        '"balances":{"USD":1000000000000000000000,"JPY":0.000000001},"meta":{"pagination":{"total":2,"page":1}}}',
+    );
+  });
+
+  it('writes null and leaves out what is absent', () => {
+    expect(stringifyLegacyJson({ amount: null, other: undefined }, ['amount', 'missing'])).toBe('{"amount":null}');
+    expect(stringifyLegacyJson([undefined, 'x'])).toBe('[null,"x"]');
+  });
+
+  it('escapes strings as JSON does', () => {
+    expect(stringifyLegacyJson({ message: 'a "quoted"\nline\u0000' })).toBe(JSON.stringify({ message: 'a "quoted"\nline\u0000' }));
+  });
+
+  it.each([
+    [{ amount: 12.5 }, 'JS_NUMBER_AS_AMOUNT'],
+    [{ amount: '1e5' }, 'NOT_A_DECIMAL_STRING'],
+    [{ amount: '01' }, 'NOT_A_DECIMAL_STRING'],
+    [{ amount: '1.' }, 'NOT_A_DECIMAL_STRING'],
+    [{ amount: '' }, 'NOT_A_DECIMAL_STRING'],
+    [{ amount: { value: '1' } }, 'NOT_A_DECIMAL_STRING'],
+    [{ amount: true }, 'NOT_A_DECIMAL_STRING'],
+  ] as const)('refuses %j at an amount path', (body, reason) => {
+    const error = writeError(() => stringifyLegacyJson(body, ['amount']));
+    expect(error.reason).toBe(reason);
+    expect(error.location).toBe('amount');
+  });
+
+  it.each([
+    [{ total: 0.1 }, 'UNSAFE_NUMBER'],
+    [{ total: Number.NaN }, 'UNSAFE_NUMBER'],
+    [{ total: Number.POSITIVE_INFINITY }, 'UNSAFE_NUMBER'],
+    [{ total: 2 ** 53 }, 'UNSAFE_NUMBER'],
+    [{ total: 1e21 }, 'UNSAFE_NUMBER'],
+    [{ total: 10n }, 'UNSUPPORTED_VALUE'],
+    [{ at: new Date(0) }, 'UNSUPPORTED_VALUE'],
+    [{ value: new Decimal(1) }, 'UNSUPPORTED_VALUE'],
+    [{ fn: () => 1 }, 'UNSUPPORTED_VALUE'],
+  ] as const)('refuses %o outside amount paths', (body, reason) => {
+    expect(writeError(() => stringifyLegacyJson(body)).reason).toBe(reason);
+  });
+
+  it('refuses a cycle with a typed error', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(writeError(() => stringifyLegacyJson(cyclic)).reason).toBe('TOO_DEEP');
+  });
+
+  it('does not change the value it was given', () => {
+    const body = { data: [{ amount: '1.10' }] };
+    stringifyLegacyJson(body, ['data[].amount']);
+    expect(body).toEqual({ data: [{ amount: '1.10' }] });
+  });
+});
+
+const digit = fc.constantFrom(...'0123456789'.split(''));
+const digits = (length: number) => fc.array(digit, { minLength: length, maxLength: length }).map((chars) => chars.join(''));
+
+/** Plain decimal text as v3 writes it: up to 30 digits, up to 18 of them decimals, maybe negative. */
+const decimalText = fc.integer({ min: 0, max: 18 }).chain((fractionLength) =>
+  fc
+    .tuple(
+      fc.boolean(),
+      fc.integer({ min: 1, max: 30 - fractionLength }).chain((integerLength) =>
+        integerLength === 1 ? digits(1) : fc.tuple(fc.constantFrom(...'123456789'.split('')), digits(integerLength - 1)).map(([first, rest]) => first + rest),
+      ),
+      digits(fractionLength),
+    )
+    .map(([negative, integer, fraction]) => `${negative ? '-' : ''}${integer}${fraction === '' ? '' : `.${fraction}`}`),
+);
+
+describe('round trips (property)', () => {
+  it('decimal string -> legacy JSON number text -> parse gives the same Decimal', () => {
+    fc.assert(
+      fc.property(decimalText, (text) => {
+        const written = stringifyLegacyJson({ amount: text }, ['amount']);
+        const isZero = new Decimal(text).isZero();
+        expect(written).toBe(`{"amount":${isZero ? text.replace(/^-/, '') : text}}`);
+        const read = (parseLegacyJson(written, ['amount']) as { amount: string }).amount;
+        expect(read).toMatch(DECIMAL_PATTERN);
+        expect(new Decimal(read).eq(new Decimal(text))).toBe(true);
+        expect(read).toBe(formatDecimal(new Decimal(text)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('any exponent spelling of up to 30 digits reads as the exact value', () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.integer({ min: 1, max: 30 }).chain(digits),
+        fc.integer({ min: -30, max: 30 }),
+        fc.constantFrom('e', 'E'),
+        fc.boolean(),
+        (negative, mantissa, exponent, e, plus) => {
+          const fraction = mantissa.slice(1);
+          const literal = `${negative ? '-' : ''}${mantissa[0]}${fraction === '' ? '' : `.${fraction}`}${e}${exponent >= 0 && plus ? '+' : ''}${exponent}`;
+          const expected = new Decimal(`${negative ? '-' : ''}${mantissa}`).shiftedBy(exponent - fraction.length);
+          const read = (parseLegacyJson(`{"amount":${literal}}`, ['amount']) as { amount: string }).amount;
+          expect(read).toMatch(DECIMAL_PATTERN);
+          expect(read).toBe(formatDecimal(expected));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
