@@ -5,12 +5,15 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { expect } from 'vitest';
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import type { Mode } from '../../src/lib/auth/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { parseDecimal } from '../../src/lib/money.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
+import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { testServices } from './services.js';
+import type { V3Harness } from './v3-harness.js';
 
 export interface TestDeposit {
   readonly orgId: string;
@@ -68,4 +71,24 @@ export class ForgetfulRedis {
   async close(): Promise<void> {
     await this.admin.quit();
   }
+}
+
+export interface TradeRequest {
+  readonly buyCurrency: string;
+  readonly sellCurrency: string;
+  readonly amount: string;
+  readonly amountCurrency: string;
+}
+
+/** POSTs with a fresh Idempotency-Key, expects 200, and returns `data`. */
+export async function postData(harness: V3Harness, key: LoadedKey, path: string, body: object): Promise<Record<string, string>> {
+  const response = await harness.signed({ key, method: 'POST', path, body: JSON.stringify(body), idempotencyKey: randomUUID() });
+  expect(response.status, response.text).toBe(200);
+  return response.json<{ data: Record<string, string> }>().data;
+}
+
+/** Quotes and executes one trade over HTTP; returns the trade record. */
+export async function quoteAndTrade(harness: V3Harness, key: LoadedKey, request: TradeRequest): Promise<Record<string, string>> {
+  const quote = await postData(harness, key, '/v3/fx/quotes', request);
+  return postData(harness, key, '/v3/fx/trades', { quoteId: quote.id });
 }

@@ -16,7 +16,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
-import { recordTestDeposit } from '../../support/book-fixtures.js';
+import { type TradeRequest, quoteAndTrade, recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface Balance {
   object: string;
@@ -36,13 +36,6 @@ interface Totals {
   netUsd: string;
 }
 
-interface TradeRequest {
-  buyCurrency: string;
-  sellCurrency: string;
-  amount: string;
-  amountCurrency: string;
-}
-
 /** The fields of a record that do not depend on time or generated ids. */
 type Figures = Omit<Balance, 'object' | 'id' | 'createdAt' | 'updatedAt'>;
 
@@ -59,17 +52,7 @@ function next(): number {
   return counter;
 }
 
-async function post(key: LoadedKey, path: string, body: object): Promise<Record<string, string>> {
-  const response = await harness.signed({ key, method: 'POST', path, body: JSON.stringify(body), idempotencyKey: `balances-${next()}` });
-  expect(response.status, response.text).toBe(200);
-  return response.json<{ data: Record<string, string> }>().data;
-}
-
-/** Quotes and executes one trade; returns the trade record. */
-async function trade(key: LoadedKey, request: TradeRequest): Promise<Record<string, string>> {
-  const quote = await post(key, '/v3/fx/quotes', request);
-  return post(key, '/v3/fx/trades', { quoteId: quote.id });
-}
+const trade = (key: LoadedKey, request: TradeRequest) => quoteAndTrade(harness, key, request);
 
 const BUY_100_EUR = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.00', amountCurrency: 'EUR' };
 

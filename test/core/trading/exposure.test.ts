@@ -15,7 +15,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal, formatToDecimals } from '../../../src/lib/money.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
-import { recordTestDeposit } from '../../support/book-fixtures.js';
+import { type TradeRequest, postData, quoteAndTrade, recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface Exposure {
   object: string;
@@ -24,13 +24,6 @@ interface Exposure {
   committedAmount: string;
   availableCredit: string;
   breakdown: Array<{ currency: string; settlementStage: string; tradeCount: number; amount: string; usdValue: string }>;
-}
-
-interface TradeRequest {
-  buyCurrency: string;
-  sellCurrency: string;
-  amount: string;
-  amountCurrency: string;
 }
 
 let harness: V3Harness;
@@ -46,17 +39,8 @@ function next(): number {
   return counter;
 }
 
-async function post(key: LoadedKey, path: string, body: object): Promise<Record<string, string>> {
-  const response = await harness.signed({ key, method: 'POST', path, body: JSON.stringify(body), idempotencyKey: `exposure-${next()}` });
-  expect(response.status, response.text).toBe(200);
-  return response.json<{ data: Record<string, string> }>().data;
-}
-
-/** Quotes and executes one trade; returns the trade record. */
-async function trade(key: LoadedKey, request: TradeRequest): Promise<Record<string, string>> {
-  const quote = await post(key, '/v3/fx/quotes', request);
-  return post(key, '/v3/fx/trades', { quoteId: quote.id });
-}
+const post = (key: LoadedKey, path: string, body: object) => postData(harness, key, path, body);
+const trade = (key: LoadedKey, request: TradeRequest) => quoteAndTrade(harness, key, request);
 
 const BUY_100_EUR = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.00', amountCurrency: 'EUR' };
 
