@@ -1,0 +1,208 @@
+/**
+ * Legacy (v1/v2) authentication and authorization at the gateway (issue 5; spec 5.2, 7.5, 7.6;
+ * DESIGN 3.1 and 4).
+ *
+ * GROUNDWORK: nothing wires this into the legacy routes yet. `routes.ts` does not call it; the
+ * route layer that will must run it before any upstream call and downgrade a failure's v3 code
+ * with the generation's error table (`resolveLegacyError` of `error-tables.ts`).
+ *
+ * What a legacy request must carry, checked in this order (the same order as the core's v3
+ * authenticator, with the org check added because legacy paths name an org):
+ *   1. `X-App-Mode`: absent or LIVE is live, SANDBOX is sandbox (DESIGN 3.1, as v3); anything
+ *      else is VALIDATION_HEADER_FAILED (legacy 400 Query validation failed).
+ *   2. `Authorization: Bearer <JWT>`: missing is AUTH_TOKEN_MISSING, another shape AUTH_TOKEN_INVALID.
+ *   3. The JWT exactly as spec 5.2 says, by the shared verifier: ES256 only (alg `none`, HS256
+ *      and the like are refused before any key lookup), kid = sub = the name of a registered,
+ *      unrevoked key, aud ['developer-api'], the configured issuer, nonce of 32 lower-case hex,
+ *      `exp - iat` at most 120 s, iat/nbf/exp with 5 s skew.
+ *   4. Single use: the nonce is claimed in the ephemeral store until the token's expiry plus the
+ *      skew. A replay is AUTH_TOKEN_INVALID. The nonce key is the core's own
+ *      (`nonce:{<key name>}:<nonce>`), so when the gateway and the core share a store a token
+ *      used at one cannot be used again at the other.
+ *   5. The declared mode against the key's mode: AUTH_API_KEY_SANDBOX_REQUIRED /
+ *      AUTH_API_KEY_LIVE_REQUIRED.
+ *   6. The key's IP allowlist against the client address: AUTH_FORBIDDEN_IP.
+ *   7. The org in the path must be the key's org: otherwise ROUTE_NOT_FOUND (see below).
+ *   8. The operation's scope (from the endpoint tables): AUTH_INSUFFICIENT_SCOPE.
+ * Every legacy table maps the token, key, mode, IP and scope codes to the 401 with the spec's
+ * authorization message (v1 and v2 have no 403).
+ *
+ * Decision, another org in the path: ROUTE_NOT_FOUND, not TRADE_NOT_FOUND. The answer must be
+ * the legacy "not found" and must not depend on the operation or on anything about the other
+ * org (DESIGN 3.1: never reveal other orgs). ROUTE_NOT_FOUND is operation-independent in both
+ * tables: v1 400 "Route not found" (v1 has no 404; spec 9 legacy not-found is 400) and v2 404
+ * "Route not found". TRADE_NOT_FOUND would say "Trade not found" on balances and answer 400 or
+ * 404 depending on the operation. An existing other org and an org that does not exist get the
+ * same answer, because the check only compares the path with the key's own org (case-insensitive:
+ * the registry stores lower-case UUIDs, a client may send upper case).
+ *
+ * Decision, nonce store unavailable: writes fail CLOSED, reads fail open. A write (every
+ * trade/withdraw-scope operation: quotes, trades, reversals, settlement, withdrawals) whose nonce
+ * cannot be claimed is refused with IDEMPOTENCY_UNAVAILABLE, which v2 downgrades to spec 7.5's
+ * 503 IDEMPOTENCY_SERVICE_UNAVAILABLE ("fails closed; retry with backoff", the same answer its
+ * idempotency step would give for the same outage) and v1 to its 500. This matters for v1 in
+ * particular: v1 writes have no idempotency key (each gets a fresh v3 key), so nothing later in
+ * the pipeline would stop a replayed v1 write. A read goes on without replay protection, as the
+ * core does for v3 reads: it moves no money, and refusing every read during a store outage
+ * would turn a cache outage into a full outage. The caller says which it is (`write`); when it
+ * does not, the request is treated as a write (closed).
+ */
+import { parseKeyName, type Mode, type Scope } from '../../lib/auth/credentials.js';
+import { JWT_CLOCK_SKEW_SECONDS, TokenVerificationError, verifyApiToken, type TokenFailure, type VerifiedToken } from '../../lib/auth/jwt.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
+import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
+import type { LegacyGeneration } from './operations.js';
+
+/** v1 and v2 tokens live at most 120 s (spec 5.2, 8). */
+export const LEGACY_MAX_TOKEN_LIFETIME_SECONDS = 120;
+
+export interface LegacyPrincipal {
+  readonly keyName: string;
+  readonly orgId: string;
+  readonly scopes: readonly Scope[];
+  /** The declared mode, which the key's mode matched: the book the request works on. */
+  readonly mode: Mode;
+}
+
+export type LegacyAuthResult =
+  | { readonly ok: true; readonly principal: LegacyPrincipal }
+  | {
+      readonly ok: false;
+      /** The v3 code the route layer downgrades with the generation's error table. */
+      readonly code: ErrorCode;
+      /** For logs only, never for the client (legacy bodies carry only the table's message). */
+      readonly reason: string;
+    };
+
+export interface LegacyAuthRequest {
+  readonly generation: LegacyGeneration;
+  /** The `Authorization` header as received. */
+  readonly authorization: string | undefined;
+  /** The `X-App-Mode` header as received. */
+  readonly appMode: string | readonly string[] | undefined;
+  /** The client address (the socket's, or the trusted-proxy one). */
+  readonly clientIp: string;
+  /** The `:orgId` of `/v{1,2}/brokerage/:orgId/...`. */
+  readonly pathOrgId: string;
+  /** The operation's scope, from the endpoint tables. */
+  readonly requiredScope: Scope;
+  /** True for operations that change state. When the nonce store is down these fail closed. Default true. */
+  readonly write?: boolean;
+}
+
+export interface LegacyAuthLogEvent {
+  readonly event: 'nonce_store_unavailable';
+  readonly generation: LegacyGeneration;
+  readonly keyName: string;
+  readonly outcome: 'refused' | 'allowed_without_replay_check';
+  readonly error: unknown;
+}
+
+export interface LegacyAuthenticatorOptions {
+  readonly registry: KeyRegistry;
+  readonly store: EphemeralStore;
+  /** The configured issuer (`FXGATE_JWT_ISSUER`). */
+  readonly issuer: string;
+  /** Milliseconds since the epoch; tests move it. */
+  readonly now?: () => number;
+  /** Called when the nonce store is down, so that an operator sees the skipped replay check. */
+  readonly log?: (event: LegacyAuthLogEvent) => void;
+}
+
+const TOKEN_FAILURE_CODES: Readonly<Record<TokenFailure, ErrorCode>> = {
+  TOKEN_MALFORMED: 'AUTH_TOKEN_INVALID',
+  KEY_MISSING: 'AUTH_API_KEY_MISSING',
+  KEY_UNKNOWN: 'AUTH_API_KEY_INVALID',
+  SIGNATURE_INVALID: 'AUTH_TOKEN_INVALID',
+  EXPIRED: 'AUTH_TOKEN_EXPIRED',
+  LIFETIME_TOO_LONG: 'AUTH_TOKEN_INVALID',
+};
+
+function refuse(code: ErrorCode, reason: string): LegacyAuthResult {
+  return { ok: false, code, reason };
+}
+
+/** `X-App-Mode` as v3 reads it (DESIGN 3.1); null for a value that is neither. */
+export function legacyDeclaredMode(value: string | readonly string[] | undefined): Mode | null {
+  if (value === undefined) return 'live';
+  const upper = typeof value === 'string' ? value.toUpperCase() : '';
+  if (upper === 'LIVE') return 'live';
+  if (upper === 'SANDBOX') return 'sandbox';
+  return null;
+}
+
+/** The nonce record's key: the core's format, so that a shared store sees one nonce space. */
+export function nonceKey(keyName: string, nonce: string): string {
+  return `nonce:{${keyName}}:${nonce}`;
+}
+
+export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
+  const { registry, store, issuer } = options;
+  const nowMs = options.now ?? Date.now;
+
+  return async function authenticate(request: LegacyAuthRequest): Promise<LegacyAuthResult> {
+    const mode = legacyDeclaredMode(request.appMode);
+    if (mode === null) return refuse('VALIDATION_HEADER_FAILED', 'X-App-Mode must be SANDBOX or LIVE');
+
+    const authorization = request.authorization;
+    if (authorization === undefined || authorization === '') return refuse('AUTH_TOKEN_MISSING', 'no Authorization header');
+    const match = /^Bearer +(\S+)$/i.exec(authorization);
+    if (!match) return refuse('AUTH_TOKEN_INVALID', 'Authorization must be "Bearer <JWT>"');
+
+    const nowSeconds = Math.floor(nowMs() / 1000);
+    let key: ActiveKey | null = null;
+    let verified: VerifiedToken;
+    try {
+      verified = await verifyApiToken(match[1]!, {
+        issuer,
+        maxLifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
+        nowSeconds,
+        resolveKey: async (name) => {
+          key = await registry.findActive(name);
+          return key?.publicKey ?? null;
+        },
+      });
+    } catch (error) {
+      if (error instanceof TokenVerificationError) return refuse(TOKEN_FAILURE_CODES[error.failure], `${error.failure}: ${error.message}`);
+      throw error;
+    }
+    const activeKey = key as ActiveKey | null;
+    if (!activeKey) return refuse('AUTH_API_KEY_INVALID', 'unknown or revoked key');
+    const record = activeKey.record;
+
+    // Single use (spec 5.2 rule 3). Claimed before the authorization checks, so that a token is
+    // spent by the first request that presents it, whatever that request's outcome.
+    const write = request.write ?? true;
+    try {
+      const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - nowSeconds) * 1000;
+      const first = await store.claimOnce(nonceKey(verified.keyName, verified.nonce), ttlMs);
+      if (!first) return refuse('AUTH_TOKEN_INVALID', 'token already used (nonce replay)');
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      options.log?.({
+        event: 'nonce_store_unavailable',
+        generation: request.generation,
+        keyName: verified.keyName,
+        outcome: write ? 'refused' : 'allowed_without_replay_check',
+        error,
+      });
+      if (write) return refuse('IDEMPOTENCY_UNAVAILABLE', 'nonce store unavailable; writes fail closed');
+    }
+
+    if (mode === 'sandbox' && record.mode !== 'sandbox') return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', 'sandbox declared with a live key');
+    if (mode === 'live' && record.mode !== 'live') return refuse('AUTH_API_KEY_LIVE_REQUIRED', 'live declared (or no X-App-Mode) with a sandbox key');
+    if (!activeKey.allowsAddress(request.clientIp)) return refuse('AUTH_FORBIDDEN_IP', `client address ${request.clientIp} outside the key's allowlist`);
+
+    // The key name carries its org too; both must be the path's org.
+    const pathOrg = request.pathOrgId.toLowerCase();
+    if (pathOrg !== record.orgId.toLowerCase() || parseKeyName(record.name)?.orgId !== record.orgId) {
+      return refuse('ROUTE_NOT_FOUND', "the path's org is not the key's org");
+    }
+    if (!record.scopes.includes(request.requiredScope)) return refuse('AUTH_INSUFFICIENT_SCOPE', `scope ${request.requiredScope} required`);
+
+    return { ok: true, principal: { keyName: record.name, orgId: record.orgId, scopes: record.scopes, mode } };
+  };
+}
+
+export type LegacyAuthenticator = ReturnType<typeof createLegacyAuthenticator>;
