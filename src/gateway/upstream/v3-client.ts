@@ -1,0 +1,214 @@
+/**
+ * The gateway's client for its own calls to v3 (as opposed to the verbatim /v3 passthrough):
+ * each call is signed with a fresh token and X-Request-Signature from the org's upstream
+ * credential, sent over the shared undici Pool of `../upstream.js` (bounded connect, headers
+ * and body times), and every failure comes back as a typed error with a stable code:
+ *
+ * - UpstreamUnreachableError: nothing reached v3 (refused, DNS, unroutable, connect timeout);
+ *   any request, write or not, is safe to retry. Legacy answer: 503.
+ * - UpstreamTimeoutError: sent, then no answer in time (headers or body timeout) or the
+ *   connection was lost; a write may have taken effect. Legacy answer: 500 for writes.
+ * - UpstreamProtocolError: an answer that is not v3: a non-2xx whose body is not the v3 error
+ *   envelope, or a body over the size limit. Legacy answer: 500.
+ *
+ * A non-2xx with a well-formed envelope is not an error here: it is returned with `error` set,
+ * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through.
+ *
+ * Groundwork: no route uses this yet.
+ */
+import type { Dispatcher, Pool } from 'undici';
+import type { Mode } from '../../lib/auth/credentials.js';
+import { ERROR_TYPES, RETRY_STRATEGIES, type ErrorType, type RetryStrategy } from '../../lib/errors/catalog.js';
+import type { UpstreamCredentials } from './credentials.js';
+
+export type UpstreamErrorCode = 'FXGATE_UPSTREAM_UNREACHABLE' | 'FXGATE_UPSTREAM_TIMEOUT' | 'FXGATE_UPSTREAM_PROTOCOL';
+
+export abstract class UpstreamError extends Error {
+  abstract readonly code: UpstreamErrorCode;
+  /** False only when the request certainly never reached v3. */
+  abstract readonly mayHaveReachedUpstream: boolean;
+}
+
+export class UpstreamUnreachableError extends UpstreamError {
+  readonly code = 'FXGATE_UPSTREAM_UNREACHABLE';
+  readonly mayHaveReachedUpstream = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamUnreachableError';
+  }
+}
+
+export class UpstreamTimeoutError extends UpstreamError {
+  readonly code = 'FXGATE_UPSTREAM_TIMEOUT';
+  readonly mayHaveReachedUpstream = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamTimeoutError';
+  }
+}
+
+export class UpstreamProtocolError extends UpstreamError {
+  readonly code = 'FXGATE_UPSTREAM_PROTOCOL';
+  readonly mayHaveReachedUpstream = true;
+  constructor(
+    message: string,
+    /** The upstream's status, when it answered one. */
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'UpstreamProtocolError';
+  }
+}
+
+/**
+ * A v3 error as a client must read it (spec 7.1): code, type and retryStrategy are open
+ * vocabularies. An unknown type counts as INTERNAL_ERROR and an unknown retryStrategy as
+ * TERMINAL; the values as sent are kept in rawType / rawRetryStrategy.
+ */
+export interface V3Error {
+  readonly code: string;
+  readonly type: ErrorType;
+  readonly rawType: string;
+  readonly message: string;
+  readonly retryStrategy: RetryStrategy;
+  readonly rawRetryStrategy: string;
+  readonly details: Record<string, unknown>;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Reads a v3 error body `{error:{code, type, message, retryStrategy, details}}` loosely: the
+ * code must be a non-empty string; type and retryStrategy, when present, strings (unknown
+ * values allowed); message a string (default ''); details an object (default {}). Anything
+ * else, or a body that is not JSON, is an UpstreamProtocolError.
+ */
+export function parseV3Error(body: Buffer | string, status?: number): V3Error {
+  const fail = (reason: string, cause?: unknown): never => {
+    throw new UpstreamProtocolError(`v3 answered ${status ?? 'an error'} with ${reason}`, status, cause === undefined ? undefined : { cause });
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch (error) {
+    return fail('a body that is not JSON', error);
+  }
+  const error = isRecord(parsed) ? parsed.error : undefined;
+  if (!isRecord(error)) return fail('no v3 error envelope');
+  const { code, type, message, retryStrategy, details } = error;
+  if (typeof code !== 'string' || code === '') return fail('an error without a code');
+  if (type !== undefined && typeof type !== 'string') return fail('an error type that is not a string');
+  if (retryStrategy !== undefined && typeof retryStrategy !== 'string') return fail('a retryStrategy that is not a string');
+  if (message !== undefined && typeof message !== 'string') return fail('an error message that is not a string');
+  if (details !== undefined && !isRecord(details)) return fail('error details that are not an object');
+  const rawType = type ?? '';
+  const rawRetryStrategy = retryStrategy ?? '';
+  return {
+    code,
+    type: (ERROR_TYPES as readonly string[]).includes(rawType) ? (rawType as ErrorType) : 'INTERNAL_ERROR',
+    rawType,
+    message: message ?? '',
+    retryStrategy: (RETRY_STRATEGIES as readonly string[]).includes(rawRetryStrategy) ? (rawRetryStrategy as RetryStrategy) : 'TERMINAL',
+    rawRetryStrategy,
+    details: details ?? {},
+  };
+}
+
+/** Error codes (along the cause chain) meaning the request never left the gateway. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function codesOf(error: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    current = current.cause;
+  }
+  return codes;
+}
+
+/** Turns what undici threw into one of the typed errors. */
+export function classifyUpstreamFailure(error: unknown, what: string): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  const codes = codesOf(error);
+  const detail = codes[0] ?? (error instanceof Error ? error.message : String(error));
+  if (codes.some((code) => NOT_SENT_CODES.has(code))) return new UpstreamUnreachableError(`v3 is unreachable for ${what} (${detail})`, { cause: error });
+  if (codes.some((code) => TIMEOUT_CODES.has(code))) return new UpstreamTimeoutError(`v3 did not answer ${what} in time (${detail})`, { cause: error });
+  // A reset or a closed socket after sending: as unknown an outcome as a timeout.
+  return new UpstreamTimeoutError(`v3 connection lost during ${what} (${detail})`, { cause: error });
+}
+
+export interface V3CallRequest {
+  readonly orgId: string;
+  readonly mode: Mode;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query exactly as sent (and signed). */
+  readonly pathAndQuery: string;
+  readonly body?: Buffer;
+  readonly idempotencyKey?: string;
+  /** Extra headers (e.g. x-request-id); the signing headers always win. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface V3CallResponse {
+  readonly status: number;
+  readonly headers: Dispatcher.ResponseData['headers'];
+  readonly body: Buffer;
+  /** The parsed v3 error of a non-2xx answer. */
+  readonly error?: V3Error;
+}
+
+export const V3_CLIENT_DEFAULTS = { maxBodyBytes: 10 * 1024 * 1024 } as const;
+
+export interface V3ClientOptions {
+  /** From createUpstreamPool: its connect, headers and body timeouts bound every call. */
+  readonly pool: Pool;
+  readonly credentials: UpstreamCredentials;
+  /** A larger body is an UpstreamProtocolError rather than unbounded memory. */
+  readonly maxBodyBytes?: number;
+}
+
+export class V3Client {
+  constructor(private readonly options: V3ClientOptions) {}
+
+  async request(call: V3CallRequest): Promise<V3CallResponse> {
+    const signer = await this.options.credentials.signerFor(call.orgId, call.mode);
+    const signed = await signer.headers({ method: call.method, pathAndQuery: call.pathAndQuery, body: call.body, idempotencyKey: call.idempotencyKey });
+    const headers: Record<string, string> = { accept: 'application/json', ...call.headers, ...signed };
+    const what = `${call.method} ${call.pathAndQuery.split('?')[0]}`;
+    let status: number;
+    let responseHeaders: Dispatcher.ResponseData['headers'];
+    let body: Buffer;
+    try {
+      const response = await this.options.pool.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body });
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      body = await this.readBody(response.body, status, what);
+    } catch (error) {
+      throw classifyUpstreamFailure(error, what);
+    }
+    if (status >= 200 && status < 300) return { status, headers: responseHeaders, body };
+    return { status, headers: responseHeaders, body, error: parseV3Error(body, status) };
+  }
+
+  private async readBody(stream: Dispatcher.ResponseData['body'], status: number, what: string): Promise<Buffer> {
+    const limit = this.options.maxBodyBytes ?? V3_CLIENT_DEFAULTS.maxBodyBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of stream) {
+      const buffer = chunk as Buffer;
+      size += buffer.length;
+      if (size > limit) {
+        stream.destroy();
+        throw new UpstreamProtocolError(`v3 answered ${what} with a body over ${limit} bytes`, status);
+      }
+      chunks.push(buffer);
+    }
+    return Buffer.concat(chunks, size);
+  }
+}
