@@ -7,10 +7,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Mode } from '../../lib/auth/credentials.js';
-import { JWT_CLOCK_SKEW_SECONDS, TokenVerificationError, verifyApiToken, type TokenFailure } from '../../lib/auth/jwt.js';
+import { JWT_CLOCK_SKEW_SECONDS, TOKEN_FAILURE_ERROR_CODES, TokenVerificationError, verifyApiToken } from '../../lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../lib/auth/request-signature.js';
 import { ApiError } from '../../lib/errors/api-error.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import type { OperationMeta } from './operation.js';
@@ -31,15 +30,6 @@ export interface AuthenticatorOptions {
   readonly store: EphemeralStore;
   readonly issuer: string;
 }
-
-const TOKEN_FAILURE_CODES: Record<TokenFailure, ErrorCode> = {
-  TOKEN_MALFORMED: 'AUTH_TOKEN_INVALID',
-  KEY_MISSING: 'AUTH_API_KEY_MISSING',
-  KEY_UNKNOWN: 'AUTH_API_KEY_INVALID',
-  SIGNATURE_INVALID: 'AUTH_TOKEN_INVALID',
-  EXPIRED: 'AUTH_TOKEN_EXPIRED',
-  LIFETIME_TOO_LONG: 'AUTH_TOKEN_INVALID',
-};
 
 function fail(error: ApiError, provenKeyName: string | null = null): AuthOutcome {
   return { principal: null, provenKeyName, error };
@@ -80,7 +70,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         },
       });
     } catch (error) {
-      if (error instanceof TokenVerificationError) return fail(new ApiError(TOKEN_FAILURE_CODES[error.failure]));
+      if (error instanceof TokenVerificationError) return fail(new ApiError(TOKEN_FAILURE_ERROR_CODES[error.failure]));
       throw error;
     }
     const activeKey = key as ActiveKey | null;

@@ -27,6 +27,18 @@ export function requestFingerprint(method: string, pathAndQuery: string, body: B
   return `sha256:${createHash('sha256').update(`${method}\n${pathAndQuery}\n`).update(body).digest('hex')}`;
 }
 
+/**
+ * The row an earlier attempt with this Idempotency-Key wrote (found through the money table's
+ * unique key, when the store no longer had the record) answers only the same request; any other
+ * request under that key is a key reuse.
+ */
+export function replayOrMismatch<Row extends { readonly request_fingerprint: string }>(existing: Row, fingerprint: string): Row {
+  if (existing.request_fingerprint !== fingerprint) {
+    throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
+  }
+  return existing;
+}
+
 export function requiresIdempotencyKey(method: string): boolean {
   return method === 'POST';
 }

@@ -29,6 +29,8 @@ import { toIssues } from '../http/validation.js';
 import { postMovement } from '../ledger/ledger.js';
 import type { Currency, ReferenceSnapshot } from '../trading/reference-data.js';
 import type { TradingContext } from '../trading/trading-context.js';
+import { replayOrMismatch } from '../http/idempotency.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export type DepositStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
 export const DEPOSIT_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const satisfies readonly DepositStatus[];
@@ -165,16 +167,6 @@ export async function findDeposit(db: Queryable, book: Book, depositId: string):
 async function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<DepositRow | null> {
   const { rows } = await db.query<DepositRow>(`${DEPOSIT_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`, [book.orgId, book.environment, key]);
   return rows[0] ?? null;
-}
-
-function replayOrMismatch(existing: DepositRow, fingerprint: string): DepositRow {
-  if (existing.request_fingerprint !== fingerprint) throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
-  return existing;
-}
-
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === '23505' && typeof e.constraint === 'string' && e.constraint.includes(constraint);
 }
 
 /** A chain transaction hash for a simulated stablecoin deposit; fiat deposits have none. */

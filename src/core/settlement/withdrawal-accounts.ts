@@ -24,6 +24,8 @@ import type { ValidationIssue } from '../http/validation.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
 import { isValidAbaRoutingNumber, isValidBic, isValidIban, isValidStablecoinAddress, normaliseIban, STABLECOIN_NETWORKS, type StablecoinNetwork } from './checksums.js';
+import { replayOrMismatch } from '../http/idempotency.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export const WITHDRAWAL_ACCOUNT_STATUSES = ['PENDING_VERIFICATION', 'ACTIVE', 'DISABLED'] as const;
 export type WithdrawalAccountStatus = (typeof WITHDRAWAL_ACCOUNT_STATUSES)[number];
@@ -251,13 +253,6 @@ function storedIdentifiers(input: WithdrawalAccountCreateInput): AccountIdentifi
 // ---------------------------------------------------------------------------------------------
 // Repository.
 
-const UNIQUE_VIOLATION = '23505';
-
-function isIdempotencyKeyViolation(error: unknown): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === UNIQUE_VIOLATION && typeof e.constraint === 'string' && e.constraint.includes('idempotency_key');
-}
-
 /** The account, if it exists in this book; a malformed id names no account (404, never 400). */
 export async function findWithdrawalAccount(
   db: Queryable,
@@ -301,12 +296,6 @@ async function findByIdempotencyKey(db: Queryable, owner: AccountOwner, key: str
     key,
   ]);
   return rows[0] ?? null;
-}
-
-/** An earlier attempt's account answers only the same request; anything else is a key reuse. */
-function replayOrMismatch(existing: WithdrawalAccountRow, fingerprint: string): WithdrawalAccountRow {
-  if (existing.request_fingerprint !== fingerprint) throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
-  return existing;
 }
 
 export interface CreateAccountContext {
@@ -370,7 +359,7 @@ export async function createWithdrawalAccount(
     );
     return rows[0]!;
   } catch (error) {
-    if (isIdempotencyKeyViolation(error)) {
+    if (isUniqueViolation(error, 'idempotency_key')) {
       // A concurrent attempt with the same key won the race (its store record was lost).
       const winner = await findByIdempotencyKey(context.db, principal, idempotency.key);
       if (winner) return replayOrMismatch(winner, idempotency.fingerprint);

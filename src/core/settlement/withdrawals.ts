@@ -54,6 +54,8 @@ import { withdrawableBalance } from '../trading/balances.js';
 import type { FiatRail, PaymentDetails, PaymentRail, RailWithdrawal, SubmittedWithdrawal, WithdrawalAssetType } from './payment-rails.js';
 import { simulatedCompletion } from './payment-rails.js';
 import { type WithdrawalAccountRow, accountChecksumFailure, findWithdrawalAccount } from './withdrawal-accounts.js';
+import { replayOrMismatch } from '../http/idempotency.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export const WITHDRAWAL_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
@@ -174,17 +176,6 @@ export async function findWithdrawal(db: Queryable, book: Book, withdrawalId: st
 async function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<WithdrawalRow | null> {
   const { rows } = await db.query<WithdrawalRow>(`${WITHDRAWAL_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`, [book.orgId, book.environment, key]);
   return rows[0] ?? null;
-}
-
-/** An earlier attempt's withdrawal answers only the same request; anything else is a key reuse. */
-function replayOrMismatch(existing: WithdrawalRow, fingerprint: string): WithdrawalRow {
-  if (existing.request_fingerprint !== fingerprint) throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
-  return existing;
-}
-
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === '23505' && typeof e.constraint === 'string' && e.constraint.includes(constraint);
 }
 
 // ---------------------------------------------------------------------------------------------

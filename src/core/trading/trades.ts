@@ -17,6 +17,8 @@ import { assertTradingAllowed, readOrgBook } from './org-books.js';
 import { lockQuote, type QuoteRow } from './quotes.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
+import { replayOrMismatch } from '../http/idempotency.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export type TradeStatus = 'EXECUTED' | 'SETTLED' | 'REVERSED';
 /**
@@ -132,13 +134,6 @@ export interface ExecuteTradeInput {
   readonly reverses?: TradeRow;
 }
 
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(error: unknown, constraint: string): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === UNIQUE_VIOLATION && typeof e.constraint === 'string' && e.constraint.includes(constraint);
-}
-
 /** The trade an earlier attempt with this Idempotency-Key made, if any. */
 async function findByIdempotencyKey(db: Queryable, principal: Principal, key: string): Promise<TradeRow | null> {
   const { rows } = await db.query<TradeRow>(`${TRADE_SELECT} WHERE t.org_id = $1 AND t.environment = $2 AND t.idempotency_key = $3`, [
@@ -147,14 +142,6 @@ async function findByIdempotencyKey(db: Queryable, principal: Principal, key: st
     key,
   ]);
   return rows[0] ?? null;
-}
-
-/** An earlier attempt's trade is the answer only to the same request; anything else is a key reuse. */
-function replayOrMismatch(existing: TradeRow, fingerprint: string): TradeRow {
-  if (existing.request_fingerprint !== fingerprint) {
-    throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
-  }
-  return existing;
 }
 
 function checkQuoteUsable(quote: QuoteRow, now: Date, reverses: TradeRow | undefined): void {

@@ -48,7 +48,7 @@
  * does not, the request is treated as a write (closed).
  */
 import { parseKeyName, type Mode, type Scope } from '../../lib/auth/credentials.js';
-import { JWT_CLOCK_SKEW_SECONDS, TokenVerificationError, verifyApiToken, type TokenFailure, type VerifiedToken } from '../../lib/auth/jwt.js';
+import { JWT_CLOCK_SKEW_SECONDS, TOKEN_FAILURE_ERROR_CODES, TokenVerificationError, verifyApiToken, type VerifiedToken } from '../../lib/auth/jwt.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
@@ -110,15 +110,6 @@ export interface LegacyAuthenticatorOptions {
   readonly log?: (event: LegacyAuthLogEvent) => void;
 }
 
-const TOKEN_FAILURE_CODES: Readonly<Record<TokenFailure, ErrorCode>> = {
-  TOKEN_MALFORMED: 'AUTH_TOKEN_INVALID',
-  KEY_MISSING: 'AUTH_API_KEY_MISSING',
-  KEY_UNKNOWN: 'AUTH_API_KEY_INVALID',
-  SIGNATURE_INVALID: 'AUTH_TOKEN_INVALID',
-  EXPIRED: 'AUTH_TOKEN_EXPIRED',
-  LIFETIME_TOO_LONG: 'AUTH_TOKEN_INVALID',
-};
-
 function refuse(code: ErrorCode, reason: string): LegacyAuthResult {
   return { ok: false, code, reason };
 }
@@ -164,7 +155,7 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
         },
       });
     } catch (error) {
-      if (error instanceof TokenVerificationError) return refuse(TOKEN_FAILURE_CODES[error.failure], `${error.failure}: ${error.message}`);
+      if (error instanceof TokenVerificationError) return refuse(TOKEN_FAILURE_ERROR_CODES[error.failure], `${error.failure}: ${error.message}`);
       throw error;
     }
     const activeKey = key as ActiveKey | null;

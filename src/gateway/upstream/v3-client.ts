@@ -20,6 +20,7 @@ import type { Dispatcher, Pool } from 'undici';
 import type { Mode } from '../../lib/auth/credentials.js';
 import { ERROR_TYPES, RETRY_STRATEGIES, type ErrorType, type RetryStrategy } from '../../lib/errors/catalog.js';
 import type { UpstreamCredentials } from './credentials.js';
+import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
 
 export type UpstreamErrorCode = 'FXGATE_UPSTREAM_UNREACHABLE' | 'FXGATE_UPSTREAM_TIMEOUT' | 'FXGATE_UPSTREAM_PROTOCOL';
 
@@ -117,25 +118,12 @@ export function parseV3Error(body: Buffer | string, status?: number): V3Error {
   };
 }
 
-/** Error codes (along the cause chain) meaning the request never left the gateway. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-function codesOf(error: unknown): string[] {
-  const codes: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') codes.push(code);
-    current = current.cause;
-  }
-  return codes;
-}
 
 /** Turns what undici threw into one of the typed errors. */
 export function classifyUpstreamFailure(error: unknown, what: string): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  const codes = codesOf(error);
+  const codes = errorCodesOf(error);
   const detail = codes[0] ?? (error instanceof Error ? error.message : String(error));
   if (codes.some((code) => NOT_SENT_CODES.has(code))) return new UpstreamUnreachableError(`v3 is unreachable for ${what} (${detail})`, { cause: error });
   if (codes.some((code) => TIMEOUT_CODES.has(code))) return new UpstreamTimeoutError(`v3 did not answer ${what} in time (${detail})`, { cause: error });

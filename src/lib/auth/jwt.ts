@@ -6,6 +6,7 @@
  */
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import type { ErrorCode } from '../errors/catalog.js';
 
 export const JWT_AUDIENCE = 'developer-api';
 /** Clock skew tolerated on iat, nbf and exp, in seconds. */
@@ -19,6 +20,19 @@ export type TokenFailure =
   | 'SIGNATURE_INVALID'
   | 'EXPIRED'
   | 'LIFETIME_TOO_LONG';
+
+/**
+ * The v3 code each failure is reported as: by the core directly, and by the gateway as the
+ * code its legacy error tables downgrade.
+ */
+export const TOKEN_FAILURE_ERROR_CODES: Readonly<Record<TokenFailure, ErrorCode>> = {
+  TOKEN_MALFORMED: 'AUTH_TOKEN_INVALID',
+  KEY_MISSING: 'AUTH_API_KEY_MISSING',
+  KEY_UNKNOWN: 'AUTH_API_KEY_INVALID',
+  SIGNATURE_INVALID: 'AUTH_TOKEN_INVALID',
+  EXPIRED: 'AUTH_TOKEN_EXPIRED',
+  LIFETIME_TOO_LONG: 'AUTH_TOKEN_INVALID',
+};
 
 export class TokenVerificationError extends Error {
   readonly code = 'FXGATE_TOKEN_INVALID';
