@@ -80,35 +80,46 @@ export const CORE_DEFAULTS = {
 /** The name under which the cursor HMAC key is kept in service_secrets. */
 const CURSOR_SECRET = 'cursor-hmac';
 
-/** Every v3 operation the core serves, on one trading context. */
-export async function coreOperations(deps: CoreDependencies, options: CoreOptions = {}): Promise<Operation[]> {
-  const reference = referenceData(deps.db);
-  const trading: TradingContext = {
+/**
+ * The one context the operations and the background jobs of an application share: one
+ * reference-data cache, one rate source, one clock.
+ */
+export function createTradingContext(deps: CoreDependencies, options: CoreOptions = {}): TradingContext {
+  return {
     ...TRADING_DEFAULTS,
     ...options.trading,
     db: deps.db,
-    reference,
+    reference: referenceData(deps.db),
     rates: deps.rates ?? new StaticRateSource(DEFAULT_USD_PRICES),
     now: deps.now ?? (() => new Date()),
   };
+}
+
+/** Every v3 operation the core serves, on one trading context. */
+export async function coreOperations(
+  deps: CoreDependencies,
+  options: CoreOptions = {},
+  trading: TradingContext = createTradingContext(deps, options),
+): Promise<Operation[]> {
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return [...pairsOperations(reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading), ...depositOperations(trading, cursors), ...withdrawalAccountOperations(trading), ...withdrawalOperations(trading, cursors), ...webhookEndpointOperations(trading)];
+  return [...pairsOperations(trading.reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading), ...depositOperations(trading, cursors), ...withdrawalAccountOperations(trading), ...withdrawalOperations(trading, cursors), ...webhookEndpointOperations(trading)];
 }
 
 export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}): Promise<FastifyInstance> {
+  const trading = createTradingContext(deps, options);
   const jobs: BackgroundJob[] = [];
   if (options.depositCompleter?.enabled !== false) {
-    jobs.push(createDepositCompleter({ db: deps.db, reference: referenceData(deps.db), now: deps.now ?? (() => new Date()) }, options.depositCompleter));
+    jobs.push(createDepositCompleter(trading, options.depositCompleter));
   }
   if (options.withdrawalProcessor?.enabled !== false) {
     const rail = new SimulatedPaymentRail(options.withdrawalProcessor?.rail);
-    jobs.push(createWithdrawalProcessor({ db: deps.db, reference: referenceData(deps.db), now: deps.now ?? (() => new Date()) }, rail, options.withdrawalProcessor));
+    jobs.push(createWithdrawalProcessor(trading, rail, options.withdrawalProcessor));
   }
   if (options.webhookWorker?.enabled !== false) {
     const { enabled: _enabled, ...workerOptions } = options.webhookWorker ?? {};
     jobs.push(new WebhookDeliveryWorker({ db: deps.db, options: workerOptions, now: deps.now }));
   }
-  return createV3App(deps, options, await coreOperations(deps, options), jobs);
+  return createV3App(deps, options, await coreOperations(deps, options, trading), jobs);
 }
 
 /** A v3 application serving exactly these operations on the full pipeline. */
