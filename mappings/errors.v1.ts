@@ -96,10 +96,10 @@ export const V1_ERRORS = {
   // v3 428, 429
   IDEMPOTENCY_KEY_MISSING: { status: 500, message: INTERNAL, basis: 'closest', note: NO_IDEMPOTENCY },
   RATE_LIMIT_EXCEEDED: {
-    status: 500,
+    status: 429,
     message: 'Too many requests, please try again later',
-    basis: 'closest',
-    note: '7.6 allows v1 no 429; its 500 advice (retry with backoff) is what a rate-limited client must do, and Retry-After is forwarded. Spec 8 could be read as 429 for every generation: a one-line change here.',
+    basis: 'spec',
+    note: 'Spec 8: every response carries the rate-limit headers and exceeding the limit gives 429 with Retry-After, in every generation; a 500 would invite v1 clients to retry at once. Retry-After is forwarded.',
   },
 
   // v3 5xx
@@ -117,7 +117,7 @@ export const V1_ERRORS_BY_TYPE = {
   AUTHORIZATION_ERROR: { status: 400, message: 'This operation is not allowed for your account', basis: 'closest', note: 'A new 403 is more likely an account rule (400) than a bad key.' },
   NOT_FOUND: { status: 400, message: 'Not found', basis: 'spec', note: 'Spec 9: legacy not-found is 400.' },
   CONFLICT: { status: 400, message: 'The request conflicts with the current state, please check and try again', basis: 'closest', note: 'v1 has no 409: a business refusal, its 400.' },
-  RATE_LIMITED: { status: 500, message: 'Too many requests, please try again later', basis: 'closest', note: 'As RATE_LIMIT_EXCEEDED.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests, please try again later', basis: 'spec', note: 'As RATE_LIMIT_EXCEEDED (spec 8).' },
   INTERNAL_ERROR: { status: 500, message: INTERNAL, basis: 'spec', note: '7.6: 500.' },
 } as const satisfies V1ErrorTables['byType'];
 

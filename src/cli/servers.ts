@@ -2,11 +2,16 @@
  * The two servers as the CLI starts them, with options taken from the configuration. `all`
  * and the stand-alone commands differ only in where each listens and whom the core trusts.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { InvalidUpstreamError } from '../gateway/upstream.js';
+import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
+import type { KeyRegistry } from '../lib/keys/key-registry.js';
+import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import type { Config } from '../lib/config.js';
 import type { Closers } from './closers.js';
 import { usageError } from './exit.js';
@@ -28,6 +33,7 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
 export interface StartedCore {
   readonly app: FastifyInstance;
   readonly deps: Registry;
+  readonly store: EphemeralStore;
 }
 
 /** Opens the database, the store and the registry, and builds the core on them (not yet listening). */
@@ -37,11 +43,35 @@ export async function startCore(config: Config, closers: Closers, extraTrustedPr
   const rates = rateSourceFromConfig(config);
   const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry, rates }, coreOptions(config, extraTrustedProxies));
   closers.add('core server', () => app.close());
-  return { app, deps };
+  return { app, deps, store };
+}
+
+/** Where the gateway keeps its own v3 key files. */
+export function upstreamKeysDir(config: Config): string {
+  return config.FXGATE_UPSTREAM_KEYS_DIR ?? join(config.FXGATE_DATA_DIR, 'gateway-keys');
+}
+
+/**
+ * The gateway's legacy side: its key registry and store, and where its v3 credentials come
+ * from. `fxgate all` shares the core's registry and store and provisions credentials itself;
+ * a stand-alone gateway opens its own and reads operator-provisioned key files.
+ */
+export interface GatewayDependencies {
+  readonly registry: KeyRegistry;
+  readonly store: EphemeralStore;
+  readonly credentials: UpstreamCredentials;
+}
+
+/** The stand-alone gateway's own registry, store and key directory. */
+export async function openGatewayDependencies(config: Config, closers: Closers): Promise<GatewayDependencies> {
+  const { registry } = await openRegistry(config, closers);
+  const store = await openStore(config, closers);
+  return { registry, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), config.FXGATE_JWT_ISSUER) };
 }
 
 /** Builds the gateway in front of upstreamUrl (not yet listening). */
-export async function startGateway(config: Config, closers: Closers, upstreamUrl: string): Promise<FastifyInstance> {
+export async function startGateway(config: Config, closers: Closers, upstreamUrl: string, deps: GatewayDependencies): Promise<FastifyInstance> {
+  await mkdir(upstreamKeysDir(config), { recursive: true, mode: 0o700 });
   let app: FastifyInstance;
   try {
     app = await buildGatewayApp({
@@ -50,6 +80,12 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS,
       trustedProxies: config.FXGATE_TRUSTED_PROXIES,
       logLevel: config.LOG_LEVEL,
+      legacy: {
+        ...deps,
+        issuer: config.FXGATE_JWT_ISSUER,
+        idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
+        migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,
+      },
     });
   } catch (error) {
     if (error instanceof InvalidUpstreamError) throw usageError(error.message);

@@ -10,7 +10,7 @@ import { loggerOptions } from '../lib/logger.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { Operation } from './http/operation.js';
-import { generateRequestId } from './http/request-context.js';
+import { generateRequestId } from '../lib/request-id.js';
 import type { ErrorHandler } from './http/error-handler.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
 import { balanceOperations } from './routes/balances.js';

@@ -5,9 +5,19 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError } from '../lib/errors/api-error.js';
+import type { KeyRegistry } from '../lib/keys/key-registry.js';
+import { generateRequestId } from '../lib/request-id.js';
+import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { loggerOptions } from '../lib/logger.js';
 import { registerGatewayHealthRoutes } from './health.js';
-import { registerLegacyRoutes } from './legacy/routes.js';
+import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
+import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
+import { loadLegacyMappings } from './legacy/mappings-loader.js';
+import { PageWalker } from './legacy/page-walker.js';
+import { LEGACY_PREFIXES, registerLegacyRoutes } from './legacy/routes.js';
+import { LEGACY_TRANSFORMS } from './legacy/transforms/index.js';
+import type { UpstreamCredentials } from './upstream/credentials.js';
+import { V3Client } from './upstream/v3-client.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
 import { sendV3Error } from './v3/errors.js';
 import { registerV3Passthrough } from './v3/passthrough.js';
@@ -23,7 +33,31 @@ export interface GatewayOptions {
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
   readonly trustedProxies?: readonly string[];
   readonly logLevel?: string;
+  /** What the v1 and v2 generations need; without it they answer 501 (a /v3-only gateway). */
+  readonly legacy?: LegacyGatewayOptions;
 }
+
+export interface LegacyGatewayOptions {
+  /** The legacy API keys (shared with the core in `fxgate all`). */
+  readonly registry: KeyRegistry;
+  /** Nonces, v2 idempotency records and the page cursor cache. */
+  readonly store: EphemeralStore;
+  /** The gateway's own v3 credential per org and mode. */
+  readonly credentials: UpstreamCredentials;
+  /** The `iss` legacy tokens must carry (FXGATE_JWT_ISSUER); also the issuer of the upstream tokens. */
+  readonly issuer: string;
+  /** Lifetime of a v2 idempotency lock whose owner died. */
+  readonly idempotencyLockTtlMs?: number;
+  /** Where v1's deprecation `Link` points. */
+  readonly migrationGuideUrl?: string;
+}
+
+export const LEGACY_GATEWAY_DEFAULTS = {
+  idempotencyLockTtlMs: 30_000,
+  migrationGuideUrl: 'https://docs.fxgate.dev/migrate/v1-to-v2',
+} as const;
+
+export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not configured on this gateway';
 
 export const GATEWAY_DEFAULTS = {
   connectTimeoutMs: 2_000,
@@ -46,6 +80,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     logger: loggerOptions(resolved.logLevel),
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
     return503OnClosing: true,
+    genReqId: generateRequestId,
     frameworkErrors: (_error, request, reply) => {
       rejectMalformedUrl(request, reply);
     },
@@ -59,8 +94,37 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     return sendV3Error(reply, error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', {}, { cause: error }));
   });
   await registerV3Passthrough(app, { origin, pool });
-  registerLegacyRoutes(app);
+  if (resolved.legacy) {
+    await registerLegacy(app, pool, resolved.legacy);
+  } else {
+    for (const prefix of LEGACY_PREFIXES) {
+      for (const url of [prefix, `${prefix}/*`]) app.all(url, async (_request, reply) => reply.code(501).send({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE }));
+    }
+  }
   registerGatewayHealthRoutes(app, () => probeUpstream(pool, resolved.readinessTimeoutMs));
   await app.ready();
   return app;
+}
+
+/** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
+async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof createUpstreamPool>, options: LegacyGatewayOptions): Promise<void> {
+  const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
+  const mappings = await loadLegacyMappings({ request: Object.keys(LEGACY_TRANSFORMS.request), response: Object.keys(LEGACY_TRANSFORMS.response) });
+  const authenticate = createLegacyAuthenticator({
+    registry: resolved.registry,
+    store: resolved.store,
+    issuer: resolved.issuer,
+    log: (event) => app.log.warn(event, 'legacy nonce store unavailable'),
+  });
+  await registerLegacyRoutes(app, {
+    mappings,
+    services: {
+      authenticate,
+      client: new V3Client({ pool, credentials: resolved.credentials }),
+      idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
+      pages: new PageWalker({ store: resolved.store }),
+      transforms: LEGACY_TRANSFORMS,
+      reply: { migrationGuideUrl: resolved.migrationGuideUrl },
+    },
+  });
 }

@@ -99,6 +99,14 @@ export const configSchema = z.object({
   FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe('The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).'),
   FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt.default(2000).describe('Gateway: time to connect to the upstream.'),
   FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt.default(10_000).describe('Gateway: time for the upstream response headers, and again for its body.'),
+  FXGATE_UPSTREAM_KEYS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Gateway: folder of its own v3 key files, `<orgId>.<mode>.json`, one per org and mode it serves (`fxgate gateway`; `fxgate all` creates them itself). Unset: `<FXGATE_DATA_DIR>/gateway-keys`.',
+    ),
+  FXGATE_MIGRATION_GUIDE_URL: z.url().default('https://docs.fxgate.dev/migrate/v1-to-v2').describe('Gateway: where the `Link` header of every v1 answer points (with `Deprecation` and `Sunset`).'),
   FXGATE_RATES: rateTable
     .optional()
     .describe(

@@ -87,6 +87,13 @@ export async function postData(harness: V3Harness, key: LoadedKey, path: string,
   return response.json<{ data: Record<string, string> }>().data;
 }
 
+/** POSTs with no body (the sandbox drivers take none) and a fresh Idempotency-Key; expects 200. */
+export async function postEmpty(harness: V3Harness, key: LoadedKey, path: string): Promise<Record<string, string>> {
+  const response = await harness.signed({ key, method: 'POST', path, idempotencyKey: randomUUID() });
+  expect(response.status, response.text).toBe(200);
+  return response.json<{ data: Record<string, string> }>().data;
+}
+
 /** Quotes and executes one trade over HTTP; returns the trade record. */
 export async function quoteAndTrade(harness: V3Harness, key: LoadedKey, request: TradeRequest): Promise<Record<string, string>> {
   const quote = await postData(harness, key, '/v3/fx/quotes', request);

@@ -8,7 +8,8 @@ import { cliConfig } from '../config.js';
 import { ensureSandboxKey } from '../sandbox-key.js';
 import { seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
-import { startCore, startGateway } from '../servers.js';
+import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
+import { startCore, startGateway, upstreamKeysDir } from '../servers.js';
 
 /** The core listens here, on a port the OS picks; the gateway is its only client. */
 const CORE_HOST = '127.0.0.1';
@@ -25,7 +26,10 @@ export function registerAllCommand(program: Command): void {
         const config = cliConfig();
         const core = await startCore(config, closers, LOOPBACK);
         const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
-        const gateway = await startGateway(config, closers, coreUrl);
+        // One registry and one store for both parts: a key works in every generation, and a
+        // token spent at one part cannot be replayed at the other.
+        const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: config.FXGATE_JWT_ISSUER });
+        const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, store: core.store, credentials });
         const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
         const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
         const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');

@@ -1,10 +1,15 @@
-/** `fxgate gateway`: the gateway alone, in front of a v3 service at --upstream. */
+/**
+ * `fxgate gateway`: the gateway alone, in front of a v3 service at --upstream. It keeps its own
+ * registry of legacy keys (DATABASE_URL, or PGlite in FXGATE_DATA_DIR) and signs its v3 calls
+ * with the key files in FXGATE_UPSTREAM_KEYS_DIR.
+ */
 import type { Command } from 'commander';
 import { parseHttpUrl } from '../arguments.js';
 import { cliConfig } from '../config.js';
 import { usageError } from '../exit.js';
 import { listen, serve } from '../serve.js';
-import { startGateway } from '../servers.js';
+import { InvalidUpstreamError, upstreamOrigin } from '../../gateway/upstream.js';
+import { openGatewayDependencies, startGateway, upstreamKeysDir } from '../servers.js';
 
 export function registerGatewayCommand(program: Command): void {
   program
@@ -16,8 +21,17 @@ export function registerGatewayCommand(program: Command): void {
         const config = cliConfig();
         const upstream = options.upstream ?? config.FXGATE_UPSTREAM_URL;
         if (upstream === undefined) throw usageError('the gateway needs a v3 service to front: pass --upstream URL or set FXGATE_UPSTREAM_URL');
-        const app = await startGateway(config, closers, upstream);
+        // A bad upstream is a usage error before anything is opened.
+        try {
+          upstreamOrigin(upstream);
+        } catch (error) {
+          if (error instanceof InvalidUpstreamError) throw usageError(error.message);
+          throw error;
+        }
+        const deps = await openGatewayDependencies(config, closers);
+        const app = await startGateway(config, closers, upstream, deps);
         const url = await listen(app, config.HOST, config.PORT, 'the gateway');
+        console.log(`fxgate gateway: v3 credentials from ${upstreamKeysDir(config)}/<orgId>.<sandbox|live>.json`);
         console.log(`fxgate gateway: listening on ${url}, in front of ${upstream}`);
       }),
     );

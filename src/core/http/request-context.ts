@@ -5,17 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { newId } from '../../lib/ids.js';
+import { REQUEST_ID_PATTERN } from '../../lib/request-id.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
-/** Fastify's genReqId: the client's id when acceptable, so logs and responses agree. */
-export function generateRequestId(request: { headers: Record<string, string | string[] | undefined> }): string {
-  const sent = request.headers['x-request-id'];
-  return typeof sent === 'string' && REQUEST_ID_PATTERN.test(sent) ? sent : newId('request');
-}
 
 function traceIdOf(request: FastifyRequest): string {
   const parent = request.headers.traceparent;

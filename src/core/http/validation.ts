@@ -5,36 +5,8 @@
  */
 import type { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
+import { toIssues } from '../../lib/errors/validation-issues.js';
 
-export interface ValidationIssue {
-  readonly path: string;
-  readonly code: string;
-  readonly message: string;
-}
-
-/** `['metadata', 'a']` -> `metadata.a`; `['items', 0]` -> `items[0]`. */
-export function issuePath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((out, part) => {
-    if (typeof part === 'number') return `${out}[${part}]`;
-    const name = String(part);
-    return out === '' ? name : `${out}.${name}`;
-  }, '');
-}
-
-/**
- * zod issues as the API reports them. An unknown field is reported at its own path (one issue
- * per field), as for operations without a schema; a custom rule names its issue code in
- * `params.code` (e.g. `mutually_exclusive`) instead of zod's generic `custom`.
- */
-export function toIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.flatMap((issue): ValidationIssue[] => {
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ path: issuePath([...issue.path, key]), code: issue.code, message: `Unrecognized key: "${key}"` }));
-    }
-    const named = issue.code === 'custom' ? issue.params?.code : undefined;
-    return [{ path: issuePath(issue.path), code: typeof named === 'string' ? named : issue.code, message: issue.message }];
-  });
-}
 
 export function parseJsonBody(raw: Buffer): unknown {
   if (raw.length === 0) return undefined;

@@ -20,7 +20,7 @@ import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Principal } from '../http/request-state.js';
-import type { ValidationIssue } from '../http/validation.js';
+import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
 import { isValidAbaRoutingNumber, isValidBic, isValidIban, isValidStablecoinAddress, normaliseIban, STABLECOIN_NETWORKS, type StablecoinNetwork } from './checksums.js';

@@ -13,8 +13,8 @@ import { ERROR_CODES, ERROR_TYPES, type ErrorCode, type ErrorType, isErrorCode }
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './operations.js';
 
-/** v1 knows three statuses (spec 7.6). */
-export const V1_ERROR_STATUSES = [400, 401, 500] as const;
+/** v1's statuses: the three of spec 7.6, plus 429 from the rate limits of spec 8, which apply to every generation. */
+export const V1_ERROR_STATUSES = [400, 401, 429, 500] as const;
 /** v2's statuses: spec 7.5 and its extra cases, plus 429 from the rate limits of spec 8. */
 export const V2_ERROR_STATUSES = [400, 401, 404, 409, 422, 429, 500, 503] as const;
 export type V1ErrorStatus = (typeof V1_ERROR_STATUSES)[number];

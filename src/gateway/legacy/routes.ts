@@ -1,18 +1,68 @@
 /**
- * The legacy generations, v1 and v2, in their own envelope (spec 7.5, 7.6). Their translation
- * onto v3 (DESIGN 4) is built here, operation by operation; until an operation exists, the
- * gateway says so plainly with 501 rather than guessing an answer.
+ * The legacy generations, v1 and v2, as fastify routes: one route per operation of the endpoint
+ * tables, each served by a LegacyOperationHandler, and for anything else under /v1 or /v2 the
+ * generation's own "not found" (a known path called with another method included). Bodies are
+ * kept as raw bytes (never parsed by fastify), because legacy amounts must be read from their
+ * text and v2's idempotency fingerprint is over the bytes as sent.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EndpointMapping } from './endpoint-mappings.js';
+import type { LegacyErrorTables } from './error-tables.js';
+import { LegacyOperationHandler, type LegacyServices, legacyErrorReply } from './legacy-operation.js';
+import { generationHeaders } from './legacy-reply.js';
+import type { LegacyMappings } from './mappings-loader.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from './operations.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
 
-export const NOT_AVAILABLE_MESSAGE = 'This legacy operation is not available yet on this gateway';
+/** Legacy bodies are small JSON objects; the v3 limit (spec 8) applies to what they become. */
+export const LEGACY_BODY_LIMIT_BYTES = 8 * 1024;
 
-export function registerLegacyRoutes(app: FastifyInstance): void {
-  for (const prefix of LEGACY_PREFIXES) {
-    for (const url of [prefix, `${prefix}/*`]) {
-      app.all(url, async (_request, reply) => reply.code(501).send({ status: 'error', message: NOT_AVAILABLE_MESSAGE }));
+export interface LegacyRoutesOptions {
+  readonly services: LegacyServices;
+  readonly mappings: LegacyMappings;
+}
+
+function generationOf(url: string): LegacyGeneration {
+  return url.startsWith('/v1') ? 'v1' : 'v2';
+}
+
+/** Each operation's route as a pattern, to tell "wrong method" from "no such path". */
+function routePatterns(generation: LegacyGeneration): RegExp[] {
+  return LEGACY_OPERATIONS[generation].map((operation) => new RegExp(`^${legacyRoutePath(generation, operation).replaceAll(/:[A-Za-z]+/g, '[^/]+')}/?$`));
+}
+
+export async function registerLegacyRoutes(app: FastifyInstance, options: LegacyRoutesOptions): Promise<void> {
+  const { services, mappings } = options;
+  const tablesOf = (generation: LegacyGeneration): LegacyErrorTables<LegacyGeneration> => mappings.errors[generation] as LegacyErrorTables<LegacyGeneration>;
+  const patterns = { v1: routePatterns('v1'), v2: routePatterns('v2') };
+
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LEGACY_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+
+    // Failures fastify raises before a handler runs: an oversized or unreadable body.
+    scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const generation = generationOf(request.url);
+      const code = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'VALIDATION_PAYLOAD_TOO_LARGE' : (error.statusCode ?? 500) < 500 ? 'VALIDATION_BODY_FAILED' : 'INTERNAL_ERROR';
+      if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'legacy request failed');
+      return legacyErrorReply(reply, tablesOf(generation), code, generationHeaders(generation, services.reply));
+    });
+
+    for (const generation of LEGACY_GENERATIONS) {
+      const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
+      for (const operation of LEGACY_OPERATIONS[generation]) {
+        const mapping = table[operation]!;
+        const handler = new LegacyOperationHandler(services, generation, operation, mapping, tablesOf(generation));
+        scope.route({ method: mapping.legacy.method, url: mapping.legacy.path, handler: handler.handle });
+      }
+      const fallback = async (request: FastifyRequest, reply: FastifyReply) => {
+        const path = request.url.split('?', 1)[0]!;
+        const known = patterns[generation].some((pattern) => pattern.test(path));
+        return legacyErrorReply(reply, tablesOf(generation), known ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
+      };
+      scope.all(`/${generation}`, fallback);
+      scope.all(`/${generation}/*`, fallback);
     }
-  }
+  });
 }

@@ -5,9 +5,10 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
-import { loadKey } from '../../../src/lib/keys/key-file.js';
+import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres } from '../../support/databases.js';
+import { makeJwt, standardToken } from '../../support/independent-signing.js';
 import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
 
 /** `Name: value` lines, as `fxgate sign` prints them, to a headers object. */
@@ -51,9 +52,17 @@ describe('fxgate all on the embedded defaults', () => {
     expect(pairs.statusCode).toBe(200);
     expect(((await pairs.body.json()) as { data: unknown[] }).data).toHaveLength(42);
 
-    const legacy = await request(`${url}/v1/balances`);
-    expect(legacy.statusCode).toBe(501);
-    expect(await legacy.body.json()).toEqual({ status: 'error', message: 'This legacy operation is not available yet on this gateway' });
+    // The same key works on v2: the gateway provisions its own v3 credential for the org.
+    const sandboxKey = await readKeyFile(keyPath!);
+    const { header, payload } = standardToken({ keyName: sandboxKey.file.name });
+    const legacy = await request(`${url}/v2/brokerage/${sandboxKey.file.orgId}/balances`, {
+      headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: sandboxKey.privateKey })}`, 'x-app-mode': 'SANDBOX' },
+    });
+    expect(legacy.statusCode).toBe(200);
+    const balances = (await legacy.body.json()) as { status: string; data: { currency: string; amount: number }[] };
+    expect(balances.status).toBe('success');
+    expect(balances.data.map((balance) => balance.currency).sort()).toEqual(['EUR', 'USD', 'USDC']);
+    await access(join(dataDir, 'gateway-keys', `${sandboxKey.file.orgId}.sandbox.json`));
 
     const blocked = await runCli(['keys', 'list'], env);
     expect(blocked.code).toBe(1);

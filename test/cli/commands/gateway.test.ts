@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordingUpstream } from '../../gateway/recording-upstream.js';
@@ -5,16 +8,20 @@ import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
 
 describe('fxgate gateway', () => {
   let upstream: RecordingUpstream;
+  /** The stand-alone gateway's own registry (PGlite) and key folder live here. */
+  let dataDir: string;
   beforeAll(async () => {
     upstream = await RecordingUpstream.start();
+    dataDir = await mkdtemp(join(tmpdir(), 'fxgate-gateway-'));
   });
   afterAll(async () => {
     await killAllCliProcesses();
     await upstream?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('fronts the upstream named by FXGATE_UPSTREAM_URL, and stops cleanly on SIGTERM', async () => {
-    const gateway = startCli(['gateway'], { FXGATE_UPSTREAM_URL: upstream.url, HOST: '127.0.0.1', PORT: '0' });
+    const gateway = startCli(['gateway'], { FXGATE_UPSTREAM_URL: upstream.url, FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
     const [, url] = await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+), in front of (\S+)$/m);
     const response = await request(`${url}/v3/fx/trades?limit=10&cursor=a%2Bb`);
     expect(response.statusCode).toBe(200);
@@ -25,7 +32,7 @@ describe('fxgate gateway', () => {
 
   it('ends with exit 1 and a message when its port is taken', async () => {
     const port = new URL(upstream.url).port;
-    const result = await runCli(['gateway', '--upstream', upstream.url], { HOST: '127.0.0.1', PORT: port });
+    const result = await runCli(['gateway', '--upstream', upstream.url], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: port });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`fxgate: the gateway cannot listen on 127.0.0.1:${port}: the port is taken (PORT)`);
   });
@@ -35,7 +42,7 @@ describe('fxgate gateway', () => {
     [['--upstream', 'http://127.0.0.1:1/base'], /^fxgate: invalid upstream http:\/\/127\.0\.0\.1:1\/base: must be an origin only/m],
     [['--upstream', 'ftp://127.0.0.1'], /--upstream <url>.*Expected an http:\/\/ or https:\/\/ URL/],
   ])('refuses to start without a usable upstream (%j): exit 2', async (args, message) => {
-    const result = await runCli(['gateway', ...args], { PORT: '0' });
+    const result = await runCli(['gateway', ...args], { FXGATE_DATA_DIR: dataDir, PORT: '0' });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { V1_ERRORS, V1_ERRORS_BY_TYPE, V1_ERROR_TABLES } from '../../../mappings/errors.v1.js';
 import { V2_ERRORS, V2_ERRORS_BY_TYPE, V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
 import {
-  V1_ERROR_STATUSES,
   V2_ERROR_STATUSES,
   legacyErrorBody,
   resolveLegacyError,
@@ -58,10 +57,10 @@ describe('every v3 code has a legacy mapping', () => {
     expect(() => validateErrorTables('v2', V2_ERROR_TABLES)).not.toThrow();
   });
 
-  it('every v1 answer is one of 400, 401, 500 in the bare envelope (spec 7.6)', () => {
+  it('every v1 answer is one of 400, 401, 500 (spec 7.6), or 429 for rate limits (spec 8), in the bare envelope', () => {
     for (const code of ERROR_CODES) {
       const { status, body } = v1Body(code);
-      expect(V1_ERROR_STATUSES).toContain(status);
+      expect(code === 'RATE_LIMIT_EXCEEDED' ? [429] : [400, 401, 500]).toContain(status);
       expect(Object.keys(body).sort()).toEqual(['message', 'status']);
     }
   });

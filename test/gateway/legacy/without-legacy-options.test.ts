@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGatewayApp } from '../../../src/gateway/app.js';
+import { LEGACY_NOT_CONFIGURED_MESSAGE, buildGatewayApp } from '../../../src/gateway/app.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
-describe('legacy routes before their translation exists', () => {
+describe('a gateway built without the legacy options (a /v3-only gateway)', () => {
   let upstream: RecordingUpstream;
   let app: FastifyInstance;
   beforeAll(async () => {
@@ -21,10 +21,10 @@ describe('legacy routes before their translation exists', () => {
     ['GET', '/v2/trades?page=2&limit=5'],
     ['POST', '/v2/withdrawal'],
     ['GET', '/v2'],
-  ] as const)('%s %s answers 501 in the legacy envelope without calling the upstream', async (method, url) => {
+  ] as const)('%s %s answers 501 in the legacy envelope, saying so, without calling the upstream', async (method, url) => {
     const response = await app.inject({ method, url, payload: method === 'POST' ? { amount: 1 } : undefined });
     expect(response.statusCode).toBe(501);
-    expect(response.json()).toEqual({ status: 'error', message: 'This legacy operation is not available yet on this gateway' });
+    expect(response.json()).toEqual({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE });
     expect(upstream.requests).toEqual([]);
   });
 });

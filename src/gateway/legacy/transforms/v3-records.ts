@@ -1,0 +1,238 @@
+/**
+ * The v3 answers the response transforms read, as zod schemas, and `readV3`, the only way a
+ * transform looks at one. A v3 answer that does not fit is a V3ContractError naming every field
+ * that is wrong, so a broken answer is a logged 500, never a crash deep in a transform and never
+ * an `undefined` or a mangled amount in a legacy body.
+ *
+ * The schemas are loose (extra fields are allowed, as v3 may add fields in a minor version) and
+ * check only what the transforms read, each field as strictly as the legacy answer needs it:
+ *   - amounts are decimal text (DECIMAL_PATTERN), exactly what the legacy writer can emit as a
+ *     JSON number; a JS number here would already have lost digits in the v3 answer;
+ *   - ids must carry their kind's prefix and come out as the record's legacy UUID, so the one
+ *     place a v3 id is judged is this read (a `qte_` id where a `trd_` is due is a contract
+ *     error, not a wrong UUID in a legacy body);
+ *   - status-like strings are passed through unchecked beyond being text: v3 may add values, and
+ *     the legacy clients saw the same values (spec 3);
+ *   - cross-field rules that the legacy shapes rely on (the referenced currency is one of the two
+ *     sides, a quote expires after it is created) are checked here too, because the v1 trade and
+ *     the legacy quote are derived from them.
+ */
+import { z } from 'zod';
+import { issuePath } from '../../../lib/errors/validation-issues.js';
+import { ID_PREFIXES, type IdKind, idToLegacyUuid } from '../../../lib/ids.js';
+import { DECIMAL_PATTERN } from '../../../lib/money.js';
+import { V3ContractError } from './transform-types.js';
+
+const decimal = z.string().regex(DECIMAL_PATTERN, 'must be a decimal string');
+const currency = z.string().regex(/^[A-Z]{3,5}$/, 'must be a currency code');
+const timestamp = z.iso.datetime({ error: 'must be an ISO 8601 UTC timestamp' });
+const label = z.string().min(1);
+
+/** A v3 id of one kind, read as its legacy UUID. */
+function legacyIdOf(kind: IdKind) {
+  const prefix = ID_PREFIXES[kind];
+  return z.string().transform((value, ctx) => {
+    const uuid = idToLegacyUuid(kind, value);
+    if (uuid === null) {
+      ctx.addIssue({ code: 'custom', message: `must be a ${prefix}_ id`, input: value });
+      return z.NEVER;
+    }
+    return uuid;
+  });
+}
+
+export const v3QuoteSchema = z
+  .looseObject({
+    id: legacyIdOf('quote'),
+    buyCurrency: currency,
+    sellCurrency: currency,
+    buyAmount: decimal,
+    sellAmount: decimal,
+    amountCurrency: currency,
+    createdAt: timestamp,
+    expiresAt: timestamp,
+  })
+  .superRefine((quote, ctx) => {
+    if (quote.amountCurrency !== quote.buyCurrency && quote.amountCurrency !== quote.sellCurrency) {
+      ctx.addIssue({ code: 'custom', path: ['amountCurrency'], message: 'must be buyCurrency or sellCurrency' });
+    }
+    if (Date.parse(quote.expiresAt) < Date.parse(quote.createdAt)) {
+      ctx.addIssue({ code: 'custom', path: ['expiresAt'], message: 'must not be before createdAt' });
+    }
+  });
+export type V3Quote = z.output<typeof v3QuoteSchema>;
+
+export const v3TradeSchema = z
+  .looseObject({
+    id: legacyIdOf('trade'),
+    quoteId: legacyIdOf('quote'),
+    buyCurrency: currency,
+    sellCurrency: currency,
+    buyAmount: decimal,
+    sellAmount: decimal,
+    referencedCurrency: currency,
+    referencedAmount: decimal,
+    status: label,
+    clientReferenceId: z.string().nullable(),
+    originalTradeId: legacyIdOf('trade').nullable(),
+    source: label,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .superRefine((trade, ctx) => {
+    if (trade.referencedCurrency !== trade.buyCurrency && trade.referencedCurrency !== trade.sellCurrency) {
+      ctx.addIssue({ code: 'custom', path: ['referencedCurrency'], message: 'must be buyCurrency or sellCurrency' });
+    }
+  });
+export type V3Trade = z.output<typeof v3TradeSchema>;
+
+export const v3ReversalDetailsSchema = z.looseObject({
+  direction: label,
+  differentialAmount: decimal,
+  currency,
+});
+export type V3ReversalDetails = z.output<typeof v3ReversalDetailsSchema>;
+
+export const v3BalanceSchema = z.looseObject({
+  id: legacyIdOf('balance'),
+  currency,
+  amount: decimal,
+  withdrawableAmount: decimal,
+  usdValue: decimal,
+  withdrawableUsdValue: decimal,
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+export type V3Balance = z.output<typeof v3BalanceSchema>;
+
+export const v3BalanceTotalsSchema = z.looseObject({
+  netPositiveUsd: decimal,
+  netNegativeUsd: decimal,
+  netUsd: decimal,
+});
+export type V3BalanceTotals = z.output<typeof v3BalanceTotalsSchema>;
+
+export const v3ExposureSchema = z.looseObject({
+  creditLine: decimal,
+  committedAmount: decimal,
+});
+export type V3Exposure = z.output<typeof v3ExposureSchema>;
+
+export const v3PairSchema = z.looseObject({
+  symbol: label,
+  baseCurrency: currency,
+  quoteCurrency: currency,
+  minAmount: decimal,
+  maxAmount: decimal,
+});
+export type V3Pair = z.output<typeof v3PairSchema>;
+
+export const v3DepositSchema = z
+  .looseObject({
+    id: legacyIdOf('deposit'),
+    currency,
+    amount: decimal,
+    network: z.string().nullable(),
+    assetType: label,
+    status: label,
+    transactionHash: z.string().nullable(),
+    referenceId: z.string().nullable(),
+    comments: z.string().nullable(),
+    createdAt: timestamp,
+  })
+  .superRefine((deposit, ctx) => {
+    // v1 shows 'FIAT' in place of a fiat deposit's network; any other deposit needs its own.
+    if (deposit.assetType !== 'FIAT' && deposit.network === null) {
+      ctx.addIssue({ code: 'custom', path: ['network'], message: 'must be a network for a non-FIAT deposit' });
+    }
+  });
+export type V3Deposit = z.output<typeof v3DepositSchema>;
+
+export const v3WithdrawalAccountSchema = z.looseObject({
+  id: legacyIdOf('withdrawalAccount'),
+  currency,
+  assetType: label,
+  accountName: z.string(),
+  status: label,
+  verified: z.boolean(),
+  transferType: z.string().nullable(),
+  bankName: z.string().nullable(),
+  accountNumber: z.string().nullable(),
+  routingNumber: z.string().nullable(),
+  swiftCode: z.string().nullable(),
+  memo: z.string().nullable(),
+  network: z.string().nullable(),
+  address: z.string().nullable(),
+  comments: z.string().nullable(),
+  creatorId: legacyIdOf('user'),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+export type V3WithdrawalAccount = z.output<typeof v3WithdrawalAccountSchema>;
+
+export const v3WithdrawalSchema = z.looseObject({
+  id: legacyIdOf('withdrawal'),
+  currency,
+  withdrawalAmount: decimal,
+  status: label,
+  network: z.string().nullable(),
+  withdrawalAccountId: legacyIdOf('withdrawalAccount'),
+  transactionHash: z.string().nullable(),
+  // Rail name -> its references (FEDWIRE: imad, omad), all text: the legacy writer refuses any
+  // number that is not a safe integer, so a stray float must be caught here as v3's fault.
+  paymentDetails: z.record(z.string(), z.record(z.string(), z.string())),
+  comments: z.string().nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+export type V3Withdrawal = z.output<typeof v3WithdrawalSchema>;
+
+/** `{data: <one record or a list>}`, the v3 success envelope. */
+function answer<T extends z.ZodType>(data: T) {
+  return z.looseObject({ data });
+}
+
+/** The v3 answers the response transforms are given, by what they hold. */
+export const V3_ANSWERS = {
+  quote: answer(v3QuoteSchema),
+  trade: answer(v3TradeSchema),
+  tradeList: answer(z.array(v3TradeSchema)),
+  reversal: answer(z.looseObject({ trade: v3TradeSchema, reversalDetails: v3ReversalDetailsSchema })),
+  balanceList: z
+    .looseObject({ data: z.array(v3BalanceSchema), totals: v3BalanceTotalsSchema })
+    .superRefine((list, ctx) => {
+      // The trade result keys balances by currency; a second balance of a currency would silently
+      // replace the first.
+      const seen = new Set<string>();
+      list.data.forEach((balance, index) => {
+        if (seen.has(balance.currency)) ctx.addIssue({ code: 'custom', path: ['data', index, 'currency'], message: `a second balance of ${balance.currency}` });
+        seen.add(balance.currency);
+      });
+    }),
+  exposure: answer(v3ExposureSchema),
+  pairList: answer(z.array(v3PairSchema)),
+  depositList: answer(z.array(v3DepositSchema)),
+  withdrawalAccountList: answer(z.array(v3WithdrawalAccountSchema)),
+  withdrawal: answer(v3WithdrawalSchema),
+  withdrawalList: answer(z.array(v3WithdrawalSchema)),
+} as const;
+
+function locate(where: string, path: readonly PropertyKey[]): string {
+  const inner = issuePath(path);
+  if (where === '') return inner === '' ? '(answer)' : inner;
+  if (inner === '') return where;
+  return inner.startsWith('[') ? `${where}${inner}` : `${where}.${inner}`;
+}
+
+/**
+ * Reads one v3 answer through its schema: the parsed value (ids as legacy UUIDs), or a
+ * V3ContractError listing each problem as `<where>.<field>: <message>`.
+ */
+export function readV3<T>(schema: z.ZodType<T>, value: unknown, operation: string, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new V3ContractError(
+    operation,
+    parsed.error.issues.map((issue) => `${locate(where, issue.path)}: ${issue.message}`),
+  );
+}

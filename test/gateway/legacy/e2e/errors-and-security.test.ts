@@ -1,0 +1,188 @@
+/**
+ * The legacy error rows of spec 7.5 and 7.6 produced end to end, and the security rules of the
+ * gateway (spec 5.2, DESIGN 3.1, 4): a legacy key never does more through the gateway than it
+ * could itself, whatever the gateway's own v3 credential may do.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idToLegacyUuid } from '../../../../src/lib/ids.js';
+import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
+import { makeJwt, standardToken } from '../../../support/independent-signing.js';
+import { postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../../../support/book-fixtures.js';
+import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';
+import { TEST_ISSUER } from '../../../support/v3-harness.js';
+
+const AUTH_MESSAGE = 'The authorization key provided is either invalid or expired, please try again';
+
+let h: LegacyHarness;
+let key: LoadedKey;
+let usdcAccountId: string;
+
+beforeAll(async () => {
+  h = await LegacyHarness.start();
+  key = await h.createKey();
+  await recordTestDeposit(h.core.db, { orgId: key.file.orgId, environment: 'sandbox', currency: 'USDC', amount: '100.000000' });
+  const account = await postData(h.core, key, '/v3/fx/withdrawal-accounts', {
+    currency: 'USDC',
+    assetType: 'STABLECOIN',
+    accountName: 'Wallet',
+    network: 'ETHEREUM',
+    address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+  });
+  usdcAccountId = idToLegacyUuid('withdrawalAccount', account.id!)!;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('spec 7.6: v1 errors', () => {
+  it('400 Query validation failed for a bad query', async () => {
+    const response = await h.v1(key, { path: 'trades?limit=51' });
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+    expect(response.headers.sunset).toBe('Thu, 31 Dec 2026 23:59:59 GMT');
+  });
+
+  it('401 with the v2 authorization message for a bad JWT', async () => {
+    const response = await h.v1(key, { path: 'balances', headers: { authorization: 'Bearer not.a.jwt' } });
+    expect(response.status).toBe(401);
+    expect(response.json()).toEqual({ status: 'error', message: AUTH_MESSAGE });
+  });
+
+  it('500 An internal error has occurred when v3 cannot be reached', async () => {
+    const dead = await LegacyHarness.start();
+    try {
+      const deadKey = await dead.createKey();
+      await dead.core.app.close();
+      const response = await dead.v1(deadKey, { path: 'balances' });
+      expect(response.status).toBe(500);
+      expect(response.json()).toEqual({ status: 'error', message: 'An internal error has occurred' });
+    } finally {
+      await dead.close();
+    }
+  });
+});
+
+describe('spec 7.5: v2 errors', () => {
+  it('400 Query validation failed for a bad body', async () => {
+    for (const body of ['{', '{"amount":"abc","buy":"EUR","sell":"USD","referencedUnit":"EUR"}', '{"amount":1.123456789,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}', '[]']) {
+      const response = await h.v2(key, { path: 'generate_quote', body, headers: { 'idempotency-key': idemKey() } });
+      expect(response.status, body).toBe(400);
+      expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+    }
+  });
+
+  it('401 for a token past its expiry and for a token that lives longer than 120 s', async () => {
+    const long = await h.v2(key, { path: 'balances', lifetimeSeconds: 121 });
+    expect(long.status).toBe(401);
+    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER, nowSeconds: Math.floor(Date.now() / 1000) - 200, lifetimeSeconds: 60 });
+    const expired = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: key.privateKey })}` } });
+    expect(expired.status).toBe(401);
+    expect(expired.json()).toEqual({ status: 'error', message: AUTH_MESSAGE });
+  });
+
+  it('withdrawal: 400 Checksum verification failed, 400 Insufficient balance, 400 not active or verified', async () => {
+    const unverified = await h.v2(key, { path: 'withdrawal', body: `{"amount":1,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
+    expect(unverified.status).toBe(400);
+    expect(unverified.json()).toEqual({ status: 'error', message: 'Withdrawal address is not active or verified' });
+
+    const id = `wac_${usdcAccountId.replaceAll('-', '')}`;
+    await postEmpty(h.core, key, `/v3/fx/sandbox/withdrawal-accounts/${id}/verify`);
+    const tooMuch = await h.v2(key, { path: 'withdrawal', body: `{"amount":1000,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.json()).toEqual({ status: 'error', message: 'Insufficient balance for this withdraw.' });
+  });
+
+  it('trade/reverse: 404 Trade not found, 409 The trade cannot be reversed; trade/settle: 404 and 409', async () => {
+    const headers = () => ({ 'idempotency-key': idemKey() });
+    const missing = await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId: randomUUID(), quoteId: randomUUID() }), headers: headers() });
+    expect(missing.status).toBe(404);
+    expect(missing.json()).toEqual({ status: 'error', message: 'Trade not found' });
+    const unsettledMissing = await h.v2(key, { path: 'trade/settle', body: JSON.stringify({ tradeId: randomUUID() }), headers: headers() });
+    expect(unsettledMissing.status).toBe(404);
+
+    // Funded from credit: the sold EUR balance is negative, so it is not settleable; reverse it.
+    const trade = await quoteAndTrade(h.core, key, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '20.00', amountCurrency: 'EUR' });
+    const tradeId = idToLegacyUuid('trade', trade.id!)!;
+    const unsettleable = await h.v2(key, { path: 'trade/settle', body: JSON.stringify({ tradeId }), headers: headers() });
+    expect(unsettleable.status).toBe(409);
+    expect(unsettleable.json()).toEqual({ status: 'error', message: 'The trade cannot be settled (not in a settleable state)' });
+    const quote = await h.v2(key, { path: 'trade/reverse-quote', body: JSON.stringify({ tradeId }), headers: headers() });
+    const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
+    expect((await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId, quoteId }), headers: headers() })).status).toBe(200);
+    const again = await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId, quoteId }), headers: headers() });
+    expect(again.status).toBe(409);
+    expect(again.json()).toEqual({ status: 'error', message: 'The trade cannot be reversed' });
+  });
+
+  it('an unknown path is 404 in v2 and 400 in v1; a known path with another method likewise', async () => {
+    expect((await h.v2(key, { path: 'nothing-here' })).status).toBe(404);
+    expect((await h.v1(key, { path: 'nothing-here' })).status).toBe(400);
+    const wrongMethod = await h.v2(key, { path: 'balances', method: 'POST', body: '{}' });
+    expect(wrongMethod.status).toBe(404);
+    expect(wrongMethod.json()).toEqual({ status: 'error', message: 'Route not found' });
+  });
+
+  it('an oversized body is the legacy 400', async () => {
+    const body = JSON.stringify({ amount: 1, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', pad: 'x'.repeat(9000) });
+    const response = await h.v2(key, { path: 'generate_quote', body, headers: { 'idempotency-key': idemKey() } });
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+  });
+});
+
+describe('security', () => {
+  it('a view-only key cannot quote, trade or withdraw; it can read', async () => {
+    const viewer = await h.createKey({ scopes: ['view'], orgId: key.file.orgId });
+    const cases = [
+      { path: 'generate_quote', body: '{"amount":1,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}' },
+      { path: 'trade', body: `{"quoteId":"${randomUUID()}"}` },
+      { path: 'withdrawal', body: `{"amount":1,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}` },
+    ];
+    for (const request of cases) {
+      const response = await h.v2(viewer, { ...request, headers: { 'idempotency-key': idemKey() } });
+      expect(response.status, request.path).toBe(401);
+      // v1 has no withdrawal operation (DESIGN 4).
+      if (request.path !== 'withdrawal') expect((await h.v1(viewer, request)).status, `v1 ${request.path}`).toBe(401);
+    }
+    expect((await h.v2(viewer, { path: 'balances' })).status).toBe(200);
+  });
+
+  it("a key of org A is refused on org B's paths (v2 404, v1 400)", async () => {
+    const other = await h.createKey();
+    expect((await h.v2(key, { path: 'balances', orgId: other.file.orgId })).status).toBe(404);
+    expect((await h.v1(key, { path: 'balances', orgId: other.file.orgId })).status).toBe(400);
+  });
+
+  it('a replayed legacy token is refused', async () => {
+    const token = h.token(key);
+    const first = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${token}` } });
+    const replay = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${token}` } });
+    expect(first.status).toBe(200);
+    expect(replay.status).toBe(401);
+  });
+
+  it('alg none and HS256 tokens are refused', async () => {
+    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
+    const none = makeJwt({ ...header, alg: 'none' }, payload, { kind: 'none' });
+    const hs256 = makeJwt({ ...header, alg: 'HS256' }, payload, { kind: 'hs256', secret: Buffer.from(key.file.publicKey) });
+    for (const token of [none, hs256]) {
+      const response = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(401);
+    }
+  });
+
+  it('a sandbox key declaring live, and a key outside its IP allowlist, are refused', async () => {
+    expect((await h.v2(key, { path: 'balances', headers: { 'x-app-mode': 'LIVE' } })).status).toBe(401);
+    const fenced = await h.createKey({ ipAllowlist: ['203.0.113.0/24'] });
+    expect((await h.v2(fenced, { path: 'balances' })).status).toBe(401);
+  });
+
+  it('rate-limit, request and trace headers are forwarded', async () => {
+    const response = await h.v2(key, { path: 'balances', headers: { 'x-request-id': 'legacy-req-1' } });
+    expect(response.headers['x-request-id']).toBe('legacy-req-1');
+    expect(response.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);
+    expect(response.headers['ratelimit-limit']).toBeDefined();
+    expect(response.headers['ratelimit-reset']).toBeDefined();
+  });
+});

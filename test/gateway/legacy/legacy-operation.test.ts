@@ -1,0 +1,228 @@
+/**
+ * The legacy handler against a scripted v3: a real HTTP server on loopback (RecordingUpstream)
+ * that records what the gateway sends and answers what each test sets. (nock cannot stand in
+ * here: it patches node:http and the global fetch, and the gateway talks through its own undici
+ * Pool.) These tests cover what the real core never does on purpose: garbage, hangs, 5xx,
+ * unknown codes, and refusals of the gateway's own credential.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildGatewayApp } from '../../../src/gateway/app.js';
+import { KeyDirectoryCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { newUuid } from '../../../src/lib/ids.js';
+import { loadKey, writeKeyFile, type LoadedKey } from '../../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { MemoryStore } from '../../../src/lib/store/memory-store.js';
+import { createTestPglite, type TestDatabase } from '../../support/databases.js';
+import { makeJwt, standardToken } from '../../support/independent-signing.js';
+import { TEST_ISSUER } from '../../support/v3-harness.js';
+import { RecordingUpstream } from '../recording-upstream.js';
+
+const TIMEOUT_MS = 400;
+const TRADE_ID = '01937a00-1111-7000-8000-000000000001';
+const TRADE = {
+  object: 'trade',
+  id: `trd_${TRADE_ID.replaceAll('-', '')}`,
+  quoteId: 'qte_01937a0011117000800000000000000a',
+  buyCurrency: 'EUR',
+  sellCurrency: 'USD',
+  buyAmount: '12345678901234567890.12',
+  sellAmount: '13400000000000000000.00',
+  referencedCurrency: 'EUR',
+  referencedAmount: '12345678901234567890.12',
+  rate: '1.08',
+  status: 'EXECUTED',
+  settlementStage: 'FUNDED',
+  clientReferenceId: null,
+  originalTradeId: null,
+  reversedByTradeId: null,
+  source: 'API',
+  actorId: 'usr_01937a0011117000800000000000000b',
+  createdAt: '2026-11-23T10:00:00.000Z',
+  updatedAt: '2026-11-23T10:00:00.000Z',
+  settledAt: null,
+  metadata: {},
+};
+
+let upstream: RecordingUpstream;
+let gateway: FastifyInstance;
+let url: string;
+let database: TestDatabase;
+let dir: string;
+let key: LoadedKey;
+
+function token(): string {
+  const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
+  return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });
+}
+
+async function legacy(method: 'GET' | 'POST', path: string, body?: string, headers: Record<string, string> = {}) {
+  const started = Date.now();
+  const response = await request(`${url}${path.replace('{org}', key.file.orgId)}`, {
+    method,
+    headers: { authorization: `Bearer ${token()}`, 'x-app-mode': 'SANDBOX', ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+    body,
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, text, elapsedMs: Date.now() - started, json: () => JSON.parse(text) as unknown };
+}
+
+beforeAll(async () => {
+  upstream = await RecordingUpstream.start();
+  database = await createTestPglite();
+  dir = await mkdtemp(join(tmpdir(), 'fxgate-legacy-op-'));
+  const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
+  const orgId = newUuid();
+  key = loadKey(await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
+  // The gateway's own v3 credential for the org: another key of the same org.
+  await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
+  gateway = await buildGatewayApp({
+    upstreamUrl: upstream.url,
+    logLevel: 'silent',
+    connectTimeoutMs: TIMEOUT_MS,
+    timeoutMs: TIMEOUT_MS,
+    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
+  });
+  url = await gateway.listen({ host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await upstream?.close();
+  await database?.drop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  upstream.requests.length = 0;
+});
+
+describe('what the gateway sends to v3', () => {
+  it('v1 trade/{id}: the v3 id from the legacy UUID, signed with the gateway credential, no key', async () => {
+    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: TRADE }) };
+    const response = await legacy('GET', `/v1/brokerage/{org}/trade/${TRADE_ID.toUpperCase()}`);
+    expect(response.status, response.text).toBe(200);
+    expect(upstream.requests).toHaveLength(1);
+    const sent = upstream.requests[0]!;
+    expect(sent.url).toBe(`/v3/fx/trades/${TRADE.id}`);
+    expect(sent.headers['x-request-signature']).toMatch(/^[A-Za-z0-9_-]{86}$/);
+    const kid = (JSON.parse(Buffer.from(String(sent.headers.authorization).split(' ')[1]!.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+    expect(kid).toMatch(new RegExp(`^org/${key.file.orgId}/apiKey/`));
+    expect(kid).not.toBe(key.file.name);
+    expect(sent.headers['idempotency-key']).toBeUndefined();
+    // 20 significant digits pass through both ways untouched.
+    expect(response.text).toContain('"amount":12345678901234567890.12');
+    expect(response.text).toContain('"computedAmount":13400000000000000000.00');
+  });
+
+  it('v2 generate_quote: the amount as the exact decimal string, and a v3 key derived from the v2 key', async () => {
+    upstream.answer = {
+      status: 200,
+      body: JSON.stringify({
+        data: {
+          object: 'quote',
+          id: 'qte_01937a0011117000800000000000000a',
+          buyCurrency: 'EUR',
+          sellCurrency: 'USD',
+          buyAmount: '0.10',
+          sellAmount: '0.11',
+          amountCurrency: 'EUR',
+          rate: '1.08',
+          reversesTradeId: null,
+          createdAt: '2026-11-23T10:00:00.000Z',
+          expiresAt: '2026-11-23T10:00:30.000Z',
+        },
+      }),
+    };
+    const body = '{"amount":1e-1,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}';
+    const first = await legacy('POST', '/v2/brokerage/{org}/generate_quote', body, { 'idempotency-key': 'q-1' });
+    expect(first.status, first.text).toBe(200);
+    const sent = upstream.requests[0]!;
+    expect(sent.url).toBe('/v3/fx/quotes');
+    expect(JSON.parse(sent.body.toString())).toEqual({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '0.1', amountCurrency: 'EUR' });
+    expect(sent.headers['idempotency-key']).toMatch(/^fxgw2\.[0-9a-f]{64}$/);
+    expect(sent.headers['content-type']).toBe('application/json');
+  });
+
+  it('v1 trades page 2: cursors walked, meta.pagination from the walk', async () => {
+    const records = Array.from({ length: 3 }, (_, i) => ({ ...TRADE, id: `trd_01937a001111700080000000000000${(10 + i).toString()}` }));
+    upstream.answer = {
+      status: 200,
+      body: JSON.stringify({ data: records, pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } }),
+    };
+    const response = await legacy('GET', '/v1/brokerage/{org}/trades?page=2&limit=2');
+    expect(response.status, response.text).toBe(200);
+    const body = response.json() as { data: { id: string }[]; meta: { pagination: unknown } };
+    expect(body.data.map((trade) => trade.id)).toEqual(['01937a00-1111-7000-8000-000000000012']);
+    expect(body.meta.pagination).toEqual({ total: 3, start: 2, end: 3, page: 2, limit: 2 });
+    expect(upstream.requests[0]!.url).toBe('/v3/fx/trades?limit=100');
+  });
+});
+
+describe('what the legacy client is told when v3 misbehaves', () => {
+  it.each([
+    ['a 502 without the v3 envelope', { status: 502, body: '<html>bad gateway</html>' }],
+    ['a 200 whose body is not JSON', { status: 200, body: 'not json' }],
+    ['a 200 without data', { status: 200, body: '{"ok":true}' }],
+    ['a trade whose amount is a JSON number', { status: 200, body: JSON.stringify({ data: { ...TRADE, buyAmount: 1.5 } }) }],
+    ['a 401 refusing the gateway credential', { status: 401, body: '{"error":{"code":"AUTH_TOKEN_INVALID","type":"AUTHENTICATION_ERROR","message":"x","retryStrategy":"TERMINAL","details":{}}}' }],
+  ])('%s: v1 500, v2 500, in their envelopes', async (_name, answer) => {
+    upstream.answer = { headers: { 'content-type': 'application/json' }, ...answer };
+    const v1 = await legacy('GET', `/v1/brokerage/{org}/trade/${TRADE_ID}`);
+    expect(v1.status).toBe(500);
+    expect(v1.json()).toEqual({ status: 'error', message: 'An internal error has occurred' });
+    const v2 = await legacy('GET', '/v2/brokerage/{org}/balances');
+    expect(v2.status).toBe(500);
+    expect(v2.json()).toEqual({ status: 'error', message: 'An internal error has occurred' });
+  });
+
+  it('a hanging v3 is a legacy 500 within the configured timeout, never a hang', async () => {
+    upstream.answer = { status: 200, hang: true };
+    const response = await legacy('GET', '/v2/brokerage/{org}/balances');
+    expect(response.status).toBe(500);
+    expect(response.elapsedMs).toBeLessThan(TIMEOUT_MS * 4);
+  });
+
+  it('429 from v3: legacy 429 with Retry-After and the rate-limit headers forwarded', async () => {
+    upstream.answer = {
+      status: 429,
+      headers: { 'content-type': 'application/json', 'retry-after': '7', 'ratelimit-limit': '20', 'ratelimit-reset': '7' },
+      body: '{"error":{"code":"RATE_LIMIT_EXCEEDED","type":"RATE_LIMITED","message":"slow down","retryStrategy":"WAIT_THEN_RETRY_SAME_KEY","details":{}}}',
+    };
+    for (const path of ['/v1/brokerage/{org}/balances', '/v2/brokerage/{org}/balances']) {
+      const response = await legacy('GET', path);
+      expect(response.status).toBe(429);
+      expect(response.headers['retry-after']).toBe('7');
+      expect(response.headers['ratelimit-limit']).toBe('20');
+      expect(response.json()).toEqual({ status: 'error', message: 'Too many requests, please try again later' });
+    }
+  });
+
+  it('a code newer than the catalog goes by its type (CONFLICT is v2 409, v1 400)', async () => {
+    upstream.answer = { status: 409, body: '{"error":{"code":"TRADE_SOMETHING_NEW","type":"CONFLICT","message":"x","retryStrategy":"TERMINAL","details":{}}}' };
+    expect((await legacy('GET', '/v2/brokerage/{org}/balances')).status).toBe(409);
+    expect((await legacy('GET', '/v1/brokerage/{org}/balances')).status).toBe(400);
+  });
+
+  it('a v3 message or details never reach the legacy body', async () => {
+    upstream.answer = { status: 404, body: '{"error":{"code":"TRADE_NOT_FOUND","type":"NOT_FOUND","message":"secret internals","retryStrategy":"TERMINAL","details":{"x":"y"}}}' };
+    const response = await legacy('GET', `/v1/brokerage/{org}/trade/${TRADE_ID}`);
+    expect(response.status).toBe(400);
+    expect(response.text).not.toContain('secret');
+    expect(response.json()).toEqual({ status: 'error', message: 'Trade not found' });
+  });
+
+  it('no v3 credential for the org: legacy 500, nothing sent', async () => {
+    const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
+    const stranger = loadKey(await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'sandbox' }));
+    const { header, payload } = standardToken({ keyName: stranger.file.name, issuer: TEST_ISSUER });
+    const response = await request(`${url}/v2/brokerage/${stranger.file.orgId}/balances`, {
+      headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: stranger.privateKey })}`, 'x-app-mode': 'SANDBOX' },
+    });
+    expect(response.statusCode).toBe(500);
+    await response.body.dump();
+    expect(upstream.requests).toEqual([]);
+  });
+});

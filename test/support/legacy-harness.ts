@@ -1,0 +1,121 @@
+/**
+ * The gateway in front of the real core, as `fxgate all` runs them, for end-to-end legacy
+ * tests: a V3Harness (real database and store), the gateway listening on its own port with the
+ * shared key registry and provisioned upstream credentials, and a legacy v1/v2 client that signs
+ * its JWTs with node:crypto straight from spec 5.2 (not through the project's signer).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { request as httpRequest } from 'undici';
+import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
+import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
+import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
+import type { LoadedKey } from '../../src/lib/keys/key-file.js';
+import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
+import { makeJwt, standardToken } from './independent-signing.js';
+import { TEST_ISSUER, V3Harness, type HarnessOptions, type TestResponse } from './v3-harness.js';
+
+export interface LegacyRequest {
+  readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Below the generation's org path, e.g. `trades?page=2`, or a full path starting with `/`. */
+  readonly path: string;
+  readonly body?: string;
+  readonly headers?: Record<string, string | undefined>;
+  /** Omit the Authorization header entirely. */
+  readonly unsigned?: boolean;
+  /** Override the org in the path (defaults to the key's org). */
+  readonly orgId?: string;
+  /** Token lifetime in seconds (spec 5.2: at most 120). */
+  readonly lifetimeSeconds?: number;
+}
+
+export interface LegacyHarnessOptions extends HarnessOptions {
+  /** The gateway's store; the core's own by default (as in `fxgate all`). */
+  readonly gatewayStore?: EphemeralStore;
+  readonly gateway?: Partial<LegacyGatewayOptions> & { readonly timeoutMs?: number };
+}
+
+export class LegacyHarness {
+  private constructor(
+    readonly core: V3Harness,
+    readonly gateway: FastifyInstance,
+    readonly gatewayUrl: string,
+    private readonly keysDir: string,
+  ) {}
+
+  static async start(options: LegacyHarnessOptions = {}): Promise<LegacyHarness> {
+    const core = await V3Harness.start({ ...options, core: { rateLimits: { reads: 1_000_000, writes: 1_000_000 }, ...options.core } });
+    const keysDir = await mkdtemp(join(tmpdir(), 'fxgate-gateway-keys-'));
+    const gateway = await buildGatewayApp({
+      upstreamUrl: core.baseUrl,
+      logLevel: 'silent',
+      timeoutMs: options.gateway?.timeoutMs ?? 10_000,
+      legacy: {
+        registry: core.registry,
+        store: options.gatewayStore ?? core.store,
+        credentials: new ProvisioningCredentials({ registry: core.registry, dir: keysDir, issuer: TEST_ISSUER }),
+        issuer: TEST_ISSUER,
+        ...options.gateway,
+      },
+    });
+    const gatewayUrl = await gateway.listen({ host: '127.0.0.1', port: 0 });
+    return new LegacyHarness(core, gateway, gatewayUrl, keysDir);
+  }
+
+  /** A legacy API key (the same registry serves v3): all legacy scopes, sandbox, unless told. */
+  createKey(input: { scopes?: Scope[]; mode?: Mode; ipAllowlist?: string[]; orgId?: string } = {}): Promise<LoadedKey> {
+    return this.core.createKey({ scopes: ['view', 'trade', 'withdraw'], ...input });
+  }
+
+  /** A legacy token exactly as spec 5.2 describes it, signed with node:crypto. */
+  token(key: LoadedKey, lifetimeSeconds = 60): string {
+    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER, lifetimeSeconds });
+    return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });
+  }
+
+  /** Sends a legacy request to the gateway, signed with a fresh token; sandbox keys declare SANDBOX. */
+  async call(generation: 'v1' | 'v2', key: LoadedKey, request: LegacyRequest): Promise<TestResponse> {
+    const path = request.path.startsWith('/') ? request.path : `/${generation}/brokerage/${request.orgId ?? key.file.orgId}/${request.path}`;
+    const headers: Record<string, string | undefined> = {
+      ...(request.unsigned ? {} : { authorization: `Bearer ${this.token(key, request.lifetimeSeconds)}` }),
+      ...(key.file.mode === 'sandbox' ? { 'x-app-mode': 'SANDBOX' } : {}),
+      ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...request.headers,
+    };
+    return this.send({ method: request.method ?? (request.body === undefined ? 'GET' : 'POST'), path, body: request.body, headers });
+  }
+
+  v1(key: LoadedKey, request: LegacyRequest): Promise<TestResponse> {
+    return this.call('v1', key, request);
+  }
+
+  v2(key: LoadedKey, request: LegacyRequest): Promise<TestResponse> {
+    return this.call('v2', key, request);
+  }
+
+  /** Sends exactly what it is given to the gateway. */
+  async send(options: { method: string; path: string; body?: string | undefined; headers?: Record<string, string | undefined> }): Promise<TestResponse> {
+    const headers = Object.fromEntries(Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const response = await httpRequest(`${this.gatewayUrl}${options.path}`, { method: options.method as 'GET', headers, body: options.body });
+    const text = await response.body.text();
+    const flat: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    return { status: response.statusCode, headers: flat, text, json: <T>() => JSON.parse(text) as T };
+  }
+
+  async close(): Promise<void> {
+    await this.gateway.close();
+    await this.core.close();
+    await rm(this.keysDir, { recursive: true, force: true });
+  }
+}
+
+/** A fresh v2 idempotency key. */
+export function idemKey(): string {
+  return `k-${randomBytes(8).toString('hex')}`;
+}
