@@ -12,10 +12,9 @@ import { loggerOptions } from '../lib/logger.js';
 import { registerGatewayHealthRoutes } from './health.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
-import { loadLegacyMappings } from './legacy/mappings-loader.js';
 import { PageWalker } from './legacy/page-walker.js';
 import { LEGACY_PREFIXES, registerLegacyRoutes } from './legacy/routes.js';
-import { LEGACY_TRANSFORMS } from './legacy/transforms/index.js';
+import { LEGACY_TRANSFORMS, loadShippedMappings } from './legacy/transforms/index.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
@@ -109,7 +108,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
 /** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
 async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof createUpstreamPool>, options: LegacyGatewayOptions): Promise<void> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
-  const mappings = await loadLegacyMappings({ request: Object.keys(LEGACY_TRANSFORMS.request), response: Object.keys(LEGACY_TRANSFORMS.response) });
+  const mappings = await loadShippedMappings();
   const authenticate = createLegacyAuthenticator({
     registry: resolved.registry,
     store: resolved.store,

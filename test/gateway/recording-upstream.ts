@@ -26,6 +26,8 @@ export interface UpstreamAnswer {
 export class RecordingUpstream {
   readonly requests: RecordedRequest[] = [];
   answer: UpstreamAnswer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };
+  /** When set, answers each request by its method and path (`GET /v3/fx/balances`) instead of `answer`. */
+  answerFor: ((request: RecordedRequest) => UpstreamAnswer) | null = null;
   private app: FastifyInstance | null = null;
   private address = '';
 
@@ -41,13 +43,14 @@ export class RecordingUpstream {
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     app.get('/healthz', async () => ({ status: 'ok' }));
     app.all('/*', async (request, reply) => {
-      upstream.requests.push({
+      const recorded: RecordedRequest = {
         method: request.method,
         url: request.raw.url ?? '',
         headers: { ...request.headers },
         body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-      });
-      const answer = upstream.answer;
+      };
+      upstream.requests.push(recorded);
+      const answer = upstream.answerFor ? upstream.answerFor(recorded) : upstream.answer;
       if (answer.hang) return new Promise<never>(() => {});
       reply.code(answer.status).headers(answer.headers ?? {});
       return reply.send(answer.chunks ? Readable.from(answer.chunks.map((chunk) => Buffer.from(chunk))) : (answer.body ?? ''));

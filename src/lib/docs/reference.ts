@@ -56,6 +56,9 @@ export const GENERATED_SECTIONS = {
   config: renderConfigTable,
 } as const;
 
+/** A README section: its marker name and how to render it. */
+export type SectionRenderers = Readonly<Record<string, () => string>>;
+
 export class MissingMarkerError extends Error {
   readonly code = 'FXGATE_DOCS_MARKER_MISSING';
   constructor(readonly section: string) {
@@ -64,10 +67,13 @@ export class MissingMarkerError extends Error {
   }
 }
 
-/** Returns the README with every generated section replaced by its current rendering. */
-export function regenerateReadme(readme: string): string {
+/**
+ * Returns the README with every generated section replaced by its current rendering. The
+ * gateway adds its own sections (the legacy reference), which this library module cannot import.
+ */
+export function regenerateReadme(readme: string, sections: SectionRenderers = GENERATED_SECTIONS): string {
   let out = readme;
-  for (const [section, render] of Object.entries(GENERATED_SECTIONS)) {
+  for (const [section, render] of Object.entries(sections)) {
     const start = `<!-- generated:${section} -->`;
     const end = `<!-- /generated:${section} -->`;
     const from = out.indexOf(start);

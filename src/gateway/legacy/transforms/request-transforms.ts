@@ -53,7 +53,8 @@ function legacyId(kind: IdKind) {
   });
 }
 
-const clientReferenceId = z.string(expected('a string')).min(1).max(255).optional();
+// v3's own bound on the field, so a legacy client hears it in its own field name.
+const clientReferenceId = z.string(expected('a string')).min(1).max(128).optional();
 
 const quoteBody = z
   .object({

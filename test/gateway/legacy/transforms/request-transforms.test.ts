@@ -165,10 +165,10 @@ describe('tradeRequest', () => {
 
   it('refuses a clientReferenceId that is empty, too long or not a string', () => {
     expect(issuesOf('tradeRequest', { quoteId: QUOTE_UUID, clientReferenceId: '' })).toEqual([expect.objectContaining({ path: 'clientReferenceId', code: 'too_small' })]);
-    expect(issuesOf('tradeRequest', { quoteId: QUOTE_UUID, clientReferenceId: 'x'.repeat(256) })).toEqual([
+    expect(issuesOf('tradeRequest', { quoteId: QUOTE_UUID, clientReferenceId: 'x'.repeat(129) })).toEqual([
       expect.objectContaining({ path: 'clientReferenceId', code: 'too_big' }),
     ]);
-    expect(run('tradeRequest', { quoteId: QUOTE_UUID, clientReferenceId: 'x'.repeat(255) })).toMatchObject({ clientReferenceId: 'x'.repeat(255) });
+    expect(run('tradeRequest', { quoteId: QUOTE_UUID, clientReferenceId: 'x'.repeat(128) })).toMatchObject({ clientReferenceId: 'x'.repeat(128) });
     expect(issuesOf('tradeRequest', { quoteId: QUOTE_UUID, clientReferenceId: 7 })).toEqual([
       { path: 'clientReferenceId', code: 'invalid_type', message: 'must be a string' },
     ]);
