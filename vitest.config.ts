@@ -21,7 +21,11 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'embedded',
-          include: ['test/core/{http,routes,trading,settlement,ledger,events}/**/*.test.ts'],
+          include: [
+            'test/core/{http,routes,trading,settlement,ledger,events}/**/*.test.ts',
+            // The gateway in front of the core as `npm start` runs them (the crash test names its own back end).
+            'test/gateway/legacy/e2e/{operations,idempotency,errors-and-security}.test.ts',
+          ],
           env: { FXGATE_TEST_BACKEND: 'embedded' },
         },
       },

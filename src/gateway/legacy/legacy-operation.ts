@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
-import { type ErrorCode, isErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
 import { legacyUuidToId } from '../../lib/ids.js';
 import type { StoredResponse } from '../../lib/store/ephemeral-store.js';
@@ -141,20 +141,22 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   /** The fastify handler. Never throws: every outcome is a legacy answer. */
   readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const fixed = { 'x-request-id': request.id, ...generationHeaders(this.generation, this.services.reply) };
-    const state: RequestState = { upstreamHeaders: {}, principal: null };
+    const state: RequestState = { upstreamHeaders: {} };
     let answer: LegacyAnswer;
     try {
       answer = await this.serve(request, state);
     } catch (error) {
       answer = this.failure(error, request, state);
     }
-    reply.headers({ 'x-trace-id': randomBytes(16).toString('hex'), ...state.upstreamHeaders, ...answer.headers, ...fixed });
+    // Retry-After goes only with the answers that mean "wait" (failure() decides): v3 sends it
+    // on every 409, and a v3 409 may become a legacy 400.
+    const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([name]) => name !== 'retry-after'));
+    reply.headers({ 'x-trace-id': randomBytes(16).toString('hex'), ...passOn, ...answer.headers, ...fixed });
     return reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
   };
 
   private async serve(request: FastifyRequest, state: RequestState): Promise<LegacyAnswer> {
     const principal = await this.authenticate(request);
-    state.principal = principal;
     const key = this.idempotencyKeyOf(request);
     if (key === undefined) return this.run(request, principal, state, this.write ? freshV3Key() : undefined);
 
@@ -350,9 +352,6 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       if (mapped.defect) log('error', 'v3 refused the gateway itself (credential or wiring)');
       return { code: mapped.code, ...(mapped.type === undefined ? {} : { type: mapped.type }), headers: error.headers };
     }
-    if (error instanceof LegacyJsonParseError) {
-      return { code: 'VALIDATION_BODY_FAILED', headers: {} };
-    }
     if (error instanceof UpstreamUnreachableError) {
       log('warn', 'v3 unreachable');
       return { code: 'SERVICE_UNAVAILABLE', headers: {} };
@@ -366,9 +365,9 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   }
 }
 
+/** What one request learned from v3 so far: the headers to pass on, even on failure. */
 interface RequestState {
   upstreamHeaders: Record<string, string>;
-  principal: LegacyPrincipal | null;
 }
 
 function rawBodyOf(request: FastifyRequest): Buffer {
@@ -435,7 +434,7 @@ function replayed(response: StoredResponse): LegacyAnswer {
 }
 
 /** For the route layer: answers raised before an operation is known (unknown path, wrong method, bad body framing). */
-export function legacyErrorReply<G extends LegacyGeneration>(reply: FastifyReply, tables: LegacyErrorTables<G>, code: ErrorCode | string, extraHeaders: Readonly<Record<string, string>>): FastifyReply {
-  const answer = resolveLegacyError(tables, { code: isErrorCode(code) ? code : 'INTERNAL_ERROR' });
+export function legacyErrorReply<G extends LegacyGeneration>(reply: FastifyReply, tables: LegacyErrorTables<G>, code: ErrorCode, extraHeaders: Readonly<Record<string, string>>): FastifyReply {
+  const answer = resolveLegacyError(tables, { code });
   return sendLegacyError(reply, answer, { 'x-trace-id': randomBytes(16).toString('hex'), 'x-request-id': reply.request.id, ...extraHeaders });
 }
