@@ -10,6 +10,7 @@ import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { loggerOptions } from '../lib/logger.js';
 import { registerGatewayHealthRoutes } from './health.js';
+import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
 import { PageWalker } from './legacy/page-walker.js';
@@ -84,7 +85,12 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       rejectMalformedUrl(request, reply);
     },
   });
-  app.addHook('onClose', async () => pool.close());
+  const inFlight = new InFlightRequests();
+  app.addHook('onClose', async () => {
+    // A legacy handler whose client left is still mid-operation: let it finish its v3 calls.
+    await inFlight.drain(resolved.timeoutMs);
+    await pool.close();
+  });
   app.setNotFoundHandler(async (request, reply) =>
     sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! })),
   );
@@ -94,7 +100,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   });
   await registerV3Passthrough(app, { origin, pool });
   if (resolved.legacy) {
-    await registerLegacy(app, pool, resolved.legacy);
+    await registerLegacy(app, pool, inFlight, resolved.legacy);
   } else {
     for (const prefix of LEGACY_PREFIXES) {
       for (const url of [prefix, `${prefix}/*`]) app.all(url, async (_request, reply) => reply.code(501).send({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE }));
@@ -106,7 +112,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
 }
 
 /** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
-async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof createUpstreamPool>, options: LegacyGatewayOptions): Promise<void> {
+async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof createUpstreamPool>, inFlight: InFlightRequests, options: LegacyGatewayOptions): Promise<void> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const mappings = await loadShippedMappings();
   const authenticate = createLegacyAuthenticator({
@@ -117,6 +123,7 @@ async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof crea
   });
   await registerLegacyRoutes(app, {
     mappings,
+    inFlight,
     services: {
       authenticate,
       client: new V3Client({ pool, credentials: resolved.credentials }),

@@ -11,7 +11,12 @@ import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
 import type { ServerProcess } from './launcher.js';
+import { LegacySigner, legacyUuidOf, LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from './legacy-signer.js';
+import { estimateRate, probe } from './load.js';
+import type { CaseMeasurement, RowMeasurement } from './measurement.js';
+import { pacedRun } from './paced-load.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
+import type { CaseReport } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
 import { createBenchDatabase, createRedisPrefix, type CleanupStack } from './resources.js';
 import { RECEIVER_HITS_PATH, RECEIVER_PATH } from './server-apps.js';
@@ -24,6 +29,8 @@ export interface CaseContext {
   readonly cleanup: CleanupStack;
   /** Starts a server process; it is stopped when the case ends. */
   launch(app: ServerAppName, config?: ServerConfig): Promise<ServerProcess>;
+  /** The report of a case that ran earlier in this run, when it did (and did not throw). */
+  earlierReport(name: string): CaseReport | undefined;
 }
 
 export interface CaseTarget {
@@ -40,6 +47,25 @@ export interface RateTarget {
   readonly requestsPerSecond: number;
 }
 
+/** This case's throughput as a fraction of another case's of the same run (the same work done another way). */
+export interface CaseComparison {
+  readonly case: string;
+  /** The fraction it should reach; without it the ratio is only shown. */
+  readonly targetRatio?: number;
+}
+
+/** The most a server process of the case may hold (RSS after its run). */
+export interface RssTarget {
+  readonly app: ServerAppName;
+  readonly maxMegabytes: number;
+}
+
+/** For a case whose rows run at one fixed rate: how much p99 latency each other row may add to the baseline row's. */
+export interface AddedLatencyTarget {
+  readonly baselineRow: string;
+  readonly maxAddedP99Ms: number;
+}
+
 export interface BenchCase {
   readonly name: string;
   readonly description: string;
@@ -47,10 +73,14 @@ export interface BenchCase {
   readonly targetRatioToBare?: number;
   /** The throughput a row of this case should reach, on this machine. */
   readonly targetRate?: RateTarget;
+  /** The case the report compares this one with (its first row with the other's). */
+  readonly compareTo?: CaseComparison;
+  readonly rssTarget?: RssTarget;
+  readonly addedLatencyTarget?: AddedLatencyTarget;
   start(context: CaseContext): Promise<CaseTarget>;
 }
 
-/** Every ratio in the report is to this case. */
+/** The report's vs-bare ratios are to this case (a case's compareTo names another for its own ratio). */
 export const BARE_CASE = 'bare';
 
 /** What the core server app sets up (server-apps.ts `core` says what each does); all strings, as the config is. */
@@ -78,6 +108,8 @@ interface StartedCore {
   readonly keyFiles: readonly KeyFile[];
   /** The case's database, which the core runs on. */
   readonly databaseUrl: string;
+  /** The case's Redis key prefix, which the core runs under. */
+  readonly redisKeyPrefix: string;
 }
 
 /**
@@ -103,7 +135,7 @@ async function startCore(context: CaseContext, options: CoreOptions = {}): Promi
   const signers = keyFiles.map(
     (keyFile) => new V3RequestSigner(loadKey(keyFile), { issuer: CORE_DEFAULTS.issuer, lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS }),
   );
-  return { server, signers, keyFiles, databaseUrl };
+  return { server, signers, keyFiles, databaseUrl, redisKeyPrefix };
 }
 
 /** The core with one bench org: its signer. */
@@ -183,6 +215,177 @@ function quoteIdOf(answer: ReceivedResponse): string {
   return id;
 }
 
+/** A signed GET. */
+async function signedGet(signer: V3RequestSigner, path: string): Promise<PreparedRequest> {
+  return { method: 'GET', path, headers: await signer.headers({ method: 'GET', pathAndQuery: path }) };
+}
+
+/** A single-use plan of signed v3 GETs of one path. */
+function v3GetPlan(signer: V3RequestSigner, path: string): Extract<RequestPlan, { kind: 'single-use' }> {
+  return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedGet(signer, path) };
+}
+
+/** A single-use plan of legacy GETs of one path, a fresh legacy JWT each. */
+function legacyGetPlan(legacy: LegacySigner, path: string): Extract<RequestPlan, { kind: 'single-use' }> {
+  return { kind: 'single-use', lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS, make: () => legacy.get(path) };
+}
+
+/** A single-use plan of v2 POSTs of one body, a fresh legacy JWT and Idempotency-Key each. */
+function legacyPostPlan(legacy: LegacySigner, path: string, body: string): Extract<RequestPlan, { kind: 'single-use' }> {
+  return { kind: 'single-use', lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS, make: () => legacy.post(path, body) };
+}
+
+/** One request sent while setting a case up (seeding, reading a cursor); its 2xx answer, or a throw with the server's. */
+async function setupCall(url: string, request: PreparedRequest): Promise<ReceivedResponse> {
+  const response = await fetch(new URL(request.path, url), { method: request.method, headers: request.headers, body: request.body ?? null });
+  const body = await response.text();
+  if (!response.ok) throw new Error(`setup ${request.method} ${request.path}: ${response.status} ${body.slice(0, 500)}`);
+  return { statusCode: response.status, body };
+}
+
+const tradeAnswerSchema = z.object({ data: z.object({ id: z.string() }) });
+const v3PageSchema = z.object({ data: z.array(z.object({ id: z.string() })), pagination: z.object({ nextCursor: z.string().nullable() }) });
+const legacyPageSchema = z.object({ data: z.array(z.object({ id: z.string() })), meta: z.object({ pagination: z.object({ total: z.number(), page: z.number() }) }) });
+
+/**
+ * `count` trades on the signer's org, made through the core's v3 API as a client makes them (a
+ * quote, then the trade executing it), one after the other; their ids, oldest first.
+ */
+async function seedTrades(coreUrl: string, signer: V3RequestSigner, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let made = 0; made < count; made += 1) {
+    const quote = await setupCall(coreUrl, await signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'seed-quote'));
+    const trade = await setupCall(coreUrl, await signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'seed-trade'));
+    ids.push(tradeAnswerSchema.parse(JSON.parse(trade.body)).data.id);
+  }
+  return ids;
+}
+
+/** The gateway in front of the core, as `fxgate all` wires it: on the core's database (its key registry) and Redis key prefix. */
+function startGatewayFor(context: CaseContext, core: StartedCore): Promise<ServerProcess> {
+  return context.launch('gateway', {
+    upstreamUrl: core.server.url,
+    databaseUrl: core.databaseUrl,
+    redisUrl: context.settings.redisUrl,
+    redisKeyPrefix: core.redisKeyPrefix,
+  });
+}
+
+interface TradingSetup {
+  readonly core: StartedCore;
+  /** The gateway, when asked for. */
+  readonly gateway: ServerProcess | null;
+  /** The bench org's key, as a v3 client and as a legacy client. */
+  readonly signer: V3RequestSigner;
+  readonly legacy: LegacySigner;
+  /** The seeded trades' ids, oldest first. */
+  readonly tradeIds: readonly string[];
+}
+
+/**
+ * A core with one org whose key may view and trade (TRADING_CORE), `trades` trades seeded on its
+ * live book through v3, and the gateway in front of it when asked for. The gateway starts after
+ * the seeding, so that nothing of the seeding is in its process.
+ */
+async function startTrading(context: CaseContext, options: { trades: number; gateway: boolean }): Promise<TradingSetup> {
+  const core = await startCore(context, TRADING_CORE);
+  const signer = core.signers[0]!;
+  const tradeIds = await seedTrades(core.server.url, signer, options.trades);
+  const gateway = options.gateway ? await startGatewayFor(context, core) : null;
+  return { core, gateway, signer, legacy: new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer), tradeIds };
+}
+
+function gatewayOf(setup: TradingSetup): ServerProcess {
+  if (setup.gateway === null) throw new Error('the case started no gateway');
+  return setup.gateway;
+}
+
+/** The trades seeded for the page cases: page 3 of 10 is full, with more behind it. */
+const PAGE_TRADES = 35;
+const PAGE_SIZE = 10;
+const PAGE_NUMBER = 3;
+
+/** The v3 cursor after the first `records` trades (newest first): what a v3 client holds when it asks for the next page. */
+async function cursorAfter(coreUrl: string, signer: V3RequestSigner, records: number): Promise<string> {
+  const answer = await setupCall(coreUrl, await signedGet(signer, `/v3/fx/trades?limit=${records}`));
+  const page = v3PageSchema.parse(JSON.parse(answer.body));
+  if (page.data.length !== records || page.pagination.nextCursor === null) throw new Error(`the first ${records} trades gave no cursor: ${answer.body.slice(0, 300)}`);
+  return page.pagination.nextCursor;
+}
+
+/** v3 GET of the page of trades after `records` records, from the cursor read at setup. */
+async function v3PagePath(coreUrl: string, signer: V3RequestSigner, records: number): Promise<string> {
+  return `/v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=${encodeURIComponent(await cursorAfter(coreUrl, signer, records))}`;
+}
+
+/** What the gateway-only cases should stay under (issue: gateway RSS < 200 MB). */
+const GATEWAY_RSS: RssTarget = { app: 'gateway', maxMegabytes: 200 };
+const GW_V1_TRADE_GET = 'gw-v1-trade-get';
+/** The fixed-rate case runs at this fraction of gw-v1-trade-get's measured rate. */
+const HALF_PEAK = 0.5;
+
+/** A row of a fixed-rate case: one kind of request, to one server. */
+interface PacedRow {
+  readonly label: string;
+  readonly url: string;
+  readonly plan: Extract<RequestPlan, { kind: 'single-use' }>;
+}
+
+function formatMs(value: number): string {
+  return `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
+}
+
+/**
+ * The rows one after the other, each at the same fixed rate (paced-load.ts), each after a paced
+ * warm-up of warmupSeconds at that rate: HALF_PEAK of the rate gw-v1-trade-get measured earlier
+ * in this run, or, when it did not run, of its rate estimated here by warm-up rounds on `peakRow`.
+ */
+function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: PacedRow): RequestPlan {
+  return {
+    kind: 'self-measured',
+    async probe() {
+      for (const row of rows) await probe(row.url, row.plan);
+    },
+    async measure(settings): Promise<CaseMeasurement> {
+      const earlier = context.earlierReport(GW_V1_TRADE_GET)?.measurement.rows[0]?.requestsPerSecond;
+      const peak = earlier !== undefined && earlier > 0 ? earlier : await estimateRate(peakRow.url, () => peakRow.plan.make(), settings);
+      const peakSource =
+        earlier !== undefined && earlier > 0
+          ? `${GW_V1_TRADE_GET}'s ${peak.toFixed(0)} req/s, measured earlier in this run`
+          : `${peak.toFixed(0)} req/s, the ${peakRow.label} row's rate estimated here by warm-up rounds, as ${GW_V1_TRADE_GET} was not in this run`;
+      const rate = Math.max(1, Math.round(peak * HALF_PEAK));
+      const options = (row: PacedRow, seconds: number) => ({ rate, seconds, connections: settings.connections, lifetimeSeconds: row.plan.lifetimeSeconds, label: row.label });
+      // Every row warmed up before any is measured, so that the first measured is not the one on the coldest servers.
+      for (const row of rows) {
+        const warmup = await pacedRun(row.url, () => row.plan.make(), options(row, settings.warmupSeconds));
+        if (warmup.row.errors > 0 || warmup.row.non2xx > 0) {
+          throw new Error(`${row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
+        }
+      }
+      const runs = [];
+      for (const row of rows) runs.push(await pacedRun(row.url, () => row.plan.make(), options(row, settings.durationSeconds)));
+      const measured: RowMeasurement[] = runs.map((run) => run.row);
+      const notes = [
+        `each row offered ${rate} req/s, ${HALF_PEAK * 100}% of the peak: ${peakSource}; open loop and evenly spaced over up to ` +
+          `${settings.connections} connections: every row warmed up ${settings.warmupSeconds} s at that rate, then each measured ${settings.durationSeconds} s, ` +
+          'one after the other on the same servers; latency from dispatch to the last byte',
+      ];
+      const [baseline, ...others] = measured;
+      if (baseline !== undefined) {
+        for (const row of others) {
+          notes.push(`${row.label} vs ${baseline.label}: p50 ${formatMs(row.latencyMs.p50 - baseline.latencyMs.p50)}, p99 ${formatMs(row.latencyMs.p99 - baseline.latencyMs.p99)}`);
+        }
+      }
+      notes.push(`send lag behind the schedule (load generator): ${runs.map((run) => `${run.row.label} p99 ${run.dispatchLagMs.p99.toFixed(2)} ms, max ${run.dispatchLagMs.max.toFixed(2)} ms`).join('; ')}`);
+      for (const run of runs) if (run.failureSamples.length > 0) notes.push(`${run.row.label}: first failures: ${run.failureSamples.join(' | ')}`);
+      return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
+    },
+  };
+}
+
+/** The legacy quote body of gw-v2-generate-quote: the v3-quotes request in v2's words. */
+const LEGACY_QUOTE_BODY = JSON.stringify({ amount: 1000, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' });
+
 export const BENCH_CASES: readonly BenchCase[] = [
   {
     name: BARE_CASE,
@@ -211,6 +414,98 @@ export const BENCH_CASES: readonly BenchCase[] = [
     },
   },
   {
+    name: 'v3-trade-get',
+    description:
+      'GET /v3/fx/trades/{id} on the core, one trade seeded through v3 at start (quote, then trade): JWT + request signature, nonce and ' +
+      'rate limit in Redis, the trade read from PostgreSQL. The reference for the gateway\'s trade reads',
+    async start(context) {
+      const { core, signer, tradeIds } = await startTrading(context, { trades: 1, gateway: false });
+      return { url: core.server.url, servers: [core.server], plan: v3GetPlan(signer, `/v3/fx/trades/${tradeIds[0]!}`) };
+    },
+  },
+  {
+    name: 'gw-v3-trade-get',
+    description:
+      'v3-trade-get through the gateway\'s /v3 passthrough (@fastify/http-proxy to the core over loopback, request and answer as they are): ' +
+      'the client\'s own v3 token and signature, checked by the core. Gateway and core as `fxgate all` wires them (one database, one Redis prefix)',
+    compareTo: { case: 'v3-trade-get', targetRatio: 0.8 },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const gateway = gatewayOf(setup);
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: v3GetPlan(setup.signer, `/v3/fx/trades/${setup.tradeIds[0]!}`) };
+    },
+  },
+  {
+    name: GW_V1_TRADE_GET,
+    description:
+      'v1 GET /v1/brokerage/{org}/trade/{legacy uuid} on the gateway, the same trade: the legacy JWT (the core\'s bench key, from the shared ' +
+      'registry; nonce in the shared Redis), then the gateway\'s own v3 call (its provisioned key, a fresh token and signature) to ' +
+      'GET /v3/fx/trades/{id}, and the answer turned into the v1 trade with exact amounts',
+    compareTo: { case: 'v3-trade-get', targetRatio: 0.5 },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const gateway = gatewayOf(setup);
+      const path = setup.legacy.path('v1', `trade/${legacyUuidOf('trade', setup.tradeIds[0]!)}`);
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: legacyGetPlan(setup.legacy, path) };
+    },
+  },
+  {
+    name: 'trade-get-half-peak',
+    description:
+      `added latency below saturation: the trade reads of v3-trade-get (to the core), gw-v3-trade-get and ${GW_V1_TRADE_GET} (to the gateway), ` +
+      `each run at the same fixed rate, ${HALF_PEAK * 100}% of ${GW_V1_TRADE_GET}'s measured rate, on one core and gateway; target: the gateway ` +
+      'adds under 5 ms to the direct p99. Rates are offered, not peak: the vs-bare column does not apply',
+    addedLatencyTarget: { baselineRow: 'v3 direct', maxAddedP99Ms: 5 },
+    async start(context) {
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const gateway = gatewayOf(setup);
+      const tradeId = setup.tradeIds[0]!;
+      const v3Path = `/v3/fx/trades/${tradeId}`;
+      const v1 = { label: 'gw v1', url: gateway.url, plan: legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`)) };
+      const rows: PacedRow[] = [
+        { label: 'v3 direct', url: setup.core.server.url, plan: v3GetPlan(setup.signer, v3Path) },
+        { label: 'gw v3 passthrough', url: gateway.url, plan: v3GetPlan(setup.signer, v3Path) },
+        v1,
+      ];
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: halfPeakPlan(context, rows, v1) };
+    },
+  },
+  {
+    name: 'v3-trades-page',
+    description:
+      `GET /v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=<cursor> on the core, ${PAGE_TRADES} trades seeded through v3, the cursor (after the ` +
+      `${(PAGE_NUMBER - 1) * PAGE_SIZE}th trade) read at start: records ${(PAGE_NUMBER - 1) * PAGE_SIZE + 1} to ${PAGE_NUMBER * PAGE_SIZE}, what v1's page ${PAGE_NUMBER} is`,
+    async start(context) {
+      const { core, signer } = await startTrading(context, { trades: PAGE_TRADES, gateway: false });
+      const path = await v3PagePath(core.server.url, signer, (PAGE_NUMBER - 1) * PAGE_SIZE);
+      return { url: core.server.url, servers: [core.server], plan: v3GetPlan(signer, path) };
+    },
+  },
+  {
+    name: 'gw-v1-trades-page3',
+    description:
+      `v1 GET /v1/brokerage/{org}/trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE} on the gateway, the same ${PAGE_TRADES} trades: legacy JWT, then ` +
+      'the page walker (its snapshot of cursors in Redis: the first request walks the list, later ones read the head page up to the ' +
+      `page's end) and the v1 trade list. Checked at start to hold the same ${PAGE_SIZE} trades as v3-trades-page's page`,
+    compareTo: { case: 'v3-trades-page', targetRatio: 0.5 },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: PAGE_TRADES, gateway: true });
+      const gateway = gatewayOf(setup);
+      const path = setup.legacy.path('v1', `trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE}`);
+      const v3Page = await setupCall(setup.core.server.url, await signedGet(setup.signer, await v3PagePath(setup.core.server.url, setup.signer, (PAGE_NUMBER - 1) * PAGE_SIZE)));
+      const expected = v3PageSchema.parse(JSON.parse(v3Page.body)).data.map((trade) => legacyUuidOf('trade', trade.id));
+      const v1Page = legacyPageSchema.parse(JSON.parse((await setupCall(gateway.url, await setup.legacy.get(path))).body));
+      const got = v1Page.data.map((trade) => trade.id);
+      if (JSON.stringify(got) !== JSON.stringify(expected) || v1Page.meta.pagination.total !== PAGE_TRADES) {
+        throw new Error(`v1 page ${PAGE_NUMBER} (total ${v1Page.meta.pagination.total}) is not v3's records after the cursor: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`);
+      }
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: legacyGetPlan(setup.legacy, path) };
+    },
+  },
+  {
     name: 'v3-quotes',
     description:
       'POST /v3/fx/quotes alone on the core (buy 1,000.00 EUR with USD): JWT + request signature, nonce, rate limit and Idempotency-Key in Redis, ' +
@@ -222,6 +517,21 @@ export const BENCH_CASES: readonly BenchCase[] = [
         servers: [server],
         plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') },
       };
+    },
+  },
+  {
+    name: 'gw-v2-generate-quote',
+    description:
+      `v2 POST /v2/brokerage/{org}/generate_quote on the gateway, body ${LEGACY_QUOTE_BODY} (v3-quotes' request), a fresh legacy JWT and ` +
+      'Idempotency-Key each: legacy auth, v2 idempotency record in Redis (claim, then the answer kept), the gateway\'s signed ' +
+      'POST /v3/fx/quotes with the derived v3 key, the answer in the legacy quote shape',
+    compareTo: { case: 'v3-quotes' },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const core = await startCore(context, TRADING_CORE);
+      const gateway = await startGatewayFor(context, core);
+      const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
+      return { url: gateway.url, servers: [gateway, core.server], plan: legacyPostPlan(legacy, legacy.path('v2', 'generate_quote'), LEGACY_QUOTE_BODY) };
     },
   },
   {
@@ -272,6 +582,24 @@ export const BENCH_CASES: readonly BenchCase[] = [
         servers: [server],
         plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') },
       };
+    },
+  },
+  {
+    name: 'gw-v2-fiat-withdrawal',
+    description:
+      'v2 POST /v2/brokerage/{org}/fiat_withdrawal on the gateway, body {"amount":1,"currency":"USD","withdrawalAddressId":<legacy uuid of ' +
+      'the bench USD FEDWIRE account>}, a fresh legacy JWT and Idempotency-Key each, on v3-withdrawals\' core (one funded live book, ' +
+      'withdrawal processor and webhook worker off): legacy auth, v2 idempotency in Redis, the gateway\'s signed POST /v3/fx/withdrawals',
+    compareTo: { case: 'v3-withdrawals' },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const core = await startCore(context, WITHDRAWAL_CORE);
+      const accountId = coreInfoSchema.parse(core.server.info).withdrawalAccountIds[0];
+      if (accountId === undefined) throw new Error('the core made no bench withdrawal account');
+      const gateway = await startGatewayFor(context, core);
+      const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
+      const body = JSON.stringify({ amount: Number(WITHDRAWAL_AMOUNT), currency: 'USD', withdrawalAddressId: legacyUuidOf('withdrawalAccount', accountId) });
+      return { url: gateway.url, servers: [gateway, core.server], plan: legacyPostPlan(legacy, legacy.path('v2', 'fiat_withdrawal'), body) };
     },
   },
   {

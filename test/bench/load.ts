@@ -162,6 +162,15 @@ async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { ki
   return { rows: [measured], warmupRates, pool: pool.stats(), chained: null, notes: [] };
 }
 
+/**
+ * A single-use plan's rate at full load, as the warm-up estimates it (its last round's rate),
+ * for a case that needs a peak it did not get from an earlier case.
+ */
+export async function estimateRate(url: string, make: () => Promise<PreparedRequest>, settings: LoadSettings): Promise<number> {
+  const rates = await warmUpSingleUse({ url, settings }, make);
+  return rates.at(-1)!;
+}
+
 /** Warm-up, then the measured run, against the server at url. */
 export function measure(url: string, plan: RequestPlan, settings: LoadSettings): Promise<CaseMeasurement> {
   const shape = { url, settings };

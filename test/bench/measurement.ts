@@ -26,6 +26,8 @@ export interface RowMeasurement {
   readonly non2xx: number;
   /** Responses by status code. */
   readonly statusCodes: Readonly<Record<string, number>>;
+  /** For a fixed-rate run (paced-load.ts): the requests per second offered; absent for a run at full speed. */
+  readonly offeredRate?: number;
 }
 
 export interface CaseMeasurement {

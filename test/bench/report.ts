@@ -3,7 +3,7 @@
  * is shared by the server, the load generator, PostgreSQL and Redis) and any failure.
  */
 import os from 'node:os';
-import type { RateTarget } from './cases.js';
+import type { AddedLatencyTarget, CaseComparison, RateTarget, RssTarget } from './cases.js';
 import { MEASURED_POOL_HEADROOM, type CaseMeasurement, type RowMeasurement } from './measurement.js';
 import { BENCH_RATE_LIMITS } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
@@ -13,6 +13,9 @@ export interface CaseReport {
   readonly description: string;
   readonly targetRatioToBare: number | undefined;
   readonly targetRate: RateTarget | undefined;
+  readonly compareTo: CaseComparison | undefined;
+  readonly rssTarget: RssTarget | undefined;
+  readonly addedLatencyTarget: AddedLatencyTarget | undefined;
   readonly measurement: CaseMeasurement;
   /** RSS in bytes of each server process of the case, at the end of its measured run. */
   readonly servers: readonly { readonly app: string; readonly pid: number; readonly rss: number }[];
@@ -58,31 +61,74 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-/** The target cell of a row: a ratio target applies to the case's first row, a rate target to the row it names. */
-function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null): string {
-  const { targetRatioToBare, targetRate } = report;
-  if (targetRatioToBare !== undefined && row === report.measurement.rows[0]) {
-    return ratio === null ? 'n/a' : `${ratio >= targetRatioToBare ? 'met' : 'MISSED'} (≥${formatRatio(targetRatioToBare)})`;
-  }
-  if (targetRate !== undefined && row.label === targetRate.row) {
-    return `${row.requestsPerSecond >= targetRate.requestsPerSecond ? 'met' : 'MISSED'} (≥${targetRate.requestsPerSecond}/s)`;
-  }
-  return '';
+/** A case's first row's rate as a fraction of the case it is compared with (its first row); null when that one did not run. */
+function ratioToCompared(report: CaseReport, reports: readonly CaseReport[]): number | null {
+  const other = report.compareTo === undefined ? undefined : reports.find((candidate) => candidate.name === report.compareTo?.case);
+  const otherRate = other?.measurement.rows[0]?.requestsPerSecond ?? 0;
+  const rate = report.measurement.rows[0]?.requestsPerSecond;
+  return rate !== undefined && otherRate > 0 ? rate / otherRate : null;
 }
 
-function caseRows(report: CaseReport, bare: CaseReport | undefined): string[][] {
+function met(ok: boolean): string {
+  return ok ? 'met' : 'MISSED';
+}
+
+/**
+ * The target cell of a row: ratio (to bare or to the compared case) and RSS targets apply to the
+ * case's first row, a rate target to the row it names, an added-latency target to every row but
+ * its baseline.
+ */
+function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null, compared: number | null): string {
+  const { targetRatioToBare, targetRate, compareTo, rssTarget, addedLatencyTarget } = report;
+  const first = row === report.measurement.rows[0];
+  const cells: string[] = [];
+  if (targetRatioToBare !== undefined && first) {
+    cells.push(ratio === null ? 'n/a' : `${met(ratio >= targetRatioToBare)} (≥${formatRatio(targetRatioToBare)})`);
+  }
+  if (targetRate !== undefined && row.label === targetRate.row) {
+    cells.push(`${met(row.requestsPerSecond >= targetRate.requestsPerSecond)} (≥${targetRate.requestsPerSecond}/s)`);
+  }
+  if (compareTo?.targetRatio !== undefined && first) {
+    const wanted = `≥${formatRatio(compareTo.targetRatio)} of ${compareTo.case}`;
+    cells.push(compared === null ? `n/a (${wanted}: not run)` : `${met(compared >= compareTo.targetRatio)} (${wanted})`);
+  }
+  if (rssTarget !== undefined && first) {
+    const server = report.servers.find((candidate) => candidate.app === rssTarget.app);
+    const wanted = `${rssTarget.app} RSS <${rssTarget.maxMegabytes} MB`;
+    cells.push(server === undefined ? `n/a (${wanted})` : `${met(server.rss < rssTarget.maxMegabytes * 1024 * 1024)} (${wanted})`);
+  }
+  if (addedLatencyTarget !== undefined && row.label !== addedLatencyTarget.baselineRow) {
+    const baseline = report.measurement.rows.find((candidate) => candidate.label === addedLatencyTarget.baselineRow);
+    const added = baseline === undefined ? Number.NaN : row.latencyMs.p99 - baseline.latencyMs.p99;
+    const wanted = `p99 <${addedLatencyTarget.baselineRow} +${addedLatencyTarget.maxAddedP99Ms} ms`;
+    cells.push(Number.isNaN(added) ? `n/a (${wanted})` : `${met(added < addedLatencyTarget.maxAddedP99Ms)} (${added >= 0 ? '+' : ''}${added.toFixed(2)} ms; ${wanted})`);
+  }
+  return cells.join('; ');
+}
+
+/** A case's server RSS, each named when the case runs several. */
+function rssCell(report: CaseReport): string {
+  const named = report.servers.length > 1;
+  return report.servers.map((server) => `${named ? `${server.app} ` : ''}${megabytes(server.rss)}`).join(' + ');
+}
+
+function caseRows(report: CaseReport, bare: CaseReport | undefined, reports: readonly CaseReport[]): string[][] {
+  const compared = ratioToCompared(report, reports);
   return report.measurement.rows.map((row, index) => {
     const ratio = ratioToBare(row, bare);
+    const first = index === 0;
     return [
       rowName(report, row),
       row.requestsPerSecond.toFixed(0),
       row.latencyMs.p50.toFixed(2),
       row.latencyMs.p99.toFixed(2),
       `${row.errors}/${row.non2xx}`,
-      report.name === bare?.name ? '100%' : formatRatio(ratio),
-      targetCell(report, row, ratio),
+      // A fixed-rate row's rate is what was offered, not what the server can do.
+      row.offeredRate !== undefined ? 'fixed rate' : report.name === bare?.name ? '100%' : formatRatio(ratio),
+      first && report.compareTo !== undefined ? (compared === null ? `n/a (${report.compareTo.case} not run)` : `${formatRatio(compared)} of ${report.compareTo.case}`) : '',
+      targetCell(report, row, ratio, compared),
       // The servers' RSS once per case, on its first row.
-      index === 0 ? report.servers.map((server) => megabytes(server.rss)).join(' + ') : '',
+      first ? rssCell(report) : '',
     ];
   });
 }
@@ -117,11 +163,11 @@ function poolNote(report: CaseReport): string | null {
 
 export function formatReport(reports: readonly CaseReport[], bareName: string, settings: BenchSettings, loadAverage: readonly number[]): string {
   const bare = reports.find((report) => report.name === bareName);
-  const rows = reports.flatMap((report) => caseRows(report, bare));
+  const rows = reports.flatMap((report) => caseRows(report, bare, reports));
   const chained = reports.some((report) => report.measurement.chained !== null);
   const cpus = os.cpus();
   const lines = [
-    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'target', 'server RSS'], rows),
+    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other case', 'target', 'server RSS'], rows),
     '',
     'Cases:',
     ...reports.map((report) => `  ${report.name}: ${report.description}`),
@@ -144,7 +190,7 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
   const pools = reports.map(poolNote).filter((note): note is string => note !== null);
   if (pools.length > 0) lines.push('Single-use requests (a JWT nonce each, signed before the timed run):', ...pools);
   const notes = reports.filter((report) => report.measurement.notes.length > 0);
-  if (notes.length > 0) lines.push('Measured by the case itself (no load generator):', ...notes.flatMap((report) => report.measurement.notes.map((note) => `  ${report.name}: ${note}`)));
+  if (notes.length > 0) lines.push('Measured by the case itself (its own load loop, or none):', ...notes.flatMap((report) => report.measurement.notes.map((note) => `  ${report.name}: ${note}`)));
   const failed = reports.flatMap((report) => failuresOf(report).map((failure) => `  ${report.name}: ${failure}`));
   if (failed.length > 0) lines.push('', 'FAILED, the numbers above are not valid:', ...failed);
   return lines.join('\n');

@@ -21,10 +21,11 @@ function selectCases(filter: readonly string[]): readonly BenchCase[] {
   return BENCH_CASES.filter((benchCase) => filter.includes(benchCase.name));
 }
 
-function contextFor(settings: BenchSettings, cleanup: CleanupStack): CaseContext {
+function contextFor(settings: BenchSettings, cleanup: CleanupStack, reports: readonly CaseReport[]): CaseContext {
   return {
     settings,
     cleanup,
+    earlierReport: (name) => reports.find((report) => report.name === name),
     async launch(app, config) {
       const server = await launchServer(app, config);
       cleanup.defer(`stopping the ${app} server (pid ${server.pid})`, () => server.stop());
@@ -34,8 +35,8 @@ function contextFor(settings: BenchSettings, cleanup: CleanupStack): CaseContext
 }
 
 /** One case, start to cleanup; the servers are gone before the next case starts, so cases do not compete. */
-async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: CleanupStack): Promise<CaseReport> {
-  const target = await benchCase.start(contextFor(settings, cleanup));
+async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: CleanupStack, earlier: readonly CaseReport[]): Promise<CaseReport> {
+  const target = await benchCase.start(contextFor(settings, cleanup, earlier));
   await probe(target.url, target.plan);
   console.error(`[bench] ${benchCase.name}: warming up, then ${settings.durationSeconds} s measured`);
   const measurement = await measure(target.url, target.plan, settings);
@@ -45,6 +46,9 @@ async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: C
     description: benchCase.description,
     targetRatioToBare: benchCase.targetRatioToBare,
     targetRate: benchCase.targetRate,
+    compareTo: benchCase.compareTo,
+    rssTarget: benchCase.rssTarget,
+    addedLatencyTarget: benchCase.addedLatencyTarget,
     measurement,
     servers,
   };
@@ -71,7 +75,7 @@ async function main(): Promise<number> {
     current = cleanup;
     console.error(`[bench] ${benchCase.name}: starting`);
     try {
-      reports.push(await runCase(benchCase, settings, cleanup));
+      reports.push(await runCase(benchCase, settings, cleanup, reports));
     } catch (error) {
       errors.push(`${benchCase.name}: ${error instanceof Error ? error.message : String(error)}`);
       console.error(`[bench] ${benchCase.name} failed:`, error);

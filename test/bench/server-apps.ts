@@ -3,14 +3,19 @@
  * process never serves, so server and load generator never share an event loop.
  */
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildCoreApp, type CoreOptions } from '../../src/core/app.js';
+import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
 import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
 import type { Principal } from '../../src/core/http/request-state.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import { createWithdrawalAccount, verifyWithdrawalAccount, withdrawalAccountCreateSchema } from '../../src/core/settlement/withdrawal-accounts.js';
 import { referenceData } from '../../src/core/trading/reference-data.js';
+import { buildGatewayApp } from '../../src/gateway/app.js';
+import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
@@ -204,6 +209,39 @@ async function core(config: ServerConfig): Promise<ServedApp> {
   }
 }
 
+/**
+ * The gateway in front of a bench core (`upstreamUrl`), wired as `fxgate all` wires it: on the
+ * core's database (`databaseUrl`: its key registry, so the core's bench keys are legacy keys
+ * too, and the gateway's own upstream keys are registered where the core looks them up) and the
+ * core's Redis key prefix (`redisUrl`, `redisKeyPrefix`: one nonce space, so a token spent at
+ * one cannot be replayed at the other; also v2 idempotency records and the page snapshots).
+ * Its v3 credential per org and mode is provisioned on first use (ProvisioningCredentials) into
+ * a temporary key folder of its own, removed when it closes. Both parts use the core's default
+ * issuer, as the bench core is built with it.
+ */
+async function gateway(config: ServerConfig): Promise<ServedApp> {
+  const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
+  const store = new RedisStore({ url: setting(config, 'redisUrl'), keyPrefix: setting(config, 'redisKeyPrefix') });
+  let keysDir: string | null = null;
+  const release = async (): Promise<void> => {
+    await Promise.allSettled([store.close(), db.close(), keysDir === null ? Promise.resolve() : rm(keysDir, { recursive: true, force: true })]);
+  };
+  try {
+    keysDir = await mkdtemp(join(os.tmpdir(), 'fxgate-bench-gateway-keys-'));
+    const registry = new KeyRegistry(db);
+    const credentials = new ProvisioningCredentials({ registry, dir: keysDir, issuer: CORE_DEFAULTS.issuer });
+    const app = await buildGatewayApp({
+      upstreamUrl: setting(config, 'upstreamUrl'),
+      logLevel: 'warn',
+      legacy: { registry, store, credentials, issuer: CORE_DEFAULTS.issuer },
+    });
+    return { app, info: {}, close: release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
 /** Where the receiver takes webhook deliveries. */
 export const RECEIVER_PATH = '/webhooks';
 /** What the receiver has taken so far: GET answers {hits, events}. */
@@ -229,4 +267,4 @@ async function receiver(): Promise<ServedApp> {
   return { app, info: {}, close: async () => {} };
 }
 
-export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, core, receiver };
+export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, core, gateway, receiver };

@@ -21,6 +21,8 @@ export interface UpstreamAnswer {
   readonly chunks?: readonly string[];
   /** Never answer (to test timeouts); the socket stays open until the server closes. */
   readonly hang?: boolean;
+  /** Answer only after this many ms. */
+  readonly delayMs?: number;
 }
 
 export class RecordingUpstream {
@@ -52,6 +54,7 @@ export class RecordingUpstream {
       upstream.requests.push(recorded);
       const answer = upstream.answerFor ? upstream.answerFor(recorded) : upstream.answer;
       if (answer.hang) return new Promise<never>(() => {});
+      if (answer.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
       reply.code(answer.status).headers(answer.headers ?? {});
       return reply.send(answer.chunks ? Readable.from(answer.chunks.map((chunk) => Buffer.from(chunk))) : (answer.body ?? ''));
     });

@@ -6,6 +6,7 @@
  * text and v2's idempotency fingerprint is over the bytes as sent.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InFlightRequests } from '../in-flight.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import type { LegacyErrorTables } from './error-tables.js';
 import { LegacyOperationHandler, type LegacyServices, legacyErrorReply } from './legacy-operation.js';
@@ -21,6 +22,8 @@ export const LEGACY_BODY_LIMIT_BYTES = 8 * 1024;
 export interface LegacyRoutesOptions {
   readonly services: LegacyServices;
   readonly mappings: LegacyMappings;
+  /** Every handler runs under it, so that shutdown can wait for the unfinished ones. */
+  readonly inFlight: InFlightRequests;
 }
 
 function generationOf(url: string): LegacyGeneration {
@@ -54,7 +57,7 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
       for (const operation of LEGACY_OPERATIONS[generation]) {
         const mapping = table[operation]!;
         const handler = new LegacyOperationHandler(services, generation, operation, mapping, tablesOf(generation));
-        scope.route({ method: mapping.legacy.method, url: mapping.legacy.path, handler: handler.handle });
+        scope.route({ method: mapping.legacy.method, url: mapping.legacy.path, handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)) });
       }
       const fallback = async (request: FastifyRequest, reply: FastifyReply) => {
         const path = request.url.split('?', 1)[0]!;

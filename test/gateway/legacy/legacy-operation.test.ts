@@ -5,22 +5,12 @@
  * Pool.) These tests cover what the real core never does on purpose: garbage, hangs, 5xx,
  * unknown codes, and refusals of the gateway's own credential.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildGatewayApp } from '../../../src/gateway/app.js';
-import { KeyDirectoryCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { newUuid } from '../../../src/lib/ids.js';
-import { loadKey, writeKeyFile, type LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
-import { createTestPglite, type TestDatabase } from '../../support/databases.js';
-import { makeJwt, standardToken } from '../../support/independent-signing.js';
-import { TEST_ISSUER } from '../../support/v3-harness.js';
-import { RecordingUpstream } from '../recording-upstream.js';
+import { loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
+import type { RecordingUpstream } from '../recording-upstream.js';
+import { ScriptedGateway } from '../scripted-gateway.js';
 
 const TIMEOUT_MS = 400;
 const TRADE_ID = '01937a00-1111-7000-8000-000000000001';
@@ -48,23 +38,16 @@ const TRADE = {
   metadata: {},
 };
 
+let gw: ScriptedGateway;
 let upstream: RecordingUpstream;
-let gateway: FastifyInstance;
 let url: string;
-let database: TestDatabase;
-let dir: string;
 let key: LoadedKey;
-
-function token(): string {
-  const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
-  return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });
-}
 
 async function legacy(method: 'GET' | 'POST', path: string, body?: string, headers: Record<string, string> = {}) {
   const started = Date.now();
   const response = await request(`${url}${path.replace('{org}', key.file.orgId)}`, {
     method,
-    headers: { authorization: `Bearer ${token()}`, 'x-app-mode': 'SANDBOX', ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX', ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
     body,
   });
   const text = await response.body.text();
@@ -72,28 +55,11 @@ async function legacy(method: 'GET' | 'POST', path: string, body?: string, heade
 }
 
 beforeAll(async () => {
-  upstream = await RecordingUpstream.start();
-  database = await createTestPglite();
-  dir = await mkdtemp(join(tmpdir(), 'fxgate-legacy-op-'));
-  const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
-  const orgId = newUuid();
-  key = loadKey(await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-  // The gateway's own v3 credential for the org: another key of the same org.
-  await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-  gateway = await buildGatewayApp({
-    upstreamUrl: upstream.url,
-    logLevel: 'silent',
-    connectTimeoutMs: TIMEOUT_MS,
-    timeoutMs: TIMEOUT_MS,
-    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
-  });
-  url = await gateway.listen({ host: '127.0.0.1', port: 0 });
+  gw = await ScriptedGateway.start({ timeoutMs: TIMEOUT_MS });
+  ({ upstream, url, key } = gw);
 });
 afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  await database?.drop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await gw?.close();
 });
 beforeEach(() => {
   upstream.requests.length = 0;
@@ -215,11 +181,9 @@ describe('what the legacy client is told when v3 misbehaves', () => {
   });
 
   it('no v3 credential for the org: legacy 500, nothing sent', async () => {
-    const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
-    const stranger = loadKey(await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'sandbox' }));
-    const { header, payload } = standardToken({ keyName: stranger.file.name, issuer: TEST_ISSUER });
+    const stranger = loadKey(await gw.registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'sandbox' }));
     const response = await request(`${url}/v2/brokerage/${stranger.file.orgId}/balances`, {
-      headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: stranger.privateKey })}`, 'x-app-mode': 'SANDBOX' },
+      headers: { authorization: `Bearer ${gw.token(stranger)}`, 'x-app-mode': 'SANDBOX' },
     });
     expect(response.statusCode).toBe(500);
     await response.body.dump();

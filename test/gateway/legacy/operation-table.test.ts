@@ -4,23 +4,11 @@
  * query, body and Idempotency-Key, and that the legacy answer is a 200 in its envelope. The
  * end-to-end suites check the same operations against the real core; this one pins the wire.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
-import { KeyDirectoryCredentials } from '../../../src/gateway/upstream/credentials.js';
-import { newUuid } from '../../../src/lib/ids.js';
-import { loadKey, writeKeyFile, type LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
-import { createTestPglite, type TestDatabase } from '../../support/databases.js';
-import { makeJwt, standardToken } from '../../support/independent-signing.js';
-import { TEST_ISSUER } from '../../support/v3-harness.js';
-import { RecordingUpstream, type UpstreamAnswer } from '../recording-upstream.js';
+import type { UpstreamAnswer } from '../recording-upstream.js';
+import { ScriptedGateway } from '../scripted-gateway.js';
 import * as S from './transforms/v3-samples.js';
 
 const v3Id = (prefix: string, uuid: string) => `${prefix}_${uuid.replaceAll('-', '')}`;
@@ -120,40 +108,20 @@ const ROWS: readonly Row[] = [
   },
 ];
 
-let upstream: RecordingUpstream;
-let gateway: FastifyInstance;
-let url: string;
-let database: TestDatabase;
-let dir: string;
-let key: LoadedKey;
+let gw: ScriptedGateway;
 
 beforeAll(async () => {
-  upstream = await RecordingUpstream.start();
-  upstream.answerFor = (sent): UpstreamAnswer => {
+  gw = await ScriptedGateway.start();
+  gw.upstream.answerFor = (sent): UpstreamAnswer => {
     const body = ANSWERS[`${sent.method} ${sent.url.split('?')[0]}`];
     return body === undefined ? { status: 404, body: '{"error":{"code":"ROUTE_NOT_FOUND","type":"NOT_FOUND","message":"","retryStrategy":"TERMINAL","details":{}}}' } : { status: 200, body: JSON.stringify(body) };
   };
-  database = await createTestPglite();
-  dir = await mkdtemp(join(tmpdir(), 'fxgate-op-table-'));
-  const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
-  const orgId = newUuid();
-  key = loadKey(await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-  await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-  gateway = await buildGatewayApp({
-    upstreamUrl: upstream.url,
-    logLevel: 'silent',
-    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
-  });
-  url = await gateway.listen({ host: '127.0.0.1', port: 0 });
 });
 afterAll(async () => {
-  await gateway?.close();
-  await upstream?.close();
-  await database?.drop();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await gw?.close();
 });
 beforeEach(() => {
-  upstream.requests.length = 0;
+  gw.upstream.requests.length = 0;
 });
 
 it('the table covers every operation of DESIGN 4 once', () => {
@@ -164,12 +132,12 @@ it('the table covers every operation of DESIGN 4 once', () => {
 
 describe.each(ROWS)('$generation $operation', (row) => {
   it('makes exactly the declared v3 calls and answers 200 in the legacy envelope', async () => {
-    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
+    const { key, upstream } = gw;
     const v2Key = `op-${row.operation.replaceAll('/', '-')}`;
-    const response = await request(`${url}/${row.generation}/brokerage/${key.file.orgId}/${row.path}`, {
+    const response = await request(`${gw.url}/${row.generation}/brokerage/${key.file.orgId}/${row.path}`, {
       method: row.method,
       headers: {
-        authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: key.privateKey })}`,
+        authorization: `Bearer ${gw.token()}`,
         'x-app-mode': 'SANDBOX',
         ...(row.body ? { 'content-type': 'application/json' } : {}),
         ...(row.generation === 'v2' && row.method === 'POST' ? { 'idempotency-key': v2Key } : {}),

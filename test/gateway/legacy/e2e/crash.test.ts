@@ -60,6 +60,19 @@ async function v2(url: string, path: string, body: string, key: string) {
   });
 }
 
+/**
+ * The retry a client makes: the dead process's lock lives FXGATE_IDEMPOTENCY_LOCK_TTL_MS (1 s),
+ * and until then the answer is 409 IDEMPOTENCY_IN_FLIGHT; the client waits and retries, same key.
+ */
+async function retryWhileInFlight(url: string, path: string, body: string, key: string): Promise<{ status: number; text: string }> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await v2(url, path, body, key);
+    const text = await response.body.text();
+    if (response.statusCode !== 409 || attempt >= 20) return { status: response.statusCode, text };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 async function count(path: string): Promise<number> {
   const response = await core.signed({ key: v3Key, path: `${path}?limit=100` });
   return response.json<{ data: unknown[] }>().data.length;
@@ -125,15 +138,8 @@ describe('a gateway killed after the upstream write', () => {
     expect(await count('/v3/fx/trades')).toBe(before + 1);
 
     url = await startGateway();
-    // The dead process's lock lives FXGATE_IDEMPOTENCY_LOCK_TTL_MS (1 s): until then, 409.
-    let retry = await v2(url, 'trade', body, key);
-    for (let attempt = 0; retry.statusCode === 409 && attempt < 20; attempt++) {
-      await retry.body.dump();
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      retry = await v2(url, 'trade', body, key);
-    }
-    const text = await retry.body.text();
-    expect(retry.statusCode, text).toBe(200);
+    const retry = await retryWhileInFlight(url, 'trade', body, key);
+    expect(retry.status, retry.text).toBe(200);
     expect(await count('/v3/fx/trades')).toBe(before + 1);
     await gateway!.stop();
   });
@@ -156,14 +162,8 @@ describe('a gateway killed after the upstream write', () => {
     expect(await count('/v3/fx/withdrawals')).toBe(1);
 
     url = await startGateway();
-    let retry = await v2(url, 'withdrawal', body, key);
-    for (let attempt = 0; retry.statusCode === 409 && attempt < 20; attempt++) {
-      await retry.body.dump();
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      retry = await v2(url, 'withdrawal', body, key);
-    }
-    const text = await retry.body.text();
-    expect(retry.statusCode, text).toBe(200);
+    const retry = await retryWhileInFlight(url, 'withdrawal', body, key);
+    expect(retry.status, retry.text).toBe(200);
     expect(await count('/v3/fx/withdrawals')).toBe(1);
     await gateway!.stop();
   });

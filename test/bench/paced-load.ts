@@ -1,0 +1,131 @@
+/**
+ * Fixed-rate runs: latency at a given offered load (a fraction of a case's peak), rather than at
+ * saturation. Requests are sent open loop on an even schedule, request i at start + i/rate,
+ * whatever the answers do, over an undici Pool of `connections` connections (one request in
+ * flight each); the schedule is kept by a loop that wakes about every millisecond and sends
+ * what is due.
+ *
+ * Not autocannon's `overallRate`: autocannon 8 paces per connection and per second (each
+ * connection sends its share of the second back to back as soon as the second starts, then
+ * waits), so at half of peak every second begins with half a second at full concurrency, and
+ * its latencies are saturation latencies. Here the offered load is spread over the second.
+ *
+ * Latency is from dispatch to the last byte of the answer, 2xx only, as in the other runs. How
+ * late the loop sent against the schedule is kept apart (dispatch lag), so that a load generator
+ * that fell behind is seen rather than hidden in the numbers.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import { assertPoolLastsTheRun, percentile, REQUEST_TIMEOUT_SECONDS, type RowMeasurement } from './measurement.js';
+import { RequestPool, type PreparedRequest } from './requests.js';
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const FAILURE_SAMPLES = 5;
+
+export interface PacedRunOptions {
+  /** Offered requests per second. */
+  readonly rate: number;
+  readonly seconds: number;
+  /** Connections of the pool: the most requests in flight at once. */
+  readonly connections: number;
+  /** How long a made request stays acceptable (its token's lifetime). */
+  readonly lifetimeSeconds: number;
+  readonly label: string;
+}
+
+export interface PacedRunResult {
+  readonly row: RowMeasurement;
+  /** How late requests were sent against the schedule, in milliseconds. */
+  readonly dispatchLagMs: { readonly p99: number; readonly max: number };
+  /** The first few failures (status and body, or the error). */
+  readonly failureSamples: readonly string[];
+}
+
+/**
+ * One open-loop run at `rate` req/s for `seconds` against url, each request made (signed) before
+ * the run and sent once. Resolves when every request sent has its answer (or its timeout).
+ */
+export async function pacedRun(url: string, make: () => Promise<PreparedRequest>, options: PacedRunOptions): Promise<PacedRunResult> {
+  const count = Math.max(1, Math.round(options.rate * options.seconds));
+  const requests = await RequestPool.fill(make, count);
+  assertPoolLastsTheRun(requests, options.seconds, options.lifetimeSeconds);
+  const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
+  const latencies: number[] = [];
+  const lags: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  const failureSamples: string[] = [];
+  let errors = 0;
+  let timeouts = 0;
+  let non2xx = 0;
+  let answered = 0;
+  let lastAnswer = 0;
+  const sample = (text: string): void => {
+    if (failureSamples.length < FAILURE_SAMPLES) failureSamples.push(text);
+  };
+
+  const send = async (request: PreparedRequest): Promise<void> => {
+    const dispatched = performance.now();
+    try {
+      const response = await pool.request({
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        body: request.body ?? null,
+        headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
+        bodyTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
+      });
+      const body = await response.body.text();
+      const now = performance.now();
+      answered += 1;
+      lastAnswer = now;
+      statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
+      if (response.statusCode >= 200 && response.statusCode < 300) latencies.push(now - dispatched);
+      else {
+        non2xx += 1;
+        sample(`${response.statusCode} ${body.slice(0, 200)}`);
+      }
+    } catch (error) {
+      errors += 1;
+      if (TIMEOUT_CODES.has((error as { code?: string }).code ?? '')) timeouts += 1;
+      sample(error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const inFlight: Promise<void>[] = [];
+  const intervalMs = 1000 / options.rate;
+  const started = performance.now();
+  try {
+    let next = 0;
+    while (next < count) {
+      const now = performance.now();
+      const due = Math.min(count, Math.floor((now - started) / intervalMs) + 1);
+      for (; next < due; next += 1) {
+        lags.push(now - (started + next * intervalMs));
+        const request = requests.take();
+        if (request === undefined) throw new Error(`the paced run's pool of ${count} requests ran dry`);
+        inFlight.push(send(request));
+      }
+      if (next < count) await sleep(Math.max(0, Math.min(1, started + next * intervalMs - performance.now())));
+    }
+    await Promise.all(inFlight);
+  } finally {
+    await pool.close();
+  }
+  const seconds = Math.max((lastAnswer - started) / 1000, 1e-3);
+  latencies.sort((a, b) => a - b);
+  lags.sort((a, b) => a - b);
+  return {
+    row: {
+      label: options.label,
+      requestsPerSecond: answered / seconds,
+      latencyMs: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
+      errors,
+      timeouts,
+      non2xx,
+      statusCodes,
+      offeredRate: options.rate,
+    },
+    dispatchLagMs: { p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
+    failureSamples,
+  };
+}
