@@ -15,7 +15,7 @@ import { loadKey, writeKeyFile, type LoadedKey } from '../../src/lib/keys/key-fi
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
-import { makeJwt, standardToken } from '../support/independent-signing.js';
+import { legacyToken } from '../support/independent-signing.js';
 import { TEST_ISSUER } from '../support/v3-harness.js';
 import { RecordingUpstream } from './recording-upstream.js';
 
@@ -52,8 +52,7 @@ export class ScriptedGateway {
 
   /** A fresh legacy token (spec 5.2) for a key, signed with node:crypto. */
   token(key: LoadedKey = this.key): string {
-    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
-    return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });
+    return legacyToken(key);
   }
 
   async close(): Promise<void> {

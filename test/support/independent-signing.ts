@@ -53,3 +53,9 @@ export function signCanonical(
   const canonical = [parts.method.toUpperCase(), parts.pathAndQuery, parts.nonce, parts.idempotencyKey ?? '', bodyHash].join('\n');
   return sign('sha256', Buffer.from(canonical), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
 }
+
+/** A v1/v2 token (spec 5.2) for a key file, signed here with node:crypto: what a legacy client sends. */
+export function legacyToken(key: { readonly file: { readonly name: string }; readonly privateKey: KeyObject }, lifetimeSeconds = 60, issuer = 'fx-service'): string {
+  const { header, payload } = standardToken({ keyName: key.file.name, issuer, lifetimeSeconds });
+  return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });
+}

@@ -9,14 +9,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { request as httpRequest } from 'undici';
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
-import { makeJwt, standardToken } from './independent-signing.js';
-import { TEST_ISSUER, V3Harness, type HarnessOptions, type TestResponse } from './v3-harness.js';
+import { legacyToken } from './independent-signing.js';
+import { TEST_ISSUER, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
 
 export interface LegacyRequest {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -70,10 +69,8 @@ export class LegacyHarness {
     return this.core.createKey({ scopes: ['view', 'trade', 'withdraw'], ...input });
   }
 
-  /** A legacy token exactly as spec 5.2 describes it, signed with node:crypto. */
-  token(key: LoadedKey, lifetimeSeconds = 60): string {
-    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER, lifetimeSeconds });
-    return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });
+  token(key: LoadedKey, lifetimeSeconds?: number): string {
+    return legacyToken(key, lifetimeSeconds);
   }
 
   /** Sends a legacy request to the gateway, signed with a fresh token; sandbox keys declare SANDBOX. */
@@ -97,15 +94,8 @@ export class LegacyHarness {
   }
 
   /** Sends exactly what it is given to the gateway. */
-  async send(options: { method: string; path: string; body?: string | undefined; headers?: Record<string, string | undefined> }): Promise<TestResponse> {
-    const headers = Object.fromEntries(Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
-    const response = await httpRequest(`${this.gatewayUrl}${options.path}`, { method: options.method as 'GET', headers, body: options.body });
-    const text = await response.body.text();
-    const flat: Record<string, string> = {};
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    return { status: response.statusCode, headers: flat, text, json: <T>() => JSON.parse(text) as T };
+  send(options: SendOptions): Promise<TestResponse> {
+    return sendTo(this.gatewayUrl, options);
   }
 
   async close(): Promise<void> {

@@ -66,6 +66,22 @@ export interface SignedSendOptions extends SendOptions {
   readonly idempotencyKey?: string;
 }
 
+/** Sends exactly what it is given to a server under test; headers flattened, body as text. */
+export async function sendTo(baseUrl: string, options: SendOptions): Promise<TestResponse> {
+  const headers = Object.fromEntries(Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  const response = await httpRequest(`${baseUrl}${options.path}`, {
+    method: (options.method ?? 'GET') as 'GET',
+    headers,
+    body: options.body,
+  });
+  const text = await response.body.text();
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return { status: response.statusCode, headers: flat, text, json: <T>() => JSON.parse(text) as T };
+}
+
 export class V3Harness {
   private constructor(
     readonly app: FastifyInstance,
@@ -108,19 +124,8 @@ export class V3Harness {
   }
 
   /** Sends exactly what it is given: no auth added. */
-  async send(options: SendOptions): Promise<TestResponse> {
-    const headers = Object.fromEntries(Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
-    const response = await httpRequest(`${this.baseUrl}${options.path}`, {
-      method: (options.method ?? 'GET') as 'GET',
-      headers,
-      body: options.body,
-    });
-    const text = await response.body.text();
-    const flat: Record<string, string> = {};
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    return { status: response.statusCode, headers: flat, text, json: <T>() => JSON.parse(text) as T };
+  send(options: SendOptions): Promise<TestResponse> {
+    return sendTo(this.baseUrl, options);
   }
 
   /** Signs with the key (fresh token and signature) and sends; extra headers override. */

@@ -8,7 +8,7 @@ import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres } from '../../support/databases.js';
-import { makeJwt, standardToken } from '../../support/independent-signing.js';
+import { legacyToken } from '../../support/independent-signing.js';
 import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
 
 /** `Name: value` lines, as `fxgate sign` prints them, to a headers object. */
@@ -54,9 +54,8 @@ describe('fxgate all on the embedded defaults', () => {
 
     // The same key works on v2: the gateway provisions its own v3 credential for the org.
     const sandboxKey = await readKeyFile(keyPath!);
-    const { header, payload } = standardToken({ keyName: sandboxKey.file.name });
     const legacy = await request(`${url}/v2/brokerage/${sandboxKey.file.orgId}/balances`, {
-      headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: sandboxKey.privateKey })}`, 'x-app-mode': 'SANDBOX' },
+      headers: { authorization: `Bearer ${legacyToken(sandboxKey)}`, 'x-app-mode': 'SANDBOX' },
     });
     expect(legacy.statusCode).toBe(200);
     const balances = (await legacy.body.json()) as { status: string; data: { currency: string; amount: number }[] };

@@ -19,7 +19,7 @@ import { KeyRegistry } from '../../../../src/lib/keys/key-registry.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import { postData, postEmpty, recordTestDeposit } from '../../../support/book-fixtures.js';
 import { createTestPostgres, type TestDatabase } from '../../../support/databases.js';
-import { makeJwt, standardToken } from '../../../support/independent-signing.js';
+import { legacyToken } from '../../../support/independent-signing.js';
 import { idemKey } from '../../../support/legacy-harness.js';
 import { testServices } from '../../../support/services.js';
 import { TEST_ISSUER, V3Harness } from '../../../support/v3-harness.js';
@@ -51,8 +51,7 @@ async function startGateway(): Promise<string> {
 }
 
 async function v2(url: string, path: string, body: string, key: string) {
-  const { header, payload } = standardToken({ keyName: legacyKey.file.name, issuer: TEST_ISSUER });
-  const token = makeJwt(header, payload, { kind: 'es256', key: legacyKey.privateKey });
+  const token = legacyToken(legacyKey);
   return request(`${url}/v2/brokerage/${legacyKey.file.orgId}/${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json', 'idempotency-key': key },
