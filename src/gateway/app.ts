@@ -4,6 +4,7 @@
  * HTTP contract (DESIGN 1), so it runs unchanged in front of any conforming v3 service.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { DEFAULT_MIGRATION_GUIDE_URL } from '../lib/config.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { generateRequestId } from '../lib/request-id.js';
@@ -54,7 +55,7 @@ export interface LegacyGatewayOptions {
 
 export const LEGACY_GATEWAY_DEFAULTS = {
   idempotencyLockTtlMs: 30_000,
-  migrationGuideUrl: 'https://docs.fxgate.dev/migrate/v1-to-v2',
+  migrationGuideUrl: DEFAULT_MIGRATION_GUIDE_URL,
 } as const;
 
 export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not configured on this gateway';

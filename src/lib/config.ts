@@ -84,6 +84,9 @@ const list = z
   .string()
   .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
 
+/** Where v1's deprecation `Link` points unless configured (the gateway's default too). */
+export const DEFAULT_MIGRATION_GUIDE_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
+
 export const configSchema = z.object({
   PORT: port.default(8080).describe('Port the public listener binds (the gateway in `all`, the core in `core`).'),
   HOST: z.string().min(1).default('127.0.0.1').describe('Address to bind; the Docker image sets 0.0.0.0.'),
@@ -106,7 +109,7 @@ export const configSchema = z.object({
     .describe(
       'Gateway: folder of its own v3 key files, `<orgId>.<mode>.json`, one per org and mode it serves (`fxgate gateway`; `fxgate all` creates them itself). Unset: `<FXGATE_DATA_DIR>/gateway-keys`.',
     ),
-  FXGATE_MIGRATION_GUIDE_URL: z.url().default('https://docs.fxgate.dev/migrate/v1-to-v2').describe('Gateway: where the `Link` header of every v1 answer points (with `Deprecation` and `Sunset`).'),
+  FXGATE_MIGRATION_GUIDE_URL: z.url().default(DEFAULT_MIGRATION_GUIDE_URL).describe('Gateway: where the `Link` header of every v1 answer points (with `Deprecation` and `Sunset`).'),
   FXGATE_RATES: rateTable
     .optional()
     .describe(
