@@ -6,25 +6,20 @@
  * that cannot be deduplicated is not attempted. The ledger's unique constraints on the key are
  * the second line, for a store that lost its records.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/errors/api-error.js';
+import { IDEMPOTENCY_KEY_PATTERN, requestFingerprint } from '../../lib/idempotency-key.js';
 import { StoreUnavailableError, type EphemeralStore, type StoredResponse } from '../../lib/store/ephemeral-store.js';
 import { displayPath, type OperationMeta } from './operation.js';
 import type { Principal } from './request-state.js';
 
-export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9\-_.:]{1,255}$/;
 /** Spec 8: v3 keys live 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface IdempotencyOptions {
   readonly store: EphemeralStore;
   readonly lockTtlMs: number;
-}
-
-/** `sha256:<hex>` over method, path with query, and the raw body bytes. */
-export function requestFingerprint(method: string, pathAndQuery: string, body: Buffer): string {
-  return `sha256:${createHash('sha256').update(`${method}\n${pathAndQuery}\n`).update(body).digest('hex')}`;
 }
 
 /**

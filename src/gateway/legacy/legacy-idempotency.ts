@@ -18,10 +18,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Mode } from '../../lib/auth/credentials.js';
 import { ApiError } from '../../lib/errors/api-error.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../lib/idempotency-key.js';
 import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
-
-/** The key syntax v3 takes (DESIGN 3.4); v2 recommends a UUID, which fits. */
-export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9\-_.:]{1,255}$/;
 
 export interface LegacyIdempotencyScope {
   readonly orgId: string;
@@ -30,7 +28,7 @@ export interface LegacyIdempotencyScope {
   readonly key: string;
 }
 
-/** Validates the header: undefined when absent, the key when well formed, IDEMPOTENCY_KEY_INVALID otherwise. */
+/** Validates the header with v3's syntax (v2 recommends a UUID, which fits): undefined when absent, the key when well formed, IDEMPOTENCY_KEY_INVALID otherwise. */
 export function readIdempotencyKey(header: string | readonly string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) throw new ApiError('IDEMPOTENCY_KEY_INVALID');
@@ -54,13 +52,6 @@ export function derivedV3Key(scope: LegacyIdempotencyScope): string {
 /** A fresh key for each v1 write: v1 has no retry contract to keep. */
 export function freshV3Key(): string {
   return `fxgw1.${randomUUID()}`;
-}
-
-/** SHA-256 over method, path and raw body, as `sha256:<hex>` (the v3 form, DESIGN 3.4). */
-export function requestFingerprint(method: string, path: string, body: Buffer | undefined): string {
-  const hash = createHash('sha256').update(`${method}\n${path}\n`);
-  if (body !== undefined) hash.update(body);
-  return `sha256:${hash.digest('hex')}`;
 }
 
 /**

@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
+import { requestFingerprint } from '../../lib/idempotency-key.js';
 import { legacyUuidToId } from '../../lib/ids.js';
 import type { StoredResponse } from '../../lib/store/ephemeral-store.js';
 import { forwardedFor } from '../forwarded-for.js';
@@ -36,7 +37,6 @@ import {
   freshV3Key,
   isReplayable,
   readIdempotencyKey,
-  requestFingerprint,
 } from './legacy-idempotency.js';
 import { type LegacyReplyOptions, forwardedHeaders, generationHeaders, sendLegacyError } from './legacy-reply.js';
 import { LegacyJsonParseError, parseLegacyJson, stringifyLegacyJson } from './lossless-json.js';
@@ -161,7 +161,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     if (key === undefined) return this.run(request, principal, state, this.write ? freshV3Key() : undefined);
 
     const scope: LegacyIdempotencyScope = { orgId: principal.orgId, mode: principal.mode, operation: this.operation, key };
-    const fingerprint = requestFingerprint(request.method, request.url, this.write ? rawBodyOf(request) : undefined);
+    const fingerprint = requestFingerprint(request.method, request.url, this.write ? rawBodyOf(request) : Buffer.alloc(0));
     const begun = await this.services.idempotency.begin(scope, fingerprint);
     if (begun.kind === 'replay') return replayed(begun.response);
 

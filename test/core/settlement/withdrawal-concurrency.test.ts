@@ -13,7 +13,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../../../src/core/http/idempotency.js';
+import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
 import type { Principal } from '../../../src/core/http/request-state.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { postMovement } from '../../../src/core/ledger/ledger.js';

@@ -14,7 +14,7 @@ import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import { TRADING_DEFAULTS, type TradingContext } from '../../../src/core/trading/trading-context.js';
 import { executeTrade } from '../../../src/core/trading/trades.js';
-import { requestFingerprint } from '../../../src/core/http/idempotency.js';
+import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';

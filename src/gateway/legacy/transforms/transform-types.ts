@@ -10,7 +10,6 @@
  * a response transform puts decimal strings at the mapping's `amounts.response` paths, which the
  * writer turns into JSON numbers with exactly their digits.
  */
-import type { ApiError } from '../../../lib/errors/api-error.js';
 import type { LegacyPrincipal } from '../legacy-auth.js';
 import type { LegacyGeneration } from '../operations.js';
 
@@ -68,6 +67,3 @@ export class V3ContractError extends Error {
     this.name = 'V3ContractError';
   }
 }
-
-/** Request transforms refuse a bad legacy body with this: the ApiError VALIDATION_BODY_FAILED. */
-export type LegacyBodyError = ApiError<'VALIDATION_BODY_FAILED'>;
