@@ -41,7 +41,7 @@ import {
 import { type LegacyReplyOptions, forwardedHeaders, generationHeaders, sendLegacyError } from './legacy-reply.js';
 import { LegacyJsonParseError, parseLegacyJson, stringifyLegacyJson } from './lossless-json.js';
 import type { LegacyGeneration, LegacyOperation } from './operations.js';
-import { CursorRejectedError, type CursorListPage, type FetchCursorPage, type PageWalker } from './page-walker.js';
+import { CursorRejectedError, LEGACY_MAX_LIMIT, type CursorListPage, type FetchCursorPage, type PageWalker } from './page-walker.js';
 import { type TransformSet, V3ContractError, type V3SuccessBody } from './transforms/transform-types.js';
 
 export interface LegacyServices {
@@ -54,7 +54,7 @@ export interface LegacyServices {
 }
 
 /** Legacy list query (DESIGN 4): page at least 1 (default 1), limit 1 to 50 (default 10). */
-export const LEGACY_PAGE_DEFAULTS = { page: 1, limit: 10, maxLimit: 50 } as const;
+export const LEGACY_PAGE_DEFAULTS = { page: 1, limit: 10, maxLimit: LEGACY_MAX_LIMIT } as const;
 
 const LIMIT_RULE = `must be a whole number from 1 to ${LEGACY_PAGE_DEFAULTS.maxLimit}`;
 /** Query values arrive as text (an array when repeated, which is refused). */

@@ -115,7 +115,7 @@ export const PAGE_WALKER_DEFAULTS = {
 /** The largest page v3 serves (spec 4.3): every read that only counts uses it. */
 const V3_MAX_LIMIT = 100;
 /** Legacy page sizes (spec 4.6); the one-call-per-page walk relies on L <= V3_MAX_LIMIT. */
-const LEGACY_MAX_LIMIT = 50;
+export const LEGACY_MAX_LIMIT = 50;
 
 type ListRecord = { readonly id: string };
 
