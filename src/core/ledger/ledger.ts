@@ -35,6 +35,12 @@ export interface Movement {
   readonly at: Date;
 }
 
+export interface PostedMovement {
+  readonly transactionId: string;
+  /** Each account the movement changed (a posting netting to zero changes none), with its new balance. */
+  readonly balances: readonly { readonly account: AccountKind; readonly currency: string; readonly balance: Decimal }[];
+}
+
 /** A movement whose entries do not sum to zero per currency: a programming error, never posted. */
 export class UnbalancedMovementError extends Error {
   readonly code = 'FXGATE_LEDGER_UNBALANCED';
@@ -72,17 +78,18 @@ function assertBalanced(postings: readonly Posting[]): void {
 }
 
 /**
- * Posts a balanced movement inside the caller's transaction and returns its transaction id.
- * One statement does it all (create missing accounts, add to their balances, write the
+ * Posts a balanced movement inside the caller's transaction; returns its transaction id and the
+ * balances of the accounts it moved, as they stand in this transaction (so a caller answering
+ * with a balance needs no second read). One statement does it all (create missing accounts, add to their balances, write the
  * transaction and its entries): an account row stays locked from this statement until the
  * caller commits, so every round trip saved here is lock time saved for the next movement of
  * the same accounts. Rows are taken in a fixed order, so concurrent movements cannot deadlock.
  */
-export async function postMovement(tx: Queryable, movement: Movement): Promise<string> {
+export async function postMovement(tx: Queryable, movement: Movement): Promise<PostedMovement> {
   assertBalanced(movement.postings);
   const totals = totalsByAccount(movement.postings);
   const transactionId = newId('ledgerTransaction');
-  await tx.query(
+  const { rows } = await tx.query<{ kind: AccountKind; currency: string; balance: string }>(
     `WITH input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS i(new_id, kind, currency, amount, position)
      ),
@@ -91,17 +98,20 @@ export async function postMovement(tx: Queryable, movement: Movement): Promise<s
        SELECT new_id, $5, $6, kind, currency, amount, $8, $8 FROM input ORDER BY position
        ON CONFLICT (org_id, environment, kind, currency)
        DO UPDATE SET balance = ledger_accounts.balance + EXCLUDED.balance, updated_at = EXCLUDED.updated_at
-       RETURNING id, kind, currency
+       RETURNING id, kind, currency, balance
      ),
      transaction AS (
        INSERT INTO ledger_transactions (id, org_id, environment, kind, reference_id, created_at)
        VALUES ($9, $5, $6, $7, $10, $8)
        RETURNING id
+     ),
+     entries AS (
+       INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
+       SELECT transaction.id, accounts.id, input.currency, input.amount
+         FROM input JOIN accounts USING (kind, currency) CROSS JOIN transaction
+        ORDER BY input.position
      )
-     INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
-     SELECT transaction.id, accounts.id, input.currency, input.amount
-       FROM input JOIN accounts USING (kind, currency) CROSS JOIN transaction
-      ORDER BY input.position`,
+     SELECT kind, currency, balance::text AS balance FROM accounts`,
     [
       totals.map(() => newId('balance', movement.at.getTime())),
       totals.map((total) => total.account),
@@ -115,7 +125,10 @@ export async function postMovement(tx: Queryable, movement: Movement): Promise<s
       movement.referenceId,
     ],
   );
-  return transactionId;
+  return {
+    transactionId,
+    balances: rows.map((row) => ({ account: row.kind, currency: row.currency, balance: new Decimal(row.balance) })),
+  };
 }
 
 export interface AccountBalance {

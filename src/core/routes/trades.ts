@@ -44,8 +44,7 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
         setResourceId(trade.id);
         try {
           failpoint('trade.after-commit');
-          const fresh = (await findTrade(context.db, principal, trade.id))!;
-          return { body: { data: toTradeRecord(fresh, await context.reference()) } };
+          return { body: { data: toTradeRecord(trade, await context.reference()) } };
         } catch (error) {
           // The trade is committed; a failure while answering is still this write's 500, with
           // the id to fetch it by (spec 7.2, 7.4), never a bare INTERNAL_ERROR or a 503.

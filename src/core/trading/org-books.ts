@@ -235,12 +235,15 @@ export async function setPairEnabled(
   return updateBook(db, orgId, environment, toggleInArray('disabled_pairs'), [pairKey(pair.buyCurrency, pair.sellCurrency), enabled]);
 }
 
+/** What of a book decides whether it may trade a pair. */
+export type TradingPermissions = Pick<OrgBook, 'tradingEnabled' | 'disabledCurrencies' | 'disabledPairs'>;
+
 /**
  * The trading permission check a quote and a trade both make, in this order: trading disabled →
  * TRADE_DISABLED; either currency disabled (the bought one checked first) →
  * TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT; the pair disabled → TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT.
  */
-export function assertTradingAllowed(book: OrgBook, buyCurrency: string, sellCurrency: string): void {
+export function assertTradingAllowed(book: TradingPermissions, buyCurrency: string, sellCurrency: string): void {
   if (!book.tradingEnabled) throw new ApiError('TRADE_DISABLED');
   for (const currency of [buyCurrency, sellCurrency]) {
     if (book.disabledCurrencies.includes(currency)) throw new ApiError('TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', { currency });

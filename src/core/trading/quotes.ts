@@ -36,6 +36,8 @@ export interface QuoteRow {
   rate: string;
   sell_usd_value: string;
   reverses_trade_id: string | null;
+  /** The trade that executed it (trades.ts claims a quote as it inserts the trade). */
+  used_by_trade_id: string | null;
   created_at: Date;
   expires_at: Date;
 }
@@ -156,15 +158,4 @@ export async function createQuote(
     ],
   );
   return toQuoteRecord(rows[0]!, await context.reference());
-}
-
-/** The quote of this id in the principal's book, locked for the rest of the transaction. */
-export async function lockQuote(tx: Queryable, principal: Principal, quoteId: string): Promise<QuoteRow> {
-  const { rows } = await tx.query<QuoteRow>('SELECT * FROM quotes WHERE id = $1 AND org_id = $2 AND environment = $3 FOR UPDATE', [
-    quoteId,
-    principal.orgId,
-    principal.environment,
-  ]);
-  if (!rows[0]) throw new ApiError('QUOTE_NOT_FOUND', { quoteId });
-  return rows[0];
 }

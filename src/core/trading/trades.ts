@@ -1,9 +1,9 @@
 /**
- * Trades: a quote executed, exactly once. One SQL transaction locks the quote, inserts the
- * trade, posts its ledger movement and reserves the trade's USD value on the credit line with a
- * conditional update (so racing trades cannot both take the last of the line). The trade row
- * carries the Idempotency-Key under a unique constraint, so a retry whose record the
- * idempotency store lost finds the trade instead of making a second one.
+ * Trades: a quote executed, exactly once. One SQL transaction claims the quote and inserts the
+ * trade (one statement), posts its ledger movement and reserves the trade's USD value on the
+ * credit line with a conditional update (so racing trades cannot both take the last of the
+ * line). The trade row carries the Idempotency-Key under a unique constraint, so a retry whose
+ * record the idempotency store lost finds the trade instead of making a second one.
  */
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
@@ -14,7 +14,6 @@ import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../li
 import type { Principal } from '../http/request-state.js';
 import { postMovement } from '../ledger/ledger.js';
 import { assertTradingAllowed, readOrgBook } from './org-books.js';
-import { lockQuote, type QuoteRow } from './quotes.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
 import { replayOrMismatch } from '../http/idempotency.js';
@@ -144,19 +143,126 @@ async function findByIdempotencyKey(db: Queryable, principal: Principal, key: st
   return rows[0] ?? null;
 }
 
-function checkQuoteUsable(quote: QuoteRow, now: Date, reverses: TradeRow | undefined): void {
-  if (reverses ? quote.reverses_trade_id !== reverses.id : quote.reverses_trade_id !== null) {
-    throw new ApiError('REVERSE_QUOTE_INVALID', { quoteId: quote.id, tradeId: reverses?.id ?? quote.reverses_trade_id ?? '' });
+/** What the claiming statement returns: the new trade, with what the checks after it need of its quote and book. */
+interface ClaimedTradeRow extends TradeRow, TradingPermissionsRow {
+  quote_expires_at: Date;
+  quote_reverses_trade_id: string | null;
+}
+
+interface TradingPermissionsRow {
+  trading_enabled: boolean;
+  disabled_currencies: string[];
+  disabled_pairs: string[];
+}
+
+/**
+ * Claims the quote and inserts its trade, in one statement: the UPDATE takes the quote only if
+ * no trade has claimed it (under READ COMMITTED, one that waited for a racing claim re-checks
+ * that on the committed row, so a quote is executed at most once), and the INSERT copies its
+ * terms. Nothing is returned when the quote is not this book's or is already claimed. The
+ * checks on the quote and book run on the answer; a refusal then rolls the claim back.
+ */
+async function claimQuoteAsTrade(
+  tx: Queryable,
+  principal: Principal,
+  input: ExecuteTradeInput,
+  tradeId: string,
+  now: Date,
+): Promise<ClaimedTradeRow | null> {
+  const { rows } = await tx.query<ClaimedTradeRow>(
+    `WITH claimed AS (
+       UPDATE quotes q SET used_by_trade_id = $1
+         FROM org_environments b
+        WHERE q.id = $4 AND q.org_id = $2 AND q.environment = $3 AND q.used_by_trade_id IS NULL
+          AND b.org_id = q.org_id AND b.environment = q.environment
+       RETURNING q.*, b.trading_enabled, b.disabled_currencies, b.disabled_pairs
+     ),
+     inserted AS (
+       INSERT INTO trades (id, org_id, environment, quote_id, idempotency_key, request_fingerprint, buy_currency, sell_currency,
+                           buy_amount, sell_amount, referenced_currency, referenced_amount, rate, sell_usd_value, status,
+                           client_reference_id, original_trade_id, source, actor_id, metadata, created_at, updated_at)
+       SELECT $1, org_id, environment, id, $5, $6, buy_currency, sell_currency,
+              buy_amount, sell_amount, amount_currency, CASE WHEN amount_currency = buy_currency THEN buy_amount ELSE sell_amount END,
+              rate, sell_usd_value, $7, $8, $9, 'API', $10, $11, $12, $12
+         FROM claimed
+       RETURNING *
+     )
+     SELECT inserted.*, claimed.expires_at AS quote_expires_at, claimed.reverses_trade_id AS quote_reverses_trade_id,
+            claimed.trading_enabled, claimed.disabled_currencies, claimed.disabled_pairs
+       FROM inserted CROSS JOIN claimed`,
+    [
+      tradeId,
+      principal.orgId,
+      principal.environment,
+      input.quoteId,
+      input.idempotency.key,
+      input.idempotency.fingerprint,
+      input.reverses ? 'REVERSED' : 'EXECUTED',
+      input.clientReferenceId ?? null,
+      input.reverses?.id ?? null,
+      actorIdOf(principal),
+      JSON.stringify(input.metadata ?? {}),
+      now,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Why the quote could not be claimed: it is not this book's (or does not exist), or a trade has
+ * it. When that trade was made with this same Idempotency-Key (two attempts got past a store
+ * that had lost the key, and the other won), it is this request's answer.
+ */
+async function unclaimableQuote(tx: Queryable, principal: Principal, input: ExecuteTradeInput): Promise<TradeRow> {
+  const { rows } = await tx.query<{ used_by_trade_id: string | null; idempotency_key: string | null }>(
+    `SELECT q.used_by_trade_id, t.idempotency_key
+       FROM quotes q LEFT JOIN trades t ON t.id = q.used_by_trade_id
+      WHERE q.id = $1 AND q.org_id = $2 AND q.environment = $3`,
+    [input.quoteId, principal.orgId, principal.environment],
+  );
+  const quote = rows[0];
+  if (!quote) throw new ApiError('QUOTE_NOT_FOUND', { quoteId: input.quoteId });
+  if (quote.idempotency_key === input.idempotency.key) {
+    const winner = await findByIdempotencyKey(tx, principal, input.idempotency.key);
+    if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
   }
-  if (quote.expires_at.getTime() <= now.getTime()) {
-    throw new ApiError('QUOTE_EXPIRED', { quoteId: quote.id, expiredAt: quote.expires_at.toISOString() });
+  throw new ApiError('QUOTE_ALREADY_USED', { quoteId: input.quoteId, tradeId: quote.used_by_trade_id ?? '' });
+}
+
+function checkQuoteUsable(trade: ClaimedTradeRow, now: Date, reverses: TradeRow | undefined): void {
+  const quoteReverses = trade.quote_reverses_trade_id;
+  if (reverses ? quoteReverses !== reverses.id : quoteReverses !== null) {
+    throw new ApiError('REVERSE_QUOTE_INVALID', { quoteId: trade.quote_id, tradeId: reverses?.id ?? quoteReverses ?? '' });
   }
+  if (trade.quote_expires_at.getTime() <= now.getTime()) {
+    throw new ApiError('QUOTE_EXPIRED', { quoteId: trade.quote_id, expiredAt: trade.quote_expires_at.toISOString() });
+  }
+}
+
+/** The trade row of a claimed trade, without what the claim added about its quote and book. */
+function tradeRowOf(claimed: ClaimedTradeRow, sellBalance: Decimal | undefined): TradeRow {
+  const {
+    quote_expires_at: _expiresAt,
+    quote_reverses_trade_id: _reverses,
+    trading_enabled: _enabled,
+    disabled_currencies: _currencies,
+    disabled_pairs: _pairs,
+    ...trade
+  } = claimed;
+  return { ...trade, sell_balance: sellBalance === undefined ? null : sellBalance.toFixed() };
 }
 
 /**
  * Executes the quote as a trade (or, with `reverses`, as the reversal of that trade) and
- * returns the trade row. Business refusals are ApiErrors; anything unexpected after the write
- * began is TRADE_EXECUTION_FAILED naming the trade id, so the client can check and retry.
+ * returns the trade row, with the sell balance its settlement stage depends on. Business
+ * refusals are ApiErrors; anything unexpected after the write began is TRADE_EXECUTION_FAILED
+ * naming the trade id, so the client can check and retry.
+ *
+ * The happy path is five round trips: BEGIN, claim and insert, ledger movement, credit, COMMIT.
+ * An earlier trade with this Idempotency-Key (a retry whose store record was lost) is found
+ * where it shows: as the quote's claimant, as a unique violation of the key, or, before any
+ * refusal is answered, by a look-up; so a retry is replayed (or is a mismatch) before it can be
+ * refused for what its first attempt did.
  */
 export async function executeTrade(
   context: TradingContext,
@@ -164,85 +270,48 @@ export async function executeTrade(
   input: ExecuteTradeInput,
   hooks: { readonly inTransaction?: (tx: Queryable, trade: TradeRow) => Promise<void> } = {},
 ): Promise<TradeRow> {
-  const earlier = await findByIdempotencyKey(context.db, principal, input.idempotency.key);
-  if (earlier) return replayOrMismatch(earlier, input.idempotency.fingerprint);
-
   const now = context.now();
   const tradeId = newId('trade', now.getTime());
   try {
     return await context.db.transaction(async (tx) => {
-      const quote = await lockQuote(tx, principal, input.quoteId);
-      // A separate statement, after the lock: under READ COMMITTED it sees a trade that a racing
-      // transaction committed while this one waited for the quote (a subquery of the locking
-      // statement would not).
-      const used = await tx.query<{ id: string; idempotency_key: string }>('SELECT id, idempotency_key FROM trades WHERE quote_id = $1', [quote.id]);
-      if (used.rows[0]) {
-        // An attempt with this same key executed the quote while this one waited for its lock
-        // (both got past a store that had lost the key): that trade is this request's answer.
-        if (used.rows[0].idempotency_key === input.idempotency.key) {
-          const winner = await findByIdempotencyKey(tx, principal, input.idempotency.key);
-          if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
-        }
-        throw new ApiError('QUOTE_ALREADY_USED', { quoteId: quote.id, tradeId: used.rows[0].id });
-      }
-      checkQuoteUsable(quote, now, input.reverses);
-
-      const book = await readOrgBook(tx, principal.orgId, principal.environment);
-      if (!book) throw new Error(`no ${principal.environment} book for org ${principal.orgId}`);
-      assertTradingAllowed(book, quote.buy_currency, quote.sell_currency);
-
-      const { rows } = await tx.query<TradeRow>(
-        `INSERT INTO trades (id, org_id, environment, quote_id, idempotency_key, request_fingerprint, buy_currency, sell_currency,
-                             buy_amount, sell_amount, referenced_currency, referenced_amount, rate, sell_usd_value, status,
-                             client_reference_id, original_trade_id, source, actor_id, metadata, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'API', $18, $19, $20, $20)
-         RETURNING *`,
-        [
-          tradeId,
-          principal.orgId,
-          principal.environment,
-          quote.id,
-          input.idempotency.key,
-          input.idempotency.fingerprint,
-          quote.buy_currency,
-          quote.sell_currency,
-          quote.buy_amount,
-          quote.sell_amount,
-          quote.amount_currency,
-          quote.amount_currency === quote.buy_currency ? quote.buy_amount : quote.sell_amount,
-          quote.rate,
-          quote.sell_usd_value,
-          input.reverses ? 'REVERSED' : 'EXECUTED',
-          input.clientReferenceId ?? null,
-          input.reverses?.id ?? null,
-          actorIdOf(principal),
-          JSON.stringify(input.metadata ?? {}),
-          now,
-        ],
+      const claimed = await claimQuoteAsTrade(tx, principal, input, tradeId, now);
+      if (!claimed) return unclaimableQuote(tx, principal, input);
+      checkQuoteUsable(claimed, now, input.reverses);
+      assertTradingAllowed(
+        { tradingEnabled: claimed.trading_enabled, disabledCurrencies: claimed.disabled_currencies, disabledPairs: claimed.disabled_pairs },
+        claimed.buy_currency,
+        claimed.sell_currency,
       );
-      const trade = rows[0]!;
       failpoint('trade.after-insert');
       // The rows every trade of this book contends on (its accounts, its credit) are touched
       // last, so they stay locked only for the last statements and the commit.
-      await postMovement(tx, {
+      const movement = await postMovement(tx, {
         orgId: principal.orgId,
         environment: principal.environment,
         kind: input.reverses ? 'reversal' : 'trade',
-        referenceId: trade.id,
+        referenceId: claimed.id,
         at: now,
-        postings: tradePostings(trade),
+        postings: tradePostings(claimed),
       });
       failpoint('trade.after-ledger');
       // A reversal closes a position: it commits no credit of its own.
-      if (!input.reverses) await reserveCredit(tx, principal, parseDecimal(quote.sell_usd_value));
+      if (!input.reverses) await reserveCredit(tx, principal, parseDecimal(claimed.sell_usd_value));
       failpoint('trade.after-credit');
+      const sellBalance = movement.balances.find((entry) => entry.account === 'client' && entry.currency === claimed.sell_currency)?.balance;
+      const trade = tradeRowOf(claimed, sellBalance);
       await hooks.inTransaction?.(tx, trade);
       return trade;
     });
   } catch (error) {
-    if (isApiError(error)) throw error;
+    if (isApiError(error)) {
+      if (error.code === 'IDEMPOTENCY_MISMATCH') throw error;
+      // A refusal of a retry must not hide what its first attempt did.
+      const earlier = await findByIdempotencyKey(context.db, principal, input.idempotency.key).catch(() => null);
+      if (earlier) return replayOrMismatch(earlier, input.idempotency.fingerprint);
+      throw error;
+    }
     if (isUniqueViolation(error, 'idempotency_key')) {
-      // A concurrent attempt with the same key won the race (its store record was lost).
+      // An earlier or concurrent attempt with the same key has its trade (its store record was lost).
       const winner = await findByIdempotencyKey(context.db, principal, input.idempotency.key);
       if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
     }

@@ -228,6 +228,13 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const other = await quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5', amountCurrency: 'USD' });
     const mismatch = await postTrade(key, JSON.stringify({ quoteId: other.id }), winner.idem);
     expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: requestFingerprint('POST', TRADES, Buffer.from(winner.body)) } });
+    // Also when the other body would be refused on its own (a quote that does not exist, one
+    // another trade used): the earlier trade of the key answers first, not the refusal.
+    const usedQuoteId = quotes[first.findIndex((r, i) => r.status === 200 && requests[i] !== winner)]!.id;
+    for (const quoteId of ['qte_00000000000000000000000000000000', usedQuoteId]) {
+      expect(await redis.loseIdempotencyRecords()).toBeGreaterThan(0);
+      expectV3Error(await postTrade(key, JSON.stringify({ quoteId }), winner.idem), 'IDEMPOTENCY_MISMATCH');
+    }
     expect(await rowsOf(org, mode)).toEqual(rowsBefore);
   });
 
