@@ -173,7 +173,8 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
     ...reports.map((report) => `  ${report.name}: ${report.description}`),
     '',
     `Runs: autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.durationSeconds} s measured after a ` +
-      `${settings.warmupSeconds} s warm-up; latency per request; RSS of the server process after its run. Node ${process.version}.`,
+      `${settings.warmupSeconds} s warm-up; latency per request; RSS of the server process after its run. Node ${process.version}; ` +
+      'servers run compiled (tsc, plain node, no loader), as the product ships.',
     ...(chained
       ? [
           `Chained cases (a request made from the answer to the one before): ${settings.connections} workers over an undici pool of as many ` +

@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import { BARE_CASE, BENCH_CASES, type BenchCase, type CaseContext } from './cases.js';
-import { launchServer } from './launcher.js';
+import { buildServers, launchServer } from './launcher.js';
 import { measure, probe } from './load.js';
 import { failuresOf, formatReport, type CaseReport } from './report.js';
 import { CleanupStack } from './resources.js';
@@ -70,6 +70,8 @@ async function main(): Promise<number> {
     });
   }
 
+  console.error('[bench] compiling the servers');
+  await buildServers();
   for (const benchCase of cases) {
     const cleanup = new CleanupStack();
     current = cleanup;

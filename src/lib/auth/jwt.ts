@@ -4,8 +4,8 @@
  * 120 s in v1/v2). Verification is shared by the core and the gateway; each maps the typed
  * failure to its own generation's error. Single use (the nonce store) is the caller's step.
  */
-import { randomBytes, type KeyObject } from 'node:crypto';
-import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import { randomBytes, sign, type KeyObject } from 'node:crypto';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { ErrorCode } from '../errors/catalog.js';
 
 export const JWT_AUDIENCE = 'developer-api';
@@ -110,18 +110,22 @@ export function newNonce(): string {
   return randomBytes(16).toString('hex');
 }
 
-/** Makes a fresh API token; what a client does per request. */
+/**
+ * Makes a fresh API token; what a client does per request. Signed with node:crypto directly
+ * rather than jose's SignJWT: jose signs through WebCrypto, whose per-call job costs about twice
+ * the CPU of a one-shot ECDSA sign, and the gateway signs a token for every upstream call. The
+ * encoding is the compact JWS of RFC 7515 (verified by jose in the core and in the tests).
+ */
 export async function signApiToken(options: SignOptions): Promise<{ token: string; nonce: string }> {
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const nonce = options.nonce ?? newNonce();
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: options.keyName, nonce })
-    .setIssuer(options.issuer)
-    .setSubject(options.keyName)
-    .setAudience([JWT_AUDIENCE])
-    .setIssuedAt(now)
-    .setNotBefore(now)
-    .setExpirationTime(now + options.lifetimeSeconds)
-    .sign(options.privateKey);
-  return { token, nonce };
+  const header = { alg: 'ES256', typ: 'JWT', kid: options.keyName, nonce };
+  const claims = { iss: options.issuer, sub: options.keyName, aud: [JWT_AUDIENCE], iat: now, nbf: now, exp: now + options.lifetimeSeconds };
+  const signingInput = `${base64UrlJson(header)}.${base64UrlJson(claims)}`;
+  const signature = sign('sha256', Buffer.from(signingInput), { key: options.privateKey, dsaEncoding: 'ieee-p1363' });
+  return { token: `${signingInput}.${signature.toString('base64url')}`, nonce };
+}
+
+function base64UrlJson(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
