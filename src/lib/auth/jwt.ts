@@ -4,8 +4,7 @@
  * 120 s in v1/v2). Verification is shared by the core and the gateway; each maps the typed
  * failure to its own generation's error. Single use (the nonce store) is the caller's step.
  */
-import { randomBytes, sign, type KeyObject } from 'node:crypto';
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import { randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import type { ErrorCode } from '../errors/catalog.js';
 
 export const JWT_AUDIENCE = 'developer-api';
@@ -56,43 +55,80 @@ export interface VerifyOptions {
   readonly nowSeconds?: number;
 }
 
-export async function verifyApiToken(token: string, options: VerifyOptions): Promise<VerifiedToken> {
-  let header: ReturnType<typeof decodeProtectedHeader>;
+/** A compact JWS segment: unpadded base64url, nothing else (Buffer's decoder would skip stray characters). */
+const SEGMENT_PATTERN = /^[A-Za-z0-9_-]+$/;
+/** An ES256 signature: r and s of 32 bytes each (IEEE P-1363), 86 base64url characters. */
+const ES256_SIGNATURE_BYTES = 64;
+
+function malformed(message: string): TokenVerificationError {
+  return new TokenVerificationError('TOKEN_MALFORMED', message);
+}
+
+/** A segment's JSON object, or null when it is not one. */
+function jsonObjectOf(segment: string): Record<string, unknown> | null {
   try {
-    header = decodeProtectedHeader(token);
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
   } catch {
-    throw new TokenVerificationError('TOKEN_MALFORMED', 'not a JWT');
+    return null;
   }
-  // Checked before any key lookup: `none`, HS256 and friends never reach a verifier.
-  if (header.alg !== 'ES256') throw new TokenVerificationError('TOKEN_MALFORMED', 'alg must be ES256');
-  if (header.typ !== undefined && header.typ !== 'JWT') throw new TokenVerificationError('TOKEN_MALFORMED', 'typ must be JWT');
+}
+
+/** ECDSA P-256 / SHA-256 over the signing input, on libuv's thread pool (node:crypto's callback form). */
+function verifyEs256(signingInput: string, key: KeyObject, signature: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    verify('sha256', Buffer.from(signingInput, 'ascii'), { key, dsaEncoding: 'ieee-p1363' }, signature, (error, valid) => resolve(!error && valid));
+  });
+}
+
+function numericDate(claims: Record<string, unknown>, name: 'iat' | 'nbf' | 'exp'): number {
+  const value = claims[name];
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw malformed(`${name} must be a NumericDate`);
+  return value;
+}
+
+/**
+ * Verifies a compact JWS API token by the rules above. Parsed and checked here, with the
+ * signature checked by node:crypto rather than jose's jwtVerify: jose verifies through WebCrypto,
+ * which costs more CPU per token, and every request of every generation verifies one. The
+ * header is judged before any key lookup (alg exactly ES256: `none`, HS256 and the rest never
+ * reach a verifier; no `crit` extension is understood, so none is accepted), the signature
+ * before any claim, and the claims as jose's rules for iss, sub, aud, exp and nbf would, with
+ * the skew tolerance.
+ */
+export async function verifyApiToken(token: string, options: VerifyOptions): Promise<VerifiedToken> {
+  const segments = token.split('.');
+  if (segments.length !== 3 || !segments.every((segment) => SEGMENT_PATTERN.test(segment))) throw malformed('not a JWT');
+  const [encodedHeader, encodedClaims, encodedSignature] = segments as [string, string, string];
+  const header = jsonObjectOf(encodedHeader);
+  if (!header) throw malformed('not a JWT');
+  if (header.alg !== 'ES256') throw malformed('alg must be ES256');
+  if (header.crit !== undefined) throw malformed('no crit extension is supported');
+  if (header.typ !== undefined && header.typ !== 'JWT') throw malformed('typ must be JWT');
   if (typeof header.kid !== 'string' || header.kid.length === 0) throw new TokenVerificationError('KEY_MISSING', 'kid missing');
   const nonce = header.nonce;
-  if (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce)) throw new TokenVerificationError('TOKEN_MALFORMED', 'nonce must be 32 lower-case hex');
+  if (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce)) throw malformed('nonce must be 32 lower-case hex');
   const keyName = header.kid;
   const key = await options.resolveKey(keyName);
   if (!key) throw new TokenVerificationError('KEY_UNKNOWN', 'unknown or revoked key');
 
-  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
-  let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
-  try {
-    ({ payload } = await jwtVerify(token, key, {
-      algorithms: ['ES256'],
-      audience: JWT_AUDIENCE,
-      issuer: options.issuer,
-      subject: keyName,
-      clockTolerance: JWT_CLOCK_SKEW_SECONDS,
-      currentDate: new Date(now * 1000),
-      requiredClaims: ['iat', 'nbf', 'exp', 'sub', 'aud', 'iss'],
-    }));
-  } catch (error) {
-    if (error instanceof joseErrors.JWTExpired) throw new TokenVerificationError('EXPIRED', 'token expired');
-    if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw new TokenVerificationError('SIGNATURE_INVALID', 'token signature invalid');
-    throw new TokenVerificationError('TOKEN_MALFORMED', error instanceof Error ? error.message : 'invalid token');
+  const signature = Buffer.from(encodedSignature, 'base64url');
+  if (signature.length !== ES256_SIGNATURE_BYTES || !(await verifyEs256(`${encodedHeader}.${encodedClaims}`, key, signature))) {
+    throw new TokenVerificationError('SIGNATURE_INVALID', 'token signature invalid');
   }
-  const { iat, exp, aud } = payload as { iat: number; exp: number; aud: unknown };
-  if (!Array.isArray(aud) || aud.length !== 1) throw new TokenVerificationError('TOKEN_MALFORMED', 'aud must be a one-element array');
-  if (iat > now + JWT_CLOCK_SKEW_SECONDS) throw new TokenVerificationError('TOKEN_MALFORMED', 'iat is in the future');
+  const claims = jsonObjectOf(encodedClaims);
+  if (!claims) throw malformed('the claims are not a JSON object');
+  const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+  const iat = numericDate(claims, 'iat');
+  const nbf = numericDate(claims, 'nbf');
+  const exp = numericDate(claims, 'exp');
+  if (claims.iss !== options.issuer) throw malformed('unexpected iss');
+  if (claims.sub !== keyName) throw malformed('sub must be the kid');
+  const aud = claims.aud;
+  if (!Array.isArray(aud) || aud.length !== 1 || aud[0] !== JWT_AUDIENCE) throw malformed(`aud must be ["${JWT_AUDIENCE}"]`);
+  if (exp <= now - JWT_CLOCK_SKEW_SECONDS) throw new TokenVerificationError('EXPIRED', 'token expired');
+  if (nbf > now + JWT_CLOCK_SKEW_SECONDS) throw malformed('not valid yet (nbf)');
+  if (iat > now + JWT_CLOCK_SKEW_SECONDS) throw malformed('iat is in the future');
   if (exp - iat > options.maxLifetimeSeconds) throw new TokenVerificationError('LIFETIME_TOO_LONG', `lifetime over ${options.maxLifetimeSeconds} s`);
   return { keyName, nonce, expiresAt: exp };
 }
