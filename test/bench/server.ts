@@ -1,6 +1,6 @@
 /**
- * A bench server process: `node --import tsx test/bench/server.ts <app>`, spawned by
- * launcher.ts with an IPC channel. It serves one application on 127.0.0.1 (a free port), says
+ * A bench server process: `node .bench-build/test/bench/server.js <app>` (compiled by
+ * launcher.ts buildServers()), spawned by launcher.ts with an IPC channel. It serves one application on 127.0.0.1 (a free port), says
  * `ready` with the port, reports its RSS when asked, and exits on `shutdown` or when the load
  * process goes away (the channel closes), so that no server outlives a bench run.
  */
