@@ -41,9 +41,9 @@ export interface CaseTarget {
   readonly servers: readonly ServerProcess[];
 }
 
-/** A throughput a row of a case should reach, in requests per second (a chained plan's row, by label). */
+/** A throughput a row of a case should reach, in requests per second (a chained plan's row by label; else the first row). */
 export interface RateTarget {
-  readonly row: string;
+  readonly row?: string;
   readonly requestsPerSecond: number;
 }
 
@@ -200,6 +200,9 @@ function quoteTradePlan(signers: readonly V3RequestSigner[]): RequestPlan {
 
 /** What each trading case's quote asks: 1,000.00 EUR bought with USD, the price held 60 s (the most v3 gives). */
 const QUOTE_BODY = JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '1000.00', amountCurrency: 'EUR', validForSeconds: 60 });
+
+/** How much sooner than its token a v3-trades request's quote may expire (made first, by one round trip). */
+const QUOTE_MARGIN_SECONDS = 5;
 
 /** A signed POST with its own Idempotency-Key; the body is sent as the exact string signed. */
 async function signedPost(signer: V3RequestSigner, path: string, body: string, keyKind: string): Promise<PreparedRequest> {
@@ -560,6 +563,27 @@ export const BENCH_CASES: readonly BenchCase[] = [
     async start(context) {
       const { server, signers } = await startCore(context, { ...TRADING_CORE, orgs: TRADING_ORGS });
       return { url: server.url, servers: [server], plan: quoteTradePlan(signers) };
+    },
+  },
+  {
+    name: 'v3-trades',
+    description:
+      `the trade endpoint's own rate, target 500 trades/s: POST /v3/fx/trades alone on the core, each executing a quote made for it ` +
+      `before the timed run (one POST /v3/fx/quotes each, valid 60 s, while the requests are signed), dealt round robin over ` +
+      `${TRADING_ORGS} orgs as in v3-quote-trade-orgs: JWT + request signature, nonce, rate limit and Idempotency-Key in Redis, then ` +
+      'the PostgreSQL transaction (claim the quote with the trade insert, ledger movement, credit reservation). The quotes are not timed',
+    targetRate: { requestsPerSecond: 500 },
+    async start(context) {
+      const { server, signers } = await startCore(context, { ...TRADING_CORE, orgs: TRADING_ORGS });
+      let next = 0;
+      const make = async (): Promise<PreparedRequest> => {
+        const signer = signers[next++ % signers.length]!;
+        const quote = await setupCall(server.url, await signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote'));
+        return signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'trade');
+      };
+      // The quotes live 60 s like the tokens, and each is made just before its token: a few
+      // seconds less, so that the pool-age check also covers the quotes.
+      return { url: server.url, servers: [server], plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS - QUOTE_MARGIN_SECONDS, make } };
     },
   },
   {

@@ -85,7 +85,7 @@ function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | nul
   if (targetRatioToBare !== undefined && first) {
     cells.push(ratio === null ? 'n/a' : `${met(ratio >= targetRatioToBare)} (≥${formatRatio(targetRatioToBare)})`);
   }
-  if (targetRate !== undefined && row.label === targetRate.row) {
+  if (targetRate !== undefined && (targetRate.row === undefined ? first : row.label === targetRate.row)) {
     cells.push(`${met(row.requestsPerSecond >= targetRate.requestsPerSecond)} (≥${targetRate.requestsPerSecond}/s)`);
   }
   if (compareTo?.targetRatio !== undefined && first) {
