@@ -542,7 +542,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
     description:
       'single book worst case, no target: POST /v3/fx/quotes then POST /v3/fx/trades executing the quote just made, over and over from ' +
       'each worker, all workers on ONE org\'s live book, on the core: every request signed with its own token and Idempotency-Key (Redis); ' +
-      'the trade locks the quote, reserves credit on the book and posts its ledger movement in one PostgreSQL transaction. Every trade of ' +
+      'the trade claims the quote, posts its ledger movement and reserves credit on the book in one PostgreSQL transaction. Every trade of ' +
       'a book takes the same rows (its ledger accounts, its credit row) and holds them until COMMIT (WAL fsync), so this rate is one ' +
       'book\'s ceiling (one org trading flat out), not the service\'s. The book\'s credit line is set to 1e15 USD by SQL at start ' +
       '(about 1,090 USD a trade)',
