@@ -22,9 +22,11 @@
 import { Pool } from 'undici';
 import {
   assertPoolLastsTheRun,
+  FAILURE_SAMPLES,
+  isTimeout,
   MEASURED_POOL_HEADROOM,
   percentile,
-  REQUEST_TIMEOUT_SECONDS,
+  sendPrepared,
   type CaseMeasurement,
   type RowMeasurement,
   type RunShape,
@@ -58,8 +60,6 @@ export interface StreamSpread {
 const WARMUP_ROUND_SECONDS = 1;
 /** The first round runs on a cold server: its rate is never the estimate. */
 const MIN_WARMUP_ROUNDS = 2;
-const FAILURE_SAMPLES = 5;
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /** The answers to one kind of request in one run. */
 class RowCounter {
@@ -130,19 +130,10 @@ class LoopRun {
     const started = performance.now();
     let answer: ReceivedResponse;
     try {
-      const response = await this.pool.request({
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        body: request.body ?? null,
-        headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
-        bodyTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
-      });
-      answer = { statusCode: response.statusCode, body: await response.body.text() };
+      answer = await sendPrepared(this.pool, request);
     } catch (error) {
       counter.errors += 1;
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === 'string' && TIMEOUT_CODES.has(code)) counter.timeouts += 1;
+      if (isTimeout(error)) counter.timeouts += 1;
       this.sample(`${counter.label}: ${request.method} ${request.path}: ${error instanceof Error ? error.message : String(error)}`);
       return null;
     }

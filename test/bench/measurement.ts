@@ -3,7 +3,8 @@
  * load.ts, the chained loop in chained-load.ts) follows: pool headroom, token lifetime, timeout.
  */
 import type { ChainedStats } from './chained-load.js';
-import type { PoolStats, RequestPool } from './requests.js';
+import type { Dispatcher } from 'undici';
+import type { PoolStats, PreparedRequest, ReceivedResponse, RequestPool } from './requests.js';
 
 export interface LoadSettings {
   readonly connections: number;
@@ -55,6 +56,29 @@ export const MEASURED_POOL_HEADROOM = 3;
 export const TOKEN_SAFETY_SECONDS = 10;
 /** Seconds a request may wait for its answer; beyond it the load generator counts a timeout (an error). */
 export const REQUEST_TIMEOUT_SECONDS = 10;
+/** Failures a run keeps the text of, for its report. */
+export const FAILURE_SAMPLES = 5;
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Sends one prepared request through an undici pool of a load run, with the bench's timeouts; its status and whole body. */
+export async function sendPrepared(pool: Dispatcher, request: PreparedRequest): Promise<ReceivedResponse> {
+  const response = await pool.request({
+    method: request.method,
+    path: request.path,
+    headers: request.headers,
+    body: request.body ?? null,
+    headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
+    bodyTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
+  });
+  return { statusCode: response.statusCode, body: await response.body.text() };
+}
+
+/** True when sendPrepared failed because the answer (its headers or its body) did not come in time. */
+export function isTimeout(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TIMEOUT_CODES.has(code);
+}
 
 export interface RunShape {
   readonly url: string;

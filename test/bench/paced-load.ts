@@ -16,11 +16,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { assertPoolLastsTheRun, percentile, REQUEST_TIMEOUT_SECONDS, type RowMeasurement } from './measurement.js';
+import { assertPoolLastsTheRun, FAILURE_SAMPLES, isTimeout, percentile, sendPrepared, type RowMeasurement } from './measurement.js';
 import { RequestPool, type PreparedRequest } from './requests.js';
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const FAILURE_SAMPLES = 5;
 
 export interface PacedRunOptions {
   /** Offered requests per second. */
@@ -66,15 +64,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   const send = async (request: PreparedRequest): Promise<void> => {
     const dispatched = performance.now();
     try {
-      const response = await pool.request({
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        body: request.body ?? null,
-        headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
-        bodyTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
-      });
-      const body = await response.body.text();
+      const response = await sendPrepared(pool, request);
       const now = performance.now();
       answered += 1;
       lastAnswer = now;
@@ -82,11 +72,11 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
       if (response.statusCode >= 200 && response.statusCode < 300) latencies.push(now - dispatched);
       else {
         non2xx += 1;
-        sample(`${response.statusCode} ${body.slice(0, 200)}`);
+        sample(`${response.statusCode} ${response.body.slice(0, 200)}`);
       }
     } catch (error) {
       errors += 1;
-      if (TIMEOUT_CODES.has((error as { code?: string }).code ?? '')) timeouts += 1;
+      if (isTimeout(error)) timeouts += 1;
       sample(error instanceof Error ? error.message : String(error));
     }
   };
