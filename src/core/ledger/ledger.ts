@@ -80,8 +80,8 @@ function assertBalanced(postings: readonly Posting[]): void {
 /**
  * Posts a balanced movement inside the caller's transaction; returns its transaction id and the
  * balances of the accounts it moved, as they stand in this transaction (so a caller answering
- * with a balance needs no second read). One statement does it all (create missing accounts, add to their balances, write the
- * transaction and its entries): an account row stays locked from this statement until the
+ * with a balance needs no second read). One statement does it all (create missing accounts,
+ * add to their balances, write the transaction and its entries): an account row stays locked from this statement until the
  * caller commits, so every round trip saved here is lock time saved for the next movement of
  * the same accounts. Rows are taken in a fixed order, so concurrent movements cannot deadlock.
  */

@@ -249,7 +249,7 @@ function tradeRowOf(claimed: ClaimedTradeRow, sellBalance: Decimal | undefined):
     disabled_pairs: _pairs,
     ...trade
   } = claimed;
-  return { ...trade, sell_balance: sellBalance === undefined ? null : sellBalance.toFixed() };
+  return { ...trade, sell_balance: sellBalance?.toFixed() ?? null };
 }
 
 /**
