@@ -31,3 +31,20 @@ export function armFailpoint(name: string, times = 1): void {
 export function disarmAllFailpoints(): void {
   armed.clear();
 }
+
+/**
+ * For a write that runs as one database statement, whose steps the process cannot interrupt:
+ * which of `names` is armed (one pass of it is used up), so the caller can hand it to the
+ * statement to fail at that step; null when none is.
+ */
+export function takeArmedFailpoint(names: readonly string[]): string | null {
+  for (const name of names) {
+    if (!armed.has(name)) continue;
+    try {
+      failpoint(name);
+    } catch {
+      return name;
+    }
+  }
+  return null;
+}

@@ -56,7 +56,7 @@ interface AccountTotal {
   amount: Decimal;
 }
 
-/** Sums postings per account, in a fixed order so that concurrent movements lock rows alike. */
+/** Sums postings per account; accounts that net to zero are left out (a movement changes none of them). */
 function totalsByAccount(postings: readonly Posting[]): AccountTotal[] {
   const totals = new Map<string, AccountTotal>();
   for (const posting of postings) {
@@ -65,10 +65,7 @@ function totalsByAccount(postings: readonly Posting[]): AccountTotal[] {
     if (total) total.amount = total.amount.plus(posting.amount);
     else totals.set(key, { account: posting.account, currency: posting.currency, amount: posting.amount });
   }
-  return [...totals.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, total]) => total)
-    .filter((total) => !total.amount.isZero());
+  return [...totals.values()].filter((total) => !total.amount.isZero());
 }
 
 function assertBalanced(postings: readonly Posting[]): void {
@@ -80,54 +77,35 @@ function assertBalanced(postings: readonly Posting[]): void {
 /**
  * Posts a balanced movement inside the caller's transaction; returns its transaction id and the
  * balances of the accounts it moved, as they stand in this transaction (so a caller answering
- * with a balance needs no second read). One statement does it all (create missing accounts,
- * add to their balances, write the transaction and its entries): an account row stays locked from this statement until the
- * caller commits, so every round trip saved here is lock time saved for the next movement of
- * the same accounts. Rows are taken in a fixed order, so concurrent movements cannot deadlock.
+ * with a balance needs no second read). One call of the database function fx_post_movement
+ * (migration 0005) does it all: create missing accounts, add to their balances, write the
+ * transaction and its entries. An account row stays locked from this statement until the caller
+ * commits; the function takes rows in a fixed order, so concurrent movements cannot deadlock.
+ * Trades post theirs inside fx_execute_trade, through the same function.
  */
 export async function postMovement(tx: Queryable, movement: Movement): Promise<PostedMovement> {
   assertBalanced(movement.postings);
   const totals = totalsByAccount(movement.postings);
   const transactionId = newId('ledgerTransaction');
-  const { rows } = await tx.query<{ kind: AccountKind; currency: string; balance: string }>(
-    `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS i(new_id, kind, currency, amount, position)
-     ),
-     accounts AS (
-       INSERT INTO ledger_accounts (id, org_id, environment, kind, currency, balance, created_at, updated_at)
-       SELECT new_id, $5, $6, kind, currency, amount, $8, $8 FROM input ORDER BY position
-       ON CONFLICT (org_id, environment, kind, currency)
-       DO UPDATE SET balance = ledger_accounts.balance + EXCLUDED.balance, updated_at = EXCLUDED.updated_at
-       RETURNING id, kind, currency, balance
-     ),
-     transaction AS (
-       INSERT INTO ledger_transactions (id, org_id, environment, kind, reference_id, created_at)
-       VALUES ($9, $5, $6, $7, $10, $8)
-       RETURNING id
-     ),
-     entries AS (
-       INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
-       SELECT transaction.id, accounts.id, input.currency, input.amount
-         FROM input JOIN accounts USING (kind, currency) CROSS JOIN transaction
-        ORDER BY input.position
-     )
-     SELECT kind, currency, balance::text AS balance FROM accounts`,
+  const { rows } = await tx.query<{ account_kind: AccountKind; account_currency: string; account_balance: string }>(
+    `SELECT account_kind, account_currency, account_balance::text AS account_balance
+       FROM fx_post_movement($1, $2, $3, $4, $5, $6, $7::text[], $8::text[], $9::text[], $10::numeric[])`,
     [
+      movement.orgId,
+      movement.environment,
+      movement.kind,
+      movement.referenceId,
+      movement.at,
+      transactionId,
       totals.map(() => newId('balance', movement.at.getTime())),
       totals.map((total) => total.account),
       totals.map((total) => total.currency),
       totals.map((total) => formatDecimal(total.amount)),
-      movement.orgId,
-      movement.environment,
-      movement.kind,
-      movement.at,
-      transactionId,
-      movement.referenceId,
     ],
   );
   return {
     transactionId,
-    balances: rows.map((row) => ({ account: row.kind, currency: row.currency, balance: new Decimal(row.balance) })),
+    balances: rows.map((row) => ({ account: row.account_kind, currency: row.account_currency, balance: new Decimal(row.account_balance) })),
   };
 }
 

@@ -119,7 +119,19 @@ export async function priceRequest(context: TradingContext, request: QuoteReques
   return { buy, sell, rate: priced.rate, midRate, buyAmount: priced.buyAmount, sellAmount: priced.sellAmount, sellUsdValue };
 }
 
-/** Creates a quote (or, with reversesTradeId, a reverse quote) in the principal's book. */
+/** Refuses the request as the book's settings do (the first of a quote's checks); throws when the book does not exist. */
+async function assertBookMayTrade(db: Queryable, principal: Principal, request: QuoteRequest): Promise<void> {
+  const book = await readOrgBook(db, principal.orgId, principal.environment);
+  if (!book) throw new Error(`no ${principal.environment} book for org ${principal.orgId}`);
+  assertTradingAllowed(book, request.buyCurrency, request.sellCurrency);
+}
+
+/**
+ * Creates a quote (or, with reversesTradeId, a reverse quote) in the principal's book, in one
+ * round trip: the INSERT takes the book's permission from the book row itself
+ * (fx_trading_allowed, migration 0005). The book is read only when something refuses, so that
+ * its refusal still comes first, as the order of checks says.
+ */
 export async function createQuote(
   context: TradingContext,
   principal: Principal,
@@ -127,16 +139,19 @@ export async function createQuote(
   options: { readonly reversesTradeId?: string; readonly tx?: Queryable } = {},
 ): Promise<QuoteRecord> {
   const db = options.tx ?? context.db;
-  const book = await readOrgBook(db, principal.orgId, principal.environment);
-  if (!book) throw new Error(`no ${principal.environment} book for org ${principal.orgId}`);
-  assertTradingAllowed(book, request.buyCurrency, request.sellCurrency);
-  const terms = await priceRequest(context, request);
+  const terms = await priceRequest(context, request).catch(async (error: unknown) => {
+    await assertBookMayTrade(db, principal, request);
+    throw error;
+  });
   const createdAt = context.now();
   const expiresAt = new Date(createdAt.getTime() + request.validForSeconds * 1000);
   const { rows } = await db.query<QuoteRow>(
     `INSERT INTO quotes (id, org_id, environment, buy_currency, sell_currency, buy_amount, sell_amount, amount_currency,
                          rate, mid_rate, spread_bps, sell_usd_value, reverses_trade_id, actor_key, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+     SELECT $1, b.org_id, b.environment, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
+       FROM org_environments b
+      WHERE b.org_id = $2 AND b.environment = $3
+        AND fx_trading_allowed(b.trading_enabled, b.disabled_currencies, b.disabled_pairs, $4, $5)
      RETURNING *`,
     [
       newId('quote', createdAt.getTime()),
@@ -157,5 +172,10 @@ export async function createQuote(
       expiresAt,
     ],
   );
-  return toQuoteRecord(rows[0]!, await context.reference());
+  const row = rows[0];
+  if (row) return toQuoteRecord(row, await context.reference());
+  await assertBookMayTrade(db, principal, request);
+  // The book allowed the pair again between the INSERT and the read: an operator's change
+  // raced this request. Nothing was written; the client may simply retry.
+  throw new Error(`the ${principal.environment} book of org ${principal.orgId} changed its trading settings during the quote`);
 }

@@ -1,19 +1,19 @@
 /**
- * Trades: a quote executed, exactly once. One SQL transaction claims the quote and inserts the
- * trade (one statement), posts its ledger movement and reserves the trade's USD value on the
- * credit line with a conditional update (so racing trades cannot both take the last of the
- * line). The trade row carries the Idempotency-Key under a unique constraint, so a retry whose
- * record the idempotency store lost finds the trade instead of making a second one.
+ * Trades: a quote executed, exactly once. One SQL statement, the database function
+ * fx_execute_trade (migration 0005), claims the quote and inserts the trade, posts its ledger
+ * movement and reserves the trade's USD value on the credit line with a conditional update (so
+ * racing trades cannot both take the last of the line), all in one transaction. The trade row
+ * carries the Idempotency-Key under a unique constraint, so a retry whose record the idempotency
+ * store lost finds the trade instead of making a second one.
  */
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
-import { failpoint } from '../../lib/failpoints.js';
+import { takeArmedFailpoint } from '../../lib/failpoints.js';
 import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
-import { postMovement } from '../ledger/ledger.js';
-import { assertTradingAllowed, readOrgBook } from './org-books.js';
+import { assertTradingAllowed } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
 import { replayOrMismatch } from '../http/idempotency.js';
@@ -143,53 +143,35 @@ async function findByIdempotencyKey(db: Queryable, principal: Principal, key: st
   return rows[0] ?? null;
 }
 
-/** What the claiming statement returns: the new trade, with what the checks after it need of its quote and book. */
-interface ClaimedTradeRow extends TradeRow, TradingPermissionsRow {
-  quote_expires_at: Date;
-  quote_reverses_trade_id: string | null;
+/** The armed failpoints fx_execute_trade can fail at, one per step (tests only). */
+const TRADE_FAILPOINTS = ['trade.after-insert', 'trade.after-ledger', 'trade.after-credit'] as const;
+
+/** SQLSTATE of a refusal raised by fx_execute_trade (migration 0005): the reason is the message, its facts JSON in DETAIL. */
+const TRADE_REFUSAL_SQLSTATE = 'FXR01';
+
+type TradeRefusalReason = 'QUOTE_UNCLAIMABLE' | 'REVERSE_QUOTE_INVALID' | 'QUOTE_EXPIRED' | 'TRADING_NOT_ALLOWED' | 'CREDIT_LIMIT_EXCEEDED';
+
+interface TradeRefusal {
+  readonly reason: TradeRefusalReason;
+  readonly facts: Readonly<Record<string, unknown>>;
 }
 
-interface TradingPermissionsRow {
-  trading_enabled: boolean;
-  disabled_currencies: string[];
-  disabled_pairs: string[];
+function tradeRefusalOf(error: unknown): TradeRefusal | null {
+  const e = error as { code?: unknown; message?: unknown; detail?: unknown } | null;
+  if (e?.code !== TRADE_REFUSAL_SQLSTATE || typeof e.message !== 'string') return null;
+  const facts: unknown = typeof e.detail === 'string' && e.detail !== '' ? JSON.parse(e.detail) : {};
+  return { reason: e.message as TradeRefusalReason, facts: facts as Record<string, unknown> };
 }
 
 /**
- * Claims the quote and inserts its trade, in one statement: the UPDATE takes the quote only if
- * no trade has claimed it (under READ COMMITTED, one that waited for a racing claim re-checks
- * that on the committed row, so a quote is executed at most once), and the INSERT copies its
- * terms. Nothing is returned when the quote is not this book's or is already claimed. The
- * checks on the quote and book run on the answer; a refusal then rolls the claim back.
+ * Runs fx_execute_trade: claims the quote, inserts the trade, checks the quote and the book,
+ * posts the ledger movement and reserves credit, in one statement (migration 0005 says why and
+ * how). Outside a transaction the statement is its own; inside one (a reversal) it joins it.
  */
-async function claimQuoteAsTrade(
-  tx: Queryable,
-  principal: Principal,
-  input: ExecuteTradeInput,
-  tradeId: string,
-  now: Date,
-): Promise<ClaimedTradeRow | null> {
-  const { rows } = await tx.query<ClaimedTradeRow>(
-    `WITH claimed AS (
-       UPDATE quotes q SET used_by_trade_id = $1
-         FROM org_environments b
-        WHERE q.id = $4 AND q.org_id = $2 AND q.environment = $3 AND q.used_by_trade_id IS NULL
-          AND b.org_id = q.org_id AND b.environment = q.environment
-       RETURNING q.*, b.trading_enabled, b.disabled_currencies, b.disabled_pairs
-     ),
-     inserted AS (
-       INSERT INTO trades (id, org_id, environment, quote_id, idempotency_key, request_fingerprint, buy_currency, sell_currency,
-                           buy_amount, sell_amount, referenced_currency, referenced_amount, rate, sell_usd_value, status,
-                           client_reference_id, original_trade_id, source, actor_id, metadata, created_at, updated_at)
-       SELECT $1, org_id, environment, id, $5, $6, buy_currency, sell_currency,
-              buy_amount, sell_amount, amount_currency, CASE WHEN amount_currency = buy_currency THEN buy_amount ELSE sell_amount END,
-              rate, sell_usd_value, $7, $8, $9, 'API', $10, $11, $12, $12
-         FROM claimed
-       RETURNING *
-     )
-     SELECT inserted.*, claimed.expires_at AS quote_expires_at, claimed.reverses_trade_id AS quote_reverses_trade_id,
-            claimed.trading_enabled, claimed.disabled_currencies, claimed.disabled_pairs
-       FROM inserted CROSS JOIN claimed`,
+async function runTradeStatement(db: Queryable, principal: Principal, input: ExecuteTradeInput, tradeId: string, now: Date): Promise<TradeRow> {
+  const { rows } = await db.query<TradeRow>(
+    `SELECT (r.trade).*, r.sell_balance::text AS sell_balance
+       FROM fx_execute_trade($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13::text[], $14) AS r`,
     [
       tradeId,
       principal.orgId,
@@ -197,15 +179,18 @@ async function claimQuoteAsTrade(
       input.quoteId,
       input.idempotency.key,
       input.idempotency.fingerprint,
-      input.reverses ? 'REVERSED' : 'EXECUTED',
-      input.clientReferenceId ?? null,
       input.reverses?.id ?? null,
+      input.clientReferenceId ?? null,
       actorIdOf(principal),
       JSON.stringify(input.metadata ?? {}),
       now,
+      newId('ledgerTransaction'),
+      // An id for each of the four accounts a trade moves, used where the account is new.
+      Array.from({ length: 4 }, () => newId('balance', now.getTime())),
+      takeArmedFailpoint(TRADE_FAILPOINTS),
     ],
   );
-  return rows[0] ?? null;
+  return rows[0]!;
 }
 
 /**
@@ -213,8 +198,8 @@ async function claimQuoteAsTrade(
  * it. When that trade was made with this same Idempotency-Key (two attempts got past a store
  * that had lost the key, and the other won), it is this request's answer.
  */
-async function unclaimableQuote(tx: Queryable, principal: Principal, input: ExecuteTradeInput): Promise<TradeRow> {
-  const { rows } = await tx.query<{ used_by_trade_id: string | null; idempotency_key: string | null }>(
+async function unclaimableQuote(db: Queryable, principal: Principal, input: ExecuteTradeInput): Promise<TradeRow> {
+  const { rows } = await db.query<{ used_by_trade_id: string | null; idempotency_key: string | null }>(
     `SELECT q.used_by_trade_id, t.idempotency_key
        FROM quotes q LEFT JOIN trades t ON t.id = q.used_by_trade_id
       WHERE q.id = $1 AND q.org_id = $2 AND q.environment = $3`,
@@ -223,33 +208,46 @@ async function unclaimableQuote(tx: Queryable, principal: Principal, input: Exec
   const quote = rows[0];
   if (!quote) throw new ApiError('QUOTE_NOT_FOUND', { quoteId: input.quoteId });
   if (quote.idempotency_key === input.idempotency.key) {
-    const winner = await findByIdempotencyKey(tx, principal, input.idempotency.key);
+    const winner = await findByIdempotencyKey(db, principal, input.idempotency.key);
     if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
   }
   throw new ApiError('QUOTE_ALREADY_USED', { quoteId: input.quoteId, tradeId: quote.used_by_trade_id ?? '' });
 }
 
-function checkQuoteUsable(trade: ClaimedTradeRow, now: Date, reverses: TradeRow | undefined): void {
-  const quoteReverses = trade.quote_reverses_trade_id;
-  if (reverses ? quoteReverses !== reverses.id : quoteReverses !== null) {
-    throw new ApiError('REVERSE_QUOTE_INVALID', { quoteId: trade.quote_id, tradeId: reverses?.id ?? quoteReverses ?? '' });
+/** The answer to a refusal of fx_execute_trade: the catalogued error, or the earlier trade a retry finds. */
+async function answerRefusal(db: Queryable, principal: Principal, input: ExecuteTradeInput, refusal: TradeRefusal): Promise<TradeRow> {
+  const { facts } = refusal;
+  switch (refusal.reason) {
+    case 'QUOTE_UNCLAIMABLE':
+      return unclaimableQuote(db, principal, input);
+    case 'REVERSE_QUOTE_INVALID':
+      throw new ApiError('REVERSE_QUOTE_INVALID', {
+        quoteId: input.quoteId,
+        tradeId: input.reverses?.id ?? (facts.quoteReversesTradeId as string | null) ?? '',
+      });
+    case 'QUOTE_EXPIRED':
+      throw new ApiError('QUOTE_EXPIRED', { quoteId: input.quoteId, expiredAt: new Date(Number(facts.expiresAtMs)).toISOString() });
+    case 'TRADING_NOT_ALLOWED':
+      // The statement said whether; assertTradingAllowed says which refusal it is (a test holds
+      // fx_trading_allowed and assertTradingAllowed to the same answer).
+      assertTradingAllowed(
+        {
+          tradingEnabled: facts.tradingEnabled as boolean,
+          disabledCurrencies: facts.disabledCurrencies as string[],
+          disabledPairs: facts.disabledPairs as string[],
+        },
+        facts.buyCurrency as string,
+        facts.sellCurrency as string,
+      );
+      throw new Error('fx_execute_trade refused a trade that assertTradingAllowed allows');
+    case 'CREDIT_LIMIT_EXCEEDED':
+      throw new ApiError('TRADE_CREDIT_LIMIT_EXCEEDED', {
+        creditLine: formatToDecimals(parseDecimal(facts.creditLine as string), 2),
+        committedAmount: formatToDecimals(parseDecimal(facts.committed as string), 2),
+        requiredAmount: formatToDecimals(parseDecimal(facts.required as string), 2),
+        currency: 'USD',
+      });
   }
-  if (trade.quote_expires_at.getTime() <= now.getTime()) {
-    throw new ApiError('QUOTE_EXPIRED', { quoteId: trade.quote_id, expiredAt: trade.quote_expires_at.toISOString() });
-  }
-}
-
-/** The trade row of a claimed trade, without what the claim added about its quote and book. */
-function tradeRowOf(claimed: ClaimedTradeRow, sellBalance: Decimal | undefined): TradeRow {
-  const {
-    quote_expires_at: _expiresAt,
-    quote_reverses_trade_id: _reverses,
-    trading_enabled: _enabled,
-    disabled_currencies: _currencies,
-    disabled_pairs: _pairs,
-    ...trade
-  } = claimed;
-  return { ...trade, sell_balance: sellBalance?.toFixed() ?? null };
 }
 
 /**
@@ -258,7 +256,8 @@ function tradeRowOf(claimed: ClaimedTradeRow, sellBalance: Decimal | undefined):
  * refusals are ApiErrors; anything unexpected after the write began is TRADE_EXECUTION_FAILED
  * naming the trade id, so the client can check and retry.
  *
- * The happy path is five round trips: BEGIN, claim and insert, ledger movement, credit, COMMIT.
+ * The happy path is one round trip: the fx_execute_trade statement, its own transaction. A
+ * reversal, which also updates the original trade, runs it inside a transaction with its hook.
  * An earlier trade with this Idempotency-Key (a retry whose store record was lost) is found
  * where it shows: as the quote's claimant, as a unique violation of the key, or, before any
  * refusal is answered, by a look-up; so a retry is replayed (or is a mismatch) before it can be
@@ -272,36 +271,20 @@ export async function executeTrade(
 ): Promise<TradeRow> {
   const now = context.now();
   const tradeId = newId('trade', now.getTime());
+  const inTransaction = hooks.inTransaction;
   try {
-    return await context.db.transaction(async (tx) => {
-      const claimed = await claimQuoteAsTrade(tx, principal, input, tradeId, now);
-      if (!claimed) return unclaimableQuote(tx, principal, input);
-      checkQuoteUsable(claimed, now, input.reverses);
-      assertTradingAllowed(
-        { tradingEnabled: claimed.trading_enabled, disabledCurrencies: claimed.disabled_currencies, disabledPairs: claimed.disabled_pairs },
-        claimed.buy_currency,
-        claimed.sell_currency,
-      );
-      failpoint('trade.after-insert');
-      // The rows every trade of this book contends on (its accounts, its credit) are touched
-      // last, so they stay locked only for the last statements and the commit.
-      const movement = await postMovement(tx, {
-        orgId: principal.orgId,
-        environment: principal.environment,
-        kind: input.reverses ? 'reversal' : 'trade',
-        referenceId: claimed.id,
-        at: now,
-        postings: tradePostings(claimed),
+    try {
+      if (!inTransaction) return await runTradeStatement(context.db, principal, input, tradeId, now);
+      return await context.db.transaction(async (tx) => {
+        const trade = await runTradeStatement(tx, principal, input, tradeId, now);
+        await inTransaction(tx, trade);
+        return trade;
       });
-      failpoint('trade.after-ledger');
-      // A reversal closes a position: it commits no credit of its own.
-      if (!input.reverses) await reserveCredit(tx, principal, parseDecimal(claimed.sell_usd_value));
-      failpoint('trade.after-credit');
-      const sellBalance = movement.balances.find((entry) => entry.account === 'client' && entry.currency === claimed.sell_currency)?.balance;
-      const trade = tradeRowOf(claimed, sellBalance);
-      await hooks.inTransaction?.(tx, trade);
-      return trade;
-    });
+    } catch (error) {
+      const refusal = tradeRefusalOf(error);
+      if (refusal === null) throw error;
+      return await answerRefusal(context.db, principal, input, refusal);
+    }
   } catch (error) {
     if (isApiError(error)) {
       if (error.code === 'IDEMPOTENCY_MISMATCH') throw error;
@@ -317,39 +300,6 @@ export async function executeTrade(
     }
     throw new ApiError('TRADE_EXECUTION_FAILED', { resourceId: tradeId }, { cause: error });
   }
-}
-
-/** The org receives what it bought and pays what it sold; the house's liquidity is the other side. */
-function tradePostings(trade: TradeRow) {
-  const bought = parseDecimal(trade.buy_amount);
-  const sold = parseDecimal(trade.sell_amount);
-  return [
-    { account: 'client' as const, currency: trade.buy_currency, amount: bought },
-    { account: 'liquidity' as const, currency: trade.buy_currency, amount: bought.negated() },
-    { account: 'client' as const, currency: trade.sell_currency, amount: sold.negated() },
-    { account: 'liquidity' as const, currency: trade.sell_currency, amount: sold },
-  ];
-}
-
-/**
- * Adds the trade's USD value to the book's committed amount, only if it stays within the credit
- * line. The row lock of the UPDATE serialises trades of one book; under READ COMMITTED the
- * condition is re-evaluated on the latest row, so the line is never overdrawn.
- */
-async function reserveCredit(tx: Queryable, principal: Principal, amountUsd: Decimal): Promise<void> {
-  const { rowCount } = await tx.query(
-    `UPDATE org_environments SET committed_usd = committed_usd + $3::numeric, updated_at = now()
-      WHERE org_id = $1 AND environment = $2 AND committed_usd + $3::numeric <= credit_line_usd`,
-    [principal.orgId, principal.environment, formatDecimal(amountUsd)],
-  );
-  if (rowCount === 1) return;
-  const book = await readOrgBook(tx, principal.orgId, principal.environment);
-  throw new ApiError('TRADE_CREDIT_LIMIT_EXCEEDED', {
-    creditLine: formatToDecimals(book!.creditLineUsd, 2),
-    committedAmount: formatToDecimals(book!.committedUsd, 2),
-    requiredAmount: formatToDecimals(amountUsd, 2),
-    currency: 'USD',
-  });
 }
 
 /**

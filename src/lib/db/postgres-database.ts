@@ -1,4 +1,5 @@
 /** The PostgreSQL driver of the Database interface, over a `pg` connection pool. */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Database, QueryResult, Queryable } from './database.js';
 
@@ -12,10 +13,37 @@ export interface PostgresOptions {
 
 export const POSTGRES_DEFAULTS = { maxConnections: 20, statementTimeoutMs: 10_000 } as const;
 
-function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+/**
+ * How many distinct statement texts get a name. The code's SQL is a fixed set of texts (nothing
+ * builds queries), well under this; the bound only keeps a future text-building caller from
+ * growing every connection's statement cache without end. Texts past it run unnamed.
+ */
+const MAX_NAMED_STATEMENTS = 1_000;
+
+/**
+ * Names each parameterised statement text after its hash, so that `pg` parses it once per
+ * connection and PostgreSQL keeps its plan: the hot paths' statements are long CTEs, and a
+ * profile of the trade benchmark showed parsing and planning them (base_yyparse, copyObject,
+ * the planner) as a large share of the server's CPU. The same text always gets the same name,
+ * which is what `pg` requires of a name.
+ */
+class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  nameOf(sql: string): string | undefined {
+    const known = this.#names.get(sql);
+    if (known !== undefined || this.#names.size >= MAX_NAMED_STATEMENTS) return known;
+    const name = `fx_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+    this.#names.set(sql, name);
+    return name;
+  }
+}
+
+function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames): Queryable {
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      const result = await client.query(sql, params as unknown[]);
+      const name = params.length > 0 ? statements.nameOf(sql) : undefined;
+      const result = await client.query({ text: sql, values: params as unknown[], ...(name === undefined ? {} : { name }) });
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async exec(sql: string): Promise<void> {
@@ -32,7 +60,8 @@ export function openPostgres(options: PostgresOptions): Database {
   });
   // An idle client that loses its connection emits here; without a listener the process dies.
   pool.on('error', () => {});
-  const root = wrap(pool);
+  const statements = new StatementNames();
+  const root = wrap(pool, statements);
   return {
     driver: 'postgres',
     query: root.query,
@@ -49,7 +78,7 @@ export function openPostgres(options: PostgresOptions): Database {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn(wrap(client));
+        const result = await fn(wrap(client, statements));
         await client.query('COMMIT');
         return result;
       } catch (error) {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertTradingAllowed,
@@ -256,5 +257,31 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
     // Enabling concurrently, some of them twice, leaves none behind.
     await Promise.all([...currencies, ...currencies.slice(0, 5)].map((currency) => setCurrencyEnabled(database.db, orgId, 'live', currency, true)));
     expect((await readOrgBook(database.db, orgId, 'live'))!.disabledCurrencies).toEqual([]);
+  });
+
+  // Quotes and trades ask the database function whether the book may trade (one round trip);
+  // assertTradingAllowed then says which refusal it is. The two must never disagree.
+  it('fx_trading_allowed answers as assertTradingAllowed does, for any settings and pair', async () => {
+    const codes = ['EUR', 'USD', 'GBP', 'JPY'];
+    const code = fc.constantFrom(...codes);
+    const pairKeyArb = fc.tuple(code, code).filter(([a, b]) => a !== b).map(([a, b]) => `${a}/${b}`);
+    const settings = fc.record({
+      tradingEnabled: fc.boolean(),
+      disabledCurrencies: fc.uniqueArray(code, { maxLength: 3 }),
+      disabledPairs: fc.uniqueArray(pairKeyArb, { maxLength: 6 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(settings, fc.tuple(code, code).filter(([a, b]) => a !== b), async (permissions, [buy, sell]) => {
+        const { rows } = await database.db.query<{ allowed: boolean }>('SELECT fx_trading_allowed($1, $2::text[], $3::text[], $4, $5) AS allowed', [
+          permissions.tradingEnabled,
+          permissions.disabledCurrencies,
+          permissions.disabledPairs,
+          buy,
+          sell,
+        ]);
+        expect(rows[0]!.allowed).toBe(apiErrorOf(() => assertTradingAllowed(book(permissions), buy, sell)) === null);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
