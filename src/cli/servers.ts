@@ -85,6 +85,7 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
         issuer: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
         migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,
+        pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
       },
     });
   } catch (error) {

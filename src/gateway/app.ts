@@ -14,7 +14,7 @@ import { registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
-import { PageWalker } from './legacy/page-walker.js';
+import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
 import { LEGACY_PREFIXES, registerLegacyRoutes } from './legacy/routes.js';
 import { LEGACY_TRANSFORMS, loadShippedMappings } from './legacy/transforms/index.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
@@ -51,11 +51,14 @@ export interface LegacyGatewayOptions {
   readonly idempotencyLockTtlMs?: number;
   /** Where v1's deprecation `Link` points. */
   readonly migrationGuideUrl?: string;
+  /** How list totals are found (FXGATE_LEGACY_PAGE_TOTALS; page-walker.ts). */
+  readonly pageTotals?: PageTotalsMode;
 }
 
 export const LEGACY_GATEWAY_DEFAULTS = {
   idempotencyLockTtlMs: 30_000,
   migrationGuideUrl: DEFAULT_MIGRATION_GUIDE_URL,
+  pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 
 export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not configured on this gateway';
@@ -129,7 +132,7 @@ async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof crea
       authenticate,
       client: new V3Client({ pool, credentials: resolved.credentials }),
       idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
-      pages: new PageWalker({ store: resolved.store }),
+      pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       transforms: LEGACY_TRANSFORMS,
       reply: { migrationGuideUrl: resolved.migrationGuideUrl },
     },

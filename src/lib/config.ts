@@ -110,6 +110,12 @@ export const configSchema = z.object({
       'Gateway: folder of its own v3 key files, `<orgId>.<mode>.json`, one per org and mode it serves (`fxgate gateway`; `fxgate all` creates them itself). Unset: `<FXGATE_DATA_DIR>/gateway-keys`.',
     ),
   FXGATE_MIGRATION_GUIDE_URL: z.url().default(DEFAULT_MIGRATION_GUIDE_URL).describe('Gateway: where the `Link` header of every v1 answer points (with `Deprecation` and `Sunset`).'),
+  FXGATE_LEGACY_PAGE_TOTALS: z
+    .enum(['bounded', 'exact'])
+    .default('bounded')
+    .describe(
+      'Gateway: `meta.pagination.total` of v1/v2 lists. `bounded`: a cold request (no cached snapshot of the list) for page N costs at most ceil(N*limit/100) v3 calls; the total is exact once some request has reached the end of the list, until then the records walked so far plus one (a lower bound, so a next page always shows). `exact`: a cold request walks the whole list, max(1, ceil(total/100)) v3 calls, and the total is always exact.',
+    ),
   FXGATE_RATES: rateTable
     .optional()
     .describe(

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
 import { ConfigError, loadConfig } from '../../src/lib/config.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
@@ -76,6 +77,21 @@ describe('FXGATE_REVERSAL_WINDOW_SECONDS', () => {
 
   it.each(['0', '-5', '1.5', 'half an hour'])('refuses %s, naming the variable', (value) => {
     expect(problems({ FXGATE_REVERSAL_WINDOW_SECONDS: value })).toEqual([expect.stringMatching(/^FXGATE_REVERSAL_WINDOW_SECONDS: /)]);
+  });
+});
+
+describe('FXGATE_LEGACY_PAGE_TOTALS', () => {
+  it('defaults to bounded, the page walker default', () => {
+    expect(loadConfig({}).FXGATE_LEGACY_PAGE_TOTALS).toBe('bounded');
+    expect(loadConfig({}).FXGATE_LEGACY_PAGE_TOTALS).toBe(PAGE_WALKER_DEFAULTS.totals);
+  });
+
+  it('accepts every mode the page walker has', () => {
+    for (const mode of PAGE_TOTALS_MODES) expect(loadConfig({ FXGATE_LEGACY_PAGE_TOTALS: mode }).FXGATE_LEGACY_PAGE_TOTALS).toBe(mode);
+  });
+
+  it.each(['Exact', 'approximate', 'true', ' bounded'])('refuses %s, naming the variable', (value) => {
+    expect(problems({ FXGATE_LEGACY_PAGE_TOTALS: value })).toEqual([expect.stringMatching(/^FXGATE_LEGACY_PAGE_TOTALS: /)]);
   });
 });
 
