@@ -377,6 +377,9 @@ function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: 
       if (baseline !== undefined) {
         for (const row of others) {
           notes.push(`${row.label} vs ${baseline.label}: p50 ${formatMs(row.latencyMs.p50 - baseline.latencyMs.p50)}, p99 ${formatMs(row.latencyMs.p99 - baseline.latencyMs.p99)}`);
+          if (row.addedMs !== undefined) {
+            notes.push(`${row.label}, per request (its latency less the gateway's Server-Timing upstream time): added p50 ${row.addedMs.p50.toFixed(2)} ms, p99 ${row.addedMs.p99.toFixed(2)} ms`);
+          }
         }
       }
       notes.push(`send lag behind the schedule (load generator): ${runs.map((run) => `${run.row.label} p99 ${run.dispatchLagMs.p99.toFixed(2)} ms, max ${run.dispatchLagMs.max.toFixed(2)} ms`).join('; ')}`);

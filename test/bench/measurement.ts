@@ -29,6 +29,11 @@ export interface RowMeasurement {
   readonly statusCodes: Readonly<Record<string, number>>;
   /** For a fixed-rate run (paced-load.ts): the requests per second offered; absent for a run at full speed. */
   readonly offeredRate?: number;
+  /**
+   * For a fixed-rate run whose every 2xx answer carried the gateway's Server-Timing: percentiles
+   * of each request's latency less its upstream time, i.e. what the gateway added to that request.
+   */
+  readonly addedMs?: { readonly p50: number; readonly p99: number };
 }
 
 export interface CaseMeasurement {
@@ -71,7 +76,16 @@ export async function sendPrepared(pool: Dispatcher, request: PreparedRequest): 
     headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
     bodyTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
   });
-  return { statusCode: response.statusCode, body: await response.body.text() };
+  const body = await response.body.text();
+  const upstreamMs = upstreamMsOf(response.headers['server-timing']);
+  return { statusCode: response.statusCode, body, ...(upstreamMs === undefined ? {} : { upstreamMs }) };
+}
+
+/** The `upstream` metric's duration of a Server-Timing header (the gateway's legacy answers carry one). */
+export function upstreamMsOf(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header.join(',') : header;
+  const match = text === undefined ? null : /(?:^|,)\s*upstream\s*;(?:[^,]*;)?\s*dur=([0-9.]+)/.exec(text);
+  return match ? Number(match[1]) : undefined;
 }
 
 /** True when sendPrepared failed because the answer (its headers or its body) did not come in time. */

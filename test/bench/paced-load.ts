@@ -49,6 +49,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   assertPoolLastsTheRun(requests, options.seconds, options.lifetimeSeconds);
   const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
   const latencies: number[] = [];
+  const added: number[] = [];
   const lags: number[] = [];
   const statusCodes: Record<string, number> = {};
   const failureSamples: string[] = [];
@@ -69,8 +70,10 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
       answered += 1;
       lastAnswer = now;
       statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
-      if (response.statusCode >= 200 && response.statusCode < 300) latencies.push(now - dispatched);
-      else {
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        latencies.push(now - dispatched);
+        if (response.upstreamMs !== undefined) added.push(now - dispatched - response.upstreamMs);
+      } else {
         non2xx += 1;
         sample(`${response.statusCode} ${response.body.slice(0, 200)}`);
       }
@@ -103,6 +106,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   }
   const seconds = Math.max((lastAnswer - started) / 1000, 1e-3);
   latencies.sort((a, b) => a - b);
+  added.sort((a, b) => a - b);
   lags.sort((a, b) => a - b);
   return {
     row: {
@@ -114,6 +118,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
       non2xx,
       statusCodes,
       offeredRate: options.rate,
+      ...(added.length > 0 && added.length === latencies.length ? { addedMs: { p50: percentile(added, 0.5), p99: percentile(added, 0.99) } } : {}),
     },
     dispatchLagMs: { p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
     failureSamples,

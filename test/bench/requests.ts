@@ -41,6 +41,8 @@ export interface SelfMeasuredPlan {
 export interface ReceivedResponse {
   readonly statusCode: number;
   readonly body: string;
+  /** The gateway's `Server-Timing: upstream;dur=` (ms waiting on v3), when the answer carries it. */
+  readonly upstreamMs?: number;
 }
 
 /**

@@ -141,7 +141,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   /** The fastify handler. Never throws: every outcome is a legacy answer. */
   readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const fixed = { 'x-request-id': request.id, ...generationHeaders(this.generation, this.services.reply) };
-    const state: RequestState = { upstreamHeaders: {} };
+    const state: RequestState = { upstreamHeaders: {}, upstreamMs: 0 };
     let answer: LegacyAnswer;
     try {
       answer = await this.serve(request, state);
@@ -151,7 +151,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     // Retry-After goes only with the answers that mean "wait" (failure() decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
     const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([name]) => name !== 'retry-after'));
-    reply.headers({ 'x-trace-id': randomBytes(16).toString('hex'), ...passOn, ...answer.headers, ...fixed });
+    reply.headers({ 'x-trace-id': randomBytes(16).toString('hex'), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
     return reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
   };
 
@@ -318,6 +318,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       idempotencyKey: call.idempotencyKey,
       headers: { 'x-request-id': request.id, 'x-forwarded-for': forwardedFor(request) },
     });
+    state.upstreamMs += response.elapsedMs;
     const forwarded = forwardedHeaders(response.headers);
     // The trace id of the first call names the operation; rate-limit headers are the latest.
     state.upstreamHeaders = { ...forwarded, ...(state.upstreamHeaders['x-trace-id'] ? { 'x-trace-id': state.upstreamHeaders['x-trace-id'] } : {}) };
@@ -368,6 +369,17 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
 /** What one request learned from v3 so far: the headers to pass on, even on failure. */
 interface RequestState {
   upstreamHeaders: Record<string, string>;
+  /** Time spent waiting on v3 answers, summed over this request's calls (they run one after another). */
+  upstreamMs: number;
+}
+
+/**
+ * `Server-Timing: upstream;dur=...` (W3C Server Timing) on every legacy answer: how much of the
+ * request was v3's. What remains of the client's latency is what the gateway added (its own
+ * work, the extra hop and any wait for a CPU), which the platform team can watch per request.
+ */
+function serverTiming(state: RequestState): string {
+  return `upstream;dur=${state.upstreamMs.toFixed(3)}`;
 }
 
 function rawBodyOf(request: FastifyRequest): Buffer {
@@ -416,7 +428,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * `meta.pagination` (spec 4.6) and, for a bounded list, the page's slice of `data`. start is the
  * 0-based offset of the page's first record and end the offset after its last (end - start is
- * the number of records on the page).
+ * the number of records on the page). A cursor list's total is the walker's: in its 'bounded'
+ * totals mode, a lower bound above end until the list's end has been walked (page-walker.ts).
  */
 function paginate(legacy: Record<string, unknown>, paging: { page: number; limit: number }, cursorTotal: number | null): Record<string, unknown> {
   const start = (paging.page - 1) * paging.limit;

@@ -149,6 +149,8 @@ export interface V3CallResponse {
   readonly body: Buffer;
   /** The parsed v3 error of a non-2xx answer. */
   readonly error?: V3Error;
+  /** Milliseconds from sending the request to the last byte of the answer (signing excluded). */
+  readonly elapsedMs: number;
 }
 
 export const V3_CLIENT_DEFAULTS = { maxBodyBytes: 10 * 1024 * 1024 } as const;
@@ -172,6 +174,7 @@ export class V3Client {
     let status: number;
     let responseHeaders: Dispatcher.ResponseData['headers'];
     let body: Buffer;
+    const sent = performance.now();
     try {
       const response = await this.options.pool.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body });
       status = response.statusCode;
@@ -180,8 +183,9 @@ export class V3Client {
     } catch (error) {
       throw classifyUpstreamFailure(error, what);
     }
-    if (status >= 200 && status < 300) return { status, headers: responseHeaders, body };
-    return { status, headers: responseHeaders, body, error: parseV3Error(body, status) };
+    const elapsedMs = performance.now() - sent;
+    if (status >= 200 && status < 300) return { status, headers: responseHeaders, body, elapsedMs };
+    return { status, headers: responseHeaders, body, error: parseV3Error(body, status), elapsedMs };
   }
 
   private async readBody(stream: Dispatcher.ResponseData['body'], status: number, what: string): Promise<Buffer> {
