@@ -380,6 +380,9 @@ function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: 
           if (row.addedMs !== undefined) {
             notes.push(`${row.label}, per request (its latency less the gateway's Server-Timing upstream time): added p50 ${row.addedMs.p50.toFixed(2)} ms, p99 ${row.addedMs.p99.toFixed(2)} ms`);
           }
+          if (row.gatewayMs !== undefined) {
+            notes.push(`${row.label}, the gateway handler's own time (Server-Timing gateway): p50 ${row.gatewayMs.p50.toFixed(2)} ms, p99 ${row.gatewayMs.p99.toFixed(2)} ms; the rest of the added time is the hop and waits before the handler ran`);
+          }
         }
       }
       notes.push(`send lag behind the schedule (load generator): ${runs.map((run) => `${run.row.label} p99 ${run.dispatchLagMs.p99.toFixed(2)} ms, max ${run.dispatchLagMs.max.toFixed(2)} ms`).join('; ')}`);

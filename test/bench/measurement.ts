@@ -34,6 +34,8 @@ export interface RowMeasurement {
    * of each request's latency less its upstream time, i.e. what the gateway added to that request.
    */
   readonly addedMs?: { readonly p50: number; readonly p99: number };
+  /** Same runs: percentiles of the gateway's own handler time (Server-Timing `gateway`), the part of addedMs it spent working. */
+  readonly gatewayMs?: { readonly p50: number; readonly p99: number };
 }
 
 export interface CaseMeasurement {
@@ -77,14 +79,16 @@ export async function sendPrepared(pool: Dispatcher, request: PreparedRequest): 
     bodyTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
   });
   const body = await response.body.text();
-  const upstreamMs = upstreamMsOf(response.headers['server-timing']);
-  return { statusCode: response.statusCode, body, ...(upstreamMs === undefined ? {} : { upstreamMs }) };
+  const header = response.headers['server-timing'];
+  const upstreamMs = serverTimingMs(header, 'upstream');
+  const gatewayMs = serverTimingMs(header, 'gateway');
+  return { statusCode: response.statusCode, body, ...(upstreamMs === undefined ? {} : { upstreamMs }), ...(gatewayMs === undefined ? {} : { gatewayMs }) };
 }
 
-/** The `upstream` metric's duration of a Server-Timing header (the gateway's legacy answers carry one). */
-export function upstreamMsOf(header: string | string[] | undefined): number | undefined {
+/** A metric's duration in a Server-Timing header (the gateway's legacy answers carry `upstream` and `gateway`). */
+export function serverTimingMs(header: string | string[] | undefined, metric: string): number | undefined {
   const text = Array.isArray(header) ? header.join(',') : header;
-  const match = text === undefined ? null : /(?:^|,)\s*upstream\s*;(?:[^,]*;)?\s*dur=([0-9.]+)/.exec(text);
+  const match = text === undefined ? null : new RegExp(`(?:^|,)\\s*${metric}\\s*;(?:[^,]*;)?\\s*dur=([0-9.]+)`).exec(text);
   return match ? Number(match[1]) : undefined;
 }
 

@@ -50,6 +50,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
   const latencies: number[] = [];
   const added: number[] = [];
+  const own: number[] = [];
   const lags: number[] = [];
   const statusCodes: Record<string, number> = {};
   const failureSamples: string[] = [];
@@ -73,6 +74,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
       if (response.statusCode >= 200 && response.statusCode < 300) {
         latencies.push(now - dispatched);
         if (response.upstreamMs !== undefined) added.push(now - dispatched - response.upstreamMs);
+        if (response.gatewayMs !== undefined) own.push(response.gatewayMs);
       } else {
         non2xx += 1;
         sample(`${response.statusCode} ${response.body.slice(0, 200)}`);
@@ -107,6 +109,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   const seconds = Math.max((lastAnswer - started) / 1000, 1e-3);
   latencies.sort((a, b) => a - b);
   added.sort((a, b) => a - b);
+  own.sort((a, b) => a - b);
   lags.sort((a, b) => a - b);
   return {
     row: {
@@ -119,6 +122,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
       statusCodes,
       offeredRate: options.rate,
       ...(added.length > 0 && added.length === latencies.length ? { addedMs: { p50: percentile(added, 0.5), p99: percentile(added, 0.99) } } : {}),
+      ...(own.length > 0 && own.length === latencies.length ? { gatewayMs: { p50: percentile(own, 0.5), p99: percentile(own, 0.99) } } : {}),
     },
     dispatchLagMs: { p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
     failureSamples,

@@ -43,6 +43,8 @@ export interface ReceivedResponse {
   readonly body: string;
   /** The gateway's `Server-Timing: upstream;dur=` (ms waiting on v3), when the answer carries it. */
   readonly upstreamMs?: number;
+  /** Its `gateway;dur=`: the gateway handler's own time besides. */
+  readonly gatewayMs?: number;
 }
 
 /**

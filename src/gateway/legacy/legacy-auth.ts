@@ -149,6 +149,9 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
         issuer,
         maxLifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
         nowSeconds,
+        // Inline: on a busy 2-core machine the pool's two hand-offs were the largest part of the
+        // gateway's own p99 at half of peak (3.7 ms against 0.45 ms inline; README, Benchmarks).
+        verifyOn: 'event-loop',
         resolveKey: async (name) => {
           key = await registry.findActive(name);
           return key?.publicKey ?? null;

@@ -141,7 +141,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   /** The fastify handler. Never throws: every outcome is a legacy answer. */
   readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const fixed = { 'x-request-id': request.id, ...generationHeaders(this.generation, this.services.reply) };
-    const state: RequestState = { upstreamHeaders: {}, upstreamMs: 0 };
+    const state: RequestState = { upstreamHeaders: {}, upstreamMs: 0, startedAt: performance.now() };
     let answer: LegacyAnswer;
     try {
       answer = await this.serve(request, state);
@@ -371,15 +371,19 @@ interface RequestState {
   upstreamHeaders: Record<string, string>;
   /** Time spent waiting on v3 answers, summed over this request's calls (they run one after another). */
   upstreamMs: number;
+  /** When the handler took the request (performance.now()). */
+  readonly startedAt: number;
 }
 
 /**
- * `Server-Timing: upstream;dur=...` (W3C Server Timing) on every legacy answer: how much of the
- * request was v3's. What remains of the client's latency is what the gateway added (its own
- * work, the extra hop and any wait for a CPU), which the platform team can watch per request.
+ * `Server-Timing: upstream;dur=..., gateway;dur=...` (W3C Server Timing) on every legacy answer:
+ * how long the request waited on v3, and the handler's own time besides (authentication, the
+ * idempotency record, signing, translation). What the client measures beyond their sum is the
+ * hop to the gateway and any wait before the handler ran. Operators can watch both per request.
  */
 function serverTiming(state: RequestState): string {
-  return `upstream;dur=${state.upstreamMs.toFixed(3)}`;
+  const own = Math.max(0, performance.now() - state.startedAt - state.upstreamMs);
+  return `upstream;dur=${state.upstreamMs.toFixed(3)}, gateway;dur=${own.toFixed(3)}`;
 }
 
 function rawBodyOf(request: FastifyRequest): Buffer {

@@ -6,7 +6,7 @@
 import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import fc from 'fast-check';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JWT_AUDIENCE, JWT_CLOCK_SKEW_SECONDS, newNonce, signApiToken, verifyApiToken, type TokenFailure } from '../../../src/lib/auth/jwt.js';
 
 const ISSUER = 'fxgate-test';
@@ -32,10 +32,15 @@ function goodClaims(overrides: Record<string, unknown> = {}) {
   return { iss: ISSUER, sub: KEY_NAME, aud: [JWT_AUDIENCE], iat: NOW, nbf: NOW, exp: NOW + MAX_LIFETIME, ...overrides };
 }
 
+/** Where the ECDSA check runs; every test below runs once with each (the core uses the pool, the gateway the event loop). */
+const VERIFY_ON = ['thread-pool', 'event-loop'] as const;
+let verifyOn: (typeof VERIFY_ON)[number] = 'thread-pool';
+
 const options = (nowSeconds = NOW) => ({
   issuer: ISSUER,
   maxLifetimeSeconds: MAX_LIFETIME,
   nowSeconds,
+  verifyOn,
   resolveKey: async (name: string) => (name === KEY_NAME ? publicKey : null),
 });
 
@@ -48,7 +53,11 @@ async function failureOf(token: string, nowSeconds = NOW): Promise<TokenFailure 
   }
 }
 
-describe('verifyApiToken', () => {
+describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
+  beforeAll(() => {
+    verifyOn = where;
+  });
+
   it("accepts the project's own tokens and jose's, and jose accepts the project's", async () => {
     const own = await signApiToken({ privateKey, keyName: KEY_NAME, issuer: ISSUER, lifetimeSeconds: MAX_LIFETIME, nowSeconds: NOW });
     expect(await verifyApiToken(own.token, options())).toEqual({ keyName: KEY_NAME, nonce: own.nonce, expiresAt: NOW + MAX_LIFETIME });
