@@ -25,25 +25,55 @@ const MAX_NAMED_STATEMENTS = 1_000;
  * connection and PostgreSQL keeps its plan: the hot paths' statements are long CTEs, and a
  * profile of the trade benchmark showed parsing and planning them (base_yyparse, copyObject,
  * the planner) as a large share of the server's CPU. The same text always gets the same name,
- * which is what `pg` requires of a name.
+ * which is what `pg` requires of a name, until a migration makes the prepared statements stale:
+ * then a new generation of names makes every connection prepare each text anew.
  */
 class StatementNames {
-  readonly #names = new Map<string, string>();
+  #names = new Map<string, string>();
+  #generation = 0;
 
   nameOf(sql: string): string | undefined {
     const known = this.#names.get(sql);
     if (known !== undefined || this.#names.size >= MAX_NAMED_STATEMENTS) return known;
-    const name = `fx_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+    const name = `fx${this.#generation}_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
     this.#names.set(sql, name);
     return name;
   }
+
+  renew(): void {
+    this.#generation += 1;
+    this.#names = new Map();
+  }
 }
 
-function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames): Queryable {
+/**
+ * PostgreSQL refuses to run a prepared statement whose result columns changed since it was
+ * prepared (a migration added a column under `SELECT *` or `RETURNING *`, as a rolling deploy
+ * does to the instances still running). It refuses before executing anything.
+ */
+function isStalePreparedStatement(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return e?.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan must not change result type');
+}
+
+function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames, inTransaction: boolean): Queryable {
+  const run = (sql: string, params: readonly unknown[]) => {
+    const name = params.length > 0 ? statements.nameOf(sql) : undefined;
+    return client.query({ text: sql, values: params as unknown[], ...(name === undefined ? {} : { name }) });
+  };
   return {
     async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      const name = params.length > 0 ? statements.nameOf(sql) : undefined;
-      const result = await client.query({ text: sql, values: params as unknown[], ...(name === undefined ? {} : { name }) });
+      let result: pg.QueryResult;
+      try {
+        result = await run(sql, params);
+      } catch (error) {
+        if (!isStalePreparedStatement(error)) throw error;
+        statements.renew();
+        // Nothing ran, so a lone statement is simply run again under its new name. Inside a
+        // transaction the error has aborted it: the caller's retry prepares anew.
+        if (inTransaction) throw error;
+        result = await run(sql, params);
+      }
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async exec(sql: string): Promise<void> {
@@ -61,7 +91,7 @@ export function openPostgres(options: PostgresOptions): Database {
   // An idle client that loses its connection emits here; without a listener the process dies.
   pool.on('error', () => {});
   const statements = new StatementNames();
-  const root = wrap(pool, statements);
+  const root = wrap(pool, statements, false);
   return {
     driver: 'postgres',
     query: root.query,
@@ -78,7 +108,7 @@ export function openPostgres(options: PostgresOptions): Database {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn(wrap(client, statements));
+        const result = await fn(wrap(client, statements, true));
         await client.query('COMMIT');
         return result;
       } catch (error) {
