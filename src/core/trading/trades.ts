@@ -247,6 +247,9 @@ async function answerRefusal(db: Queryable, principal: Principal, input: Execute
         requiredAmount: formatToDecimals(parseDecimal(facts.required as string), 2),
         currency: 'USD',
       });
+    default:
+      // A reason this code does not know (a newer migration's): a failure, never a silent answer.
+      throw new Error(`fx_execute_trade refused with an unknown reason ${JSON.stringify(refusal.reason satisfies never)}`);
   }
 }
 
