@@ -48,7 +48,12 @@ export async function recordTestDeposit(db: Database, deposit: TestDeposit): Pro
  */
 export class ForgetfulRedis {
   readonly prefix = `lost${randomBytes(4).toString('hex')}:`;
-  readonly store = new RedisStore({ url: testServices().redisUrl, keyPrefix: this.prefix });
+  /**
+   * A generous reply timeout: beside PGlite, whose queries run on the event loop, a reply can sit
+   * unread for a while when 100 requests run at once, and a busy CI machine stretches that; the
+   * store's own timeout behaviour is tested in test/lib/store/redis-store.test.ts.
+   */
+  readonly store = new RedisStore({ url: testServices().redisUrl, keyPrefix: this.prefix, commandTimeoutMs: 5_000 });
   private readonly admin = new Redis(testServices().redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
 
   async connect(): Promise<void> {
