@@ -80,15 +80,19 @@ export async function sendPrepared(pool: Dispatcher, request: PreparedRequest): 
   });
   const body = await response.body.text();
   const header = response.headers['server-timing'];
-  const upstreamMs = serverTimingMs(header, 'upstream');
-  const gatewayMs = serverTimingMs(header, 'gateway');
+  const upstreamMs = serverTimingMs(header, UPSTREAM_TIMING);
+  const gatewayMs = serverTimingMs(header, GATEWAY_TIMING);
   return { statusCode: response.statusCode, body, ...(upstreamMs === undefined ? {} : { upstreamMs }), ...(gatewayMs === undefined ? {} : { gatewayMs }) };
 }
 
-/** A metric's duration in a Server-Timing header (the gateway's legacy answers carry `upstream` and `gateway`). */
-export function serverTimingMs(header: string | string[] | undefined, metric: string): number | undefined {
+/** The two metrics of the gateway's Server-Timing, compiled once: every answer of a paced run is read with them. */
+const UPSTREAM_TIMING = /(?:^|,)\s*upstream\s*;(?:[^,]*;)?\s*dur=([0-9.]+)/;
+const GATEWAY_TIMING = /(?:^|,)\s*gateway\s*;(?:[^,]*;)?\s*dur=([0-9.]+)/;
+
+/** A metric's duration in a Server-Timing header, by its pattern. */
+function serverTimingMs(header: string | string[] | undefined, metric: RegExp): number | undefined {
   const text = Array.isArray(header) ? header.join(',') : header;
-  const match = text === undefined ? null : new RegExp(`(?:^|,)\\s*${metric}\\s*;(?:[^,]*;)?\\s*dur=([0-9.]+)`).exec(text);
+  const match = text === undefined ? null : metric.exec(text);
   return match ? Number(match[1]) : undefined;
 }
 
