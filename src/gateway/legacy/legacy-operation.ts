@@ -3,7 +3,8 @@
  * The steps, in order, each able to end the request with a legacy error:
  *
  *   1. auth: the legacy JWT, org, mode, IP allowlist and scope (legacy-auth.ts), before any
- *      upstream call and before the gateway's own v3 credential is touched;
+ *      upstream call and before the gateway's own v3 credential is touched (only a read's
+ *      replay check may still be on its way, and its answer waits for it);
  *   2. idempotency: v2's own contract (legacy-idempotency.ts); the first answer is kept and
  *      replayed, and the v3 key is derived from the v2 key; v1 writes get a fresh v3 key;
  *   3. input: page/limit and filters of lists, the body read losslessly (amounts as decimal
@@ -29,7 +30,7 @@ import { UpstreamCredentialError } from '../upstream/credentials.js';
 import { UpstreamError, UpstreamUnreachableError, type V3CallResponse, type V3Client, type V3Error } from '../upstream/v3-client.js';
 import type { EndpointMapping, V3Call } from './endpoint-mappings.js';
 import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from './error-tables.js';
-import type { LegacyAuthenticator, LegacyPrincipal } from './legacy-auth.js';
+import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from './legacy-auth.js';
 import {
   type LegacyIdempotency,
   type LegacyIdempotencyScope,
@@ -156,9 +157,15 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   };
 
   private async serve(request: FastifyRequest, state: RequestState): Promise<LegacyAnswer> {
-    const principal = await this.authenticate(request);
+    // A read without an idempotency key may be sent while its token's replay check is still on
+    // its way (legacy-auth.ts); anything that keeps or replays an answer waits for the check.
+    const deferReplayCheck = !this.write && request.headers['idempotency-key'] === undefined;
+    const { principal, replayCheck } = await this.authenticate(request, deferReplayCheck);
     const key = this.idempotencyKeyOf(request);
-    if (key === undefined) return this.run(request, principal, state, this.write ? freshV3Key() : undefined);
+    if (key === undefined) {
+      const answer = this.run(request, principal, state, this.write ? freshV3Key() : undefined);
+      return deferReplayCheck ? this.afterReplayCheck(request, state, answer, replayCheck) : answer;
+    }
 
     const scope: LegacyIdempotencyScope = { orgId: principal.orgId, mode: principal.mode, operation: this.operation, key };
     const fingerprint = requestFingerprint(request.method, request.url, this.write ? rawBodyOf(request) : Buffer.alloc(0));
@@ -201,7 +208,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     return key;
   }
 
-  private async authenticate(request: FastifyRequest): Promise<LegacyPrincipal> {
+  private async authenticate(request: FastifyRequest, deferReplayCheck: boolean): Promise<{ principal: LegacyPrincipal; replayCheck: Promise<LegacyAuthRefusal | null> }> {
     const result = await this.services.authenticate({
       generation: this.generation,
       authorization: request.headers.authorization,
@@ -210,12 +217,33 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       pathOrgId: (request.params as Record<string, string>).orgId ?? '',
       requiredScope: this.mapping.scope,
       write: this.write,
+      deferReplayCheck,
     });
-    if (!result.ok) {
-      request.log.info({ operation: this.operation, code: result.code, reason: result.reason }, 'legacy request refused');
-      throw new GatewayRefusal(result.code, result.reason);
-    }
-    return result.principal;
+    if (!result.ok) throw this.refused(request, result);
+    return result;
+  }
+
+  private refused(request: FastifyRequest, refusal: LegacyAuthRefusal): GatewayRefusal {
+    request.log.info({ operation: this.operation, code: refusal.code, reason: refusal.reason }, 'legacy request refused');
+    return new GatewayRefusal(refusal.code, refusal.reason);
+  }
+
+  /**
+   * The read's answer once its token's replay check has settled. A replay's answer, success or
+   * failure, is dropped unseen, with whatever v3 headers it brought: the client gets the refusal.
+   */
+  private async afterReplayCheck(
+    request: FastifyRequest,
+    state: RequestState,
+    answer: Promise<LegacyAnswer>,
+    replayCheck: Promise<LegacyAuthRefusal | null>,
+  ): Promise<LegacyAnswer> {
+    const [settled, check] = await Promise.allSettled([answer, replayCheck]);
+    if (check.status === 'rejected' || check.value !== null) state.upstreamHeaders = {};
+    if (check.status === 'rejected') throw check.reason;
+    if (check.value !== null) throw this.refused(request, check.value);
+    if (settled.status === 'rejected') throw settled.reason;
+    return settled.value;
   }
 
   /** Steps 3 to 5. */

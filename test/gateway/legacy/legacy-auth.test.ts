@@ -114,7 +114,9 @@ describe('legacy authentication: valid tokens', () => {
       expect(result).toEqual({
         ok: true,
         principal: { keyName: tradeKey.file.name, orgId: orgA, scopes: ['view', 'trade', 'withdraw'], mode: 'live' },
+        replayCheck: expect.any(Promise),
       });
+      expect(result.ok && (await result.replayCheck)).toBeNull();
     }
   });
 
@@ -281,6 +283,73 @@ describe('legacy authorization: org, scope, mode, address', () => {
     const jwt = token(viewKey);
     expect(refusal(await authenticate(request({ token: jwt, requiredScope: 'trade' })))).toBe('AUTH_INSUFFICIENT_SCOPE');
     expect(refusal(await authenticate(request({ token: jwt, requiredScope: 'view' })))).toBe('AUTH_TOKEN_INVALID');
+  });
+});
+
+describe('legacy authentication: a read whose replay check is deferred', () => {
+  /** A store whose nonce claims answer only when the test lets them. */
+  function heldStore() {
+    const inner = new MemoryStore();
+    const held: (() => void)[] = [];
+    const claimOnce = (key: string, ttlMs: number) =>
+      new Promise<boolean>((resolve, reject) => held.push(() => void inner.claimOnce(key, ttlMs).then(resolve, reject)));
+    const store = new Proxy(inner, {
+      get: (target, property) => {
+        if (property === 'claimOnce') return claimOnce;
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return { store, release: () => held.splice(0).forEach((go) => go()), pending: () => held.length, close: () => inner.close() };
+  }
+
+  it('answers a read before the claim settles, and the check then says whether the token was spent here', async () => {
+    const held = heldStore();
+    try {
+      const deferred = createLegacyAuthenticator({ registry, store: held.store, issuer: ISSUER });
+      const jwt = token(tradeKey);
+      const first = await deferred(request({ token: jwt, write: false, deferReplayCheck: true }));
+      if (!first.ok) throw new Error(`refused: ${first.code}`);
+      expect(first.principal.orgId).toBe(orgA);
+      expect(held.pending()).toBe(1);
+      const replay = await deferred(request({ token: jwt, write: false, deferReplayCheck: true }));
+      if (!replay.ok) throw new Error(`refused: ${replay.code}`);
+      held.release();
+      expect(await first.replayCheck).toBeNull();
+      const refused = await replay.replayCheck;
+      expect(refused?.code).toBe('AUTH_TOKEN_INVALID');
+      expectLegacy401(refused!);
+    } finally {
+      await held.close();
+    }
+  });
+
+  it('never defers a write, nor a refusal: both wait for the claim (a replay is refused as a replay)', async () => {
+    const held = heldStore();
+    try {
+      const deferred = createLegacyAuthenticator({ registry, store: held.store, issuer: ISSUER });
+      const jwt = token(tradeKey);
+      const write = deferred(request({ token: jwt, requiredScope: 'trade', write: true, deferReplayCheck: true }));
+      await expect.poll(() => held.pending()).toBe(1);
+      held.release();
+      expect((await write).ok).toBe(true);
+
+      // The same token again, on another org's path: the replay is what the client is told.
+      const elsewhere = deferred(request({ token: jwt, pathOrgId: orgB, write: false, deferReplayCheck: true }));
+      await expect.poll(() => held.pending()).toBe(1);
+      held.release();
+      expect(refusal(await elsewhere)).toBe('AUTH_TOKEN_INVALID');
+    } finally {
+      await held.close();
+    }
+  });
+
+  it('lets a deferred read through when the store is down, as an undeferred one', async () => {
+    const down = new MemoryStore();
+    await down.close();
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuer: ISSUER });
+    const result = await degraded(request({ token: token(tradeKey), write: false, deferReplayCheck: true }));
+    expect(result.ok && (await result.replayCheck)).toBeNull();
   });
 });
 

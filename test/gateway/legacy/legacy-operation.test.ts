@@ -148,6 +148,42 @@ describe('what the gateway sends to v3', () => {
   });
 });
 
+describe('a replayed legacy token', () => {
+  const AUTH_401 = { status: 'error', message: 'The authorization key provided is either invalid or expired, please try again' };
+
+  it('on a read: 401 and nothing of the v3 answer, though the read went out while the replay check ran', async () => {
+    upstream.answer = { status: 200, headers: { 'content-type': 'application/json', 'ratelimit-limit': '20' }, body: JSON.stringify({ data: TRADE }) };
+    const token = gw.token();
+    const path = `/v1/brokerage/{org}/trade/${TRADE_ID}`;
+    const first = await legacy('GET', path, undefined, { authorization: `Bearer ${token}` });
+    expect(first.status, first.text).toBe(200);
+    const replay = await legacy('GET', path, undefined, { authorization: `Bearer ${token}` });
+    expect(replay.status).toBe(401);
+    expect(replay.json()).toEqual(AUTH_401);
+    expect(replay.headers['ratelimit-limit']).toBeUndefined();
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  it('on a read with an idempotency key, and on a write: 401 before anything is sent', async () => {
+    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: [] }) };
+    const keyed = gw.token();
+    const headers = { authorization: `Bearer ${keyed}`, 'idempotency-key': 'read-1' };
+    expect((await legacy('GET', '/v2/brokerage/{org}/withdrawal_addresses', undefined, headers)).status).toBe(200);
+    const sent = upstream.requests.length;
+    expect((await legacy('GET', '/v2/brokerage/{org}/withdrawal_addresses', undefined, { ...headers, 'idempotency-key': 'read-2' })).status).toBe(401);
+    const write = gw.token();
+    const body = '{"amount":1,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}';
+    const first = await legacy('POST', '/v2/brokerage/{org}/generate_quote', body, { authorization: `Bearer ${write}`, 'idempotency-key': 'w-1' });
+    expect(first.status).not.toBe(401);
+    const afterWrite = upstream.requests.length;
+    const replay = await legacy('POST', '/v2/brokerage/{org}/generate_quote', body, { authorization: `Bearer ${write}`, 'idempotency-key': 'w-2' });
+    expect(replay.status).toBe(401);
+    expect(replay.json()).toEqual(AUTH_401);
+    expect(upstream.requests.length).toBe(afterWrite);
+    expect(afterWrite).toBe(sent + 1);
+  });
+});
+
 describe('what the legacy client is told when v3 misbehaves', () => {
   it.each([
     ['a 502 without the v3 envelope', { status: 502, body: '<html>bad gateway</html>' }],
