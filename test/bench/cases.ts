@@ -338,6 +338,9 @@ function formatMs(value: number): string {
   return `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
 }
 
+/** Each measured row's uncounted lead-in (paced-load.ts): its connections open and busy before the clock starts. */
+const PACED_LEAD_IN_SECONDS = 2;
+
 /**
  * The rows one after the other, each at the same fixed rate (paced-load.ts), each after a paced
  * warm-up of warmupSeconds at that rate: HALF_PEAK of the rate gw-v1-trade-get measured earlier
@@ -357,21 +360,28 @@ function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: 
           ? `${GW_V1_TRADE_GET}'s ${peak.toFixed(0)} req/s, measured earlier in this run`
           : `${peak.toFixed(0)} req/s, the ${peakRow.label} row's rate estimated here by warm-up rounds, as ${GW_V1_TRADE_GET} was not in this run`;
       const rate = Math.max(1, Math.round(peak * HALF_PEAK));
-      const options = (row: PacedRow, seconds: number) => ({ rate, seconds, connections: settings.connections, lifetimeSeconds: row.plan.lifetimeSeconds, label: row.label });
+      const options = (row: PacedRow, seconds: number, leadInSeconds: number) => ({
+        rate,
+        seconds,
+        leadInSeconds,
+        connections: settings.connections,
+        lifetimeSeconds: row.plan.lifetimeSeconds,
+        label: row.label,
+      });
       // Every row warmed up before any is measured, so that the first measured is not the one on the coldest servers.
       for (const row of rows) {
-        const warmup = await pacedRun(row.url, () => row.plan.make(), options(row, settings.warmupSeconds));
+        const warmup = await pacedRun(row.url, () => row.plan.make(), options(row, settings.warmupSeconds, 0));
         if (warmup.row.errors > 0 || warmup.row.non2xx > 0) {
           throw new Error(`${row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
         }
       }
       const runs = [];
-      for (const row of rows) runs.push(await pacedRun(row.url, () => row.plan.make(), options(row, settings.durationSeconds)));
+      for (const row of rows) runs.push(await pacedRun(row.url, () => row.plan.make(), options(row, settings.durationSeconds, PACED_LEAD_IN_SECONDS)));
       const measured: RowMeasurement[] = runs.map((run) => run.row);
       const notes = [
         `each row offered ${rate} req/s, ${HALF_PEAK * 100}% of the peak: ${peakSource}; open loop and evenly spaced over up to ` +
           `${settings.connections} connections: every row warmed up ${settings.warmupSeconds} s at that rate, then each measured ${settings.durationSeconds} s, ` +
-          'one after the other on the same servers; latency from dispatch to the last byte',
+          `one after the other on the same servers, after a ${PACED_LEAD_IN_SECONDS} s lead-in on the same connections that is not counted; latency from dispatch to the last byte`,
       ];
       const [baseline, ...others] = measured;
       if (baseline !== undefined) {

@@ -13,6 +13,11 @@
  * Latency is from dispatch to the last byte of the answer, 2xx only, as in the other runs. How
  * late the loop sent against the schedule is kept apart (dispatch lag), so that a load generator
  * that fell behind is seen rather than hidden in the numbers.
+ *
+ * A run begins with a lead-in (`leadInSeconds`) on the same schedule and the same connections,
+ * whose answers are not counted: the measured part starts on open connections at a steady rate.
+ * Without it, every row's first 100 ms paid for opening its connections (the client's and the
+ * gateway's upstream ones, idle-closed while other rows ran) and held most of its slowest 1%.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -24,6 +29,8 @@ export interface PacedRunOptions {
   /** Offered requests per second. */
   readonly rate: number;
   readonly seconds: number;
+  /** Sent before the measured seconds, on the same schedule and connections, and not counted. */
+  readonly leadInSeconds: number;
   /** Connections of the pool: the most requests in flight at once. */
   readonly connections: number;
   /** How long a made request stays acceptable (its token's lifetime). */
@@ -40,13 +47,15 @@ export interface PacedRunResult {
 }
 
 /**
- * One open-loop run at `rate` req/s for `seconds` against url, each request made (signed) before
- * the run and sent once. Resolves when every request sent has its answer (or its timeout).
+ * One open-loop run at `rate` req/s for `leadInSeconds` + `seconds` against url, each request made
+ * (signed) before the run and sent once; only the last `seconds` are measured. Resolves when every
+ * request sent has its answer (or its timeout).
  */
 export async function pacedRun(url: string, make: () => Promise<PreparedRequest>, options: PacedRunOptions): Promise<PacedRunResult> {
-  const count = Math.max(1, Math.round(options.rate * options.seconds));
+  const leadIn = Math.round(options.rate * options.leadInSeconds);
+  const count = leadIn + Math.max(1, Math.round(options.rate * options.seconds));
   const requests = await RequestPool.fill(make, count);
-  assertPoolLastsTheRun(requests, options.seconds, options.lifetimeSeconds);
+  assertPoolLastsTheRun(requests, options.leadInSeconds + options.seconds, options.lifetimeSeconds);
   const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
   const latencies: number[] = [];
   const added: number[] = [];
@@ -63,15 +72,18 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
     if (failureSamples.length < FAILURE_SAMPLES) failureSamples.push(text);
   };
 
-  const send = async (request: PreparedRequest): Promise<void> => {
+  const send = async (request: PreparedRequest, counted: boolean): Promise<void> => {
     const dispatched = performance.now();
     try {
       const response = await sendPrepared(pool, request);
       const now = performance.now();
-      answered += 1;
-      lastAnswer = now;
       statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
+      if (counted) {
+        answered += 1;
+        lastAnswer = now;
+      }
       if (response.statusCode >= 200 && response.statusCode < 300) {
+        if (!counted) return;
         latencies.push(now - dispatched);
         if (response.upstreamMs !== undefined) added.push(now - dispatched - response.upstreamMs);
         if (response.gatewayMs !== undefined) own.push(response.gatewayMs);
@@ -89,16 +101,18 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   const inFlight: Promise<void>[] = [];
   const intervalMs = 1000 / options.rate;
   const started = performance.now();
+  const measuredFrom = started + leadIn * intervalMs;
   try {
     let next = 0;
     while (next < count) {
       const now = performance.now();
       const due = Math.min(count, Math.floor((now - started) / intervalMs) + 1);
       for (; next < due; next += 1) {
-        lags.push(now - (started + next * intervalMs));
+        const counted = next >= leadIn;
+        if (counted) lags.push(now - (started + next * intervalMs));
         const request = requests.take();
         if (request === undefined) throw new Error(`the paced run's pool of ${count} requests ran dry`);
-        inFlight.push(send(request));
+        inFlight.push(send(request, counted));
       }
       if (next < count) await sleep(Math.max(0, Math.min(1, started + next * intervalMs - performance.now())));
     }
@@ -106,7 +120,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   } finally {
     await pool.close();
   }
-  const seconds = Math.max((lastAnswer - started) / 1000, 1e-3);
+  const seconds = Math.max((lastAnswer - measuredFrom) / 1000, 1e-3);
   latencies.sort((a, b) => a - b);
   added.sort((a, b) => a - b);
   own.sort((a, b) => a - b);
