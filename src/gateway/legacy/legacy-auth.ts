@@ -39,10 +39,12 @@
  * caller asks for it (`deferReplayCheck`, honoured for reads only), the authenticator answers at
  * once with the claim still pending (`replayCheck`): the handler sends the v3 read meanwhile,
  * and answers only once the claim has settled, dropping the read's answer unseen when the token
- * was a replay. A replayed read token thus still gets its 401 and nothing else; it costs one v3
- * read, which moves no money. What it buys: the store's round trip leaves the read's path (at
- * half of peak, the gateway handler's own p99 fell from 5.3 ms to 0.9 ms; README, Benchmarks).
- * Writes never defer: nothing is sent upstream for a token not yet proven single-use.
+ * was a replay. A replayed read token thus still gets its 401 and nothing else. It costs one v3
+ * read, which moves no money, and only the first replay that a gateway process sees does so:
+ * after it the token is refused before the store (known-replays.ts). What it buys: the store's
+ * round trip leaves the read's path (at half of peak, the gateway handler's own p99 fell from
+ * 5.3 ms to 0.9 ms; README, Benchmarks). Writes never defer: nothing is sent upstream for a
+ * token not yet proven single-use.
  *
  * Decision, nonce store unavailable: writes fail CLOSED, reads fail open. A write (every
  * trade/withdraw-scope operation: quotes, trades, reversals, settlement, withdrawals) whose nonce
@@ -60,6 +62,7 @@ import { JWT_CLOCK_SKEW_SECONDS, TOKEN_FAILURE_ERROR_CODES, TokenVerificationErr
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
+import { KnownReplays } from './known-replays.js';
 import type { LegacyGeneration } from './operations.js';
 
 /** v1 and v2 tokens live at most 120 s (spec 5.2, 8). */
@@ -129,6 +132,8 @@ export interface LegacyAuthenticatorOptions {
   readonly now?: () => number;
   /** Called when the nonce store is down, so that an operator sees the skipped replay check. */
   readonly log?: (event: LegacyAuthLogEvent) => void;
+  /** Tokens already caught replayed, refused before the store (known-replays.ts). Default: a fresh one. */
+  readonly knownReplays?: KnownReplays;
 }
 
 function refuse(code: ErrorCode, reason: string): LegacyAuthRefusal {
@@ -154,6 +159,7 @@ export function nonceKey(keyName: string, nonce: string): string {
 export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
   const { registry, store, issuer } = options;
   const nowMs = options.now ?? Date.now;
+  const knownReplays = options.knownReplays ?? new KnownReplays(undefined, nowMs);
 
   return async function authenticate(request: LegacyAuthRequest): Promise<LegacyAuthResult> {
     const mode = legacyDeclaredMode(request.appMode);
@@ -191,9 +197,15 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     // Single use (spec 5.2 rule 3). The claim goes out before the authorization checks, so that
     // a token is spent by the first request that presents it, whatever that request's outcome.
     const write = request.write ?? true;
+    const nonce = nonceKey(verified.keyName, verified.nonce);
+    if (knownReplays.has(nonce)) return refuse('AUTH_TOKEN_INVALID', 'token already used (a replay this gateway has seen)');
     const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - nowSeconds) * 1000;
-    const replayCheck = store.claimOnce(nonceKey(verified.keyName, verified.nonce), ttlMs).then(
-      (first) => (first ? null : refuse('AUTH_TOKEN_INVALID', 'token already used (nonce replay)')),
+    const replayCheck = store.claimOnce(nonce, ttlMs).then(
+      (first) => {
+        if (first) return null;
+        knownReplays.add(nonce, nowMs() + ttlMs);
+        return refuse('AUTH_TOKEN_INVALID', 'token already used (nonce replay)');
+      },
       (error: unknown) => {
         if (!(error instanceof StoreUnavailableError)) throw error;
         options.log?.({

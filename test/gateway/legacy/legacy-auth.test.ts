@@ -344,6 +344,26 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
     }
   });
 
+  it('refuses a token it has caught replayed before asking the store again', async () => {
+    const held = heldStore();
+    try {
+      const deferred = createLegacyAuthenticator({ registry, store: held.store, issuer: ISSUER });
+      const jwt = token(tradeKey);
+      const read = () => deferred(request({ token: jwt, write: false, deferReplayCheck: true }));
+      const first = await read();
+      const replay = await read();
+      held.release();
+      expect(first.ok && (await first.replayCheck)).toBeNull();
+      expect(replay.ok && (await replay.replayCheck)).toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
+      // Caught once: the next replays are refused here, with no claim sent to the store.
+      expect(refusal(await read())).toBe('AUTH_TOKEN_INVALID');
+      expect(refusal(await deferred(request({ token: jwt, requiredScope: 'trade', write: true })))).toBe('AUTH_TOKEN_INVALID');
+      expect(held.pending()).toBe(0);
+    } finally {
+      await held.close();
+    }
+  });
+
   it('lets a deferred read through when the store is down, as an undeferred one', async () => {
     const down = new MemoryStore();
     await down.close();

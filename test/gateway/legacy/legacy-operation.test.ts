@@ -151,7 +151,7 @@ describe('what the gateway sends to v3', () => {
 describe('a replayed legacy token', () => {
   const AUTH_401 = { status: 'error', message: 'The authorization key provided is either invalid or expired, please try again' };
 
-  it('on a read: 401 and nothing of the v3 answer, though the read went out while the replay check ran', async () => {
+  it('on a read: 401 and nothing of the v3 answer, though the first replay\'s read went out while its check ran', async () => {
     upstream.answer = { status: 200, headers: { 'content-type': 'application/json', 'ratelimit-limit': '20' }, body: JSON.stringify({ data: TRADE }) };
     const token = gw.token();
     const path = `/v1/brokerage/{org}/trade/${TRADE_ID}`;
@@ -161,6 +161,11 @@ describe('a replayed legacy token', () => {
     expect(replay.status).toBe(401);
     expect(replay.json()).toEqual(AUTH_401);
     expect(replay.headers['ratelimit-limit']).toBeUndefined();
+    expect(upstream.requests).toHaveLength(2);
+    // Caught once, the token's later replays never reach v3.
+    const again = await legacy('GET', path, undefined, { authorization: `Bearer ${token}` });
+    expect(again.status).toBe(401);
+    expect(again.json()).toEqual(AUTH_401);
     expect(upstream.requests).toHaveLength(2);
   });
 
