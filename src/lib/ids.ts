@@ -3,7 +3,7 @@
  * so inserts stay local in indexes). The legacy UUID of a record is the same 128 bits with
  * dashes, so the gateway maps ids by a pure function and keeps no table (DESIGN 3.3).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytesPooled } from './random.js';
 
 export const ID_PREFIXES = {
   trade: 'trd',
@@ -26,7 +26,7 @@ const HEX32 = /^[0-9a-f]{32}$/;
 
 /** A UUIDv7 (RFC 9562): 48-bit Unix ms timestamp, version 7, variant 10, 74 random bits. */
 export function uuidv7Hex(nowMs: number = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = randomBytesPooled(16);
   bytes.writeUIntBE(nowMs, 0, 6);
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;

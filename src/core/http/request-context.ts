@@ -3,10 +3,10 @@
  * client sent a well-formed one (else generated), `X-Trace-Id` continues a W3C `traceparent`
  * when present (else a new trace), and `X-Request-Timestamp` says when the request arrived.
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { REQUEST_ID_PATTERN } from '../../lib/request-id.js';
 import { ApiError } from '../../lib/errors/api-error.js';
+import { randomHex } from '../../lib/random.js';
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -14,7 +14,7 @@ const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 function traceIdOf(request: FastifyRequest): string {
   const parent = request.headers.traceparent;
   const match = typeof parent === 'string' ? TRACEPARENT.exec(parent) : null;
-  return match && !/^0+$/.test(match[1]!) ? match[1]! : randomBytes(16).toString('hex');
+  return match && !/^0+$/.test(match[1]!) ? match[1]! : randomHex(16);
 }
 
 /**

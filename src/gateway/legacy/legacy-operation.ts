@@ -16,7 +16,6 @@
  * Every failure becomes a v3 error code, then the generation's table row (error-tables.ts), so
  * a legacy client never sees a v3 envelope, a stack trace or an upstream message.
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
@@ -24,6 +23,7 @@ import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
 import { requestFingerprint } from '../../lib/idempotency-key.js';
 import { legacyUuidToId } from '../../lib/ids.js';
+import { randomHex } from '../../lib/random.js';
 import type { StoredResponse } from '../../lib/store/ephemeral-store.js';
 import { forwardedFor } from '../forwarded-for.js';
 import { UpstreamCredentialError } from '../upstream/credentials.js';
@@ -152,7 +152,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     // Retry-After goes only with the answers that mean "wait" (failure() decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
     const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([name]) => name !== 'retry-after'));
-    reply.headers({ 'x-trace-id': randomBytes(16).toString('hex'), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
+    reply.headers({ 'x-trace-id': randomHex(16), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
     return reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
   };
 
@@ -481,5 +481,5 @@ function replayed(response: StoredResponse): LegacyAnswer {
 /** For the route layer: answers raised before an operation is known (unknown path, wrong method, bad body framing). */
 export function legacyErrorReply<G extends LegacyGeneration>(reply: FastifyReply, tables: LegacyErrorTables<G>, code: ErrorCode, extraHeaders: Readonly<Record<string, string>>): FastifyReply {
   const answer = resolveLegacyError(tables, { code });
-  return sendLegacyError(reply, answer, { 'x-trace-id': randomBytes(16).toString('hex'), 'x-request-id': reply.request.id, ...extraHeaders });
+  return sendLegacyError(reply, answer, { 'x-trace-id': randomHex(16), 'x-request-id': reply.request.id, ...extraHeaders });
 }

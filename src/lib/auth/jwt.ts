@@ -4,8 +4,9 @@
  * 120 s in v1/v2). Verification is shared by the core and the gateway; each maps the typed
  * failure to its own generation's error. Single use (the nonce store) is the caller's step.
  */
-import { randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { sign, verify, type KeyObject } from 'node:crypto';
 import type { ErrorCode } from '../errors/catalog.js';
+import { randomHex } from '../random.js';
 
 export const JWT_AUDIENCE = 'developer-api';
 /** Clock skew tolerated on iat, nbf and exp, in seconds. */
@@ -158,7 +159,7 @@ export interface SignOptions {
 }
 
 export function newNonce(): string {
-  return randomBytes(16).toString('hex');
+  return randomHex(16);
 }
 
 /**
