@@ -92,11 +92,28 @@ class V3Refusal extends Error {
   }
 }
 
-/** A v3 list page, checked before the walker trusts its cursors. */
-const cursorPageSchema = z.looseObject({
-  data: z.array(z.looseObject({ id: z.string().min(1) })),
-  pagination: z.looseObject({ hasNext: z.boolean(), hasPrev: z.boolean(), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() }),
-});
+/**
+ * A v3 list page's pagination, checked before the walker trusts its cursors. The records are
+ * checked by hand (checkCursorPage): a zod object schema copies every record it passes, and the
+ * response transform reads the page's records through their own schemas anyway.
+ */
+const cursorPaginationSchema = z.looseObject({ hasNext: z.boolean(), hasPrev: z.boolean(), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
+
+/** The problems of a v3 list page, as `<path>: <message>`; none when the walker may use it. */
+function cursorPageProblems(answer: V3SuccessBody): string[] {
+  const problems: string[] = [];
+  const { data } = answer;
+  if (!Array.isArray(data)) problems.push('data: must be an array');
+  else {
+    data.forEach((record: unknown, index) => {
+      const id = isRecord(record) ? record.id : undefined;
+      if (typeof id !== 'string' || id === '') problems.push(`data[${index}].id: must be a non-empty string`);
+    });
+  }
+  const pagination = cursorPaginationSchema.safeParse((answer as Record<string, unknown>).pagination);
+  if (!pagination.success) problems.push(...pagination.error.issues.map((issue) => `pagination${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}: ${issue.message}`));
+  return problems;
+}
 const successBodySchema = z.looseObject({ data: z.unknown().refine((value) => value !== undefined, 'data is required') });
 
 /** The answer about to be sent, before it is sent (so that it can also be stored for replay). */
@@ -323,9 +340,9 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
         if (startingAfter !== undefined && error instanceof V3Refusal && error.error.code === 'VALIDATION_QUERY_FAILED') throw new CursorRejectedError(undefined, { cause: error });
         throw error;
       }
-      const parsed = cursorPageSchema.safeParse(answer);
-      if (!parsed.success) throw new V3ContractError(this.operation, parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
-      return parsed.data as CursorListPage;
+      const problems = cursorPageProblems(answer);
+      if (problems.length > 0) throw new V3ContractError(this.operation, problems);
+      return answer as unknown as CursorListPage;
     };
     const listKey = `lpages:{${principal.orgId}:${principal.mode}}:${withQuery(target.path, fixedQuery)}`;
     return this.services.pages.page(listKey, paging, fetch);

@@ -206,6 +206,21 @@ describe('what the legacy client is told when v3 misbehaves', () => {
     expect(v2.json()).toEqual({ status: 'error', message: 'An internal error has occurred' });
   });
 
+  it.each([
+    ['a record without an id', { data: [{ ...TRADE, id: undefined }], pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } }],
+    ['an id that is not text', { data: [{ ...TRADE, id: 42 }], pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } }],
+    ['data that is not a list', { data: TRADE, pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } }],
+    ['no pagination', { data: [TRADE] }],
+    ['a cursor that is not text', { data: [TRADE], pagination: { hasNext: true, hasPrev: false, nextCursor: 7, prevCursor: null } }],
+  ])('a cursor page with %s: legacy 500, never a walk on a broken cursor', async (_name, page) => {
+    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(page) };
+    for (const path of ['/v1/brokerage/{org}/trades', '/v2/brokerage/{org}/trades?page=2&limit=1']) {
+      const response = await legacy('GET', path);
+      expect(response.status, response.text).toBe(500);
+      expect(response.json()).toEqual({ status: 'error', message: 'An internal error has occurred' });
+    }
+  });
+
   it('a hanging v3 is a legacy 500 within the configured timeout, never a hang', async () => {
     upstream.answer = { status: 200, hang: true };
     const response = await legacy('GET', '/v2/brokerage/{org}/balances');
