@@ -4,6 +4,7 @@
  * HTTP contract (DESIGN 1), so it runs unchanged in front of any conforming v3 service.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Dispatcher, Pool } from 'undici';
 import { DEFAULT_MIGRATION_GUIDE_URL } from '../lib/config.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
@@ -29,6 +30,13 @@ export interface GatewayOptions {
   readonly connectTimeoutMs?: number;
   /** For the upstream's response headers, and again for its body. */
   readonly timeoutMs?: number;
+  /**
+   * What carries every upstream call instead of the gateway's own Pool (which is built from the
+   * two timeouts above and closed with the gateway). One given here is the caller's: used as it
+   * is, with its own timeouts, and left open. For a caller that connects to v3 its own way (TLS
+   * settings, pool size), and for tests that stand in for v3 (test/support/node-http-dispatcher.ts).
+   */
+  readonly upstreamDispatcher?: Dispatcher;
   /** How long /readyz waits for the upstream's /healthz. */
   readonly readinessTimeoutMs?: number;
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
@@ -79,7 +87,15 @@ function rejectMalformedUrl(request: FastifyRequest, reply: FastifyReply): void 
 export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyInstance> {
   const resolved = { ...GATEWAY_DEFAULTS, ...options };
   const origin = upstreamOrigin(resolved.upstreamUrl);
-  const pool = createUpstreamPool({ origin, connectTimeoutMs: resolved.connectTimeoutMs, timeoutMs: resolved.timeoutMs });
+  // The gateway closes only a pool of its own; a given dispatcher is the caller's.
+  let ownPool: Pool | null = null;
+  let dispatcher: Dispatcher;
+  if (resolved.upstreamDispatcher) {
+    dispatcher = resolved.upstreamDispatcher;
+  } else {
+    ownPool = createUpstreamPool({ origin, connectTimeoutMs: resolved.connectTimeoutMs, timeoutMs: resolved.timeoutMs });
+    dispatcher = ownPool;
+  }
   const app = Fastify({
     logger: loggerOptions(resolved.logLevel),
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
@@ -93,7 +109,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   app.addHook('onClose', async () => {
     // A legacy handler whose client left is still mid-operation: let it finish its v3 calls.
     await inFlight.drain(resolved.timeoutMs);
-    await pool.close();
+    await ownPool?.close();
   });
   app.setNotFoundHandler(async (request, reply) =>
     sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! })),
@@ -102,21 +118,21 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     request.log.error({ err: error }, 'gateway request failed');
     return sendV3Error(reply, error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', {}, { cause: error }));
   });
-  await registerV3Passthrough(app, { origin, pool });
+  await registerV3Passthrough(app, { origin, dispatcher });
   if (resolved.legacy) {
-    await registerLegacy(app, pool, inFlight, resolved.legacy);
+    await registerLegacy(app, dispatcher, inFlight, resolved.legacy);
   } else {
     for (const prefix of LEGACY_PREFIXES) {
       for (const url of [prefix, `${prefix}/*`]) app.all(url, async (_request, reply) => reply.code(501).send({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE }));
     }
   }
-  registerGatewayHealthRoutes(app, () => probeUpstream(pool, resolved.readinessTimeoutMs));
+  registerGatewayHealthRoutes(app, () => probeUpstream(dispatcher, resolved.readinessTimeoutMs));
   await app.ready();
   return app;
 }
 
 /** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
-async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof createUpstreamPool>, inFlight: InFlightRequests, options: LegacyGatewayOptions): Promise<void> {
+async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFlight: InFlightRequests, options: LegacyGatewayOptions): Promise<void> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const mappings = await loadShippedMappings();
   const authenticate = createLegacyAuthenticator({
@@ -130,7 +146,7 @@ async function registerLegacy(app: FastifyInstance, pool: ReturnType<typeof crea
     inFlight,
     services: {
       authenticate,
-      client: new V3Client({ pool, credentials: resolved.credentials }),
+      client: new V3Client({ dispatcher, credentials: resolved.credentials }),
       idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       transforms: LEGACY_TRANSFORMS,

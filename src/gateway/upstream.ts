@@ -3,7 +3,7 @@
  * bounded connect, headers and body times, so that a dead or stalled upstream costs a client
  * a bounded wait rather than a hung request.
  */
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 
 export interface UpstreamOptions {
   readonly origin: string;
@@ -52,8 +52,8 @@ export function createUpstreamPool(options: UpstreamOptions): Pool {
 }
 
 /** Resolves when the upstream's /healthz answers 200 within timeoutMs; rejects otherwise. */
-export async function probeUpstream(pool: Pool, timeoutMs: number): Promise<void> {
-  const response = await pool.request({
+export async function probeUpstream(dispatcher: Dispatcher, timeoutMs: number): Promise<void> {
+  const response = await dispatcher.request({
     method: 'GET',
     path: '/healthz',
     headersTimeout: timeoutMs,

@@ -1,13 +1,17 @@
 /**
- * A stand-alone gateway in front of a scripted v3 (RecordingUpstream), as an operator runs it:
- * its own key registry (PGlite) holding a legacy key, and a key folder holding the gateway's v3
- * credential for that key's org. For tests of what the gateway sends and how it reads answers
- * that the real core never gives.
+ * Stand-alone gateways as an operator runs them, for tests of what the gateway sends to v3 and
+ * how it reads the answers: each with its own key registry (PGlite) holding a sandbox legacy key
+ * (view, trade, withdraw), and a key folder holding the gateway's v3 credential for that key's
+ * org. Two kinds, by what stands in for v3:
+ *   - ScriptedGateway: a real HTTP server on loopback (RecordingUpstream), for what needs a
+ *     socket: hangs, timeouts, streamed garbage, byte-exact passthrough;
+ *   - NockedGateway: nock, reached through NodeHttpDispatcher, for the per-operation unit tests.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Dispatcher } from 'undici';
 import { buildGatewayApp } from '../../src/gateway/app.js';
 import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import { newUuid } from '../../src/lib/ids.js';
@@ -16,23 +20,28 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
 import { legacyToken } from '../support/independent-signing.js';
+import { NodeHttpDispatcher } from '../support/node-http-dispatcher.js';
 import { TEST_ISSUER } from '../support/v3-harness.js';
 import { RecordingUpstream } from './recording-upstream.js';
 
-export class ScriptedGateway {
+interface V3StandIn {
+  readonly url: string;
+  readonly dispatcher?: Dispatcher;
+  readonly timeoutMs?: number;
+}
+
+/** The gateway, its registry and key folder, in front of whatever answers at `v3.url`. */
+class LegacyGatewayParts {
   private constructor(
-    readonly upstream: RecordingUpstream,
     readonly app: FastifyInstance,
     readonly url: string,
     readonly registry: KeyRegistry,
-    /** A sandbox legacy key with view, trade and withdraw. */
     readonly key: LoadedKey,
     private readonly database: TestDatabase,
     private readonly dir: string,
   ) {}
 
-  static async start(options: { timeoutMs?: number } = {}): Promise<ScriptedGateway> {
-    const upstream = await RecordingUpstream.start();
+  static async start(v3: V3StandIn): Promise<LegacyGatewayParts> {
     const database = await createTestPglite();
     const dir = await mkdtemp(join(tmpdir(), 'fxgate-scripted-'));
     const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
@@ -41,13 +50,14 @@ export class ScriptedGateway {
     // The gateway's own v3 credential for the org: another key of the same org.
     await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
     const app = await buildGatewayApp({
-      upstreamUrl: upstream.url,
+      upstreamUrl: v3.url,
       logLevel: 'silent',
-      ...(options.timeoutMs === undefined ? {} : { connectTimeoutMs: options.timeoutMs, timeoutMs: options.timeoutMs }),
+      ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
+      ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
       legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
     });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    return new ScriptedGateway(upstream, app, url, registry, key, database, dir);
+    return new LegacyGatewayParts(app, url, registry, key, database, dir);
   }
 
   /** A fresh legacy token (spec 5.2) for a key, signed with node:crypto. */
@@ -57,8 +67,70 @@ export class ScriptedGateway {
 
   async close(): Promise<void> {
     await this.app.close();
-    await this.upstream.close();
     await this.database.drop();
     await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+export class ScriptedGateway {
+  private constructor(
+    readonly upstream: RecordingUpstream,
+    private readonly parts: LegacyGatewayParts,
+  ) {}
+
+  static async start(options: { timeoutMs?: number } = {}): Promise<ScriptedGateway> {
+    const upstream = await RecordingUpstream.start();
+    return new ScriptedGateway(upstream, await LegacyGatewayParts.start({ url: upstream.url, ...options }));
+  }
+
+  get app(): FastifyInstance {
+    return this.parts.app;
+  }
+  get url(): string {
+    return this.parts.url;
+  }
+  get registry(): KeyRegistry {
+    return this.parts.registry;
+  }
+  get key(): LoadedKey {
+    return this.parts.key;
+  }
+  token(key?: LoadedKey): string {
+    return this.parts.token(key);
+  }
+
+  async close(): Promise<void> {
+    await this.parts.close();
+    await this.upstream.close();
+  }
+}
+
+/** Where the nocked v3 lives: a name nothing resolves, so a call nock did not expect fails. */
+export const NOCKED_V3_ORIGIN = 'http://v3.nocked.invalid';
+
+export class NockedGateway {
+  private constructor(
+    private readonly parts: LegacyGatewayParts,
+    private readonly dispatcher: NodeHttpDispatcher,
+  ) {}
+
+  static async start(): Promise<NockedGateway> {
+    const dispatcher = new NodeHttpDispatcher(NOCKED_V3_ORIGIN);
+    return new NockedGateway(await LegacyGatewayParts.start({ url: NOCKED_V3_ORIGIN, dispatcher }), dispatcher);
+  }
+
+  get url(): string {
+    return this.parts.url;
+  }
+  get key(): LoadedKey {
+    return this.parts.key;
+  }
+  token(key?: LoadedKey): string {
+    return this.parts.token(key);
+  }
+
+  async close(): Promise<void> {
+    await this.parts.close();
+    await this.dispatcher.close();
   }
 }

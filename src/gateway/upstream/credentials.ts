@@ -12,7 +12,7 @@
  *   writes its file into the directory (0600); later uses and later processes reuse the file;
  *   a key found revoked (or unknown to the registry) is replaced.
  *
- * Groundwork: no route uses this yet; the legacy routes will take it through V3Client.
+ * The legacy operations use them through V3Client.
  */
 import { randomBytes } from 'node:crypto';
 import { rename, unlink } from 'node:fs/promises';

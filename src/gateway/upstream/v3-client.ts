@@ -2,7 +2,7 @@
  * The gateway's client for its own calls to v3 (as opposed to the verbatim /v3 passthrough):
  * each call is signed with a fresh token and X-Request-Signature from the org's upstream
  * credential, sent over the shared undici Pool of `../upstream.js` (bounded connect, headers
- * and body times), and every failure comes back as a typed error with a stable code:
+ * and body times) or the dispatcher the gateway was given instead, and every failure comes back as a typed error with a stable code:
  *
  * - UpstreamUnreachableError: nothing reached v3 (refused, DNS, unroutable, connect timeout);
  *   any request, write or not, is safe to retry. Legacy answer: 503.
@@ -13,10 +13,8 @@
  *
  * A non-2xx with a well-formed envelope is not an error here: it is returned with `error` set,
  * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through.
- *
- * Groundwork: no route uses this yet.
  */
-import type { Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Mode } from '../../lib/auth/credentials.js';
 import { ERROR_TYPES, RETRY_STRATEGIES, type ErrorType, type RetryStrategy } from '../../lib/errors/catalog.js';
 import type { UpstreamCredentials } from './credentials.js';
@@ -156,8 +154,8 @@ export interface V3CallResponse {
 export const V3_CLIENT_DEFAULTS = { maxBodyBytes: 10 * 1024 * 1024 } as const;
 
 export interface V3ClientOptions {
-  /** From createUpstreamPool: its connect, headers and body timeouts bound every call. */
-  readonly pool: Pool;
+  /** What carries the calls: the gateway's Pool from createUpstreamPool, whose connect, headers and body timeouts bound every call, or the dispatcher a caller gave the gateway. */
+  readonly dispatcher: Dispatcher;
   readonly credentials: UpstreamCredentials;
   /** A larger body is an UpstreamProtocolError rather than unbounded memory. */
   readonly maxBodyBytes?: number;
@@ -176,7 +174,7 @@ export class V3Client {
     let body: Buffer;
     const sent = performance.now();
     try {
-      const response = await this.options.pool.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body });
+      const response = await this.options.dispatcher.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body });
       status = response.statusCode;
       responseHeaders = response.headers;
       body = await this.readBody(response.body, status, what);

@@ -6,7 +6,7 @@
  */
 import proxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { forwardedFor } from '../forwarded-for.js';
 import { sendV3Error } from './errors.js';
@@ -16,7 +16,7 @@ export const V3_PREFIX = '/v3';
 
 export interface PassthroughOptions {
   readonly origin: string;
-  readonly pool: Pool;
+  readonly dispatcher: Dispatcher;
 }
 
 /** Any base works: only the path is compared. */
@@ -51,7 +51,7 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
       upstream: options.origin,
       prefix: V3_PREFIX,
       rewritePrefix: V3_PREFIX,
-      undici: options.pool,
+      undici: options.dispatcher,
       // Upstream redirects name upstream paths, which are the gateway's paths too.
       internalRewriteLocationHeader: false,
       replyOptions: {

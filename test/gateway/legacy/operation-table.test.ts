@@ -1,14 +1,16 @@
 /**
- * Each of the 22 legacy operations (DESIGN 4) against a scripted v3 (a real loopback server that
- * answers the spec-shaped samples): exactly which v3 calls the gateway makes, with which path,
- * query, body and Idempotency-Key, and that the legacy answer is a 200 in its envelope. The
- * end-to-end suites check the same operations against the real core; this one pins the wire.
+ * Each of the 22 legacy operations (DESIGN 4), unit-tested against a v3 stubbed with nock: exactly
+ * which v3 calls the gateway makes, with which path, query, body, signature and Idempotency-Key,
+ * and that the legacy answer is a 200 in its envelope. nock answers only the calls a row
+ * declares; any other call finds no interceptor, fails in the gateway, and the row is not a 200.
+ * The gateway reaches nock through NodeHttpDispatcher (its undici Pool is below nock's patch of
+ * node:http). The end-to-end suites check the same operations against the real core.
  */
+import nock from 'nock';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
-import type { UpstreamAnswer } from '../recording-upstream.js';
-import { ScriptedGateway } from '../scripted-gateway.js';
+import { NOCKED_V3_ORIGIN, NockedGateway } from '../scripted-gateway.js';
 import * as S from './transforms/v3-samples.js';
 
 const v3Id = (prefix: string, uuid: string) => `${prefix}_${uuid.replaceAll('-', '')}`;
@@ -108,21 +110,43 @@ const ROWS: readonly Row[] = [
   },
 ];
 
-let gw: ScriptedGateway;
+let gw: NockedGateway;
 
 beforeAll(async () => {
-  gw = await ScriptedGateway.start();
-  gw.upstream.answerFor = (sent): UpstreamAnswer => {
-    const body = ANSWERS[`${sent.method} ${sent.url.split('?')[0]}`];
-    return body === undefined ? { status: 404, body: '{"error":{"code":"ROUTE_NOT_FOUND","type":"NOT_FOUND","message":"","retryStrategy":"TERMINAL","details":{}}}' } : { status: 200, body: JSON.stringify(body) };
-  };
+  nock.disableNetConnect();
+  nock.enableNetConnect('127.0.0.1');
+  gw = await NockedGateway.start();
+});
+afterEach(() => {
+  nock.cleanAll();
 });
 afterAll(async () => {
   await gw?.close();
+  nock.enableNetConnect();
+  nock.restore();
 });
-beforeEach(() => {
-  gw.upstream.requests.length = 0;
-});
+
+/** What the gateway's calls must carry, whatever the operation. */
+const SIGNED = { authorization: /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/, 'x-request-signature': /^[A-Za-z0-9_-]{86}$/ } as const;
+
+/** One interceptor per declared call, each answering once from ANSWERS; returns them all. */
+function expectCalls(row: Row): nock.Scope[] {
+  return row.calls.map(([call, body]) => {
+    const [method, url] = call.split(' ') as ['GET' | 'POST', string];
+    const answer = ANSWERS[`${method} ${url.split('?')[0]!}`];
+    if (answer === undefined) throw new Error(`no v3 answer for ${call}`);
+    const write = method === 'POST';
+    // A GET must carry no Idempotency-Key; a write carries v1's fresh key or v2's derived one.
+    const scope = nock(NOCKED_V3_ORIGIN, write ? {} : { badheaders: ['idempotency-key'] })
+      .matchHeader('authorization', SIGNED.authorization)
+      .matchHeader('x-request-signature', SIGNED['x-request-signature']);
+    if (write) scope.matchHeader('idempotency-key', row.generation === 'v1' ? /^fxgw1\.[0-9a-f-]{36}$/ : /^fxgw2\.[0-9a-f]{64}$/);
+    const interceptor = write
+      ? scope.post(url, body === null ? (sent: unknown) => sent === '' : (body as nock.RequestBodyMatcher))
+      : scope.get(url);
+    return interceptor.reply(200, answer as nock.Body, { 'content-type': 'application/json' });
+  });
+}
 
 it('the table covers every operation of DESIGN 4 once', () => {
   const covered = ROWS.map((row) => `${row.generation} ${row.operation}`).sort();
@@ -132,9 +156,9 @@ it('the table covers every operation of DESIGN 4 once', () => {
 
 describe.each(ROWS)('$generation $operation', (row) => {
   it('makes exactly the declared v3 calls and answers 200 in the legacy envelope', async () => {
-    const { key, upstream } = gw;
+    const scopes = expectCalls(row);
     const v2Key = `op-${row.operation.replaceAll('/', '-')}`;
-    const response = await request(`${gw.url}/${row.generation}/brokerage/${key.file.orgId}/${row.path}`, {
+    const response = await request(`${gw.url}/${row.generation}/brokerage/${gw.key.file.orgId}/${row.path}`, {
       method: row.method,
       headers: {
         authorization: `Bearer ${gw.token()}`,
@@ -145,18 +169,33 @@ describe.each(ROWS)('$generation $operation', (row) => {
       body: row.body,
     });
     const text = await response.body.text();
-    expect(response.statusCode, text).toBe(200);
+    expect(response.statusCode, `${text}; v3 calls not made: ${nock.pendingMocks().join(', ')}`).toBe(200);
     expect((JSON.parse(text) as { status: string }).status).toBe('success');
-
-    expect(upstream.requests.map((sent) => `${sent.method} ${sent.url}`)).toEqual(row.calls.map(([call]) => call));
-    upstream.requests.forEach((sent, index) => {
-      const expectedBody = row.calls[index]![1];
-      if (expectedBody === null) expect(sent.body.length, `${sent.method} ${sent.url} body`).toBe(0);
-      else expect(JSON.parse(sent.body.toString())).toEqual(expectedBody);
-      const idempotencyKey = sent.headers['idempotency-key'];
-      if (sent.method === 'GET') expect(idempotencyKey).toBeUndefined();
-      else expect(idempotencyKey).toMatch(row.generation === 'v1' ? /^fxgw1\.[0-9a-f-]{36}$/ : /^fxgw2\.[0-9a-f]{64}$/);
-    });
+    for (const scope of scopes) scope.done();
     if (row.generation === 'v1') expect(response.headers.sunset).toBe('Thu, 31 Dec 2026 23:59:59 GMT');
+  });
+});
+
+describe('the nocked v3 itself', () => {
+  it('fails a call no row declared, so that an extra call cannot pass unseen', async () => {
+    // balances is one call; with no interceptor at all the gateway's call finds nothing.
+    const response = await request(`${gw.url}/v2/brokerage/${gw.key.file.orgId}/balances`, {
+      headers: { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX' },
+    });
+    expect(response.statusCode).toBe(500);
+    await response.body.dump();
+  });
+
+  it('refuses a write whose body differs from the declared one', async () => {
+    const row = ROWS.find((candidate) => candidate.generation === 'v2' && candidate.operation === 'generate_quote')!;
+    expectCalls({ ...row, calls: [['POST /v3/fx/quotes', { ...V3_QUOTE, amount: '100.51' }]] });
+    const response = await request(`${gw.url}/v2/brokerage/${gw.key.file.orgId}/generate_quote`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json', 'idempotency-key': 'mismatch-1' },
+      body: QUOTE_BODY,
+    });
+    expect(response.statusCode).toBe(500);
+    await response.body.dump();
+    expect(nock.pendingMocks()).toHaveLength(1);
   });
 });

@@ -46,7 +46,7 @@ afterAll(async () => {
 describe('V3Client against the real core', () => {
   let client: V3Client;
   beforeAll(() => {
-    client = new V3Client({ pool: pool(harness.baseUrl), credentials });
+    client = new V3Client({ dispatcher: pool(harness.baseUrl), credentials });
   });
 
   it('GET /v3/fx/pairs is signed and answered 200', async () => {
@@ -84,7 +84,7 @@ describe('V3Client against the real core', () => {
   });
 
   it('lets a credential error through, untouched', async () => {
-    const stand = new V3Client({ pool: pool(harness.baseUrl), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER) });
+    const stand = new V3Client({ dispatcher: pool(harness.baseUrl), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER) });
     const error = await stand.request({ orgId: newUuid(), mode: 'sandbox', method: 'GET', pathAndQuery: '/v3/fx/pairs' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamCredentialError);
   });
@@ -125,7 +125,7 @@ describe('V3Client failures', () => {
   const call = { orgId: newUuid(), mode: 'sandbox' as const, method: 'POST' as const, pathAndQuery: '/v3/fx/quotes', body: Buffer.from('{}'), idempotencyKey: 'k' };
 
   it('an unreachable port is UpstreamUnreachableError, quickly', async () => {
-    const client = new V3Client({ pool: pool(`http://127.0.0.1:${await freePort()}`), credentials });
+    const client = new V3Client({ dispatcher: pool(`http://127.0.0.1:${await freePort()}`), credentials });
     const started = Date.now();
     const error = await client.request(call).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamUnreachableError);
@@ -135,7 +135,7 @@ describe('V3Client failures', () => {
 
   it('a server that never answers is UpstreamTimeoutError within the bound', async () => {
     upstream.answer = { status: 200, hang: true };
-    const client = new V3Client({ pool: pool(upstream.url), credentials });
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
     const started = Date.now();
     const error = await client.request(call).catch((e: unknown) => e);
     const elapsed = Date.now() - started;
@@ -146,7 +146,7 @@ describe('V3Client failures', () => {
   });
 
   it('a body that stalls is UpstreamTimeoutError within the bound', async () => {
-    const client = new V3Client({ pool: pool(stallingUrl), credentials });
+    const client = new V3Client({ dispatcher: pool(stallingUrl), credentials });
     const started = Date.now();
     const error = await client.request({ ...call, method: 'GET', body: undefined }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamTimeoutError);
@@ -155,7 +155,7 @@ describe('V3Client failures', () => {
 
   it('garbage on a 500 is UpstreamProtocolError', async () => {
     upstream.answer = { status: 500, headers: { 'content-type': 'text/html' }, body: '<html>Bad Gateway</html>' };
-    const client = new V3Client({ pool: pool(upstream.url), credentials });
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
     const error = await client.request(call).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamProtocolError);
     expect(error).toMatchObject({ code: 'FXGATE_UPSTREAM_PROTOCOL', status: 500 });
@@ -163,19 +163,19 @@ describe('V3Client failures', () => {
 
   it('JSON that is not the v3 envelope on a 4xx is UpstreamProtocolError', async () => {
     upstream.answer = { status: 404, headers: { 'content-type': 'application/json' }, body: '{"message":"Not Found"}' };
-    const client = new V3Client({ pool: pool(upstream.url), credentials });
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
     await expect(client.request(call)).rejects.toBeInstanceOf(UpstreamProtocolError);
   });
 
   it('a body over the size limit is UpstreamProtocolError', async () => {
     upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(4096, 'a') };
-    const client = new V3Client({ pool: pool(upstream.url), credentials, maxBodyBytes: 1024 });
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials, maxBodyBytes: 1024 });
     await expect(client.request(call)).rejects.toBeInstanceOf(UpstreamProtocolError);
   });
 
   it('sends the signing headers, the idempotency key and the exact body', async () => {
     upstream.requests.length = 0;
-    const client = new V3Client({ pool: pool(upstream.url), credentials });
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
     const body = Buffer.from('{"amount":"1.10"}');
     await client.request({ ...call, body, headers: { 'x-request-id': 'r-1', authorization: 'overridden' } });
     const [seen] = upstream.requests;
