@@ -30,58 +30,37 @@ interface V3StandIn {
   readonly timeoutMs?: number;
 }
 
-/** The gateway, its registry and key folder, in front of whatever answers at `v3.url`. */
-class LegacyGatewayParts {
-  private constructor(
-    readonly app: FastifyInstance,
-    readonly url: string,
-    readonly registry: KeyRegistry,
-    readonly key: LoadedKey,
-    private readonly database: TestDatabase,
-    private readonly dir: string,
-  ) {}
-
-  static async start(v3: V3StandIn): Promise<LegacyGatewayParts> {
-    const database = await createTestPglite();
-    const dir = await mkdtemp(join(tmpdir(), 'fxgate-scripted-'));
-    const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
-    const orgId = newUuid();
-    const key = loadKey(await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-    // The gateway's own v3 credential for the org: another key of the same org.
-    await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-    const app = await buildGatewayApp({
-      upstreamUrl: v3.url,
-      logLevel: 'silent',
-      ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
-      ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
-      legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
-    });
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    return new LegacyGatewayParts(app, url, registry, key, database, dir);
-  }
-
-  /** A fresh legacy token (spec 5.2) for a key, signed with node:crypto. */
-  token(key: LoadedKey = this.key): string {
-    return legacyToken(key);
-  }
-
-  async close(): Promise<void> {
-    await this.app.close();
-    await this.database.drop();
-    await rm(this.dir, { recursive: true, force: true });
-  }
+interface GatewayParts {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  readonly registry: KeyRegistry;
+  readonly key: LoadedKey;
+  readonly database: TestDatabase;
+  readonly dir: string;
 }
 
-export class ScriptedGateway {
-  private constructor(
-    readonly upstream: RecordingUpstream,
-    private readonly parts: LegacyGatewayParts,
-  ) {}
+/** The gateway, its registry and key folder, in front of whatever answers at `v3.url`. */
+async function startGateway(v3: V3StandIn): Promise<GatewayParts> {
+  const database = await createTestPglite();
+  const dir = await mkdtemp(join(tmpdir(), 'fxgate-scripted-'));
+  const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
+  const orgId = newUuid();
+  const key = loadKey(await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
+  // The gateway's own v3 credential for the org: another key of the same org.
+  await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
+  const app = await buildGatewayApp({
+    upstreamUrl: v3.url,
+    logLevel: 'silent',
+    ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
+    ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
+    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, url, registry, key, database, dir };
+}
 
-  static async start(options: { timeoutMs?: number } = {}): Promise<ScriptedGateway> {
-    const upstream = await RecordingUpstream.start();
-    return new ScriptedGateway(upstream, await LegacyGatewayParts.start({ url: upstream.url, ...options }));
-  }
+abstract class LegacyGateway {
+  protected constructor(private readonly parts: GatewayParts) {}
 
   get app(): FastifyInstance {
     return this.parts.app;
@@ -92,15 +71,38 @@ export class ScriptedGateway {
   get registry(): KeyRegistry {
     return this.parts.registry;
   }
+  /** The sandbox legacy key (view, trade, withdraw). */
   get key(): LoadedKey {
     return this.parts.key;
   }
-  token(key?: LoadedKey): string {
-    return this.parts.token(key);
+
+  /** A fresh legacy token (spec 5.2) for a key, signed with node:crypto. */
+  token(key: LoadedKey = this.parts.key): string {
+    return legacyToken(key);
   }
 
   async close(): Promise<void> {
-    await this.parts.close();
+    await this.parts.app.close();
+    await this.parts.database.drop();
+    await rm(this.parts.dir, { recursive: true, force: true });
+  }
+}
+
+export class ScriptedGateway extends LegacyGateway {
+  private constructor(
+    readonly upstream: RecordingUpstream,
+    parts: GatewayParts,
+  ) {
+    super(parts);
+  }
+
+  static async start(options: { timeoutMs?: number } = {}): Promise<ScriptedGateway> {
+    const upstream = await RecordingUpstream.start();
+    return new ScriptedGateway(upstream, await startGateway({ url: upstream.url, ...options }));
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
     await this.upstream.close();
   }
 }
@@ -108,29 +110,21 @@ export class ScriptedGateway {
 /** Where the nocked v3 lives: a name nothing resolves, so a call nock did not expect fails. */
 export const NOCKED_V3_ORIGIN = 'http://v3.nocked.invalid';
 
-export class NockedGateway {
+export class NockedGateway extends LegacyGateway {
   private constructor(
-    private readonly parts: LegacyGatewayParts,
+    parts: GatewayParts,
     private readonly dispatcher: NodeHttpDispatcher,
-  ) {}
+  ) {
+    super(parts);
+  }
 
   static async start(): Promise<NockedGateway> {
     const dispatcher = new NodeHttpDispatcher(NOCKED_V3_ORIGIN);
-    return new NockedGateway(await LegacyGatewayParts.start({ url: NOCKED_V3_ORIGIN, dispatcher }), dispatcher);
+    return new NockedGateway(await startGateway({ url: NOCKED_V3_ORIGIN, dispatcher }), dispatcher);
   }
 
-  get url(): string {
-    return this.parts.url;
-  }
-  get key(): LoadedKey {
-    return this.parts.key;
-  }
-  token(key?: LoadedKey): string {
-    return this.parts.token(key);
-  }
-
-  async close(): Promise<void> {
-    await this.parts.close();
+  override async close(): Promise<void> {
+    await super.close();
     await this.dispatcher.close();
   }
 }

@@ -287,8 +287,11 @@ describe('legacy authorization: org, scope, mode, address', () => {
 });
 
 describe('legacy authentication: a read whose replay check is deferred', () => {
-  /** A store whose nonce claims answer only when the test lets them. */
-  function heldStore() {
+  /**
+   * Runs a test with an authenticator whose store answers nonce claims only when the test lets
+   * them (`release`); `pending` counts the claims waiting.
+   */
+  async function withHeldClaims(test: (held: { authenticate: LegacyAuthenticator; release: () => void; pending: () => number }) => Promise<void>) {
     const inner = new MemoryStore();
     const held: (() => void)[] = [];
     const claimOnce = (key: string, ttlMs: number) =>
@@ -300,56 +303,52 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     });
-    return { store, release: () => held.splice(0).forEach((go) => go()), pending: () => held.length, close: () => inner.close() };
+    try {
+      await test({
+        authenticate: createLegacyAuthenticator({ registry, store, issuer: ISSUER }),
+        release: () => held.splice(0).forEach((go) => go()),
+        pending: () => held.length,
+      });
+    } finally {
+      await inner.close();
+    }
   }
 
-  it('answers a read before the claim settles, and the check then says whether the token was spent here', async () => {
-    const held = heldStore();
-    try {
-      const deferred = createLegacyAuthenticator({ registry, store: held.store, issuer: ISSUER });
+  it('answers a read before the claim settles, and the check then says whether the token was spent here', () =>
+    withHeldClaims(async (held) => {
       const jwt = token(tradeKey);
-      const first = await deferred(request({ token: jwt, write: false, deferReplayCheck: true }));
+      const first = await held.authenticate(request({ token: jwt, write: false, deferReplayCheck: true }));
       if (!first.ok) throw new Error(`refused: ${first.code}`);
       expect(first.principal.orgId).toBe(orgA);
       expect(held.pending()).toBe(1);
-      const replay = await deferred(request({ token: jwt, write: false, deferReplayCheck: true }));
+      const replay = await held.authenticate(request({ token: jwt, write: false, deferReplayCheck: true }));
       if (!replay.ok) throw new Error(`refused: ${replay.code}`);
       held.release();
       expect(await first.replayCheck).toBeNull();
       const refused = await replay.replayCheck;
       expect(refused?.code).toBe('AUTH_TOKEN_INVALID');
       expectLegacy401(refused!);
-    } finally {
-      await held.close();
-    }
-  });
+    }));
 
-  it('never defers a write, nor a refusal: both wait for the claim (a replay is refused as a replay)', async () => {
-    const held = heldStore();
-    try {
-      const deferred = createLegacyAuthenticator({ registry, store: held.store, issuer: ISSUER });
+  it('never defers a write, nor a refusal: both wait for the claim (a replay is refused as a replay)', () =>
+    withHeldClaims(async (held) => {
       const jwt = token(tradeKey);
-      const write = deferred(request({ token: jwt, requiredScope: 'trade', write: true, deferReplayCheck: true }));
+      const write = held.authenticate(request({ token: jwt, requiredScope: 'trade', write: true, deferReplayCheck: true }));
       await expect.poll(() => held.pending()).toBe(1);
       held.release();
       expect((await write).ok).toBe(true);
 
       // The same token again, on another org's path: the replay is what the client is told.
-      const elsewhere = deferred(request({ token: jwt, pathOrgId: orgB, write: false, deferReplayCheck: true }));
+      const elsewhere = held.authenticate(request({ token: jwt, pathOrgId: orgB, write: false, deferReplayCheck: true }));
       await expect.poll(() => held.pending()).toBe(1);
       held.release();
       expect(refusal(await elsewhere)).toBe('AUTH_TOKEN_INVALID');
-    } finally {
-      await held.close();
-    }
-  });
+    }));
 
-  it('refuses a token it has caught replayed before asking the store again', async () => {
-    const held = heldStore();
-    try {
-      const deferred = createLegacyAuthenticator({ registry, store: held.store, issuer: ISSUER });
+  it('refuses a token it has caught replayed before asking the store again', () =>
+    withHeldClaims(async (held) => {
       const jwt = token(tradeKey);
-      const read = () => deferred(request({ token: jwt, write: false, deferReplayCheck: true }));
+      const read = () => held.authenticate(request({ token: jwt, write: false, deferReplayCheck: true }));
       const first = await read();
       const replay = await read();
       held.release();
@@ -357,12 +356,9 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
       expect(replay.ok && (await replay.replayCheck)).toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
       // Caught once: the next replays are refused here, with no claim sent to the store.
       expect(refusal(await read())).toBe('AUTH_TOKEN_INVALID');
-      expect(refusal(await deferred(request({ token: jwt, requiredScope: 'trade', write: true })))).toBe('AUTH_TOKEN_INVALID');
+      expect(refusal(await held.authenticate(request({ token: jwt, requiredScope: 'trade', write: true })))).toBe('AUTH_TOKEN_INVALID');
       expect(held.pending()).toBe(0);
-    } finally {
-      await held.close();
-    }
-  });
+    }));
 
   it('lets a deferred read through when the store is down, as an undeferred one', async () => {
     const down = new MemoryStore();
