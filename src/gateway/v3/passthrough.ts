@@ -19,6 +19,12 @@ export interface PassthroughOptions {
   readonly dispatcher: Dispatcher;
 }
 
+/**
+ * A path the parsers leave as it is: letters, digits, `-`, `_`, `~` and `/` only (so no dot
+ * segment and no escape), not starting with `//` (which a URL parser reads as a host).
+ */
+export const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9_~/-]*$/;
+
 /** Any base works: only the path is compared. */
 const PATH_BASE = 'http://upstream.invalid';
 
@@ -27,8 +33,10 @@ const PATH_BASE = 'http://upstream.invalid';
  * segments and escapes some characters. A path it would change cannot be forwarded exactly, so
  * it is refused here; no v3 route has such a path, so the upstream would have answered 404 too.
  */
-function pathSurvivesForwarding(url: string): boolean {
+export function pathSurvivesForwarding(url: string): boolean {
   const path = url.split('?', 1)[0]!;
+  // Nearly every v3 path is plain; parsing it as a URL was a few per cent of the passthrough's CPU.
+  if (PLAIN_PATH.test(path)) return true;
   try {
     // The proxy also decodes the path to look for traversal, which throws on malformed escapes.
     decodeURIComponent(path);

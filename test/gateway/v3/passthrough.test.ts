@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Client, request } from 'undici';
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildGatewayApp, type GatewayOptions } from '../../../src/gateway/app.js';
+import { PLAIN_PATH, pathSurvivesForwarding } from '../../../src/gateway/v3/passthrough.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
 async function startGateway(options: GatewayOptions): Promise<{ app: FastifyInstance; url: string }> {
@@ -189,5 +191,33 @@ describe('the /v3 passthrough when the upstream fails', () => {
       await gateway.app.close();
       await upstream.close();
     }
+  });
+});
+
+describe('which paths survive forwarding', () => {
+  const pathCharacters = fc.constantFrom(...'aZ09-_~/.%2e:@!$&\'()*+,;=[]|\\ ^`{}"<>#é'.split(''));
+  const paths = fc.array(pathCharacters, { maxLength: 24 }).map((characters) => `/${characters.join('')}`);
+
+  it('the fast path accepts only paths that the URL parser leaves as they are', () => {
+    fc.assert(
+      fc.property(paths, (path) => {
+        if (!PLAIN_PATH.test(path)) return;
+        expect(new URL(path, 'http://upstream.invalid').pathname).toBe(path);
+        expect(decodeURIComponent(path)).toBe(path);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it.each([
+    ['/v3/fx/trades/trd_0193', true],
+    ['/v3//fx', true],
+    ['//evil.example/v3', false],
+    ['/v3/fx/../admin', false],
+    ['/v3/fx/%2e%2e/admin', false],
+    ['/v3/fx/%zz', false],
+    ['/v3/fx trades', false],
+  ])('%s: %s', (path, survives) => {
+    expect(pathSurvivesForwarding(path)).toBe(survives);
   });
 });
