@@ -94,7 +94,7 @@ class V3Refusal extends Error {
 
 /**
  * A v3 list page's pagination, checked before the walker trusts its cursors. The records are
- * checked by hand (checkCursorPage): a zod object schema copies every record it passes, and the
+ * checked by hand (cursorPageProblems): a zod object schema copies every record it passes, and the
  * response transform reads the page's records through their own schemas anyway.
  */
 const cursorPaginationSchema = z.looseObject({ hasNext: z.boolean(), hasPrev: z.boolean(), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });

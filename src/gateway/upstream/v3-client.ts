@@ -2,7 +2,8 @@
  * The gateway's client for its own calls to v3 (as opposed to the verbatim /v3 passthrough):
  * each call is signed with a fresh token and X-Request-Signature from the org's upstream
  * credential, sent over the shared undici Pool of `../upstream.js` (bounded connect, headers
- * and body times) or the dispatcher the gateway was given instead, and every failure comes back as a typed error with a stable code:
+ * and body times) or the dispatcher the gateway was given instead, and every failure comes
+ * back as a typed error with a stable code:
  *
  * - UpstreamUnreachableError: nothing reached v3 (refused, DNS, unroutable, connect timeout);
  *   any request, write or not, is safe to retry. Legacy answer: 503.
@@ -154,7 +155,10 @@ export interface V3CallResponse {
 export const V3_CLIENT_DEFAULTS = { maxBodyBytes: 10 * 1024 * 1024 } as const;
 
 export interface V3ClientOptions {
-  /** What carries the calls: the gateway's Pool from createUpstreamPool, whose connect, headers and body timeouts bound every call, or the dispatcher a caller gave the gateway. */
+  /**
+   * What carries the calls: the gateway's Pool from createUpstreamPool, whose connect, headers
+   * and body timeouts bound every call, or the dispatcher a caller gave the gateway.
+   */
   readonly dispatcher: Dispatcher;
   readonly credentials: UpstreamCredentials;
   /** A larger body is an UpstreamProtocolError rather than unbounded memory. */
