@@ -303,6 +303,22 @@ function gatewayOf(setup: TradingSetup): ServerProcess {
   return setup.gateway;
 }
 
+/** Issue 5: a v3 call through the gateway's /v3 passthrough keeps at least this share of the direct rate. */
+const PASSTHROUGH_RATIO = 0.8;
+
+/** The bench core's one verified USD FEDWIRE account (WITHDRAWAL_CORE). */
+function benchWithdrawalAccountId(core: ServerProcess): string {
+  const accountId = coreInfoSchema.parse(core.info).withdrawalAccountIds[0];
+  if (accountId === undefined) throw new Error('the core made no bench withdrawal account');
+  return accountId;
+}
+
+/** POST /v3/fx/withdrawals of WITHDRAWAL_AMOUNT USD to the account, a fresh token and Idempotency-Key each. */
+function v3WithdrawalPlan(signer: V3RequestSigner, accountId: string): RequestPlan {
+  const body = JSON.stringify({ withdrawalAccountId: accountId, withdrawalAmount: WITHDRAWAL_AMOUNT, currency: 'USD' });
+  return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') };
+}
+
 /** The trades seeded for the page cases: page 3 of 10 is full, with more behind it. */
 const PAGE_TRADES = 35;
 const PAGE_SIZE = 10;
@@ -447,7 +463,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
     description:
       'v3-trade-get through the gateway\'s /v3 passthrough (@fastify/http-proxy to the core over loopback, request and answer as they are): ' +
       'the client\'s own v3 token and signature, checked by the core. Gateway and core as `fxgate all` wires them (one database, one Redis prefix)',
-    compareTo: { case: 'v3-trade-get', targetRatio: 0.8 },
+    compareTo: { case: 'v3-trade-get', targetRatio: PASSTHROUGH_RATIO },
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const setup = await startTrading(context, { trades: 1, gateway: true });
@@ -503,6 +519,18 @@ export const BENCH_CASES: readonly BenchCase[] = [
     },
   },
   {
+    name: 'gw-v3-trades-page',
+    description: 'v3-trades-page through the gateway\'s /v3 passthrough, on the same kind of setup (gateway and core as `fxgate all` wires them)',
+    compareTo: { case: 'v3-trades-page', targetRatio: PASSTHROUGH_RATIO },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: PAGE_TRADES, gateway: true });
+      const gateway = gatewayOf(setup);
+      const path = await v3PagePath(setup.core.server.url, setup.signer, (PAGE_NUMBER - 1) * PAGE_SIZE);
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: v3GetPlan(setup.signer, path) };
+    },
+  },
+  {
     name: 'gw-v1-trades-page3',
     description:
       `v1 GET /v1/brokerage/{org}/trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE} on the gateway, the same ${PAGE_TRADES} trades: legacy JWT, then ` +
@@ -534,6 +562,22 @@ export const BENCH_CASES: readonly BenchCase[] = [
       return {
         url: server.url,
         servers: [server],
+        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') },
+      };
+    },
+  },
+  {
+    name: 'gw-v3-quotes',
+    description: 'v3-quotes through the gateway\'s /v3 passthrough: the client\'s own token, signature and Idempotency-Key, checked by the core',
+    compareTo: { case: 'v3-quotes', targetRatio: PASSTHROUGH_RATIO },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const core = await startCore(context, TRADING_CORE);
+      const gateway = await startGatewayFor(context, core);
+      const signer = core.signers[0]!;
+      return {
+        url: gateway.url,
+        servers: [gateway, core.server],
         plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') },
       };
     },
@@ -613,15 +657,18 @@ export const BENCH_CASES: readonly BenchCase[] = [
       'OFF (withdrawals stay PENDING; its rounds would lock the same rows) and its webhook worker OFF',
     async start(context) {
       const { server, signers } = await startCore(context, WITHDRAWAL_CORE);
-      const signer = signers[0]!;
-      const accountId = coreInfoSchema.parse(server.info).withdrawalAccountIds[0];
-      if (accountId === undefined) throw new Error('the core made no bench withdrawal account');
-      const body = JSON.stringify({ withdrawalAccountId: accountId, withdrawalAmount: WITHDRAWAL_AMOUNT, currency: 'USD' });
-      return {
-        url: server.url,
-        servers: [server],
-        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') },
-      };
+      return { url: server.url, servers: [server], plan: v3WithdrawalPlan(signers[0]!, benchWithdrawalAccountId(server)) };
+    },
+  },
+  {
+    name: 'gw-v3-withdrawals',
+    description: 'v3-withdrawals through the gateway\'s /v3 passthrough, on the same kind of core (one funded live book, processor and webhook worker off)',
+    compareTo: { case: 'v3-withdrawals', targetRatio: PASSTHROUGH_RATIO },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const core = await startCore(context, WITHDRAWAL_CORE);
+      const gateway = await startGatewayFor(context, core);
+      return { url: gateway.url, servers: [gateway, core.server], plan: v3WithdrawalPlan(core.signers[0]!, benchWithdrawalAccountId(core.server)) };
     },
   },
   {
@@ -634,8 +681,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const core = await startCore(context, WITHDRAWAL_CORE);
-      const accountId = coreInfoSchema.parse(core.server.info).withdrawalAccountIds[0];
-      if (accountId === undefined) throw new Error('the core made no bench withdrawal account');
+      const accountId = benchWithdrawalAccountId(core.server);
       const gateway = await startGatewayFor(context, core);
       const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
       const body = JSON.stringify({ amount: Number(WITHDRAWAL_AMOUNT), currency: 'USD', withdrawalAddressId: legacyUuidOf('withdrawalAccount', accountId) });
