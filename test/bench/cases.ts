@@ -313,10 +313,33 @@ function benchWithdrawalAccountId(core: ServerProcess): string {
   return accountId;
 }
 
+/** POST /v3/fx/quotes with QUOTE_BODY, a fresh token and Idempotency-Key each. */
+function v3QuotePlan(signer: V3RequestSigner): RequestPlan {
+  return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') };
+}
+
 /** POST /v3/fx/withdrawals of WITHDRAWAL_AMOUNT USD to the account, a fresh token and Idempotency-Key each. */
 function v3WithdrawalPlan(signer: V3RequestSigner, accountId: string): RequestPlan {
   const body = JSON.stringify({ withdrawalAccountId: accountId, withdrawalAmount: WITHDRAWAL_AMOUNT, currency: 'USD' });
   return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') };
+}
+
+/**
+ * `gw-<direct>`: a direct case's requests, unchanged, through the gateway's /v3 passthrough in
+ * front of the same kind of core, held to PASSTHROUGH_RATIO of the direct rate.
+ */
+function passthroughCase(direct: string, what: string, coreOptions: CoreOptions, plan: (core: StartedCore) => RequestPlan): BenchCase {
+  return {
+    name: `gw-${direct}`,
+    description: `${direct} through the gateway's /v3 passthrough: ${what}`,
+    compareTo: { case: direct, targetRatio: PASSTHROUGH_RATIO },
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const core = await startCore(context, coreOptions);
+      const gateway = await startGatewayFor(context, core);
+      return { url: gateway.url, servers: [gateway, core.server], plan: plan(core) };
+    },
+  };
 }
 
 /** The trades seeded for the page cases: page 3 of 10 is full, with more behind it. */
@@ -559,29 +582,10 @@ export const BENCH_CASES: readonly BenchCase[] = [
       'the book read and the quote written in PostgreSQL',
     async start(context) {
       const { server, signer } = await startSingleOrgCore(context, TRADING_CORE);
-      return {
-        url: server.url,
-        servers: [server],
-        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') },
-      };
+      return { url: server.url, servers: [server], plan: v3QuotePlan(signer) };
     },
   },
-  {
-    name: 'gw-v3-quotes',
-    description: 'v3-quotes through the gateway\'s /v3 passthrough: the client\'s own token, signature and Idempotency-Key, checked by the core',
-    compareTo: { case: 'v3-quotes', targetRatio: PASSTHROUGH_RATIO },
-    rssTarget: GATEWAY_RSS,
-    async start(context) {
-      const core = await startCore(context, TRADING_CORE);
-      const gateway = await startGatewayFor(context, core);
-      const signer = core.signers[0]!;
-      return {
-        url: gateway.url,
-        servers: [gateway, core.server],
-        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') },
-      };
-    },
-  },
+  passthroughCase('v3-quotes', 'the client\'s own token, signature and Idempotency-Key, checked by the core', TRADING_CORE, (core) => v3QuotePlan(core.signers[0]!)),
   {
     name: 'gw-v2-generate-quote',
     description:
@@ -660,17 +664,9 @@ export const BENCH_CASES: readonly BenchCase[] = [
       return { url: server.url, servers: [server], plan: v3WithdrawalPlan(signers[0]!, benchWithdrawalAccountId(server)) };
     },
   },
-  {
-    name: 'gw-v3-withdrawals',
-    description: 'v3-withdrawals through the gateway\'s /v3 passthrough, on the same kind of core (one funded live book, processor and webhook worker off)',
-    compareTo: { case: 'v3-withdrawals', targetRatio: PASSTHROUGH_RATIO },
-    rssTarget: GATEWAY_RSS,
-    async start(context) {
-      const core = await startCore(context, WITHDRAWAL_CORE);
-      const gateway = await startGatewayFor(context, core);
-      return { url: gateway.url, servers: [gateway, core.server], plan: v3WithdrawalPlan(core.signers[0]!, benchWithdrawalAccountId(core.server)) };
-    },
-  },
+  passthroughCase('v3-withdrawals', 'on the same kind of core (one funded live book, processor and webhook worker off)', WITHDRAWAL_CORE, (core) =>
+    v3WithdrawalPlan(core.signers[0]!, benchWithdrawalAccountId(core.server)),
+  ),
   {
     name: 'gw-v2-fiat-withdrawal',
     description:
