@@ -43,25 +43,103 @@ export function isJsonPath(path: string): boolean {
   }
 }
 
-/** The paths still active below one step: `key` into an object's `key`, or into an array element. */
-export function stepInto(active: readonly (readonly JsonPathStep[])[], into: { readonly key: string } | 'element'): (readonly JsonPathStep[])[] {
-  const next: (readonly JsonPathStep[])[] = [];
-  for (const steps of active) {
-    const first = steps[0];
-    if (first === undefined) continue;
-    const matches = into === 'element' ? first.kind === 'each' : first.kind === 'values' || (first.kind === 'key' && first.key === into.key);
-    if (matches) next.push(steps.slice(1));
+/** One node of compiled paths: whether a path ends here, and where each kind of step leads. */
+interface JsonPathNode {
+  ends: boolean;
+  readonly keys: Map<string, JsonPathNode>;
+  each: JsonPathNode | null;
+  values: JsonPathNode | null;
+}
+
+/**
+ * The paths still active at one node of a body, as nodes of their compiled trie. Walking a body
+ * asks at every step which paths go on below; a trie answers without building path arrays, and
+ * a subtree that no path reaches shares the one empty set.
+ */
+export type ActivePaths = readonly JsonPathNode[];
+
+export const NO_PATHS: ActivePaths = [];
+
+function newNode(): JsonPathNode {
+  return { ends: false, keys: new Map(), each: null, values: null };
+}
+
+/** A mapping's path list is compiled once: the tables are loaded at start-up and never change. */
+const compiled = new WeakMap<readonly string[], ActivePaths>();
+
+/** The trie of `paths`, as the active set at a body's root. Throws JsonPathSyntaxError. */
+export function compileJsonPaths(paths: readonly string[]): ActivePaths {
+  if (paths.length === 0) return NO_PATHS;
+  const known = compiled.get(paths);
+  if (known !== undefined) return known;
+  const root = newNode();
+  for (const path of paths) {
+    let node = root;
+    for (const step of parseJsonPath(path)) {
+      if (step.kind === 'key') {
+        let next = node.keys.get(step.key);
+        if (next === undefined) {
+          next = newNode();
+          node.keys.set(step.key, next);
+        }
+        node = next;
+      } else if (step.kind === 'each') {
+        node = node.each ??= newNode();
+      } else {
+        node = node.values ??= newNode();
+      }
+    }
+    node.ends = true;
   }
-  return next;
+  const active = [root];
+  compiled.set(paths, active);
+  return active;
+}
+
+/** The paths active at an object's `key`: those naming the key, and those taking every value. */
+export function intoKey(active: ActivePaths, key: string): ActivePaths {
+  if (active.length === 0) return NO_PATHS;
+  const next: JsonPathNode[] = [];
+  for (const node of active) {
+    const named = node.keys.get(key);
+    if (named !== undefined) next.push(named);
+    if (node.values !== null) next.push(node.values);
+  }
+  return next.length === 0 ? NO_PATHS : next;
+}
+
+/** The paths active at every element of an array. */
+export function intoElement(active: ActivePaths): ActivePaths {
+  if (active.length === 0) return NO_PATHS;
+  const next: JsonPathNode[] = [];
+  for (const node of active) if (node.each !== null) next.push(node.each);
+  return next.length === 0 ? NO_PATHS : next;
 }
 
 /** True when one of the active paths ends at this node. */
-export function endsHere(active: readonly (readonly JsonPathStep[])[]): boolean {
-  return active.some((steps) => steps.length === 0);
+export function endsHere(active: ActivePaths): boolean {
+  for (const node of active) if (node.ends) return true;
+  return false;
 }
 
-/** Renders the location of a node for error messages: `data[2].amount`. */
-export function describeLocation(parent: string, into: { readonly key: string } | number): string {
-  if (typeof into === 'number') return `${parent}[${into}]`;
-  return parent === '' ? into.key : `${parent}.${into.key}`;
+/**
+ * Where a walk is in a body, kept as a stack of steps and rendered only when an error message
+ * needs it (`data[2].amount`), so that a walk over a good body builds no location strings.
+ */
+export class JsonLocation {
+  private readonly steps: (string | number)[] = [];
+
+  enter(step: string | number): void {
+    this.steps.push(step);
+  }
+
+  leave(): void {
+    this.steps.pop();
+  }
+
+  toString(): string {
+    let text = '';
+    for (const step of this.steps) text = typeof step === 'number' ? `${text}[${step}]` : text === '' ? step : `${text}.${step}`;
+    return text;
+  }
 }

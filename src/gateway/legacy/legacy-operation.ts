@@ -114,7 +114,6 @@ function cursorPageProblems(answer: V3SuccessBody): string[] {
   if (!pagination.success) problems.push(...pagination.error.issues.map((issue) => `pagination${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}: ${issue.message}`));
   return problems;
 }
-const successBodySchema = z.looseObject({ data: z.unknown().refine((value) => value !== undefined, 'data is required') });
 
 /** The answer about to be sent, before it is sent (so that it can also be stored for replay). */
 interface LegacyAnswer {
@@ -374,9 +373,8 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     } catch {
       throw new V3ContractError(this.operation, [`${call.method} ${call.pathAndQuery.split('?')[0]} answered ${response.status} with a body that is not JSON`]);
     }
-    const checked = successBodySchema.safeParse(parsed);
-    if (!checked.success) throw new V3ContractError(this.operation, [`${call.method} ${call.pathAndQuery.split('?')[0]} answered without data`]);
-    return checked.data as V3SuccessBody;
+    if (!isRecord(parsed) || parsed.data === undefined) throw new V3ContractError(this.operation, [`${call.method} ${call.pathAndQuery.split('?')[0]} answered without data`]);
+    return parsed as V3SuccessBody;
   }
 
   /** Any failure as the generation's error answer. */

@@ -13,9 +13,9 @@
  * in exponent notation); any other number must be a safe integer, so a float cannot slip into a
  * legacy answer unnoticed.
  */
-import { LosslessNumber, isLosslessNumber, parse, stringify } from 'lossless-json';
+import { isLosslessNumber, parse } from 'lossless-json';
 import { DECIMAL_PATTERN, Decimal, formatDecimal } from '../../lib/money.js';
-import { type JsonPathStep, describeLocation, endsHere, parseJsonPath, stepInto } from './json-paths.js';
+import { type ActivePaths, JsonLocation, NO_PATHS, compileJsonPaths, endsHere, intoElement, intoKey } from './json-paths.js';
 
 /** Bounds on one legacy amount, so `1e999999` cannot become a million digits of text. */
 export const LEGACY_NUMBER_LIMITS = {
@@ -97,12 +97,6 @@ export function jsonNumberToDecimal(text: string, location = ''): Decimal {
   return new Decimal(jsonNumberToDecimalString(text, location));
 }
 
-type ActivePaths = readonly (readonly JsonPathStep[])[];
-
-function compilePaths(paths: readonly string[]): ActivePaths {
-  return paths.map((path) => parseJsonPath(path));
-}
-
 /** Own enumerable properties only; `__proto__` stays an ordinary key (lossless-json keeps it so). */
 function entriesOf(object: object): [string, unknown][] {
   return Object.keys(object).map((key) => [key, (object as Record<string, unknown>)[key]]);
@@ -114,23 +108,31 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
-function reviveNode(node: unknown, active: ActivePaths, location: string, depth: number): unknown {
-  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonParseError('TOO_DEEP', location, `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels`);
+function reviveNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: number): unknown {
+  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonParseError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels`);
   if (isLosslessNumber(node)) {
-    if (endsHere(active)) return jsonNumberToDecimalString(node.value, location);
+    if (endsHere(active)) return jsonNumberToDecimalString(node.value, at.toString());
     const exact = jsonNumberToDecimalOrNull(node.value);
     return exact !== null && exact.isInteger() && exact.abs().lte(Number.MAX_SAFE_INTEGER) ? Number(formatDecimal(exact)) : node;
   }
   if (Array.isArray(node)) {
-    const next = stepInto(active, 'element');
-    return node.map((element, index) => reviveNode(element, next, describeLocation(location, index), depth + 1));
+    const next = intoElement(active);
+    return node.map((element, index) => within(at, index, () => reviveNode(element, next, at, depth + 1)));
   }
   if (isPlainObject(node)) {
-    return Object.fromEntries(
-      entriesOf(node).map(([key, value]) => [key, reviveNode(value, stepInto(active, { key }), describeLocation(location, { key }), depth + 1)]),
-    );
+    return Object.fromEntries(entriesOf(node).map(([key, value]) => [key, within(at, key, () => reviveNode(value, intoKey(active, key), at, depth + 1))]));
   }
   return node;
+}
+
+/** Runs `walk` one step deeper in the body. */
+function within<T>(at: JsonLocation, step: string | number, walk: () => T): T {
+  at.enter(step);
+  try {
+    return walk();
+  } finally {
+    at.leave();
+  }
 }
 
 function jsonNumberToDecimalOrNull(text: string): Decimal | null {
@@ -149,7 +151,7 @@ function jsonNumberToDecimalOrNull(text: string): Decimal | null {
  * LegacyJsonParseError.
  */
 export function parseLegacyJson(text: string, amountPaths: readonly string[] = []): unknown {
-  const active = compilePaths(amountPaths);
+  const active = compileJsonPaths(amountPaths);
   let tree: unknown;
   try {
     // lossless-json refuses a key repeated with a different value (a repeat with the same
@@ -160,17 +162,19 @@ export function parseLegacyJson(text: string, amountPaths: readonly string[] = [
     const detail = error instanceof Error ? error.message : String(error);
     throw new LegacyJsonParseError('MALFORMED_JSON', '', detail, { cause: error });
   }
-  return reviveNode(tree, active, '', 0);
+  return reviveNode(tree, active, new JsonLocation(), 0);
 }
 
-function writeAmount(value: unknown, location: string): unknown {
-  if (value === null || value === undefined) return value;
-  if (typeof value === 'number') throw new LegacyJsonWriteError('JS_NUMBER_AS_AMOUNT', location, 'amounts must be decimal strings, never JS numbers');
+/** An amount as JSON number text: the digits as v3 wrote them ("100.50" stays 100.50). */
+function writeAmount(value: unknown, at: JsonLocation): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return 'null';
+  if (typeof value === 'number') throw new LegacyJsonWriteError('JS_NUMBER_AS_AMOUNT', at.toString(), 'amounts must be decimal strings, never JS numbers');
   if (typeof value !== 'string' || !DECIMAL_PATTERN.test(value)) {
-    throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', location, `expected a decimal string, got ${describeValue(value)}`);
+    throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', at.toString(), `expected a decimal string, got ${describeValue(value)}`);
   }
-  // The digits as v3 wrote them ("100.50" stays 100.50); only a negative zero loses its sign.
-  return new LosslessNumber(/^-0(\.0+)?$/.test(value) ? value.slice(1) : value);
+  // Only a negative zero loses its sign.
+  return /^-0(\.0+)?$/.test(value) ? value.slice(1) : value;
 }
 
 function describeValue(value: unknown): string {
@@ -179,35 +183,55 @@ function describeValue(value: unknown): string {
   return Array.isArray(value) ? 'an array' : typeof value;
 }
 
-function prepareNode(node: unknown, active: ActivePaths, location: string, depth: number): unknown {
-  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonWriteError('TOO_DEEP', location, `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`);
-  if (endsHere(active) && (node === null || typeof node !== 'object')) return writeAmount(node, location);
+/**
+ * The JSON text of one node, written straight from the answer being built: no copy of the tree,
+ * no number objects, no location strings unless an error needs one. Undefined for `undefined`
+ * (an object's key that is left out). Arrays write a missing element as null.
+ */
+function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: number): string | undefined {
+  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonWriteError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`);
+  const amount = active.length > 0 && endsHere(active);
+  if (amount && (node === null || typeof node !== 'object')) return writeAmount(node, at);
   switch (typeof node) {
     case 'string':
+      return JSON.stringify(node);
     case 'boolean':
+      return node ? 'true' : 'false';
     case 'undefined':
-      return node;
+      return undefined;
     case 'number':
-      if (!Number.isSafeInteger(node)) throw new LegacyJsonWriteError('UNSAFE_NUMBER', location, `${node} is not a safe integer; amounts go through amount paths`);
-      return node;
+      if (!Number.isSafeInteger(node)) throw new LegacyJsonWriteError('UNSAFE_NUMBER', at.toString(), `${node} is not a safe integer; amounts go through amount paths`);
+      return JSON.stringify(node);
     case 'object':
       break;
     default:
-      throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', location, `a ${typeof node} cannot be written as JSON`);
+      throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', at.toString(), `a ${typeof node} cannot be written as JSON`);
   }
-  if (node === null) return null;
-  if (endsHere(active)) throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', location, `expected a decimal string, got ${describeValue(node)}`);
+  if (node === null) return 'null';
+  if (amount) throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', at.toString(), `expected a decimal string, got ${describeValue(node)}`);
   if (Array.isArray(node)) {
-    const next = stepInto(active, 'element');
-    return node.map((element: unknown, index) => prepareNode(element === undefined ? null : element, next, describeLocation(location, index), depth + 1));
+    const next = intoElement(active);
+    let text = '[';
+    for (let index = 0; index < node.length; index += 1) {
+      const element: unknown = node[index];
+      at.enter(index);
+      const written = writeNode(element === undefined ? null : element, next, at, depth + 1);
+      at.leave();
+      text += index === 0 ? `${written}` : `,${written}`;
+    }
+    return `${text}]`;
   }
-  if (!isPlainObject(node)) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', location, `only plain objects are written, not ${node.constructor?.name ?? 'this object'}`);
-  const entries: [string, unknown][] = [];
-  for (const [key, value] of entriesOf(node)) {
+  if (!isPlainObject(node)) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', at.toString(), `only plain objects are written, not ${node.constructor?.name ?? 'this object'}`);
+  let text = '{';
+  for (const key of Object.keys(node)) {
+    const value = node[key];
     if (value === undefined) continue;
-    entries.push([key, prepareNode(value, stepInto(active, { key }), describeLocation(location, { key }), depth + 1)]);
+    at.enter(key);
+    const written = writeNode(value, active.length === 0 ? NO_PATHS : intoKey(active, key), at, depth + 1);
+    at.leave();
+    text += `${text.length === 1 ? '' : ','}${JSON.stringify(key)}:${written}`;
   }
-  return Object.fromEntries(entries);
+  return `${text}}`;
 }
 
 /**
@@ -216,8 +240,7 @@ function prepareNode(node: unknown, active: ActivePaths, location: string, depth
  * be a safe integer. Throws LegacyJsonWriteError, never writes `NaN`, `1e+21` or a rounded float.
  */
 export function stringifyLegacyJson(value: unknown, numberPaths: readonly string[] = []): string {
-  const prepared = prepareNode(value, compilePaths(numberPaths), '', 0);
-  const text = stringify(prepared);
+  const text = writeNode(value, compileJsonPaths(numberPaths), new JsonLocation(), 0);
   if (text === undefined) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', '', 'nothing to write');
   return text;
 }

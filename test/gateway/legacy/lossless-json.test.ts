@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { LosslessNumber, isLosslessNumber } from 'lossless-json';
+import { LosslessNumber, isLosslessNumber, stringify as losslessStringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { JsonPathSyntaxError, parseJsonPath } from '../../../src/gateway/legacy/json-paths.js';
 import {
@@ -195,6 +195,49 @@ describe('writing a legacy body', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(writeError(() => stringifyLegacyJson(cyclic)).reason).toBe('TOO_DEEP');
+  });
+
+  it('names where a nested value is wrong, and where the walk went deepest', () => {
+    const error = writeError(() => stringifyLegacyJson({ data: [{ amount: '1' }, { amount: 2 }] }, ['data[].amount']));
+    expect([error.reason, error.location]).toEqual(['JS_NUMBER_AS_AMOUNT', 'data[1].amount']);
+    expect(writeError(() => stringifyLegacyJson({ rows: [[1, 0.5]] })).location).toBe('rows[0][1]');
+    expect(writeError(() => stringifyLegacyJson({ totals: { USD: '1', EUR: '' } }, ['totals.*'])).location).toBe('totals.EUR');
+  });
+
+  it('writes what JSON.stringify writes when no amount path applies (property)', () => {
+    const safe = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.string(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.maxSafeInteger(),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(fc.string(), tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(safe, (value) => {
+        expect(stringifyLegacyJson(value)).toBe(JSON.stringify(value));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('writes what lossless-json writes for the same amounts as LosslessNumbers (property)', () => {
+    const record = fc.record({ id: fc.string(), amount: fc.option(decimalText, { nil: null }), count: fc.maxSafeInteger() });
+    const body = fc.record({ data: fc.array(record, { maxLength: 5 }), totals: fc.dictionary(fc.string({ minLength: 1 }), decimalText, { maxKeys: 4 }) });
+    const asNumber = (text: string) => new LosslessNumber(new Decimal(text).isZero() ? text.replace(/^-/, '') : text);
+    fc.assert(
+      fc.property(body, (value) => {
+        const oracle = {
+          data: value.data.map((row) => ({ ...row, amount: row.amount === null ? null : asNumber(row.amount) })),
+          totals: Object.fromEntries(Object.entries(value.totals).map(([key, text]) => [key, asNumber(text)])),
+        };
+        expect(stringifyLegacyJson(value, ['data[].amount', 'totals.*'])).toBe(losslessStringify(oracle));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('does not change the value it was given', () => {
