@@ -4,8 +4,10 @@
  * that is wrong, so a broken answer is a logged 500, never a crash deep in a transform and never
  * an `undefined` or a mangled amount in a legacy body.
  *
- * The schemas are loose (extra fields are allowed, as v3 may add fields in a minor version) and
- * check only what the transforms read, each field as strictly as the legacy answer needs it:
+ * The schemas accept extra fields (v3 may add fields in a minor version) and drop them: they are
+ * plain z.object, not loose ones, because the transforms read only what is declared here and a
+ * loose object copies every field it does not know. They check only what the transforms read,
+ * each field as strictly as the legacy answer needs it:
  *   - amounts are decimal text (DECIMAL_PATTERN), exactly what the legacy writer can emit as a
  *     JSON number; a JS number here would already have lost digits in the v3 answer;
  *   - ids must carry their kind's prefix and come out as the record's legacy UUID, so the one
@@ -42,7 +44,7 @@ function legacyIdOf(kind: IdKind) {
 }
 
 export const v3QuoteSchema = z
-  .looseObject({
+  .object({
     id: legacyIdOf('quote'),
     buyCurrency: currency,
     sellCurrency: currency,
@@ -63,7 +65,7 @@ export const v3QuoteSchema = z
 export type V3Quote = z.output<typeof v3QuoteSchema>;
 
 export const v3TradeSchema = z
-  .looseObject({
+  .object({
     id: legacyIdOf('trade'),
     quoteId: legacyIdOf('quote'),
     buyCurrency: currency,
@@ -86,14 +88,14 @@ export const v3TradeSchema = z
   });
 export type V3Trade = z.output<typeof v3TradeSchema>;
 
-export const v3ReversalDetailsSchema = z.looseObject({
+export const v3ReversalDetailsSchema = z.object({
   direction: label,
   differentialAmount: decimal,
   currency,
 });
 export type V3ReversalDetails = z.output<typeof v3ReversalDetailsSchema>;
 
-export const v3BalanceSchema = z.looseObject({
+export const v3BalanceSchema = z.object({
   id: legacyIdOf('balance'),
   currency,
   amount: decimal,
@@ -105,20 +107,20 @@ export const v3BalanceSchema = z.looseObject({
 });
 export type V3Balance = z.output<typeof v3BalanceSchema>;
 
-export const v3BalanceTotalsSchema = z.looseObject({
+export const v3BalanceTotalsSchema = z.object({
   netPositiveUsd: decimal,
   netNegativeUsd: decimal,
   netUsd: decimal,
 });
 export type V3BalanceTotals = z.output<typeof v3BalanceTotalsSchema>;
 
-export const v3ExposureSchema = z.looseObject({
+export const v3ExposureSchema = z.object({
   creditLine: decimal,
   committedAmount: decimal,
 });
 export type V3Exposure = z.output<typeof v3ExposureSchema>;
 
-export const v3PairSchema = z.looseObject({
+export const v3PairSchema = z.object({
   symbol: label,
   baseCurrency: currency,
   quoteCurrency: currency,
@@ -128,7 +130,7 @@ export const v3PairSchema = z.looseObject({
 export type V3Pair = z.output<typeof v3PairSchema>;
 
 export const v3DepositSchema = z
-  .looseObject({
+  .object({
     id: legacyIdOf('deposit'),
     currency,
     amount: decimal,
@@ -148,7 +150,7 @@ export const v3DepositSchema = z
   });
 export type V3Deposit = z.output<typeof v3DepositSchema>;
 
-export const v3WithdrawalAccountSchema = z.looseObject({
+export const v3WithdrawalAccountSchema = z.object({
   id: legacyIdOf('withdrawalAccount'),
   currency,
   assetType: label,
@@ -170,7 +172,7 @@ export const v3WithdrawalAccountSchema = z.looseObject({
 });
 export type V3WithdrawalAccount = z.output<typeof v3WithdrawalAccountSchema>;
 
-export const v3WithdrawalSchema = z.looseObject({
+export const v3WithdrawalSchema = z.object({
   id: legacyIdOf('withdrawal'),
   currency,
   withdrawalAmount: decimal,
@@ -189,7 +191,7 @@ export type V3Withdrawal = z.output<typeof v3WithdrawalSchema>;
 
 /** `{data: <one record or a list>}`, the v3 success envelope. */
 function answer<T extends z.ZodType>(data: T) {
-  return z.looseObject({ data });
+  return z.object({ data });
 }
 
 /** The v3 answers the response transforms are given, by what they hold. */
@@ -197,9 +199,9 @@ export const V3_ANSWERS = {
   quote: answer(v3QuoteSchema),
   trade: answer(v3TradeSchema),
   tradeList: answer(z.array(v3TradeSchema)),
-  reversal: answer(z.looseObject({ trade: v3TradeSchema, reversalDetails: v3ReversalDetailsSchema })),
+  reversal: answer(z.object({ trade: v3TradeSchema, reversalDetails: v3ReversalDetailsSchema })),
   balanceList: z
-    .looseObject({ data: z.array(v3BalanceSchema), totals: v3BalanceTotalsSchema })
+    .object({ data: z.array(v3BalanceSchema), totals: v3BalanceTotalsSchema })
     .superRefine((list, ctx) => {
       // The trade result keys balances by currency; a second balance of a currency would silently
       // replace the first.

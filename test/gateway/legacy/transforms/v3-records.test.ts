@@ -4,9 +4,12 @@ import { V3_ANSWERS, readV3, v3TradeSchema } from '../../../../src/gateway/legac
 import { TRADE, UUIDS } from './v3-samples.js';
 
 describe('readV3', () => {
-  it('returns the record with its ids as legacy UUIDs and lets v3 add fields', () => {
+  it('returns the record with its ids as legacy UUIDs, accepting and dropping fields v3 added', () => {
     const trade = readV3(v3TradeSchema, { ...TRADE, newField: { nested: true } }, 'trade/{id}', 'answers[0].data');
-    expect(trade).toMatchObject({ id: UUIDS.trade, quoteId: UUIDS.quote, originalTradeId: null, referencedAmount: '100.50', newField: { nested: true } });
+    expect(trade).toMatchObject({ id: UUIDS.trade, quoteId: UUIDS.quote, originalTradeId: null, referencedAmount: '100.50' });
+    expect(trade).not.toHaveProperty('newField');
+    const list = readV3(V3_ANSWERS.tradeList, { data: [TRADE], pagination: { hasNext: false }, newTopLevel: 1 }, 'trades', 'answers[0]');
+    expect(Object.keys(list)).toEqual(['data']);
   });
 
   it('throws a V3ContractError naming the operation and every problem, where it is', () => {
