@@ -3,6 +3,12 @@
  * and the gateway authenticate against it. Lookups are cached per process for a short TTL with
  * the public key imported once, so the hot path does no SQL and no PEM parsing; a revocation
  * therefore takes effect within that TTL (documented in the README).
+ *
+ * A busy key does not fall out of the cache under its callers: once most of its TTL has passed,
+ * one caller starts a look-up in the background and every caller goes on with the cached key,
+ * still inside its TTL. Callers that miss together share one look-up. Before this, every request
+ * of a busy key that arrived during the look-up after expiry ran its own query and PEM import
+ * (at saturation, 50 queries every 5 s, and the pool opening connections for them).
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
@@ -36,6 +42,9 @@ export const SANDBOX_CREDIT_LINE_USD = '1000000';
 
 /** The cache is bounded: unknown names are cached too (as misses), and anyone can send those. */
 export const KEY_REGISTRY_DEFAULTS = { cacheTtlMs: 5_000, cacheMaxEntries: 10_000 } as const;
+
+/** Share of the TTL after which a cached entry is looked up again in the background. */
+const REFRESH_AFTER_SHARE = 0.8;
 
 export class InvalidCidrError extends Error {
   readonly code = 'FXGATE_INVALID_CIDR';
@@ -111,8 +120,16 @@ export interface CreateKeyInput {
   readonly label?: string;
 }
 
+interface CachedKey {
+  readonly key: ActiveKey | null;
+  /** When the look-up that read it began: what the database said is at least this fresh. */
+  readonly readAt: number;
+}
+
 export class KeyRegistry {
-  private readonly cache = new Map<string, { key: ActiveKey | null; expiresAt: number }>();
+  private readonly cache = new Map<string, CachedKey>();
+  /** The look-up in flight per name, shared by every caller that needs it. */
+  private readonly lookUps = new Map<string, Promise<ActiveKey | null>>();
 
   constructor(
     private readonly db: Database,
@@ -156,22 +173,59 @@ export class KeyRegistry {
   async revoke(name: string): Promise<boolean> {
     const { rowCount } = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name]);
     this.cache.delete(name);
+    // A look-up that began before the revocation must not put the key back when it lands.
+    this.lookUps.delete(name);
     return rowCount > 0;
   }
 
-  /** The active (not revoked) key of this name, from the cache when fresh. */
+  /** The active (not revoked) key of this name, from the cache while it is inside its TTL. */
   async findActive(name: string): Promise<ActiveKey | null> {
-    const now = (this.options.now ?? Date.now)();
+    const ttlMs = this.options.cacheTtlMs ?? KEY_REGISTRY_DEFAULTS.cacheTtlMs;
     const cached = this.cache.get(name);
-    if (cached && cached.expiresAt > now) return cached.key;
-    const key = parseKeyName(name) ? await this.load(name) : null;
+    if (cached !== undefined) {
+      const age = this.now() - cached.readAt;
+      if (age < ttlMs) {
+        // A failed background look-up leaves the entry to expire; the next miss will fail loudly.
+        if (age >= ttlMs * REFRESH_AFTER_SHARE) this.lookUp(name).catch(() => {});
+        return cached.key;
+      }
+    }
+    return this.lookUp(name);
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** The name read from the database, then cached; one look-up per name at a time. */
+  private lookUp(name: string): Promise<ActiveKey | null> {
+    const pending = this.lookUps.get(name);
+    if (pending !== undefined) return pending;
+    const readAt = this.now();
+    const lookUp: Promise<ActiveKey | null> = (parseKeyName(name) ? this.load(name) : Promise.resolve(null)).then(
+      (key) => {
+        if (this.lookUps.get(name) === lookUp) {
+          this.lookUps.delete(name);
+          this.remember(name, { key, readAt });
+        }
+        return key;
+      },
+      (error: unknown) => {
+        if (this.lookUps.get(name) === lookUp) this.lookUps.delete(name);
+        throw error;
+      },
+    );
+    this.lookUps.set(name, lookUp);
+    return lookUp;
+  }
+
+  private remember(name: string, entry: CachedKey): void {
+    this.cache.delete(name);
     if (this.cache.size >= KEY_REGISTRY_DEFAULTS.cacheMaxEntries) {
       // Maps iterate in insertion order: drop the oldest entry.
       this.cache.delete(this.cache.keys().next().value!);
     }
-    this.cache.delete(name);
-    this.cache.set(name, { key, expiresAt: now + (this.options.cacheTtlMs ?? KEY_REGISTRY_DEFAULTS.cacheTtlMs) });
-    return key;
+    this.cache.set(name, entry);
   }
 
   private async load(name: string): Promise<ActiveKey | null> {

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/lib/db/database.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
+
+const TTL_MS = 5_000;
+const LOOK_UP = 'SELECT * FROM api_keys WHERE name';
+
+/** The real database, with its key look-ups counted and, when a test asks, held or failed. */
+class ObservedDatabase {
+  lookUps = 0;
+  /** Awaited before each look-up runs. */
+  gate: Promise<void> = Promise.resolve();
+  /** Awaited after each look-up ran, before its rows are handed back; `answerHeld` is called on arrival. */
+  answerGate: Promise<void> = Promise.resolve();
+  answerHeld: () => void = () => {};
+  failing = false;
+
+  constructor(private readonly inner: Database) {}
+
+  readonly db: Database = {
+    driver: 'postgres',
+    query: async <Row,>(sql: string, params?: readonly unknown[]) => {
+      if (sql.startsWith(LOOK_UP)) {
+        this.lookUps += 1;
+        await this.gate;
+        if (this.failing) throw new Error('the database is down');
+        const result = await this.inner.query<Row>(sql, params);
+        this.answerHeld();
+        await this.answerGate;
+        return result;
+      }
+      return this.inner.query<Row>(sql, params);
+    },
+    exec: (sql) => this.inner.exec(sql),
+    transaction: (fn) => this.inner.transaction(fn),
+    close: () => this.inner.close(),
+  };
+}
+
+/** Lets a background look-up that was started finish. */
+async function settled(): Promise<void> {
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('KeyRegistry key cache', () => {
+  let database: TestDatabase;
+  let keyName: string;
+  let observed: ObservedDatabase;
+  let clock: number;
+  let registry: KeyRegistry;
+
+  beforeAll(async () => {
+    database = await createTestPostgres();
+    keyName = (await new KeyRegistry(database.db).createKey({ orgId: randomUUID(), scopes: ['view'], mode: 'sandbox' })).name;
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  const fresh = (ttlMs = TTL_MS) => {
+    observed = new ObservedDatabase(database.db);
+    clock = 0;
+    registry = new KeyRegistry(observed.db, { cacheTtlMs: ttlMs, now: () => clock });
+  };
+  const setRevoked = (revoked: boolean) =>
+    database.db.query(`UPDATE api_keys SET revoked_at = ${revoked ? 'now()' : 'NULL'} WHERE name = $1`, [keyName]);
+
+  it('runs one look-up for callers that miss together', async () => {
+    fresh();
+    const keys = await Promise.all(Array.from({ length: 20 }, () => registry.findActive(keyName)));
+    expect(observed.lookUps).toBe(1);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]?.record.name).toBe(keyName);
+  });
+
+  it('answers from the cache, and near the end of the TTL looks the key up again in the background', async () => {
+    fresh();
+    await registry.findActive(keyName);
+    clock = TTL_MS * 0.8 - 1;
+    await registry.findActive(keyName);
+    expect(observed.lookUps).toBe(1);
+
+    let release!: () => void;
+    observed.gate = new Promise((resolve) => (release = resolve));
+    clock = TTL_MS * 0.8;
+    // Answered at once from the cache while the look-up is held.
+    expect((await registry.findActive(keyName))?.record.name).toBe(keyName);
+    expect((await registry.findActive(keyName))?.record.name).toBe(keyName);
+    expect(observed.lookUps).toBe(2);
+    release();
+    await settled();
+
+    // The refreshed entry counts from when its look-up began.
+    clock = TTL_MS * 1.5;
+    await registry.findActive(keyName);
+    expect(observed.lookUps).toBe(2);
+  });
+
+  it('never serves a key revoked elsewhere for longer than the TTL after the look-up that read it', async () => {
+    fresh();
+    try {
+      expect(await registry.findActive(keyName)).not.toBeNull();
+      await setRevoked(true);
+      clock = TTL_MS - 1;
+      // Inside the documented window the cached key still stands; its background look-up reads the revocation.
+      expect(await registry.findActive(keyName)).not.toBeNull();
+      await settled();
+      clock = TTL_MS - 1;
+      expect(await registry.findActive(keyName)).toBeNull();
+
+      // Without any earlier refresh, the first call after the TTL reads the database.
+      fresh();
+      await setRevoked(false);
+      expect(await registry.findActive(keyName)).not.toBeNull();
+      await setRevoked(true);
+      clock = TTL_MS;
+      expect(await registry.findActive(keyName)).toBeNull();
+    } finally {
+      await setRevoked(false);
+    }
+  });
+
+  it('keeps an entry whose background look-up failed until it expires, then fails the miss', async () => {
+    fresh();
+    await registry.findActive(keyName);
+    observed.failing = true;
+    clock = TTL_MS * 0.9;
+    expect(await registry.findActive(keyName)).not.toBeNull();
+    await settled();
+    expect(observed.lookUps).toBe(2);
+    expect(await registry.findActive(keyName)).not.toBeNull();
+    clock = TTL_MS;
+    await expect(registry.findActive(keyName)).rejects.toThrow('the database is down');
+    observed.failing = false;
+    expect(await registry.findActive(keyName)).not.toBeNull();
+  });
+
+  it('does not let a look-up that began before revoke() put the key back', async () => {
+    fresh(60_000);
+    let release!: () => void;
+    observed.answerGate = new Promise((resolve) => (release = resolve));
+    const held = new Promise<void>((resolve) => (observed.answerHeld = resolve));
+    const before = registry.findActive(keyName);
+    try {
+      await held;
+      expect(await registry.revoke(keyName)).toBe(true);
+      release();
+      // The look-up read the key before the revocation; what it read is not cached.
+      expect(await before).not.toBeNull();
+      expect(await registry.findActive(keyName)).toBeNull();
+      expect(observed.lookUps).toBe(2);
+    } finally {
+      await setRevoked(false);
+    }
+  });
+
+  it('caches an unknown name as a miss', async () => {
+    fresh();
+    const unknown = `org/${randomUUID()}/apiKey/${randomUUID()}`;
+    expect(await registry.findActive(unknown)).toBeNull();
+    expect(await registry.findActive(unknown)).toBeNull();
+    expect(observed.lookUps).toBe(1);
+    // A name that is not a key name never reaches the database.
+    expect(await registry.findActive('not a key name')).toBeNull();
+    expect(observed.lookUps).toBe(1);
+  });
+});
