@@ -21,7 +21,7 @@ import { LEGACY_TRANSFORMS, loadShippedMappings } from './legacy/transforms/inde
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
-import { sendV3Error } from './v3/errors.js';
+import { handleGatewayError, sendV3Error } from './v3/errors.js';
 import { registerV3Passthrough } from './v3/passthrough.js';
 
 export interface GatewayOptions {
@@ -114,10 +114,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   app.setNotFoundHandler(async (request, reply) =>
     sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! })),
   );
-  app.setErrorHandler(async (error, request, reply) => {
-    request.log.error({ err: error }, 'gateway request failed');
-    return sendV3Error(reply, error instanceof ApiError ? error : new ApiError('INTERNAL_ERROR', {}, { cause: error }));
-  });
+  app.setErrorHandler(handleGatewayError);
   await registerV3Passthrough(app, { origin, dispatcher });
   if (resolved.legacy) {
     await registerLegacy(app, dispatcher, inFlight, resolved.legacy);
