@@ -44,7 +44,7 @@ export function isJsonPath(path: string): boolean {
 }
 
 /** One node of compiled paths: whether a path ends here, and where each kind of step leads. */
-interface JsonPathNode {
+export interface JsonPathNode {
   ends: boolean;
   readonly keys: Map<string, JsonPathNode>;
   each: JsonPathNode | null;
