@@ -58,7 +58,7 @@ export interface JsonPathNode {
  */
 export type ActivePaths = readonly JsonPathNode[];
 
-export const NO_PATHS: ActivePaths = [];
+const NO_PATHS: ActivePaths = [];
 
 function newNode(): JsonPathNode {
   return { ends: false, keys: new Map(), each: null, values: null };

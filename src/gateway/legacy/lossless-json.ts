@@ -15,7 +15,7 @@
  */
 import { isLosslessNumber, parse } from 'lossless-json';
 import { DECIMAL_PATTERN, Decimal, formatDecimal } from '../../lib/money.js';
-import { type ActivePaths, JsonLocation, NO_PATHS, compileJsonPaths, endsHere, intoElement, intoKey } from './json-paths.js';
+import { type ActivePaths, JsonLocation, compileJsonPaths, endsHere, intoElement, intoKey } from './json-paths.js';
 
 /** Bounds on one legacy amount, so `1e999999` cannot become a million digits of text. */
 export const LEGACY_NUMBER_LIMITS = {
@@ -190,7 +190,7 @@ function describeValue(value: unknown): string {
  */
 function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: number): string | undefined {
   if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonWriteError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`);
-  const amount = active.length > 0 && endsHere(active);
+  const amount = endsHere(active);
   if (amount && (node === null || typeof node !== 'object')) return writeAmount(node, at);
   switch (typeof node) {
     case 'string':
@@ -227,7 +227,7 @@ function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: 
     const value = node[key];
     if (value === undefined) continue;
     at.enter(key);
-    const written = writeNode(value, active.length === 0 ? NO_PATHS : intoKey(active, key), at, depth + 1);
+    const written = writeNode(value, intoKey(active, key), at, depth + 1);
     at.leave();
     text += `${text.length === 1 ? '' : ','}${JSON.stringify(key)}:${written}`;
   }
