@@ -2,6 +2,7 @@
  * The PostgreSQL driver's prepared statements (src/lib/db/postgres-database.ts), on the real
  * server: each parameterised text is prepared once per connection, and a migration that changes
  * a statement's result columns (a rolling deploy) costs a renewal, never a failed lone query.
+ * And the pool's idle timeout: a connection is kept while it is used, and closed once unused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/lib/db/database.js';
@@ -48,5 +49,25 @@ describe('the PostgreSQL driver', () => {
     await expect(db.transaction((tx) => tx.query(SELECT_ONE, [1]))).rejects.toMatchObject({ code: '0A000' });
     const again = await db.transaction((tx) => tx.query(SELECT_ONE, [1]));
     expect(again.rows).toEqual([{ id: 1, a: 'x', b: 'y', c: 'z' }]);
+  });
+});
+
+describe('the pool', () => {
+  const backendPid = async (on: Database): Promise<number> => (await on.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const isConnected = async (pid: number): Promise<boolean> =>
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]!.n === 1;
+
+  it('keeps a connection open while it is used within idleTimeoutMs, and closes it once unused for longer', async () => {
+    const pooled = openPostgres({ connectionString: database.url!, maxConnections: 1, idleTimeoutMs: 300 });
+    try {
+      const pid = await backendPid(pooled);
+      for (let i = 0; i < 3; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await backendPid(pooled)).toBe(pid);
+      }
+      await expect.poll(() => isConnected(pid), { timeout: 5_000, interval: 100 }).toBe(false);
+    } finally {
+      await pooled.close();
+    }
   });
 });
