@@ -4,6 +4,8 @@
  * request signer for curl. Every command reads the configuration from the environment and,
  * when DATABASE_URL and REDIS_URL are unset, runs on the embedded defaults in FXGATE_DATA_DIR.
  */
+// First: it sets V8 flags that must hold before any other module allocates.
+import './v8-flags.js';
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAccountsCommand } from './commands/accounts.js';

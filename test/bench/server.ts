@@ -5,7 +5,10 @@
  * process goes away (the channel closes), so that no server outlives a bench run.
  */
 import { isServerAppName, isToServer, SERVER_CONFIG_ENV, type FromServer, type ServerConfig } from './protocol.js';
-import { SERVER_APPS, type ServedApp } from './server-apps.js';
+import type { ServedApp } from './server-apps.js';
+
+/** Set to 1 to run the servers on V8's own defaults instead of the product's flags, to measure what those do. */
+const V8_DEFAULTS_ENV = 'BENCH_V8_DEFAULTS';
 
 /**
  * The load generator drops its connections with requests still in flight; their handlers run
@@ -28,6 +31,9 @@ async function main(): Promise<void> {
   if (!process.send) throw new Error('server.ts runs as a child of test/bench/run.ts, with an IPC channel');
   const name = process.argv[2] ?? '';
   if (!isServerAppName(name)) throw new Error(`unknown server app ${JSON.stringify(name)}`);
+  // The product's V8 flags, as src/cli/main.ts sets them: before any application module runs.
+  if (process.env[V8_DEFAULTS_ENV] !== '1') await import('../../src/cli/v8-flags.js');
+  const { SERVER_APPS } = await import('./server-apps.js');
   const served: ServedApp = await SERVER_APPS[name](readConfig());
 
   let stopping = false;
