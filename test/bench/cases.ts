@@ -3,6 +3,7 @@
  * (which stops them after the case) and says what to send. New cases are added to BENCH_CASES.
  */
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
@@ -399,14 +400,17 @@ function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: 
           ? `${GW_V1_TRADE_GET}'s ${peak.toFixed(0)} req/s, measured earlier in this run`
           : `${peak.toFixed(0)} req/s, the ${peakRow.label} row's rate estimated here by warm-up rounds, as ${GW_V1_TRADE_GET} was not in this run`;
       const rate = Math.max(1, Math.round(peak * HALF_PEAK));
-      const options = (row: PacedRow, seconds: number, leadInSeconds: number) => ({
+      const options = (row: PacedRow, seconds: number, leadInSeconds: number, samplesFile?: string) => ({
         rate,
         seconds,
         leadInSeconds,
         connections: settings.connections,
         lifetimeSeconds: row.plan.lifetimeSeconds,
         label: row.label,
+        ...(samplesFile === undefined ? {} : { samplesFile }),
       });
+      const samplesFileOf = (row: PacedRow) =>
+        settings.samplesDir === undefined ? undefined : join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`);
       // Every row warmed up before any is measured, so that the first measured is not the one on the coldest servers.
       for (const row of rows) {
         const warmup = await pacedRun(row.url, () => row.plan.make(), options(row, settings.warmupSeconds, 0));
@@ -415,7 +419,9 @@ function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: 
         }
       }
       const runs = [];
-      for (const row of rows) runs.push(await pacedRun(row.url, () => row.plan.make(), options(row, settings.durationSeconds, PACED_LEAD_IN_SECONDS)));
+      for (const row of rows) {
+        runs.push(await pacedRun(row.url, () => row.plan.make(), options(row, settings.durationSeconds, PACED_LEAD_IN_SECONDS, samplesFileOf(row))));
+      }
       const measured: RowMeasurement[] = runs.map((run) => run.row);
       const notes = [
         `each row offered ${rate} req/s, ${HALF_PEAK * 100}% of the peak: ${peakSource}; open loop and evenly spaced over up to ` +

@@ -11,6 +11,8 @@ export interface LoadSettings {
   readonly pipelining: number;
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
+  /** Where fixed-rate runs write their per-request samples; none when undefined. */
+  readonly samplesDir: string | undefined;
 }
 
 /** One kind of request of a measured run: a row of the report. */

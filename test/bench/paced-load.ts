@@ -18,7 +18,11 @@
  * whose answers are not counted: the measured part starts on open connections at a steady rate.
  * Without it, every row's first 100 ms paid for opening its connections (the client's and the
  * gateway's upstream ones, idle-closed while other rows ran) and held most of its slowest 1%.
+ *
+ * With `samplesFile`, each measured 2xx answer is also written out, one CSV line each, to find
+ * when the slowest ones happened and what the servers were doing then (README, Benchmarks).
  */
+import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { assertPoolLastsTheRun, FAILURE_SAMPLES, isTimeout, percentile, sendPrepared, type RowMeasurement } from './measurement.js';
@@ -36,7 +40,12 @@ export interface PacedRunOptions {
   /** How long a made request stays acceptable (its token's lifetime). */
   readonly lifetimeSeconds: number;
   readonly label: string;
+  /** Where to write the measured answers as CSV: SAMPLES_CSV_HEADER, then a line per answer. */
+  readonly samplesFile?: string;
 }
+
+/** Dispatch time as Unix epoch milliseconds (to line up with other clocks), then durations in ms; the last two from Server-Timing, empty when absent. */
+export const SAMPLES_CSV_HEADER = 'dispatched_epoch_ms,latency_ms,upstream_ms,gateway_ms';
 
 export interface PacedRunResult {
   readonly row: RowMeasurement;
@@ -61,6 +70,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   const added: number[] = [];
   const own: number[] = [];
   const lags: number[] = [];
+  const samples: string[] = [];
   const statusCodes: Record<string, number> = {};
   const failureSamples: string[] = [];
   let errors = 0;
@@ -85,6 +95,9 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
       if (response.statusCode >= 200 && response.statusCode < 300) {
         if (!counted) return;
         latencies.push(now - dispatched);
+        if (options.samplesFile !== undefined) {
+          samples.push(`${(performance.timeOrigin + dispatched).toFixed(3)},${(now - dispatched).toFixed(3)},${response.upstreamMs ?? ''},${response.gatewayMs ?? ''}`);
+        }
         if (response.upstreamMs !== undefined) added.push(now - dispatched - response.upstreamMs);
         if (response.gatewayMs !== undefined) own.push(response.gatewayMs);
       } else {
@@ -120,6 +133,7 @@ export async function pacedRun(url: string, make: () => Promise<PreparedRequest>
   } finally {
     await pool.close();
   }
+  if (options.samplesFile !== undefined) await writeFile(options.samplesFile, [SAMPLES_CSV_HEADER, ...samples, ''].join('\n'));
   const seconds = Math.max((lastAnswer - measuredFrom) / 1000, 1e-3);
   latencies.sort((a, b) => a - b);
   added.sort((a, b) => a - b);

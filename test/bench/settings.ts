@@ -19,6 +19,8 @@ export interface BenchSettings {
   readonly databaseUrl: string;
   /** Redis server; the bench uses its own key prefix there (REDIS_URL). */
   readonly redisUrl: string;
+  /** A folder for each fixed-rate row's per-request samples (BENCH_SAMPLES_DIR, paced-load.ts); none by default. */
+  readonly samplesDir: string | undefined;
 }
 
 export const BENCH_DEFAULTS = {
@@ -60,5 +62,6 @@ export function readSettings(): BenchSettings {
       .filter((name) => name !== ''),
     databaseUrl: withLoginUser(process.env.DATABASE_URL ?? BENCH_DEFAULTS.databaseUrl),
     redisUrl: process.env.REDIS_URL ?? BENCH_DEFAULTS.redisUrl,
+    samplesDir: process.env.BENCH_SAMPLES_DIR || undefined,
   };
 }
