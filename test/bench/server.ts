@@ -6,6 +6,7 @@
  */
 import { isServerAppName, isToServer, SERVER_CONFIG_ENV, type FromServer, type ServerConfig } from './protocol.js';
 import type { ServedApp } from './server-apps.js';
+import { STALL_PROBE_DIR_ENV, startStallProbe } from './stall-probe.js';
 
 /** Set to 1 to run the servers on V8's own defaults instead of the product's flags, to measure what those do. */
 const V8_DEFAULTS_ENV = 'BENCH_V8_DEFAULTS';
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
   if (!process.send) throw new Error('server.ts runs as a child of test/bench/run.ts, with an IPC channel');
   const name = process.argv[2] ?? '';
   if (!isServerAppName(name)) throw new Error(`unknown server app ${JSON.stringify(name)}`);
+  const probeDir = process.env[STALL_PROBE_DIR_ENV];
+  if (probeDir) startStallProbe(probeDir, name);
   // The product's V8 flags, as src/cli/main.ts sets them: before any application module runs.
   if (process.env[V8_DEFAULTS_ENV] !== '1') await import('../../src/cli/v8-flags.js');
   const { SERVER_APPS } = await import('./server-apps.js');
