@@ -3,7 +3,10 @@
  * token claims and signature, request signature, single-use nonce, declared mode against the
  * key's mode, IP allowlist, sandbox-only operations, scope. It never throws for a failed check:
  * it returns the failure, because the rate limit (step 5) must be charged first, per key when
- * the token proved the key, per client address otherwise.
+ * the token proved the key, per client address otherwise. The moment the token proves its key,
+ * `onProven` is told, before the nonce is claimed: every later outcome is charged to that key,
+ * so the caller can send the charge to the store alongside the claim instead of a round trip
+ * after it.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Mode } from '../../lib/auth/credentials.js';
@@ -20,8 +23,6 @@ export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;
 
 export interface AuthOutcome {
   readonly principal: Principal | null;
-  /** The key the token proved, when it did: the rate-limit subject even if a later check fails. */
-  readonly provenKeyName: string | null;
   readonly error: ApiError | null;
 }
 
@@ -31,8 +32,8 @@ export interface AuthenticatorOptions {
   readonly issuer: string;
 }
 
-function fail(error: ApiError, provenKeyName: string | null = null): AuthOutcome {
-  return { principal: null, provenKeyName, error };
+function fail(error: ApiError): AuthOutcome {
+  return { principal: null, error };
 }
 
 /** `X-App-Mode`: absent or LIVE is live, SANDBOX is sandbox; anything else is a bad header. */
@@ -51,7 +52,8 @@ export function declaredMode(request: FastifyRequest): Mode {
 export function createAuthenticator(options: AuthenticatorOptions) {
   const { registry, store, issuer } = options;
 
-  return async function authenticate(request: FastifyRequest, operation: OperationMeta): Promise<AuthOutcome> {
+  /** `onProven` gets the key's name once the token and the request signature prove it (the rate-limit subject from then on). */
+  return async function authenticate(request: FastifyRequest, operation: OperationMeta, onProven: (keyName: string) => void): Promise<AuthOutcome> {
     const mode = declaredMode(request);
     const authorization = request.headers.authorization;
     if (authorization === undefined || authorization === '') return fail(new ApiError('AUTH_TOKEN_MISSING'));
@@ -92,10 +94,11 @@ export function createAuthenticator(options: AuthenticatorOptions) {
 
     // From here the token is proven: failures are charged to the key, not the address.
     const proven = verified.keyName;
+    onProven(proven);
     try {
       const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - Math.floor(Date.now() / 1000)) * 1000;
       const first = await store.claimOnce(`nonce:{${proven}}:${verified.nonce}`, ttlMs);
-      if (!first) return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'The bearer token was already used; sign a new one per request.' }), proven);
+      if (!first) return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'The bearer token was already used; sign a new one per request.' }));
     } catch (error) {
       // Reads go on without replay protection while the store is down; writes stop at step 6,
       // which fails closed. The log says so.
@@ -104,16 +107,15 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     }
 
     const record = activeKey.record;
-    if (mode === 'sandbox' && record.mode !== 'sandbox') return fail(new ApiError('AUTH_API_KEY_SANDBOX_REQUIRED'), proven);
-    if (mode === 'live' && record.mode !== 'live') return fail(new ApiError('AUTH_API_KEY_LIVE_REQUIRED'), proven);
-    if (!activeKey.allowsAddress(request.ip)) return fail(new ApiError('AUTH_FORBIDDEN_IP'), proven);
-    if (operation.sandboxOnly && mode !== 'sandbox') return fail(new ApiError('SANDBOX_MODE_REQUIRED'), proven);
+    if (mode === 'sandbox' && record.mode !== 'sandbox') return fail(new ApiError('AUTH_API_KEY_SANDBOX_REQUIRED'));
+    if (mode === 'live' && record.mode !== 'live') return fail(new ApiError('AUTH_API_KEY_LIVE_REQUIRED'));
+    if (!activeKey.allowsAddress(request.ip)) return fail(new ApiError('AUTH_FORBIDDEN_IP'));
+    if (operation.sandboxOnly && mode !== 'sandbox') return fail(new ApiError('SANDBOX_MODE_REQUIRED'));
     if (!record.scopes.includes(operation.scope)) {
-      return fail(new ApiError('AUTH_INSUFFICIENT_SCOPE', { requiredScope: operation.scope }), proven);
+      return fail(new ApiError('AUTH_INSUFFICIENT_SCOPE', { requiredScope: operation.scope }));
     }
     return {
       principal: { keyName: record.name, orgId: record.orgId, scopes: record.scopes, environment: mode },
-      provenKeyName: proven,
       error: null,
     };
   };

@@ -50,8 +50,16 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
     const operation = request.routeOptions.config.v3Operation;
     if (!operation) return;
     await acceptBody(request, reply);
-    const outcome = await authenticate(request, operation);
-    await chargeRateLimit(request, reply, outcome.provenKeyName ? `key:${outcome.provenKeyName}` : addressSubject(request));
+    // A proven key's charge starts when the key is proven, so that its store command goes out
+    // with the nonce claim's instead of a round trip after it. Same charge, same precedence: it
+    // is awaited before the authentication outcome, so a 429 still answers first.
+    const charge: { key: Promise<void> | null } = { key: null };
+    const outcome = await authenticate(request, operation, (keyName) => {
+      charge.key = chargeRateLimit(request, reply, `key:${keyName}`);
+      // Awaited below; until then an early 429 must not count as an unhandled rejection.
+      charge.key.catch(() => {});
+    });
+    await (charge.key ?? chargeRateLimit(request, reply, addressSubject(request)));
     if (outcome.error) throw outcome.error;
     request.v3.principal = outcome.principal;
     if (requiresIdempotencyKey(request.method) && (await idempotency.begin(request, reply, operation, outcome.principal!))) {

@@ -12,6 +12,7 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { generateKeyFile, loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { RedisStore } from '../../../src/lib/store/redis-store.js';
+import { testServices } from '../../support/services.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
@@ -310,5 +311,49 @@ describe('rate-limit store outage', () => {
     const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
     const response = await outage.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: 'outage-1' });
     expectV3Error(response, 'IDEMPOTENCY_UNAVAILABLE', { details: {} });
+  });
+});
+
+describe('the charge of a proven key', () => {
+  /** Real Redis underneath; every nonce claim is held for CLAIM_HOLD_MS, and the order of events is kept. */
+  class ObservedStore extends RedisStore {
+    readonly events: string[] = [];
+    override async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+      this.events.push('claim sent');
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_HOLD_MS));
+      const first = await super.claimOnce(key, ttlMs);
+      this.events.push('claim answered');
+      return first;
+    }
+    override async rateLimit(input: Parameters<RedisStore['rateLimit']>[0]): ReturnType<RedisStore['rateLimit']> {
+      this.events.push(`charge sent ${input.key.startsWith('rl:{key:') ? 'to the key' : 'to the address'}`);
+      return super.rateLimit(input);
+    }
+  }
+  const CLAIM_HOLD_MS = 50;
+  let observed: ObservedStore;
+  let own: V3Harness;
+
+  beforeAll(async () => {
+    observed = new ObservedStore({ url: testServices().redisUrl, keyPrefix: `t${newUuid().slice(0, 8)}:` });
+    own = await V3Harness.start({
+      operations: withTestOperations(new OperationLog()),
+      store: observed,
+      core: { rateLimits: { reads: 1, writes: 1 } },
+    });
+  });
+  afterAll(async () => own?.close());
+
+  it('goes to the store with the nonce claim, not a round trip after it, and a 429 still answers before a replay 401', async () => {
+    const key = await own.createKey({ scopes: ['view'] });
+    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const first = await own.send({ path: '/v3/fx/pairs', headers });
+    expect(first.status).toBe(200);
+    // Before: claim sent, claim answered, charge sent.
+    expect(observed.events).toEqual(['charge sent to the key', 'claim sent', 'claim answered']);
+
+    // The same token again, over the limit of 1: both checks fail; the rate limit answers.
+    const replay = await own.send({ path: '/v3/fx/pairs', headers });
+    expectLimited(replay, 1);
   });
 });
