@@ -8,12 +8,14 @@
  * collections and, past a threshold, allocates that site's objects straight in the old space,
  * where only a mark-compact frees them. In the gateway the sites it picked include zod's parse
  * path, which runs at start-up over the configuration and the mapping tables (kept for good) and
- * then over every v3 answer (garbage within a millisecond): zod's parse output was the largest
- * share of the bytes that outlived a scavenge. One run of `trade-get-half-peak` (README,
- * Benchmarks), gateway with the default: 11 mark-compacts and 5 incremental-marking steps, and
- * the v1 row's slowest requests clustered in the 30 to 40 ms after them; with it off: 1
- * mark-compact, and scavenges of 1 ms or more took 147 ms in all instead of 376. The core's
- * mark-compacts went from 3 to 1. Saturated throughput did not move.
+ * then over every v3 answer (garbage within a millisecond): sampled with the inspector's heap
+ * profiler, zod's parse output was the largest share of the bytes that outlived a scavenge, and
+ * with the flag it no longer was. In two runs of `trade-get-half-peak` (README,
+ * Benchmarks), one on V8's default and one with the flag, the gateway had 11 mark-compacts and 5
+ * incremental-marking steps against 1 and none, and its scavenges of 1 ms or more took 376 ms in
+ * all against 147; the core's mark-compacts went from 3 to 1. In a third run, on the default, two
+ * of the v1 row's three bursts of slow requests began at a mark-compact of the gateway's.
+ * Saturated throughput did not move.
  *
  * Node documents flags changed after start as unsupported in general; this one is read by the
  * garbage collector each time it weighs a site, so setting it before any of our code has
@@ -21,6 +23,6 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-export const PROCESS_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
+const PROCESS_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
 
 for (const flag of PROCESS_V8_FLAGS) setFlagsFromString(flag);
