@@ -315,6 +315,7 @@ describe('rate-limit store outage', () => {
 });
 
 describe('the charge of a proven key', () => {
+  const CLAIM_HOLD_MS = 50;
   /** Real Redis underneath; every nonce claim is held for CLAIM_HOLD_MS, and the order of events is kept. */
   class ObservedStore extends RedisStore {
     readonly events: string[] = [];
@@ -330,7 +331,6 @@ describe('the charge of a proven key', () => {
       return super.rateLimit(input);
     }
   }
-  const CLAIM_HOLD_MS = 50;
   let observed: ObservedStore;
   let own: V3Harness;
 
