@@ -103,16 +103,21 @@ function numericDate(claims: Record<string, unknown>, name: 'iat' | 'nbf' | 'exp
   return value;
 }
 
+/** A token whose header passed (parseApiToken): what a verifier needs before and after it knows the key. */
+export interface ParsedApiToken {
+  readonly keyName: string;
+  readonly nonce: string;
+  readonly signingInput: string;
+  readonly encodedClaims: string;
+  readonly signature: Buffer;
+}
+
 /**
- * Verifies a compact JWS API token by the rules above. Parsed and checked here, with the
- * signature checked by node:crypto rather than jose's jwtVerify: jose verifies through WebCrypto,
- * which costs more CPU per token, and every request of every generation verifies one. The
- * header is judged before any key lookup (alg exactly ES256: `none`, HS256 and the rest never
- * reach a verifier; no `crit` extension is understood, so none is accepted), the signature
- * before any claim, and the claims as jose's rules for iss, sub, aud, exp and nbf would, with
- * the skew tolerance.
+ * Reads a compact JWS API token's header, before any key lookup: alg exactly ES256 (`none`,
+ * HS256 and the rest never reach a verifier), no `crit` extension (none is understood), typ JWT
+ * when present, a kid and a 32-hex nonce. Throws a TokenVerificationError.
  */
-export async function verifyApiToken(token: string, options: VerifyOptions): Promise<VerifiedToken> {
+export function parseApiToken(token: string): ParsedApiToken {
   const segments = token.split('.');
   if (segments.length !== 3 || !segments.every((segment) => SEGMENT_PATTERN.test(segment))) throw malformed('not a JWT');
   const [encodedHeader, encodedClaims, encodedSignature] = segments as [string, string, string];
@@ -124,15 +129,28 @@ export async function verifyApiToken(token: string, options: VerifyOptions): Pro
   if (typeof header.kid !== 'string' || header.kid.length === 0) throw new TokenVerificationError('KEY_MISSING', 'kid missing');
   const nonce = header.nonce;
   if (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce)) throw malformed('nonce must be 32 lower-case hex');
-  const keyName = header.kid;
-  const key = await options.resolveKey(keyName);
-  if (!key) throw new TokenVerificationError('KEY_UNKNOWN', 'unknown or revoked key');
+  return {
+    keyName: header.kid,
+    nonce,
+    signingInput: `${encodedHeader}.${encodedClaims}`,
+    encodedClaims,
+    signature: Buffer.from(encodedSignature, 'base64url'),
+  };
+}
 
-  const signature = Buffer.from(encodedSignature, 'base64url');
-  if (signature.length !== ES256_SIGNATURE_BYTES || !(await verifyEs256(`${encodedHeader}.${encodedClaims}`, key, signature, options.verifyOn ?? 'thread-pool'))) {
+export type CheckOptions = Omit<VerifyOptions, 'resolveKey'>;
+
+/**
+ * Checks a parsed token against its key: the signature before any claim, then the claims as
+ * jose's rules for iss, sub, aud, exp and nbf would, with the skew tolerance. Throws a
+ * TokenVerificationError.
+ */
+export async function checkApiToken(parsed: ParsedApiToken, key: KeyObject, options: CheckOptions): Promise<VerifiedToken> {
+  const { keyName, nonce, signature } = parsed;
+  if (signature.length !== ES256_SIGNATURE_BYTES || !(await verifyEs256(parsed.signingInput, key, signature, options.verifyOn ?? 'thread-pool'))) {
     throw new TokenVerificationError('SIGNATURE_INVALID', 'token signature invalid');
   }
-  const claims = jsonObjectOf(encodedClaims);
+  const claims = jsonObjectOf(parsed.encodedClaims);
   if (!claims) throw malformed('the claims are not a JSON object');
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const iat = numericDate(claims, 'iat');
@@ -147,6 +165,19 @@ export async function verifyApiToken(token: string, options: VerifyOptions): Pro
   if (iat > now + JWT_CLOCK_SKEW_SECONDS) throw malformed('iat is in the future');
   if (exp - iat > options.maxLifetimeSeconds) throw new TokenVerificationError('LIFETIME_TOO_LONG', `lifetime over ${options.maxLifetimeSeconds} s`);
   return { keyName, nonce, expiresAt: exp };
+}
+
+/**
+ * Verifies a compact JWS API token by the rules above: parseApiToken, the key, checkApiToken.
+ * Parsed and checked here, with the signature checked by node:crypto rather than jose's
+ * jwtVerify: jose verifies through WebCrypto, which costs more CPU per token, and every request
+ * of every generation verifies one.
+ */
+export async function verifyApiToken(token: string, options: VerifyOptions): Promise<VerifiedToken> {
+  const parsed = parseApiToken(token);
+  const key = await options.resolveKey(parsed.keyName);
+  if (!key) throw new TokenVerificationError('KEY_UNKNOWN', 'unknown or revoked key');
+  return checkApiToken(parsed, key, options);
 }
 
 export interface SignOptions {

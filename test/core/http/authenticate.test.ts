@@ -31,7 +31,7 @@ function expectError(response: TestResponse, status: number, code: string, detai
 /** Sends GET /v3/fx/pairs with a hand-made token, correctly signed unless told otherwise. */
 async function sendWithToken(
   edit: (token: Token) => void,
-  options: { signer?: TokenSigner; signatureKey?: LoadedKey['privateKey'] } = {},
+  options: { signer?: TokenSigner; signatureKey?: LoadedKey['privateKey']; signatureHeader?: string | undefined } = {},
 ) {
   const token = standardToken({ keyName: key.file.name });
   edit(token);
@@ -43,7 +43,11 @@ async function sendWithToken(
   });
   return harness.send({
     path: '/v3/fx/pairs',
-    headers: { authorization: `Bearer ${jwt}`, 'x-request-signature': signature, 'x-app-mode': 'SANDBOX' },
+    headers: {
+      authorization: `Bearer ${jwt}`,
+      'x-request-signature': 'signatureHeader' in options ? options.signatureHeader : signature,
+      'x-app-mode': 'SANDBOX',
+    },
   });
 }
 
@@ -161,6 +165,21 @@ describe('request signature', () => {
   it('SIGNATURE_INVALID when the signature was made by another key', async () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     expectError(await sendWithToken(() => {}, { signatureKey: other }), 401, 'AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_INVALID' });
+  });
+
+  it('a failing token is reported before the request signature, though both are checked together', async () => {
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const past = Math.floor(Date.now() / 1000) - 100;
+    const expire = (t: Token) => {
+      t.payload.iat = past;
+      t.payload.nbf = past;
+      t.payload.exp = past + 30;
+    };
+    expectError(await sendWithToken(() => {}, { signer: { kind: 'es256', key: other }, signatureKey: other }), 401, 'AUTH_TOKEN_INVALID');
+    expectError(await sendWithToken(expire, { signatureKey: other }), 401, 'AUTH_TOKEN_EXPIRED');
+    expectError(await sendWithToken(expire, { signatureHeader: undefined }), 401, 'AUTH_TOKEN_EXPIRED');
+    expectError(await sendWithToken(expire, { signatureHeader: 'abc' }), 401, 'AUTH_TOKEN_EXPIRED');
+    expectError(await sendWithToken((t) => (t.payload.aud = ['someone-else']), { signatureHeader: undefined }), 401, 'AUTH_TOKEN_INVALID');
   });
 
   it('SIGNATURE_INVALID when the body, query or idempotency key differ from what was signed', async () => {
