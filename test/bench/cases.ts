@@ -13,9 +13,9 @@ import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
 import type { ServerProcess } from './launcher.js';
 import { LegacySigner, legacyUuidOf, LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from './legacy-signer.js';
-import { estimateRate, probe } from './load.js';
+import { estimateRate, measureSideBySide, probe, type SideBySideRow } from './load.js';
 import type { CaseMeasurement, RowMeasurement } from './measurement.js';
-import { pacedRun } from './paced-load.js';
+import { pacedRun, pacedSideBySide } from './paced-load.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 import type { CaseReport } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
@@ -55,6 +55,17 @@ export interface CaseComparison {
   readonly targetRatio?: number;
 }
 
+/**
+ * Within a side-by-side case (load.ts measureSideBySide): a row's rate as a fraction of another
+ * row's, judged on the median of the rounds' ratios.
+ */
+export interface RowComparison {
+  readonly row: string;
+  readonly of: string;
+  /** The fraction it should reach; without it the ratio is only shown. */
+  readonly targetRatio?: number;
+}
+
 /** The most a server process of the case may hold (RSS after its run). */
 export interface RssTarget {
   readonly app: ServerAppName;
@@ -76,10 +87,14 @@ export interface BenchCase {
   readonly targetRate?: RateTarget;
   /** The case the report compares this one with (its first row with the other's). */
   readonly compareTo?: CaseComparison;
+  /** Rows of this case compared with another of its rows. */
+  readonly rowComparisons?: readonly RowComparison[];
   readonly rssTarget?: RssTarget;
   readonly addedLatencyTarget?: AddedLatencyTarget;
   start(context: CaseContext): Promise<CaseTarget>;
 }
+
+type SingleUsePlan = Extract<RequestPlan, { kind: 'single-use' }>;
 
 /** The report's vs-bare ratios are to this case (a case's compareTo names another for its own ratio). */
 export const BARE_CASE = 'bare';
@@ -225,17 +240,17 @@ async function signedGet(signer: V3RequestSigner, path: string): Promise<Prepare
 }
 
 /** A single-use plan of signed v3 GETs of one path. */
-function v3GetPlan(signer: V3RequestSigner, path: string): Extract<RequestPlan, { kind: 'single-use' }> {
+function v3GetPlan(signer: V3RequestSigner, path: string): SingleUsePlan {
   return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedGet(signer, path) };
 }
 
 /** A single-use plan of legacy GETs of one path, a fresh legacy JWT each. */
-function legacyGetPlan(legacy: LegacySigner, path: string): Extract<RequestPlan, { kind: 'single-use' }> {
+function legacyGetPlan(legacy: LegacySigner, path: string): SingleUsePlan {
   return { kind: 'single-use', lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS, make: () => legacy.get(path) };
 }
 
 /** A single-use plan of v2 POSTs of one body, a fresh legacy JWT and Idempotency-Key each. */
-function legacyPostPlan(legacy: LegacySigner, path: string, body: string): Extract<RequestPlan, { kind: 'single-use' }> {
+function legacyPostPlan(legacy: LegacySigner, path: string, body: string): SingleUsePlan {
   return { kind: 'single-use', lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS, make: () => legacy.post(path, body) };
 }
 
@@ -306,6 +321,11 @@ function gatewayOf(setup: TradingSetup): ServerProcess {
 
 /** Issue 5: a v3 call through the gateway's /v3 passthrough keeps at least this share of the direct rate. */
 const PASSTHROUGH_RATIO = 0.8;
+/** Issue 5: a legacy read through the gateway keeps at least this share of the same v3 read direct. */
+const LEGACY_READ_RATIO = 0.5;
+const V1_PAGE_ROW = `gw v1 page 3`;
+const V2_QUOTE_ROW = 'gw v2 generate_quote';
+const V2_WITHDRAWAL_ROW = 'gw v2 fiat_withdrawal';
 
 /** The bench core's one verified USD FEDWIRE account (WITHDRAWAL_CORE). */
 function benchWithdrawalAccountId(core: ServerProcess): string {
@@ -315,32 +335,52 @@ function benchWithdrawalAccountId(core: ServerProcess): string {
 }
 
 /** POST /v3/fx/quotes with QUOTE_BODY, a fresh token and Idempotency-Key each. */
-function v3QuotePlan(signer: V3RequestSigner): RequestPlan {
+function v3QuotePlan(signer: V3RequestSigner): SingleUsePlan {
   return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') };
 }
 
 /** POST /v3/fx/withdrawals of WITHDRAWAL_AMOUNT USD to the account, a fresh token and Idempotency-Key each. */
-function v3WithdrawalPlan(signer: V3RequestSigner, accountId: string): RequestPlan {
+function v3WithdrawalPlan(signer: V3RequestSigner, accountId: string): SingleUsePlan {
   const body = JSON.stringify({ withdrawalAccountId: accountId, withdrawalAmount: WITHDRAWAL_AMOUNT, currency: 'USD' });
   return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') };
 }
 
+/** The rows every side-by-side gateway case has, besides its legacy row. */
+const DIRECT_ROW = 'v3 direct';
+const PASSTHROUGH_ROW = 'gw v3 passthrough';
+
 /**
- * `gw-<direct>`: a direct case's requests, unchanged, through the gateway's /v3 passthrough in
- * front of the same kind of core, held to PASSTHROUGH_RATIO of the direct rate.
+ * A side-by-side case's rows (load.ts measureSideBySide) as a self-measured plan, each probed
+ * with one request first.
  */
-function passthroughCase(direct: string, what: string, coreOptions: CoreOptions, plan: (core: StartedCore) => RequestPlan): BenchCase {
+function sideBySidePlan(rows: readonly SideBySideRow[]): RequestPlan {
   return {
-    name: `gw-${direct}`,
-    description: `${direct} through the gateway's /v3 passthrough: ${what}`,
-    compareTo: { case: direct, targetRatio: PASSTHROUGH_RATIO },
-    rssTarget: GATEWAY_RSS,
-    async start(context) {
-      const core = await startCore(context, coreOptions);
-      const gateway = await startGatewayFor(context, core);
-      return { url: gateway.url, servers: [gateway, core.server], plan: plan(core) };
+    kind: 'self-measured',
+    async probe() {
+      for (const row of rows) await probe(row.url, row.plan);
     },
+    measure: (settings) => measureSideBySide(rows, settings),
   };
+}
+
+/**
+ * The same v3 request direct to the core and through the gateway's /v3 passthrough, then the
+ * legacy request that does the same work through the gateway: the three rows of a gateway case.
+ */
+function gatewayRows(core: ServerProcess, gateway: ServerProcess, v3: SingleUsePlan, legacy: { label: string; plan: SingleUsePlan }): SideBySideRow[] {
+  return [
+    { label: DIRECT_ROW, url: core.url, plan: v3 },
+    { label: PASSTHROUGH_ROW, url: gateway.url, plan: v3 },
+    { label: legacy.label, url: gateway.url, plan: legacy.plan },
+  ];
+}
+
+/** Issue 5's throughput targets for a gateway case: the passthrough's, and the legacy row's when it has one. */
+function gatewayComparisons(legacyRow: string, legacyTarget?: number): RowComparison[] {
+  return [
+    { row: PASSTHROUGH_ROW, of: DIRECT_ROW, targetRatio: PASSTHROUGH_RATIO },
+    { row: legacyRow, of: DIRECT_ROW, ...(legacyTarget === undefined ? {} : { targetRatio: legacyTarget }) },
+  ];
 }
 
 /** The trades seeded for the page cases: page 3 of 10 is full, with more behind it. */
@@ -363,70 +403,78 @@ async function v3PagePath(coreUrl: string, signer: V3RequestSigner, records: num
 
 /** What the gateway-only cases should stay under (issue: gateway RSS < 200 MB). */
 const GATEWAY_RSS: RssTarget = { app: 'gateway', maxMegabytes: 200 };
-const GW_V1_TRADE_GET = 'gw-v1-trade-get';
-/** The fixed-rate case runs at this fraction of gw-v1-trade-get's measured rate. */
+const TRADE_GET = 'trade-get';
+const V1_TRADE_ROW = 'gw v1';
+/** The fixed-rate case runs at this fraction of the rate trade-get measured for its v1 row. */
 const HALF_PEAK = 0.5;
-
-/** A row of a fixed-rate case: one kind of request, to one server. */
-interface PacedRow {
-  readonly label: string;
-  readonly url: string;
-  readonly plan: Extract<RequestPlan, { kind: 'single-use' }>;
-}
 
 function formatMs(value: number): string {
   return `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
 }
 
-/** Each measured row's uncounted lead-in (paced-load.ts): its connections open and busy before the clock starts. */
+/** A row's uncounted lead-in on its first turn (paced-load.ts): its connections open and busy before the clock starts. */
 const PACED_LEAD_IN_SECONDS = 2;
+/** Its lead-in on later turns, on connections kept open: the schedule gets going again. */
+const PACED_TURN_LEAD_IN_SECONDS = 0.25;
+/** About how long a row runs each turn. */
+const PACED_SLICE_SECONDS = 2;
+/**
+ * Each row is measured this many times BENCH_DURATION: a p99 over 10 s rests on about 140
+ * requests, and one stall of the shared machine moved it by several milliseconds.
+ */
+const HALF_PEAK_DURATION_FACTOR = 3;
 
 /**
- * The rows one after the other, each at the same fixed rate (paced-load.ts), each after a paced
- * warm-up of warmupSeconds at that rate: HALF_PEAK of the rate gw-v1-trade-get measured earlier
- * in this run, or, when it did not run, of its rate estimated here by warm-up rounds on `peakRow`.
+ * The rows at one fixed rate (paced-load.ts): HALF_PEAK of the rate trade-get measured for its v1
+ * row earlier in this run, or, when it did not run, of `peakRow`'s rate estimated here by warm-up
+ * rounds. Every row warms up warmupSeconds at that rate, then the rows take turns
+ * (pacedSideBySide) until each has HALF_PEAK_DURATION_FACTOR times durationSeconds measured.
  */
-function halfPeakPlan(context: CaseContext, rows: readonly PacedRow[], peakRow: PacedRow): RequestPlan {
+function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[], peakRow: SideBySideRow): RequestPlan {
   return {
     kind: 'self-measured',
     async probe() {
       for (const row of rows) await probe(row.url, row.plan);
     },
     async measure(settings): Promise<CaseMeasurement> {
-      const earlier = context.earlierReport(GW_V1_TRADE_GET)?.measurement.rows[0]?.requestsPerSecond;
+      const earlier = context.earlierReport(TRADE_GET)?.measurement.rows.find((row) => row.label === V1_TRADE_ROW)?.requestsPerSecond;
       const peak = earlier !== undefined && earlier > 0 ? earlier : await estimateRate(peakRow.url, () => peakRow.plan.make(), settings);
       const peakSource =
         earlier !== undefined && earlier > 0
-          ? `${GW_V1_TRADE_GET}'s ${peak.toFixed(0)} req/s, measured earlier in this run`
-          : `${peak.toFixed(0)} req/s, the ${peakRow.label} row's rate estimated here by warm-up rounds, as ${GW_V1_TRADE_GET} was not in this run`;
+          ? `${TRADE_GET}'s ${V1_TRADE_ROW} row, ${peak.toFixed(0)} req/s, measured earlier in this run`
+          : `${peak.toFixed(0)} req/s, the ${peakRow.label} row's rate estimated here by warm-up rounds, as ${TRADE_GET} was not in this run`;
       const rate = Math.max(1, Math.round(peak * HALF_PEAK));
-      const options = (row: PacedRow, seconds: number, leadInSeconds: number, samplesFile?: string) => ({
-        rate,
-        seconds,
-        leadInSeconds,
-        connections: settings.connections,
-        lifetimeSeconds: row.plan.lifetimeSeconds,
-        label: row.label,
-        ...(samplesFile === undefined ? {} : { samplesFile }),
-      });
-      const samplesFileOf = (row: PacedRow) =>
-        settings.samplesDir === undefined ? undefined : join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`);
       // Every row warmed up before any is measured, so that the first measured is not the one on the coldest servers.
       for (const row of rows) {
-        const warmup = await pacedRun(row.url, () => row.plan.make(), options(row, settings.warmupSeconds, 0));
+        const warmup = await pacedRun(row.url, () => row.plan.make(), {
+          rate,
+          seconds: settings.warmupSeconds,
+          leadInSeconds: 0,
+          connections: settings.connections,
+          lifetimeSeconds: row.plan.lifetimeSeconds,
+          label: row.label,
+        });
         if (warmup.row.errors > 0 || warmup.row.non2xx > 0) {
           throw new Error(`${row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
         }
       }
-      const runs = [];
-      for (const row of rows) {
-        runs.push(await pacedRun(row.url, () => row.plan.make(), options(row, settings.durationSeconds, PACED_LEAD_IN_SECONDS, samplesFileOf(row))));
-      }
+      const seconds = settings.durationSeconds * HALF_PEAK_DURATION_FACTOR;
+      const runs = await pacedSideBySide(
+        rows.map((row) => ({
+          label: row.label,
+          url: row.url,
+          make: () => row.plan.make(),
+          lifetimeSeconds: row.plan.lifetimeSeconds,
+          ...(settings.samplesDir === undefined ? {} : { samplesFile: join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) }),
+        })),
+        { rate, seconds, sliceSeconds: PACED_SLICE_SECONDS, leadInSeconds: PACED_LEAD_IN_SECONDS, turnLeadInSeconds: PACED_TURN_LEAD_IN_SECONDS, connections: settings.connections },
+      );
       const measured: RowMeasurement[] = runs.map((run) => run.row);
       const notes = [
         `each row offered ${rate} req/s, ${HALF_PEAK * 100}% of the peak: ${peakSource}; open loop and evenly spaced over up to ` +
-          `${settings.connections} connections: every row warmed up ${settings.warmupSeconds} s at that rate, then each measured ${settings.durationSeconds} s, ` +
-          `one after the other on the same servers, after a ${PACED_LEAD_IN_SECONDS} s lead-in on the same connections that is not counted; latency from dispatch to the last byte`,
+          `${settings.connections} connections: every row warmed up ${settings.warmupSeconds} s at that rate, then the rows took turns of about ` +
+          `${PACED_SLICE_SECONDS} s in a rotating order until each had ${seconds} s measured, on the same servers and on connections kept open ` +
+          `(uncounted lead-in: ${PACED_LEAD_IN_SECONDS} s on a row's first turn, ${PACED_TURN_LEAD_IN_SECONDS} s on later ones); latency from dispatch to the last byte`,
       ];
       const [baseline, ...others] = measured;
       if (baseline !== undefined) {
@@ -478,133 +526,96 @@ export const BENCH_CASES: readonly BenchCase[] = [
     },
   },
   {
-    name: 'v3-trade-get',
+    name: TRADE_GET,
     description:
-      'GET /v3/fx/trades/{id} on the core, one trade seeded through v3 at start (quote, then trade): JWT + request signature, nonce and ' +
-      'rate limit in Redis, the trade read from PostgreSQL. The reference for the gateway\'s trade reads',
-    async start(context) {
-      const { core, signer, tradeIds } = await startTrading(context, { trades: 1, gateway: false });
-      return { url: core.server.url, servers: [core.server], plan: v3GetPlan(signer, `/v3/fx/trades/${tradeIds[0]!}`) };
-    },
-  },
-  {
-    name: 'gw-v3-trade-get',
-    description:
-      'v3-trade-get through the gateway\'s /v3 passthrough (@fastify/http-proxy to the core over loopback, request and answer as they are): ' +
-      'the client\'s own v3 token and signature, checked by the core. Gateway and core as `fxgate all` wires them (one database, one Redis prefix)',
-    compareTo: { case: 'v3-trade-get', targetRatio: PASSTHROUGH_RATIO },
+      `GET of one trade, seeded through v3 at start (quote, then trade), side by side on one core and gateway (as \`fxgate all\` wires them: ` +
+      `one database, one Redis prefix). ${DIRECT_ROW}: GET /v3/fx/trades/{id} to the core (JWT + request signature, nonce and rate limit ` +
+      `in Redis, the trade from PostgreSQL). ${PASSTHROUGH_ROW}: the same requests to the gateway's /v3 passthrough (@fastify/http-proxy ` +
+      `over loopback, request and answer as they are, checked by the core). ${V1_TRADE_ROW}: v1 GET /v1/brokerage/{org}/trade/{legacy uuid} ` +
+      'to the gateway: the legacy JWT (the core\'s bench key, from the shared registry; nonce in the shared Redis), the gateway\'s own v3 ' +
+      'call (its provisioned key, a fresh token and signature) and the answer turned into the v1 trade with exact amounts',
+    rowComparisons: gatewayComparisons(V1_TRADE_ROW, LEGACY_READ_RATIO),
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const setup = await startTrading(context, { trades: 1, gateway: true });
       const gateway = gatewayOf(setup);
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: v3GetPlan(setup.signer, `/v3/fx/trades/${setup.tradeIds[0]!}`) };
-    },
-  },
-  {
-    name: GW_V1_TRADE_GET,
-    description:
-      'v1 GET /v1/brokerage/{org}/trade/{legacy uuid} on the gateway, the same trade: the legacy JWT (the core\'s bench key, from the shared ' +
-      'registry; nonce in the shared Redis), then the gateway\'s own v3 call (its provisioned key, a fresh token and signature) to ' +
-      'GET /v3/fx/trades/{id}, and the answer turned into the v1 trade with exact amounts',
-    compareTo: { case: 'v3-trade-get', targetRatio: 0.5 },
-    rssTarget: GATEWAY_RSS,
-    async start(context) {
-      const setup = await startTrading(context, { trades: 1, gateway: true });
-      const gateway = gatewayOf(setup);
-      const path = setup.legacy.path('v1', `trade/${legacyUuidOf('trade', setup.tradeIds[0]!)}`);
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: legacyGetPlan(setup.legacy, path) };
+      const tradeId = setup.tradeIds[0]!;
+      const v1Path = setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`);
+      const rows = gatewayRows(setup.core.server, gateway, v3GetPlan(setup.signer, `/v3/fx/trades/${tradeId}`), {
+        label: V1_TRADE_ROW,
+        plan: legacyGetPlan(setup.legacy, v1Path),
+      });
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: sideBySidePlan(rows) };
     },
   },
   {
     name: 'trade-get-half-peak',
     description:
-      `added latency below saturation: the trade reads of v3-trade-get (to the core), gw-v3-trade-get and ${GW_V1_TRADE_GET} (to the gateway), ` +
-      `each run at the same fixed rate, ${HALF_PEAK * 100}% of ${GW_V1_TRADE_GET}'s measured rate, on one core and gateway; target: the gateway ` +
-      'adds under 5 ms to the direct p99. Rates are offered, not peak: the vs-bare column does not apply',
-    addedLatencyTarget: { baselineRow: 'v3 direct', maxAddedP99Ms: 5 },
+      `added latency below saturation: ${TRADE_GET}'s three rows (the trade read direct, through the passthrough, and as v1), each at the ` +
+      `same fixed rate, ${HALF_PEAK * 100}% of the rate ${TRADE_GET} measured for ${V1_TRADE_ROW}, taking turns on one core and gateway; target: ` +
+      'the gateway adds under 5 ms at p99. Rates are offered, not peak: the vs-bare column does not apply',
+    addedLatencyTarget: { baselineRow: DIRECT_ROW, maxAddedP99Ms: 5 },
     async start(context) {
       const setup = await startTrading(context, { trades: 1, gateway: true });
       const gateway = gatewayOf(setup);
       const tradeId = setup.tradeIds[0]!;
       const v3Path = `/v3/fx/trades/${tradeId}`;
-      const v1 = { label: 'gw v1', url: gateway.url, plan: legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`)) };
-      const rows: PacedRow[] = [
-        { label: 'v3 direct', url: setup.core.server.url, plan: v3GetPlan(setup.signer, v3Path) },
-        { label: 'gw v3 passthrough', url: gateway.url, plan: v3GetPlan(setup.signer, v3Path) },
+      const v1 = { label: V1_TRADE_ROW, url: gateway.url, plan: legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`)) };
+      const rows: SideBySideRow[] = [
+        { label: DIRECT_ROW, url: setup.core.server.url, plan: v3GetPlan(setup.signer, v3Path) },
+        { label: PASSTHROUGH_ROW, url: gateway.url, plan: v3GetPlan(setup.signer, v3Path) },
         v1,
       ];
       return { url: gateway.url, servers: [gateway, setup.core.server], plan: halfPeakPlan(context, rows, v1) };
     },
   },
   {
-    name: 'v3-trades-page',
+    name: 'trades-page',
     description:
-      `GET /v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=<cursor> on the core, ${PAGE_TRADES} trades seeded through v3, the cursor (after the ` +
-      `${(PAGE_NUMBER - 1) * PAGE_SIZE}th trade) read at start: records ${(PAGE_NUMBER - 1) * PAGE_SIZE + 1} to ${PAGE_NUMBER * PAGE_SIZE}, what v1's page ${PAGE_NUMBER} is`,
-    async start(context) {
-      const { core, signer } = await startTrading(context, { trades: PAGE_TRADES, gateway: false });
-      const path = await v3PagePath(core.server.url, signer, (PAGE_NUMBER - 1) * PAGE_SIZE);
-      return { url: core.server.url, servers: [core.server], plan: v3GetPlan(signer, path) };
-    },
-  },
-  {
-    name: 'gw-v3-trades-page',
-    description: 'v3-trades-page through the gateway\'s /v3 passthrough, on the same kind of setup (gateway and core as `fxgate all` wires them)',
-    compareTo: { case: 'v3-trades-page', targetRatio: PASSTHROUGH_RATIO },
+      `page ${PAGE_NUMBER} of ${PAGE_SIZE} trades, ${PAGE_TRADES} seeded through v3, side by side on one core and gateway. ${DIRECT_ROW}: ` +
+      `GET /v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=<cursor after the ${(PAGE_NUMBER - 1) * PAGE_SIZE}th trade, read at start> to the core. ` +
+      `${PASSTHROUGH_ROW}: the same through the gateway's /v3 passthrough. ${V1_PAGE_ROW}: v1 GET /v1/brokerage/{org}/trades?page=${PAGE_NUMBER}` +
+      `&limit=${PAGE_SIZE} to the gateway: legacy JWT, then the page walker (its snapshot of cursors in Redis: the first request walks the ` +
+      'list, later ones read the head page up to the page\'s end) and the v1 trade list, checked at start to hold the same trades as v3\'s page',
+    rowComparisons: gatewayComparisons(V1_PAGE_ROW, LEGACY_READ_RATIO),
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const setup = await startTrading(context, { trades: PAGE_TRADES, gateway: true });
       const gateway = gatewayOf(setup);
-      const path = await v3PagePath(setup.core.server.url, setup.signer, (PAGE_NUMBER - 1) * PAGE_SIZE);
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: v3GetPlan(setup.signer, path) };
-    },
-  },
-  {
-    name: 'gw-v1-trades-page3',
-    description:
-      `v1 GET /v1/brokerage/{org}/trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE} on the gateway, the same ${PAGE_TRADES} trades: legacy JWT, then ` +
-      'the page walker (its snapshot of cursors in Redis: the first request walks the list, later ones read the head page up to the ' +
-      `page's end) and the v1 trade list. Checked at start to hold the same ${PAGE_SIZE} trades as v3-trades-page's page`,
-    compareTo: { case: 'v3-trades-page', targetRatio: 0.5 },
-    rssTarget: GATEWAY_RSS,
-    async start(context) {
-      const setup = await startTrading(context, { trades: PAGE_TRADES, gateway: true });
-      const gateway = gatewayOf(setup);
-      const path = setup.legacy.path('v1', `trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE}`);
-      const v3Page = await setupCall(setup.core.server.url, await signedGet(setup.signer, await v3PagePath(setup.core.server.url, setup.signer, (PAGE_NUMBER - 1) * PAGE_SIZE)));
-      const expected = v3PageSchema.parse(JSON.parse(v3Page.body)).data.map((trade) => legacyUuidOf('trade', trade.id));
-      const v1Page = legacyPageSchema.parse(JSON.parse((await setupCall(gateway.url, await setup.legacy.get(path))).body));
+      const coreUrl = setup.core.server.url;
+      const v3Path = await v3PagePath(coreUrl, setup.signer, (PAGE_NUMBER - 1) * PAGE_SIZE);
+      const v1Path = setup.legacy.path('v1', `trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE}`);
+      const v3Page = v3PageSchema.parse(JSON.parse((await setupCall(coreUrl, await signedGet(setup.signer, v3Path))).body));
+      const expected = v3Page.data.map((trade) => legacyUuidOf('trade', trade.id));
+      const v1Page = legacyPageSchema.parse(JSON.parse((await setupCall(gateway.url, await setup.legacy.get(v1Path))).body));
       const got = v1Page.data.map((trade) => trade.id);
       if (JSON.stringify(got) !== JSON.stringify(expected) || v1Page.meta.pagination.total !== PAGE_TRADES) {
         throw new Error(`v1 page ${PAGE_NUMBER} (total ${v1Page.meta.pagination.total}) is not v3's records after the cursor: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`);
       }
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: legacyGetPlan(setup.legacy, path) };
+      const rows = gatewayRows(setup.core.server, gateway, v3GetPlan(setup.signer, v3Path), { label: V1_PAGE_ROW, plan: legacyGetPlan(setup.legacy, v1Path) });
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: sideBySidePlan(rows) };
     },
   },
   {
-    name: 'v3-quotes',
+    name: 'quotes',
     description:
-      'POST /v3/fx/quotes alone on the core (buy 1,000.00 EUR with USD): JWT + request signature, nonce, rate limit and Idempotency-Key in Redis, ' +
-      'the book read and the quote written in PostgreSQL',
-    async start(context) {
-      const { server, signer } = await startSingleOrgCore(context, TRADING_CORE);
-      return { url: server.url, servers: [server], plan: v3QuotePlan(signer) };
-    },
-  },
-  passthroughCase('v3-quotes', 'the client\'s own token, signature and Idempotency-Key, checked by the core', TRADING_CORE, (core) => v3QuotePlan(core.signers[0]!)),
-  {
-    name: 'gw-v2-generate-quote',
-    description:
-      `v2 POST /v2/brokerage/{org}/generate_quote on the gateway, body ${LEGACY_QUOTE_BODY} (v3-quotes' request), a fresh legacy JWT and ` +
-      'Idempotency-Key each: legacy auth, v2 idempotency record in Redis (claim, then the answer kept), the gateway\'s signed ' +
-      'POST /v3/fx/quotes with the derived v3 key, the answer in the legacy quote shape',
-    compareTo: { case: 'v3-quotes' },
+      `a quote (buy 1,000.00 EUR with USD), side by side on one core and gateway. ${DIRECT_ROW}: POST /v3/fx/quotes to the core (JWT + ` +
+      'request signature, nonce, rate limit and Idempotency-Key in Redis, the book read and the quote written in PostgreSQL). ' +
+      `${PASSTHROUGH_ROW}: the same requests (the client's own token, signature and Idempotency-Key) through the gateway's /v3 passthrough. ` +
+      `${V2_QUOTE_ROW}: v2 POST /v2/brokerage/{org}/generate_quote, body ${LEGACY_QUOTE_BODY} (the same request in v2's words), a fresh ` +
+      'legacy JWT and Idempotency-Key each: legacy auth, the v2 idempotency record in Redis (claim, then the answer kept), the gateway\'s ' +
+      'signed POST /v3/fx/quotes with the derived v3 key, the answer in the legacy quote shape',
+    rowComparisons: gatewayComparisons(V2_QUOTE_ROW),
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const core = await startCore(context, TRADING_CORE);
       const gateway = await startGatewayFor(context, core);
       const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
-      return { url: gateway.url, servers: [gateway, core.server], plan: legacyPostPlan(legacy, legacy.path('v2', 'generate_quote'), LEGACY_QUOTE_BODY) };
+      const rows = gatewayRows(core.server, gateway, v3QuotePlan(core.signers[0]!), {
+        label: V2_QUOTE_ROW,
+        plan: legacyPostPlan(legacy, legacy.path('v2', 'generate_quote'), LEGACY_QUOTE_BODY),
+      });
+      return { url: gateway.url, servers: [gateway, core.server], plan: sideBySidePlan(rows) };
     },
   },
   {
@@ -657,29 +668,18 @@ export const BENCH_CASES: readonly BenchCase[] = [
     },
   },
   {
-    name: 'v3-withdrawals',
+    name: 'withdrawals',
     description:
-      `POST /v3/fx/withdrawals on the core, ${WITHDRAWAL_AMOUNT} USD each to the one verified ACTIVE USD FEDWIRE account of ONE org's ` +
-      'live book (funded with 1e12 USD by a ledger deposit movement at start), every request signed with its own token and ' +
-      'Idempotency-Key (Redis); the withdrawal locks the account row and the book\'s USD client account, checks the spec\'s ten ' +
-      'rules, and writes the PENDING withdrawal, its ledger hold and its event in one PostgreSQL transaction. Withdrawals of one ' +
-      'book and currency are serialised by that lock, so this is one book\'s ceiling. The core runs with its withdrawal processor ' +
-      'OFF (withdrawals stay PENDING; its rounds would lock the same rows) and its webhook worker OFF',
-    async start(context) {
-      const { server, signers } = await startCore(context, WITHDRAWAL_CORE);
-      return { url: server.url, servers: [server], plan: v3WithdrawalPlan(signers[0]!, benchWithdrawalAccountId(server)) };
-    },
-  },
-  passthroughCase('v3-withdrawals', 'on the same kind of core (one funded live book, processor and webhook worker off)', WITHDRAWAL_CORE, (core) =>
-    v3WithdrawalPlan(core.signers[0]!, benchWithdrawalAccountId(core.server)),
-  ),
-  {
-    name: 'gw-v2-fiat-withdrawal',
-    description:
-      'v2 POST /v2/brokerage/{org}/fiat_withdrawal on the gateway, body {"amount":1,"currency":"USD","withdrawalAddressId":<legacy uuid of ' +
-      'the bench USD FEDWIRE account>}, a fresh legacy JWT and Idempotency-Key each, on v3-withdrawals\' core (one funded live book, ' +
-      'withdrawal processor and webhook worker off): legacy auth, v2 idempotency in Redis, the gateway\'s signed POST /v3/fx/withdrawals',
-    compareTo: { case: 'v3-withdrawals' },
+      `a withdrawal of ${WITHDRAWAL_AMOUNT} USD to the one verified ACTIVE USD FEDWIRE account of ONE org's live book (funded with 1e12 USD ` +
+      `by a ledger deposit movement at start), side by side on one core and gateway. ${DIRECT_ROW}: POST /v3/fx/withdrawals to the core, ` +
+      'each signed with its own token and Idempotency-Key (Redis); the withdrawal locks the account row and the book\'s USD client ' +
+      'account, checks the spec\'s ten rules, and writes the PENDING withdrawal, its ledger hold and its event in one PostgreSQL ' +
+      'transaction. Withdrawals of one book and currency are serialised by that lock, so this is one book\'s ceiling. ' +
+      `${PASSTHROUGH_ROW}: the same requests through the gateway's /v3 passthrough. ${V2_WITHDRAWAL_ROW}: v2 POST /v2/brokerage/{org}/` +
+      'fiat_withdrawal, body {"amount":1,"currency":"USD","withdrawalAddressId":<legacy uuid of the account>}, a fresh legacy JWT and ' +
+      'Idempotency-Key each: legacy auth, v2 idempotency in Redis, the gateway\'s signed POST /v3/fx/withdrawals. The core runs with ' +
+      'its withdrawal processor OFF (withdrawals stay PENDING; its rounds would lock the same rows) and its webhook worker OFF',
+    rowComparisons: gatewayComparisons(V2_WITHDRAWAL_ROW),
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const core = await startCore(context, WITHDRAWAL_CORE);
@@ -687,7 +687,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
       const gateway = await startGatewayFor(context, core);
       const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
       const body = JSON.stringify({ amount: Number(WITHDRAWAL_AMOUNT), currency: 'USD', withdrawalAddressId: legacyUuidOf('withdrawalAccount', accountId) });
-      return { url: gateway.url, servers: [gateway, core.server], plan: legacyPostPlan(legacy, legacy.path('v2', 'fiat_withdrawal'), body) };
+      const rows = gatewayRows(core.server, gateway, v3WithdrawalPlan(core.signers[0]!, accountId), {
+        label: V2_WITHDRAWAL_ROW,
+        plan: legacyPostPlan(legacy, legacy.path('v2', 'fiat_withdrawal'), body),
+      });
+      return { url: gateway.url, servers: [gateway, core.server], plan: sideBySidePlan(rows) };
     },
   },
   {

@@ -73,19 +73,45 @@ function poolRequests(pool: RequestPool): autocannon.Request[] {
   ];
 }
 
+/** What one autocannon run did, watched response by response. */
+interface ObservedRun {
+  readonly result: autocannon.Result;
+  /** Latencies of the 2xx responses, in answer order. */
+  readonly latencies: number[];
+  /** Responses of any status. */
+  readonly responses: number;
+  /** Responses per second, counted from the run's start to its last response (autocannon ends on a 1 s tick after that). */
+  readonly rate: number;
+  readonly seconds: number;
+}
+
 /**
  * autocannon's latency histogram keeps whole milliseconds, too coarse for a route answering in
  * one or two; this keeps every 2xx latency (as autocannon does: errors are not latencies).
  */
-async function timedRun(options: autocannon.Options): Promise<RowMeasurement> {
+async function observedRun(options: autocannon.Options): Promise<ObservedRun> {
   const latencies: number[] = [];
+  const started = performance.now();
+  let responses = 0;
+  let last = started;
   const result = await runAutocannon(options, (instance) =>
     instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
+      responses += 1;
+      last = performance.now();
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);
     }),
   );
+  const seconds = Math.max((last - started) / 1000, 1e-3);
+  return { result, latencies, responses, rate: responses / seconds, seconds };
+}
+
+function statusCountsOf(result: autocannon.Result): Record<string, number> {
+  return Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
+}
+
+async function timedRun(options: autocannon.Options): Promise<RowMeasurement> {
+  const { result, latencies } = await observedRun(options);
   latencies.sort((a, b) => a - b);
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
   return {
     label: null,
     requestsPerSecond: result.requests.mean,
@@ -93,23 +119,8 @@ async function timedRun(options: autocannon.Options): Promise<RowMeasurement> {
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,
-    statusCodes,
+    statusCodes: statusCountsOf(result),
   };
-}
-
-/** Responses per second over a run, counted from its start to its last response (autocannon ends on a 1 s tick after that). */
-async function rateOf(options: autocannon.Options): Promise<{ result: autocannon.Result; rate: number; seconds: number }> {
-  const started = performance.now();
-  let responses = 0;
-  let last = started;
-  const result = await runAutocannon(options, (instance) =>
-    instance.on('response', () => {
-      responses += 1;
-      last = performance.now();
-    }),
-  );
-  const seconds = Math.max((last - started) / 1000, 1e-3);
-  return { result, rate: responses / seconds, seconds };
 }
 
 /** Warm-up runs must be clean too: a failing request there means the case is broken, not slow. */
@@ -122,12 +133,12 @@ function assertClean(result: autocannon.Result, phase: string): void {
 async function countedRun(shape: RunShape, make: () => Promise<PreparedRequest>, count: number) {
   const amount = Math.max(Math.ceil(count), shape.settings.connections);
   const pool = await RequestPool.fill(make, amount);
-  return rateOf({ ...baseOptions(shape), amount, requests: poolRequests(pool) });
+  return observedRun({ ...baseOptions(shape), amount, requests: poolRequests(pool) });
 }
 
 async function measureReusable(shape: RunShape, request: PreparedRequest): Promise<CaseMeasurement> {
   const fixed = { ...baseOptions(shape), ...fixedRequest(request) };
-  const warmup = await rateOf({ ...fixed, duration: shape.settings.warmupSeconds });
+  const warmup = await observedRun({ ...fixed, duration: shape.settings.warmupSeconds });
   assertClean(warmup.result, 'warm-up');
   const measured = await timedRun({ ...fixed, duration: shape.settings.durationSeconds });
   return { rows: [measured], warmupRates: [warmup.rate], pool: null, chained: null, notes: [] };
@@ -169,6 +180,82 @@ async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { ki
 export async function estimateRate(url: string, make: () => Promise<PreparedRequest>, settings: LoadSettings): Promise<number> {
   const rates = await warmUpSingleUse({ url, settings }, make);
   return rates.at(-1)!;
+}
+
+/** A row of a side-by-side case: one kind of request, to one server of the case's setup. */
+export interface SideBySideRow {
+  readonly label: string;
+  readonly url: string;
+  readonly plan: Extract<RequestPlan, { kind: 'single-use' }>;
+}
+
+/** A side-by-side row's runs so far. */
+interface RowTally {
+  readonly row: SideBySideRow;
+  /** Its latest rate (warm-up estimate, then each round's), which sizes its next round's pool. */
+  rate: number;
+  readonly latencies: number[];
+  readonly roundRates: number[];
+  responses: number;
+  seconds: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  readonly statusCodes: Record<string, number>;
+}
+
+/**
+ * Rows of one setup, at full load, measured in alternating rounds: every row warmed up, then
+ * `settings.rounds` rounds in which each row runs durationSeconds / rounds seconds, the order
+ * rotated by one each round. A direct call and the same call through the gateway then see the
+ * same servers, the same database and the same minute of a shared machine, and the report
+ * compares a row with its baseline round by round (the median of the rounds' ratios): on this
+ * machine a rate drifts by more than the gateway's share between two runs a minute apart.
+ * Each round's requests are made just before it, sized from the row's latest rate.
+ */
+export async function measureSideBySide(rows: readonly SideBySideRow[], settings: LoadSettings): Promise<CaseMeasurement> {
+  const roundSeconds = Math.max(1, Math.round(settings.durationSeconds / settings.rounds));
+  const tallies: RowTally[] = [];
+  for (const row of rows) {
+    const rates = await warmUpSingleUse({ url: row.url, settings }, () => row.plan.make());
+    tallies.push({ row, rate: rates.at(-1)!, latencies: [], roundRates: [], responses: 0, seconds: 0, errors: 0, timeouts: 0, non2xx: 0, statusCodes: {} });
+  }
+  for (let round = 0; round < settings.rounds; round += 1) {
+    for (let position = 0; position < tallies.length; position += 1) {
+      const tally = tallies[(round + position) % tallies.length]!;
+      const pool = await RequestPool.fill(() => tally.row.plan.make(), Math.ceil(tally.rate * roundSeconds * MEASURED_POOL_HEADROOM) + settings.connections);
+      assertPoolLastsTheRun(pool, roundSeconds, tally.row.plan.lifetimeSeconds);
+      const run = await observedRun({ ...baseOptions({ url: tally.row.url, settings }), duration: roundSeconds, requests: poolRequests(pool) });
+      tally.rate = run.rate;
+      tally.roundRates.push(run.rate);
+      tally.latencies.push(...run.latencies);
+      tally.responses += run.responses;
+      tally.seconds += run.seconds;
+      tally.errors += run.result.errors;
+      tally.timeouts += run.result.timeouts;
+      tally.non2xx += run.result.non2xx;
+      for (const [code, count] of Object.entries(statusCountsOf(run.result))) tally.statusCodes[code] = (tally.statusCodes[code] ?? 0) + count;
+    }
+  }
+  const measured = tallies.map((tally): RowMeasurement => {
+    tally.latencies.sort((a, b) => a - b);
+    return {
+      label: tally.row.label,
+      requestsPerSecond: tally.responses / tally.seconds,
+      latencyMs: { p50: percentile(tally.latencies, 0.5), p99: percentile(tally.latencies, 0.99) },
+      errors: tally.errors,
+      timeouts: tally.timeouts,
+      non2xx: tally.non2xx,
+      statusCodes: tally.statusCodes,
+      roundRates: tally.roundRates,
+    };
+  });
+  const notes = [
+    `side by side on one setup: each row warmed up, then ${settings.rounds} rounds of ${roundSeconds} s per row, the order rotated each round ` +
+      `(${tallies.map((tally) => tally.row.label).join(', ')} first); rates per round: ` +
+      measured.map((row) => `${row.label} ${(row.roundRates ?? []).map((rate) => rate.toFixed(0)).join('/')}`).join('; '),
+  ];
+  return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
 }
 
 /** Warm-up, then the measured run, against the server at url. */

@@ -11,6 +11,8 @@ export interface LoadSettings {
   readonly pipelining: number;
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
+  /** Rounds of a side-by-side case (load.ts measureSideBySide). */
+  readonly rounds: number;
   /** Where fixed-rate runs write their per-request samples; none when undefined. */
   readonly samplesDir: string | undefined;
 }
@@ -38,6 +40,11 @@ export interface RowMeasurement {
   readonly addedMs?: { readonly p50: number; readonly p99: number };
   /** Same runs: percentiles of the gateway's own handler time (Server-Timing `gateway`), the part of addedMs it spent working. */
   readonly gatewayMs?: { readonly p50: number; readonly p99: number };
+  /**
+   * For a row of a side-by-side case (load.ts measureSideBySide): its rate in each round, in
+   * round order, so that a row is compared with its baseline round by round.
+   */
+  readonly roundRates?: readonly number[];
 }
 
 export interface CaseMeasurement {

@@ -3,7 +3,7 @@
  * is shared by the server, the load generator, PostgreSQL and Redis) and any failure.
  */
 import os from 'node:os';
-import type { AddedLatencyTarget, CaseComparison, RateTarget, RssTarget } from './cases.js';
+import type { AddedLatencyTarget, CaseComparison, RateTarget, RowComparison, RssTarget } from './cases.js';
 import { MEASURED_POOL_HEADROOM, type CaseMeasurement, type RowMeasurement } from './measurement.js';
 import { BENCH_RATE_LIMITS } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
@@ -14,6 +14,7 @@ export interface CaseReport {
   readonly targetRatioToBare: number | undefined;
   readonly targetRate: RateTarget | undefined;
   readonly compareTo: CaseComparison | undefined;
+  readonly rowComparisons: readonly RowComparison[];
   readonly rssTarget: RssTarget | undefined;
   readonly addedLatencyTarget: AddedLatencyTarget | undefined;
   readonly measurement: CaseMeasurement;
@@ -69,6 +70,38 @@ function ratioToCompared(report: CaseReport, reports: readonly CaseReport[]): nu
   return rate !== undefined && otherRate > 0 ? rate / otherRate : null;
 }
 
+/** A row's ratio to another row of its case: the median of the rounds' ratios, with their range; null when either row is missing. */
+interface RowRatio {
+  readonly comparison: RowComparison;
+  readonly median: number;
+  /** Each round's ratio, sorted; empty when the rows were not measured in rounds (the ratio of their rates then). */
+  readonly rounds: readonly number[];
+}
+
+function median(sorted: readonly number[]): number {
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function rowRatio(report: CaseReport, row: RowMeasurement): RowRatio | null {
+  const comparison = report.rowComparisons.find((candidate) => candidate.row === row.label);
+  const baseline = report.measurement.rows.find((candidate) => candidate.label === comparison?.of);
+  if (comparison === undefined || baseline === undefined || baseline.requestsPerSecond <= 0) return null;
+  const own = row.roundRates;
+  const theirs = baseline.roundRates;
+  if (own === undefined || theirs === undefined || own.length !== theirs.length || own.length === 0 || theirs.some((rate) => rate <= 0)) {
+    return { comparison, median: row.requestsPerSecond / baseline.requestsPerSecond, rounds: [] };
+  }
+  const rounds = own.map((rate, index) => rate / theirs[index]!).sort((a, b) => a - b);
+  return { comparison, median: median(rounds), rounds };
+}
+
+function formatRowRatio(ratio: RowRatio): string {
+  const { rounds } = ratio;
+  const range = rounds.length === 0 ? '' : ` (median of ${rounds.length} rounds, ${formatRatio(rounds[0]!)} to ${formatRatio(rounds.at(-1)!)})`;
+  return `${formatRatio(ratio.median)} of ${ratio.comparison.of}${range}`;
+}
+
 function met(ok: boolean): string {
   return ok ? 'met' : 'MISSED';
 }
@@ -78,7 +111,7 @@ function met(ok: boolean): string {
  * case's first row, a rate target to the row it names, an added-latency target to every row but
  * its baseline.
  */
-function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null, compared: number | null): string {
+function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null, compared: number | null, withinCase: RowRatio | null): string {
   const { targetRatioToBare, targetRate, compareTo, rssTarget, addedLatencyTarget } = report;
   const first = row === report.measurement.rows[0];
   const cells: string[] = [];
@@ -91,6 +124,10 @@ function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | nul
   if (compareTo?.targetRatio !== undefined && first) {
     const wanted = `≥${formatRatio(compareTo.targetRatio)} of ${compareTo.case}`;
     cells.push(compared === null ? `n/a (${wanted}: not run)` : `${met(compared >= compareTo.targetRatio)} (${wanted})`);
+  }
+  const withinTarget = withinCase?.comparison.targetRatio;
+  if (withinCase !== null && withinTarget !== undefined) {
+    cells.push(`${met(withinCase.median >= withinTarget)} (≥${formatRatio(withinTarget)} of ${withinCase.comparison.of}${withinCase.rounds.length > 0 ? ', median of rounds' : ''})`);
   }
   if (rssTarget !== undefined && first) {
     const server = report.servers.find((candidate) => candidate.app === rssTarget.app);
@@ -124,6 +161,15 @@ function caseRows(report: CaseReport, bare: CaseReport | undefined, reports: rea
   return report.measurement.rows.map((row, index) => {
     const ratio = ratioToBare(row, bare);
     const first = index === 0;
+    const withinCase = rowRatio(report, row);
+    const versus =
+      first && report.compareTo !== undefined
+        ? compared === null
+          ? `n/a (${report.compareTo.case} not run)`
+          : `${formatRatio(compared)} of ${report.compareTo.case}`
+        : withinCase === null
+          ? ''
+          : formatRowRatio(withinCase);
     return [
       rowName(report, row),
       row.requestsPerSecond.toFixed(0),
@@ -132,8 +178,8 @@ function caseRows(report: CaseReport, bare: CaseReport | undefined, reports: rea
       `${row.errors}/${row.non2xx}`,
       // A fixed-rate row's rate is what was offered, not what the server can do.
       row.offeredRate !== undefined ? 'fixed rate' : report.name === bare?.name ? '100%' : formatRatio(ratio),
-      first && report.compareTo !== undefined ? (compared === null ? `n/a (${report.compareTo.case} not run)` : `${formatRatio(compared)} of ${report.compareTo.case}`) : '',
-      targetCell(report, row, ratio, compared),
+      versus,
+      targetCell(report, row, ratio, compared, withinCase),
       // The servers' RSS once per case, on its first row.
       first ? rssCell(report) : '',
     ];
@@ -174,7 +220,7 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
   const chained = reports.some((report) => report.measurement.chained !== null);
   const cpus = os.cpus();
   const lines = [
-    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other case', 'target', 'server RSS'], rows),
+    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other case or row', 'target', 'server RSS'], rows),
     '',
     'Cases:',
     ...reports.map((report) => `  ${report.name}: ${report.description}`),

@@ -47,6 +47,7 @@ async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: C
     targetRatioToBare: benchCase.targetRatioToBare,
     targetRate: benchCase.targetRate,
     compareTo: benchCase.compareTo,
+    rowComparisons: benchCase.rowComparisons ?? [],
     rssTarget: benchCase.rssTarget,
     addedLatencyTarget: benchCase.addedLatencyTarget,
     measurement,

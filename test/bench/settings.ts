@@ -9,6 +9,8 @@ export interface BenchSettings {
   readonly durationSeconds: number;
   /** Seconds of the warm-up run before it (BENCH_WARMUP). */
   readonly warmupSeconds: number;
+  /** Rounds a side-by-side case splits each row's measured seconds into (BENCH_ROUNDS; load.ts measureSideBySide). */
+  readonly rounds: number;
   /** Concurrent connections of the load generator (BENCH_CONNECTIONS). */
   readonly connections: number;
   /** One request in flight per connection: latency then reflects the server, not a queue in the socket. */
@@ -26,6 +28,7 @@ export interface BenchSettings {
 export const BENCH_DEFAULTS = {
   durationSeconds: 10,
   warmupSeconds: 3,
+  rounds: 5,
   connections: 50,
   databaseUrl: 'postgres://127.0.0.1:5432/test',
   redisUrl: 'redis://127.0.0.1:6379',
@@ -54,6 +57,7 @@ export function readSettings(): BenchSettings {
   return {
     durationSeconds: positiveNumber('BENCH_DURATION', BENCH_DEFAULTS.durationSeconds),
     warmupSeconds: positiveNumber('BENCH_WARMUP', BENCH_DEFAULTS.warmupSeconds),
+    rounds: Math.round(positiveNumber('BENCH_ROUNDS', BENCH_DEFAULTS.rounds)),
     connections: Math.round(positiveNumber('BENCH_CONNECTIONS', BENCH_DEFAULTS.connections)),
     pipelining: 1,
     caseFilter: (process.env.BENCH_CASES ?? '')
