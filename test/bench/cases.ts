@@ -15,9 +15,9 @@ import type { ServerProcess } from './launcher.js';
 import { LegacySigner, legacyUuidOf, LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from './legacy-signer.js';
 import { estimateRate, measureSideBySide, probe, type SideBySideRow } from './load.js';
 import type { CaseMeasurement, RowMeasurement } from './measurement.js';
-import { pacedRun, pacedSideBySide } from './paced-load.js';
+import { pacedTogether, type PacedRow } from './paced-load.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
-import type { CaseReport } from './report.js';
+import { formatSignedMs, type CaseReport } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
 import { createBenchDatabase, createRedisPrefix, type CleanupStack } from './resources.js';
 import { RECEIVER_HITS_PATH, RECEIVER_PATH } from './server-apps.js';
@@ -405,81 +405,69 @@ async function v3PagePath(coreUrl: string, signer: V3RequestSigner, records: num
 const GATEWAY_RSS: RssTarget = { app: 'gateway', maxMegabytes: 200 };
 const TRADE_GET = 'trade-get';
 const V1_TRADE_ROW = 'gw v1';
-/** The fixed-rate case runs at this fraction of the rate trade-get measured for its v1 row. */
+/** The fixed-rate case's rows together take this fraction of the machine (halfPeakPlan). */
 const HALF_PEAK = 0.5;
 
-function formatMs(value: number): string {
-  return `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
-}
-
-/** A row's uncounted lead-in on its first turn (paced-load.ts): its connections open and busy before the clock starts. */
+/** The measured part's uncounted lead-in (paced-load.ts): the connections open and busy before the clock starts. */
 const PACED_LEAD_IN_SECONDS = 2;
-/** Its lead-in on later turns, on connections kept open: the schedule gets going again. */
-const PACED_TURN_LEAD_IN_SECONDS = 0.25;
-/** About how long a row runs each turn. */
-const PACED_SLICE_SECONDS = 2;
 /**
- * Each row is measured this many times BENCH_DURATION: a p99 over 10 s rests on about 140
- * requests, and one stall of the shared machine moved it by several milliseconds.
+ * The rows are measured this many times BENCH_DURATION: each gets a third of the requests it
+ * would alone, and a p99 rests on its slowest 1%.
  */
 const HALF_PEAK_DURATION_FACTOR = 3;
 
 /**
- * The rows at one fixed rate (paced-load.ts): HALF_PEAK of the rate trade-get measured for its v1
- * row earlier in this run, or, when it did not run, of `peakRow`'s rate estimated here by warm-up
- * rounds. Every row warms up warmupSeconds at that rate, then the rows take turns
- * (pacedSideBySide) until each has HALF_PEAK_DURATION_FACTOR times durationSeconds measured.
+ * The rows together at one fixed rate each (paced-load.ts pacedTogether), such that the mix
+ * takes HALF_PEAK of the machine: with peak_i a row's own peak rate, each row is offered
+ * HALF_PEAK / sum(1 / peak_i) req/s, so that the shares rate / peak_i add up to HALF_PEAK.
+ * The peaks are the rates trade-get measured earlier in this run for the same rows, or, when it
+ * did not run, rates estimated here by warm-up rounds. The rows warm up together for
+ * warmupSeconds at that rate, then are measured together.
  */
-function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[], peakRow: SideBySideRow): RequestPlan {
+function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[]): RequestPlan {
   return {
     kind: 'self-measured',
     async probe() {
       for (const row of rows) await probe(row.url, row.plan);
     },
     async measure(settings): Promise<CaseMeasurement> {
-      const earlier = context.earlierReport(TRADE_GET)?.measurement.rows.find((row) => row.label === V1_TRADE_ROW)?.requestsPerSecond;
-      const peak = earlier !== undefined && earlier > 0 ? earlier : await estimateRate(peakRow.url, () => peakRow.plan.make(), settings);
-      const peakSource =
-        earlier !== undefined && earlier > 0
-          ? `${TRADE_GET}'s ${V1_TRADE_ROW} row, ${peak.toFixed(0)} req/s, measured earlier in this run`
-          : `${peak.toFixed(0)} req/s, the ${peakRow.label} row's rate estimated here by warm-up rounds, as ${TRADE_GET} was not in this run`;
-      const rate = Math.max(1, Math.round(peak * HALF_PEAK));
-      // Every row warmed up before any is measured, so that the first measured is not the one on the coldest servers.
+      const earlier = context.earlierReport(TRADE_GET)?.measurement.rows;
+      const peaks: number[] = [];
       for (const row of rows) {
-        const warmup = await pacedRun(row.url, () => row.plan.make(), {
-          rate,
-          seconds: settings.warmupSeconds,
-          leadInSeconds: 0,
-          connections: settings.connections,
-          lifetimeSeconds: row.plan.lifetimeSeconds,
-          label: row.label,
-        });
-        if (warmup.row.errors > 0 || warmup.row.non2xx > 0) {
-          throw new Error(`${row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
-        }
+        const measured = earlier?.find((candidate) => candidate.label === row.label)?.requestsPerSecond;
+        peaks.push(measured !== undefined && measured > 0 ? measured : await estimateRate(row.url, () => row.plan.make(), settings));
       }
-      const seconds = settings.durationSeconds * HALF_PEAK_DURATION_FACTOR;
-      const runs = await pacedSideBySide(
+      const peakSource = `${rows.map((row, index) => `${row.label} ${peaks[index]!.toFixed(0)}`).join(', ')} req/s, ${
+        earlier === undefined ? `estimated here by warm-up rounds, as ${TRADE_GET} was not in this run` : `measured by ${TRADE_GET} earlier in this run`
+      }`;
+      const rate = Math.max(1, Math.round(HALF_PEAK / peaks.reduce((sum, peak) => sum + 1 / peak, 0)));
+      const pacedRows = (samples: boolean): PacedRow[] =>
         rows.map((row) => ({
           label: row.label,
           url: row.url,
+          rate,
           make: () => row.plan.make(),
           lifetimeSeconds: row.plan.lifetimeSeconds,
-          ...(settings.samplesDir === undefined ? {} : { samplesFile: join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) }),
-        })),
-        { rate, seconds, sliceSeconds: PACED_SLICE_SECONDS, leadInSeconds: PACED_LEAD_IN_SECONDS, turnLeadInSeconds: PACED_TURN_LEAD_IN_SECONDS, connections: settings.connections },
-      );
+          ...(samples && settings.samplesDir !== undefined ? { samplesFile: join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) } : {}),
+        }));
+      const warmups = await pacedTogether(pacedRows(false), { seconds: settings.warmupSeconds, leadInSeconds: 0, connections: settings.connections });
+      for (const warmup of warmups) {
+        if (warmup.row.errors > 0 || warmup.row.non2xx > 0) {
+          throw new Error(`${warmup.row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
+        }
+      }
+      const seconds = settings.durationSeconds * HALF_PEAK_DURATION_FACTOR;
+      const runs = await pacedTogether(pacedRows(true), { seconds, leadInSeconds: PACED_LEAD_IN_SECONDS, connections: settings.connections });
       const measured: RowMeasurement[] = runs.map((run) => run.row);
       const notes = [
-        `each row offered ${rate} req/s, ${HALF_PEAK * 100}% of the peak: ${peakSource}; open loop and evenly spaced over up to ` +
-          `${settings.connections} connections: every row warmed up ${settings.warmupSeconds} s at that rate, then the rows took turns of about ` +
-          `${PACED_SLICE_SECONDS} s in a rotating order until each had ${seconds} s measured, on the same servers and on connections kept open ` +
-          `(uncounted lead-in: ${PACED_LEAD_IN_SECONDS} s on a row's first turn, ${PACED_TURN_LEAD_IN_SECONDS} s on later ones); latency from dispatch to the last byte`,
+        `each row offered ${rate} req/s, all rows at once, so that together they take ${HALF_PEAK * 100}% of the machine by their peaks (${peakSource}); ` +
+          `open loop, evenly spaced and interleaved, each row over up to ${settings.connections} connections of its own: warmed up ${settings.warmupSeconds} s, ` +
+          `then ${seconds} s measured after a ${PACED_LEAD_IN_SECONDS} s lead-in that is not counted; latency from dispatch to the last byte`,
       ];
       const [baseline, ...others] = measured;
       if (baseline !== undefined) {
         for (const row of others) {
-          notes.push(`${row.label} vs ${baseline.label}: p50 ${formatMs(row.latencyMs.p50 - baseline.latencyMs.p50)}, p99 ${formatMs(row.latencyMs.p99 - baseline.latencyMs.p99)}`);
+          notes.push(`${row.label} vs ${baseline.label}: p50 ${formatSignedMs(row.latencyMs.p50 - baseline.latencyMs.p50)}, p99 ${formatSignedMs(row.latencyMs.p99 - baseline.latencyMs.p99)}`);
           if (row.addedMs !== undefined) {
             notes.push(`${row.label}, per request (its latency less the gateway's Server-Timing upstream time): added p50 ${row.addedMs.p50.toFixed(2)} ms, p99 ${row.addedMs.p99.toFixed(2)} ms`);
           }
@@ -495,7 +483,7 @@ function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[], peak
   };
 }
 
-/** The legacy quote body of gw-v2-generate-quote: the v3-quotes request in v2's words. */
+/** The legacy quote body of the quotes case's v2 row: its v3 request in v2's words. */
 const LEGACY_QUOTE_BODY = JSON.stringify({ amount: 1000, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' });
 
 export const BENCH_CASES: readonly BenchCase[] = [
@@ -551,24 +539,22 @@ export const BENCH_CASES: readonly BenchCase[] = [
   {
     name: 'trade-get-half-peak',
     description:
-      `added latency below saturation: ${TRADE_GET}'s three rows (the trade read direct, through the passthrough, and as v1), each at the ` +
-      `same fixed rate, ${HALF_PEAK * 100}% of the rate ${TRADE_GET} measured for ${V1_TRADE_ROW}, taking turns on one core and gateway; target: ` +
-      'the gateway adds under 5 ms at p99. Rates are offered, not peak: the vs-bare column does not apply',
+      `added latency below saturation: ${TRADE_GET}'s three rows (the trade read direct, through the passthrough, and as v1) on one core and ` +
+      `gateway, all at once at one fixed rate each, together ${HALF_PEAK * 100}% of the machine; target: a gateway row's p99 is under 5 ms above ` +
+      `${DIRECT_ROW}'s. Rates are offered, not peak: the vs-bare column does not apply`,
     addedLatencyTarget: { baselineRow: DIRECT_ROW, maxAddedP99Ms: 5 },
     async start(context) {
       const setup = await startTrading(context, { trades: 1, gateway: true });
       const gateway = gatewayOf(setup);
       const tradeId = setup.tradeIds[0]!;
-      const v3Path = `/v3/fx/trades/${tradeId}`;
-      const v1 = { label: V1_TRADE_ROW, url: gateway.url, plan: legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`)) };
-      const rows: SideBySideRow[] = [
-        { label: DIRECT_ROW, url: setup.core.server.url, plan: v3GetPlan(setup.signer, v3Path) },
-        { label: PASSTHROUGH_ROW, url: gateway.url, plan: v3GetPlan(setup.signer, v3Path) },
-        v1,
-      ];
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: halfPeakPlan(context, rows, v1) };
+      const rows = gatewayRows(setup.core.server, gateway, v3GetPlan(setup.signer, `/v3/fx/trades/${tradeId}`), {
+        label: V1_TRADE_ROW,
+        plan: legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`)),
+      });
+      return { url: gateway.url, servers: [gateway, setup.core.server], plan: halfPeakPlan(context, rows) };
     },
   },
+
   {
     name: 'trades-page',
     description:

@@ -16,39 +16,44 @@
  *
  * A run begins with a lead-in (`leadInSeconds`) on the same schedule and the same connections,
  * whose answers are not counted: the measured part starts on open connections at a steady rate.
- * Without it, every row's first 100 ms paid for opening its connections (the client's and the
- * gateway's upstream ones, idle-closed while other rows ran) and held most of its slowest 1%.
+ * Without it, a row's first 100 ms paid for opening its connections (the client's and the
+ * gateway's upstream ones) and held most of its slowest 1%.
  *
- * Rows to be compared run side by side (pacedSideBySide): in short slices, the rows taking turns
- * in a rotating order on connections kept open, so that each row's tail is measured over the same
- * stretch of a shared machine's time rather than over a different 10 s each.
+ * Rows to be compared run together (pacedTogether), each on its own schedule and connections,
+ * interleaved: every stall of the shared machine (another process's burst, a scheduler tick)
+ * falls on all of them at once, so a difference of their tails is the difference of the paths,
+ * not of two stretches of the machine's time. Run one after the other, two rows' p99s had
+ * differed by up to 10 ms from one run to the next on the same code.
  *
  * With `samplesFile`, each measured 2xx answer is also written out, one CSV line each, to find
  * when the slowest ones happened and what the servers were doing then (README, Benchmarks).
  */
 import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import { assertPoolLastsTheRun, FAILURE_SAMPLES, isTimeout, percentile, sendPrepared, type RowMeasurement } from './measurement.js';
 import { RequestPool, type PreparedRequest } from './requests.js';
 
-/** The schedule of a run or slice: its offered rate, its uncounted lead-in and its measured part. */
-interface PacedSchedule {
+/** A row of a paced run: one kind of request, to one server, at its own fixed rate. */
+export interface PacedRow {
+  readonly label: string;
+  readonly url: string;
   /** Offered requests per second. */
   readonly rate: number;
-  /** Sent before the measured seconds, on the same schedule and connections, and not counted. */
-  readonly leadInSeconds: number;
-  readonly seconds: number;
-}
-
-export interface PacedRunOptions extends PacedSchedule {
-  /** Connections of the pool: the most requests in flight at once. */
-  readonly connections: number;
+  make(): Promise<PreparedRequest>;
   /** How long a made request stays acceptable (its token's lifetime). */
   readonly lifetimeSeconds: number;
-  readonly label: string;
-  /** Where to write the measured answers as CSV: SAMPLES_CSV_HEADER, then a line per answer. */
+  /** Where to write its measured answers as CSV (SAMPLES_CSV_HEADER, then a line per answer), if anywhere. */
   readonly samplesFile?: string;
+}
+
+export interface PacedRunOptions {
+  /** Measured seconds. */
+  readonly seconds: number;
+  /** Sent before the measured seconds, on the same schedules and connections, and not counted. */
+  readonly leadInSeconds: number;
+  /** Connections of each row's pool: the most requests of that row in flight at once. */
+  readonly connections: number;
 }
 
 /** Dispatch time as Unix epoch milliseconds (to line up with other clocks), then durations in ms; the last two from Server-Timing, empty when absent. */
@@ -62,7 +67,7 @@ export interface PacedRunResult {
   readonly failureSamples: readonly string[];
 }
 
-/** What a row's measured requests gave, over one run or all of its slices. */
+/** What a row's requests gave. */
 class PacedTally {
   readonly latencies: number[] = [];
   readonly added: number[] = [];
@@ -112,16 +117,23 @@ class PacedTally {
   }
 }
 
+/** A row ready to run: its requests made, its connections, and its tally. */
+interface ReadyRow {
+  readonly row: PacedRow;
+  readonly requests: RequestPool;
+  /** Requests sent before the measured ones. */
+  readonly leadIn: number;
+  readonly count: number;
+  readonly pool: Pool;
+  readonly tally: PacedTally;
+}
+
 /**
- * Sends `schedule` open loop over `pool`, each request made (signed) before it starts and sent
- * once, and adds the measured part to the tally. Resolves when every request sent has its
- * answer (or its timeout).
+ * Sends a row's requests open loop, request i due at startsAt + i/rate whatever the answers do,
+ * and tallies the measured ones. Resolves when every request sent has its answer (or its timeout).
  */
-async function pacedSchedule(pool: Dispatcher, make: () => Promise<PreparedRequest>, lifetimeSeconds: number, schedule: PacedSchedule, tally: PacedTally): Promise<void> {
-  const leadIn = Math.round(schedule.rate * schedule.leadInSeconds);
-  const count = leadIn + Math.max(1, Math.round(schedule.rate * schedule.seconds));
-  const requests = await RequestPool.fill(make, count);
-  assertPoolLastsTheRun(requests, schedule.leadInSeconds + schedule.seconds, lifetimeSeconds);
+async function sendOnSchedule(ready: ReadyRow, startsAt: number): Promise<void> {
+  const { row, requests, leadIn, count, pool, tally } = ready;
   let lastAnswer = 0;
 
   const send = async (request: PreparedRequest, counted: boolean): Promise<void> => {
@@ -155,96 +167,56 @@ async function pacedSchedule(pool: Dispatcher, make: () => Promise<PreparedReque
   };
 
   const inFlight: Promise<void>[] = [];
-  const intervalMs = 1000 / schedule.rate;
-  const started = performance.now();
-  const measuredFrom = started + leadIn * intervalMs;
+  const intervalMs = 1000 / row.rate;
+  const measuredFrom = startsAt + leadIn * intervalMs;
   let next = 0;
   while (next < count) {
     const now = performance.now();
-    const due = Math.min(count, Math.floor((now - started) / intervalMs) + 1);
+    const due = Math.min(count, Math.floor((now - startsAt) / intervalMs) + 1);
     for (; next < due; next += 1) {
       const counted = next >= leadIn;
-      if (counted) tally.lags.push(now - (started + next * intervalMs));
+      if (counted) tally.lags.push(now - (startsAt + next * intervalMs));
       const request = requests.take();
-      if (request === undefined) throw new Error(`the paced run's pool of ${count} requests ran dry`);
+      if (request === undefined) throw new Error(`${row.label}: the paced run's pool of ${count} requests ran dry`);
       inFlight.push(send(request, counted));
     }
-    if (next < count) await sleep(Math.max(0, Math.min(1, started + next * intervalMs - performance.now())));
+    if (next < count) await sleep(Math.max(0, Math.min(1, startsAt + next * intervalMs - performance.now())));
   }
   await Promise.all(inFlight);
-  tally.measuredSeconds += Math.max((lastAnswer - measuredFrom) / 1000, 1e-3);
+  tally.measuredSeconds = Math.max((lastAnswer - measuredFrom) / 1000, 1e-3);
 }
 
-/** One connection pool of a paced run: one request in flight per connection, kept open between a side-by-side row's slices. */
-function pacedPool(url: string, connections: number): Pool {
-  return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: IDLE_CONNECTION_MS });
-}
-
-/** Longer than the other rows' slices take: a row's connections are still open when its turn comes again. */
-const IDLE_CONNECTION_MS = 60_000;
+/** Until the first requests are due: the schedules start together, after every row's requests are made. */
+const START_DELAY_MS = 20;
 
 /**
- * One open-loop run at `rate` req/s for `leadInSeconds` + `seconds` against url, on a pool of
- * its own; only the last `seconds` are measured.
+ * The rows at their fixed rates, all at once, for `leadInSeconds` + `seconds`; only the last
+ * `seconds` are measured. Every row's requests are made (signed) before any is sent; row i's
+ * schedule is shifted by i/n of its interval, so that the rows' sends interleave rather than
+ * coincide. Returns a result per row, in the rows' order.
  */
-export async function pacedRun(url: string, make: () => Promise<PreparedRequest>, options: PacedRunOptions): Promise<PacedRunResult> {
-  const pool = pacedPool(url, options.connections);
-  const tally = new PacedTally(options.samplesFile !== undefined);
+export async function pacedTogether(rows: readonly PacedRow[], options: PacedRunOptions): Promise<PacedRunResult[]> {
+  const ready: ReadyRow[] = [];
   try {
-    await pacedSchedule(pool, make, options.lifetimeSeconds, options, tally);
-  } finally {
-    await pool.close();
-  }
-  await tally.writeSamples(options.samplesFile);
-  return tally.result(options.label, options.rate);
-}
-
-/** A row of a side-by-side paced run. */
-export interface PacedRow {
-  readonly label: string;
-  readonly url: string;
-  make(): Promise<PreparedRequest>;
-  /** How long a made request stays acceptable (its token's lifetime). */
-  readonly lifetimeSeconds: number;
-  /** Where to write its measured answers as CSV, if anywhere. */
-  readonly samplesFile?: string;
-}
-
-export interface PacedSideBySideOptions {
-  readonly rate: number;
-  /** Measured seconds of each row, over all its slices. */
-  readonly seconds: number;
-  /** About how long each turn of a row lasts (measured part). */
-  readonly sliceSeconds: number;
-  /** The uncounted lead-in of a row's first turn, when its connections open. */
-  readonly leadInSeconds: number;
-  /** The uncounted lead-in of its later turns, on connections already open: the schedule gets going. */
-  readonly turnLeadInSeconds: number;
-  readonly connections: number;
-}
-
-/**
- * The rows at one fixed rate, taking turns: in each round every row runs one slice, the order
- * rotated by one each round, each row on its own pool of connections kept open throughout.
- * Returns a result per row, in the rows' order.
- */
-export async function pacedSideBySide(rows: readonly PacedRow[], options: PacedSideBySideOptions): Promise<PacedRunResult[]> {
-  const rounds = Math.max(1, Math.round(options.seconds / options.sliceSeconds));
-  const sliceSeconds = options.seconds / rounds;
-  const pools = rows.map((row) => pacedPool(row.url, options.connections));
-  const tallies = rows.map((row) => new PacedTally(row.samplesFile !== undefined));
-  try {
-    for (let round = 0; round < rounds; round += 1) {
-      for (let position = 0; position < rows.length; position += 1) {
-        const index = (round + position) % rows.length;
-        const row = rows[index]!;
-        const leadInSeconds = round === 0 ? options.leadInSeconds : options.turnLeadInSeconds;
-        await pacedSchedule(pools[index]!, () => row.make(), row.lifetimeSeconds, { rate: options.rate, leadInSeconds, seconds: sliceSeconds }, tallies[index]!);
-      }
+    for (const row of rows) {
+      const leadIn = Math.round(row.rate * options.leadInSeconds);
+      const count = leadIn + Math.max(1, Math.round(row.rate * options.seconds));
+      const requests = await RequestPool.fill(() => row.make(), count);
+      ready.push({
+        row,
+        requests,
+        leadIn,
+        count,
+        pool: new Pool(row.url, { connections: options.connections, pipelining: 1 }),
+        tally: new PacedTally(row.samplesFile !== undefined),
+      });
     }
+    for (const { row, requests } of ready) assertPoolLastsTheRun(requests, options.leadInSeconds + options.seconds, row.lifetimeSeconds);
+    const startsAt = performance.now() + START_DELAY_MS;
+    await Promise.all(ready.map((entry, index) => sendOnSchedule(entry, startsAt + ((1000 / entry.row.rate) * index) / ready.length)));
   } finally {
-    await Promise.all(pools.map((pool) => pool.close()));
+    await Promise.all(ready.map((entry) => entry.pool.close()));
   }
-  await Promise.all(rows.map((row, index) => tallies[index]!.writeSamples(row.samplesFile)));
-  return rows.map((row, index) => tallies[index]!.result(row.label, options.rate));
+  await Promise.all(ready.map((entry) => entry.tally.writeSamples(entry.row.samplesFile)));
+  return ready.map((entry) => entry.tally.result(entry.row.label, entry.row.rate));
 }

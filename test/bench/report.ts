@@ -102,6 +102,11 @@ function formatRowRatio(ratio: RowRatio): string {
   return `${formatRatio(ratio.median)} of ${ratio.comparison.of}${range}`;
 }
 
+/** A difference in milliseconds, with its sign. */
+export function formatSignedMs(value: number): string {
+  return `${value >= 0 ? '+' : ''}${value.toFixed(2)} ms`;
+}
+
 function met(ok: boolean): string {
   return ok ? 'met' : 'MISSED';
 }
@@ -135,17 +140,15 @@ function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | nul
     cells.push(server === undefined ? `n/a (${wanted})` : `${met(server.rss < rssTarget.maxMegabytes * 1024 * 1024)} (${wanted})`);
   }
   if (addedLatencyTarget !== undefined && row.label !== addedLatencyTarget.baselineRow) {
+    // Judged on what a client sees, the row's p99 less the baseline's: the rows ran together
+    // (paced-load.ts), so a stall of the machine is in both tails. The per-request figure (the
+    // latency less the gateway's Server-Timing upstream time) is shown beside it.
     const { maxAddedP99Ms } = addedLatencyTarget;
-    if (row.addedMs !== undefined) {
-      // Measured per request (latency less the gateway's Server-Timing upstream time): the p99
-      // of what the gateway added, not a difference of two runs' tails.
-      cells.push(`${met(row.addedMs.p99 < maxAddedP99Ms)} (p99 of added ${row.addedMs.p99.toFixed(2)} ms per request; <${maxAddedP99Ms} ms)`);
-    } else {
-      const baseline = report.measurement.rows.find((candidate) => candidate.label === addedLatencyTarget.baselineRow);
-      const added = baseline === undefined ? Number.NaN : row.latencyMs.p99 - baseline.latencyMs.p99;
-      const wanted = `p99 <${addedLatencyTarget.baselineRow} +${maxAddedP99Ms} ms`;
-      cells.push(Number.isNaN(added) ? `n/a (${wanted})` : `${met(added < maxAddedP99Ms)} (${added >= 0 ? '+' : ''}${added.toFixed(2)} ms; ${wanted})`);
-    }
+    const baseline = report.measurement.rows.find((candidate) => candidate.label === addedLatencyTarget.baselineRow);
+    const added = baseline === undefined ? Number.NaN : row.latencyMs.p99 - baseline.latencyMs.p99;
+    const wanted = `p99 <${addedLatencyTarget.baselineRow} +${maxAddedP99Ms} ms`;
+    const perRequest = row.addedMs === undefined ? '' : `; per request ${row.addedMs.p99.toFixed(2)} ms`;
+    cells.push(Number.isNaN(added) ? `n/a (${wanted})` : `${met(added < maxAddedP99Ms)} (${formatSignedMs(added)}; ${wanted}${perRequest})`);
   }
   return cells.join('; ');
 }
