@@ -48,13 +48,6 @@ export interface RateTarget {
   readonly requestsPerSecond: number;
 }
 
-/** This case's throughput as a fraction of another case's of the same run (the same work done another way). */
-export interface CaseComparison {
-  readonly case: string;
-  /** The fraction it should reach; without it the ratio is only shown. */
-  readonly targetRatio?: number;
-}
-
 /**
  * Within a side-by-side case (load.ts measureSideBySide): a row's rate as a fraction of another
  * row's, judged on the median of the rounds' ratios.
@@ -85,8 +78,6 @@ export interface BenchCase {
   readonly targetRatioToBare?: number;
   /** The throughput a row of this case should reach, on this machine. */
   readonly targetRate?: RateTarget;
-  /** The case the report compares this one with (its first row with the other's). */
-  readonly compareTo?: CaseComparison;
   /** Rows of this case compared with another of its rows. */
   readonly rowComparisons?: readonly RowComparison[];
   readonly rssTarget?: RssTarget;
@@ -96,7 +87,7 @@ export interface BenchCase {
 
 type SingleUsePlan = Extract<RequestPlan, { kind: 'single-use' }>;
 
-/** The report's vs-bare ratios are to this case (a case's compareTo names another for its own ratio). */
+/** The report's vs-bare ratios are to this case. */
 export const BARE_CASE = 'bare';
 
 /** What the core server app sets up (server-apps.ts `core` says what each does); all strings, as the config is. */

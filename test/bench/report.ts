@@ -3,7 +3,7 @@
  * is shared by the server, the load generator, PostgreSQL and Redis) and any failure.
  */
 import os from 'node:os';
-import type { AddedLatencyTarget, CaseComparison, RateTarget, RowComparison, RssTarget } from './cases.js';
+import type { AddedLatencyTarget, RateTarget, RowComparison, RssTarget } from './cases.js';
 import { MEASURED_POOL_HEADROOM, type CaseMeasurement, type RowMeasurement } from './measurement.js';
 import { BENCH_RATE_LIMITS } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
@@ -13,7 +13,6 @@ export interface CaseReport {
   readonly description: string;
   readonly targetRatioToBare: number | undefined;
   readonly targetRate: RateTarget | undefined;
-  readonly compareTo: CaseComparison | undefined;
   readonly rowComparisons: readonly RowComparison[];
   readonly rssTarget: RssTarget | undefined;
   readonly addedLatencyTarget: AddedLatencyTarget | undefined;
@@ -62,14 +61,6 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-/** A case's first row's rate as a fraction of the case it is compared with (its first row); null when that one did not run. */
-function ratioToCompared(report: CaseReport, reports: readonly CaseReport[]): number | null {
-  const other = report.compareTo === undefined ? undefined : reports.find((candidate) => candidate.name === report.compareTo?.case);
-  const otherRate = other?.measurement.rows[0]?.requestsPerSecond ?? 0;
-  const rate = report.measurement.rows[0]?.requestsPerSecond;
-  return rate !== undefined && otherRate > 0 ? rate / otherRate : null;
-}
-
 /** A row's ratio to another row of its case: the median of the rounds' ratios, with their range; null when either row is missing. */
 interface RowRatio {
   readonly comparison: RowComparison;
@@ -112,12 +103,12 @@ function met(ok: boolean): string {
 }
 
 /**
- * The target cell of a row: ratio (to bare or to the compared case) and RSS targets apply to the
- * case's first row, a rate target to the row it names, an added-latency target to every row but
- * its baseline.
+ * The target cell of a row: the ratio-to-bare and RSS targets apply to the case's first row, a
+ * rate target to the row it names, a row comparison to its row, an added-latency target to every
+ * row but its baseline.
  */
-function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null, compared: number | null, withinCase: RowRatio | null): string {
-  const { targetRatioToBare, targetRate, compareTo, rssTarget, addedLatencyTarget } = report;
+function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null, withinCase: RowRatio | null): string {
+  const { targetRatioToBare, targetRate, rssTarget, addedLatencyTarget } = report;
   const first = row === report.measurement.rows[0];
   const cells: string[] = [];
   if (targetRatioToBare !== undefined && first) {
@@ -125,10 +116,6 @@ function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | nul
   }
   if (targetRate !== undefined && (targetRate.row === undefined ? first : row.label === targetRate.row)) {
     cells.push(`${met(row.requestsPerSecond >= targetRate.requestsPerSecond)} (≥${targetRate.requestsPerSecond}/s)`);
-  }
-  if (compareTo?.targetRatio !== undefined && first) {
-    const wanted = `≥${formatRatio(compareTo.targetRatio)} of ${compareTo.case}`;
-    cells.push(compared === null ? `n/a (${wanted}: not run)` : `${met(compared >= compareTo.targetRatio)} (${wanted})`);
   }
   const withinTarget = withinCase?.comparison.targetRatio;
   if (withinCase !== null && withinTarget !== undefined) {
@@ -159,20 +146,11 @@ function rssCell(report: CaseReport): string {
   return report.servers.map((server) => `${named ? `${server.app} ` : ''}${megabytes(server.rss)}`).join(' + ');
 }
 
-function caseRows(report: CaseReport, bare: CaseReport | undefined, reports: readonly CaseReport[]): string[][] {
-  const compared = ratioToCompared(report, reports);
+function caseRows(report: CaseReport, bare: CaseReport | undefined): string[][] {
   return report.measurement.rows.map((row, index) => {
     const ratio = ratioToBare(row, bare);
     const first = index === 0;
     const withinCase = rowRatio(report, row);
-    const versus =
-      first && report.compareTo !== undefined
-        ? compared === null
-          ? `n/a (${report.compareTo.case} not run)`
-          : `${formatRatio(compared)} of ${report.compareTo.case}`
-        : withinCase === null
-          ? ''
-          : formatRowRatio(withinCase);
     return [
       rowName(report, row),
       row.requestsPerSecond.toFixed(0),
@@ -181,8 +159,8 @@ function caseRows(report: CaseReport, bare: CaseReport | undefined, reports: rea
       `${row.errors}/${row.non2xx}`,
       // A fixed-rate row's rate is what was offered, not what the server can do.
       row.offeredRate !== undefined ? 'fixed rate' : report.name === bare?.name ? '100%' : formatRatio(ratio),
-      versus,
-      targetCell(report, row, ratio, compared, withinCase),
+      withinCase === null ? '' : formatRowRatio(withinCase),
+      targetCell(report, row, ratio, withinCase),
       // The servers' RSS once per case, on its first row.
       first ? rssCell(report) : '',
     ];
@@ -219,11 +197,11 @@ function poolNote(report: CaseReport): string | null {
 
 export function formatReport(reports: readonly CaseReport[], bareName: string, settings: BenchSettings, loadAverage: readonly number[]): string {
   const bare = reports.find((report) => report.name === bareName);
-  const rows = reports.flatMap((report) => caseRows(report, bare, reports));
+  const rows = reports.flatMap((report) => caseRows(report, bare));
   const chained = reports.some((report) => report.measurement.chained !== null);
   const cpus = os.cpus();
   const lines = [
-    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other case or row', 'target', 'server RSS'], rows),
+    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other row', 'target', 'server RSS'], rows),
     '',
     'Cases:',
     ...reports.map((report) => `  ${report.name}: ${report.description}`),

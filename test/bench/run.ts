@@ -46,7 +46,6 @@ async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: C
     description: benchCase.description,
     targetRatioToBare: benchCase.targetRatioToBare,
     targetRate: benchCase.targetRate,
-    compareTo: benchCase.compareTo,
     rowComparisons: benchCase.rowComparisons ?? [],
     rssTarget: benchCase.rssTarget,
     addedLatencyTarget: benchCase.addedLatencyTarget,
