@@ -341,16 +341,21 @@ const DIRECT_ROW = 'v3 direct';
 const PASSTHROUGH_ROW = 'gw v3 passthrough';
 
 /**
- * A side-by-side case's rows (load.ts measureSideBySide) as a self-measured plan, each probed
- * with one request first.
+ * A gateway case's rows side by side (load.ts measureSideBySide), each probed with one request
+ * first; the gateway's and the core's CPU time are charged to each row.
  */
-function sideBySidePlan(rows: readonly SideBySideRow[]): RequestPlan {
+function sideBySideTarget(gateway: ServerProcess, core: ServerProcess, rows: readonly SideBySideRow[]): CaseTarget {
+  const servers = [gateway, core];
   return {
-    kind: 'self-measured',
-    async probe() {
-      for (const row of rows) await probe(row.url, row.plan);
+    url: gateway.url,
+    servers,
+    plan: {
+      kind: 'self-measured',
+      async probe() {
+        for (const row of rows) await probe(row.url, row.plan);
+      },
+      measure: (settings) => measureSideBySide(rows, settings, servers),
     },
-    measure: (settings) => measureSideBySide(rows, settings),
   };
 }
 
@@ -524,7 +529,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V1_TRADE_ROW,
         plan: legacyGetPlan(setup.legacy, v1Path),
       });
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: sideBySidePlan(rows) };
+      return sideBySideTarget(gateway, setup.core.server, rows);
     },
   },
   {
@@ -570,7 +575,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         throw new Error(`v1 page ${PAGE_NUMBER} (total ${v1Page.meta.pagination.total}) is not v3's records after the cursor: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`);
       }
       const rows = gatewayRows(setup.core.server, gateway, v3GetPlan(setup.signer, v3Path), { label: V1_PAGE_ROW, plan: legacyGetPlan(setup.legacy, v1Path) });
-      return { url: gateway.url, servers: [gateway, setup.core.server], plan: sideBySidePlan(rows) };
+      return sideBySideTarget(gateway, setup.core.server, rows);
     },
   },
   {
@@ -592,7 +597,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V2_QUOTE_ROW,
         plan: legacyPostPlan(legacy, legacy.path('v2', 'generate_quote'), LEGACY_QUOTE_BODY),
       });
-      return { url: gateway.url, servers: [gateway, core.server], plan: sideBySidePlan(rows) };
+      return sideBySideTarget(gateway, core.server, rows);
     },
   },
   {
@@ -668,7 +673,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V2_WITHDRAWAL_ROW,
         plan: legacyPostPlan(legacy, legacy.path('v2', 'fiat_withdrawal'), body),
       });
-      return { url: gateway.url, servers: [gateway, core.server], plan: sideBySidePlan(rows) };
+      return sideBySideTarget(gateway, core.server, rows);
     },
   },
   {

@@ -22,7 +22,8 @@ const BUILD_DIR = new URL('.bench-build/', REPOSITORY);
 const SERVER_ENTRY = fileURLToPath(new URL('test/bench/server.js', BUILD_DIR));
 /** Migrations and key creation included; generous because other work may share the machine. */
 const READY_TIMEOUT_MS = 60_000;
-const RSS_TIMEOUT_MS = 5_000;
+/** How long a server may take to answer a query (its RSS, its CPU time). */
+const QUERY_TIMEOUT_MS = 5_000;
 /** How long a server may take to close after `shutdown` before it is killed. */
 const STOP_GRACE_MS = 5_000;
 
@@ -33,6 +34,8 @@ export interface ServerProcess {
   readonly info: Readonly<Record<string, unknown>>;
   /** The server's resident set size, in bytes, as it reports it. */
   rss(): Promise<number>;
+  /** CPU time the server has used so far (user and system, all threads), in microseconds, as it reports it. */
+  cpuMicros(): Promise<number>;
   /** Asks the server to close, kills it if it does not; resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -140,9 +143,14 @@ export async function launchServer(app: ServerAppName, config: ServerConfig = {}
     url: `http://127.0.0.1:${ready.port}`,
     info: ready.info,
     async rss() {
-      const answer = nextMessage(child, 'rss', RSS_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its RSS`);
+      const answer = nextMessage(child, 'rss', QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its RSS`);
       child.send({ type: 'rss' } satisfies ToServer);
       return (await answer).rss;
+    },
+    async cpuMicros() {
+      const answer = nextMessage(child, 'cpu', QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its CPU time`);
+      child.send({ type: 'cpu' } satisfies ToServer);
+      return (await answer).micros;
     },
     stop: () => stopChild(child),
   };

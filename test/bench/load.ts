@@ -15,6 +15,7 @@
  */
 import autocannon from 'autocannon';
 import { measureChained } from './chained-load.js';
+import type { ServerProcess } from './launcher.js';
 import {
   assertPoolLastsTheRun,
   MEASURED_POOL_HEADROOM,
@@ -202,6 +203,8 @@ interface RowTally {
   timeouts: number;
   non2xx: number;
   readonly statusCodes: Record<string, number>;
+  /** CPU time each server process used during the row's rounds, in microseconds, in the order of the servers. */
+  readonly cpuMicros: number[];
 }
 
 /**
@@ -212,20 +215,27 @@ interface RowTally {
  * compares a row with its baseline round by round (the median of the rounds' ratios): on this
  * machine a rate drifts by more than the gateway's share between two runs a minute apart.
  * Each round's requests are made just before it, sized from the row's latest rate.
+ *
+ * Each server's CPU time is read before and after every round, so that the report can say what
+ * a request of each row cost each process: a figure the machine's speed moves far less than a
+ * rate, and the one that says where a ratio comes from.
  */
-export async function measureSideBySide(rows: readonly SideBySideRow[], settings: LoadSettings): Promise<CaseMeasurement> {
+export async function measureSideBySide(rows: readonly SideBySideRow[], settings: LoadSettings, servers: readonly ServerProcess[]): Promise<CaseMeasurement> {
   const roundSeconds = Math.max(1, Math.round(settings.durationSeconds / settings.rounds));
   const tallies: RowTally[] = [];
   for (const row of rows) {
     const rates = await warmUpSingleUse({ url: row.url, settings }, () => row.plan.make());
-    tallies.push({ row, rate: rates.at(-1)!, latencies: [], roundRates: [], responses: 0, seconds: 0, errors: 0, timeouts: 0, non2xx: 0, statusCodes: {} });
+    tallies.push({ row, rate: rates.at(-1)!, latencies: [], roundRates: [], responses: 0, seconds: 0, errors: 0, timeouts: 0, non2xx: 0, statusCodes: {}, cpuMicros: servers.map(() => 0) });
   }
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let position = 0; position < tallies.length; position += 1) {
       const tally = tallies[(round + position) % tallies.length]!;
       const pool = await RequestPool.fill(() => tally.row.plan.make(), Math.ceil(tally.rate * roundSeconds * MEASURED_POOL_HEADROOM) + settings.connections);
       assertPoolLastsTheRun(pool, roundSeconds, tally.row.plan.lifetimeSeconds);
+      const cpuBefore = await cpuMicrosOf(servers);
       const run = await observedRun({ ...baseOptions({ url: tally.row.url, settings }), duration: roundSeconds, requests: poolRequests(pool) });
+      const cpuAfter = await cpuMicrosOf(servers);
+      cpuAfter.forEach((micros, index) => (tally.cpuMicros[index]! += micros - cpuBefore[index]!));
       tally.rate = run.rate;
       tally.roundRates.push(run.rate);
       tally.latencies.push(...run.latencies);
@@ -254,8 +264,19 @@ export async function measureSideBySide(rows: readonly SideBySideRow[], settings
     `side by side on one setup: each row warmed up, then ${settings.rounds} rounds of ${roundSeconds} s per row, the order rotated each round ` +
       `(${tallies.map((tally) => tally.row.label).join(', ')} first); rates per round: ` +
       measured.map((row) => `${row.label} ${(row.roundRates ?? []).map((rate) => rate.toFixed(0)).join('/')}`).join('; '),
+    `CPU per request over the rounds (user and system, every thread of the process): ` +
+      tallies
+        .map((tally) => `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / Math.max(tally.responses, 1)).toFixed(0)} µs`).join(', ')}`)
+        .join('; '),
   ];
   return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
+}
+
+/** Each server's CPU time so far, one after the other (a server answers one query at a time). */
+async function cpuMicrosOf(servers: readonly ServerProcess[]): Promise<number[]> {
+  const micros: number[] = [];
+  for (const server of servers) micros.push(await server.cpuMicros());
+  return micros;
 }
 
 /** Warm-up, then the measured run, against the server at url. */

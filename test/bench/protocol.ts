@@ -12,12 +12,14 @@ export type ServerAppName = (typeof SERVER_APP_NAMES)[number];
 export const SERVER_CONFIG_ENV = 'BENCH_SERVER_CONFIG';
 export type ServerConfig = Readonly<Record<string, string>>;
 
-export type ToServer = { readonly type: 'rss' } | { readonly type: 'shutdown' };
+export type ToServer = { readonly type: 'rss' } | { readonly type: 'cpu' } | { readonly type: 'shutdown' };
 
 export type FromServer =
   /** Listening on 127.0.0.1:port; `info` is what the load side needs (a key file, say). */
   | { readonly type: 'ready'; readonly port: number; readonly info: Readonly<Record<string, unknown>> }
   | { readonly type: 'rss'; readonly rss: number }
+  /** process.cpuUsage(): CPU time of all the process's threads so far, in microseconds. */
+  | { readonly type: 'cpu'; readonly micros: number }
   | { readonly type: 'failed'; readonly message: string };
 
 export function isServerAppName(value: string): value is ServerAppName {
@@ -28,10 +30,10 @@ export function isServerAppName(value: string): value is ServerAppName {
 export function isFromServer(message: unknown): message is FromServer {
   if (typeof message !== 'object' || message === null || !('type' in message)) return false;
   const { type } = message;
-  return type === 'ready' || type === 'rss' || type === 'failed';
+  return type === 'ready' || type === 'rss' || type === 'cpu' || type === 'failed';
 }
 
 export function isToServer(message: unknown): message is ToServer {
   if (typeof message !== 'object' || message === null || !('type' in message)) return false;
-  return message.type === 'rss' || message.type === 'shutdown';
+  return message.type === 'rss' || message.type === 'cpu' || message.type === 'shutdown';
 }

@@ -51,7 +51,10 @@ async function main(): Promise<void> {
   process.on('message', (message: unknown) => {
     if (!isToServer(message)) return;
     if (message.type === 'rss') send({ type: 'rss', rss: process.memoryUsage().rss });
-    else void stop();
+    else if (message.type === 'cpu') {
+      const usage = process.cpuUsage();
+      send({ type: 'cpu', micros: usage.user + usage.system });
+    } else void stop();
   });
   process.on('disconnect', () => void stop());
   process.on('SIGTERM', () => void stop());
