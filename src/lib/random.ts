@@ -4,7 +4,7 @@
  *
  * Why: each crypto.randomBytes call is a trip through OpenSSL's generator, about 2 µs on this
  * machine in a tight loop and more under load. The gateway makes three per legacy request
- * (request id, trace id, its v3 token's nonce); in a CPU profile of gw-v1-trade-get they took
+ * (request id, trace id, its v3 token's nonce); in a CPU profile of the v1 trade read they took
  * 7% of the gateway's busy time. node:crypto's randomUUID pools its entropy the same way.
  * Every byte is handed out once: the offset only moves forward until the next refill.
  */

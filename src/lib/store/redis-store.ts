@@ -108,7 +108,7 @@ export class RedisStore implements EphemeralStore {
       // Each command is written at once. ioredis's auto-pipelining holds every command back to a
       // setImmediate to batch it with others: at half of peak that wait put the core's direct
       // p99 at 9 to 22 ms against 3.7 to 4.6 ms without it (four runs each of
-      // trade-get-half-peak), for no throughput gained at saturation (v3-trade-get, v3-trades).
+      // trade-get-half-peak), for no throughput gained at saturation (the trade read, v3-trades).
       enableAutoPipelining: false,
       retryStrategy: (attempt: number) => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_DELAY_MS),
     });

@@ -16,32 +16,44 @@ class ObservedDatabase {
   answerGate: Promise<void> = Promise.resolve();
   answerHeld: () => void = () => {};
   failing = false;
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(private readonly inner: Database) {}
 
+  /**
+   * Resolves once no look-up is running (a background one included) and the registry has had a
+   * few turns of the event loop to take its answer. Waiting on the queries themselves, not on a
+   * number of turns: under the whole suite's load a real query can outlast any fixed count.
+   */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  }
+
   readonly db: Database = {
     driver: 'postgres',
-    query: async <Row,>(sql: string, params?: readonly unknown[]) => {
-      if (sql.startsWith(LOOK_UP)) {
-        this.lookUps += 1;
+    query: <Row,>(sql: string, params?: readonly unknown[]) => {
+      if (!sql.startsWith(LOOK_UP)) return this.inner.query<Row>(sql, params);
+      this.lookUps += 1;
+      const lookUp = (async () => {
         await this.gate;
         if (this.failing) throw new Error('the database is down');
         const result = await this.inner.query<Row>(sql, params);
         this.answerHeld();
         await this.answerGate;
         return result;
-      }
-      return this.inner.query<Row>(sql, params);
+      })();
+      this.running.add(lookUp);
+      void lookUp.then(
+        () => this.running.delete(lookUp),
+        () => this.running.delete(lookUp),
+      );
+      return lookUp;
     },
     exec: (sql) => this.inner.exec(sql),
     transaction: (fn) => this.inner.transaction(fn),
     close: () => this.inner.close(),
   };
-}
-
-/** Lets a background look-up that was started finish. */
-async function settled(): Promise<void> {
-  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('KeyRegistry key cache', () => {
@@ -90,7 +102,7 @@ describe('KeyRegistry key cache', () => {
     expect((await registry.findActive(keyName))?.record.name).toBe(keyName);
     expect(observed.lookUps).toBe(2);
     release();
-    await settled();
+    await observed.idle();
 
     // The refreshed entry counts from when its look-up began.
     clock = TTL_MS * 1.5;
@@ -106,7 +118,7 @@ describe('KeyRegistry key cache', () => {
       clock = TTL_MS - 1;
       // Inside the documented window the cached key still stands; its background look-up reads the revocation.
       expect(await registry.findActive(keyName)).not.toBeNull();
-      await settled();
+      await observed.idle();
       clock = TTL_MS - 1;
       expect(await registry.findActive(keyName)).toBeNull();
 
@@ -128,7 +140,7 @@ describe('KeyRegistry key cache', () => {
     observed.failing = true;
     clock = TTL_MS * 0.9;
     expect(await registry.findActive(keyName)).not.toBeNull();
-    await settled();
+    await observed.idle();
     expect(observed.lookUps).toBe(2);
     expect(await registry.findActive(keyName)).not.toBeNull();
     clock = TTL_MS;
