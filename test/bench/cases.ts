@@ -379,7 +379,7 @@ function gatewayComparisons(legacyRow: string, legacyTarget?: number): RowCompar
   ];
 }
 
-/** The trades seeded for the page cases: page 3 of 10 is full, with more behind it. */
+/** The trades seeded for the page case: page 3 of 10 is full, with more behind it. */
 const PAGE_TRADES = 35;
 const PAGE_SIZE = 10;
 const PAGE_NUMBER = 3;
@@ -397,7 +397,7 @@ async function v3PagePath(coreUrl: string, signer: V3RequestSigner, records: num
   return `/v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=${encodeURIComponent(await cursorAfter(coreUrl, signer, records))}`;
 }
 
-/** What the gateway-only cases should stay under (issue: gateway RSS < 200 MB). */
+/** What the gateway cases should stay under (issue: gateway RSS < 200 MB). */
 const GATEWAY_RSS: RssTarget = { app: 'gateway', maxMegabytes: 200 };
 const TRADE_GET = 'trade-get';
 const V1_TRADE_ROW = 'gw v1';
