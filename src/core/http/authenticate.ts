@@ -44,6 +44,12 @@ function fail(error: ApiError): AuthOutcome {
   return { principal: null, error };
 }
 
+/** A token's typed failure as its v3 error; anything else (the key registry failing, say) is thrown on. */
+function tokenFailure(error: unknown): AuthOutcome {
+  if (error instanceof TokenVerificationError) return fail(new ApiError(TOKEN_FAILURE_ERROR_CODES[error.failure]));
+  throw error;
+}
+
 /** `X-App-Mode`: absent or LIVE is live, SANDBOX is sandbox; anything else is a bad header. */
 export function declaredMode(request: FastifyRequest): Mode {
   const value = request.headers['x-app-mode'];
@@ -72,8 +78,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     try {
       parsed = parseApiToken(match[1]!);
     } catch (error) {
-      if (error instanceof TokenVerificationError) return fail(new ApiError(TOKEN_FAILURE_ERROR_CODES[error.failure]));
-      throw error;
+      return tokenFailure(error);
     }
     const activeKey = await registry.findActive(parsed.keyName);
     if (!activeKey) return fail(new ApiError('AUTH_API_KEY_INVALID'));
@@ -99,8 +104,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       verified = await checkApiToken(parsed, activeKey.publicKey, { issuer, maxLifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS });
     } catch (error) {
       signatureCheck?.catch(() => {});
-      if (error instanceof TokenVerificationError) return fail(new ApiError(TOKEN_FAILURE_ERROR_CODES[error.failure]));
-      throw error;
+      return tokenFailure(error);
     }
     if (signatureCheck === null) return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MISSING' }));
     const check = await signatureCheck;
