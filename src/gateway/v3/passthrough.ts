@@ -11,6 +11,7 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { forwardedFor } from '../forwarded-for.js';
 import { sendV3Error } from './errors.js';
 import { upstreamFailure } from './upstream-failure.js';
+import { createUpstreamRelay } from './upstream-relay.js';
 
 export const V3_PREFIX = '/v3';
 
@@ -59,18 +60,20 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
       upstream: options.origin,
       prefix: V3_PREFIX,
       rewritePrefix: V3_PREFIX,
+      // The proxy registers @fastify/reply-from too; given the same dispatcher, it opens no pool of its own.
       undici: options.dispatcher,
       // Upstream redirects name upstream paths, which are the gateway's paths too.
       internalRewriteLocationHeader: false,
-      replyOptions: {
-        rewriteRequestHeaders: (request, headers) => ({ ...headers, 'x-forwarded-for': forwardedFor(request) }),
-        // A passthrough answers once: retrying a GET on an upstream 503 would delay and hide it.
-        retryDelay: () => null,
-        onError: (reply, { error }) => {
+      // The request itself goes through the relay, not reply.from() (upstream-relay.ts says why); it never retries.
+      handler: createUpstreamRelay({
+        origin: options.origin,
+        dispatcher: options.dispatcher,
+        forwardedFor,
+        onFailure: (reply, error) => {
           reply.request.log.warn({ err: error }, 'upstream request failed');
           sendV3Error(reply, upstreamFailure(error, reply.request.method));
         },
-      },
+      }),
     });
   });
 }
