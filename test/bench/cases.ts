@@ -20,7 +20,7 @@ import type { ServerAppName, ServerConfig } from './protocol.js';
 import { formatSignedMs, type CaseReport } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
 import { createBenchDatabase, createRedisPrefix, type CleanupStack } from './resources.js';
-import { RECEIVER_HITS_PATH, RECEIVER_PATH } from './server-apps.js';
+import { RECEIVER_HITS_PATH, RECEIVER_PATH, STATIC_V3_PATH } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
 import { DRAIN_POLL_MS, webhookBacklogPlan } from './webhook-delivery.js';
 
@@ -342,10 +342,10 @@ const PASSTHROUGH_ROW = 'gw v3 passthrough';
 
 /**
  * A gateway case's rows side by side (load.ts measureSideBySide), each probed with one request
- * first; the gateway's and the core's CPU time are charged to each row.
+ * first; the gateway's and its upstream's CPU time are charged to each row.
  */
-function sideBySideTarget(gateway: ServerProcess, core: ServerProcess, rows: readonly SideBySideRow[]): CaseTarget {
-  const servers = [gateway, core];
+function sideBySideTarget(gateway: ServerProcess, upstream: ServerProcess, rows: readonly SideBySideRow[]): CaseTarget {
+  const servers = [gateway, upstream];
   return {
     url: gateway.url,
     servers,
@@ -396,6 +396,17 @@ async function cursorAfter(coreUrl: string, signer: V3RequestSigner, records: nu
 async function v3PagePath(coreUrl: string, signer: V3RequestSigner, records: number): Promise<string> {
   return `/v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=${encodeURIComponent(await cursorAfter(coreUrl, signer, records))}`;
 }
+
+const STATIC_DIRECT_ROW = 'static-v3 direct';
+/**
+ * A v3 read as the passthrough sees one: the signing headers at their real sizes (an ES256 JWT,
+ * an ECDSA signature), which it copies but never checks; static-v3 does not check them either.
+ */
+const STATIC_V3_REQUEST: PreparedRequest = {
+  method: 'GET',
+  path: STATIC_V3_PATH,
+  headers: { authorization: `Bearer ${'e'.repeat(420)}`, 'x-request-signature': 's'.repeat(96), 'x-app-mode': 'LIVE' },
+};
 
 /** What the gateway cases should stay under (issue: gateway RSS < 200 MB). */
 const GATEWAY_RSS: RssTarget = { app: 'gateway', maxMegabytes: 200 };
@@ -551,6 +562,31 @@ export const BENCH_CASES: readonly BenchCase[] = [
     },
   },
 
+  {
+    name: 'passthrough-relay',
+    description:
+      `the gateway's own cost on the /v3 passthrough, with nothing behind it that costs: static-v3 (one fixed answer of a trade read's size ` +
+      `and headers, no work) side by side, direct and through a gateway in front of it. ${STATIC_DIRECT_ROW}: GET ${STATIC_V3_PATH} ` +
+      `to static-v3, with a v3 request's headers. ${PASSTHROUGH_ROW}: the same to the gateway. No target: the figure to watch is the ` +
+      `gateway's CPU per request, which ${TRADE_GET}'s passthrough row pays on top of the core's work`,
+    rowComparisons: [{ row: PASSTHROUGH_ROW, of: STATIC_DIRECT_ROW }],
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const upstream = await context.launch('static-v3');
+      const gateway = await context.launch('gateway', {
+        upstreamUrl: upstream.url,
+        // The gateway opens its key registry and store at start; a passthrough request reads neither.
+        databaseUrl: await createBenchDatabase(context.settings.databaseUrl, context.cleanup),
+        redisUrl: context.settings.redisUrl,
+        redisKeyPrefix: createRedisPrefix(context.settings.redisUrl, context.cleanup),
+      });
+      const plan: SingleUsePlan = { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: async () => STATIC_V3_REQUEST };
+      return sideBySideTarget(gateway, upstream, [
+        { label: STATIC_DIRECT_ROW, url: upstream.url, plan },
+        { label: PASSTHROUGH_ROW, url: gateway.url, plan },
+      ]);
+    },
+  },
   {
     name: 'trades-page',
     description:

@@ -149,6 +149,41 @@ async function bare(): Promise<ServedApp> {
   return { app, info: {}, close: async () => {} };
 }
 
+/** Where static-v3 answers. */
+export const STATIC_V3_PATH = '/v3/fx/trades/trd_static';
+
+/**
+ * One fixed v3-shaped answer: the size and headers of the bench core's answer to a trade read,
+ * with none of its work. For the passthrough-relay case, in which it stands behind the gateway
+ * so that the gateway's own cost per request is what varies.
+ */
+async function staticV3(): Promise<ServedApp> {
+  const body = JSON.stringify({
+    data: {
+      id: 'trd_0193a1b2c3d4e5f60718293a4b5c6d7e',
+      quoteId: 'quo_0193a1b2c3d4e5f60718293a4b5c6d7e',
+      status: 'PENDING_SETTLEMENT',
+      buyCurrency: 'EUR',
+      sellCurrency: 'USD',
+      buyAmount: '1000.00',
+      sellAmount: '1086.95',
+      rate: '0.92000000',
+      inverseRate: '1.08695652',
+      fee: '0.00',
+      feeCurrency: 'USD',
+      environment: 'live',
+      createdAt: '2026-11-25T20:00:00.000Z',
+      settledAt: null,
+      reversedAt: null,
+    },
+  });
+  const app = Fastify();
+  app.get(STATIC_V3_PATH, async (_request, reply) =>
+    reply.headers({ 'content-type': 'application/json; charset=utf-8', 'ratelimit-limit': '10000000', 'ratelimit-remaining': '9999999', 'ratelimit-reset': '10' }).send(body),
+  );
+  return { app, info: {}, close: async () => {} };
+}
+
 /**
  * The real core on real PostgreSQL and Redis, in the database and under the key prefix the
  * load process made (it drops them afterwards even if this process dies). It makes `orgs`
@@ -267,4 +302,4 @@ async function receiver(): Promise<ServedApp> {
   return { app, info: {}, close: async () => {} };
 }
 
-export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, core, gateway, receiver };
+export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, 'static-v3': staticV3, core, gateway, receiver };
