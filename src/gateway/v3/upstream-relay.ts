@@ -34,18 +34,29 @@ export interface UpstreamRelayOptions {
  * them; Node and undici write their own. `expect` is answered by Node's server before the body
  * arrives (100 Continue), so the upstream must not be asked again; undici refuses it anyway.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'http2-settings', 'expect']);
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'http2-settings', 'expect']);
 
-/** Removes the hop-by-hop headers, and those the Connection header names as such, in place. */
-function dropHopByHop(headers: Record<string, unknown>): void {
-  const connection = headers.connection;
-  if (typeof connection === 'string') {
-    for (const token of connection.split(',')) {
-      const name = token.trim().toLowerCase();
-      if (name !== '') delete headers[name];
-    }
+/** The header names a Connection header lists besides its usual `keep-alive` or `close`; null when it lists none. */
+function connectionListed(connection: string | string[] | undefined): ReadonlySet<string> | null {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return null;
+  const names = new Set<string>();
+  for (const token of String(connection).split(',')) names.add(token.trim().toLowerCase());
+  return names;
+}
+
+/**
+ * The end-to-end headers: a copy without the hop-by-hop ones and those Connection names. Copied
+ * rather than deleted from, since deleting keys puts a V8 object in its slow dictionary mode, and
+ * this runs twice on every request (measured: deleting was 3% of the gateway's CPU).
+ */
+function endToEndHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const listed = connectionListed(headers.connection);
+  const kept: IncomingHttpHeaders = {};
+  for (const name in headers) {
+    if (HOP_BY_HOP.has(name) || (listed !== null && listed.has(name))) continue;
+    kept[name] = headers[name];
   }
-  for (const name of HOP_BY_HOP) delete headers[name];
+  return kept;
 }
 
 /**
@@ -56,9 +67,7 @@ export function createUpstreamRelay(options: UpstreamRelayOptions): (request: Fa
   const { origin, dispatcher, forwardedFor, onFailure } = options;
   const host = new URL(origin).host;
   return function relayToUpstream(request, reply, dest) {
-    // Node's own parse of the request headers, copied because they are the request's record.
-    const headers: IncomingHttpHeaders = { ...request.headers };
-    dropHopByHop(headers);
+    const headers = endToEndHeaders(request.headers);
     headers.host = host;
     headers['x-forwarded-for'] = forwardedFor(request);
     const url = request.url;
@@ -104,10 +113,9 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       return;
     }
     this.started = true;
-    // Node's server adds Connection: close itself if the request body is not all read by now.
-    dropHopByHop(headers);
     this.reply.hijack();
-    response.writeHead(statusCode, headers);
+    // Node's server adds Connection: close itself if the request body is not all read by now.
+    response.writeHead(statusCode, endToEndHeaders(headers));
     response.on('close', () => {
       if (!response.writableFinished) controller.abort(new Error('the client closed the connection during the answer'));
     });
