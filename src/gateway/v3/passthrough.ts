@@ -62,8 +62,6 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
       rewritePrefix: V3_PREFIX,
       // The proxy registers @fastify/reply-from too; given the same dispatcher, it opens no pool of its own.
       undici: options.dispatcher,
-      // Upstream redirects name upstream paths, which are the gateway's paths too.
-      internalRewriteLocationHeader: false,
       // The request itself goes through the relay, not reply.from() (upstream-relay.ts says why); it never retries.
       handler: createUpstreamRelay({
         origin: options.origin,

@@ -108,6 +108,49 @@ describe('the passthrough relay', () => {
     expect(upstream.requests[0]!.headers.expect).toBeUndefined();
   });
 
+  it('sends the body of a GET on as it came, which fastify itself leaves unread', async () => {
+    const seen: Array<{ method: string | undefined; length: string | undefined; body: string }> = [];
+    const upstream = createServer((incoming, response) => {
+      let body = '';
+      incoming.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      incoming.on('end', () => {
+        seen.push({ method: incoming.method, length: incoming.headers['content-length'], body });
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    const gateway = await gatewayFor(await listening(upstream));
+
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      httpRequest(`${gateway}/v3/fx/pairs`, { method: 'GET', agent: false, headers: { 'content-type': 'application/json', 'content-length': '9' } }, resolve)
+        .on('error', reject)
+        .end('{"a": 1 }');
+    });
+    response.resume();
+
+    expect(response.statusCode).toBe(200);
+    expect(seen).toEqual([{ method: 'GET', length: '9', body: '{"a": 1 }' }]);
+  });
+
+  it('lets the upstream finish a request whose client left before the answer, once, and keeps serving', async () => {
+    const upstream = await RecordingUpstream.start();
+    cleanups.push(() => upstream.close());
+    upstream.answer = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"data":{}}', delayMs: 300 };
+    const gateway = await gatewayFor(upstream.url);
+
+    const outgoing = httpRequest(`${gateway}/v3/fx/withdrawals`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' } });
+    outgoing.on('error', () => undefined).end('{"amount":"1.00"}');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    outgoing.destroy();
+    // Past the upstream's answer: the relay has had it, and had nobody to give it to.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+
+    expect(upstream.requests.map((seen) => `${seen.method} ${seen.url}`)).toEqual(['POST /v3/fx/withdrawals']);
+    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };
+    const next = await request(`${gateway}/v3/fx/pairs`);
+    expect(next.statusCode).toBe(200);
+    expect(await next.body.text()).toBe('{"data":[]}');
+  });
+
   it('relays an answer larger than the socket buffers byte for byte', async () => {
     const upstream = await RecordingUpstream.start();
     cleanups.push(() => upstream.close());
