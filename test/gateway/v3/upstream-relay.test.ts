@@ -1,7 +1,8 @@
 /**
  * The relay under the /v3 passthrough, on connection-level behaviour the happy path does not
- * show: hop-by-hop headers, Expect, an upstream that breaks off, a client that leaves, a request
- * body the upstream did not wait for, and an answer larger than the socket buffers. Each case
+ * show (passthrough.test.ts has that): hop-by-hop headers, Expect, a GET with a body, a client
+ * that leaves before or during the answer, an informational answer, an upstream that breaks off,
+ * a request body the upstream did not wait for, and an answer larger than the socket buffers. Each case
  * runs the gateway against a real upstream on 127.0.0.1, a plain node:http or node:net server
  * where the case needs an upstream that misbehaves on purpose.
  */
