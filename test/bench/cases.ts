@@ -580,6 +580,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         redisUrl: context.settings.redisUrl,
         redisKeyPrefix: createRedisPrefix(context.settings.redisUrl, context.cleanup),
       });
+      // Side-by-side rows take single-use plans; nothing checks this request's credentials, so one serves every time.
       const plan: SingleUsePlan = { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: async () => STATIC_V3_REQUEST };
       return sideBySideTarget(gateway, upstream, [
         { label: STATIC_DIRECT_ROW, url: upstream.url, plan },

@@ -101,7 +101,6 @@ export function createUpstreamRelay(options: UpstreamRelayOptions): (request: Fa
 /** undici's handler for one upstream answer, written to the client as it comes. */
 class ResponseRelay implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
-  private started = false;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -123,7 +122,6 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       controller.abort(new Error('the client closed the connection before the answer'));
       return;
     }
-    this.started = true;
     this.reply.hijack();
     // Node's server adds Connection: close itself if the request body is not all read by now.
     response.writeHead(statusCode, endToEndHeaders(headers));
@@ -145,7 +143,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     const response = this.reply.raw;
     if (response.destroyed) return;
-    if (!this.started) {
+    if (!response.headersSent) {
       this.onFailure(this.reply, error);
       return;
     }

@@ -7,7 +7,7 @@
  * where the case needs an upstream that misbehaves on purpose.
  */
 import { once } from 'node:events';
-import { request as httpRequest, createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import { request as httpRequest, createServer, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -42,15 +42,15 @@ async function listening(server: Server | ReturnType<typeof createNetServer>): P
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** node:http, because undici refuses to send Connection tokens, Keep-Alive, TE and Expect itself. */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ response: IncomingMessage; body: string }> {
+/** node:http, because undici refuses to send Connection tokens, Keep-Alive, TE, Expect, or a body with a GET. */
+function rawRequest(url: string, options: RequestOptions, body?: string): Promise<{ response: IncomingMessage; body: string }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(url, { headers, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ response, body }));
+    const outgoing = httpRequest(url, { ...options, agent: false }, (response) => {
+      let received = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+      response.on('end', () => resolve({ response, body: received }));
     });
-    outgoing.on('error', reject).end();
+    outgoing.on('error', reject).end(body);
   });
 }
 
@@ -65,12 +65,8 @@ describe('the passthrough relay', () => {
     };
     const gateway = await gatewayFor(upstream.url);
 
-    const { response } = await rawGet(`${gateway}/v3/fx/pairs`, {
-      connection: 'x-client-hop',
-      'x-client-hop': 'secret',
-      'keep-alive': 'timeout=5',
-      te: 'trailers',
-      'x-client-kept': '1',
+    const { response } = await rawRequest(`${gateway}/v3/fx/pairs`, {
+      headers: { connection: 'x-client-hop', 'x-client-hop': 'secret', 'keep-alive': 'timeout=5', te: 'trailers', 'x-client-kept': '1' },
     });
 
     const sent = upstream.requests[0]!.headers;
@@ -121,12 +117,7 @@ describe('the passthrough relay', () => {
     });
     const gateway = await gatewayFor(await listening(upstream));
 
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      httpRequest(`${gateway}/v3/fx/pairs`, { method: 'GET', agent: false, headers: { 'content-type': 'application/json', 'content-length': '9' } }, resolve)
-        .on('error', reject)
-        .end('{"a": 1 }');
-    });
-    response.resume();
+    const { response } = await rawRequest(`${gateway}/v3/fx/pairs`, { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': '9' } }, '{"a": 1 }');
 
     expect(response.statusCode).toBe(200);
     expect(seen).toEqual([{ method: 'GET', length: '9', body: '{"a": 1 }' }]);
