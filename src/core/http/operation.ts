@@ -43,6 +43,7 @@ export interface OperationResult {
 
 export interface Operation<Query = unknown, Body = unknown> extends OperationMeta {
   readonly query?: z.ZodType<Query>;
+  /** Omitted, the operation takes no parameters: an empty body or `{}` (validateNoParameters). */
   readonly body?: z.ZodType<Body>;
   handle(context: OperationContext<Query, Body>): Promise<OperationResult>;
 }

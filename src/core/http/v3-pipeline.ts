@@ -20,7 +20,7 @@ import { addressSubject, createRateLimiter } from './rate-limit.js';
 import { attachRequestContext } from './request-context.js';
 import type { V3RequestState } from './request-state.js';
 import { registerMethodNotAllowedRoutes, rejectUnroutable } from './routing.js';
-import { validateBody, validateQuery } from './validation.js';
+import { validateBody, validateNoParameters, validateQuery } from './validation.js';
 
 export interface V3PipelineOptions {
   readonly registry: KeyRegistry;
@@ -87,7 +87,7 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
       config: { v3Operation: metaOf(operation) },
       handler: async (request, reply) => {
         const query = operation.query ? validateQuery(operation.query, request.query) : rejectQuery(request);
-        const body = operation.body ? validateBody(operation.body, request.v3.rawBody) : rejectBody(request);
+        const body = operation.body ? validateBody(operation.body, request.v3.rawBody) : validateNoParameters(request.v3.rawBody);
         const result = await operation.handle({
           principal: request.v3.principal!,
           query,
@@ -117,11 +117,4 @@ function rejectQuery(request: FastifyRequest): Record<string, never> {
     });
   }
   return {};
-}
-
-function rejectBody(request: FastifyRequest): undefined {
-  if (request.v3.rawBody.length > 0) {
-    throw new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: '', code: 'unrecognized_keys', message: 'this operation takes no body' }] });
-  }
-  return undefined;
 }

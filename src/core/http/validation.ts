@@ -3,7 +3,7 @@
  * VALIDATION_QUERY_FAILED with `details.issues[{path, code, message}]`; malformed JSON is a body
  * failure with code `invalid_json`. Money arrives as strings in v3, so JSON.parse is safe here.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
 
@@ -23,6 +23,15 @@ export function validateBody<T>(schema: z.ZodType<T>, raw: Buffer): T {
   const parsed = schema.safeParse(parseJsonBody(raw));
   if (!parsed.success) throw new ApiError('VALIDATION_BODY_FAILED', { issues: toIssues(parsed.error) });
   return parsed.data;
+}
+
+/** No body schema means no parameters: an empty body or `{}`, which most HTTP clients send for an empty POST. */
+const NO_PARAMETERS = z.strictObject({}).optional();
+
+/** Any other body fails as a body does: an unknown field at its own path, a non-object, malformed JSON. */
+export function validateNoParameters(raw: Buffer): undefined {
+  validateBody(NO_PARAMETERS, raw);
+  return undefined;
 }
 
 export function validateQuery<T>(schema: z.ZodType<T>, query: unknown): T {
