@@ -1,9 +1,10 @@
 /**
- * The error downgrade tables: what a v1 or v2 client gets for a v3 error (spec 7.5, 7.6, 9;
- * DESIGN 4). The tables themselves are data in `mappings/errors.v1.ts` and `mappings/errors.v2.ts`;
- * this module holds their types, the validator the gateway runs when it loads them (every one of
- * the catalog's codes present, nothing unknown, statuses legal for the generation, messages not
- * empty) and the lookup that turns a v3 error into the legacy status and body.
+ * The error downgrade tables: what a v1 or v2 client gets for a v3 error. The data is in
+ * `mappings/errors.v2.ts` (a row for each of the catalog's codes) and `mappings/errors.v1.ts`
+ * (v1 declared as its changes from v2); this module holds their types, the validators the
+ * gateway runs when it loads them, `applyV1ErrorChanges` (v2's tables plus v1's changes = v1's
+ * tables), the listing of those changes for the docs, and the lookup that turns a v3 error into
+ * the legacy status and body.
  *
  * A table answers for a v3 code whether v3 returned it or the gateway raised it itself on the
  * legacy request (its own auth, validation and idempotency checks use the catalog's codes too).
@@ -11,16 +12,31 @@
 import { z } from 'zod';
 import { ERROR_CODES, ERROR_TYPES, type ErrorCode, type ErrorType, isErrorCode } from '../../lib/errors/catalog.js';
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './operations.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation, type V1Operation } from './operations.js';
 
-/** v1's statuses: the three of spec 7.6, plus 429 from the rate limits of spec 8, which apply to every generation. */
-export const V1_ERROR_STATUSES = [400, 401, 429, 500] as const;
-/** v2's statuses: spec 7.5 and its extra cases, plus 429 from the rate limits of spec 8. */
+/**
+ * The statuses any v1 answer may have: the three of the v1 documentation (400, 401, 500), plus
+ * 429 from the rate limits, which apply to every generation.
+ */
+export const V1_BASE_STATUSES = [400, 401, 429, 500] as const;
+/**
+ * The statuses a v1 answer may have only together with an idempotency `error.code` (409
+ * IDEMPOTENCY_IN_FLIGHT, 422 IDEMPOTENCY_MISMATCH): v1 writes honour an Idempotency-Key the
+ * client sends, and those are the answers such a client can meet.
+ */
+export const V1_IDEMPOTENCY_STATUSES = [409, 422] as const;
+export const V1_ERROR_STATUSES = [400, 401, 409, 422, 429, 500] as const;
+/** v2's statuses: those of the v2 documentation, plus 429 from the rate limits. */
 export const V2_ERROR_STATUSES = [400, 401, 404, 409, 422, 429, 500, 503] as const;
+/** The v2 statuses a v1 answer without an idempotency `error.code` cannot have; v1's status rule maps each to one of V1_BASE_STATUSES. */
+export const V1_LACKED_STATUSES = [404, 409, 422, 503] as const;
+export type V1BaseStatus = (typeof V1_BASE_STATUSES)[number];
+export type V1IdempotencyStatus = (typeof V1_IDEMPOTENCY_STATUSES)[number];
 export type V1ErrorStatus = (typeof V1_ERROR_STATUSES)[number];
 export type V2ErrorStatus = (typeof V2_ERROR_STATUSES)[number];
+export type V1LackedStatus = (typeof V1_LACKED_STATUSES)[number];
 
-/** The v2 `error.code` values (spec 7.5), each with the only status it comes with. */
+/** The legacy `error.code` values (the idempotency cases of the v2 documentation), each with the only status it comes with. */
 export const V2_ERROR_CODE_STATUS = {
   IDEMPOTENCY_KEY_REQUIRED: 400,
   INVALID_IDEMPOTENCY_KEY: 400,
@@ -31,17 +47,25 @@ export const V2_ERROR_CODE_STATUS = {
 export type V2ErrorCode = keyof typeof V2_ERROR_CODE_STATUS;
 const V2_ERROR_CODES = Object.keys(V2_ERROR_CODE_STATUS) as [V2ErrorCode, ...V2ErrorCode[]];
 
-/** What a v1 client gets: the bare envelope `{status: 'error', message}` under this status. */
-export interface V1ErrorAnswer {
-  readonly status: V1ErrorStatus;
-  readonly message: string;
+/** The `error` object of a legacy body: `{code, details}`, `details` a string. */
+export interface LegacyErrorObject {
+  readonly code: V2ErrorCode;
+  readonly details: string;
 }
+
+/**
+ * What a v1 client gets: `{status: 'error', message}` under this status, plus `error: {code,
+ * details}` when `error` is set. 409 and 422 come only with an idempotency `error`.
+ */
+export type V1ErrorAnswer =
+  | { readonly status: V1BaseStatus; readonly message: string; readonly error?: LegacyErrorObject }
+  | { readonly status: V1IdempotencyStatus; readonly message: string; readonly error: LegacyErrorObject };
 
 /** What a v2 client gets: `{status: 'error', message}`, plus `error: {code, details}` when `error` is set. */
 export interface V2ErrorAnswer {
   readonly status: V2ErrorStatus;
   readonly message: string;
-  readonly error?: { readonly code: V2ErrorCode; readonly details: string };
+  readonly error?: LegacyErrorObject;
 }
 
 interface AnswerOf {
@@ -50,7 +74,10 @@ interface AnswerOf {
 }
 export type LegacyErrorAnswer<G extends LegacyGeneration> = AnswerOf[G];
 
-/** Every row says where it comes from: `spec` (a row of 7.5/7.6, 4.4 or 9) or `closest` (our choice), and why. */
+/**
+ * Every row says where it comes from and why: `spec` (the status, and the message where one is
+ * worded, are the legacy documentation's) or `closest` (our choice where it gives none).
+ */
 export interface ErrorRowDocs {
   readonly basis: 'spec' | 'closest';
   readonly note: string;
@@ -58,31 +85,54 @@ export interface ErrorRowDocs {
 
 export type LegacyErrorRow<G extends LegacyGeneration> = LegacyErrorAnswer<G> &
   ErrorRowDocs & {
-    /** Operations whose answer for this code differs (spec 7.5's extra cases). */
+    /** Operations whose answer for this code differs from the row's (the documentation's per-operation cases). */
     readonly byOperation?: Partial<Record<LegacyOperation<G>, LegacyErrorAnswer<G>>>;
   };
 
 export interface LegacyErrorTables<G extends LegacyGeneration> {
   /** One row for each of the catalog's codes. */
   readonly byCode: Readonly<Record<ErrorCode, LegacyErrorRow<G>>>;
-  /** For a code newer than our catalog (spec 7.1: codes are an open vocabulary), by its v3 `type`;
-   * an unknown type counts as INTERNAL_ERROR, as spec 7.1 tells clients. */
+  /** For a code newer than our catalog (v3 codes are an open vocabulary), by its v3 `type`;
+   * an unknown type counts as INTERNAL_ERROR, as v3 tells its clients to do. */
   readonly byType: Readonly<Record<ErrorType, LegacyErrorAnswer<G> & ErrorRowDocs>>;
 }
 
 export type V1ErrorTables = LegacyErrorTables<'v1'>;
 export type V2ErrorTables = LegacyErrorTables<'v2'>;
 
+/** One step of v1's status rule: a v2 status v1 lacks becomes `to`, for `reason` (one line). */
+export interface V1StatusChange {
+  readonly to: V1BaseStatus;
+  readonly reason: string;
+}
+
+/**
+ * v1's error tables as their changes from v2's (`mappings/errors.v1.ts`); applyV1ErrorChanges
+ * turns v2's tables and these into v1's.
+ *
+ * - `statuses`: for each v2 status v1 lacks, the v1 status it becomes. A v2 answer under the
+ *   rule keeps its message and drops its `error` (v1's bare envelope); a row the rule changes is
+ *   our choice (`basis: 'closest'`).
+ * - `idempotency`: the codes whose v2 answers v1 keeps as they are, `error` included (v1 writes
+ *   honour a key the client sends); the only way a v1 answer is 409 or 422.
+ * - `overrides`: v1's whole row for a code whose v1 answer is not v2's under the rule; nothing
+ *   of v2's row carries over, per-operation answers included. Only differences belong here.
+ */
+export interface V1ErrorChanges {
+  readonly statuses: Readonly<Record<V1LackedStatus, V1StatusChange>>;
+  readonly idempotency: ErrorRowDocs & { readonly codes: readonly ErrorCode[] };
+  readonly overrides: Readonly<Partial<Record<ErrorCode, LegacyErrorRow<'v1'>>>>;
+}
+
 const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
 
 function answerShape(generation: LegacyGeneration) {
-  return generation === 'v1'
-    ? { status: z.literal(V1_ERROR_STATUSES, { error: `must be one of v1's statuses ${V1_ERROR_STATUSES.join(', ')}` }), message: text }
-    : {
-        status: z.literal(V2_ERROR_STATUSES, { error: `must be one of v2's statuses ${V2_ERROR_STATUSES.join(', ')}` }),
-        message: text,
-        error: z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text }).optional(),
-      };
+  const statuses = generation === 'v1' ? V1_ERROR_STATUSES : V2_ERROR_STATUSES;
+  return {
+    status: z.literal(statuses, { error: `must be one of ${generation}'s statuses ${statuses.join(', ')}${generation === 'v1' ? ` (${V1_IDEMPOTENCY_STATUSES.join(' and ')} only with an idempotency error.code)` : ''}` }),
+    message: text,
+    error: z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text }).optional(),
+  };
 }
 
 const docsShape = { basis: z.enum(['spec', 'closest']), note: text };
@@ -96,12 +146,32 @@ function schemasFor(generation: LegacyGeneration) {
   };
 }
 
-/** v2's `error.code` only ever comes with its own status (IDEMPOTENCY_IN_FLIGHT is always 409). */
-function codeStatusProblems(where: string, answer: { readonly status: number; readonly error?: unknown }): string[] {
-  const code = (answer.error as { code?: V2ErrorCode } | undefined)?.code;
-  if (code === undefined) return [];
+interface AnswerLike {
+  readonly status: number;
+  readonly message?: string;
+  readonly error?: { readonly code: V2ErrorCode; readonly details?: string } | undefined;
+}
+
+/**
+ * A legacy `error.code` only ever comes with its own status (IDEMPOTENCY_IN_FLIGHT is always
+ * 409), and on v1, 409 and 422 only ever come with such a code.
+ */
+function answerProblems(generation: LegacyGeneration, where: string, answer: AnswerLike): string[] {
+  const code = answer.error?.code;
+  if (code === undefined) {
+    const idempotencyOnly = generation === 'v1' && (V1_IDEMPOTENCY_STATUSES as readonly number[]).includes(answer.status);
+    return idempotencyOnly ? [`${where}: v1 answers ${answer.status} only with an idempotency error.code (${V2_ERROR_CODES.filter((each) => V2_ERROR_CODE_STATUS[each] === answer.status).join(', ')})`] : [];
+  }
   const expected = V2_ERROR_CODE_STATUS[code];
   return answer.status === expected ? [] : [`${where}: error.code ${code} goes with status ${expected}, not ${answer.status}`];
+}
+
+function rowProblems(generation: LegacyGeneration, where: string, row: AnswerLike & { readonly byOperation?: Readonly<Record<string, AnswerLike | undefined>> | undefined }): string[] {
+  const problems = answerProblems(generation, where, row);
+  for (const [operation, answer] of Object.entries(row.byOperation ?? {})) {
+    if (answer) problems.push(...answerProblems(generation, `${where}.byOperation.${operation}`, answer));
+  }
+  return problems;
 }
 
 function keyProblems(where: string, keys: readonly string[], expected: readonly string[], what: string): string[] {
@@ -117,9 +187,9 @@ const tablesShape = z.strictObject({
 });
 
 /**
- * Validates the error tables of a generation, as loaded (unknown input), and returns them typed.
- * Throws LegacyMappingError listing every problem. `codes` is the catalog's list; tests pass
- * their own to prove the check.
+ * Validates the error tables of a generation (unknown input) and returns them typed. Throws
+ * LegacyMappingError listing every problem. `codes` is the catalog's list; tests pass their own
+ * to prove the check.
  */
 export function validateErrorTables<G extends LegacyGeneration>(
   generation: G,
@@ -136,31 +206,236 @@ export function validateErrorTables<G extends LegacyGeneration>(
   for (const [code, row] of Object.entries(byCode)) {
     if (!codes.includes(code)) continue;
     const parsed = schemas.row.safeParse(row);
-    if (!parsed.success) {
-      problems.push(...describeIssues(`byCode.${code}`, parsed.error.issues));
-      continue;
-    }
-    problems.push(...codeStatusProblems(`byCode.${code}`, parsed.data));
-    const byOperation: Record<string, { readonly status: number; readonly error?: unknown } | undefined> = parsed.data.byOperation ?? {};
-    for (const [operation, answer] of Object.entries(byOperation)) {
-      if (answer) problems.push(...codeStatusProblems(`byCode.${code}.byOperation.${operation}`, answer));
-    }
+    if (parsed.success) problems.push(...rowProblems(generation, `byCode.${code}`, parsed.data));
+    else problems.push(...describeIssues(`byCode.${code}`, parsed.error.issues));
   }
   for (const [type, row] of Object.entries(byType)) {
     if (!(ERROR_TYPES as readonly string[]).includes(type)) continue;
     const parsed = schemas.fallback.safeParse(row);
-    if (!parsed.success) problems.push(...describeIssues(`byType.${type}`, parsed.error.issues));
-    else problems.push(...codeStatusProblems(`byType.${type}`, parsed.data));
+    if (parsed.success) problems.push(...answerProblems(generation, `byType.${type}`, parsed.data));
+    else problems.push(...describeIssues(`byType.${type}`, parsed.error.issues));
   }
   if (problems.length > 0) throw new LegacyMappingError(name, problems);
   return tables as LegacyErrorTables<G>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// v1 as changes from v2
+
+const changesShape = z.strictObject({
+  statuses: z.record(z.string(), z.unknown()),
+  idempotency: z.strictObject({ codes: z.array(z.string()).min(1, 'must list at least one code'), ...docsShape }),
+  overrides: z.record(z.string(), z.unknown()),
+});
+const statusChangeShape = z.strictObject({
+  to: z.literal(V1_BASE_STATUSES, { error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}` }),
+  reason: text,
+});
+
+function sameAnswer(a: AnswerLike, b: AnswerLike): boolean {
+  return a.status === b.status && a.message === b.message && a.error?.code === b.error?.code && a.error?.details === b.error?.details;
+}
+
 function answerOnly<G extends LegacyGeneration>(row: LegacyErrorAnswer<G>): LegacyErrorAnswer<G> {
-  const { status, message } = row;
-  const error = (row as V2ErrorAnswer).error;
+  const { status, message, error } = row as AnswerLike & { readonly message: string };
   return (error === undefined ? { status, message } : { status, message, error: { code: error.code, details: error.details } }) as LegacyErrorAnswer<G>;
 }
+
+/** v1's byOperation: only the operations v1 has. */
+function v1Operations<A>(byOperation: Readonly<Partial<Record<string, A>>> | undefined): [V1Operation, A][] {
+  return Object.entries(byOperation ?? {}).filter((entry): entry is [V1Operation, A] => entry[1] !== undefined && (LEGACY_OPERATIONS.v1 as readonly string[]).includes(entry[0]));
+}
+
+function withOperations(row: V1ErrorAnswer & ErrorRowDocs, operations: readonly (readonly [V1Operation, V1ErrorAnswer])[]): LegacyErrorRow<'v1'> {
+  return operations.length === 0 ? row : { ...row, byOperation: Object.fromEntries(operations) };
+}
+
+/** A v2 answer under v1's status rule: a status v1 lacks becomes the rule's, the message stays, the `error` goes. */
+function underRule(changes: V1ErrorChanges, answer: V2ErrorAnswer): { readonly answer: V1ErrorAnswer; readonly change?: V1StatusChange } {
+  const change = (changes.statuses as Readonly<Partial<Record<number, V1StatusChange>>>)[answer.status];
+  const status = (change?.to ?? answer.status) as V1BaseStatus;
+  return change === undefined ? { answer: { status, message: answer.message } } : { answer: { status, message: answer.message }, change };
+}
+
+/** The docs of a v1 row taken from v2: as v2 when the rule changes nothing, else our choice, with the rule's reasons. */
+function ruleDocs(v2: ErrorRowDocs, used: readonly (V1StatusChange | undefined)[]): ErrorRowDocs {
+  const reasons = [...new Set(used.filter((change) => change !== undefined).map((change) => change.reason))];
+  return reasons.length === 0 ? { basis: v2.basis, note: `As v2: ${v2.note}` } : { basis: 'closest', note: `${v2.note} On v1: ${reasons.join(' ')}` };
+}
+
+/** v1's row for a code as v2's row under the rule, ignoring overrides and the idempotency exception. */
+function ruleRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
+  const base = underRule(changes, v2);
+  const operations = v1Operations(v2.byOperation).map(([operation, answer]) => [operation, underRule(changes, answer)] as const);
+  const docs = ruleDocs(v2, [base.change, ...operations.map(([, mapped]) => mapped.change)]);
+  return withOperations({ ...base.answer, ...docs }, operations.map(([operation, mapped]) => [operation, mapped.answer] as const));
+}
+
+function idempotencyRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
+  const docs = { basis: changes.idempotency.basis, note: `${changes.idempotency.note} As v2: ${v2.note}` };
+  const operations = v1Operations(v2.byOperation).map(([operation, answer]) => [operation, answerOnly<'v1'>(answer as V1ErrorAnswer)] as const);
+  return withOperations({ ...answerOnly<'v1'>(v2 as V1ErrorAnswer), ...docs }, operations);
+}
+
+function copyRow(row: LegacyErrorRow<'v1'>): LegacyErrorRow<'v1'> {
+  const operations = v1Operations(row.byOperation).map(([operation, answer]) => [operation, answerOnly<'v1'>(answer)] as const);
+  return withOperations({ ...answerOnly<'v1'>(row), basis: row.basis, note: row.note }, operations);
+}
+
+/** Whether two rows answer alike on every v1 operation (and without one). */
+function sameRowAnswers(a: LegacyErrorRow<'v1'>, b: LegacyErrorRow<'v1'>): boolean {
+  const at = (row: LegacyErrorRow<'v1'>, operation: V1Operation): V1ErrorAnswer => (row.byOperation as Partial<Record<string, V1ErrorAnswer>> | undefined)?.[operation] ?? row;
+  return sameAnswer(a, b) && LEGACY_OPERATIONS.v1.every((operation) => sameAnswer(at(a, operation), at(b, operation)));
+}
+
+/**
+ * Validates v1's changes (unknown input, as loaded) against v2's validated tables and returns
+ * them typed. Throws LegacyMappingError listing every problem, each naming its entry
+ * (`statuses.404.to`, `idempotency.codes.1`, `overrides.TRADE_NOT_FOUND.byOperation`, ...).
+ */
+export function validateV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unknown, name = 'mappings/errors.v1'): V1ErrorChanges {
+  const outer = changesShape.safeParse(changes);
+  if (!outer.success) throw new LegacyMappingError(name, describeIssues('', outer.error.issues).map((line) => (line.startsWith(': ') ? `V1_ERROR_CHANGES${line}` : line)));
+  const { statuses, idempotency, overrides } = outer.data;
+  const problems = keyProblems('statuses', Object.keys(statuses), V1_LACKED_STATUSES.map(String), 'v2 status v1 lacks');
+
+  for (const [status, change] of Object.entries(statuses)) {
+    if (!(V1_LACKED_STATUSES as readonly number[]).map(String).includes(status)) continue;
+    const parsed = statusChangeShape.safeParse(change);
+    if (!parsed.success) problems.push(...describeIssues(`statuses.${status}`, parsed.error.issues));
+  }
+
+  idempotency.codes.forEach((code, index) => {
+    const where = `idempotency.codes.${index}`;
+    if (!isErrorCode(code)) problems.push(`${where}: ${code} is not a v3 error code`);
+    else if (idempotency.codes.indexOf(code) !== index) problems.push(`${where}: ${code} is listed twice`);
+    else if (Object.hasOwn(overrides, code)) problems.push(`${where}: ${code} has an override too; a code is either kept from v2 or overridden`);
+    else {
+      const answer = v2.byCode[code];
+      if (answer.error === undefined) problems.push(`${where}: v2 answers ${code} without an idempotency error.code; only such answers are kept as they are`);
+      else if (!(V1_ERROR_STATUSES as readonly number[]).includes(answer.status)) problems.push(`${where}: v2 answers ${code} with ${answer.status}, a status v1 does not have even with an error.code`);
+    }
+  });
+
+  const rowSchema = schemasFor('v1').row;
+  const parsedOverrides: [ErrorCode, LegacyErrorRow<'v1'>][] = [];
+  for (const [code, row] of Object.entries(overrides)) {
+    const where = `overrides.${code}`;
+    if (!isErrorCode(code)) {
+      problems.push(`${where}: not a v3 error code (unknown key)`);
+      continue;
+    }
+    const parsed = rowSchema.safeParse(row);
+    if (!parsed.success) problems.push(...describeIssues(where, parsed.error.issues));
+    else {
+      problems.push(...rowProblems('v1', where, parsed.data));
+      parsedOverrides.push([code, parsed.data as LegacyErrorRow<'v1'>]);
+    }
+  }
+
+  // v1 decides every v2 answer that has an error.code: kept as it is, or overridden.
+  for (const code of ERROR_CODES) {
+    const row = v2.byCode[code];
+    const withCode = [row, ...Object.values(row.byOperation ?? {})].some((answer) => answer?.error !== undefined);
+    if (withCode && !idempotency.codes.includes(code) && !Object.hasOwn(overrides, code)) {
+      problems.push(`idempotency.codes: v2 answers ${code} with an error.code; list it here or give it an override`);
+    }
+  }
+
+  // Only differences are overrides (checked once the rest is sound, as it needs the status rule).
+  if (problems.length === 0) {
+    for (const [code, row] of parsedOverrides) {
+      if (sameRowAnswers(row, ruleRow(changes as V1ErrorChanges, v2.byCode[code]))) {
+        problems.push(`overrides.${code}: answers as v2's row under the status rule does; only differences are overrides`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new LegacyMappingError(name, problems);
+  return changes as V1ErrorChanges;
+}
+
+/**
+ * v1's error tables: v2's, changed by `changes` (`V1_ERROR_CHANGES` of `mappings/errors.v1.ts`).
+ * Every v2 row and every per-operation answer for an operation v1 has goes through the status
+ * rule; the idempotency codes keep v2's answers; overrides replace their rows whole; v2's
+ * per-operation answers for operations v1 lacks are dropped. The result passes
+ * `validateErrorTables('v1', ...)` (checked here, so a bad combination stops start-up too).
+ */
+export function applyV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unknown, name = 'mappings/errors.v1'): LegacyErrorTables<'v1'> {
+  const valid = validateV1ErrorChanges(v2, changes, name);
+  const byCode = {} as Record<ErrorCode, LegacyErrorRow<'v1'>>;
+  for (const code of ERROR_CODES) {
+    const override = valid.overrides[code];
+    byCode[code] = override !== undefined ? copyRow(override) : valid.idempotency.codes.includes(code) ? idempotencyRow(valid, v2.byCode[code]) : ruleRow(valid, v2.byCode[code]);
+  }
+  const byType = {} as Record<ErrorType, V1ErrorAnswer & ErrorRowDocs>;
+  for (const type of ERROR_TYPES) {
+    const fallback = v2.byType[type];
+    const mapped = underRule(valid, fallback);
+    byType[type] = { ...mapped.answer, ...ruleDocs(fallback, [mapped.change]) };
+  }
+  return validateErrorTables('v1', { byCode, byType }, name);
+}
+
+/** One line of the v1 changes, as the docs list them. */
+export interface V1ErrorChangeLine {
+  /** The v3 code, or `(new TYPE code)` for the answer by type to a code newer than the catalog. */
+  readonly code: string;
+  /** The operation, for a per-operation answer; undefined for the code's own answer. */
+  readonly operation: V1Operation | undefined;
+  /** `409 Request with this idempotency key is currently processing (IDEMPOTENCY_IN_FLIGHT)`. */
+  readonly v2: string;
+  readonly v1: string;
+  readonly reason: string;
+}
+
+function ruleReason(changes: V1ErrorChanges, answer: V2ErrorAnswer): string {
+  return underRule(changes, answer).change?.reason ?? "v1's bare envelope has no error object.";
+}
+
+function answerText(answer: AnswerLike & { readonly message: string }): string {
+  return `${answer.status} ${answer.message}${answer.error === undefined ? '' : ` (${answer.error.code})`}`;
+}
+
+/**
+ * Where v1 answers differently from v2, and why, in readable form for the generated docs: every
+ * code (and per-operation answer) the status rule or an override changes, and the idempotency
+ * codes v1 keeps as v2 answers them. Per-operation answers are listed only where either table
+ * has its own answer for the operation, and only for operations v1 has.
+ */
+export function describeV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unknown, name = 'mappings/errors.v1'): V1ErrorChangeLine[] {
+  const valid = validateV1ErrorChanges(v2, changes, name);
+  const v1 = applyV1ErrorChanges(v2, valid, name);
+  const lines: V1ErrorChangeLine[] = [];
+  for (const code of ERROR_CODES) {
+    const override = valid.overrides[code];
+    const kept = valid.idempotency.codes.includes(code);
+    const v2Row = v2.byCode[code];
+    const v1Row = v1.byCode[code];
+    const reasonFor = (v2Answer: V2ErrorAnswer): string => override?.note ?? (kept ? valid.idempotency.note : ruleReason(valid, v2Answer));
+    if (kept || !sameAnswer(v2Row, v1Row)) lines.push({ code, operation: undefined, v2: answerText(v2Row), v1: answerText(v1Row), reason: reasonFor(v2Row) });
+    const v2Operations = (v2Row.byOperation ?? {}) as Partial<Record<string, V2ErrorAnswer>>;
+    const v1Operations = (v1Row.byOperation ?? {}) as Partial<Record<string, V1ErrorAnswer>>;
+    for (const operation of LEGACY_OPERATIONS.v1) {
+      const v2Answer = v2Operations[operation];
+      const v1Answer = v1Operations[operation];
+      if (v2Answer === undefined && v1Answer === undefined) continue;
+      const v2Resolved = v2Answer ?? v2Row;
+      const v1Resolved = v1Answer ?? v1Row;
+      if (sameAnswer(v2Resolved, v1Resolved) || (sameAnswer(v2Resolved, v2Row) && sameAnswer(v1Resolved, v1Row))) continue;
+      lines.push({ code, operation, v2: answerText(v2Resolved), v1: answerText(v1Resolved), reason: reasonFor(v2Resolved) });
+    }
+  }
+  for (const type of ERROR_TYPES) {
+    const v2Answer = v2.byType[type];
+    const v1Answer = v1.byType[type];
+    if (!sameAnswer(v2Answer, v1Answer)) lines.push({ code: `(new ${type} code)`, operation: undefined, v2: answerText(v2Answer), v1: answerText(v1Answer), reason: ruleReason(valid, v2Answer) });
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lookup
 
 /**
  * The legacy answer for a v3 error met while serving `operation`: the operation's own row when
@@ -183,11 +458,11 @@ export function resolveLegacyError<G extends LegacyGeneration>(
 export interface LegacyErrorBody {
   readonly status: 'error';
   readonly message: string;
-  readonly error?: { readonly code: V2ErrorCode; readonly details: string };
+  readonly error?: LegacyErrorObject;
 }
 
-/** The body a legacy client reads (spec 7.5, 7.6). */
+/** The body a legacy client reads: `{status: 'error', message}`, plus `error` where the answer has one. */
 export function legacyErrorBody(answer: V1ErrorAnswer | V2ErrorAnswer): LegacyErrorBody {
-  const error = 'error' in answer ? answer.error : undefined;
+  const error = answer.error;
   return error === undefined ? { status: 'error', message: answer.message } : { status: 'error', message: answer.message, error: { code: error.code, details: error.details } };
 }

@@ -1,14 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { V1_ERRORS, V1_ERRORS_BY_TYPE, V1_ERROR_TABLES } from '../../../mappings/errors.v1.js';
+import { V1_ERROR_CHANGES } from '../../../mappings/errors.v1.js';
 import { V2_ERRORS, V2_ERRORS_BY_TYPE, V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
 import {
+  V1_BASE_STATUSES,
+  V1_ERROR_STATUSES,
+  V1_LACKED_STATUSES,
   V2_ERROR_STATUSES,
+  applyV1ErrorChanges,
+  describeV1ErrorChanges,
   legacyErrorBody,
   resolveLegacyError,
   validateErrorTables,
+  validateV1ErrorChanges,
 } from '../../../src/gateway/legacy/error-tables.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
-import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES } from '../../../src/lib/errors/catalog.js';
+import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy/operations.js';
+import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../../../src/lib/errors/catalog.js';
 
 const VALIDATION = 'Query validation failed';
 const AUTH = 'The authorization key provided is either invalid or expired, please try again';
@@ -25,13 +33,14 @@ function mappingError(run: () => unknown): LegacyMappingError {
 }
 
 const v2 = validateErrorTables('v2', V2_ERROR_TABLES);
-const v1 = validateErrorTables('v1', V1_ERROR_TABLES);
+const v1 = applyV1ErrorChanges(v2, V1_ERROR_CHANGES);
+const V1_OPERATIONS: readonly V1Operation[] = LEGACY_OPERATIONS.v1;
 const v2Body = (code: string, operation?: Parameters<typeof resolveLegacyError<'v2'>>[2]) => {
   const answer = resolveLegacyError(v2, { code }, operation);
   return { status: answer.status, body: legacyErrorBody(answer) };
 };
-const v1Body = (code: string) => {
-  const answer = resolveLegacyError(v1, { code });
+const v1Body = (code: string, operation?: V1Operation) => {
+  const answer = resolveLegacyError(v1, { code }, operation);
   return { status: answer.status, body: legacyErrorBody(answer) };
 };
 
@@ -41,27 +50,41 @@ describe('every v3 code has a legacy mapping', () => {
   });
 
   it.each(ERROR_CODES)('%s has a v1 and a v2 row', (code) => {
-    expect(Object.hasOwn(V1_ERRORS, code)).toBe(true);
+    expect(Object.hasOwn(v1.byCode, code)).toBe(true);
     expect(Object.hasOwn(V2_ERRORS, code)).toBe(true);
   });
 
   it('the tables have no other keys', () => {
-    expect(Object.keys(V1_ERRORS).sort()).toEqual([...ERROR_CODES].sort());
+    expect(Object.keys(v1.byCode).sort()).toEqual([...ERROR_CODES].sort());
     expect(Object.keys(V2_ERRORS).sort()).toEqual([...ERROR_CODES].sort());
-    expect(Object.keys(V1_ERRORS_BY_TYPE).sort()).toEqual([...ERROR_TYPES].sort());
+    expect(Object.keys(v1.byType).sort()).toEqual([...ERROR_TYPES].sort());
     expect(Object.keys(V2_ERRORS_BY_TYPE).sort()).toEqual([...ERROR_TYPES].sort());
   });
 
-  it('both shipped tables pass the load-time validator', () => {
-    expect(() => validateErrorTables('v1', V1_ERROR_TABLES)).not.toThrow();
+  it('both shipped tables pass the load-time validator (v1 as v2 changed by V1_ERROR_CHANGES)', () => {
+    expect(() => validateErrorTables('v1', v1)).not.toThrow();
     expect(() => validateErrorTables('v2', V2_ERROR_TABLES)).not.toThrow();
   });
 
-  it('every v1 answer is one of 400, 401, 500 (spec 7.6), or 429 for rate limits (spec 8), in the bare envelope', () => {
+  it("every v1 answer, on every v1 operation, has one of v1's statuses, and 409 or 422 only with an idempotency error.code", () => {
+    const idempotencyOnly = new Map([
+      [409, 'IDEMPOTENCY_IN_FLIGHT'],
+      [422, 'IDEMPOTENCY_MISMATCH'],
+    ]);
+    const answers = [
+      ...ERROR_CODES.flatMap((code) => [undefined, ...V1_OPERATIONS].map((operation) => v1Body(code, operation))),
+      ...ERROR_TYPES.map((type) => ({ status: v1.byType[type].status, body: legacyErrorBody(v1.byType[type]) })),
+    ];
+    for (const { status, body } of answers) {
+      expect(V1_ERROR_STATUSES).toContain(status);
+      if (idempotencyOnly.has(status)) expect(body.error?.code).toBe(idempotencyOnly.get(status));
+    }
+  });
+
+  it('a v1 answer is the bare envelope except for the idempotency codes a key-sending v1 client meets', () => {
+    const withCode = new Set(['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH']);
     for (const code of ERROR_CODES) {
-      const { status, body } = v1Body(code);
-      expect(code === 'RATE_LIMIT_EXCEEDED' ? [429] : [400, 401, 500]).toContain(status);
-      expect(Object.keys(body).sort()).toEqual(['message', 'status']);
+      for (const operation of [undefined, ...V1_OPERATIONS]) expect('error' in v1Body(code, operation).body).toBe(withCode.has(code));
     }
   });
 
@@ -192,7 +215,7 @@ describe('spec 7.5: the v2 rows', () => {
   });
 });
 
-describe('spec 7.6: the v1 rows', () => {
+describe("the v1 documentation's rows", () => {
   it.each(['VALIDATION_BODY_FAILED', 'VALIDATION_QUERY_FAILED', 'VALIDATION_HEADER_FAILED', 'VALIDATION_CONTENT_TYPE', 'VALIDATION_PAYLOAD_TOO_LARGE'])(
     '%s is 400 Query validation failed',
     (code) => {
@@ -211,8 +234,9 @@ describe('spec 7.6: the v1 rows', () => {
     expect(v1Body(code)).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
   });
 
-  it('a missing trade is the v1 400 (v1 has no 404; 4.6)', () => {
+  it('a missing trade is the v1 400 (v1 has no 404), on trade/{id} too', () => {
     expect(v1Body('TRADE_NOT_FOUND')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
+    expect(v1Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
   });
 });
 
@@ -247,8 +271,8 @@ describe('the load-time validator', () => {
   });
 
   it('rejects a table with an unknown code', () => {
-    const byCode = { ...clone(V1_ERRORS), NOT_A_V3_CODE: { status: 400, message: VALIDATION, basis: 'closest', note: 'x' } };
-    const error = mappingError(() => validateErrorTables('v1', { byCode, byType: V1_ERRORS_BY_TYPE }));
+    const byCode = { ...clone(v1.byCode), NOT_A_V3_CODE: { status: 400, message: VALIDATION, basis: 'closest', note: 'x' } };
+    const error = mappingError(() => validateErrorTables('v1', { byCode, byType: v1.byType }));
     expect(error.problems).toEqual(['byCode.NOT_A_V3_CODE: not a v3 error code (unknown key)']);
   });
 
@@ -259,7 +283,7 @@ describe('the load-time validator', () => {
   });
 
   it('rejects a status the generation does not have', () => {
-    const v1Tables = clone(V1_ERROR_TABLES) as unknown as { byCode: Record<string, { status: number }> };
+    const v1Tables = clone(v1) as unknown as { byCode: Record<string, { status: number }> };
     v1Tables.byCode.TRADE_NOT_FOUND!.status = 404;
     expect(mappingError(() => validateErrorTables('v1', v1Tables)).problems).toEqual([expect.stringMatching(/^byCode\.TRADE_NOT_FOUND\.status: must be one of v1's statuses/)]);
     const v2Tables = clone(V2_ERROR_TABLES) as unknown as { byCode: Record<string, { status: number }> };
@@ -283,16 +307,29 @@ describe('the load-time validator', () => {
     );
   });
 
-  it('rejects unknown fields, a v2 error body in v1, and unknown operations', () => {
-    const v1Tables = clone(V1_ERROR_TABLES) as unknown as { byCode: Record<string, Record<string, unknown>> };
+  it('rejects unknown fields and operations the generation does not have', () => {
+    const v1Tables = clone(v1) as unknown as { byCode: Record<string, Record<string, unknown>> };
     v1Tables.byCode.INTERNAL_ERROR!.retry = true;
-    v1Tables.byCode.IDEMPOTENCY_MISMATCH!.error = { code: 'IDEMPOTENCY_MISMATCH', details: 'x' };
     v1Tables.byCode.TRADE_NOT_FOUND!.byOperation = { 'trade/reverse': { status: 400, message: 'x' } };
     const problems = mappingError(() => validateErrorTables('v1', v1Tables)).problems.join('\n');
     expect(problems).toContain('byCode.INTERNAL_ERROR');
     expect(problems).toContain('retry');
-    expect(problems).toContain('byCode.IDEMPOTENCY_MISMATCH');
     expect(problems).toContain('byCode.TRADE_NOT_FOUND.byOperation');
+    expect(problems).toContain('trade/reverse');
+  });
+
+  it('takes a v1 error.code, but 409 and 422 on v1 only with one, and each code only with its status', () => {
+    const v1Tables = clone(v1) as unknown as { byCode: Record<string, Record<string, unknown>>; byType: Record<string, Record<string, unknown>> };
+    v1Tables.byCode.TRADE_NOT_REVERSIBLE!.status = 409;
+    v1Tables.byCode.QUOTE_AMOUNT_OUT_OF_RANGE!.byOperation = { generate_quote: { status: 422, message: 'x' } };
+    v1Tables.byType.CONFLICT!.status = 409;
+    v1Tables.byCode.SERVICE_UNAVAILABLE!.error = { code: 'IDEMPOTENCY_SERVICE_UNAVAILABLE', details: 'x' };
+    expect(mappingError(() => validateErrorTables('v1', v1Tables)).problems).toEqual([
+      'byCode.TRADE_NOT_REVERSIBLE: v1 answers 409 only with an idempotency error.code (IDEMPOTENCY_IN_FLIGHT)',
+      'byCode.QUOTE_AMOUNT_OUT_OF_RANGE.byOperation.generate_quote: v1 answers 422 only with an idempotency error.code (IDEMPOTENCY_MISMATCH)',
+      'byCode.SERVICE_UNAVAILABLE: error.code IDEMPOTENCY_SERVICE_UNAVAILABLE goes with status 503, not 500',
+      'byType.CONFLICT: v1 answers 409 only with an idempotency error.code (IDEMPOTENCY_IN_FLIGHT)',
+    ]);
   });
 
   it('rejects a v2 error.code under a status it never comes with', () => {
@@ -314,10 +351,356 @@ describe('the load-time validator', () => {
   });
 
   it('reports every problem at once', () => {
-    const byCode: Record<string, unknown> = clone(V1_ERRORS);
+    const byCode: Record<string, unknown> = clone(v1.byCode);
     delete byCode.INTERNAL_ERROR;
     delete byCode.TRADE_NOT_FOUND;
     byCode.EXTRA = {};
-    expect(mappingError(() => validateErrorTables('v1', { byCode, byType: V1_ERRORS_BY_TYPE })).problems).toHaveLength(3);
+    expect(mappingError(() => validateErrorTables('v1', { byCode, byType: v1.byType })).problems).toHaveLength(3);
+  });
+});
+
+/**
+ * v1's answers as they were when v1 was its own table of 62 rows, before it was declared as
+ * changes from v2: status and message of each code and type fallback, frozen here so the change
+ * of form is proven not to change what v1 clients get, except where that was the point.
+ */
+const TODAYS_V1_BY_CODE: Readonly<Record<ErrorCode, readonly [number, string]>> = {
+  VALIDATION_BODY_FAILED: [400, VALIDATION],
+  VALIDATION_QUERY_FAILED: [400, VALIDATION],
+  VALIDATION_HEADER_FAILED: [400, VALIDATION],
+  VALIDATION_CONTENT_TYPE: [400, VALIDATION],
+  IDEMPOTENCY_KEY_INVALID: [500, INTERNAL],
+  WITHDRAWAL_CURRENCY_NOT_SUPPORTED: [400, 'Withdrawals are not supported for this currency'],
+  AUTH_TOKEN_MISSING: [401, AUTH],
+  AUTH_TOKEN_INVALID: [401, AUTH],
+  AUTH_TOKEN_EXPIRED: [401, AUTH],
+  AUTH_TOKEN_INVALID_CONFIG: [401, AUTH],
+  AUTH_API_KEY_MISSING: [401, AUTH],
+  AUTH_API_KEY_INVALID: [401, AUTH],
+  AUTH_API_KEY_SANDBOX_REQUIRED: [401, AUTH],
+  AUTH_API_KEY_LIVE_REQUIRED: [401, AUTH],
+  SANDBOX_MODE_REQUIRED: [401, AUTH],
+  AUTH_FORBIDDEN_IP: [401, AUTH],
+  AUTH_INSUFFICIENT_SCOPE: [401, AUTH],
+  FEATURE_NOT_ENABLED: [400, 'This feature is not enabled for your organization'],
+  TRADE_DISABLED: [400, 'Trading is disabled for your organization'],
+  TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT: [400, 'This currency is not enabled for trading on your account'],
+  TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT: [400, 'This currency pair is not enabled for trading on your account'],
+  WITHDRAWAL_ACCOUNT_NOT_LIVE: [400, 'Withdrawal address is not active or verified'],
+  WITHDRAWAL_DISABLED_FOR_ACCOUNT: [400, 'Withdrawal address is not active or verified'],
+  ROUTE_NOT_FOUND: [400, 'Route not found'],
+  TRADE_NOT_FOUND: [400, 'Trade not found'],
+  QUOTE_NOT_FOUND: [400, 'Quote not found'],
+  DEPOSIT_NOT_FOUND: [400, 'Deposit not found'],
+  WITHDRAWAL_NOT_FOUND: [400, 'Withdrawal not found'],
+  WITHDRAWAL_ADDRESS_NOT_FOUND: [400, 'Withdrawal address not found'],
+  WEBHOOK_ENDPOINT_NOT_FOUND: [500, INTERNAL],
+  METHOD_NOT_ALLOWED: [400, 'Route not found'],
+  IDEMPOTENCY_IN_FLIGHT: [500, INTERNAL],
+  WITHDRAWAL_INSUFFICIENT_BALANCE: [400, 'Insufficient balance for this withdraw.'],
+  WITHDRAWAL_ADDRESS_NOT_VERIFIED: [400, 'Withdrawal address is not active or verified'],
+  WITHDRAWAL_PENDING_DEPOSIT_REQUIRED: [400, 'Insufficient balance for this withdraw.'],
+  WITHDRAWAL_INVALID_STATE_TRANSITION: [500, INTERNAL],
+  QUOTE_EXPIRED: [400, 'Quote has expired, please request a new quote'],
+  QUOTE_ALREADY_USED: [400, 'Quote has already been used'],
+  TRADE_CREDIT_LIMIT_EXCEEDED: [400, 'Insufficient credit limit for this trade'],
+  TRADE_NOT_REVERSIBLE: [400, 'The trade cannot be reversed'],
+  TRADE_ALREADY_REVERSED: [400, 'The trade cannot be reversed'],
+  TRADE_ALREADY_SETTLED: [400, 'The trade cannot be settled (not in a settleable state)'],
+  TRADE_REVERSAL_WINDOW_CLOSED: [400, 'The trade cannot be reversed'],
+  TRADE_NOT_SETTLEABLE: [400, 'The trade cannot be settled (not in a settleable state)'],
+  TRADE_SETTLEMENT_UNFUNDED: [400, 'The trade cannot be settled (not in a settleable state)'],
+  VALIDATION_PAYLOAD_TOO_LARGE: [400, VALIDATION],
+  IDEMPOTENCY_MISMATCH: [500, INTERNAL],
+  WITHDRAWAL_INVALID_AMOUNT_PRECISION: [400, VALIDATION],
+  WITHDRAWAL_ADDRESS_CHECKSUM_FAILED: [400, 'Checksum verification failed for withdrawal address'],
+  WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH: [400, 'Currency does not match the withdrawal address'],
+  PAIR_NOT_SUPPORTED: [400, 'This currency pair is not supported'],
+  QUOTE_AMOUNT_OUT_OF_RANGE: [400, 'Amount is outside the limits for this currency pair'],
+  QUOTE_INVALID_AMOUNT_PRECISION: [400, VALIDATION],
+  REVERSE_QUOTE_INVALID: [400, 'The quote is not a reverse quote for this trade'],
+  WEBHOOK_URL_INVALID: [500, INTERNAL],
+  IDEMPOTENCY_KEY_MISSING: [500, INTERNAL],
+  RATE_LIMIT_EXCEEDED: [429, 'Too many requests, please try again later'],
+  INTERNAL_ERROR: [500, INTERNAL],
+  TRADE_EXECUTION_FAILED: [500, INTERNAL],
+  WITHDRAWAL_INITIATION_FAILED: [500, INTERNAL],
+  IDEMPOTENCY_UNAVAILABLE: [500, INTERNAL],
+  SERVICE_UNAVAILABLE: [500, INTERNAL],
+};
+const TODAYS_V1_BY_TYPE: Readonly<Record<string, readonly [number, string]>> = {
+  VALIDATION_ERROR: [400, VALIDATION],
+  AUTHENTICATION_ERROR: [401, AUTH],
+  AUTHORIZATION_ERROR: [400, 'This operation is not allowed for your account'],
+  NOT_FOUND: [400, 'Not found'],
+  CONFLICT: [400, 'The request conflicts with the current state, please check and try again'],
+  RATE_LIMITED: [429, 'Too many requests, please try again later'],
+  INTERNAL_ERROR: [500, INTERNAL],
+};
+
+describe('v1 as changes from v2', () => {
+  const IDEMPOTENCY_KEPT = ['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH'] as const;
+  /** v2's fiat_withdrawal wording ("account"), which v1 takes now that it withdraws. */
+  const FIAT_ACCOUNT_WORDING = ['WITHDRAWAL_ACCOUNT_NOT_LIVE', 'WITHDRAWAL_DISABLED_FOR_ACCOUNT', 'WITHDRAWAL_ADDRESS_NOT_FOUND', 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH'];
+
+  it("answers as v1's own table did, for every code on every v1 operation, except the idempotency codes and fiat_withdrawal's account wording", () => {
+    const changed: string[] = [];
+    for (const code of ERROR_CODES) {
+      const [status, message] = TODAYS_V1_BY_CODE[code];
+      for (const operation of [undefined, ...V1_OPERATIONS]) {
+        const answer = resolveLegacyError(v1, { code }, operation);
+        if (answer.status !== status || answer.message !== message) changed.push(`${code}${operation === undefined ? '' : ` on ${operation}`}`);
+      }
+    }
+    const expected = [
+      ...IDEMPOTENCY_KEPT.flatMap((code) => [code, ...V1_OPERATIONS.map((operation) => `${code} on ${operation}`)]),
+      ...FIAT_ACCOUNT_WORDING.map((code) => `${code} on fiat_withdrawal`),
+    ];
+    expect(changed.sort()).toEqual(expected.sort());
+    for (const type of ERROR_TYPES) {
+      expect([v1.byType[type].status, v1.byType[type].message]).toEqual(TODAYS_V1_BY_TYPE[type]);
+    }
+  });
+
+  it('the status rule maps exactly the v2 statuses v1 lacks, each to one v1 has, with a reason', () => {
+    expect([...V1_LACKED_STATUSES]).toEqual(V2_ERROR_STATUSES.filter((status) => !(V1_BASE_STATUSES as readonly number[]).includes(status)));
+    expect(Object.keys(V1_ERROR_CHANGES.statuses).map(Number).sort()).toEqual([...V1_LACKED_STATUSES]);
+    expect(Object.fromEntries(Object.entries(V1_ERROR_CHANGES.statuses).map(([from, change]) => [from, change.to]))).toEqual({ 404: 400, 409: 400, 422: 400, 503: 500 });
+  });
+
+  it('every override is a real difference, and every row without one is v2 under the rule', () => {
+    expect(() => validateV1ErrorChanges(v2, V1_ERROR_CHANGES)).not.toThrow();
+    expect(Object.keys(V1_ERROR_CHANGES.overrides).sort()).toEqual(['IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_UNAVAILABLE', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'TRADE_ALREADY_SETTLED']);
+    const rule = V1_ERROR_CHANGES.statuses as Readonly<Record<number, { readonly to: number }>>;
+    for (const code of ERROR_CODES) {
+      if (Object.hasOwn(V1_ERROR_CHANGES.overrides, code) || (IDEMPOTENCY_KEPT as readonly string[]).includes(code)) continue;
+      for (const operation of [undefined, ...V1_OPERATIONS]) {
+        const fromV2 = resolveLegacyError(v2, { code }, operation);
+        expect(resolveLegacyError(v1, { code }, operation)).toEqual({ status: rule[fromV2.status]?.to ?? fromV2.status, message: fromV2.message });
+      }
+    }
+  });
+
+  it("drops v2's per-operation answers for the operations v1 lacks", () => {
+    expect(v1.byCode.TRADE_NOT_FOUND.byOperation).toBeUndefined();
+    expect(v1.byCode.QUOTE_NOT_FOUND.byOperation).toBeUndefined();
+    expect(v1.byCode.TRADE_ALREADY_REVERSED.byOperation).toBeUndefined();
+    for (const code of ERROR_CODES) {
+      for (const operation of Object.keys(v1.byCode[code].byOperation ?? {})) expect(V1_OPERATIONS).toContain(operation);
+    }
+  });
+
+  it('keeps the documentation fields: the rule makes a row our choice and says why; an unchanged row is as v2', () => {
+    expect(v1.byCode.TRADE_NOT_REVERSIBLE).toMatchObject({ status: 400, basis: 'closest', note: expect.stringContaining("a business refusal or not-found is v1's 400") });
+    expect(v1.byCode.ROUTE_NOT_FOUND).toMatchObject({ status: 400, basis: 'closest', note: expect.stringContaining('v1 has no 404') });
+    expect(v1.byCode.AUTH_TOKEN_INVALID).toMatchObject({ status: 401, basis: 'spec', note: `As v2: ${V2_ERRORS.AUTH_TOKEN_INVALID.note}` });
+    expect(v1.byCode.IDEMPOTENCY_KEY_MISSING).toMatchObject({ basis: 'closest', note: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_KEY_MISSING.note });
+  });
+
+  it('the mapping file is pure data: it imports only types', () => {
+    const source = readFileSync(new URL('../../../mappings/errors.v1.ts', import.meta.url), 'utf8');
+    const imports = source.split('\n').filter((line) => /^\s*(import|export)\b.*\bfrom\b/.test(line));
+    expect(imports.length).toBeGreaterThan(0);
+    for (const line of imports) expect(line).toMatch(/^import type /);
+  });
+});
+
+describe('v1 idempotency: a key-sending v1 client gets v2 answers', () => {
+  it.each([
+    ['IDEMPOTENCY_KEY_INVALID', 400, 'INVALID_IDEMPOTENCY_KEY'],
+    ['IDEMPOTENCY_IN_FLIGHT', 409, 'IDEMPOTENCY_IN_FLIGHT'],
+    ['IDEMPOTENCY_MISMATCH', 422, 'IDEMPOTENCY_MISMATCH'],
+  ] as const)('%s is %i with code %s, as on v2, on every v1 operation', (code, status, legacyCode) => {
+    for (const operation of [undefined, ...V1_OPERATIONS]) {
+      const answer = v1Body(code, operation);
+      expect(answer).toEqual(v2Body(code, operation));
+      expect(answer.status).toBe(status);
+      expect(answer.body.error).toEqual({ code: legacyCode, details: expect.any(String) });
+    }
+  });
+
+  it('a missing key is a gateway defect on v1 (v1 never requires one): the bare 500', () => {
+    expect(v1Body('IDEMPOTENCY_KEY_MISSING')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    expect(v1Body('IDEMPOTENCY_KEY_MISSING', 'trade')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+  });
+
+  it('the idempotency (or nonce) store down is the bare 500 on v1, not v2 503 IDEMPOTENCY_SERVICE_UNAVAILABLE', () => {
+    expect(v1Body('IDEMPOTENCY_UNAVAILABLE')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    expect(v1Body('IDEMPOTENCY_UNAVAILABLE', 'withdrawal')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+  });
+});
+
+describe('the operations v1 now shares with v2', () => {
+  it.each([
+    ['WITHDRAWAL_ACCOUNT_NOT_LIVE', 'Withdrawal address is not active or verified', 'Withdrawal account is not active or verified'],
+    ['WITHDRAWAL_DISABLED_FOR_ACCOUNT', 'Withdrawal address is not active or verified', 'Withdrawal account is not active or verified'],
+    ['WITHDRAWAL_ADDRESS_NOT_VERIFIED', 'Withdrawal address is not active or verified', 'Withdrawal account is not active or verified'],
+    ['WITHDRAWAL_ADDRESS_NOT_FOUND', 'Withdrawal address not found', 'Withdrawal account not found'],
+    ['WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', 'Currency does not match the withdrawal address', 'Currency does not match the withdrawal account'],
+  ] as const)('%s: v1 withdrawal says %j, fiat_withdrawal %j, as v2', (code, address, account) => {
+    expect(v1Body(code, 'withdrawal')).toEqual({ status: 400, body: { status: 'error', message: address } });
+    expect(v1Body(code, 'fiat_withdrawal')).toEqual({ status: 400, body: { status: 'error', message: account } });
+    expect(v1Body(code, 'fiat_withdrawal')).toEqual(v2Body(code, 'fiat_withdrawal'));
+  });
+
+  it.each(['WITHDRAWAL_INSUFFICIENT_BALANCE', 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', 'WITHDRAWAL_CURRENCY_NOT_SUPPORTED'])('%s on a v1 withdrawal is v2 answer (a 400)', (code) => {
+    for (const operation of ['withdrawal', 'fiat_withdrawal'] as const) {
+      expect(v1Body(code, operation)).toEqual(v2Body(code, operation));
+      expect(v1Body(code, operation).status).toBe(400);
+    }
+  });
+
+  it("trade/{id} with an unknown trade is 400 Trade not found on v2 as on v1: v2's 404 rows are only reverse, reverse-quote and settle", () => {
+    expect(v2Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
+    expect(v1Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
+    expect(Object.keys(V2_ERRORS.TRADE_NOT_FOUND.byOperation).sort()).toEqual(['trade/reverse', 'trade/reverse-quote', 'trade/settle']);
+    expect(V2_ERRORS.TRADE_NOT_FOUND.note).toContain('trade/{id}');
+  });
+
+  it("generate_quote's 500 is the v1 documentation's message on v1, v2's own on v2", () => {
+    expect(v1Body('INTERNAL_ERROR', 'generate_quote')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    expect(v1Body('SERVICE_UNAVAILABLE', 'generate_quote')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    expect(v2Body('INTERNAL_ERROR', 'generate_quote').body.message).toBe('Error while creating a quote, please try again later');
+  });
+});
+
+describe('the v1 changes validator', () => {
+  type Mutable = { statuses: Record<string, unknown>; idempotency: { codes: string[]; basis: string; note: string }; overrides: Record<string, Record<string, unknown>> } & Record<string, unknown>;
+  const changes = (): Mutable => structuredClone(V1_ERROR_CHANGES) as unknown as Mutable;
+  const problems = (value: unknown) => mappingError(() => applyV1ErrorChanges(v2, value)).problems;
+
+  it('refuses an override for a code the catalog does not have, naming it', () => {
+    const value = changes();
+    value.overrides.NOT_A_V3_CODE = { status: 400, message: 'x', basis: 'closest', note: 'x' };
+    const error = mappingError(() => applyV1ErrorChanges(v2, value));
+    expect(error.problems).toEqual(['overrides.NOT_A_V3_CODE: not a v3 error code (unknown key)']);
+    expect(error.message).toContain('mappings/errors.v1');
+  });
+
+  it('refuses an unknown code among the idempotency codes', () => {
+    const value = changes();
+    value.idempotency.codes.push('IDEMPOTENCY_SOMETHING');
+    expect(problems(value)).toEqual(['idempotency.codes.3: IDEMPOTENCY_SOMETHING is not a v3 error code']);
+  });
+
+  it('refuses a status v1 lacks without an idempotency code', () => {
+    const value = changes();
+    value.overrides.TRADE_NOT_FOUND = { status: 404, message: 'Trade not found', basis: 'closest', note: 'x' };
+    value.overrides.SERVICE_UNAVAILABLE!.status = 503;
+    expect(problems(value)).toEqual([
+      "overrides.SERVICE_UNAVAILABLE.status: must be one of v1's statuses 400, 401, 409, 422, 429, 500 (409 and 422 only with an idempotency error.code)",
+      "overrides.TRADE_NOT_FOUND.status: must be one of v1's statuses 400, 401, 409, 422, 429, 500 (409 and 422 only with an idempotency error.code)",
+    ]);
+  });
+
+  it('refuses 409 or 422 without an idempotency error.code, and an error.code under another status', () => {
+    const value = changes();
+    value.overrides.TRADE_NOT_REVERSIBLE = { status: 409, message: 'The trade cannot be reversed', basis: 'closest', note: 'x' };
+    value.overrides.PAIR_NOT_SUPPORTED = { status: 400, message: 'x', basis: 'closest', note: 'x', byOperation: { generate_quote: { status: 422, message: 'x' } } };
+    value.overrides.QUOTE_EXPIRED = { status: 409, message: 'x', error: { code: 'IDEMPOTENCY_MISMATCH', details: 'x' }, basis: 'closest', note: 'x' };
+    expect(problems(value)).toEqual([
+      'overrides.TRADE_NOT_REVERSIBLE: v1 answers 409 only with an idempotency error.code (IDEMPOTENCY_IN_FLIGHT)',
+      'overrides.PAIR_NOT_SUPPORTED.byOperation.generate_quote: v1 answers 422 only with an idempotency error.code (IDEMPOTENCY_MISMATCH)',
+      'overrides.QUOTE_EXPIRED: error.code IDEMPOTENCY_MISMATCH goes with status 422, not 409',
+    ]);
+  });
+
+  it('refuses an override for an operation v1 does not have, naming it', () => {
+    const value = changes();
+    value.overrides.TRADE_NOT_FOUND = { status: 400, message: 'Trade not found', basis: 'closest', note: 'x', byOperation: { 'trade/settle': { status: 400, message: 'x' } } };
+    const found = problems(value);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^overrides\.TRADE_NOT_FOUND\.byOperation: .*"trade\/settle"/);
+  });
+
+  it('refuses an override that answers as the rule already does', () => {
+    const value = changes();
+    value.overrides.ROUTE_NOT_FOUND = { status: 400, message: 'Route not found', basis: 'closest', note: 'x' };
+    expect(problems(value)).toEqual(["overrides.ROUTE_NOT_FOUND: answers as v2's row under the status rule does; only differences are overrides"]);
+  });
+
+  it('refuses a status rule that is missing, unknown or lands on a status v1 lacks', () => {
+    const value = changes();
+    delete value.statuses['503'];
+    value.statuses['400'] = { to: 500, reason: 'x' };
+    value.statuses['409'] = { to: 422, reason: 'x' };
+    value.statuses['404'] = { to: 400, reason: ' ' };
+    expect(problems(value)).toEqual([
+      'statuses: no row for v2 status v1 lacks 503',
+      'statuses.400: not a v2 status v1 lacks (unknown key)',
+      'statuses.404.reason: must not be empty',
+      expect.stringMatching(/^statuses\.409\.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500$/),
+    ]);
+  });
+
+  it('refuses a v2 idempotency answer v1 neither keeps nor overrides, or one it cannot keep', () => {
+    const value = changes();
+    delete value.overrides.IDEMPOTENCY_KEY_MISSING;
+    delete value.overrides.IDEMPOTENCY_UNAVAILABLE;
+    value.idempotency.codes.push('IDEMPOTENCY_UNAVAILABLE', 'TRADE_NOT_FOUND', 'IDEMPOTENCY_MISMATCH');
+    expect(problems(value)).toEqual([
+      'idempotency.codes.3: v2 answers IDEMPOTENCY_UNAVAILABLE with 503, a status v1 does not have even with an error.code',
+      'idempotency.codes.4: v2 answers TRADE_NOT_FOUND without an idempotency error.code; only such answers are kept as they are',
+      'idempotency.codes.5: IDEMPOTENCY_MISMATCH is listed twice',
+      'idempotency.codes: v2 answers IDEMPOTENCY_KEY_MISSING with an error.code; list it here or give it an override',
+    ]);
+  });
+
+  it('refuses a code both kept and overridden, unknown fields, and input that is no changes at all', () => {
+    const value = changes();
+    value.overrides.IDEMPOTENCY_MISMATCH = { status: 500, message: INTERNAL, basis: 'closest', note: 'x' };
+    expect(problems(value)).toEqual(['idempotency.codes.2: IDEMPOTENCY_MISMATCH has an override too; a code is either kept from v2 or overridden']);
+    const extra = changes();
+    extra.byType = {};
+    expect(problems(extra)).toEqual(['V1_ERROR_CHANGES: Unrecognized key: "byType"']);
+    const field = changes();
+    field.overrides.INTERNAL_ERROR!.retry = true;
+    expect(problems(field)).toEqual([expect.stringMatching(/^overrides\.INTERNAL_ERROR: .*"retry"/)]);
+    expect(() => applyV1ErrorChanges(v2, undefined)).toThrow(LegacyMappingError);
+  });
+});
+
+describe('listing the v1 changes for the docs', () => {
+  const lines = describeV1ErrorChanges(v2, V1_ERROR_CHANGES);
+  const entry = (code: string, operation?: string) => lines.find((line) => line.code === code && line.operation === operation);
+
+  it('lists every code v1 answers differently, the kept idempotency codes, and nothing else', () => {
+    expect(lines.map((line) => (line.operation === undefined ? line.code : `${line.code} on ${line.operation}`))).toEqual([
+      'IDEMPOTENCY_KEY_INVALID',
+      'ROUTE_NOT_FOUND',
+      'METHOD_NOT_ALLOWED',
+      'IDEMPOTENCY_IN_FLIGHT',
+      'TRADE_NOT_REVERSIBLE',
+      'TRADE_ALREADY_REVERSED',
+      'TRADE_ALREADY_SETTLED',
+      'TRADE_REVERSAL_WINDOW_CLOSED',
+      'TRADE_NOT_SETTLEABLE',
+      'TRADE_SETTLEMENT_UNFUNDED',
+      'IDEMPOTENCY_MISMATCH',
+      'IDEMPOTENCY_KEY_MISSING',
+      'INTERNAL_ERROR on generate_quote',
+      'IDEMPOTENCY_UNAVAILABLE',
+      'SERVICE_UNAVAILABLE on generate_quote',
+      '(new CONFLICT code)',
+    ]);
+  });
+
+  it('says each v2 answer, v1 answer and reason in words', () => {
+    expect(entry('ROUTE_NOT_FOUND')).toEqual({ code: 'ROUTE_NOT_FOUND', operation: undefined, v2: '404 Route not found', v1: '400 Route not found', reason: V1_ERROR_CHANGES.statuses[404].reason });
+    expect(entry('IDEMPOTENCY_UNAVAILABLE')).toEqual({
+      code: 'IDEMPOTENCY_UNAVAILABLE',
+      operation: undefined,
+      v2: '503 Idempotency service is unavailable, please try again later (IDEMPOTENCY_SERVICE_UNAVAILABLE)',
+      v1: `500 ${INTERNAL}`,
+      reason: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_UNAVAILABLE.note,
+    });
+    expect(entry('IDEMPOTENCY_IN_FLIGHT')).toMatchObject({ v2: entry('IDEMPOTENCY_IN_FLIGHT')!.v1, reason: V1_ERROR_CHANGES.idempotency.note });
+    expect(entry('INTERNAL_ERROR', 'generate_quote')).toMatchObject({ v2: '500 Error while creating a quote, please try again later', v1: `500 ${INTERNAL}` });
+    expect(entry('(new CONFLICT code)')).toMatchObject({ v2: expect.stringMatching(/^409 /), v1: expect.stringMatching(/^400 /), reason: V1_ERROR_CHANGES.statuses[409].reason });
+    for (const line of lines) expect(line.reason.trim()).not.toBe('');
+  });
+
+  it('refuses bad changes as applying them does', () => {
+    expect(() => describeV1ErrorChanges(v2, { ...V1_ERROR_CHANGES, overrides: { NOPE: {} } })).toThrow(LegacyMappingError);
   });
 });
