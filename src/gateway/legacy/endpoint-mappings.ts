@@ -1,40 +1,43 @@
 /**
  * The endpoint mapping format: how one legacy operation lands on v3, declared as data in
- * `mappings/endpoints.v1.ts` and `mappings/endpoints.v2.ts` (DESIGN 4), in the manner of Stripe's
- * version change modules: each legacy difference is a small, named, declarative change.
+ * `mappings/endpoints.v2.ts` (and, as changes from v2, `mappings/endpoints.v1.ts`), and the
+ * validator the gateway runs when it loads them. Part of the legacy layer's declarations; it
+ * knows v3 only through the contract list of v3-operations.ts.
  *
- * A mapping declares the static part of an operation: the legacy route, the v3 calls it makes,
- * the scope the legacy key needs, the idempotency and pagination it follows, the legacy query
- * filters, the amount fields whose numbers are read and written losslessly, and the NAMES of the
- * request and response transforms that reshape bodies. The transforms are code, registered
- * under those names; this module checks only that each name is registered.
+ * A mapping declares, in the manner of Stripe's version change modules and Cadwyn: the v3 calls
+ * (by name), the scope the legacy key needs, the idempotency and pagination it follows, the
+ * query filters and how each is served, the request body field by field (legacy name, type,
+ * v3 name), and the response layout: where each legacy record (mappings/records.ts) or value
+ * goes in the legacy body, and the success message. Code keeps only what must be computed:
+ * derived fields, converters and cross-field request checks, registered by name.
  *
- * validateEndpointTable runs when the gateway loads the tables and refuses to start on an
- * unknown field, a missing or unknown operation, a v3 target the contract does not have, a
- * scope, idempotency or pagination rule that does not fit, or an unregistered transform.
+ * validateEndpointTable refuses to start the gateway on an unknown field, a missing or unknown
+ * operation, a v3 target the contract does not have, a rule that does not fit the operation, or
+ * a name (record, call, map, check) that nothing defines, and lists every problem at once.
  */
 import { z } from 'zod';
 import { ID_PREFIXES, type IdKind } from '../../lib/ids.js';
-import { isJsonPath } from './json-paths.js';
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation, legacyRoutePath } from './operations.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './operations.js';
+import { FIELD_TYPES, type FieldType, type Provenance, type RecordTable, type ValueMapTable, provenanceShape } from './record-shapes.js';
 import { V3_OPERATIONS, findV3Operation, pathParams } from './v3-operations.js';
+import { V3_RECORD_KINDS, type V3RecordKind, v3FieldsOf } from './transforms/v3-records.js';
 
 export type LegacyMethod = 'GET' | 'POST';
-/** The legacy key scopes (DESIGN 3.1); webhooks have no legacy operation. */
+/** The legacy key scopes; webhooks have no legacy operation. */
 export type LegacyScope = 'view' | 'trade' | 'withdraw';
 
 /** Where a v3 path parameter comes from: a legacy path parameter or a body field, holding a legacy UUID of this kind. */
 export interface ParamSource {
   readonly from: 'path' | 'body';
   readonly field: string;
-  /** The v3 id kind the legacy UUID maps to (DESIGN 3.3, src/lib/ids.ts). */
+  /** The v3 id kind the legacy UUID maps to (src/lib/ids.ts). */
   readonly idKind: IdKind;
 }
 
 export interface V3Call {
   readonly method: 'GET' | 'POST';
-  /** A v3 path of the contract (src/gateway/legacy/v3-operations.ts), `:param` placeholders. */
+  /** A v3 path of the contract (v3-operations.ts), with `:param` placeholders. */
   readonly path: string;
   /** A source for each `:param` of the path. */
   readonly params?: Readonly<Record<string, ParamSource>>;
@@ -43,61 +46,124 @@ export interface V3Call {
 }
 
 /**
- * - `none`: v1, GET: no key at all.
- * - `fresh-v3-key`: v1 writes: each request gets a new v3 key (DESIGN 4).
- * - `required`: v2 writes: Idempotency-Key required, the legacy answer kept for `lifetimeSeconds`
- *   (spec 8: 24 h trade, 7 d withdrawals, 30 min quotes); the v3 key is derived from it.
- * - `honoured-if-sent`: v2 GET: a key is optional and honoured when sent (spec 9).
+ * - `none`: no key at all (v1 reads).
+ * - `required`: writes must send Idempotency-Key; the legacy answer is kept `lifetimeSeconds`
+ *   and the v3 key is derived from it.
+ * - `honoured-if-sent`: a key is optional; when sent it works as `required`; a write sent
+ *   without one is new each time (a fresh v3 key).
  */
 export type IdempotencyRule =
   | { readonly kind: 'none' }
-  | { readonly kind: 'fresh-v3-key' }
   | { readonly kind: 'required'; readonly lifetimeSeconds: number }
   | { readonly kind: 'honoured-if-sent'; readonly lifetimeSeconds: number };
 
+/** `page-limit`: legacy `page`/`limit` over the first call's v3 list (walked by cursor, or sliced when v3 returns it whole). */
+export type PaginationKind = 'none' | 'page-limit';
+
 /**
- * - `none`: not a list, or a list without legacy pagination.
- * - `page-limit/cursor`: legacy `page`/`limit` over a v3 cursor list (spec 4.3).
- * - `page-limit/bounded`: legacy `page`/`limit` sliced from a v3 list returned whole.
+ * How a filter's text is read: `currency` (a currency code, any case), `boolean` (`true` or
+ * `false`, any case), `word` (text matched without regard to case, through `map` when given).
  */
-export type PaginationKind = 'none' | 'page-limit/cursor' | 'page-limit/bounded';
+export const FILTER_VALUES = ['currency', 'boolean', 'word'] as const;
+export type FilterValue = (typeof FILTER_VALUES)[number];
+
+export type Filter = Provenance & {
+  readonly value: FilterValue;
+  /** A value map (mappings/value-maps.ts): a v3 word is read as its legacy word. */
+  readonly map?: string;
+  /** With `map`: a word that is neither a v3 nor a legacy word of the map is refused. */
+  readonly closed?: true;
+} & (
+    | /** Sent to v3 as this query parameter of the first call. */ { readonly v3Query: string }
+    | /** Matched against this field of the legacy records (lists v3 returns whole). */ { readonly field: string }
+  );
+
+/** Request body field types; amounts are read from the JSON text, never as JS numbers. */
+export const BODY_FIELD_TYPES = ['amount', 'currency', 'id', 'string', 'integer'] as const;
+export type BodyFieldType = (typeof BODY_FIELD_TYPES)[number];
+
+export type BodyField = Provenance & {
+  readonly type: BodyFieldType;
+  readonly required: boolean;
+  /** `id`: the v3 id kind the legacy UUID maps to. */
+  readonly idKind?: IdKind;
+  /** `integer`: the values allowed. */
+  readonly oneOf?: readonly number[];
+  /** `string`: the longest text allowed. */
+  readonly maxLength?: number;
+  /** The v3 body field it is sent as; absent: checked, not sent (an id the v3 path carries). */
+  readonly to?: string;
+};
+
+export interface RequestShape {
+  /** Legacy body fields; others are ignored, as the legacy APIs ignored them. */
+  readonly fields: Readonly<Record<string, BodyField>>;
+  /** Named cross-field checks (transforms/request-checks.ts). */
+  readonly checks?: readonly string[];
+}
+
+/**
+ * Where a value of the legacy body comes from. `from` names one of the mapping's v3 calls; `at`
+ * is a dotted path in that call's answer (default `data`).
+ * - `record`: one legacy record (mappings/records.ts) built from the v3 record at `at`;
+ * - `list`: one per v3 record of the list at `at`; with `keyedBy`, each element is
+ *   `{<v3 field value>: record}` instead;
+ * - `entries`: an object `{<key field>: <value field>}` over the v3 records of the list at `at`;
+ * - `field`: one value at a path of the answer;
+ * - `object`: an object of nodes.
+ */
+export type LayoutNode =
+  | { readonly record: string; readonly from: string; readonly at?: string }
+  | { readonly list: string; readonly from: string; readonly at?: string; readonly keyedBy?: string }
+  | (Provenance & { readonly entries: V3RecordKind; readonly from: string; readonly at?: string; readonly key: string; readonly value: string; readonly type: FieldType })
+  | (Provenance & { readonly field: string; readonly from: string; readonly type: FieldType })
+  | { readonly object: Readonly<Record<string, LayoutNode>> };
+
+export type Message = Provenance & { readonly text: string };
+
+export interface ResponseShape {
+  /** The success body's `message`. */
+  readonly message: Message;
+  readonly data: LayoutNode;
+  /** Fields beside `data` at the top of the body. */
+  readonly root?: Readonly<Record<string, LayoutNode>>;
+  /** The fields of `data` written at the top of the body as well. */
+  readonly dataAlsoAtRoot?: Provenance;
+}
 
 export interface EndpointMapping {
   /** One line: what the legacy operation does. */
   readonly summary: string;
-  readonly legacy: { readonly method: LegacyMethod; readonly path: string };
-  /** The v3 calls, in order. The first is the operation itself; later ones are GETs whose
-   * answers the response transform composes (v2 trade = trade + balances + exposure). */
-  readonly v3: readonly [V3Call, ...V3Call[]];
+  readonly method: LegacyMethod;
+  /** The v3 calls by name, in order: the first is the operation itself, the later ones reads whose answers the response composes. */
+  readonly v3: Readonly<Record<string, V3Call>>;
   readonly scope: LegacyScope;
   readonly idempotency: IdempotencyRule;
   readonly pagination: PaginationKind;
-  /** Legacy query filters, legacy name -> v3 query name on the first call (deposits' `currency`). */
-  readonly filters: Readonly<Record<string, string>>;
-  /** JSON paths (src/gateway/legacy/json-paths.ts) of amounts: in the legacy request body, read
-   * losslessly into decimal strings; in the legacy response body, written from decimal strings
-   * as JSON numbers with exactly their digits. */
-  readonly amounts: { readonly request: readonly string[]; readonly response: readonly string[] };
-  /** Names of registered transforms: legacy request -> v3 request (null: nothing to send but
-   * the path and query), and v3 answer(s) -> legacy response body. */
-  readonly transforms: { readonly request: string | null; readonly response: string };
+  readonly filters: Readonly<Record<string, Filter>>;
+  /** The body of a POST; null for a GET. */
+  readonly request: RequestShape | null;
+  readonly response: ResponseShape;
 }
 
 export type EndpointTable<G extends LegacyGeneration> = Readonly<Record<LegacyOperation<G>, EndpointMapping>>;
 
-/** The names of the transforms that exist; the next layer registers functions under them. */
-export interface TransformRegistry {
-  readonly request: Iterable<string>;
-  readonly response: Iterable<string>;
-}
-
-/** The legacy list query parameters (DESIGN 4), reserved for pagination. */
+/** The legacy list query parameters, reserved for pagination. */
 export const PAGINATION_QUERY = ['page', 'limit'] as const;
 
+/** What the declarations refer to and other modules define. */
+export interface EndpointContext {
+  readonly records: RecordTable;
+  readonly maps: ValueMapTable;
+  /** Names of the registered cross-field request checks. */
+  readonly checks: Iterable<string>;
+}
+
 const name = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
-const nonEmpty = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
-const jsonPath = z.string().refine(isJsonPath, 'not a JSON path (key.key[].*)');
+const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
 const lifetime = z.number().int().positive();
+const dottedPath = z.string().regex(/^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$/, 'a dotted path of names');
+const provenance = provenanceShape;
 
 const paramSourceSchema = z.strictObject({
   from: z.enum(['path', 'body']),
@@ -109,41 +175,97 @@ const v3CallSchema = z.strictObject({
   method: z.enum(['GET', 'POST']),
   path: z.string().startsWith('/v3/fx/'),
   params: z.record(z.string(), paramSourceSchema).optional(),
-  query: z.record(name, nonEmpty).optional(),
+  query: z.record(name, text).optional(),
 });
 
+const filterSchema = z.union([
+  z.strictObject({ ...provenance, value: z.enum(FILTER_VALUES), map: name.optional(), closed: z.literal(true).optional(), v3Query: name }),
+  z.strictObject({ ...provenance, value: z.enum(FILTER_VALUES), map: name.optional(), closed: z.literal(true).optional(), field: name }),
+]);
+
+const bodyFieldSchema = z.strictObject({
+  ...provenance,
+  type: z.enum(BODY_FIELD_TYPES),
+  required: z.boolean(),
+  idKind: z.enum(Object.keys(ID_PREFIXES) as [IdKind, ...IdKind[]]).optional(),
+  oneOf: z.array(z.number().int()).min(1).optional(),
+  maxLength: z.number().int().positive().optional(),
+  to: name.optional(),
+});
+
+const layoutSchema: z.ZodType<LayoutNode> = z.lazy(() =>
+  z.union([
+    z.strictObject({ record: name, from: name, at: dottedPath.optional() }),
+    z.strictObject({ list: name, from: name, at: dottedPath.optional(), keyedBy: name.optional() }),
+    z.strictObject({ ...provenance, entries: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]), from: name, at: dottedPath.optional(), key: name, value: name, type: z.enum(FIELD_TYPES) }),
+    z.strictObject({ ...provenance, field: dottedPath, from: name, type: z.enum(FIELD_TYPES) }),
+    z.strictObject({ object: z.record(name, layoutSchema) }),
+  ]),
+);
+
 const mappingSchema = z.strictObject({
-  summary: nonEmpty,
-  legacy: z.strictObject({ method: z.enum(['GET', 'POST']), path: z.string() }),
-  v3: z.tuple([v3CallSchema], v3CallSchema),
+  summary: text,
+  method: z.enum(['GET', 'POST']),
+  v3: z.record(name, v3CallSchema).refine((calls) => Object.keys(calls).length > 0, 'must name at least one v3 call'),
   scope: z.enum(['view', 'trade', 'withdraw']),
   idempotency: z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('none') }),
-    z.strictObject({ kind: z.literal('fresh-v3-key') }),
     z.strictObject({ kind: z.literal('required'), lifetimeSeconds: lifetime }),
     z.strictObject({ kind: z.literal('honoured-if-sent'), lifetimeSeconds: lifetime }),
   ]),
-  pagination: z.enum(['none', 'page-limit/cursor', 'page-limit/bounded']),
-  filters: z.record(name, name),
-  amounts: z.strictObject({ request: z.array(jsonPath), response: z.array(jsonPath) }),
-  transforms: z.strictObject({ request: name.nullable(), response: name }),
+  pagination: z.enum(['none', 'page-limit']),
+  filters: z.record(name, filterSchema),
+  request: z.strictObject({ fields: z.record(name, bodyFieldSchema), checks: z.array(name).optional() }).nullable(),
+  response: z.strictObject({
+    message: z.strictObject({ ...provenance, text }),
+    data: layoutSchema,
+    root: z.record(name, layoutSchema).optional(),
+    dataAlsoAtRoot: z.strictObject(provenance).optional(),
+  }),
 });
 
+/** The v3 record kind and field names of a record shape or list node, for the rules below. */
+function recordOf(context: EndpointContext, recordName: string): { v3: V3RecordKind; fields: readonly string[] } | undefined {
+  const shape = context.records[recordName];
+  return shape && { v3: shape.v3, fields: Object.keys(shape.fields) };
+}
+
+/** The layout rules a schema cannot say: names that must exist, fields a node reads. */
+function layoutProblems(node: LayoutNode, where: string, calls: readonly string[], context: EndpointContext): string[] {
+  const problems: string[] = [];
+  if ('object' in node) {
+    for (const [key, child] of Object.entries(node.object)) problems.push(...layoutProblems(child, `${where}.object.${key}`, calls, context));
+    return problems;
+  }
+  if (!calls.includes(node.from)) problems.push(`${where}.from: no v3 call named ${node.from} (the mapping calls ${calls.join(', ')})`);
+  if ('record' in node || 'list' in node) {
+    const recordName = 'record' in node ? node.record : node.list;
+    const record = recordOf(context, recordName);
+    if (!record) problems.push(`${where}: no record shape named ${recordName} in mappings/records`);
+    if ('list' in node && node.keyedBy !== undefined && record && !v3FieldsOf(record.v3).includes(node.keyedBy)) {
+      problems.push(`${where}.keyedBy: the v3 ${record.v3} record has no field ${node.keyedBy}`);
+    }
+  }
+  if ('entries' in node) {
+    const fields = v3FieldsOf(node.entries);
+    for (const field of [node.key, node.value]) if (!fields.includes(field)) problems.push(`${where}: the v3 ${node.entries} record has no field ${field}`);
+  }
+  return problems;
+}
+
 /** The rules between fields that a schema cannot say. */
-function ruleProblems(generation: LegacyGeneration, operation: string, mapping: EndpointMapping, registry: { request: Set<string>; response: Set<string> }): string[] {
+function ruleProblems(generation: LegacyGeneration, operation: string, mapping: EndpointMapping, context: EndpointContext, checks: ReadonlySet<string>): string[] {
   const problems: string[] = [];
   const at = (field: string, message: string) => problems.push(`${operation}.${field}: ${message}`);
-  const { legacy } = mapping;
+  const legacyParams = pathParams(operation.replaceAll(/\{([A-Za-z]+)\}/g, ':$1'));
+  const calls = Object.entries(mapping.v3);
+  const bodyFields = mapping.request?.fields ?? {};
 
-  const expectedPath = legacyRoutePath(generation, operation);
-  if (legacy.path !== expectedPath) at('legacy.path', `must be ${expectedPath} (the operation's own route)`);
-  const legacyParams = pathParams(legacy.path);
-
-  mapping.v3.forEach((call, index) => {
-    const where = `v3[${index}]`;
+  calls.forEach(([callName, call], index) => {
+    const where = `v3.${callName}`;
     const target = findV3Operation(call.method, call.path);
     if (!target) {
-      const known = V3_OPERATIONS.filter((operation) => operation.path === call.path).map((operation) => operation.method);
+      const known = V3_OPERATIONS.filter((candidate) => candidate.path === call.path).map((candidate) => candidate.method);
       at(where, known.length === 0 ? `${call.path} is not a v3 path` : `${call.method} ${call.path} is not a v3 operation (it takes ${known.join(', ')})`);
       return;
     }
@@ -155,59 +277,98 @@ function ruleProblems(generation: LegacyGeneration, operation: string, mapping: 
     for (const [param, source] of Object.entries(call.params ?? {})) {
       if (!pathParams(call.path).includes(param)) at(`${where}.params.${param}`, `${call.path} has no :${param}`);
       if (source.from === 'path' && !legacyParams.includes(source.field)) at(`${where}.params.${param}`, `the legacy path has no :${source.field}`);
-      if (source.from === 'body' && legacy.method !== 'POST') at(`${where}.params.${param}`, 'a GET has no body to read it from');
+      if (source.from === 'body') {
+        const field = bodyFields[source.field];
+        // Required: an absent id would leave the v3 path without its parameter.
+        if (field?.type !== 'id' || field.idKind !== source.idKind || !field.required) at(`${where}.params.${param}`, `the request must declare ${source.field} as a required id of kind ${source.idKind}`);
+      }
     }
     for (const key of Object.keys(call.query ?? {})) {
       if (!target.query.includes(key)) at(`${where}.query.${key}`, `${call.method} ${call.path} takes no query parameter ${key}`);
     }
   });
 
-  const first = findV3Operation(mapping.v3[0].method, mapping.v3[0].path);
-  for (const [legacyName, v3Name] of Object.entries(mapping.filters)) {
-    if ((PAGINATION_QUERY as readonly string[]).includes(legacyName)) at(`filters.${legacyName}`, 'page and limit belong to pagination');
-    if (legacy.method !== 'GET') at(`filters.${legacyName}`, 'only GET takes query filters');
-    if (first && !first.query.includes(v3Name)) at(`filters.${legacyName}`, `${first.method} ${first.path} takes no query parameter ${v3Name}`);
-    if (mapping.v3[0].query && Object.hasOwn(mapping.v3[0].query, v3Name)) at(`filters.${legacyName}`, `${v3Name} is already fixed by v3[0].query`);
-  }
+  const [firstName, firstCall] = calls[0]!;
+  const first = findV3Operation(firstCall.method, firstCall.path);
+  const data = mapping.response.data;
+  const listRecord = 'list' in data && data.from === firstName && (data.at ?? 'data') === 'data' ? recordOf(context, data.list) : undefined;
 
-  if (mapping.pagination !== 'none') {
-    const wanted = mapping.pagination === 'page-limit/cursor' ? 'cursor' : 'bounded';
-    if (legacy.method !== 'GET') at('pagination', 'only GET lists paginate');
-    if (first && first.list !== wanted) at('pagination', `${mapping.pagination} needs a ${wanted} v3 list, and ${first.method} ${first.path} is ${first.list ?? 'not a list'}`);
+  if (mapping.pagination === 'page-limit') {
+    if (mapping.method !== 'GET') at('pagination', 'only GET lists paginate');
+    if (first && first.list === null) at('pagination', `${first.method} ${first.path} is not a list`);
+    if (!listRecord) at('response.data', `a paginated list answers a list node over ${firstName}'s data`);
+  }
+  // Unpaginated, a cursor list would answer v3's first page only, as if it were the whole list.
+  if (mapping.pagination === 'none' && first?.list === 'cursor') at('pagination', `${first.method} ${first.path} is a cursor list: it must be page-limit`);
+
+  for (const [legacyName, filter] of Object.entries(mapping.filters)) {
+    const where = `filters.${legacyName}`;
+    if ((PAGINATION_QUERY as readonly string[]).includes(legacyName)) at(where, 'page and limit belong to pagination');
+    if (mapping.method !== 'GET') at(where, 'only GET takes query filters');
+    if (filter.map !== undefined && !Object.hasOwn(context.maps, filter.map)) at(`${where}.map`, `no value map named ${filter.map}`);
+    if (filter.closed && filter.map === undefined) at(`${where}.closed`, 'only a filter read through a map can be closed');
+    if (filter.map !== undefined && filter.value !== 'word') at(`${where}.map`, 'only word filters are read through a map');
+    if ('v3Query' in filter) {
+      if (first && !first.query.includes(filter.v3Query)) at(where, `${first.method} ${first.path} takes no query parameter ${filter.v3Query}`);
+      if (firstCall.query && Object.hasOwn(firstCall.query, filter.v3Query)) at(where, `${filter.v3Query} is already fixed by v3.${firstName}.query`);
+    } else {
+      if (first?.list !== 'bounded') at(where, 'a filter on the legacy records needs a list v3 returns whole (a cursor list would page before filtering)');
+      // The legacy records are filtered where a list is paged (pipeline/pagination.ts): elsewhere the filter would be ignored.
+      if (!listRecord || mapping.pagination !== 'page-limit') at(where, 'a filter on the legacy records needs a paginated list of them as data');
+      else if (!listRecord.fields.includes(filter.field)) at(where, `the listed record has no field ${filter.field}`);
+    }
   }
 
   const rule = mapping.idempotency.kind;
-  if (generation === 'v1' && legacy.method === 'GET' && rule !== 'none') at('idempotency', 'v1 reads have none (spec 9)');
-  if (generation === 'v1' && legacy.method === 'POST' && rule !== 'fresh-v3-key') at('idempotency', 'v1 writes get a fresh v3 key per request (DESIGN 4)');
-  if (generation === 'v2' && legacy.method === 'POST' && rule !== 'required') at('idempotency', 'v2 writes require Idempotency-Key (spec 9)');
-  if (generation === 'v2' && legacy.method === 'GET' && rule !== 'honoured-if-sent') at('idempotency', 'v2 reads honour a key if sent (spec 9)');
+  if (generation === 'v2' && mapping.method === 'POST' && rule !== 'required') at('idempotency', 'v2 writes require Idempotency-Key');
+  if (generation === 'v2' && mapping.method === 'GET' && rule !== 'honoured-if-sent') at('idempotency', 'v2 reads honour a key if sent');
+  if (generation === 'v1' && mapping.method === 'GET' && rule !== 'none') at('idempotency', 'v1 reads take no key');
+  if (generation === 'v1' && mapping.method === 'POST' && rule !== 'honoured-if-sent') at('idempotency', 'v1 writes honour a key if sent');
 
-  if (legacy.method === 'GET' && mapping.amounts.request.length > 0) at('amounts.request', 'a GET has no body');
-  if (mapping.transforms.request !== null && !registry.request.has(mapping.transforms.request)) {
-    at('transforms.request', `no request transform is registered as ${mapping.transforms.request}`);
+  if (mapping.method === 'GET' && mapping.request !== null) at('request', 'a GET has no body');
+  if (mapping.method === 'POST' && mapping.request === null) at('request', 'a POST declares its body (an empty field list for none)');
+  const targets = new Set<string>();
+  for (const [fieldName, field] of Object.entries(bodyFields)) {
+    const where = `request.fields.${fieldName}`;
+    if ((field.type === 'id') !== (field.idKind !== undefined)) at(where, 'an id field, and only one, names its idKind');
+    if (field.oneOf !== undefined && field.type !== 'integer') at(`${where}.oneOf`, 'only integer fields take oneOf');
+    if (field.maxLength !== undefined && field.type !== 'string') at(`${where}.maxLength`, 'only string fields take maxLength');
+    if (field.to !== undefined) {
+      if (targets.has(field.to)) at(`${where}.to`, `${field.to} is already sent by another field`);
+      targets.add(field.to);
+    }
   }
-  if (!registry.response.has(mapping.transforms.response)) at('transforms.response', `no response transform is registered as ${mapping.transforms.response}`);
+  for (const check of mapping.request?.checks ?? []) if (!checks.has(check)) at('request.checks', `no request check is registered as ${check}`);
+
+  const callNames = calls.map(([callName]) => callName);
+  problems.push(...layoutProblems(data, `${operation}.response.data`, callNames, context));
+  for (const [key, node] of Object.entries(mapping.response.root ?? {})) problems.push(...layoutProblems(node, `${operation}.response.root.${key}`, callNames, context));
+  const rootKeys = ['status', 'message', 'data', 'meta', ...Object.keys(mapping.response.root ?? {})];
+  for (const key of Object.keys(mapping.response.root ?? {})) if (['status', 'message', 'data', 'meta'].includes(key)) at(`response.root.${key}`, 'is a key of the envelope');
+  if (mapping.response.dataAlsoAtRoot) {
+    if (!('object' in data)) at('response.dataAlsoAtRoot', 'only an object data can also be written at the root');
+    else for (const key of Object.keys(data.object)) if (rootKeys.includes(key)) at('response.dataAlsoAtRoot', `data.${key} would overwrite the body's ${key}`);
+  }
   return problems;
 }
 
 /**
- * Validates a generation's endpoint table, as loaded (unknown input), against the v3 contract
- * and the registered transform names; returns it typed or throws LegacyMappingError listing
- * every problem.
+ * Validates a generation's endpoint table, as loaded (unknown input), against the v3 contract,
+ * the record shapes, the value maps and the registered checks; returns it typed or throws
+ * LegacyMappingError listing every problem.
  */
 export function validateEndpointTable<G extends LegacyGeneration>(
   generation: G,
   table: unknown,
-  registry: TransformRegistry,
+  context: EndpointContext,
   tableName = `mappings/endpoints.${generation}`,
 ): EndpointTable<G> {
   const outer = z.record(z.string(), z.unknown()).safeParse(table);
   if (!outer.success) throw new LegacyMappingError(tableName, describeIssues('', outer.error.issues));
-  const names = { request: new Set(registry.request), response: new Set(registry.response) };
+  const checks = new Set(context.checks);
   const operations: readonly string[] = LEGACY_OPERATIONS[generation];
   const problems: string[] = [];
-  for (const operation of operations) if (!Object.hasOwn(outer.data, operation)) problems.push(`${operation}: no mapping for this ${generation} operation (DESIGN 4)`);
-  const routes = new Map<string, string>();
+  for (const operation of operations) if (!Object.hasOwn(outer.data, operation)) problems.push(`${operation}: no mapping for this ${generation} operation`);
   for (const [operation, entry] of Object.entries(outer.data)) {
     if (!operations.includes(operation)) {
       problems.push(`${operation}: not a ${generation} operation (unknown key)`);
@@ -218,24 +379,13 @@ export function validateEndpointTable<G extends LegacyGeneration>(
       problems.push(...describeIssues(operation, parsed.error.issues));
       continue;
     }
-    const mapping: EndpointMapping = parsed.data;
-    const route = `${mapping.legacy.method} ${mapping.legacy.path}`;
-    const clash = routes.get(route);
-    if (clash !== undefined) problems.push(`${operation}.legacy: ${route} is already ${clash}`);
-    routes.set(route, operation);
-    problems.push(...ruleProblems(generation, operation, mapping, names));
+    problems.push(...ruleProblems(generation, operation, parsed.data as EndpointMapping, context, checks));
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
   return table as EndpointTable<G>;
 }
 
-/** Every transform name a table refers to, by direction: what the registry must provide. */
-export function transformNames(table: Readonly<Record<string, EndpointMapping>>): { request: string[]; response: string[] } {
-  const request = new Set<string>();
-  const response = new Set<string>();
-  for (const mapping of Object.values(table)) {
-    if (mapping.transforms.request !== null) request.add(mapping.transforms.request);
-    response.add(mapping.transforms.response);
-  }
-  return { request: [...request].sort(), response: [...response].sort() };
+/** The first v3 call of a mapping, the operation itself: its name and declaration. */
+export function operationCall(mapping: EndpointMapping): readonly [string, V3Call] {
+  return Object.entries(mapping.v3)[0]!;
 }

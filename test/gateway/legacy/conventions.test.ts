@@ -1,0 +1,109 @@
+/**
+ * The conventions every legacy operation shares (mappings/conventions.ts): the shipped page
+ * defaults and mode-header values, the validator's refusal of defaults outside their bounds and
+ * of malformed declarations, and declaredMode, which reads the mode header by them (any case,
+ * production for live, absent for live, anything else, prototype names included, unknown).
+ */
+import { describe, expect, it } from 'vitest';
+import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
+import { type LegacyConventions, declaredMode, validateConventions } from '../../../src/gateway/legacy/conventions.js';
+import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
+
+const CONVENTIONS: LegacyConventions = LEGACY_CONVENTIONS;
+
+/** A JSON copy of the shipped conventions with `edits` applied (dotted path -> new value, undefined deletes). */
+function edited(edits: Readonly<Record<string, unknown>>): unknown {
+  const copy = JSON.parse(JSON.stringify(LEGACY_CONVENTIONS)) as Record<string, unknown>;
+  for (const [path, value] of Object.entries(edits)) {
+    const keys = path.split('.');
+    const last = keys.pop()!;
+    const node = keys.reduce((parent, key) => parent[key] as Record<string, unknown>, copy);
+    if (value === undefined) delete node[last];
+    else node[last] = value;
+  }
+  return copy;
+}
+
+function problemsOf(value: unknown): readonly string[] {
+  try {
+    validateConventions(value);
+  } catch (error) {
+    expect(error).toBeInstanceOf(LegacyMappingError);
+    expect((error as LegacyMappingError).table).toBe('mappings/conventions');
+    return (error as LegacyMappingError).problems;
+  }
+  throw new Error('expected a LegacyMappingError');
+}
+
+describe('the shipped conventions', () => {
+  it('pass the validator', () => {
+    expect(validateConventions(LEGACY_CONVENTIONS)).toEqual(LEGACY_CONVENTIONS);
+  });
+
+  it('page from 1 (default 1), limit from 1 to 50 (default 10)', () => {
+    expect(CONVENTIONS.pagination.page).toEqual({ default: 1, min: 1 });
+    expect(CONVENTIONS.pagination.limit).toEqual({ default: 10, min: 1, max: 50 });
+  });
+
+  it('SANDBOX is the sandbox; LIVE, PRODUCTION and no header at all are live', () => {
+    expect(CONVENTIONS.appModes.values).toEqual({ SANDBOX: 'sandbox', LIVE: 'live', PRODUCTION: 'live' });
+    expect(CONVENTIONS.appModes.absent).toBe('live');
+  });
+});
+
+describe('validateConventions refuses', () => {
+  it.each([
+    ['a page default below the page minimum', { 'pagination.page': { default: 1, min: 2 } }, ['pagination: page.default must be at least page.min']],
+    ['a limit default above the limit maximum', { 'pagination.limit.default': 51 }, ['pagination: limit.default must lie from limit.min to limit.max']],
+    ['a limit default below the limit minimum', { 'pagination.limit': { default: 5, min: 10, max: 50 } }, ['pagination: limit.default must lie from limit.min to limit.max']],
+    ['a limit maximum below its minimum', { 'pagination.limit': { default: 10, min: 20, max: 5 } }, ['pagination: limit.default must lie from limit.min to limit.max']],
+    ['a page minimum of 0', { 'pagination.page.min': 0 }, [expect.stringMatching(/^pagination\.page\.min: Too small/)]],
+    ['a limit that is no whole number', { 'pagination.limit.max': 50.5 }, [expect.stringMatching(/^pagination\.limit\.max: Invalid input: expected int/)]],
+    ['a missing limit maximum', { 'pagination.limit.max': undefined }, [expect.stringMatching(/^pagination\.limit\.max: Invalid input: expected number/)]],
+    ['a header value that is not an upper-case word', { 'appModes.values.Sandbox': 'sandbox' }, ['appModes.values.Sandbox: Invalid key in record']],
+    ['a header value naming no mode', { 'appModes.values.TEST': 'staging' }, [expect.stringMatching(/^appModes\.values\.TEST: Invalid option: expected one of "sandbox"\|"live"/)]],
+    ['an absent mode that is no mode', { 'appModes.absent': 'none' }, [expect.stringMatching(/^appModes\.absent: Invalid option/)]],
+    ['a blank reason', { 'appModes.reason': ' ' }, ['appModes.reason: must not be empty']],
+    ['an unknown source', { 'pagination.source': 'forum' }, [expect.stringMatching(/^pagination\.source: Invalid option/)]],
+    ['an unknown key', { 'pagination.limit.step': 10 }, ['pagination.limit: Unrecognized key: "step"']],
+    ['a missing part', { appModes: undefined }, [expect.stringMatching(/^appModes: Invalid input: expected object/)]],
+  ])('%s', (_rule, edits, expected) => {
+    expect(problemsOf(edited(edits))).toEqual(expected);
+  });
+
+  it('input that is no object', () => {
+    for (const input of [null, [], 'conventions']) expect(problemsOf(input)).toHaveLength(1);
+  });
+});
+
+describe('declaredMode', () => {
+  it.each([
+    ['SANDBOX', 'sandbox'],
+    ['sandbox', 'sandbox'],
+    ['Sandbox', 'sandbox'],
+    ['LIVE', 'live'],
+    ['live', 'live'],
+    ['production', 'live'],
+    ['PRODUCTION', 'live'],
+    [undefined, 'live'],
+    ['staging', null],
+    ['', null],
+    [' live', null],
+    ['sandbox,live', null],
+    [['sandbox'], null],
+    [['live', 'sandbox'], null],
+  ] as const)('%j -> %s', (header, mode) => {
+    expect(declaredMode(CONVENTIONS, header)).toBe(mode);
+  });
+
+  it.each(['__proto__', '__PROTO__', 'constructor', 'CONSTRUCTOR', 'toString', 'hasOwnProperty', 'valueOf'])('%s is no mode (null), never a property the values object inherits', (header) => {
+    expect(declaredMode(CONVENTIONS, header)).toBeNull();
+  });
+
+  it('follows the conventions it is given, absent included', () => {
+    const sandboxFirst: LegacyConventions = { ...CONVENTIONS, appModes: { ...CONVENTIONS.appModes, values: { TEST: 'sandbox' }, absent: 'sandbox' } };
+    expect(declaredMode(sandboxFirst, 'test')).toBe('sandbox');
+    expect(declaredMode(sandboxFirst, undefined)).toBe('sandbox');
+    expect(declaredMode(sandboxFirst, 'live')).toBeNull();
+  });
+});
