@@ -12,14 +12,14 @@ import { InvalidUpstreamError } from '../gateway/upstream.js';
 import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import type { Config } from '../lib/config.js';
+import { signingIssuer, type Config } from '../lib/config.js';
 import type { Closers } from './closers.js';
 import { usageError } from './exit.js';
 import { openRegistry, openStore, type Registry } from './runtime.js';
 
 export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
   return {
-    issuer: config.FXGATE_JWT_ISSUER,
+    issuers: config.FXGATE_JWT_ISSUER,
     rateLimits: { reads: config.FXGATE_RATE_LIMIT_READS, writes: config.FXGATE_RATE_LIMIT_WRITES },
     idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
     trustedProxies: [...extraTrustedProxies, ...config.FXGATE_TRUSTED_PROXIES],
@@ -66,7 +66,7 @@ export interface GatewayDependencies {
 export async function openGatewayDependencies(config: Config, closers: Closers): Promise<GatewayDependencies> {
   const { registry } = await openRegistry(config, closers);
   const store = await openStore(config, closers);
-  return { registry, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), config.FXGATE_JWT_ISSUER) };
+  return { registry, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)) };
 }
 
 /** Builds the gateway in front of upstreamUrl (not yet listening). */
@@ -82,7 +82,7 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       logLevel: config.LOG_LEVEL,
       legacy: {
         ...deps,
-        issuer: config.FXGATE_JWT_ISSUER,
+        issuers: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
         migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,
         pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,

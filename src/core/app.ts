@@ -4,6 +4,7 @@
  * resolved here once, with named defaults.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
@@ -45,7 +46,8 @@ export interface CoreDependencies {
 }
 
 export interface CoreOptions {
-  readonly issuer?: string;
+  /** The `iss` values tokens may carry (FXGATE_JWT_ISSUER); the configuration's default list unless given. */
+  readonly issuers?: readonly string[];
   readonly rateLimits?: { readonly reads: number; readonly writes: number };
   readonly idempotencyLockTtlMs?: number;
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
@@ -70,7 +72,7 @@ export interface BackgroundJob {
 }
 
 export const CORE_DEFAULTS = {
-  issuer: 'fx-service',
+  issuers: DEFAULT_JWT_ISSUERS,
   rateLimits: { reads: 100, writes: 20 },
   idempotencyLockTtlMs: 30_000,
   trustedProxies: [] as readonly string[],
@@ -141,7 +143,9 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
   handleFrameworkError = installV3Pipeline(app, operations, {
     registry: deps.registry,
     store: deps.store,
-    issuer: resolved.issuer,
+    issuers: resolved.issuers,
+    // The pipeline's options still declare the single issuer of before, which nothing reads now (see authenticate.ts).
+    issuer: resolved.issuers[0] ?? '',
     rateLimits: resolved.rateLimits,
     idempotencyLockTtlMs: resolved.idempotencyLockTtlMs,
   });

@@ -53,8 +53,11 @@ export interface LegacyGatewayOptions {
   readonly store: EphemeralStore;
   /** The gateway's own v3 credential per org and mode. */
   readonly credentials: UpstreamCredentials;
-  /** The `iss` legacy tokens must carry (FXGATE_JWT_ISSUER); also the issuer of the upstream tokens. */
-  readonly issuer: string;
+  /**
+   * The `iss` values legacy tokens may carry (FXGATE_JWT_ISSUER). The upstream tokens' issuer is
+   * the credentials' own, which the CLI gives the first entry of the same list.
+   */
+  readonly issuers: readonly string[];
   /** Lifetime of a v2 idempotency lock whose owner died. */
   readonly idempotencyLockTtlMs?: number;
   /** Where v1's deprecation `Link` points. */
@@ -135,7 +138,7 @@ async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFl
   const authenticate = createLegacyAuthenticator({
     registry: resolved.registry,
     store: resolved.store,
-    issuer: resolved.issuer,
+    issuers: resolved.issuers,
     log: (event) => app.log.warn(event, 'legacy nonce store unavailable'),
   });
   await registerLegacyRoutes(app, {

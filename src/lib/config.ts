@@ -84,6 +84,29 @@ const list = z
   .string()
   .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
 
+/**
+ * The `iss` values tokens may carry: real legacy clients send the legacy service's own name, so
+ * fxgate accepts it beside its own. The first entry is the one fxgate signs with itself.
+ */
+export const DEFAULT_JWT_ISSUERS: readonly [string, ...string[]] = Object.freeze(['fx-service', 'openfx'] as const);
+
+/**
+ * FXGATE_JWT_ISSUER: a comma-separated list, at least one entry. Unlike FXGATE_TRUSTED_PROXIES,
+ * an empty entry or a repeat is refused rather than dropped: either is a typo in a list that
+ * decides who is let in, and the first entry is what every token fxgate signs carries.
+ */
+const issuerList = z.string().transform((text, ctx): [string, ...string[]] => {
+  const entries = text.split(',').map((entry) => entry.trim());
+  const problems: string[] = [];
+  entries.forEach((entry, index) => {
+    if (entry === '') problems.push(`entry ${index + 1} is empty; write the issuers separated by single commas, such as fx-service,openfx`);
+    else if (entries.indexOf(entry) !== index) problems.push(`${JSON.stringify(entry)} is listed twice; name each issuer once`);
+  });
+  for (const message of problems) ctx.addIssue({ code: 'custom', message });
+  const [first, ...rest] = entries;
+  return problems.length === 0 && first !== undefined ? [first, ...rest] : z.NEVER;
+});
+
 /** Where v1's deprecation `Link` points unless configured (the gateway's default too). */
 export const DEFAULT_MIGRATION_GUIDE_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
 
@@ -93,7 +116,11 @@ export const configSchema = z.object({
   DATABASE_URL: optionalUrl(['postgres', 'postgresql']).describe('PostgreSQL connection string. Unset: embedded PGlite in FXGATE_DATA_DIR.'),
   REDIS_URL: optionalUrl(['redis', 'rediss']).describe('Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).'),
   FXGATE_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database and of the key files `npm start` writes.'),
-  FXGATE_JWT_ISSUER: z.string().min(1).default('fx-service').describe('The `iss` claim API tokens must carry.'),
+  FXGATE_JWT_ISSUER: issuerList
+    .default([...DEFAULT_JWT_ISSUERS])
+    .describe(
+      'Comma-separated `iss` values API tokens may carry (v3 and v1/v2); a token with any one of them is accepted. The first is the issuer of every token fxgate signs itself (the gateway\'s upstream calls, `fxgate sign`). `openfx` is the legacy service\'s name, which existing legacy clients send.',
+    ),
   FXGATE_RATE_LIMIT_READS: rateLimit.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
   FXGATE_RATE_LIMIT_WRITES: rateLimit.default(20).describe('Writes allowed per API key per 10 s.'),
   FXGATE_TRUSTED_PROXIES: list.default([]).describe('Comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed. Empty: the socket address is the client.'),
@@ -138,6 +165,11 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/** The issuer of every token fxgate signs itself: the first of FXGATE_JWT_ISSUER. */
+export function signingIssuer(config: Pick<Config, 'FXGATE_JWT_ISSUER'>): string {
+  return config.FXGATE_JWT_ISSUER[0];
 }
 
 /** Reads the configuration from an environment (process.env by default); empty strings count as unset. */

@@ -140,7 +140,7 @@ async function startCore(context: CaseContext, options: CoreOptions = {}): Promi
   const keyFiles = keyFileSchema.array().parse(server.info.keyFiles);
   if (keyFiles.length !== (orgs ?? 1)) throw new Error(`the core made ${keyFiles.length} bench keys, not ${orgs ?? 1}`);
   const signers = keyFiles.map(
-    (keyFile) => new V3RequestSigner(loadKey(keyFile), { issuer: CORE_DEFAULTS.issuer, lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS }),
+    (keyFile) => new V3RequestSigner(loadKey(keyFile), { issuer: CORE_DEFAULTS.issuers[0], lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS }),
   );
   return { server, signers, keyFiles, databaseUrl, redisKeyPrefix };
 }
@@ -302,7 +302,7 @@ async function startTrading(context: CaseContext, options: { trades: number; gat
   const signer = core.signers[0]!;
   const tradeIds = await seedTrades(core.server.url, signer, options.trades);
   const gateway = options.gateway ? await startGatewayFor(context, core) : null;
-  return { core, gateway, signer, legacy: new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer), tradeIds };
+  return { core, gateway, signer, legacy: new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuers[0]), tradeIds };
 }
 
 function gatewayOf(setup: TradingSetup): ServerProcess {
@@ -629,7 +629,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
     async start(context) {
       const core = await startCore(context, TRADING_CORE);
       const gateway = await startGatewayFor(context, core);
-      const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
+      const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuers[0]);
       const rows = gatewayRows(core.server, gateway, v3QuotePlan(core.signers[0]!), {
         label: V2_QUOTE_ROW,
         plan: legacyPostPlan(legacy, legacy.path('v2', 'generate_quote'), LEGACY_QUOTE_BODY),
@@ -704,7 +704,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
       const core = await startCore(context, WITHDRAWAL_CORE);
       const accountId = benchWithdrawalAccountId(core.server);
       const gateway = await startGatewayFor(context, core);
-      const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuer);
+      const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuers[0]);
       const body = JSON.stringify({ amount: Number(WITHDRAWAL_AMOUNT), currency: 'USD', withdrawalAddressId: legacyUuidOf('withdrawalAccount', accountId) });
       const rows = gatewayRows(core.server, gateway, v3WithdrawalPlan(core.signers[0]!, accountId), {
         label: V2_WITHDRAWAL_ROW,

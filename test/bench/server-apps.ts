@@ -252,7 +252,7 @@ async function core(config: ServerConfig): Promise<ServedApp> {
  * one cannot be replayed at the other; also v2 idempotency records and the page snapshots).
  * Its v3 credential per org and mode is provisioned on first use (ProvisioningCredentials) into
  * a temporary key folder of its own, removed when it closes. Both parts use the core's default
- * issuer, as the bench core is built with it.
+ * issuers (and sign with the first), as the bench core is built with them.
  */
 async function gateway(config: ServerConfig): Promise<ServedApp> {
   const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
@@ -264,11 +264,11 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
   try {
     keysDir = await mkdtemp(join(os.tmpdir(), 'fxgate-bench-gateway-keys-'));
     const registry = new KeyRegistry(db);
-    const credentials = new ProvisioningCredentials({ registry, dir: keysDir, issuer: CORE_DEFAULTS.issuer });
+    const credentials = new ProvisioningCredentials({ registry, dir: keysDir, issuer: CORE_DEFAULTS.issuers[0] });
     const app = await buildGatewayApp({
       upstreamUrl: setting(config, 'upstreamUrl'),
       logLevel: 'warn',
-      legacy: { registry, store, credentials, issuer: CORE_DEFAULTS.issuer },
+      legacy: { registry, store, credentials, issuers: CORE_DEFAULTS.issuers },
     });
     return { app, info: {}, close: release };
   } catch (error) {

@@ -8,6 +8,7 @@ describe('configuration at start-up', () => {
     ['PORT', 'abc'],
     ['FXGATE_RATE_LIMIT_READS', '0'],
     ['DATABASE_URL', 'mysql://localhost/x'],
+    ['FXGATE_JWT_ISSUER', 'fx-service,,openfx'],
   ])('a bad %s=%s stops the command with exit 2, naming the variable', async (name, value) => {
     const result = await runCli(['migrate'], { [name]: value });
     expect(result.code).toBe(2);

@@ -21,7 +21,7 @@ import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
 import { legacyToken } from '../support/independent-signing.js';
 import { NodeHttpDispatcher } from '../support/node-http-dispatcher.js';
-import { TEST_ISSUER } from '../support/v3-harness.js';
+import { TEST_ISSUER, TEST_ISSUERS } from '../support/v3-harness.js';
 import { RecordingUpstream } from './recording-upstream.js';
 
 interface V3StandIn {
@@ -53,7 +53,7 @@ async function startGateway(v3: V3StandIn): Promise<GatewayParts> {
     logLevel: 'silent',
     ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
     ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
-    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuer: TEST_ISSUER },
+    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, url, registry, key, database, dir };

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
-import { ConfigError, loadConfig } from '../../src/lib/config.js';
+import { ConfigError, DEFAULT_JWT_ISSUERS, loadConfig, signingIssuer } from '../../src/lib/config.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
 function problems(env: Record<string, string>): readonly string[] {
@@ -67,6 +67,35 @@ describe('FXGATE_SPREAD_BPS', () => {
 
   it.each(['-1', '1001', '2.5', 'abc', '20bps'])('refuses %s, naming the variable', (value) => {
     expect(problems({ FXGATE_SPREAD_BPS: value })).toEqual([expect.stringMatching(/^FXGATE_SPREAD_BPS: /)]);
+  });
+});
+
+describe('FXGATE_JWT_ISSUER', () => {
+  it("defaults to fxgate's own issuer, then the legacy service's, and signs with the first", () => {
+    const config = loadConfig({});
+    expect(config.FXGATE_JWT_ISSUER).toEqual(['fx-service', 'openfx']);
+    expect(config.FXGATE_JWT_ISSUER).toEqual(DEFAULT_JWT_ISSUERS);
+    expect(signingIssuer(config)).toBe('fx-service');
+  });
+
+  it('reads a comma-separated list, trimmed, in its order', () => {
+    const config = loadConfig({ FXGATE_JWT_ISSUER: ' openfx , acme-fx,fx-service ' });
+    expect(config.FXGATE_JWT_ISSUER).toEqual(['openfx', 'acme-fx', 'fx-service']);
+    expect(signingIssuer(config)).toBe('openfx');
+    expect(loadConfig({ FXGATE_JWT_ISSUER: 'acme-fx' }).FXGATE_JWT_ISSUER).toEqual(['acme-fx']);
+  });
+
+  it.each([
+    ['fx-service,,openfx', /entry 2 is empty/],
+    ['fx-service,', /entry 2 is empty/],
+    [',fx-service', /entry 1 is empty/],
+    [' , ', /entry 1 is empty/],
+    ['fx-service,openfx, fx-service', /"fx-service" is listed twice/],
+  ])('refuses %j, naming the variable and the entry', (value, message) => {
+    const found = problems({ FXGATE_JWT_ISSUER: value });
+    expect(found.length).toBeGreaterThan(0);
+    for (const problem of found) expect(problem).toMatch(/^FXGATE_JWT_ISSUER: /);
+    expect(found.join('\n')).toMatch(message);
   });
 });
 

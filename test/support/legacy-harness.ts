@@ -15,7 +15,7 @@ import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { legacyToken } from './independent-signing.js';
-import { TEST_ISSUER, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
+import { TEST_ISSUER, TEST_ISSUERS, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
 
 export interface LegacyRequest {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -56,7 +56,7 @@ export class LegacyHarness {
         registry: core.registry,
         store: options.gatewayStore ?? core.store,
         credentials: new ProvisioningCredentials({ registry: core.registry, dir: keysDir, issuer: TEST_ISSUER }),
-        issuer: TEST_ISSUER,
+        issuers: TEST_ISSUERS,
         ...options.gateway,
       },
     });

@@ -10,6 +10,7 @@ import { createV3App, coreOperations, type CoreDependencies, type CoreOptions } 
 import type { Operation } from '../../src/core/http/operation.js';
 import type { RateSource } from '../../src/core/trading/rate-source.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
+import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { loadKey, type LoadedKey } from '../../src/lib/keys/key-file.js';
@@ -21,7 +22,9 @@ import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
 import { testServices } from './services.js';
 
-export const TEST_ISSUER = 'fx-service';
+/** What the test servers accept, the configuration's default; the first is what the test clients sign with. */
+export const TEST_ISSUERS: readonly [string, ...string[]] = DEFAULT_JWT_ISSUERS;
+export const TEST_ISSUER = TEST_ISSUERS[0];
 
 export type DriverName = 'postgres' | 'pglite';
 export type StoreName = 'redis' | 'memory';
@@ -104,7 +107,7 @@ export class V3Harness {
     const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
     const deps: CoreDependencies = { db: database.db, store, registry, rates: options.rates, now: options.now };
     const operations = await (options.operations ? options.operations(deps) : coreOperations(deps, options.core));
-    const app = await createV3App(deps, { logLevel: 'silent', issuer: TEST_ISSUER, ...options.core }, operations);
+    const app = await createV3App(deps, { logLevel: 'silent', issuers: TEST_ISSUERS, ...options.core }, operations);
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     return new V3Harness(app, database.db, store, registry, address, async () => {
       await app.close();

@@ -4,6 +4,7 @@
  * first start it provides a sandbox org and key, so a newcomer can call the API at once.
  */
 import type { Command } from 'commander';
+import { signingIssuer } from '../../lib/config.js';
 import { cliConfig } from '../config.js';
 import { ensureSandboxKey } from '../sandbox-key.js';
 import { seedSandbox } from '../sandbox-seed.js';
@@ -28,7 +29,7 @@ export function registerAllCommand(program: Command): void {
         const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
         // One registry and one store for both parts: a key works in every generation, and a
         // token spent at one part cannot be replayed at the other.
-        const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: config.FXGATE_JWT_ISSUER });
+        const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
         const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, store: core.store, credentials });
         const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
         const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);

@@ -1,14 +1,15 @@
-/** `fxgate keys create | list | revoke`: API keys in the configured registry. */
+/** `fxgate keys create | import | list | revoke`: API keys in the configured registry. */
 import { access } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import { parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
 import { writeKeyFile } from '../../lib/keys/key-file.js';
+import { importKeyFile, KeyImportError, KeyImportInvalidError } from '../../lib/keys/key-import.js';
 import { collectCidr, parseKeyNameArgument, parseMode, parseOrgId, parseScopes } from '../arguments.js';
 import { Closers } from '../closers.js';
 import { cliConfig } from '../config.js';
-import { CliError, messageOf, usageError } from '../exit.js';
+import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import { formatKeyTable } from '../key-table.js';
 import { openRegistry, type Registry } from '../runtime.js';
 
@@ -58,6 +59,65 @@ async function createKey(options: CreateOptions): Promise<void> {
   console.log(`file: ${path}`);
 }
 
+/**
+ * Imports each file whole or not at all, and goes on to the next after one fails, so that one
+ * run reports every file's problems. Exit 2 when a file itself is wrong (running again
+ * unchanged cannot help), else 1 when one conflicts with the registry.
+ */
+async function importKeys(files: readonly string[]): Promise<void> {
+  const counts = { imported: 0, unchanged: 0 };
+  const failed: KeyImportError[] = [];
+  await withRegistry(async ({ db }) => {
+    for (const file of files) {
+      try {
+        const result = await importKeyFile(db, file);
+        for (const key of result.keys) {
+          counts[key.outcome] += 1;
+          console.log(`${key.outcome}: ${key.name}`);
+        }
+      } catch (error) {
+        if (!(error instanceof KeyImportError)) throw error;
+        failed.push(error);
+        console.error(`fxgate: ${error.message}`);
+      }
+    }
+  });
+  console.log(`summary: ${counts.imported} imported, ${counts.unchanged} unchanged, ${failed.length} file${failed.length === 1 ? '' : 's'} refused`);
+  if (failed.length > 0) {
+    const invalid = failed.some((error) => error instanceof KeyImportInvalidError);
+    throw new CliError(
+      `${failed.map((error) => error.file).join(', ')} not imported (see above); fix ${failed.length === 1 ? 'it' : 'them'} and run the import again: keys already imported are reported unchanged`,
+      invalid ? EXIT_CODES.usage : EXIT_CODES.failure,
+    );
+  }
+}
+
+const IMPORT_HELP = `
+Each FILE holds one JSON object, a JSON array of objects, or one object per line (JSON lines):
+  {"name": "org/{orgId}/apiKey/{keyId}", "orgId": "{orgId}",
+   "publicKey": "-----BEGIN PUBLIC KEY-----\\n...\\n-----END PUBLIC KEY-----\\n",
+   "scopes": ["View", "Trade"], "mode": "Live", "ipAllowlist": ["203.0.113.0/24"]}
+
+  name         the key's existing name, kept as it is (in lower case), so the integrator's
+               tokens (kid and sub) keep working; its org must be orgId
+  publicKey    SPKI PEM, EC P-256 (ES256). Public keys only: a record with a privateKey is
+               refused. Export the public half with: openssl pkey -in key.pem -pubout
+  scopes       ${SCOPES.join(', ')}, or the dashboard's View and Trade;
+               any case, as an array or comma-separated; trade also grants view
+               (the dashboard's Trade did)
+  mode         sandbox or live, any case
+  ipAllowlist  optional addresses or CIDR blocks, as --ip of keys create; none: any address
+
+New orgs are created as keys create does. A file is checked whole, then registered in one
+transaction: a bad record (named by file, line and field) imports nothing of its file. A key
+already registered with the same public key and settings is reported unchanged, so running an
+import again is safe; one registered otherwise is an error, never replaced.
+
+Example:
+  fxgate keys import legacy-keys.jsonl
+  imported: org/0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c/apiKey/0190c5a9-1111-7c1a-9f3b-2a4d6e8f0b1c
+  summary: 1 imported, 0 unchanged, 0 files refused`;
+
 export function registerKeysCommand(program: Command): void {
   const keys = program.command('keys').description('Manage API keys in the configured registry (DATABASE_URL, or the embedded database).');
 
@@ -71,6 +131,13 @@ export function registerKeysCommand(program: Command): void {
     .option('--out <file>', 'where to write the key file (default: ${FXGATE_DATA_DIR}/keys/<keyId>.json)')
     .option('--label <text>', 'a note kept with the key')
     .action((options: CreateOptions) => createKey(options));
+
+  keys
+    .command('import')
+    .description("Register keys integrators already hold, public halves only, under their existing names so their tokens keep working; each file is imported whole or not at all.")
+    .argument('<file...>', 'JSON, JSON array or JSON lines files of key records (see below)')
+    .addHelpText('after', IMPORT_HELP)
+    .action((files: string[]) => importKeys(files));
 
   keys
     .command('list')

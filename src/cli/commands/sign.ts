@@ -1,22 +1,31 @@
 /**
- * `fxgate sign`: the headers of one signed v3 request, one `Name: value` per line, for curl
- * (`curl -H @<(fxgate sign ...)`). Each token is single use and lives 60 s: sign per request.
+ * `fxgate sign`: the headers of one signed request, one `Name: value` per line, for curl
+ * (`curl -H @<(fxgate sign ...)`). A v3 request's token and X-Request-Signature are bound to its
+ * method, path and body, and the token lives 60 s; with `--legacy`, the headers of a v1/v2
+ * request, whose token is the legacy one (120 s, bound to the key only). Every token is single
+ * use: sign per request.
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../gateway/legacy/legacy-auth.js';
+import { signApiToken } from '../../lib/auth/jwt.js';
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
+import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
 import { parseHttpMethod, parseRequestPath } from '../arguments.js';
 import { cliConfig } from '../config.js';
 import { messageOf, usageError } from '../exit.js';
 
-interface SignOptions {
+/** The command's options as commander hands them over. */
+export interface SignCommandOptions {
   readonly key: string;
-  readonly method: string;
-  readonly path: string;
+  /** Required for v3; optional with `legacy`, whose token does not cover the request. */
+  readonly method?: string;
+  readonly path?: string;
   readonly body?: string;
   readonly idempotencyKey?: string;
   readonly issuer?: string;
+  readonly legacy?: boolean;
 }
 
 /** `@file` is the file's exact bytes (what `curl --data-binary @file` sends); anything else, the text as UTF-8. */
@@ -43,35 +52,77 @@ function displayName(name: string): string {
   return name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => `${dash}${letter.toUpperCase()}`);
 }
 
+/**
+ * The headers of a v1/v2 request: the legacy token (ES256, kid = sub = the key name, a fresh
+ * nonce, aud ['developer-api'], the longest lifetime the gateway accepts), the mode for a
+ * sandbox key (absent means live), and the JSON content type legacy bodies have. Nothing of the
+ * request is signed, so one set serves whichever v1/v2 call it is sent with.
+ */
+export async function legacyRequestHeaders(
+  key: LoadedKey,
+  options: { readonly issuer: string; readonly idempotencyKey?: string; readonly nowSeconds?: number },
+): Promise<Record<string, string>> {
+  const { token } = await signApiToken({
+    privateKey: key.privateKey,
+    keyName: key.file.name,
+    issuer: options.issuer,
+    lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
+    nowSeconds: options.nowSeconds,
+  });
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (key.file.mode === 'sandbox') headers['x-app-mode'] = 'SANDBOX';
+  headers['content-type'] = 'application/json';
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+  return headers;
+}
+
+/** The method and path a v3 signature covers; without them only a legacy request can be signed. */
+function v3RequestLine(options: SignCommandOptions): { method: string; pathAndQuery: string } {
+  const { method, path } = options;
+  if (method === undefined || path === undefined) {
+    throw usageError(
+      'a v3 request needs --method and --path (its token and signature cover them), e.g. --method GET --path /v3/fx/pairs; for a v1/v2 request add --legacy instead',
+    );
+  }
+  return { method, pathAndQuery: path };
+}
+
+/** What `fxgate sign` prints for these options: one `Name: value` line per header. */
+export async function signedHeaderLines(options: SignCommandOptions): Promise<string> {
+  const v3Request = options.legacy ? null : v3RequestLine(options);
+  // Read before the key file, so that a bad environment is reported as such.
+  const issuer = options.issuer ?? signingIssuer(cliConfig());
+  const key = await loadKeyFile(options.key);
+  const headers =
+    v3Request === null
+      ? await legacyRequestHeaders(key, { issuer, idempotencyKey: options.idempotencyKey })
+      : await new V3RequestSigner(key, { issuer }).headers({ ...v3Request, body: await bodyBytes(options.body), idempotencyKey: options.idempotencyKey });
+  return Object.entries(headers)
+    .map(([name, value]) => `${displayName(name)}: ${value}`)
+    .join('\n');
+}
+
 export function registerSignCommand(program: Command): void {
   program
     .command('sign')
-    .description('Print the headers of a signed v3 request (Authorization, X-Request-Signature, ...), one per line, for curl -H @file.')
+    .description(
+      'Print the headers of a signed v3 request (Authorization, X-Request-Signature, ...), or with --legacy of a v1/v2 request, one per line, for curl -H @file.',
+    )
     .requiredOption('--key <file>', 'key file (from `fxgate keys create` or `fxgate all`)')
-    .requiredOption('--method <method>', 'HTTP method, e.g. GET or POST', parseHttpMethod)
-    .requiredOption('--path <path>', 'path and query exactly as sent, e.g. /v3/fx/pairs', parseRequestPath)
-    .option('--body <json|@file>', 'the body exactly as sent: the text itself, or @file for the bytes of a file')
-    .option('--idempotency-key <key>', 'the Idempotency-Key header (required on v3 POSTs)')
-    .option('--issuer <issuer>', 'the JWT issuer (default: FXGATE_JWT_ISSUER)')
+    .option('--method <method>', 'HTTP method, e.g. GET or POST (required for v3)', parseHttpMethod)
+    .option('--path <path>', 'path and query exactly as sent, e.g. /v3/fx/pairs (required for v3)', parseRequestPath)
+    .option('--body <json|@file>', 'the body exactly as sent: the text itself, or @file for the bytes of a file (v3 only: a legacy token does not cover it)')
+    .option('--idempotency-key <key>', 'the Idempotency-Key header (required on v3 POSTs; v2 writes take one too)')
+    .option('--issuer <issuer>', 'the JWT issuer (default: the first of FXGATE_JWT_ISSUER)')
+    .option('--legacy', 'the headers of a v1/v2 request: a legacy token (120 s, not bound to the request), X-App-Mode for a sandbox key, Content-Type')
     .addHelpText(
       'after',
       '\nExample:\n  curl -H @<(fxgate sign --key k.json --method GET --path /v3/fx/pairs) http://127.0.0.1:8080/v3/fx/pairs\n' +
         '  curl -H @<(fxgate sign --key k.json --method POST --path /v3/fx/quotes --body @q.json --idempotency-key q1) \\\n' +
-        '       --data-binary @q.json http://127.0.0.1:8080/v3/fx/quotes',
+        '       --data-binary @q.json http://127.0.0.1:8080/v3/fx/quotes\n' +
+        '  curl -H @<(fxgate sign --key k.json --legacy) http://127.0.0.1:8080/v2/brokerage/<orgId>/balances',
     )
-    .action(async (options: SignOptions) => {
-      const issuer = options.issuer ?? cliConfig().FXGATE_JWT_ISSUER;
-      const signer = new V3RequestSigner(await loadKeyFile(options.key), { issuer });
-      const headers = await signer.headers({
-        method: options.method,
-        pathAndQuery: options.path,
-        body: await bodyBytes(options.body),
-        idempotencyKey: options.idempotencyKey,
-      });
-      console.log(
-        Object.entries(headers)
-          .map(([name, value]) => `${displayName(name)}: ${value}`)
-          .join('\n'),
-      );
+    .action(async (options: SignCommandOptions) => {
+      console.log(await signedHeaderLines(options));
     });
 }

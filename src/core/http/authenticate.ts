@@ -37,7 +37,19 @@ export interface AuthOutcome {
 export interface AuthenticatorOptions {
   readonly registry: KeyRegistry;
   readonly store: EphemeralStore;
-  readonly issuer: string;
+  /** The `iss` values accepted (FXGATE_JWT_ISSUER). */
+  readonly issuers: readonly string[];
+}
+
+/**
+ * The pipeline hands its own options to createAuthenticator, and they still declare only the
+ * single `issuer` of before; this adds the list to them until that interface itself says
+ * `issuers` (then this block and the `issuer` that src/core/app.ts passes go).
+ */
+declare module './v3-pipeline.js' {
+  interface V3PipelineOptions {
+    readonly issuers: readonly string[];
+  }
 }
 
 function fail(error: ApiError): AuthOutcome {
@@ -64,7 +76,7 @@ export function declaredMode(request: FastifyRequest): Mode {
 }
 
 export function createAuthenticator(options: AuthenticatorOptions) {
-  const { registry, store, issuer } = options;
+  const { registry, store, issuers } = options;
 
   /** `onProven` gets the key's name once the token and the request signature prove it (the rate-limit subject from then on). */
   return async function authenticate(request: FastifyRequest, operation: OperationMeta, onProven: (keyName: string) => void): Promise<AuthOutcome> {
@@ -101,7 +113,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
         : null;
     let verified: VerifiedToken;
     try {
-      verified = await checkApiToken(parsed, activeKey.publicKey, { issuer, maxLifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS });
+      verified = await checkApiToken(parsed, activeKey.publicKey, { issuers, maxLifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS });
     } catch (error) {
       signatureCheck?.catch(() => {});
       return tokenFailure(error);

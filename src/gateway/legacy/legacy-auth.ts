@@ -126,8 +126,8 @@ export interface LegacyAuthLogEvent {
 export interface LegacyAuthenticatorOptions {
   readonly registry: KeyRegistry;
   readonly store: EphemeralStore;
-  /** The configured issuer (`FXGATE_JWT_ISSUER`). */
-  readonly issuer: string;
+  /** The `iss` values accepted (`FXGATE_JWT_ISSUER`). */
+  readonly issuers: readonly string[];
   /** Milliseconds since the epoch; tests move it. */
   readonly now?: () => number;
   /** Called when the nonce store is down, so that an operator sees the skipped replay check. */
@@ -157,7 +157,7 @@ export function nonceKey(keyName: string, nonce: string): string {
 }
 
 export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
-  const { registry, store, issuer } = options;
+  const { registry, store, issuers } = options;
   const nowMs = options.now ?? Date.now;
   const knownReplays = options.knownReplays ?? new KnownReplays(undefined, nowMs);
 
@@ -175,7 +175,7 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     let verified: VerifiedToken;
     try {
       verified = await verifyApiToken(match[1]!, {
-        issuer,
+        issuers,
         maxLifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
         nowSeconds,
         // Inline: on a busy 2-core machine the pool's two hand-offs were the largest part of the

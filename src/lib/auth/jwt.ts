@@ -1,6 +1,6 @@
 /**
  * API JWTs (spec 5.2, DESIGN 3.1): ES256, `kid` = `sub` = the key name, a single-use `nonce` in
- * the header, `aud` ['developer-api'], a configured issuer, and a short lifetime (60 s in v3,
+ * the header, `aud` ['developer-api'], one of the configured issuers, and a short lifetime (60 s in v3,
  * 120 s in v1/v2). Verification is shared by the core and the gateway; each maps the typed
  * failure to its own generation's error. Single use (the nonce store) is the caller's step.
  */
@@ -50,7 +50,8 @@ export interface VerifiedToken {
 }
 
 export interface VerifyOptions {
-  readonly issuer: string;
+  /** The `iss` values accepted (FXGATE_JWT_ISSUER); a token must carry one of them. */
+  readonly issuers: readonly string[];
   readonly maxLifetimeSeconds: number;
   readonly resolveKey: (keyName: string) => Promise<KeyObject | null>;
   readonly nowSeconds?: number;
@@ -156,7 +157,7 @@ export async function checkApiToken(parsed: ParsedApiToken, key: KeyObject, opti
   const iat = numericDate(claims, 'iat');
   const nbf = numericDate(claims, 'nbf');
   const exp = numericDate(claims, 'exp');
-  if (claims.iss !== options.issuer) throw malformed('unexpected iss');
+  if (typeof claims.iss !== 'string' || !options.issuers.includes(claims.iss)) throw malformed('unexpected iss');
   if (claims.sub !== keyName) throw malformed('sub must be the kid');
   const aud = claims.aud;
   if (!Array.isArray(aud) || aud.length !== 1 || aud[0] !== JWT_AUDIENCE) throw malformed(`aud must be ["${JWT_AUDIENCE}"]`);
@@ -183,6 +184,7 @@ export async function verifyApiToken(token: string, options: VerifyOptions): Pro
 export interface SignOptions {
   readonly privateKey: KeyObject;
   readonly keyName: string;
+  /** The one `iss` the token carries; fxgate signs with the first configured issuer. */
   readonly issuer: string;
   readonly lifetimeSeconds: number;
   readonly nowSeconds?: number;

@@ -38,7 +38,9 @@ export function renderErrorReference(): string {
 function defaultOf(schema: z.ZodType): string {
   if (schema instanceof z.ZodDefault) {
     const value: unknown = schema.def.defaultValue;
-    return Array.isArray(value) ? (value.length === 0 ? '(empty)' : value.join(',')) : `\`${String(value)}\``;
+    // A list default is shown as the variable would be written: comma-separated.
+    const text = Array.isArray(value) ? value.join(',') : String(value);
+    return text === '' ? '(empty)' : `\`${text}\``;
   }
   return '(unset)';
 }

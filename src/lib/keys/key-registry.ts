@@ -14,7 +14,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Mode, Scope } from '../auth/credentials.js';
 import { parseKeyName } from '../auth/credentials.js';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { newUuid } from '../ids.js';
 import { generateKeyFile, type KeyFile } from './key-file.js';
 
@@ -112,6 +112,20 @@ function compileAllowlist(cidrs: readonly string[]): (address: string) => boolea
   };
 }
 
+/**
+ * Creates the org with both books, if it is new, inside the caller's transaction: for work that
+ * registers an org and its keys together (the key import). Idempotent.
+ */
+export async function ensureOrgIn(tx: Queryable, orgId: string, name = `org ${orgId.slice(0, 8)}`): Promise<void> {
+  await tx.query('INSERT INTO orgs (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [orgId, name]);
+  await tx.query(
+    `INSERT INTO org_environments (org_id, environment, credit_line_usd)
+     VALUES ($1, 'sandbox', $2), ($1, 'live', 0)
+     ON CONFLICT (org_id, environment) DO NOTHING`,
+    [orgId, SANDBOX_CREDIT_LINE_USD],
+  );
+}
+
 export interface CreateKeyInput {
   readonly orgId: string;
   readonly scopes: readonly Scope[];
@@ -137,16 +151,8 @@ export class KeyRegistry {
   ) {}
 
   /** Creates the org (with both books) if it is new. Idempotent. */
-  async ensureOrg(orgId: string, name = `org ${orgId.slice(0, 8)}`): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query('INSERT INTO orgs (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [orgId, name]);
-      await tx.query(
-        `INSERT INTO org_environments (org_id, environment, credit_line_usd)
-         VALUES ($1, 'sandbox', $2), ($1, 'live', 0)
-         ON CONFLICT (org_id, environment) DO NOTHING`,
-        [orgId, SANDBOX_CREDIT_LINE_USD],
-      );
-    });
+  async ensureOrg(orgId: string, name?: string): Promise<void> {
+    await this.db.transaction((tx) => ensureOrgIn(tx, orgId, name));
   }
 
   /** Makes a key pair, registers the public half, and returns the key file (private half). */

@@ -1,3 +1,4 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,27 @@ describe('fxgate keys on PostgreSQL', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stdout).toBe('');
+  });
+
+  it('imports a public key under its existing name; a second run reports it unchanged and refuses a bad file', async () => {
+    const orgId = randomUUID();
+    const name = `org/${orgId}/apiKey/${randomUUID()}`;
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const file = join(dataDir, 'legacy-keys.jsonl');
+    const record = { name, orgId: orgId.toUpperCase(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }), scopes: 'View,Trade', mode: 'Sandbox' };
+    await writeFile(file, `${JSON.stringify(record)}\n`);
+
+    const imported = await runCli(['keys', 'import', file], env);
+    expect(imported).toMatchObject({ code: 0, stderr: '', stdout: `imported: ${name}\nsummary: 1 imported, 0 unchanged, 0 files refused\n` });
+    // Again, beside a bad file: the first is unchanged, the second a usage error naming its line and field.
+    const bad = join(dataDir, 'bad-keys.jsonl');
+    await writeFile(bad, `${JSON.stringify({ ...record, name: `org/${orgId}/apiKey/${randomUUID()}`, mode: 'staging' })}\n`);
+    const refused = await runCli(['keys', 'import', file, bad], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe(`unchanged: ${name}\nsummary: 0 imported, 1 unchanged, 1 file refused\n`);
+    expect(refused.stderr).toContain(`${bad}:1: mode: must be sandbox or live`);
+    const { rows } = await database.db.query<{ scopes: string[]; mode: string }>('SELECT scopes, mode FROM api_keys WHERE org_id = $1', [orgId]);
+    expect(rows).toEqual([{ scopes: ['view', 'trade'], mode: 'sandbox' }]);
   });
 
   it('refuses a malformed key name to revoke with exit 2', async () => {

@@ -8,7 +8,7 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { makeJwt, signCanonical, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
-import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { TEST_ISSUER, TEST_ISSUERS, V3Harness, type TestResponse } from '../../support/v3-harness.js';
 
 let harness: V3Harness;
 let key: LoadedKey;
@@ -92,6 +92,15 @@ describe('bearer token', () => {
     ['typ other than JWT', (t) => (t.header.typ = 'at+jwt')],
   ])('AUTH_TOKEN_INVALID for %s', async (_name, edit) => {
     expectError(await sendWithToken(edit), 401, 'AUTH_TOKEN_INVALID');
+  });
+
+  it('accepts a token with any configured issuer, the legacy service\'s name included', async () => {
+    expect(TEST_ISSUERS).toEqual(['fx-service', 'openfx']);
+    for (const iss of TEST_ISSUERS) expect((await sendWithToken((t) => (t.payload.iss = iss))).status).toBe(200);
+  });
+
+  it.each(['OpenFX', 'fx-service,openfx', ''])('AUTH_TOKEN_INVALID for an issuer not on the list: %j', async (iss) => {
+    expectError(await sendWithToken((t) => (t.payload.iss = iss)), 401, 'AUTH_TOKEN_INVALID');
   });
 
   it('accepts a token of exactly 60 s lifetime', async () => {

@@ -25,7 +25,9 @@ import {
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 
-const ISSUER = 'fx-service';
+/** fxgate's own name, then the legacy service's, which existing legacy clients send. */
+const ISSUERS = ['fx-service', 'openfx'] as const;
+const ISSUER = ISSUERS[0];
 const AUTH_MESSAGE = 'The authorization key provided is either invalid or expired, please try again';
 const CLIENT_IP = '203.0.113.7';
 
@@ -47,7 +49,7 @@ beforeAll(async () => {
   database = await createTestPostgres();
   registry = new KeyRegistry(database.db);
   store = new MemoryStore();
-  authenticate = createLegacyAuthenticator({ registry, store, issuer: ISSUER });
+  authenticate = createLegacyAuthenticator({ registry, store, issuers: ISSUERS });
   tradeKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade', 'withdraw'], mode: 'live' }));
   viewKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view'], mode: 'live' }));
   sandboxKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade'], mode: 'sandbox' }));
@@ -198,6 +200,16 @@ describe('legacy authentication: the token', () => {
     expectLegacy401(issuer);
   });
 
+  it('accepts a token with any configured issuer, the legacy service\'s own included, and no other', async () => {
+    for (const iss of ISSUERS) expect((await authenticate(request({ token: token(tradeKey, { issuer: iss }) }))).ok).toBe(true);
+    // Compared exactly: neither another case nor the list's text as one value is an issuer on it.
+    for (const iss of ['OpenFX', 'fx-service,openfx', '']) {
+      const result = await authenticate(request({ token: token(tradeKey, { issuer: iss }) }));
+      expect(refusal(result)).toBe('AUTH_TOKEN_INVALID');
+      expectLegacy401(result);
+    }
+  });
+
   it('refuses a nonce that is not 32 lower-case hex, and sub different from kid', async () => {
     for (const nonce of [undefined, 'abc', 'A'.repeat(32)]) {
       const result = await authenticate(request({ token: token(tradeKey, { header: { nonce } }) }));
@@ -305,7 +317,7 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
     });
     try {
       await test({
-        authenticate: createLegacyAuthenticator({ registry, store, issuer: ISSUER }),
+        authenticate: createLegacyAuthenticator({ registry, store, issuers: ISSUERS }),
         release: () => held.splice(0).forEach((go) => go()),
         pending: () => held.length,
       });
@@ -363,7 +375,7 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
   it('lets a deferred read through when the store is down, as an undeferred one', async () => {
     const down = new MemoryStore();
     await down.close();
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuer: ISSUER });
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS });
     const result = await degraded(request({ token: token(tradeKey), write: false, deferReplayCheck: true }));
     expect(result.ok && (await result.replayCheck)).toBeNull();
   });
@@ -374,7 +386,7 @@ describe('legacy authentication: nonce store unavailable', () => {
     const down = new MemoryStore();
     await down.close();
     const events: LegacyAuthLogEvent[] = [];
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuer: ISSUER, log: (event) => events.push(event) });
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, log: (event) => events.push(event) });
 
     const write = await degraded(request({ token: token(tradeKey), requiredScope: 'trade', write: true }));
     expect(refusal(write)).toBe('IDEMPOTENCY_UNAVAILABLE');
@@ -393,7 +405,7 @@ describe('legacy authentication: nonce store unavailable', () => {
   it('still refuses a bad token before it needs the store', async () => {
     const down = new MemoryStore();
     await down.close();
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuer: ISSUER });
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS });
     expect(refusal(await degraded(request({ token: token(tradeKey, { lifetimeSeconds: 121 }), write: false })))).toBe('AUTH_TOKEN_INVALID');
   });
 });
@@ -403,7 +415,7 @@ describe('legacy authentication: nonce lifetime', () => {
     let nowMs = Date.now();
     const clockStore = new MemoryStore({ now: () => nowMs });
     try {
-      const timed = createLegacyAuthenticator({ registry, store: clockStore, issuer: ISSUER, now: () => nowMs });
+      const timed = createLegacyAuthenticator({ registry, store: clockStore, issuers: ISSUERS, now: () => nowMs });
       const nowSeconds = Math.floor(nowMs / 1000);
       const jwt = token(tradeKey, { payload: { iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + 20 } });
       expect((await timed(request({ token: jwt }))).ok).toBe(true);

@@ -10,6 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { JWT_AUDIENCE, JWT_CLOCK_SKEW_SECONDS, newNonce, signApiToken, verifyApiToken, type TokenFailure } from '../../../src/lib/auth/jwt.js';
 
 const ISSUER = 'fxgate-test';
+/** The verifier's list: fxgate's own issuer first, then a second one it also accepts (as it does the legacy service's). */
+const ISSUERS = [ISSUER, 'legacy-test'] as const;
 const KEY_NAME = 'org/00000000-0000-4000-8000-000000000001/apiKey/00000000-0000-4000-8000-000000000002';
 const MAX_LIFETIME = 60;
 const NOW = 1_800_000_000;
@@ -37,7 +39,7 @@ const VERIFY_ON = ['thread-pool', 'event-loop'] as const;
 let verifyOn: (typeof VERIFY_ON)[number] = 'thread-pool';
 
 const options = (nowSeconds = NOW) => ({
-  issuer: ISSUER,
+  issuers: ISSUERS,
   maxLifetimeSeconds: MAX_LIFETIME,
   nowSeconds,
   verifyOn,
@@ -120,6 +122,10 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     ['no nbf', () => craft(goodHeader(), goodClaims({ nbf: undefined })), 'TOKEN_MALFORMED'],
     ['no iat', () => craft(goodHeader(), goodClaims({ iat: undefined })), 'TOKEN_MALFORMED'],
     ['another issuer', () => craft(goodHeader(), goodClaims({ iss: 'someone' })), 'TOKEN_MALFORMED'],
+    ['an issuer in another case', () => craft(goodHeader(), goodClaims({ iss: ISSUERS[1].toUpperCase() })), 'TOKEN_MALFORMED'],
+    ['the issuer list as one value', () => craft(goodHeader(), goodClaims({ iss: ISSUERS.join(',') })), 'TOKEN_MALFORMED'],
+    ['iss as an array of the issuers', () => craft(goodHeader(), goodClaims({ iss: [...ISSUERS] })), 'TOKEN_MALFORMED'],
+    ['no iss', () => craft(goodHeader(), goodClaims({ iss: undefined })), 'TOKEN_MALFORMED'],
     ['sub other than kid', () => craft(goodHeader(), goodClaims({ sub: 'org/x/apiKey/y' })), 'TOKEN_MALFORMED'],
     ['aud as a string', () => craft(goodHeader(), goodClaims({ aud: JWT_AUDIENCE })), 'TOKEN_MALFORMED'],
     ['aud of two', () => craft(goodHeader(), goodClaims({ aud: [JWT_AUDIENCE, 'other'] })), 'TOKEN_MALFORMED'],
@@ -130,6 +136,25 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     ['a lifetime over the maximum', () => craft(goodHeader(), goodClaims({ exp: NOW + MAX_LIFETIME + 1 })), 'LIFETIME_TOO_LONG'],
   ])('refuses %s as %s', async (_name, make, failure) => {
     expect(await failureOf(make())).toBe(failure);
+  });
+
+  it('accepts the second issuer of the list as it does the first, signed by the project and by jose', async () => {
+    expect(await failureOf(craft(goodHeader(), goodClaims({ iss: ISSUERS[1] })))).toBe('accepted');
+    const own = await signApiToken({ privateKey, keyName: KEY_NAME, issuer: ISSUERS[1], lifetimeSeconds: MAX_LIFETIME, nowSeconds: NOW });
+    expect(await verifyApiToken(own.token, options())).toEqual({ keyName: KEY_NAME, nonce: own.nonce, expiresAt: NOW + MAX_LIFETIME });
+    const nonce = newNonce();
+    const byJose = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: KEY_NAME, nonce })
+      .setIssuer(ISSUERS[1])
+      .setSubject(KEY_NAME)
+      .setAudience([JWT_AUDIENCE])
+      .setIssuedAt(NOW)
+      .setNotBefore(NOW)
+      .setExpirationTime(NOW + 30)
+      .sign(privateKey);
+    expect(await verifyApiToken(byJose, options())).toEqual({ keyName: KEY_NAME, nonce, expiresAt: NOW + 30 });
+    // A verifier given only the first issuer refuses the same token.
+    await expect(verifyApiToken(byJose, { ...options(), issuers: [ISSUER] })).rejects.toMatchObject({ failure: 'TOKEN_MALFORMED', message: 'unexpected iss' });
   });
 
   it('accepts exp one second inside the skew, and nbf and iat at the edge of it', async () => {
@@ -144,7 +169,7 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     const numeric = (right: number) =>
       fc.oneof({ arbitrary: fc.constant(right), weight: 3 }, fc.integer({ min: NOW - 200, max: NOW + 200 }), fc.constantFrom<unknown>(undefined, '1800000000', null, 1.5e9 + 0.5));
     const claimSets = fc.record({
-      iss: mostly<unknown>(ISSUER, 'other', undefined),
+      iss: mostly<unknown>(ISSUER, ISSUERS[1], 'other', undefined),
       sub: mostly<unknown>(KEY_NAME, 'other', undefined),
       aud: mostly<unknown>([JWT_AUDIENCE], JWT_AUDIENCE, ['other'], [JWT_AUDIENCE, 'other'], undefined),
       iat: numeric(NOW),
@@ -160,7 +185,7 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
         try {
           await jwtVerify(token, publicKey, {
             algorithms: ['ES256'],
-            issuer: ISSUER,
+            issuer: [...ISSUERS],
             audience: JWT_AUDIENCE,
             subject: KEY_NAME,
             clockTolerance: JWT_CLOCK_SKEW_SECONDS,

@@ -1,0 +1,167 @@
+/**
+ * `fxgate sign`, in process: the command as commander runs it (its output captured), and the
+ * function behind it. `--legacy` prints the headers of a v1/v2 request; its token is checked by
+ * the project's verifier with the legacy lifetime and, independently, by jose.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { registerSignCommand, signedHeaderLines } from '../../../src/cli/commands/sign.js';
+import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
+import { JWT_AUDIENCE, verifyApiToken } from '../../../src/lib/auth/jwt.js';
+import { verifyRequestSignature } from '../../../src/lib/auth/request-signature.js';
+import { DEFAULT_JWT_ISSUERS } from '../../../src/lib/config.js';
+import { newUuid } from '../../../src/lib/ids.js';
+import { generateKeyFile, loadKey, writeKeyFile, type KeyFile, type LoadedKey } from '../../../src/lib/keys/key-file.js';
+
+const LEGACY_LIFETIME_SECONDS = 120;
+
+let dir: string;
+let sandboxPath: string;
+let sandbox: LoadedKey;
+let livePath: string;
+let live: LoadedKey;
+
+async function keyFileAt(name: string, file: KeyFile): Promise<string> {
+  const path = join(dir, name);
+  await writeKeyFile(path, file);
+  return path;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fxgate-sign-'));
+  const sandboxFile = generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view', 'trade'], mode: 'sandbox' });
+  const liveFile = generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'live' });
+  sandboxPath = await keyFileAt('sandbox.json', sandboxFile);
+  livePath = await keyFileAt('live.json', liveFile);
+  sandbox = loadKey(sandboxFile);
+  live = loadKey(liveFile);
+});
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
+
+/** Runs `fxgate sign ARGS` through commander, as the CLI does, and returns what it printed. */
+async function runSign(args: readonly string[]): Promise<string> {
+  const printed: string[] = [];
+  vi.spyOn(console, 'log').mockImplementation((...values: unknown[]) => void printed.push(values.join(' ')));
+  const program = new Command('fxgate').exitOverride();
+  registerSignCommand(program);
+  await program.parseAsync(['sign', ...args], { from: 'user' });
+  return printed.join('\n');
+}
+
+/** `Name: value` lines as a map, checking that no header is printed twice. */
+function headersOf(output: string): Map<string, string> {
+  const lines = output.split('\n');
+  const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)] as const));
+  expect(headers.size).toBe(lines.length);
+  return headers;
+}
+
+function tokenOf(headers: Map<string, string>): string {
+  const match = /^Bearer (\S+)$/.exec(headers.get('Authorization') ?? '');
+  expect(match).not.toBeNull();
+  return match![1]!;
+}
+
+/** The token as the legacy authenticator checks it: the project's verifier with the 120 s bound. */
+function verifyLegacy(token: string, key: LoadedKey, maxLifetimeSeconds = LEGACY_LIFETIME_SECONDS) {
+  return verifyApiToken(token, {
+    issuers: DEFAULT_JWT_ISSUERS,
+    maxLifetimeSeconds,
+    resolveKey: async (name) => (name === key.file.name ? key.publicKey : null),
+  });
+}
+
+describe('fxgate sign --legacy', () => {
+  it('prints Authorization with the legacy token, X-App-Mode for a sandbox key, and Content-Type', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const headers = headersOf(await runSign(['--key', sandboxPath, '--legacy']));
+    expect([...headers.keys()]).toEqual(['Authorization', 'X-App-Mode', 'Content-Type']);
+    expect(headers.get('X-App-Mode')).toBe('SANDBOX');
+    expect(headers.get('Content-Type')).toBe('application/json');
+
+    const token = tokenOf(headers);
+    const verified = await verifyLegacy(token, sandbox);
+    expect(verified.keyName).toBe(sandbox.file.name);
+
+    // jose, independently: exactly the legacy header and claims, nothing more.
+    const { payload, protectedHeader } = await jwtVerify(token, await importSPKI(sandbox.file.publicKey, 'ES256'), {
+      algorithms: ['ES256'],
+      issuer: DEFAULT_JWT_ISSUERS[0],
+      audience: JWT_AUDIENCE,
+      subject: sandbox.file.name,
+      typ: 'JWT',
+      requiredClaims: ['iat', 'nbf', 'exp'],
+    });
+    expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'JWT', kid: sandbox.file.name, nonce: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(protectedHeader.nonce).toBe(verified.nonce);
+    expect(Object.keys(payload).sort()).toEqual(['aud', 'exp', 'iat', 'iss', 'nbf', 'sub']);
+    expect(payload).toMatchObject({ iss: 'fx-service', sub: sandbox.file.name, aud: [JWT_AUDIENCE] });
+    expect(payload.iat).toBeGreaterThanOrEqual(before);
+    expect(payload.iat).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    expect(payload.nbf).toBe(payload.iat);
+    expect(payload.exp).toBe(payload.iat! + LEGACY_LIFETIME_SECONDS);
+  });
+
+  it("signs a live key's request without X-App-Mode, and adds Idempotency-Key when given", async () => {
+    const headers = headersOf(await runSign(['--key', livePath, '--legacy', '--idempotency-key', 'order-42']));
+    expect([...headers.keys()]).toEqual(['Authorization', 'Content-Type', 'Idempotency-Key']);
+    expect(headers.get('Idempotency-Key')).toBe('order-42');
+    await expect(verifyLegacy(tokenOf(headers), live)).resolves.toMatchObject({ keyName: live.file.name });
+  });
+
+  it('is a legacy token: 120 s, more than v3 allows, and a fresh nonce each time', async () => {
+    const first = tokenOf(headersOf(await runSign(['--key', livePath, '--legacy'])));
+    await expect(verifyLegacy(first, live, 60)).rejects.toMatchObject({ failure: 'LIFETIME_TOO_LONG' });
+    const second = tokenOf(headersOf(await runSign(['--key', livePath, '--legacy'])));
+    expect(decodeProtectedHeader(second).nonce).not.toBe(decodeProtectedHeader(first).nonce);
+  });
+
+  it('takes --method, --path and --body without binding the token to them', async () => {
+    const headers = headersOf(await runSign(['--key', livePath, '--legacy', '--method', 'POST', '--path', '/v2/brokerage/x/trade', '--body', '{"quoteId":"q"}']));
+    expect([...headers.keys()]).toEqual(['Authorization', 'Content-Type']);
+  });
+
+  it('signs with --issuer, or else with the first configured issuer', async () => {
+    const withFlag = tokenOf(headersOf(await signedHeaderLines({ key: livePath, legacy: true, issuer: 'openfx' })));
+    expect((await jwtVerify(withFlag, await importSPKI(live.file.publicKey, 'ES256'))).payload.iss).toBe('openfx');
+
+    vi.stubEnv('FXGATE_JWT_ISSUER', 'acme-fx, openfx');
+    vi.resetModules();
+    // A fresh module graph, so that the CLI reads the configuration again (it keeps it once read).
+    const fresh: { signedHeaderLines: typeof signedHeaderLines } = await import('../../../src/cli/commands/sign.js');
+    const configured = tokenOf(headersOf(await fresh.signedHeaderLines({ key: livePath, legacy: true })));
+    expect((await jwtVerify(configured, await importSPKI(live.file.publicKey, 'ES256'))).payload.iss).toBe('acme-fx');
+  });
+});
+
+describe('fxgate sign for v3', () => {
+  it('still prints the signed v3 headers, the token bound to method, path and body by X-Request-Signature', async () => {
+    const headers = headersOf(await runSign(['--key', sandboxPath, '--method', 'post', '--path', '/v3/fx/quotes', '--body', '{"a":1}', '--idempotency-key', 'q1']));
+    expect([...headers.keys()]).toEqual(['Authorization', 'X-Request-Signature', 'X-App-Mode', 'Idempotency-Key', 'Content-Type']);
+    const verified = await verifyLegacy(tokenOf(headers), sandbox, 60);
+    const check = await verifyRequestSignature(
+      sandbox.publicKey,
+      { method: 'POST', pathAndQuery: '/v3/fx/quotes', nonce: verified.nonce, idempotencyKey: 'q1', body: Buffer.from('{"a":1}') },
+      headers.get('X-Request-Signature')!,
+    );
+    expect(check).toBe('VALID');
+  });
+
+  it('refuses to sign a v3 request without --method and --path, as a usage error pointing to --legacy', async () => {
+    for (const args of [['--key', livePath], ['--key', livePath, '--method', 'GET'], ['--key', livePath, '--path', '/v3/fx/pairs']]) {
+      const error = await runSign(args).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(CliError);
+      expect(error).toMatchObject({ exitCode: EXIT_CODES.usage, message: expect.stringMatching(/needs --method and --path.*add --legacy/) });
+    }
+  });
+});
