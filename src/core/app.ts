@@ -144,8 +144,6 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
     registry: deps.registry,
     store: deps.store,
     issuers: resolved.issuers,
-    // The pipeline's options still declare the single issuer of before, which nothing reads now (see authenticate.ts).
-    issuer: resolved.issuers[0] ?? '',
     rateLimits: resolved.rateLimits,
     idempotencyLockTtlMs: resolved.idempotencyLockTtlMs,
   });

@@ -3,6 +3,7 @@
  * so inserts stay local in indexes). The legacy UUID of a record is the same 128 bits with
  * dashes, so the gateway maps ids by a pure function and keeps no table (DESIGN 3.3).
  */
+import { createHash } from 'node:crypto';
 import { randomBytesPooled } from './random.js';
 
 export const ID_PREFIXES = {
@@ -63,4 +64,13 @@ export function idToLegacyUuid(kind: IdKind, id: string): string | null {
 export function legacyUuidToId(kind: IdKind, uuid: string): string | null {
   const lower = uuid.toLowerCase();
   return isUuid(lower) ? `${ID_PREFIXES[kind]}_${lower.replaceAll('-', '')}` : null;
+}
+
+/** A name-based UUID (RFC 9562 version 5, SHA-1): the same namespace and name give the same UUID everywhere. */
+export function nameBasedUuid(namespace: string, name: string): string {
+  if (!isUuid(namespace)) throw new TypeError(`the namespace must be a lower-case UUID: ${namespace}`);
+  const bytes = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  return hexToUuid(bytes.toString('hex'));
 }

@@ -4,17 +4,18 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { renderLegacyErrors, renderLegacyOperations } from '../../gateway/legacy/legacy-reference.js';
-import { loadShippedMappings } from '../../gateway/legacy/transforms/index.js';
+import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/legacy-reference.js';
+import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { GENERATED_SECTIONS, regenerateReadme, type SectionRenderers } from '../../lib/docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 
 /** Every generated section: the library's (errors, configuration) and the gateway's legacy reference. */
 export async function readmeSections(): Promise<SectionRenderers> {
-  const mappings = await loadShippedMappings();
+  const mappings = await loadLegacyMappings();
   return {
     ...GENERATED_SECTIONS,
     'legacy-operations': () => renderLegacyOperations(mappings),
+    'legacy-records': () => renderLegacyRecords(mappings),
     'legacy-errors': () => renderLegacyErrors(mappings),
   };
 }

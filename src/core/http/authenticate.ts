@@ -41,17 +41,6 @@ export interface AuthenticatorOptions {
   readonly issuers: readonly string[];
 }
 
-/**
- * The pipeline hands its own options to createAuthenticator, and they still declare only the
- * single `issuer` of before; this adds the list to them until that interface itself says
- * `issuers` (then this block and the `issuer` that src/core/app.ts passes go).
- */
-declare module './v3-pipeline.js' {
-  interface V3PipelineOptions {
-    readonly issuers: readonly string[];
-  }
-}
-
 function fail(error: ApiError): AuthOutcome {
   return { principal: null, error };
 }

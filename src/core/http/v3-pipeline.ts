@@ -25,7 +25,8 @@ import { validateBody, validateNoParameters, validateQuery } from './validation.
 export interface V3PipelineOptions {
   readonly registry: KeyRegistry;
   readonly store: EphemeralStore;
-  readonly issuer: string;
+  /** The `iss` values accepted (FXGATE_JWT_ISSUER). */
+  readonly issuers: readonly string[];
   readonly rateLimits: { readonly reads: number; readonly writes: number };
   readonly idempotencyLockTtlMs: number;
 }

@@ -5,7 +5,8 @@
  *
  * What a legacy request must carry, checked in this order (the same order as the core's v3
  * authenticator, with the org check added because legacy paths name an org):
- *   1. `X-App-Mode`: absent or LIVE is live, SANDBOX is sandbox (DESIGN 3.1, as v3); anything
+ *   1. `X-App-Mode`, read by the conventions of `mappings/conventions.ts` (sandbox, live or
+ *      production in any case; absent is live); anything
  *      else is VALIDATION_HEADER_FAILED (legacy 400 Query validation failed).
  *   2. `Authorization: Bearer <JWT>`: missing is AUTH_TOKEN_MISSING, another shape AUTH_TOKEN_INVALID.
  *   3. The JWT exactly as spec 5.2 says, by the shared verifier: ES256 only (alg `none`, HS256
@@ -128,6 +129,8 @@ export interface LegacyAuthenticatorOptions {
   readonly store: EphemeralStore;
   /** The `iss` values accepted (`FXGATE_JWT_ISSUER`). */
   readonly issuers: readonly string[];
+  /** The book an `X-App-Mode` value declares, or null for one the conventions do not know. */
+  readonly declaredMode: (header: string | readonly string[] | undefined) => Mode | null;
   /** Milliseconds since the epoch; tests move it. */
   readonly now?: () => number;
   /** Called when the nonce store is down, so that an operator sees the skipped replay check. */
@@ -142,14 +145,6 @@ function refuse(code: ErrorCode, reason: string): LegacyAuthRefusal {
 
 const SPENT: Promise<null> = Promise.resolve(null);
 
-/** `X-App-Mode` as v3 reads it (DESIGN 3.1); null for a value that is neither. */
-export function legacyDeclaredMode(value: string | readonly string[] | undefined): Mode | null {
-  if (value === undefined) return 'live';
-  const upper = typeof value === 'string' ? value.toUpperCase() : '';
-  if (upper === 'LIVE') return 'live';
-  if (upper === 'SANDBOX') return 'sandbox';
-  return null;
-}
 
 /** The nonce record's key: the core's format, so that a shared store sees one nonce space. */
 export function nonceKey(keyName: string, nonce: string): string {
@@ -162,8 +157,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
   const knownReplays = options.knownReplays ?? new KnownReplays(undefined, nowMs);
 
   return async function authenticate(request: LegacyAuthRequest): Promise<LegacyAuthResult> {
-    const mode = legacyDeclaredMode(request.appMode);
-    if (mode === null) return refuse('VALIDATION_HEADER_FAILED', 'X-App-Mode must be SANDBOX or LIVE');
+    const mode = options.declaredMode(request.appMode);
+    if (mode === null) return refuse('VALIDATION_HEADER_FAILED', 'X-App-Mode names no mode the conventions know');
 
     const authorization = request.authorization;
     if (authorization === undefined || authorization === '') return refuse('AUTH_TOKEN_MISSING', 'no Authorization header');

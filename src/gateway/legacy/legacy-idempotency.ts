@@ -1,27 +1,32 @@
 /**
- * The v2 idempotency bridge (spec 4.4, 7.5, 8, 9; DESIGN 4).
+ * The legacy idempotency bridge: the record store of legacy answers and the v3 key of a legacy
+ * write. Part of the legacy layer; the handler's idempotency step uses it.
  *
  * v2 keeps its own contract: Idempotency-Key required on POST (400 IDEMPOTENCY_KEY_REQUIRED /
  * INVALID_IDEMPOTENCY_KEY), honoured on GET when sent, lifetimes per operation (24 h trades,
  * 7 d withdrawals, 30 min quotes), the cached LEGACY response replayed for the same key and body,
  * 409 while in flight, 422 on a different body, 503 when the store is down (fail closed). That
- * record lives in the gateway's own store, because the answer to replay is the legacy one.
+ * record lives in the gateway's own store, per generation, because the answer to replay is the
+ * legacy one. v1 writes honour a key the same way when one is sent.
  *
- * Underneath, the v3 call carries a key DERIVED from (org, mode, operation, v2 key). So when the
- * gateway crashes after v3 moved money but before it stored the legacy answer, or v3 answered a
- * 5xx, the client's retry with the same v2 key reaches v3 with the same v3 key, and v3 replays
- * its first answer instead of executing again. The gateway record is the fast path; the derived
- * key is what makes a duplicate impossible.
+ * Underneath, the v3 call carries a key DERIVED from (org, mode, operation, legacy key). So when
+ * the gateway crashes after v3 moved money but before it stored the legacy answer, or v3
+ * answered a 5xx, the client's retry with the same key reaches v3 with the same v3 key, and v3
+ * replays its first answer instead of executing again. The derivation ignores the generation, so
+ * a retry sent to the other generation reaches v3 with the same key too. The gateway record is
+ * the fast path; the derived key is what makes a duplicate impossible.
  *
- * v1 has no idempotency (spec 9): each v1 write gets a fresh random v3 key.
+ * A v1 write sent without a key gets a fresh random v3 key: v1 never had a retry contract.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Mode } from '../../lib/auth/credentials.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../lib/idempotency-key.js';
 import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
+import type { LegacyGeneration } from './operations.js';
 
 export interface LegacyIdempotencyScope {
+  readonly generation: LegacyGeneration;
   readonly orgId: string;
   readonly mode: Mode;
   readonly operation: string;
@@ -37,19 +42,20 @@ export function readIdempotencyKey(header: string | readonly string[] | undefine
 
 /** The gateway record's key: per org and book (hash tag for Redis Cluster), per operation. */
 export function legacyRecordKey(scope: LegacyIdempotencyScope): string {
-  return `lidem:{${scope.orgId}:${scope.mode}}:v2:${scope.operation}:${scope.key}`;
+  return `lidem:{${scope.orgId}:${scope.mode}}:${scope.generation}:${scope.operation}:${scope.key}`;
 }
 
 /**
- * The v3 key for a v2 key: a pure function, so a retry always reaches v3 with the same key. Its
- * inputs are hashed so that no v2 key, whatever its length, makes an invalid v3 key.
+ * The v3 key for a legacy key: a pure function, so a retry always reaches v3 with the same key.
+ * Its inputs are hashed so that no legacy key, whatever its length, makes an invalid v3 key. The
+ * `v2` in the hashed text is part of the derivation, fixed when only v2 had keys: v1 shares it.
  */
 export function derivedV3Key(scope: LegacyIdempotencyScope): string {
   const digest = createHash('sha256').update(`${scope.orgId}\n${scope.mode}\nv2\n${scope.operation}\n${scope.key}`).digest('hex');
   return `fxgw2.${digest}`;
 }
 
-/** A fresh key for each v1 write: v1 has no retry contract to keep. */
+/** A fresh key for a v1 write sent without one: v1 has no retry contract to keep. */
 export function freshV3Key(): string {
   return `fxgw1.${randomUUID()}`;
 }

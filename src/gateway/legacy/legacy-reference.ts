@@ -1,14 +1,17 @@
 /**
- * The per-generation reference of the legacy surface, generated from the mapping tables (as
- * Stripe and Cadwyn generate their version docs from their version changes): one row per
- * operation saying which v3 calls serve it and under which rules, and one row per v3 error code
- * saying what each generation answers. `npm run docs` writes them into the README, and a test
+ * The per-generation reference of the legacy surface, generated from the declarations (as Stripe
+ * and Cadwyn generate their version docs from their version changes): one row per operation
+ * saying which v3 calls serve it, under which rules and what it answers; v1's changes from v2;
+ * every legacy record field by field; and one row per v3 error code saying what each generation
+ * answers. `npm run docs` writes them into the README, and a test
  * fails when the README is stale, so the docs cannot drift from what the gateway serves.
  */
 import { ERROR_CODES } from '../../lib/errors/catalog.js';
-import type { EndpointMapping, IdempotencyRule } from './endpoint-mappings.js';
+import type { EndpointMapping, IdempotencyRule, LayoutNode } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer, LegacyErrorRow } from './error-tables.js';
+import type { GenerationChange } from './generation-changes.js';
 import type { LegacyMappings } from './mappings-loader.js';
+import type { LegacyField } from './record-shapes.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './operations.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -17,8 +20,6 @@ function idempotencyText(rule: IdempotencyRule): string {
   switch (rule.kind) {
     case 'none':
       return 'none';
-    case 'fresh-v3-key':
-      return 'none (a fresh v3 key per request)';
     case 'required':
       return `required, kept ${duration(rule.lifetimeSeconds)}`;
     case 'honoured-if-sent':
@@ -26,7 +27,7 @@ function idempotencyText(rule: IdempotencyRule): string {
   }
 }
 
-/** As the spec states lifetimes: 24 h, 7 d, 30 min. */
+/** As lifetimes are usually said: 24 h, 7 d, 30 min. */
 function duration(seconds: number): string {
   if (seconds % 86_400 === 0 && seconds > 86_400) return `${seconds / 86_400} d`;
   if (seconds % 3_600 === 0) return `${seconds / 3_600} h`;
@@ -34,7 +35,7 @@ function duration(seconds: number): string {
 }
 
 function callsText(mapping: EndpointMapping): string {
-  return mapping.v3
+  return Object.values(mapping.v3)
     .map((call) => {
       const query = Object.entries(call.query ?? {}).map(([name, value]) => `${name}=${value}`);
       return `\`${call.method} ${call.path}${query.length > 0 ? `?${query.join('&')}` : ''}\``;
@@ -42,20 +43,84 @@ function callsText(mapping: EndpointMapping): string {
     .join(' + ');
 }
 
-/** One table per generation: operation, v3 calls, scope, idempotency, pagination. */
+function queryText(mapping: EndpointMapping): string {
+  const names = [...(mapping.pagination === 'page-limit' ? ['page', 'limit'] : []), ...Object.keys(mapping.filters)];
+  return names.map((name) => `\`${name}\``).join(', ');
+}
+
+function bodyText(mapping: EndpointMapping): string {
+  return Object.entries(mapping.request?.fields ?? {})
+    .map(([name, field]) => `\`${name}\`${field.required ? '' : '?'}`)
+    .join(', ');
+}
+
+/** Where the records go in the body: `data.quote: quote`, `data[]: trade`. */
+function layoutText(node: LayoutNode, path: string): string[] {
+  if ('object' in node) return Object.entries(node.object).flatMap(([key, child]) => layoutText(child, `${path}.${key}`));
+  if ('record' in node) return [`\`${path}\`: ${node.record}`];
+  if ('list' in node) return [`\`${path}[]\`: ${node.keyedBy === undefined ? node.list : `{pair: ${node.list}}`}`];
+  return [`\`${path}\``];
+}
+
+function answerLayout(mapping: EndpointMapping): string {
+  const parts = layoutText(mapping.response.data, 'data');
+  for (const key of Object.keys(mapping.response.root ?? {})) parts.push(`\`${key}\``);
+  if (mapping.response.dataAlsoAtRoot) parts.push('the fields of `data` at the top too');
+  return parts.join(', ');
+}
+
+/** One table per generation: operation, v3 calls, scope, idempotency, query, body, answer. */
 export function renderLegacyOperations(mappings: LegacyMappings): string {
   const lines: string[] = [];
   for (const generation of LEGACY_GENERATIONS) {
     const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
     lines.push(`**${generation}** (${LEGACY_OPERATIONS[generation].length} operations)`, '');
-    lines.push('| legacy route | v3 calls | scope | idempotency | pagination | what it does |', '|---|---|---|---|---|---|');
+    lines.push('| legacy route | v3 calls | scope | idempotency | query | body | answer | what it does |', '|---|---|---|---|---|---|---|---|');
     for (const operation of LEGACY_OPERATIONS[generation]) {
       const mapping = table[operation]!;
-      const route = `\`${mapping.legacy.method} ${mapping.legacy.path.replace(`/${generation}/brokerage/:orgId/`, '…/')}\``;
-      const pagination = mapping.pagination === 'none' ? '' : mapping.pagination === 'page-limit/cursor' ? 'page/limit over cursors' : 'page/limit, sliced';
-      lines.push(`| ${route} | ${callsText(mapping)} | ${mapping.scope} | ${idempotencyText(mapping.idempotency)} | ${pagination} | ${cell(mapping.summary)} |`);
+      const route = `\`${mapping.method} …/${operation}\``;
+      lines.push(
+        `| ${route} | ${callsText(mapping)} | ${mapping.scope} | ${idempotencyText(mapping.idempotency)} | ${queryText(mapping)} | ${bodyText(mapping)} | ${answerLayout(mapping)} | ${cell(mapping.summary)} |`,
+      );
     }
     lines.push('');
+  }
+  lines.push('**v1 as declared: its changes from v2**', '', '| change | source | reason |', '|---|---|---|');
+  for (const change of mappings.v1Changes) lines.push(`| ${changeText(change)} | ${change.source} | ${cell(change.reason)} |`);
+  return lines.join('\n').trimEnd();
+}
+
+function changeText(change: GenerationChange): string {
+  switch (change.kind) {
+    case 'operation-removed':
+      return `no \`${change.operation}\``;
+    case 'idempotency':
+      return `${change.method}: idempotency ${change.becomes}`;
+    case 'data-also-at-root':
+      return `\`${change.operation}\`: data also at the top of the body`;
+  }
+}
+
+function originText(field: LegacyField): string {
+  if ('from' in field) return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
+  if ('derived' in field) return `derived: ${field.derived}${field.map ? ` via ${field.map}` : ''}`;
+  if ('constant' in field) return `always \`${field.constant}\``;
+  return `the caller's ${field.context}`;
+}
+
+/** Every legacy record, field by field: type, where it comes from in v3, source and reason. */
+export function renderLegacyRecords(mappings: LegacyMappings): string {
+  const lines: string[] = [];
+  for (const [name, shape] of Object.entries(mappings.records)) {
+    lines.push(`**${name}** (from the v3 ${shape.v3}): ${cell(shape.summary)}`, '', '| field | type | from v3 | source | reason |', '|---|---|---|---|---|');
+    for (const [field, declared] of Object.entries(shape.fields)) {
+      lines.push(`| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`);
+    }
+    lines.push('');
+  }
+  for (const [name, map] of Object.entries(mappings.maps)) {
+    const values = Object.entries(map.values).map(([v3, legacy]) => `\`${v3}\` → \`${legacy}\``).join(', ');
+    lines.push(`- **${name}** (${map.source}): ${values}. ${cell(map.reason)}`);
   }
   return lines.join('\n').trimEnd();
 }

@@ -8,9 +8,9 @@
  * value is a safe integer (page sizes, validity seconds) and otherwise stays a LosslessNumber,
  * which no request schema accepts as a number or a string: parsing never guesses.
  *
- * Writing: v3 decimal strings at the mapping's amount paths become JSON numbers written with
- * exactly their digits (`"12345678901234567890.10"` is written 12345678901234567890.10, never
- * in exponent notation); any other number must be a safe integer, so a float cannot slip into a
+ * Writing: amounts are LegacyAmount values (decimal text the record builder marked as a number)
+ * and are written as JSON numbers with exactly their digits (`12345678901234567890.10`, never in
+ * exponent notation); any other number must be a safe integer, so a float cannot slip into a
  * legacy answer unnoticed.
  */
 import { isLosslessNumber, parse } from 'lossless-json';
@@ -47,7 +47,7 @@ export class LegacyJsonParseError extends Error {
   }
 }
 
-export type LegacyJsonWriteReason = 'NOT_A_DECIMAL_STRING' | 'JS_NUMBER_AS_AMOUNT' | 'UNSAFE_NUMBER' | 'UNSUPPORTED_VALUE' | 'TOO_DEEP';
+export type LegacyJsonWriteReason = 'NOT_A_DECIMAL_STRING' | 'UNSAFE_NUMBER' | 'UNSUPPORTED_VALUE' | 'TOO_DEEP';
 
 /** The gateway built an answer it must not send: a defect, the legacy 500. */
 export class LegacyJsonWriteError extends Error {
@@ -165,22 +165,21 @@ export function parseLegacyJson(text: string, amountPaths: readonly string[] = [
   return reviveNode(tree, active, new JsonLocation(), 0);
 }
 
-/** An amount as JSON number text: the digits as v3 wrote them ("100.50" stays 100.50). */
-function writeAmount(value: unknown, at: JsonLocation): string | undefined {
-  if (value === undefined) return undefined;
-  if (value === null) return 'null';
-  if (typeof value === 'number') throw new LegacyJsonWriteError('JS_NUMBER_AS_AMOUNT', at.toString(), 'amounts must be decimal strings, never JS numbers');
-  if (typeof value !== 'string' || !DECIMAL_PATTERN.test(value)) {
-    throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', at.toString(), `expected a decimal string, got ${describeValue(value)}`);
+/**
+ * An amount in a legacy answer: decimal text (as v3 wrote it) to be written as a JSON number with
+ * exactly these digits ("100.50" is written 100.50). Only a negative zero loses its sign.
+ */
+export class LegacyAmount {
+  readonly digits: string;
+  constructor(text: string) {
+    if (!DECIMAL_PATTERN.test(text)) throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', '', `expected a decimal string, got ${JSON.stringify(text.slice(0, 64))}`);
+    this.digits = /^-0(\.0+)?$/.test(text) ? text.slice(1) : text;
   }
-  // Only a negative zero loses its sign.
-  return /^-0(\.0+)?$/.test(value) ? value.slice(1) : value;
-}
 
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.slice(0, 64));
-  if (value === null) return 'null';
-  return Array.isArray(value) ? 'an array' : typeof value;
+  /** What JSON.stringify (logs, tests) makes of it: the same digits, as text. */
+  toJSON(): string {
+    return this.digits;
+  }
 }
 
 /**
@@ -188,10 +187,9 @@ function describeValue(value: unknown): string {
  * no number objects, no location strings unless an error needs one. Undefined for `undefined`
  * (an object's key that is left out). Arrays write a missing element as null.
  */
-function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: number): string | undefined {
+function writeNode(node: unknown, at: JsonLocation, depth: number): string | undefined {
   if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonWriteError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`);
-  const amount = endsHere(active);
-  if (amount && (node === null || typeof node !== 'object')) return writeAmount(node, at);
+  if (node instanceof LegacyAmount) return node.digits;
   switch (typeof node) {
     case 'string':
       return JSON.stringify(node);
@@ -200,7 +198,7 @@ function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: 
     case 'undefined':
       return undefined;
     case 'number':
-      if (!Number.isSafeInteger(node)) throw new LegacyJsonWriteError('UNSAFE_NUMBER', at.toString(), `${node} is not a safe integer; amounts go through amount paths`);
+      if (!Number.isSafeInteger(node)) throw new LegacyJsonWriteError('UNSAFE_NUMBER', at.toString(), `${node} is not a safe integer; amounts are written as LegacyAmount`);
       return JSON.stringify(node);
     case 'object':
       break;
@@ -208,14 +206,12 @@ function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: 
       throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', at.toString(), `a ${typeof node} cannot be written as JSON`);
   }
   if (node === null) return 'null';
-  if (amount) throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', at.toString(), `expected a decimal string, got ${describeValue(node)}`);
   if (Array.isArray(node)) {
-    const next = intoElement(active);
     let text = '[';
     for (let index = 0; index < node.length; index += 1) {
       const element: unknown = node[index];
       at.enter(index);
-      const written = writeNode(element === undefined ? null : element, next, at, depth + 1);
+      const written = writeNode(element === undefined ? null : element, at, depth + 1);
       at.leave();
       text += index === 0 ? `${written}` : `,${written}`;
     }
@@ -227,7 +223,7 @@ function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: 
     const value = node[key];
     if (value === undefined) continue;
     at.enter(key);
-    const written = writeNode(value, intoKey(active, key), at, depth + 1);
+    const written = writeNode(value, at, depth + 1);
     at.leave();
     text += `${text.length === 1 ? '' : ','}${JSON.stringify(key)}:${written}`;
   }
@@ -235,12 +231,12 @@ function writeNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: 
 }
 
 /**
- * Serialises a legacy response body. Values at `numberPaths` must be decimal strings (or null,
- * or absent) and are written as JSON numbers with exactly their digits; every other number must
- * be a safe integer. Throws LegacyJsonWriteError, never writes `NaN`, `1e+21` or a rounded float.
+ * Serialises a legacy response body. LegacyAmount values are written as JSON numbers with
+ * exactly their digits; every other number must be a safe integer. Throws LegacyJsonWriteError,
+ * never writes `NaN`, `1e+21` or a rounded float.
  */
-export function stringifyLegacyJson(value: unknown, numberPaths: readonly string[] = []): string {
-  const text = writeNode(value, compileJsonPaths(numberPaths), new JsonLocation(), 0);
+export function stringifyLegacyJson(value: unknown): string {
+  const text = writeNode(value, new JsonLocation(), 0);
   if (text === undefined) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', '', 'nothing to write');
   return text;
 }

@@ -1,26 +1,44 @@
 /**
- * Loads the legacy mapping tables of `mappings/` and validates them, so the gateway refuses to
- * start with a table that is incomplete or wrong (issue 5).
+ * Loads the legacy declarations of `mappings/` and validates them, so the gateway refuses to
+ * start with a table that is incomplete or wrong. Part of the legacy layer; the one module that
+ * knows where the tables are.
  *
- * Where the tables are: `mappings/*.ts` at the repository root is their source. Running from
- * source (vitest, tsx: this module is `src/gateway/legacy/mappings-loader.ts`) they are imported
- * from there. Built, this module is `dist/gateway/legacy/mappings-loader.js` and the tables are
+ * Where they are: `mappings/*.ts` at the repository root is their source. Running from source
+ * (vitest, tsx: this module is `src/gateway/legacy/mappings-loader.ts`) they are imported from
+ * there. Built, this module is `dist/gateway/legacy/mappings-loader.js` and the tables are
  * `dist/mappings/*.js`, compiled by `mappings/tsconfig.build.json` (the main build's rootDir is
  * `src`, so it cannot emit them). The tables import nothing at run time (only `import type`), so
  * the compiled files stand alone. The import is dynamic because the two places differ in depth;
  * the loaded modules are treated as unknown input and typed only by the validators.
  */
-import { type EndpointTable, type TransformRegistry, validateEndpointTable } from './endpoint-mappings.js';
-import { type LegacyErrorTables, validateErrorTables } from './error-tables.js';
+import { type LegacyConventions, validateConventions } from './conventions.js';
+import { type EndpointTable, validateEndpointTable } from './endpoint-mappings.js';
+import { type LegacyErrorTables, applyV1ErrorChanges, validateErrorTables } from './error-tables.js';
+import { type GenerationChange, applyGenerationChanges } from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
+import { type RecordCodeRegistry, type RecordTable, type ValueMapTable, validateRecords, validateValueMaps } from './record-shapes.js';
+import { CONVERTERS, derivedFieldNames } from './transforms/derived-fields.js';
+import { REQUEST_CHECKS } from './transforms/request-body.js';
 
 export interface LegacyMappings {
+  readonly conventions: LegacyConventions;
+  readonly maps: ValueMapTable;
+  readonly records: RecordTable;
   readonly errors: { readonly v1: LegacyErrorTables<'v1'>; readonly v2: LegacyErrorTables<'v2'> };
   readonly endpoints: { readonly v1: EndpointTable<'v1'>; readonly v2: EndpointTable<'v2'> };
+  /** v1 as declared: its changes from v2, for the docs and the changelog. */
+  readonly v1Changes: readonly GenerationChange[];
 }
 
+/** The code the declarations may name; the shipped registries unless a test gives its own. */
+export interface MappingCode extends RecordCodeRegistry {
+  readonly checks: Iterable<string>;
+}
+
+export const SHIPPED_CODE: MappingCode = { derived: derivedFieldNames(), converters: Object.keys(CONVERTERS), checks: Object.keys(REQUEST_CHECKS) };
+
 export interface MappingsLocation {
-  /** The folder holding errors.v1, errors.v2, endpoints.v1 and endpoints.v2. */
+  /** The folder holding the mapping modules. */
   readonly directory: URL;
   /** `.ts` from source, `.js` built. */
   readonly extension: '.ts' | '.js';
@@ -35,11 +53,16 @@ export function mappingsLocation(moduleUrl: string = import.meta.url): MappingsL
 
 /** The tables' modules and the export each must have. */
 export const MAPPING_MODULES = {
-  errorsV1: { file: 'errors.v1', export: 'V1_ERROR_TABLES' },
+  conventions: { file: 'conventions', export: 'LEGACY_CONVENTIONS' },
+  valueMaps: { file: 'value-maps', export: 'VALUE_MAPS' },
+  records: { file: 'records', export: 'LEGACY_RECORDS' },
+  errorsV1: { file: 'errors.v1', export: 'V1_ERROR_CHANGES' },
   errorsV2: { file: 'errors.v2', export: 'V2_ERROR_TABLES' },
   endpointsV1: { file: 'endpoints.v1', export: 'V1_ENDPOINTS' },
   endpointsV2: { file: 'endpoints.v2', export: 'V2_ENDPOINTS' },
 } as const;
+
+type ModuleName = keyof typeof MAPPING_MODULES;
 
 async function importExport(location: MappingsLocation, module: { readonly file: string; readonly export: string }): Promise<unknown> {
   const url = new URL(`${module.file}${location.extension}`, location.directory);
@@ -54,18 +77,27 @@ async function importExport(location: MappingsLocation, module: { readonly file:
 }
 
 /**
- * Imports and validates all four tables against the error catalog, the v3 contract and the
- * registered transform names. Throws LegacyMappingError, whose message lists every problem.
+ * Imports and validates every table against the error catalog, the v3 contract and the code the
+ * declarations name; v1's endpoints and errors are v2's with v1's declared changes applied. Throws
+ * LegacyMappingError, whose message lists every problem of the first table that has any.
  */
-export async function loadLegacyMappings(registry: TransformRegistry, location: MappingsLocation = mappingsLocation()): Promise<LegacyMappings> {
-  const [errorsV1, errorsV2, endpointsV1, endpointsV2] = await Promise.all([
-    importExport(location, MAPPING_MODULES.errorsV1),
-    importExport(location, MAPPING_MODULES.errorsV2),
-    importExport(location, MAPPING_MODULES.endpointsV1),
-    importExport(location, MAPPING_MODULES.endpointsV2),
-  ]);
+export async function loadLegacyMappings(location: MappingsLocation = mappingsLocation(), code: MappingCode = SHIPPED_CODE): Promise<LegacyMappings> {
+  const names = Object.keys(MAPPING_MODULES) as ModuleName[];
+  const loaded = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await importExport(location, MAPPING_MODULES[name])] as const))) as Record<ModuleName, unknown>;
+  const conventions = validateConventions(loaded.conventions);
+  const maps = validateValueMaps(loaded.valueMaps);
+  const records = validateRecords(loaded.records, maps, code);
+  const context = { records, maps, checks: code.checks };
+  const v2 = validateEndpointTable('v2', loaded.endpointsV2, context);
+  const v1 = applyGenerationChanges('v1', v2, loaded.endpointsV1);
+  const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
+  if (v1.base !== 'v2') throw new LegacyMappingError('mappings/endpoints.v1', [`base: v1 is written against v2, not ${v1.base}`]);
   return {
-    errors: { v1: validateErrorTables('v1', errorsV1), v2: validateErrorTables('v2', errorsV2) },
-    endpoints: { v1: validateEndpointTable('v1', endpointsV1, registry), v2: validateEndpointTable('v2', endpointsV2, registry) },
+    conventions,
+    maps,
+    records,
+    errors: { v1: validateErrorTables('v1', applyV1ErrorChanges(errorsV2, loaded.errorsV1)), v2: errorsV2 },
+    endpoints: { v1: validateEndpointTable('v1', v1.table, context), v2 },
+    v1Changes: v1.changes,
   };
 }

@@ -1,28 +1,32 @@
 /**
- * The legacy operations the gateway serves (DESIGN 4): the spec's v1 and v2 operations plus what
- * public v1/v2 clients are known to call. An operation is named by its path below
- * `/v{1,2}/brokerage/{orgId}/`, which is unique within a generation, so the endpoint tables and
- * the per-operation rows of the error tables share one vocabulary.
+ * The legacy operations the gateway serves, by generation. An operation is named by its path
+ * below `/v{1,2}/brokerage/{orgId}/`, which is unique within a generation, so the endpoint
+ * tables, the generation changes and the per-operation rows of the error tables share one
+ * vocabulary.
+ *
+ * The twelve operations real v1 and v2 clients call are served on both generations; v2 keeps
+ * the three reversal and settlement operations v1 never had (`mappings/endpoints.v1.ts` says
+ * so as changes from v2).
  */
 
+const SHARED = [
+  'available_markets',
+  'balances',
+  'generate_quote',
+  'trade',
+  'trades',
+  'trade/{id}',
+  'deposits',
+  'withdrawal_addresses',
+  'fiat_withdrawal_addresses',
+  'withdrawals',
+  'withdrawal',
+  'fiat_withdrawal',
+] as const;
+
 export const LEGACY_OPERATIONS = {
-  v1: ['fiat_withdrawal_addresses', 'withdrawal_addresses', 'trades', 'trade/{id}', 'deposits', 'balances', 'generate_quote', 'trade'],
-  v2: [
-    'balances',
-    'available_markets',
-    'trades',
-    'deposits',
-    'withdrawals',
-    'withdrawal_addresses',
-    'fiat_withdrawal_addresses',
-    'generate_quote',
-    'trade',
-    'trade/reverse-quote',
-    'trade/reverse',
-    'trade/settle',
-    'withdrawal',
-    'fiat_withdrawal',
-  ],
+  v1: SHARED,
+  v2: [...SHARED, 'trade/reverse-quote', 'trade/reverse', 'trade/settle'],
 } as const;
 
 export type LegacyGeneration = keyof typeof LEGACY_OPERATIONS;

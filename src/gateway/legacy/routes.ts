@@ -1,18 +1,21 @@
 /**
  * The legacy generations, v1 and v2, as fastify routes: one route per operation of the endpoint
- * tables, each served by a LegacyOperationHandler, and for anything else under /v1 or /v2 the
- * generation's own "not found" (a known path called with another method included). Bodies are
- * kept as raw bytes (never parsed by fastify), because legacy amounts must be read from their
- * text and v2's idempotency fingerprint is over the bytes as sent.
+ * tables, each served by a LegacyOperationHandler compiled from its declarations, and for
+ * anything else under /v1 or /v2 the generation's own "not found" (a known path called with
+ * another method included). Bodies are kept as raw bytes (never parsed by fastify), because
+ * legacy amounts must be read from their text and the idempotency fingerprint is over the bytes
+ * as sent.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
+import { randomHex } from '../../lib/random.js';
 import type { InFlightRequests } from '../in-flight.js';
-import type { EndpointMapping } from './endpoint-mappings.js';
-import type { LegacyErrorTables } from './error-tables.js';
-import { LegacyOperationHandler, type LegacyServices, legacyErrorReply } from './legacy-operation.js';
-import { generationHeaders } from './legacy-reply.js';
+import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
+import { generationHeaders, sendLegacyError } from './legacy-reply.js';
 import type { LegacyMappings } from './mappings-loader.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from './operations.js';
+import { compileOperation } from './pipeline/compiled-operation.js';
+import { LegacyOperationHandler, type LegacyServices } from './pipeline/operation-handler.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
 
@@ -53,11 +56,10 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
     });
 
     for (const generation of LEGACY_GENERATIONS) {
-      const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
       for (const operation of LEGACY_OPERATIONS[generation]) {
-        const mapping = table[operation]!;
-        const handler = new LegacyOperationHandler(services, generation, operation, mapping, tablesOf(generation));
-        scope.route({ method: mapping.legacy.method, url: mapping.legacy.path, handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)) });
+        const compiled = compileOperation(mappings, generation, operation);
+        const handler = new LegacyOperationHandler(services, compiled);
+        scope.route({ method: compiled.mapping.method, url: compiled.route, handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)) });
       }
       const fallback = async (request: FastifyRequest, reply: FastifyReply) => {
         const path = request.url.split('?', 1)[0]!;
@@ -68,4 +70,10 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
       scope.all(`/${generation}/*`, fallback);
     }
   });
+}
+
+/** Answers raised before an operation is known (unknown path, wrong method, bad body framing). */
+function legacyErrorReply<G extends LegacyGeneration>(reply: FastifyReply, tables: LegacyErrorTables<G>, code: ErrorCode, extraHeaders: Readonly<Record<string, string>>): FastifyReply {
+  const answer = resolveLegacyError(tables, { code });
+  return sendLegacyError(reply, answer, { 'x-trace-id': randomHex(16), 'x-request-id': reply.request.id, ...extraHeaders });
 }

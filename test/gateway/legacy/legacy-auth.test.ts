@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { V1_ERROR_TABLES } from '../../../mappings/errors.v1.js';
+import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
+import { V1_ERROR_CHANGES } from '../../../mappings/errors.v1.js';
 import { V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
 import type { Scope } from '../../../src/lib/auth/credentials.js';
 import { keyName } from '../../../src/lib/auth/credentials.js';
@@ -14,7 +15,8 @@ import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
-import { resolveLegacyError } from '../../../src/gateway/legacy/error-tables.js';
+import { declaredMode } from '../../../src/gateway/legacy/conventions.js';
+import { applyV1ErrorChanges, resolveLegacyError } from '../../../src/gateway/legacy/error-tables.js';
 import {
   createLegacyAuthenticator,
   type LegacyAuthLogEvent,
@@ -25,9 +27,13 @@ import {
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 
+/** v1's error tables: v2's with v1's declared changes applied. */
+const V1_ERROR_TABLES = applyV1ErrorChanges(V2_ERROR_TABLES, V1_ERROR_CHANGES);
+
 /** fxgate's own name, then the legacy service's, which existing legacy clients send. */
 const ISSUERS = ['fx-service', 'openfx'] as const;
 const ISSUER = ISSUERS[0];
+const DECLARED_MODE = (header: string | readonly string[] | undefined) => declaredMode(LEGACY_CONVENTIONS, header);
 const AUTH_MESSAGE = 'The authorization key provided is either invalid or expired, please try again';
 const CLIENT_IP = '203.0.113.7';
 
@@ -49,7 +55,7 @@ beforeAll(async () => {
   database = await createTestPostgres();
   registry = new KeyRegistry(database.db);
   store = new MemoryStore();
-  authenticate = createLegacyAuthenticator({ registry, store, issuers: ISSUERS });
+  authenticate = createLegacyAuthenticator({ registry, store, issuers: ISSUERS, declaredMode: DECLARED_MODE });
   tradeKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade', 'withdraw'], mode: 'live' }));
   viewKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view'], mode: 'live' }));
   sandboxKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade'], mode: 'sandbox' }));
@@ -259,7 +265,7 @@ describe('legacy authorization: org, scope, mode, address', () => {
   });
 
   it('refuses a sandbox key declaring live (or declaring nothing), and a live key declaring sandbox', async () => {
-    for (const appMode of [undefined, 'LIVE']) {
+    for (const appMode of [undefined, 'LIVE', 'live', 'production', 'Production']) {
       const result = await authenticate(request({ token: token(sandboxKey), appMode }));
       expect(refusal(result)).toBe('AUTH_API_KEY_LIVE_REQUIRED');
       expectLegacy401(result);
@@ -272,8 +278,8 @@ describe('legacy authorization: org, scope, mode, address', () => {
     expectLegacy401(live);
   });
 
-  it('refuses an X-App-Mode that is neither SANDBOX nor LIVE with the legacy 400', async () => {
-    for (const appMode of ['TEST', ['SANDBOX', 'LIVE']]) {
+  it('refuses an X-App-Mode that names no mode with the legacy 400', async () => {
+    for (const appMode of ['TEST', '', ['SANDBOX', 'LIVE']]) {
       const result = await authenticate(request({ token: token(tradeKey), appMode }));
       expect(refusal(result)).toBe('VALIDATION_HEADER_FAILED');
       expect(legacyAnswers(result).v2).toEqual({ status: 400, message: 'Query validation failed' });
@@ -317,7 +323,7 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
     });
     try {
       await test({
-        authenticate: createLegacyAuthenticator({ registry, store, issuers: ISSUERS }),
+        authenticate: createLegacyAuthenticator({ registry, store, issuers: ISSUERS, declaredMode: DECLARED_MODE }),
         release: () => held.splice(0).forEach((go) => go()),
         pending: () => held.length,
       });
@@ -375,7 +381,7 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
   it('lets a deferred read through when the store is down, as an undeferred one', async () => {
     const down = new MemoryStore();
     await down.close();
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS });
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, declaredMode: DECLARED_MODE });
     const result = await degraded(request({ token: token(tradeKey), write: false, deferReplayCheck: true }));
     expect(result.ok && (await result.replayCheck)).toBeNull();
   });
@@ -386,7 +392,7 @@ describe('legacy authentication: nonce store unavailable', () => {
     const down = new MemoryStore();
     await down.close();
     const events: LegacyAuthLogEvent[] = [];
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, log: (event) => events.push(event) });
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, declaredMode: DECLARED_MODE, log: (event) => events.push(event) });
 
     const write = await degraded(request({ token: token(tradeKey), requiredScope: 'trade', write: true }));
     expect(refusal(write)).toBe('IDEMPOTENCY_UNAVAILABLE');
@@ -405,7 +411,7 @@ describe('legacy authentication: nonce store unavailable', () => {
   it('still refuses a bad token before it needs the store', async () => {
     const down = new MemoryStore();
     await down.close();
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS });
+    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, declaredMode: DECLARED_MODE });
     expect(refusal(await degraded(request({ token: token(tradeKey, { lifetimeSeconds: 121 }), write: false })))).toBe('AUTH_TOKEN_INVALID');
   });
 });
@@ -415,7 +421,7 @@ describe('legacy authentication: nonce lifetime', () => {
     let nowMs = Date.now();
     const clockStore = new MemoryStore({ now: () => nowMs });
     try {
-      const timed = createLegacyAuthenticator({ registry, store: clockStore, issuers: ISSUERS, now: () => nowMs });
+      const timed = createLegacyAuthenticator({ registry, store: clockStore, issuers: ISSUERS, declaredMode: DECLARED_MODE, now: () => nowMs });
       const nowSeconds = Math.floor(nowMs / 1000);
       const jwt = token(tradeKey, { payload: { iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + 20 } });
       expect((await timed(request({ token: jwt }))).ok).toBe(true);

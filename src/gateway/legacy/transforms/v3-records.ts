@@ -1,12 +1,13 @@
 /**
- * The v3 answers the response transforms read, as zod schemas, and `readV3`, the only way a
- * transform looks at one. A v3 answer that does not fit is a V3ContractError naming every field
- * that is wrong, so a broken answer is a logged 500, never a crash deep in a transform and never
- * an `undefined` or a mangled amount in a legacy body.
+ * The v3 records the legacy shapes are built from, as zod schemas by kind, and `readV3`, the
+ * only way the gateway looks at one. This is the part of the v3 contract the gateway relies on;
+ * a v3 answer that does not fit is a V3ContractError naming every field that is wrong, so a
+ * broken answer is a logged 500, never a crash deep in a builder and never an `undefined` or a
+ * mangled amount in a legacy body.
  *
  * The schemas accept extra fields (v3 may add fields in a minor version) and drop them: they are
- * plain z.object, not loose ones, because the transforms read only what is declared here and a
- * loose object copies every field it does not know. They check only what the transforms read,
+ * plain z.object, not loose ones, because the builders read only what is declared here and a
+ * loose object copies every field it does not know. They check only what the legacy records read,
  * each field as strictly as the legacy answer needs it:
  *   - amounts are decimal text (DECIMAL_PATTERN), exactly what the legacy writer can emit as a
  *     JSON number; a JS number here would already have lost digits in the v3 answer;
@@ -14,7 +15,7 @@
  *     place a v3 id is judged is this read (a `qte_` id where a `trd_` is due is a contract
  *     error, not a wrong UUID in a legacy body);
  *   - status-like strings are passed through unchecked beyond being text: v3 may add values, and
- *     the legacy clients saw the same values (spec 3);
+ *     legacy words are given by the value maps of `mappings/`;
  *   - cross-field rules that the legacy shapes rely on (the referenced currency is one of the two
  *     sides, a quote expires after it is created) are checked here too, because the v1 trade and
  *     the legacy quote are derived from them.
@@ -23,7 +24,7 @@ import { z } from 'zod';
 import { issuePath } from '../../../lib/errors/validation-issues.js';
 import { ID_PREFIXES, type IdKind, idToLegacyUuid } from '../../../lib/ids.js';
 import { DECIMAL_PATTERN } from '../../../lib/money.js';
-import { V3ContractError } from './transform-types.js';
+import { V3ContractError } from './v3-contract-error.js';
 
 const decimal = z.string().regex(DECIMAL_PATTERN, 'must be a decimal string');
 const currency = z.string().regex(/^[A-Z]{3,5}$/, 'must be a currency code');
@@ -107,19 +108,6 @@ export const v3BalanceSchema = z.object({
 });
 export type V3Balance = z.output<typeof v3BalanceSchema>;
 
-export const v3BalanceTotalsSchema = z.object({
-  netPositiveUsd: decimal,
-  netNegativeUsd: decimal,
-  netUsd: decimal,
-});
-export type V3BalanceTotals = z.output<typeof v3BalanceTotalsSchema>;
-
-export const v3ExposureSchema = z.object({
-  creditLine: decimal,
-  committedAmount: decimal,
-});
-export type V3Exposure = z.output<typeof v3ExposureSchema>;
-
 export const v3PairSchema = z.object({
   symbol: label,
   baseCurrency: currency,
@@ -141,6 +129,7 @@ export const v3DepositSchema = z
     referenceId: z.string().nullable(),
     comments: z.string().nullable(),
     createdAt: timestamp,
+    completedAt: timestamp.nullable(),
   })
   .superRefine((deposit, ctx) => {
     // v1 shows 'FIAT' in place of a fiat deposit's network; any other deposit needs its own.
@@ -177,47 +166,36 @@ export const v3WithdrawalSchema = z.object({
   currency,
   withdrawalAmount: decimal,
   status: label,
+  assetType: label,
   network: z.string().nullable(),
   withdrawalAccountId: legacyIdOf('withdrawalAccount'),
   transactionHash: z.string().nullable(),
-  // Rail name -> its references (FEDWIRE: imad, omad), all text: the legacy writer refuses any
-  // number that is not a safe integer, so a stray float must be caught here as v3's fault.
-  paymentDetails: z.record(z.string(), z.record(z.string(), z.string())),
   comments: z.string().nullable(),
   createdAt: timestamp,
-  updatedAt: timestamp,
+  completedAt: timestamp.nullable(),
 });
 export type V3Withdrawal = z.output<typeof v3WithdrawalSchema>;
 
-/** `{data: <one record or a list>}`, the v3 success envelope. */
-function answer<T extends z.ZodType>(data: T) {
-  return z.object({ data });
-}
-
-/** The v3 answers the response transforms are given, by what they hold. */
-export const V3_ANSWERS = {
-  quote: answer(v3QuoteSchema),
-  trade: answer(v3TradeSchema),
-  tradeList: answer(z.array(v3TradeSchema)),
-  reversal: answer(z.object({ trade: v3TradeSchema, reversalDetails: v3ReversalDetailsSchema })),
-  balanceList: z
-    .object({ data: z.array(v3BalanceSchema), totals: v3BalanceTotalsSchema })
-    .superRefine((list, ctx) => {
-      // The trade result keys balances by currency; a second balance of a currency would silently
-      // replace the first.
-      const seen = new Set<string>();
-      list.data.forEach((balance, index) => {
-        if (seen.has(balance.currency)) ctx.addIssue({ code: 'custom', path: ['data', index, 'currency'], message: `a second balance of ${balance.currency}` });
-        seen.add(balance.currency);
-      });
-    }),
-  exposure: answer(v3ExposureSchema),
-  pairList: answer(z.array(v3PairSchema)),
-  depositList: answer(z.array(v3DepositSchema)),
-  withdrawalAccountList: answer(z.array(v3WithdrawalAccountSchema)),
-  withdrawal: answer(v3WithdrawalSchema),
-  withdrawalList: answer(z.array(v3WithdrawalSchema)),
+/** The v3 records the legacy shapes are built from, by kind (`mappings/records.ts` names them). */
+export const V3_RECORDS = {
+  quote: v3QuoteSchema,
+  trade: v3TradeSchema,
+  reversalDetails: v3ReversalDetailsSchema,
+  balance: v3BalanceSchema,
+  pair: v3PairSchema,
+  deposit: v3DepositSchema,
+  withdrawalAccount: v3WithdrawalAccountSchema,
+  withdrawal: v3WithdrawalSchema,
 } as const;
+
+export type V3RecordKind = keyof typeof V3_RECORDS;
+export type V3RecordOf<K extends V3RecordKind> = z.output<(typeof V3_RECORDS)[K]>;
+export const V3_RECORD_KINDS = Object.keys(V3_RECORDS) as V3RecordKind[];
+
+/** The field names of a v3 record kind: what a legacy field may be read `from`. */
+export function v3FieldsOf(kind: V3RecordKind): readonly string[] {
+  return Object.keys(V3_RECORDS[kind].shape);
+}
 
 function locate(where: string, path: readonly PropertyKey[]): string {
   const inner = issuePath(path);

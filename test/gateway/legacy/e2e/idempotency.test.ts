@@ -26,7 +26,7 @@ const swappable: EphemeralStore = new Proxy({} as EphemeralStore, {
 async function quoteId(): Promise<string> {
   const response = await h.v2(key, { path: 'generate_quote', body: '{"amount":5,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}', headers: { 'idempotency-key': idemKey() } });
   expect(response.status, response.text).toBe(200);
-  return response.json<{ data: { id: string } }>().data.id;
+  return response.json<{ data: { quote: { id: string } } }>().data.quote.id;
 }
 
 async function v3TradeCount(): Promise<number> {
@@ -128,11 +128,11 @@ describe('the derived v3 key', () => {
     expect(await v3TradeCount()).toBe(before + 1);
   });
 
-  it('v1 writes get a fresh v3 key each: two v1 trades of two quotes are two trades', async () => {
+  it('v1 writes sent without a key get a fresh v3 key each: two v1 trades of two quotes are two trades', async () => {
     const before = await v3TradeCount();
     for (let i = 0; i < 2; i++) {
       const quote = await h.v1(key, { path: 'generate_quote', body: '{"amount":5,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}' });
-      const trade = await h.v1(key, { path: 'trade', body: JSON.stringify({ quoteId: quote.json<{ data: { id: string } }>().data.id }) });
+      const trade = await h.v1(key, { path: 'trade', body: JSON.stringify({ quoteId: quote.json<{ data: { quote: { id: string } } }>().data.quote.id }) });
       expect(trade.status, trade.text).toBe(200);
     }
     expect(await v3TradeCount()).toBe(before + 2);

@@ -1,8 +1,9 @@
 /**
- * Every v1 and v2 operation of DESIGN 4, end to end: a legacy client (node:crypto JWTs) calls
- * the gateway, which calls the real core over HTTP. Checks the legacy shapes (spec 2.3-2.7,
- * DESIGN 4), amounts as exact JSON numbers read from the raw text, ids as UUIDs, and that each
- * answer agrees with what v3 itself says about the same records.
+ * The v1 and v2 operations end to end: a legacy client (node:crypto JWTs) calls the gateway,
+ * which calls the real core over HTTP. Checks the legacy shapes, amounts as exact JSON numbers
+ * read from the raw text, ids as UUIDs, and that each answer agrees with what v3 itself says
+ * about the same records. The contract suite (../contract/) reads every operation the way a
+ * client written from the public legacy contract does.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,22 +59,25 @@ describe('quotes and trades', () => {
     const body = '{"amount":100.50,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":60}';
     const response = await h.v2(key, { path: 'generate_quote', body, headers: { 'idempotency-key': idemKey() } });
     expect(response.status, response.text).toBe(200);
-    const { data } = response.json<{ data: Record<string, unknown> }>();
-    expect(response.json()).toMatchObject({ status: 'success' });
+    const { data: { quote: data } } = response.json<{ data: { quote: Record<string, unknown> } }>();
+    expect(response.json()).toMatchObject({ status: 'success', message: 'Quote generated successfully' });
     expect(data).toMatchObject({ buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', referencedAmount: 100.5, expiryTimeinSeconds: 60 });
     expect(data.id).toMatch(UUID);
     expect(rawNumber(response.text, 'referencedAmount')).toEqual(['100.50']);
     expect(rawNumber(response.text, 'quoteAmount')[0]).toMatch(/^[0-9]+\.[0-9]{2}$/);
   });
 
-  it('v1 generate_quote then trade: the v1 trade result with balances and credit', async () => {
+  it('v1 generate_quote then trade: the trade result with balances and credit, in data and at the top', async () => {
     const quote = await h.v1(key, { path: 'generate_quote', body: '{"amount":250,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}' });
     expect(quote.status, quote.text).toBe(200);
-    const quoteId = quote.json<{ data: { id: string } }>().data.id;
+    const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
     const trade = await h.v1(key, { path: 'trade', body: JSON.stringify({ quoteId }) });
     expect(trade.status, trade.text).toBe(200);
-    const { data } = trade.json<{ data: { trade: Record<string, unknown>; balances: Record<string, number>; userCreditLimit: number; userCreditUsed: number } }>();
-    expect(data.trade).toMatchObject({ tradingPair: 'EUR/USD', referencedUnit: 'EUR', tradeDirection: 'BUY', amount: 250, orderType: 'MARKET', status: 'EXECUTED', source: 'API' });
+    type Result = { trade: Record<string, unknown>; balances: Record<string, number>; userCreditLimit: number; userCreditUsed: number };
+    const body = trade.json<{ data: Result } & Result>();
+    const { data } = body;
+    expect(data.trade).toMatchObject({ buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', referencedAmount: 250, referenceAmount: 250, status: 'EXECUTED', quoteId });
+    expect({ trade: body.trade, balances: body.balances, userCreditLimit: body.userCreditLimit, userCreditUsed: body.userCreditUsed }).toEqual(data);
     expect(data.trade.id).toMatch(UUID);
     expect(Object.keys(data.balances)).toEqual(expect.arrayContaining(['USD', 'EUR']));
     expect(data.userCreditLimit).toBe(1_000_000);
@@ -85,16 +89,17 @@ describe('quotes and trades', () => {
     const v3 = await h.core.signed({ key, path: `/v3/fx/trades/trd_${(data.trade.id as string).replaceAll('-', '')}` });
     expect(v3.status).toBe(200);
     expect(v3.json<{ data: { referencedAmount: string; sellAmount: string } }>().data).toMatchObject({ referencedAmount: '250.00' });
-    expect(rawNumber(trade.text, 'computedAmount')).toEqual([v3.json<{ data: { sellAmount: string } }>().data.sellAmount]);
+    expect(rawNumber(trade.text, 'amount')).toEqual(Array(2).fill(v3.json<{ data: { sellAmount: string } }>().data.sellAmount));
   });
 
   it('v2 trade answers {balances, trade (2.3), userCreditLimit, userCreditUsed}', async () => {
     const quote = await h.v2(key, { path: 'generate_quote', body: '{"amount":10,"buy":"USD","sell":"EUR","referencedUnit":"USD"}', headers: { 'idempotency-key': idemKey() } });
-    const quoteId = quote.json<{ data: { id: string } }>().data.id;
+    const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
     const trade = await h.v2(key, { path: 'trade', body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }), headers: { 'idempotency-key': idemKey() } });
     expect(trade.status, trade.text).toBe(200);
     const { data } = trade.json<{ data: { trade: Record<string, unknown> } }>();
-    expect(data.trade).toMatchObject({ buy: 'USD', sell: 'EUR', referencedUnit: 'USD', referencedAmount: 10, status: 'EXECUTED', quoteId, clientReferenceId: 'inv-7', originalTradeId: null });
+    expect(data.trade).toMatchObject({ buy: 'USD', sell: 'EUR', referencedUnit: 'USD', referencedAmount: 10, referenceAmount: 10, status: 'EXECUTED', quoteId, clientReferenceId: 'inv-7', originalTradeId: null });
+    expect(trade.json()).not.toHaveProperty('trade');
     expect(trade.headers.deprecation).toBeUndefined();
   });
 
@@ -118,12 +123,12 @@ describe('quotes and trades', () => {
 });
 
 describe('reads', () => {
-  it('v1 trade/{id} answers the v1 trade; a malformed id is the v1 400 without an upstream call', async () => {
+  it.each(['v1', 'v2'] as const)('%s trade/{id} answers the trade record; a malformed id is the legacy 400 without an upstream call', async (generation) => {
     const trade = await quoteAndTrade(h.core, key, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '12.34', amountCurrency: 'EUR' });
-    const response = await h.v1(key, { path: `trade/${idToLegacyUuid('trade', trade.id!)}` });
+    const response = await h.call(generation, key, { path: `trade/${idToLegacyUuid('trade', trade.id!)}` });
     expect(response.status, response.text).toBe(200);
-    expect(response.json<{ data: unknown }>().data).toMatchObject({ tradingPair: 'EUR/USD', tradeDirection: 'SELL', amount: 12.34, status: 'EXECUTED' });
-    const malformed = await h.v1(key, { path: 'trade/not-a-uuid' });
+    expect(response.json<{ data: unknown }>().data).toMatchObject({ tradingPair: 'EUR/USD', tradeDirection: 'SELL', amount: 12.34, status: 'EXECUTED', buy: 'USD', sell: 'EUR' });
+    const malformed = await h.call(generation, key, { path: 'trade/not-a-uuid' });
     expect(malformed.status).toBe(400);
     expect(malformed.json()).toEqual({ status: 'error', message: 'Query validation failed' });
   });
@@ -157,27 +162,39 @@ describe('reads', () => {
     expect(eur.status, eur.text).toBe(200);
     const body = eur.json<{ data: Record<string, unknown>[]; meta: { pagination: { total: number } } }>();
     expect(body.meta.pagination.total).toBe(1);
-    expect(body.data[0]).toMatchObject({ currency: 'EUR', amount: 75.25, orgId: key.file.orgId, network: 'FIAT' });
+    expect(body.data[0]).toMatchObject({ currency: 'EUR', amount: 75.25, orgId: key.file.orgId, network: 'FIAT', status: 'COMPLETED', completedAt: expect.any(String) });
     const all = await h.v2(key, { path: 'deposits' });
     expect(all.json<{ meta: { pagination: { total: number } } }>().meta.pagination.total).toBe(2);
   });
 
-  it('v1 fiat_withdrawal_addresses (spec 2.5) and withdrawal_addresses', async () => {
+  it('v1 fiat_withdrawal_addresses and withdrawal_addresses', async () => {
     const fiat = await h.v1(key, { path: 'fiat_withdrawal_addresses' });
     expect(fiat.status, fiat.text).toBe(200);
     expect(fiat.json<{ data: unknown[] }>().data).toEqual([
-      expect.objectContaining({ id: usdAccountId, currency: 'USD', status: 'active', verified: true, transferType: 'FEDWIRE', routingNumber: '021000021', orgId: key.file.orgId }),
+      expect.objectContaining({
+        id: usdAccountId,
+        currency: 'USD',
+        nickname: 'Operating account',
+        status: 'active',
+        verified: true,
+        transferType: 'FEDWIRE',
+        routingNumber: '021000021',
+        orgId: key.file.orgId,
+      }),
     ]);
-    const crypto = await h.v2(key, { path: 'withdrawal_addresses' });
-    expect(crypto.json<{ data: unknown[] }>().data).toEqual([expect.objectContaining({ id: usdcAccountId, network: 'ETHEREUM', currency: 'USDC' })]);
+    const crypto = await h.v1(key, { path: 'withdrawal_addresses' });
+    expect(crypto.json<{ data: unknown[] }>().data).toEqual([
+      expect.objectContaining({ id: usdcAccountId, name: 'Treasury wallet', coinName: 'USDC', coinNetworkName: 'Ethereum', status: 'Verified', verified: true }),
+    ]);
   });
 
-  it('v2 available_markets lists the pairs with their limits', async () => {
-    const response = await h.v2(key, { path: 'available_markets' });
+  it.each(['v1', 'v2'] as const)('%s available_markets: the pairs and each pair\'s limits', async (generation) => {
+    const response = await h.call(generation, key, { path: 'available_markets' });
     expect(response.status, response.text).toBe(200);
-    const markets = response.json<{ data: { symbol: string }[] }>().data;
-    expect(markets.map((market) => market.symbol)).toContain('EUR/USD');
-    expect(rawNumber(response.text, 'minAmount')[0]).toMatch(/^[0-9]+(\.[0-9]+)?$/);
+    const { data } = response.json<{ data: { tradingPairs: { buy: string; sell: string }[]; tradeLimits: Record<string, { minTradeLimit: number }>[] } }>();
+    expect(data.tradingPairs).toContainEqual({ buy: 'EUR', sell: 'USD' });
+    expect(data.tradeLimits.map((limit) => Object.keys(limit))).toContainEqual(['EUR/USD']);
+    expect(rawNumber(response.text, 'minTradeLimit')[0]).toMatch(/^[0-9]+(\.[0-9]+)?$/);
   });
 });
 
@@ -185,11 +202,12 @@ describe('withdrawals', () => {
   it('v2 withdrawal (stablecoin) and fiat_withdrawal, then the v2 withdrawals list', async () => {
     const crypto = await h.v2(key, { path: 'withdrawal', body: `{"amount":12.5,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
     expect(crypto.status, crypto.text).toBe(200);
-    expect(crypto.json<{ data: unknown }>().data).toMatchObject({ currency: 'USDC', amount: 12.5, withdrawalAddressId: usdcAccountId });
+    expect(crypto.json<{ data: unknown }>().data).toMatchObject({ currency: 'USDC', amount: 12.5, withdrawalAddressId: usdcAccountId, network: 'ETHEREUM' });
     expect(rawNumber(crypto.text, 'amount')).toEqual(['12.500000']);
     const fiat = await h.v2(key, { path: 'fiat_withdrawal', body: `{"amount":1e2,"currency":"USD","withdrawalAddressId":"${usdAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
     expect(fiat.status, fiat.text).toBe(200);
     expect(rawNumber(fiat.text, 'amount')).toEqual(['100.00']);
+    expect(fiat.json<{ data: unknown }>().data).toMatchObject({ network: 'FIAT', withdrawalAddressId: usdAccountId });
     const list = await h.v2(key, { path: 'withdrawals?limit=50' });
     expect(list.json<{ meta: { pagination: { total: number } } }>().meta.pagination.total).toBe(2);
   });

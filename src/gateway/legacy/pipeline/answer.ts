@@ -1,0 +1,40 @@
+/**
+ * What a legacy request builds on its way through the steps: the answer about to be sent (kept
+ * whole so that it can be stored for replay first) and what the request learned from v3 so far.
+ */
+import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
+
+export interface LegacyAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+  /** The legacy `error.code`, for the replay decision. */
+  readonly legacyCode?: string;
+}
+
+export interface RequestState {
+  /** The v3 headers to pass on (rate limits, trace id), even on failure. */
+  upstreamHeaders: Record<string, string>;
+  /** Time spent waiting on v3 answers, summed over this request's calls. */
+  upstreamMs: number;
+  /** When the handler took the request (performance.now()). */
+  readonly startedAt: number;
+}
+
+export function newRequestState(): RequestState {
+  return { upstreamHeaders: {}, upstreamMs: 0, startedAt: performance.now() };
+}
+
+export function replayed(response: StoredResponse): LegacyAnswer {
+  return { status: response.statusCode, body: Buffer.from(response.bodyBase64, 'base64').toString('utf8'), headers: { ...response.headers, 'idempotency-replayed': 'true' } };
+}
+
+/**
+ * `Server-Timing: upstream;dur=..., gateway;dur=...` (W3C Server Timing) on every legacy answer:
+ * how long the request waited on v3, and the handler's own time besides (authentication, the
+ * idempotency record, signing, translation). Operators can watch both per request.
+ */
+export function serverTiming(state: RequestState): string {
+  const own = Math.max(0, performance.now() - state.startedAt - state.upstreamMs);
+  return `upstream;dur=${state.upstreamMs.toFixed(3)}, gateway;dur=${own.toFixed(3)}`;
+}

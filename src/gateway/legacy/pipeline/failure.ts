@@ -1,0 +1,86 @@
+/**
+ * The last step of every legacy request that fails: any error, from any step, as the
+ * generation's error answer. Each failure is first named by a v3 error code (the gateway's own
+ * refusals use the catalog's codes too), then the generation's table row (error-tables.ts)
+ * gives the status and body, so a legacy client never sees a v3 envelope, a stack trace or an
+ * upstream message.
+ */
+import type { FastifyRequest } from 'fastify';
+import { isApiError } from '../../../lib/errors/api-error.js';
+import type { ErrorCode } from '../../../lib/errors/catalog.js';
+import { UpstreamCredentialError } from '../../upstream/credentials.js';
+import { UpstreamError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
+import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from '../error-tables.js';
+import type { LegacyGeneration, LegacyOperation } from '../operations.js';
+import { V3ContractError } from '../transforms/v3-contract-error.js';
+import type { LegacyAnswer, RequestState } from './answer.js';
+
+/** The gateway refuses the request itself with a cataloged code (auth, mode, scope). Only the code reaches the client. */
+export class GatewayRefusal extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = 'GatewayRefusal';
+  }
+}
+
+/** v3 answered with its error envelope: carried to this step, where the table downgrades it. */
+export class V3Refusal extends Error {
+  constructor(
+    readonly error: V3Error,
+    readonly status: number,
+    readonly headers: Record<string, string>,
+  ) {
+    super(`v3 answered ${status} ${error.code}`);
+    this.name = 'V3Refusal';
+  }
+}
+
+/** v3's codes that only the gateway's own credential or wiring can cause: a gateway defect, never the client's fault. */
+function isGatewayDefect(error: V3Error, status: number): boolean {
+  return (
+    status === 401 ||
+    error.code.startsWith('AUTH_') ||
+    ['SANDBOX_MODE_REQUIRED', 'ROUTE_NOT_FOUND', 'METHOD_NOT_ALLOWED', 'IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_INVALID', 'VALIDATION_CONTENT_TYPE', 'VALIDATION_HEADER_FAILED'].includes(error.code)
+  );
+}
+
+function classify(error: unknown, log: (level: 'warn' | 'error', message: string) => void): { code: string; type?: string; headers: Readonly<Record<string, string>> } {
+  if (isApiError(error)) return { code: error.code, headers: error.headers };
+  if (error instanceof GatewayRefusal) return { code: error.code, headers: {} };
+  if (error instanceof V3Refusal) {
+    if (isGatewayDefect(error.error, error.status)) {
+      log('error', 'v3 refused the gateway itself (credential or wiring)');
+      return { code: 'INTERNAL_ERROR', headers: error.headers };
+    }
+    return { code: error.error.code, ...(error.error.rawType === undefined ? {} : { type: error.error.rawType }), headers: error.headers };
+  }
+  if (error instanceof UpstreamUnreachableError) {
+    log('warn', 'v3 unreachable');
+    return { code: 'SERVICE_UNAVAILABLE', headers: {} };
+  }
+  if (error instanceof UpstreamError || error instanceof V3ContractError || error instanceof UpstreamCredentialError) {
+    log('error', 'v3 call failed');
+    return { code: 'INTERNAL_ERROR', headers: {} };
+  }
+  log('error', 'legacy operation failed');
+  return { code: 'INTERNAL_ERROR', headers: {} };
+}
+
+/** Any failure of `operation` as the generation's error answer. Retry-After goes only with the answers that mean "wait". */
+export function failureAnswer<G extends LegacyGeneration>(
+  error: unknown,
+  request: FastifyRequest,
+  state: RequestState,
+  where: { readonly generation: G; readonly operation: LegacyOperation<G>; readonly tables: LegacyErrorTables<G> },
+): LegacyAnswer {
+  const log = (level: 'warn' | 'error', message: string) => request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
+  const { code, type, headers } = classify(error, log);
+  const answer = resolveLegacyError(where.tables, { code, type }, where.operation);
+  const legacyCode = 'error' in answer ? answer.error?.code : undefined;
+  const retryAfter = headers['retry-after'] ?? state.upstreamHeaders['retry-after'];
+  const waitHeaders: Record<string, string> = retryAfter !== undefined && [409, 429, 503].includes(answer.status) ? { 'retry-after': retryAfter } : {};
+  return { status: answer.status, body: JSON.stringify(legacyErrorBody(answer)), headers: waitHeaders, ...(legacyCode === undefined ? {} : { legacyCode }) };
+}

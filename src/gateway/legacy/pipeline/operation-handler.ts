@@ -1,0 +1,147 @@
+/**
+ * One legacy operation served on v3, its steps assembled in order, the way the core's v3
+ * pipeline assembles its own. Each step lives in its own module and may end the request with a
+ * legacy error:
+ *
+ *   1 auth (legacy-auth.ts)  2 idempotency (idempotency-step.ts)  3 query and body (query.ts,
+ *   body.ts)  4 the v3 calls (v3-calls.ts)  5 the legacy body (transforms/response-body.ts),
+ *   filtered and paginated (pagination.ts)  and on any failure, the error answer (failure.ts).
+ *
+ * Auth runs before any upstream call and before the gateway's own v3 credential is touched
+ * (only a read's replay check may still be on its way, and its answer waits for it). The
+ * operation is compiled from its declarations once, at start-up (compiled-operation.ts).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomHex } from '../../../lib/random.js';
+import type { V3Client } from '../../upstream/v3-client.js';
+import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../legacy-auth.js';
+import type { LegacyIdempotency } from '../legacy-idempotency.js';
+import { type LegacyReplyOptions, generationHeaders } from '../legacy-reply.js';
+import { stringifyLegacyJson } from '../lossless-json.js';
+import type { LegacyGeneration } from '../operations.js';
+import type { PageWalker } from '../page-walker.js';
+import type { ReadBody } from '../transforms/request-body.js';
+import type { V3SuccessBody } from '../transforms/response-body.js';
+import { type LegacyAnswer, type RequestState, newRequestState, serverTiming } from './answer.js';
+import { rawBodyOf, readLegacyBody } from './body.js';
+import type { CompiledOperation } from './compiled-operation.js';
+import { GatewayRefusal, failureAnswer } from './failure.js';
+import { withIdempotency } from './idempotency-step.js';
+import { applyListQuery } from './pagination.js';
+import { type V3CallContext, callV3, readAll, resolvePath, walkCursorList, withQuery } from './v3-calls.js';
+
+export interface LegacyServices {
+  readonly authenticate: LegacyAuthenticator;
+  readonly client: V3Client;
+  readonly idempotency: LegacyIdempotency;
+  readonly pages: PageWalker;
+  readonly reply: LegacyReplyOptions;
+}
+
+const NO_BODY: ReadBody = { fields: {}, v3Body: null };
+
+export class LegacyOperationHandler<G extends LegacyGeneration> {
+  constructor(
+    private readonly services: LegacyServices,
+    private readonly operation: CompiledOperation<G>,
+  ) {}
+
+  /** The fastify handler. Never throws: every outcome is a legacy answer. */
+  readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const { generation, name, tables } = this.operation;
+    const fixed = { 'x-request-id': request.id, ...generationHeaders(generation, this.services.reply) };
+    const state = newRequestState();
+    let answer: LegacyAnswer;
+    try {
+      answer = await this.serve(request, state);
+    } catch (error) {
+      answer = failureAnswer(error, request, state, { generation, operation: name, tables });
+    }
+    // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
+    // on every 409, and a v3 409 may become a legacy 400.
+    const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'));
+    reply.headers({ 'x-trace-id': randomHex(16), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
+    return reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+  };
+
+  private async serve(request: FastifyRequest, state: RequestState): Promise<LegacyAnswer> {
+    const { operation } = this;
+    // A read that keeps no answer may be sent while its token's replay check is still on its
+    // way (legacy-auth.ts); anything that keeps or replays an answer waits for the check.
+    const keyed = operation.mapping.idempotency.kind !== 'none' && request.headers['idempotency-key'] !== undefined;
+    const deferReplayCheck = !operation.write && !keyed;
+    const { principal, replayCheck } = await this.authenticate(request, deferReplayCheck);
+    const answer = withIdempotency(request, operation, principal, this.services.idempotency, (v3Key) => this.run(request, principal, state, v3Key), (error) =>
+      failureAnswer(error, request, state, { generation: operation.generation, operation: operation.name, tables: operation.tables }),
+    );
+    return deferReplayCheck ? this.afterReplayCheck(request, state, answer, replayCheck) : answer;
+  }
+
+  private async authenticate(request: FastifyRequest, deferReplayCheck: boolean): Promise<{ principal: LegacyPrincipal; replayCheck: Promise<LegacyAuthRefusal | null> }> {
+    const result = await this.services.authenticate({
+      generation: this.operation.generation,
+      authorization: request.headers.authorization,
+      appMode: request.headers['x-app-mode'],
+      clientIp: request.ip,
+      pathOrgId: (request.params as Record<string, string>).orgId ?? '',
+      requiredScope: this.operation.mapping.scope,
+      write: this.operation.write,
+      deferReplayCheck,
+    });
+    if (!result.ok) throw this.refused(request, result);
+    return result;
+  }
+
+  private refused(request: FastifyRequest, refusal: LegacyAuthRefusal): GatewayRefusal {
+    request.log.info({ operation: this.operation.name, code: refusal.code, reason: refusal.reason }, 'legacy request refused');
+    return new GatewayRefusal(refusal.code, refusal.reason);
+  }
+
+  /**
+   * The read's answer once its token's replay check has settled. A replay's answer, success or
+   * failure, is dropped unseen, with whatever v3 headers it brought: the client gets the refusal.
+   */
+  private async afterReplayCheck(request: FastifyRequest, state: RequestState, answer: Promise<LegacyAnswer>, replayCheck: Promise<LegacyAuthRefusal | null>): Promise<LegacyAnswer> {
+    const [settled, check] = await Promise.allSettled([answer, replayCheck]);
+    if (check.status === 'rejected' || check.value !== null) state.upstreamHeaders = {};
+    if (check.status === 'rejected') throw check.reason;
+    if (check.value !== null) throw this.refused(request, check.value);
+    if (settled.status === 'rejected') throw settled.reason;
+    return settled.value;
+  }
+
+  /** Steps 3 to 5: the v3 key is the one the idempotency step chose for a write. */
+  private async run(request: FastifyRequest, principal: LegacyPrincipal, state: RequestState, v3Key: string | undefined): Promise<LegacyAnswer> {
+    const { operation } = this;
+    const query = operation.readQuery(request.query);
+    const body = operation.readBody ? readLegacyBody(rawBodyOf(request), operation.amountPaths, operation.readBody) : NO_BODY;
+    const context: V3CallContext = { request, principal, state, client: this.services.client, operation: operation.name };
+    const params = request.params as Record<string, unknown>;
+    const [firstName, first] = operation.first;
+    const firstQuery = { ...first.query, ...query.v3Query };
+
+    let firstAnswer: V3SuccessBody;
+    let cursorTotal: number | null = null;
+    if (query.paging && operation.listKind === 'cursor') {
+      const walked = await walkCursorList(context, this.services.pages, { path: first.path, query: firstQuery }, query.paging);
+      firstAnswer = walked.answer;
+      cursorTotal = walked.total;
+    } else {
+      const v3Body = body.v3Body === null ? undefined : Buffer.from(JSON.stringify(body.v3Body));
+      firstAnswer = await callV3(context, {
+        method: first.method,
+        pathAndQuery: withQuery(resolvePath(first, params, body.fields), firstQuery),
+        body: v3Body,
+        idempotencyKey: first.method === 'POST' ? v3Key : undefined,
+      });
+    }
+    const reads = await readAll(
+      context,
+      operation.reads.map(([readName, call]) => [readName, withQuery(resolvePath(call, params, body.fields), call.query ?? {})] as const),
+    );
+
+    const legacy = operation.buildBody({ ...reads, [firstName]: firstAnswer }, { orgId: principal.orgId, keyId: operation.keyIdOf(principal) });
+    applyListQuery(legacy, query, cursorTotal);
+    return { status: 200, body: stringifyLegacyJson(legacy), headers: {} };
+  }
+}
