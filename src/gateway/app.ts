@@ -17,7 +17,8 @@ import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
 import { LEGACY_PREFIXES, registerLegacyRoutes } from './legacy/routes.js';
-import { LEGACY_TRANSFORMS, loadShippedMappings } from './legacy/transforms/index.js';
+import { declaredMode } from './legacy/conventions.js';
+import { loadLegacyMappings } from './legacy/mappings-loader.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
@@ -134,11 +135,12 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
 /** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
 async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFlight: InFlightRequests, options: LegacyGatewayOptions): Promise<void> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
-  const mappings = await loadShippedMappings();
+  const mappings = await loadLegacyMappings();
   const authenticate = createLegacyAuthenticator({
     registry: resolved.registry,
     store: resolved.store,
     issuers: resolved.issuers,
+    declaredMode: (header) => declaredMode(mappings.conventions, header),
     log: (event) => app.log.warn(event, 'legacy nonce store unavailable'),
   });
   await registerLegacyRoutes(app, {
@@ -149,7 +151,6 @@ async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFl
       client: new V3Client({ dispatcher, credentials: resolved.credentials }),
       idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
-      transforms: LEGACY_TRANSFORMS,
       reply: { migrationGuideUrl: resolved.migrationGuideUrl },
     },
   });
