@@ -1,9 +1,16 @@
+/**
+ * Legacy JSON without losing a digit: request bodies read with every amount taken from its JSON
+ * text as a canonical decimal string (other numbers as safe integers or left exact), and answers
+ * written with every LegacyAmount as a JSON number of exactly its digits, any other number a
+ * safe integer; whatever cannot be read or written so is a typed error that says where.
+ */
 import fc from 'fast-check';
 import { LosslessNumber, isLosslessNumber, stringify as losslessStringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { JsonPathSyntaxError, parseJsonPath } from '../../../src/gateway/legacy/json-paths.js';
 import {
   LEGACY_JSON_MAX_DEPTH,
+  LegacyAmount,
   LegacyJsonParseError,
   LegacyJsonWriteError,
   jsonNumberToDecimalString,
@@ -92,7 +99,7 @@ describe('reading a legacy body', () => {
     const text = '{"amount":12345678901234567890}';
     const body = parseLegacyJson(text, ['amount']);
     expect(body).toEqual({ amount: '12345678901234567890' });
-    expect(stringifyLegacyJson(body, ['amount'])).toBe(text);
+    expect(stringifyLegacyJson({ amount: new LegacyAmount((body as { amount: string }).amount) })).toBe(text);
   });
 
   it.each(['', '{', '{"amount": 01}', '{"amount": 1.}', '{"amount": .5}', '{"amount": +1}', '{"amount": NaN}', '{"amount": Infinity}', '{"amount": -Infinity}', '[1,]', '{"a":1} x'])(
@@ -137,25 +144,54 @@ describe('reading a legacy body', () => {
   });
 });
 
+describe('LegacyAmount', () => {
+  it('keeps the decimal text exactly as given, trailing zeros included', () => {
+    expect(new LegacyAmount('100.50').digits).toBe('100.50');
+    expect(new LegacyAmount('12345678901234567890.10').digits).toBe('12345678901234567890.10');
+    expect(new LegacyAmount('-12.50').digits).toBe('-12.50');
+    expect(new LegacyAmount('0').digits).toBe('0');
+  });
+
+  it('drops only the sign of a negative zero', () => {
+    expect(new LegacyAmount('-0').digits).toBe('0');
+    expect(new LegacyAmount('-0.00').digits).toBe('0.00');
+    expect(new LegacyAmount('-0.01').digits).toBe('-0.01');
+  });
+
+  it.each(['1e5', '01', '1.', '.5', '', '+1', ' 1', '1,5', 'NaN', '0x10'])('refuses %j, which is not decimal text', (text) => {
+    expect(writeError(() => new LegacyAmount(text)).reason).toBe('NOT_A_DECIMAL_STRING');
+  });
+
+  it('is its digits as text to JSON.stringify (logs), and a number only to the legacy writer', () => {
+    expect(JSON.stringify({ amount: new LegacyAmount('1.10') })).toBe('{"amount":"1.10"}');
+    expect(stringifyLegacyJson({ amount: new LegacyAmount('1.10') })).toBe('{"amount":1.10}');
+  });
+});
+
 describe('writing a legacy body', () => {
-  it('writes decimal strings at number paths as JSON numbers with exactly their digits', () => {
+  it('writes LegacyAmount values as JSON numbers with exactly their digits, wherever they are', () => {
     const body = {
       status: 'success',
       data: [
-        { id: 'a', amount: '12345678901234567890.10', rate: '1.2345' },
-        { id: 'b', amount: '-0.00', rate: '2' },
+        { id: 'a', amount: new LegacyAmount('12345678901234567890.10'), rate: '1.2345' },
+        { id: 'b', amount: new LegacyAmount('-0.00'), rate: '2' },
       ],
-      balances: { USD: '1000000000000000000000', JPY: '0.000000001' },
+      balances: { USD: new LegacyAmount('1000000000000000000000'), JPY: new LegacyAmount('0.000000001') },
+      limits: [{ 'EUR/GBP': { min: new LegacyAmount('1.00') } }, [new LegacyAmount('-5')]],
       meta: { pagination: { total: 2, page: 1 } },
     };
-    expect(stringifyLegacyJson(body, ['data[].amount', 'balances.*'])).toBe(
+    expect(stringifyLegacyJson(body)).toBe(
       '{"status":"success","data":[{"id":"a","amount":12345678901234567890.10,"rate":"1.2345"},{"id":"b","amount":0.00,"rate":"2"}],' +
-        '"balances":{"USD":1000000000000000000000,"JPY":0.000000001},"meta":{"pagination":{"total":2,"page":1}}}',
+        '"balances":{"USD":1000000000000000000000,"JPY":0.000000001},"limits":[{"EUR/GBP":{"min":1.00}},[-5]],"meta":{"pagination":{"total":2,"page":1}}}',
     );
   });
 
+  it('writes decimal text that is not a LegacyAmount as the string it is', () => {
+    expect(stringifyLegacyJson({ amount: '12.50', accountNumber: '000123456789' })).toBe('{"amount":"12.50","accountNumber":"000123456789"}');
+  });
+
   it('writes null and leaves out what is absent', () => {
-    expect(stringifyLegacyJson({ amount: null, other: undefined }, ['amount', 'missing'])).toBe('{"amount":null}');
+    expect(stringifyLegacyJson({ amount: null, other: undefined })).toBe('{"amount":null}');
     expect(stringifyLegacyJson([undefined, 'x'])).toBe('[null,"x"]');
   });
 
@@ -164,21 +200,8 @@ describe('writing a legacy body', () => {
   });
 
   it.each([
-    [{ amount: 12.5 }, 'JS_NUMBER_AS_AMOUNT'],
-    [{ amount: '1e5' }, 'NOT_A_DECIMAL_STRING'],
-    [{ amount: '01' }, 'NOT_A_DECIMAL_STRING'],
-    [{ amount: '1.' }, 'NOT_A_DECIMAL_STRING'],
-    [{ amount: '' }, 'NOT_A_DECIMAL_STRING'],
-    [{ amount: { value: '1' } }, 'NOT_A_DECIMAL_STRING'],
-    [{ amount: true }, 'NOT_A_DECIMAL_STRING'],
-  ] as const)('refuses %j at an amount path', (body, reason) => {
-    const error = writeError(() => stringifyLegacyJson(body, ['amount']));
-    expect(error.reason).toBe(reason);
-    expect(error.location).toBe('amount');
-  });
-
-  it.each([
     [{ total: 0.1 }, 'UNSAFE_NUMBER'],
+    [{ amount: 12.5 }, 'UNSAFE_NUMBER'],
     [{ total: Number.NaN }, 'UNSAFE_NUMBER'],
     [{ total: Number.POSITIVE_INFINITY }, 'UNSAFE_NUMBER'],
     [{ total: 2 ** 53 }, 'UNSAFE_NUMBER'],
@@ -186,8 +209,9 @@ describe('writing a legacy body', () => {
     [{ total: 10n }, 'UNSUPPORTED_VALUE'],
     [{ at: new Date(0) }, 'UNSUPPORTED_VALUE'],
     [{ value: new Decimal(1) }, 'UNSUPPORTED_VALUE'],
+    [{ value: new LosslessNumber('1') }, 'UNSUPPORTED_VALUE'],
     [{ fn: () => 1 }, 'UNSUPPORTED_VALUE'],
-  ] as const)('refuses %o outside amount paths', (body, reason) => {
+  ] as const)('refuses %o', (body, reason) => {
     expect(writeError(() => stringifyLegacyJson(body)).reason).toBe(reason);
   });
 
@@ -197,14 +221,14 @@ describe('writing a legacy body', () => {
     expect(writeError(() => stringifyLegacyJson(cyclic)).reason).toBe('TOO_DEEP');
   });
 
-  it('names where a nested value is wrong, and where the walk went deepest', () => {
-    const error = writeError(() => stringifyLegacyJson({ data: [{ amount: '1' }, { amount: 2 }] }, ['data[].amount']));
-    expect([error.reason, error.location]).toEqual(['JS_NUMBER_AS_AMOUNT', 'data[1].amount']);
+  it('names where a nested value is wrong', () => {
+    const error = writeError(() => stringifyLegacyJson({ data: [{ amount: new LegacyAmount('1') }, { amount: 2.5 }] }));
+    expect([error.reason, error.location]).toEqual(['UNSAFE_NUMBER', 'data[1].amount']);
     expect(writeError(() => stringifyLegacyJson({ rows: [[1, 0.5]] })).location).toBe('rows[0][1]');
-    expect(writeError(() => stringifyLegacyJson({ totals: { USD: '1', EUR: '' } }, ['totals.*'])).location).toBe('totals.EUR');
+    expect(writeError(() => stringifyLegacyJson({ totals: { USD: new LegacyAmount('1'), EUR: 0.5 } })).location).toBe('totals.EUR');
   });
 
-  it('writes what JSON.stringify writes when no amount path applies (property)', () => {
+  it('writes what JSON.stringify writes when there is no LegacyAmount (property)', () => {
     const safe = fc.letrec((tie) => ({
       value: fc.oneof(
         { depthSize: 'small' },
@@ -230,20 +254,25 @@ describe('writing a legacy body', () => {
     const asNumber = (text: string) => new LosslessNumber(new Decimal(text).isZero() ? text.replace(/^-/, '') : text);
     fc.assert(
       fc.property(body, (value) => {
+        const legacy = {
+          data: value.data.map((row) => ({ ...row, amount: row.amount === null ? null : new LegacyAmount(row.amount) })),
+          totals: Object.fromEntries(Object.entries(value.totals).map(([key, text]) => [key, new LegacyAmount(text)])),
+        };
         const oracle = {
           data: value.data.map((row) => ({ ...row, amount: row.amount === null ? null : asNumber(row.amount) })),
           totals: Object.fromEntries(Object.entries(value.totals).map(([key, text]) => [key, asNumber(text)])),
         };
-        expect(stringifyLegacyJson(value, ['data[].amount', 'totals.*'])).toBe(losslessStringify(oracle));
+        expect(stringifyLegacyJson(legacy)).toBe(losslessStringify(oracle));
       }),
       { numRuns: 1000 },
     );
   });
 
   it('does not change the value it was given', () => {
-    const body = { data: [{ amount: '1.10' }] };
-    stringifyLegacyJson(body, ['data[].amount']);
-    expect(body).toEqual({ data: [{ amount: '1.10' }] });
+    const body = { data: [{ amount: new LegacyAmount('1.10') }] };
+    stringifyLegacyJson(body);
+    expect(body).toStrictEqual({ data: [{ amount: new LegacyAmount('1.10') }] });
+    expect(body.data[0]!.amount.digits).toBe('1.10');
   });
 });
 
@@ -264,10 +293,10 @@ const decimalText = fc.integer({ min: 0, max: 18 }).chain((fractionLength) =>
 );
 
 describe('round trips (property)', () => {
-  it('decimal string -> legacy JSON number text -> parse gives the same Decimal', () => {
+  it('decimal string -> LegacyAmount -> legacy JSON number text -> parse gives the same Decimal', () => {
     fc.assert(
       fc.property(decimalText, (text) => {
-        const written = stringifyLegacyJson({ amount: text }, ['amount']);
+        const written = stringifyLegacyJson({ amount: new LegacyAmount(text) });
         const isZero = new Decimal(text).isZero();
         expect(written).toBe(`{"amount":${isZero ? text.replace(/^-/, '') : text}}`);
         const read = (parseLegacyJson(written, ['amount']) as { amount: string }).amount;

@@ -1,12 +1,14 @@
 /**
- * v3 answers as the running core gives them (the samples of issue 5), and the legacy caller the
- * transform tests act for. Each test copies what it changes; these objects are never mutated.
+ * v3 answers as the running core gives them (every field the core writes, including the ones the
+ * gateway drops), and the legacy caller the transform and pipeline tests act for. Each test
+ * copies what it changes; these objects are never mutated.
  */
-import type { LegacyPrincipal } from '../../../../src/gateway/legacy/legacy-auth.js';
+import type { RecordContext } from '../../../../src/gateway/legacy/transforms/response-body.js';
 
 export const ORG_ID = '01a207ce-4400-7000-8000-0000000000a1';
 export const KEY_ID = '01a207ce-44eb-7202-8b2f-43bbb9b9c176';
-export const PRINCIPAL: LegacyPrincipal = { keyName: `org/${ORG_ID}/apiKey/${KEY_ID}`, orgId: ORG_ID, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' };
+/** What a legacy record may take from the caller: the org of the path, the key id (a quote's userId). */
+export const CONTEXT: RecordContext = { orgId: ORG_ID, keyId: KEY_ID };
 
 /** v3 id -> legacy UUID, spelt out so the tests do not depend on the mapping they check. */
 export const UUIDS = {
@@ -22,6 +24,8 @@ export const UUIDS = {
   fiatAccount: '01a207ce-6000-7000-8000-00000000ac01',
   walletAccount: '01a207ce-6000-7000-8000-00000000ac02',
   withdrawal: '01a207ce-7000-7000-8000-00000000f001',
+  fiatWithdrawal: '01a207ce-7000-7000-8000-00000000f002',
+  depositFailed: '01a207ce-5000-7000-8000-00000000d003',
 } as const;
 
 const v3 = (prefix: string, uuid: string) => `${prefix}_${uuid.replaceAll('-', '')}`;
@@ -173,6 +177,16 @@ export const DEPOSIT_USD = {
   completedAt: null,
 } as const;
 
+/** A fiat deposit that failed: v3 says FAILED, legacy clients read ERROR. */
+export const DEPOSIT_FAILED = {
+  ...DEPOSIT_USD,
+  id: v3('dep', UUIDS.depositFailed),
+  status: 'FAILED',
+  referenceId: null,
+  comments: 'returned by the bank',
+  completedAt: null,
+} as const;
+
 export const FIAT_ACCOUNT = {
   object: 'withdrawal_account',
   id: v3('wac', UUIDS.fiatAccount),
@@ -235,7 +249,7 @@ export const WITHDRAWAL = {
 
 export const FIAT_WITHDRAWAL = {
   ...WITHDRAWAL,
-  id: v3('wtd', '01a207ce-7000-7000-8000-00000000f002'),
+  id: v3('wtd', UUIDS.fiatWithdrawal),
   currency: 'USD',
   assetType: 'FIAT',
   withdrawalAmount: '100.00',
@@ -247,4 +261,10 @@ export const FIAT_WITHDRAWAL = {
   updatedAt: '2026-11-23T10:05:00.000Z',
 } as const;
 
+/** 22 significant digits: a JS number would round it; the legacy body must carry it exactly. */
 export const BIG = '12345678901234567890.12';
+
+/** A v3 cursor-list answer holding every record (no further page). */
+export function cursorPage(data: readonly unknown[]) {
+  return { data, pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } };
+}

@@ -1,16 +1,19 @@
 /**
- * The legacy handler against a scripted v3: a real HTTP server on loopback (RecordingUpstream)
- * that records what the gateway sends and answers what each test sets. (nock cannot stand in
- * here: it patches node:http and the global fetch, and the gateway talks through its own undici
- * Pool.) These tests cover what the real core never does on purpose: garbage, hangs, 5xx,
- * unknown codes, and refusals of the gateway's own credential.
+ * The legacy operation handler, the real gateway, against a scripted v3: a real HTTP server on
+ * loopback (RecordingUpstream) that records what the gateway sends and answers what each test
+ * sets. (nock cannot stand in here: it patches node:http and the global fetch, and the gateway
+ * talks through its own undici Pool.) These tests prove the steps assembled in order: what
+ * reaches v3 (ids, exact amounts, keys, the declared calls and queries), what the legacy client
+ * reads back in the declared shapes, and what the real core never does on purpose: garbage,
+ * hangs, 5xx, unknown codes, refusals of the gateway's own credential.
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newUuid } from '../../../src/lib/ids.js';
-import { loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
-import type { RecordingUpstream } from '../recording-upstream.js';
-import { ScriptedGateway } from '../scripted-gateway.js';
+import { newUuid } from '../../../../src/lib/ids.js';
+import { loadKey, type LoadedKey } from '../../../../src/lib/keys/key-file.js';
+import type { RecordedRequest, RecordingUpstream, UpstreamAnswer } from '../../recording-upstream.js';
+import { ScriptedGateway } from '../../scripted-gateway.js';
+import * as S from '../transforms/v3-samples.js';
 
 const TIMEOUT_MS = 400;
 const TRADE_ID = '01937a00-1111-7000-8000-000000000001';
@@ -63,7 +66,23 @@ afterAll(async () => {
 });
 beforeEach(() => {
   upstream.requests.length = 0;
+  upstream.answerFor = null;
 });
+
+const json = (body: unknown, headers: Record<string, string> = {}): UpstreamAnswer => ({ status: 200, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+/** v3 answering each call by `METHOD path` (no query); anything else is a 404 the test would see as a 500. */
+function answerBy(answers: Record<string, unknown>): void {
+  upstream.answerFor = (sent: RecordedRequest) => {
+    const answer = answers[`${sent.method} ${sent.url.split('?')[0]!}`];
+    return answer === undefined
+      ? { status: 404, headers: { 'content-type': 'application/json' }, body: '{"error":{"code":"ROUTE_NOT_FOUND","type":"NOT_FOUND","message":"x","retryStrategy":"TERMINAL","details":{}}}' }
+      : json(answer);
+  };
+}
+
+const sentCalls = () => upstream.requests.map((sent) => `${sent.method} ${sent.url}`);
+const QUERY_FAILED = { status: 'error', message: 'Query validation failed' };
 
 describe('what the gateway sends to v3', () => {
   it('v1 trade/{id}: the v3 id from the legacy UUID, signed with the gateway credential, no key', async () => {
@@ -78,9 +97,9 @@ describe('what the gateway sends to v3', () => {
     expect(kid).toMatch(new RegExp(`^org/${key.file.orgId}/apiKey/`));
     expect(kid).not.toBe(key.file.name);
     expect(sent.headers['idempotency-key']).toBeUndefined();
-    // 20 significant digits pass through both ways untouched.
-    expect(response.text).toContain('"amount":12345678901234567890.12');
-    expect(response.text).toContain('"computedAmount":13400000000000000000.00');
+    // 22 significant digits pass through both ways untouched.
+    expect(response.text).toContain('"amount":12345678901234567890.12,"computedAmount":13400000000000000000.00,');
+    expect(response.json()).toMatchObject({ status: 'success', message: 'Data fetched successfully', data: { id: TRADE_ID, tradingPair: 'EUR/USD', tradeDirection: 'BUY', buy: 'EUR', sell: 'USD' } });
   });
 
   it('Server-Timing tells how long the request waited on v3 and how long the gateway worked besides, within the whole request', async () => {
@@ -131,6 +150,18 @@ describe('what the gateway sends to v3', () => {
     expect(JSON.parse(sent.body.toString())).toEqual({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '0.1', amountCurrency: 'EUR' });
     expect(sent.headers['idempotency-key']).toMatch(/^fxgw2\.[0-9a-f]{64}$/);
     expect(sent.headers['content-type']).toBe('application/json');
+    expect(first.text).toContain('"data":{"quote":{"id":"01937a00-1111-7000-8000-00000000000a",');
+    expect(first.text).toContain('"referencedAmount":0.10,"quoteAmount":0.11,');
+  });
+
+  it('amounts reach v3 exactly as the client wrote them: 1e-7 and 30 digits', async () => {
+    upstream.answer = json({ data: S.QUOTE });
+    for (const [literal, decimal] of [['1e-7', '0.0000001'], ['123456789012345678901234567890', '123456789012345678901234567890'], ['0.1', '0.1']] as const) {
+      upstream.requests.length = 0;
+      const response = await legacy('POST', '/v1/brokerage/{org}/generate_quote', `{"amount":${literal},"buy":"EUR","sell":"USD","referencedUnit":"EUR"}`);
+      expect(response.status, response.text).toBe(200);
+      expect(JSON.parse(upstream.requests[0]!.body.toString())).toMatchObject({ amount: decimal });
+    }
   });
 
   it('v1 trades page 2: cursors walked, meta.pagination from the walk', async () => {
@@ -145,6 +176,95 @@ describe('what the gateway sends to v3', () => {
     expect(body.data.map((trade) => trade.id)).toEqual(['01937a00-1111-7000-8000-000000000012']);
     expect(body.meta.pagination).toEqual({ total: 3, start: 2, end: 3, page: 2, limit: 2 });
     expect(upstream.requests[0]!.url).toBe('/v3/fx/trades?limit=100');
+  });
+});
+
+describe('the declared calls and shapes, end to end through the handler', () => {
+  it('v1 trade: the trade with a fresh v3 key, then balances and exposure without one; the result under data and at the top', async () => {
+    answerBy({ 'POST /v3/fx/trades': { data: S.TRADE }, 'GET /v3/fx/balances': S.BALANCES, 'GET /v3/fx/exposure': S.EXPOSURE });
+    const response = await legacy('POST', '/v1/brokerage/{org}/trade', `{"quoteId":"${S.UUIDS.quote.toUpperCase()}","clientReferenceId":"ref1"}`);
+    expect(response.status, response.text).toBe(200);
+    expect(sentCalls().sort()).toEqual(['GET /v3/fx/balances', 'GET /v3/fx/exposure', 'POST /v3/fx/trades']);
+    const trade = upstream.requests.find((sent) => sent.method === 'POST')!;
+    expect(JSON.parse(trade.body.toString())).toEqual({ quoteId: S.QUOTE.id, clientReferenceId: 'ref1' });
+    expect(trade.headers['idempotency-key']).toMatch(/^fxgw1\./);
+    for (const read of upstream.requests.filter((sent) => sent.method === 'GET')) expect(read.headers['idempotency-key']).toBeUndefined();
+    const body = response.json() as Record<string, unknown> & { data: Record<string, unknown> };
+    expect(Object.keys(body)).toEqual(['status', 'message', 'data', 'balances', 'trade', 'userCreditLimit', 'userCreditUsed']);
+    expect(body.trade).toEqual(body.data.trade);
+    expect(body.trade).toMatchObject({ id: S.UUIDS.trade, referencedAmount: 100.5, referenceAmount: 100.5, amount: 108.76 });
+    expect(response.text).toContain('"balances":{"EUR":50000.00,"USD":-12.50},');
+    expect(response.text).toContain('"userCreditLimit":1000000.00,"userCreditUsed":108.76}');
+  });
+
+  it('v2 trade: the same result under data only', async () => {
+    answerBy({ 'POST /v3/fx/trades': { data: S.TRADE }, 'GET /v3/fx/balances': S.BALANCES, 'GET /v3/fx/exposure': S.EXPOSURE });
+    const response = await legacy('POST', '/v2/brokerage/{org}/trade', `{"quoteId":"${S.UUIDS.quote}"}`, { 'idempotency-key': 'trade-shape-1' });
+    expect(response.status, response.text).toBe(200);
+    const body = response.json() as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['status', 'message', 'data']);
+    expect(body).toMatchObject({ status: 'success', message: 'Trade executed successfully', data: { trade: { referenceAmount: 100.5, amount: 108.76 } } });
+  });
+
+  it('v2 trade/reverse: the trade id of the body goes in the v3 path, the quote id in the v3 body', async () => {
+    answerBy({ [`POST /v3/fx/trades/${S.TRADE.id}/reverse`]: { data: S.REVERSAL } });
+    const response = await legacy('POST', '/v2/brokerage/{org}/trade/reverse', `{"tradeId":"${S.UUIDS.trade}","quoteId":"${S.UUIDS.reverseQuote}"}`, { 'idempotency-key': 'reverse-1' });
+    expect(response.status, response.text).toBe(200);
+    expect(sentCalls()).toEqual([`POST /v3/fx/trades/${S.TRADE.id}/reverse`]);
+    expect(JSON.parse(upstream.requests[0]!.body.toString())).toEqual({ quoteId: 'qte_01a207ce99007aaa8bbbcccccccccccc' });
+    expect(response.text).toContain('"reversalDetails":{"direction":"DEBIT","differentialAmount":0.44,"currency":"USD"}');
+    expect(response.json()).toMatchObject({ data: { trade: { id: S.UUIDS.reversal, status: 'REVERSED', originalTradeId: S.UUIDS.trade } } });
+  });
+
+  it('v2 trade/settle: no v3 body at all', async () => {
+    answerBy({ [`POST /v3/fx/trades/${S.TRADE.id}/settle`]: { data: S.SETTLED } });
+    const response = await legacy('POST', '/v2/brokerage/{org}/trade/settle', `{"tradeId":"${S.UUIDS.trade}"}`, { 'idempotency-key': 'settle-1' });
+    expect(response.status, response.text).toBe(200);
+    expect(upstream.requests[0]!.body.length).toBe(0);
+    expect(response.json()).toMatchObject({ message: 'Trade settled successfully', data: { trade: { status: 'SETTLED' } } });
+  });
+
+  it('withdrawal_addresses: one v3 list of stablecoin accounts, filtered and paged by the gateway', async () => {
+    const accounts = Array.from({ length: 5 }, (_, index) => ({
+      ...S.WALLET_ACCOUNT,
+      id: `wac_01a207ce60007000800000000000b${index.toString().padStart(3, '0')}`,
+      verified: index !== 2,
+      network: index === 4 ? 'POLYGON' : 'ETHEREUM',
+    }));
+    upstream.answer = json({ data: accounts });
+    const response = await legacy('GET', '/v2/brokerage/{org}/withdrawal_addresses?verified=TRUE&coinNetwork=ethereum&page=2&limit=2');
+    expect(response.status, response.text).toBe(200);
+    expect(sentCalls()).toEqual(['GET /v3/fx/withdrawal-accounts?assetType=STABLECOIN']);
+    // Kept: b000, b001, b003 (b002 unverified, b004 on Polygon); page 2 of 2 holds b003.
+    const body = response.json() as { data: { id: string; status: string; coinNetworkName: string }[]; meta: unknown };
+    expect(body.data.map((address) => [address.id, address.status, address.coinNetworkName])).toEqual([['01a207ce-6000-7000-8000-00000000b003', 'Verified', 'Ethereum']]);
+    expect(body.meta).toEqual({ pagination: { total: 3, start: 2, end: 3, page: 2, limit: 2 } });
+  });
+
+  it('deposits: the currency filter goes to v3 in upper case, before the cursor walk', async () => {
+    upstream.answer = json(S.cursorPage([S.DEPOSIT_USDC, S.DEPOSIT_FAILED]));
+    const response = await legacy('GET', '/v1/brokerage/{org}/deposits?currency=usdc');
+    expect(response.status, response.text).toBe(200);
+    expect(sentCalls()).toEqual(['GET /v3/fx/deposits?currency=USDC&limit=100']);
+    expect(response.json()).toMatchObject({ data: [{ status: 'COMPLETED', completedAt: '2026-11-23T09:31:00.000Z' }, { status: 'ERROR', network: 'FIAT', completedAt: null }] });
+  });
+
+  it.each([
+    ['an unknown query parameter', 'GET', '/v2/brokerage/{org}/trades?status=EXECUTED', undefined],
+    ['a closed filter word', 'GET', '/v1/brokerage/{org}/withdrawal_addresses?status=archived', undefined],
+    ['a repeated parameter', 'GET', '/v2/brokerage/{org}/deposits?currency=USD&currency=EUR', undefined],
+    ['a limit above 50', 'GET', '/v1/brokerage/{org}/trades?limit=51', undefined],
+    ['a query on a list that takes none', 'GET', '/v2/brokerage/{org}/balances?page=1', undefined],
+    ['a body that is not an object', 'POST', '/v1/brokerage/{org}/generate_quote', '[1,2]'],
+    ['a body that is not JSON', 'POST', '/v1/brokerage/{org}/trade', '{"quoteId":'],
+    ['a lower-case currency', 'POST', '/v1/brokerage/{org}/generate_quote', '{"amount":1,"buy":"eur","sell":"USD","referencedUnit":"USD"}'],
+    ['a zero amount', 'POST', '/v1/brokerage/{org}/withdrawal', `{"amount":0,"currency":"USDC","withdrawalAddressId":"${S.UUIDS.walletAccount}"}`],
+    ['no body', 'POST', '/v1/brokerage/{org}/trade', ''],
+  ] as const)('%s: the legacy 400, and nothing sent to v3', async (_name, method, path, body) => {
+    const response = await legacy(method, path, body);
+    expect(response.status, response.text).toBe(400);
+    expect(response.json()).toMatchObject(QUERY_FAILED);
+    expect(upstream.requests).toEqual([]);
   });
 });
 
