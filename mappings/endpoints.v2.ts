@@ -46,7 +46,7 @@ export const V2_ENDPOINTS = {
       data: {
         object: {
           tradingPairs: { list: 'tradingPair', from: 'pairs' },
-          tradeLimits: { list: 'tradeLimit', from: 'pairs', keyedBy: 'symbol' },
+          tradeLimits: { list: 'tradeLimit', from: 'pairs', keyedBy: 'symbol', source: 'ours', reason: 'The key of each limit is not public: the pair as BASE/QUOTE, as the trade record writes tradingPair.' },
         },
       },
     },

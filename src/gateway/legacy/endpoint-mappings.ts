@@ -106,15 +106,16 @@ export interface RequestShape {
  * Where a value of the legacy body comes from. `from` names one of the mapping's v3 calls; `at`
  * is a dotted path in that call's answer (default `data`).
  * - `record`: one legacy record (mappings/records.ts) built from the v3 record at `at`;
- * - `list`: one per v3 record of the list at `at`; with `keyedBy`, each element is
- *   `{<v3 field value>: record}` instead;
+ * - `list`: one per v3 record of the list at `at`; with `keyedBy` (and its provenance), each
+ *   element is `{<v3 field value>: record}` instead;
  * - `entries`: an object `{<key field>: <value field>}` over the v3 records of the list at `at`;
  * - `field`: one value at a path of the answer;
  * - `object`: an object of nodes.
  */
 export type LayoutNode =
   | { readonly record: string; readonly from: string; readonly at?: string }
-  | { readonly list: string; readonly from: string; readonly at?: string; readonly keyedBy?: string }
+  | { readonly list: string; readonly from: string; readonly at?: string }
+  | (Provenance & { readonly list: string; readonly from: string; readonly at?: string; readonly keyedBy: string })
   | (Provenance & { readonly entries: V3RecordKind; readonly from: string; readonly at?: string; readonly key: string; readonly value: string; readonly type: FieldType })
   | (Provenance & { readonly field: string; readonly from: string; readonly type: FieldType })
   | { readonly object: Readonly<Record<string, LayoutNode>> };
@@ -196,7 +197,8 @@ const bodyFieldSchema = z.strictObject({
 const layoutSchema: z.ZodType<LayoutNode> = z.lazy(() =>
   z.union([
     z.strictObject({ record: name, from: name, at: dottedPath.optional() }),
-    z.strictObject({ list: name, from: name, at: dottedPath.optional(), keyedBy: name.optional() }),
+    z.strictObject({ list: name, from: name, at: dottedPath.optional() }),
+    z.strictObject({ ...provenance, list: name, from: name, at: dottedPath.optional(), keyedBy: name }),
     z.strictObject({ ...provenance, entries: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]), from: name, at: dottedPath.optional(), key: name, value: name, type: z.enum(FIELD_TYPES) }),
     z.strictObject({ ...provenance, field: dottedPath, from: name, type: z.enum(FIELD_TYPES) }),
     z.strictObject({ object: z.record(name, layoutSchema) }),
@@ -242,7 +244,7 @@ function layoutProblems(node: LayoutNode, where: string, calls: readonly string[
     const recordName = 'record' in node ? node.record : node.list;
     const record = recordOf(context, recordName);
     if (!record) problems.push(`${where}: no record shape named ${recordName} in mappings/records`);
-    if ('list' in node && node.keyedBy !== undefined && record && !v3FieldsOf(record.v3).includes(node.keyedBy)) {
+    if ('keyedBy' in node && record && !v3FieldsOf(record.v3).includes(node.keyedBy)) {
       problems.push(`${where}.keyedBy: the v3 ${record.v3} record has no field ${node.keyedBy}`);
     }
   }

@@ -58,7 +58,7 @@ function bodyText(mapping: EndpointMapping): string {
 function layoutText(node: LayoutNode, path: string): string[] {
   if ('object' in node) return Object.entries(node.object).flatMap(([key, child]) => layoutText(child, `${path}.${key}`));
   if ('record' in node) return [`\`${path}\`: ${node.record}`];
-  if ('list' in node) return [`\`${path}[]\`: ${node.keyedBy === undefined ? node.list : `{pair: ${node.list}}`}`];
+  if ('list' in node) return [`\`${path}[]\`: ${'keyedBy' in node ? `{${node.keyedBy}: ${node.list}}` : node.list}`];
   return [`\`${path}\``];
 }
 

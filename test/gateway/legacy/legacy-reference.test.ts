@@ -52,7 +52,7 @@ describe('renderLegacyOperations', () => {
       '| `GET …/fiat_withdrawal_addresses` | `GET /v3/fx/withdrawal-accounts?assetType=FIAT&status=ACTIVE&verified=true` | view | honoured if sent, kept 24 h | `page`, `limit`, `verified`, `status`, `currency` |  | `data[]`: fiatWithdrawalAddress | Approved fiat withdrawal accounts, page by page. |',
     );
     expect(v2).toContain(
-      '| `GET …/available_markets` | `GET /v3/fx/pairs` | view | honoured if sent, kept 24 h |  |  | `data.tradingPairs[]`: tradingPair, `data.tradeLimits[]`: {pair: tradeLimit} | The tradable currency pairs and the trade limits of each. |',
+      '| `GET …/available_markets` | `GET /v3/fx/pairs` | view | honoured if sent, kept 24 h |  |  | `data.tradingPairs[]`: tradingPair, `data.tradeLimits[]`: {symbol: tradeLimit} | The tradable currency pairs and the trade limits of each. |',
     );
     expect(v2).toContain(
       '| `GET …/balances` | `GET /v3/fx/balances` | view | honoured if sent, kept 24 h |  |  | `data[]`: balance, `netPositiveBalanceInUSD`, `netNegativeBalanceInUSD`, `netBalanceInUSD` | Balances with their USD values, and the net USD totals. |',

@@ -167,7 +167,7 @@ function compileNode(node: LayoutNode, records: RecordTable, maps: ValueMapTable
   const shape = records[node.list]!;
   const build = compileRecord(shape, maps);
   const schema = listOf(shape.v3);
-  const keyedBy = node.keyedBy;
+  const keyedBy = 'keyedBy' in node ? node.keyedBy : undefined;
   return (answers, context) =>
     readV3(schema, at(answers[from], path), operation, where).map((v3, index) => {
       const legacy = build(v3, context, operation, `${where}[${index}]`);
