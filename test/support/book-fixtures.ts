@@ -104,3 +104,25 @@ export async function quoteAndTrade(harness: V3Harness, key: LoadedKey, request:
   const quote = await postData(harness, key, '/v3/fx/quotes', request);
   return postData(harness, key, '/v3/fx/trades', { quoteId: quote.id });
 }
+
+/** A valid US wire account. */
+export const FEDWIRE_ACCOUNT = {
+  currency: 'USD',
+  assetType: 'FIAT',
+  accountName: 'Operating account',
+  transferType: 'FEDWIRE',
+  bankName: 'JPMorgan Chase Bank, N.A.',
+  accountNumber: '000123456789',
+  routingNumber: '021000021',
+} as const;
+
+/** A valid SWIFT account (the standard German IBAN example). */
+export const SWIFT_ACCOUNT = {
+  currency: 'EUR',
+  assetType: 'FIAT',
+  accountName: 'Euro account',
+  transferType: 'SWIFT',
+  bankName: 'Deutsche Bank',
+  accountNumber: 'DE89370400440532013000',
+  swiftCode: 'DEUTDEFF',
+} as const;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coreOperations } from '../../../src/core/app.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { postData, postEmpty, recordTestDeposit } from '../../support/book-fixtures.js';
+import { FEDWIRE_ACCOUNT, postData, postEmpty, recordTestDeposit } from '../../support/book-fixtures.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
 import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
 
@@ -45,15 +45,7 @@ async function executedTrade(): Promise<string> {
 }
 
 async function pendingAccount(): Promise<string> {
-  const account = await postData(harness, key, '/v3/fx/withdrawal-accounts', {
-    currency: 'USD',
-    assetType: 'FIAT',
-    accountName: 'Operating account',
-    transferType: 'FEDWIRE',
-    bankName: 'JPMorgan Chase Bank, N.A.',
-    accountNumber: '000123456789',
-    routingNumber: '021000021',
-  });
+  const account = await postData(harness, key, '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
   return account.id!;
 }
 

@@ -12,10 +12,10 @@ import { LEGACY_RECORDS } from '../../../mappings/records.js';
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
 import { type EndpointContext, type EndpointMapping, validateEndpointTable } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { applyGenerationChanges } from '../../../src/gateway/legacy/generation-changes.js';
-import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
 import { SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/operations.js';
 import { SOURCES } from '../../../src/gateway/legacy/record-shapes.js';
+import { edited, mappingError } from './declaration-edits.js';
 
 const CONTEXT: EndpointContext = { records: LEGACY_RECORDS, maps: VALUE_MAPS, checks: SHIPPED_CODE.checks };
 
@@ -30,40 +30,6 @@ const POSTS = ['generate_quote', 'trade', 'withdrawal', 'fiat_withdrawal', ...V2
 
 const HOUR = 3600;
 const PROVENANCE = { source: 'ours', reason: 'A test declaration.' } as const;
-
-/**
- * A copy of `table` with `edits` applied: each key is a dotted path (operation names hold no
- * dot), each value the new value, or undefined to delete it. A JSON copy, not structuredClone:
- * the shipped table shares constants between operations (READ_KEY, the withdrawal body), and a
- * structured clone keeps them shared, so one edit would break several operations.
- */
-function edited(table: unknown, edits: Readonly<Record<string, unknown>>): unknown {
-  const copy = JSON.parse(JSON.stringify(table)) as Record<string, unknown>;
-  for (const [path, value] of Object.entries(edits)) {
-    const keys = path.split('.');
-    const last = keys.pop()!;
-    let node = copy;
-    for (const key of keys) {
-      const next = node[key];
-      if (typeof next !== 'object' || next === null) throw new Error(`the table has no ${path}`);
-      node = next as Record<string, unknown>;
-    }
-    if (value !== undefined) node[last] = value;
-    else if (Object.hasOwn(node, last)) delete node[last];
-    else throw new Error(`the table has no ${path} to delete`);
-  }
-  return copy;
-}
-
-function mappingError(run: () => unknown): LegacyMappingError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LegacyMappingError);
-    return error as LegacyMappingError;
-  }
-  throw new Error('expected a LegacyMappingError');
-}
 
 /** The problems the validator lists for the generation's shipped table with `edits`. */
 function problemsWith(generation: LegacyGeneration, edits: Readonly<Record<string, unknown>>): readonly string[] {

@@ -17,20 +17,11 @@ import {
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
 import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy/operations.js';
 import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../../../src/lib/errors/catalog.js';
+import { mappingError } from './declaration-edits.js';
 
 const VALIDATION = 'Query validation failed';
 const AUTH = 'The authorization key provided is either invalid or expired, please try again';
 const INTERNAL = 'An internal error has occurred';
-
-function mappingError(run: () => unknown): LegacyMappingError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LegacyMappingError);
-    return error as LegacyMappingError;
-  }
-  throw new Error('expected a LegacyMappingError');
-}
 
 const v2 = validateErrorTables('v2', V2_ERROR_TABLES);
 const v1 = applyV1ErrorChanges(v2, V1_ERROR_CHANGES);

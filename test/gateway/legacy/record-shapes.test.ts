@@ -7,44 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import { LEGACY_RECORDS } from '../../../mappings/records.js';
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
-import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
 import { SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
 import { FIELD_TYPES, type LegacyField, SOURCES, type RecordShape, validateRecords, validateValueMaps } from '../../../src/gateway/legacy/record-shapes.js';
 import { CONVERTERS, DERIVED_FIELDS } from '../../../src/gateway/legacy/transforms/derived-fields.js';
 import { V3_RECORD_KINDS, v3FieldsOf } from '../../../src/gateway/legacy/transforms/v3-records.js';
+import { edited, mappingError } from './declaration-edits.js';
 
 const RECORDS: Readonly<Record<string, RecordShape>> = LEGACY_RECORDS;
 const SENTENCE = /^\S[^\n]* [^\n]*\.$/;
 const VALUE_SOURCES = ['from', 'derived', 'constant', 'context'];
-
-/** A JSON copy of `table` with `edits` applied (dotted path -> new value, undefined deletes). */
-function edited(table: unknown, edits: Readonly<Record<string, unknown>>): unknown {
-  const copy = JSON.parse(JSON.stringify(table)) as Record<string, unknown>;
-  for (const [path, value] of Object.entries(edits)) {
-    const keys = path.split('.');
-    const last = keys.pop()!;
-    let node = copy;
-    for (const key of keys) {
-      const next = node[key];
-      if (typeof next !== 'object' || next === null) throw new Error(`the table has no ${path}`);
-      node = next as Record<string, unknown>;
-    }
-    if (value !== undefined) node[last] = value;
-    else if (Object.hasOwn(node, last)) delete node[last];
-    else throw new Error(`the table has no ${path} to delete`);
-  }
-  return copy;
-}
-
-function mappingError(run: () => unknown): LegacyMappingError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(LegacyMappingError);
-    return error as LegacyMappingError;
-  }
-  throw new Error('expected a LegacyMappingError');
-}
 
 const recordProblems = (edits: Readonly<Record<string, unknown>>) => mappingError(() => validateRecords(edited(LEGACY_RECORDS, edits), VALUE_MAPS, SHIPPED_CODE)).problems;
 const mapProblems = (edits: Readonly<Record<string, unknown>>) => mappingError(() => validateValueMaps(edited(VALUE_MAPS, edits))).problems;

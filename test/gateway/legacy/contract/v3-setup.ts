@@ -10,6 +10,8 @@ import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import type { LegacyHarness } from '../../../support/legacy-harness.js';
 import { LegacyApiError, LegacyClient, type Generation } from './legacy-client.js';
 
+export { FEDWIRE_ACCOUNT, SWIFT_ACCOUNT } from '../../../support/book-fixtures.js';
+
 /** The v3 records the cross-checks read (the fields they compare). */
 export interface V3Pair {
   readonly symbol: string;
@@ -139,28 +141,6 @@ export class V3Side {
     return this.post<V3Withdrawal>('/v3/fx/withdrawals', body);
   }
 }
-
-/** A valid US wire account. */
-export const FEDWIRE_ACCOUNT = {
-  currency: 'USD',
-  assetType: 'FIAT',
-  accountName: 'Operating account',
-  transferType: 'FEDWIRE',
-  bankName: 'JPMorgan Chase Bank, N.A.',
-  accountNumber: '000123456789',
-  routingNumber: '021000021',
-} as const;
-
-/** A valid SWIFT account (the standard German IBAN example). */
-export const SWIFT_ACCOUNT = {
-  currency: 'EUR',
-  assetType: 'FIAT',
-  accountName: 'Euro account',
-  transferType: 'SWIFT',
-  bankName: 'Deutsche Bank',
-  accountNumber: 'DE89370400440532013000',
-  swiftCode: 'DEUTDEFF',
-} as const;
 
 /** EIP-55 checksummed addresses (the standard's own examples). */
 export const EVM_ADDRESSES = [

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idToLegacyUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../../../support/book-fixtures.js';
+import { FEDWIRE_ACCOUNT, postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../../../support/book-fixtures.js';
 import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -30,15 +30,7 @@ beforeAll(async () => {
   const orgId = key.file.orgId;
   await recordTestDeposit(h.core.db, { orgId, environment: 'sandbox', currency: 'USD', amount: '100000.00' });
   await recordTestDeposit(h.core.db, { orgId, environment: 'sandbox', currency: 'USDC', amount: '5000.000000' });
-  const usd = await postData(h.core, key, '/v3/fx/withdrawal-accounts', {
-    currency: 'USD',
-    assetType: 'FIAT',
-    accountName: 'Operating account',
-    transferType: 'FEDWIRE',
-    bankName: 'JPMorgan Chase Bank, N.A.',
-    accountNumber: '000123456789',
-    routingNumber: '021000021',
-  });
+  const usd = await postData(h.core, key, '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
   const usdc = await postData(h.core, key, '/v3/fx/withdrawal-accounts', {
     currency: 'USDC',
     assetType: 'STABLECOIN',
