@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
-import { newId } from '../../lib/ids.js';
+import { isId, newId } from '../../lib/ids.js';
 
 /** Every event type the core emits (`<resource>.<status in lower case>`, DESIGN 3.8). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -151,6 +151,8 @@ export async function listWebhookEndpoints(db: Queryable, orgId: string, environ
 
 /** An active endpoint of this book, or null (unknown, another org's, or deleted). */
 export async function findWebhookEndpoint(db: Queryable, orgId: string, environment: Mode, id: string): Promise<WebhookEndpointRow | null> {
+  // A malformed id names no endpoint (404), and `%00` in the path must not reach PostgreSQL as U+0000.
+  if (!isId('webhookEndpoint', id)) return null;
   const { rows } = await db.query<WebhookEndpointRow>(
     `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND org_id = $2 AND environment = $3 AND status = 'ACTIVE'`,
     [id, orgId, environment],
@@ -165,6 +167,7 @@ export async function findWebhookEndpoint(db: Queryable, orgId: string, environm
  * endpoint deleted. Returns null when there is no such active endpoint.
  */
 export async function deleteWebhookEndpoint(db: Database, orgId: string, environment: Mode, id: string, at: Date): Promise<WebhookEndpointRow | null> {
+  if (!isId('webhookEndpoint', id)) return null; // as in findWebhookEndpoint
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<WebhookEndpointRow>(
       `UPDATE webhook_endpoints SET status = 'DELETED', deleted_at = $4

@@ -2,10 +2,13 @@
  * Step 7: input validation with zod. Failures become VALIDATION_BODY_FAILED or
  * VALIDATION_QUERY_FAILED with `details.issues[{path, code, message}]`; malformed JSON is a body
  * failure with code `invalid_json`. Money arrives as strings in v3, so JSON.parse is safe here.
+ * Before any schema, every key and string value is checked for text the database cannot store
+ * (U+0000, unpaired surrogates: src/lib/text.ts), refused with code `invalid_text` at its path.
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
+import { unstorableTextIssues } from '../../lib/text.js';
 
 
 export function parseJsonBody(raw: Buffer): unknown {
@@ -20,7 +23,11 @@ export function parseJsonBody(raw: Buffer): unknown {
 }
 
 export function validateBody<T>(schema: z.ZodType<T>, raw: Buffer): T {
-  const parsed = schema.safeParse(parseJsonBody(raw));
+  const body = parseJsonBody(raw);
+  // Such text would fail in the database as a 500 with a new resourceId on every retry.
+  const textIssues = unstorableTextIssues(body);
+  if (textIssues.length > 0) throw new ApiError('VALIDATION_BODY_FAILED', { issues: textIssues });
+  const parsed = schema.safeParse(body);
   if (!parsed.success) throw new ApiError('VALIDATION_BODY_FAILED', { issues: toIssues(parsed.error) });
   return parsed.data;
 }
@@ -35,6 +42,9 @@ export function validateNoParameters(raw: Buffer): undefined {
 }
 
 export function validateQuery<T>(schema: z.ZodType<T>, query: unknown): T {
+  // `%00` decodes to U+0000, which a filter would carry into SQL.
+  const textIssues = unstorableTextIssues(query ?? {});
+  if (textIssues.length > 0) throw new ApiError('VALIDATION_QUERY_FAILED', { issues: textIssues });
   const parsed = schema.safeParse(query ?? {});
   if (!parsed.success) throw new ApiError('VALIDATION_QUERY_FAILED', { issues: toIssues(parsed.error) });
   return parsed.data;

@@ -19,6 +19,7 @@ import { ApiError } from '../../../lib/errors/api-error.js';
 import { toIssues } from '../../../lib/errors/validation-issues.js';
 import { type IdKind, legacyUuidToId } from '../../../lib/ids.js';
 import { V3_AMOUNT_PATTERN } from '../../../lib/money.js';
+import { unstorableTextIssues } from '../../../lib/text.js';
 import type { BodyField, RequestShape } from '../endpoint-mappings.js';
 
 /** A zod type error that says "is required" for a missing field rather than "received undefined". */
@@ -107,7 +108,13 @@ export function compileRequest(request: RequestShape): ReadRequest {
       }
     });
   const sent = Object.entries(request.fields).flatMap(([name, field]) => (field.to === undefined ? [] : [[name, field.to] as const]));
+  const declared = Object.keys(request.fields);
   return (body) => {
+    // Text v3 cannot store (U+0000, an unpaired surrogate) is refused here, as v3 refuses it, with
+    // no upstream call; only declared fields are read, since unknown ones are ignored.
+    const fieldsSent = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Body) : {};
+    const textIssues = declared.flatMap((name) => (Object.hasOwn(fieldsSent, name) ? unstorableTextIssues(fieldsSent[name], [name]) : []));
+    if (textIssues.length > 0) throw new ApiError('VALIDATION_BODY_FAILED', { issues: textIssues });
     const parsed = schema.safeParse(body);
     if (!parsed.success) throw new ApiError('VALIDATION_BODY_FAILED', { issues: toIssues(parsed.error) });
     const fields = parsed.data as Body;

@@ -133,6 +133,66 @@ describe('v2 errors', () => {
   });
 });
 
+describe('text v3 cannot store', () => {
+  const BAD = [
+    ['U+0000', '\u0000'],
+    ['a lone high surrogate', '\ud800'],
+    ['a lone low surrogate', '\udc00'],
+  ] as const;
+
+  async function tradesOf(orgId: string): Promise<number> {
+    const { rows } = await h.core.db.query<{ n: number }>('SELECT count(*)::int AS n FROM trades WHERE org_id = $1', [orgId]);
+    return rows[0]!.n;
+  }
+
+  async function legacyQuoteId(trader: LoadedKey): Promise<string> {
+    const quote = await postData(h.core, trader, '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5.00', amountCurrency: 'EUR' });
+    return idToLegacyUuid('quote', quote.id!)!;
+  }
+
+  it.each((['v1', 'v2'] as const).flatMap((generation) => BAD.map(([label, bad]) => [generation, label, bad] as const)))(
+    '%s trade with %s in clientReferenceId: the legacy 400 with no upstream call, replayed for its key',
+    async (generation, _label, bad) => {
+      const trader = await h.createKey();
+      const quoteId = await legacyQuoteId(trader);
+      const body = JSON.stringify({ quoteId, clientReferenceId: `inv${bad}-7` });
+      const headers = { 'idempotency-key': idemKey() };
+      const first = await h.call(generation, trader, { path: 'trade', body, headers });
+      expect(first.status, first.text).toBe(400);
+      expect(first.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+      expect(first.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
+      const retry = await h.call(generation, trader, { path: 'trade', body, headers });
+      expect(retry.status).toBe(400);
+      expect(retry.text).toBe(first.text);
+      expect(await tradesOf(trader.file.orgId)).toBe(0);
+      // The quote was never executed: the same trade with well-formed text goes through.
+      const fixed = await h.call(generation, trader, { path: 'trade', body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }), headers: { 'idempotency-key': idemKey() } });
+      expect(fixed.status, fixed.text).toBe(200);
+    },
+  );
+
+  it.each(BAD)('v2 trade/reverse with %s in clientReferenceId is the legacy 400 with no upstream call', async (_label, bad) => {
+    const trader = await h.createKey();
+    const trade = await quoteAndTrade(h.core, trader, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5.00', amountCurrency: 'EUR' });
+    const quote = await postData(h.core, trader, `/v3/fx/trades/${trade.id}/reverse-quote`, {});
+    const body = JSON.stringify({ tradeId: idToLegacyUuid('trade', trade.id!), quoteId: idToLegacyUuid('quote', quote.id!), clientReferenceId: `r${bad}` });
+    const response = await h.v2(trader, { path: 'trade/reverse', body, headers: { 'idempotency-key': idemKey() } });
+    expect(response.status, response.text).toBe(400);
+    expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+    expect(response.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
+    expect(await tradesOf(trader.file.orgId)).toBe(1);
+  });
+
+  it.each(['v1', 'v2'] as const)('%s trade keeps well-formed text of any kind exactly, and still ignores unknown fields', async (generation) => {
+    const trader = await h.createKey();
+    const clientReferenceId = 'Zoë\t東京 😀\n\u0001 end';
+    const body = JSON.stringify({ quoteId: await legacyQuoteId(trader), clientReferenceId, ignored: '\u0000\ud800' });
+    const response = await h.call(generation, trader, { path: 'trade', body, headers: { 'idempotency-key': idemKey() } });
+    expect(response.status, response.text).toBe(200);
+    expect(response.json<{ data: { trade: { clientReferenceId: string } } }>().data.trade.clientReferenceId).toBe(clientReferenceId);
+  });
+});
+
 describe('security', () => {
   it('a replayed legacy token is refused', async () => {
     const token = h.token(key);

@@ -209,6 +209,20 @@ describe('trade', () => {
     expect(read('trade', { quoteId: UUIDS.quote, clientReferenceId: 'x'.repeat(128) }).v3Body).toMatchObject({ clientReferenceId: 'x'.repeat(128) });
     expect(issuesOf('trade', { quoteId: UUIDS.quote, clientReferenceId: 7 })).toEqual([{ path: 'clientReferenceId', code: 'invalid_type', message: 'must be a string' }]);
   });
+
+  it('refuses text v3 cannot store in a declared field (U+0000, a lone surrogate), read from the raw JSON escapes; keeps emoji and controls; ignores undeclared fields', () => {
+    for (const [escape, pattern] of [['\\u0000', /NUL/], ['\\ud800', /U\+D800/], ['\\udfff', /U\+DFFF/]] as const) {
+      const text = `{"quoteId":"${UUIDS.quote}","clientReferenceId":"inv${escape}-7"}`;
+      expect(() => readText('trade', text)).toThrow(ApiError);
+      expect(issuesOf('trade', parseLegacyJson(text, []))).toEqual([{ path: 'clientReferenceId', code: 'invalid_text', message: expect.stringMatching(pattern) }]);
+    }
+    // Checked before the schema: a malformed quoteId beside it does not hide it.
+    expect(issuesOf('trade', { quoteId: 'nope', clientReferenceId: '\u0000' })).toEqual([{ path: 'clientReferenceId', code: 'invalid_text', message: expect.stringMatching(/NUL/) }]);
+    expect(readText('trade', `{"quoteId":"${UUIDS.quote}","clientReferenceId":"\\ud83d\\ude00\\t\\u0001","other\\u0000":"\\ud800"}`).v3Body).toStrictEqual({
+      quoteId: V3_QUOTE_ID,
+      clientReferenceId: '😀\t\u0001',
+    });
+  });
 });
 
 describe('trade/reverse-quote and trade/settle', () => {
