@@ -1,6 +1,6 @@
 /**
  * v3 error -> v1 answer, declared as what v1 changes in v2's answers (`mappings/errors.v2.ts`):
- * a newcomer reads what v1 lacks, not a second copy of 62 rows. The gateway applies these
+ * a newcomer reads what v1 lacks, not a second copy of 65 rows. The gateway applies these
  * changes to v2's validated tables when it loads them (`applyV1ErrorChanges` in
  * src/gateway/legacy/error-tables.ts), validates the result as v1's tables, and the docs list the
  * changes (`describeV1ErrorChanges`).

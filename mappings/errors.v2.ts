@@ -1,5 +1,5 @@
 /**
- * v3 error -> v2 answer: one row for each of the catalog's 62 codes. v1's answers are declared as
+ * v3 error -> v2 answer: one row for each of the catalog's 65 codes. v1's answers are declared as
  * changes to these (`mappings/errors.v1.ts`), so every row here is v1's too unless v1's changes
  * say otherwise.
  *
@@ -49,6 +49,7 @@ export const V2_ERRORS = {
     basis: 'closest',
     note: 'v3 keeps this one at 400 too; the spec words no v2 message.',
   },
+  REQUEST_MALFORMED: { status: 400, message: VALIDATION, basis: 'closest', note: 'Bytes the HTTP server cannot read as a request are a bad request; v2 has one 400 for all of them.' },
 
   // v3 401: who are you
   AUTH_TOKEN_MISSING: { status: 401, message: AUTH, basis: 'spec', note: 'The v2 documentation\'s 401 for a bad JWT.' },
@@ -116,6 +117,14 @@ export const V2_ERRORS = {
 
   // v3 405
   METHOD_NOT_ALLOWED: { status: 404, message: 'Route not found', basis: 'closest', note: 'Raised by the gateway for a legacy path called with a method it does not have: no such route, as ROUTE_NOT_FOUND.' },
+
+  // v3 408
+  REQUEST_TIMEOUT: {
+    status: 500,
+    message: 'The request did not arrive in time, please try again',
+    basis: 'closest',
+    note: 'v2 has no 408. The request never ran, so the right move is to send it again: v2 clients retry a 500 (a write once they find no resource), while a 400 would tell them to change a request that was fine.',
+  },
 
   // v3 409: state conflicts
   IDEMPOTENCY_IN_FLIGHT: {
@@ -203,6 +212,7 @@ export const V2_ERRORS = {
     note: 'The v2 documentation\'s 400 with code IDEMPOTENCY_KEY_REQUIRED; v3 made it 428, legacy keeps 400.',
   },
   RATE_LIMIT_EXCEEDED: { status: 429, message: 'Too many requests, please try again later', basis: 'spec', note: 'Rate limits apply to every generation: exceeding one gives 429 with Retry-After (forwarded); a 500 would invite clients to retry at once.' },
+  REQUEST_HEADERS_TOO_LARGE: { status: 400, message: VALIDATION, basis: 'closest', note: 'v2 has no 431; headers over the limit are a bad request: v2\'s one 400 for them.' },
 
   // v3 5xx
   INTERNAL_ERROR: {

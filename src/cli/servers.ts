@@ -24,6 +24,7 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
     idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
     trustedProxies: [...extraTrustedProxies, ...config.FXGATE_TRUSTED_PROXIES],
     logLevel: config.LOG_LEVEL,
+    requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,
     trading: { spreadBps: config.FXGATE_SPREAD_BPS, reversalWindowMs: config.FXGATE_REVERSAL_WINDOW_SECONDS * 1000 },
     withdrawalProcessor: { rail: { delayMs: config.FXGATE_RAIL_SIMULATION_DELAY_MS, failureRate: config.FXGATE_RAIL_SIMULATION_FAILURE_RATE } },
     webhookWorker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
@@ -80,6 +81,7 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS,
       trustedProxies: config.FXGATE_TRUSTED_PROXIES,
       logLevel: config.LOG_LEVEL,
+      requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,
       legacy: {
         ...deps,
         issuers: config.FXGATE_JWT_ISSUER,

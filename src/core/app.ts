@@ -34,6 +34,8 @@ import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from './trading
 import { referenceData } from './trading/reference-data.js';
 import { TRADING_DEFAULTS, type TradingContext, type TradingOptions } from './trading/trading-context.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
+import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 
 export interface CoreDependencies {
   readonly db: Database;
@@ -53,6 +55,8 @@ export interface CoreOptions {
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
   readonly trustedProxies?: readonly string[];
   readonly logLevel?: string;
+  /** The time a client has to send a whole request, headers and body (FXGATE_REQUEST_TIMEOUT_MS); past it, 408 and the connection closes. */
+  readonly requestTimeoutMs?: number;
   readonly trading?: Partial<TradingOptions>;
   /** The completer of delayed sandbox deposits, run by buildCoreApp; `enabled: false` leaves it off. */
   readonly depositCompleter?: DepositCompleterOptions & { readonly enabled?: boolean };
@@ -77,6 +81,7 @@ export const CORE_DEFAULTS = {
   idempotencyLockTtlMs: 30_000,
   trustedProxies: [] as readonly string[],
   logLevel: 'info',
+  requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
 } as const;
 
 /** The name under which the cursor HMAC key is kept in service_secrets. */
@@ -136,6 +141,9 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
     bodyLimit: MAX_BODY_BYTES,
     return503OnClosing: true,
+    ...serverTimeoutOptions(resolved.requestTimeoutMs),
+    // What Node's parser refuses before any hook runs (oversized headers, bad framing, a timeout) gets the v3 envelope too.
+    clientErrorHandler: createClientErrorHandler(v3ClientErrorAnswer),
     frameworkErrors: (error, request, reply) => {
       void handleFrameworkError!(error, request, reply);
     },

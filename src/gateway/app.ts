@@ -11,6 +11,8 @@ import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { loggerOptions } from '../lib/logger.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
+import { createGatewayClientErrorHandler } from './client-errors.js';
 import { registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
@@ -43,6 +45,8 @@ export interface GatewayOptions {
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
   readonly trustedProxies?: readonly string[];
   readonly logLevel?: string;
+  /** The time a client has to send a whole request, headers and body (FXGATE_REQUEST_TIMEOUT_MS); past it, 408 and the connection closes. */
+  readonly requestTimeoutMs?: number;
   /** What the v1 and v2 generations need; without it they answer 501 (a /v3-only gateway). */
   readonly legacy?: LegacyGatewayOptions;
 }
@@ -81,6 +85,7 @@ export const GATEWAY_DEFAULTS = {
   readinessTimeoutMs: 2_000,
   trustedProxies: [] as readonly string[],
   logLevel: 'info',
+  requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
 } as const;
 
 /** A path that is not even valid URL syntax (a bad percent-escape) names no operation anywhere. */
@@ -105,6 +110,9 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
     return503OnClosing: true,
     genReqId: generateRequestId,
+    ...serverTimeoutOptions(resolved.requestTimeoutMs),
+    // What Node's parser refuses before routing gets the envelope of the generation its request line names.
+    clientErrorHandler: await createGatewayClientErrorHandler(resolved.legacy?.migrationGuideUrl ?? LEGACY_GATEWAY_DEFAULTS.migrationGuideUrl),
     frameworkErrors: (_error, request, reply) => {
       rejectMalformedUrl(request, reply);
     },

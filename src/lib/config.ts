@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -113,6 +114,15 @@ export const DEFAULT_MIGRATION_GUIDE_URL = 'https://docs.fxgate.dev/migrate/v1-t
 export const configSchema = z.object({
   PORT: port.default(8080).describe('Port the public listener binds (the gateway in `all`, the core in `core`).'),
   HOST: z.string().min(1).default('127.0.0.1').describe('Address to bind; the Docker image sets 0.0.0.0.'),
+  FXGATE_REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(600_000)
+    .default(DEFAULT_REQUEST_TIMEOUT_MS)
+    .describe(
+      'Time a client has to send a whole request, headers and body, from its first byte (and a new connection to send its first), on every listener of the core and the gateway; 1000 to 600000 ms. Past it: 408 in the envelope of the request\'s generation, and the connection is closed. A request that arrived whole is never cut, however long its answer takes.',
+    ),
   DATABASE_URL: optionalUrl(['postgres', 'postgresql']).describe('PostgreSQL connection string. Unset: embedded PGlite in FXGATE_DATA_DIR.'),
   REDIS_URL: optionalUrl(['redis', 'rediss']).describe('Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).'),
   FXGATE_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database and of the key files `npm start` writes.'),

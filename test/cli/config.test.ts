@@ -15,4 +15,11 @@ describe('configuration at start-up', () => {
     expect(result.stderr).toMatch(new RegExp(`^fxgate: invalid configuration:\\n  - ${name}: `));
     expect(result.stdout).toBe('');
   });
+
+  it.each(['core', 'gateway', 'all'])('a bad FXGATE_REQUEST_TIMEOUT_MS stops `fxgate %s` before it listens, naming the variable', async (command) => {
+    const result = await runCli([command], { FXGATE_REQUEST_TIMEOUT_MS: '10', FXGATE_UPSTREAM_URL: 'http://127.0.0.1:1', PORT: '0' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^fxgate: invalid configuration:\n {2}- FXGATE_REQUEST_TIMEOUT_MS: /);
+    expect(result.stdout).not.toContain('listening');
+  });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
 import { ConfigError, DEFAULT_JWT_ISSUERS, loadConfig, signingIssuer } from '../../src/lib/config.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
 function problems(env: Record<string, string>): readonly string[] {
@@ -200,5 +201,23 @@ describe('FXGATE_RATES from a file', () => {
     const broken = path.join(dir, 'broken.json');
     await writeFile(broken, '{"EUR": "1.09",}');
     expect(problems({ FXGATE_RATES: `@${broken}` })[0]).toContain(`FXGATE_RATES: ${broken} is not valid JSON`);
+  });
+});
+
+describe('FXGATE_REQUEST_TIMEOUT_MS', () => {
+  it('defaults to the apps\' own default of 10 s', () => {
+    expect(loadConfig({}).FXGATE_REQUEST_TIMEOUT_MS).toBe(DEFAULT_REQUEST_TIMEOUT_MS);
+    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(10_000);
+  });
+
+  it('takes a whole number of ms from 1000 to 600000', () => {
+    expect(loadConfig({ FXGATE_REQUEST_TIMEOUT_MS: '1500' }).FXGATE_REQUEST_TIMEOUT_MS).toBe(1500);
+    expect(loadConfig({ FXGATE_REQUEST_TIMEOUT_MS: '600000' }).FXGATE_REQUEST_TIMEOUT_MS).toBe(600_000);
+  });
+
+  it.each(['0', '-1', '999', '600001', '1.5e3x', 'ten', '1500.5'])('refuses %j, naming the variable', (value) => {
+    const found = problems({ FXGATE_REQUEST_TIMEOUT_MS: value });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^FXGATE_REQUEST_TIMEOUT_MS: /);
   });
 });

@@ -34,7 +34,7 @@ export interface LegacyRequest {
 export interface LegacyHarnessOptions extends HarnessOptions {
   /** The gateway's store; the core's own by default (as in `fxgate all`). */
   readonly gatewayStore?: EphemeralStore;
-  readonly gateway?: Partial<LegacyGatewayOptions> & { readonly timeoutMs?: number };
+  readonly gateway?: Partial<LegacyGatewayOptions> & { readonly timeoutMs?: number; readonly requestTimeoutMs?: number };
 }
 
 export class LegacyHarness {
@@ -52,6 +52,7 @@ export class LegacyHarness {
       upstreamUrl: core.baseUrl,
       logLevel: 'silent',
       timeoutMs: options.gateway?.timeoutMs ?? 10_000,
+      ...(options.gateway?.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.gateway.requestTimeoutMs }),
       legacy: {
         registry: core.registry,
         store: options.gatewayStore ?? core.store,

@@ -1,5 +1,5 @@
 /**
- * The v3 error catalog: all 62 codes, one row each, with HTTP status, type, retry strategy and
+ * The v3 error catalog: all 65 codes, one row each, with HTTP status, type, retry strategy and
  * the schema of `details`. It is the only place a code is defined. The core throws by code, the
  * gateway's downgrade tables are checked against it, and the README's error reference is
  * generated from it. Codes are never renamed or removed within v3 (spec 9).
@@ -63,6 +63,8 @@ export const ERROR_CATALOG = {
   VALIDATION_CONTENT_TYPE: row(400, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', none, 'Content-Type must be application/json.'),
   IDEMPOTENCY_KEY_INVALID: row(400, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', none, 'Idempotency-Key must be 1 to 255 characters of A-Z a-z 0-9 - _ . :'),
   WITHDRAWAL_CURRENCY_NOT_SUPPORTED: row(400, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', none, 'Withdrawals are not supported for this currency.'),
+  // Answered by the HTTP server itself, before any route, for bytes it cannot read as a request
+  REQUEST_MALFORMED: row(400, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', none, 'The request is not well-formed HTTP/1.1 (request line, headers or body framing).', 'fxgate'),
 
   // 401: who are you
   AUTH_TOKEN_MISSING: row(401, 'AUTHENTICATION_ERROR', 'TERMINAL', none, 'An Authorization: Bearer token is required.'),
@@ -97,6 +99,9 @@ export const ERROR_CATALOG = {
   // 405
   METHOD_NOT_ALLOWED: row(405, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', z.object({ method: z.string(), allowed: z.array(z.string()).min(1) }).strict(), 'This method is not allowed on this path.'),
 
+  // 408: the HTTP server's request timeout; a request that did not arrive whole never ran
+  REQUEST_TIMEOUT: row(408, 'VALIDATION_ERROR', 'RETRY_WITH_BACKOFF', none, 'The request did not arrive whole within the time allowed; nothing was done.', 'fxgate'),
+
   // 409: state-driven conflicts
   IDEMPOTENCY_IN_FLIGHT: row(409, 'CONFLICT', 'WAIT_THEN_RETRY_SAME_KEY', none, 'A request with this Idempotency-Key is still being processed.'),
   WITHDRAWAL_INSUFFICIENT_BALANCE: row(409, 'CONFLICT', 'FIX_AND_RESUBMIT', z.object({ requiredAmount: decimalString, availableAmount: decimalString, currency: z.string() }).strict(), 'The balance does not cover the withdrawal.'),
@@ -130,6 +135,9 @@ export const ERROR_CATALOG = {
   // 428, 429
   IDEMPOTENCY_KEY_MISSING: row(428, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', z.object({ endpoint: z.string() }).strict(), 'This operation requires an Idempotency-Key header.'),
   RATE_LIMIT_EXCEEDED: row(429, 'RATE_LIMITED', 'WAIT_THEN_RETRY_SAME_KEY', none, 'Too many requests; retry after the number of seconds in Retry-After.'),
+
+  // 431: the HTTP server's limit on the request line and headers
+  REQUEST_HEADERS_TOO_LARGE: row(431, 'VALIDATION_ERROR', 'FIX_AND_RESUBMIT', none, 'The request line and headers exceed 16 KB.', 'fxgate'),
 
   // 5xx
   INTERNAL_ERROR: row(500, 'INTERNAL_ERROR', { read: 'RETRY_WITH_BACKOFF', write: 'CHECK_STATE_THEN_RETRY' }, resourceId, 'An internal error has occurred.'),

@@ -9,6 +9,7 @@ import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
+import { expectRawLegacyError, rawExchange } from '../../support/raw-http.js';
 import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
 
 /** `Name: value` lines, as `fxgate sign` prints them, to a headers object. */
@@ -29,7 +30,7 @@ describe('fxgate all on the embedded defaults', () => {
   let env: Record<string, string>;
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-'));
-    env = { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' };
+    env = { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', FXGATE_REQUEST_TIMEOUT_MS: '1500' };
   });
   afterAll(async () => {
     await killAllCliProcesses();
@@ -62,6 +63,15 @@ describe('fxgate all on the embedded defaults', () => {
     expect(balances.status).toBe('success');
     expect(balances.data.map((balance) => balance.currency).sort()).toEqual(['EUR', 'USD', 'USDC']);
     await access(join(dataDir, 'gateway-keys', `${sandboxKey.file.orgId}.sandbox.json`));
+
+    // FXGATE_REQUEST_TIMEOUT_MS bounds a request's arrival: a v2 body trickled in is cut with v2's answer.
+    const slow = await rawExchange(url!, {
+      steps: [`POST /v2/brokerage/${sandboxKey.file.orgId}/generate_quote HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`],
+      trickle: { chunk: ' ', everyMs: 250 },
+    });
+    expectRawLegacyError(slow, 'v2', 500, 'The request did not arrive in time, please try again');
+    expect(slow.answeredAfterMs).toBeGreaterThanOrEqual(1_480);
+    expect(slow.answeredAfterMs).toBeLessThanOrEqual(2_500);
 
     const blocked = await runCli(['keys', 'list'], env);
     expect(blocked.code).toBe(1);

@@ -6,6 +6,7 @@ import { loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { testServices } from '../../support/services.js';
+import { expectRawV3Error, rawExchange } from '../../support/raw-http.js';
 import { killAllCliProcesses, startCli } from '../cli-process.js';
 
 describe('fxgate core on PostgreSQL and Redis', () => {
@@ -25,6 +26,7 @@ describe('fxgate core on PostgreSQL and Redis', () => {
       HOST: '127.0.0.1',
       PORT: '0',
       FXGATE_JWT_ISSUER: 'acme-fx',
+      FXGATE_REQUEST_TIMEOUT_MS: '1500',
     });
     const [, url] = await core.waitFor(/^fxgate core: listening on (http:\/\/\S+)$/m);
     const registry = new KeyRegistry(database.db);
@@ -34,6 +36,15 @@ describe('fxgate core on PostgreSQL and Redis', () => {
     expect(response.statusCode).toBe(200);
     await response.body.dump();
     expect((await request(`${url}/readyz`)).statusCode).toBe(200);
+    // FXGATE_REQUEST_TIMEOUT_MS bounds a request's arrival; what the parser refuses is the v3 envelope.
+    const [silent, oversized] = await Promise.all([
+      rawExchange(url!, { steps: [] }),
+      rawExchange(url!, { steps: [`GET /v3/fx/pairs HTTP/1.1\r\nHost: fxgate\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`] }),
+    ]);
+    expectRawV3Error(silent, 'REQUEST_TIMEOUT');
+    expect(silent.answeredAfterMs).toBeGreaterThanOrEqual(1_480);
+    expect(silent.answeredAfterMs).toBeLessThanOrEqual(2_500);
+    expectRawV3Error(oversized, 'REQUEST_HEADERS_TOO_LARGE');
     expect((await core.stop('SIGINT')).code).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordingUpstream } from '../../gateway/recording-upstream.js';
+import { expectRawLegacyError, expectRawV3Error, rawExchange } from '../../support/raw-http.js';
 import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
 
 describe('fxgate gateway', () => {
@@ -21,11 +22,17 @@ describe('fxgate gateway', () => {
   });
 
   it('fronts the upstream named by FXGATE_UPSTREAM_URL, and stops cleanly on SIGTERM', async () => {
-    const gateway = startCli(['gateway'], { FXGATE_UPSTREAM_URL: upstream.url, FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
+    const gateway = startCli(['gateway'], { FXGATE_UPSTREAM_URL: upstream.url, FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', FXGATE_REQUEST_TIMEOUT_MS: '1500' });
     const [, url] = await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+), in front of (\S+)$/m);
     const response = await request(`${url}/v3/fx/trades?limit=10&cursor=a%2Bb`);
     expect(response.statusCode).toBe(200);
     expect(await response.body.text()).toBe('{"data":[]}');
+    // FXGATE_REQUEST_TIMEOUT_MS bounds a request's arrival; what the parser refuses is in the envelope of the generation its line names.
+    const [silent, garbled] = await Promise.all([rawExchange(url!, { steps: [] }), rawExchange(url!, { steps: ['G@T /v1/brokerage/o/balances HTTP/1.1\r\nHost: fxgate\r\n\r\n'] })]);
+    expectRawV3Error(silent, 'REQUEST_TIMEOUT');
+    expect(silent.answeredAfterMs).toBeGreaterThanOrEqual(1_480);
+    expect(silent.answeredAfterMs).toBeLessThanOrEqual(2_500);
+    expectRawLegacyError(garbled, 'v1', 400, 'Query validation failed');
     expect(upstream.requests.map((r) => r.url)).toEqual(['/v3/fx/trades?limit=10&cursor=a%2Bb']);
     expect((await gateway.stop('SIGTERM')).code).toBe(0);
   });

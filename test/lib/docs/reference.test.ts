@@ -14,7 +14,7 @@ describe('generated README sections', () => {
   it('the error reference has one row per catalog code', () => {
     const table = renderErrorReference();
     for (const code of ERROR_CODES) expect(table).toContain(`| \`${code}\` |`);
-    expect(table.split('\n').filter((line) => /^\| \d{3} \|/.test(line))).toHaveLength(62);
+    expect(table.split('\n').filter((line) => /^\| \d{3} \|/.test(line))).toHaveLength(65);
     expect(table).toContain('| 500 | `INTERNAL_ERROR` | INTERNAL_ERROR | RETRY_WITH_BACKOFF (reads), CHECK_STATE_THEN_RETRY (writes) | `resourceId` |');
   });
 

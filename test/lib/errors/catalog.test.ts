@@ -1,7 +1,8 @@
 /**
- * The v3 error catalog against the interface spec (7.1, 7.3, 9) and DESIGN 3.2: exactly 62
- * codes; every code of the spec's table 7.3 with the spec's status, type and retry strategy;
- * closed sets of types and strategies; a strict details schema per code.
+ * The v3 error catalog against the interface spec (7.1, 7.3, 9) and DESIGN 3.2: the 62 codes of
+ * the contract and the HTTP server's three (REQUEST_*); every code of the spec's table 7.3 with
+ * the spec's status, type and retry strategy; closed sets of types and strategies; a strict
+ * details schema per code.
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
@@ -85,6 +86,7 @@ const EXAMPLES = {
   VALIDATION_CONTENT_TYPE: {},
   IDEMPOTENCY_KEY_INVALID: {},
   WITHDRAWAL_CURRENCY_NOT_SUPPORTED: {},
+  REQUEST_MALFORMED: {},
   AUTH_TOKEN_MISSING: {},
   AUTH_TOKEN_INVALID: {},
   AUTH_TOKEN_EXPIRED: {},
@@ -110,6 +112,7 @@ const EXAMPLES = {
   WITHDRAWAL_ADDRESS_NOT_FOUND: { accountId: 'wac_0190b5a0c0de7000800000000000abcd' },
   WEBHOOK_ENDPOINT_NOT_FOUND: { webhookEndpointId: 'whe_0190b5a0c0de7000800000000000abcd' },
   METHOD_NOT_ALLOWED: { method: 'POST', allowed: ['GET', 'HEAD'] },
+  REQUEST_TIMEOUT: {},
   IDEMPOTENCY_IN_FLIGHT: {},
   WITHDRAWAL_INSUFFICIENT_BALANCE: { requiredAmount: '10.00', availableAmount: '5.00', currency: 'USD' },
   WITHDRAWAL_ADDRESS_NOT_VERIFIED: { accountId: 'wac_0190b5a0c0de7000800000000000abcd' },
@@ -136,6 +139,7 @@ const EXAMPLES = {
   WEBHOOK_URL_INVALID: { url: 'http://127.0.0.1/hook', reason: 'must be https' },
   IDEMPOTENCY_KEY_MISSING: { endpoint: 'POST /v3/fx/withdrawals' },
   RATE_LIMIT_EXCEEDED: {},
+  REQUEST_HEADERS_TOO_LARGE: {},
   INTERNAL_ERROR: { resourceId: 'wtd_0190b5a0c0de7000800000000000abcd' },
   TRADE_EXECUTION_FAILED: { resourceId: 'trd_0190b5a0c0de7000800000000000abcd' },
   WITHDRAWAL_INITIATION_FAILED: { resourceId: 'wtd_0190b5a0c0de7000800000000000abcd' },
@@ -148,9 +152,10 @@ function accepts(code: ErrorCode, details: unknown): boolean {
 }
 
 describe('the code list', () => {
-  it('has exactly 62 codes (spec 7.1)', () => {
-    expect(ERROR_CODES).toHaveLength(62);
-    expect(Object.keys(ERROR_CATALOG)).toHaveLength(62);
+  it('has exactly 65 codes: the 62 of the contract and the HTTP server\'s three answers before routing', () => {
+    expect(ERROR_CODES).toHaveLength(65);
+    expect(Object.keys(ERROR_CATALOG)).toHaveLength(65);
+    expect(ERROR_CODES.filter((code) => code.startsWith('REQUEST_')).sort()).toEqual(['REQUEST_HEADERS_TOO_LARGE', 'REQUEST_MALFORMED', 'REQUEST_TIMEOUT']);
   });
 
   it('has unique codes, ERROR_CODES matching the table', () => {
@@ -278,7 +283,7 @@ describe('details schemas', () => {
 });
 
 describe('status and type agree', () => {
-  const KNOWN_STATUSES = [400, 401, 403, 404, 405, 409, 413, 422, 428, 429, 500, 503];
+  const KNOWN_STATUSES = [400, 401, 403, 404, 405, 408, 409, 413, 422, 428, 429, 431, 500, 503];
 
   it.each(ERROR_CODES)('%s', (code) => {
     const { status, type } = ERROR_CATALOG[code];

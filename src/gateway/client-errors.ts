@@ -1,0 +1,45 @@
+/**
+ * What the gateway answers to a request its HTTP server refused before routing (headers too
+ * large, framing it cannot parse, a request that did not arrive in time; see
+ * src/lib/http/client-errors.ts). A request whose request line names a path under /v1 or /v2
+ * gets its generation's `{status: 'error', message}` with the status the legacy error tables give
+ * the code, so v1 and v2 answer as they answer any other request; everything else (/v3, an
+ * unknown path, a request whose line could not be read) gets v3's envelope.
+ */
+import { type ClientError, type ClientErrorRequest, type RawAnswer, createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
+import type { Socket } from 'node:net';
+import { randomHex } from '../lib/random.js';
+import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from './legacy/error-tables.js';
+import { v1DeprecationHeaders } from './legacy/legacy-reply.js';
+import { loadLegacyMappings } from './legacy/mappings-loader.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from './legacy/operations.js';
+
+/** The generation whose prefix a path is under (`/v1` or `/v1/...`), or null. */
+export function legacyGenerationOfPath(path: string | undefined): LegacyGeneration | null {
+  if (path === undefined) return null;
+  return LEGACY_GENERATIONS.find((generation) => path === `/${generation}` || path.startsWith(`/${generation}/`)) ?? null;
+}
+
+export type LegacyErrorTablesByGeneration = { readonly [G in LegacyGeneration]: LegacyErrorTables<G> };
+
+/** The answer for one refused request: the legacy envelope under /v1 and /v2, v3's elsewhere. */
+export function gatewayClientErrorAnswer(tables: LegacyErrorTablesByGeneration, migrationGuideUrl: string, request: ClientErrorRequest): RawAnswer {
+  const generation = legacyGenerationOfPath(request.path);
+  if (generation === null) return v3ClientErrorAnswer(request);
+  const answer = resolveLegacyError(tables[generation] as LegacyErrorTables<LegacyGeneration>, { code: request.code });
+  const ids = { 'x-request-id': request.requestId, 'x-trace-id': randomHex(16) };
+  return {
+    status: answer.status,
+    body: JSON.stringify(legacyErrorBody(answer)),
+    headers: generation === 'v1' ? { ...ids, ...v1DeprecationHeaders({ migrationGuideUrl }) } : ids,
+  };
+}
+
+/**
+ * The gateway's fastify `clientErrorHandler`. It reads the legacy error tables itself, whether
+ * or not this gateway serves v1 and v2: their envelope is the answer under those paths either way.
+ */
+export async function createGatewayClientErrorHandler(migrationGuideUrl: string): Promise<(error: ClientError, socket: Socket) => void> {
+  const { errors } = await loadLegacyMappings();
+  return createClientErrorHandler((request) => gatewayClientErrorAnswer(errors, migrationGuideUrl, request));
+}
