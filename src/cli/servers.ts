@@ -10,6 +10,7 @@ import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { InvalidUpstreamError } from '../gateway/upstream.js';
 import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
+import type { Queryable } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { signingIssuer, type Config } from '../lib/config.js';
@@ -59,15 +60,17 @@ export function upstreamKeysDir(config: Config): string {
  */
 export interface GatewayDependencies {
   readonly registry: KeyRegistry;
+  /** The registry's database, which the gateway's /readyz checks. */
+  readonly database: Queryable;
   readonly store: EphemeralStore;
   readonly credentials: UpstreamCredentials;
 }
 
 /** The stand-alone gateway's own registry, store and key directory. */
 export async function openGatewayDependencies(config: Config, closers: Closers): Promise<GatewayDependencies> {
-  const { registry } = await openRegistry(config, closers);
+  const { db, registry } = await openRegistry(config, closers);
   const store = await openStore(config, closers);
-  return { registry, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)) };
+  return { registry, database: db, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)) };
 }
 
 /** Builds the gateway in front of upstreamUrl (not yet listening). */
@@ -79,6 +82,7 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       upstreamUrl,
       connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
       timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS,
+      deadlineMs: config.FXGATE_UPSTREAM_DEADLINE_MS,
       trustedProxies: config.FXGATE_TRUSTED_PROXIES,
       logLevel: config.LOG_LEVEL,
       requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,

@@ -5,7 +5,8 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
-import { DEFAULT_MIGRATION_GUIDE_URL } from '../lib/config.js';
+import { DEFAULT_MIGRATION_GUIDE_URL, DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
+import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { generateRequestId } from '../lib/request-id.js';
@@ -13,12 +14,12 @@ import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { loggerOptions } from '../lib/logger.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import { createGatewayClientErrorHandler } from './client-errors.js';
-import { registerGatewayHealthRoutes } from './health.js';
+import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
-import { LEGACY_PREFIXES, registerLegacyRoutes } from './legacy/routes.js';
+import { LEGACY_PREFIXES, type LegacyNotFound, legacyGenerationOf, registerLegacyRoutes } from './legacy/routes.js';
 import { declaredMode } from './legacy/conventions.js';
 import { loadLegacyMappings } from './legacy/mappings-loader.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
@@ -31,8 +32,10 @@ export interface GatewayOptions {
   /** The v3 service's origin, e.g. http://127.0.0.1:8081 (no path: v3 paths are signed as sent). */
   readonly upstreamUrl: string;
   readonly connectTimeoutMs?: number;
-  /** For the upstream's response headers, and again for its body. */
+  /** For the upstream's response headers, and again between two chunks of its body. */
   readonly timeoutMs?: number;
+  /** The most one upstream call may take, to the last byte of its answer; at least the two timeouts above. */
+  readonly deadlineMs?: number;
   /**
    * What carries every upstream call instead of the gateway's own Pool (which is built from the
    * two timeouts above and closed with the gateway). One given here is the caller's: used as it
@@ -40,7 +43,7 @@ export interface GatewayOptions {
    * settings, pool size), and for tests that stand in for v3 (test/support/node-http-dispatcher.ts).
    */
   readonly upstreamDispatcher?: Dispatcher;
-  /** How long /readyz waits for the upstream's /healthz. */
+  /** How long /readyz waits for each thing it checks (the upstream's /healthz, the store, the database). */
   readonly readinessTimeoutMs?: number;
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default. */
   readonly trustedProxies?: readonly string[];
@@ -54,6 +57,8 @@ export interface GatewayOptions {
 export interface LegacyGatewayOptions {
   /** The legacy API keys (shared with the core in `fxgate all`). */
   readonly registry: KeyRegistry;
+  /** The registry's database, which /readyz checks. */
+  readonly database: Queryable;
   /** Nonces, v2 idempotency records and the page cursor cache. */
   readonly store: EphemeralStore;
   /** The gateway's own v3 credential per org and mode. */
@@ -82,6 +87,7 @@ export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not 
 export const GATEWAY_DEFAULTS = {
   connectTimeoutMs: 2_000,
   timeoutMs: 10_000,
+  deadlineMs: DEFAULT_UPSTREAM_DEADLINE_MS,
   readinessTimeoutMs: 2_000,
   trustedProxies: [] as readonly string[],
   logLevel: 'info',
@@ -93,9 +99,17 @@ function rejectMalformedUrl(request: FastifyRequest, reply: FastifyReply): void 
   sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: '(malformed)' }));
 }
 
+/** The answer under /v1 and /v2 of a gateway without the legacy options. */
+function legacyNotConfigured(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.code(501).send({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE });
+}
+
 export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyInstance> {
   const resolved = { ...GATEWAY_DEFAULTS, ...options };
   const origin = upstreamOrigin(resolved.upstreamUrl);
+  if (resolved.deadlineMs < Math.max(resolved.timeoutMs, resolved.connectTimeoutMs)) {
+    throw new RangeError(`the upstream deadline (${resolved.deadlineMs} ms) must be at least the timeouts it contains (${resolved.connectTimeoutMs} and ${resolved.timeoutMs} ms)`);
+  }
   // The gateway closes only a pool of its own; a given dispatcher is the caller's.
   let ownPool: Pool | null = null;
   let dispatcher: Dispatcher;
@@ -114,34 +128,45 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     // What Node's parser refuses before routing gets the envelope of the generation its request line names.
     clientErrorHandler: await createGatewayClientErrorHandler(resolved.legacy?.migrationGuideUrl ?? LEGACY_GATEWAY_DEFAULTS.migrationGuideUrl),
     frameworkErrors: (_error, request, reply) => {
-      rejectMalformedUrl(request, reply);
+      // Under /v1 or /v2 the generation's own "not found", in its envelope and status.
+      const generation = legacyGenerationOf(request.url);
+      if (generation === null) rejectMalformedUrl(request, reply);
+      else if (legacyNotFound === null) legacyNotConfigured(request, reply);
+      else legacyNotFound(generation, request, reply);
     },
   });
   const inFlight = new InFlightRequests();
+  // Set once the legacy routes exist; the malformed-URL answer above needs it.
+  let legacyNotFound: LegacyNotFound | null = null;
   app.addHook('onClose', async () => {
-    // A legacy handler whose client left is still mid-operation: let it finish its v3 calls.
-    await inFlight.drain(resolved.timeoutMs);
+    // A legacy handler whose client left is still mid-operation: let it finish its v3 calls, for up to one call's deadline.
+    await inFlight.drain(resolved.deadlineMs);
     await ownPool?.close();
   });
   app.setNotFoundHandler(async (request, reply) =>
     sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! })),
   );
   app.setErrorHandler(handleGatewayError);
-  await registerV3Passthrough(app, { origin, dispatcher });
+  await registerV3Passthrough(app, { origin, dispatcher, deadlineMs: resolved.deadlineMs });
+  // The upstream always; the legacy side's own store and database when it has them.
+  const readiness: ReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
-    await registerLegacy(app, dispatcher, inFlight, resolved.legacy);
+    const { store, database } = resolved.legacy;
+    legacyNotFound = await registerLegacy(app, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy);
+    readiness.store = () => store.ping();
+    readiness.database = () => database.query('SELECT 1').then(() => undefined);
   } else {
     for (const prefix of LEGACY_PREFIXES) {
-      for (const url of [prefix, `${prefix}/*`]) app.all(url, async (_request, reply) => reply.code(501).send({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE }));
+      for (const url of [prefix, `${prefix}/*`]) app.all(url, async (request, reply) => legacyNotConfigured(request, reply));
     }
   }
-  registerGatewayHealthRoutes(app, () => probeUpstream(dispatcher, resolved.readinessTimeoutMs));
+  registerGatewayHealthRoutes(app, readiness, resolved.readinessTimeoutMs);
   await app.ready();
   return app;
 }
 
 /** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
-async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFlight: InFlightRequests, options: LegacyGatewayOptions): Promise<void> {
+async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFlight: InFlightRequests, deadlineMs: number, options: LegacyGatewayOptions): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const mappings = await loadLegacyMappings();
   const authenticate = createLegacyAuthenticator({
@@ -151,12 +176,12 @@ async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFl
     declaredMode: (header) => declaredMode(mappings.conventions, header),
     log: (event) => app.log.warn(event, 'legacy nonce store unavailable'),
   });
-  await registerLegacyRoutes(app, {
+  return registerLegacyRoutes(app, {
     mappings,
     inFlight,
     services: {
       authenticate,
-      client: new V3Client({ dispatcher, credentials: resolved.credentials }),
+      client: new V3Client({ dispatcher, credentials: resolved.credentials, deadlineMs }),
       idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       reply: { migrationGuideUrl: resolved.migrationGuideUrl },

@@ -1,19 +1,58 @@
 /**
- * The gateway's own health endpoints: `/healthz` says this process serves; `/readyz` that the
- * upstream does too (its /healthz answers in time), so a load balancer stops sending traffic
- * to a gateway that could only answer 503.
+ * The gateway's own health endpoints: `/healthz` says this process serves (liveness only);
+ * `/readyz` that what its answers depend on answers too, so a load balancer stops sending
+ * traffic to a gateway that could only fail: the upstream (its /healthz), and for a gateway
+ * serving v1 and v2, its own store (nonces, idempotency records) and the database of its key
+ * registry. The body names each part and whether it is up; any part down is 503.
  */
 import type { FastifyInstance } from 'fastify';
 
-export function registerGatewayHealthRoutes(app: FastifyInstance, upstreamReady: () => Promise<void>): void {
+/** Resolves when the part answers; rejects otherwise. */
+export type ReadinessCheck = () => Promise<void>;
+
+/** The checks by the name the /readyz body gives each part. */
+export type ReadinessChecks = Record<string, ReadinessCheck>;
+
+export type PartState = 'up' | 'down';
+
+export interface ReadinessReport {
+  readonly status: 'ready' | 'unavailable';
+  readonly checks: Readonly<Record<string, PartState>>;
+}
+
+class ReadinessTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+    this.name = 'ReadinessTimeoutError';
+  }
+}
+
+/** The check, failed if it has not answered within timeoutMs (a stalled connection must not hold /readyz). */
+async function within(check: ReadinessCheck, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new ReadinessTimeoutError(timeoutMs)), timeoutMs);
+  });
+  try {
+    await Promise.race([check(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function registerGatewayHealthRoutes(app: FastifyInstance, checks: Readonly<ReadinessChecks>, timeoutMs: number): void {
+  const names = Object.keys(checks);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
-    try {
-      await upstreamReady();
-      return reply.code(200).send({ status: 'ready' });
-    } catch (error) {
-      request.log.warn({ err: error }, 'upstream is not ready');
-      return reply.code(503).send({ status: 'unavailable' });
-    }
+    const results = await Promise.allSettled(names.map((name) => within(checks[name]!, timeoutMs)));
+    const states: Record<string, PartState> = {};
+    results.forEach((result, index) => {
+      const name = names[index]!;
+      states[name] = result.status === 'fulfilled' ? 'up' : 'down';
+      if (result.status === 'rejected') request.log.warn({ err: result.reason, part: name }, 'gateway dependency is not ready');
+    });
+    const ready = results.every((result) => result.status === 'fulfilled');
+    const report: ReadinessReport = { status: ready ? 'ready' : 'unavailable', checks: states };
+    return reply.code(ready ? 200 : 503).send(report);
   });
 }

@@ -1,14 +1,15 @@
 /**
  * The v3 service the gateway fronts: its origin, and one keep-alive undici Pool to it with
  * bounded connect, headers and body times, so that a dead or stalled upstream costs a client
- * a bounded wait rather than a hung request.
+ * a bounded wait rather than a hung request. The body time is per chunk: the total deadline of
+ * each call is set by its caller (the relay, the V3Client), as undici bounds no whole answer.
  */
 import { type Dispatcher, Pool } from 'undici';
 
 export interface UpstreamOptions {
   readonly origin: string;
   readonly connectTimeoutMs: number;
-  /** For the response headers, and again for the body. */
+  /** For the response headers, and again between two chunks of the body. */
   readonly timeoutMs: number;
 }
 

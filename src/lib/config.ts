@@ -108,6 +108,9 @@ const issuerList = z.string().transform((text, ctx): [string, ...string[]] => {
   return problems.length === 0 && first !== undefined ? [first, ...rest] : z.NEVER;
 });
 
+/** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
+export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
+
 /** Where v1's deprecation `Link` points unless configured (the gateway's default too). */
 export const DEFAULT_MIGRATION_GUIDE_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
 
@@ -138,7 +141,12 @@ export const configSchema = z.object({
   FXGATE_IDEMPOTENCY_LOCK_TTL_MS: positiveInt.default(30_000).describe('Lifetime of an in-flight idempotency lock whose owner died.'),
   FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe('The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).'),
   FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt.default(2000).describe('Gateway: time to connect to the upstream.'),
-  FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt.default(10_000).describe('Gateway: time for the upstream response headers, and again for its body.'),
+  FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt.default(10_000).describe('Gateway: time for the upstream response headers, and again between two chunks of its body.'),
+  FXGATE_UPSTREAM_DEADLINE_MS: positiveInt
+    .default(DEFAULT_UPSTREAM_DEADLINE_MS)
+    .describe(
+      'Gateway: the most one upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS.',
+    ),
   FXGATE_UPSTREAM_KEYS_DIR: z
     .string()
     .min(1)
@@ -165,6 +173,15 @@ export const configSchema = z.object({
   FXGATE_WEBHOOK_WORKER: z.enum(['on', 'off']).default('on').describe('`on`: this process delivers webhooks from the outbox (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.'),
   FXGATE_WEBHOOK_POLL_MS: positiveInt.max(3_600_000).default(1000).describe('How often the webhook worker looks for due deliveries when the last round was not a full batch, in ms.'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
+}).superRefine((config, ctx) => {
+  // The deadline contains the waits it bounds; a shorter one would make them meaningless.
+  for (const name of ['FXGATE_UPSTREAM_TIMEOUT_MS', 'FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS'] as const) {
+    // A value already refused on its own is not compared as well.
+    const compared = [config.FXGATE_UPSTREAM_DEADLINE_MS, config[name]].every((value) => Number.isInteger(value) && value > 0);
+    if (compared && config.FXGATE_UPSTREAM_DEADLINE_MS < config[name]) {
+      ctx.addIssue({ code: 'custom', path: ['FXGATE_UPSTREAM_DEADLINE_MS'], message: `must be at least ${name} (${config[name]})` });
+    }
+  }
 });
 
 export type Config = z.infer<typeof configSchema>;

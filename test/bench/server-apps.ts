@@ -268,7 +268,7 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
     const app = await buildGatewayApp({
       upstreamUrl: setting(config, 'upstreamUrl'),
       logLevel: 'warn',
-      legacy: { registry, store, credentials, issuers: CORE_DEFAULTS.issuers },
+      legacy: { registry, database: db, store, credentials, issuers: CORE_DEFAULTS.issuers },
     });
     return { app, info: {}, close: release };
   } catch (error) {

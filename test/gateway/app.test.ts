@@ -37,3 +37,10 @@ describe('the gateway with a dispatcher of its caller', () => {
     await after.body.dump();
   });
 });
+
+describe('the upstream deadline', () => {
+  it('is refused when shorter than a timeout it contains', async () => {
+    await expect(buildGatewayApp({ upstreamUrl: 'http://127.0.0.1:1', logLevel: 'silent', timeoutMs: 2_000, deadlineMs: 1_000 })).rejects.toThrow(/deadline \(1000 ms\) must be at least/);
+    await expect(buildGatewayApp({ upstreamUrl: 'http://127.0.0.1:1', logLevel: 'silent', connectTimeoutMs: 3_000, timeoutMs: 1_000, deadlineMs: 2_000 })).rejects.toThrow(RangeError);
+  });
+});

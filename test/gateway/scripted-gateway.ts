@@ -2,9 +2,11 @@
  * Stand-alone gateways as an operator runs them, for tests of what the gateway sends to v3 and
  * how it reads the answers: each with its own key registry (PGlite) holding a sandbox legacy key
  * (view, trade, withdraw), and a key folder holding the gateway's v3 credential for that key's
- * org. Two kinds, by what stands in for v3:
+ * org. Three kinds, by what stands in for v3:
  *   - ScriptedGateway: a real HTTP server on loopback (RecordingUpstream), for what needs a
  *     socket: hangs, timeouts, streamed garbage, byte-exact passthrough;
+ *   - StandInGateway: whatever the test itself serves at a URL (a hand-made server that
+ *     misbehaves below HTTP, or nothing at all);
  *   - NockedGateway: nock, reached through NodeHttpDispatcher, for the per-operation unit tests.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,7 +29,9 @@ import { RecordingUpstream } from './recording-upstream.js';
 interface V3StandIn {
   readonly url: string;
   readonly dispatcher?: Dispatcher;
+  /** The connect and the headers/body timeouts. */
   readonly timeoutMs?: number;
+  readonly deadlineMs?: number;
 }
 
 interface GatewayParts {
@@ -52,8 +56,9 @@ async function startGateway(v3: V3StandIn): Promise<GatewayParts> {
     upstreamUrl: v3.url,
     logLevel: 'silent',
     ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
+    ...(v3.deadlineMs === undefined ? {} : { deadlineMs: v3.deadlineMs }),
     ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
-    legacy: { registry, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS },
+    legacy: { registry, database: database.db, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, url, registry, key, database, dir };
@@ -96,7 +101,7 @@ export class ScriptedGateway extends LegacyGateway {
     super(parts);
   }
 
-  static async start(options: { timeoutMs?: number } = {}): Promise<ScriptedGateway> {
+  static async start(options: { timeoutMs?: number; deadlineMs?: number } = {}): Promise<ScriptedGateway> {
     const upstream = await RecordingUpstream.start();
     return new ScriptedGateway(upstream, await startGateway({ url: upstream.url, ...options }));
   }
@@ -104,6 +109,17 @@ export class ScriptedGateway extends LegacyGateway {
   override async close(): Promise<void> {
     await super.close();
     await this.upstream.close();
+  }
+}
+
+export class StandInGateway extends LegacyGateway {
+  private constructor(parts: GatewayParts) {
+    super(parts);
+  }
+
+  /** The gateway in front of whatever the caller serves (or does not) at `v3.url`; the caller stops that. */
+  static async start(v3: { url: string; timeoutMs?: number; deadlineMs?: number }): Promise<StandInGateway> {
+    return new StandInGateway(await startGateway(v3));
   }
 }
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
-import { ConfigError, DEFAULT_JWT_ISSUERS, loadConfig, signingIssuer } from '../../src/lib/config.js';
+import { ConfigError, DEFAULT_JWT_ISSUERS, DEFAULT_UPSTREAM_DEADLINE_MS, loadConfig, signingIssuer } from '../../src/lib/config.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
@@ -107,6 +107,30 @@ describe('FXGATE_REVERSAL_WINDOW_SECONDS', () => {
 
   it.each(['0', '-5', '1.5', 'half an hour'])('refuses %s, naming the variable', (value) => {
     expect(problems({ FXGATE_REVERSAL_WINDOW_SECONDS: value })).toEqual([expect.stringMatching(/^FXGATE_REVERSAL_WINDOW_SECONDS: /)]);
+  });
+});
+
+describe('FXGATE_UPSTREAM_DEADLINE_MS', () => {
+  it('defaults to the named default, above both timeouts it contains', () => {
+    const config = loadConfig({});
+    expect(config.FXGATE_UPSTREAM_DEADLINE_MS).toBe(DEFAULT_UPSTREAM_DEADLINE_MS);
+    expect(config.FXGATE_UPSTREAM_DEADLINE_MS).toBeGreaterThanOrEqual(config.FXGATE_UPSTREAM_TIMEOUT_MS);
+    expect(config.FXGATE_UPSTREAM_DEADLINE_MS).toBeGreaterThanOrEqual(config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS);
+  });
+
+  it('accepts a deadline equal to the timeout', () => {
+    expect(loadConfig({ FXGATE_UPSTREAM_TIMEOUT_MS: '3000', FXGATE_UPSTREAM_DEADLINE_MS: '3000' }).FXGATE_UPSTREAM_DEADLINE_MS).toBe(3000);
+  });
+
+  it('refuses a deadline shorter than a timeout it contains, naming both', () => {
+    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: '5000' })).toEqual(['FXGATE_UPSTREAM_DEADLINE_MS: must be at least FXGATE_UPSTREAM_TIMEOUT_MS (10000)']);
+    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: '3000', FXGATE_UPSTREAM_TIMEOUT_MS: '1000', FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: '4000' })).toEqual([
+      'FXGATE_UPSTREAM_DEADLINE_MS: must be at least FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS (4000)',
+    ]);
+  });
+
+  it.each(['0', '-1', '1.5', 'soon'])('refuses %s, naming the variable', (value) => {
+    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: value })).toEqual([expect.stringMatching(/^FXGATE_UPSTREAM_DEADLINE_MS: /)]);
   });
 });
 

@@ -55,6 +55,7 @@ export class LegacyHarness {
       ...(options.gateway?.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.gateway.requestTimeoutMs }),
       legacy: {
         registry: core.registry,
+        database: core.db,
         store: options.gatewayStore ?? core.store,
         credentials: new ProvisioningCredentials({ registry: core.registry, dir: keysDir, issuer: TEST_ISSUER }),
         issuers: TEST_ISSUERS,

@@ -30,7 +30,7 @@ export function registerAllCommand(program: Command): void {
         // One registry and one store for both parts: a key works in every generation, and a
         // token spent at one part cannot be replayed at the other.
         const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
-        const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, store: core.store, credentials });
+        const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, database: core.deps.db, store: core.store, credentials });
         const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
         const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
         const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');

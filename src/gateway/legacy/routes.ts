@@ -33,12 +33,25 @@ function generationOf(url: string): LegacyGeneration {
   return url.startsWith('/v1') ? 'v1' : 'v2';
 }
 
+/** The generation whose prefix a request target is under (`/v1`, `/v1/...`, `/v1?...`), or null. */
+export function legacyGenerationOf(url: string): LegacyGeneration | null {
+  for (const generation of LEGACY_GENERATIONS) {
+    const prefix = `/${generation}`;
+    const next = url.charAt(prefix.length);
+    if (url.startsWith(prefix) && (next === '' || next === '/' || next === '?')) return generation;
+  }
+  return null;
+}
+
+/** Answers a request under a generation's prefix that names no route there (a path the router cannot even decode included). */
+export type LegacyNotFound = (generation: LegacyGeneration, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
 /** Each operation's route as a pattern, to tell "wrong method" from "no such path". */
 function routePatterns(generation: LegacyGeneration): RegExp[] {
   return LEGACY_OPERATIONS[generation].map((operation) => new RegExp(`^${legacyRoutePath(generation, operation).replaceAll(/:[A-Za-z]+/g, '[^/]+')}/?$`));
 }
 
-export async function registerLegacyRoutes(app: FastifyInstance, options: LegacyRoutesOptions): Promise<void> {
+export async function registerLegacyRoutes(app: FastifyInstance, options: LegacyRoutesOptions): Promise<LegacyNotFound> {
   const { services, mappings } = options;
   const tablesOf = (generation: LegacyGeneration): LegacyErrorTables<LegacyGeneration> => mappings.errors[generation] as LegacyErrorTables<LegacyGeneration>;
   const patterns = { v1: routePatterns('v1'), v2: routePatterns('v2') };
@@ -70,6 +83,7 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
       scope.all(`/${generation}/*`, fallback);
     }
   });
+  return (generation, _request, reply) => legacyErrorReply(reply, tablesOf(generation), 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
 }
 
 /** Answers raised before an operation is known (unknown path, wrong method, bad body framing). */

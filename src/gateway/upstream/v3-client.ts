@@ -2,13 +2,14 @@
  * The gateway's client for its own calls to v3 (as opposed to the verbatim /v3 passthrough):
  * each call is signed with a fresh token and X-Request-Signature from the org's upstream
  * credential, sent over the shared undici Pool of `../upstream.js` (bounded connect, headers
- * and body times) or the dispatcher the gateway was given instead, and every failure comes
- * back as a typed error with a stable code:
+ * and body times) or the dispatcher the gateway was given instead, each call within a total
+ * deadline of its own, and every failure comes back as a typed error with a stable code:
  *
  * - UpstreamUnreachableError: nothing reached v3 (refused, DNS, unroutable, connect timeout);
  *   any request, write or not, is safe to retry. Legacy answer: 503.
- * - UpstreamTimeoutError: sent, then no answer in time (headers or body timeout) or the
- *   connection was lost; a write may have taken effect. Legacy answer: 500 for writes.
+ * - UpstreamTimeoutError: sent, then no answer in time (headers or body timeout, or the
+ *   answer not finished by the deadline) or the connection was lost; a write may have taken
+ *   effect. Legacy answer: 500.
  * - UpstreamProtocolError: an answer that is not v3: a non-2xx whose body is not the v3 error
  *   envelope, or a body over the size limit. Legacy answer: 500.
  *
@@ -17,6 +18,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Mode } from '../../lib/auth/credentials.js';
+import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
 import { ERROR_TYPES, RETRY_STRATEGIES, type ErrorType, type RetryStrategy } from '../../lib/errors/catalog.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
@@ -152,7 +154,7 @@ export interface V3CallResponse {
   readonly elapsedMs: number;
 }
 
-export const V3_CLIENT_DEFAULTS = { maxBodyBytes: 10 * 1024 * 1024 } as const;
+export const V3_CLIENT_DEFAULTS = { maxBodyBytes: 10 * 1024 * 1024, deadlineMs: DEFAULT_UPSTREAM_DEADLINE_MS } as const;
 
 export interface V3ClientOptions {
   /**
@@ -163,6 +165,11 @@ export interface V3ClientOptions {
   readonly credentials: UpstreamCredentials;
   /** A larger body is an UpstreamProtocolError rather than unbounded memory. */
   readonly maxBodyBytes?: number;
+  /**
+   * The most one call may take, from sending to the last byte of the answer. The dispatcher's
+   * body timeout is per chunk, so an answer trickling in a byte at a time would meet no other bound.
+   */
+  readonly deadlineMs?: number;
 }
 
 export class V3Client {
@@ -176,13 +183,17 @@ export class V3Client {
     let status: number;
     let responseHeaders: Dispatcher.ResponseData['headers'];
     let body: Buffer;
+    const deadlineMs = this.options.deadlineMs ?? V3_CLIENT_DEFAULTS.deadlineMs;
+    const signal = AbortSignal.timeout(deadlineMs);
     const sent = performance.now();
     try {
-      const response = await this.options.dispatcher.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body });
+      const response = await this.options.dispatcher.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body, signal });
       status = response.statusCode;
       responseHeaders = response.headers;
       body = await this.readBody(response.body, status, what);
     } catch (error) {
+      // Whatever undici reports once the deadline has aborted the call, the deadline is the cause.
+      if (signal.aborted) throw new UpstreamTimeoutError(`v3 did not finish answering ${what} within the ${deadlineMs} ms deadline`, { cause: error });
       throw classifyUpstreamFailure(error, what);
     }
     const elapsedMs = performance.now() - sent;

@@ -1,23 +1,29 @@
 /**
  * `/v3/*` passed through verbatim to the upstream with @fastify/http-proxy: method, path and
- * query exactly as sent, the body as a byte stream (never parsed, so never re-encoded), and the
+ * query exactly as sent, the body as its bytes (never parsed, so never re-encoded), and the
  * upstream's status, headers and body bytes back. v3 signs the path, the query and a hash of the
- * body, so anything less than verbatim would break every signature.
+ * body, so anything less than verbatim would break every signature. A write's body is held to
+ * v3's own limit here, so an oversized one is refused before anything is sent upstream.
  */
 import proxy from '@fastify/http-proxy';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { forwardedFor } from '../forwarded-for.js';
-import { sendV3Error } from './errors.js';
+import { handleGatewayError, sendV3Error } from './errors.js';
 import { upstreamFailure } from './upstream-failure.js';
 import { createUpstreamRelay } from './upstream-relay.js';
 
 export const V3_PREFIX = '/v3';
 
+/** v3's limit on a write's body (VALIDATION_PAYLOAD_TOO_LARGE past it). */
+export const V3_BODY_LIMIT_BYTES = 8 * 1024;
+
 export interface PassthroughOptions {
   readonly origin: string;
   readonly dispatcher: Dispatcher;
+  /** The most one upstream answer may take, from the dispatch to its last byte. */
+  readonly deadlineMs: number;
 }
 
 /**
@@ -29,6 +35,9 @@ export const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9_~/-]*$/;
 /** Any base works: only the path is compared. */
 const PATH_BASE = 'http://upstream.invalid';
 
+/** An escaped `/` or backslash: the proxy decodes both to look for traversal (and throws), and no v3 path has either. */
+const ESCAPED_SEPARATOR = /%(?:2f|5c)/i;
+
 /**
  * The proxy rebuilds the upstream path through the WHATWG URL parser, which resolves dot
  * segments and escapes some characters. A path it would change cannot be forwarded exactly, so
@@ -38,6 +47,7 @@ export function pathSurvivesForwarding(url: string): boolean {
   const path = url.split('?', 1)[0]!;
   // Nearly every v3 path is plain; parsing it as a URL was a few per cent of the passthrough's CPU.
   if (PLAIN_PATH.test(path)) return true;
+  if (ESCAPED_SEPARATOR.test(path)) return false;
   try {
     // The proxy also decodes the path to look for traversal, which throws on malformed escapes.
     decodeURIComponent(path);
@@ -53,13 +63,31 @@ async function refuseInexactPaths(request: FastifyRequest, reply: FastifyReply):
   return sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }));
 }
 
+/**
+ * An oversized body, as v3 itself words it. Fastify has already asked for the connection to be
+ * closed after the answer, so a client still sending is not left writing; said here again all the same.
+ */
+async function handlePassthroughError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    request.log.info({ code: 'VALIDATION_PAYLOAD_TOO_LARGE' }, 'request rejected');
+    return sendV3Error(reply.header('connection', 'close'), new ApiError('VALIDATION_PAYLOAD_TOO_LARGE'));
+  }
+  return handleGatewayError(error, request, reply);
+}
+
 export async function registerV3Passthrough(app: FastifyInstance, options: PassthroughOptions): Promise<void> {
   await app.register(async (scope) => {
     scope.addHook('onRequest', refuseInexactPaths);
+    // A write's body is read whole, up to v3's limit: past a Content-Length over it nothing is read, and a chunked body stops at it.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: V3_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+    scope.setErrorHandler(handlePassthroughError);
     await scope.register(proxy, {
       upstream: options.origin,
       prefix: V3_PREFIX,
       rewritePrefix: V3_PREFIX,
+      // The body parser above stands instead of the proxy's own, which would hand over the unread stream.
+      proxyPayloads: false,
       // The proxy registers @fastify/reply-from too; given the same dispatcher, it opens no pool of its own.
       undici: options.dispatcher,
       // The request itself goes through the relay, not reply.from() (upstream-relay.ts says why); it never retries.
@@ -67,9 +95,10 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
         origin: options.origin,
         dispatcher: options.dispatcher,
         forwardedFor,
-        onFailure: (reply, error) => {
-          reply.request.log.warn({ err: error }, 'upstream request failed');
-          sendV3Error(reply, upstreamFailure(error, reply.request.method));
+        deadlineMs: options.deadlineMs,
+        onFailure: (reply, error, requestWritten) => {
+          reply.request.log.warn({ err: error, requestWritten }, 'upstream request failed');
+          sendV3Error(reply, upstreamFailure(error, reply.request.method, requestWritten));
         },
       }),
     });

@@ -1,15 +1,29 @@
 /**
  * What a client is told when the upstream did not answer. A request that never reached it
- * (refused, unresolvable, connect timeout) is SERVICE_UNAVAILABLE: retrying cannot repeat
- * anything. A write that may have reached it is INTERNAL_ERROR, whose advice on writes is to
+ * (refused, unresolvable, connect timeout, or not yet written whole when it failed) is
+ * SERVICE_UNAVAILABLE: retrying cannot repeat anything, since v3 reads a whole request before it
+ * acts on it. A write that may have reached it is INTERNAL_ERROR, whose advice on writes is to
  * check the state before retrying; a read is safe to retry either way.
  */
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isWriteMethod } from './errors.js';
 import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
 
-export function upstreamFailure(error: unknown, method: string): ApiError {
-  const neverSent = errorCodesOf(error).some((code) => NOT_SENT_CODES.has(code));
+/** The passthrough's total bound on one upstream answer ran out (the relay aborts the call with it). */
+export class UpstreamDeadlineError extends Error {
+  readonly code = 'FXGATE_UPSTREAM_DEADLINE';
+  constructor(readonly deadlineMs: number) {
+    super(`the upstream did not finish its answer within the ${deadlineMs} ms deadline`);
+    this.name = 'UpstreamDeadlineError';
+  }
+}
+
+/**
+ * `requestWritten`: whether the whole request, head and body, had been handed to the upstream
+ * connection when it failed. Until then the upstream cannot have acted on it.
+ */
+export function upstreamFailure(error: unknown, method: string, requestWritten: boolean): ApiError {
+  const neverSent = !requestWritten || errorCodesOf(error).some((code) => NOT_SENT_CODES.has(code));
   if (neverSent || !isWriteMethod(method)) {
     return new ApiError('SERVICE_UNAVAILABLE', {}, { message: 'The v3 service behind this gateway is unavailable; retry later.', cause: error });
   }

@@ -12,12 +12,14 @@
  *
  * It touches only the fastify request and reply it is given and the dispatcher; failures before
  * the answer starts go to `onFailure` (the v3 error envelope), failures after it cut the client
- * connection, since a half-sent answer cannot be turned into an error any more.
+ * connection, since a half-sent answer cannot be turned into an error any more. Every answer must
+ * be finished within `deadlineMs` of the dispatch; one that is not fails the same way.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
+import { UpstreamDeadlineError } from './upstream-failure.js';
 
 export interface UpstreamRelayOptions {
   /** Where requests go (scheme, host, port); its host is the Host the upstream sees. */
@@ -25,9 +27,16 @@ export interface UpstreamRelayOptions {
   readonly dispatcher: Dispatcher;
   /** The X-Forwarded-For value for a request (forwarded-for.ts). */
   readonly forwardedFor: (request: FastifyRequest) => string;
-  /** Answers a request the upstream did not answer; the reply has sent nothing yet. */
-  readonly onFailure: (reply: FastifyReply, error: Error) => void;
+  /** The most one upstream answer may take, from the dispatch to its last byte. */
+  readonly deadlineMs: number;
+  /**
+   * Answers a request the upstream did not answer; the reply has sent nothing yet.
+   * `requestWritten`: whether the whole request had been handed to the upstream connection.
+   */
+  readonly onFailure: (reply: FastifyReply, error: Error, requestWritten: boolean) => void;
 }
+
+export type RelayFailure = UpstreamRelayOptions['onFailure'];
 
 /**
  * Hop-by-hop headers (RFC 9110 7.6.1) describe one connection, so neither direction forwards
@@ -60,12 +69,13 @@ function endToEndHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 }
 
 /**
- * The request body as a stream of its bytes, unread. http-proxy's body parser hands over the
- * request stream itself; fastify parses no body of a GET or HEAD, so one sent anyway is read
- * from the raw request, rather than announced by a Content-Length and never sent.
+ * The request body: the bytes of a write, read whole (and held to the v3 limit) by the
+ * passthrough's parser, so undici writes them with the head at once. Fastify parses no body of
+ * a GET or HEAD, so one sent anyway is streamed from the raw request, rather than announced by a
+ * Content-Length and never sent.
  */
-function bodyOf(request: FastifyRequest): Readable | null {
-  if (request.body !== undefined && request.body !== null) return request.body as Readable;
+function bodyOf(request: FastifyRequest): Buffer | Readable | null {
+  if (Buffer.isBuffer(request.body)) return request.body;
   const { headers } = request.raw;
   const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   return announced ? request.raw : null;
@@ -76,7 +86,7 @@ function bodyOf(request: FastifyRequest): Readable | null {
  * line arrives (the reply is hijacked then), or through `onFailure` if the upstream fails first.
  */
 export function createUpstreamRelay(options: UpstreamRelayOptions): (request: FastifyRequest, reply: FastifyReply, dest: string) => void {
-  const { origin, dispatcher, forwardedFor, onFailure } = options;
+  const { origin, dispatcher, forwardedFor, deadlineMs, onFailure } = options;
   const host = new URL(origin).host;
   return function relayToUpstream(request, reply, dest) {
     const headers = endToEndHeaders(request.headers);
@@ -84,6 +94,7 @@ export function createUpstreamRelay(options: UpstreamRelayOptions): (request: Fa
     headers['x-forwarded-for'] = forwardedFor(request);
     const url = request.url;
     const query = url.indexOf('?');
+    const body = bodyOf(request);
     dispatcher.dispatch(
       {
         origin,
@@ -91,9 +102,9 @@ export function createUpstreamRelay(options: UpstreamRelayOptions): (request: Fa
         // The proxy's destination is the path as sent (prefix and rewrite are both /v3); the query rides along as sent.
         path: query === -1 ? dest : dest + url.slice(query),
         headers,
-        body: bodyOf(request),
+        body,
       },
-      new ResponseRelay(request, reply, onFailure),
+      new ResponseRelay(request, reply, onFailure, deadlineMs, body),
     );
   };
 }
@@ -102,15 +113,66 @@ export function createUpstreamRelay(options: UpstreamRelayOptions): (request: Fa
 class ResponseRelay implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private readonly resume = (): void => this.controller?.resume();
+  private timer: NodeJS.Timeout | null;
+  /** Set when the deadline passed before undici took the request up; it is aborted when it does. */
+  private expired: Error | null = null;
+  /** A streamed body (a GET's) is written whole only once undici has read it to its end. */
+  private bodyRead: boolean;
+  private started = false;
+  /** The client has had its envelope from `fail`; later reports of the aborted call change nothing. */
+  private failed = false;
 
   constructor(
     private readonly request: FastifyRequest,
     private readonly reply: FastifyReply,
-    private readonly onFailure: (reply: FastifyReply, error: Error) => void,
-  ) {}
+    private readonly onFailure: RelayFailure,
+    deadlineMs: number,
+    body: Buffer | Readable | null,
+  ) {
+    this.timer = setTimeout(this.expire, deadlineMs, deadlineMs);
+    this.bodyRead = body === null || Buffer.isBuffer(body);
+    if (!this.bodyRead) (body as Readable).once('end', () => (this.bodyRead = true));
+  }
+
+  /** undici writes the head, and a buffered body with it, right after it takes a request up. */
+  private get requestWritten(): boolean {
+    return this.started && this.bodyRead;
+  }
+
+  private readonly expire = (deadlineMs: number): void => {
+    this.timer = null;
+    const error = new UpstreamDeadlineError(deadlineMs);
+    // Aborting reports the error to onResponseError at once, which answers or cuts the client.
+    if (this.controller !== null) {
+      this.controller.abort(error);
+      return;
+    }
+    // Not taken up yet (waiting for a connection): answer now, and abort it when it is.
+    this.expired = error;
+    this.fail(error);
+  };
+
+  private settle(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** The envelope for a request the upstream did not answer; the client's connection closes after it if its body was not all read. */
+  private fail(error: Error): void {
+    const response = this.reply.raw;
+    if (response.destroyed || response.headersSent) return;
+    this.failed = true;
+    if (!this.request.raw.complete) this.reply.header('connection', 'close');
+    this.onFailure(this.reply, error, this.requestWritten);
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    if (this.expired !== null) {
+      controller.abort(this.expired);
+      return;
+    }
+    this.started = true;
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -123,8 +185,10 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       return;
     }
     this.reply.hijack();
-    // Node's server adds Connection: close itself if the request body is not all read by now.
-    response.writeHead(statusCode, endToEndHeaders(headers));
+    const relayed = endToEndHeaders(headers);
+    // A client still sending a body the upstream did not wait for would be left writing into a connection nobody reads.
+    if (!this.request.raw.complete) relayed.connection = 'close';
+    response.writeHead(statusCode, relayed);
     response.on('close', () => {
       if (!response.writableFinished) controller.abort(new Error('the client closed the connection during the answer'));
     });
@@ -137,14 +201,16 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    this.settle();
     this.reply.raw.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.settle();
     const response = this.reply.raw;
-    if (response.destroyed) return;
+    if (response.destroyed || this.failed) return;
     if (!response.headersSent) {
-      this.onFailure(this.reply, error);
+      this.fail(error);
       return;
     }
     this.request.log.warn({ err: error }, 'upstream answer broke off after its headers were sent');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -151,6 +151,42 @@ describe('V3Client failures', () => {
     const error = await client.request({ ...call, method: 'GET', body: undefined }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamTimeoutError);
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2_000);
+  });
+
+  it('an answer trickling in, each byte inside the body timeout, is UpstreamTimeoutError at the deadline', async () => {
+    const DEADLINE_MS = 800;
+    const sockets: Socket[] = [];
+    const trickling = createServer((socket) => {
+      sockets.push(socket);
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 10000\r\n\r\n{');
+        const timer = setInterval(() => socket.write(' '), TIMEOUT_MS / 3);
+        socket.on('close', () => clearInterval(timer)).on('error', () => undefined);
+      });
+    });
+    trickling.listen(0, '127.0.0.1');
+    await new Promise((resolve) => trickling.once('listening', resolve));
+    try {
+      const client = new V3Client({ dispatcher: pool(`http://127.0.0.1:${(trickling.address() as AddressInfo).port}`), credentials, deadlineMs: DEADLINE_MS });
+      const started = Date.now();
+      const error = await client.request(call).catch((e: unknown) => e);
+      const elapsed = Date.now() - started;
+      expect(error).toBeInstanceOf(UpstreamTimeoutError);
+      expect(error).toMatchObject({ code: 'FXGATE_UPSTREAM_TIMEOUT', mayHaveReachedUpstream: true, message: expect.stringContaining('deadline') });
+      expect(elapsed).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
+      expect(elapsed).toBeLessThan(DEADLINE_MS + 500);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => trickling.close(resolve));
+    }
+  });
+
+  it('an answer that finishes inside the deadline is unaffected by it', async () => {
+    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}', delayMs: 100 };
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials, deadlineMs: 400 });
+    const response = await client.request(call);
+    expect(response.status).toBe(200);
+    expect(response.body.toString()).toBe('{"data":[]}');
   });
 
   it('garbage on a 500 is UpstreamProtocolError', async () => {

@@ -114,6 +114,49 @@ describe('the /v3 passthrough', () => {
     expect(upstream.requests).toEqual([]);
   });
 
+  it('refuses an escaped / or backslash in the path, which the proxy would throw on: 404, never a 500, nothing sent', async () => {
+    const client = new Client(gateway.url);
+    try {
+      for (const path of ['/v3/fx/trades/..%2F..', '/v3/fx/trades/..%2f..%2fadmin', '/v3/fx/trades/..%5C..', '/v3/fx/trades/%5c', '/v3/fx/trades/trd_1%2Fsettle', '/v3/fx/pairs%2F']) {
+        for (const method of ['GET', 'POST'] as const) {
+          const response = await client.request({ method, path, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+          expect(response.statusCode, `${method} ${path}`).toBe(404);
+          expect(await response.body.json(), path).toEqual({
+            error: { code: 'ROUTE_NOT_FOUND', type: 'NOT_FOUND', message: 'No operation exists at this path.', retryStrategy: 'TERMINAL', details: { method, path } },
+          });
+        }
+      }
+    } finally {
+      await client.close();
+    }
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it('never answers a path with a 500: each one is forwarded exactly as sent, or refused with 404 before the upstream', async () => {
+    const client = new Client(gateway.url);
+    const segment = fc.array(fc.constantFrom('a', '.', '..', '%2e', '%2E', '%2f', '%2F', '%5c', '%5C', '%zz', '%', '%25', '%41', '~', '-', '_', ':', ';', '@', '!', '*', "'", '(', '=', '+', ',', '$', '&', '%20', '%00', '%c3%a9', '%c3'), { maxLength: 4 }).map((parts) => parts.join(''));
+    const paths = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segments) => `/v3/fx/${segments.join('/')}`);
+    try {
+      await fc.assert(
+        fc.asyncProperty(paths, async (path) => {
+          upstream.requests.length = 0;
+          const response = await client.request({ method: 'GET', path });
+          const text = await response.body.text();
+          expect(response.statusCode, `${path}: ${text}`).not.toBe(500);
+          if (response.statusCode === 404 && text.includes('ROUTE_NOT_FOUND')) {
+            expect(upstream.requests, path).toEqual([]);
+          } else {
+            expect(response.statusCode, path).toBe(200);
+            expect(upstream.requests.map((seen) => seen.url)).toEqual([path]);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it('answers paths outside every generation with the v3 not-found envelope', async () => {
     const response = await request(`${gateway.url}/nowhere?x=1`);
     expect(response.statusCode).toBe(404);
@@ -217,6 +260,11 @@ describe('which paths survive forwarding', () => {
     ['/v3/fx/%2e%2e/admin', false],
     ['/v3/fx/%zz', false],
     ['/v3/fx trades', false],
+    ['/v3/fx/trades/..%2F..', false],
+    ['/v3/fx/trades/a%2fb', false],
+    ['/v3/fx/trades/..%5C..', false],
+    ['/v3/fx/trades/a%5cb', false],
+    ['/v3/fx/trades/a%25b', true],
   ])('%s: %s', (path, survives) => {
     expect(pathSurvivesForwarding(path)).toBe(survives);
   });
