@@ -94,3 +94,17 @@ export function unstorableTextIssues(value: unknown, path: readonly PropertyKey[
   }
   return issues;
 }
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** What a body that is not UTF-8 is told; decoding it leniently would store U+FFFD in its place. */
+export const INVALID_UTF8_MESSAGE = 'the body is not valid UTF-8; send the JSON text encoded as UTF-8';
+
+/** The bytes as UTF-8 text, or null when they are not valid UTF-8 (never a silent U+FFFD). */
+export function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+}

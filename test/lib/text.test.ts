@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UNSTORABLE_TEXT_CODE, unstorableTextIssues, unstorableTextProblem } from '../../src/lib/text.js';
+import { UNSTORABLE_TEXT_CODE, decodeUtf8, unstorableTextIssues, unstorableTextProblem } from '../../src/lib/text.js';
 
 describe('unstorableTextProblem', () => {
   it.each([
@@ -98,5 +98,23 @@ describe('unstorableTextIssues', () => {
     const issues = unstorableTextIssues(JSON.parse(text));
     expect(issues).toHaveLength(1);
     expect(issues[0]!.path).toBe('[0]'.repeat(depth));
+  });
+});
+
+describe('decodeUtf8', () => {
+  it('decodes UTF-8 exactly, a byte-order mark kept for the JSON parser to refuse', () => {
+    expect(decodeUtf8(Buffer.from('{"a":"é 😀"}'))).toBe('{"a":"é 😀"}');
+    expect(decodeUtf8(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]))).toBe('\ufeff{}');
+    expect(decodeUtf8(Buffer.alloc(0))).toBe('');
+  });
+
+  it.each([
+    ['a lone continuation byte', [0x80]],
+    ['an invalid byte', [0xff]],
+    ['a truncated sequence', [0xc3]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['an overlong encoding', [0xc0, 0xaf]],
+  ])('refuses %s rather than replacing it with U+FFFD', (_name, bytes) => {
+    expect(decodeUtf8(Buffer.from([0x61, ...bytes, 0x62]))).toBeNull();
   });
 });

@@ -8,13 +8,14 @@
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
-import { unstorableTextIssues } from '../../lib/text.js';
-
+import { INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE, decodeUtf8, unstorableTextIssues } from '../../lib/text.js';
 
 export function parseJsonBody(raw: Buffer): unknown {
   if (raw.length === 0) return undefined;
+  const text = decodeUtf8(raw);
+  if (text === null) throw new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: '', code: UNSTORABLE_TEXT_CODE, message: INVALID_UTF8_MESSAGE }] });
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    return JSON.parse(text) as unknown;
   } catch (error) {
     throw new ApiError('VALIDATION_BODY_FAILED', {
       issues: [{ path: '', code: 'invalid_json', message: error instanceof Error ? error.message : 'malformed JSON' }],

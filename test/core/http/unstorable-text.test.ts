@@ -189,6 +189,17 @@ describe('text the database cannot store is refused before anything is written',
     expect(await snapshot()).not.toBe(before);
   });
 
+  it('a body of bytes that are not UTF-8 is refused as a whole, never stored with U+FFFD in their place', async () => {
+    const before = await snapshot();
+    for (const bytes of [[0xff], [0xc3], [0xed, 0xa0, 0x80]]) {
+      const body = Buffer.concat([Buffer.from(`{"quoteId":"${unusedQuoteId}","clientReferenceId":"a`), Buffer.from(bytes), Buffer.from('"}')]);
+      const response = await harness.signed({ key: trader, method: 'POST', path: '/v3/fx/trades', body, idempotencyKey: randomUUID() });
+      const error = expectV3Error(response, 'VALIDATION_BODY_FAILED');
+      expect(error.details.issues).toEqual([{ path: '', code: 'invalid_text', message: 'the body is not valid UTF-8; send the JSON text encoded as UTF-8' }]);
+    }
+    expect(await snapshot()).toBe(before);
+  });
+
   it('leaves the ledger sound', async () => {
     expect(await checkLedger(harness.db)).toEqual([]);
   });

@@ -183,6 +183,21 @@ describe('text v3 cannot store', () => {
     expect(await tradesOf(trader.file.orgId)).toBe(1);
   });
 
+  it.each(['v1', 'v2'] as const)('%s trade with a body of bytes that are not UTF-8 is the legacy 400 with no upstream call', async (generation) => {
+    const trader = await h.createKey();
+    const body = Buffer.concat([Buffer.from(`{"quoteId":"${await legacyQuoteId(trader)}","clientReferenceId":"a`), Buffer.from([0xff]), Buffer.from('"}')]);
+    const response = await h.send({
+      method: 'POST',
+      path: `/${generation}/brokerage/${trader.file.orgId}/trade`,
+      body,
+      headers: { authorization: `Bearer ${h.token(trader)}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json', 'idempotency-key': idemKey() },
+    });
+    expect(response.status, response.text).toBe(400);
+    expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+    expect(response.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
+    expect(await tradesOf(trader.file.orgId)).toBe(0);
+  });
+
   it.each(['v1', 'v2'] as const)('%s trade keeps well-formed text of any kind exactly, and still ignores unknown fields', async (generation) => {
     const trader = await h.createKey();
     const clientReferenceId = 'Zoë\t東京 😀\n\u0001 end';
