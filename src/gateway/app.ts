@@ -21,7 +21,7 @@ import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
 import { LEGACY_PREFIXES, type LegacyNotFound, legacyGenerationOf, registerLegacyRoutes } from './legacy/routes.js';
 import { declaredMode } from './legacy/conventions.js';
-import { loadLegacyMappings } from './legacy/mappings-loader.js';
+import { type LegacyMappings, loadLegacyMappings } from './legacy/mappings-loader.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
@@ -119,6 +119,8 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     ownPool = createUpstreamPool({ origin, connectTimeoutMs: resolved.connectTimeoutMs, timeoutMs: resolved.timeoutMs });
     dispatcher = ownPool;
   }
+  // Validated once here: a bad table stops start-up. The legacy envelopes need the error tables even on a /v3-only gateway.
+  const mappings = await loadLegacyMappings();
   const app = Fastify({
     logger: loggerOptions(resolved.logLevel),
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
@@ -126,7 +128,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     genReqId: generateRequestId,
     ...serverTimeoutOptions(resolved.requestTimeoutMs),
     // What Node's parser refuses before routing gets the envelope of the generation its request line names.
-    clientErrorHandler: await createGatewayClientErrorHandler(resolved.legacy?.migrationGuideUrl ?? LEGACY_GATEWAY_DEFAULTS.migrationGuideUrl),
+    clientErrorHandler: createGatewayClientErrorHandler(mappings.errors, resolved.legacy?.migrationGuideUrl ?? LEGACY_GATEWAY_DEFAULTS.migrationGuideUrl),
     frameworkErrors: (_error, request, reply) => {
       // Under /v1 or /v2 the generation's own "not found", in its envelope and status.
       const generation = legacyGenerationOf(request.url);
@@ -152,7 +154,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   const readiness: ReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
     const { store, database } = resolved.legacy;
-    legacyNotFound = await registerLegacy(app, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy);
+    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy);
     readiness.store = () => store.ping();
     readiness.database = () => database.query('SELECT 1').then(() => undefined);
   } else {
@@ -165,10 +167,16 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   return app;
 }
 
-/** Loads and validates the mapping tables (a bad table stops start-up) and serves v1 and v2 from them. */
-async function registerLegacy(app: FastifyInstance, dispatcher: Dispatcher, inFlight: InFlightRequests, deadlineMs: number, options: LegacyGatewayOptions): Promise<LegacyNotFound> {
+/** Serves v1 and v2 from the validated declarations. */
+async function registerLegacy(
+  app: FastifyInstance,
+  mappings: LegacyMappings,
+  dispatcher: Dispatcher,
+  inFlight: InFlightRequests,
+  deadlineMs: number,
+  options: LegacyGatewayOptions,
+): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
-  const mappings = await loadLegacyMappings();
   const authenticate = createLegacyAuthenticator({
     registry: resolved.registry,
     store: resolved.store,

@@ -11,20 +11,14 @@ import type { Socket } from 'node:net';
 import { randomHex } from '../lib/random.js';
 import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from './legacy/error-tables.js';
 import { v1DeprecationHeaders } from './legacy/legacy-reply.js';
-import { loadLegacyMappings } from './legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, type LegacyGeneration } from './legacy/operations.js';
-
-/** The generation whose prefix a path is under (`/v1` or `/v1/...`), or null. */
-export function legacyGenerationOfPath(path: string | undefined): LegacyGeneration | null {
-  if (path === undefined) return null;
-  return LEGACY_GENERATIONS.find((generation) => path === `/${generation}` || path.startsWith(`/${generation}/`)) ?? null;
-}
+import type { LegacyGeneration } from './legacy/operations.js';
+import { legacyGenerationOf } from './legacy/routes.js';
 
 export type LegacyErrorTablesByGeneration = { readonly [G in LegacyGeneration]: LegacyErrorTables<G> };
 
 /** The answer for one refused request: the legacy envelope under /v1 and /v2, v3's elsewhere. */
 export function gatewayClientErrorAnswer(tables: LegacyErrorTablesByGeneration, migrationGuideUrl: string, request: ClientErrorRequest): RawAnswer {
-  const generation = legacyGenerationOfPath(request.path);
+  const generation = request.path === undefined ? null : legacyGenerationOf(request.path);
   if (generation === null) return v3ClientErrorAnswer(request);
   const answer = resolveLegacyError(tables[generation] as LegacyErrorTables<LegacyGeneration>, { code: request.code });
   const ids = { 'x-request-id': request.requestId, 'x-trace-id': randomHex(16) };
@@ -36,10 +30,9 @@ export function gatewayClientErrorAnswer(tables: LegacyErrorTablesByGeneration, 
 }
 
 /**
- * The gateway's fastify `clientErrorHandler`. It reads the legacy error tables itself, whether
- * or not this gateway serves v1 and v2: their envelope is the answer under those paths either way.
+ * The gateway's fastify `clientErrorHandler`. It takes the legacy error tables whether or not
+ * this gateway serves v1 and v2: their envelope is the answer under those paths either way.
  */
-export async function createGatewayClientErrorHandler(migrationGuideUrl: string): Promise<(error: ClientError, socket: Socket) => void> {
-  const { errors } = await loadLegacyMappings();
-  return createClientErrorHandler((request) => gatewayClientErrorAnswer(errors, migrationGuideUrl, request));
+export function createGatewayClientErrorHandler(tables: LegacyErrorTablesByGeneration, migrationGuideUrl: string): (error: ClientError, socket: Socket) => void {
+  return createClientErrorHandler((request) => gatewayClientErrorAnswer(tables, migrationGuideUrl, request));
 }

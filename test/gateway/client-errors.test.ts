@@ -3,9 +3,10 @@
  * the generation's own status (through the loaded error tables) under /v1 and /v2, v3's elsewhere.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type LegacyErrorTablesByGeneration, gatewayClientErrorAnswer, legacyGenerationOfPath } from '../../src/gateway/client-errors.js';
+import { type LegacyErrorTablesByGeneration, gatewayClientErrorAnswer } from '../../src/gateway/client-errors.js';
 import { resolveLegacyError } from '../../src/gateway/legacy/error-tables.js';
 import { loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import { legacyGenerationOf } from '../../src/gateway/legacy/routes.js';
 import type { ClientErrorCode } from '../../src/lib/http/client-errors.js';
 
 const GUIDE = 'https://example.test/migrate';
@@ -14,7 +15,7 @@ beforeAll(async () => {
   tables = (await loadLegacyMappings()).errors;
 });
 
-describe('legacyGenerationOfPath', () => {
+describe('legacyGenerationOf', () => {
   it.each([
     ['/v1', 'v1'],
     ['/v1/brokerage/o/balances', 'v1'],
@@ -26,9 +27,9 @@ describe('legacyGenerationOfPath', () => {
     ['/', null],
     ['/nope/v1/x', null],
     ['THERE', null],
-    [undefined, null],
+    ['/v1?page=2', 'v1'],
   ])('%j is %j', (path, generation) => {
-    expect(legacyGenerationOfPath(path)).toBe(generation);
+    expect(legacyGenerationOf(path)).toBe(generation);
   });
 });
 

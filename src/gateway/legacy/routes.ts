@@ -29,10 +29,6 @@ export interface LegacyRoutesOptions {
   readonly inFlight: InFlightRequests;
 }
 
-function generationOf(url: string): LegacyGeneration {
-  return url.startsWith('/v1') ? 'v1' : 'v2';
-}
-
 /** The generation whose prefix a request target is under (`/v1`, `/v1/...`, `/v1?...`), or null. */
 export function legacyGenerationOf(url: string): LegacyGeneration | null {
   for (const generation of LEGACY_GENERATIONS) {
@@ -62,7 +58,8 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
 
     // Failures fastify raises before a handler runs: an oversized or unreadable body.
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const generation = generationOf(request.url);
+      // The scope holds only /v1 and /v2 routes.
+      const generation = legacyGenerationOf(request.url) ?? 'v2';
       const code = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'VALIDATION_PAYLOAD_TOO_LARGE' : (error.statusCode ?? 500) < 500 ? 'VALIDATION_BODY_FAILED' : 'INTERNAL_ERROR';
       if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'legacy request failed');
       return legacyErrorReply(reply, tablesOf(generation), code, generationHeaders(generation, services.reply));
