@@ -12,6 +12,10 @@ async function serverWithHandler(lines: LogLine[]): Promise<{ app: FastifyInstan
   app.get('/fails', async () => {
     throw new Error('boom');
   });
+  app.post('/echo', async (req) => req.body);
+  app.setNotFoundHandler(async () => {
+    throw new Error('the routes above answer; a 404 here means the error handler ran first');
+  });
   // Fails only once its client has gone, as a proxied stream aborted by the client's hang-up does.
   app.get('/fails-after-hang-up', async (req) => {
     await new Promise((resolve) => req.raw.socket.once('close', resolve));
@@ -50,6 +54,22 @@ describe('the gateway error handler', () => {
     await expect.poll(() => lines.some((line) => line.msg === 'client closed the connection before the answer')).toBe(true);
     const hungUp = lines.find((line) => line.msg === 'client closed the connection before the answer')!;
     expect([hungUp.level, hungUp.err?.message]).toEqual([30, 'aborted with the client']);
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+  });
+
+  it.each([
+    ['a Content-Type it cannot parse, on a path with no route', 'POST', '/nowhere', { 'content-type': 'application/json, text/plain' }, '{}', 404, 'ROUTE_NOT_FOUND'],
+    ['malformed JSON, on a path with no route', 'DELETE', '/', { 'content-type': 'application/json' }, '{', 404, 'ROUTE_NOT_FOUND'],
+    ['a Content-Type it cannot parse, on a route', 'POST', '/echo', { 'content-type': 'application/json, text/plain' }, '{}', 400, 'VALIDATION_CONTENT_TYPE'],
+    ['malformed JSON, on a route', 'POST', '/echo', { 'content-type': 'application/json' }, '{', 400, 'VALIDATION_BODY_FAILED'],
+    ['a body over the limit, on a route', 'POST', '/echo', { 'content-type': 'application/json' }, `"${'x'.repeat(1_100_000)}"`, 413, 'VALIDATION_PAYLOAD_TOO_LARGE'],
+  ] as const)('answers what fastify refused before a handler ran (%s) as the client\'s error, never a 500', async (_name, method, path, headers, body, status, code) => {
+    const lines: LogLine[] = [];
+    const started = await serverWithHandler(lines);
+    server = started;
+    const response = await request(`${started.url}${path}`, { method, headers, body });
+    expect(response.statusCode).toBe(status);
+    expect(await response.body.json()).toMatchObject({ error: { code } });
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
   });
 });
