@@ -1,13 +1,17 @@
 /**
  * Throwaway databases for tests: each call makes a fresh, migrated database, on the real
- * PostgreSQL server (a new database per call, dropped afterwards) or on in-memory PGlite.
+ * PostgreSQL server (a new database per call, dropped afterwards) or on in-memory PGlite. Each is
+ * a copy of the run's migrated template (database-templates.ts) when the global setup made one,
+ * and migrated from scratch otherwise.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPglite } from '../../src/lib/db/pglite-database.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { TEMPLATE_ENV } from './database-templates.js';
 import { testServices } from './services.js';
 
 export interface TestDatabase {
@@ -29,7 +33,8 @@ export async function createTestPostgres(): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    const template = process.env[TEMPLATE_ENV.postgres];
+    await admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
@@ -53,7 +58,8 @@ export async function createTestPostgres(): Promise<TestDatabase> {
 }
 
 export async function createTestPglite(): Promise<TestDatabase> {
-  const db = await openPglite();
+  const template = process.env[TEMPLATE_ENV.pglite];
+  const db = await openPglite(undefined, template ? { loadDataDir: new Blob([await readFile(template)]) } : {});
   await migrate(db);
   return { db, url: null, drop: () => db.close() };
 }

@@ -1,5 +1,6 @@
 /**
- * Vitest global setup: before any suite runs, a real PostgreSQL and a real Redis answer.
+ * Vitest global setup: before any suite runs, a real PostgreSQL and a real Redis answer, and
+ * the migrated templates every test database is copied from exist (database-templates.ts).
  *
  * Each service is taken from DATABASE_URL / REDIS_URL (or the defaults in services.ts). When
  * nothing listens there, a throwaway server is started from local binaries and its URL put in
@@ -8,6 +9,7 @@
  * can provide neither fails here, saying what to install.
  */
 import os from 'node:os';
+import { prepareDatabaseTemplates } from './database-templates.js';
 import { startThrowawayPostgres } from './throwaway-postgres.js';
 import { startThrowawayRedis } from './throwaway-redis.js';
 import type { ThrowawayServer } from './local-processes.js';
@@ -58,6 +60,7 @@ export default async function setup(): Promise<() => Promise<void>> {
       const throwaway = await ensureService(service);
       if (throwaway !== null) started.push(throwaway);
     }
+    await prepareDatabaseTemplates(process.env.DATABASE_URL!);
   } catch (error) {
     await teardown();
     throw error;
