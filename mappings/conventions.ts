@@ -1,6 +1,8 @@
 /**
- * The conventions every legacy operation of both generations shares: page defaults and the
- * values of the mode header. Format and validator: src/gateway/legacy/conventions.ts. Pure data.
+ * The conventions every legacy operation of both generations shares: page defaults, the values
+ * of the mode header, and the fields whose value moves between two answers to the same request
+ * (the shadow mode reports them as noise). Format and validator: src/gateway/legacy/conventions.ts.
+ * Pure data.
  */
 import type { LegacyConventions } from '../src/gateway/legacy/conventions.js';
 
@@ -16,5 +18,15 @@ export const LEGACY_CONVENTIONS = {
     absent: 'live',
     source: 'client',
     reason: 'The v2 client sends x-app-mode on every request, sandbox or live in any case, or production for live.',
+  },
+  shadow: {
+    volatile: [
+      {
+        paths: ['data[].totalBalanceInUSD', 'data[].withdrawableBalanceInUSD', 'netPositiveBalanceInUSD', 'netNegativeBalanceInUSD', 'netBalanceInUSD'],
+        operations: ['balances'],
+        source: 'ours',
+        reason: 'Valued at the USD rate of the moment the answer is built, and each service reads its rates at its own moment.',
+      },
+    ],
   },
 } as const satisfies LegacyConventions;

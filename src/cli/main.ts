@@ -11,6 +11,7 @@ import { Command } from 'commander';
 import { registerAccountsCommand } from './commands/accounts.js';
 import { registerAllCommand } from './commands/all.js';
 import { registerCoreCommand } from './commands/core.js';
+import { registerDiffCommand } from './commands/diff.js';
 import { registerDocsCommand } from './commands/docs.js';
 import { registerGatewayCommand } from './commands/gateway.js';
 import { registerKeysCommand } from './commands/keys.js';
@@ -31,7 +32,7 @@ function buildProgram(): Command {
     .version(packageVersion())
     // Set before the commands are added, which inherit it: a usage error exits 2, help 0.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage));
-  for (const register of [registerAllCommand, registerCoreCommand, registerGatewayCommand, registerKeysCommand, registerOrgsCommand, registerAccountsCommand, registerMigrateCommand, registerSignCommand, registerDocsCommand]) {
+  for (const register of [registerAllCommand, registerCoreCommand, registerGatewayCommand, registerKeysCommand, registerOrgsCommand, registerAccountsCommand, registerMigrateCommand, registerSignCommand, registerDiffCommand, registerDocsCommand]) {
     register(program);
   }
   return program;

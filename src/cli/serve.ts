@@ -53,14 +53,14 @@ export async function serve(start: (closers: Closers) => Promise<void>): Promise
   }
 }
 
-/** Listens and returns the URL; a taken port is a message, not a stack trace. */
-export async function listen(app: FastifyInstance, host: string, port: number, what: string): Promise<string> {
+/** Listens and returns the URL; a taken port is a message naming the setting, not a stack trace. */
+export async function listen(app: FastifyInstance, host: string, port: number, what: string, settings = { host: 'HOST', port: 'PORT' }): Promise<string> {
   try {
     return await app.listen({ host, port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new CliError(`${what} cannot listen on ${host}:${port}: the port is taken (PORT)`, undefined, { cause: error });
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new CliError(`${what} cannot listen on ${host}:${port}: no such local address (HOST)`, undefined, { cause: error });
+    if (code === 'EADDRINUSE') throw new CliError(`${what} cannot listen on ${host}:${port}: the port is taken (${settings.port})`, undefined, { cause: error });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new CliError(`${what} cannot listen on ${host}:${port}: no such local address (${settings.host})`, undefined, { cause: error });
     throw error;
   }
 }

@@ -8,6 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
+import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
+import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
+import { AdminListener } from '../lib/admin/admin-listener.js';
 import { InvalidUpstreamError } from '../gateway/upstream.js';
 import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
 import type { Queryable } from '../lib/db/database.js';
@@ -16,6 +19,7 @@ import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { signingIssuer, type Config } from '../lib/config.js';
 import type { Closers } from './closers.js';
 import { usageError } from './exit.js';
+import { listen } from './serve.js';
 import { openRegistry, openStore, type Registry } from './runtime.js';
 
 export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
@@ -73,9 +77,50 @@ export async function openGatewayDependencies(config: Config, closers: Closers):
   return { registry, database: db, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)) };
 }
 
-/** Builds the gateway in front of upstreamUrl (not yet listening). */
-export async function startGateway(config: Config, closers: Closers, upstreamUrl: string, deps: GatewayDependencies): Promise<FastifyInstance> {
+/** Shadow mode as configured: off without FXGATE_SHADOW_URL (the other settings keep the gateway's own defaults then). */
+export function shadowOptions(config: Config): ShadowOptions | undefined {
+  if (config.FXGATE_SHADOW_URL === undefined) return undefined;
+  return {
+    legacyUrl: config.FXGATE_SHADOW_URL,
+    sample: config.FXGATE_SHADOW_SAMPLE,
+    serve: config.FXGATE_SHADOW_SERVE,
+    cutoverOrgs: config.FXGATE_CUTOVER_ORGS,
+  };
+}
+
+/** Which command serves: `all` has its admin listener on PORT+1 unless configured, the others none. */
+export type ServerCommand = 'all' | 'gateway' | 'core';
+
+/** The admin listener's port for a command, or null when it is off. */
+export function adminPort(config: Config, command: ServerCommand): number | null {
+  const configured = config.FXGATE_ADMIN_PORT;
+  if (configured === 'off') return null;
+  if (configured !== undefined) return configured;
+  if (command !== 'all') return null;
+  // A port the OS picks for the public listener means one it picks for the admin listener too.
+  if (config.PORT === 0) return 0;
+  if (config.PORT === 65_535) throw usageError('the admin listener goes on PORT+1, and PORT is 65535: set FXGATE_ADMIN_PORT (or FXGATE_ADMIN_PORT=off)');
+  return config.PORT + 1;
+}
+
+/** The admin listener a command will serve, or null when it is off; routes are added to it while the servers are built. */
+export function createAdminListener(config: Config, command: ServerCommand): AdminListener | null {
+  return adminPort(config, command) === null ? null : new AdminListener({ logLevel: config.LOG_LEVEL });
+}
+
+/** Starts the admin listener once every route is on it; returns its URL, or null when it is off. */
+export async function listenAdmin(config: Config, closers: Closers, command: ServerCommand, admin: AdminListener | null): Promise<string | null> {
+  const port = adminPort(config, command);
+  if (admin === null || port === null) return null;
+  closers.add('admin listener', () => admin.close());
+  return listen(await admin.build(), config.FXGATE_ADMIN_HOST, port, 'the admin listener', { host: 'FXGATE_ADMIN_HOST', port: config.FXGATE_ADMIN_PORT === undefined ? 'PORT+1; set FXGATE_ADMIN_PORT, or FXGATE_ADMIN_PORT=off' : 'FXGATE_ADMIN_PORT' });
+}
+
+/** Builds the gateway in front of upstreamUrl (not yet listening); its operator routes go on `admin` when given. */
+export async function startGateway(config: Config, closers: Closers, upstreamUrl: string, deps: GatewayDependencies, admin: AdminListener | null = null): Promise<FastifyInstance> {
+
   await mkdir(upstreamKeysDir(config), { recursive: true, mode: 0o700 });
+  const shadow = shadowOptions(config);
   let app: FastifyInstance;
   try {
     app = await buildGatewayApp({
@@ -86,16 +131,18 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       trustedProxies: config.FXGATE_TRUSTED_PROXIES,
       logLevel: config.LOG_LEVEL,
       requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,
+      ...(admin === null ? {} : { admin }),
       legacy: {
         ...deps,
         issuers: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
         migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,
         pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
+        ...(shadow === undefined ? {} : { shadow }),
       },
     });
   } catch (error) {
-    if (error instanceof InvalidUpstreamError) throw usageError(error.message);
+    if (error instanceof InvalidUpstreamError || error instanceof InvalidLegacyServiceUrlError) throw usageError(error.message);
     throw error;
   }
   closers.add('gateway server', () => app.close());

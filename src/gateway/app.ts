@@ -22,6 +22,10 @@ import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/
 import { LEGACY_PREFIXES, type LegacyNotFound, legacyGenerationOf, registerLegacyRoutes } from './legacy/routes.js';
 import { declaredMode } from './legacy/conventions.js';
 import { type LegacyMappings, loadLegacyMappings } from './legacy/mappings-loader.js';
+import type { AdminRoutes } from '../lib/admin/admin-listener.js';
+import { validateShadowVolatile } from './legacy/conventions.js';
+import { readShadowReport } from './shadow/shadow-recorder.js';
+import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
@@ -52,6 +56,8 @@ export interface GatewayOptions {
   readonly requestTimeoutMs?: number;
   /** What the v1 and v2 generations need; without it they answer 501 (a /v3-only gateway). */
   readonly legacy?: LegacyGatewayOptions;
+  /** The admin listener to add the gateway's operator routes to (the shadow report); none is served on this app. */
+  readonly admin?: AdminRoutes;
 }
 
 export interface LegacyGatewayOptions {
@@ -74,6 +80,8 @@ export interface LegacyGatewayOptions {
   readonly migrationGuideUrl?: string;
   /** How list totals are found (FXGATE_LEGACY_PAGE_TOTALS; page-walker.ts). */
   readonly pageTotals?: PageTotalsMode;
+  /** Shadow mode beside the legacy service (shadow/shadow-mode.ts); off without it. */
+  readonly shadow?: ShadowOptions;
 }
 
 export const LEGACY_GATEWAY_DEFAULTS = {
@@ -140,9 +148,12 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   const inFlight = new InFlightRequests();
   // Set once the legacy routes exist; the malformed-URL answer above needs it.
   let legacyNotFound: LegacyNotFound | null = null;
+  let shadow: ShadowMode | null = null;
   app.addHook('onClose', async () => {
     // A legacy handler whose client left is still mid-operation: let it finish its v3 calls, for up to one call's deadline.
     await inFlight.drain(resolved.deadlineMs);
+    // Comparisons still running translate through the pool, so they finish (or are cut) before it closes.
+    await shadow?.close();
     await ownPool?.close();
   });
   app.setNotFoundHandler(async (request, reply) =>
@@ -154,9 +165,29 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   const readiness: ReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
     const { store, database } = resolved.legacy;
-    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy);
+    validateShadowVolatile(mappings.conventions, mappings.endpoints, mappings.records);
+    if (resolved.legacy.shadow) {
+      shadow = new ShadowMode(resolved.legacy.shadow, {
+        mappings,
+        database,
+        legacy: { connectTimeoutMs: resolved.connectTimeoutMs, timeoutMs: resolved.timeoutMs },
+        deadlineMs: resolved.deadlineMs,
+        log: app.log,
+      });
+    }
+    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow);
     readiness.store = () => store.ping();
     readiness.database = () => database.query('SELECT 1').then(() => undefined);
+    // Readable with shadow mode off too: the counts of earlier runs are in the database.
+    const current = shadow;
+    resolved.admin?.add({
+      method: 'GET',
+      url: '/admin/shadow/report',
+      handler: async () => {
+        await current?.flush();
+        return readShadowReport(database);
+      },
+    });
   } else {
     for (const prefix of LEGACY_PREFIXES) {
       for (const url of [prefix, `${prefix}/*`]) app.all(url, async (request, reply) => legacyNotConfigured(request, reply));
@@ -175,6 +206,7 @@ async function registerLegacy(
   inFlight: InFlightRequests,
   deadlineMs: number,
   options: LegacyGatewayOptions,
+  shadow: ShadowMode | null,
 ): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const authenticate = createLegacyAuthenticator({
@@ -193,6 +225,8 @@ async function registerLegacy(
       idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       reply: { migrationGuideUrl: resolved.migrationGuideUrl },
+      ...(shadow === null ? {} : { shadow }),
     },
+    ...(shadow?.serve === 'legacy' ? { legacyService: shadow } : {}),
   });
 }

@@ -108,6 +108,21 @@ const issuerList = z.string().transform((text, ctx): [string, ...string[]] => {
   return problems.length === 0 && first !== undefined ? [first, ...rest] : z.NEVER;
 });
 
+/** A UUID in any case, as org ids are written; compared in lower case, as the registry stores them. */
+const ORG_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** FXGATE_CUTOVER_ORGS: org ids, comma-separated, each a UUID; a typo would silently leave an org where it was. */
+const orgList = z.string().transform((text, ctx): string[] => {
+  const entries = text.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean);
+  for (const entry of entries) {
+    if (!ORG_ID.test(entry)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry.slice(0, 64))} is not an org id (a UUID such as 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c)` });
+  }
+  return [...new Set(entries)];
+});
+
+/** FXGATE_ADMIN_PORT: a port, or `off`. */
+const adminPort = z.union([z.literal('off'), port]);
+
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
 
@@ -172,6 +187,28 @@ export const configSchema = z.object({
   FXGATE_RAIL_SIMULATION_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0).describe('Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.'),
   FXGATE_WEBHOOK_WORKER: z.enum(['on', 'off']).default('on').describe('`on`: this process delivers webhooks from the outbox (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.'),
   FXGATE_WEBHOOK_POLL_MS: positiveInt.max(3_600_000).default(1000).describe('How often the webhook worker looks for due deliveries when the last round was not a full batch, in ms.'),
+  FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (the shadow report; `/admin/...`), apart from the public one. Keep it off the public network.'),
+  FXGATE_ADMIN_PORT: adminPort
+    .optional()
+    .describe(
+      'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /admin/shadow/report`), and the public listener answers none of them.',
+    ),
+  FXGATE_SHADOW_URL: optionalUrl(['http', 'https'])
+    .describe(
+      'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',
+    ),
+  FXGATE_SHADOW_SAMPLE: z.coerce.number().min(0).max(1).default(1).describe('Gateway, shadow mode: the share of v1/v2 reads mirrored and compared, 0 to 1.'),
+  FXGATE_SHADOW_SERVE: z
+    .enum(['gateway', 'legacy'])
+    .default('gateway')
+    .describe(
+      'Gateway, shadow mode: whose answer clients get. `gateway`: the translation, with the legacy service asked in the background. `legacy`: every v1/v2 request (reads and writes) is proxied to the legacy service as it came and its answer relayed as it came, while sampled reads are translated in the background and compared; orgs of FXGATE_CUTOVER_ORGS excepted.',
+    ),
+  FXGATE_CUTOVER_ORGS: orgList
+    .default([])
+    .describe(
+      'Gateway, with FXGATE_SHADOW_SERVE=legacy: comma-separated org ids served by the gateway (translated, their reads still compared) while every other org gets the legacy answer. Removing an org moves it back.',
+    ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
 }).superRefine((config, ctx) => {
   // The deadline contains the waits it bounds; a shorter one would make them meaningless.
@@ -181,6 +218,13 @@ export const configSchema = z.object({
     if (compared && config.FXGATE_UPSTREAM_DEADLINE_MS < config[name]) {
       ctx.addIssue({ code: 'custom', path: ['FXGATE_UPSTREAM_DEADLINE_MS'], message: `must be at least ${name} (${config[name]})` });
     }
+  }
+  // Who serves an org must be what the operator meant: legacy needs its URL, and a cutover list only means something when the rest stay on legacy.
+  if (config.FXGATE_SHADOW_SERVE === 'legacy' && config.FXGATE_SHADOW_URL === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['FXGATE_SHADOW_SERVE'], message: 'legacy needs FXGATE_SHADOW_URL, the legacy service to serve from' });
+  }
+  if (config.FXGATE_CUTOVER_ORGS.length > 0 && config.FXGATE_SHADOW_SERVE !== 'legacy') {
+    ctx.addIssue({ code: 'custom', path: ['FXGATE_CUTOVER_ORGS'], message: 'lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy (and FXGATE_SHADOW_URL) too' });
   }
 });
 

@@ -245,3 +245,39 @@ describe('FXGATE_REQUEST_TIMEOUT_MS', () => {
     expect(found[0]).toMatch(/^FXGATE_REQUEST_TIMEOUT_MS: /);
   });
 });
+
+describe('shadow mode and the admin listener', () => {
+  const ORG = '0190C5A8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
+
+  it('are off by default: no legacy service, the gateway serving, every read sampled once on, no admin port', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ FXGATE_SHADOW_SAMPLE: 1, FXGATE_SHADOW_SERVE: 'gateway', FXGATE_CUTOVER_ORGS: [], FXGATE_ADMIN_HOST: '127.0.0.1' });
+    expect(config.FXGATE_SHADOW_URL).toBeUndefined();
+    expect(config.FXGATE_ADMIN_PORT).toBeUndefined();
+  });
+
+  it('read the legacy service, the sample, who serves and the cut-over orgs (lower case, once each)', () => {
+    const config = loadConfig({ FXGATE_SHADOW_URL: 'https://legacy.example.com/api', FXGATE_SHADOW_SAMPLE: '0.25', FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: ` ${ORG}, ${ORG.toLowerCase()},` });
+    expect(config).toMatchObject({ FXGATE_SHADOW_URL: 'https://legacy.example.com/api', FXGATE_SHADOW_SAMPLE: 0.25, FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: [ORG.toLowerCase()] });
+  });
+
+  it('read the admin port as a port or off', () => {
+    expect(loadConfig({ FXGATE_ADMIN_PORT: '9091', FXGATE_ADMIN_HOST: '10.0.0.5' })).toMatchObject({ FXGATE_ADMIN_PORT: 9091, FXGATE_ADMIN_HOST: '10.0.0.5' });
+    expect(loadConfig({ FXGATE_ADMIN_PORT: 'off' }).FXGATE_ADMIN_PORT).toBe('off');
+    expect(problems({ FXGATE_ADMIN_PORT: '70000' })).toEqual([expect.stringMatching(/^FXGATE_ADMIN_PORT: /)]);
+  });
+
+  it.each([
+    [{ FXGATE_SHADOW_SAMPLE: '1.5' }, /^FXGATE_SHADOW_SAMPLE: /],
+    [{ FXGATE_SHADOW_SAMPLE: '-0.1' }, /^FXGATE_SHADOW_SAMPLE: /],
+    [{ FXGATE_SHADOW_SERVE: 'both' }, /^FXGATE_SHADOW_SERVE: /],
+    [{ FXGATE_SHADOW_URL: 'ftp://legacy' }, /^FXGATE_SHADOW_URL: /],
+    [{ FXGATE_SHADOW_URL: 'http://legacy', FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: 'acme' }, /^FXGATE_CUTOVER_ORGS: "acme" is not an org id/],
+    // The legacy service cannot serve without its URL.
+    [{ FXGATE_SHADOW_SERVE: 'legacy' }, /^FXGATE_SHADOW_SERVE: legacy needs FXGATE_SHADOW_URL/],
+    // A cut-over list while the gateway serves everyone would move nobody, silently.
+    [{ FXGATE_SHADOW_URL: 'http://legacy', FXGATE_CUTOVER_ORGS: ORG }, /^FXGATE_CUTOVER_ORGS: lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy/],
+  ])('refuse %j', (env, message) => {
+    expect(problems(env)).toEqual([expect.stringMatching(message)]);
+  });
+});

@@ -10,7 +10,7 @@ import { ensureSandboxKey } from '../sandbox-key.js';
 import { seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
-import { startCore, startGateway, upstreamKeysDir } from '../servers.js';
+import { createAdminListener, listenAdmin, startCore, startGateway, upstreamKeysDir } from '../servers.js';
 
 /** The core listens here, on a port the OS picks; the gateway is its only client. */
 const CORE_HOST = '127.0.0.1';
@@ -30,13 +30,16 @@ export function registerAllCommand(program: Command): void {
         // One registry and one store for both parts: a key works in every generation, and a
         // token spent at one part cannot be replayed at the other.
         const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
-        const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, database: core.deps.db, store: core.store, credentials });
+        const admin = createAdminListener(config, 'all');
+        const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, database: core.deps.db, store: core.store, credentials }, admin);
         const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
         const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
         const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
+        const adminUrl = await listenAdmin(config, closers, 'all', admin);
         console.log(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
         console.log(`fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`);
         console.log(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
+        if (adminUrl !== null) console.log(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
         console.log(`fxgate: listening on ${url} (v1, v2 and v3)`);
       }),
     );

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { cliConfig } from '../config.js';
 import { listen, serve } from '../serve.js';
-import { startCore } from '../servers.js';
+import { createAdminListener, listenAdmin, startCore } from '../servers.js';
 
 export function registerCoreCommand(program: Command): void {
   program
@@ -12,8 +12,12 @@ export function registerCoreCommand(program: Command): void {
       serve(async (closers) => {
         const config = cliConfig();
         const { app } = await startCore(config, closers);
+        // No admin routes of the core's own yet; the listener is where they will go.
+        const admin = createAdminListener(config, 'core');
         const url = await listen(app, config.HOST, config.PORT, 'the core');
+        const adminUrl = await listenAdmin(config, closers, 'core', admin);
         console.log(`fxgate core: listening on ${url}`);
+        if (adminUrl !== null) console.log(`fxgate core: admin listener on ${adminUrl}`);
       }),
     );
 }

@@ -9,7 +9,7 @@ import { cliConfig } from '../config.js';
 import { usageError } from '../exit.js';
 import { listen, serve } from '../serve.js';
 import { InvalidUpstreamError, upstreamOrigin } from '../../gateway/upstream.js';
-import { openGatewayDependencies, startGateway, upstreamKeysDir } from '../servers.js';
+import { createAdminListener, listenAdmin, openGatewayDependencies, startGateway, upstreamKeysDir } from '../servers.js';
 
 export function registerGatewayCommand(program: Command): void {
   program
@@ -29,9 +29,15 @@ export function registerGatewayCommand(program: Command): void {
           throw error;
         }
         const deps = await openGatewayDependencies(config, closers);
-        const app = await startGateway(config, closers, upstream, deps);
+        const admin = createAdminListener(config, 'gateway');
+        const app = await startGateway(config, closers, upstream, deps, admin);
         const url = await listen(app, config.HOST, config.PORT, 'the gateway');
+        const adminUrl = await listenAdmin(config, closers, 'gateway', admin);
         console.log(`fxgate gateway: v3 credentials from ${upstreamKeysDir(config)}/<orgId>.<sandbox|live>.json`);
+        if (config.FXGATE_SHADOW_URL !== undefined) {
+          console.log(`fxgate gateway: shadow mode beside ${config.FXGATE_SHADOW_URL}: ${config.FXGATE_SHADOW_SERVE} answers clients, ${config.FXGATE_SHADOW_SAMPLE * 100}% of reads compared`);
+        }
+        if (adminUrl !== null) console.log(`fxgate gateway: admin listener on ${adminUrl}`);
         console.log(`fxgate gateway: listening on ${url}, in front of ${upstream}`);
       }),
     );

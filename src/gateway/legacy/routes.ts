@@ -5,6 +5,9 @@
  * another method included). Bodies are kept as raw bytes (never parsed by fastify), because
  * legacy amounts must be read from their text and the idempotency fingerprint is over the bytes
  * as sent.
+ *
+ * In shadow mode with the legacy service serving, a request of an org it serves is relayed to it
+ * before anything here reads the request (its body included), whatever route it names.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
@@ -16,6 +19,7 @@ import type { LegacyMappings } from './mappings-loader.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from './operations.js';
 import { compileOperation } from './pipeline/compiled-operation.js';
 import { LegacyOperationHandler, type LegacyServices } from './pipeline/operation-handler.js';
+import { type LegacyRouteContext, legacyOrgOf } from '../shadow/shadow-mode.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
 
@@ -27,6 +31,13 @@ export interface LegacyRoutesOptions {
   readonly mappings: LegacyMappings;
   /** Every handler runs under it, so that shutdown can wait for the unfinished ones. */
   readonly inFlight: InFlightRequests;
+  /** Shadow mode with the legacy service serving: the orgs it serves and how their requests reach it. */
+  readonly legacyService?: LegacyServiceRouting;
+}
+
+export interface LegacyServiceRouting {
+  relays(request: FastifyRequest, orgId: string): boolean;
+  relay(request: FastifyRequest, reply: FastifyReply, route: LegacyRouteContext): Promise<void>;
 }
 
 /** The generation whose prefix a request target is under (`/v1`, `/v1/...`, `/v1?...`), or null. */
@@ -65,10 +76,25 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
       return legacyErrorReply(reply, tablesOf(generation), code, generationHeaders(generation, services.reply));
     });
 
+    const handlers = new Map<string, LegacyOperationHandler<LegacyGeneration>>();
+    const { legacyService } = options;
+    if (legacyService !== undefined) {
+      scope.addHook('onRequest', async (request, reply) => {
+        const orgId = legacyOrgOf(request.url);
+        if (orgId === null || !legacyService.relays(request, orgId)) return undefined;
+        const generation = legacyGenerationOf(request.url) ?? 'v2';
+        const handler = handlers.get(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? ''}`);
+        const fail = (failed: FastifyReply, code: ErrorCode) => legacyErrorReply(failed, tablesOf(generation), code, generationHeaders(generation, services.reply));
+        await options.inFlight.track(legacyService.relay(request, reply, { generation, operation: handler?.name ?? null, translate: handler?.translate ?? null, fail }));
+        return reply;
+      });
+    }
+
     for (const generation of LEGACY_GENERATIONS) {
       for (const operation of LEGACY_OPERATIONS[generation]) {
         const compiled = compileOperation(mappings, generation, operation);
         const handler = new LegacyOperationHandler(services, compiled);
+        handlers.set(`${compiled.mapping.method} ${compiled.route}`, handler);
         scope.route({ method: compiled.mapping.method, url: compiled.route, handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)) });
       }
       const fallback = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -58,7 +58,7 @@ function connectionListed(connection: string | string[] | undefined): ReadonlySe
  * rather than deleted from, since deleting keys puts a V8 object in its slow dictionary mode, and
  * this runs twice on every request (measured: deleting was 3% of the gateway's CPU).
  */
-function endToEndHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+export function endToEndHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const listed = connectionListed(headers.connection);
   const kept: IncomingHttpHeaders = {};
   for (const name in headers) {

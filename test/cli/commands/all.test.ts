@@ -44,6 +44,10 @@ describe('fxgate all on the embedded defaults', () => {
     const [, keyPath] = server.stdout.match(/^fxgate: sandbox key created: (\S+)$/m)!;
     expect(keyPath).toMatch(new RegExp(`^${dataDir}/keys/[0-9a-f-]{36}\\.json$`));
     expect(server.stdout).toContain(`curl -H @<(npx fxgate sign --key ${keyPath} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
+    // The admin listener (PORT+1; the OS picks it when PORT is 0) serves the shadow report, the public listener does not.
+    const [, adminUrl] = server.stdout.match(/^fxgate: admin listener on (http:\/\/\S+) \(GET \/admin\/shadow\/report\)$/m)!;
+    expect(await (await request(`${adminUrl}/admin/shadow/report`)).body.json()).toEqual({ since: null, operations: [] });
+    expect((await request(`${url}/admin/shadow/report`)).statusCode).toBe(404);
 
     const signed = await runCli(['sign', '--key', keyPath!, '--method', 'GET', '--path', '/v3/fx/pairs']);
     expect(signed.code).toBe(0);

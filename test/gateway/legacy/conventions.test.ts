@@ -3,11 +3,14 @@
  * defaults and mode-header values, the validator's refusal of defaults outside their bounds and
  * of malformed declarations, and declaredMode, which reads the mode header by them (any case,
  * production for live, absent for live, anything else, prototype names included, unknown).
+ * The shadow mode's volatile fields: each a path of the operations it names (of some operation
+ * when it names none), with its reason.
  */
 import { describe, expect, it } from 'vitest';
 import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
-import { type LegacyConventions, declaredMode, validateConventions } from '../../../src/gateway/legacy/conventions.js';
+import { type LegacyConventions, declaredMode, validateConventions, validateShadowVolatile, volatilePathsOf } from '../../../src/gateway/legacy/conventions.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
+import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 
 const CONVENTIONS: LegacyConventions = LEGACY_CONVENTIONS;
 
@@ -67,6 +70,11 @@ describe('validateConventions refuses', () => {
     ['an unknown source', { 'pagination.source': 'forum' }, [expect.stringMatching(/^pagination\.source: Invalid option/)]],
     ['an unknown key', { 'pagination.limit.step': 10 }, ['pagination.limit: Unrecognized key: "step"']],
     ['a missing part', { appModes: undefined }, [expect.stringMatching(/^appModes: Invalid input: expected object/)]],
+    ['a volatile path that is not normalised', { 'shadow.volatile': [{ paths: ['data.0.amount'], source: 'ours', reason: 'r' }] }, [expect.stringMatching(/^shadow\.volatile\.0\.paths\.0: a normalised path/)]],
+    ['a volatile field of an operation no generation has', { 'shadow.volatile': [{ paths: ['data[].amount'], operations: ['refunds'], source: 'ours', reason: 'r' }] }, ['shadow.volatile.0.operations.0: not a legacy operation']],
+    ['a volatile field without its reason', { 'shadow.volatile': [{ paths: ['data[].amount'], source: 'ours', reason: '' }] }, ['shadow.volatile.0.reason: must not be empty']],
+    ['a volatile path declared twice', { 'shadow.volatile': [{ paths: ['data[].amount'], source: 'ours', reason: 'r' }, { paths: ['data[].amount'], source: 'ours', reason: 'r' }] }, ['shadow.volatile: a path is declared twice']],
+    ['no shadow part', { shadow: undefined }, [expect.stringMatching(/^shadow: Invalid input: expected object/)]],
   ])('%s', (_rule, edits, expected) => {
     expect(problemsOf(edited(edits))).toEqual(expected);
   });
@@ -105,5 +113,36 @@ describe('declaredMode', () => {
     expect(declaredMode(sandboxFirst, 'test')).toBe('sandbox');
     expect(declaredMode(sandboxFirst, undefined)).toBe('sandbox');
     expect(declaredMode(sandboxFirst, 'live')).toBeNull();
+  });
+});
+
+describe('the shadow mode\'s volatile fields', () => {
+  it('are the USD valuations of balances, each a path of that operation in both generations', async () => {
+    const mappings = await loadLegacyMappings();
+    expect(() => validateShadowVolatile(CONVENTIONS, mappings.endpoints, mappings.records)).not.toThrow();
+    const answerPaths = new Set(['data[].amount', 'data[].totalBalanceInUSD', 'netBalanceInUSD']);
+    expect([...volatilePathsOf(CONVENTIONS, 'balances', answerPaths)].sort()).toEqual(['data[].totalBalanceInUSD', 'netBalanceInUSD']);
+    expect([...volatilePathsOf(CONVENTIONS, 'trades', answerPaths)]).toEqual([]);
+    for (const field of CONVENTIONS.shadow.volatile) expect(field.reason.trim()).not.toBe('');
+  });
+
+  it('are refused when a path is not in an operation they name, or in any operation when they name none', async () => {
+    const mappings = await loadLegacyMappings();
+    const declare = (volatile: LegacyConventions['shadow']['volatile']): LegacyConventions => ({ ...CONVENTIONS, shadow: { volatile } });
+    const problems = (volatile: LegacyConventions['shadow']['volatile']): readonly string[] => {
+      try {
+        validateShadowVolatile(declare(volatile), mappings.endpoints, mappings.records);
+      } catch (error) {
+        expect(error).toBeInstanceOf(LegacyMappingError);
+        return (error as LegacyMappingError).problems;
+      }
+      return [];
+    };
+    expect(problems([{ paths: ['data[].amount'], operations: ['trades', 'available_markets'], source: 'ours', reason: 'r' }])).toEqual([
+      'shadow.volatile.0: data[].amount: v1 available_markets has no such path',
+      'shadow.volatile.0: data[].amount: v2 available_markets has no such path',
+    ]);
+    expect(problems([{ paths: ['data[].noSuchField'], source: 'ours', reason: 'r' }])).toEqual(["shadow.volatile.0: data[].noSuchField: no operation's answer has this path"]);
+    expect(problems([{ paths: ['data[].amount'], source: 'ours', reason: 'r' }])).toEqual([]);
   });
 });

@@ -10,6 +10,10 @@
  * Auth runs before any upstream call and before the gateway's own v3 credential is touched
  * (only a read's replay check may still be on its way, and its answer waits for it). The
  * operation is compiled from its declarations once, at start-up (compiled-operation.ts).
+ *
+ * In shadow mode (src/gateway/shadow/) a read's answer is handed on once the client has it, with
+ * a way to translate the same request again; and a read the legacy service answered is
+ * translated here too (`translate`), without replying, for the comparison.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomHex } from '../../../lib/random.js';
@@ -36,6 +40,19 @@ export interface LegacyServices {
   readonly idempotency: LegacyIdempotency;
   readonly pages: PageWalker;
   readonly reply: LegacyReplyOptions;
+  /** Shadow mode: told of every read the gateway answered. */
+  readonly shadow?: ShadowObserver;
+}
+
+/** The translation of a request, and how to make it again (null when the request was refused before it named a principal). */
+export interface LegacyTranslation {
+  readonly answer: LegacyAnswer;
+  readonly retranslate: (() => Promise<LegacyAnswer>) | null;
+}
+
+export interface ShadowObserver {
+  /** Called after the client has the answer; must not throw or wait. */
+  gatewayAnswered(operation: { readonly generation: LegacyGeneration; readonly name: string }, request: FastifyRequest, translation: LegacyTranslation): void;
 }
 
 const NO_BODY: ReadBody = { fields: {}, v3Body: null };
@@ -46,31 +63,74 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     private readonly operation: CompiledOperation<G>,
   ) {}
 
+  get name(): string {
+    return this.operation.name;
+  }
+
   /** The fastify handler. Never throws: every outcome is a legacy answer. */
   readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const { generation, name, tables } = this.operation;
     const fixed = { 'x-request-id': request.id, ...generationHeaders(generation, this.services.reply) };
     const state = newRequestState();
+    const seen: { principal?: LegacyPrincipal } = {};
     let answer: LegacyAnswer;
     try {
-      answer = await this.serve(request, state);
+      answer = await this.serve(request, state, seen);
     } catch (error) {
+      // A refused request (a replayed token among them) is never translated again.
+      seen.principal = undefined;
       answer = failureAnswer(error, request, state, { generation, operation: name, tables });
     }
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
     const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'));
     reply.headers({ 'x-trace-id': randomHex(16), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
-    return reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+    const sent = reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+    if (this.services.shadow !== undefined && !this.operation.write) {
+      const { principal } = seen;
+      this.services.shadow.gatewayAnswered(this.operation, request, { answer, retranslate: principal === undefined ? null : () => this.answerFor(request, principal) });
+    }
+    return sent;
   };
 
-  private async serve(request: FastifyRequest, state: RequestState): Promise<LegacyAnswer> {
+  /**
+   * The translation of a read as it would be answered, without replying: for the shadow mode,
+   * when the legacy service answered the client. Authenticates with the gateway's own nonce
+   * store; keeps no idempotency record.
+   */
+  readonly translate = async (request: FastifyRequest): Promise<LegacyTranslation> => {
+    let principal: LegacyPrincipal;
+    try {
+      ({ principal } = await this.authenticate(request, false));
+    } catch (error) {
+      return { answer: this.failure(error, request, newRequestState()), retranslate: null };
+    }
+    return { answer: await this.answerFor(request, principal), retranslate: () => this.answerFor(request, principal) };
+  };
+
+  /** Steps 3 to 5 of a read for an authenticated principal, any failure as its legacy answer. */
+  private async answerFor(request: FastifyRequest, principal: LegacyPrincipal): Promise<LegacyAnswer> {
+    const state = newRequestState();
+    try {
+      return await this.run(request, principal, state, undefined);
+    } catch (error) {
+      return this.failure(error, request, state);
+    }
+  }
+
+  private failure(error: unknown, request: FastifyRequest, state: RequestState): LegacyAnswer {
+    const { generation, name, tables } = this.operation;
+    return failureAnswer(error, request, state, { generation, operation: name, tables });
+  }
+
+  private async serve(request: FastifyRequest, state: RequestState, seen: { principal?: LegacyPrincipal }): Promise<LegacyAnswer> {
     const { operation } = this;
     // A read that keeps no answer may be sent while its token's replay check is still on its
     // way (legacy-auth.ts); anything that keeps or replays an answer waits for the check.
     const keyed = operation.mapping.idempotency.kind !== 'none' && request.headers['idempotency-key'] !== undefined;
     const deferReplayCheck = !operation.write && !keyed;
     const { principal, replayCheck } = await this.authenticate(request, deferReplayCheck);
+    seen.principal = principal;
     const answer = withIdempotency(request, operation, principal, this.services.idempotency, (v3Key) => this.run(request, principal, state, v3Key), (error) =>
       failureAnswer(error, request, state, { generation: operation.generation, operation: operation.name, tables: operation.tables }),
     );

@@ -1,0 +1,12 @@
+/**
+ * `fxgate diff`: the tools that prove a move onto the gateway changes nothing a legacy client
+ * sees. `generations` runs every legacy operation against its v3 equivalent on a deployment;
+ * `report` prints what the shadow mode has compared so far. Each lives in its own module.
+ */
+import type { Command } from 'commander';
+import { registerDiffReportCommand } from '../diff/report-command.js';
+
+export function registerDiffCommand(program: Command): void {
+  const diff = program.command('diff').description('Prove the migration safe: compare the legacy generations with v3, and read the shadow report.');
+  registerDiffReportCommand(diff);
+}

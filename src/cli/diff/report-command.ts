@@ -1,0 +1,112 @@
+/**
+ * `fxgate diff report --url ADMIN_URL [--json]`: what the shadow mode has compared so far, read
+ * from a gateway's admin listener (`GET /admin/shadow/report`). Printed as one row per legacy
+ * operation (compared, differing, not compared, dropped), then each differing field with its
+ * count and newest example (masked as stored), then the noise; or, with --json, as served.
+ */
+import type { Command } from 'commander';
+import { request } from 'undici';
+import { z } from 'zod';
+import { parseHttpUrl } from '../arguments.js';
+import { CliError, messageOf } from '../exit.js';
+
+/** The most the admin listener may take to answer. */
+const FETCH_TIMEOUT_MS = 10_000;
+export const SHADOW_REPORT_PATH = '/admin/shadow/report';
+
+const exampleSchema = z.object({ at: z.string().optional(), legacy: z.string(), gateway: z.string() });
+const reportSchema = z.object({
+  since: z.string().nullable(),
+  operations: z.array(
+    z.object({
+      generation: z.string(),
+      operation: z.string(),
+      compared: z.number(),
+      differing: z.number(),
+      notCompared: z.number(),
+      dropped: z.number().optional(),
+      fields: z.array(z.object({ path: z.string(), count: z.number(), example: exampleSchema.nullable() })),
+      noise: z.array(z.object({ path: z.string(), count: z.number() })),
+    }),
+  ),
+});
+
+/** What the table needs of the report (the admin listener serves more: every example, when each was seen). */
+export interface PrintedReport {
+  readonly since: string | null;
+  readonly operations: readonly {
+    readonly generation: string;
+    readonly operation: string;
+    readonly compared: number;
+    readonly differing: number;
+    readonly notCompared: number;
+    readonly dropped?: number | undefined;
+    readonly fields: readonly { readonly path: string; readonly count: number; readonly example: { readonly legacy: string; readonly gateway: string } | null }[];
+    readonly noise: readonly { readonly path: string; readonly count: number }[];
+  }[];
+}
+
+/** Columns padded to their widest cell; numbers right-aligned. */
+function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
+  const cells = [header, ...rows.map((row) => row.map(String))];
+  const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
+  const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number'));
+  return cells.map((row) => row.map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd());
+}
+
+export function formatShadowReport(report: PrintedReport): string {
+  if (report.operations.length === 0) return 'No reads compared yet.';
+  const lines = [`Shadow report since ${report.since ?? '(unknown)'}`, ''];
+  lines.push(
+    ...table(
+      ['GENERATION', 'OPERATION', 'COMPARED', 'DIFFERING', 'NOT COMPARED', 'DROPPED'],
+      report.operations.map((operation) => [operation.generation, operation.operation, operation.compared, operation.differing, operation.notCompared, operation.dropped ?? 0]),
+    ),
+  );
+  const fields = report.operations.flatMap((operation) =>
+    operation.fields.map((field) => [`${operation.generation} ${operation.operation}`, field.path, field.count, field.example?.legacy ?? '', field.example?.gateway ?? ''] as const),
+  );
+  lines.push('');
+  if (fields.length === 0) lines.push('No differing fields.');
+  else lines.push('Differing fields (newest example):', '', ...table(['OPERATION', 'FIELD', 'COUNT', 'LEGACY', 'GATEWAY'], fields));
+  const noise = report.operations.flatMap((operation) => operation.noise.map((entry) => [`${operation.generation} ${operation.operation}`, entry.path, entry.count] as const));
+  if (noise.length > 0) lines.push('', 'Noise (volatile fields: declared in mappings/, or seen to move between two translations of one request; not differences):', '', ...table(['OPERATION', 'FIELD', 'COUNT'], noise));
+  return lines.join('\n');
+}
+
+/** The report the admin listener at `adminUrl` serves. */
+export async function fetchShadowReport(adminUrl: string): Promise<{ raw: unknown; report: PrintedReport }> {
+  const url = new URL(SHADOW_REPORT_PATH, adminUrl).toString();
+  let status: number;
+  let text: string;
+  try {
+    const response = await request(url, { headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    status = response.statusCode;
+    text = await response.body.text();
+  } catch (error) {
+    throw new CliError(`cannot read ${url}: ${messageOf(error)}`, undefined, { cause: error });
+  }
+  if (status === 404) throw new CliError(`${url} answered 404: point --url at the gateway's admin listener (FXGATE_ADMIN_HOST:FXGATE_ADMIN_PORT), not its public one`);
+  if (status !== 200) throw new CliError(`${url} answered ${status}: ${text.slice(0, 300)}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new CliError(`${url} answered something that is not JSON: ${text.slice(0, 300)}`);
+  }
+  const parsed = reportSchema.safeParse(raw);
+  if (!parsed.success) throw new CliError(`${url} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`);
+  return { raw, report: parsed.data };
+}
+
+export function registerDiffReportCommand(diff: Command): void {
+  diff
+    .command('report')
+    .description("Print what the shadow mode has compared so far: counts per legacy operation, each differing field with a masked example, and the noise. Reads a gateway's admin listener.")
+    .requiredOption('--url <url>', `the admin listener's base URL, e.g. http://127.0.0.1:8081 (it serves ${SHADOW_REPORT_PATH})`, parseHttpUrl)
+    .option('--json', 'print the report as JSON, as the admin listener serves it')
+    .action(async (options: { url: string; json?: boolean }) => {
+      const { raw, report } = await fetchShadowReport(options.url);
+      console.log(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
+    });
+}

@@ -1,0 +1,225 @@
+/**
+ * The legacy v1/v2 service the shadow mode runs beside, over HTTP. The gateway sends it only
+ * what a client sent, as the client sent it (the client's own single-use token included; the
+ * gateway never makes a token for it, and never presents a client's token anywhere else):
+ *
+ * - `relay`: the plain proxy of an org the legacy service still serves. Method, path, query,
+ *   headers and body go as they came, the answer's status, headers and bytes come back as they
+ *   came, within the deadline; a copy of the body is kept when the caller will compare it.
+ * - `mirror`: a read the gateway has already answered, sent again as it came, for comparison,
+ *   within the shadow timeout. Any failure is the caller's "not compared"; no client waits on it.
+ *
+ * Hop-by-hop headers are not forwarded either way; the legacy service sees its own host in
+ * `Host` and the client's address in `X-Forwarded-For`, as the /v3 passthrough sends them, and
+ * `Via: 1.1 fxgate`, by which a gateway that receives the request again (FXGATE_SHADOW_URL
+ * pointing at a gateway) serves it itself instead of sending it round once more.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Dispatcher, Pool } from 'undici';
+import { forwardedFor } from '../forwarded-for.js';
+import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
+import { endToEndHeaders } from '../v3/upstream-relay.js';
+
+/** What the gateway adds to `Via` on what it sends on (RFC 9110 7.6.3). */
+export const VIA = '1.1 fxgate';
+
+/** Whether a request has already been sent on by a gateway (its `Via` names one). */
+export function cameThroughGateway(via: string | string[] | undefined): boolean {
+  if (via === undefined) return false;
+  return (Array.isArray(via) ? via : [via]).some((value) => value.split(',').some((hop) => hop.trim() === VIA));
+}
+
+/** The most of a legacy answer kept for comparison; legacy pages are at most 50 records, far below it. */
+export const MAX_COMPARED_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface LegacyAnswerBytes {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+export interface LegacyServiceOptions {
+  /** Its base URL: an origin, optionally with a path the legacy paths sit under. */
+  readonly url: string;
+  readonly connectTimeoutMs: number;
+  /** For the answer's headers, and again between two chunks of its body. */
+  readonly timeoutMs: number;
+  /** What carries the calls instead of a Pool of its own (left open on close). */
+  readonly dispatcher?: Dispatcher;
+}
+
+export class InvalidLegacyServiceUrlError extends Error {
+  readonly code = 'FXGATE_SHADOW_URL_INVALID';
+  constructor(url: string, reason: string) {
+    super(`invalid legacy service URL ${url}: ${reason}`);
+    this.name = 'InvalidLegacyServiceUrlError';
+  }
+}
+
+/** The legacy service did not answer a mirrored read in time. */
+export class LegacyTimeoutError extends Error {
+  readonly code = 'FXGATE_SHADOW_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`the legacy service did not answer within ${timeoutMs} ms`);
+    this.name = 'LegacyTimeoutError';
+  }
+}
+
+/** The relay could not get an answer. `mayHaveReached`: false only when the request certainly never reached the legacy service. */
+export type RelayFailure = (reply: FastifyReply, error: unknown, mayHaveReached: boolean) => void;
+
+function parseBase(url: string): { origin: string; prefix: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidLegacyServiceUrlError(url, 'not a URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidLegacyServiceUrlError(url, 'must start with http:// or https://');
+  if (parsed.search !== '' || parsed.hash !== '') throw new InvalidLegacyServiceUrlError(url, 'must not carry a query or fragment');
+  if (parsed.username !== '' || parsed.password !== '') throw new InvalidLegacyServiceUrlError(url, 'must not carry credentials');
+  return { origin: parsed.origin, prefix: parsed.pathname.replace(/\/+$/, '') };
+}
+
+/** The request body to forward: the client's stream, when it announced one. */
+function bodyOf(request: FastifyRequest): Readable | null {
+  const { headers } = request.raw;
+  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  return announced ? request.raw : null;
+}
+
+/** Resolves when the client's socket takes more, or is gone. */
+function drained(response: FastifyReply['raw']): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once('drain', done);
+    response.once('close', done);
+  });
+}
+
+export class LegacyService {
+  private readonly origin: string;
+  private readonly prefix: string;
+  private readonly host: string;
+  private readonly ownPool: Pool | null;
+  private readonly dispatcher: Dispatcher;
+
+  constructor(options: LegacyServiceOptions) {
+    const { origin, prefix } = parseBase(options.url);
+    this.origin = origin;
+    this.prefix = prefix;
+    this.host = new URL(origin).host;
+    this.ownPool = options.dispatcher ? null : new Pool(origin, { connect: { timeout: options.connectTimeoutMs }, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+    this.dispatcher = options.dispatcher ?? this.ownPool!;
+  }
+
+  private headersOf(request: FastifyRequest, withBody: boolean): IncomingHttpHeaders {
+    const headers = endToEndHeaders(request.headers);
+    headers.host = this.host;
+    headers['x-forwarded-for'] = forwardedFor(request);
+    headers.via = headers.via === undefined ? VIA : `${String(headers.via)}, ${VIA}`;
+    if (withBody) return headers;
+    const bodiless: IncomingHttpHeaders = {};
+    for (const name in headers) if (name !== 'content-length' && name !== 'transfer-encoding') bodiless[name] = headers[name];
+    return bodiless;
+  }
+
+  /**
+   * Relays the client's request and the answer. Resolves once the client has the answer (or
+   * has been given `onFailure`'s), with the answer's bytes when `capture` and the body was whole
+   * and not over MAX_COMPARED_BODY_BYTES; else null. A client that leaves does not stop the
+   * legacy service's answer from being read to its end: the request still took effect there.
+   */
+  async relay(request: FastifyRequest, reply: FastifyReply, options: { readonly deadlineMs: number; readonly capture: boolean; readonly onFailure: RelayFailure }): Promise<LegacyAnswerBytes | null> {
+    const body = bodyOf(request);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new LegacyTimeoutError(options.deadlineMs)), options.deadlineMs);
+    try {
+      let answer: Dispatcher.ResponseData;
+      try {
+        answer = await this.dispatcher.request({
+          origin: this.origin,
+          path: this.prefix + request.url,
+          method: request.method as Dispatcher.HttpMethod,
+          headers: this.headersOf(request, body !== null),
+          body,
+          signal: controller.signal,
+        });
+      } catch (error) {
+        options.onFailure(reply, error, !errorCodesOf(error).some((code) => NOT_SENT_CODES.has(code)));
+        return null;
+      }
+      const response = reply.raw;
+      reply.hijack();
+      const headers = endToEndHeaders(answer.headers as IncomingHttpHeaders);
+      // A client still sending a body the legacy service did not wait for would be left writing into a connection nobody reads.
+      if (!request.raw.complete) headers.connection = 'close';
+      if (!response.destroyed) response.writeHead(answer.statusCode, headers);
+      const kept: Buffer[] | null = options.capture ? [] : null;
+      let size = 0;
+      let whole = true;
+      try {
+        for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+          if (kept !== null && whole) {
+            size += chunk.length;
+            if (size > MAX_COMPARED_BODY_BYTES) whole = false;
+            else kept.push(chunk);
+          }
+          if (!response.destroyed && !response.write(chunk)) await drained(response);
+        }
+      } catch (error) {
+        // Broken off after its headers: cut the client too, so a truncated body never looks whole.
+        request.log.warn({ err: error }, 'legacy answer broke off after its headers were sent');
+        response.destroy(error instanceof Error ? error : new Error(String(error)));
+        return null;
+      }
+      response.end();
+      return kept !== null && whole ? { status: answer.statusCode, body: Buffer.concat(kept) } : null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A read sent again as it came: its status and whole body within timeoutMs, or a throw. */
+  async mirror(request: FastifyRequest, timeoutMs: number): Promise<LegacyAnswerBytes> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new LegacyTimeoutError(timeoutMs)), timeoutMs);
+    try {
+      const answer = await this.dispatcher.request({
+        origin: this.origin,
+        path: this.prefix + request.url,
+        method: 'GET',
+        headers: this.headersOf(request, false),
+        signal: controller.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const announced = Number(answer.headers['content-length'] ?? Number.NaN);
+      if (announced > MAX_COMPARED_BODY_BYTES) throw new Error(`the legacy answer is larger than ${MAX_COMPARED_BODY_BYTES} bytes`);
+      // A body of a known, bounded size is read whole at once: cheaper than chunk by chunk, on every mirrored read.
+      if (Number.isInteger(announced)) return { status: answer.statusCode, body: Buffer.from(await answer.body.arrayBuffer()) };
+      const kept: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_COMPARED_BODY_BYTES) {
+          controller.abort(new Error('the legacy answer is larger than the comparison keeps'));
+          throw new Error(`the legacy answer is larger than ${MAX_COMPARED_BODY_BYTES} bytes`);
+        }
+        kept.push(chunk);
+      }
+      return { status: answer.statusCode, body: Buffer.concat(kept) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.ownPool?.close();
+  }
+}
