@@ -250,7 +250,12 @@ export const V2_ENDPOINTS = {
       data: {
         object: {
           trade: { record: 'tradeResult', from: 'reversal', at: 'data.trade' },
-          reversalDetails: { record: 'reversalDetails', from: 'reversal', at: 'data.reversalDetails' },
+          reversalDetails: {
+            record: 'reversalDetails',
+            from: 'reversal',
+            at: 'data.reversalDetails',
+            answerOnly: { source: 'spec', reason: 'v3 answers the reversal details once, with the reversal; no v3 read serves them again.' },
+          },
         },
       },
     },

@@ -21,7 +21,7 @@ import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
 import { LEGACY_PREFIXES, type LegacyNotFound, legacyGenerationOf, registerLegacyRoutes } from './legacy/routes.js';
 import { declaredMode } from './legacy/conventions.js';
-import { type LegacyMappings, loadLegacyMappings } from './legacy/mappings-loader.js';
+import { type LegacyMappings, type MappingsLocation, loadLegacyMappings } from './legacy/mappings-loader.js';
 import type { AdminRoutes } from '../lib/admin/admin-listener.js';
 import { validateShadowVolatile } from './legacy/conventions.js';
 import { readShadowReport } from './shadow/shadow-recorder.js';
@@ -58,6 +58,11 @@ export interface GatewayOptions {
   readonly legacy?: LegacyGatewayOptions;
   /** The admin listener to add the gateway's operator routes to (the shadow report); none is served on this app. */
   readonly admin?: AdminRoutes;
+  /**
+   * Where the legacy declarations are loaded from; `mappings/` of this build by default. For
+   * tests only, which serve an edited copy to prove that a comparison tool catches the change.
+   */
+  readonly mappingsLocation?: MappingsLocation;
 }
 
 export interface LegacyGatewayOptions {
@@ -128,7 +133,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     dispatcher = ownPool;
   }
   // Validated once here: a bad table stops start-up. The legacy envelopes need the error tables even on a /v3-only gateway.
-  const mappings = await loadLegacyMappings();
+  const mappings = await loadLegacyMappings(resolved.mappingsLocation);
   const app = Fastify({
     logger: loggerOptions(resolved.logLevel),
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,

@@ -1,11 +1,14 @@
 /**
  * POST /v3/fx/quotes: a price for one trade, locked for validForSeconds (3, 15, 30, 45 or 60;
  * default 30). The amount is in amountCurrency, which must be the buy or the sell currency.
+ * GET /v3/fx/quotes/{id}: one quote of the book (a reverse quote too), used or not, expired or
+ * not, as POST answered it.
  */
 import { z } from 'zod';
+import { ApiError } from '../../lib/errors/api-error.js';
 import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { createQuote } from '../trading/quotes.js';
+import { createQuote, findQuote, toQuoteRecord } from '../trading/quotes.js';
 import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
 
 const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC');
@@ -44,6 +47,16 @@ export function quoteOperations(context: TradingContext) {
       body: quoteRequestSchema,
       async handle({ principal, body }) {
         return { body: { data: await createQuote(context, principal, body) } };
+      },
+    }),
+    defineOperation({
+      method: 'GET',
+      path: '/v3/fx/quotes/:id',
+      scope: 'view',
+      async handle({ principal, params }) {
+        const quote = await findQuote(context.db, principal, params.id!);
+        if (!quote) throw new ApiError('QUOTE_NOT_FOUND', { quoteId: params.id! });
+        return { body: { data: toQuoteRecord(quote, await context.reference()) } };
       },
     }),
   ];

@@ -7,7 +7,7 @@
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
-import { newId } from '../../lib/ids.js';
+import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { type Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
 import { assertTradingAllowed, readOrgBook } from './org-books.js';
@@ -70,6 +70,14 @@ export function toQuoteRecord(row: QuoteRow, reference: ReferenceSnapshot): Quot
     createdAt: row.created_at.toISOString(),
     expiresAt: row.expires_at.toISOString(),
   };
+}
+
+/** One quote of the principal's book, used or not, expired or not; null when the book has none by that id. */
+export async function findQuote(db: Queryable, principal: Principal, quoteId: string): Promise<QuoteRow | null> {
+  // A malformed id names no quote; it is not a validation error (404 never reveals anything).
+  if (idToLegacyUuid('quote', quoteId) === null) return null;
+  const { rows } = await db.query<QuoteRow>('SELECT * FROM quotes WHERE id = $1 AND org_id = $2 AND environment = $3', [quoteId, principal.orgId, principal.environment]);
+  return rows[0] ?? null;
 }
 
 function unsupported(buyCurrency: string, sellCurrency: string): ApiError {

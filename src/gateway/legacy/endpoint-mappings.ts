@@ -111,14 +111,27 @@ export interface RequestShape {
  * - `entries`: an object `{<key field>: <value field>}` over the v3 records of the list at `at`;
  * - `field`: one value at a path of the answer;
  * - `object`: an object of nodes.
+ * Every node but `object` may say `answerOnly`: its values come from a write's answer that no v3
+ * read serves again, so a comparison of the legacy answer with v3 read back can only report them.
  */
 export type LayoutNode =
-  | { readonly record: string; readonly from: string; readonly at?: string }
-  | { readonly list: string; readonly from: string; readonly at?: string }
-  | (Provenance & { readonly list: string; readonly from: string; readonly at?: string; readonly keyedBy: string })
-  | (Provenance & { readonly entries: V3RecordKind; readonly from: string; readonly at?: string; readonly key: string; readonly value: string; readonly type: FieldType })
-  | (Provenance & { readonly field: string; readonly from: string; readonly type: FieldType })
+  | { readonly record: string; readonly from: string; readonly at?: string; readonly answerOnly?: AnswerOnly }
+  | { readonly list: string; readonly from: string; readonly at?: string; readonly answerOnly?: AnswerOnly }
+  | (Provenance & { readonly list: string; readonly from: string; readonly at?: string; readonly keyedBy: string; readonly answerOnly?: AnswerOnly })
+  | (Provenance & {
+      readonly entries: V3RecordKind;
+      readonly from: string;
+      readonly at?: string;
+      readonly key: string;
+      readonly value: string;
+      readonly type: FieldType;
+      readonly answerOnly?: AnswerOnly;
+    })
+  | (Provenance & { readonly field: string; readonly from: string; readonly type: FieldType; readonly answerOnly?: AnswerOnly })
   | { readonly object: Readonly<Record<string, LayoutNode>> };
+
+/** Why a node's values can be had only from the answer itself (the generation diff reports them as such). */
+export type AnswerOnly = Provenance;
 
 export type Message = Provenance & { readonly text: string };
 
@@ -194,13 +207,24 @@ const bodyFieldSchema = z.strictObject({
   to: name.optional(),
 });
 
+const answerOnly = z.strictObject(provenance).optional();
+
 const layoutSchema: z.ZodType<LayoutNode> = z.lazy(() =>
   z.union([
-    z.strictObject({ record: name, from: name, at: dottedPath.optional() }),
-    z.strictObject({ list: name, from: name, at: dottedPath.optional() }),
-    z.strictObject({ ...provenance, list: name, from: name, at: dottedPath.optional(), keyedBy: name }),
-    z.strictObject({ ...provenance, entries: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]), from: name, at: dottedPath.optional(), key: name, value: name, type: z.enum(FIELD_TYPES) }),
-    z.strictObject({ ...provenance, field: dottedPath, from: name, type: z.enum(FIELD_TYPES) }),
+    z.strictObject({ record: name, from: name, at: dottedPath.optional(), answerOnly }),
+    z.strictObject({ list: name, from: name, at: dottedPath.optional(), answerOnly }),
+    z.strictObject({ ...provenance, list: name, from: name, at: dottedPath.optional(), keyedBy: name, answerOnly }),
+    z.strictObject({
+      ...provenance,
+      entries: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]),
+      from: name,
+      at: dottedPath.optional(),
+      key: name,
+      value: name,
+      type: z.enum(FIELD_TYPES),
+      answerOnly,
+    }),
+    z.strictObject({ ...provenance, field: dottedPath, from: name, type: z.enum(FIELD_TYPES), answerOnly }),
     z.strictObject({ object: z.record(name, layoutSchema) }),
   ]),
 );
@@ -233,13 +257,16 @@ function recordOf(context: EndpointContext, recordName: string): { v3: V3RecordK
 }
 
 /** The layout rules a schema cannot say: names that must exist, fields a node reads. */
-function layoutProblems(node: LayoutNode, where: string, calls: readonly string[], context: EndpointContext): string[] {
+function layoutProblems(node: LayoutNode, where: string, calls: Readonly<Record<string, V3Call>>, context: EndpointContext): string[] {
   const problems: string[] = [];
   if ('object' in node) {
     for (const [key, child] of Object.entries(node.object)) problems.push(...layoutProblems(child, `${where}.object.${key}`, calls, context));
     return problems;
   }
-  if (!calls.includes(node.from)) problems.push(`${where}.from: no v3 call named ${node.from} (the mapping calls ${calls.join(', ')})`);
+  const call = Object.hasOwn(calls, node.from) ? calls[node.from] : undefined;
+  if (!call) problems.push(`${where}.from: no v3 call named ${node.from} (the mapping calls ${Object.keys(calls).join(', ')})`);
+  // A read can be sent again and compared; only a write's answer is had once.
+  if (node.answerOnly && call?.method === 'GET') problems.push(`${where}.answerOnly: ${node.from} is a read (GET ${call.path}), which can be read again`);
   if ('record' in node || 'list' in node) {
     const recordName = 'record' in node ? node.record : node.list;
     const record = recordOf(context, recordName);
@@ -342,9 +369,8 @@ function ruleProblems(generation: LegacyGeneration, operation: string, mapping: 
   }
   for (const check of mapping.request?.checks ?? []) if (!checks.has(check)) at('request.checks', `no request check is registered as ${check}`);
 
-  const callNames = calls.map(([callName]) => callName);
-  problems.push(...layoutProblems(data, `${operation}.response.data`, callNames, context));
-  for (const [key, node] of Object.entries(mapping.response.root ?? {})) problems.push(...layoutProblems(node, `${operation}.response.root.${key}`, callNames, context));
+  problems.push(...layoutProblems(data, `${operation}.response.data`, mapping.v3, context));
+  for (const [key, node] of Object.entries(mapping.response.root ?? {})) problems.push(...layoutProblems(node, `${operation}.response.root.${key}`, mapping.v3, context));
   const rootKeys = ['status', 'message', 'data', 'meta', ...Object.keys(mapping.response.root ?? {})];
   for (const key of Object.keys(mapping.response.root ?? {})) if (['status', 'message', 'data', 'meta'].includes(key)) at(`response.root.${key}`, 'is a key of the envelope');
   if (mapping.response.dataAlsoAtRoot) {

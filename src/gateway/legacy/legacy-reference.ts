@@ -7,7 +7,7 @@
  * fails when the README is stale, so the docs cannot drift from what the gateway serves.
  */
 import { ERROR_CODES } from '../../lib/errors/catalog.js';
-import type { EndpointMapping, IdempotencyRule, LayoutNode } from './endpoint-mappings.js';
+import type { AnswerOnly, EndpointMapping, IdempotencyRule, LayoutNode } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer, LegacyErrorRow } from './error-tables.js';
 import type { GenerationChange } from './generation-changes.js';
 import type { LegacyMappings } from './mappings-loader.js';
@@ -54,12 +54,13 @@ function bodyText(mapping: EndpointMapping): string {
     .join(', ');
 }
 
-/** Where the records go in the body: `data.quote: quote`, `data[]: trade`. */
+/** Where the records go in the body: `data.quote: quote`, `data[]: trade`; `(answer only)` where no v3 read serves them again. */
 function layoutText(node: LayoutNode, path: string): string[] {
   if ('object' in node) return Object.entries(node.object).flatMap(([key, child]) => layoutText(child, `${path}.${key}`));
-  if ('record' in node) return [`\`${path}\`: ${node.record}`];
-  if ('list' in node) return [`\`${path}[]\`: ${'keyedBy' in node ? `{${node.keyedBy}: ${node.list}}` : node.list}`];
-  return [`\`${path}\``];
+  const answerOnly = node.answerOnly ? ' (answer only)' : '';
+  if ('record' in node) return [`\`${path}\`: ${node.record}${answerOnly}`];
+  if ('list' in node) return [`\`${path}[]\`: ${'keyedBy' in node ? `{${node.keyedBy}: ${node.list}}` : node.list}${answerOnly}`];
+  return [`\`${path}\`${answerOnly}`];
 }
 
 function answerLayout(mapping: EndpointMapping): string {
@@ -87,7 +88,29 @@ export function renderLegacyOperations(mappings: LegacyMappings): string {
   }
   lines.push('**v1 as declared: its changes from v2**', '', '| change | source | reason |', '|---|---|---|');
   for (const change of mappings.v1Changes) lines.push(`| ${changeText(change)} | ${change.source} | ${cell(change.reason)} |`);
+  lines.push('', '**Answer only**: values no v3 read serves again, which `fxgate diff generations` reports instead of comparing', '');
+  lines.push('| generation | operation | answer | source | reason |', '|---|---|---|---|---|');
+  for (const generation of LEGACY_GENERATIONS) {
+    const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
+    for (const operation of LEGACY_OPERATIONS[generation]) {
+      for (const [path, declared] of answerOnlyNodes(table[operation]!)) {
+        lines.push(`| ${generation} | \`${operation}\` | \`${path}\` | ${declared.source} | ${cell(declared.reason)} |`);
+      }
+    }
+  }
   return lines.join('\n').trimEnd();
+}
+
+/** The answer-only nodes of an operation's body, by their path in it. */
+function answerOnlyNodes(mapping: EndpointMapping): [string, AnswerOnly][] {
+  const found: [string, AnswerOnly][] = [];
+  const visit = (node: LayoutNode, path: string): void => {
+    if ('object' in node) for (const [key, child] of Object.entries(node.object)) visit(child, `${path}.${key}`);
+    else if (node.answerOnly) found.push([path, node.answerOnly]);
+  };
+  visit(mapping.response.data, 'data');
+  for (const [key, node] of Object.entries(mapping.response.root ?? {})) visit(node, key);
+  return found;
 }
 
 function changeText(change: GenerationChange): string {

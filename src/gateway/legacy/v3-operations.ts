@@ -4,7 +4,10 @@
  * only over HTTP, and must work in front of any conforming v3). The endpoint-mapping validator
  * checks every target against this list, so a mapping cannot call a path v3 does not have, with
  * a query parameter it does not take, or under a scope that differs from the legacy operation's.
+ * V3_RECORD_READS says which of these reads serves each v3 record kind again, for the tools that
+ * check a legacy answer against v3 (the generation diff).
  */
+import type { V3RecordKind } from './transforms/v3-records.js';
 
 export type V3Method = 'GET' | 'POST' | 'DELETE';
 export type V3Scope = 'view' | 'trade' | 'withdraw' | 'webhooks';
@@ -31,6 +34,7 @@ export const V3_OPERATIONS: readonly V3Operation[] = [
   { method: 'GET', path: '/v3/fx/balances', scope: 'view', list: 'bounded', query: [] },
   { method: 'GET', path: '/v3/fx/exposure', scope: 'view', list: null, query: [] },
   { method: 'POST', path: '/v3/fx/quotes', scope: 'trade', list: null, query: [] },
+  { method: 'GET', path: '/v3/fx/quotes/:id', scope: 'view', list: null, query: [] },
   { method: 'POST', path: '/v3/fx/trades', scope: 'trade', list: null, query: [] },
   { method: 'GET', path: '/v3/fx/trades', scope: 'view', list: 'cursor', query: [...CURSOR_QUERY, 'status', 'currency'] },
   { method: 'GET', path: '/v3/fx/trades/:id', scope: 'view', list: null, query: [] },
@@ -64,3 +68,29 @@ export function findV3Operation(method: string, path: string): V3Operation | und
 export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z][A-Za-z0-9]*)/g)].map((match) => match[1]!);
 }
+
+/**
+ * How a v3 record is read again after the call that answered it: `one`, the GET of `path` with
+ * the record's `key` as `:id`; `in-list`, the record whose `key` field matches, in the data of the
+ * bounded list `path` answers whole. Every path is a GET of V3_OPERATIONS.
+ */
+export interface V3RecordRead {
+  readonly path: string;
+  readonly key: string;
+  readonly read: 'one' | 'in-list';
+}
+
+/**
+ * The read that serves each v3 record kind the legacy records are built from; null where v3 has
+ * none: the reversal details are answered once, with the reversal that made them.
+ */
+export const V3_RECORD_READS: Readonly<Record<V3RecordKind, V3RecordRead | null>> = {
+  quote: { path: '/v3/fx/quotes/:id', key: 'id', read: 'one' },
+  trade: { path: '/v3/fx/trades/:id', key: 'id', read: 'one' },
+  reversalDetails: null,
+  balance: { path: '/v3/fx/balances', key: 'id', read: 'in-list' },
+  pair: { path: '/v3/fx/pairs', key: 'symbol', read: 'in-list' },
+  deposit: { path: '/v3/fx/deposits/:id', key: 'id', read: 'one' },
+  withdrawalAccount: { path: '/v3/fx/withdrawal-accounts/:id', key: 'id', read: 'one' },
+  withdrawal: { path: '/v3/fx/withdrawals/:id', key: 'id', read: 'one' },
+};

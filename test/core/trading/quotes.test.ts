@@ -2,7 +2,7 @@
  * POST /v3/fx/quotes end to end, in the sandbox book and the live book separately: the quote's
  * shape, exact rates and amounts from DEFAULT_USD_PRICES with the default 20 bps spread in both
  * amount directions (the rounding rules of pricing.ts), every allowed lifetime, and every error
- * a quote can meet, each leaving no quote row behind.
+ * a quote can meet, each leaving no quote row behind. GET /v3/fx/quotes/{id} reads one back.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,34 @@ describe.each(MODES)('POST /v3/fx/quotes in the %s book', (mode) => {
       expect(response.status, response.text).toBe(200);
       const { data } = response.json<{ data: QuoteRecord }>();
       expect(Date.parse(data.expiresAt) - Date.parse(data.createdAt)).toBe(validForSeconds * 1000);
+    });
+
+    it('reads a quote back by id as POST answered it, used or expired, in its own book only (GET /v3/fx/quotes/{id})', async () => {
+      const created = (await requestQuote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '250', amountCurrency: 'EUR', validForSeconds: 3 })).json<{ data: QuoteRecord }>().data;
+      const read = await harness.signed({ key, path: `/v3/fx/quotes/${created.id}` });
+      expect(read.status, read.text).toBe(200);
+      expect(read.json()).toEqual({ data: created });
+      // Used by a trade, it still reads the same.
+      await setCreditLine(harness.db, orgId, mode, new Decimal(1000));
+      const traded = await harness.signed({ key, method: 'POST', path: '/v3/fx/trades', body: JSON.stringify({ quoteId: created.id }), idempotencyKey: randomUUID() });
+      expect(traded.status, traded.text).toBe(200);
+      expect((await harness.signed({ key, path: `/v3/fx/quotes/${created.id}` })).json()).toEqual({ data: created });
+
+      // The other book, another org, an unknown and a malformed id: 404 QUOTE_NOT_FOUND alike.
+      const otherBook = await harness.createKey({ orgId, mode: mode === 'live' ? 'sandbox' : 'live', scopes: ['view'] });
+      const otherOrg = await harness.createKey({ mode, scopes: ['view'] });
+      for (const [as, id] of [
+        [otherBook, created.id],
+        [otherOrg, created.id],
+        [key, 'qte_0190b5a0c0de7000800000000000abcd'],
+        [key, 'trd_0190b5a0c0de7000800000000000abcd'],
+        [key, 'not-an-id'],
+      ] as const) {
+        expectV3Error(await harness.signed({ key: as, path: `/v3/fx/quotes/${id}` }), 'QUOTE_NOT_FOUND', { details: { quoteId: id } });
+      }
+      // A read needs the view scope, as every v3 read does.
+      const tradeOnly = await harness.createKey({ orgId, mode, scopes: ['trade'] });
+      expectV3Error(await harness.signed({ key: tradeOnly, path: `/v3/fx/quotes/${created.id}` }), 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'view' } });
     });
 
     it('makes a fresh quote per request', async () => {

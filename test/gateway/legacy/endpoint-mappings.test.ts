@@ -324,6 +324,30 @@ describe('validateEndpointTable: the response layout', () => {
   it('refuses a layout node of no known kind', () => {
     expect(problemsWith('v2', { 'balances.response.data': { list: 'balance' } })).toEqual(['balances.response.data: Invalid input']);
   });
+
+  it('declares the reversal details answer only: v3 answers them once, with the reversal', () => {
+    expect(V2['trade/reverse']!.response.data).toMatchObject({ object: { reversalDetails: { answerOnly: { source: 'spec', reason: expect.stringMatching(/\.$/) } } } });
+    // Nothing else is: every other value of every answer is read back through v3.
+    const answerOnly = JSON.stringify(TABLES).match(/"answerOnly"/g) ?? [];
+    expect(answerOnly).toHaveLength(1);
+  });
+
+  it('takes answerOnly on a node read from a write, with its source and reason', () => {
+    expect(() => validateEndpointTable('v2', edited(V2, { 'trade.response.data.object.trade.answerOnly': PROVENANCE }), CONTEXT)).not.toThrow();
+  });
+
+  it.each([
+    ['answerOnly on a node a read serves again', { 'trade.response.data.object.userCreditLimit.answerOnly': PROVENANCE }, ['trade.response.data.object.userCreditLimit.answerOnly: exposure is a read (GET /v3/fx/exposure), which can be read again']],
+    ['answerOnly on a list of a read', { 'trades.response.data.answerOnly': PROVENANCE }, ['trades.response.data.answerOnly: trades is a read (GET /v3/fx/trades), which can be read again']],
+    ['answerOnly without its reason', { 'trade/reverse.response.data.object.reversalDetails.answerOnly': { source: 'spec' } }, ['trade/reverse.response.data: Invalid input']],
+    [
+      'answerOnly with an unknown field',
+      { 'trade/reverse.response.data.object.reversalDetails.answerOnly': { ...PROVENANCE, why: 'x' } },
+      ['trade/reverse.response.data.object.reversalDetails.answerOnly: Unrecognized key: "why"'],
+    ],
+  ])('refuses %s', (_rule, edits, expected) => {
+    expect(problemsWith('v2', edits)).toEqual(expected);
+  });
 });
 
 describe('validateEndpointTable: the table as a whole', () => {

@@ -72,6 +72,15 @@ describe('renderLegacyOperations', () => {
     ]);
   });
 
+  it('marks the answer-only values in the answer column, and lists each with its source and reason', () => {
+    const text = renderLegacyOperations(mappings);
+    expect(rowsOf(tableAfter(text, '**v2** (15 operations)'))).toContain(
+      "| `POST …/trade/reverse` | `POST /v3/fx/trades/:id/reverse` | trade | required, kept 24 h |  | `tradeId`, `quoteId`, `clientReferenceId`? | `data.trade`: tradeResult, `data.reversalDetails`: reversalDetails (answer only) | Reverse a trade with an approved reverse quote. |",
+    );
+    const heading = '**Answer only**: values no v3 read serves again, which `fxgate diff generations` reports instead of comparing';
+    expect(rowsOf(tableAfter(text, heading))).toEqual(['| v2 | `trade/reverse` | `data.reversalDetails` | spec | v3 answers the reversal details once, with the reversal; no v3 read serves them again. |']);
+  });
+
   it('escapes a pipe in a summary, so a row keeps its columns', () => {
     const balances = { ...mappings.endpoints.v2.balances, summary: 'Balances | totals' };
     const text = renderLegacyOperations({ ...mappings, endpoints: { ...mappings.endpoints, v2: { ...mappings.endpoints.v2, balances } } });

@@ -1,0 +1,136 @@
+/**
+ * `fxgate diff generations`: every legacy operation of every generation against its v3
+ * equivalent, on a running deployment in sandbox mode. For each operation it puts in place
+ * through v3 what the operation needs, calls it on v1 or v2, reads the same records back through
+ * v3 and compares every field of the legacy answer with what the declarations of `mappings/` say
+ * it must be. Exit 0 only when every operation agrees, 1 when one differs or cannot be compared,
+ * 2 for bad arguments.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Command } from 'commander';
+import { upstreamOrigin } from '../../gateway/upstream.js';
+import { signingIssuer } from '../../lib/config.js';
+import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
+import { cliConfig } from '../config.js';
+import { CliError, EXIT_CODES, type ExitCode, messageOf, usageError } from '../exit.js';
+import { DeploymentError } from './deployment.js';
+import { renderJson, renderJunit, renderTable } from './reporters.js';
+import { type DiffReport, type OperationReport, REQUIRED_SCOPES, runGenerationDiff } from './runner.js';
+
+export interface DiffGenerationsOptions {
+  readonly url: string;
+  readonly key: string;
+  /** Comma-separated operation names. */
+  readonly only?: string;
+  readonly json?: string;
+  readonly junit?: string;
+  readonly issuer?: string;
+  /** Per request, in ms (text from the command line, or a number). */
+  readonly timeout?: string | number;
+}
+
+export interface DiffOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const DIFF_DEFAULTS = { timeoutMs: 10_000 } as const;
+
+const PROCESS_OUTPUT: DiffOutput = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+function parseUrl(url: string): string {
+  try {
+    return upstreamOrigin(url);
+  } catch (error) {
+    throw usageError(`--url: ${messageOf(error).replace(/^invalid upstream /, '')} (e.g. http://127.0.0.1:8080)`);
+  }
+}
+
+function parseTimeout(value: string | number | undefined): number {
+  if (value === undefined) return DIFF_DEFAULTS.timeoutMs;
+  const ms = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 600_000) throw usageError(`--timeout: ${value} is not a whole number of milliseconds from 100 to 600000`);
+  return ms;
+}
+
+/** The key file, which must be a sandbox key with the scopes every scenario needs. */
+async function sandboxKey(path: string): Promise<LoadedKey> {
+  let key: LoadedKey;
+  try {
+    key = await readKeyFile(path);
+  } catch (error) {
+    throw usageError(`cannot use the key file ${path}: ${messageOf(error)}`);
+  }
+  if (key.file.mode !== 'sandbox') {
+    throw usageError(`${path} is a ${key.file.mode} key: the run creates trades, deposits and withdrawals, so it takes a sandbox key (the one \`fxgate all\` writes, or \`fxgate keys create --org ORG --mode sandbox --scopes view,trade,withdraw\`)`);
+  }
+  const missing = REQUIRED_SCOPES.filter((scope) => !key.file.scopes.includes(scope));
+  if (missing.length > 0) {
+    throw usageError(`${path} lacks the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}: the run needs view, trade and withdraw (\`fxgate keys create --org ${key.file.orgId} --mode sandbox --scopes view,trade,withdraw\`)`);
+  }
+  return key;
+}
+
+async function writeReport(path: string, text: string, what: string): Promise<void> {
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+  } catch (error) {
+    throw new CliError(`cannot write the ${what} report to ${path}: ${messageOf(error)}`, EXIT_CODES.failure, { cause: error });
+  }
+}
+
+/**
+ * The command itself, for the command line and for tests in process: runs, prints the table,
+ * writes the reports, and returns the exit code with the report. Throws CliError for bad
+ * arguments (2) and for a deployment that cannot serve the run (1).
+ */
+export async function diffGenerations(options: DiffGenerationsOptions, output: DiffOutput = PROCESS_OUTPUT): Promise<{ exitCode: ExitCode; report: DiffReport }> {
+  const origin = parseUrl(options.url);
+  const timeoutMs = parseTimeout(options.timeout);
+  const only = options.only === undefined ? undefined : options.only.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const key = await sandboxKey(options.key);
+  const issuer = options.issuer ?? signingIssuer(cliConfig());
+  let report: DiffReport;
+  try {
+    report = await runGenerationDiff({
+      origin,
+      key,
+      issuer,
+      timeoutMs,
+      ...(only === undefined ? {} : { only }),
+      onOperation: (operation: OperationReport) => output.err(`${operation.generation} ${operation.operation}: ${operation.result} (${operation.durationMs} ms)`),
+    });
+  } catch (error) {
+    if (error instanceof DeploymentError) throw new CliError(error.message, EXIT_CODES.failure, { cause: error });
+    throw error;
+  }
+  output.out(renderTable(report));
+  if (options.json !== undefined) await writeReport(options.json, renderJson(report), 'JSON');
+  if (options.junit !== undefined) await writeReport(options.junit, renderJunit(report), 'JUnit');
+  return { exitCode: report.agrees ? EXIT_CODES.ok : EXIT_CODES.failure, report };
+}
+
+export function registerDiffGenerationsCommand(diff: Command): void {
+  diff
+    .command('generations')
+    .description(
+      'Run every v1 and v2 operation against a sandbox deployment and compare each legacy answer, field by field, with the same records read back through v3, by the declarations of mappings/. Exit 0 when every operation agrees, 1 when one differs.',
+    )
+    .requiredOption('--url <url>', 'the deployment serving /v1, /v2 and /v3, e.g. http://127.0.0.1:8080 (`fxgate all`)')
+    .requiredOption('--key <file>', 'a sandbox key file with the view, trade and withdraw scopes (`fxgate all` writes one)')
+    .option('--only <operations>', 'comma-separated operation names, e.g. trade,deposits,trade/{id}')
+    .option('--json <file>', 'write every operation with every field\'s verdict as JSON')
+    .option('--junit <file>', 'write JUnit XML: one testcase per operation and generation')
+    .option('--issuer <issuer>', 'the JWT issuer (default: the first of FXGATE_JWT_ISSUER)')
+    .option('--timeout <ms>', `the most one request may take (default ${DIFF_DEFAULTS.timeoutMs})`)
+    .addHelpText('after', '\nExample:\n  fxgate diff generations --url http://127.0.0.1:8080 --key data/keys/<org>.json --junit diff.xml')
+    .action(async (options: DiffGenerationsOptions) => {
+      const { exitCode } = await diffGenerations(options);
+      process.exitCode = exitCode;
+    });
+}
