@@ -490,6 +490,68 @@ function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[]): Req
   };
 }
 
+const SHADOW_OFF_ROW = 'gw v1, shadow off';
+const SHADOW_ON_ROW = 'gw v1, shadow on';
+const PACED_OFF_ROW = 'paced: shadow off';
+const PACED_OFF_AGAIN_ROW = 'paced: shadow off, again';
+const PACED_ON_ROW = 'paced: shadow on';
+/** The shadow mode's target: a mirrored read costs the gateway at most this many times an unmirrored one. */
+const SHADOW_CPU_RATIO = 1.5;
+
+/**
+ * The shadow-reads case's measurement, in two parts on one setup. Side by side at full load
+ * (measureSideBySide), the same v1 read to a gateway without shadow mode and to one mirroring
+ * every read: the CPU one request cost each gateway process. Then all three gateways together
+ * at one fixed rate each (as halfPeakPlan, half of the machine by the side-by-side rates): the
+ * client's p99 with shadow mode on against off, and, as the measure of the noise, a second
+ * gateway without shadow mode against the first.
+ */
+function shadowReadsPlan(gateways: { off: ServerProcess; offAgain: ServerProcess; on: ServerProcess }, others: readonly ServerProcess[], plan: SingleUsePlan): RequestPlan {
+  const rows: SideBySideRow[] = [
+    { label: SHADOW_OFF_ROW, url: gateways.off.url, plan },
+    { label: SHADOW_ON_ROW, url: gateways.on.url, plan },
+  ];
+  const servers = [gateways.off, gateways.on, ...others];
+  return {
+    kind: 'self-measured',
+    async probe() {
+      for (const url of [gateways.off.url, gateways.offAgain.url, gateways.on.url]) await probe(url, plan);
+    },
+    async measure(settings): Promise<CaseMeasurement> {
+      const sideBySide = await measureSideBySide(rows, settings, servers);
+      const [offRow, onRow] = sideBySide.rows;
+      const offCpu = offRow?.cpuMicrosPerRequest?.[0] ?? Number.NaN;
+      const onCpu = onRow?.cpuMicrosPerRequest?.[1] ?? Number.NaN;
+      const ratio = onCpu / offCpu;
+      const peaks = [offRow?.requestsPerSecond ?? 0, offRow?.requestsPerSecond ?? 0, onRow?.requestsPerSecond ?? 0];
+      const rate = Math.max(1, Math.round(HALF_PEAK / peaks.reduce((sum, peak) => sum + 1 / Math.max(peak, 1), 0)));
+      const pacedRows: PacedRow[] = [
+        [PACED_OFF_ROW, gateways.off.url],
+        [PACED_OFF_AGAIN_ROW, gateways.offAgain.url],
+        [PACED_ON_ROW, gateways.on.url],
+      ].map(([label, url]) => ({ label: label!, url: url!, rate, make: () => plan.make(), lifetimeSeconds: plan.lifetimeSeconds }));
+      const sampled = pacedRows.map((row) => (settings.samplesDir === undefined ? row : { ...row, samplesFile: join(settings.samplesDir, `shadow-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) }));
+      const warmups = await pacedTogether(pacedRows, { seconds: settings.warmupSeconds, leadInSeconds: 0, connections: settings.connections });
+      for (const warmup of warmups) {
+        if (warmup.row.errors > 0 || warmup.row.non2xx > 0) throw new Error(`${warmup.row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
+      }
+      const seconds = settings.durationSeconds * HALF_PEAK_DURATION_FACTOR;
+      const runs = await pacedTogether(sampled, { seconds, leadInSeconds: PACED_LEAD_IN_SECONDS, connections: settings.connections });
+      const [off, offAgain, on] = runs.map((run) => run.row);
+      const p99 = (row: RowMeasurement | undefined): number => row?.latencyMs.p99 ?? Number.NaN;
+      const notes = [
+        ...sideBySide.notes,
+        `CPU of a v1 trade read to its gateway: ${offCpu.toFixed(0)} µs without shadow mode, ${onCpu.toFixed(0)} µs mirrored (the legacy service asked and the answers compared): ` +
+          `${ratio.toFixed(2)}x, ${(onCpu - offCpu).toFixed(0)} µs added; target at most ${SHADOW_CPU_RATIO}x: ${ratio <= SHADOW_CPU_RATIO ? 'met' : 'MISSED'}`,
+        `client p99 at ${rate} req/s per gateway, the three together (${seconds} s after a ${PACED_LEAD_IN_SECONDS} s lead-in): shadow off ${p99(off).toFixed(2)} ms, ` +
+          `shadow on ${p99(on).toFixed(2)} ms (${formatSignedMs(p99(on) - p99(off))}); the noise, a second gateway without shadow mode: ${p99(offAgain).toFixed(2)} ms (${formatSignedMs(p99(offAgain) - p99(off))})`,
+      ];
+      for (const run of runs) if (run.failureSamples.length > 0) notes.push(`${run.row.label}: first failures: ${run.failureSamples.join(' | ')}`);
+      return { rows: [...sideBySide.rows, ...runs.map((run) => run.row)], warmupRates: [], pool: null, chained: null, notes };
+    },
+  };
+}
+
 /** The legacy quote body of the quotes case's v2 row: its v3 request in v2's words. */
 const LEGACY_QUOTE_BODY = JSON.stringify({ amount: 1000, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' });
 
@@ -562,6 +624,40 @@ export const BENCH_CASES: readonly BenchCase[] = [
     },
   },
 
+  {
+    name: 'shadow-reads',
+    description:
+      `shadow mode's cost: the v1 trade read of ${TRADE_GET} (one trade seeded through v3) to three gateways on one core, ` +
+      `as \`fxgate all\` wires them: two without shadow mode and one in shadow mode (FXGATE_SHADOW_SAMPLE=1, the gateway serving) beside ` +
+      `static-legacy, a legacy service answering the gateway's own answer to that read, recorded at start, so that every comparison ` +
+      `finds nothing (one translation a read, the usual case). Side by side at full load, ${SHADOW_OFF_ROW} and ${SHADOW_ON_ROW}: the CPU ` +
+      `a read costs each gateway process (target: mirrored at most ${SHADOW_CPU_RATIO}x). Then the three together at one fixed rate, ` +
+      `half of the machine by those rates: the client's p99 with shadow mode on and off (target: unchanged within the noise, which the ` +
+      `second gateway without shadow mode shows)`,
+    rowComparisons: [{ row: SHADOW_ON_ROW, of: SHADOW_OFF_ROW }],
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const off = gatewayOf(setup);
+      const offAgain = await startGatewayFor(context, setup.core);
+      const path = setup.legacy.path('v1', `trade/${legacyUuidOf('trade', setup.tradeIds[0]!)}`);
+      const recorded = await setupCall(off.url, await setup.legacy.get(path));
+      const legacy = await context.launch('static-legacy', { answer: recorded.body });
+      const on = await context.launch('gateway', {
+        upstreamUrl: setup.core.server.url,
+        databaseUrl: setup.core.databaseUrl,
+        redisUrl: context.settings.redisUrl,
+        redisKeyPrefix: setup.core.redisKeyPrefix,
+        shadowUrl: legacy.url,
+        shadowSample: '1',
+      });
+      return {
+        url: on.url,
+        servers: [on, off, offAgain, setup.core.server, legacy],
+        plan: shadowReadsPlan({ off, offAgain, on }, [setup.core.server, legacy], legacyGetPlan(setup.legacy, path)),
+      };
+    },
+  },
   {
     name: 'passthrough-relay',
     description:

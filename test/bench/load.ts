@@ -258,6 +258,7 @@ export async function measureSideBySide(rows: readonly SideBySideRow[], settings
       non2xx: tally.non2xx,
       statusCodes: tally.statusCodes,
       roundRates: tally.roundRates,
+      cpuMicrosPerRequest: tally.cpuMicros.map((micros) => micros / Math.max(tally.responses, 1)),
     };
   });
   const notes = [

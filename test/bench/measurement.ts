@@ -45,6 +45,8 @@ export interface RowMeasurement {
    * round order, so that a row is compared with its baseline round by round.
    */
   readonly roundRates?: readonly number[];
+  /** Same rows: the CPU time one of its requests cost each server process, in microseconds, in the order the case gave the servers. */
+  readonly cpuMicrosPerRequest?: readonly number[];
 }
 
 export interface CaseMeasurement {

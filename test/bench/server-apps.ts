@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
 import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
@@ -185,6 +186,20 @@ async function staticV3(): Promise<ServedApp> {
 }
 
 /**
+ * A legacy service that costs nothing: every request is answered 200 with one fixed body
+ * (`answer`, recorded by the case from the gateway itself, so that a comparison finds it the
+ * same). For the shadow-reads case, in which it stands where the real legacy service would.
+ * The body is written indented, numbers with their own digits: the same answer in other bytes,
+ * as another service would write it, so that the comparison runs field by field.
+ */
+async function staticLegacy(config: ServerConfig): Promise<ServedApp> {
+  const body = stringifyLossless(parseLossless(setting(config, 'answer')), undefined, 1)!;
+  const app = Fastify();
+  app.all('/*', async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(body));
+  return { app, info: {}, close: async () => {} };
+}
+
+/**
  * The real core on real PostgreSQL and Redis, in the database and under the key prefix the
  * load process made (it drops them afterwards even if this process dies). It makes `orgs`
  * bench orgs (one by default), registers one live key for each (view scope, or `keyScopes`)
@@ -252,7 +267,9 @@ async function core(config: ServerConfig): Promise<ServedApp> {
  * one cannot be replayed at the other; also v2 idempotency records and the page snapshots).
  * Its v3 credential per org and mode is provisioned on first use (ProvisioningCredentials) into
  * a temporary key folder of its own, removed when it closes. Both parts use the core's default
- * issuers (and sign with the first), as the bench core is built with them.
+ * issuers (and sign with the first), as the bench core is built with them. With `shadowUrl` it
+ * runs in shadow mode beside the legacy service there, comparing `shadowSample` of its reads (1
+ * when absent), the gateway serving.
  */
 async function gateway(config: ServerConfig): Promise<ServedApp> {
   const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
@@ -265,10 +282,11 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
     keysDir = await mkdtemp(join(os.tmpdir(), 'fxgate-bench-gateway-keys-'));
     const registry = new KeyRegistry(db);
     const credentials = new ProvisioningCredentials({ registry, dir: keysDir, issuer: CORE_DEFAULTS.issuers[0] });
+    const shadow = config.shadowUrl === undefined ? {} : { shadow: { legacyUrl: config.shadowUrl, sample: Number(config.shadowSample ?? '1') } };
     const app = await buildGatewayApp({
       upstreamUrl: setting(config, 'upstreamUrl'),
       logLevel: 'warn',
-      legacy: { registry, database: db, store, credentials, issuers: CORE_DEFAULTS.issuers },
+      legacy: { registry, database: db, store, credentials, issuers: CORE_DEFAULTS.issuers, ...shadow },
     });
     return { app, info: {}, close: release };
   } catch (error) {
@@ -302,4 +320,4 @@ async function receiver(): Promise<ServedApp> {
   return { app, info: {}, close: async () => {} };
 }
 
-export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, 'static-v3': staticV3, core, gateway, receiver };
+export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, 'static-v3': staticV3, 'static-legacy': staticLegacy, core, gateway, receiver };

@@ -185,38 +185,57 @@ export class LegacyService {
     }
   }
 
-  /** A read sent again as it came: its status and whole body within timeoutMs, or a throw. */
-  async mirror(request: FastifyRequest, timeoutMs: number): Promise<LegacyAnswerBytes> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new LegacyTimeoutError(timeoutMs)), timeoutMs);
-    try {
-      const answer = await this.dispatcher.request({
-        origin: this.origin,
-        path: this.prefix + request.url,
-        method: 'GET',
-        headers: this.headersOf(request, false),
-        signal: controller.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const announced = Number(answer.headers['content-length'] ?? Number.NaN);
-      if (announced > MAX_COMPARED_BODY_BYTES) throw new Error(`the legacy answer is larger than ${MAX_COMPARED_BODY_BYTES} bytes`);
-      // A body of a known, bounded size is read whole at once: cheaper than chunk by chunk, on every mirrored read.
-      if (Number.isInteger(announced)) return { status: answer.statusCode, body: Buffer.from(await answer.body.arrayBuffer()) };
-      const kept: Buffer[] = [];
+  /**
+   * A read sent again as it came: its status and whole body within timeoutMs, or a rejection.
+   * Through undici's dispatch API, the chunks collected as they come: no stream is built for an
+   * answer nobody reads but the comparison, on every mirrored read.
+   */
+  mirror(request: FastifyRequest, timeoutMs: number): Promise<LegacyAnswerBytes> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
       let size = 0;
-      for await (const chunk of answer.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_COMPARED_BODY_BYTES) {
-          controller.abort(new Error('the legacy answer is larger than the comparison keeps'));
-          throw new Error(`the legacy answer is larger than ${MAX_COMPARED_BODY_BYTES} bytes`);
-        }
-        kept.push(chunk);
-      }
-      return { status: answer.statusCode, body: Buffer.concat(kept) };
-    } finally {
-      clearTimeout(timer);
-    }
+      let status = 0;
+      let controller: Dispatcher.DispatchController | null = null;
+      let settled = false;
+      const settle = (error: Error | null): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error === null) resolve({ status, body: Buffer.concat(chunks, size) });
+        else reject(error);
+      };
+      const timer = setTimeout(() => {
+        const error = new LegacyTimeoutError(timeoutMs);
+        controller?.abort(error);
+        settle(error);
+      }, timeoutMs);
+      const tooLarge = (): Error => new Error(`the legacy answer is larger than ${MAX_COMPARED_BODY_BYTES} bytes`);
+      this.dispatcher.dispatch(
+        { origin: this.origin, path: this.prefix + request.url, method: 'GET', headers: this.headersOf(request, false), headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+        {
+          onRequestStart(started) {
+            controller = started;
+            if (settled) started.abort(new LegacyTimeoutError(timeoutMs));
+          },
+          onResponseStart(started, statusCode, headers) {
+            if (statusCode < 200) return;
+            status = statusCode;
+            if (Number(headers['content-length'] ?? 0) > MAX_COMPARED_BODY_BYTES) started.abort(tooLarge());
+          },
+          onResponseData(started, chunk) {
+            size += chunk.length;
+            if (size > MAX_COMPARED_BODY_BYTES) started.abort(tooLarge());
+            else chunks.push(chunk);
+          },
+          onResponseEnd() {
+            settle(null);
+          },
+          onResponseError(_started, error) {
+            settle(error);
+          },
+        },
+      );
+    });
   }
 
   async close(): Promise<void> {
