@@ -10,6 +10,9 @@
  * The HMAC key is the secret exactly as shown at endpoint creation, `whsec_` prefix included,
  * as UTF-8 bytes. Verify against the raw body bytes as received: a body parsed and serialised
  * again need not be the same bytes.
+ *
+ * The gateway's legacy deliveries (the v1/v2 shape) carry X-Webhook-Signature alone, keyed with
+ * the legacy subscription's secret; verifyLegacyWebhook checks it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -41,8 +44,13 @@ export function signWebhook(secret: string, rawBody: RawBody, timestampSeconds: 
   return {
     'x-service-signature': `t=${timestampSeconds},v1=${v1}`,
     'x-service-webhook-version': WEBHOOK_VERSION,
-    'x-webhook-signature': hmac(secret, [rawBody]).toString('base64'),
+    'x-webhook-signature': signLegacyWebhook(secret, rawBody),
   };
+}
+
+/** X-Webhook-Signature: base64 HMAC-SHA256 of the raw body alone (no timestamp). */
+export function signLegacyWebhook(secret: string, rawBody: RawBody): string {
+  return hmac(secret, [rawBody]).toString('base64');
 }
 
 export type VerifyFailure = 'MALFORMED' | 'TIMESTAMP_OUT_OF_TOLERANCE' | 'SIGNATURE_MISMATCH';
@@ -116,4 +124,29 @@ export function verifyWebhookSignature(input: VerifyInput): VerifyResult {
   const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (Math.abs(now - parsed.timestamp) > tolerance) return { ok: false, reason: 'TIMESTAMP_OUT_OF_TOLERANCE' };
   return { ok: true };
+}
+
+export type LegacyVerifyFailure = 'MALFORMED' | 'SIGNATURE_MISMATCH';
+export type LegacyVerifyResult = { readonly ok: true } | { readonly ok: false; readonly reason: LegacyVerifyFailure };
+
+/** Standard base64 of 32 bytes, padding included: what signLegacyWebhook writes. */
+const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
+
+/**
+ * Checks X-Webhook-Signature, as the gateway's legacy deliveries carry it: base64 HMAC-SHA256
+ * of the raw body with the subscription's secret (several while rotating; any one may match).
+ * Compared in constant time with every secret. It has no timestamp, so it cannot tell a replay
+ * from a delivery: receivers dedupe by the body's eventId.
+ */
+export function verifyLegacyWebhook(rawBody: RawBody, signatureHeader: string | readonly string[] | undefined, secret: string | readonly string[]): LegacyVerifyResult {
+  // Two headers are two claims about one body; refusing them is simpler than choosing one.
+  const header = typeof signatureHeader === 'string' ? signatureHeader.trim() : signatureHeader?.length === 1 ? signatureHeader[0]!.trim() : undefined;
+  if (header === undefined || !BASE64_SHA256.test(header)) return { ok: false, reason: 'MALFORMED' };
+  const candidate = Buffer.from(header, 'base64');
+  let matched = false;
+  for (const key of typeof secret === 'string' ? [secret] : secret) {
+    // Both are 32 bytes (the pattern guarantees it), as timingSafeEqual requires.
+    matched = timingSafeEqual(hmac(key, [rawBody]), candidate) || matched;
+  }
+  return matched ? { ok: true } : { ok: false, reason: 'SIGNATURE_MISMATCH' };
 }

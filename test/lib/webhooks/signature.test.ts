@@ -1,7 +1,8 @@
 /**
  * The webhook signature helper (DESIGN 3.8): headers checked against an independent HMAC
  * implementation (@noble/hashes), the timestamp tolerance, tampering, several v1 values and
- * several secrets, malformed headers, and the constant-time comparison path.
+ * several secrets, malformed headers, and the constant-time comparison path; and the legacy
+ * X-Webhook-Signature check that receivers of the gateway's legacy deliveries run.
  */
 import type * as NodeCrypto from 'node:crypto';
 import { hmac } from '@noble/hashes/hmac.js';
@@ -15,7 +16,7 @@ vi.mock('node:crypto', async (importOriginal) => {
 });
 
 const { timingSafeEqual } = await import('node:crypto');
-const { DEFAULT_TOLERANCE_SECONDS, signWebhook, verifyWebhookSignature } = await import('../../../src/lib/webhooks/signature.js');
+const { DEFAULT_TOLERANCE_SECONDS, signLegacyWebhook, signWebhook, verifyLegacyWebhook, verifyWebhookSignature } = await import('../../../src/lib/webhooks/signature.js');
 
 const SECRET = 'whsec_0Jx8oHq3nS2Qk7m2YbV1wZcT5rLpE9aFgD4uK6iN8sA';
 const OTHER_SECRET = 'whsec_Zz9yXw8vUt7sRq6pOn5mLk4jIh3gFe2dCb1aA0bBcCd';
@@ -174,5 +175,52 @@ describe('verifyWebhookSignature', () => {
         expect(compare.mock.results[0]!.value).toBe(false);
       }
     });
+  });
+});
+
+describe('verifyLegacyWebhook (X-Webhook-Signature of the legacy deliveries)', () => {
+  const LEGACY_BODY = '{"eventId":"0190f5c2-a1b2-7c3d-8e9f-a0b1c2d3e4f5","type":"deposits","message":"Completed Deposits","timestamp":"2025-01-02T03:04:05.678Z","data":[{"amount":1234.50,"comments":"café ✓"}]}';
+  const signature = independentBase64(SECRET, LEGACY_BODY);
+
+  it('signs as an independent base64 HMAC-SHA256 of the body alone, the same header the v3 deliveries carry for legacy receivers', () => {
+    expect(signLegacyWebhook(SECRET, LEGACY_BODY)).toBe(signature);
+    expect(signLegacyWebhook(SECRET, Buffer.from(LEGACY_BODY, 'utf8'))).toBe(signature);
+    expect(signWebhook(SECRET, LEGACY_BODY, T)['x-webhook-signature']).toBe(signature);
+  });
+
+  it('accepts the genuine signature, from a string or the raw bytes, with spaces around it', () => {
+    expect(verifyLegacyWebhook(LEGACY_BODY, signature, SECRET)).toEqual({ ok: true });
+    expect(verifyLegacyWebhook(Buffer.from(LEGACY_BODY), ` ${signature} `, SECRET)).toEqual({ ok: true });
+    expect(verifyLegacyWebhook(LEGACY_BODY, [signature], SECRET)).toEqual({ ok: true });
+  });
+
+  it('refuses a tampered or re-serialised body and a wrong secret', () => {
+    const mismatch = { ok: false, reason: 'SIGNATURE_MISMATCH' };
+    expect(verifyLegacyWebhook(LEGACY_BODY.replace('1234.50', '1234.5'), signature, SECRET)).toEqual(mismatch);
+    expect(verifyLegacyWebhook(JSON.stringify(JSON.parse(LEGACY_BODY)), signature, SECRET)).toEqual(mismatch);
+    expect(verifyLegacyWebhook(LEGACY_BODY, signature, OTHER_SECRET)).toEqual(mismatch);
+    expect(verifyLegacyWebhook(LEGACY_BODY, signature, [])).toEqual(mismatch);
+  });
+
+  it('accepts any of several secrets (rotation)', () => {
+    expect(verifyLegacyWebhook(LEGACY_BODY, signature, [OTHER_SECRET, SECRET])).toEqual({ ok: true });
+  });
+
+  it('calls a missing, doubled or malformed header MALFORMED', () => {
+    const malformed = [undefined, '', 'garbage', signature.slice(1), `${signature}=`, signature.replace('=', ''), Buffer.from(signature, 'base64').toString('hex'), Buffer.from(signature, 'base64').toString('base64url'), [signature, signature], []];
+    for (const bad of malformed) {
+      expect(verifyLegacyWebhook(LEGACY_BODY, bad as string | string[] | undefined, SECRET), String(bad)).toEqual({ ok: false, reason: 'MALFORMED' });
+    }
+  });
+
+  it('compares with every secret in constant time, never stopping at a match', () => {
+    const compare = vi.mocked(timingSafeEqual);
+    compare.mockClear();
+    expect(verifyLegacyWebhook(LEGACY_BODY, signature, [SECRET, OTHER_SECRET, 'whsec_third'])).toEqual({ ok: true });
+    expect(compare).toHaveBeenCalledTimes(3);
+    for (const [a, b] of compare.mock.calls) {
+      expect(a.byteLength).toBe(32);
+      expect(b.byteLength).toBe(32);
+    }
   });
 });
