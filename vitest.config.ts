@@ -24,7 +24,7 @@ export default defineConfig({
           include: [
             'test/core/{http,routes,trading,settlement,ledger,events}/**/*.test.ts',
             // The gateway in front of the core as `npm start` runs them (the crash test names its own back end).
-            'test/gateway/legacy/e2e/{operations,idempotency,errors-and-security}.test.ts',
+            'test/gateway/legacy/e2e/{operations,idempotency,errors-and-security,webhooks}.test.ts',
             // The legacy contract suite: a client written from the public contract, on both back ends.
             'test/gateway/legacy/contract/**/*.test.ts',
           ],

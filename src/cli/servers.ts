@@ -13,7 +13,9 @@ import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
 import { InvalidUpstreamError } from '../gateway/upstream.js';
 import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
-import type { Queryable } from '../lib/db/database.js';
+import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
+import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
+import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { signingIssuer, type Config } from '../lib/config.js';
@@ -64,10 +66,28 @@ export function upstreamKeysDir(config: Config): string {
  */
 export interface GatewayDependencies {
   readonly registry: KeyRegistry;
-  /** The registry's database, which the gateway's /readyz checks. */
-  readonly database: Queryable;
+  /** The registry's database, which the gateway's /readyz checks and its legacy webhooks live in. */
+  readonly database: Database;
   readonly store: EphemeralStore;
   readonly credentials: UpstreamCredentials;
+  /** Where v3 reaches the legacy webhook receiver when FXGATE_GATEWAY_WEBHOOK_URL is unset (`fxgate all`: the gateway's own port). */
+  readonly ownWebhookBase?: (port: number) => string;
+}
+
+/** The gateway's receiver on its own listener as a v3 in the same process reaches it: over loopback unless HOST names one address. */
+export function ownWebhookBase(host: string, port: number): string {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === 'localhost';
+  const address = wildcard ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${address}:${port}${LEGACY_WEBHOOK_PATH}`;
+}
+
+/** The legacy webhooks of a gateway, as configured. */
+export function legacyWebhooks(config: Config, deps: GatewayDependencies): LegacyWebhooks {
+  return new LegacyWebhooks({
+    db: deps.database,
+    callbackBaseUrl: config.FXGATE_GATEWAY_WEBHOOK_URL ?? deps.ownWebhookBase ?? null,
+    worker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
+  });
 }
 
 /** The stand-alone gateway's own registry, store and key directory. */
@@ -134,6 +154,7 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       ...(admin === null ? {} : { admin }),
       legacy: {
         ...deps,
+        webhooks: legacyWebhooks(config, deps),
         issuers: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
         migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,

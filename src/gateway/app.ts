@@ -28,6 +28,7 @@ import { readShadowReport } from './shadow/shadow-recorder.js';
 import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
+import type { LegacyWebhooks } from './webhooks/legacy-webhooks.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
 import { handleGatewayError, sendV3Error } from './v3/errors.js';
 import { registerV3Passthrough } from './v3/passthrough.js';
@@ -87,6 +88,8 @@ export interface LegacyGatewayOptions {
   readonly pageTotals?: PageTotalsMode;
   /** Shadow mode beside the legacy service (shadow/shadow-mode.ts); off without it. */
   readonly shadow?: ShadowOptions;
+  /** Legacy webhooks (webhooks/legacy-webhooks.ts): the receiver v3 delivers to, the outbox worker, the v3 registrations. */
+  readonly webhooks?: LegacyWebhooks;
 }
 
 export const LEGACY_GATEWAY_DEFAULTS = {
@@ -183,6 +186,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow);
     readiness.store = () => store.ping();
     readiness.database = () => database.query('SELECT 1').then(() => undefined);
+    await resolved.legacy.webhooks?.attach(app, { mappings, client: new V3Client({ dispatcher, credentials: resolved.legacy.credentials, deadlineMs: resolved.deadlineMs }) });
     // Readable with shadow mode off too: the counts of earlier runs are in the database.
     const current = shadow;
     resolved.admin?.add({

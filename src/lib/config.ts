@@ -120,6 +120,14 @@ const orgList = z.string().transform((text, ctx): string[] => {
   return [...new Set(entries)];
 });
 
+/** FXGATE_GATEWAY_WEBHOOK_URL: v3 appends `/<orgId>/<mode>`, so a query, a fragment or credentials could only break the URL. */
+const webhookBaseUrl = z
+  .url()
+  .refine((value) => value.startsWith('http://') || value.startsWith('https://'), 'must start with http:// or https://')
+  .refine((value) => URL.canParse(value) && new URL(value).search === '' && new URL(value).hash === '', 'must have no query or fragment: the org and mode are appended to its path')
+  .refine((value) => URL.canParse(value) && new URL(value).username === '' && new URL(value).password === '', 'must not contain credentials: deliveries are authenticated by their signature')
+  .transform((value) => value.replace(/\/+$/, ''));
+
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
 const adminPort = z.union([z.literal('off'), port]);
 
@@ -185,8 +193,13 @@ export const configSchema = z.object({
   FXGATE_REVERSAL_WINDOW_SECONDS: positiveInt.default(1800).describe('How long after execution a trade can still be reversed, in seconds.'),
   FXGATE_RAIL_SIMULATION_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(2000).describe('Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.'),
   FXGATE_RAIL_SIMULATION_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0).describe('Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.'),
-  FXGATE_WEBHOOK_WORKER: z.enum(['on', 'off']).default('on').describe('`on`: this process delivers webhooks from the outbox (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.'),
-  FXGATE_WEBHOOK_POLL_MS: positiveInt.max(3_600_000).default(1000).describe('How often the webhook worker looks for due deliveries when the last round was not a full batch, in ms.'),
+  FXGATE_WEBHOOK_WORKER: z.enum(['on', 'off']).default('on').describe('`on`: this process delivers webhooks from its outbox: the core its v3 deliveries, the gateway its legacy ones (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.'),
+  FXGATE_WEBHOOK_POLL_MS: positiveInt.max(3_600_000).default(1000).describe('How often a webhook worker (the core\'s, the gateway\'s) looks for due deliveries when the last round was not a full batch, in ms.'),
+  FXGATE_GATEWAY_WEBHOOK_URL: webhookBaseUrl
+    .optional()
+    .describe(
+      'Gateway: the URL at which v3 reaches the gateway\'s legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).',
+    ),
   FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (the shadow report; `/admin/...`), apart from the public one. Keep it off the public network.'),
   FXGATE_ADMIN_PORT: adminPort
     .optional()

@@ -14,6 +14,7 @@ import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
+import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import { legacyToken } from './independent-signing.js';
 import { TEST_ISSUER, TEST_ISSUERS, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
 
@@ -35,6 +36,8 @@ export interface LegacyHarnessOptions extends HarnessOptions {
   /** The gateway's store; the core's own by default (as in `fxgate all`). */
   readonly gatewayStore?: EphemeralStore;
   readonly gateway?: Partial<LegacyGatewayOptions> & { readonly timeoutMs?: number; readonly requestTimeoutMs?: number };
+  /** Legacy webhooks on the gateway, made once the core (and so the database) exists. */
+  readonly webhooks?: (core: V3Harness) => LegacyWebhooks;
 }
 
 export class LegacyHarness {
@@ -59,6 +62,7 @@ export class LegacyHarness {
         store: options.gatewayStore ?? core.store,
         credentials: new ProvisioningCredentials({ registry: core.registry, dir: keysDir, issuer: TEST_ISSUER }),
         issuers: TEST_ISSUERS,
+        ...(options.webhooks ? { webhooks: options.webhooks(core) } : {}),
         ...options.gateway,
       },
     });

@@ -10,7 +10,7 @@ import { ensureSandboxKey } from '../sandbox-key.js';
 import { seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
-import { createAdminListener, listenAdmin, startCore, startGateway, upstreamKeysDir } from '../servers.js';
+import { createAdminListener, listenAdmin, ownWebhookBase, startCore, startGateway, upstreamKeysDir } from '../servers.js';
 
 /** The core listens here, on a port the OS picks; the gateway is its only client. */
 const CORE_HOST = '127.0.0.1';
@@ -31,7 +31,14 @@ export function registerAllCommand(program: Command): void {
         // token spent at one part cannot be replayed at the other.
         const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
         const admin = createAdminListener(config, 'all');
-        const gateway = await startGateway(config, closers, coreUrl, { registry: core.deps.registry, database: core.deps.db, store: core.store, credentials }, admin);
+        const gateway = await startGateway(config, closers, coreUrl, {
+          registry: core.deps.registry,
+          database: core.deps.db,
+          store: core.store,
+          credentials,
+          // The core delivers v3 events to the gateway's own receiver, over loopback.
+          ownWebhookBase: (port) => ownWebhookBase(config.HOST, port),
+        }, admin);
         const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
         const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
         const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');

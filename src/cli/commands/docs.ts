@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/legacy-reference.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
 import { GENERATED_SECTIONS, regenerateReadme, type SectionRenderers } from '../../lib/docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 
@@ -17,6 +18,7 @@ export async function readmeSections(): Promise<SectionRenderers> {
     'legacy-operations': () => renderLegacyOperations(mappings),
     'legacy-records': () => renderLegacyRecords(mappings),
     'legacy-errors': () => renderLegacyErrors(mappings),
+    'legacy-webhooks': () => renderLegacyWebhooks(mappings),
   };
 }
 

@@ -19,6 +19,7 @@ import { LegacyMappingError } from './mapping-error.js';
 import { type RecordCodeRegistry, type RecordTable, type ValueMapTable, validateRecords, validateValueMaps } from './record-shapes.js';
 import { CONVERTERS, derivedFieldNames } from './transforms/derived-fields.js';
 import { REQUEST_CHECKS } from './transforms/request-body.js';
+import { type LegacyWebhookTable, validateWebhookTable } from './webhook-shapes.js';
 
 export interface LegacyMappings {
   readonly conventions: LegacyConventions;
@@ -28,6 +29,8 @@ export interface LegacyMappings {
   readonly endpoints: { readonly v1: EndpointTable<'v1'>; readonly v2: EndpointTable<'v2'> };
   /** v1 as declared: its changes from v2, for the docs and the changelog. */
   readonly v1Changes: readonly GenerationChange[];
+  /** The legacy webhooks the gateway delivers. */
+  readonly webhooks: LegacyWebhookTable;
 }
 
 /** The code the declarations may name; the shipped registries unless a test gives its own. */
@@ -60,6 +63,7 @@ export const MAPPING_MODULES = {
   errorsV2: { file: 'errors.v2', export: 'V2_ERROR_TABLES' },
   endpointsV1: { file: 'endpoints.v1', export: 'V1_ENDPOINTS' },
   endpointsV2: { file: 'endpoints.v2', export: 'V2_ENDPOINTS' },
+  webhooks: { file: 'webhooks', export: 'LEGACY_WEBHOOKS' },
 } as const;
 
 type ModuleName = keyof typeof MAPPING_MODULES;
@@ -99,5 +103,6 @@ export async function loadLegacyMappings(location: MappingsLocation = mappingsLo
     errors: { v1: validateErrorTables('v1', applyV1ErrorChanges(errorsV2, loaded.errorsV1)), v2: errorsV2 },
     endpoints: { v1: validateEndpointTable('v1', v1.table, context), v2 },
     v1Changes: v1.changes,
+    webhooks: validateWebhookTable(loaded.webhooks, maps, code),
   };
 }

@@ -8,11 +8,12 @@
  * - KeyDirectoryCredentials: a stand-alone `fxgate gateway` in front of any v3. An operator
  *   provisions `<dir>/<orgId>.<mode>.json` (a v3 key file); a missing one is a typed error.
  * - ProvisioningCredentials: `fxgate all`, which shares the key registry with the core. The
- *   first use for an org and mode creates a key (view, trade, withdraw) in the registry and
- *   writes its file into the directory (0600); later uses and later processes reuse the file;
- *   a key found revoked (or unknown to the registry) is replaced.
+ *   first use for an org and mode creates a key (view, trade, withdraw, webhooks) in the registry
+ *   and writes its file into the directory (0600); later uses and later processes reuse the file;
+ *   a key found revoked (or unknown to the registry) is replaced, and so is one made before the
+ *   gateway needed the webhooks scope (it is revoked once its successor is written).
  *
- * The legacy operations use them through V3Client.
+ * The legacy operations and the legacy webhook registrations use them through V3Client.
  */
 import { randomBytes } from 'node:crypto';
 import { rename, unlink } from 'node:fs/promises';
@@ -46,8 +47,8 @@ export class UpstreamCredentialError extends Error {
   }
 }
 
-/** Scopes and label of a key ProvisioningCredentials creates. */
-export const PROVISIONED_SCOPES: readonly Scope[] = ['view', 'trade', 'withdraw'];
+/** Scopes and label of a key ProvisioningCredentials creates; webhooks for the legacy webhook registrations. */
+export const PROVISIONED_SCOPES: readonly Scope[] = ['view', 'trade', 'withdraw', 'webhooks'];
 export const PROVISIONED_LABEL = 'gateway upstream credential';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -170,9 +171,13 @@ export class ProvisioningCredentials implements UpstreamCredentials {
   private async provision(orgId: string, mode: Mode, revokedName?: string): Promise<V3RequestSigner> {
     const path = credentialPath(this.options.dir, orgId, mode);
     let key = await readCredential(path, orgId, mode);
-    if (!key || key.file.name === revokedName || !(await this.options.registry.findActive(key.file.name))) {
+    const active = key && key.file.name !== revokedName ? await this.options.registry.findActive(key.file.name) : null;
+    const narrower = active !== null && !PROVISIONED_SCOPES.every((scope) => active.record.scopes.includes(scope));
+    if (!key || active === null || narrower) {
       const file = await this.options.registry.createKey({ orgId, mode, scopes: PROVISIONED_SCOPES, label: PROVISIONED_LABEL });
       await writeAtomically(path, file);
+      // Left active, a superseded key would be a credential nobody uses; processes holding it re-read the file once it is revoked.
+      if (narrower) await this.options.registry.revoke(key!.file.name);
       key = loadKey(file);
     }
     return new V3RequestSigner(key, { issuer: this.options.issuer });

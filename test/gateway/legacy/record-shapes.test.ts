@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { LEGACY_RECORDS } from '../../../mappings/records.js';
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
+import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
 import { SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
 import { FIELD_TYPES, type LegacyField, SOURCES, type RecordShape, validateRecords, validateValueMaps } from '../../../src/gateway/legacy/record-shapes.js';
 import { CONVERTERS, DERIVED_FIELDS } from '../../../src/gateway/legacy/transforms/derived-fields.js';
@@ -53,8 +54,9 @@ describe('the shipped records', () => {
     if ('context' in field) expect(['orgId', 'keyId']).toContain(field.context);
   });
 
-  it('every registered derived field and converter is used by some record', () => {
-    const used = FIELDS.flatMap(([, shape, field]) => [
+  it('every registered derived field and converter is used by some record (the webhook records count)', () => {
+    const webhookFields = Object.values(LEGACY_WEBHOOKS.records as Record<string, RecordShape>).flatMap((shape) => Object.values(shape.fields).map((field) => ['', shape, field] as const));
+    const used = [...FIELDS, ...webhookFields].flatMap(([, shape, field]) => [
       ...('derived' in field ? [`${shape.v3}.${field.derived}`] : []),
       ...('from' in field && field.convert !== undefined ? [`convert.${field.convert}`] : []),
     ]);

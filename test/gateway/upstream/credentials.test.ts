@@ -37,7 +37,7 @@ describe('ProvisioningCredentials', () => {
     expect(new Set(signers.map((s) => s.keyName)).size).toBe(1);
     const keys = await harness.registry.list(orgId);
     expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatchObject({ name: signers[0]!.keyName, mode: 'sandbox', scopes: ['view', 'trade', 'withdraw'], label: PROVISIONED_LABEL, revokedAt: null });
+    expect(keys[0]).toMatchObject({ name: signers[0]!.keyName, mode: 'sandbox', scopes: ['view', 'trade', 'withdraw', 'webhooks'], label: PROVISIONED_LABEL, revokedAt: null });
     const path = credentialPath(dir, orgId, 'sandbox');
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ name: signers[0]!.keyName, orgId, mode: 'sandbox' });
@@ -84,6 +84,24 @@ describe('ProvisioningCredentials', () => {
     await writeKeyFile(credentialPath(dir, orgId, 'sandbox'), stranger);
     const signer = await provisioning().signerFor(orgId, 'sandbox');
     expect(signer.keyName).not.toBe(stranger.name);
+  });
+
+  it('replaces, and then revokes, a key provisioned before the gateway needed the webhooks scope', async () => {
+    const orgId = newUuid();
+    const earlier = await harness.registry.createKey({ orgId, mode: 'live', scopes: ['view', 'trade', 'withdraw'], label: PROVISIONED_LABEL });
+    await writeKeyFile(credentialPath(dir, orgId, 'live'), earlier);
+    const signer = await provisioning().signerFor(orgId, 'live');
+    expect(signer.keyName).not.toBe(earlier.name);
+    const keys = await harness.registry.list(orgId);
+    expect(keys.map((key) => [key.name, key.scopes, key.revokedAt === null])).toEqual(
+      expect.arrayContaining([
+        [earlier.name, ['view', 'trade', 'withdraw'], false],
+        [signer.keyName, ['view', 'trade', 'withdraw', 'webhooks'], true],
+      ]),
+    );
+    expect(JSON.parse(await readFile(credentialPath(dir, orgId, 'live'), 'utf8')).name).toBe(signer.keyName);
+    // Kept from then on.
+    expect((await provisioning().signerFor(orgId, 'live')).keyName).toBe(signer.keyName);
   });
 });
 

@@ -34,6 +34,19 @@ type DerivedTable = { readonly [K in V3RecordKind]?: DerivedOf<K> };
 /** A fiat deposit or withdrawal has no chain; legacy records name its rail FIAT. */
 const networkOrFiat = (record: { readonly assetType: string; readonly network: string | null }) => (record.assetType === 'FIAT' ? 'FIAT' : record.network);
 
+/** The reference each rail gives a payment it made; what a bank statement shows the receiver. */
+const RAIL_REFERENCES: Readonly<Record<string, string>> = { FEDWIRE: 'imad', SWIFT: 'uetr' };
+
+/** A paid fiat withdrawal's rail reference (FEDWIRE IMAD, SWIFT UETR); null before payment and for stablecoins. */
+function railReference(withdrawal: { readonly paymentDetails: Readonly<Record<string, unknown>> }): string | null {
+  for (const [rail, field] of Object.entries(RAIL_REFERENCES)) {
+    const details = withdrawal.paymentDetails[rail];
+    const reference = typeof details === 'object' && details !== null ? (details as Record<string, unknown>)[field] : undefined;
+    if (typeof reference === 'string') return reference;
+  }
+  return null;
+}
+
 export const DERIVED_FIELDS = {
   trade: {
     tradingPair: (trade) => `${trade.referencedCurrency}/${sides(trade, trade.referencedCurrency).otherCurrency}`,
@@ -51,7 +64,7 @@ export const DERIVED_FIELDS = {
     verificationStatus: (account) => (account.status === 'ACTIVE' && !account.verified ? 'PENDING_VERIFICATION' : account.status),
   },
   deposit: { networkOrFiat },
-  withdrawal: { networkOrFiat },
+  withdrawal: { networkOrFiat, railReference },
 } as const satisfies DerivedTable;
 
 /** The namespace of the legacy coin and network UUIDs; fixed forever, so the UUIDs never change. */

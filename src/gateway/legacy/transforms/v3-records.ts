@@ -170,6 +170,9 @@ export const v3WithdrawalSchema = z.object({
   network: z.string().nullable(),
   withdrawalAccountId: legacyIdOf('withdrawalAccount'),
   transactionHash: z.string().nullable(),
+  // Read by the legacy webhook record only; the rail's own references once it has paid.
+  paymentDetails: z.record(z.string(), z.unknown()),
+  actorEmail: z.string().nullable(),
   comments: z.string().nullable(),
   createdAt: timestamp,
   completedAt: timestamp.nullable(),

@@ -1,8 +1,8 @@
 /**
  * The computed part of the legacy records (DERIVED_FIELDS, CONVERTERS): which side of a trade or
  * quote is the referenced one and what the other side is, the v1 trade's pair and direction, a
- * quote's real validity, an address still awaiting verification, the FIAT rail, and the coin and
- * network UUIDs, which must be the same on every call and instance. Each function is given what
+ * quote's real validity, an address still awaiting verification, the FIAT rail, a paid
+ * withdrawal's rail reference, and the coin and network UUIDs, which must be the same on every call and instance. Each function is given what
  * readV3 makes of a real v3 record.
  */
 import { createHash } from 'node:crypto';
@@ -106,6 +106,24 @@ describe('networkOrFiat', () => {
   });
 });
 
+describe('railReference', () => {
+  const railReference = (changes: Partial<Record<keyof typeof FIAT_WITHDRAWAL, unknown>>) =>
+    DERIVED_FIELDS.withdrawal.railReference(readV3(V3_RECORDS.withdrawal, { ...FIAT_WITHDRAWAL, ...changes }, 'test', ''));
+
+  it('is the reference the rail gave a paid fiat withdrawal: the FEDWIRE IMAD, the SWIFT UETR', () => {
+    expect(railReference({})).toBe('20261123MMQFMP2L000001');
+    expect(railReference({ paymentDetails: { SWIFT: { uetr: '8a562c67-ca16-48ba-b074-65581be6f011' } } })).toBe('8a562c67-ca16-48ba-b074-65581be6f011');
+  });
+
+  it('is null before payment, for a stablecoin, and for a rail it does not know', () => {
+    expect(railReference({ paymentDetails: {} })).toBeNull();
+    expect(DERIVED_FIELDS.withdrawal.railReference(readV3(V3_RECORDS.withdrawal, WITHDRAWAL, 'test', ''))).toBeNull();
+    expect(railReference({ paymentDetails: { ACH: { trace: '1' } } })).toBeNull();
+    expect(railReference({ paymentDetails: { FEDWIRE: { imad: 42 } } })).toBeNull();
+    expect(railReference({ paymentDetails: { FEDWIRE: null } })).toBeNull();
+  });
+});
+
 describe('CONVERTERS', () => {
   const { coinUuid, networkUuid } = CONVERTERS as Record<'coinUuid' | 'networkUuid', (value: unknown) => unknown>;
 
@@ -141,7 +159,7 @@ describe('the registry', () => {
       quote: ['referencedAmount', 'counterAmount', 'validitySeconds'],
       withdrawalAccount: ['verificationStatus'],
       deposit: ['networkOrFiat'],
-      withdrawal: ['networkOrFiat'],
+      withdrawal: ['networkOrFiat', 'railReference'],
     });
   });
 

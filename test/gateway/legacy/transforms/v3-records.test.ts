@@ -61,7 +61,8 @@ describe('V3_RECORDS', () => {
   it('names the fields the legacy records read, including completedAt and the withdrawal rail', () => {
     expect(v3FieldsOf('deposit')).toContain('completedAt');
     expect(v3FieldsOf('withdrawal')).toEqual(expect.arrayContaining(['assetType', 'completedAt', 'network']));
-    expect(v3FieldsOf('withdrawal')).not.toContain('paymentDetails');
+    // The legacy webhook record reads who asked and the rail's references.
+    expect(v3FieldsOf('withdrawal')).toEqual(expect.arrayContaining(['paymentDetails', 'actorEmail']));
     expect(v3FieldsOf('pair')).toEqual(['symbol', 'baseCurrency', 'quoteCurrency', 'minAmount', 'maxAmount']);
   });
 });

@@ -1,0 +1,227 @@
+/**
+ * `fxgate webhooks add | list | remove`: legacy webhook subscriptions, delivered by the gateway
+ * in the v1/v2 shape (src/gateway/webhooks/). They are kept in the configured database, the one
+ * the gateway's legacy side uses (DATABASE_URL, or the embedded database).
+ *
+ * A subscription needs the gateway registered with v3 for its org and mode. This command does
+ * that itself when it can reach v3 (FXGATE_UPSTREAM_URL and FXGATE_GATEWAY_WEBHOOK_URL set, its
+ * credentials in FXGATE_UPSTREAM_KEYS_DIR); otherwise the gateway does it at start-up, or within
+ * its reconciliation interval while it runs.
+ */
+import { type Command, Option } from 'commander';
+import type { Pool } from 'undici';
+import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
+import { V3Client } from '../../gateway/upstream/v3-client.js';
+import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream.js';
+import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
+import { LEGACY_WEBHOOK_DEFAULTS, SEALING_SECRET_NAME } from '../../gateway/webhooks/legacy-webhooks.js';
+import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
+import { type Subscription, SubscriptionInputError, addSubscription, checkEvents, listSubscriptions, removeSubscription } from '../../gateway/webhooks/subscriptions.js';
+import type { Mode } from '../../lib/auth/credentials.js';
+import { type Config, signingIssuer } from '../../lib/config.js';
+import type { Database } from '../../lib/db/database.js';
+import { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import { parseMode, parseOrgId } from '../arguments.js';
+import { Closers } from '../closers.js';
+import { cliConfig } from '../config.js';
+import { CliError, messageOf, usageError } from '../exit.js';
+import { openRegistry } from '../runtime.js';
+import { upstreamKeysDir } from '../servers.js';
+
+/** What the commands run on; tests build it in process. */
+export interface WebhookCommandDeps {
+  readonly db: Database;
+  readonly sealer: SecretSealer;
+  readonly events: { readonly names: readonly string[]; readonly defaults: readonly string[] };
+  /** Registers with v3 at once when this process can reach it; null leaves it to the gateway. */
+  readonly registration: { readonly registrar: WebhookRegistrar; readonly base: string } | null;
+  readonly now?: () => Date;
+}
+
+/** What happened at v3: the endpoint registered or deleted now, why not, or that the gateway will. */
+export type RegistrationNote =
+  | { readonly state: 'registered'; readonly registration: Registration }
+  | { readonly state: 'removed'; readonly endpointIds: readonly string[] }
+  | { readonly state: 'deferred' }
+  | { readonly state: 'failed'; readonly message: string };
+
+export interface AddInput {
+  readonly org: string;
+  readonly mode: Mode;
+  readonly url: string;
+  readonly events?: readonly string[];
+}
+
+export async function addWebhook(deps: WebhookCommandDeps, input: AddInput): Promise<{ subscription: Subscription; secret: string; note: RegistrationNote }> {
+  let created;
+  try {
+    const events = checkEvents(input.events, deps.events.names, deps.events.defaults);
+    created = await addSubscription(deps.db, deps.sealer, { orgId: input.org, mode: input.mode, url: input.url, events, at: deps.now?.() ?? new Date() });
+  } catch (error) {
+    if (error instanceof SubscriptionInputError) throw usageError(error.message);
+    throw error;
+  }
+  let note: RegistrationNote = { state: 'deferred' };
+  if (deps.registration !== null) {
+    try {
+      note = { state: 'registered', registration: await deps.registration.registrar.ensure(created.subscription.orgId, input.mode, deps.registration.base) };
+    } catch (error) {
+      note = { state: 'failed', message: messageOf(error) };
+    }
+  }
+  return { ...created, note };
+}
+
+export interface ListedWebhook extends Subscription {
+  /** The gateway's v3 endpoint for the subscription's org and mode; null until it is registered. */
+  readonly v3EndpointId: string | null;
+}
+
+export async function listWebhooks(deps: Pick<WebhookCommandDeps, 'db'>, org?: string): Promise<ListedWebhook[]> {
+  const subscriptions = await listSubscriptions(deps.db, org);
+  const { rows } = await deps.db.query<{ org_id: string; mode: string; endpoint_id: string }>(`SELECT org_id, mode, endpoint_id FROM legacy_webhook_registrations WHERE status = 'ACTIVE'`);
+  const endpoints = new Map(rows.map((row) => [`${row.org_id}.${row.mode}`, row.endpoint_id]));
+  return subscriptions.map((subscription) => ({ ...subscription, v3EndpointId: endpoints.get(`${subscription.orgId}.${subscription.mode}`) ?? null }));
+}
+
+export async function removeWebhook(deps: WebhookCommandDeps, id: string): Promise<{ subscription: Subscription; note: RegistrationNote }> {
+  const subscription = await removeSubscription(deps.db, id, deps.now?.() ?? new Date());
+  if (subscription === null) throw new CliError(`no active legacy webhook subscription ${id}`);
+  let note: RegistrationNote = { state: 'deferred' };
+  if (deps.registration !== null) {
+    try {
+      // Deletes the gateway's v3 endpoint only when this was the org and mode's last subscription.
+      note = { state: 'removed', endpointIds: await deps.registration.registrar.releaseIfUnused(subscription.orgId, subscription.mode) };
+    } catch (error) {
+      note = { state: 'failed', message: messageOf(error) };
+    }
+  }
+  return { subscription, note };
+}
+
+const RECONCILE_SECONDS = LEGACY_WEBHOOK_DEFAULTS.reconcileIntervalMs / 1000;
+
+/** One line on what happened at v3. */
+export function describeNote(note: RegistrationNote, action: 'add' | 'remove'): string {
+  switch (note.state) {
+    case 'registered':
+      return `v3 endpoint: ${note.registration.endpointId} delivers org ${note.registration.orgId} (${note.registration.mode}) to ${note.registration.url}`;
+    case 'removed':
+      return note.endpointIds.length > 0 ? `v3 endpoint deleted: ${note.endpointIds.join(', ')} (no subscription of the org and mode is left)` : 'v3 endpoint kept: other subscriptions of the org and mode use it';
+    case 'failed':
+      return `v3 ${action === 'add' ? 'registration' : 'endpoint removal'} failed: ${note.message}; the gateway retries it at start-up and every ${RECONCILE_SECONDS} s while it runs`;
+    case 'deferred':
+      return `v3 ${action === 'add' ? 'registration' : 'endpoint removal'}: left to the gateway (at start-up, and every ${RECONCILE_SECONDS} s while it runs); set FXGATE_UPSTREAM_URL and FXGATE_GATEWAY_WEBHOOK_URL to do it here`;
+  }
+}
+
+const TABLE_HEADER = ['ID', 'ORG', 'MODE', 'URL', 'EVENTS', 'CREATED', 'V3 ENDPOINT'];
+
+export function formatWebhookTable(webhooks: readonly ListedWebhook[]): string {
+  const rows = [TABLE_HEADER, ...webhooks.map((w) => [w.id, w.orgId, w.mode, w.url, w.events.join(','), w.createdAt, w.v3EndpointId ?? 'pending'])];
+  const widths = TABLE_HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
+  return rows.map((cells) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}
+
+/** The registrar of this process, when it can reach v3 itself. */
+function directRegistration(config: Config, db: Database, sealer: SecretSealer, v3EventTypes: readonly string[], closers: Closers): WebhookCommandDeps['registration'] {
+  const base = config.FXGATE_GATEWAY_WEBHOOK_URL;
+  if (config.FXGATE_UPSTREAM_URL === undefined || base === undefined) return null;
+  const pool: Pool = createUpstreamPool({ origin: upstreamOrigin(config.FXGATE_UPSTREAM_URL), connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS, timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS });
+  closers.add('upstream pool', () => pool.close());
+  const client = new V3Client({ dispatcher: pool, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)), deadlineMs: config.FXGATE_UPSTREAM_DEADLINE_MS });
+  return { registrar: new WebhookRegistrar({ db, client, sealer, v3EventTypes }), base };
+}
+
+/** Runs fn on the configured database, then closes it whatever happened. */
+async function withDeps<T>(fn: (deps: WebhookCommandDeps) => Promise<T>): Promise<T> {
+  const config = cliConfig();
+  const closers = new Closers();
+  try {
+    const { db } = await openRegistry(config, closers);
+    const mappings = await loadLegacyMappings();
+    const builder = compileLegacyWebhooks(mappings.webhooks, mappings.maps);
+    const sealer = await SecretSealer.open(db, SEALING_SECRET_NAME);
+    return await fn({ db, sealer, events: { names: builder.eventNames, defaults: builder.defaultEvents }, registration: directRegistration(config, db, sealer, builder.v3EventTypes, closers) });
+  } finally {
+    await closers.closeAll();
+  }
+}
+
+function parseEventList(value: string): string[] {
+  return value.split(',').map((event) => event.trim().toLowerCase());
+}
+
+const ADD_HELP = `
+Events (default: deposits,withdrawals, what the legacy service sent):
+  deposits            completed deposits       {type: "deposits", message: "Completed Deposits"}
+  withdrawals         completed withdrawals    {type: "withdrawals", message: "Completed Withdrawals"}
+  failed-deposits     failed deposits          {type: "deposits", message: "Failed Deposits"}
+  failed-withdrawals  failed withdrawals       {type: "withdrawals", message: "Failed Withdrawals"}
+
+The secret is shown once, here: the receiver verifies X-Webhook-Signature with it (base64
+HMAC-SHA256 of the raw body; verifyLegacyWebhook in fxgate/webhooks). It is stored sealed and
+never shown again; to change it, add a new subscription and remove this one.
+
+Example:
+  fxgate webhooks add --org 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c --mode sandbox \\
+    --url https://example.com/hooks/fx --events deposits,withdrawals,failed-withdrawals`;
+
+export function registerWebhooksCommand(program: Command): void {
+  const webhooks = program.command('webhooks').description('Legacy webhook subscriptions, delivered by the gateway in the v1/v2 shape (DATABASE_URL, or the embedded database).');
+
+  webhooks
+    .command('add')
+    .description('Subscribe a URL to an org and mode\'s legacy webhook events; prints the signing secret, once.')
+    .requiredOption('--org <uuid>', 'org id (a UUID)', parseOrgId)
+    .requiredOption('--mode <mode>', 'sandbox or live', parseMode)
+    .requiredOption('--url <url>', 'the receiver (https; http too in the sandbox or on loopback)')
+    .addOption(new Option('--events <list>', 'comma-separated events (see below)').argParser(parseEventList))
+    .option('--json', 'print {id, orgId, mode, url, events, secret} as JSON')
+    .addHelpText('after', ADD_HELP)
+    .action(async (options: { org: string; mode: Mode; url: string; events?: string[]; json?: boolean }) => {
+      const added = await withDeps((deps) => addWebhook(deps, options));
+      const { id, orgId, mode, url, events } = added.subscription;
+      if (options.json) {
+        console.log(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
+        console.error(`fxgate: ${describeNote(added.note, 'add')}`);
+        return;
+      }
+      console.log(`id: ${id}`);
+      console.log(`org: ${orgId}`);
+      console.log(`mode: ${mode}`);
+      console.log(`url: ${url}`);
+      console.log(`events: ${events.join(',')}`);
+      console.log(`secret: ${added.secret}`);
+      console.log('(the secret is shown only now: keep it where the receiver can read it)');
+      console.log(describeNote(added.note, 'add'));
+    });
+
+  webhooks
+    .command('list')
+    .description('List active subscriptions (never their secrets) and the gateway\'s v3 endpoint of each org and mode.')
+    .option('--org <uuid>', 'only the subscriptions of this org', parseOrgId)
+    .option('--json', 'print a JSON array')
+    .action(async (options: { org?: string; json?: boolean }) => {
+      const listed = await withDeps((deps) => listWebhooks(deps, options.org));
+      if (options.json) console.log(JSON.stringify(listed));
+      else console.log(listed.length > 0 ? formatWebhookTable(listed) : 'no subscriptions');
+    });
+
+  webhooks
+    .command('remove')
+    .description('Remove a subscription and give up its pending deliveries; the org and mode\'s last one takes the gateway\'s v3 endpoint with it.')
+    .argument('<id>', 'the subscription id (a UUID)')
+    .option('--json', 'print {id, removed: true} as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const removed = await withDeps((deps) => removeWebhook(deps, id.trim()));
+      if (options.json) {
+        console.log(JSON.stringify({ id: removed.subscription.id, removed: true }));
+        console.error(`fxgate: ${describeNote(removed.note, 'remove')}`);
+        return;
+      }
+      console.log(`removed: ${removed.subscription.id}`);
+      console.log(describeNote(removed.note, 'remove'));
+    });
+}

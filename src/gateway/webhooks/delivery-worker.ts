@@ -1,0 +1,372 @@
+/**
+ * The gateway's legacy webhook worker: takes due deliveries from its outbox
+ * (legacy_webhook_deliveries), POSTs each event's stored legacy body with X-Webhook-Signature
+ * (base64 HMAC-SHA256 of the body with the subscription's secret), records every attempt, and
+ * marks the delivery DELIVERED, schedules a retry (src/lib/webhooks/retry-schedule.ts) or gives
+ * it up. At least once; receivers dedupe by eventId. It claims rows as the core's v3 worker does:
+ *
+ * - 'lock' (PostgreSQL): one transaction selects due rows FOR UPDATE SKIP LOCKED and keeps the
+ *   locks through the HTTP calls, writing the outcomes in it. Any number of gateway processes
+ *   may run; one that dies loses its connection, the transaction rolls back, and the rows are
+ *   due again at once for the others (or for itself after a restart).
+ * - 'lease' (PGlite): one connection serialises every transaction, and in `fxgate all` the core
+ *   shares it, so no transaction may span an HTTP call. A short transaction leases the rows
+ *   (leased_until), the calls run outside it, and each outcome is written in its own short
+ *   transaction, guarded by the attempt count it claimed. PGlite serves one process (the data
+ *   folder is locked), so a lease found at start-up is a dead process's and is released.
+ */
+import { performance } from 'node:perf_hooks';
+import { Agent, type Dispatcher, request } from 'undici';
+import type { Database, Queryable } from '../../lib/db/database.js';
+import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, outcomeAfterAttempt } from '../../lib/webhooks/retry-schedule.js';
+import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
+import { subscriptionSecretBinding } from './subscriptions.js';
+
+export type ClaimMode = 'lock' | 'lease';
+
+export interface DeliveryWorkerOptions {
+  /** Wait between rounds that found less than a full batch. */
+  readonly pollIntervalMs: number;
+  readonly batchSize: number;
+  /** Whole-attempt bound: connect, send, response headers and body. */
+  readonly requestTimeoutMs: number;
+  /** Attempts in flight at once in a round. */
+  readonly concurrency: number;
+  /** By default 'lock' on PostgreSQL and 'lease' on PGlite (see above). */
+  readonly claim: ClaimMode;
+  /** Backoff, and the deadline after the gateway received the event (72 h). */
+  readonly retry: RetryPolicy;
+}
+
+export const DELIVERY_WORKER_DEFAULTS = {
+  pollIntervalMs: 1000,
+  batchSize: 50,
+  requestTimeoutMs: 10_000,
+  concurrency: 8,
+  retry: DEFAULT_RETRY_POLICY,
+} as const;
+
+export interface DeliveryRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  readonly signal: AbortSignal;
+}
+
+/** Sends one delivery; rejects when nothing usable came back (refused, reset, aborted). */
+export type DeliveryFetcher = (request: DeliveryRequest) => Promise<{ readonly statusCode: number }>;
+
+export interface WorkerLog {
+  error(object: object, message: string): void;
+}
+
+export interface DeliveryWorkerDependencies {
+  readonly db: Database;
+  readonly sealer: SecretSealer;
+  readonly options?: Partial<DeliveryWorkerOptions>;
+  readonly now?: () => Date;
+  readonly fetcher?: DeliveryFetcher;
+  readonly random?: () => number;
+  readonly log?: WorkerLog;
+}
+
+const RESPONSE_DRAIN_LIMIT = 64 * 1024;
+const ERROR_TEXT_LIMIT = 500;
+export const LEGACY_USER_AGENT = 'fxgate-webhooks/legacy';
+
+/** POSTs with undici; redirects are not followed (a 3xx is a failed attempt). */
+export function undiciFetcher(dispatcher: Dispatcher): DeliveryFetcher {
+  return async ({ url, headers, body, signal }) => {
+    const response = await request(url, { method: 'POST', headers: { ...headers }, body, signal, dispatcher });
+    await response.body.dump({ limit: RESPONSE_DRAIN_LIMIT });
+    return { statusCode: response.statusCode };
+  };
+}
+
+interface ClaimedDelivery {
+  /** bigint: both drivers return it as text. */
+  readonly id: string;
+  readonly attempts: number;
+  readonly subscription_id: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly subscription_status: string;
+  readonly body: string;
+  readonly received_at: Date;
+}
+
+const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.subscription_id, s.url, s.secret, s.status AS subscription_status, e.body, e.received_at`;
+const DUE = `SELECT id FROM legacy_webhook_deliveries
+  WHERE status = 'PENDING' AND next_attempt_at <= $1 AND (leased_until IS NULL OR leased_until <= $1)
+  ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
+const JOINS = 'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
+
+type AttemptResult = { readonly durationMs: number } & (
+  | { readonly kind: 'answered'; readonly statusCode: number }
+  | { readonly kind: 'failed'; readonly error: string }
+  /** The worker stopped during the attempt: it says nothing about the receiver. */
+  | { readonly kind: 'interrupted'; readonly error: string }
+);
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}${cause}`.slice(0, ERROR_TEXT_LIMIT);
+  }
+  return String(error).slice(0, ERROR_TEXT_LIMIT);
+}
+
+/** Settles with the promise, or rejects when the signal aborts first (a fetcher that ignores it). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+export class LegacyDeliveryWorker {
+  readonly options: DeliveryWorkerOptions;
+  private readonly db: Database;
+  private readonly sealer: SecretSealer;
+  private readonly now: () => Date;
+  private readonly fetcher: DeliveryFetcher;
+  private readonly agent: Agent | null;
+  private readonly random: () => number;
+  private log: WorkerLog | null;
+  private readonly rounds = new Set<AbortController>();
+  private timer: NodeJS.Timeout | null = null;
+  private loop: Promise<void> | null = null;
+  private running = false;
+  private closed = false;
+  /** A nudge during a round: run another at once when it ends. */
+  private nudged = false;
+  private stopping: Promise<void> | null = null;
+
+  constructor(deps: DeliveryWorkerDependencies) {
+    this.db = deps.db;
+    this.sealer = deps.sealer;
+    this.options = { ...DELIVERY_WORKER_DEFAULTS, claim: deps.db.driver === 'pglite' ? 'lease' : 'lock', ...deps.options };
+    this.now = deps.now ?? (() => new Date());
+    this.random = deps.random ?? Math.random;
+    this.log = deps.log ?? null;
+    if (deps.fetcher) {
+      this.agent = null;
+      this.fetcher = deps.fetcher;
+    } else {
+      const timeout = this.options.requestTimeoutMs;
+      this.agent = new Agent({ connections: this.options.concurrency, connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout });
+      this.fetcher = undiciFetcher(this.agent);
+    }
+  }
+
+  /** Polls until stop(); releases a dead process's leases first on PGlite. */
+  async start(log?: WorkerLog): Promise<void> {
+    if (this.running || this.closed) return;
+    this.log ??= log ?? null;
+    if (this.options.claim === 'lease' && this.db.driver === 'pglite') {
+      await this.db.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE status = 'PENDING' AND leased_until IS NOT NULL`);
+    }
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** A delivery was just stored: try it now rather than at the next poll. */
+  nudge(): void {
+    if (!this.running) return;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.schedule(0);
+    } else {
+      this.nudged = true;
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.running = false;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const round of this.rounds) round.abort(new Error('legacy webhook worker stopping'));
+    await this.loop;
+    await this.agent?.close();
+  }
+
+  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
+  async runOnce(): Promise<number> {
+    if (this.closed) throw new Error('the legacy webhook worker is stopped');
+    const round = new AbortController();
+    this.rounds.add(round);
+    try {
+      return this.options.claim === 'lock' ? await this.lockedRound(round.signal) : await this.leasedRound(round.signal);
+    } finally {
+      this.rounds.delete(round);
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    // unref: an idle worker alone does not keep the process alive; the server does.
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.loop = this.tick();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    let claimed = 0;
+    this.nudged = false;
+    try {
+      claimed = await this.runOnce();
+    } catch (error) {
+      // A database outage: the deliveries are still in the outbox; poll again.
+      if (this.running) this.log?.error({ err: error }, 'legacy webhook delivery round failed');
+    }
+    if (this.running) this.schedule(claimed >= this.options.batchSize || this.nudged ? 0 : this.options.pollIntervalMs);
+  }
+
+  private async lockedRound(signal: AbortSignal): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query<ClaimedDelivery>(
+        `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
+         SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.next_attempt_at, c.id`,
+        [this.now(), this.options.batchSize],
+      );
+      // One connection runs one statement at a time: the outcomes are written one after another.
+      let writes: Promise<void> = Promise.resolve();
+      await this.attemptAll(rows, signal, (row, result, at) => {
+        const write = writes.then(() => this.record(tx, row, result, at));
+        writes = write.catch(() => undefined);
+        return write;
+      });
+      return rows.length;
+    });
+  }
+
+  private async leasedRound(signal: AbortSignal): Promise<number> {
+    const now = this.now();
+    // The longest a round can hold a row: its attempts run in waves of `concurrency`.
+    const waves = Math.ceil(this.options.batchSize / this.options.concurrency) + 1;
+    const leaseUntil = new Date(now.getTime() + waves * this.options.requestTimeoutMs);
+    const rows = await this.db.transaction(async (tx) => {
+      const claimed = await tx.query<ClaimedDelivery>(
+        `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
+         SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.id`,
+        [now, this.options.batchSize, leaseUntil],
+      );
+      return claimed.rows;
+    });
+    const reached = await this.attemptAll(rows, signal, (row, result, at) => this.db.transaction((tx) => this.record(tx, row, result, at)));
+    const unreached = rows.filter((row) => !reached.has(row.id));
+    if (unreached.length > 0) {
+      // Stopped before these were tried: hand them back now rather than at the lease's end.
+      await this.db.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`, [unreached.map((row) => row.id)]);
+    }
+    return rows.length;
+  }
+
+  /** Attempts the rows, `concurrency` at a time, until the signal aborts; returns the ids reached. */
+  private async attemptAll(
+    rows: readonly ClaimedDelivery[],
+    signal: AbortSignal,
+    record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
+  ): Promise<Set<string>> {
+    const reached = new Set<string>();
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length && !signal.aborted) {
+        const row = rows[next++]!;
+        reached.add(row.id);
+        const attemptedAt = this.now();
+        // A subscription removed after the delivery was written: nothing is sent.
+        const result = row.subscription_status === 'ACTIVE' ? await this.attempt(row, signal) : null;
+        await record(row, result, attemptedAt);
+      }
+    };
+    // Every lane is awaited even when one fails, so nothing uses the round's transaction after it ends.
+    const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane));
+    const failed = lanes.find((settled): settled is PromiseRejectedResult => settled.status === 'rejected');
+    if (failed) throw failed.reason;
+    return reached;
+  }
+
+  private async attempt(row: ClaimedDelivery, stopSignal: AbortSignal): Promise<AttemptResult> {
+    const body = Buffer.from(row.body, 'utf8');
+    let secret: string;
+    try {
+      secret = this.sealer.open(row.secret, subscriptionSecretBinding(row.subscription_id));
+    } catch (error) {
+      // Recorded as a failed attempt rather than thrown: one bad row must not hold back the round.
+      return { kind: 'failed', error: `the subscription's secret does not open: ${describeError(error)}`, durationMs: 0 };
+    }
+    const headers = { 'content-type': 'application/json', 'user-agent': LEGACY_USER_AGENT, [LEGACY_SIGNATURE_HEADER]: signLegacyWebhook(secret, body) };
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
+    const signal = AbortSignal.any([stopSignal, timeout]);
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const response = await raceAbort(this.fetcher({ url: row.url, headers, body, signal }), signal);
+      return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
+    } catch (error) {
+      const durationMs = elapsed();
+      if (stopSignal.aborted) return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
+      if (timeout.aborted) return { kind: 'failed', error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`, durationMs };
+      return { kind: 'failed', error: describeError(error), durationMs };
+    }
+  }
+
+  /** Writes the attempt and the delivery's new state; `attempts = claimed` makes a stale lease's late result change nothing. */
+  private async record(tx: Queryable, row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date): Promise<void> {
+    if (result === null) {
+      await tx.query(`UPDATE legacy_webhook_deliveries SET status = 'GAVE_UP', leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      return;
+    }
+    const statusCode = result.kind === 'answered' ? result.statusCode : null;
+    const error = result.kind === 'answered' ? null : result.error;
+    await tx.query('INSERT INTO legacy_webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)', [
+      row.id,
+      attemptedAt,
+      statusCode,
+      error,
+      result.durationMs,
+    ]);
+    if (result.kind === 'interrupted') {
+      // Not the receiver's failure: no attempt counted, due again at once.
+      await tx.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      return;
+    }
+    const outcome = outcomeAfterAttempt(this.options.retry, {
+      succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300,
+      failures: row.attempts + 1,
+      now: attemptedAt,
+      // Counted from receipt: a receiver gets its whole window whatever v3's own delays were.
+      eventCreatedAt: row.received_at,
+      random: this.random,
+    });
+    await tx.query(
+      `UPDATE legacy_webhook_deliveries
+          SET status = $3, attempts = attempts + 1, leased_until = NULL,
+              next_attempt_at = COALESCE($4, next_attempt_at),
+              delivered_at = CASE WHEN $3 = 'DELIVERED' THEN $5::timestamptz ELSE delivered_at END
+        WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
+      [row.id, row.attempts, outcome.status, outcome.status === 'PENDING' ? outcome.nextAttemptAt : null, attemptedAt],
+    );
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The gateway's legacy delivery worker on both databases (PostgreSQL locks its rows, PGlite
+ * leases them), with a fetcher that records what it is sent and an injected clock, so retries
+ * are checked by moving time instead of waiting: the signed body, every attempt recorded, the
+ * backoff schedule and the deadline, a removed subscription, two workers never making the same
+ * attempt, a stop during an attempt, and a dead process's leases released at start-up.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DeliveryFetcher, type DeliveryRequest, LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-worker.js';
+import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
+import type { Database } from '../../../src/lib/db/database.js';
+import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
+import { newUuid } from '../../../src/lib/ids.js';
+import { DEFAULT_RETRY_POLICY, retryDelayFor } from '../../../src/lib/webhooks/retry-schedule.js';
+import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
+import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
+
+const HOUR = 3_600_000;
+
+describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driver, create }) => {
+  let database: TestDatabase;
+  let db: Database;
+  const sealer = SecretSealer.withKey(randomBytes(32));
+  let clock = new Date();
+  const workers: LegacyDeliveryWorker[] = [];
+
+  beforeAll(async () => {
+    database = await create();
+    db = database.db;
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+    await db.query(`UPDATE legacy_webhook_deliveries SET status = 'GAVE_UP' WHERE status = 'PENDING'`);
+  });
+  afterAll(async () => database?.drop());
+
+  /** Answers each request with the status `answer` gives, after `delayMs`; records it. */
+  function fetcher(answer: (request: DeliveryRequest) => number | Error = () => 200, delayMs = 0) {
+    const sent: DeliveryRequest[] = [];
+    const fetch: DeliveryFetcher = async (request) => {
+      sent.push(request);
+      if (delayMs > 0) {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, delayMs);
+          request.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(new Error('aborted'));
+          });
+        });
+      }
+      const outcome = answer(request);
+      if (outcome instanceof Error) throw outcome;
+      return { statusCode: outcome };
+    };
+    return { sent, fetch };
+  }
+
+  function worker(fetch: DeliveryFetcher, random: () => number = () => 0): LegacyDeliveryWorker {
+    const made = new LegacyDeliveryWorker({ db, sealer, fetcher: fetch, now: () => clock, random, options: { requestTimeoutMs: 2_000 } });
+    workers.push(made);
+    return made;
+  }
+
+  /** A subscription with `count` events waiting for it; returns its secret and delivery ids. */
+  async function pending(count = 1, at: Date = clock): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
+    const { subscription, secret } = await addSubscription(db, sealer, { orgId: newUuid(), mode: 'sandbox', url: 'https://receiver.example/hooks', events: ['deposits'], at });
+    const deliveryIds: string[] = [];
+    const bodies: string[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const eventId = newUuid();
+      const body = `{"eventId":"${eventId}","type":"deposits","message":"Completed Deposits","timestamp":"${at.toISOString()}","data":[{"amount":1${index}.50}]}`;
+      await db.query(
+        `INSERT INTO legacy_webhook_events (id, v3_event_id, org_id, mode, v3_event_type, legacy_event, body, created_at, received_at)
+         VALUES ($1, $2, $3, 'sandbox', 'deposit.completed', 'deposits', $4, $5, $5)`,
+        [eventId, `evt_${eventId.replaceAll('-', '')}`, subscription.orgId, body, at],
+      );
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO legacy_webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at) VALUES ($1, $2, 'PENDING', $3, $3) RETURNING id::text AS id`,
+        [eventId, subscription.id, at],
+      );
+      deliveryIds.push(rows[0]!.id);
+      bodies.push(body);
+    }
+    return { subscriptionId: subscription.id, secret, deliveryIds, bodies };
+  }
+
+  async function delivery(id: string) {
+    const { rows } = await db.query<{ status: string; attempts: number; next_attempt_at: Date; delivered_at: Date | null; leased_until: Date | null }>(
+      'SELECT status, attempts, next_attempt_at, delivered_at, leased_until FROM legacy_webhook_deliveries WHERE id = $1',
+      [id],
+    );
+    return rows[0]!;
+  }
+
+  async function attempts(id: string) {
+    const { rows } = await db.query<{ attempted_at: Date; status_code: number | null; error: string | null; duration_ms: number }>(
+      'SELECT attempted_at, status_code, error, duration_ms FROM legacy_webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY id',
+      [id],
+    );
+    return rows;
+  }
+
+  it(`claims ${driver === 'postgres' ? 'with row locks' : 'with leases'}`, () => {
+    expect(worker(fetcher().fetch).options.claim).toBe(driver === 'postgres' ? 'lock' : 'lease');
+  });
+
+  it('POSTs the stored body with X-Webhook-Signature alone; a 2xx is DELIVERED, the attempt recorded', async () => {
+    clock = new Date();
+    const { secret, deliveryIds, bodies } = await pending();
+    const { sent, fetch } = fetcher(() => 204);
+    expect(await worker(fetch).runOnce()).toBe(1);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.url).toBe('https://receiver.example/hooks');
+    expect(sent[0]!.body.toString('utf8')).toBe(bodies[0]);
+    expect(Object.keys(sent[0]!.headers).sort()).toEqual(['content-type', 'user-agent', 'x-webhook-signature']);
+    expect(verifyLegacyWebhook(sent[0]!.body, sent[0]!.headers['x-webhook-signature'], secret)).toEqual({ ok: true });
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 1, delivered_at: clock, leased_until: null });
+    expect(await attempts(deliveryIds[0]!)).toEqual([{ attempted_at: clock, status_code: 204, error: null, duration_ms: expect.any(Number) }]);
+  });
+
+  it('retries on the backoff schedule until it succeeds; refusals and errors recorded', async () => {
+    const start = new Date(Math.floor(Date.now() / 1000) * 1000);
+    clock = start;
+    const { deliveryIds } = await pending();
+    const answers: (number | Error)[] = [500, 301, new Error('connect ECONNREFUSED 127.0.0.1:9'), 200];
+    const { fetch } = fetcher(() => answers.shift()!);
+    const runner = worker(fetch, () => 0.5);
+    let expectedNext = start.getTime();
+    for (let failures = 1; failures <= 3; failures += 1) {
+      clock = new Date(expectedNext);
+      expect(await runner.runOnce()).toBe(1);
+      expectedNext = clock.getTime() + retryDelayFor(DEFAULT_RETRY_POLICY, failures, () => 0.5);
+      expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'PENDING', attempts: failures, next_attempt_at: new Date(expectedNext) });
+      // Not due a millisecond before its time.
+      clock = new Date(expectedNext - 1);
+      expect(await runner.runOnce()).toBe(0);
+    }
+    clock = new Date(expectedNext);
+    expect(await runner.runOnce()).toBe(1);
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 4 });
+    expect((await attempts(deliveryIds[0]!)).map((attempt) => [attempt.status_code, attempt.error])).toEqual([
+      [500, null],
+      [301, null],
+      [null, 'connect ECONNREFUSED 127.0.0.1:9'],
+      [200, null],
+    ]);
+    // 5 min, 10 min and 20 min ceilings, three quarters of each with this jitter.
+    expect(expectedNext - start.getTime()).toBe((225 + 450 + 900) * 1000);
+  });
+
+  it('gives up a delivery whose attempt at or after the deadline (72 h from receipt) fails', async () => {
+    const start = new Date();
+    clock = start;
+    const { deliveryIds } = await pending();
+    const { fetch } = fetcher(() => 503);
+    await db.query('UPDATE legacy_webhook_deliveries SET next_attempt_at = $2 WHERE id = $1', [deliveryIds[0], new Date(start.getTime() + 72 * HOUR - 1000)]);
+    clock = new Date(start.getTime() + 72 * HOUR - 1000);
+    await worker(fetch).runOnce();
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'PENDING', next_attempt_at: new Date(start.getTime() + 72 * HOUR) });
+    clock = new Date(start.getTime() + 72 * HOUR);
+    await worker(fetch).runOnce();
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP', attempts: 2 });
+  });
+
+  it('gives up, without sending, a delivery of a subscription removed after it was written', async () => {
+    clock = new Date();
+    const { subscriptionId, deliveryIds } = await pending();
+    await db.query(`UPDATE legacy_webhook_subscriptions SET status = 'REMOVED', removed_at = now() WHERE id = $1`, [subscriptionId]);
+    const { sent, fetch } = fetcher();
+    await worker(fetch).runOnce();
+    expect(sent).toEqual([]);
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP', attempts: 0 });
+  });
+
+  it('records a secret that does not open as a failed attempt and delivers the rest of the round', async () => {
+    clock = new Date();
+    const broken = await pending();
+    const fine = await pending();
+    await db.query('UPDATE legacy_webhook_subscriptions SET secret = $2 WHERE id = $1', [broken.subscriptionId, sealer.seal('whsec_x', 'another row')]);
+    const { sent, fetch } = fetcher();
+    expect(await worker(fetch).runOnce()).toBe(2);
+    expect(sent).toHaveLength(1);
+    expect(await delivery(fine.deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED' });
+    expect(await delivery(broken.deliveryIds[0]!)).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect((await attempts(broken.deliveryIds[0]!))[0]!.error).toMatch(/^the subscription's secret does not open/);
+  });
+
+  it('two workers at once never make the same attempt', async () => {
+    clock = new Date();
+    const { deliveryIds } = await pending(20);
+    const { sent, fetch } = fetcher(() => 200, 20);
+    const [a, b] = [worker(fetch), worker(fetch)];
+    const claimed = await Promise.all([a.runOnce(), b.runOnce(), a.runOnce(), b.runOnce()]);
+    expect(claimed.reduce((sum, n) => sum + n, 0)).toBe(20);
+    expect(sent).toHaveLength(20);
+    expect(new Set(sent.map((request) => request.body.toString('utf8'))).size).toBe(20);
+    for (const id of deliveryIds) expect(await delivery(id)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  });
+
+  it('a stop during an attempt is not the receiver\'s failure: nothing counted, due again at once', async () => {
+    clock = new Date();
+    const { deliveryIds } = await pending();
+    const { sent, fetch } = fetcher(() => 200, 10_000);
+    const runner = worker(fetch);
+    const round = runner.runOnce();
+    await expect.poll(() => sent.length).toBe(1);
+    await runner.stop();
+    await round;
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'PENDING', attempts: 0, leased_until: null });
+    expect((await attempts(deliveryIds[0]!)).map((attempt) => attempt.error)).toEqual(['interrupted: the worker stopped during the attempt']);
+    await worker(fetcher().fetch).runOnce();
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  });
+
+  it.runIf(driver === 'pglite')('releases at start-up the leases a dead process left (PGlite serves one process)', async () => {
+    clock = new Date();
+    const { deliveryIds } = await pending();
+    await db.query('UPDATE legacy_webhook_deliveries SET leased_until = $2 WHERE id = $1', [deliveryIds[0], new Date(clock.getTime() + HOUR)]);
+    const { fetch } = fetcher();
+    expect(await worker(fetch).runOnce()).toBe(0);
+    const restarted = worker(fetch);
+    await restarted.start();
+    await expect.poll(async () => (await delivery(deliveryIds[0]!)).status).toBe('DELIVERED');
+  });
+
+  it('a nudge runs a round at once rather than at the next poll', async () => {
+    clock = new Date();
+    const { sent, fetch } = fetcher();
+    const runner = new LegacyDeliveryWorker({ db, sealer, fetcher: fetch, now: () => clock, options: { pollIntervalMs: 3_600_000 } });
+    workers.push(runner);
+    await runner.start();
+    await expect.poll(() => sent.length).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pending();
+    runner.nudge();
+    await expect.poll(() => sent.length, { timeout: 2_000 }).toBe(1);
+  });
+});
