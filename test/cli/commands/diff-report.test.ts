@@ -107,8 +107,9 @@ describe('fxgate gateway in shadow mode', () => {
       FXGATE_SHADOW_URL: 'http://127.0.0.1:1',
       FXGATE_SHADOW_SAMPLE: '0.5',
     });
-    const [, adminUrl] = await gateway.waitFor(/^fxgate gateway: admin listener on (http:\/\/\S+)$/m);
-    const [, url] = gateway.stdout.match(/^fxgate gateway: listening on (http:\/\/\S+), in front of/m)!;
+    // The last line it prints: the others are all out by then.
+    const [, url] = await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+), in front of/m);
+    const [, adminUrl] = gateway.stdout.match(/^fxgate gateway: admin listener on (http:\/\/\S+)$/m)!;
     expect(gateway.stdout).toContain('fxgate gateway: shadow mode beside http://127.0.0.1:1: gateway answers clients, 50% of reads compared');
     expect((await fetch(`${url}/admin/shadow/report`)).status).toBe(404);
     expect(await (await fetch(`${adminUrl}/admin/shadow/report`)).json()).toEqual({ since: null, operations: [] });
