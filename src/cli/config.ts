@@ -1,4 +1,5 @@
 /** The CLI's configuration: read from the environment once per process, a bad value ending it with 2. */
+import { join } from 'node:path';
 import { type Config, ConfigError, loadConfig } from '../lib/config.js';
 import { usageError } from './exit.js';
 
@@ -14,4 +15,9 @@ export function cliConfig(): Config {
     }
   }
   return resolved;
+}
+
+/** Where the gateway keeps its own v3 key files. */
+export function upstreamKeysDir(config: Config): string {
+  return config.FXGATE_UPSTREAM_KEYS_DIR ?? join(config.FXGATE_DATA_DIR, 'gateway-keys');
 }

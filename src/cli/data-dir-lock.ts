@@ -2,8 +2,13 @@
  * One process at a time on an embedded database. PGlite does not lock its folder itself, and two
  * processes writing the same folder corrupt it, so fxgate takes a lock file beside it holding
  * its pid. A lock whose process is gone (killed, crashed) is taken over.
+ *
+ * A lock naming this very process is held when this process took it and has not released it
+ * (two PGlite instances on one folder corrupt it as surely as two processes do); otherwise it
+ * is a dead process's whose pid was reused (a container's pid 1 on every start), and is stale.
  */
 import { open, readFile, unlink } from 'node:fs/promises';
+import { resolve } from 'node:path';
 
 export class DataDirLockedError extends Error {
   readonly code = 'FXGATE_DATA_DIR_LOCKED';
@@ -26,6 +31,9 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The lock files this process holds now. */
+const heldHere = new Set<string>();
+
 async function holderOf(lockPath: string): Promise<number | null> {
   try {
     const pid = Number.parseInt(await readFile(lockPath, 'utf8'), 10);
@@ -40,12 +48,15 @@ async function holderOf(lockPath: string): Promise<number | null> {
 export async function lockDataDir(lockPath: string): Promise<() => Promise<void>> {
   // Two attempts: the second after removing a stale lock. Losing that race to another
   // process starting at the same moment ends in DataDirLockedError, as it should.
+  if (heldHere.has(resolve(lockPath))) throw new DataDirLockedError(lockPath, process.pid);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const handle = await open(lockPath, 'wx');
       await handle.writeFile(`${process.pid}\n`);
       await handle.close();
+      heldHere.add(resolve(lockPath));
       return async () => {
+        heldHere.delete(resolve(lockPath));
         if ((await holderOf(lockPath)) === process.pid) await unlink(lockPath);
       };
     } catch (error) {

@@ -13,6 +13,7 @@ import { openPostgres } from '../lib/db/postgres-database.js';
 import type { Closers } from './closers.js';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { CliError, messageOf } from './exit.js';
+import { clearPublishedAdmin } from './state/admin-discovery.js';
 
 export const PGLITE_FOLDER = 'pglite';
 export const PGLITE_LOCK_FILE = 'pglite.lock';
@@ -53,6 +54,8 @@ async function openEmbedded(dataDir: string, closers: Closers): Promise<Database
       { cause: error },
     );
   }
+  // What an earlier holder published names a listener that is gone.
+  await clearPublishedAdmin(folder);
   try {
     const db = await openPglite(join(folder, PGLITE_FOLDER));
     closers.add('embedded database', () => db.close());

@@ -3,7 +3,6 @@
  * and the stand-alone commands differ only in where each listens and whom the core trusts.
  */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
@@ -20,9 +19,11 @@ import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { signingIssuer, type Config } from '../lib/config.js';
 import type { Closers } from './closers.js';
+import { upstreamKeysDir } from './config.js';
 import { usageError } from './exit.js';
 import { listen } from './serve.js';
 import { openRegistry, openStore, type Registry } from './runtime.js';
+import { CliAdminAccess } from './state/admin-access.js';
 
 export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
   return {
@@ -54,10 +55,7 @@ export async function startCore(config: Config, closers: Closers, extraTrustedPr
   return { app, deps, store };
 }
 
-/** Where the gateway keeps its own v3 key files. */
-export function upstreamKeysDir(config: Config): string {
-  return config.FXGATE_UPSTREAM_KEYS_DIR ?? join(config.FXGATE_DATA_DIR, 'gateway-keys');
-}
+export { upstreamKeysDir };
 
 /**
  * The gateway's legacy side: its key registry and store, and where its v3 credentials come
@@ -128,12 +126,24 @@ export function createAdminListener(config: Config, command: ServerCommand): Adm
   return adminPort(config, command) === null ? null : new AdminListener({ logLevel: config.LOG_LEVEL });
 }
 
-/** Starts the admin listener once every route is on it; returns its URL, or null when it is off. */
-export async function listenAdmin(config: Config, closers: Closers, command: ServerCommand, admin: AdminListener | null): Promise<string | null> {
+/**
+ * Starts the admin listener once every route is on it; returns its URL, or null when it is off.
+ * Given the state of a process that holds the embedded data folder, it also serves the CLI's
+ * state commands and publishes where (state/admin-access.ts), even that there is no listener.
+ */
+export async function listenAdmin(config: Config, closers: Closers, command: ServerCommand, admin: AdminListener | null, state?: Registry): Promise<string | null> {
   const port = adminPort(config, command);
-  if (admin === null || port === null) return null;
+  const cli = state !== undefined && config.DATABASE_URL === undefined ? new CliAdminAccess(config, state) : null;
+  if (admin === null || port === null) {
+    await cli?.publish(closers, null);
+    return null;
+  }
+  cli?.addRoutes(admin);
   closers.add('admin listener', () => admin.close());
-  return listen(await admin.build(), config.FXGATE_ADMIN_HOST, port, 'the admin listener', { host: 'FXGATE_ADMIN_HOST', port: config.FXGATE_ADMIN_PORT === undefined ? 'PORT+1; set FXGATE_ADMIN_PORT, or FXGATE_ADMIN_PORT=off' : 'FXGATE_ADMIN_PORT' });
+  const app = await admin.build();
+  const url = await listen(app, config.FXGATE_ADMIN_HOST, port, 'the admin listener', { host: 'FXGATE_ADMIN_HOST', port: config.FXGATE_ADMIN_PORT === undefined ? 'PORT+1; set FXGATE_ADMIN_PORT, or FXGATE_ADMIN_PORT=off' : 'FXGATE_ADMIN_PORT' });
+  await cli?.publish(closers, app.server.address());
+  return url;
 }
 
 /** Builds the gateway in front of upstreamUrl (not yet listening); its operator routes go on `admin` when given. */

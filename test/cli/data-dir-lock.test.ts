@@ -46,4 +46,18 @@ describe('lockDataDir', () => {
     const release = await lockDataDir(path);
     await release();
   });
+
+  it('refuses a second lock in the process that holds it, and takes over one naming this pid that it does not hold', async () => {
+    const path = join(folder, 'd.lock');
+    const release = await lockDataDir(path);
+    const error = await lockDataDir(path).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DataDirLockedError);
+    expect(error).toMatchObject({ pid: process.pid });
+    await release();
+    // A dead process's lock whose pid this process now has (a container's pid 1 on every start).
+    await writeFile(path, `${process.pid}\n`);
+    const again = await lockDataDir(path);
+    expect(await readFile(path, 'utf8')).toBe(`${process.pid}\n`);
+    await again();
+  });
 });

@@ -5,8 +5,8 @@
  * is taken out of use, or has its withdrawals switched off.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { z } from 'zod';
 import { MODES, type Mode } from '../../lib/auth/credentials.js';
-import type { Queryable } from '../../lib/db/database.js';
 import { isId } from '../../lib/ids.js';
 import {
   listWithdrawalAccounts,
@@ -16,10 +16,9 @@ import {
 } from '../../core/settlement/withdrawal-accounts.js';
 import { readOrgBook } from '../../core/trading/org-books.js';
 import { parseMode, parseOrgId } from '../arguments.js';
-import { Closers } from '../closers.js';
-import { cliConfig } from '../config.js';
 import { CliError, usageError } from '../exit.js';
-import { openRegistry } from '../runtime.js';
+import { dateCodec, defineOperation } from '../state/operation.js';
+import { withState } from '../state/session.js';
 
 export function parseAccountId(value: string): string {
   const id = value.trim();
@@ -27,32 +26,90 @@ export function parseAccountId(value: string): string {
   return id;
 }
 
-/** Runs fn on the migrated database, then closes it whatever happened. */
-async function withDatabase<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
-  const closers = new Closers();
-  try {
-    return await fn((await openRegistry(cliConfig(), closers)).db);
-  } finally {
-    await closers.closeAll();
-  }
-}
+const modeSchema = z.enum(MODES);
+
+/** What the commands show of an account (the row has more: who created it, its idempotency key). */
+const accountSchema = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  environment: modeSchema,
+  currency: z.string(),
+  asset_type: z.string(),
+  account_name: z.string(),
+  status: z.string(),
+  verified: z.boolean(),
+  withdrawals_enabled: z.boolean(),
+  transfer_type: z.string().nullable(),
+  account_number: z.string().nullable(),
+  routing_number: z.string().nullable(),
+  swift_code: z.string().nullable(),
+  network: z.string().nullable(),
+  address: z.string().nullable(),
+  created_at: dateCodec,
+  updated_at: dateCodec,
+});
+export type AccountView = z.output<typeof accountSchema>;
+
+const accountChangeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('verify') }),
+  z.object({ kind: z.literal('disable') }),
+  z.object({ kind: z.literal('withdrawals'), enabled: z.boolean() }),
+]);
+type AccountChange = z.infer<typeof accountChangeSchema>;
+
+/** What the accounts commands do with the database, directly or through a running fxgate's admin listener. */
+export const accountOperations = {
+  /** The accounts of the org's books of the modes asked for, and how many of those books exist. */
+  list: defineOperation({
+    name: 'accounts/list',
+    input: z.object({ orgId: z.uuid(), modes: z.array(modeSchema).min(1) }),
+    output: z.object({ books: z.number().int(), rows: z.array(accountSchema) }),
+    run: async ({ db }, { orgId, modes }) => {
+      let books = 0;
+      const rows: WithdrawalAccountRow[] = [];
+      for (const mode of modes) {
+        if (!(await readOrgBook(db, orgId, mode))) continue;
+        books += 1;
+        rows.push(...(await listWithdrawalAccounts(db, { orgId, environment: mode })));
+      }
+      return { books, rows };
+    },
+  }),
+  /** The account after the change; null when the book has no such account. */
+  change: defineOperation({
+    name: 'accounts/change',
+    input: z.object({ orgId: z.uuid(), mode: modeSchema, accountId: z.string().refine((id) => isId('withdrawalAccount', id)), change: accountChangeSchema }),
+    output: accountSchema.nullable(),
+    run: async ({ db }, { orgId, mode, accountId, change }) => {
+      if (!(await readOrgBook(db, orgId, mode))) throw new CliError(`no org ${orgId} (with a ${mode} book) in the configured database`);
+      switch (change.kind) {
+        case 'verify':
+          return verifyWithdrawalAccount(db, orgId, mode, accountId);
+        case 'disable':
+          return updateWithdrawalAccount(db, orgId, mode, accountId, { status: 'DISABLED' });
+        case 'withdrawals':
+          return updateWithdrawalAccount(db, orgId, mode, accountId, { withdrawalsEnabled: change.enabled });
+      }
+    },
+  }),
+};
 
 const NONE = '-';
 const HEADER = ['ID', 'MODE', 'CURRENCY', 'RAIL', 'DESTINATION', 'STATUS', 'VERIFIED', 'WITHDRAWALS', 'NAME', 'CREATED'];
 
 /** The rail an account is paid on: FEDWIRE or SWIFT for fiat, the chain for a stablecoin. */
-function railOf(account: WithdrawalAccountRow): string {
+function railOf(account: AccountView): string {
   return account.transfer_type ?? account.network ?? NONE;
 }
 
 /** Where the money goes: the account number (with its routing number or BIC), or the address. */
-function destinationOf(account: WithdrawalAccountRow): string {
+function destinationOf(account: AccountView): string {
   if (account.asset_type === 'STABLECOIN') return account.address ?? NONE;
   const bank = account.routing_number ?? account.swift_code;
   return `${account.account_number ?? NONE}${bank ? ` @ ${bank}` : ''}`;
 }
 
-function tableRow(account: WithdrawalAccountRow): string[] {
+function tableRow(account: AccountView): string[] {
   return [
     account.id,
     account.environment,
@@ -68,14 +125,14 @@ function tableRow(account: WithdrawalAccountRow): string[] {
 }
 
 /** One aligned row per account, for people; ISO times so it also sorts. */
-export function formatAccountTable(accounts: readonly WithdrawalAccountRow[]): string {
+export function formatAccountTable(accounts: readonly AccountView[]): string {
   const rows = [HEADER, ...accounts.map(tableRow)];
   const widths = HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
   return rows.map((cells) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }
 
 /** One account as `label: value` lines, after a change. */
-export function formatAccount(account: WithdrawalAccountRow): string {
+export function formatAccount(account: AccountView): string {
   const lines: [string, string][] = [
     ['currency', account.currency],
     ['rail', railOf(account)],
@@ -91,16 +148,8 @@ export function formatAccount(account: WithdrawalAccountRow): string {
 }
 
 /** Applies a change to one account and prints it; an unknown org or account exits 1. */
-async function changeAccount(
-  orgId: string,
-  mode: Mode,
-  accountId: string,
-  change: (db: Queryable) => Promise<WithdrawalAccountRow | null>,
-): Promise<void> {
-  const account = await withDatabase(async (db) => {
-    if (!(await readOrgBook(db, orgId, mode))) throw new CliError(`no org ${orgId} (with a ${mode} book) in the configured database`);
-    return change(db);
-  });
+async function changeAccount(orgId: string, mode: Mode, accountId: string, change: AccountChange): Promise<void> {
+  const account = await withState((state) => state.run(accountOperations.change, { orgId, mode, accountId, change }));
   if (!account) throw new CliError(`no withdrawal account ${accountId} in the ${mode} book of org ${orgId}`);
   console.log(formatAccount(account));
 }
@@ -121,16 +170,7 @@ export function registerAccountsCommand(program: Command): void {
     .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
     .action(async (orgId: string, options: { mode?: Mode }) => {
       const modes = options.mode ? [options.mode] : MODES;
-      const listed = await withDatabase(async (db) => {
-        let books = 0;
-        const rows: WithdrawalAccountRow[] = [];
-        for (const mode of modes) {
-          if (!(await readOrgBook(db, orgId, mode))) continue;
-          books += 1;
-          rows.push(...(await listWithdrawalAccounts(db, { orgId, environment: mode })));
-        }
-        return { books, rows };
-      });
+      const listed = await withState((state) => state.run(accountOperations.list, { orgId, modes: [...modes] }));
       if (listed.books === 0) throw new CliError(`no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`);
       console.log(listed.rows.length > 0 ? formatAccountTable(listed.rows) : `org ${orgId} has no withdrawal accounts${options.mode ? ` in its ${options.mode} book` : ''}`);
     });
@@ -142,7 +182,7 @@ export function registerAccountsCommand(program: Command): void {
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
     .action((orgId: string, accountId: string, options: { mode: Mode }) =>
-      changeAccount(orgId, options.mode, accountId, (db) => verifyWithdrawalAccount(db, orgId, options.mode, accountId)),
+      changeAccount(orgId, options.mode, accountId, { kind: 'verify' }),
     );
 
   accounts
@@ -152,7 +192,7 @@ export function registerAccountsCommand(program: Command): void {
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
     .action((orgId: string, accountId: string, options: { mode: Mode }) =>
-      changeAccount(orgId, options.mode, accountId, (db) => updateWithdrawalAccount(db, orgId, options.mode, accountId, { status: 'DISABLED' })),
+      changeAccount(orgId, options.mode, accountId, { kind: 'disable' }),
     );
 
   accounts
@@ -165,7 +205,6 @@ export function registerAccountsCommand(program: Command): void {
     .addOption(new Option('--disable', 'refuse withdrawals').conflicts('enable'))
     .action((orgId: string, accountId: string, options: { mode: Mode; enable?: boolean; disable?: boolean }) => {
       if (options.enable === options.disable) throw usageError('give exactly one of --enable and --disable');
-      const withdrawalsEnabled = options.enable === true;
-      return changeAccount(orgId, options.mode, accountId, (db) => updateWithdrawalAccount(db, orgId, options.mode, accountId, { withdrawalsEnabled }));
+      return changeAccount(orgId, options.mode, accountId, { kind: 'withdrawals', enabled: options.enable === true });
     });
 }

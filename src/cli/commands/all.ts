@@ -4,10 +4,11 @@
  * first start it provides a sandbox org and key, so a newcomer can call the API at once.
  */
 import type { Command } from 'commander';
-import { signingIssuer } from '../../lib/config.js';
+import { type Config, signingIssuer } from '../../lib/config.js';
+import type { Closers } from '../closers.js';
 import { cliConfig } from '../config.js';
-import { ensureSandboxKey } from '../sandbox-key.js';
-import { seedSandbox } from '../sandbox-seed.js';
+import { ensureSandboxKey, type SandboxKey } from '../sandbox-key.js';
+import { type SeedReport, seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
 import { createAdminListener, listenAdmin, ownWebhookBase, startCore, startGateway, upstreamKeysDir } from '../servers.js';
@@ -18,31 +19,44 @@ const CORE_PORT = 0;
 /** The gateway reaches the core over loopback, so the core believes its X-Forwarded-For. */
 const LOOPBACK = ['127.0.0.1', '::1'];
 
+/** What `fxgate all` started: the gateway's URL, the admin listener's (null when off), the sandbox it provided. */
+export interface StartedAll {
+  readonly url: string;
+  readonly adminUrl: string | null;
+  readonly sandbox: SandboxKey;
+  readonly seeded: SeedReport;
+}
+
+/** Starts everything `fxgate all` serves, registering each part with closers; tests start it in process with this. */
+export async function startAll(config: Config, closers: Closers): Promise<StartedAll> {
+  const core = await startCore(config, closers, LOOPBACK);
+  const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
+  // One registry and one store for both parts: a key works in every generation, and a
+  // token spent at one part cannot be replayed at the other.
+  const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
+  const admin = createAdminListener(config, 'all');
+  const gateway = await startGateway(config, closers, coreUrl, {
+    registry: core.deps.registry,
+    database: core.deps.db,
+    store: core.store,
+    credentials,
+    // The core delivers v3 events to the gateway's own receiver, over loopback.
+    ownWebhookBase: (port) => ownWebhookBase(config.HOST, port),
+  }, admin);
+  const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
+  const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
+  const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
+  const adminUrl = await listenAdmin(config, closers, 'all', admin, core.deps);
+  return { url, adminUrl, sandbox, seeded };
+}
+
 export function registerAllCommand(program: Command): void {
   program
     .command('all')
     .description('Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.')
     .action(() =>
       serve(async (closers) => {
-        const config = cliConfig();
-        const core = await startCore(config, closers, LOOPBACK);
-        const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
-        // One registry and one store for both parts: a key works in every generation, and a
-        // token spent at one part cannot be replayed at the other.
-        const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
-        const admin = createAdminListener(config, 'all');
-        const gateway = await startGateway(config, closers, coreUrl, {
-          registry: core.deps.registry,
-          database: core.deps.db,
-          store: core.store,
-          credentials,
-          // The core delivers v3 events to the gateway's own receiver, over loopback.
-          ownWebhookBase: (port) => ownWebhookBase(config.HOST, port),
-        }, admin);
-        const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
-        const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
-        const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
-        const adminUrl = await listenAdmin(config, closers, 'all', admin);
+        const { url, adminUrl, sandbox, seeded } = await startAll(cliConfig(), closers);
         console.log(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
         console.log(`fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`);
         console.log(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);

@@ -11,11 +11,11 @@ export function registerCoreCommand(program: Command): void {
     .action(() =>
       serve(async (closers) => {
         const config = cliConfig();
-        const { app } = await startCore(config, closers);
+        const { app, deps } = await startCore(config, closers);
         // No admin routes of the core's own yet; the listener is where they will go.
         const admin = createAdminListener(config, 'core');
         const url = await listen(app, config.HOST, config.PORT, 'the core');
-        const adminUrl = await listenAdmin(config, closers, 'core', admin);
+        const adminUrl = await listenAdmin(config, closers, 'core', admin, deps);
         console.log(`fxgate core: listening on ${url}`);
         if (adminUrl !== null) console.log(`fxgate core: admin listener on ${adminUrl}`);
       }),

@@ -32,7 +32,7 @@ export function registerGatewayCommand(program: Command): void {
         const admin = createAdminListener(config, 'gateway');
         const app = await startGateway(config, closers, upstream, deps, admin);
         const url = await listen(app, config.HOST, config.PORT, 'the gateway');
-        const adminUrl = await listenAdmin(config, closers, 'gateway', admin);
+        const adminUrl = await listenAdmin(config, closers, 'gateway', admin, { db: deps.database, registry: deps.registry });
         console.log(`fxgate gateway: v3 credentials from ${upstreamKeysDir(config)}/<orgId>.<sandbox|live>.json`);
         if (config.FXGATE_SHADOW_URL !== undefined) {
           console.log(`fxgate gateway: shadow mode beside ${config.FXGATE_SHADOW_URL}: ${config.FXGATE_SHADOW_SERVE} answers clients, ${config.FXGATE_SHADOW_SAMPLE * 100}% of reads compared`);

@@ -2,27 +2,86 @@
 import { access } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { z } from 'zod';
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
-import { parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
-import { writeKeyFile } from '../../lib/keys/key-file.js';
-import { importKeyFile, KeyImportError, KeyImportInvalidError } from '../../lib/keys/key-import.js';
+import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
+import { newUuid } from '../../lib/ids.js';
+import { generateKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
+import { KeyImportError, KeyImportInvalidError, readKeyImportFile, registerImportedKeys } from '../../lib/keys/key-import.js';
+import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';
 import { collectCidr, parseKeyNameArgument, parseMode, parseOrgId, parseScopes } from '../arguments.js';
-import { Closers } from '../closers.js';
 import { cliConfig } from '../config.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import { formatKeyTable } from '../key-table.js';
-import { openRegistry, type Registry } from '../runtime.js';
+import { dateCodec, defineOperation } from '../state/operation.js';
+import { withState } from '../state/session.js';
 
-/** Runs fn on the registry, then closes the database whatever happened. */
-async function withRegistry<T>(fn: (registry: Registry) => Promise<T>): Promise<T> {
-  const config = cliConfig();
-  const closers = new Closers();
-  try {
-    return await fn(await openRegistry(config, closers));
-  } finally {
-    await closers.closeAll();
-  }
-}
+const modeSchema = z.enum(MODES);
+const scopesSchema = z.array(z.enum(SCOPES)).min(1);
+
+const apiKeyRecordSchema = z.object({
+  name: z.string(),
+  orgId: z.string(),
+  scopes: z.array(z.enum(SCOPES)).readonly(),
+  mode: modeSchema,
+  ipAllowlist: z.array(z.string()).readonly(),
+  createdAt: dateCodec,
+  revokedAt: dateCodec.nullable(),
+  label: z.string().nullable(),
+});
+
+/** What the keys commands do with the registry, directly or through a running fxgate's admin listener. */
+export const keyOperations = {
+  /** Registers the public half of a pair the CLI made; the private half stays with the CLI. */
+  register: defineOperation({
+    name: 'keys/register',
+    input: z.object({ name: z.string(), orgId: z.uuid(), publicKey: z.string(), scopes: scopesSchema, mode: modeSchema, ipAllowlist: z.array(z.string()), label: z.string().optional() }),
+    output: z.object({ name: z.string() }),
+    run: async ({ registry }, input) => {
+      try {
+        await registry.registerKey(input);
+      } catch (error) {
+        if (error instanceof InvalidCidrError || error instanceof InvalidKeyRegistrationError) throw usageError(error.message);
+        throw error;
+      }
+      return { name: input.name };
+    },
+  }),
+  /** Registers one file's checked records, whole or not at all. */
+  import: defineOperation({
+    name: 'keys/import',
+    input: z.object({
+      file: z.string(),
+      records: z.array(
+        z.object({
+          line: z.number().int().positive(),
+          name: z.string(),
+          orgId: z.uuid(),
+          keyId: z.uuid(),
+          publicKeyPem: z.string(),
+          scopes: z.array(z.enum(SCOPES)).min(1),
+          mode: modeSchema,
+          ipAllowlist: z.array(z.string()),
+        }),
+      ),
+    }),
+    output: z.array(z.object({ name: z.string(), outcome: z.enum(['imported', 'unchanged']) })),
+    run: ({ db }, { file, records }) => registerImportedKeys(db, records, file),
+  }),
+  list: defineOperation({
+    name: 'keys/list',
+    input: z.object({ org: z.uuid().optional() }),
+    output: z.array(apiKeyRecordSchema),
+    run: ({ registry }, { org }) => registry.list(org),
+  }),
+  /** Through the admin listener, the running process's key cache forgets the key at once. */
+  revoke: defineOperation({
+    name: 'keys/revoke',
+    input: z.object({ name: z.string() }),
+    output: z.object({ revoked: z.boolean() }),
+    run: async ({ registry }, { name }) => ({ revoked: await registry.revoke(name) }),
+  }),
+};
 
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
@@ -44,8 +103,10 @@ async function createKey(options: CreateOptions): Promise<void> {
   const config = cliConfig();
   // Refuse before registering anything: overwriting a key file would lose a private key.
   if (options.out !== undefined && (await exists(options.out))) throw usageError(`${resolve(options.out)} already exists; choose another --out`);
-  const file = await withRegistry(({ registry }) =>
-    registry.createKey({ orgId: options.org, scopes: options.scopes, mode: options.mode, ipAllowlist: options.ip, label: options.label }),
+  // Made here, so that the private key never leaves this process; the registry gets the public half.
+  const file = generateKeyFile({ orgId: options.org, keyId: newUuid(), scopes: options.scopes, mode: options.mode });
+  await withState((state) =>
+    state.run(keyOperations.register, { name: file.name, orgId: file.orgId, publicKey: file.publicKey, scopes: file.scopes, mode: file.mode, ipAllowlist: options.ip, label: options.label }),
   );
   const path = resolve(options.out ?? join(config.FXGATE_DATA_DIR, 'keys', `${parseKeyName(file.name)!.keyId}.json`));
   try {
@@ -67,11 +128,12 @@ async function createKey(options: CreateOptions): Promise<void> {
 async function importKeys(files: readonly string[]): Promise<void> {
   const counts = { imported: 0, unchanged: 0 };
   const failed: KeyImportError[] = [];
-  await withRegistry(async ({ db }) => {
+  await withState(async (state) => {
     for (const file of files) {
       try {
-        const result = await importKeyFile(db, file);
-        for (const key of result.keys) {
+        // Read and checked here, where the path means what the operator meant.
+        const records = await readKeyImportFile(file);
+        for (const key of await state.run(keyOperations.import, { file, records: [...records] })) {
           counts[key.outcome] += 1;
           console.log(`${key.outcome}: ${key.name}`);
         }
@@ -144,7 +206,7 @@ export function registerKeysCommand(program: Command): void {
     .description('List keys: name, mode, scopes, IP allowlist, created, revoked.')
     .option('--org <uuid>', 'only the keys of this org', parseOrgId)
     .action(async (options: { org?: string }) => {
-      const records = await withRegistry(({ registry }) => registry.list(options.org));
+      const records = await withState((state) => state.run(keyOperations.list, { org: options.org }));
       console.log(records.length > 0 ? formatKeyTable(records) : 'no keys');
     });
 
@@ -153,7 +215,7 @@ export function registerKeysCommand(program: Command): void {
     .description('Revoke a key; running servers stop accepting it within FXGATE_KEY_CACHE_TTL_MS.')
     .argument('<name>', 'the key name, org/{orgId}/apiKey/{keyId}', parseKeyNameArgument)
     .action(async (name: string) => {
-      const revoked = await withRegistry(({ registry }) => registry.revoke(name));
+      const { revoked } = await withState((state) => state.run(keyOperations.revoke, { name }));
       if (!revoked) throw new CliError(`no active key named ${name}`);
       console.log(`revoked: ${name}`);
     });

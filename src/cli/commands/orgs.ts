@@ -3,8 +3,8 @@
  * control of an org's books (sandbox and live) in the configured database.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { z } from 'zod';
 import { MODES, type Mode } from '../../lib/auth/credentials.js';
-import type { Queryable } from '../../lib/db/database.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
 import {
   CreditLineBelowCommittedError,
@@ -20,10 +20,9 @@ import {
   UnknownCurrencyError,
 } from '../../core/trading/org-books.js';
 import { parseMode, parseOrgId } from '../arguments.js';
-import { Closers } from '../closers.js';
-import { cliConfig } from '../config.js';
 import { CliError, usageError } from '../exit.js';
-import { openRegistry } from '../runtime.js';
+import { dateCodec, decimalCodec, defineOperation } from '../state/operation.js';
+import { withState } from '../state/session.js';
 
 /**
  * A credit line as typed: unsigned plain decimal within the column's numeric(38, 18), checked as
@@ -56,16 +55,6 @@ export function parsePair(value: string): { buyCurrency: string; sellCurrency: s
   return { buyCurrency: buy, sellCurrency: sell };
 }
 
-/** Runs fn on the migrated database, then closes it whatever happened. */
-async function withDatabase<T>(fn: (db: Queryable) => Promise<T>): Promise<T> {
-  const closers = new Closers();
-  try {
-    return await fn((await openRegistry(cliConfig(), closers)).db);
-  } finally {
-    await closers.closeAll();
-  }
-}
-
 /** The repository's errors as the CLI reports them: bad input exits 2, a state conflict 1. */
 function cliErrorOf(error: unknown): unknown {
   if (error instanceof OrgBookNotFoundError) return new CliError(`no org ${error.orgId} (with a ${error.environment} book) in the configured database`, undefined, { cause: error });
@@ -74,12 +63,70 @@ function cliErrorOf(error: unknown): unknown {
   return error;
 }
 
-async function changeBook(fn: (db: Queryable) => Promise<OrgBook>): Promise<void> {
-  try {
-    console.log(formatBook(await withDatabase(fn)));
-  } catch (error) {
-    throw cliErrorOf(error);
-  }
+const modeSchema = z.enum(MODES);
+const currencySchema = z.string().regex(CURRENCY);
+
+const orgBookSchema = z.object({
+  orgId: z.string(),
+  environment: modeSchema,
+  creditLineUsd: decimalCodec,
+  committedUsd: decimalCodec,
+  tradingEnabled: z.boolean(),
+  disabledCurrencies: z.array(z.string()).readonly(),
+  disabledPairs: z.array(z.string()).readonly(),
+  updatedAt: dateCodec,
+});
+
+/** One change to a book, as the subcommands make them. */
+const bookChangeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('credit-line'), amount: z.string().regex(CREDIT_LINE) }),
+  z.object({ kind: z.literal('trading'), enabled: z.boolean() }),
+  z.object({ kind: z.literal('currency'), currency: currencySchema, enabled: z.boolean() }),
+  z.object({ kind: z.literal('pair'), buyCurrency: currencySchema, sellCurrency: currencySchema, enabled: z.boolean() }),
+]);
+type BookChange = z.infer<typeof bookChangeSchema>;
+
+/** What the orgs commands do with the database, directly or through a running fxgate's admin listener. */
+export const orgOperations = {
+  /** The books of an org that exist, of the modes asked for. */
+  books: defineOperation({
+    name: 'orgs/books',
+    input: z.object({ orgId: z.uuid(), modes: z.array(modeSchema).min(1) }),
+    output: z.array(orgBookSchema),
+    run: async ({ db }, { orgId, modes }) => {
+      const found: OrgBook[] = [];
+      for (const mode of modes) {
+        const book = await readOrgBook(db, orgId, mode);
+        if (book) found.push(book);
+      }
+      return found;
+    },
+  }),
+  change: defineOperation({
+    name: 'orgs/change',
+    input: z.object({ orgId: z.uuid(), mode: modeSchema, change: bookChangeSchema }),
+    output: orgBookSchema,
+    run: async ({ db }, { orgId, mode, change }) => {
+      try {
+        switch (change.kind) {
+          case 'credit-line':
+            return await setCreditLine(db, orgId, mode, new Decimal(change.amount));
+          case 'trading':
+            return await setTradingEnabled(db, orgId, mode, change.enabled);
+          case 'currency':
+            return await setCurrencyEnabled(db, orgId, mode, change.currency, change.enabled);
+          case 'pair':
+            return await setPairEnabled(db, orgId, mode, { buyCurrency: change.buyCurrency, sellCurrency: change.sellCurrency }, change.enabled);
+        }
+      } catch (error) {
+        throw cliErrorOf(error);
+      }
+    },
+  }),
+};
+
+async function changeBook(orgId: string, mode: Mode, change: BookChange): Promise<void> {
+  console.log(formatBook(await withState((state) => state.run(orgOperations.change, { orgId, mode, change }))));
 }
 
 function formatList(values: readonly string[]): string {
@@ -130,14 +177,7 @@ export function registerOrgsCommand(program: Command): void {
     .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
     .action(async (orgId: string, options: { mode?: Mode }) => {
       const modes = options.mode ? [options.mode] : MODES;
-      const books = await withDatabase(async (db) => {
-        const found: OrgBook[] = [];
-        for (const mode of modes) {
-          const book = await readOrgBook(db, orgId, mode);
-          if (book) found.push(book);
-        }
-        return found;
-      });
+      const books = await withState((state) => state.run(orgOperations.books, { orgId, modes: [...modes] }));
       if (books.length === 0) throw new CliError(`no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`);
       console.log(books.map(formatBook).join('\n\n'));
     });
@@ -149,7 +189,7 @@ export function registerOrgsCommand(program: Command): void {
     .argument('<amount>', 'the credit line in USD, a plain decimal such as 250000 or 250000.50', parseCreditLineAmount)
     .addOption(new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).default('live'))
     .action((orgId: string, amount: string, options: { mode: Mode }) =>
-      changeBook((db) => setCreditLine(db, orgId, options.mode, new Decimal(amount))),
+      changeBook(orgId, options.mode, { kind: 'credit-line', amount }),
     );
 
   switchOptions(
@@ -159,7 +199,7 @@ export function registerOrgsCommand(program: Command): void {
       .argument('<org>', 'org id (a UUID)', parseOrgId),
   ).action((orgId: string, options: SwitchOptions) => {
     const enabled = enabledFrom(options);
-    return changeBook((db) => setTradingEnabled(db, orgId, options.mode, enabled));
+    return changeBook(orgId, options.mode, { kind: 'trading', enabled });
   });
 
   switchOptions(
@@ -170,7 +210,7 @@ export function registerOrgsCommand(program: Command): void {
       .argument('<currency>', 'the currency code, e.g. USDC', parseCurrency),
   ).action((orgId: string, currency: string, options: SwitchOptions) => {
     const enabled = enabledFrom(options);
-    return changeBook((db) => setCurrencyEnabled(db, orgId, options.mode, currency, enabled));
+    return changeBook(orgId, options.mode, { kind: 'currency', currency, enabled });
   });
 
   switchOptions(
@@ -181,6 +221,6 @@ export function registerOrgsCommand(program: Command): void {
       .argument('<pair>', 'BUY/SELL, e.g. EUR/USD (buy EUR, sell USD)', parsePair),
   ).action((orgId: string, pair: { buyCurrency: string; sellCurrency: string }, options: SwitchOptions) => {
     const enabled = enabledFrom(options);
-    return changeBook((db) => setPairEnabled(db, orgId, options.mode, pair, enabled));
+    return changeBook(orgId, options.mode, { kind: 'pair', ...pair, enabled });
   });
 }

@@ -10,6 +10,7 @@
  */
 import { type Command, Option } from 'commander';
 import type { Pool } from 'undici';
+import { z } from 'zod';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
 import { V3Client } from '../../gateway/upstream/v3-client.js';
@@ -18,16 +19,16 @@ import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js'
 import { LEGACY_WEBHOOK_DEFAULTS, SEALING_SECRET_NAME } from '../../gateway/webhooks/legacy-webhooks.js';
 import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
 import { type Subscription, SubscriptionInputError, addSubscription, checkEvents, listSubscriptions, removeSubscription } from '../../gateway/webhooks/subscriptions.js';
-import type { Mode } from '../../lib/auth/credentials.js';
+import { MODES, type Mode } from '../../lib/auth/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { Closers } from '../closers.js';
-import { cliConfig } from '../config.js';
+import { upstreamKeysDir } from '../config.js';
 import { CliError, messageOf, usageError } from '../exit.js';
-import { openRegistry } from '../runtime.js';
-import { upstreamKeysDir } from '../servers.js';
+import { defineOperation, type StateContext } from '../state/operation.js';
+import { withState } from '../state/session.js';
 
 /** What the commands run on; tests build it in process. */
 export interface WebhookCommandDeps {
@@ -134,20 +135,62 @@ function directRegistration(config: Config, db: Database, sealer: SecretSealer, 
   return { registrar: new WebhookRegistrar({ db, client, sealer, v3EventTypes }), base };
 }
 
-/** Runs fn on the configured database, then closes it whatever happened. */
-async function withDeps<T>(fn: (deps: WebhookCommandDeps) => Promise<T>): Promise<T> {
-  const config = cliConfig();
+/** The commands' dependencies on the database of the process that runs the operation, and its configuration. */
+async function withDeps<T>(context: StateContext, fn: (deps: WebhookCommandDeps) => Promise<T>): Promise<T> {
   const closers = new Closers();
   try {
-    const { db } = await openRegistry(config, closers);
     const mappings = await loadLegacyMappings();
     const builder = compileLegacyWebhooks(mappings.webhooks, mappings.maps);
-    const sealer = await SecretSealer.open(db, SEALING_SECRET_NAME);
-    return await fn({ db, sealer, events: { names: builder.eventNames, defaults: builder.defaultEvents }, registration: directRegistration(config, db, sealer, builder.v3EventTypes, closers) });
+    const sealer = await SecretSealer.open(context.db, SEALING_SECRET_NAME);
+    const registration = directRegistration(context.config, context.db, sealer, builder.v3EventTypes, closers);
+    return await fn({ db: context.db, sealer, events: { names: builder.eventNames, defaults: builder.defaultEvents }, registration });
   } finally {
     await closers.closeAll();
   }
 }
+
+const modeSchema = z.enum(MODES);
+const subscriptionSchema = z.object({
+  id: z.string(),
+  orgId: z.string(),
+  mode: modeSchema,
+  url: z.string(),
+  events: z.array(z.string()).readonly(),
+  status: z.enum(['ACTIVE', 'REMOVED']),
+  createdAt: z.string(),
+  removedAt: z.string().nullable(),
+});
+const noteSchema = z.discriminatedUnion('state', [
+  z.object({ state: z.literal('registered'), registration: z.object({ orgId: z.string(), mode: modeSchema, endpointId: z.string(), url: z.string() }) }),
+  z.object({ state: z.literal('removed'), endpointIds: z.array(z.string()).readonly() }),
+  z.object({ state: z.literal('deferred') }),
+  z.object({ state: z.literal('failed'), message: z.string() }),
+]);
+
+/**
+ * What the webhooks commands do with the database, directly or through a running fxgate's admin
+ * listener. There, the registration with v3 is that process's to do, as its configuration allows.
+ */
+export const webhookOperations = {
+  add: defineOperation({
+    name: 'webhooks/add',
+    input: z.object({ org: z.uuid(), mode: modeSchema, url: z.string(), events: z.array(z.string()).optional() }),
+    output: z.object({ subscription: subscriptionSchema, secret: z.string(), note: noteSchema }),
+    run: (context, input) => withDeps(context, (deps) => addWebhook(deps, input)),
+  }),
+  list: defineOperation({
+    name: 'webhooks/list',
+    input: z.object({ org: z.uuid().optional() }),
+    output: z.array(subscriptionSchema.extend({ v3EndpointId: z.string().nullable() })),
+    run: ({ db }, { org }) => listWebhooks({ db }, org),
+  }),
+  remove: defineOperation({
+    name: 'webhooks/remove',
+    input: z.object({ id: z.string() }),
+    output: z.object({ subscription: subscriptionSchema, note: noteSchema }),
+    run: (context, { id }) => withDeps(context, (deps) => removeWebhook(deps, id)),
+  }),
+};
 
 function parseEventList(value: string): string[] {
   return value.split(',').map((event) => event.trim().toLowerCase());
@@ -181,7 +224,7 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--json', 'print {id, orgId, mode, url, events, secret} as JSON')
     .addHelpText('after', ADD_HELP)
     .action(async (options: { org: string; mode: Mode; url: string; events?: string[]; json?: boolean }) => {
-      const added = await withDeps((deps) => addWebhook(deps, options));
+      const added = await withState((state) => state.run(webhookOperations.add, { org: options.org, mode: options.mode, url: options.url, events: options.events }));
       const { id, orgId, mode, url, events } = added.subscription;
       if (options.json) {
         console.log(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
@@ -204,7 +247,7 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--org <uuid>', 'only the subscriptions of this org', parseOrgId)
     .option('--json', 'print a JSON array')
     .action(async (options: { org?: string; json?: boolean }) => {
-      const listed = await withDeps((deps) => listWebhooks(deps, options.org));
+      const listed = await withState((state) => state.run(webhookOperations.list, { org: options.org }));
       if (options.json) console.log(JSON.stringify(listed));
       else console.log(listed.length > 0 ? formatWebhookTable(listed) : 'no subscriptions');
     });
@@ -215,7 +258,7 @@ export function registerWebhooksCommand(program: Command): void {
     .argument('<id>', 'the subscription id (a UUID)')
     .option('--json', 'print {id, removed: true} as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
-      const removed = await withDeps((deps) => removeWebhook(deps, id.trim()));
+      const removed = await withState((state) => state.run(webhookOperations.remove, { id: id.trim() }));
       if (options.json) {
         console.log(JSON.stringify({ id: removed.subscription.id, removed: true }));
         console.error(`fxgate: ${describeNote(removed.note, 'remove')}`);

@@ -18,6 +18,8 @@ export interface AdminRoute {
   readonly url: string;
   /** Its resolved value is the answer (JSON for an object); it may reply itself. */
   readonly handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /** The largest request body it takes, in bytes; fastify's 1 MiB when unset. */
+  readonly bodyLimit?: number;
 }
 
 /** Where the parts of a server add their operator routes. */
@@ -51,7 +53,7 @@ export class AdminListener implements AdminRoutes {
     if (this.app !== null) return this.app;
     const app = Fastify({ logger: loggerOptions(this.options.logLevel ?? 'info'), return503OnClosing: true, exposeHeadRoutes: false });
     this.app = app;
-    for (const route of this.routes) app.route({ method: route.method, url: route.url, handler: route.handler });
+    for (const route of this.routes) app.route({ method: route.method, url: route.url, handler: route.handler, ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }) });
     app.setNotFoundHandler(async (request, reply) => reply.code(404).send({ status: 404, error: 'not_found', message: `The admin listener has no route ${request.method} ${request.url.split('?', 1)[0]!}` }));
     app.setErrorHandler(async (error, request, reply) => {
       request.log.error({ err: error }, 'admin route failed');

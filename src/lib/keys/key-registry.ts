@@ -134,6 +134,21 @@ export interface CreateKeyInput {
   readonly label?: string;
 }
 
+export interface RegisterKeyInput extends CreateKeyInput {
+  /** `org/{orgId}/apiKey/{keyId}` of orgId. */
+  readonly name: string;
+  /** SPKI PEM of an EC P-256 key (every token is ES256). */
+  readonly publicKey: string;
+}
+
+export class InvalidKeyRegistrationError extends Error {
+  readonly code = 'FXGATE_INVALID_KEY_REGISTRATION';
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidKeyRegistrationError';
+  }
+}
+
 interface CachedKey {
   readonly key: ActiveKey | null;
   /** When the look-up that read it began: what the database said is at least this fresh. */
@@ -157,15 +172,32 @@ export class KeyRegistry {
 
   /** Makes a key pair, registers the public half, and returns the key file (private half). */
   async createKey(input: CreateKeyInput): Promise<KeyFile> {
+    const file = generateKeyFile({ orgId: input.orgId, keyId: newUuid(), scopes: [...input.scopes], mode: input.mode });
+    await this.registerKey({ ...input, name: file.name, publicKey: file.publicKey, scopes: file.scopes });
+    return file;
+  }
+
+  /**
+   * Registers the public half of a key pair made elsewhere, creating the org if it is new:
+   * `fxgate keys create` makes the pair itself, so the private half never leaves it.
+   */
+  async registerKey(input: RegisterKeyInput): Promise<void> {
+    const keyId = parseKeyName(input.name)?.orgId === input.orgId ? parseKeyName(input.name)!.keyId : null;
+    if (keyId === null) throw new InvalidKeyRegistrationError(`${input.name} is not a key name of org ${input.orgId} (org/{orgId}/apiKey/{keyId})`);
+    let curve: string | undefined;
+    try {
+      curve = createPublicKey(input.publicKey).asymmetricKeyDetails?.namedCurve;
+    } catch {
+      curve = undefined;
+    }
+    if (curve !== 'prime256v1') throw new InvalidKeyRegistrationError(`the public key of ${input.name} is not an EC P-256 key in SPKI PEM`);
     const ipAllowlist = normaliseCidrs(input.ipAllowlist ?? []);
     await this.ensureOrg(input.orgId);
-    const file = generateKeyFile({ orgId: input.orgId, keyId: newUuid(), scopes: [...input.scopes], mode: input.mode });
     await this.db.query(
       `INSERT INTO api_keys (name, id, org_id, public_key_pem, scopes, mode, ip_allowlist, label)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [file.name, parseKeyName(file.name)!.keyId, input.orgId, file.publicKey, file.scopes, file.mode, ipAllowlist, input.label ?? null],
+      [input.name, keyId, input.orgId, input.publicKey, [...input.scopes], input.mode, ipAllowlist, input.label ?? null],
     );
-    return file;
   }
 
   async list(orgId?: string): Promise<ApiKeyRecord[]> {

@@ -77,7 +77,8 @@ describe('fxgate all on the embedded defaults', () => {
     expect(slow.answeredAfterMs).toBeGreaterThanOrEqual(1_480);
     expect(slow.answeredAfterMs).toBeLessThanOrEqual(2_500);
 
-    const blocked = await runCli(['keys', 'list'], env);
+    // A state command goes through the admin listener (test/cli/state); one that is not one of them is refused.
+    const blocked = await runCli(['migrate'], env);
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain(`${dataDir} (FXGATE_DATA_DIR) is in use by another fxgate process (pid ${server.child.pid})`);
 

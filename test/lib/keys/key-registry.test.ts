@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/lib/db/database.js';
-import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { InvalidKeyRegistrationError, KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 
 const TTL_MS = 5_000;
@@ -177,5 +177,39 @@ describe('KeyRegistry key cache', () => {
     // A name that is not a key name never reaches the database.
     expect(await registry.findActive('not a key name')).toBeNull();
     expect(observed.lookUps).toBe(1);
+  });
+});
+
+describe('KeyRegistry.registerKey', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestPostgres();
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+
+  it('registers the public half of a pair made elsewhere, with its org, and the key is found', async () => {
+    const registry = new KeyRegistry(database.db);
+    const orgId = randomUUID();
+    const name = `org/${orgId}/apiKey/${randomUUID()}`;
+    await registry.registerKey({ name, orgId, publicKey: p256(), scopes: ['view'], mode: 'live', ipAllowlist: ['203.0.113.7'], label: 'cli' });
+    expect(await registry.list(orgId)).toMatchObject([{ name, orgId, scopes: ['view'], mode: 'live', ipAllowlist: ['203.0.113.7/32'], label: 'cli', revokedAt: null }]);
+    expect((await registry.findActive(name))?.record.name).toBe(name);
+    expect((await database.db.query('SELECT 1 FROM org_environments WHERE org_id = $1', [orgId])).rowCount).toBe(2);
+  });
+
+  it("refuses another org's name, and a key that is not P-256", async () => {
+    const registry = new KeyRegistry(database.db);
+    const orgId = randomUUID();
+    const otherOrgName = `org/${randomUUID()}/apiKey/${randomUUID()}`;
+    await expect(registry.registerKey({ name: otherOrgName, orgId, publicKey: p256(), scopes: ['view'], mode: 'live' })).rejects.toBeInstanceOf(InvalidKeyRegistrationError);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    for (const publicKey of [rsa, 'not a key']) {
+      await expect(registry.registerKey({ name: `org/${orgId}/apiKey/${randomUUID()}`, orgId, publicKey, scopes: ['view'], mode: 'live' })).rejects.toThrow('is not an EC P-256 key in SPKI PEM');
+    }
+    expect(await registry.list(orgId)).toEqual([]);
   });
 });
