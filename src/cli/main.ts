@@ -18,6 +18,7 @@ import { registerKeysCommand } from './commands/keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOrgsCommand } from './commands/orgs.js';
 import { registerSignCommand } from './commands/sign.js';
+import { registerUsageCommand } from './commands/usage.js';
 import { registerWebhooksCommand } from './commands/webhooks.js';
 import { CliError, EXIT_CODES, messageOf } from './exit.js';
 
@@ -33,7 +34,7 @@ function buildProgram(): Command {
     .version(packageVersion())
     // Set before the commands are added, which inherit it: a usage error exits 2, help 0.
     .exitOverride((error) => process.exit(error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage));
-  for (const register of [registerAllCommand, registerCoreCommand, registerGatewayCommand, registerKeysCommand, registerOrgsCommand, registerAccountsCommand, registerWebhooksCommand, registerMigrateCommand, registerSignCommand, registerDiffCommand, registerDocsCommand]) {
+  for (const register of [registerAllCommand, registerCoreCommand, registerGatewayCommand, registerKeysCommand, registerOrgsCommand, registerAccountsCommand, registerWebhooksCommand, registerMigrateCommand, registerSignCommand, registerUsageCommand, registerDiffCommand, registerDocsCommand]) {
     register(program);
   }
   return program;

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
+import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecycle.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
@@ -167,7 +168,7 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
         webhooks: legacyWebhooks(config, deps),
         issuers: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
-        migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,
+        lifecycle: lifecycleOptionsFromConfig(config),
         pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
         ...(shadow === undefined ? {} : { shadow }),
       },

@@ -5,7 +5,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
-import { DEFAULT_MIGRATION_GUIDE_URL, DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
+import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
 import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
@@ -16,6 +16,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/se
 import { createGatewayClientErrorHandler } from './client-errors.js';
 import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
+import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/generation-lifecycle.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
@@ -28,6 +29,7 @@ import { readShadowReport } from './shadow/shadow-recorder.js';
 import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { V3Client } from './upstream/v3-client.js';
+import { USAGE_DEFAULTS, UsageRecorder, usageAdminRoute } from './usage/usage-recorder.js';
 import type { LegacyWebhooks } from './webhooks/legacy-webhooks.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
 import { handleGatewayError, sendV3Error } from './v3/errors.js';
@@ -82,8 +84,10 @@ export interface LegacyGatewayOptions {
   readonly issuers: readonly string[];
   /** Lifetime of a v2 idempotency lock whose owner died. */
   readonly idempotencyLockTtlMs?: number;
-  /** Where v1's deprecation `Link` points. */
-  readonly migrationGuideUrl?: string;
+  /** The generations' deprecation headers, brownouts and sunset (legacy/generation-lifecycle.ts); v1's default dates without it. */
+  readonly lifecycle?: GenerationLifecycleOptions;
+  /** The usage report's batching (usage/usage-recorder.ts): how often counts are written, and its clock. */
+  readonly usage?: { readonly flushIntervalMs?: number; readonly now?: () => number };
   /** How list totals are found (FXGATE_LEGACY_PAGE_TOTALS; page-walker.ts). */
   readonly pageTotals?: PageTotalsMode;
   /** Shadow mode beside the legacy service (shadow/shadow-mode.ts); off without it. */
@@ -94,7 +98,6 @@ export interface LegacyGatewayOptions {
 
 export const LEGACY_GATEWAY_DEFAULTS = {
   idempotencyLockTtlMs: 30_000,
-  migrationGuideUrl: DEFAULT_MIGRATION_GUIDE_URL,
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 
@@ -137,6 +140,8 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   }
   // Validated once here: a bad table stops start-up. The legacy envelopes need the error tables even on a /v3-only gateway.
   const mappings = await loadLegacyMappings(resolved.mappingsLocation);
+  // Its dates are checked here too: a sunset before its deprecation stops start-up.
+  const lifecycle = new GenerationLifecycle(resolved.legacy?.lifecycle);
   const app = Fastify({
     logger: loggerOptions(resolved.logLevel),
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
@@ -144,7 +149,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     genReqId: generateRequestId,
     ...serverTimeoutOptions(resolved.requestTimeoutMs),
     // What Node's parser refuses before routing gets the envelope of the generation its request line names.
-    clientErrorHandler: createGatewayClientErrorHandler(mappings.errors, resolved.legacy?.migrationGuideUrl ?? LEGACY_GATEWAY_DEFAULTS.migrationGuideUrl),
+    clientErrorHandler: createGatewayClientErrorHandler(mappings.errors, lifecycle),
     frameworkErrors: (_error, request, reply) => {
       // Under /v1 or /v2 the generation's own "not found", in its envelope and status.
       const generation = legacyGenerationOf(request.url);
@@ -157,9 +162,12 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   // Set once the legacy routes exist; the malformed-URL answer above needs it.
   let legacyNotFound: LegacyNotFound | null = null;
   let shadow: ShadowMode | null = null;
+  let usage: UsageRecorder | null = null;
   app.addHook('onClose', async () => {
     // A legacy handler whose client left is still mid-operation: let it finish its v3 calls, for up to one call's deadline.
     await inFlight.drain(resolved.deadlineMs);
+    // Every request answered is counted by now: the last batch is written.
+    await usage?.close();
     // Comparisons still running translate through the pool, so they finish (or are cut) before it closes.
     await shadow?.close();
     await ownPool?.close();
@@ -183,7 +191,14 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
         log: app.log,
       });
     }
-    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow);
+    const usageOptions = resolved.legacy.usage;
+    usage = new UsageRecorder(database, {
+      flushIntervalMs: usageOptions?.flushIntervalMs ?? USAGE_DEFAULTS.flushIntervalMs,
+      ...(usageOptions?.now === undefined ? {} : { now: usageOptions.now }),
+      onFlushError: (error) => app.log.warn({ err: error }, 'usage report: writing the counts failed; kept for the next flush'),
+    });
+    resolved.admin?.add(usageAdminRoute(database, usage, usageOptions?.now));
+    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow, lifecycle, usage);
     readiness.store = () => store.ping();
     readiness.database = () => database.query('SELECT 1').then(() => undefined);
     await resolved.legacy.webhooks?.attach(app, { mappings, client: new V3Client({ dispatcher, credentials: resolved.legacy.credentials, deadlineMs: resolved.deadlineMs }) });
@@ -216,6 +231,8 @@ async function registerLegacy(
   deadlineMs: number,
   options: LegacyGatewayOptions,
   shadow: ShadowMode | null,
+  lifecycle: GenerationLifecycle,
+  usage: UsageRecorder,
 ): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const authenticate = createLegacyAuthenticator({
@@ -233,7 +250,9 @@ async function registerLegacy(
       client: new V3Client({ dispatcher, credentials: resolved.credentials, deadlineMs }),
       idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
-      reply: { migrationGuideUrl: resolved.migrationGuideUrl },
+      reply: lifecycle,
+      lifecycle,
+      usage,
       ...(shadow === null ? {} : { shadow }),
     },
     ...(shadow?.serve === 'legacy' ? { legacyService: shadow } : {}),

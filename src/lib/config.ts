@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
+import { type TimeInterval, TimeTextError, parseInstant, parseIntervals } from './time-text.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -134,8 +135,35 @@ const adminPort = z.union([z.literal('off'), port]);
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
 
-/** Where v1's deprecation `Link` points unless configured (the gateway's default too). */
-export const DEFAULT_MIGRATION_GUIDE_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
+/** Where the deprecation and sunset `Link` points unless configured (the gateway's default too). */
+export const DEFAULT_MIGRATION_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
+/** v1's dates unless configured: deprecated at the start of 2026, retired at its end. */
+export const DEFAULT_V1_DEPRECATED_AT = '2026-01-01T00:00:00Z';
+export const DEFAULT_V1_SUNSET_AT = '2026-12-31T23:59:59Z';
+
+/** Settings renamed: the old name is still read when the new one is unset. */
+export const RENAMED_SETTINGS = { FXGATE_MIGRATION_GUIDE_URL: 'FXGATE_MIGRATION_URL' } as const;
+
+/** An ISO 8601 instant with its zone, kept as written; the gateway reads it with time-text.ts. */
+const instant = z.string().superRefine((text, ctx) => {
+  try {
+    parseInstant(text);
+  } catch (error) {
+    if (!(error instanceof TimeTextError)) throw error;
+    ctx.addIssue({ code: 'custom', message: error.message });
+  }
+});
+
+/** FXGATE_V1_BROWNOUTS: ISO 8601 intervals, comma-separated. */
+const brownoutWindows = z.string().transform((text, ctx): TimeInterval[] => {
+  try {
+    return parseIntervals(text);
+  } catch (error) {
+    if (!(error instanceof TimeTextError)) throw error;
+    ctx.addIssue({ code: 'custom', message: error.message });
+    return z.NEVER;
+  }
+});
 
 export const configSchema = z.object({
   PORT: port.default(8080).describe('Port the public listener binds (the gateway in `all`, the core in `core`).'),
@@ -177,7 +205,38 @@ export const configSchema = z.object({
     .describe(
       'Gateway: folder of its own v3 key files, `<orgId>.<mode>.json`, one per org and mode it serves (`fxgate gateway`; `fxgate all` creates them itself). Unset: `<FXGATE_DATA_DIR>/gateway-keys`.',
     ),
-  FXGATE_MIGRATION_GUIDE_URL: z.url().default(DEFAULT_MIGRATION_GUIDE_URL).describe('Gateway: where the `Link` header of every v1 answer points (with `Deprecation` and `Sunset`).'),
+  FXGATE_MIGRATION_URL: z
+    .url()
+    .default(DEFAULT_MIGRATION_URL)
+    .describe(
+      'Gateway: the migration guide: the target of the `Link` header (`rel="deprecation"`, `rel="sunset"`) on every v1 answer, and on v2 answers once v2 has dates, and named in the 410 of brownouts and of the sunset. Formerly `FXGATE_MIGRATION_GUIDE_URL`, still read when this one is unset.',
+    ),
+  FXGATE_V1_DEPRECATED_AT: instant
+    .default(DEFAULT_V1_DEPRECATED_AT)
+    .describe('Gateway: when v1 was deprecated, an ISO 8601 instant with its zone; every v1 answer carries it as `Deprecation: @<unix seconds>` (RFC 9745).'),
+  FXGATE_V1_SUNSET_AT: instant
+    .default(DEFAULT_V1_SUNSET_AT)
+    .describe(
+      'Gateway: when v1 is retired, an ISO 8601 instant with its zone, not before FXGATE_V1_DEPRECATED_AT; every v1 answer carries it as `Sunset: <HTTP-date>` (RFC 8594). From that instant on, v1 requests get 410 (see FXGATE_V1_AFTER_SUNSET).',
+    ),
+  FXGATE_V1_AFTER_SUNSET: z
+    .enum(['refuse', 'serve'])
+    .default('refuse')
+    .describe('Gateway: v1 after FXGATE_V1_SUNSET_AT. `refuse`: every v1 request, once its token is checked, gets 410 naming the sunset and the migration guide. `serve`: v1 goes on being served (with its headers), for a sunset that has to move after the date.'),
+  FXGATE_V1_BROWNOUTS: brownoutWindows
+    .default([])
+    .describe(
+      'Gateway: scheduled v1 brownouts before the sunset: comma-separated ISO 8601 intervals, start/duration or start/end (`2026-12-10T15:00:00Z/PT1H,2026-12-17T15:00:00Z/2026-12-17T17:00:00Z`; durations in weeks, days, hours, minutes, seconds). Inside one (its start included, its end not), every v1 request, once its token is checked, gets 410 naming the sunset and the migration guide.',
+    ),
+  FXGATE_V1_BROWNOUT_EXEMPT: orgList
+    .default([])
+    .describe("Gateway: comma-separated org ids whose v1 requests are served during the brownouts all the same (the org of the request's key decides). Not an exemption from the sunset."),
+  FXGATE_V2_DEPRECATED_AT: instant
+    .optional()
+    .describe('Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_MIGRATION_URL. Unset: none.'),
+  FXGATE_V2_SUNSET_AT: instant
+    .optional()
+    .describe('Gateway: when v2 is to be retired, an ISO 8601 instant, not before FXGATE_V2_DEPRECATED_AT; once set, every v2 answer carries `Sunset` and a `Link`. It announces only: v2 is not refused after it. Unset: none.'),
   FXGATE_LEGACY_PAGE_TOTALS: z
     .enum(['bounded', 'exact'])
     .default('bounded')
@@ -200,11 +259,11 @@ export const configSchema = z.object({
     .describe(
       'Gateway: the URL at which v3 reaches the gateway\'s legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).',
     ),
-  FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (the shadow report; `/admin/...`), apart from the public one. Keep it off the public network.'),
+  FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (the shadow and usage reports; `/admin/...`), apart from the public one. Keep it off the public network.'),
   FXGATE_ADMIN_PORT: adminPort
     .optional()
     .describe(
-      'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /admin/shadow/report`), and the public listener answers none of them.',
+      'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them.',
     ),
   FXGATE_SHADOW_URL: optionalUrl(['http', 'https'])
     .describe(
@@ -236,10 +295,28 @@ export const configSchema = z.object({
   if (config.FXGATE_SHADOW_SERVE === 'legacy' && config.FXGATE_SHADOW_URL === undefined) {
     ctx.addIssue({ code: 'custom', path: ['FXGATE_SHADOW_SERVE'], message: 'legacy needs FXGATE_SHADOW_URL, the legacy service to serve from' });
   }
+  // A sunset before the deprecation would announce a retirement before its notice.
+  for (const generation of ['V1', 'V2'] as const) {
+    const [deprecated, sunset] = [config[`FXGATE_${generation}_DEPRECATED_AT`], config[`FXGATE_${generation}_SUNSET_AT`]];
+    if (deprecated === undefined || sunset === undefined) continue;
+    const [from, to] = [instantOrNull(deprecated), instantOrNull(sunset)];
+    if (from !== null && to !== null && to < from) {
+      ctx.addIssue({ code: 'custom', path: [`FXGATE_${generation}_SUNSET_AT`], message: `${sunset} is before FXGATE_${generation}_DEPRECATED_AT (${deprecated}); the sunset must not come before the deprecation` });
+    }
+  }
   if (config.FXGATE_CUTOVER_ORGS.length > 0 && config.FXGATE_SHADOW_SERVE !== 'legacy') {
     ctx.addIssue({ code: 'custom', path: ['FXGATE_CUTOVER_ORGS'], message: 'lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy (and FXGATE_SHADOW_URL) too' });
   }
 });
+
+/** An instant already refused on its own is not compared as well. */
+function instantOrNull(text: string): number | null {
+  try {
+    return parseInstant(text);
+  } catch {
+    return null;
+  }
+}
 
 export type Config = z.infer<typeof configSchema>;
 
@@ -258,14 +335,31 @@ export function signingIssuer(config: Pick<Config, 'FXGATE_JWT_ISSUER'>): string
 
 /** Reads the configuration from an environment (process.env by default); empty strings count as unset. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
-  const relevant = Object.fromEntries(
+  const relevant: Record<string, string | undefined> = Object.fromEntries(
     Object.keys(configSchema.shape)
       .map((name) => [name, env[name]] as const)
       .filter(([, value]) => value !== undefined && value !== ''),
   );
+  // A renamed setting: its old name still works alone; with the new one, the two must agree.
+  const renamed = new Map<string, string>();
+  for (const [old, current] of Object.entries(RENAMED_SETTINGS)) {
+    const value = env[old];
+    if (value === undefined || value === '') continue;
+    if (relevant[current] === undefined) {
+      relevant[current] = value;
+      renamed.set(current, old);
+    } else if (relevant[current] !== value) {
+      throw new ConfigError([`${old}: renamed ${current}, and both are set to different values; unset ${old}`]);
+    }
+  }
   const parsed = configSchema.safeParse(relevant);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = issue.path.join('.');
+        return `${renamed.has(name) ? `${renamed.get(name)!} (now ${name})` : name}: ${issue.message}`;
+      }),
+    );
   }
   return parsed.data;
 }

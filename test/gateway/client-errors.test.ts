@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type LegacyErrorTablesByGeneration, gatewayClientErrorAnswer } from '../../src/gateway/client-errors.js';
 import { resolveLegacyError } from '../../src/gateway/legacy/error-tables.js';
+import { GenerationLifecycle } from '../../src/gateway/legacy/generation-lifecycle.js';
 import { loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
 import { legacyGenerationOf } from '../../src/gateway/legacy/routes.js';
 import type { ClientErrorCode } from '../../src/lib/http/client-errors.js';
@@ -34,7 +35,7 @@ describe('legacyGenerationOf', () => {
 });
 
 describe('gatewayClientErrorAnswer', () => {
-  const answer = (code: ClientErrorCode, path: string | undefined) => gatewayClientErrorAnswer(tables, GUIDE, { code, method: 'POST', path, requestId: 'req_x' });
+  const answer = (code: ClientErrorCode, path: string | undefined) => gatewayClientErrorAnswer(tables, new GenerationLifecycle({ migrationUrl: GUIDE }), { code, method: 'POST', path, requestId: 'req_x' });
 
   it.each<[ClientErrorCode, number, string]>([
     ['REQUEST_MALFORMED', 400, 'Query validation failed'],

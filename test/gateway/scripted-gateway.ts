@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { buildGatewayApp } from '../../src/gateway/app.js';
+import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
 import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { loadKey, writeKeyFile, type LoadedKey } from '../../src/lib/keys/key-file.js';
@@ -22,6 +22,7 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
 import { legacyToken } from '../support/independent-signing.js';
+import { TEST_LIFECYCLE } from '../support/legacy-lifecycle.js';
 import { NodeHttpDispatcher } from '../support/node-http-dispatcher.js';
 import { TEST_ISSUER, TEST_ISSUERS } from '../support/v3-harness.js';
 import { RecordingUpstream } from './recording-upstream.js';
@@ -32,6 +33,8 @@ interface V3StandIn {
   /** The connect and the headers/body timeouts. */
   readonly timeoutMs?: number;
   readonly deadlineMs?: number;
+  /** More legacy options, given the org of the gateway's key (its lifecycle, its usage report). */
+  readonly legacy?: (orgId: string) => Partial<LegacyGatewayOptions>;
 }
 
 interface GatewayParts {
@@ -58,7 +61,7 @@ async function startGateway(v3: V3StandIn): Promise<GatewayParts> {
     ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
     ...(v3.deadlineMs === undefined ? {} : { deadlineMs: v3.deadlineMs }),
     ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
-    legacy: { registry, database: database.db, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS },
+    legacy: { registry, database: database.db, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS, lifecycle: TEST_LIFECYCLE, ...v3.legacy?.(orgId) },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, url, registry, key, database, dir };
@@ -81,6 +84,11 @@ abstract class LegacyGateway {
     return this.parts.key;
   }
 
+  /** The registry's database, which the gateway's usage report is written to too. */
+  get database(): TestDatabase {
+    return this.parts.database;
+  }
+
   /** A fresh legacy token (spec 5.2) for a key, signed with node:crypto. */
   token(key: LoadedKey = this.parts.key): string {
     return legacyToken(key);
@@ -101,7 +109,7 @@ export class ScriptedGateway extends LegacyGateway {
     super(parts);
   }
 
-  static async start(options: { timeoutMs?: number; deadlineMs?: number } = {}): Promise<ScriptedGateway> {
+  static async start(options: { timeoutMs?: number; deadlineMs?: number; legacy?: (orgId: string) => Partial<LegacyGatewayOptions> } = {}): Promise<ScriptedGateway> {
     const upstream = await RecordingUpstream.start();
     return new ScriptedGateway(upstream, await startGateway({ url: upstream.url, ...options }));
   }

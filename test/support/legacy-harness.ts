@@ -16,6 +16,7 @@ import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import { legacyToken } from './independent-signing.js';
+import { TEST_LIFECYCLE } from './legacy-lifecycle.js';
 import { TEST_ISSUER, TEST_ISSUERS, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
 
 export interface LegacyRequest {
@@ -62,6 +63,7 @@ export class LegacyHarness {
         store: options.gatewayStore ?? core.store,
         credentials: new ProvisioningCredentials({ registry: core.registry, dir: keysDir, issuer: TEST_ISSUER }),
         issuers: TEST_ISSUERS,
+        lifecycle: TEST_LIFECYCLE,
         ...(options.webhooks ? { webhooks: options.webhooks(core) } : {}),
         ...options.gateway,
       },

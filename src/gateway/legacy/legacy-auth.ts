@@ -83,6 +83,8 @@ export interface LegacyAuthRefusal {
   readonly code: ErrorCode;
   /** For logs only, never for the client (legacy bodies carry only the table's message). */
   readonly reason: string;
+  /** The key a verified token named, when the refusal came after it (mode, address, org, scope): the usage report counts the request against it. */
+  readonly caller?: { readonly orgId: string; readonly keyName: string };
 }
 
 export type LegacyAuthResult =
@@ -214,7 +216,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
       },
     );
 
-    const refusal = authorizationRefusal(activeKey, mode, request);
+    const refused = authorizationRefusal(activeKey, mode, request);
+    const refusal = refused === null ? null : { ...refused, caller: { orgId: record.orgId, keyName: record.name } };
     if (refusal !== null || write || request.deferReplayCheck !== true) {
       const replayed = await replayCheck;
       return replayed ?? refusal ?? { ok: true, principal: principalOf(record, mode), replayCheck: SPENT };

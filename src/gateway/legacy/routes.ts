@@ -8,11 +8,15 @@
  *
  * In shadow mode with the legacy service serving, a request of an org it serves is relayed to it
  * before anything here reads the request (its body included), whatever route it names.
+ *
+ * The answers given here, before an operation's handler runs, are counted in the usage report
+ * with no org and no key (no token was read), under the route's operation or NO_OPERATION.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { randomHex } from '../../lib/random.js';
 import type { InFlightRequests } from '../in-flight.js';
+import { NO_OPERATION } from '../usage/usage-recorder.js';
 import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
 import { generationHeaders, sendLegacyError } from './legacy-reply.js';
 import type { LegacyMappings } from './mappings-loader.js';
@@ -62,6 +66,8 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
   const { services, mappings } = options;
   const tablesOf = (generation: LegacyGeneration): LegacyErrorTables<LegacyGeneration> => mappings.errors[generation] as LegacyErrorTables<LegacyGeneration>;
   const patterns = { v1: routePatterns('v1'), v2: routePatterns('v2') };
+  const count = (generation: LegacyGeneration, request: FastifyRequest, operation: string = NO_OPERATION) =>
+    services.usage?.seen({ generation, operation, caller: null, address: request.ip });
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -71,6 +77,7 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       // The scope holds only /v1 and /v2 routes.
       const generation = legacyGenerationOf(request.url) ?? 'v2';
+      count(generation, request, handlers.get(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? ''}`)?.name);
       const code = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'VALIDATION_PAYLOAD_TOO_LARGE' : (error.statusCode ?? 500) < 500 ? 'VALIDATION_BODY_FAILED' : 'INTERNAL_ERROR';
       if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'legacy request failed');
       return legacyErrorReply(reply, tablesOf(generation), code, generationHeaders(generation, services.reply));
@@ -98,6 +105,7 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
         scope.route({ method: compiled.mapping.method, url: compiled.route, handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)) });
       }
       const fallback = async (request: FastifyRequest, reply: FastifyReply) => {
+        count(generation, request);
         const path = request.url.split('?', 1)[0]!;
         const known = patterns[generation].some((pattern) => pattern.test(path));
         return legacyErrorReply(reply, tablesOf(generation), known ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
@@ -106,7 +114,10 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
       scope.all(`/${generation}/*`, fallback);
     }
   });
-  return (generation, _request, reply) => legacyErrorReply(reply, tablesOf(generation), 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
+  return (generation, request, reply) => {
+    count(generation, request);
+    return legacyErrorReply(reply, tablesOf(generation), 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
+  };
 }
 
 /** Answers raised before an operation is known (unknown path, wrong method, bad body framing). */

@@ -13,10 +13,12 @@ import { ensureSandboxKey } from '../../../src/cli/sandbox-key.js';
 import { seedSandbox } from '../../../src/cli/sandbox-seed.js';
 import { type StartedCore, startCore, upstreamKeysDir } from '../../../src/cli/servers.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
+import { lifecycleOptionsFromConfig } from '../../../src/gateway/legacy/generation-lifecycle.js';
 import type { MappingsLocation } from '../../../src/gateway/legacy/mappings-loader.js';
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { type Config, loadConfig, signingIssuer } from '../../../src/lib/config.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { TEST_LIFECYCLE } from '../../support/legacy-lifecycle.js';
 
 export interface InProcessAll {
   /** The gateway's URL: v1, v2 and v3. */
@@ -59,7 +61,7 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
           credentials,
           issuers: config.FXGATE_JWT_ISSUER,
           idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
-          migrationGuideUrl: config.FXGATE_MIGRATION_GUIDE_URL,
+          lifecycle: { ...lifecycleOptionsFromConfig(config), ...TEST_LIFECYCLE },
           pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
         },
       });

@@ -22,6 +22,7 @@ import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { LegacyDouble, type LegacyDoubleOptions } from '../../support/legacy-double.js';
 import { LegacyHarness } from '../../support/legacy-harness.js';
+import { TEST_LIFECYCLE } from '../../support/legacy-lifecycle.js';
 import { TEST_ISSUER, TEST_ISSUERS, sendTo, type TestResponse } from '../../support/v3-harness.js';
 
 export type Generation = 'v1' | 'v2';
@@ -91,6 +92,7 @@ export class GatewayUnderTest {
         store: h.core.store,
         credentials: new ProvisioningCredentials({ registry: h.core.registry, dir: keysDir, issuer: TEST_ISSUER }),
         issuers: TEST_ISSUERS,
+        lifecycle: TEST_LIFECYCLE,
         ...(shadow === undefined ? {} : { shadow: { flushIntervalMs: 100, ...shadow } }),
       },
     });

@@ -3,7 +3,8 @@
  * generation's error answer. Each failure is first named by a v3 error code (the gateway's own
  * refusals use the catalog's codes too), then the generation's table row (error-tables.ts)
  * gives the status and body, so a legacy client never sees a v3 envelope, a stack trace or an
- * upstream message.
+ * upstream message. The one exception is a retired generation's 410 (generation-lifecycle.ts),
+ * the gateway's own answer, outside the tables.
  */
 import type { FastifyRequest } from 'fastify';
 import { isApiError } from '../../../lib/errors/api-error.js';
@@ -11,6 +12,7 @@ import type { ErrorCode } from '../../../lib/errors/catalog.js';
 import { UpstreamCredentialError } from '../../upstream/credentials.js';
 import { UpstreamError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
 import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from '../error-tables.js';
+import { GenerationRetired } from '../generation-lifecycle.js';
 import type { LegacyGeneration, LegacyOperation } from '../operations.js';
 import { V3ContractError } from '../transforms/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
@@ -76,6 +78,7 @@ export function failureAnswer<G extends LegacyGeneration>(
   state: RequestState,
   where: { readonly generation: G; readonly operation: LegacyOperation<G>; readonly tables: LegacyErrorTables<G> },
 ): LegacyAnswer {
+  if (error instanceof GenerationRetired) return { status: error.status, body: error.body, headers: {} };
   const log = (level: 'warn' | 'error', message: string) => request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
   const { code, type, headers } = classify(error, log);
   const answer = resolveLegacyError(where.tables, { code, type }, where.operation);

@@ -8,8 +8,11 @@
  *   filtered and paginated (pagination.ts)  and on any failure, the error answer (failure.ts).
  *
  * Auth runs before any upstream call and before the gateway's own v3 credential is touched
- * (only a read's replay check may still be on its way, and its answer waits for it). The
- * operation is compiled from its declarations once, at start-up (compiled-operation.ts).
+ * (only a read's replay check may still be on its way, and its answer waits for it). Right
+ * after it, a retired or browned-out generation is refused with 410 (generation-lifecycle.ts).
+ * The operation is compiled from its declarations once, at start-up (compiled-operation.ts).
+ * Every request answered is counted in the usage report (usage/usage-recorder.ts), against the
+ * key its token named when one was verified.
  *
  * In shadow mode (src/gateway/shadow/) a read's answer is handed on once the client has it, with
  * a way to translate the same request again; and a read the legacy service answered is
@@ -18,6 +21,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomHex } from '../../../lib/random.js';
 import type { V3Client } from '../../upstream/v3-client.js';
+import type { UsageCaller, UsageObserver } from '../../usage/usage-recorder.js';
+import { GenerationRetired, type GenerationLifecycle } from '../generation-lifecycle.js';
 import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../legacy-auth.js';
 import type { LegacyIdempotency } from '../legacy-idempotency.js';
 import { type LegacyReplyOptions, generationHeaders } from '../legacy-reply.js';
@@ -42,6 +47,10 @@ export interface LegacyServices {
   readonly reply: LegacyReplyOptions;
   /** Shadow mode: told of every read the gateway answered. */
   readonly shadow?: ShadowObserver;
+  /** Brownouts and the sunset: without it, no generation is refused. */
+  readonly lifecycle?: GenerationLifecycle;
+  /** The usage report: told of every request answered. */
+  readonly usage?: UsageObserver;
 }
 
 /** The translation of a request, and how to make it again (null when the request was refused before it named a principal). */
@@ -56,6 +65,16 @@ export interface ShadowObserver {
 }
 
 const NO_BODY: ReadBody = { fields: {}, v3Body: null };
+
+/** An authentication refusal, with the key when the token named a valid one (a refusal of its mode, address, org or scope). */
+class AuthRefusal extends GatewayRefusal {
+  constructor(
+    refusal: LegacyAuthRefusal,
+    readonly caller: UsageCaller | null,
+  ) {
+    super(refusal.code, refusal.reason);
+  }
+}
 
 export class LegacyOperationHandler<G extends LegacyGeneration> {
   constructor(
@@ -74,19 +93,27 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     const state = newRequestState();
     const seen: { principal?: LegacyPrincipal } = {};
     let answer: LegacyAnswer;
+    // Who the usage report counts the request against, and whether it was a brownout's or the sunset's 410.
+    let caller: UsageCaller | null = null;
+    let retired: GenerationRetired | null = null;
     try {
       answer = await this.serve(request, state, seen);
+      caller = seen.principal ?? null;
     } catch (error) {
+      caller = error instanceof AuthRefusal ? error.caller : (seen.principal ?? null);
+      if (error instanceof GenerationRetired) retired = error;
       // A refused request (a replayed token among them) is never translated again.
       seen.principal = undefined;
       answer = failureAnswer(error, request, state, { generation, operation: name, tables });
     }
+    this.services.usage?.seen({ generation, operation: name, caller, address: request.ip, ...(retired === null ? {} : { refused: retired.kind }) });
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
     const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'));
     reply.headers({ 'x-trace-id': randomHex(16), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
     const sent = reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
-    if (this.services.shadow !== undefined && !this.operation.write) {
+    // A 410 of the gateway's own is no translation to compare.
+    if (this.services.shadow !== undefined && !this.operation.write && retired === null) {
       const { principal } = seen;
       this.services.shadow.gatewayAnswered(this.operation, request, { answer, retranslate: principal === undefined ? null : () => this.answerFor(request, principal) });
     }
@@ -131,6 +158,12 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     const deferReplayCheck = !operation.write && !keyed;
     const { principal, replayCheck } = await this.authenticate(request, deferReplayCheck);
     seen.principal = principal;
+    // After the token (so the refusal is counted against its key), before anything is kept or sent upstream.
+    const retired = this.services.lifecycle?.refusal(operation.generation, principal.orgId) ?? null;
+    if (retired !== null) {
+      const refused = Promise.reject(retired);
+      return deferReplayCheck ? this.afterReplayCheck(request, state, refused, replayCheck) : refused;
+    }
     const answer = withIdempotency(request, operation, principal, this.services.idempotency, (v3Key) => this.run(request, principal, state, v3Key), (error) =>
       failureAnswer(error, request, state, { generation: operation.generation, operation: operation.name, tables: operation.tables }),
     );
@@ -154,7 +187,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
 
   private refused(request: FastifyRequest, refusal: LegacyAuthRefusal): GatewayRefusal {
     request.log.info({ operation: this.operation.name, code: refusal.code, reason: refusal.reason }, 'legacy request refused');
-    return new GatewayRefusal(refusal.code, refusal.reason);
+    return new AuthRefusal(refusal, refusal.caller ?? null);
   }
 
   /**

@@ -1,0 +1,133 @@
+/**
+ * `fxgate usage [--generation v1|v2] [--since 7d] [--format table|json|csv]`: who still calls the
+ * legacy generations, read from the usage report in the configured database: one row per org,
+ * key, generation and operation, with every request counted, the 410s of brownouts and of the
+ * sunset apart, when the first and the last were seen, and the last client address. The list
+ * the platform team mails before the sunset. `--format json` prints what `GET /admin/usage`
+ * serves; `--format csv` is RFC 4180 with a header row.
+ */
+import { type Command, Option } from 'commander';
+import type { Queryable } from '../../lib/db/database.js';
+import { type UsageQuery, UsageQueryError, type UsageReport, type UsageRow, parseUsageQuery, readUsage } from '../../gateway/usage/usage-recorder.js';
+import { Closers } from '../closers.js';
+import { cliConfig } from '../config.js';
+import { usageError } from '../exit.js';
+import { openRegistry } from '../runtime.js';
+
+export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
+export type UsageFormat = (typeof USAGE_FORMATS)[number];
+
+/** The columns of the CSV, named as the JSON names them. */
+const CSV_COLUMNS = ['orgId', 'keyName', 'generation', 'operation', 'count', 'refusedInBrownout', 'refusedAfterSunset', 'firstSeen', 'lastSeen', 'lastAddress'] as const satisfies readonly (keyof UsageRow)[];
+
+/** RFC 4180: a field with a comma, a double quote or a line break is quoted, its quotes doubled; a null is an empty field. */
+export function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** RFC 4180 text: the header row, then one record per row, each ending in CRLF. */
+export function usageCsv(report: UsageReport): string {
+  const records = [CSV_COLUMNS.join(','), ...report.rows.map((row) => CSV_COLUMNS.map((column) => csvField(row[column])).join(','))];
+  return records.map((record) => `${record}\r\n`).join('');
+}
+
+/** Columns padded to their widest cell; numbers right-aligned. */
+function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
+  const cells = [header, ...rows.map((row) => row.map(String))];
+  const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
+  const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number'));
+  return cells.map((row) => row.map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd());
+}
+
+/** A key's id, the last part of its name (`org/{orgId}/apiKey/{keyId}`): the org has its own column. */
+function keyIdOf(keyName: string): string {
+  return /^org\/[^/]+\/apiKey\/([^/]+)$/.exec(keyName)?.[1] ?? keyName;
+}
+
+/** For people: one aligned row per org, key and operation; a request refused before its key was known shows no org and no key. */
+export function usageTable(report: UsageReport): string {
+  const window = report.since === null ? '' : ` since ${report.since}`;
+  if (report.rows.length === 0) return `No legacy requests counted${window}.`;
+  const lines = [`Legacy usage${window === '' ? '' : `, rows last seen${window}`} (counts since the first request counted)`, ''];
+  lines.push(
+    ...table(
+      ['GENERATION', 'ORG', 'KEY ID', 'OPERATION', 'COUNT', 'BROWNOUT 410', 'SUNSET 410', 'FIRST SEEN', 'LAST SEEN', 'LAST ADDRESS'],
+      report.rows.map((row) => [
+        row.generation,
+        row.orgId ?? '(no key)',
+        row.keyName === null ? '-' : keyIdOf(row.keyName),
+        row.operation,
+        row.count,
+        row.refusedInBrownout,
+        row.refusedAfterSunset,
+        row.firstSeen,
+        row.lastSeen,
+        row.lastAddress ?? '-',
+      ]),
+    ),
+  );
+  return lines.join('\n');
+}
+
+/** The report in a format, as printed (the CSV with its own line ends, the others without a last one). */
+export function formatUsage(report: UsageReport, format: UsageFormat): string {
+  if (format === 'csv') return usageCsv(report);
+  if (format === 'json') return JSON.stringify(report, null, 2);
+  return usageTable(report);
+}
+
+export interface UsageCommandOptions {
+  readonly generation?: string;
+  readonly since?: string;
+  readonly format: UsageFormat;
+}
+
+/** Where the command reads and writes; the CLI's own by default, a test's in process. */
+export interface UsageCommandIo {
+  /** Reads the report with the configured database open. */
+  readonly report: (query: UsageQuery) => Promise<UsageReport>;
+  readonly write: (text: string) => void;
+  readonly now: () => number;
+}
+
+/** Reads the report from the configured database (migrated on opening, as every state command does), then closes it. */
+async function reportFromDatabase(query: UsageQuery): Promise<UsageReport> {
+  const closers = new Closers();
+  try {
+    const db: Queryable = (await openRegistry(cliConfig(), closers)).db;
+    return await readUsage(db, query);
+  } finally {
+    await closers.closeAll();
+  }
+}
+
+const CLI_IO: UsageCommandIo = {
+  report: reportFromDatabase,
+  write: (text) => process.stdout.write(text),
+  now: Date.now,
+};
+
+/** The command's work: the options checked as the admin route checks its query, the report read and printed. */
+export async function runUsageCommand(options: UsageCommandOptions, io: UsageCommandIo = CLI_IO): Promise<void> {
+  let query: UsageQuery;
+  try {
+    query = parseUsageQuery({ ...(options.generation === undefined ? {} : { generation: options.generation }), ...(options.since === undefined ? {} : { since: options.since }) }, io.now());
+  } catch (error) {
+    if (error instanceof UsageQueryError) throw usageError(error.message.replace(/^since: /, '--since: ').replace(/^generation /, '--generation '));
+    throw error;
+  }
+  const text = formatUsage(await io.report(query), options.format);
+  io.write(options.format === 'csv' ? text : `${text}\n`);
+}
+
+export function registerUsageCommand(program: Command, io: UsageCommandIo = CLI_IO): void {
+  program
+    .command('usage')
+    .description('Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, first and last seen, last client address.')
+    .option('--generation <generation>', 'only v1 or only v2 (default: both)')
+    .option('--since <when>', 'only the rows seen since then: a duration back from now (7d, 24h, 30m) or an ISO 8601 timestamp (2026-12-01T00:00:00Z)')
+    .addOption(new Option('--format <format>', 'table for people, json as GET /admin/usage serves it, csv (RFC 4180, a header row) for a spreadsheet or a mailing list').choices(USAGE_FORMATS).default('table'))
+    .action((options: UsageCommandOptions) => runUsageCommand(options, io));
+}

@@ -1,0 +1,193 @@
+/**
+ * How a legacy generation is retired: the headers that announce it on every answer, and the
+ * 410 that refuses its requests during a brownout and after its sunset.
+ *
+ * - Headers: `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <IMF-fixdate>` (RFC 8594) and
+ *   `Link: <guide>; rel="deprecation", <guide>; rel="sunset"` (RFC 8288), each present once its
+ *   date is set. v1 has both dates by default; v2 has none until they are configured. Built once
+ *   here, sent by every legacy answer (success, failure, route-level and server-edge).
+ * - Refusals: inside a brownout window (start included, end excluded), unless the key's org is
+ *   exempt, and from the sunset instant on unless told to serve, a request gets 410 with the
+ *   legacy error body `{status: 'error', message}` naming the sunset and the migration guide.
+ *   The operation handler asks after the token is verified (so the refusal is counted against
+ *   the key) and before any upstream call or idempotency record.
+ *
+ * Decision: the 410 is the gateway's own answer, outside the error tables. Those tables map v3's
+ * catalog, and no v3 service ever answers "this legacy generation is retired"; a catalog code
+ * for it would be one v3 never raises, and a table row has one fixed message where this one
+ * names configured dates and a URL. The body keeps the legacy envelope, so clients read it as
+ * any other legacy error.
+ *
+ * Every time-based decision reads `now` (ms since the epoch), which tests move.
+ */
+import { type Config, DEFAULT_MIGRATION_URL, DEFAULT_V1_DEPRECATED_AT, DEFAULT_V1_SUNSET_AT } from '../../lib/config.js';
+import { type TimeInterval, imfFixdate, parseInstant, structuredDate } from '../../lib/time-text.js';
+import type { LegacyReplyOptions } from './legacy-reply.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from './operations.js';
+
+/** A generation's retirement plan; instants in ms since the epoch. */
+export interface GenerationRetirement {
+  /** When it was (or will be) deprecated: the `Deprecation` header. */
+  readonly deprecatedAt?: number;
+  /** When it is retired: the `Sunset` header, and the 410 from then on unless `afterSunset` is 'serve'. */
+  readonly sunsetAt?: number;
+  /** Windows in which its requests get 410, [start, end). */
+  readonly brownouts?: readonly TimeInterval[];
+  /** Orgs served during the brownouts all the same. */
+  readonly brownoutExempt?: readonly string[];
+  readonly afterSunset?: 'refuse' | 'serve';
+}
+
+export interface GenerationLifecycleOptions {
+  /** The migration guide: the `Link` target, named in every 410. */
+  readonly migrationUrl?: string;
+  /** v1's plan; by default deprecated 2026-01-01T00:00:00Z, retired 2026-12-31T23:59:59Z and refused after. */
+  readonly v1?: GenerationRetirement;
+  /** v2's plan; by default none (no headers, never refused). */
+  readonly v2?: GenerationRetirement;
+  /** ms since the epoch; Date.now unless given. */
+  readonly now?: () => number;
+}
+
+export const V1_RETIREMENT_DEFAULTS = {
+  deprecatedAt: parseInstant(DEFAULT_V1_DEPRECATED_AT),
+  sunsetAt: parseInstant(DEFAULT_V1_SUNSET_AT),
+  afterSunset: 'refuse',
+} as const satisfies GenerationRetirement;
+
+export type RetirementKind = 'brownout' | 'sunset';
+
+/** A request refused because its generation is retired or browned out; failure.ts answers it as it is. */
+export class GenerationRetired extends Error {
+  readonly status = 410;
+  constructor(
+    readonly kind: RetirementKind,
+    readonly generation: LegacyGeneration,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GenerationRetired';
+  }
+
+  /** The legacy error body, `{status: 'error', message}`. */
+  get body(): string {
+    return JSON.stringify({ status: 'error', message: this.message });
+  }
+}
+
+interface ResolvedRetirement {
+  readonly deprecatedAt: number | undefined;
+  readonly sunsetAt: number | undefined;
+  readonly brownouts: readonly TimeInterval[];
+  readonly brownoutExempt: ReadonlySet<string>;
+  readonly afterSunset: 'refuse' | 'serve';
+}
+
+function resolve(generation: LegacyGeneration, given: GenerationRetirement | undefined): ResolvedRetirement {
+  const plan: GenerationRetirement = given ?? (generation === 'v1' ? V1_RETIREMENT_DEFAULTS : {});
+  const { deprecatedAt, sunsetAt } = plan;
+  for (const [name, at] of [['deprecatedAt', deprecatedAt], ['sunsetAt', sunsetAt]] as const) {
+    if (at !== undefined && !Number.isFinite(at)) throw new RangeError(`${generation} ${name} must be a time (ms since the epoch), got ${at}`);
+  }
+  if (deprecatedAt !== undefined && sunsetAt !== undefined && sunsetAt < deprecatedAt) {
+    throw new RangeError(`${generation}'s sunset (${new Date(sunsetAt).toISOString()}) is before its deprecation (${new Date(deprecatedAt).toISOString()})`);
+  }
+  for (const window of plan.brownouts ?? []) {
+    if (!(window.end > window.start)) throw new RangeError(`a ${generation} brownout must end after it starts (${window.start} to ${window.end})`);
+  }
+  return {
+    deprecatedAt,
+    sunsetAt,
+    brownouts: plan.brownouts ?? [],
+    brownoutExempt: new Set((plan.brownoutExempt ?? []).map((org) => org.toLowerCase())),
+    afterSunset: plan.afterSunset ?? (generation === 'v1' ? 'refuse' : 'serve'),
+  };
+}
+
+function iso(ms: number): string {
+  // Whole seconds read better in a message; an instant configured with a fraction keeps it.
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+/** `Deprecation`, `Sunset` and the `Link` of each date that is set; none without dates. */
+export function deprecationHeaders(plan: Pick<GenerationRetirement, 'deprecatedAt' | 'sunsetAt'>, migrationUrl: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const links: string[] = [];
+  if (plan.deprecatedAt !== undefined) {
+    headers.deprecation = structuredDate(plan.deprecatedAt);
+    links.push(`<${migrationUrl}>; rel="deprecation"; type="text/html"`);
+  }
+  if (plan.sunsetAt !== undefined) {
+    headers.sunset = imfFixdate(plan.sunsetAt);
+    links.push(`<${migrationUrl}>; rel="sunset"; type="text/html"`);
+  }
+  if (links.length > 0) headers.link = links.join(', ');
+  return headers;
+}
+
+export class GenerationLifecycle implements LegacyReplyOptions {
+  readonly deprecationHeaders: Readonly<Record<LegacyGeneration, Readonly<Record<string, string>>>>;
+  readonly migrationUrl: string;
+  private readonly plans: Readonly<Record<LegacyGeneration, ResolvedRetirement>>;
+  private readonly now: () => number;
+
+  constructor(options: GenerationLifecycleOptions = {}) {
+    const url = options.migrationUrl ?? DEFAULT_MIGRATION_URL;
+    if (!URL.canParse(url)) throw new RangeError(`the migration guide URL is not a URL: ${url}`);
+    // The parsed form: a `>` or a space in the text would end the Link target early.
+    this.migrationUrl = new URL(url).href;
+    this.plans = { v1: resolve('v1', options.v1), v2: resolve('v2', options.v2) };
+    this.deprecationHeaders = Object.fromEntries(LEGACY_GENERATIONS.map((generation) => [generation, Object.freeze(deprecationHeaders(this.plans[generation], this.migrationUrl))])) as Record<
+      LegacyGeneration,
+      Readonly<Record<string, string>>
+    >;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The refusal a request of `orgId` (its key's org) gets now, or null when it is served. */
+  refusal(generation: LegacyGeneration, orgId: string): GenerationRetired | null {
+    const plan = this.plans[generation];
+    const now = this.now();
+    if (plan.sunsetAt !== undefined && now >= plan.sunsetAt) {
+      if (plan.afterSunset === 'serve') return null;
+      return new GenerationRetired('sunset', generation, `${generation} was retired on ${iso(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrl}`);
+    }
+    const window = plan.brownouts.find((brownout) => now >= brownout.start && now < brownout.end);
+    if (window === undefined || plan.brownoutExempt.has(orgId.toLowerCase())) return null;
+    const retiring = plan.sunsetAt === undefined ? '' : `, a rehearsal of its retirement on ${iso(plan.sunsetAt)}`;
+    return new GenerationRetired(
+      'brownout',
+      generation,
+      `${generation} is unavailable until ${iso(window.end)} for a scheduled brownout${retiring}. Migrate before then: ${this.migrationUrl}`,
+    );
+  }
+}
+
+/** The lifecycle as configured (FXGATE_MIGRATION_URL, FXGATE_V1_*, FXGATE_V2_*); config.ts has validated every value. */
+export function lifecycleOptionsFromConfig(
+  config: Pick<
+    Config,
+    | 'FXGATE_MIGRATION_URL'
+    | 'FXGATE_V1_DEPRECATED_AT'
+    | 'FXGATE_V1_SUNSET_AT'
+    | 'FXGATE_V1_AFTER_SUNSET'
+    | 'FXGATE_V1_BROWNOUTS'
+    | 'FXGATE_V1_BROWNOUT_EXEMPT'
+    | 'FXGATE_V2_DEPRECATED_AT'
+    | 'FXGATE_V2_SUNSET_AT'
+  >,
+): GenerationLifecycleOptions {
+  const instant = (text: string | undefined) => (text === undefined ? undefined : parseInstant(text));
+  return {
+    migrationUrl: config.FXGATE_MIGRATION_URL,
+    v1: {
+      deprecatedAt: instant(config.FXGATE_V1_DEPRECATED_AT),
+      sunsetAt: instant(config.FXGATE_V1_SUNSET_AT),
+      afterSunset: config.FXGATE_V1_AFTER_SUNSET,
+      brownouts: config.FXGATE_V1_BROWNOUTS,
+      brownoutExempt: config.FXGATE_V1_BROWNOUT_EXEMPT,
+    },
+    // v2's dates announce only; there is no setting to refuse v2 yet.
+    v2: { deprecatedAt: instant(config.FXGATE_V2_DEPRECATED_AT), sunsetAt: instant(config.FXGATE_V2_SUNSET_AT), afterSunset: 'serve' },
+  };
+}

@@ -1,0 +1,309 @@
+/**
+ * The legacy usage report: who still calls v1 and v2. Every legacy request is counted per org,
+ * key, generation and operation, with the first and last time seen and the last client address;
+ * the 410s of brownouts and of the sunset are counted apart on the same row, so the team sees
+ * who was hit. Requests refused before a key was known (no token, a bad or replayed one) are
+ * counted with no org and no key.
+ *
+ * Tallied in memory as requests are answered, written to the gateway's database in batches (one
+ * statement a flush, every `flushIntervalMs`, and on close; shadow-recorder.ts does the same),
+ * never a write per request. Several gateway processes add to the same rows: each flush adds
+ * its counts in one upsert, so the totals are exact. A flush that fails keeps its batch for the
+ * next one.
+ */
+import type { AdminRoute } from '../../lib/admin/admin-listener.js';
+import type { Queryable } from '../../lib/db/database.js';
+import { TimeTextError, parseSince } from '../../lib/time-text.js';
+import { LEGACY_GENERATIONS } from '../legacy/operations.js';
+
+/** Who a request was counted against: the org and the name of the key its verified token named. */
+export interface UsageCaller {
+  readonly orgId: string;
+  readonly keyName: string;
+}
+
+export interface UsageEvent {
+  readonly generation: string;
+  /** The legacy operation (`trades`, `trade/{id}`); NO_OPERATION for a path that names none. */
+  readonly operation: string;
+  /** Null when the request was refused before a key was known. */
+  readonly caller: UsageCaller | null;
+  /** The client address (the socket's, or the trusted proxy's X-Forwarded-For). */
+  readonly address: string;
+  /** Refused with 410: in a brownout, or after the sunset. */
+  readonly refused?: 'brownout' | 'sunset';
+}
+
+/** Where the legacy routes report each request they answer. Must not throw or wait. */
+export interface UsageObserver {
+  seen(event: UsageEvent): void;
+}
+
+/** The operation of a request under /v1 or /v2 whose path or method names none. */
+export const NO_OPERATION = '(no operation)';
+
+export interface UsageRow {
+  readonly orgId: string | null;
+  readonly keyName: string | null;
+  readonly generation: string;
+  readonly operation: string;
+  /** Every request, the refused ones included. */
+  readonly count: number;
+  readonly refusedInBrownout: number;
+  readonly refusedAfterSunset: number;
+  /** ISO 8601. */
+  readonly firstSeen: string;
+  readonly lastSeen: string;
+  readonly lastAddress: string | null;
+}
+
+export interface UsageReport {
+  /** The start of the rows' window (ISO 8601): rows last seen at or after it; null for every row. */
+  readonly since: string | null;
+  readonly rows: readonly UsageRow[];
+}
+
+export interface UsageRecorderOptions {
+  readonly flushIntervalMs: number;
+  /** ms since the epoch; Date.now unless given. */
+  readonly now?: () => number;
+  /** Told when a flush fails (its batch is kept for the next). */
+  readonly onFlushError?: (error: unknown) => void;
+}
+
+export const USAGE_DEFAULTS = { flushIntervalMs: 1_000 } as const;
+
+/** The admin listener's route of the report. */
+export const USAGE_ADMIN_PATH = '/admin/usage';
+
+interface Tally {
+  readonly orgId: string | null;
+  readonly keyName: string | null;
+  readonly generation: string;
+  readonly operation: string;
+  count: number;
+  brownout: number;
+  sunset: number;
+  firstSeen: number;
+  lastSeen: number;
+  lastAddress: string;
+}
+
+/**
+ * One statement: each row's counts added, the earliest first and latest last sight kept, and the
+ * address of the latest. Rows go in the order of their identity, so that two processes flushing
+ * at once lock shared rows in the same order instead of deadlocking.
+ */
+const FLUSH_SQL = `
+INSERT INTO legacy_usage AS u (org_id, key_name, generation, operation, count, refused_brownout, refused_sunset, first_seen, last_seen, last_address)
+SELECT org_id, key_name, generation, operation, count, brownout, sunset, first_seen, last_seen, last_address
+  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::timestamptz[], $9::timestamptz[], $10::text[])
+       WITH ORDINALITY AS t(org_id, key_name, generation, operation, count, brownout, sunset, first_seen, last_seen, last_address, n)
+ ORDER BY n
+ON CONFLICT ((coalesce(org_id::text, '')), (coalesce(key_name, '')), generation, operation) DO UPDATE SET
+  count = u.count + EXCLUDED.count,
+  refused_brownout = u.refused_brownout + EXCLUDED.refused_brownout,
+  refused_sunset = u.refused_sunset + EXCLUDED.refused_sunset,
+  first_seen = least(u.first_seen, EXCLUDED.first_seen),
+  last_address = CASE WHEN EXCLUDED.last_seen >= u.last_seen THEN EXCLUDED.last_address ELSE u.last_address END,
+  last_seen = greatest(u.last_seen, EXCLUDED.last_seen)`;
+
+function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'operation'>): string {
+  return [tally.orgId ?? '', tally.keyName ?? '', tally.generation, tally.operation].join('\u0000');
+}
+
+export class UsageRecorder implements UsageObserver {
+  private pending = new Map<string, Tally>();
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly options: UsageRecorderOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  seen(event: UsageEvent): void {
+    const at = this.now();
+    const row = { orgId: event.caller?.orgId.toLowerCase() ?? null, keyName: event.caller?.keyName ?? null, generation: event.generation, operation: event.operation };
+    const key = identity(row);
+    let tally = this.pending.get(key);
+    if (tally === undefined) {
+      tally = { ...row, count: 0, brownout: 0, sunset: 0, firstSeen: at, lastSeen: at, lastAddress: event.address };
+      this.pending.set(key, tally);
+    }
+    tally.count += 1;
+    if (event.refused === 'brownout') tally.brownout += 1;
+    if (event.refused === 'sunset') tally.sunset += 1;
+    if (at < tally.firstSeen) tally.firstSeen = at;
+    if (at >= tally.lastSeen) {
+      tally.lastSeen = at;
+      tally.lastAddress = event.address;
+    }
+  }
+
+  /** Writes what is pending; one flush at a time, in order. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const columns: unknown[][] = Array.from({ length: 10 }, () => []);
+    for (const key of [...batch.keys()].sort()) {
+      const tally = batch.get(key)!;
+      const values = [tally.orgId, tally.keyName, tally.generation, tally.operation, tally.count, tally.brownout, tally.sunset, new Date(tally.firstSeen).toISOString(), new Date(tally.lastSeen).toISOString(), tally.lastAddress];
+      values.forEach((value, column) => columns[column]!.push(value));
+    }
+    try {
+      await this.db.query(FLUSH_SQL, columns);
+    } catch (error) {
+      this.restore(batch);
+      this.options.onFlushError?.(error);
+    }
+  }
+
+  /** A batch that was not written goes back under what came since. */
+  private restore(batch: Map<string, Tally>): void {
+    for (const [key, tally] of this.pending) {
+      const older = batch.get(key);
+      if (older === undefined) {
+        batch.set(key, tally);
+        continue;
+      }
+      older.count += tally.count;
+      older.brownout += tally.brownout;
+      older.sunset += tally.sunset;
+      older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
+      if (tally.lastSeen >= older.lastSeen) {
+        older.lastSeen = tally.lastSeen;
+        older.lastAddress = tally.lastAddress;
+      }
+    }
+    this.pending = batch;
+  }
+
+  /** Stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
+
+/** What to read: one generation or both, and the rows last seen since an instant (ms) or all. */
+export interface UsageQuery {
+  readonly generation?: string;
+  readonly since?: number;
+}
+
+function isoOf(value: unknown): string {
+  return (value instanceof Date ? value : new Date(String(value))).toISOString();
+}
+
+/** The report as the database holds it, by generation, then org and key (the unattributed last), then operation. */
+export async function readUsage(db: Queryable, query: UsageQuery = {}): Promise<UsageReport> {
+  const since = query.since === undefined ? null : new Date(query.since).toISOString();
+  const result = await db.query<{
+    org_id: string | null;
+    key_name: string | null;
+    generation: string;
+    operation: string;
+    count: string;
+    refused_brownout: string;
+    refused_sunset: string;
+    first_seen: unknown;
+    last_seen: unknown;
+    last_address: string | null;
+  }>(
+    `SELECT org_id, key_name, generation, operation, count, refused_brownout, refused_sunset, first_seen, last_seen, last_address
+       FROM legacy_usage
+      WHERE ($1::text IS NULL OR generation = $1::text) AND ($2::timestamptz IS NULL OR last_seen >= $2::timestamptz)
+      ORDER BY generation, org_id NULLS LAST, key_name NULLS LAST, operation`,
+    [query.generation ?? null, since],
+  );
+  return {
+    since,
+    rows: result.rows.map((row) => ({
+      orgId: row.org_id,
+      keyName: row.key_name,
+      generation: row.generation,
+      operation: row.operation,
+      count: Number(row.count),
+      refusedInBrownout: Number(row.refused_brownout),
+      refusedAfterSunset: Number(row.refused_sunset),
+      firstSeen: isoOf(row.first_seen),
+      lastSeen: isoOf(row.last_seen),
+      lastAddress: row.last_address,
+    })),
+  };
+}
+
+/** A query the report cannot answer; its message says what to send instead. */
+export class UsageQueryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageQueryError';
+  }
+}
+
+const QUERY_PARAMETERS = ['generation', 'since'] as const;
+
+/**
+ * `generation` and `since` as a client sends them (the admin route's query string, the CLI's
+ * options), checked: a generation the gateway has, and a since that parseSince reads.
+ */
+export function parseUsageQuery(input: Readonly<Record<string, unknown>>, now: number): UsageQuery {
+  const unknown = Object.keys(input).filter((name) => !(QUERY_PARAMETERS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new UsageQueryError(`unknown parameter ${unknown.map((name) => JSON.stringify(name)).join(', ')}; the report takes generation (v1 or v2) and since (such as 7d)`);
+  const single = (name: string): string | undefined => {
+    const value = input[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') throw new UsageQueryError(`${name} is given more than once; give it once`);
+    return value;
+  };
+  const generation = single('generation');
+  if (generation !== undefined && !(LEGACY_GENERATIONS as readonly string[]).includes(generation)) {
+    throw new UsageQueryError(`generation must be ${LEGACY_GENERATIONS.join(' or ')}, got ${JSON.stringify(generation.slice(0, 32))}; leave it out for both`);
+  }
+  const sinceText = single('since');
+  let since: number | undefined;
+  if (sinceText !== undefined) {
+    try {
+      since = parseSince(sinceText, now);
+    } catch (error) {
+      if (error instanceof TimeTextError) throw new UsageQueryError(`since: ${error.message}`);
+      throw error;
+    }
+  }
+  return { ...(generation === undefined ? {} : { generation }), ...(since === undefined ? {} : { since }) };
+}
+
+/**
+ * `GET /admin/usage?generation=v1&since=7d` on the admin listener: the report, after this
+ * process's pending counts are written (other processes' reach the database within their flush
+ * interval). A query it cannot read is a 400 whose message says what to send.
+ */
+export function usageAdminRoute(db: Queryable, recorder: UsageRecorder | null, now: () => number = Date.now): AdminRoute {
+  return {
+    method: 'GET',
+    url: USAGE_ADMIN_PATH,
+    handler: async (request, reply) => {
+      let query: UsageQuery;
+      try {
+        query = parseUsageQuery(request.query as Record<string, unknown>, now());
+      } catch (error) {
+        if (!(error instanceof UsageQueryError)) throw error;
+        return reply.code(400).send({ status: 400, error: 'bad_request', message: error.message });
+      }
+      await recorder?.flush();
+      return readUsage(db, query);
+    },
+  };
+}
