@@ -7,12 +7,10 @@
  * serves; `--format csv` is RFC 4180 with a header row.
  */
 import { type Command, Option } from 'commander';
-import type { Queryable } from '../../lib/db/database.js';
-import { type UsageQuery, UsageQueryError, type UsageReport, type UsageRow, parseUsageQuery, readUsage } from '../../gateway/usage/usage-recorder.js';
-import { Closers } from '../closers.js';
-import { cliConfig } from '../config.js';
+import { type UsageQuery, UsageQueryError, type UsageReport, type UsageRow, parseUsageQuery } from '../../gateway/usage/usage-recorder.js';
 import { usageError } from '../exit.js';
-import { openRegistry } from '../runtime.js';
+import { withState } from '../state/session.js';
+import { usageReportOperation } from '../state/usage-operation.js';
 
 export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
 export type UsageFormat = (typeof USAGE_FORMATS)[number];
@@ -92,15 +90,9 @@ export interface UsageCommandIo {
   readonly now: () => number;
 }
 
-/** Reads the report from the configured database (migrated on opening, as every state command does), then closes it. */
-async function reportFromDatabase(query: UsageQuery): Promise<UsageReport> {
-  const closers = new Closers();
-  try {
-    const db: Queryable = (await openRegistry(cliConfig(), closers)).db;
-    return await readUsage(db, query);
-  } finally {
-    await closers.closeAll();
-  }
+/** Reads the report from the configured database, or through the admin listener of the server that holds it (src/cli/state). */
+function reportFromDatabase(query: UsageQuery): Promise<UsageReport> {
+  return withState((state) => state.run(usageReportOperation, { ...query }));
 }
 
 const CLI_IO: UsageCommandIo = {

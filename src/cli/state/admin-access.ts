@@ -22,12 +22,13 @@ import { orgOperations } from '../commands/orgs.js';
 import { webhookOperations } from '../commands/webhooks.js';
 import { CliError, EXIT_CODES, messageOf } from '../exit.js';
 import type { Registry } from '../runtime.js';
+import { usageReportOperation } from './usage-operation.js';
 import { isLoopbackAddress, localAdminUrl, newAdminToken, publishAdmin } from './admin-discovery.js';
 import type { AnyStateOperation, StateContext, WireError } from './operation.js';
 import { CLI_ROUTE_PREFIX } from './session.js';
 
 /** Every operation a state command runs. */
-export const STATE_OPERATIONS: readonly AnyStateOperation[] = [keyOperations, orgOperations, accountOperations, webhookOperations].flatMap((group) => Object.values(group));
+export const STATE_OPERATIONS: readonly AnyStateOperation[] = [...[keyOperations, orgOperations, accountOperations, webhookOperations].flatMap((group) => Object.values(group)), usageReportOperation];
 
 /** A key import file's records can be many: the admin listener's default of 1 MiB would refuse a large one. */
 const BODY_LIMIT_BYTES = 64 * 1024 * 1024;

@@ -11,6 +11,7 @@ import { vi } from 'vitest';
 import { registerAccountsCommand } from '../../../src/cli/commands/accounts.js';
 import { registerKeysCommand } from '../../../src/cli/commands/keys.js';
 import { registerOrgsCommand } from '../../../src/cli/commands/orgs.js';
+import { registerUsageCommand } from '../../../src/cli/commands/usage.js';
 import { registerWebhooksCommand } from '../../../src/cli/commands/webhooks.js';
 import { CliError, EXIT_CODES, messageOf } from '../../../src/cli/exit.js';
 
@@ -25,7 +26,7 @@ function program(out: { stdout: string; stderr: string }): Command {
     .exitOverride()
     .configureOutput({ writeOut: (text) => void (out.stdout += text), writeErr: (text) => void (out.stderr += text) });
   // Set before the commands are added, which inherit both settings, as in main.ts.
-  for (const register of [registerKeysCommand, registerOrgsCommand, registerAccountsCommand, registerWebhooksCommand]) register(root);
+  for (const register of [registerKeysCommand, registerOrgsCommand, registerAccountsCommand, registerWebhooksCommand, registerUsageCommand]) register(root);
   return root;
 }
 
@@ -37,6 +38,11 @@ export function fxgate(...args: string[]): Promise<InProcessResult> {
     const out = { stdout: '', stderr: '' };
     const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void (out.stdout += `${parts.join(' ')}\n`));
     const error = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => void (out.stderr += `${parts.join(' ')}\n`));
+    // `usage` writes its report to stdout itself.
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      return true;
+    });
     let code: number = EXIT_CODES.ok;
     try {
       await program(out).parseAsync(args, { from: 'user' });
@@ -49,6 +55,7 @@ export function fxgate(...args: string[]): Promise<InProcessResult> {
     } finally {
       log.mockRestore();
       error.mockRestore();
+      write.mockRestore();
     }
     return { code, ...out };
   };

@@ -18,7 +18,8 @@ import { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from '../../../src/cli/state/adm
 import { openState } from '../../../src/cli/state/session.js';
 import { loadConfig } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';
-import { keyFileSchema } from '../../../src/lib/keys/key-file.js';
+import { keyFileSchema, readKeyFile } from '../../../src/lib/keys/key-file.js';
+import { legacyToken } from '../../support/independent-signing.js';
 import { fxgate, type InProcessResult } from './in-process-cli.js';
 
 const UNKNOWN_ORG = '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c';
@@ -135,6 +136,12 @@ async function script(input: { dir: string; org: string; webhookOrg: string; san
   await run('webhooks', 'list', '--org', webhookOrg, '--json');
   await run('webhooks', 'remove', subscription);
   await run('webhooks', 'remove', subscription, '--json');
+
+  await run('usage');
+  await run('usage', '--generation', 'v2', '--since', '7d', '--format', 'json');
+  await run('usage', '--format', 'csv');
+  await run('usage', '--generation', 'v3');
+  await run('usage', '--since', 'yesterday');
   return { text, results };
 }
 
@@ -165,6 +172,7 @@ async function reads(orgs: { org: string; webhookOrg: string; sandboxOrg: string
     ['orgs', 'show', orgs.org],
     ['accounts', 'list', orgs.sandboxOrg],
     ['webhooks', 'list', '--org', orgs.webhookOrg, '--json'],
+    ['usage', '--format', 'json'],
   ]) {
     const result = await fxgate(...args);
     results.push({ ...result, stdout: result.stdout.replace(/"v3EndpointId":"whe_[0-9a-f]{32}"/g, '"v3EndpointId":null') });
@@ -194,6 +202,13 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE]) expect((await stat(join(dataDir, file))).mode & 0o777).toBe(0o600);
     expect(await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
 
+    // One legacy request, counted and written (GET /admin/usage writes the pending counts), for `usage` to report.
+    const sandboxKey = await readKeyFile(server.started.sandbox.path);
+    const legacy = await request(`${server.started.url}/v2/brokerage/${sandboxOrg}/balances`, { headers: { authorization: `Bearer ${legacyToken(sandboxKey)}`, 'x-app-mode': 'SANDBOX' } });
+    expect(legacy.statusCode).toBe(200);
+    await legacy.body.dump();
+    expect(((await (await request(`${server.started.adminUrl}/admin/usage`)).body.json()) as { rows: unknown[] }).rows).toHaveLength(1);
+
     remote = await script({ dir: join(dataDir, 'remote'), ...orgs, sandboxOrg, account });
     // The exit codes the script expects: each command's own, as directly.
     expect(remote.results.map((result) => result.code)).toEqual([
@@ -201,6 +216,7 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
       0, 0, 0, 0, 2, 0, 2, 0, 1, 1, // orgs
       0, 0, 1, 0, 0, 0, 0, 0, 1, 1, // accounts
       0, 0, 2, 2, 0, 0, 0, 1, // webhooks
+      0, 0, 0, 2, 2, // usage
     ]);
     expect(remote.text).not.toContain('in use');
 
