@@ -5,8 +5,10 @@
 import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
+import { CoreMetrics } from '../core/metrics/core-metrics.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
+import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecycle.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
@@ -46,12 +48,15 @@ export interface StartedCore {
   readonly store: EphemeralStore;
 }
 
-/** Opens the database, the store and the registry, and builds the core on them (not yet listening). */
-export async function startCore(config: Config, closers: Closers, extraTrustedProxies: readonly string[] = []): Promise<StartedCore> {
+/** Opens the database, the store and the registry, and builds the core on them (not yet listening); its metrics go on `admin` when given. */
+export async function startCore(config: Config, closers: Closers, extraTrustedProxies: readonly string[] = [], admin: AdminListener | null = null): Promise<StartedCore> {
   const deps = await openRegistry(config, closers);
   const store = await openStore(config, closers);
   const rates = rateSourceFromConfig(config);
-  const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry, rates }, coreOptions(config, extraTrustedProxies));
+  // Kept only where they can be read: on the admin listener.
+  const metrics = admin === null ? undefined : new CoreMetrics({ db: deps.db });
+  if (metrics !== undefined) admin?.addMetrics(metrics.registry);
+  const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry, rates }, { ...coreOptions(config, extraTrustedProxies), ...(metrics === undefined ? {} : { metrics }) });
   closers.add('core server', () => app.close());
   return { app, deps, store };
 }
@@ -162,7 +167,8 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       trustedProxies: config.FXGATE_TRUSTED_PROXIES,
       logLevel: config.LOG_LEVEL,
       requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,
-      ...(admin === null ? {} : { admin }),
+      // Its metrics are kept only where they can be read: on the admin listener.
+      ...(admin === null ? {} : { admin, metrics: new GatewayMetrics() }),
       legacy: {
         ...deps,
         webhooks: legacyWebhooks(config, deps),

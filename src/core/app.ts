@@ -27,6 +27,7 @@ import { withdrawalAccountOperations } from './routes/withdrawal-accounts.js';
 import { withdrawalOperations } from './routes/withdrawals.js';
 import { webhookEndpointOperations } from './routes/webhook-endpoints.js';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
+import type { CoreMetrics } from './metrics/core-metrics.js';
 import { SimulatedPaymentRail, type SimulatedRailOptions } from './settlement/payment-rails.js';
 import { createWithdrawalProcessor, type WithdrawalProcessorOptions } from './settlement/withdrawal-processor.js';
 import { createCursorCodec } from './pagination/cursor-codec.js';
@@ -67,6 +68,8 @@ export interface CoreOptions {
   readonly withdrawalProcessor?: WithdrawalProcessorOptions & { readonly enabled?: boolean; readonly rail?: SimulatedRailOptions };
   /** The webhook delivery worker, run by buildCoreApp; `enabled: false` leaves it off. */
   readonly webhookWorker?: Partial<WebhookWorkerOptions> & { readonly enabled?: boolean };
+  /** The core's Prometheus metrics (metrics/core-metrics.ts); none are kept without it. */
+  readonly metrics?: CoreMetrics;
 }
 
 /** Work the core runs beside its routes: started once the app is ready, stopped when it closes. */
@@ -99,6 +102,7 @@ export function createTradingContext(deps: CoreDependencies, options: CoreOption
     reference: referenceData(deps.db),
     rates: deps.rates ?? new StaticRateSource(DEFAULT_USD_PRICES),
     now: deps.now ?? (() => new Date()),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
 }
 
@@ -148,6 +152,8 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
       void handleFrameworkError!(error, request, reply);
     },
   });
+  // Before any route: each route is given its series as it is added.
+  resolved.metrics?.instrument(app);
   handleFrameworkError = installV3Pipeline(app, operations, {
     registry: deps.registry,
     store: deps.store,

@@ -16,6 +16,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/se
 import { createGatewayClientErrorHandler } from './client-errors.js';
 import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
+import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/generation-lifecycle.js';
 import { createLegacyAuthenticator } from './legacy/legacy-auth.js';
 import { LegacyIdempotency } from './legacy/legacy-idempotency.js';
@@ -61,6 +62,8 @@ export interface GatewayOptions {
   readonly legacy?: LegacyGatewayOptions;
   /** The admin listener to add the gateway's operator routes to (the shadow report); none is served on this app. */
   readonly admin?: AdminRoutes;
+  /** The gateway's Prometheus metrics (metrics/gateway-metrics.ts), served on `admin` when given; none are kept without it. */
+  readonly metrics?: GatewayMetrics;
   /**
    * Where the legacy declarations are loaded from; `mappings/` of this build by default. For
    * tests only, which serve an edited copy to prove that a comparison tool catches the change.
@@ -158,6 +161,10 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       else legacyNotFound(generation, request, reply);
     },
   });
+  // Before any route: each route is given its series as it is added.
+  const { metrics } = resolved;
+  metrics?.instrument(app);
+  if (metrics !== undefined) resolved.admin?.addMetrics(metrics.registry);
   const inFlight = new InFlightRequests();
   // Set once the legacy routes exist; the malformed-URL answer above needs it.
   let legacyNotFound: LegacyNotFound | null = null;
@@ -176,7 +183,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! })),
   );
   app.setErrorHandler(handleGatewayError);
-  await registerV3Passthrough(app, { origin, dispatcher, deadlineMs: resolved.deadlineMs });
+  await registerV3Passthrough(app, { origin, dispatcher, deadlineMs: resolved.deadlineMs, ...(metrics === undefined ? {} : { observer: metrics }) });
   // The upstream always; the legacy side's own store and database when it has them.
   const readiness: ReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
@@ -189,6 +196,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
         legacy: { connectTimeoutMs: resolved.connectTimeoutMs, timeoutMs: resolved.timeoutMs },
         deadlineMs: resolved.deadlineMs,
         log: app.log,
+        ...(metrics === undefined ? {} : { onCount: metrics.shadow() }),
       });
     }
     const usageOptions = resolved.legacy.usage;
@@ -198,10 +206,15 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       onFlushError: (error) => app.log.warn({ err: error }, 'usage report: writing the counts failed; kept for the next flush'),
     });
     resolved.admin?.add(usageAdminRoute(database, usage, usageOptions?.now));
-    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow, lifecycle, usage);
+    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow, lifecycle, usage, metrics);
     readiness.store = () => store.ping();
     readiness.database = () => database.query('SELECT 1').then(() => undefined);
-    await resolved.legacy.webhooks?.attach(app, { mappings, client: new V3Client({ dispatcher, credentials: resolved.legacy.credentials, deadlineMs: resolved.deadlineMs }) });
+    const { webhooks } = resolved.legacy;
+    await webhooks?.attach(app, {
+      mappings,
+      client: new V3Client({ dispatcher, credentials: resolved.legacy.credentials, deadlineMs: resolved.deadlineMs }),
+      ...(metrics === undefined ? {} : { onDelivery: metrics.legacyWebhooks(webhooks.options.db) }),
+    });
     // Readable with shadow mode off too: the counts of earlier runs are in the database.
     const current = shadow;
     resolved.admin?.add({
@@ -233,6 +246,7 @@ async function registerLegacy(
   shadow: ShadowMode | null,
   lifecycle: GenerationLifecycle,
   usage: UsageRecorder,
+  metrics: GatewayMetrics | undefined,
 ): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const authenticate = createLegacyAuthenticator({
@@ -248,12 +262,13 @@ async function registerLegacy(
     services: {
       authenticate,
       client: new V3Client({ dispatcher, credentials: resolved.credentials, deadlineMs }),
-      idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs }),
+      idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs, ...(metrics === undefined ? {} : { metrics }) }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       reply: lifecycle,
       lifecycle,
       usage,
       ...(shadow === null ? {} : { shadow }),
+      ...(metrics === undefined ? {} : { metrics }),
     },
     ...(shadow?.serve === 'legacy' ? { legacyService: shadow } : {}),
   });

@@ -259,11 +259,11 @@ export const configSchema = z.object({
     .describe(
       'Gateway: the URL at which v3 reaches the gateway\'s legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).',
     ),
-  FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (the shadow and usage reports; `/admin/...`), apart from the public one. Keep it off the public network.'),
+  FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (`GET /metrics`; the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network.'),
   FXGATE_ADMIN_PORT: adminPort
     .optional()
     .describe(
-      'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them.',
+      'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
     ),
   FXGATE_SHADOW_URL: optionalUrl(['http', 'https'])
     .describe(

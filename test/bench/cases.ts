@@ -552,6 +552,23 @@ function shadowReadsPlan(gateways: { off: ServerProcess; offAgain: ServerProcess
   };
 }
 
+/**
+ * BENCH_METRICS_CONTROL=1: the gateway-metrics case with no metrics on either side, its "on"
+ * rows named "off again": two identical gateways, whose difference is this machine's noise.
+ */
+const METRICS_CONTROL = process.env.BENCH_METRICS_CONTROL === '1';
+const METRICS_ON = METRICS_CONTROL ? 'metrics off again' : 'metrics on';
+const METRICS_ROWS = {
+  v1Off: 'gw v1, metrics off',
+  v1On: `gw v1, ${METRICS_ON}`,
+  passthroughOff: 'gw v3 passthrough, metrics off',
+  passthroughOn: `gw v3 passthrough, ${METRICS_ON}`,
+  relayOff: 'static-v3 via gw, metrics off',
+  relayOn: `static-v3 via gw, ${METRICS_ON}`,
+} as const;
+/** The metrics' target: a gateway keeping them serves at least this share of the same gateway without them. */
+const METRICS_RATIO = 0.95;
+
 /** The legacy quote body of the quotes case's v2 row: its v3 request in v2's words. */
 const LEGACY_QUOTE_BODY = JSON.stringify({ amount: 1000, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' });
 
@@ -655,6 +672,62 @@ export const BENCH_CASES: readonly BenchCase[] = [
         url: on.url,
         servers: [on, off, offAgain, setup.core.server, legacy],
         plan: shadowReadsPlan({ off, offAgain, on }, [setup.core.server, legacy], legacyGetPlan(setup.legacy, path)),
+      };
+    },
+  },
+  {
+    name: 'gateway-metrics',
+    description:
+      `the gateway's Prometheus metrics, on and off, side by side: two gateways on one core (as \`fxgate all\` wires them), one keeping ` +
+      `its metrics (a gateway with an admin listener) and one without, and two more in front of static-v3 the same way. ${METRICS_ROWS.v1Off} ` +
+      `and ${METRICS_ROWS.v1On}: ${TRADE_GET}'s v1 trade read; ${METRICS_ROWS.passthroughOff} and ${METRICS_ROWS.passthroughOn}: its /v3 ` +
+      `trade read; ${METRICS_ROWS.relayOff} and ${METRICS_ROWS.relayOn}: passthrough-relay's read of static-v3, where nothing behind the ` +
+      `gateway costs, so that the CPU per request is the gateway's own. Target: each on row at least ${METRICS_RATIO * 100}% of its off row` +
+      (METRICS_CONTROL ? '. BENCH_METRICS_CONTROL=1: no metrics on either side (the noise)' : ''),
+    rowComparisons: [
+      { row: METRICS_ROWS.v1On, of: METRICS_ROWS.v1Off, targetRatio: METRICS_RATIO },
+      { row: METRICS_ROWS.passthroughOn, of: METRICS_ROWS.passthroughOff, targetRatio: METRICS_RATIO },
+      { row: METRICS_ROWS.relayOn, of: METRICS_ROWS.relayOff, targetRatio: METRICS_RATIO },
+    ],
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const off = gatewayOf(setup);
+      const wiring = { upstreamUrl: setup.core.server.url, databaseUrl: setup.core.databaseUrl, redisUrl: context.settings.redisUrl, redisKeyPrefix: setup.core.redisKeyPrefix };
+      const on = await context.launch('gateway', { ...wiring, metrics: METRICS_CONTROL ? 'off' : 'on' });
+      const upstream = await context.launch('static-v3');
+      // A passthrough request reads neither the key registry nor the store; the gateways open them at start.
+      const staticWiring = {
+        upstreamUrl: upstream.url,
+        databaseUrl: await createBenchDatabase(context.settings.databaseUrl, context.cleanup),
+        redisUrl: context.settings.redisUrl,
+        redisKeyPrefix: createRedisPrefix(context.settings.redisUrl, context.cleanup),
+      };
+      const relayOff = await context.launch('gateway', staticWiring);
+      const relayOn = await context.launch('gateway', { ...staticWiring, metrics: METRICS_CONTROL ? 'off' : 'on' });
+      const tradeId = setup.tradeIds[0]!;
+      const v1 = legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`));
+      const v3 = v3GetPlan(setup.signer, `/v3/fx/trades/${tradeId}`);
+      const relay: SingleUsePlan = { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: async () => STATIC_V3_REQUEST };
+      const rows: SideBySideRow[] = [
+        { label: METRICS_ROWS.v1Off, url: off.url, plan: v1 },
+        { label: METRICS_ROWS.v1On, url: on.url, plan: v1 },
+        { label: METRICS_ROWS.passthroughOff, url: off.url, plan: v3 },
+        { label: METRICS_ROWS.passthroughOn, url: on.url, plan: v3 },
+        { label: METRICS_ROWS.relayOff, url: relayOff.url, plan: relay },
+        { label: METRICS_ROWS.relayOn, url: relayOn.url, plan: relay },
+      ];
+      const servers = [off, on, setup.core.server, relayOff, relayOn, upstream];
+      return {
+        url: on.url,
+        servers,
+        plan: {
+          kind: 'self-measured',
+          async probe() {
+            for (const row of rows) await probe(row.url, row.plan);
+          },
+          measure: (settings) => measureSideBySide(rows, settings, servers),
+        },
       };
     },
   },

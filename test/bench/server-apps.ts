@@ -16,6 +16,8 @@ import { postMovement } from '../../src/core/ledger/ledger.js';
 import { createWithdrawalAccount, verifyWithdrawalAccount, withdrawalAccountCreateSchema } from '../../src/core/settlement/withdrawal-accounts.js';
 import { referenceData } from '../../src/core/trading/reference-data.js';
 import { buildGatewayApp } from '../../src/gateway/app.js';
+import { GatewayMetrics } from '../../src/gateway/metrics/gateway-metrics.js';
+import { AdminListener } from '../../src/lib/admin/admin-listener.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
@@ -269,25 +271,31 @@ async function core(config: ServerConfig): Promise<ServedApp> {
  * a temporary key folder of its own, removed when it closes. Both parts use the core's default
  * issuers (and sign with the first), as the bench core is built with them. With `shadowUrl` it
  * runs in shadow mode beside the legacy service there, comparing `shadowSample` of its reads (1
- * when absent), the gateway serving.
+ * when absent), the gateway serving. With `metrics: 'on'` it keeps its Prometheus metrics on an
+ * admin listener of its own (a port the OS picks; nothing scrapes it), as the CLI's gateway does
+ * when its admin listener is on: the process's default metrics run too. Off when absent.
  */
 async function gateway(config: ServerConfig): Promise<ServedApp> {
   const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
   const store = new RedisStore({ url: setting(config, 'redisUrl'), keyPrefix: setting(config, 'redisKeyPrefix') });
   let keysDir: string | null = null;
+  const admin = config.metrics === 'on' ? new AdminListener({ logLevel: 'warn' }) : null;
   const release = async (): Promise<void> => {
-    await Promise.allSettled([store.close(), db.close(), keysDir === null ? Promise.resolve() : rm(keysDir, { recursive: true, force: true })]);
+    await Promise.allSettled([store.close(), db.close(), keysDir === null ? Promise.resolve() : rm(keysDir, { recursive: true, force: true }), admin?.close()]);
   };
   try {
     keysDir = await mkdtemp(join(os.tmpdir(), 'fxgate-bench-gateway-keys-'));
     const registry = new KeyRegistry(db);
     const credentials = new ProvisioningCredentials({ registry, dir: keysDir, issuer: CORE_DEFAULTS.issuers[0] });
     const shadow = config.shadowUrl === undefined ? {} : { shadow: { legacyUrl: config.shadowUrl, sample: Number(config.shadowSample ?? '1') } };
+    if (config.metrics !== undefined && config.metrics !== 'on' && config.metrics !== 'off') throw new Error(`server config metrics must be on or off, not ${JSON.stringify(config.metrics)}`);
     const app = await buildGatewayApp({
       upstreamUrl: setting(config, 'upstreamUrl'),
       logLevel: 'warn',
+      ...(admin === null ? {} : { admin, metrics: new GatewayMetrics() }),
       legacy: { registry, database: db, store, credentials, issuers: CORE_DEFAULTS.issuers, ...shadow },
     });
+    await admin?.listen('127.0.0.1', 0);
     return { app, info: {}, close: release };
   } catch (error) {
     await release();

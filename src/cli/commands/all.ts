@@ -29,12 +29,13 @@ export interface StartedAll {
 
 /** Starts everything `fxgate all` serves, registering each part with closers; tests start it in process with this. */
 export async function startAll(config: Config, closers: Closers): Promise<StartedAll> {
-  const core = await startCore(config, closers, LOOPBACK);
+  // One admin listener for both parts, each adding its own metrics to GET /metrics.
+  const admin = createAdminListener(config, 'all');
+  const core = await startCore(config, closers, LOOPBACK, admin);
   const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
   // One registry and one store for both parts: a key works in every generation, and a
   // token spent at one part cannot be replayed at the other.
   const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
-  const admin = createAdminListener(config, 'all');
   const gateway = await startGateway(config, closers, coreUrl, {
     registry: core.deps.registry,
     database: core.deps.db,

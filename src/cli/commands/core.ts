@@ -11,9 +11,9 @@ export function registerCoreCommand(program: Command): void {
     .action(() =>
       serve(async (closers) => {
         const config = cliConfig();
-        const { app, deps } = await startCore(config, closers);
-        // No admin routes of the core's own yet; the listener is where they will go.
+        // Created first: the core adds its metrics to it.
         const admin = createAdminListener(config, 'core');
+        const { app, deps } = await startCore(config, closers, [], admin);
         const url = await listen(app, config.HOST, config.PORT, 'the core');
         const adminUrl = await listenAdmin(config, closers, 'core', admin, deps);
         console.log(`fxgate core: listening on ${url}`);

@@ -70,7 +70,7 @@ export const WITHDRAWAL_TRANSITIONS: Readonly<Record<WithdrawalStatus, readonly 
 });
 
 /** What withdrawals run on: a slice of the trading context. */
-export type WithdrawalContext = Pick<TradingContext, 'db' | 'reference' | 'rates' | 'now'>;
+export type WithdrawalContext = Pick<TradingContext, 'db' | 'reference' | 'rates' | 'now' | 'metrics'>;
 /** The book a withdrawal belongs to: an org in one environment (a request's principal is one). */
 export type Book = Pick<Principal, 'orgId' | 'environment'>;
 
@@ -267,7 +267,7 @@ export async function createWithdrawal(
   const withdrawalId = newId('withdrawal', now.getTime());
   try {
     const reference = await context.reference();
-    return await context.db.transaction(async (tx) => {
+    const withdrawal = await context.db.transaction(async (tx) => {
       const account = await findWithdrawalAccount(tx, principal, request.withdrawalAccountId, { forUpdate: true });
       checkAccountAndRequest(account, request, reference);
       const currency = reference.currencies.get(account.currency)!;
@@ -342,6 +342,9 @@ export async function createWithdrawal(
       failpoint('withdrawal.after-event');
       return withdrawal;
     });
+    // An earlier attempt's withdrawal (a retry found it above) was counted when it was made.
+    if (withdrawal.id === withdrawalId) context.metrics?.withdrawalMoved(null, 'PENDING');
+    return withdrawal;
   } catch (error) {
     if (isApiError(error)) throw error;
     if (isUniqueViolation(error, 'idempotency_key')) {
@@ -519,7 +522,7 @@ export async function submitToRail(tx: Queryable, locked: RoutedWithdrawalRow, r
   return applyTransition(tx, locked, 'PROCESSING', { estimatedCompletionAt: submission.estimatedCompletionAt, transactionHash: submission.transactionHash ?? null }, reference, now);
 }
 
-type LifecycleContext = Pick<WithdrawalContext, 'db' | 'reference' | 'now'>;
+type LifecycleContext = Pick<WithdrawalContext, 'db' | 'reference' | 'now' | 'metrics'>;
 
 /** One transition of one withdrawal of the book, in its own transaction; 404 WITHDRAWAL_NOT_FOUND when absent. */
 export async function transitionWithdrawal(
@@ -530,11 +533,13 @@ export async function transitionWithdrawal(
   changes: TransitionChanges = {},
 ): Promise<WithdrawalRow> {
   const reference = await context.reference();
-  return context.db.transaction(async (tx) => {
+  const { from, moved } = await context.db.transaction(async (tx) => {
     const locked = await lockWithdrawal(tx, book, withdrawalId);
     if (!locked) throw new ApiError('WITHDRAWAL_NOT_FOUND');
-    return applyTransition(tx, locked, to, changes, reference, context.now());
+    return { from: locked.status, moved: await applyTransition(tx, locked, to, changes, reference, context.now()) };
   });
+  context.metrics?.withdrawalMoved(from, to);
+  return moved;
 }
 
 /**
@@ -545,12 +550,16 @@ export async function transitionWithdrawal(
  */
 export async function completeSandboxWithdrawal(context: LifecycleContext, book: Book, withdrawalId: string, rail: PaymentRail): Promise<WithdrawalRow> {
   const reference = await context.reference();
-  return context.db.transaction(async (tx) => {
+  const { submitted, completed } = await context.db.transaction(async (tx) => {
     let locked = await lockWithdrawal(tx, book, withdrawalId);
     if (!locked) throw new ApiError('WITHDRAWAL_NOT_FOUND');
     const now = context.now();
-    if (locked.status === 'PENDING') locked = await submitToRail(tx, locked, rail, reference, now);
+    const pending = locked.status === 'PENDING';
+    if (pending) locked = await submitToRail(tx, locked, rail, reference, now);
     const completion = simulatedCompletion(toRailWithdrawal(locked), now);
-    return applyTransition(tx, locked, 'COMPLETED', { paymentDetails: completion.paymentDetails, transactionHash: completion.transactionHash }, reference, now);
+    return { submitted: pending, completed: await applyTransition(tx, locked, 'COMPLETED', { paymentDetails: completion.paymentDetails, transactionHash: completion.transactionHash }, reference, now) };
   });
+  if (submitted) context.metrics?.withdrawalMoved('PENDING', 'PROCESSING');
+  context.metrics?.withdrawalMoved('PROCESSING', 'COMPLETED');
+  return completed;
 }

@@ -52,7 +52,7 @@ function assertSettleable(trade: TradeRow): void {
 /** Settles the trade (see the top of this file) and returns its updated row. */
 export async function settleTrade(context: TradingContext, principal: Principal, tradeId: string): Promise<TradeRow> {
   const { currencies } = await context.reference();
-  return context.db.transaction(async (tx) => {
+  const settled = await context.db.transaction(async (tx) => {
     const trade = await lockTradeForTransition(tx, principal, tradeId);
     if (!trade) throw new ApiError('TRADE_NOT_FOUND', { tradeId });
     assertSettleable(trade);
@@ -74,4 +74,6 @@ export async function settleTrade(context: TradingContext, principal: Principal,
     await releaseCredit(tx, trade);
     return rows[0]!;
   });
+  context.metrics?.trade('settled');
+  return settled;
 }

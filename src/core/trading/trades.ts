@@ -277,12 +277,16 @@ export async function executeTrade(
   const inTransaction = hooks.inTransaction;
   try {
     try {
-      if (!inTransaction) return await runTradeStatement(context.db, principal, input, tradeId, now);
-      return await context.db.transaction(async (tx) => {
-        const trade = await runTradeStatement(tx, principal, input, tradeId, now);
-        await inTransaction(tx, trade);
-        return trade;
-      });
+      const trade = inTransaction
+        ? await context.db.transaction(async (tx) => {
+            const created = await runTradeStatement(tx, principal, input, tradeId, now);
+            await inTransaction(tx, created);
+            return created;
+          })
+        : await runTradeStatement(context.db, principal, input, tradeId, now);
+      // Only here is the trade new and committed: the ways below answer an earlier one or a refusal.
+      context.metrics?.trade(input.reverses === undefined ? 'executed' : 'reversed');
+      return trade;
     } catch (error) {
       const refusal = tradeRefusalOf(error);
       if (refusal === null) throw error;

@@ -3,6 +3,7 @@
  * data, the rate source and the trading options. Handlers get it; nothing else is global.
  */
 import type { Database } from '../../lib/db/database.js';
+import type { CoreEvents } from '../metrics/core-metrics.js';
 import type { RateSource } from './rate-source.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 
@@ -20,6 +21,8 @@ export interface TradingContext extends TradingOptions {
   readonly reference: () => Promise<ReferenceSnapshot>;
   readonly rates: RateSource;
   readonly now: () => Date;
+  /** Told of each trade and withdrawal status change once committed (the metrics); none without it. */
+  readonly metrics?: CoreEvents;
 }
 
 /** Quote lifetimes a client may ask for (seconds), and the one it gets when it does not. */

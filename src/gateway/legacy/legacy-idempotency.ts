@@ -23,6 +23,7 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../lib/idempotency-key.js';
 import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LegacyGeneration } from './operations.js';
 
 export interface LegacyIdempotencyScope {
@@ -78,6 +79,8 @@ export interface LegacyIdempotencyOptions {
   readonly store: EphemeralStore;
   /** How long a lock lives if its owner dies (FXGATE_IDEMPOTENCY_LOCK_TTL_MS). */
   readonly lockTtlMs: number;
+  /** Counts each key's outcome. */
+  readonly metrics?: GatewayMetrics;
 }
 
 export class LegacyIdempotency {
@@ -89,13 +92,18 @@ export class LegacyIdempotency {
    */
   async begin(scope: LegacyIdempotencyScope, fingerprint: string): Promise<BeginOutcome> {
     const owner = randomUUID();
+    const series = this.options.metrics?.of(scope.generation, scope.operation);
     let result;
     try {
       result = await this.options.store.idempotencyBegin({ key: legacyRecordKey(scope), fingerprint, owner, lockTtlMs: this.options.lockTtlMs });
     } catch (error) {
-      if (error instanceof StoreUnavailableError) throw new ApiError('IDEMPOTENCY_UNAVAILABLE', {}, { cause: error });
+      if (error instanceof StoreUnavailableError) {
+        series?.idempotency('store_down');
+        throw new ApiError('IDEMPOTENCY_UNAVAILABLE', {}, { cause: error });
+      }
       throw error;
     }
+    series?.idempotency(result.outcome === 'acquired' ? 'new' : result.outcome === 'completed' ? 'replay' : result.outcome);
     switch (result.outcome) {
       case 'acquired':
         return { kind: 'acquired', owner };

@@ -34,7 +34,7 @@ import type { LegacyAnswer } from '../legacy/pipeline/answer.js';
 import type { LegacyTranslation, ShadowObserver } from '../legacy/pipeline/operation-handler.js';
 import { type AnswerText, compareAnswers, differingPaths } from './answer-diff.js';
 import { type LegacyAnswerBytes, LegacyService, type LegacyServiceOptions, cameThroughGateway } from './legacy-service.js';
-import { ShadowRecorder } from './shadow-recorder.js';
+import { ShadowRecorder, type ShadowRecorderOptions } from './shadow-recorder.js';
 
 export type ShadowServe = 'gateway' | 'legacy';
 
@@ -97,6 +97,8 @@ export interface ShadowModeDependencies {
   /** The deadline of a relayed request, to the last byte of its answer. */
   readonly deadlineMs: number;
   readonly log: FastifyBaseLogger;
+  /** Told of each count of the report as it is made (the metrics). */
+  readonly onCount?: ShadowRecorderOptions['onCount'];
 }
 
 /** `/v1/brokerage/{orgId}/...`: the org of a legacy path, lower case; null when it names none. */
@@ -150,6 +152,7 @@ export class ShadowMode implements ShadowObserver {
       flushIntervalMs: resolved.flushIntervalMs,
       examplesPerField: resolved.examplesPerField,
       onFlushError: (error) => deps.log.warn({ err: error }, 'shadow report: writing the counts failed; kept for the next flush'),
+      ...(deps.onCount === undefined ? {} : { onCount: deps.onCount }),
     });
   }
 

@@ -5,6 +5,7 @@
  * fails keeps its batch for the next one, so a database outage costs freshness, not counts.
  */
 import type { Queryable } from '../../lib/db/database.js';
+import type { ShadowResult } from '../metrics/gateway-metrics.js';
 import type { FieldDifference } from './answer-diff.js';
 import { maskExample } from './masking.js';
 
@@ -71,6 +72,8 @@ export interface ShadowRecorderOptions {
   readonly examplesPerField: number;
   /** Told when a flush fails (its batch is kept for the next). */
   readonly onFlushError?: (error: unknown) => void;
+  /** Told of each count as it is made (the metrics); `differing` comes with its `compared`. */
+  readonly onCount?: (operation: ShadowOperationName, result: ShadowResult) => void;
 }
 
 const emptyTally = (): OperationTally => ({ since: new Date().toISOString(), compared: 0, differing: 0, notCompared: 0, dropped: 0, fields: new Map(), noise: new Map() });
@@ -132,9 +135,11 @@ export class ShadowRecorder {
   compared(operation: ShadowOperationName, differences: readonly FieldDifference[], noise: ReadonlySet<string> | readonly string[]): void {
     const tally = this.tally(operation);
     tally.compared += 1;
+    this.options.onCount?.(operation, 'compared');
     for (const path of noise) tally.noise.set(path, (tally.noise.get(path) ?? 0) + 1);
     if (differences.length === 0) return;
     tally.differing += 1;
+    this.options.onCount?.(operation, 'differing');
     const seenAt = new Date().toISOString();
     const first = new Map<string, FieldDifference>();
     for (const difference of differences) if (!first.has(difference.path)) first.set(difference.path, difference);
@@ -153,11 +158,13 @@ export class ShadowRecorder {
   /** A mirrored read that could not be compared. */
   notCompared(operation: ShadowOperationName): void {
     this.tally(operation).notCompared += 1;
+    this.options.onCount?.(operation, 'not_compared');
   }
 
   /** A read not mirrored: the cap on mirrors in flight was reached. */
   dropped(operation: ShadowOperationName): void {
     this.tally(operation).dropped += 1;
+    this.options.onCount?.(operation, 'dropped');
   }
 
   /** Writes what is pending; one flush at a time, in order. */

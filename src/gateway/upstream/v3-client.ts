@@ -43,9 +43,12 @@ export class UpstreamUnreachableError extends UpstreamError {
 export class UpstreamTimeoutError extends UpstreamError {
   readonly code = 'FXGATE_UPSTREAM_TIMEOUT';
   readonly mayHaveReachedUpstream = true;
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The call's total deadline ran out, rather than a timeout of the dispatcher or the connection. */
+  readonly deadline: boolean;
+  constructor(message: string, options?: { cause?: unknown; deadline?: boolean }) {
     super(message, options);
     this.name = 'UpstreamTimeoutError';
+    this.deadline = options?.deadline ?? false;
   }
 }
 
@@ -193,7 +196,7 @@ export class V3Client {
       body = await this.readBody(response.body, status, what);
     } catch (error) {
       // Whatever undici reports once the deadline has aborted the call, the deadline is the cause.
-      if (signal.aborted) throw new UpstreamTimeoutError(`v3 did not finish answering ${what} within the ${deadlineMs} ms deadline`, { cause: error });
+      if (signal.aborted) throw new UpstreamTimeoutError(`v3 did not finish answering ${what} within the ${deadlineMs} ms deadline`, { cause: error, deadline: true });
       throw classifyUpstreamFailure(error, what);
     }
     const elapsedMs = performance.now() - sent;

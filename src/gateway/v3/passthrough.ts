@@ -10,9 +10,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Dispatcher } from 'undici';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { forwardedFor } from '../forwarded-for.js';
+import type { PassthroughObserver } from '../metrics/gateway-metrics.js';
 import { handleGatewayError, sendV3Error } from './errors.js';
-import { upstreamFailure } from './upstream-failure.js';
-import { createUpstreamRelay } from './upstream-relay.js';
+import { upstreamFailure, upstreamFailureKind } from './upstream-failure.js';
+import { type RelayObserver, createUpstreamRelay } from './upstream-relay.js';
 
 export const V3_PREFIX = '/v3';
 
@@ -24,6 +25,16 @@ export interface PassthroughOptions {
   readonly dispatcher: Dispatcher;
   /** The most one upstream answer may take, from the dispatch to its last byte. */
   readonly deadlineMs: number;
+  /** The metrics of each upstream call. */
+  readonly observer?: PassthroughObserver;
+}
+
+/** The relay's reports as the metrics count them: a break after the headers is a failure too. */
+function relayObserver(observer: PassthroughObserver): RelayObserver {
+  return {
+    answered: (request, elapsedMs) => observer.answered(request, elapsedMs),
+    brokeOff: (request, error) => observer.failed(request, upstreamFailureKind(error, true)),
+  };
 }
 
 /**
@@ -98,8 +109,10 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
         deadlineMs: options.deadlineMs,
         onFailure: (reply, error, requestWritten) => {
           reply.request.log.warn({ err: error, requestWritten }, 'upstream request failed');
+          options.observer?.failed(reply.request, upstreamFailureKind(error, requestWritten));
           sendV3Error(reply, upstreamFailure(error, reply.request.method, requestWritten));
         },
+        ...(options.observer === undefined ? {} : { observer: relayObserver(options.observer) }),
       }),
     });
   });

@@ -6,6 +6,7 @@
  * check the state before retrying; a read is safe to retry either way.
  */
 import { ApiError } from '../../lib/errors/api-error.js';
+import type { UpstreamFailureKind } from '../metrics/gateway-metrics.js';
 import { isWriteMethod } from './errors.js';
 import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
 
@@ -31,4 +32,20 @@ export function upstreamFailure(error: unknown, method: string, requestWritten: 
     message: 'The v3 service behind this gateway did not answer in time; the request may have taken effect.',
     cause: error,
   });
+}
+
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * The metrics' kind of a relayed request's failure: not reached, the deadline, a timeout, an
+ * answer that is not HTTP (llhttp's HPE_ codes, or undici's own for a malformed answer), else
+ * a connection lost after sending, which the client is told as a timeout would be.
+ */
+export function upstreamFailureKind(error: unknown, requestWritten: boolean): UpstreamFailureKind {
+  if (error instanceof UpstreamDeadlineError) return 'deadline';
+  const codes = errorCodesOf(error);
+  if (!requestWritten || codes.some((code) => NOT_SENT_CODES.has(code))) return 'unreachable';
+  if (codes.some((code) => TIMEOUT_CODES.has(code))) return 'timeout';
+  if (codes.some((code) => code.startsWith('HPE_') || code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) return 'protocol';
+  return 'timeout';
 }

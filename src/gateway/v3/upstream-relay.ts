@@ -34,6 +34,13 @@ export interface UpstreamRelayOptions {
    * `requestWritten`: whether the whole request had been handed to the upstream connection.
    */
   readonly onFailure: (reply: FastifyReply, error: Error, requestWritten: boolean) => void;
+  /** Told of each answer relayed whole, with the time from the dispatch to its last byte, and of each that broke off after its headers (the metrics). */
+  readonly observer?: RelayObserver;
+}
+
+export interface RelayObserver {
+  answered(request: FastifyRequest, elapsedMs: number): void;
+  brokeOff(request: FastifyRequest, error: Error): void;
 }
 
 export type RelayFailure = UpstreamRelayOptions['onFailure'];
@@ -86,7 +93,7 @@ function bodyOf(request: FastifyRequest): Buffer | Readable | null {
  * line arrives (the reply is hijacked then), or through `onFailure` if the upstream fails first.
  */
 export function createUpstreamRelay(options: UpstreamRelayOptions): (request: FastifyRequest, reply: FastifyReply, dest: string) => void {
-  const { origin, dispatcher, forwardedFor, deadlineMs, onFailure } = options;
+  const { origin, dispatcher, forwardedFor, deadlineMs, onFailure, observer = null } = options;
   const host = new URL(origin).host;
   return function relayToUpstream(request, reply, dest) {
     const headers = endToEndHeaders(request.headers);
@@ -104,7 +111,7 @@ export function createUpstreamRelay(options: UpstreamRelayOptions): (request: Fa
         headers,
         body,
       },
-      new ResponseRelay(request, reply, onFailure, deadlineMs, body),
+      new ResponseRelay(request, reply, onFailure, deadlineMs, body, observer),
     );
   };
 }
@@ -121,6 +128,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   private started = false;
   /** The client has had its envelope from `fail`; later reports of the aborted call change nothing. */
   private failed = false;
+  private readonly dispatchedAt: number;
 
   constructor(
     private readonly request: FastifyRequest,
@@ -128,7 +136,9 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly onFailure: RelayFailure,
     deadlineMs: number,
     body: Buffer | Readable | null,
+    private readonly observer: RelayObserver | null,
   ) {
+    this.dispatchedAt = performance.now();
     this.timer = setTimeout(this.expire, deadlineMs, deadlineMs);
     this.bodyRead = body === null || Buffer.isBuffer(body);
     if (!this.bodyRead) (body as Readable).once('end', () => (this.bodyRead = true));
@@ -202,6 +212,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.settle();
+    this.observer?.answered(this.request, performance.now() - this.dispatchedAt);
     this.reply.raw.end();
   }
 
@@ -214,6 +225,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       return;
     }
     this.request.log.warn({ err: error }, 'upstream answer broke off after its headers were sent');
+    this.observer?.brokeOff(this.request, error);
     response.destroy(error);
   }
 }

@@ -21,6 +21,7 @@ import type { Database, Queryable } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, outcomeAfterAttempt } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
+import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
 import { subscriptionSecretBinding } from './subscriptions.js';
 
 export type ClaimMode = 'lock' | 'lease';
@@ -69,6 +70,8 @@ export interface DeliveryWorkerDependencies {
   readonly fetcher?: DeliveryFetcher;
   readonly random?: () => number;
   readonly log?: WorkerLog;
+  /** Told of each attempt's outcome once it is written (the metrics). */
+  readonly onOutcome?: (outcome: WebhookDeliveryOutcome) => void;
 }
 
 const RESPONSE_DRAIN_LIMIT = 64 * 1024;
@@ -146,6 +149,7 @@ export class LegacyDeliveryWorker {
   private readonly agent: Agent | null;
   private readonly random: () => number;
   private log: WorkerLog | null;
+  private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
   private readonly rounds = new Set<AbortController>();
   private timer: NodeJS.Timeout | null = null;
   private loop: Promise<void> | null = null;
@@ -162,6 +166,7 @@ export class LegacyDeliveryWorker {
     this.now = deps.now ?? (() => new Date());
     this.random = deps.random ?? Math.random;
     this.log = deps.log ?? null;
+    this.onOutcome = deps.onOutcome ?? null;
     if (deps.fetcher) {
       this.agent = null;
       this.fetcher = deps.fetcher;
@@ -335,7 +340,8 @@ export class LegacyDeliveryWorker {
   /** Writes the attempt and the delivery's new state; `attempts = claimed` makes a stale lease's late result change nothing. */
   private async record(tx: Queryable, row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date): Promise<void> {
     if (result === null) {
-      await tx.query(`UPDATE legacy_webhook_deliveries SET status = 'GAVE_UP', leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      const { rowCount } = await tx.query(`UPDATE legacy_webhook_deliveries SET status = 'GAVE_UP', leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      if (rowCount > 0) this.onOutcome?.('gave_up');
       return;
     }
     const statusCode = result.kind === 'answered' ? result.statusCode : null;
@@ -350,6 +356,7 @@ export class LegacyDeliveryWorker {
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once.
       await tx.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      this.onOutcome?.('interrupted');
       return;
     }
     const outcome = outcomeAfterAttempt(this.options.retry, {
@@ -360,7 +367,7 @@ export class LegacyDeliveryWorker {
       eventCreatedAt: row.received_at,
       random: this.random,
     });
-    await tx.query(
+    const { rowCount } = await tx.query(
       `UPDATE legacy_webhook_deliveries
           SET status = $3, attempts = attempts + 1, leased_until = NULL,
               next_attempt_at = COALESCE($4, next_attempt_at),
@@ -368,5 +375,7 @@ export class LegacyDeliveryWorker {
         WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
       [row.id, row.attempts, outcome.status, outcome.status === 'PENDING' ? outcome.nextAttemptAt : null, attemptedAt],
     );
+    // A stale lease's late result changed nothing, and is not counted either.
+    if (rowCount > 0) this.onOutcome?.(outcome.status === 'DELIVERED' ? 'delivered' : outcome.status === 'PENDING' ? 'retrying' : 'gave_up');
   }
 }

@@ -10,7 +10,7 @@ import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { V3Client } from '../upstream/v3-client.js';
-import { type DeliveryFetcher, type DeliveryWorkerOptions, LegacyDeliveryWorker } from './delivery-worker.js';
+import { type DeliveryFetcher, type DeliveryWorkerDependencies, type DeliveryWorkerOptions, LegacyDeliveryWorker } from './delivery-worker.js';
 import { type LegacyWebhookBuilder, compileLegacyWebhooks } from './legacy-payload.js';
 import { registerWebhookReceiver } from './receiver.js';
 import { type ReconcileReport, WebhookRegistrar } from './registrations.js';
@@ -58,13 +58,13 @@ export class LegacyWebhooks {
   constructor(readonly options: LegacyWebhookOptions) {}
 
   /** Adds the receiver route and the start and stop hooks to the gateway app (before it is ready). */
-  async attach(app: FastifyInstance, parts: { readonly mappings: LegacyMappings; readonly client: V3Client }): Promise<void> {
+  async attach(app: FastifyInstance, parts: { readonly mappings: LegacyMappings; readonly client: V3Client; readonly onDelivery?: DeliveryWorkerDependencies['onOutcome'] }): Promise<void> {
     if (this.attached !== null) throw new Error('legacy webhooks are attached to a gateway already');
     const { db } = this.options;
     const sealer = await SecretSealer.open(db, SEALING_SECRET_NAME);
     const builder = compileLegacyWebhooks(parts.mappings.webhooks, parts.mappings.maps);
     const { enabled: _enabled, ...workerOptions } = this.options.worker ?? {};
-    const worker = new LegacyDeliveryWorker({ db, sealer, options: workerOptions, fetcher: this.options.fetcher, now: this.options.now, random: this.options.random, log: app.log });
+    const worker = new LegacyDeliveryWorker({ db, sealer, options: workerOptions, fetcher: this.options.fetcher, now: this.options.now, random: this.options.random, log: app.log, onOutcome: parts.onDelivery });
     const registrar = new WebhookRegistrar({ db, client: parts.client, sealer, v3EventTypes: builder.v3EventTypes, now: this.options.now });
     this.attached = { worker, registrar, builder, app };
     await registerWebhookReceiver(app, {

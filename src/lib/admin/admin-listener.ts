@@ -1,17 +1,21 @@
 /**
- * The admin listener: operator routes (the gateway's shadow report today, more later, on the
- * core too) on an address and port of their own, apart from the data plane, so that they are
+ * The admin listener: operator routes (the gateway's shadow report, the metrics of the gateway
+ * and the core) on an address and port of their own, apart from the data plane, so that they are
  * never reachable where clients are. It answers only the routes added to it: anything else is
  * a 404, and the data plane registers none of them.
  *
- * Routes are added while the servers are built, then the listener starts with all of them:
+ * Routes are added while the servers are built, then the listener starts with all of them; the
+ * parts' metrics (Prometheus registries) are served together on `GET /metrics`:
  *
  *   const admin = new AdminListener({ logLevel });
- *   admin.add({ method: 'GET', url: '/metrics', handler: async () => ... });
+ *   admin.add({ method: 'GET', url: '/admin/shadow/report', handler: async () => ... });
+ *   admin.addMetrics(registry);
  *   await admin.listen(host, port);
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Registry } from 'prom-client';
 import { loggerOptions } from '../logger.js';
+import { MetricsExposition } from '../metrics/exposition.js';
 
 export interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -25,6 +29,8 @@ export interface AdminRoute {
 /** Where the parts of a server add their operator routes. */
 export interface AdminRoutes {
   add(route: AdminRoute): void;
+  /** Adds a part's metrics to `GET /metrics`, one route for every part of the process (names must not collide). */
+  addMetrics(registry: Registry): void;
 }
 
 export interface AdminListenerOptions {
@@ -34,6 +40,7 @@ export interface AdminListenerOptions {
 export class AdminListener implements AdminRoutes {
   private readonly routes: AdminRoute[] = [];
   private app: FastifyInstance | null = null;
+  private metrics: MetricsExposition | null = null;
 
   constructor(private readonly options: AdminListenerOptions = {}) {}
 
@@ -41,6 +48,15 @@ export class AdminListener implements AdminRoutes {
     if (this.app !== null) throw new Error(`admin route ${route.method} ${route.url} added after the admin listener was built`);
     if (this.routes.some((known) => known.method === route.method && known.url === route.url)) throw new Error(`admin route ${route.method} ${route.url} added twice`);
     this.routes.push(route);
+  }
+
+  addMetrics(registry: Registry): void {
+    if (this.metrics === null) {
+      const exposition = new MetricsExposition();
+      this.add({ method: 'GET', url: '/metrics', handler: async (_request, reply) => reply.type(exposition.contentType).send(await exposition.text()) });
+      this.metrics = exposition;
+    }
+    this.metrics.add(registry);
   }
 
   /** The routes added so far, `METHOD url`. */

@@ -163,6 +163,32 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP', attempts: 2 });
   });
 
+  it('tells each outcome once it is written: retrying, delivered, gave up (the deadline, a removed subscription)', async () => {
+    const start = new Date();
+    clock = start;
+    const outcomes: string[] = [];
+    const told = (fetch: DeliveryFetcher) => {
+      const made = new LegacyDeliveryWorker({ db, sealer, fetcher: fetch, now: () => clock, random: () => 0, options: { requestTimeoutMs: 2_000 }, onOutcome: (outcome) => outcomes.push(outcome) });
+      workers.push(made);
+      return made;
+    };
+    const answers = [500, 200];
+    const retried = await pending();
+    const runner = told(fetcher(() => answers.shift()!).fetch);
+    await runner.runOnce();
+    clock = (await delivery(retried.deliveryIds[0]!)).next_attempt_at;
+    await runner.runOnce();
+    expect(outcomes).toEqual(['retrying', 'delivered']);
+    const late = await pending(1, start);
+    clock = new Date(start.getTime() + 72 * HOUR);
+    await told(fetcher(() => 503).fetch).runOnce();
+    const removed = await pending(1, clock);
+    await db.query(`UPDATE legacy_webhook_subscriptions SET status = 'REMOVED', removed_at = now() WHERE id = $1`, [removed.subscriptionId]);
+    await told(fetcher().fetch).runOnce();
+    expect(outcomes).toEqual(['retrying', 'delivered', 'gave_up', 'gave_up']);
+    expect(await delivery(late.deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP' });
+  });
+
   it('gives up, without sending, a delivery of a subscription removed after it was written', async () => {
     clock = new Date();
     const { subscriptionId, deliveryIds } = await pending();

@@ -10,7 +10,8 @@ import type { FastifyRequest } from 'fastify';
 import { isApiError } from '../../../lib/errors/api-error.js';
 import type { ErrorCode } from '../../../lib/errors/catalog.js';
 import { UpstreamCredentialError } from '../../upstream/credentials.js';
-import { UpstreamError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
+import type { OperationSeries, UpstreamFailureKind } from '../../metrics/gateway-metrics.js';
+import { UpstreamError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
 import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from '../error-tables.js';
 import { GenerationRetired } from '../generation-lifecycle.js';
 import type { LegacyGeneration, LegacyOperation } from '../operations.js';
@@ -71,16 +72,28 @@ function classify(error: unknown, log: (level: 'warn' | 'error', message: string
   return { code: 'INTERNAL_ERROR', headers: {} };
 }
 
+/** The metrics' kind of a failure that is v3's (or the gateway's own credential for it); null for any other. */
+export function upstreamFailureKindOf(error: unknown): UpstreamFailureKind | null {
+  if (error instanceof UpstreamUnreachableError) return 'unreachable';
+  if (error instanceof UpstreamTimeoutError) return error.deadline ? 'deadline' : 'timeout';
+  if (error instanceof UpstreamProtocolError) return 'protocol';
+  if (error instanceof V3ContractError) return 'contract_violation';
+  if (error instanceof UpstreamCredentialError) return 'credential';
+  return null;
+}
+
 /** Any failure of `operation` as the generation's error answer. Retry-After goes only with the answers that mean "wait". */
 export function failureAnswer<G extends LegacyGeneration>(
   error: unknown,
   request: FastifyRequest,
   state: RequestState,
-  where: { readonly generation: G; readonly operation: LegacyOperation<G>; readonly tables: LegacyErrorTables<G> },
+  where: { readonly generation: G; readonly operation: LegacyOperation<G>; readonly tables: LegacyErrorTables<G>; readonly metrics?: OperationSeries | undefined },
 ): LegacyAnswer {
   if (error instanceof GenerationRetired) return { status: error.status, body: error.body, headers: {} };
   const log = (level: 'warn' | 'error', message: string) => request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
   const { code, type, headers } = classify(error, log);
+  const kind = upstreamFailureKindOf(error);
+  if (kind !== null) where.metrics?.upstreamFailed(kind);
   const answer = resolveLegacyError(where.tables, { code, type }, where.operation);
   const legacyCode = 'error' in answer ? answer.error?.code : undefined;
   const retryAfter = headers['retry-after'] ?? state.upstreamHeaders['retry-after'];

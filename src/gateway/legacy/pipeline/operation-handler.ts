@@ -20,6 +20,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomHex } from '../../../lib/random.js';
+import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3Client } from '../../upstream/v3-client.js';
 import type { UsageCaller, UsageObserver } from '../../usage/usage-recorder.js';
 import { GenerationRetired, type GenerationLifecycle } from '../generation-lifecycle.js';
@@ -51,6 +52,8 @@ export interface LegacyServices {
   readonly lifecycle?: GenerationLifecycle;
   /** The usage report: told of every request answered. */
   readonly usage?: UsageObserver;
+  /** The metrics: each v3 call's time and each upstream failure. */
+  readonly metrics?: GatewayMetrics;
 }
 
 /** The translation of a request, and how to make it again (null when the request was refused before it named a principal). */
@@ -77,10 +80,15 @@ class AuthRefusal extends GatewayRefusal {
 }
 
 export class LegacyOperationHandler<G extends LegacyGeneration> {
+  /** This operation's series, made once. */
+  private readonly metrics: OperationSeries | undefined;
+
   constructor(
     private readonly services: LegacyServices,
     private readonly operation: CompiledOperation<G>,
-  ) {}
+  ) {
+    this.metrics = services.metrics?.of(operation.generation, operation.name);
+  }
 
   get name(): string {
     return this.operation.name;
@@ -104,7 +112,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       if (error instanceof GenerationRetired) retired = error;
       // A refused request (a replayed token among them) is never translated again.
       seen.principal = undefined;
-      answer = failureAnswer(error, request, state, { generation, operation: name, tables });
+      answer = failureAnswer(error, request, state, { generation, operation: name, tables, metrics: this.metrics });
     }
     this.services.usage?.seen({ generation, operation: name, caller, address: request.ip, ...(retired === null ? {} : { refused: retired.kind }) });
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
@@ -147,7 +155,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
 
   private failure(error: unknown, request: FastifyRequest, state: RequestState): LegacyAnswer {
     const { generation, name, tables } = this.operation;
-    return failureAnswer(error, request, state, { generation, operation: name, tables });
+    return failureAnswer(error, request, state, { generation, operation: name, tables, metrics: this.metrics });
   }
 
   private async serve(request: FastifyRequest, state: RequestState, seen: { principal?: LegacyPrincipal }): Promise<LegacyAnswer> {
@@ -165,7 +173,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       return deferReplayCheck ? this.afterReplayCheck(request, state, refused, replayCheck) : refused;
     }
     const answer = withIdempotency(request, operation, principal, this.services.idempotency, (v3Key) => this.run(request, principal, state, v3Key), (error) =>
-      failureAnswer(error, request, state, { generation: operation.generation, operation: operation.name, tables: operation.tables }),
+      failureAnswer(error, request, state, { generation: operation.generation, operation: operation.name, tables: operation.tables, metrics: this.metrics }),
     );
     return deferReplayCheck ? this.afterReplayCheck(request, state, answer, replayCheck) : answer;
   }
@@ -208,7 +216,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     const { operation } = this;
     const query = operation.readQuery(request.query);
     const body = operation.readBody ? readLegacyBody(rawBodyOf(request), operation.amountPaths, operation.readBody) : NO_BODY;
-    const context: V3CallContext = { request, principal, state, client: this.services.client, operation: operation.name };
+    const context: V3CallContext = { request, principal, state, client: this.services.client, operation: operation.name, metrics: this.metrics };
     const params = request.params as Record<string, unknown>;
     const [firstName, first] = operation.first;
     const firstQuery = { ...first.query, ...query.v3Query };

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../lib/errors/api-error.js';
 import { legacyUuidToId } from '../../../lib/ids.js';
 import { forwardedFor } from '../../forwarded-for.js';
+import type { OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3CallResponse, V3Client } from '../../upstream/v3-client.js';
 import type { V3Call } from '../endpoint-mappings.js';
 import type { LegacyPrincipal } from '../legacy-auth.js';
@@ -27,6 +28,8 @@ export interface V3CallContext {
   readonly state: RequestState;
   readonly client: V3Client;
   readonly operation: string;
+  /** Where each answered call's time is observed. */
+  readonly metrics?: OperationSeries | undefined;
 }
 
 /** One signed v3 call; the parsed success body, or a V3Refusal / V3ContractError. */
@@ -45,6 +48,7 @@ export async function callV3(
     headers: { 'x-request-id': request.id, 'x-forwarded-for': forwardedFor(request) },
   });
   state.upstreamMs += response.elapsedMs;
+  context.metrics?.upstream.observe(response.elapsedMs / 1000);
   const forwarded = forwardedHeaders(response.headers);
   // The trace id of the first call names the operation; rate-limit headers are the latest.
   state.upstreamHeaders = { ...forwarded, ...(state.upstreamHeaders['x-trace-id'] ? { 'x-trace-id': state.upstreamHeaders['x-trace-id'] } : {}) };

@@ -1,0 +1,117 @@
+/**
+ * GET /metrics as the real CLI serves it: `fxgate core` with FXGATE_ADMIN_PORT on an admin
+ * listener of its own, and `fxgate all` with the gateway's and the core's metrics on the one
+ * admin listener they share (PORT+1), the process's own metrics once. The data plane answers
+ * no /metrics. Read in the text format and checked against the exposition grammar.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
+import { newUuid } from '../../../src/lib/ids.js';
+import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
+import { legacyToken } from '../../support/independent-signing.js';
+import { type Family, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
+import { testServices } from '../../support/services.js';
+import { killAllCliProcesses, startCli } from '../cli-process.js';
+
+async function scrape(adminUrl: string): Promise<Map<string, Family>> {
+  const response = await request(`${adminUrl}/metrics`);
+  expect(response.statusCode).toBe(200);
+  expect(response.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+  return parsePrometheusText(await response.body.text());
+}
+
+function familiesWith(families: Map<string, Family>, prefix: string): string[] {
+  return [...families.keys()].filter((name) => name.startsWith(prefix)).sort();
+}
+
+const CORE_FAMILIES = [
+  'fxgate_core_ledger_balanced',
+  'fxgate_core_ledger_check_timestamp_seconds',
+  'fxgate_core_request_duration_seconds',
+  'fxgate_core_requests_total',
+  'fxgate_core_trades_total',
+  'fxgate_core_webhook_backlog',
+  'fxgate_core_withdrawal_transitions_total',
+];
+
+let database: TestDatabase | undefined;
+let dataDir: string | undefined;
+
+afterAll(async () => {
+  await killAllCliProcesses();
+  await database?.drop();
+  if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('GET /metrics from the CLI', () => {
+  it('fxgate core: its own admin listener with FXGATE_ADMIN_PORT, the core families and the process metrics', async () => {
+    database = await createTestPostgres();
+    const core = startCli(['core'], { DATABASE_URL: database.url!, REDIS_URL: testServices().redisUrl, HOST: '127.0.0.1', PORT: '0', FXGATE_ADMIN_PORT: '0' });
+    const [, url] = await core.waitFor(/^fxgate core: listening on (http:\/\/\S+)$/m);
+    const [, adminUrl] = await core.waitFor(/^fxgate core: admin listener on (http:\/\/\S+)$/m);
+    const key = loadKey(await new KeyRegistry(database.db).createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' }));
+    const signer = new V3RequestSigner(key, { issuer: 'fx-service' });
+    const pairs = await request(`${url}/v3/fx/pairs`, { headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }) });
+    expect(pairs.statusCode).toBe(200);
+    await pairs.body.dump();
+    expect((await request(`${url}/metrics`)).statusCode).toBe(404);
+
+    const families = await scrape(adminUrl!);
+    expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
+    expect(familiesWith(families, 'fxgate_gateway_')).toEqual([]);
+    expect(families.has('process_cpu_user_seconds_total')).toBe(true);
+    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' })).toBe(1);
+    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'unknown', status_class: '4xx' })).toBe(1);
+    // An empty ledger balances, checked by this scrape.
+    expect(sampleValue(families, 'fxgate_core_ledger_balanced')).toBe(1);
+    expect(sampleValue(families, 'fxgate_core_ledger_check_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect((await core.stop('SIGINT')).code).toBe(0);
+  });
+
+  // PGlite's first start creates its database cluster (initdb), which takes seconds on a busy machine.
+  it('fxgate all: one admin listener with the gateway and the core families side by side', { timeout: 180_000 }, async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-metrics-'));
+    const server = startCli(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
+    const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
+    const [, adminUrl] = server.stdout.match(/^fxgate: admin listener on (http:\/\/\S+)/m)!;
+    const [, keyPath] = server.stdout.match(/^fxgate: sandbox key created: (\S+)$/m)!;
+    const key = await readKeyFile(keyPath!);
+    const signer = new V3RequestSigner(key, { issuer: 'fx-service' });
+    const pairs = await request(`${url}/v3/fx/pairs`, { headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }) });
+    expect(pairs.statusCode).toBe(200);
+    await pairs.body.dump();
+    const balances = await request(`${url}/v2/brokerage/${key.file.orgId}/balances`, { headers: { authorization: `Bearer ${legacyToken(key)}`, 'x-app-mode': 'SANDBOX' } });
+    expect(balances.statusCode).toBe(200);
+    await balances.body.dump();
+    expect((await request(`${url}/metrics`)).statusCode).toBe(404);
+
+    // The grammar check refuses a family declared twice: the process metrics are there once.
+    const families = await scrape(adminUrl!);
+    expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
+    expect(familiesWith(families, 'fxgate_gateway_')).toEqual([
+      'fxgate_gateway_idempotency_total',
+      'fxgate_gateway_request_duration_seconds',
+      'fxgate_gateway_requests_total',
+      'fxgate_gateway_upstream_duration_seconds',
+      'fxgate_gateway_upstream_failures_total',
+      'fxgate_gateway_webhook_backlog',
+      'fxgate_gateway_webhook_deliveries_total',
+    ]);
+    expect(families.has('process_cpu_user_seconds_total')).toBe(true);
+    expect(sampleValue(families, 'fxgate_gateway_requests_total', { generation: 'v3', operation: 'GET /v3/fx/pairs', status_class: '2xx' })).toBe(1);
+    expect(sampleValue(families, 'fxgate_gateway_requests_total', { generation: 'v2', operation: 'balances', status_class: '2xx' })).toBe(1);
+    // The core saw the passthrough's read, and the gateway's own v3 call for v2 balances.
+    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' })).toBe(1);
+    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(families, 'fxgate_gateway_upstream_duration_seconds_count', { generation: 'v2', operation: 'balances' })).toBe(
+      sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' }),
+    );
+    expect((await server.stop('SIGINT')).code).toBe(0);
+  });
+});
