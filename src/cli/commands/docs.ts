@@ -1,45 +1,104 @@
 /**
- * `fxgate docs`: regenerates (`--write`) or checks (`--check`) the README sections generated
- * from the error catalog, the configuration schema and the legacy mapping tables. Runs from a checkout.
+ * `fxgate docs`: regenerates (`--write`, `npm run docs`) or checks (`--check`) the generated
+ * sections of the manual: the README's configuration table, docs/v3-api.md (the v3 operations
+ * and the error catalog), docs/legacy-api.md (the legacy operations, records, errors and
+ * webhooks). Each file names its sections here; the
+ * mechanism is src/lib/docs/generated-files.ts. Runs from a checkout; reads the declarations
+ * and writes only the files it names.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { coreOperations } from '../../core/app.js';
+import { requiresIdempotencyKey } from '../../core/http/idempotency.js';
+import type { Operation } from '../../core/http/operation.js';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/legacy-reference.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
-import { GENERATED_SECTIONS, regenerateReadme, type SectionRenderers } from '../../lib/docs/reference.js';
+import type { Database } from '../../lib/db/database.js';
+import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../../lib/docs/generated-files.js';
+import { renderOperationReference } from '../../lib/docs/operation-reference.js';
+import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
+import type { KeyRegistry } from '../../lib/keys/key-registry.js';
+import type { EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 
-/** Every generated section: the library's (errors, configuration) and the gateway's legacy reference. */
-export async function readmeSections(): Promise<SectionRenderers> {
-  const mappings = await loadLegacyMappings();
-  return {
-    ...GENERATED_SECTIONS,
-    'legacy-operations': () => renderLegacyOperations(mappings),
-    'legacy-records': () => renderLegacyRecords(mappings),
-    'legacy-errors': () => renderLegacyErrors(mappings),
-    'legacy-webhooks': () => renderLegacyWebhooks(mappings),
+/**
+ * A database for building the core's operations without serving them: the one query made while
+ * they are built (the cursor key, which no handler here ever uses) is answered with zeros, and
+ * anything else is refused, since a handler never runs.
+ */
+function declarationsOnlyDatabase(): Database {
+  const refuse = (): never => {
+    throw new Error('fxgate docs builds the v3 operations to read their declarations; nothing may query the database');
   };
+  const cursorKey = { value: Buffer.alloc(32).toString('base64') };
+  return {
+    driver: 'pglite',
+    async query<Row>(sql: string) {
+      if (sql.startsWith('INSERT INTO service_secrets')) return { rows: [] as Row[], rowCount: 0 };
+      if (sql.startsWith('SELECT value FROM service_secrets')) return { rows: [cursorKey as Row], rowCount: 1 };
+      return refuse();
+    },
+    exec: async () => refuse(),
+    transaction: async () => refuse(),
+    close: async () => {},
+  };
+}
+
+/** Every v3 operation the core serves, as declared with `defineOperation` in src/core/routes/. */
+export async function v3Operations(): Promise<Operation[]> {
+  const unused = new Proxy({}, { get: () => refuseDependency() });
+  return coreOperations({ db: declarationsOnlyDatabase(), store: unused as EphemeralStore, registry: unused as KeyRegistry });
+}
+
+function refuseDependency(): never {
+  throw new Error('fxgate docs builds the v3 operations to read their declarations; nothing may use the store or the key registry');
+}
+
+/** Every file with generated sections, by its path from the repository root, and what each section is rendered from. */
+export async function generatedFiles(): Promise<GeneratedFile[]> {
+  const mappings = await loadLegacyMappings();
+  const operations = await v3Operations();
+  return [
+    { path: 'README.md', sections: { config: renderConfigTable } },
+    {
+      path: 'docs/v3-api.md',
+      sections: {
+        'v3-operations': () => renderOperationReference(operations, { idempotencyKeyRequired: requiresIdempotencyKey }),
+        errors: renderErrorReference,
+      },
+    },
+    {
+      path: 'docs/legacy-api.md',
+      sections: {
+        'legacy-operations': () => renderLegacyOperations(mappings),
+        'legacy-records': () => renderLegacyRecords(mappings),
+        'legacy-errors': () => renderLegacyErrors(mappings),
+        'legacy-webhooks': () => renderLegacyWebhooks(mappings),
+      },
+    },
+  ];
 }
 
 export function registerDocsCommand(program: Command): void {
   program
     .command('docs')
-    .description('Regenerate or check the README sections generated from the error catalog, the configuration schema and the legacy mapping tables.')
-    .option('--readme <file>', 'the README to update', 'README.md')
-    .option('--write', 'rewrite the generated sections in place')
-    .option('--check', 'exit 1 when the generated sections are stale')
-    .action(async (options: { readme: string; write?: boolean; check?: boolean }) => {
+    .description(
+      'Regenerate or check the generated sections of the manual: the configuration table of README.md, docs/v3-api.md, docs/legacy-api.md, rendered from the configuration schema, the v3 operation declarations, the error catalog and mappings/.',
+    )
+    .option('--write', 'rewrite every stale generated section in place (npm run docs)')
+    .option('--check', 'write nothing; exit 1 naming every file whose generated sections are stale')
+    .option('--root <dir>', 'the repository checkout holding the files', '.')
+    .addHelpText('after', '\nText outside the <!-- generated:NAME --> and <!-- /generated:NAME --> markers is written by hand and kept.')
+    .action(async (options: { write?: boolean; check?: boolean; root: string }) => {
       if (options.write === options.check) throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
-      const current = await readFile(options.readme, 'utf8');
-      const generated = regenerateReadme(current, await readmeSections());
+      const states = await renderGeneratedFiles(options.root, await generatedFiles());
       if (options.write) {
-        await writeFile(options.readme, generated);
-        console.log(generated === current ? `${options.readme}: up to date` : `${options.readme}: regenerated`);
-      } else if (generated !== current) {
-        throw new CliError(`${options.readme} is stale: run \`npm run docs\``, EXIT_CODES.failure);
-      } else {
-        console.log(`${options.readme}: up to date`);
+        const written = new Set((await writeGeneratedFiles(options.root, states)).map((state) => state.path));
+        for (const state of states) console.log(`${state.path}: ${written.has(state.path) ? 'regenerated' : 'up to date'}`);
+        return;
       }
+      const stale = states.filter(isStale);
+      for (const state of states) console.log(`${state.path}: ${isStale(state) ? 'stale' : 'up to date'}`);
+      if (stale.length > 0) throw new CliError(`${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run docs\``, EXIT_CODES.failure);
     });
 }

@@ -3,8 +3,8 @@
  * and Cadwyn generate their version docs from their version changes): one row per operation
  * saying which v3 calls serve it, under which rules and what it answers; v1's changes from v2;
  * every legacy record field by field; and one row per v3 error code saying what each generation
- * answers. `npm run docs` writes them into the README, and a test
- * fails when the README is stale, so the docs cannot drift from what the gateway serves.
+ * answers. `npm run docs` writes them into docs/legacy-api.md, and a test fails when that page
+ * is stale, so the docs cannot drift from what the gateway serves.
  */
 import { ERROR_CODES } from '../../lib/errors/catalog.js';
 import type { AnswerOnly, EndpointMapping, IdempotencyRule, LayoutNode } from './endpoint-mappings.js';
@@ -113,7 +113,7 @@ function answerOnlyNodes(mapping: EndpointMapping): [string, AnswerOnly][] {
   return found;
 }
 
-function changeText(change: GenerationChange): string {
+export function changeText(change: GenerationChange): string {
   switch (change.kind) {
     case 'operation-removed':
       return `no \`${change.operation}\``;
@@ -159,7 +159,7 @@ function overridesText<G extends LegacyGeneration>(row: LegacyErrorRow<G>): stri
     .join('; ');
 }
 
-/** Every v3 code: the v1 answer, the v2 answer, per-operation exceptions, and whether the spec or we chose it. */
+/** Every v3 code: the v1 answer, the v2 answer, per-operation exceptions, and the basis of each row. */
 export function renderLegacyErrors(mappings: LegacyMappings): string {
   const lines = ['| v3 code | v1 | v2 | v2 per operation | basis (v1 / v2) |', '|---|---|---|---|---|'];
   for (const code of [...ERROR_CODES].sort()) {

@@ -1,7 +1,7 @@
 /**
- * The README's reference of the legacy webhooks, generated from mappings/webhooks.ts (`npm run
- * docs`): the events a subscription can name, the envelope, and each record field by field. A
- * test fails when the README is stale.
+ * The reference of the legacy webhooks in docs/legacy-api.md, generated from mappings/webhooks.ts
+ * (`npm run docs`): the events a subscription can name, the envelope, and each record field by
+ * field. A test fails when the page is stale.
  */
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { LegacyField } from '../legacy/record-shapes.js';

@@ -1,7 +1,8 @@
 /**
- * Reference sections of the README generated from their single sources: the error catalog and
- * the configuration schema. `npm run docs` rewrites them in place between markers; a test fails
- * when the committed README differs from what would be generated.
+ * Reference sections rendered from library sources: the v3 error catalog (docs/v3-api.md) and
+ * the configuration schema (the README's configuration table). The docs command places them in
+ * their files (generated-files.ts); a test fails when a committed file differs from what would
+ * be generated. Library code: reads the catalog and the schema, writes nothing.
  */
 import { z } from 'zod';
 import { configSchema } from '../config.js';
@@ -22,7 +23,7 @@ function retryText(row: ErrorCatalogRow): string {
 
 export function renderErrorReference(): string {
   const lines = [
-    `The v3 catalog has ${ERROR_CODES.length} codes. "spec" codes are named by the interface spec; "fxgate" codes are ours (DESIGN 3.2).`,
+    `The v3 catalog has ${ERROR_CODES.length} codes. Origin "spec": a code of the v3 contract as first published; "fxgate": a code fxgate added.`,
     '',
     '| HTTP | code | type | retryStrategy | details | origin | message |',
     '|---|---|---|---|---|---|---|',
@@ -51,37 +52,4 @@ export function renderConfigTable(): string {
     lines.push(`| \`${name}\` | ${defaultOf(schema)} | ${escapeCell(schema.description ?? '')} |`);
   }
   return lines.join('\n');
-}
-
-export const GENERATED_SECTIONS = {
-  errors: renderErrorReference,
-  config: renderConfigTable,
-} as const;
-
-/** A README section: its marker name and how to render it. */
-export type SectionRenderers = Readonly<Record<string, () => string>>;
-
-export class MissingMarkerError extends Error {
-  readonly code = 'FXGATE_DOCS_MARKER_MISSING';
-  constructor(readonly section: string) {
-    super(`README has no <!-- generated:${section} --> ... <!-- /generated:${section} --> markers`);
-    this.name = 'MissingMarkerError';
-  }
-}
-
-/**
- * Returns the README with every generated section replaced by its current rendering. The
- * gateway adds its own sections (the legacy reference), which this library module cannot import.
- */
-export function regenerateReadme(readme: string, sections: SectionRenderers = GENERATED_SECTIONS): string {
-  let out = readme;
-  for (const [section, render] of Object.entries(sections)) {
-    const start = `<!-- generated:${section} -->`;
-    const end = `<!-- /generated:${section} -->`;
-    const from = out.indexOf(start);
-    const to = out.indexOf(end);
-    if (from === -1 || to === -1 || to < from) throw new MissingMarkerError(section);
-    out = `${out.slice(0, from + start.length)}\n${render()}\n${out.slice(to)}`;
-  }
-  return out;
 }

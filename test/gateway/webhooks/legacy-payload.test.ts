@@ -2,7 +2,7 @@
  * The legacy webhook bodies, built from the declarations of mappings/webhooks.ts: each event's
  * envelope and record field by field from a v3 event, amounts with exactly the v3 digits, the
  * events a subscription gets by default, v3 data that breaks the contract, and the validator
- * refusing declarations that could not be served. The README reference is generated from them.
+ * refusing declarations that could not be served. docs/legacy-api.md's reference is generated from them.
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -153,11 +153,11 @@ describe('validateWebhookTable', () => {
 });
 
 describe('the generated reference', () => {
-  it('lists every event, the envelope and every field, and is the README\'s', async () => {
+  it('lists every event, the envelope and every field, and is docs/legacy-api.md\'s', async () => {
     const rendered = renderLegacyWebhooks({ webhooks: table });
     expect(rendered).toContain('| `failed-withdrawals` | `withdrawal.failed` | withdrawals | Failed Withdrawals | withdrawal | no | ours |');
     expect(rendered).toContain('| `referenceId` | string or null | derived: railReference | ours |');
-    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
-    expect(readme).toContain(`<!-- generated:legacy-webhooks -->\n${rendered}\n<!-- /generated:legacy-webhooks -->`);
+    const reference = await readFile(new URL('../../../docs/legacy-api.md', import.meta.url), 'utf8');
+    expect(reference).toContain(`<!-- generated:legacy-webhooks -->\n${rendered}\n<!-- /generated:legacy-webhooks -->`);
   });
 });
