@@ -1,6 +1,7 @@
 /**
  * Failpoints: named places in a write path where a test can make the process fail, to prove
- * that a crash at any step leaves no half-written state and that the retry is safe (spec 7.4).
+ * that a crash at any step leaves no half-written state and that the retry is safe
+ * (docs/contract.md#errors-recovery).
  * Disabled unless a test arms one; then `failpoint(name)` throws at that place. Production code
  * never arms them. The cost when disarmed is one Map lookup on an empty map.
  */

@@ -5,10 +5,10 @@ import { createHash } from 'node:crypto';
  * gateway accepts is always one v3 would accept, and both fingerprint a request the same way.
  */
 
-/** The syntax (DESIGN 3.4): 1 to 255 characters of `A-Z a-z 0-9 - _ . :`. */
+/** The syntax (docs/contract.md#idempotency-v3): 1 to 255 characters of `A-Z a-z 0-9 - _ . :`. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9\-_.:]{1,255}$/;
 
-/** SHA-256 of method, path and query, and raw body, as `sha256:<hex>` (DESIGN 3.4). */
+/** SHA-256 of method, path and query, and raw body, as `sha256:<hex>`. */
 export function requestFingerprint(method: string, pathAndQuery: string, body: Buffer): string {
   return `sha256:${createHash('sha256').update(`${method}\n${pathAndQuery}\n`).update(body).digest('hex')}`;
 }

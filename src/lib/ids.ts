@@ -1,7 +1,7 @@
 /**
  * Identifiers. v3 ids are `<prefix>_<32 lower-case hex>`, the hex being a UUIDv7 (time-ordered,
  * so inserts stay local in indexes). The legacy UUID of a record is the same 128 bits with
- * dashes, so the gateway maps ids by a pure function and keeps no table (DESIGN 3.3).
+ * dashes, so the gateway maps ids by a pure function and keeps no table (docs/contract.md#types-ids).
  */
 import { createHash } from 'node:crypto';
 import { randomBytesPooled } from './random.js';

@@ -15,7 +15,7 @@ export type Decimal = BigNumber;
 
 /** Plain decimal text: optional minus, digits, optional fraction. No exponent, no plus sign. */
 export const DECIMAL_PATTERN = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
-/** The v3 request amount pattern (spec 2.2): unsigned, at most 8 fractional digits. */
+/** The v3 request amount pattern (docs/contract.md#types-amounts): unsigned, at most 8 fractional digits. */
 export const V3_AMOUNT_PATTERN = /^[0-9]+(\.[0-9]{1,8})?$/;
 
 export class InvalidDecimalError extends Error {

@@ -2,10 +2,9 @@
  * Random bytes for ids, nonces and trace ids, handed out from a buffer that
  * crypto.randomFillSync refills POOL_BYTES at a time. Shared library code: no state but the pool.
  *
- * Why: each crypto.randomBytes call is a trip through OpenSSL's generator, about 2 µs on this
- * machine in a tight loop and more under load. The gateway makes three per legacy request
- * (request id, trace id, its v3 token's nonce); in a CPU profile of the v1 trade read they took
- * 7% of the gateway's busy time. node:crypto's randomUUID pools its entropy the same way.
+ * Why: each crypto.randomBytes call is a trip through OpenSSL's generator, and the gateway makes
+ * three per legacy request (request id, trace id, its v3 token's nonce). node:crypto's
+ * randomUUID pools its entropy the same way.
  * Every byte is handed out once: the offset only moves forward until the next refill.
  */
 import { randomFillSync } from 'node:crypto';

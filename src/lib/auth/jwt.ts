@@ -1,8 +1,9 @@
 /**
- * API JWTs (spec 5.2, DESIGN 3.1): ES256, `kid` = `sub` = the key name, a single-use `nonce` in
- * the header, `aud` ['developer-api'], one of the configured issuers, and a short lifetime (60 s in v3,
- * 120 s in v1/v2). Verification is shared by the core and the gateway; each maps the typed
- * failure to its own generation's error. Single use (the nonce store) is the caller's step.
+ * API JWTs (docs/contract.md#auth-tokens): ES256, `kid` = `sub` = the key name, a single-use
+ * `nonce` in the header, `aud` ['developer-api'], one of the configured issuers, and a short
+ * lifetime (60 s in v3, 120 s in v1/v2). Verification is shared by the core and the gateway;
+ * each maps the typed failure to its own generation's error. Single use (the nonce store) is
+ * the caller's step.
  */
 import { sign, verify, type KeyObject } from 'node:crypto';
 import type { ErrorCode } from '../errors/catalog.js';
@@ -197,8 +198,8 @@ export function newNonce(): string {
 
 /**
  * Makes a fresh API token; what a client does per request. Signed with node:crypto directly
- * rather than jose's SignJWT: jose signs through WebCrypto, whose per-call job costs about twice
- * the CPU of a one-shot ECDSA sign, and the gateway signs a token for every upstream call. The
+ * rather than jose's SignJWT: jose signs through WebCrypto, whose per-call job costs more CPU
+ * than a one-shot ECDSA sign, and the gateway signs a token for every upstream call. The
  * encoding is the compact JWS of RFC 7515 (verified by jose in the core and in the tests).
  */
 export async function signApiToken(options: SignOptions): Promise<{ token: string; nonce: string }> {

@@ -1,6 +1,7 @@
 /**
- * The v3 request signature (DESIGN 3.1): ECDSA P-256/SHA-256 in IEEE P-1363 form (64 bytes,
- * r then s), base64url without padding, over this canonical string, lines joined by `\n`:
+ * The v3 request signature (docs/contract.md#auth-v3-signature): ECDSA P-256/SHA-256 in IEEE
+ * P-1363 form (64 bytes, r then s), base64url without padding, over this canonical string, lines
+ * joined by `\n`:
  *
  *   METHOD
  *   path and query exactly as sent

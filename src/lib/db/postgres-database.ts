@@ -13,9 +13,8 @@ export interface PostgresOptions {
    * Milliseconds an unused connection stays open before the pool closes it. pg's own default,
    * 10 s, closed the connections a burst had opened as soon as the load was steady again, so the
    * next burst paid for new ones: a PostgreSQL backend forked per connection, then every named
-   * statement prepared again on it. In the half-of-peak trade reads (README, Benchmarks) the core
-   * opened 16 connections within 80 ms in the middle of a row, on 2 cores, and the slowest 1% of
-   * that row were in the stall around it. Ten minutes keeps a burst's connections for the next.
+   * statement prepared again on it, a stall the slowest requests land in. Ten minutes keeps a
+   * burst's connections for the next.
    */
   readonly idleTimeoutMs?: number;
 }
@@ -31,9 +30,9 @@ const MAX_NAMED_STATEMENTS = 1_000;
 
 /**
  * Names each parameterised statement text after its hash, so that `pg` parses it once per
- * connection and PostgreSQL keeps its plan: the hot paths' statements are long CTEs, and a
- * profile of the trade benchmark showed parsing and planning them (base_yyparse, copyObject,
- * the planner) as a large share of the server's CPU. The same text always gets the same name,
+ * connection and PostgreSQL keeps its plan: the hot paths' statements are long CTEs, whose
+ * parsing and planning would otherwise be a large share of the server's CPU on every call. The
+ * same text always gets the same name,
  * which is what `pg` requires of a name, until a migration makes the prepared statements stale:
  * then a new generation of names makes every connection prepare each text anew.
  */

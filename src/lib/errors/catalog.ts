@@ -2,7 +2,7 @@
  * The v3 error catalog: all 65 codes, one row each, with HTTP status, type, retry strategy and
  * the schema of `details`. It is the only place a code is defined. The core throws by code, the
  * gateway's downgrade tables are checked against it, and the README's error reference is
- * generated from it. Codes are never renamed or removed within v3 (spec 9).
+ * generated from it. Codes are never renamed or removed within v3 (docs/contract.md#versioning-v3).
  */
 import { z } from 'zod';
 
@@ -40,7 +40,10 @@ interface CatalogRow {
   readonly details: z.ZodType<Record<string, unknown>>;
   /** Default human-readable message; not stable, clients must not parse it. */
   readonly message: string;
-  /** Where the code comes from: the interface spec, or our own addition (DESIGN 3.2). */
+  /**
+   * `spec`: a code v3 was first published with; `fxgate`: one fxgate added
+   * (docs/contract.md#errors-catalog-origin).
+   */
   readonly origin: 'spec' | 'fxgate';
 }
 

@@ -1,5 +1,5 @@
 /**
- * The API key file, as a dashboard hands it out (spec 5.2, DESIGN 3.1):
+ * The API key file, as a dashboard hands it out (docs/contract.md#auth-keys):
  * `{name, orgId, privateKey (PKCS#8 PEM), publicKey (SPKI PEM), scopes, mode}`.
  * It is what a client (and the gateway, for its own v3 credential) signs with.
  */

@@ -2,13 +2,12 @@
  * The key registry: organisations and their API keys, in the system of record. Both the core
  * and the gateway authenticate against it. Lookups are cached per process for a short TTL with
  * the public key imported once, so the hot path does no SQL and no PEM parsing; a revocation
- * therefore takes effect within that TTL (documented in the README).
+ * therefore takes effect within that TTL (docs/contract.md#auth-keys).
  *
  * A busy key does not fall out of the cache under its callers: once most of its TTL has passed,
  * one caller starts a look-up in the background and every caller goes on with the cached key,
- * still inside its TTL. Callers that miss together share one look-up. Before this, every request
- * of a busy key that arrived during the look-up after expiry ran its own query and PEM import (a
- * heap profile of the gateway at saturation showed the pg pool opening connections for them).
+ * still inside its TTL. Callers that miss together share one look-up, so the requests of a busy
+ * key that arrive during a look-up never each run their own query and PEM import.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';

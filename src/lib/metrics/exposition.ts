@@ -10,8 +10,8 @@
  * when it is added, not at the first scrape.
  *
  * All of prom-client's default metrics but `nodejs_gc_duration_seconds`: the GC tracking its
- * collector turns on makes every collection dearer, a few per cent of a legacy read's CPU (the
- * README's Metrics section has the measurements). Heap sizes and event-loop delay are kept.
+ * collector turns on makes every garbage collection dearer, on every request's path. Heap sizes
+ * and event-loop delay are kept.
  */
 import { createRequire } from 'node:module';
 import { Registry, collectDefaultMetrics } from 'prom-client';

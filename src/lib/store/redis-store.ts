@@ -106,9 +106,8 @@ export class RedisStore implements EphemeralStore {
       // A resent script could run after its caller was told it failed (a second lock, a second hit).
       autoResendUnfulfilledCommands: false,
       // Each command is written at once. ioredis's auto-pipelining holds every command back to a
-      // setImmediate to batch it with others: at half of peak that wait put the core's direct
-      // p99 at 9 to 22 ms against 3.7 to 4.6 ms without it (four runs each of
-      // trade-get-half-peak), for no throughput gained at saturation (the trade read, v3-trades).
+      // setImmediate to batch it with others: a wait on every request's latency, for no
+      // throughput gained at saturation.
       enableAutoPipelining: false,
       retryStrategy: (attempt: number) => Math.min(attempt * RECONNECT_STEP_MS, RECONNECT_MAX_DELAY_MS),
     });

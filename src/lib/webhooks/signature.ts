@@ -1,6 +1,7 @@
 /**
- * Webhook signatures (DESIGN 3.8), for the sender and for receivers. It depends on nothing but
- * node:crypto so that a receiver can copy or import this one file.
+ * Webhook signatures (docs/contract.md#webhooks-v3-signature), for the sender and for
+ * receivers. It depends on nothing but node:crypto so that a receiver can copy or import this
+ * one file.
  *
  *   X-Service-Signature:      t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>
  *   X-Service-Webhook-Version: v3
