@@ -1,7 +1,8 @@
 /**
  * The gateway as a fastify application: `/v3/*` passed through verbatim to a v3 upstream, the
  * legacy generations under `/v1` and `/v2`, and health endpoints. It knows v3 only through its
- * HTTP contract (DESIGN 1), so it runs unchanged in front of any conforming v3 service.
+ * HTTP contract (docs/contract.md#generations-serving), so it runs unchanged in front of any
+ * conforming v3 service.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';

@@ -8,14 +8,14 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { newId } from '../../lib/ids.js';
 
-/** The v3 delivery envelope's resource noun (spec 6). */
+/** The v3 delivery envelope's resource noun (docs/contract.md#webhooks-v3-envelope). */
 export type EventResource = 'deposits' | 'withdrawals';
 
 export interface EventInput {
   readonly orgId: string;
   readonly environment: Mode;
   readonly type: EventResource;
-  /** `<resource>.<status in lower case>`, e.g. `withdrawal.completed` (DESIGN 3.8). */
+  /** `<resource>.<status in lower case>`, e.g. `withdrawal.completed`: docs/contract.md#webhooks-v3-events. */
   readonly eventType: string;
   /** The resource as the v3 API shows it: camelCase keys, amounts as strings. */
   readonly data: Record<string, unknown>;

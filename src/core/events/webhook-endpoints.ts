@@ -8,7 +8,7 @@ import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
 
-/** Every event type the core emits (`<resource>.<status in lower case>`, DESIGN 3.8). */
+/** Every event type the core emits: docs/contract.md#webhooks-v3-events. */
 export const WEBHOOK_EVENT_TYPES = [
   'deposit.pending',
   'deposit.completed',

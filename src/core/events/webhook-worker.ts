@@ -1,7 +1,8 @@
 /**
  * The webhook delivery worker: takes due deliveries from the outbox (webhook_deliveries), POSTs
- * each event's v3 envelope signed with the endpoint's secret (DESIGN 3.8), records every attempt,
- * and marks the delivery DELIVERED, schedules a retry (webhook-schedule.ts) or gives it up.
+ * each event's v3 envelope signed with the endpoint's secret
+ * (docs/contract.md#webhooks-v3-signature), records every attempt, and marks the delivery
+ * DELIVERED, schedules a retry (webhook-schedule.ts) or gives it up.
  *
  * Delivery is at least once; receivers dedupe by event id. How a round claims its rows:
  *
@@ -334,7 +335,8 @@ export class WebhookDeliveryWorker {
   }
 
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
-    // The envelope of spec 6 / DESIGN 3.8. These bytes are signed and these bytes are sent.
+    // The envelope of docs/contract.md#webhooks-v3-envelope. These bytes are signed and these
+    // bytes are sent.
     const body = Buffer.from(
       JSON.stringify({ id: row.event_id, type: row.type, eventType: row.event_type, createdAt: row.event_created_at.toISOString(), data: row.data }),
     );

@@ -1,12 +1,12 @@
 /**
- * Step 4: authentication and authorisation (DESIGN 3.1), in this order: bearer token, key,
- * token claims and signature, request signature, single-use nonce, declared mode against the
- * key's mode, IP allowlist, sandbox-only operations, scope. It never throws for a failed check:
- * it returns the failure, because the rate limit (step 5) must be charged first, per key when
- * the token proved the key, per client address otherwise. The moment the token proves its key,
- * `onProven` is told, before the nonce is claimed: every later outcome is charged to that key,
- * so the caller can send the charge to the store alongside the claim instead of a round trip
- * after it.
+ * Step 4: authentication and authorisation (docs/contract.md#auth-check-order), in this order:
+ * bearer token, key, token claims and signature, request signature, single-use nonce, declared mode
+ * against the key's mode, IP allowlist, sandbox-only operations, scope. It never throws for a
+ * failed check: it returns the failure, because the rate limit (step 5) must be charged first, per
+ * key when the token proved the key, per client address otherwise. The moment the token proves its
+ * key, `onProven` is told, before the nonce is claimed: every later outcome is charged to that key,
+ * so the caller can send the charge to the store alongside the claim instead of a round trip after
+ * it.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Mode } from '../../lib/auth/credentials.js';
@@ -26,7 +26,7 @@ import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephe
 import type { OperationMeta } from './operation.js';
 import type { Principal } from './request-state.js';
 
-/** v3 tokens live at most 60 s (spec 5.1). */
+/** v3 tokens live at most 60 s (docs/contract.md#auth-tokens-lifetime). */
 export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;
 
 export interface AuthOutcome {

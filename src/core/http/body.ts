@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isWriteMethod } from './request-state.js';
 
-/** Spec 4.1 and 8: a v3 write body is at most 8 KB. */
+/** A v3 write body is at most 8 KB (docs/contract.md#limits). */
 export const MAX_BODY_BYTES = 8 * 1024;
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;

@@ -69,8 +69,9 @@ export function createErrorHandler(chargeRateLimit: RateLimiter): ErrorHandler {
       }
     }
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    // Spec 4.1: 409 and 429 add Retry-After. A state conflict names no wait of its own: it gets
-    // the smallest legal value, and its retryStrategy says what must change first.
+    // 409 and 429 add Retry-After (docs/contract.md#errors-status-rules). A state conflict names
+    // no wait of its own: it gets the smallest legal value, and its retryStrategy says what must
+    // change first.
     if (apiError.statusCode === 409 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(CONFLICT_RETRY_AFTER_SECONDS));
     // Returning the reply tells fastify the response is taken care of; an async handler that
     // resolves to undefined while an async onSend hook is still running gets an empty body.

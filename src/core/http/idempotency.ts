@@ -1,10 +1,10 @@
 /**
- * Step 6: idempotency of writes (DESIGN 3.4, spec 7.4). Every POST needs an Idempotency-Key,
- * scoped to org, environment and key value. The first completed response is stored for 24 h
- * and replayed byte for byte; 409, 429 and 5xx responses are not stored (the lock is released)
- * so the client can retry with the same key. A store outage fails closed with 503: a write
- * that cannot be deduplicated is not attempted. The ledger's unique constraints on the key are
- * the second line, for a store that lost its records.
+ * Step 6: idempotency of writes (docs/contract.md#idempotency-v3). Every POST needs an
+ * Idempotency-Key, scoped to org, environment and key value. The first completed response is stored
+ * for 24 h and replayed byte for byte; 409, 429 and 5xx responses are not stored (the lock is
+ * released) so the client can retry with the same key. A store outage fails closed with 503: a
+ * write that cannot be deduplicated is not attempted. The ledger's unique constraints on the key
+ * are the second line, for a store that lost its records.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -14,7 +14,7 @@ import { StoreUnavailableError, type EphemeralStore, type StoredResponse } from 
 import { displayPath, type OperationMeta } from './operation.js';
 import type { Principal } from './request-state.js';
 
-/** Spec 8: v3 keys live 24 hours. */
+/** v3 keys live 24 hours (docs/contract.md#idempotency-v3). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface IdempotencyOptions {

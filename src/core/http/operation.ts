@@ -31,7 +31,7 @@ export interface OperationContext<Query, Body> {
    */
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
   readonly log: FastifyBaseLogger;
-  /** Records the id of the resource being written, so a 500 can name it (spec 7.4). */
+  /** Records the id of the resource being written, so a 500 can name it: docs/contract.md#errors-recovery. */
   setResourceId(id: string): void;
 }
 

@@ -1,8 +1,9 @@
 /**
- * Step 5: rate limits (DESIGN 3.5). GCRA per API key, reads and writes in separate cells; a
- * caller whose token did not prove a key is limited per client address. Every response carries
- * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); 429 adds `Retry-After`.
- * The limiter fails open: a rate-limit store outage must not take the API down with it.
+ * Step 5: rate limits (docs/contract.md#rate-limits). GCRA per API key, reads and writes in
+ * separate cells; a caller whose token did not prove a key is limited per client address. Every
+ * response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); 429
+ * adds `Retry-After`. The limiter fails open: a rate-limit store outage must not take the API down
+ * with it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../lib/errors/api-error.js';

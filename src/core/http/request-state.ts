@@ -34,7 +34,7 @@ export interface V3RequestState {
   pendingAuthError: Error | null;
   rateLimit: { readonly limit: number; readonly result: RateLimitResult | null } | null;
   idempotency: IdempotencyClaim | null;
-  /** Id of the resource a write created or touched, reported on a 500 for recovery (spec 7.4). */
+  /** Id of the resource a write created or touched, named on a 500: docs/contract.md#errors-recovery. */
   resourceId: string | null;
 }
 

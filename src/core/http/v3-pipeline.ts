@@ -1,6 +1,6 @@
 /**
  * The v3 request pipeline, assembled. Each step lives in its own module; this file fixes their
- * order (spec-visible, see the README) and mounts the declared operations on it:
+ * order (docs/contract.md#v3-check-order) and mounts the declared operations on it:
  *
  *   1 ids (onRequest)  2 routing 404/405 (onRequest)  3 body + Content-Type (parser, preValidation)
  *   4 auth  5 rate limit  6 idempotency (preValidation)  7 validation  8 handler (route handler)

@@ -1,10 +1,10 @@
 /**
- * Cursors of the v3 lists (spec 4.3): opaque to clients, tamper-evident, and bound to the list
- * they came from. A cursor is `base64url(payload).base64url(mac)`: the payload is the position,
- * the mac is a truncated HMAC-SHA256 over the scope and the payload. The scope (list, org,
- * environment, filters) is not in the payload, only in the mac, so a cursor replayed against
- * another org, environment, list or filter set fails verification instead of leaking a
- * position into a set it was not made for.
+ * Cursors of the v3 lists (docs/contract.md#pagination-cursor): opaque to clients, tamper-evident,
+ * and bound to the list they came from. A cursor is `base64url(payload).base64url(mac)`: the
+ * payload is the position, the mac is a truncated HMAC-SHA256 over the scope and the payload. The
+ * scope (list, org, environment, filters) is not in the payload, only in the mac, so a cursor
+ * replayed against another org, environment, list or filter set fails verification instead of
+ * leaking a position into a set it was not made for.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -1,8 +1,9 @@
 /**
- * The query parameters of the cursor-paginated v3 lists (spec 4.3): limit, startingAfter and
- * endingBefore. Routes add their own filters with cursorQuerySchema({ status: ... }) and parse
- * with validateQuery (src/core/http/validation.ts), so every list rejects bad input the same way: 400 VALIDATION_QUERY_FAILED,
- * one issue per fault, each issue's path the parameter's name.
+ * The query parameters of the cursor-paginated v3 lists (docs/contract.md#pagination-cursor):
+ * limit, startingAfter and endingBefore. Routes add their own filters with
+ * cursorQuerySchema({ status: ... }) and parse with validateQuery (src/core/http/validation.ts), so
+ * every list rejects bad input the same way: 400 VALIDATION_QUERY_FAILED, one issue per fault, each
+ * issue's path the parameter's name.
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';

@@ -1,9 +1,9 @@
 /**
- * Keyset pagination of the v3 lists (spec 4.3), newest first by (created_at, id). A page is the
- * records on one side of a cursor's position; its flags are exact, not guessed from a short
- * page: limit + 1 rows in the requested direction tell whether more lie that way, and an
- * existence probe on the other side of the same boundary tells whether anything lies back there.
- * Both sides are known before the first query, so the two run at once.
+ * Keyset pagination of the v3 lists (docs/contract.md#pagination-cursor), newest first by
+ * (created_at, id). A page is the records on one side of a cursor's position; its flags are exact,
+ * not guessed from a short page: limit + 1 rows in the requested direction tell whether more lie
+ * that way, and an existence probe on the other side of the same boundary tells whether anything
+ * lies back there. Both sides are known before the first query, so the two run at once.
  *
  * Positions, not records: the cursor's record may have left the filter set or the table since the
  * cursor was made, and the page is still exactly the records beyond its position.

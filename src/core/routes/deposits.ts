@@ -33,7 +33,8 @@ export function depositOperations(context: DepositContext, cursors: CursorCodec)
           if (error instanceof ApiError && error.code === 'INTERNAL_ERROR' && typeof error.details.resourceId === 'string') setResourceId(error.details.resourceId);
           throw error;
         });
-        // Committed from here: a failure while answering still names the deposit (spec 7.4).
+        // Committed from here: a failure while answering still names the deposit
+        // (docs/contract.md#errors-recovery).
         setResourceId(deposit.id);
         const fresh = (await findDeposit(context.db, principal, deposit.id))!;
         return { body: { data: toDepositRecord(fresh, await context.reference()) } };

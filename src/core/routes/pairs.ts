@@ -1,6 +1,6 @@
 /**
  * GET /v3/fx/pairs: the tradable currency pairs with their trade limits. A bounded list:
- * complete `data`, no cursor parameters, no pagination object (spec 4.2).
+ * complete `data`, no cursor parameters, no pagination object (docs/contract.md#pagination-bounded).
  */
 import { formatToDecimals } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';

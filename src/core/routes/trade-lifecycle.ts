@@ -65,7 +65,8 @@ export function tradeLifecycleOperations(context: TradingContext) {
       path: '/v3/fx/trades/:id/settle',
       scope: 'trade',
       async handle({ principal, params, setResourceId }) {
-        // A 500 names the trade, so the client can read its status before retrying (spec 7.4).
+        // A 500 names the trade, so the client can read its status before retrying
+        // (docs/contract.md#errors-recovery).
         setResourceId(params.id!);
         const settled = await settleTrade(context, principal, params.id!);
         const fresh = (await findTrade(context.db, principal, settled.id))!;

@@ -47,7 +47,8 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
           return { body: { data: toTradeRecord(trade, await context.reference()) } };
         } catch (error) {
           // The trade is committed; a failure while answering is still this write's 500, with
-          // the id to fetch it by (spec 7.2, 7.4), never a bare INTERNAL_ERROR or a 503.
+          // the id to fetch it by (docs/contract.md#errors-recovery), never a bare INTERNAL_ERROR
+          // or a 503.
           throw new ApiError('TRADE_EXECUTION_FAILED', { resourceId: trade.id }, { cause: error });
         }
       },

@@ -24,7 +24,10 @@ import {
 } from '../settlement/withdrawal-accounts.js';
 import type { TradingContext } from '../trading/trading-context.js';
 
-/** The list's filters (spec 2.5, 4.2); unknown parameters are refused, so a misspelt filter never returns the unfiltered list. */
+/**
+ * The list's filters (docs/contract.md#v3-withdrawal-accounts); unknown parameters are refused, so
+ * a misspelt filter never returns the unfiltered list.
+ */
 const listQuerySchema = z.strictObject({
   assetType: z.enum(ASSET_TYPES).optional(),
   network: z.enum(STABLECOIN_NETWORKS).optional(),

@@ -1,8 +1,8 @@
 /**
- * Withdrawals: POST /v3/fx/withdrawals (spec 4.1), GET /v3/fx/withdrawals (cursor list, newest
- * first, filters status and currency), GET /v3/fx/withdrawals/{id}, and the sandbox drivers POST
- * /v3/fx/sandbox/withdrawals/{id}/complete and /fail. Rules and lifecycle live in
- * settlement/withdrawals.ts.
+ * Withdrawals: POST /v3/fx/withdrawals (docs/contract.md#v3-withdrawals), GET /v3/fx/withdrawals
+ * (cursor list, newest first, filters status and currency), GET /v3/fx/withdrawals/{id}, and the
+ * sandbox drivers POST /v3/fx/sandbox/withdrawals/{id}/complete and /fail. Rules and lifecycle live
+ * in settlement/withdrawals.ts.
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
@@ -28,7 +28,10 @@ import { metadataSchema } from './trades.js';
 
 const CURRENCY_CODE = /^[A-Z]{3,5}$/;
 
-/** Spec 2.2. Zero passes the pattern but is no withdrawal: refused with the schema's 400. */
+/**
+ * The create body of docs/contract.md#v3-withdrawals-create. Zero passes the amount pattern but is
+ * no withdrawal: refused with the schema's 400.
+ */
 export const withdrawalCreateSchema = z.strictObject({
   withdrawalAccountId: z.string().min(1).max(64),
   withdrawalAmount: z
@@ -75,7 +78,7 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
           return await record((await findWithdrawal(context.db, principal, withdrawal.id))!);
         } catch (error) {
           // The withdrawal is committed; a failure while answering is still this write's 500,
-          // with the id to fetch it by (spec 7.2, 7.4).
+          // with the id to fetch it by (docs/contract.md#errors-recovery).
           throw new ApiError('WITHDRAWAL_INITIATION_FAILED', { resourceId: withdrawal.id }, { cause: error });
         }
       },

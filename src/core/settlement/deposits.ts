@@ -35,7 +35,7 @@ import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 export type DepositStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
 export const DEPOSIT_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const satisfies readonly DepositStatus[];
 
-/** The network of every fiat deposit (spec 2.6). */
+/** The network of every fiat deposit (docs/contract.md#resources-deposit). */
 export const FIAT_NETWORK = 'FIAT';
 /** The longest delay a sandbox deposit may ask for before it completes. */
 export const MAX_COMPLETE_AFTER_SECONDS = 3600;
@@ -69,7 +69,7 @@ export interface DepositRow {
   completed_at: Date | null;
 }
 
-/** A deposit as v3 shows it; every field v1's deposit (spec 2.6) needs is here or derivable. */
+/** A deposit as v3 shows it; every field the legacy deposit needs is here or derivable. */
 export interface DepositRecord {
   readonly object: 'deposit';
   readonly id: string;

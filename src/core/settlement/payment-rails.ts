@@ -47,7 +47,7 @@ export interface RailSubmission {
   readonly transactionHash?: string | null;
 }
 
-/** The rail-specific proof of a completed payment, keyed by rail name (spec 2.1 paymentDetails). */
+/** A withdrawal's `paymentDetails`: the proof of payment, keyed by rail (docs/contract.md#resources-withdrawal). */
 export type PaymentDetails = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
 export type RailOutcome =

@@ -6,10 +6,11 @@
  * Creation checks in three layers, each with its own status: the body's shape (the zod schema
  * below, 400 VALIDATION_BODY_FAILED), its fit with reference data (the currency exists, is of the
  * stated asset type and, for a stablecoin, lives on the stated network; also 400, because the
- * request names something that is not there), then the checksums of DESIGN 3.7 (422
- * WITHDRAWAL_ADDRESS_CHECKSUM_FAILED, a well-formed request whose identifier is wrong). The same
- * checksums run again when a withdrawal is made (accountChecksumFailure), so a row that reached
- * the table some other way still cannot send money to a mistyped address.
+ * request names something that is not there), then the checksums of
+ * docs/contract.md#v3-withdrawal-accounts-checksums (422 WITHDRAWAL_ADDRESS_CHECKSUM_FAILED, a
+ * well-formed request whose identifier is wrong). The same checksums run again when a withdrawal is
+ * made (accountChecksumFailure), so a row that reached the table some other way still cannot send
+ * money to a mistyped address.
  *
  * Creation is idempotent like a trade: the row carries the Idempotency-Key under a unique
  * constraint, so a retry whose store record was lost finds the account instead of adding another.
@@ -65,8 +66,9 @@ export interface WithdrawalAccountRow {
 
 /**
  * The v3 record. Every field is always present, null where it does not apply to the account's
- * kind, so clients read one shape. accountNumber is returned in full, as the v1 account (spec
- * 2.5) does: the gateway serves v1 from these records, and the caller registered the number.
+ * kind, so clients read one shape (docs/contract.md#resources-withdrawal-account). accountNumber
+ * is returned in full, as the legacy fiat account does: the gateway serves v1 from these records,
+ * and the caller registered the number.
  */
 export interface WithdrawalAccountRecord {
   readonly object: 'withdrawal_account';
@@ -117,8 +119,9 @@ export function toWithdrawalAccountRecord(row: WithdrawalAccountRow): Withdrawal
 }
 
 // ---------------------------------------------------------------------------------------------
-// The create body (DESIGN 3.6): a union on assetType, the fiat side a union on transferType, every
-// object strict, so a field of the other kind (a swiftCode on a FEDWIRE account) is an error.
+// The create body (docs/contract.md#v3-withdrawal-accounts-create): a union on assetType, the
+// fiat side a union on transferType, every object strict, so a field of the other kind (a
+// swiftCode on a FEDWIRE account) is an error.
 
 const CURRENCY_CODE = /^[A-Z]{3,5}$/;
 /** Upper-cases ASCII letters only, for the reason normaliseIban gives. */

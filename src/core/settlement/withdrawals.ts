@@ -1,8 +1,8 @@
 /**
  * Withdrawals: money leaving an org's book for one of its withdrawal accounts.
  *
- * Creation (POST /v3/fx/withdrawals) checks the ten rules of spec 4.1 in the spec's order, the
- * first failing rule answering. All of it runs in one SQL transaction:
+ * Creation (POST /v3/fx/withdrawals) checks the ten rules of docs/contract.md#v3-withdrawals-rules
+ * in their order, the first failing rule answering. All of it runs in one SQL transaction:
  * - the account row is locked (FOR UPDATE), so an operator disabling it either commits first
  *   (and the withdrawal sees it) or waits for the withdrawal;
  * - the org's client account in the currency is locked (FOR UPDATE) before the balance is read,
@@ -10,10 +10,10 @@
  * - the withdrawal row (PENDING), the hold on the ledger (client -amount, withdrawal_hold
  *   +amount) and the event withdrawal.pending are written together, or none of them is.
  *
- * Semantics chosen where the spec is silent:
+ * Semantics:
  * - Holds are their own ledger account: the client balance already excludes held money, so
  *   withdrawable = max(0, client balance) (= balance minus pending withdrawals, never below 0,
- *   DESIGN 3.7, where the balance GET /v3/fx/balances shows is client + held).
+ *   where the balance GET /v3/fx/balances shows is client + held: docs/contract.md#ledger-balances).
  * - Rule 6 counts decimals as written, like quotes and deposits: "1.500" USD has 3.
  * - Rule 8 (the org owes money) looks at client balances below zero in every currency. When
  *   several are negative it names the largest debt in USD terms (ties and unpriced currencies by
@@ -108,7 +108,7 @@ export interface RoutedWithdrawalRow extends WithdrawalRow {
   address: string | null;
 }
 
-/** The v3 withdrawal (spec 2.1, in its order), then updatedAt, completedAt and failureReason. */
+/** The v3 withdrawal (docs/contract.md#resources-withdrawal, in its order). */
 export interface WithdrawalRecord {
   readonly object: 'withdrawal';
   readonly id: string;
@@ -200,7 +200,7 @@ function checkAccountAndRequest(account: WithdrawalAccountRow | null, request: W
   if (!account.verified) throw new ApiError('WITHDRAWAL_ADDRESS_NOT_VERIFIED', { accountId: account.id });
   // 4. The currency is the account's.
   if (request.currency !== account.currency) throw new ApiError('WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', { expected: account.currency, received: request.currency });
-  // 5. The currency can be withdrawn at all (JPY cannot, DESIGN 3.6).
+  // 5. The currency can be withdrawn at all (JPY cannot: docs/contract.md#types-currencies).
   const currency = reference.currencies.get(account.currency)!;
   if (!currency.withdrawalsEnabled) throw new ApiError('WITHDRAWAL_CURRENCY_NOT_SUPPORTED');
   // 6. The amount has no more decimals than the currency.
@@ -252,7 +252,7 @@ async function largestDebt(tx: Queryable, context: WithdrawalContext, book: Book
  * Creates the withdrawal and returns its row; a retry of the same request (same key, same body)
  * returns the first attempt's withdrawal as it is now. Refusals are ApiErrors; anything
  * unexpected is WITHDRAWAL_INITIATION_FAILED naming the withdrawal id, so the client can check
- * it (absent: nothing was written) and retry with the same key (spec 7.4).
+ * it (absent: nothing was written) and retry with the same key (docs/contract.md#errors-recovery).
  */
 export async function createWithdrawal(
   context: WithdrawalContext,

@@ -10,9 +10,10 @@
  *   what its pending withdrawals hold (the withdrawal_hold account; the money is still the
  *   org's until the withdrawal completes). Negative while the org owes that currency (trades
  *   on credit).
- * - withdrawableAmount = balance minus pending withdrawals, never below 0 (DESIGN 3.7). A
- *   withdrawal moves its amount from the client account to the hold, so that is
- *   withdrawableBalance(client balance) = max(0, client balance): nothing is subtracted twice.
+ * - withdrawableAmount = balance minus pending withdrawals, never below 0
+ *   (docs/contract.md#ledger-balances). A withdrawal moves its amount from the client account to
+ *   the hold, so that is withdrawableBalance(client balance) = max(0, client balance): nothing is
+ *   subtracted twice.
  * - usdValue and withdrawableUsdValue: the amount × `rates.usdPrice(currency)`, rounded half-even
  *   to 2 decimals (a valuation for display, unlike the credit check's round-up).
  * - totals (next to `data`, for the v2 legacy shape): netPositiveUsd = sum of the positive

@@ -1,7 +1,8 @@
 /**
- * Legacy (v1/v2) authentication and authorization at the gateway (issue 5; spec 5.2, 7.5, 7.6;
- * DESIGN 3.1 and 4). The legacy operation handler (legacy-operation.ts) runs it before any
- * upstream call and downgrades a refusal's v3 code with the generation's error table.
+ * Legacy (v1/v2) authentication and authorization at the gateway (docs/contract.md#auth-legacy;
+ * the order is docs/contract.md#auth-check-order). The legacy operation handler
+ * (legacy-operation.ts) runs it before any upstream call and downgrades a refusal's v3 code with
+ * the generation's error table.
  *
  * What a legacy request must carry, checked in this order (the same order as the core's v3
  * authenticator, with the org check added because legacy paths name an org):
@@ -9,10 +10,10 @@
  *      production in any case; absent is live); anything
  *      else is VALIDATION_HEADER_FAILED (legacy 400 Query validation failed).
  *   2. `Authorization: Bearer <JWT>`: missing is AUTH_TOKEN_MISSING, another shape AUTH_TOKEN_INVALID.
- *   3. The JWT exactly as spec 5.2 says, by the shared verifier: ES256 only (alg `none`, HS256
- *      and the like are refused before any key lookup), kid = sub = the name of a registered,
- *      unrevoked key, aud ['developer-api'], the configured issuer, nonce of 32 lower-case hex,
- *      `exp - iat` at most 120 s, iat/nbf/exp with 5 s skew.
+ *   3. The JWT of docs/contract.md#auth-tokens, by the shared verifier: ES256 only (alg `none`,
+ *      HS256 and the like are refused before any key lookup), kid = sub = the name of a
+ *      registered, unrevoked key, aud ['developer-api'], the configured issuer, nonce of 32
+ *      lower-case hex, `exp - iat` at most 120 s, iat/nbf/exp with 5 s skew.
  *   4. Single use: the nonce is claimed in the ephemeral store until the token's expiry plus the
  *      skew. A replay is AUTH_TOKEN_INVALID. The nonce key is the core's own
  *      (`nonce:{<key name>}:<nonce>`), so when the gateway and the core share a store a token
@@ -22,13 +23,13 @@
  *   6. The key's IP allowlist against the client address: AUTH_FORBIDDEN_IP.
  *   7. The org in the path must be the key's org: otherwise ROUTE_NOT_FOUND (see below).
  *   8. The operation's scope (from the endpoint tables): AUTH_INSUFFICIENT_SCOPE.
- * Every legacy table maps the token, key, mode, IP and scope codes to the 401 with the spec's
- * authorization message (v1 and v2 have no 403).
+ * Every legacy table maps the token, key, mode, IP and scope codes to the 401 with the legacy
+ * authorization message (v1 and v2 have no 403; docs/contract.md#errors-legacy-v2).
  *
  * Decision, another org in the path: ROUTE_NOT_FOUND, not TRADE_NOT_FOUND. The answer must be
  * the legacy "not found" and must not depend on the operation or on anything about the other
- * org (DESIGN 3.1: never reveal other orgs). ROUTE_NOT_FOUND is operation-independent in both
- * tables: v1 400 "Route not found" (v1 has no 404; spec 9 legacy not-found is 400) and v2 404
+ * org (never reveal other orgs: docs/contract.md#auth-orgs). ROUTE_NOT_FOUND is
+ * operation-independent in both tables: v1 400 "Route not found" (v1 has no 404) and v2 404
  * "Route not found". TRADE_NOT_FOUND would say "Trade not found" on balances and answer 400 or
  * 404 depending on the operation. An existing other org and an org that does not exist get the
  * same answer, because the check only compares the path with the key's own org (case-insensitive:
@@ -43,17 +44,17 @@
  * was a replay. A replayed read token thus still gets its 401 and nothing else. It costs one v3
  * read, which moves no money, and only the first replay that a gateway process sees does so:
  * after it the token is refused before the store (known-replays.ts). What it buys: the store's
- * round trip leaves the read's path (at half of peak, the gateway handler's own p99 fell from
- * 5.3 ms to 0.9 ms; README, Benchmarks). Writes never defer: nothing is sent upstream for a
- * token not yet proven single-use.
+ * round trip leaves the read's path. Writes never defer: nothing is sent upstream for a token
+ * not yet proven single-use.
  *
  * Decision, nonce store unavailable: writes fail CLOSED, reads fail open. A write (every
  * trade/withdraw-scope operation: quotes, trades, reversals, settlement, withdrawals) whose nonce
- * cannot be claimed is refused with IDEMPOTENCY_UNAVAILABLE, which v2 downgrades to spec 7.5's
+ * cannot be claimed is refused with IDEMPOTENCY_UNAVAILABLE, which v2 downgrades to its
  * 503 IDEMPOTENCY_SERVICE_UNAVAILABLE ("fails closed; retry with backoff", the same answer its
  * idempotency step would give for the same outage) and v1 to its 500. This matters for v1 in
- * particular: v1 writes have no idempotency key (each gets a fresh v3 key), so nothing later in
- * the pipeline would stop a replayed v1 write. A read goes on without replay protection, as the
+ * particular: a v1 write may come without an idempotency key (it then gets a fresh v3 key), and
+ * then nothing later in the pipeline would stop a replay of it. A read goes on without replay
+ * protection, as the
  * core does for v3 reads: it moves no money, and refusing every read during a store outage
  * would turn a cache outage into a full outage. The caller says which it is (`write`); when it
  * does not, the request is treated as a write (closed).
@@ -66,7 +67,7 @@ import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephe
 import { KnownReplays } from './known-replays.js';
 import type { LegacyGeneration } from './operations.js';
 
-/** v1 and v2 tokens live at most 120 s (spec 5.2, 8). */
+/** v1 and v2 tokens live at most 120 s (docs/contract.md#auth-tokens-lifetime). */
 export const LEGACY_MAX_TOKEN_LIFETIME_SECONDS = 120;
 
 export interface LegacyPrincipal {
@@ -175,8 +176,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
         issuers,
         maxLifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
         nowSeconds,
-        // Inline: on a busy 2-core machine the pool's two hand-offs were the largest part of the
-        // gateway's own p99 at half of peak (3.7 ms against 0.45 ms inline; README, Benchmarks).
+        // Inline: on a busy machine each of the thread pool's two hand-offs can wait for a CPU,
+        // and the token is on the gateway's latency path.
         verifyOn: 'event-loop',
         resolveKey: async (name) => {
           key = await registry.findActive(name);
@@ -191,8 +192,9 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     if (!activeKey) return refuse('AUTH_API_KEY_INVALID', 'unknown or revoked key');
     const record = activeKey.record;
 
-    // Single use (spec 5.2 rule 3). The claim goes out before the authorization checks, so that
-    // a token is spent by the first request that presents it, whatever that request's outcome.
+    // Single use (docs/contract.md#auth-tokens-single-use). The claim goes out before the
+    // authorization checks, so that a token is spent by the first request that presents it,
+    // whatever that request's outcome.
     const write = request.write ?? true;
     const nonce = nonceKey(verified.keyName, verified.nonce);
     if (knownReplays.has(nonce)) return refuse('AUTH_TOKEN_INVALID', 'token already used (a replay this gateway has seen)');

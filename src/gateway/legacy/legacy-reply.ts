@@ -1,6 +1,7 @@
 /**
  * What a legacy client receives: the success and error bodies in their generation's envelope
- * (spec 4.6, 7.5, 7.6), the headers forwarded from v3 (rate limits, Retry-After, trace id), and
+ * (docs/contract.md#legacy-success, docs/contract.md#errors-legacy), the headers forwarded from
+ * v3 (rate limits, Retry-After, trace id), and
  * the deprecation and sunset headers of its generation, as configured (generation-lifecycle.ts).
  */
 import type { FastifyReply } from 'fastify';
@@ -8,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { type LegacyErrorAnswer, legacyErrorBody } from './error-tables.js';
 import type { LegacyGeneration } from './operations.js';
 
-/** The v3 response headers a legacy client is also told (spec 8, 4.1). */
+/** The v3 response headers a legacy client is also told (docs/contract.md#legacy-response-headers). */
 export const FORWARDED_UPSTREAM_HEADERS = ['ratelimit-limit', 'ratelimit-reset', 'retry-after', 'x-trace-id'] as const;
 
 export function forwardedHeaders(headers: Dispatcher.ResponseData['headers'] | undefined): Record<string, string> {

@@ -1,5 +1,6 @@
 /**
- * Legacy JSON, read and written without losing a digit (DESIGN 2: money is never a JS number).
+ * Legacy JSON, read and written without losing a digit (money is never a JS number:
+ * docs/contract.md#types-amounts).
  *
  * Reading: the raw request text is parsed with lossless-json, so every JSON number arrives as
  * its own text. Numbers at the mapping's amount paths become canonical decimal strings through

@@ -1,5 +1,6 @@
 /**
- * Legacy `page`/`limit` over a v3 cursor list (spec 4.3, 4.6; DESIGN 4).
+ * Legacy `page`/`limit` (docs/contract.md#pagination-legacy) over a v3 cursor list
+ * (docs/contract.md#pagination-cursor).
  *
  * A v1/v2 client asks for page N of size L and expects the records at offsets [(N-1)L, NL) and
  * a total. v3 gives neither offsets nor a count: only opaque cursors, newest first, at most 100
@@ -60,7 +61,7 @@
 import { z } from 'zod';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 
-/** One v3 cursor page as the list endpoint answers it (spec 4.3). */
+/** One v3 cursor page as the list endpoint answers it (docs/contract.md#pagination-cursor). */
 export interface CursorListPage {
   readonly data: readonly { readonly id: string }[];
   readonly pagination: {
@@ -148,9 +149,9 @@ export const PAGE_WALKER_DEFAULTS = {
   maxRecentCursors: 64,
 } as const;
 
-/** The largest page v3 serves (spec 4.3): every read that only counts uses it. */
+/** The largest page v3 serves (docs/contract.md#pagination-cursor): every read that only counts uses it. */
 const V3_MAX_LIMIT = 100;
-/** Legacy page sizes (spec 4.6); the one-call-per-page walk relies on L <= V3_MAX_LIMIT. */
+/** Legacy page sizes; the one-call-per-page walk relies on L <= V3_MAX_LIMIT. */
 export const LEGACY_MAX_LIMIT = 50;
 
 type ListRecord = { readonly id: string };

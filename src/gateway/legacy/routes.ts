@@ -27,7 +27,7 @@ import { type LegacyRouteContext, legacyOrgOf } from '../shadow/shadow-mode.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
 
-/** Legacy bodies are small JSON objects; the v3 limit (spec 8) applies to what they become. */
+/** Legacy bodies are small JSON objects, at most 8 KB like v3's (docs/contract.md#limits). */
 export const LEGACY_BODY_LIMIT_BYTES = 8 * 1024;
 
 export interface LegacyRoutesOptions {

@@ -1,6 +1,6 @@
 /**
- * The v3 operations a legacy mapping may call: the v3 contract as the spec (4.1-4.3) and DESIGN
- * 3.6 fix it, written down from the contract, not imported from the core (the gateway knows v3
+ * The v3 operations a legacy mapping may call (docs/contract.md#v3-endpoints), written down
+ * from the contract, not imported from the core (the gateway knows v3
  * only over HTTP, and must work in front of any conforming v3). The endpoint-mapping validator
  * checks every target against this list, so a mapping cannot call a path v3 does not have, with
  * a query parameter it does not take, or under a scope that differs from the legacy operation's.
@@ -12,7 +12,7 @@ import type { V3RecordKind } from './transforms/v3-records.js';
 export type V3Method = 'GET' | 'POST' | 'DELETE';
 export type V3Scope = 'view' | 'trade' | 'withdraw' | 'webhooks';
 
-/** `cursor`: spec 4.3 pagination; `bounded`: the complete list in one `data` array; null: not a list. */
+/** `cursor`: docs/contract.md#pagination-cursor; `bounded`: the whole list in one `data` array; null: not a list. */
 export type V3ListKind = 'cursor' | 'bounded' | null;
 
 export interface V3Operation {
@@ -23,7 +23,7 @@ export interface V3Operation {
   readonly list: V3ListKind;
   /** Query parameters it takes (cursor lists also take limit, startingAfter, endingBefore). */
   readonly query: readonly string[];
-  /** Sandbox-only simulations (DESIGN 3.6): never a target of a legacy mapping. */
+  /** Sandbox-only simulations (docs/contract.md#v3-sandbox): never a target of a legacy mapping. */
   readonly sandboxOnly?: true;
 }
 

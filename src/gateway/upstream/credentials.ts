@@ -1,7 +1,7 @@
 /**
- * The gateway's own v3 credential per org and mode (issue 5, DESIGN 1): the key the gateway
- * signs its upstream calls with, after it has checked the legacy caller's org, scopes, mode and
- * allowlist itself. Each call gets a fresh JWT and X-Request-Signature from V3RequestSigner; the
+ * The gateway's own v3 credential per org and mode (docs/contract.md#auth-legacy): the key the
+ * gateway signs its upstream calls with, after it has checked the legacy caller's org, scopes,
+ * mode and allowlist itself. Each call gets a fresh JWT and X-Request-Signature from V3RequestSigner; the
  * key file is read and its keys imported once per org and mode, then the signer is cached.
  *
  * Two sources:

@@ -67,9 +67,9 @@ export class UpstreamProtocolError extends UpstreamError {
 }
 
 /**
- * A v3 error as a client must read it (spec 7.1): code, type and retryStrategy are open
- * vocabularies. An unknown type counts as INTERNAL_ERROR and an unknown retryStrategy as
- * TERMINAL; the values as sent are kept in rawType / rawRetryStrategy.
+ * A v3 error as a client must read it (docs/contract.md#errors-client-handling): code, type and
+ * retryStrategy are open vocabularies. An unknown type counts as INTERNAL_ERROR and an unknown
+ * retryStrategy as TERMINAL; the values as sent are kept in rawType / rawRetryStrategy.
  */
 export interface V3Error {
   readonly code: string;

@@ -56,7 +56,7 @@ const ESCAPED_SEPARATOR = /%(?:2f|5c)/i;
  */
 export function pathSurvivesForwarding(url: string): boolean {
   const path = url.split('?', 1)[0]!;
-  // Nearly every v3 path is plain; parsing it as a URL was a few per cent of the passthrough's CPU.
+  // Nearly every v3 path is plain, and a plain path needs no URL parse on this hot path.
   if (PLAIN_PATH.test(path)) return true;
   if (ESCAPED_SEPARATOR.test(path)) return false;
   try {
