@@ -310,9 +310,9 @@ function gatewayOf(setup: TradingSetup): ServerProcess {
   return setup.gateway;
 }
 
-/** Issue 5: a v3 call through the gateway's /v3 passthrough keeps at least this share of the direct rate. */
+/** Target: a v3 call through the gateway's /v3 passthrough keeps at least this share of the direct rate. */
 const PASSTHROUGH_RATIO = 0.8;
-/** Issue 5: a legacy read through the gateway keeps at least this share of the same v3 read direct. */
+/** Target: a legacy read through the gateway keeps at least this share of the same v3 read direct. */
 const LEGACY_READ_RATIO = 0.5;
 const V1_PAGE_ROW = `gw v1 page 3`;
 const V2_QUOTE_ROW = 'gw v2 generate_quote';
@@ -371,7 +371,7 @@ function gatewayRows(core: ServerProcess, gateway: ServerProcess, v3: SingleUseP
   ];
 }
 
-/** Issue 5's throughput targets for a gateway case: the passthrough's, and the legacy row's when it has one. */
+/** The throughput targets of a gateway case: the passthrough's, and the legacy row's when it has one. */
 function gatewayComparisons(legacyRow: string, legacyTarget?: number): RowComparison[] {
   return [
     { row: PASSTHROUGH_ROW, of: DIRECT_ROW, targetRatio: PASSTHROUGH_RATIO },
@@ -861,7 +861,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
       `a withdrawal of ${WITHDRAWAL_AMOUNT} USD to the one verified ACTIVE USD FEDWIRE account of ONE org's live book (funded with 1e12 USD ` +
       `by a ledger deposit movement at start), side by side on one core and gateway. ${DIRECT_ROW}: POST /v3/fx/withdrawals to the core, ` +
       'each signed with its own token and Idempotency-Key (Redis); the withdrawal locks the account row and the book\'s USD client ' +
-      'account, checks the spec\'s ten rules, and writes the PENDING withdrawal, its ledger hold and its event in one PostgreSQL ' +
+      'account, checks the ten withdrawal rules, and writes the PENDING withdrawal, its ledger hold and its event in one PostgreSQL ' +
       'transaction. Withdrawals of one book and currency are serialised by that lock, so this is one book\'s ceiling. ' +
       `${PASSTHROUGH_ROW}: the same requests through the gateway's /v3 passthrough. ${V2_WITHDRAWAL_ROW}: v2 POST /v2/brokerage/{org}/` +
       'fiat_withdrawal, body {"amount":1,"currency":"USD","withdrawalAddressId":<legacy uuid of the account>}, a fresh legacy JWT and ' +

@@ -1,8 +1,8 @@
 /**
- * What a v1/v2 client sends (spec 5.2): a fresh ES256 JWT per request, signed with the key
- * file's private key (kid = sub = the key name, aud ['developer-api'], the service's issuer, a
- * 32-hex nonce in the header, the longest lifetime legacy accepts). No X-Request-Signature (v3
- * only), and no X-App-Mode for a live key (absent means live).
+ * What a v1/v2 client sends (docs/contract.md#auth-legacy): a fresh ES256 JWT per request, signed
+ * with the key file's private key (kid = sub = the key name, aud ['developer-api'], the service's
+ * issuer, a 32-hex nonce in the header, the longest lifetime legacy accepts). No
+ * X-Request-Signature (v3 only), and no X-App-Mode for a live key (absent means live).
  */
 import { randomUUID } from 'node:crypto';
 import { signApiToken } from '../../src/lib/auth/jwt.js';

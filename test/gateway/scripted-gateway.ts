@@ -89,7 +89,7 @@ abstract class LegacyGateway {
     return this.parts.database;
   }
 
-  /** A fresh legacy token (spec 5.2) for a key, signed with node:crypto. */
+  /** A fresh legacy token (docs/contract.md#auth-tokens) for a key, signed with node:crypto. */
   token(key: LoadedKey = this.parts.key): string {
     return legacyToken(key);
   }

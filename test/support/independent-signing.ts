@@ -1,7 +1,8 @@
 /**
- * JWTs and request signatures made with node:crypto alone, straight from spec 5 and DESIGN 3.1,
- * without the project's signer: the tests use them to prove interoperability and to forge every
- * kind of bad token (alg none, HS256, wrong claims) the project's signer would never make.
+ * JWTs and request signatures made with node:crypto alone, straight from
+ * docs/contract.md#auth-tokens and docs/contract.md#auth-v3-signature, without the project's
+ * signer: the tests use them to prove interoperability and to forge every kind of bad token (alg
+ * none, HS256, wrong claims) the project's signer would never make.
  */
 import { createHash, createHmac, randomBytes, sign, type KeyObject } from 'node:crypto';
 
@@ -28,7 +29,7 @@ export interface ClaimsInput {
   readonly lifetimeSeconds?: number;
 }
 
-/** A well-formed header and claim set as spec 5.2 describes; tests override single fields. */
+/** A well-formed header and claim set (docs/contract.md#auth-tokens); tests override single fields. */
 export function standardToken(input: ClaimsInput): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
   return {
@@ -44,7 +45,7 @@ export function standardToken(input: ClaimsInput): { header: Record<string, unkn
   };
 }
 
-/** X-Request-Signature over the DESIGN 3.1 canonical string, computed here from scratch. */
+/** X-Request-Signature over the canonical string (docs/contract.md#auth-v3-signature), computed here from scratch. */
 export function signCanonical(
   key: KeyObject,
   parts: { method: string; pathAndQuery: string; nonce: string; idempotencyKey?: string; body?: Buffer },
@@ -54,7 +55,7 @@ export function signCanonical(
   return sign('sha256', Buffer.from(canonical), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
 }
 
-/** A v1/v2 token (spec 5.2) for a key file, signed here with node:crypto: what a legacy client sends. */
+/** A v1/v2 token for a key file, signed here with node:crypto: what a legacy client sends. */
 export function legacyToken(key: { readonly file: { readonly name: string }; readonly privateKey: KeyObject }, lifetimeSeconds = 60, issuer = 'fx-service'): string {
   const { header, payload } = standardToken({ keyName: key.file.name, issuer, lifetimeSeconds });
   return makeJwt(header, payload, { kind: 'es256', key: key.privateKey });

@@ -1,8 +1,8 @@
 /**
- * The gateway in front of the real core, as `fxgate all` runs them, for end-to-end legacy
- * tests: a V3Harness (real database and store), the gateway listening on its own port with the
- * shared key registry and provisioned upstream credentials, and a legacy v1/v2 client that signs
- * its JWTs with node:crypto straight from spec 5.2 (not through the project's signer).
+ * The gateway in front of the real core, as `fxgate all` runs them, for end-to-end legacy tests: a
+ * V3Harness (real database and store), the gateway listening on its own port with the shared key
+ * registry and provisioned upstream credentials, and a legacy v1/v2 client that signs its JWTs with
+ * node:crypto straight from docs/contract.md#auth-tokens (not through the project's signer).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,7 +29,7 @@ export interface LegacyRequest {
   readonly unsigned?: boolean;
   /** Override the org in the path (defaults to the key's org). */
   readonly orgId?: string;
-  /** Token lifetime in seconds (spec 5.2: at most 120). */
+  /** Token lifetime in seconds (at most 120: docs/contract.md#auth-tokens-lifetime). */
   readonly lifetimeSeconds?: number;
 }
 

@@ -1,13 +1,14 @@
 /**
- * Assertions on v3 responses, checked against the interface spec (7.1 envelope, 4.1 and 8
- * headers) and the error catalog (status, type, retry strategy and details schema per code).
+ * Assertions on v3 responses, checked against the contract (docs/contract.md#errors-envelope,
+ * docs/contract.md#v3-responses) and the error catalog (status, type, retry strategy and
+ * details schema per code).
  */
 import { expect } from 'vitest';
 import { z } from 'zod';
 import { ERROR_CATALOG, ERROR_TYPES, RETRY_STRATEGIES, type ErrorCode } from '../../src/lib/errors/catalog.js';
 import type { TestResponse } from './v3-harness.js';
 
-/** Spec 7.1: `{ error: { code, type, message, retryStrategy, details } }` and nothing else. */
+/** `{ error: { code, type, message, retryStrategy, details } }` and nothing else. */
 export const v3ErrorEnvelopeSchema = z
   .object({
     error: z
@@ -39,7 +40,7 @@ export function hasKeyDeep(value: unknown, name: string): boolean {
 }
 
 /**
- * The headers every v3 response carries (spec 4.1 and 8): X-Request-Id, X-Trace-Id,
+ * The headers every v3 response carries (docs/contract.md#v3-responses): X-Request-Id, X-Trace-Id,
  * X-Request-Timestamp (ISO 8601 UTC with milliseconds), RateLimit-Limit, RateLimit-Reset.
  */
 export function expectPipelineHeaders(response: TestResponse): void {

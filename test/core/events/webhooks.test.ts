@@ -1,5 +1,5 @@
 /**
- * Webhooks end to end (issue 4, DESIGN 3.8): the endpoint API and its URL rules, and the
+ * Webhooks end to end (docs/contract.md#webhooks): the endpoint API and its URL rules, and the
  * delivery worker against a real receiver (fastify on 127.0.0.1 that records every request and
  * can answer 500, hang, or be down). Events are recorded with recordEvent in a transaction, as
  * the state changes record them. Time moves through an injected clock, never by sleeping.
@@ -545,7 +545,7 @@ describe('webhooks on PostgreSQL', () => {
       const attempts = await h.attempts(delivery!.id);
       expect(delivery!.attempts).toBe(attempts.length);
       expect(receiver.hits).toHaveLength(attempts.length);
-      // About 10 tries in 72 h (DESIGN 3.8): 11 if every wait drew its maximum, 13 at most.
+      // docs/contract.md#webhooks-retries: 11 tries if every wait drew its maximum, 13 at most.
       expect(attempts.length).toBeGreaterThanOrEqual(11);
       expect(attempts.length).toBeLessThanOrEqual(14);
       const times = attempts.map((attempt) => attempt.attempted_at.getTime());

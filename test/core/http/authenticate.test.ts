@@ -1,6 +1,6 @@
 /**
- * Step 4, authentication and authorisation: every code of spec 7.3 for 401 and 403 that the
- * pipeline raises, in the order DESIGN 3.1 checks them.
+ * Step 4, authentication and authorisation: every 401 and 403 code the pipeline raises, in the
+ * order of docs/contract.md#auth-check-order.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

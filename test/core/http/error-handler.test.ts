@@ -2,7 +2,8 @@
  * The error handler: every failure of every step leaves as the v3 envelope with the catalog's
  * status, type, retry strategy and details schema, plus the required headers. Unexpected
  * throws become 500 INTERNAL_ERROR (RETRY_WITH_BACKOFF on reads; CHECK_STATE_THEN_RETRY with
- * details.resourceId on writes, spec 7.2 and 7.4) and never leak a stack, a message or a path.
+ * details.resourceId on writes: docs/contract.md#errors-status-rules) and never leak a stack, a
+ * message or a path.
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +91,8 @@ describe('unexpected failures', () => {
     expect(failed.text).not.toContain('database went away');
     expect(log.count('flaky')).toBe(before + 1);
 
-    // Spec 7.4: the resource is absent, so the client retries with the SAME key, and it runs again.
+    // The resource is absent, so the client retries with the SAME key, and it runs again
+    // (docs/contract.md#errors-recovery).
     const retried = await harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey });
     expect(retried.status).toBe(200);
     expect(retried.headers['idempotency-replayed']).toBe('false');

@@ -1,6 +1,6 @@
 /**
- * Step 6, idempotency of writes (DESIGN 3.4, spec 7.4): required key, replay byte for byte,
- * mismatch, in-flight, which responses are stored, scope per org and environment, and failing
+ * Step 6, idempotency of writes (docs/contract.md#idempotency-v3): required key, replay byte for
+ * byte, mismatch, in-flight, which responses are stored, scope per org and environment, and failing
  * closed when the store is down. Runs on Redis and on the in-process store.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -120,7 +120,7 @@ describe.each<StoreName>(['redis', 'memory'])('idempotency on the %s store', (st
     expect(new Set(ok.map((r) => r.text)).size).toBe(1);
   });
 
-  it('does not store a 5xx: the retry with the same key runs again (spec 7.4 recovery)', async () => {
+  it('does not store a 5xx: the retry with the same key runs again', async () => {
     const idem = randomUUID();
     log.failNext('flaky', 1);
     const failed = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey: idem });

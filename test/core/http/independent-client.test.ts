@@ -1,6 +1,7 @@
 /**
- * Interoperability: a client that knows only spec 5 and DESIGN 3.1, signing with node:crypto
- * directly (not through the project's signer), gets 200 on a read and on a write.
+ * Interoperability: a client that knows only docs/contract.md#auth-tokens and
+ * docs/contract.md#auth-v3-signature, signing with node:crypto directly (not through the project's
+ * signer), gets 200 on a read and on a write.
  */
 import { createPrivateKey } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';

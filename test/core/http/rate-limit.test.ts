@@ -1,7 +1,7 @@
 /**
- * Step 5, rate limits (DESIGN 3.5): GCRA per API key with separate read and write cells; a
- * request whose token proves no key is charged to its client address; every response carries
- * RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset; 429 RATE_LIMIT_EXCEEDED adds
+ * Step 5, rate limits (docs/contract.md#rate-limits): GCRA per API key with separate read and write
+ * cells; a request whose token proves no key is charged to its client address; every response
+ * carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset; 429 RATE_LIMIT_EXCEEDED adds
  * Retry-After. A rate-limit store outage lets requests through (fail open).
  *
  * Client addresses are told apart through X-Forwarded-For from a trusted 127.0.0.1, so each

@@ -1,8 +1,9 @@
 /**
  * Step 7, input validation: body and query against the operation's zod schemas, after
  * authentication and idempotency. Failures are 400 VALIDATION_BODY_FAILED or
- * VALIDATION_QUERY_FAILED with `details.issues[{path, code, message}]` (spec 7.2). Client
- * metadata is echoed on success and never appears on an error (spec 2.1, 7.1).
+ * VALIDATION_QUERY_FAILED with `details.issues[{path, code, message}]`
+ * (docs/contract.md#errors-envelope). Client metadata is echoed on success and never appears on
+ * an error (docs/contract.md#types-metadata).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';

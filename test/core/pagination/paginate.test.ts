@@ -1,6 +1,6 @@
 /**
- * paginate against spec 4.3, rule by rule, on both database drivers, over a table with many
- * ties in created_at and a second org whose records interleave with the first.
+ * paginate against docs/contract.md#pagination-cursor, rule by rule, on both database drivers, over
+ * a table with many ties in created_at and a second org whose records interleave with the first.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Page, paginate } from '../../../src/core/pagination/paginate.js';

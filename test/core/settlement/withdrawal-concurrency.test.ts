@@ -263,7 +263,8 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
       const error = expectV3Error(failed, 'WITHDRAWAL_INITIATION_FAILED');
       const resourceId = error.details.resourceId as string;
       expect(resourceId).toMatch(/^wtd_[0-9a-f]{32}$/);
-      // Spec 7.4 rule 1: fetch by resourceId. Absent, and nothing half-written anywhere.
+      // Recovery (docs/contract.md#errors-recovery): fetch by resourceId. Absent, and nothing
+      // half-written anywhere.
       expectV3Error(await getWithdrawal(key, resourceId), 'WITHDRAWAL_NOT_FOUND');
       expect(await bookState(key)).toEqual(before);
 

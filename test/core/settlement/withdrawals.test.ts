@@ -1,8 +1,9 @@
 /**
- * Withdrawals end to end: POST /v3/fx/withdrawals with one test per rule of spec 4.1, in the
- * spec's order (each makes only its rule fail, every earlier rule passing, and checks the code,
- * status and details exactly); the record's and its events' shape field by field against spec
- * 2.1; metadata on success only; the lifecycle (sandbox complete and fail, cancel, illegal moves)
+ * Withdrawals end to end: POST /v3/fx/withdrawals with one test per rule of
+ * docs/contract.md#v3-withdrawals-rules, in their order (each makes only its rule fail, every
+ * earlier rule passing, and checks the code, status and details exactly); the record's and its
+ * events' shape field by field against docs/contract.md#resources-withdrawal; metadata on
+ * success only; the lifecycle (sandbox complete and fail, cancel, illegal moves)
  * with FEDWIRE paymentDetails; the ledger checked after every test; holds in GET /v3/fx/balances;
  * GET by id and the list; and the live processor over the simulated rail.
  */
@@ -55,7 +56,7 @@ interface WithdrawalRecord {
   failureReason: string | null;
 }
 
-/** Spec 2.1's fields in its order, then ours. */
+/** The record's fields in the order of docs/contract.md#resources-withdrawal. */
 const RECORD_FIELDS = [
   'object',
   'id',
@@ -207,8 +208,9 @@ async function events(id: string): Promise<Array<{ type: string; eventType: stri
 }
 
 /**
- * Every field of spec 2.1 with its type and format, plus ours; returns the record. Responses keep
- * the spec's field order; event data comes back from jsonb, which keeps no order (`ordered` false).
+ * Every field of the withdrawal record with its type and format; returns the record. Responses
+ * keep the contract's field order; event data comes back from jsonb, which keeps no order
+ * (`ordered` false).
  */
 function expectRecordShape(record: WithdrawalRecord, ordered = true): WithdrawalRecord {
   if (ordered) expect(Object.keys(record)).toEqual(RECORD_FIELDS);
@@ -242,7 +244,7 @@ async function expectNothingWritten(key: LoadedKey, ledgerBefore: Record<string,
   expect(await ledger(key)).toEqual(ledgerBefore);
 }
 
-describe('POST /v3/fx/withdrawals: the ten rules of spec 4.1, in order', () => {
+describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
   /** A request that passes every rule: funded USD 1000, a verified FEDWIRE account. */
   async function passingSetup(): Promise<{ key: LoadedKey; account: WithdrawalAccountRow; body: Record<string, unknown> }> {
     const key = await newKey();
@@ -440,7 +442,7 @@ describe('POST /v3/fx/withdrawals: the ten rules of spec 4.1, in order', () => {
   });
 });
 
-describe('POST /v3/fx/withdrawals: the body (spec 2.2)', () => {
+describe('POST /v3/fx/withdrawals: the body', () => {
   it.each<[string, Record<string, unknown>, string]>([
     ['a negative amount', { withdrawalAmount: '-1.00' }, 'withdrawalAmount'],
     ['a zero amount', { withdrawalAmount: '0.00' }, 'withdrawalAmount'],
@@ -467,7 +469,7 @@ describe('POST /v3/fx/withdrawals: the body (spec 2.2)', () => {
   });
 });
 
-describe('the withdrawal record and its events (spec 2.1, 6)', () => {
+describe('the withdrawal record and its events', () => {
   it('answers 200 {data} with every field, PENDING, the amount held, and records withdrawal.pending with the same record', async () => {
     const key = await newKey();
     await fund(key, 'USD', '1000');

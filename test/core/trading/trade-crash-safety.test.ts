@@ -1,11 +1,11 @@
 /**
- * Crash safety of POST /v3/fx/trades (spec 7.2, 7.4), by failing the write at each step with a
- * failpoint, in the sandbox and the live book: a failure inside the transaction (after the
- * credit reservation, after the trade insert, after the ledger movement) answers 500
- * TRADE_EXECUTION_FAILED with details.resourceId, leaves nothing behind (GET by that id is 404,
- * no row, no ledger entry, credit unchanged), and the retry with the same key executes once. A
- * failure after the commit (the response lost) answers the same 500; GET finds the trade, and
- * the retry with the same key returns that trade, never a second one.
+ * Crash safety of POST /v3/fx/trades (docs/contract.md#errors-recovery), by failing the write at
+ * each step with a failpoint, in the sandbox and the live book: a failure inside the transaction
+ * (after the credit reservation, after the trade insert, after the ledger movement) answers 500
+ * TRADE_EXECUTION_FAILED with details.resourceId, leaves nothing behind (GET by that id is 404, no
+ * row, no ledger entry, credit unchanged), and the retry with the same key executes once. A failure
+ * after the commit (the response lost) answers the same 500; GET finds the trade, and the retry
+ * with the same key returns that trade, never a second one.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -119,7 +119,8 @@ describe.each<Mode>(['sandbox', 'live'])('crash safety in the %s book', (mode) =
     const resourceId = error.details.resourceId as string;
     expect(resourceId).toMatch(/^trd_[0-9a-f]{32}$/);
 
-    // Spec 7.4 rule 1: fetch by resourceId. Absent, and nothing half-written anywhere.
+    // Recovery (docs/contract.md#errors-recovery): fetch by resourceId. Absent, and nothing
+    // half-written anywhere.
     expectV3Error(await getTrade(key, resourceId), 'TRADE_NOT_FOUND', { details: { tradeId: resourceId } });
     expect(await bookState(org, mode)).toEqual(before);
     expect(await ledgerRowsFor(resourceId)).toBe(0);
@@ -154,7 +155,7 @@ describe.each<Mode>(['sandbox', 'live'])('crash safety in the %s book', (mode) =
     const error = expectV3Error(failed, 'TRADE_EXECUTION_FAILED');
     const resourceId = error.details.resourceId as string;
 
-    // Spec 7.4 rule 1: the resource exists, so the operation succeeded.
+    // Recovery: the resource exists, so the operation succeeded.
     const fetched = await getTrade(key, resourceId);
     expect(fetched.status, fetched.text).toBe(200);
     const trade = tradeOf(fetched);

@@ -1,10 +1,11 @@
 /**
- * GET /v3/fx/trades against spec 4.3 on the real endpoint, over two books of 250 trades each:
- * one made through HTTP (quotes and trades posted concurrently, so created_at ties happen as they
- * do in production), one inserted in SQL with five trades per millisecond, mixed statuses and
- * currencies, to force ties across every page boundary. Both are walked forward (startingAfter)
- * and back (endingBefore) at limits 1, 7, 25 (the default) and 100, each visiting every trade
- * exactly once, newest first; filters, cursor scope and every rule of 4.3 are spot-checked.
+ * GET /v3/fx/trades against docs/contract.md#pagination-cursor on the real endpoint, over two books
+ * of 250 trades each: one made through HTTP (quotes and trades posted concurrently, so created_at
+ * ties happen as they do in production), one inserted in SQL with five trades per millisecond,
+ * mixed statuses and currencies, to force ties across every page boundary. Both are walked forward
+ * (startingAfter) and back (endingBefore) at limits 1, 7, 25 (the default) and 100, each visiting
+ * every trade exactly once, newest first; filters, cursor scope and every numbered rule are
+ * spot-checked.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,7 +113,7 @@ async function walk(key: LoadedKey, filters: Query, limit: string | undefined, p
   return { forward, backward };
 }
 
-/** The ids of a book in the order spec 4.3 requires, from the database itself. */
+/** The ids of a book in the order cursor lists require, from the database itself. */
 async function expectedOrder(orgId: string, mode: Mode, filter: { status?: string; currency?: string } = {}): Promise<string[]> {
   const { rows } = await harness.db.query<{ id: string }>(
     `SELECT id FROM trades WHERE org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3)

@@ -353,7 +353,7 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       frozenAt = new Date(start.getTime() + 3_600_000);
       await expectRefused(key, { quoteId: late.id }, 'QUOTE_EXPIRED', { quoteId: late.id, expiredAt: late.expiresAt });
 
-      // Spec 7.4 rule 2: a fresh quote and a new key.
+      // An expired quote: a fresh quote and a new key (docs/contract.md#errors-recovery).
       frozenAt = null;
       expect((await executed(key, { quoteId: (await quote(key, eurForUsd('10'))).id })).status).toBe('EXECUTED');
     });

@@ -96,7 +96,7 @@ describe('every v3 code has a legacy mapping', () => {
   });
 });
 
-describe('spec 7.5: the v2 rows', () => {
+describe('the v2 rows', () => {
   it.each(['VALIDATION_BODY_FAILED', 'VALIDATION_QUERY_FAILED'])('%s is 400 Query validation failed', (code) => {
     expect(v2Body(code)).toEqual({ status: 400, body: { status: 'error', message: VALIDATION } });
   });
@@ -164,7 +164,7 @@ describe('spec 7.5: the v2 rows', () => {
       expect(v2Body('TRADE_NOT_FOUND', operation)).toEqual({ status: 404, body: { status: 'error', message: 'Trade not found' } });
     });
 
-    it('trade/reverse: an unresolvable quoteId is 404 Trade not found too (4.4)', () => {
+    it('trade/reverse: an unresolvable quoteId is 404 Trade not found too', () => {
       expect(v2Body('QUOTE_NOT_FOUND', 'trade/reverse')).toEqual({ status: 404, body: { status: 'error', message: 'Trade not found' } });
       expect(v2Body('REVERSE_QUOTE_INVALID', 'trade/reverse')).toEqual({ status: 404, body: { status: 'error', message: 'Trade not found' } });
     });
@@ -184,7 +184,7 @@ describe('spec 7.5: the v2 rows', () => {
     );
   });
 
-  describe('spec 9: legacy statuses stay legacy', () => {
+  describe('legacy statuses stay legacy', () => {
     it.each([
       ['IDEMPOTENCY_KEY_MISSING', 428],
       ['TRADE_NOT_FOUND', 404],
@@ -239,7 +239,7 @@ describe('resolving codes the catalog does not know', () => {
     expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'CONFLICT' }).status).toBe(409);
   });
 
-  it('treats an unknown or missing type as INTERNAL_ERROR (spec 7.1)', () => {
+  it('treats an unknown or missing type as INTERNAL_ERROR', () => {
     expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'BRAND_NEW_TYPE' })).toEqual({ status: 500, message: INTERNAL });
     expect(resolveLegacyError(v1, { code: 'SOMETHING_NEW' })).toEqual({ status: 500, message: INTERNAL });
   });

@@ -1,5 +1,5 @@
 /**
- * Legacy authentication and authorization (issue 5; spec 5.2, 7.5, 7.6): the gateway's checks
+ * Legacy authentication and authorization (docs/contract.md#auth-legacy): the gateway's checks
  * against a real PostgreSQL key registry and a MemoryStore, with tokens forged by node:crypto
  * (test/support/independent-signing.ts). Each refusal is also downgraded through the real legacy
  * error tables, so the test shows what a v1 or v2 client reads.
@@ -78,7 +78,7 @@ interface TokenOptions {
   readonly issuer?: string;
 }
 
-/** A spec 5.2 token for the key, with single fields overridden. */
+/** A legacy token (docs/contract.md#auth-tokens) for the key, with single fields overridden. */
 function token(key: LoadedKey, options: TokenOptions = {}): string {
   const base = standardToken({ keyName: key.file.name, issuer: options.issuer ?? ISSUER, lifetimeSeconds: options.lifetimeSeconds ?? 60 });
   return makeJwt({ ...base.header, ...options.header }, { ...base.payload, ...options.payload }, options.signer ?? { kind: 'es256', key: key.privateKey });
@@ -116,7 +116,7 @@ function expectLegacy401(result: LegacyAuthResult): void {
 }
 
 describe('legacy authentication: valid tokens', () => {
-  it('accepts a spec 5.2 token and returns the key, its org, scopes and mode', async () => {
+  it('accepts a well-formed legacy token and returns the key, its org, scopes and mode', async () => {
     for (const generation of ['v1', 'v2'] as const) {
       const result = await authenticate(request({ generation, token: token(tradeKey), requiredScope: 'trade', write: true }));
       expect(result).toEqual({

@@ -26,9 +26,10 @@ interface ListRecord {
 }
 
 /**
- * A v3 cursor list as spec 4.3 describes it: newest first, `limit` at most 100, `startingAfter`
- * excludes the cursor's record, both flags and cursors on every page, null cursors exactly when
- * the flag is false, an empty page with hasNext false when positioned at the oldest record.
+ * A v3 cursor list as docs/contract.md#pagination-cursor describes it: newest first, `limit` at
+ * most 100, `startingAfter` excludes the cursor's record, both flags and cursors on every page,
+ * null cursors exactly when the flag is false, an empty page with hasNext false when positioned at
+ * the oldest record.
  * Cursors are opaque to the walker (base64url JSON) and carry a generation, so that a test can
  * make every cursor issued so far "expire".
  */
@@ -37,7 +38,7 @@ class V3List {
   calls = 0;
   /** Every cursor is refused, old or new: v3 that will not take any cursor. */
   rejectEveryCursor = false;
-  /** The most records one answer holds: `limit` is a maximum, v3 may return fewer (spec 4.3). */
+  /** The most records one answer holds: `limit` is a maximum, v3 may return fewer. */
   servesAtMost = 100;
   private generation = 0;
   private counter = 0;
@@ -253,7 +254,7 @@ function useStore(storeCase: StoreCase): {
 const SIZES = [0, 1, 49, 50, 51, 100, 101, 250];
 
 describe('the V3List simulator', () => {
-  it('follows spec 4.3: cursors exclude their record, flags and cursors agree, an empty last page', async () => {
+  it('follows the cursor rules: cursors exclude their record, flags and cursors agree, an empty last page', async () => {
     const list = new V3List(5);
     const first = await list.fetch({ limit: 2 });
     expect(ids(first.data)).toEqual(ids(list.records.slice(0, 2)));

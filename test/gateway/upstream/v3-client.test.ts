@@ -224,7 +224,7 @@ describe('V3Client failures', () => {
 });
 
 describe('parseV3Error', () => {
-  it('reads the envelope, allowing unknown codes, types and strategies (spec 7.1)', () => {
+  it('reads the envelope, allowing unknown codes, types and strategies', () => {
     const parsed = parseV3Error(
       Buffer.from(JSON.stringify({ error: { code: 'SOMETHING_NEW', type: 'NEW_TYPE', message: 'm', retryStrategy: 'NEW', details: { a: 1 } } })),
       409,

@@ -1,37 +1,40 @@
 /**
- * The v3 error catalog against the interface spec (7.1, 7.3, 9) and DESIGN 3.2: the 62 codes of
- * the contract and the HTTP server's three (REQUEST_*); every code of the spec's table 7.3 with
- * the spec's status, type and retry strategy; closed sets of types and strategies; a strict
- * details schema per code.
+ * The v3 error catalog against docs/contract.md#errors: the 62 codes of the contract and the
+ * HTTP server's three (REQUEST_*); every code v3 was first published with, with its status, type
+ * and retry strategy, transcribed below (PUBLISHED_ROWS); closed sets of types and strategies; a
+ * strict details schema per code.
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, RETRY_STRATEGIES, isErrorCode, retryStrategyFor, type ErrorCode } from '../../../src/lib/errors/catalog.js';
 
-/** Spec 7.1: the seven types, listed there; a closed set in the catalog. */
-const SPEC_TYPES = ['VALIDATION_ERROR', 'AUTHENTICATION_ERROR', 'AUTHORIZATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_ERROR'];
-/** Spec 7.1 names four strategies; DESIGN 3.2 fixes the fifth as RETRY_WITH_BACKOFF. */
-const SPEC_STRATEGIES = ['TERMINAL', 'FIX_AND_RESUBMIT', 'WAIT_THEN_RETRY_SAME_KEY', 'CHECK_STATE_THEN_RETRY', 'RETRY_WITH_BACKOFF'];
+/** The seven types of docs/contract.md#errors-types: a closed set in the catalog. */
+const CONTRACT_TYPES = ['VALIDATION_ERROR', 'AUTHENTICATION_ERROR', 'AUTHORIZATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_ERROR'];
+/** The five retry strategies of docs/contract.md#errors-retry-strategies. */
+const CONTRACT_STRATEGIES = ['TERMINAL', 'FIX_AND_RESUBMIT', 'WAIT_THEN_RETRY_SAME_KEY', 'CHECK_STATE_THEN_RETRY', 'RETRY_WITH_BACKOFF'];
 
-interface SpecRow {
+interface PublishedRow {
   readonly status: number;
   readonly codes: readonly string[];
-  /** Absent where the spec leaves the cell blank. */
+  /** Absent where the published row left the cell blank. */
   readonly type?: string;
   readonly retry?: string;
-  /** Retry strategy the spec gives for writes only (INTERNAL_ERROR). */
+  /** Retry strategy given for writes only (INTERNAL_ERROR). */
   readonly retryOnWrite?: string;
-  /** 'none' where the spec says none; field names where it lists them; absent where blank. */
+  /** 'none' where the row says none; field names where it lists them; absent where blank. */
   readonly details?: 'none' | readonly string[];
-  /** Fields the spec lists as present only sometimes ("on writes when present"). */
+  /** Fields present only sometimes ("on writes when present"). */
   readonly optionalDetails?: readonly string[];
 }
 
 const VE = 'VALIDATION_ERROR';
 const FIX = 'FIX_AND_RESUBMIT';
 
-/** Spec 7.3, "v3 codes with known shape", row by row. */
-const SPEC_TABLE_7_3: readonly SpecRow[] = [
+/**
+ * The codes v3 was first published with, and the shape it gave them, row by row: the catalog's
+ * `spec`-origin codes (docs/contract.md#errors-catalog-origin). Every other code is fxgate's.
+ */
+const PUBLISHED_ROWS: readonly PublishedRow[] = [
   { status: 400, codes: ['VALIDATION_BODY_FAILED'], type: VE, retry: FIX, details: ['issues'] },
   { status: 400, codes: ['VALIDATION_QUERY_FAILED'], type: VE },
   { status: 400, codes: ['IDEMPOTENCY_KEY_INVALID'], type: VE, retry: FIX, details: 'none' },
@@ -76,7 +79,7 @@ const SPEC_TABLE_7_3: readonly SpecRow[] = [
   { status: 503, codes: ['IDEMPOTENCY_UNAVAILABLE'] },
 ];
 
-const SPEC_CODES = SPEC_TABLE_7_3.flatMap((row) => row.codes);
+const PUBLISHED_CODES = PUBLISHED_ROWS.flatMap((row) => row.codes);
 
 /** One valid `details` per code. Typed over every code, so a new code needs an example here. */
 const EXAMPLES = {
@@ -178,7 +181,7 @@ describe('the code list', () => {
     expect(isErrorCode('__proto__')).toBe(false);
   });
 
-  it('uses the v3 names of spec 9, not the v2 ones', () => {
+  it('uses the v3 names, not the v2 ones', () => {
     expect(isErrorCode('IDEMPOTENCY_UNAVAILABLE')).toBe(true);
     expect(isErrorCode('IDEMPOTENCY_SERVICE_UNAVAILABLE')).toBe(false);
     expect(isErrorCode('IDEMPOTENCY_KEY_REQUIRED')).toBe(false);
@@ -186,17 +189,17 @@ describe('the code list', () => {
   });
 });
 
-describe('spec table 7.3', () => {
-  it('is transcribed with no code twice', () => {
-    expect(new Set(SPEC_CODES).size).toBe(SPEC_CODES.length);
+describe('the codes v3 was first published with', () => {
+  it('are transcribed with no code twice', () => {
+    expect(new Set(PUBLISHED_CODES).size).toBe(PUBLISHED_CODES.length);
   });
 
-  it('marks as spec-origin exactly the codes the table names', () => {
+  it('are exactly the spec-origin codes of the catalog', () => {
     const specOrigin = ERROR_CODES.filter((code) => ERROR_CATALOG[code].origin === 'spec');
-    expect([...specOrigin].sort()).toEqual([...SPEC_CODES].sort());
+    expect([...specOrigin].sort()).toEqual([...PUBLISHED_CODES].sort());
   });
 
-  it.each(SPEC_TABLE_7_3.flatMap((row) => row.codes.map((code) => [code, row] as const)))('%s has the status, type, retryStrategy and details of its row', (name, row) => {
+  it.each(PUBLISHED_ROWS.flatMap((row) => row.codes.map((code) => [code, row] as const)))('%s has the status, type, retryStrategy and details of its row', (name, row) => {
     expect(isErrorCode(name), `${name} is in the catalog`).toBe(true);
     const code = name as ErrorCode;
     const entry = ERROR_CATALOG[code];
@@ -226,12 +229,12 @@ describe('spec table 7.3', () => {
     }
   });
 
-  it('types the details the spec types', () => {
-    // issues[]: objects of path, code and message (7.2)
+  it('types their details fields', () => {
+    // issues[]: objects of path, code and message
     expect(accepts('VALIDATION_BODY_FAILED', { issues: [] })).toBe(false);
     expect(accepts('VALIDATION_BODY_FAILED', { issues: [{ path: 'a', code: 'b' }] })).toBe(false);
     expect(accepts('VALIDATION_BODY_FAILED', { issues: 'amount is wrong' })).toBe(false);
-    // reason, e.g. SIGNATURE_INVALID (DESIGN 3.1 lists the three)
+    // reason: one of the three of docs/contract.md#auth-v3-signature
     for (const reason of ['SIGNATURE_MISSING', 'SIGNATURE_MALFORMED', 'SIGNATURE_INVALID']) expect(accepts('AUTH_TOKEN_INVALID_CONFIG', { reason })).toBe(true);
     expect(accepts('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SOMETHING_ELSE' })).toBe(false);
     // allowed[]
@@ -250,18 +253,18 @@ describe('spec table 7.3', () => {
 });
 
 describe('closed sets', () => {
-  it('has exactly the seven types of spec 7.1', () => {
-    expect([...ERROR_TYPES].sort()).toEqual([...SPEC_TYPES].sort());
+  it('has exactly the seven types of the contract', () => {
+    expect([...ERROR_TYPES].sort()).toEqual([...CONTRACT_TYPES].sort());
   });
 
-  it('has exactly five retry strategies: the four of spec 7.1 and RETRY_WITH_BACKOFF (DESIGN 3.2)', () => {
-    expect([...RETRY_STRATEGIES].sort()).toEqual([...SPEC_STRATEGIES].sort());
+  it('has exactly the five retry strategies of the contract', () => {
+    expect([...RETRY_STRATEGIES].sort()).toEqual([...CONTRACT_STRATEGIES].sort());
   });
 
   it.each(ERROR_CODES)('%s uses a type and retry strategies from the sets', (code) => {
-    expect(SPEC_TYPES).toContain(ERROR_CATALOG[code].type);
-    expect(SPEC_STRATEGIES).toContain(retryStrategyFor(code, false));
-    expect(SPEC_STRATEGIES).toContain(retryStrategyFor(code, true));
+    expect(CONTRACT_TYPES).toContain(ERROR_CATALOG[code].type);
+    expect(CONTRACT_STRATEGIES).toContain(retryStrategyFor(code, false));
+    expect(CONTRACT_STRATEGIES).toContain(retryStrategyFor(code, true));
   });
 });
 
@@ -297,14 +300,14 @@ describe('status and type agree', () => {
     expect(type === 'AUTHENTICATION_ERROR').toBe(status === 401);
   });
 
-  it('advises RETRY_WITH_BACKOFF on read-path 500s and on 503s other than idempotency (DESIGN 3.2)', () => {
+  it('advises RETRY_WITH_BACKOFF on read-path 500s and on 503s other than idempotency', () => {
     expect(retryStrategyFor('INTERNAL_ERROR', false)).toBe('RETRY_WITH_BACKOFF');
     for (const code of ERROR_CODES.filter((c) => ERROR_CATALOG[c].status === 503 && c !== 'IDEMPOTENCY_UNAVAILABLE')) {
       expect(retryStrategyFor(code, false), code).toBe('RETRY_WITH_BACKOFF');
     }
   });
 
-  it('lets every 500 name the resource a write touched (spec 7.2, 7.4)', () => {
+  it('lets every 500 name the resource a write touched', () => {
     for (const code of ERROR_CODES.filter((c) => ERROR_CATALOG[c].status === 500)) {
       expect(accepts(code, { resourceId: 'trd_0190b5a0c0de7000800000000000abcd' }), code).toBe(true);
       expect(retryStrategyFor(code, true), code).toBe('CHECK_STATE_THEN_RETRY');

@@ -1,8 +1,8 @@
 /**
- * The webhook signature helper (DESIGN 3.8): headers checked against an independent HMAC
- * implementation (@noble/hashes), the timestamp tolerance, tampering, several v1 values and
- * several secrets, malformed headers, and the constant-time comparison path; and the legacy
- * X-Webhook-Signature check that receivers of the gateway's legacy deliveries run.
+ * The webhook signature helper (docs/contract.md#webhooks-v3-signature): headers checked against an
+ * independent HMAC implementation (@noble/hashes), the timestamp tolerance, tampering, several v1
+ * values and several secrets, malformed headers, and the constant-time comparison path; and the
+ * legacy X-Webhook-Signature check that receivers of the gateway's legacy deliveries run.
  */
 import type * as NodeCrypto from 'node:crypto';
 import { hmac } from '@noble/hashes/hmac.js';
@@ -31,7 +31,7 @@ function independentBase64(secret: string, message: string): string {
 }
 
 describe('signWebhook', () => {
-  it('produces the three headers of DESIGN 3.8, matching an independent HMAC-SHA256', () => {
+  it('produces the three signature headers, matching an independent HMAC-SHA256', () => {
     const headers = signWebhook(SECRET, BODY, T);
     expect(Object.keys(headers).sort()).toEqual(['x-service-signature', 'x-service-webhook-version', 'x-webhook-signature']);
     expect(headers['x-service-signature']).toBe(`t=${T},v1=${independentHex(SECRET, `${T}.${BODY}`)}`);

@@ -83,7 +83,7 @@ beforeAll(async () => {
   keysDir = await mkdtemp(join(tmpdir(), 'fxgate-crash-keys-'));
 
   // The stand-alone gateway's own registry holds the legacy key; the core knows only the
-  // gateway's v3 credential for the same org (DESIGN 1).
+  // gateway's v3 credential for the same org (docs/contract.md#auth-legacy).
   const gatewayRegistry = new KeyRegistry(gatewayDb.db, { cacheTtlMs: 0 });
   legacyKey = loadKey(await gatewayRegistry.createKey({ orgId: newUuid(), scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
   const credential = await core.registry.createKey({ orgId: legacyKey.file.orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' });

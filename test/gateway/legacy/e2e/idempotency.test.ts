@@ -1,7 +1,8 @@
 /**
- * The v2 idempotency bridge end to end (spec 4.4, 7.5, 8, 9; DESIGN 4): the v2 contract at the
- * gateway, and underneath it the derived v3 key that keeps a retry from moving money twice even
- * when the gateway's own record is gone.
+ * The v2 idempotency bridge end to end (docs/contract.md#idempotency-legacy,
+ * docs/contract.md#idempotency-derived-key): the v2 contract at the gateway, and underneath it the
+ * derived v3 key that keeps a retry from moving money twice even when the gateway's own record is
+ * gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';

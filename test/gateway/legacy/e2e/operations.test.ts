@@ -84,7 +84,7 @@ describe('quotes and trades', () => {
     expect(rawNumber(trade.text, 'amount')).toEqual(Array(2).fill(v3.json<{ data: { sellAmount: string } }>().data.sellAmount));
   });
 
-  it('v2 trade answers {balances, trade (2.3), userCreditLimit, userCreditUsed}', async () => {
+  it('v2 trade answers {balances, trade, userCreditLimit, userCreditUsed}', async () => {
     const quote = await h.v2(key, { path: 'generate_quote', body: '{"amount":10,"buy":"USD","sell":"EUR","referencedUnit":"USD"}', headers: { 'idempotency-key': idemKey() } });
     const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
     const trade = await h.v2(key, { path: 'trade', body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }), headers: { 'idempotency-key': idemKey() } });
@@ -125,7 +125,7 @@ describe('reads', () => {
     expect(malformed.json()).toEqual({ status: 'error', message: 'Query validation failed' });
   });
 
-  it.each(['v1', 'v2'] as const)('%s balances: spec 2.7 with the USD totals', async (generation) => {
+  it.each(['v1', 'v2'] as const)('%s balances: the balance records with the USD totals', async (generation) => {
     const response = await h.call(generation, key, { path: 'balances' });
     expect(response.status, response.text).toBe(200);
     const body = response.json<{ data: Record<string, unknown>[]; netBalanceInUSD: number }>();
