@@ -2,7 +2,7 @@
  * `fxgate docs`: regenerates (`--write`, `npm run docs`) or checks (`--check`) the generated
  * sections of the manual: the README's configuration table, docs/v3-api.md (the v3 operations
  * and the error catalog), docs/legacy-api.md (the legacy operations, records, errors and
- * webhooks). Each file names its sections here; the
+ * webhooks) and the generated part of CHANGELOG.md. Each file names its sections here; the
  * mechanism is src/lib/docs/generated-files.ts. Runs from a checkout; reads the declarations
  * and writes only the files it names.
  */
@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { coreOperations } from '../../core/app.js';
 import { requiresIdempotencyKey } from '../../core/http/idempotency.js';
 import type { Operation } from '../../core/http/operation.js';
+import { renderGenerationChangelog } from '../../gateway/legacy/legacy-changelog.js';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/legacy-reference.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
@@ -76,6 +77,7 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
         'legacy-webhooks': () => renderLegacyWebhooks(mappings),
       },
     },
+    { path: 'CHANGELOG.md', sections: { generations: () => renderGenerationChangelog(mappings) } },
   ];
 }
 
@@ -83,7 +85,7 @@ export function registerDocsCommand(program: Command): void {
   program
     .command('docs')
     .description(
-      'Regenerate or check the generated sections of the manual: the configuration table of README.md, docs/v3-api.md, docs/legacy-api.md, rendered from the configuration schema, the v3 operation declarations, the error catalog and mappings/.',
+      'Regenerate or check the generated sections of the manual: the configuration table of README.md, docs/v3-api.md, docs/legacy-api.md and the generated part of CHANGELOG.md, rendered from the configuration schema, the v3 operation declarations, the error catalog and mappings/.',
     )
     .option('--write', 'rewrite every stale generated section in place (npm run docs)')
     .option('--check', 'write nothing; exit 1 naming every file whose generated sections are stale')

@@ -13,7 +13,7 @@
  */
 import { type LegacyConventions, validateConventions } from './conventions.js';
 import { type EndpointTable, validateEndpointTable } from './endpoint-mappings.js';
-import { type LegacyErrorTables, applyV1ErrorChanges, validateErrorTables } from './error-tables.js';
+import { type LegacyErrorTables, type V1ErrorChangeLine, applyV1ErrorChanges, describeV1ErrorChanges, validateErrorTables } from './error-tables.js';
 import { type GenerationChange, applyGenerationChanges } from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
 import { type RecordCodeRegistry, type RecordTable, type ValueMapTable, validateRecords, validateValueMaps } from './record-shapes.js';
@@ -29,6 +29,8 @@ export interface LegacyMappings {
   readonly endpoints: { readonly v1: EndpointTable<'v1'>; readonly v2: EndpointTable<'v2'> };
   /** v1 as declared: its changes from v2, for the docs and the changelog. */
   readonly v1Changes: readonly GenerationChange[];
+  /** Where v1's error answers differ from v2's, each with its reason, for the docs and the changelog. */
+  readonly v1ErrorChanges: readonly V1ErrorChangeLine[];
   /** The legacy webhooks the gateway delivers. */
   readonly webhooks: LegacyWebhookTable;
 }
@@ -103,6 +105,7 @@ export async function loadLegacyMappings(location: MappingsLocation = mappingsLo
     errors: { v1: validateErrorTables('v1', applyV1ErrorChanges(errorsV2, loaded.errorsV1)), v2: errorsV2 },
     endpoints: { v1: validateEndpointTable('v1', v1.table, context), v2 },
     v1Changes: v1.changes,
+    v1ErrorChanges: describeV1ErrorChanges(errorsV2, loaded.errorsV1),
     webhooks: validateWebhookTable(loaded.webhooks, maps, code),
   };
 }
