@@ -57,12 +57,16 @@ const echoBody = z
   })
   .strict();
 
+const OK = z.object({ data: z.object({ ok: z.boolean() }) });
+
 export function testOperations(log: OperationLog): Operation[] {
   return [
     defineOperation({
       method: 'POST',
       path: '/v3/fx/test/echo',
       scope: 'trade',
+      summary: 'Echo the body',
+      response: z.object({ data: echoBody.extend({ call: z.number(), environment: z.enum(['sandbox', 'live']) }) }),
       body: echoBody,
       async handle({ principal, body }) {
         log.calls.push({ operation: 'echo', orgId: principal.orgId, body });
@@ -73,6 +77,8 @@ export function testOperations(log: OperationLog): Operation[] {
       method: 'GET',
       path: '/v3/fx/test/items/:id',
       scope: 'view',
+      summary: 'Echo the path and query',
+      response: z.object({ data: z.object({ id: z.string().optional(), expand: z.enum(['none', 'all']) }) }),
       query: z.object({ expand: z.enum(['none', 'all']).optional() }).strict(),
       async handle({ params, query }) {
         return { body: { data: { id: params.id, expand: query.expand ?? 'none' } } };
@@ -82,6 +88,8 @@ export function testOperations(log: OperationLog): Operation[] {
       method: 'POST',
       path: '/v3/fx/test/slow',
       scope: 'trade',
+      summary: 'Wait at the gate',
+      response: z.object({ data: z.object({ done: z.boolean() }) }),
       async handle({ principal }) {
         log.calls.push({ operation: 'slow', orgId: principal.orgId, body: null });
         await log.waitAtGate();
@@ -92,6 +100,8 @@ export function testOperations(log: OperationLog): Operation[] {
       method: 'POST',
       path: '/v3/fx/test/flaky',
       scope: 'trade',
+      summary: 'Fail when told to',
+      response: z.object({ data: z.object({ ok: z.boolean(), call: z.number() }) }),
       async handle({ principal, setResourceId }) {
         log.calls.push({ operation: 'flaky', orgId: principal.orgId, body: null });
         setResourceId('trd_0190b5a0c0de7000800000000000abcd');
@@ -103,6 +113,8 @@ export function testOperations(log: OperationLog): Operation[] {
       method: 'POST',
       path: '/v3/fx/test/conflict',
       scope: 'withdraw',
+      summary: 'Conflict when told to',
+      response: OK,
       async handle({ principal }) {
         log.calls.push({ operation: 'conflict', orgId: principal.orgId, body: null });
         if (log.shouldFail('conflict')) {
@@ -115,6 +127,8 @@ export function testOperations(log: OperationLog): Operation[] {
       method: 'POST',
       path: '/v3/fx/test/rejected',
       scope: 'withdraw',
+      summary: 'Always refuse',
+      response: OK,
       async handle({ principal }) {
         log.calls.push({ operation: 'rejected', orgId: principal.orgId, body: null });
         throw new ApiError('WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', { expected: 'USD', received: 'EUR' });
@@ -124,6 +138,8 @@ export function testOperations(log: OperationLog): Operation[] {
       method: 'GET',
       path: '/v3/fx/test/boom',
       scope: 'view',
+      summary: 'Always fail',
+      response: OK,
       async handle() {
         throw new Error('unexpected failure with a secret stack');
       },
@@ -133,6 +149,8 @@ export function testOperations(log: OperationLog): Operation[] {
       path: '/v3/fx/test/sandbox-only',
       scope: 'trade',
       sandboxOnly: true,
+      summary: 'Answer in sandbox mode only',
+      response: OK,
       async handle() {
         return { body: { data: { ok: true } } };
       },

@@ -3,10 +3,12 @@
  * endpoint belongs to one book (org + environment) and hears only that book's events.
  */
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
+import { timestamp, v3Id } from '../http/wire-types.js';
 
 /** Every event type the core emits: docs/contract.md#webhooks-v3-events. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -40,16 +42,25 @@ export interface WebhookEndpointRow {
   readonly deleted_at: Date | null;
 }
 
-export interface WebhookEndpointRecord {
-  readonly object: 'webhook_endpoint';
-  readonly id: string;
-  readonly url: string;
-  /** Empty: every event type. */
-  readonly eventTypes: string[];
-  readonly status: 'ACTIVE' | 'DELETED';
-  readonly createdAt: string;
-  readonly deletedAt: string | null;
-}
+/** The webhook endpoint record (docs/contract.md#resources-webhook-endpoint), as toWebhookEndpointRecord writes it. */
+export const webhookEndpointRecordSchema = z
+  .object({
+    object: z.literal('webhook_endpoint'),
+    id: v3Id('webhookEndpoint'),
+    url: z.string().meta({ description: 'Normalised.' }),
+    eventTypes: z.array(z.string()).meta({ description: 'Empty: every event type.' }),
+    status: z.enum(['ACTIVE', 'DELETED']),
+    createdAt: timestamp,
+    deletedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'WebhookEndpoint', description: 'Where the book\'s events are delivered.' });
+
+export type WebhookEndpointRecord = Readonly<z.output<typeof webhookEndpointRecordSchema>>;
+
+/** The create answer: the record and its signing secret, which no other answer shows. */
+export const createdWebhookEndpointSchema = webhookEndpointRecordSchema
+  .extend({ secret: z.string().regex(/^whsec_[A-Za-z0-9_-]{43}$/).meta({ description: 'whsec_ and 32 random bytes in base64url; shown in this answer only.' }) })
+  .meta({ id: 'CreatedWebhookEndpoint', description: 'A new webhook endpoint with its signing secret.' });
 
 const COLUMNS = 'id, org_id, environment, url, event_types, status, created_at, deleted_at';
 

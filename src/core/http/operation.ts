@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Scope } from '../../lib/auth/credentials.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { Principal } from './request-state.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -36,20 +37,32 @@ export interface OperationContext<Query, Body> {
 }
 
 /** The success response: 200 with this JSON body unless a status is given. */
-export interface OperationResult {
+export interface OperationResult<Response = Record<string, unknown>> {
   readonly status?: 200 | 201 | 202;
-  readonly body: Record<string, unknown>;
+  readonly body: Response;
 }
 
-export interface Operation<Query = unknown, Body = unknown> extends OperationMeta {
+export interface Operation<Query = unknown, Body = unknown, Response extends Record<string, unknown> = Record<string, unknown>> extends OperationMeta {
+  /** One line for the reference: what the operation does, in the imperative. */
+  readonly summary: string;
   readonly query?: z.ZodType<Query>;
   /** Omitted, the operation takes no parameters: an empty body or `{}` (validateNoParameters). */
   readonly body?: z.ZodType<Body>;
-  handle(context: OperationContext<Query, Body>): Promise<OperationResult>;
+  /** The success body, envelope included; the OpenAPI document is generated from it (src/core/openapi/). */
+  readonly response: z.ZodType<Response>;
+  /**
+   * The codes the handler itself may answer. The pipeline's own codes (authentication, limits,
+   * idempotency, validation) are not listed here: pipeline-errors.ts derives them from the
+   * method, the schemas and sandboxOnly.
+   */
+  readonly errors?: readonly ErrorCode[];
+  handle(context: OperationContext<Query, Body>): Promise<OperationResult<Response>>;
 }
 
-/** Keeps the Query and Body types of one operation tied to its schemas. */
-export function defineOperation<Query = Record<string, never>, Body = undefined>(operation: Operation<Query, Body>): Operation<Query, Body> {
+/** Keeps the Query, Body and Response types of one operation tied to its schemas: a handler cannot answer what `response` does not describe. */
+export function defineOperation<Query = Record<string, never>, Body = undefined, Response extends Record<string, unknown> = Record<string, unknown>>(
+  operation: Operation<Query, Body, Response>,
+): Operation<Query, Body, Response> {
   return operation;
 }
 

@@ -8,18 +8,27 @@
  * Positions, not records: the cursor's record may have left the filter set or the table since the
  * cursor was made, and the page is still exactly the records beyond its position.
  */
+import { z } from 'zod';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { CursorCodec, CursorPosition } from './cursor-codec.js';
 import { type CursorParam, type CursorQuery, requestedCursor } from './cursor-query.js';
 
-export interface PaginationInfo {
-  readonly hasNext: boolean;
-  readonly hasPrev: boolean;
-  /** Pass as startingAfter for the older records; null exactly when hasNext is false. */
-  readonly nextCursor: string | null;
-  /** Pass as endingBefore for the newer records; null exactly when hasPrev is false. */
-  readonly prevCursor: string | null;
+/** The `pagination` object of every cursor page; the OpenAPI document is generated from it. */
+export const paginationInfoSchema = z
+  .object({
+    hasNext: z.boolean(),
+    hasPrev: z.boolean(),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as startingAfter for the older records; null exactly when hasNext is false.' }),
+    prevCursor: z.string().nullable().meta({ description: 'Pass as endingBefore for the newer records; null exactly when hasPrev is false.' }),
+  })
+  .meta({ id: 'CursorPagination', description: 'Where a cursor page sits in its list: exact flags, and the cursors to the older and newer records.' });
+
+export type PaginationInfo = Readonly<z.output<typeof paginationInfoSchema>>;
+
+/** The success body of a cursor list: `{"data": [record, ...], "pagination": {...}}`. */
+export function cursorPageOf<T extends z.ZodType>(record: T) {
+  return z.object({ data: z.array(record), pagination: paginationInfoSchema });
 }
 
 export interface Page<Out> {

@@ -5,7 +5,7 @@
  * trading/balances.ts.
  */
 import { defineOperation } from '../http/operation.js';
-import { readBalances } from '../trading/balances.js';
+import { balanceListSchema, readBalances } from '../trading/balances.js';
 import type { TradingContext } from '../trading/trading-context.js';
 
 export function balanceOperations(trading: TradingContext) {
@@ -14,6 +14,8 @@ export function balanceOperations(trading: TradingContext) {
       method: 'GET',
       path: '/v3/fx/balances',
       scope: 'view',
+      summary: 'List balances with their USD values',
+      response: balanceListSchema,
       async handle({ principal }) {
         const { data, totals } = await readBalances(trading, principal);
         return { body: { data, totals } };

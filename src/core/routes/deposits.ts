@@ -9,11 +9,12 @@
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
+import { dataOf } from '../http/wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
-import { paginate } from '../pagination/paginate.js';
-import { DEPOSIT_STATUSES, type DepositContext, type DepositRow, createDeposit, findDeposit, sandboxDepositSchema, toDepositRecord } from '../settlement/deposits.js';
+import { cursorPageOf, paginate } from '../pagination/paginate.js';
+import { DEPOSIT_STATUSES, type DepositContext, type DepositRow, createDeposit, depositRecordSchema, findDeposit, sandboxDepositSchema, toDepositRecord } from '../settlement/deposits.js';
 
 const listQuerySchema = cursorQuerySchema({
   status: z.enum(DEPOSIT_STATUSES).optional(),
@@ -27,6 +28,8 @@ export function depositOperations(context: DepositContext, cursors: CursorCodec)
       path: '/v3/fx/sandbox/deposits',
       scope: 'trade',
       sandboxOnly: true,
+      summary: 'Simulate an incoming deposit (sandbox)',
+      response: dataOf(depositRecordSchema),
       body: sandboxDepositSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const deposit = await createDeposit(context, principal, body, idempotency!).catch((error: unknown) => {
@@ -44,6 +47,8 @@ export function depositOperations(context: DepositContext, cursors: CursorCodec)
       method: 'GET',
       path: '/v3/fx/deposits',
       scope: 'view',
+      summary: 'List deposits, newest first',
+      response: cursorPageOf(depositRecordSchema),
       query: listQuerySchema,
       async handle({ principal, query }) {
         const reference = await context.reference();
@@ -65,6 +70,9 @@ export function depositOperations(context: DepositContext, cursors: CursorCodec)
       method: 'GET',
       path: '/v3/fx/deposits/:id',
       scope: 'view',
+      summary: 'Retrieve a deposit',
+      response: dataOf(depositRecordSchema),
+      errors: ['DEPOSIT_NOT_FOUND'],
       async handle({ principal, params }) {
         const deposit = await findDeposit(context.db, principal, params.id!);
         if (!deposit) throw new ApiError('DEPOSIT_NOT_FOUND', { depositId: params.id! });

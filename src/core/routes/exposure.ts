@@ -4,7 +4,8 @@
  * parameters. The rules are in trading/exposure.ts.
  */
 import { defineOperation } from '../http/operation.js';
-import { readExposure } from '../trading/exposure.js';
+import { dataOf } from '../http/wire-types.js';
+import { exposureRecordSchema, readExposure } from '../trading/exposure.js';
 import type { TradingContext } from '../trading/trading-context.js';
 
 export function exposureOperations(trading: TradingContext) {
@@ -13,6 +14,8 @@ export function exposureOperations(trading: TradingContext) {
       method: 'GET',
       path: '/v3/fx/exposure',
       scope: 'view',
+      summary: "Retrieve the book's exposure",
+      response: dataOf(exposureRecordSchema),
       async handle({ principal }) {
         return { body: { data: await readExposure(trading, principal) } };
       },

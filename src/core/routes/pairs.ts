@@ -2,21 +2,27 @@
  * GET /v3/fx/pairs: the tradable currency pairs with their trade limits. A bounded list:
  * complete `data`, no cursor parameters, no pagination object (docs/contract.md#pagination-bounded).
  */
+import { z } from 'zod';
 import { formatToDecimals } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
+import { currencyCode, decimalString, listOf } from '../http/wire-types.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 
-export interface PairRecord {
-  readonly object: 'pair';
-  readonly symbol: string;
-  readonly baseCurrency: string;
-  readonly quoteCurrency: string;
-  readonly baseDecimals: number;
-  readonly quoteDecimals: number;
-  /** Trade amount limits, in the base currency, as decimal strings with its decimals. */
-  readonly minAmount: string;
-  readonly maxAmount: string;
-}
+/** The pair record (docs/contract.md#resources-pair). */
+export const pairRecordSchema = z
+  .object({
+    object: z.literal('pair'),
+    symbol: z.string().regex(/^[A-Z]{3,5}\/[A-Z]{3,5}$/).meta({ description: 'BASE/QUOTE, e.g. EUR/USD.' }),
+    baseCurrency: currencyCode.meta({ description: 'The currency bought.' }),
+    quoteCurrency: currencyCode.meta({ description: 'The currency sold.' }),
+    baseDecimals: z.number().int().min(0),
+    quoteDecimals: z.number().int().min(0),
+    minAmount: decimalString.meta({ description: 'The smallest trade, in the base currency, with its decimals.' }),
+    maxAmount: decimalString.meta({ description: 'The largest trade, in the base currency, with its decimals.' }),
+  })
+  .meta({ id: 'Pair', description: 'A tradable currency pair with its trade limits.' });
+
+export type PairRecord = Readonly<z.output<typeof pairRecordSchema>>;
 
 export function pairRecords(reference: ReferenceSnapshot): PairRecord[] {
   return [...reference.pairs.values()].map((pair) => {
@@ -40,6 +46,8 @@ export function pairsOperations(reference: () => Promise<ReferenceSnapshot>) {
       method: 'GET',
       path: '/v3/fx/pairs',
       scope: 'view',
+      summary: 'List the tradable pairs and their trade limits',
+      response: listOf(pairRecordSchema),
       async handle() {
         return { body: { data: pairRecords(await reference()) } };
       },

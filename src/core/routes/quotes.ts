@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { createQuote, findQuote, toQuoteRecord } from '../trading/quotes.js';
+import { dataOf } from '../http/wire-types.js';
+import { createQuote, findQuote, quoteRecordSchema, toQuoteRecord } from '../trading/quotes.js';
 import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
 
 const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC');
@@ -44,6 +45,9 @@ export function quoteOperations(context: TradingContext) {
       method: 'POST',
       path: '/v3/fx/quotes',
       scope: 'trade',
+      summary: 'Request a quote',
+      response: dataOf(quoteRecordSchema),
+      errors: ['TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'PAIR_NOT_SUPPORTED', 'QUOTE_INVALID_AMOUNT_PRECISION', 'QUOTE_AMOUNT_OUT_OF_RANGE'],
       body: quoteRequestSchema,
       async handle({ principal, body }) {
         return { body: { data: await createQuote(context, principal, body) } };
@@ -53,6 +57,9 @@ export function quoteOperations(context: TradingContext) {
       method: 'GET',
       path: '/v3/fx/quotes/:id',
       scope: 'view',
+      summary: 'Retrieve a quote',
+      response: dataOf(quoteRecordSchema),
+      errors: ['QUOTE_NOT_FOUND'],
       async handle({ principal, params }) {
         const quote = await findQuote(context.db, principal, params.id!);
         if (!quote) throw new ApiError('QUOTE_NOT_FOUND', { quoteId: params.id! });

@@ -6,10 +6,12 @@
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { createReverseQuote, reversalDetails, reverseTrade } from '../trading/reversals.js';
+import { dataOf } from '../http/wire-types.js';
+import { quoteRecordSchema } from '../trading/quotes.js';
+import { createReverseQuote, reversalDetails, reversalDetailsSchema, reverseTrade } from '../trading/reversals.js';
 import { settleTrade } from '../trading/settlements.js';
 import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
-import { findTrade, toTradeRecord } from '../trading/trades.js';
+import { findTrade, toTradeRecord, tradeRecordSchema } from '../trading/trades.js';
 import { metadataSchema } from './trades.js';
 
 /** The body is optional: no body (or `{}`) asks for the default validity, as for quotes. */
@@ -35,6 +37,9 @@ export function tradeLifecycleOperations(context: TradingContext) {
       method: 'POST',
       path: '/v3/fx/trades/:id/reverse-quote',
       scope: 'trade',
+      summary: 'Request a quote that reverses a trade',
+      response: dataOf(quoteRecordSchema),
+      errors: ['TRADE_NOT_FOUND', 'TRADE_NOT_REVERSIBLE', 'TRADE_ALREADY_REVERSED', 'TRADE_ALREADY_SETTLED', 'TRADE_REVERSAL_WINDOW_CLOSED', 'TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'PAIR_NOT_SUPPORTED', 'QUOTE_INVALID_AMOUNT_PRECISION', 'QUOTE_AMOUNT_OUT_OF_RANGE'],
       body: reverseQuoteSchema,
       async handle({ principal, params, body }) {
         const validForSeconds = body?.validForSeconds ?? DEFAULT_QUOTE_VALIDITY;
@@ -45,6 +50,9 @@ export function tradeLifecycleOperations(context: TradingContext) {
       method: 'POST',
       path: '/v3/fx/trades/:id/reverse',
       scope: 'trade',
+      summary: 'Reverse a trade with its reverse quote',
+      response: dataOf(z.object({ trade: tradeRecordSchema, reversalDetails: reversalDetailsSchema })),
+      errors: ['TRADE_NOT_FOUND', 'TRADE_NOT_REVERSIBLE', 'TRADE_ALREADY_REVERSED', 'TRADE_ALREADY_SETTLED', 'TRADE_REVERSAL_WINDOW_CLOSED', 'QUOTE_NOT_FOUND', 'QUOTE_EXPIRED', 'QUOTE_ALREADY_USED', 'REVERSE_QUOTE_INVALID', 'TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_EXECUTION_FAILED'],
       body: reverseSchema,
       async handle({ principal, params, body, idempotency, setResourceId }) {
         const { original, reversal } = await reverseTrade(context, principal, params.id!, { ...body, idempotency: idempotency! }).catch(
@@ -64,6 +72,9 @@ export function tradeLifecycleOperations(context: TradingContext) {
       method: 'POST',
       path: '/v3/fx/trades/:id/settle',
       scope: 'trade',
+      summary: 'Settle a funded trade',
+      response: dataOf(tradeRecordSchema),
+      errors: ['TRADE_NOT_FOUND', 'TRADE_ALREADY_SETTLED', 'TRADE_NOT_SETTLEABLE', 'TRADE_SETTLEMENT_UNFUNDED'],
       async handle({ principal, params, setResourceId }) {
         // A 500 names the trade, so the client can read its status before retrying
         // (docs/contract.md#errors-recovery).

@@ -6,12 +6,13 @@ import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { defineOperation } from '../http/operation.js';
+import { dataOf } from '../http/wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
-import { paginate } from '../pagination/paginate.js';
+import { cursorPageOf, paginate } from '../pagination/paginate.js';
 import type { TradingContext } from '../trading/trading-context.js';
-import { TRADE_SELECT, type TradeRow, executeTrade, findTrade, toTradeRecord } from '../trading/trades.js';
+import { TRADE_SELECT, type TradeRow, executeTrade, findTrade, toTradeRecord, tradeRecordSchema } from '../trading/trades.js';
 
 /** Client metadata: at most 20 keys of up to 40 characters, string values up to 500. */
 export const metadataSchema = z
@@ -35,6 +36,9 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
       method: 'POST',
       path: '/v3/fx/trades',
       scope: 'trade',
+      summary: 'Execute a quote',
+      response: dataOf(tradeRecordSchema),
+      errors: ['QUOTE_NOT_FOUND', 'QUOTE_EXPIRED', 'QUOTE_ALREADY_USED', 'REVERSE_QUOTE_INVALID', 'TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_CREDIT_LIMIT_EXCEEDED', 'TRADE_EXECUTION_FAILED'],
       body: executeSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const trade = await executeTrade(context, principal, { ...body, idempotency: idempotency! }).catch((error: unknown) => {
@@ -57,6 +61,8 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
       method: 'GET',
       path: '/v3/fx/trades',
       scope: 'view',
+      summary: 'List trades, newest first',
+      response: cursorPageOf(tradeRecordSchema),
       query: listQuerySchema,
       async handle({ principal, query }) {
         const reference = await context.reference();
@@ -78,6 +84,9 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
       method: 'GET',
       path: '/v3/fx/trades/:id',
       scope: 'view',
+      summary: 'Retrieve a trade',
+      response: dataOf(tradeRecordSchema),
+      errors: ['TRADE_NOT_FOUND'],
       async handle({ principal, params }) {
         const trade = await findTrade(context.db, principal, params.id!);
         if (!trade) throw new ApiError('TRADE_NOT_FOUND', { tradeId: params.id! });

@@ -9,12 +9,15 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import {
   WEBHOOK_EVENT_TYPES,
   createWebhookEndpoint,
+  createdWebhookEndpointSchema,
   deleteWebhookEndpoint,
   findWebhookEndpoint,
   listWebhookEndpoints,
   toWebhookEndpointRecord,
+  webhookEndpointRecordSchema,
 } from '../events/webhook-endpoints.js';
 import { defineOperation } from '../http/operation.js';
+import { dataOf, listOf } from '../http/wire-types.js';
 
 export interface WebhookEndpointContext {
   readonly db: Database;
@@ -33,6 +36,9 @@ export function webhookEndpointOperations(context: WebhookEndpointContext) {
       method: 'POST',
       path: '/v3/fx/webhook-endpoints',
       scope: 'webhooks',
+      summary: 'Create a webhook endpoint',
+      response: dataOf(createdWebhookEndpointSchema),
+      errors: ['WEBHOOK_URL_INVALID'],
       body: createSchema,
       async handle({ principal, body, setResourceId }) {
         const { row, secret } = await createWebhookEndpoint(context.db, {
@@ -50,6 +56,8 @@ export function webhookEndpointOperations(context: WebhookEndpointContext) {
       method: 'GET',
       path: '/v3/fx/webhook-endpoints',
       scope: 'webhooks',
+      summary: 'List active webhook endpoints, newest first',
+      response: listOf(webhookEndpointRecordSchema),
       async handle({ principal }) {
         const rows = await listWebhookEndpoints(context.db, principal.orgId, principal.environment);
         return { body: { data: rows.map(toWebhookEndpointRecord) } };
@@ -59,6 +67,9 @@ export function webhookEndpointOperations(context: WebhookEndpointContext) {
       method: 'GET',
       path: '/v3/fx/webhook-endpoints/:id',
       scope: 'webhooks',
+      summary: 'Retrieve a webhook endpoint',
+      response: dataOf(webhookEndpointRecordSchema),
+      errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
       async handle({ principal, params }) {
         const row = await findWebhookEndpoint(context.db, principal.orgId, principal.environment, params.id!);
         if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', { webhookEndpointId: params.id! });
@@ -69,6 +80,9 @@ export function webhookEndpointOperations(context: WebhookEndpointContext) {
       method: 'DELETE',
       path: '/v3/fx/webhook-endpoints/:id',
       scope: 'webhooks',
+      summary: 'Delete a webhook endpoint',
+      response: dataOf(webhookEndpointRecordSchema),
+      errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
       async handle({ principal, params }) {
         const row = await deleteWebhookEndpoint(context.db, principal.orgId, principal.environment, params.id!, context.now());
         if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', { webhookEndpointId: params.id! });

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
+import { dataOf, listOf } from '../http/wire-types.js';
 import { STABLECOIN_NETWORKS } from '../settlement/checksums.js';
 import {
   ASSET_TYPES,
@@ -19,6 +20,7 @@ import {
   verifyWithdrawalAccount,
   WITHDRAWAL_ACCOUNT_STATUSES,
   withdrawalAccountCreateSchema,
+  withdrawalAccountRecordSchema,
   withdrawalAccountUpdateSchema,
   type WithdrawalAccountRow,
 } from '../settlement/withdrawal-accounts.js';
@@ -50,6 +52,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       method: 'POST',
       path: '/v3/fx/withdrawal-accounts',
       scope: 'withdraw',
+      summary: 'Register a withdrawal account',
+      response: dataOf(withdrawalAccountRecordSchema),
+      errors: ['WITHDRAWAL_ADDRESS_CHECKSUM_FAILED'],
       body: withdrawalAccountCreateSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const row = await createWithdrawalAccount(context, principal, body, idempotency!, setResourceId);
@@ -61,6 +66,8 @@ export function withdrawalAccountOperations(context: TradingContext) {
       method: 'GET',
       path: '/v3/fx/withdrawal-accounts',
       scope: 'view',
+      summary: 'List withdrawal accounts, newest first',
+      response: listOf(withdrawalAccountRecordSchema),
       query: listQuerySchema,
       async handle({ principal, query }) {
         const rows = await listWithdrawalAccounts(context.db, principal, query);
@@ -71,6 +78,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       method: 'GET',
       path: '/v3/fx/withdrawal-accounts/:id',
       scope: 'view',
+      summary: 'Retrieve a withdrawal account',
+      response: dataOf(withdrawalAccountRecordSchema),
+      errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       async handle({ principal, params }) {
         const id = params.id!;
         return { body: { data: toWithdrawalAccountRecord(found(await findWithdrawalAccount(context.db, principal, id), id)) } };
@@ -81,6 +91,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       path: '/v3/fx/sandbox/withdrawal-accounts/:id/verify',
       scope: 'withdraw',
       sandboxOnly: true,
+      summary: 'Verify a withdrawal account (sandbox)',
+      response: dataOf(withdrawalAccountRecordSchema),
+      errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       async handle({ principal, params, setResourceId }) {
         const id = params.id!;
         setResourceId(id);
@@ -93,6 +106,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       path: '/v3/fx/sandbox/withdrawal-accounts/:id',
       scope: 'withdraw',
       sandboxOnly: true,
+      summary: "Set a withdrawal account's status and flags (sandbox)",
+      response: dataOf(withdrawalAccountRecordSchema),
+      errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       body: withdrawalAccountUpdateSchema,
       async handle({ principal, params, body, setResourceId }) {
         const id = params.id!;

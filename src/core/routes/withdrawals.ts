@@ -9,10 +9,11 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { V3_AMOUNT_PATTERN, parseDecimal } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
+import { dataOf } from '../http/wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
-import { paginate } from '../pagination/paginate.js';
+import { cursorPageOf, paginate } from '../pagination/paginate.js';
 import { SimulatedPaymentRail } from '../settlement/payment-rails.js';
 import {
   WITHDRAWAL_STATUSES,
@@ -23,6 +24,7 @@ import {
   findWithdrawal,
   toWithdrawalRecord,
   transitionWithdrawal,
+  withdrawalRecordSchema,
 } from '../settlement/withdrawals.js';
 import { metadataSchema } from './trades.js';
 
@@ -65,6 +67,9 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       method: 'POST',
       path: '/v3/fx/withdrawals',
       scope: 'withdraw',
+      summary: 'Withdraw to a withdrawal account',
+      response: dataOf(withdrawalRecordSchema),
+      errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND', 'WITHDRAWAL_ACCOUNT_NOT_LIVE', 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', 'WITHDRAWAL_CURRENCY_NOT_SUPPORTED', 'WITHDRAWAL_INVALID_AMOUNT_PRECISION', 'WITHDRAWAL_INSUFFICIENT_BALANCE', 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', 'WITHDRAWAL_DISABLED_FOR_ACCOUNT', 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', 'WITHDRAWAL_INITIATION_FAILED'],
       body: withdrawalCreateSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const withdrawal = await createWithdrawal(context, principal, body, idempotency!).catch((error: unknown) => {
@@ -87,6 +92,8 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       method: 'GET',
       path: '/v3/fx/withdrawals',
       scope: 'view',
+      summary: 'List withdrawals, newest first',
+      response: cursorPageOf(withdrawalRecordSchema),
       query: listQuerySchema,
       async handle({ principal, query }) {
         const reference = await context.reference();
@@ -108,6 +115,9 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       method: 'GET',
       path: '/v3/fx/withdrawals/:id',
       scope: 'view',
+      summary: 'Retrieve a withdrawal',
+      response: dataOf(withdrawalRecordSchema),
+      errors: ['WITHDRAWAL_NOT_FOUND'],
       async handle({ principal, params }) {
         const withdrawal = await findWithdrawal(context.db, principal, params.id!);
         if (!withdrawal) throw new ApiError('WITHDRAWAL_NOT_FOUND');
@@ -119,6 +129,9 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       path: '/v3/fx/sandbox/withdrawals/:id/complete',
       scope: 'withdraw',
       sandboxOnly: true,
+      summary: 'Complete a pending withdrawal (sandbox)',
+      response: dataOf(withdrawalRecordSchema),
+      errors: ['WITHDRAWAL_NOT_FOUND', 'WITHDRAWAL_INVALID_STATE_TRANSITION'],
       async handle({ principal, params, setResourceId }) {
         setResourceId(params.id!);
         return record(await completeSandboxWithdrawal(context, principal, params.id!, SANDBOX_RAIL));
@@ -129,6 +142,9 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       path: '/v3/fx/sandbox/withdrawals/:id/fail',
       scope: 'withdraw',
       sandboxOnly: true,
+      summary: 'Fail a withdrawal (sandbox)',
+      response: dataOf(withdrawalRecordSchema),
+      errors: ['WITHDRAWAL_NOT_FOUND', 'WITHDRAWAL_INVALID_STATE_TRANSITION'],
       body: sandboxFailSchema,
       async handle({ principal, params, body, setResourceId }) {
         setResourceId(params.id!);

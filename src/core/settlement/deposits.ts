@@ -24,6 +24,7 @@ import { isId, newId } from '../../lib/ids.js';
 import { Decimal, V3_AMOUNT_PATTERN, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import { recordEvent } from '../events/outbox.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../http/wire-types.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
 import { postMovement } from '../ledger/ledger.js';
@@ -69,22 +70,29 @@ export interface DepositRow {
   completed_at: Date | null;
 }
 
-/** A deposit as v3 shows it; every field the legacy deposit needs is here or derivable. */
-export interface DepositRecord {
-  readonly object: 'deposit';
-  readonly id: string;
-  readonly currency: string;
-  readonly amount: string;
-  readonly network: string;
-  readonly assetType: Currency['assetType'];
-  readonly status: DepositStatus;
-  readonly transactionHash: string | null;
-  readonly referenceId: string | null;
-  readonly comments: string | null;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly completedAt: string | null;
-}
+/**
+ * A deposit as v3 shows it (docs/contract.md#resources-deposit), as toDepositRecord writes it;
+ * every field the legacy deposit needs is here or derivable.
+ */
+export const depositRecordSchema = z
+  .object({
+    object: z.literal('deposit'),
+    id: v3Id('deposit'),
+    currency: currencyCode,
+    amount: decimalString,
+    network: z.string().meta({ description: 'FIAT for a fiat deposit, else its chain.' }),
+    assetType: z.enum(['FIAT', 'STABLECOIN'] as const satisfies readonly Currency['assetType'][]),
+    status: z.enum(DEPOSIT_STATUSES),
+    transactionHash: z.string().nullable().meta({ description: 'The chain transaction of a stablecoin deposit.' }),
+    referenceId: z.string().nullable().meta({ description: "The payer's reference." }),
+    comments: z.string().nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    completedAt: timestamp.nullable().meta({ description: 'Set when the deposit is credited.' }),
+  })
+  .meta({ id: 'Deposit', description: 'An incoming deposit, fiat or stablecoin.' });
+
+export type DepositRecord = Readonly<z.output<typeof depositRecordSchema>>;
 
 export function toDepositRecord(row: DepositRow, reference: ReferenceSnapshot): DepositRecord {
   const currency = reference.currencies.get(row.currency)!;

@@ -21,6 +21,7 @@ import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, timestamp, v3Id } from '../http/wire-types.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
@@ -70,28 +71,32 @@ export interface WithdrawalAccountRow {
  * is returned in full, as the legacy fiat account does: the gateway serves v1 from these records,
  * and the caller registered the number.
  */
-export interface WithdrawalAccountRecord {
-  readonly object: 'withdrawal_account';
-  readonly id: string;
-  readonly currency: string;
-  readonly assetType: AssetType;
-  readonly accountName: string;
-  readonly status: WithdrawalAccountStatus;
-  readonly verified: boolean;
-  readonly withdrawalsEnabled: boolean;
-  readonly transferType: TransferType | null;
-  readonly bankName: string | null;
-  readonly accountNumber: string | null;
-  readonly routingNumber: string | null;
-  readonly swiftCode: string | null;
-  readonly memo: string | null;
-  readonly network: StablecoinNetwork | null;
-  readonly address: string | null;
-  readonly comments: string | null;
-  readonly creatorId: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+export const withdrawalAccountRecordSchema = z
+  .object({
+    object: z.literal('withdrawal_account'),
+    id: v3Id('withdrawalAccount'),
+    currency: currencyCode,
+    assetType: z.enum(ASSET_TYPES),
+    accountName: z.string(),
+    status: z.enum(WITHDRAWAL_ACCOUNT_STATUSES),
+    verified: z.boolean(),
+    withdrawalsEnabled: z.boolean(),
+    transferType: z.enum(TRANSFER_TYPES).nullable().meta({ description: 'Fiat: FEDWIRE or SWIFT.' }),
+    bankName: z.string().nullable().meta({ description: 'Fiat.' }),
+    accountNumber: z.string().nullable().meta({ description: 'Fiat: returned in full; an IBAN in electronic form.' }),
+    routingNumber: z.string().nullable().meta({ description: 'FEDWIRE: the ABA routing number.' }),
+    swiftCode: z.string().nullable().meta({ description: 'SWIFT: the BIC, upper case.' }),
+    memo: z.string().nullable().meta({ description: 'Fiat: the reference sent with each payment.' }),
+    network: z.enum(STABLECOIN_NETWORKS as readonly [StablecoinNetwork, ...StablecoinNetwork[]]).nullable().meta({ description: 'Stablecoin.' }),
+    address: z.string().nullable().meta({ description: 'Stablecoin: exactly as registered.' }),
+    comments: z.string().nullable(),
+    creatorId: v3Id('user'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'WithdrawalAccount', description: 'A bank account or wallet address to withdraw to; fields of the other kind are null.' });
+
+export type WithdrawalAccountRecord = Readonly<z.output<typeof withdrawalAccountRecordSchema>>;
 
 export function toWithdrawalAccountRecord(row: WithdrawalAccountRow): WithdrawalAccountRecord {
   return {

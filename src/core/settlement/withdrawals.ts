@@ -38,6 +38,7 @@
  * payment rail; sandbox withdrawals stay PENDING until the integrator drives them with POST
  * /v3/fx/sandbox/withdrawals/{id}/complete or /fail.
  */
+import { z } from 'zod';
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
@@ -46,6 +47,7 @@ import { isId, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import { recordEvent } from '../events/outbox.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../http/wire-types.js';
 import { type Posting, postMovement } from '../ledger/ledger.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import type { TradingContext } from '../trading/trading-context.js';
@@ -108,28 +110,34 @@ export interface RoutedWithdrawalRow extends WithdrawalRow {
   address: string | null;
 }
 
-/** The v3 withdrawal (docs/contract.md#resources-withdrawal, in its order). */
-export interface WithdrawalRecord {
-  readonly object: 'withdrawal';
-  readonly id: string;
-  readonly currency: string;
-  readonly assetType: WithdrawalAssetType;
-  readonly withdrawalAmount: string;
-  readonly status: WithdrawalStatus;
-  readonly network: string | null;
-  readonly withdrawalAccountId: string;
-  readonly estimatedCompletionAt: string | null;
-  readonly transactionHash: string | null;
-  readonly paymentDetails: PaymentDetails;
-  readonly actorId: string;
-  readonly actorEmail: string;
-  readonly comments: string;
-  readonly createdAt: string;
-  readonly metadata: Record<string, string>;
-  readonly updatedAt: string;
-  readonly completedAt: string | null;
-  readonly failureReason: string | null;
-}
+/** The v3 withdrawal (docs/contract.md#resources-withdrawal, in its order), as toWithdrawalRecord writes it. */
+export const withdrawalRecordSchema = z
+  .object({
+    object: z.literal('withdrawal'),
+    id: v3Id('withdrawal'),
+    currency: currencyCode,
+    assetType: z.enum(['FIAT', 'STABLECOIN'] as const satisfies readonly WithdrawalAssetType[]),
+    withdrawalAmount: decimalString,
+    status: z.enum(WITHDRAWAL_STATUSES),
+    network: z.string().nullable().meta({ description: 'null for fiat; the chain for a stablecoin.' }),
+    withdrawalAccountId: v3Id('withdrawalAccount'),
+    estimatedCompletionAt: timestamp.nullable().meta({ description: 'Set when a payment rail accepts the withdrawal.' }),
+    transactionHash: z.string().nullable().meta({ description: 'Set when a stablecoin transaction is broadcast.' }),
+    paymentDetails: z
+      .record(z.string(), z.record(z.string(), z.string()))
+      .meta({ description: 'Keyed by rail: {} until completion, then {"FEDWIRE": {imad, omad}} or {"SWIFT": {uetr}}; stablecoins keep {}.' }),
+    actorId: v3Id('user'),
+    actorEmail: z.string().meta({ description: 'The stand-in e-mail of the API key: <keyId>@api-keys.fxgate.invalid.' }),
+    comments: z.string().meta({ description: 'Empty when none was given.' }),
+    createdAt: timestamp,
+    metadata: metadataRecord,
+    updatedAt: timestamp,
+    completedAt: timestamp.nullable().meta({ description: 'Set on COMPLETED only.' }),
+    failureReason: z.string().nullable().meta({ description: 'Set on FAILED and CANCELLED.' }),
+  })
+  .meta({ id: 'Withdrawal', description: 'Money leaving the book to a withdrawal account.' });
+
+export type WithdrawalRecord = Readonly<z.output<typeof withdrawalRecordSchema>>;
 
 export function toWithdrawalRecord(row: WithdrawalRow, reference: ReferenceSnapshot): WithdrawalRecord {
   const decimals = reference.currencies.get(row.currency)!.decimals;

@@ -22,7 +22,9 @@
  * - createdAt: the account's first movement; updatedAt: its latest, or its hold's if later.
  * - Every amount is a decimal string.
  */
+import { z } from 'zod';
 import { Decimal, formatToDecimals } from '../../lib/money.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../http/wire-types.js';
 import type { Principal } from '../http/request-state.js';
 import type { Queryable } from '../../lib/db/database.js';
 import type { AccountBalance } from '../ledger/ledger.js';
@@ -32,23 +34,35 @@ import type { TradingContext } from './trading-context.js';
 /** The book read: an org in one environment (a request's principal is one). */
 type Book = Pick<Principal, 'orgId' | 'environment'>;
 
-export interface BalanceRecord {
-  readonly object: 'balance';
-  readonly id: string;
-  readonly currency: string;
-  readonly amount: string;
-  readonly withdrawableAmount: string;
-  readonly usdValue: string;
-  readonly withdrawableUsdValue: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+/** The balance record (docs/contract.md#resources-balance), as readBalances writes it. */
+export const balanceRecordSchema = z
+  .object({
+    object: z.literal('balance'),
+    id: v3Id('balance').meta({ description: "The book's client ledger account in the currency." }),
+    currency: currencyCode,
+    amount: decimalString.meta({ description: 'The balance, including what pending withdrawals hold; negative while the book owes the currency.' }),
+    withdrawableAmount: decimalString.meta({ description: 'The balance minus pending withdrawals, never below 0.' }),
+    usdValue: decimalString.meta({ description: 'amount valued in USD, rounded half-even to cents.' }),
+    withdrawableUsdValue: decimalString.meta({ description: 'withdrawableAmount valued in USD, rounded half-even to cents.' }),
+    createdAt: timestamp.meta({ description: "The account's first movement." }),
+    updatedAt: timestamp.meta({ description: "Its latest movement, or its hold's if later." }),
+  })
+  .meta({ id: 'Balance', description: "One currency's balance of the book." });
 
-export interface BalanceTotals {
-  readonly netPositiveUsd: string;
-  readonly netNegativeUsd: string;
-  readonly netUsd: string;
-}
+export type BalanceRecord = Readonly<z.output<typeof balanceRecordSchema>>;
+
+export const balanceTotalsSchema = z
+  .object({
+    netPositiveUsd: decimalString.meta({ description: 'The sum of the positive usdValues.' }),
+    netNegativeUsd: decimalString.meta({ description: 'The sum of the negative usdValues, at most 0.' }),
+    netUsd: decimalString.meta({ description: 'Their sum.' }),
+  })
+  .meta({ id: 'BalanceTotals', description: 'The USD totals of the rounded values shown.' });
+
+export type BalanceTotals = Readonly<z.output<typeof balanceTotalsSchema>>;
+
+/** The success body of GET /v3/fx/balances: a bounded list with its totals beside `data`. */
+export const balanceListSchema = z.object({ data: z.array(balanceRecordSchema), totals: balanceTotalsSchema });
 
 export interface BalanceList {
   readonly data: readonly BalanceRecord[];

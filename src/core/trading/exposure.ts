@@ -22,9 +22,11 @@
  * - The book and its trades are read in one REPEATABLE READ snapshot, so committedAmount and
  *   the breakdown describe the same moment even while trades execute.
  */
+import { z } from 'zod';
 import type { Queryable } from '../../lib/db/database.js';
 import { Decimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString } from '../http/wire-types.js';
 import { readOrgBook } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import { type SettlementStage, settlementStage } from './trades.js';
@@ -36,24 +38,31 @@ type Book = Pick<Principal, 'orgId' | 'environment'>;
 /** The stages an open (EXECUTED) trade can be in. */
 export type OpenTradeStage = Extract<SettlementStage, 'AWAITING_FUNDING' | 'FUNDED'>;
 
-export interface ExposureBreakdownEntry {
-  readonly currency: string;
-  readonly settlementStage: OpenTradeStage;
-  readonly tradeCount: number;
-  /** Sum of the sell amounts, in `currency`, with its decimals. */
-  readonly amount: string;
-  /** Sum of the credit the trades hold, USD with 2 decimals. */
-  readonly usdValue: string;
-}
+const exposureBreakdownEntrySchema = z
+  .object({
+    currency: currencyCode.meta({ description: 'The sell currency.' }),
+    settlementStage: z.enum(['AWAITING_FUNDING', 'FUNDED'] as const satisfies readonly OpenTradeStage[]),
+    tradeCount: z.number().int().min(1),
+    amount: decimalString.meta({ description: 'The sum of the sell amounts, in currency with its decimals.' }),
+    usdValue: decimalString.meta({ description: 'The sum of the credit the trades hold, USD with 2 decimals.' }),
+  })
+  .meta({ id: 'ExposureBreakdownEntry' });
 
-export interface ExposureRecord {
-  readonly object: 'exposure';
-  readonly currency: 'USD';
-  readonly creditLine: string;
-  readonly committedAmount: string;
-  readonly availableCredit: string;
-  readonly breakdown: readonly ExposureBreakdownEntry[];
-}
+export type ExposureBreakdownEntry = Readonly<z.output<typeof exposureBreakdownEntrySchema>>;
+
+/** The exposure record (docs/contract.md#resources-exposure), as readExposure writes it. */
+export const exposureRecordSchema = z
+  .object({
+    object: z.literal('exposure'),
+    currency: z.literal('USD'),
+    creditLine: decimalString.meta({ description: "The book's credit line." }),
+    committedAmount: decimalString.meta({ description: 'What executed, unsettled trades hold of it.' }),
+    availableCredit: decimalString.meta({ description: 'max(0, creditLine - committedAmount).' }),
+    breakdown: z.array(exposureBreakdownEntrySchema).meta({ description: "The book's EXECUTED trades by sell currency and stage, sorted by currency." }),
+  })
+  .meta({ id: 'Exposure', description: "The book's credit line and what its open trades commit of it." });
+
+export type ExposureRecord = Readonly<z.output<typeof exposureRecordSchema>>;
 
 /** What is left of the line; never negative (the table keeps committed within the line anyway). */
 export function availableCredit(creditLine: Decimal, committed: Decimal): Decimal {

@@ -4,12 +4,14 @@
  * precision (QUOTE_INVALID_AMOUNT_PRECISION) and the pair's limits (QUOTE_AMOUNT_OUT_OF_RANGE).
  * The rate, both amounts and the USD value the trade will commit are fixed at creation.
  */
+import { z } from 'zod';
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { type Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../http/wire-types.js';
 import { assertTradingAllowed, readOrgBook } from './org-books.js';
 import { priceQuote, usdValue } from './pricing.js';
 import { type Currency, type ReferenceSnapshot, pairKey } from './reference-data.js';
@@ -42,19 +44,24 @@ export interface QuoteRow {
   expires_at: Date;
 }
 
-export interface QuoteRecord {
-  readonly object: 'quote';
-  readonly id: string;
-  readonly buyCurrency: string;
-  readonly sellCurrency: string;
-  readonly buyAmount: string;
-  readonly sellAmount: string;
-  readonly amountCurrency: string;
-  readonly rate: string;
-  readonly reversesTradeId: string | null;
-  readonly createdAt: string;
-  readonly expiresAt: string;
-}
+/** The quote record (docs/contract.md#resources-quote), as toQuoteRecord writes it. */
+export const quoteRecordSchema = z
+  .object({
+    object: z.literal('quote'),
+    id: v3Id('quote'),
+    buyCurrency: currencyCode,
+    sellCurrency: currencyCode,
+    buyAmount: decimalString.meta({ description: "With the buy currency's decimals." }),
+    sellAmount: decimalString.meta({ description: "With the sell currency's decimals." }),
+    amountCurrency: currencyCode.meta({ description: 'The side the requested amount was given in.' }),
+    rate: decimalString.meta({ description: 'Units of sellCurrency per unit of buyCurrency, spread included.' }),
+    reversesTradeId: v3Id('trade').nullable().meta({ description: 'On a reverse quote: the trade it reverses.' }),
+    createdAt: timestamp,
+    expiresAt: timestamp.meta({ description: 'createdAt plus the requested validity.' }),
+  })
+  .meta({ id: 'Quote', description: 'A price for one trade, locked until expiresAt.' });
+
+export type QuoteRecord = Readonly<z.output<typeof quoteRecordSchema>>;
 
 export function toQuoteRecord(row: QuoteRow, reference: ReferenceSnapshot): QuoteRecord {
   return {

@@ -12,10 +12,12 @@
  * - it has been settled → TRADE_ALREADY_SETTLED;
  * - the window [createdAt, createdAt + reversalWindowMs) has passed → TRADE_REVERSAL_WINDOW_CLOSED.
  */
+import { z } from 'zod';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString } from '../http/wire-types.js';
 import { reversalDifferential } from './pricing.js';
 import { createQuote, type QuoteRecord } from './quotes.js';
 import type { ReferenceSnapshot } from './reference-data.js';
@@ -23,13 +25,16 @@ import { lockTradeForTransition } from './settlements.js';
 import type { TradingContext } from './trading-context.js';
 import { type ExecuteTradeInput, type TradeRow, executeTrade, findTrade, releaseCredit } from './trades.js';
 
-export interface ReversalDetails {
-  readonly direction: 'CREDIT' | 'DEBIT';
-  /** In `currency`, with its decimals. */
-  readonly differentialAmount: string;
-  /** The original's sell currency: the one the reversal buys back. */
-  readonly currency: string;
-}
+/** What a reversal moved (docs/contract.md#resources-reversal-details), as reversalDetails writes it. */
+export const reversalDetailsSchema = z
+  .object({
+    direction: z.enum(['CREDIT', 'DEBIT']).meta({ description: "CREDIT when the reversal returns strictly more of the original's sell currency than the original sold." }),
+    differentialAmount: decimalString.meta({ description: 'The difference, unsigned, in currency with its decimals.' }),
+    currency: currencyCode.meta({ description: "The original's sell currency: the one the reversal buys back." }),
+  })
+  .meta({ id: 'ReversalDetails', description: 'What a reversal moved, answered once beside the reversal trade.' });
+
+export type ReversalDetails = Readonly<z.output<typeof reversalDetailsSchema>>;
 
 /** Throws the reason the trade cannot be reversed at `at`, if there is one (order at the top). */
 export function assertReversible(trade: TradeRow, at: Date, windowMs: number): void {

@@ -6,6 +6,7 @@
  * carries the Idempotency-Key under a unique constraint, so a retry whose record the idempotency
  * store lost finds the trade instead of making a second one.
  */
+import { z } from 'zod';
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
@@ -13,19 +14,22 @@ import { takeArmedFailpoint } from '../../lib/failpoints.js';
 import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../http/wire-types.js';
 import { assertTradingAllowed } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
 import { replayOrMismatch } from '../http/idempotency.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
-export type TradeStatus = 'EXECUTED' | 'SETTLED' | 'REVERSED';
+export const TRADE_STATUSES = ['EXECUTED', 'SETTLED', 'REVERSED'] as const;
+export type TradeStatus = (typeof TRADE_STATUSES)[number];
 /**
  * Where an executed trade stands on its way to settlement: AWAITING_FUNDING while the org's
  * balance in the sold currency is negative, FUNDED once it is not (settle may then run),
  * SETTLED after settlement, CLOSED for both trades of a reversal.
  */
-export type SettlementStage = 'AWAITING_FUNDING' | 'FUNDED' | 'SETTLED' | 'CLOSED';
+export const SETTLEMENT_STAGES = ['AWAITING_FUNDING', 'FUNDED', 'SETTLED', 'CLOSED'] as const;
+export type SettlementStage = (typeof SETTLEMENT_STAGES)[number];
 
 export interface TradeRow {
   id: string;
@@ -56,29 +60,34 @@ export interface TradeRow {
   sell_balance?: string | null;
 }
 
-export interface TradeRecord {
-  readonly object: 'trade';
-  readonly id: string;
-  readonly quoteId: string;
-  readonly buyCurrency: string;
-  readonly sellCurrency: string;
-  readonly buyAmount: string;
-  readonly sellAmount: string;
-  readonly referencedCurrency: string;
-  readonly referencedAmount: string;
-  readonly rate: string;
-  readonly status: TradeStatus;
-  readonly settlementStage: SettlementStage;
-  readonly clientReferenceId: string | null;
-  readonly originalTradeId: string | null;
-  readonly reversedByTradeId: string | null;
-  readonly source: string;
-  readonly actorId: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly settledAt: string | null;
-  readonly metadata: Record<string, string>;
-}
+/** The trade record (docs/contract.md#resources-trade), as toTradeRecord writes it. */
+export const tradeRecordSchema = z
+  .object({
+    object: z.literal('trade'),
+    id: v3Id('trade'),
+    quoteId: v3Id('quote').meta({ description: 'The quote it executed.' }),
+    buyCurrency: currencyCode,
+    sellCurrency: currencyCode,
+    buyAmount: decimalString.meta({ description: "The quote's buy amount." }),
+    sellAmount: decimalString.meta({ description: "The quote's sell amount." }),
+    referencedCurrency: currencyCode.meta({ description: "The currency the amount was given in (the quote's amountCurrency)." }),
+    referencedAmount: decimalString.meta({ description: 'The amount in referencedCurrency.' }),
+    rate: decimalString.meta({ description: "The quote's rate." }),
+    status: z.enum(TRADE_STATUSES),
+    settlementStage: z.enum(SETTLEMENT_STAGES),
+    clientReferenceId: z.string().nullable().meta({ description: 'As the client sent it.' }),
+    originalTradeId: v3Id('trade').nullable().meta({ description: 'On a reversal trade: the trade it reversed.' }),
+    reversedByTradeId: v3Id('trade').nullable().meta({ description: 'On a reversed trade: the reversal trade.' }),
+    source: z.string().meta({ description: 'API.' }),
+    actorId: v3Id('user').meta({ description: 'The user of the key that executed it.' }),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    settledAt: timestamp.nullable(),
+    metadata: metadataRecord,
+  })
+  .meta({ id: 'Trade', description: 'A quote executed, once.' });
+
+export type TradeRecord = Readonly<z.output<typeof tradeRecordSchema>>;
 
 /** Selects trades with the balance their settlement stage depends on. */
 export const TRADE_SELECT = `SELECT t.*, b.balance::text AS sell_balance
