@@ -18,8 +18,12 @@ export interface DocumentedOperation {
   readonly path: string;
   readonly scope: string;
   readonly sandboxOnly?: boolean;
+  /** One line: what the operation does. */
+  readonly summary?: string;
   readonly query?: z.ZodType;
   readonly body?: z.ZodType;
+  /** The codes the handler itself may answer, beside those of the request pipeline. */
+  readonly errors?: readonly string[];
 }
 
 /** The part of JSON Schema that z.toJSONSchema writes for request schemas. */
@@ -165,15 +169,15 @@ export interface OperationReferenceOptions {
  * empty body or `{}` on a write).
  */
 export function renderOperationReference(operations: readonly DocumentedOperation[], options: OperationReferenceOptions): string {
-  const lines = ['| operation | scope | Idempotency-Key | sandbox only |', '|---|---|---|---|'];
+  const lines = ['| operation | what it does | scope | Idempotency-Key | sandbox only |', '|---|---|---|---|---|'];
   const heading = (operation: DocumentedOperation) => `\`${operation.method} ${documentedPath(operation.path)}\``;
   for (const operation of operations) {
-    lines.push(`| [${heading(operation)}](#${headingAnchor(heading(operation))}) | \`${operation.scope}\` | ${options.idempotencyKeyRequired(operation.method) ? 'required' : ''} | ${operation.sandboxOnly ? 'yes' : ''} |`);
+    lines.push(`| [${heading(operation)}](#${headingAnchor(heading(operation))}) | ${cell(operation.summary ?? '')} | \`${operation.scope}\` | ${options.idempotencyKeyRequired(operation.method) ? 'required' : ''} | ${operation.sandboxOnly ? 'yes' : ''} |`);
   }
   for (const operation of operations) {
     const path = documentedPath(operation.path);
     lines.push('', `### ${heading(operation)}`, '');
-    const facts = [`Scope \`${operation.scope}\`.`];
+    const facts = [...(operation.summary ? [`${operation.summary}.`] : []), `Scope \`${operation.scope}\`.`];
     const pathParameters = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => `\`${match[1]}\``);
     if (pathParameters.length > 0) facts.push(`Path: ${pathParameters.join(', ')}.`);
     if (options.idempotencyKeyRequired(operation.method)) facts.push('Idempotency-Key required.');
@@ -182,6 +186,7 @@ export function renderOperationReference(operations: readonly DocumentedOperatio
     if (operation.query) lines.push('', ...queryLines(operation.query));
     if (operation.body) lines.push('', ...bodyLines(operation.body));
     if (!operation.query && !operation.body) lines.push('', operation.method === 'GET' ? 'No parameters.' : 'No parameters: an empty body or `{}`.');
+    if (operation.errors && operation.errors.length > 0) lines.push('', `Its own errors, beside the pipeline's: ${operation.errors.map((code) => `\`${code}\``).join(', ')}.`);
   }
   return lines.join('\n');
 }

@@ -9,6 +9,8 @@ const create: DocumentedOperation = {
   path: '/v3/fx/things/:id/notes',
   scope: 'trade',
   sandboxOnly: true,
+  summary: 'Add a note to a thing',
+  errors: ['THING_NOT_FOUND', 'THING_CLOSED'],
   body: z.strictObject({
     text: z.string().min(1).max(200),
     kind: z.enum(['A', 'B']),
@@ -39,9 +41,10 @@ describe('the operation reference', () => {
   const text = renderOperationReference([create, list, variants, { method: 'POST', path: '/v3/fx/things/:id/close', scope: 'trade' }], options);
 
   it('indexes every operation with a link to its part', () => {
-    expect(text).toContain('| [`POST /v3/fx/things/{id}/notes`](#post-v3fxthingsidnotes) | `trade` | required | yes |');
-    expect(text).toContain('| [`GET /v3/fx/things`](#get-v3fxthings) | `view` |  |  |');
-    expect(text).toContain('### `POST /v3/fx/things/{id}/notes`\n\nScope `trade`. Path: `id`. Idempotency-Key required. Sandbox only (`X-App-Mode: SANDBOX`).');
+    expect(text).toContain('| [`POST /v3/fx/things/{id}/notes`](#post-v3fxthingsidnotes) | Add a note to a thing | `trade` | required | yes |');
+    expect(text).toContain('| [`GET /v3/fx/things`](#get-v3fxthings) |  | `view` |  |  |');
+    expect(text).toContain('### `POST /v3/fx/things/{id}/notes`\n\nAdd a note to a thing. Scope `trade`. Path: `id`. Idempotency-Key required. Sandbox only (`X-App-Mode: SANDBOX`).');
+    expect(text).toContain("Its own errors, beside the pipeline's: `THING_NOT_FOUND`, `THING_CLOSED`.");
   });
 
   it('describes each body field from its schema as the client sends it', () => {
