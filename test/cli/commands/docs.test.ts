@@ -1,13 +1,51 @@
-import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatedFiles, v3Operations } from '../../../src/cli/commands/docs.js';
+import { headingAnchors } from '../../../src/lib/docs/anchors.js';
 import { isStale, renderGeneratedFiles } from '../../../src/lib/docs/generated-files.js';
 import { killAllCliProcesses, runCli } from '../cli-process.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The manual: the README, the changelog and every page of docs/. */
+async function manualFiles(): Promise<string[]> {
+  const pages = (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  return ['README.md', 'CHANGELOG.md', ...pages.sort()];
+}
+
+/** Markdown without its fenced blocks, and each inline code span replaced, so that neither is read as a link. */
+function prose(markdown: string): string {
+  return markdown.replace(/^\s*(```|~~~)[\s\S]*?^\s*\1.*$/gm, '').replace(/`[^`\n]*`/g, 'code');
+}
+
+/** Every anchor a page offers: its headings' and the explicit `<a id>` ones. */
+async function anchorsOf(file: string): Promise<Set<string>> {
+  const text = await readFile(file, 'utf8');
+  return new Set([...headingAnchors(text), ...[...text.matchAll(/<a id="([^"]+)"><\/a>/g)].map((match) => match[1]!)]);
+}
+
+/** The links of one page of the checkout at `root` that lead nowhere: a file that does not exist or lies outside the checkout, or an anchor its page lacks. */
+async function deadLinks(page: string, root = ROOT): Promise<string[]> {
+  const text = prose(await readFile(join(root, page), 'utf8'));
+  const dead: string[] = [];
+  for (const match of text.matchAll(/\[[^\]]*\]\(([^)\s]+)\)/g)) {
+    const target = match[1]!;
+    if (/^[a-z]+:/i.test(target)) continue;
+    const [path, anchor] = target.split('#') as [string, string | undefined];
+    const file = path === '' ? join(root, page) : resolve(root, dirname(page), path);
+    if (relative(root, file).startsWith('..')) {
+      dead.push(`${page}: ${target} (outside the repository)`);
+      continue;
+    }
+    const found = await stat(file).catch(() => undefined);
+    if (!found) dead.push(`${page}: ${target} (no such file)`);
+    else if (anchor !== undefined && !(found.isFile() && file.endsWith('.md') && (await anchorsOf(file)).has(anchor))) dead.push(`${page}: ${target} (no such anchor)`);
+  }
+  return dead;
+}
 
 describe('fxgate docs', () => {
   const temporary: string[] = [];
@@ -19,6 +57,26 @@ describe('fxgate docs', () => {
   it('every committed file with generated sections is what `npm run docs` generates', async () => {
     const states = await renderGeneratedFiles(ROOT, await generatedFiles());
     for (const state of states) expect(state.current, `${state.path} is stale: run \`npm run docs\``).toBe(state.generated);
+  });
+
+  it('every link of the manual leads to a file of the repository, and to an anchor that page has', async () => {
+    const files = await manualFiles();
+    expect(files).toEqual(expect.arrayContaining(['docs/contract.md', 'docs/architecture.md', 'docs/v3-api.md', 'docs/legacy-api.md']));
+    const dead = (await Promise.all(files.map((file) => deadLinks(file)))).flat();
+    expect(dead).toEqual([]);
+  });
+
+  it('the link check finds a dead file, a dead anchor and a path outside the repository', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'fxgate-links-'));
+    temporary.push(root);
+    await mkdir(join(root, 'docs'));
+    for (const file of ['docs/contract.md', 'docs/v3-api.md']) await cp(join(ROOT, file), join(root, file));
+    const page = 'docs/page.md';
+    await writeFile(
+      join(root, page),
+      ['# Page', '[fine](contract.md#errors-catalog) [self](#page) [gone](missing.md) [anchor](v3-api.md#nowhere) [out](../../etc/hosts)', '`[in code](missing.md)`', '```', '[fenced](missing.md)', '```'].join('\n'),
+    );
+    expect(await deadLinks(page, root)).toEqual([`${page}: missing.md (no such file)`, `${page}: v3-api.md#nowhere (no such anchor)`, `${page}: ../../etc/hosts (outside the repository)`]);
   });
 
   it('reads the v3 operations from their declarations without a database', async () => {
