@@ -16,7 +16,7 @@ import { LEGACY_OPERATIONS } from './operations.js';
 import type { LegacyField, Provenance } from './record-shapes.js';
 
 const oneLine = (text: string) => text.replaceAll('\n', ' ');
-const why = (declared: Provenance) => `(${declared.source}) ${oneLine(declared.reason)}`;
+const why = (declared: Provenance) => `— ${declared.source}: ${oneLine(declared.reason)}`;
 
 function callText(mapping: EndpointMapping): string {
   return Object.values(mapping.v3)
@@ -102,7 +102,7 @@ function v2Lines(mappings: LegacyMappings): string[] {
       .map(([operation, answer]) => `on \`${operation}\` ${answerText(answer as LegacyErrorAnswer<'v2'>)}`);
     if (own.length === 0 && byOperation.length === 0) continue;
     const says = own.length > 0 ? [...own, ...byOperation] : [`v3 ${v3Status}`, ...byOperation];
-    lines.push(`- \`${code}\`: ${says.join('; ')} (${row.basis}) ${oneLine(row.note)}`);
+    lines.push(`- \`${code}\`: ${says.join('; ')} — ${row.basis}: ${oneLine(row.note)}`);
   }
 
   lines.push('', '**Webhooks** (`mappings/webhooks.ts`; the envelope is `{eventId, type, message, timestamp, data}`, signed with `X-Webhook-Signature`)', '');
@@ -126,8 +126,8 @@ function v1Lines(mappings: LegacyMappings): string[] {
   lines.push('', '**Error answers**', '');
   for (const change of mappings.v1ErrorChanges) {
     const where = change.operation === undefined ? `\`${change.code}\`` : `\`${change.code}\` on \`${change.operation}\``;
-    const answers = change.v1 === change.v2 ? `v1 answers as v2, ${change.v1}` : `v2 ${change.v2}, v1 ${change.v1}`;
-    lines.push(`- ${where}: ${answers}. ${oneLine(change.reason)}`);
+    const answers = change.v1 === change.v2 ? `v1 answers as v2, \`${change.v1}\`` : `v2 \`${change.v2}\`, v1 \`${change.v1}\``;
+    lines.push(`- ${where}: ${answers} — ${oneLine(change.reason)}`);
   }
   return lines;
 }
