@@ -30,7 +30,7 @@ import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webho
 import type { CoreMetrics } from './metrics/core-metrics.js';
 import { SimulatedPaymentRail, type SimulatedRailOptions } from './settlement/payment-rails.js';
 import { createWithdrawalProcessor, type WithdrawalProcessorOptions } from './settlement/withdrawal-processor.js';
-import { createCursorCodec } from './pagination/cursor-codec.js';
+import { type CursorCodec, createCursorCodec } from './pagination/cursor-codec.js';
 import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from './trading/rate-source.js';
 import { referenceData } from './trading/reference-data.js';
 import { TRADING_DEFAULTS, type TradingContext, type TradingOptions } from './trading/trading-context.js';
@@ -113,6 +113,11 @@ export async function coreOperations(
   trading: TradingContext = createTradingContext(deps, options),
 ): Promise<Operation[]> {
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
+  return operationsOn(trading, cursors);
+}
+
+/** The core's operations on a trading context and cursor codec; the OpenAPI document reads their declarations (src/core/openapi/). */
+export function operationsOn(trading: TradingContext, cursors: CursorCodec): Operation[] {
   return [...pairsOperations(trading.reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading), ...depositOperations(trading, cursors), ...withdrawalAccountOperations(trading), ...withdrawalOperations(trading, cursors), ...webhookEndpointOperations(trading)];
 }
 

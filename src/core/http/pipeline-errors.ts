@@ -48,6 +48,9 @@ const VALIDATION_CODES = ['VALIDATION_QUERY_FAILED', 'VALIDATION_BODY_FAILED'] a
 /** Any step: a failure no code names, and a dependency that does not answer (docs/contract.md#errors-status-rules). */
 const FAILURE_CODES = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'] as const satisfies readonly ErrorCode[];
 
+/** What an unauthenticated read outside the operations (the OpenAPI document) may answer: the server's edge, the request id, a failure. */
+export const DOCUMENT_ERROR_CODES: readonly ErrorCode[] = [...BEFORE_ROUTING_CODES, ...REQUEST_ID_CODES, 'INTERNAL_ERROR'];
+
 /** Every code an operation may answer: the pipeline's, in step order, then its handler's; each once. */
 export function operationErrorCodes(operation: OperationMeta & { readonly errors?: readonly ErrorCode[] }): ErrorCode[] {
   const codes: ErrorCode[] = [

@@ -35,13 +35,22 @@ const limit = z
   // Over 100 is an error, not clamped to 100: the strict choice, so that a client asking for more
   // than it can get learns so at once instead of mistaking a short page for the page size.
   .pipe(z.number().min(1, 'limit must be at least 1').max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`))
-  .default(DEFAULT_LIMIT);
+  .default(DEFAULT_LIMIT)
+  .meta({
+    description: `The most records on the page, 1 to ${MAX_LIMIT}; more is refused, never clamped.`,
+    // The document says what the client sends: an integer (the string pattern above is how a query string is read).
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      delete jsonSchema.pattern;
+      Object.assign(jsonSchema, { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT });
+    },
+  });
 
 const cursor = z
   .string()
   .min(1, 'a cursor must not be empty')
   .max(MAX_CURSOR_LENGTH, 'this is not a cursor this API issued')
-  .optional();
+  .optional()
+  .meta({ description: 'A cursor from pagination, passed back verbatim.' });
 
 /** The pagination parameters, for a route that builds its schema by hand. */
 export const cursorQueryFields = { limit, startingAfter: cursor, endingBefore: cursor };

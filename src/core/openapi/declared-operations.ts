@@ -1,0 +1,46 @@
+/**
+ * The core's operations as declarations, without a database: what the v3 document, its
+ * snapshot and its reference are generated from, offline. The factories read their context only
+ * inside handlers, so they are given a context whose every member refuses to run. Part of the
+ * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
+ */
+import { operationsOn } from '../app.js';
+import type { Operation } from '../http/operation.js';
+import type { CursorCodec } from '../pagination/cursor-codec.js';
+import type { TradingContext } from '../trading/trading-context.js';
+import { buildV3Document } from './v3-document.js';
+import type { OpenApiDocument } from '../../lib/openapi/document.js';
+
+/** Thrown by a detached context: a declaration was asked to serve. */
+export class DetachedContextError extends Error {
+  constructor(readonly member: string) {
+    super(`${member}: these operations were built for their declarations and cannot serve requests`);
+    this.name = 'DetachedContextError';
+  }
+}
+
+/** An object whose every member is a function that throws DetachedContextError. */
+function detached<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get: (_target, key) =>
+      // Not a thenable: awaiting or returning it from an async function must not call `then`.
+      key === 'then'
+        ? undefined
+        : () => {
+            throw new DetachedContextError(`${name}.${String(key)}`);
+          },
+  });
+}
+
+/** The core's operations, declarations only: their handlers throw DetachedContextError. */
+export function declaredCoreOperations(): Operation[] {
+  return operationsOn(detached<TradingContext>('trading'), detached<CursorCodec>('cursors'));
+}
+
+let v3Document: OpenApiDocument | null = null;
+
+/** The core's v3 document, built once per process (its zod components are registered once). */
+export function coreV3Document(): OpenApiDocument {
+  v3Document ??= buildV3Document(declaredCoreOperations());
+  return v3Document;
+}
