@@ -26,6 +26,7 @@ import { tradeLifecycleOperations } from './routes/trade-lifecycle.js';
 import { withdrawalAccountOperations } from './routes/withdrawal-accounts.js';
 import { withdrawalOperations } from './routes/withdrawals.js';
 import { webhookEndpointOperations } from './routes/webhook-endpoints.js';
+import { registerV3Reference } from './openapi/serve.js';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
 import type { CoreMetrics } from './metrics/core-metrics.js';
 import { SimulatedPaymentRail, type SimulatedRailOptions } from './settlement/payment-rails.js';
@@ -37,6 +38,7 @@ import { TRADING_DEFAULTS, type TradingContext, type TradingOptions } from './tr
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
+import { trackRoutes } from '../lib/http/route-inventory.js';
 
 export interface CoreDependencies {
   readonly db: Database;
@@ -157,7 +159,8 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
       void handleFrameworkError!(error, request, reply);
     },
   });
-  // Before any route: each route is given its series as it is added.
+  // Before any route: each route is given its series as it is added, and recorded for the OpenAPI checks.
+  trackRoutes(app);
   resolved.metrics?.instrument(app);
   handleFrameworkError = installV3Pipeline(app, operations, {
     registry: deps.registry,
@@ -167,6 +170,7 @@ export async function createV3App(deps: CoreDependencies, options: CoreOptions, 
     idempotencyLockTtlMs: resolved.idempotencyLockTtlMs,
   });
   registerHealthRoutes(app, [() => deps.db.query('SELECT 1').then(() => undefined), () => deps.store.ping()]);
+  await registerV3Reference(app, operations);
   app.addHook('onClose', async () => {
     await Promise.all(jobs.map((job) => job.stop()));
   });

@@ -14,6 +14,7 @@ import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { loggerOptions } from '../lib/logger.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
+import { trackRoutes } from '../lib/http/route-inventory.js';
 import { createGatewayClientErrorHandler } from './client-errors.js';
 import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
@@ -36,6 +37,7 @@ import type { LegacyWebhooks } from './webhooks/legacy-webhooks.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream.js';
 import { handleGatewayError, sendV3Error } from './v3/errors.js';
 import { registerV3Passthrough } from './v3/passthrough.js';
+import { registerGatewayReference } from './openapi/serve.js';
 
 export interface GatewayOptions {
   /** The v3 service's origin, e.g. http://127.0.0.1:8081 (no path: v3 paths are signed as sent). */
@@ -162,7 +164,8 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       else legacyNotFound(generation, request, reply);
     },
   });
-  // Before any route: each route is given its series as it is added.
+  // Before any route: each route is given its series as it is added, and recorded for the OpenAPI checks.
+  trackRoutes(app);
   const { metrics } = resolved;
   metrics?.instrument(app);
   if (metrics !== undefined) resolved.admin?.addMetrics(metrics.registry);
@@ -232,6 +235,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     }
   }
   registerGatewayHealthRoutes(app, readiness, resolved.readinessTimeoutMs);
+  await registerGatewayReference(app, { mappings, legacy: resolved.legacy !== undefined, reply: lifecycle });
   await app.ready();
   return app;
 }

@@ -16,7 +16,7 @@ function pathOf(request: FastifyRequest): string {
 }
 
 /** Registers one catch-all route per path for the methods that path does not serve. */
-export function registerMethodNotAllowedRoutes(app: FastifyInstance, operations: readonly OperationMeta[]): void {
+export function registerMethodNotAllowedRoutes(app: FastifyInstance, operations: readonly Pick<OperationMeta, 'method' | 'path'>[]): void {
   const byPath = new Map<string, Set<string>>();
   for (const operation of operations) {
     const methods = byPath.get(operation.path) ?? new Set<string>();
