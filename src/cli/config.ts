@@ -1,20 +1,24 @@
-/** The CLI's configuration: read from the environment once per process, a bad value ending it with 2. */
-import { join } from 'node:path';
+/**
+ * The CLI's configuration: read from a run's environment (src/cli/io.ts), a bad value ending the
+ * run with 2, and its folders resolved against the run's working folder.
+ */
+import { join, resolve } from 'node:path';
 import { type Config, ConfigError, loadConfig } from '../lib/config.js';
 import { usageError } from './exit.js';
 
-let resolved: Config | null = null;
-
-export function cliConfig(): Config {
-  if (resolved === null) {
-    try {
-      resolved = loadConfig();
-    } catch (error) {
-      if (error instanceof ConfigError) throw usageError(error.message);
-      throw error;
-    }
+export function cliConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): Config {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw usageError(error.message);
+    throw error;
   }
-  return resolved;
+  return {
+    ...config,
+    FXGATE_DATA_DIR: resolve(cwd, config.FXGATE_DATA_DIR),
+    ...(config.FXGATE_UPSTREAM_KEYS_DIR === undefined ? {} : { FXGATE_UPSTREAM_KEYS_DIR: resolve(cwd, config.FXGATE_UPSTREAM_KEYS_DIR) }),
+  };
 }
 
 /** Where the gateway keeps its own v3 key files. */

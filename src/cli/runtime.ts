@@ -24,11 +24,15 @@ export async function openRegistry(config: Config, closers: Closers): Promise<Re
   return { db, registry: new KeyRegistry(db, { cacheTtlMs: config.FXGATE_KEY_CACHE_TTL_MS }) };
 }
 
+/** Where a server's start reports what does not stop it: the run's stderr (src/cli/io.ts). */
+export type Warn = (line: string) => void;
+
 /**
  * Redis at REDIS_URL, else the in-process store. A Redis that does not answer yet is reported
- * but does not stop the start: writes answer 503 and /readyz says unavailable until it does.
+ * (through warn) but does not stop the start: writes answer 503 and /readyz says unavailable
+ * until it does.
  */
-export async function openStore(config: Config, closers: Closers): Promise<EphemeralStore> {
+export async function openStore(config: Config, closers: Closers, warn: Warn): Promise<EphemeralStore> {
   if (!config.REDIS_URL) {
     const store = new MemoryStore();
     closers.add('in-process store', () => store.close());
@@ -39,7 +43,7 @@ export async function openStore(config: Config, closers: Closers): Promise<Ephem
   try {
     await store.ping();
   } catch (error) {
-    console.error(`fxgate: warning: Redis (REDIS_URL) does not answer yet: ${messageOf(error)}`);
+    warn(`fxgate: warning: Redis (REDIS_URL) does not answer yet: ${messageOf(error)}`);
   }
   return store;
 }

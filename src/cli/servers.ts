@@ -25,7 +25,7 @@ import type { Closers } from './closers.js';
 import { upstreamKeysDir } from './config.js';
 import { usageError } from './exit.js';
 import { listen } from './serve.js';
-import { openRegistry, openStore, type Registry } from './runtime.js';
+import { openRegistry, openStore, type Registry, type Warn } from './runtime.js';
 import { CliAdminAccess } from './state/admin-access.js';
 
 export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
@@ -48,10 +48,19 @@ export interface StartedCore {
   readonly store: EphemeralStore;
 }
 
-/** Opens the database, the store and the registry, and builds the core on them (not yet listening); its metrics go on `admin` when given. */
-export async function startCore(config: Config, closers: Closers, extraTrustedProxies: readonly string[] = [], admin: AdminListener | null = null): Promise<StartedCore> {
+export interface StartCoreOptions {
+  /** Trusted as proxies besides FXGATE_TRUSTED_PROXIES (`fxgate all`: the gateway, over loopback). */
+  readonly extraTrustedProxies?: readonly string[];
+  /** Where the core's metrics go; none are kept without it. */
+  readonly admin?: AdminListener | null;
+  readonly warn: Warn;
+}
+
+/** Opens the database, the store and the registry, and builds the core on them (not yet listening). */
+export async function startCore(config: Config, closers: Closers, options: StartCoreOptions): Promise<StartedCore> {
+  const { extraTrustedProxies = [], admin = null, warn } = options;
   const deps = await openRegistry(config, closers);
-  const store = await openStore(config, closers);
+  const store = await openStore(config, closers, warn);
   const rates = rateSourceFromConfig(config);
   // Kept only where they can be read: on the admin listener.
   const metrics = admin === null ? undefined : new CoreMetrics({ db: deps.db });
@@ -95,9 +104,9 @@ export function legacyWebhooks(config: Config, deps: GatewayDependencies): Legac
 }
 
 /** The stand-alone gateway's own registry, store and key directory. */
-export async function openGatewayDependencies(config: Config, closers: Closers): Promise<GatewayDependencies> {
+export async function openGatewayDependencies(config: Config, closers: Closers, warn: Warn): Promise<GatewayDependencies> {
   const { db, registry } = await openRegistry(config, closers);
-  const store = await openStore(config, closers);
+  const store = await openStore(config, closers, warn);
   return { registry, database: db, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)) };
 }
 

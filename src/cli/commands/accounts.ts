@@ -17,6 +17,7 @@ import {
 import { readOrgBook } from '../../core/trading/org-books.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';
 
@@ -148,17 +149,17 @@ export function formatAccount(account: AccountView): string {
 }
 
 /** Applies a change to one account and prints it; an unknown org or account exits 1. */
-async function changeAccount(orgId: string, mode: Mode, accountId: string, change: AccountChange): Promise<void> {
-  const account = await withState((state) => state.run(accountOperations.change, { orgId, mode, accountId, change }));
+async function changeAccount(run: CliRun, orgId: string, mode: Mode, accountId: string, change: AccountChange): Promise<void> {
+  const account = await withState(run, (state) => state.run(accountOperations.change, { orgId, mode, accountId, change }));
   if (!account) throw new CliError(`no withdrawal account ${accountId} in the ${mode} book of org ${orgId}`);
-  console.log(formatAccount(account));
+  run.out(formatAccount(account));
 }
 
 function modeOption(): Option {
   return new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).makeOptionMandatory();
 }
 
-export function registerAccountsCommand(program: Command): void {
+export function registerAccountsCommand(program: Command, run: CliRun): void {
   const accounts = program
     .command('accounts')
     .description("Show an org's withdrawal accounts, and verify, disable or switch off withdrawals for one (mainly for the live book).");
@@ -170,9 +171,9 @@ export function registerAccountsCommand(program: Command): void {
     .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
     .action(async (orgId: string, options: { mode?: Mode }) => {
       const modes = options.mode ? [options.mode] : MODES;
-      const listed = await withState((state) => state.run(accountOperations.list, { orgId, modes: [...modes] }));
+      const listed = await withState(run, (state) => state.run(accountOperations.list, { orgId, modes: [...modes] }));
       if (listed.books === 0) throw new CliError(`no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`);
-      console.log(listed.rows.length > 0 ? formatAccountTable(listed.rows) : `org ${orgId} has no withdrawal accounts${options.mode ? ` in its ${options.mode} book` : ''}`);
+      run.out(listed.rows.length > 0 ? formatAccountTable(listed.rows) : `org ${orgId} has no withdrawal accounts${options.mode ? ` in its ${options.mode} book` : ''}`);
     });
 
   accounts
@@ -182,7 +183,7 @@ export function registerAccountsCommand(program: Command): void {
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
     .action((orgId: string, accountId: string, options: { mode: Mode }) =>
-      changeAccount(orgId, options.mode, accountId, { kind: 'verify' }),
+      changeAccount(run, orgId, options.mode, accountId, { kind: 'verify' }),
     );
 
   accounts
@@ -192,7 +193,7 @@ export function registerAccountsCommand(program: Command): void {
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
     .action((orgId: string, accountId: string, options: { mode: Mode }) =>
-      changeAccount(orgId, options.mode, accountId, { kind: 'disable' }),
+      changeAccount(run, orgId, options.mode, accountId, { kind: 'disable' }),
     );
 
   accounts
@@ -205,6 +206,6 @@ export function registerAccountsCommand(program: Command): void {
     .addOption(new Option('--disable', 'refuse withdrawals').conflicts('enable'))
     .action((orgId: string, accountId: string, options: { mode: Mode; enable?: boolean; disable?: boolean }) => {
       if (options.enable === options.disable) throw usageError('give exactly one of --enable and --disable');
-      return changeAccount(orgId, options.mode, accountId, { kind: 'withdrawals', enabled: options.enable === true });
+      return changeAccount(run, orgId, options.mode, accountId, { kind: 'withdrawals', enabled: options.enable === true });
     });
 }

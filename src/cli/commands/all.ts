@@ -6,7 +6,8 @@
 import type { Command } from 'commander';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Closers } from '../closers.js';
-import { cliConfig } from '../config.js';
+import type { CliRun } from '../io.js';
+import type { Warn } from '../runtime.js';
 import { ensureSandboxKey, type SandboxKey } from '../sandbox-key.js';
 import { type SeedReport, seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
@@ -27,11 +28,11 @@ export interface StartedAll {
   readonly seeded: SeedReport;
 }
 
-/** Starts everything `fxgate all` serves, registering each part with closers; tests start it in process with this. */
-export async function startAll(config: Config, closers: Closers): Promise<StartedAll> {
+/** Starts everything `fxgate all` serves, registering each part with closers; warn reports what does not stop the start. */
+export async function startAll(config: Config, closers: Closers, warn: Warn): Promise<StartedAll> {
   // One admin listener for both parts, each adding its own metrics to GET /metrics.
   const admin = createAdminListener(config, 'all');
-  const core = await startCore(config, closers, LOOPBACK, admin);
+  const core = await startCore(config, closers, { extraTrustedProxies: LOOPBACK, admin, warn });
   const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
   // One registry and one store for both parts: a key works in every generation, and a
   // token spent at one part cannot be replayed at the other.
@@ -51,18 +52,18 @@ export async function startAll(config: Config, closers: Closers): Promise<Starte
   return { url, adminUrl, sandbox, seeded };
 }
 
-export function registerAllCommand(program: Command): void {
+export function registerAllCommand(program: Command, run: CliRun): void {
   program
     .command('all')
     .description('Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.')
     .action(() =>
-      serve(async (closers) => {
-        const { url, adminUrl, sandbox, seeded } = await startAll(cliConfig(), closers);
-        console.log(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
-        console.log(`fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`);
-        console.log(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
-        if (adminUrl !== null) console.log(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
-        console.log(`fxgate: listening on ${url} (v1, v2 and v3)`);
+      serve(run, async (closers) => {
+        const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, (line) => run.err(line));
+        run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
+        run.out(`fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`);
+        run.out(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
+        if (adminUrl !== null) run.out(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
+        run.out(`fxgate: listening on ${url} (v1, v2 and v3)`);
       }),
     );
 }

@@ -1,23 +1,23 @@
 /** `fxgate core`: the native v3 service alone, on HOST:PORT. */
 import type { Command } from 'commander';
-import { cliConfig } from '../config.js';
+import type { CliRun } from '../io.js';
 import { listen, serve } from '../serve.js';
 import { createAdminListener, listenAdmin, startCore } from '../servers.js';
 
-export function registerCoreCommand(program: Command): void {
+export function registerCoreCommand(program: Command, run: CliRun): void {
   program
     .command('core')
     .description('Serve the native v3 API (/v3/fx/...) on HOST:PORT, with /healthz and /readyz.')
     .action(() =>
-      serve(async (closers) => {
-        const config = cliConfig();
+      serve(run, async (closers) => {
+        const config = run.config();
         // Created first: the core adds its metrics to it.
         const admin = createAdminListener(config, 'core');
-        const { app, deps } = await startCore(config, closers, [], admin);
+        const { app, deps } = await startCore(config, closers, { admin, warn: (line) => run.err(line) });
         const url = await listen(app, config.HOST, config.PORT, 'the core');
         const adminUrl = await listenAdmin(config, closers, 'core', admin, deps);
-        console.log(`fxgate core: listening on ${url}`);
-        if (adminUrl !== null) console.log(`fxgate core: admin listener on ${adminUrl}`);
+        run.out(`fxgate core: listening on ${url}`);
+        if (adminUrl !== null) run.out(`fxgate core: admin listener on ${adminUrl}`);
       }),
     );
 }

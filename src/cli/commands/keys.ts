@@ -1,6 +1,6 @@
 /** `fxgate keys create | import | list | revoke`: API keys in the configured registry. */
 import { access } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
@@ -10,8 +10,8 @@ import { generateKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
 import { KeyImportError, KeyImportInvalidError, readKeyImportFile, registerImportedKeys } from '../../lib/keys/key-import.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';
 import { collectCidr, parseKeyNameArgument, parseMode, parseOrgId, parseScopes } from '../arguments.js';
-import { cliConfig } from '../config.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 import { formatKeyTable } from '../key-table.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';
@@ -99,16 +99,17 @@ interface CreateOptions {
   readonly label?: string;
 }
 
-async function createKey(options: CreateOptions): Promise<void> {
-  const config = cliConfig();
+async function createKey(run: CliRun, options: CreateOptions): Promise<void> {
+  const config = run.config();
+  const out = options.out === undefined ? undefined : run.path(options.out);
   // Refuse before registering anything: overwriting a key file would lose a private key.
-  if (options.out !== undefined && (await exists(options.out))) throw usageError(`${resolve(options.out)} already exists; choose another --out`);
+  if (out !== undefined && (await exists(out))) throw usageError(`${out} already exists; choose another --out`);
   // Made here, so that the private key never leaves this process; the registry gets the public half.
   const file = generateKeyFile({ orgId: options.org, keyId: newUuid(), scopes: options.scopes, mode: options.mode });
-  await withState((state) =>
+  await withState(run, (state) =>
     state.run(keyOperations.register, { name: file.name, orgId: file.orgId, publicKey: file.publicKey, scopes: file.scopes, mode: file.mode, ipAllowlist: options.ip, label: options.label }),
   );
-  const path = resolve(options.out ?? join(config.FXGATE_DATA_DIR, 'keys', `${parseKeyName(file.name)!.keyId}.json`));
+  const path = out ?? join(config.FXGATE_DATA_DIR, 'keys', `${parseKeyName(file.name)!.keyId}.json`);
   try {
     await writeKeyFile(path, file);
   } catch (error) {
@@ -116,8 +117,8 @@ async function createKey(options: CreateOptions): Promise<void> {
       cause: error,
     });
   }
-  console.log(`name: ${file.name}`);
-  console.log(`file: ${path}`);
+  run.out(`name: ${file.name}`);
+  run.out(`file: ${path}`);
 }
 
 /**
@@ -125,26 +126,26 @@ async function createKey(options: CreateOptions): Promise<void> {
  * run reports every file's problems. Exit 2 when a file itself is wrong (running again
  * unchanged cannot help), else 1 when one conflicts with the registry.
  */
-async function importKeys(files: readonly string[]): Promise<void> {
+async function importKeys(run: CliRun, files: readonly string[]): Promise<void> {
   const counts = { imported: 0, unchanged: 0 };
   const failed: KeyImportError[] = [];
-  await withState(async (state) => {
-    for (const file of files) {
+  await withState(run, async (state) => {
+    for (const file of files.map((given) => run.path(given))) {
       try {
         // Read and checked here, where the path means what the operator meant.
         const records = await readKeyImportFile(file);
         for (const key of await state.run(keyOperations.import, { file, records: [...records] })) {
           counts[key.outcome] += 1;
-          console.log(`${key.outcome}: ${key.name}`);
+          run.out(`${key.outcome}: ${key.name}`);
         }
       } catch (error) {
         if (!(error instanceof KeyImportError)) throw error;
         failed.push(error);
-        console.error(`fxgate: ${error.message}`);
+        run.err(`fxgate: ${error.message}`);
       }
     }
   });
-  console.log(`summary: ${counts.imported} imported, ${counts.unchanged} unchanged, ${failed.length} file${failed.length === 1 ? '' : 's'} refused`);
+  run.out(`summary: ${counts.imported} imported, ${counts.unchanged} unchanged, ${failed.length} file${failed.length === 1 ? '' : 's'} refused`);
   if (failed.length > 0) {
     const invalid = failed.some((error) => error instanceof KeyImportInvalidError);
     throw new CliError(
@@ -180,7 +181,7 @@ Example:
   imported: org/0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c/apiKey/0190c5a9-1111-7c1a-9f3b-2a4d6e8f0b1c
   summary: 1 imported, 0 unchanged, 0 files refused`;
 
-export function registerKeysCommand(program: Command): void {
+export function registerKeysCommand(program: Command, run: CliRun): void {
   const keys = program.command('keys').description('Manage API keys in the configured registry (DATABASE_URL, or the embedded database).');
 
   keys
@@ -192,22 +193,22 @@ export function registerKeysCommand(program: Command): void {
     .addOption(new Option('--ip <cidr>', 'allow only this address or CIDR block (repeat for several)').argParser(collectCidr).default([], 'any address'))
     .option('--out <file>', 'where to write the key file (default: ${FXGATE_DATA_DIR}/keys/<keyId>.json)')
     .option('--label <text>', 'a note kept with the key')
-    .action((options: CreateOptions) => createKey(options));
+    .action((options: CreateOptions) => createKey(run, options));
 
   keys
     .command('import')
     .description("Register keys integrators already hold, public halves only, under their existing names so their tokens keep working; each file is imported whole or not at all.")
     .argument('<file...>', 'JSON, JSON array or JSON lines files of key records (see below)')
     .addHelpText('after', IMPORT_HELP)
-    .action((files: string[]) => importKeys(files));
+    .action((files: string[]) => importKeys(run, files));
 
   keys
     .command('list')
     .description('List keys: name, mode, scopes, IP allowlist, created, revoked.')
     .option('--org <uuid>', 'only the keys of this org', parseOrgId)
     .action(async (options: { org?: string }) => {
-      const records = await withState((state) => state.run(keyOperations.list, { org: options.org }));
-      console.log(records.length > 0 ? formatKeyTable(records) : 'no keys');
+      const records = await withState(run, (state) => state.run(keyOperations.list, { org: options.org }));
+      run.out(records.length > 0 ? formatKeyTable(records) : 'no keys');
     });
 
   keys
@@ -215,8 +216,8 @@ export function registerKeysCommand(program: Command): void {
     .description('Revoke a key; running servers stop accepting it within FXGATE_KEY_CACHE_TTL_MS.')
     .argument('<name>', 'the key name, org/{orgId}/apiKey/{keyId}', parseKeyNameArgument)
     .action(async (name: string) => {
-      const { revoked } = await withState((state) => state.run(keyOperations.revoke, { name }));
+      const { revoked } = await withState(run, (state) => state.run(keyOperations.revoke, { name }));
       if (!revoked) throw new CliError(`no active key named ${name}`);
-      console.log(`revoked: ${name}`);
+      run.out(`revoked: ${name}`);
     });
 }

@@ -21,6 +21,7 @@ import {
 } from '../../core/trading/org-books.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 import { dateCodec, decimalCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';
 
@@ -125,8 +126,8 @@ export const orgOperations = {
   }),
 };
 
-async function changeBook(orgId: string, mode: Mode, change: BookChange): Promise<void> {
-  console.log(formatBook(await withState((state) => state.run(orgOperations.change, { orgId, mode, change }))));
+async function changeBook(run: CliRun, orgId: string, mode: Mode, change: BookChange): Promise<void> {
+  run.out(formatBook(await withState(run, (state) => state.run(orgOperations.change, { orgId, mode, change }))));
 }
 
 function formatList(values: readonly string[]): string {
@@ -167,7 +168,7 @@ interface SwitchOptions {
   readonly disable?: boolean;
 }
 
-export function registerOrgsCommand(program: Command): void {
+export function registerOrgsCommand(program: Command, run: CliRun): void {
   const orgs = program.command('orgs').description("Show and change an org's trading books (credit line, trading switches) in the configured database.");
 
   orgs
@@ -177,9 +178,9 @@ export function registerOrgsCommand(program: Command): void {
     .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
     .action(async (orgId: string, options: { mode?: Mode }) => {
       const modes = options.mode ? [options.mode] : MODES;
-      const books = await withState((state) => state.run(orgOperations.books, { orgId, modes: [...modes] }));
+      const books = await withState(run, (state) => state.run(orgOperations.books, { orgId, modes: [...modes] }));
       if (books.length === 0) throw new CliError(`no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`);
-      console.log(books.map(formatBook).join('\n\n'));
+      run.out(books.map(formatBook).join('\n\n'));
     });
 
   orgs
@@ -189,7 +190,7 @@ export function registerOrgsCommand(program: Command): void {
     .argument('<amount>', 'the credit line in USD, a plain decimal such as 250000 or 250000.50', parseCreditLineAmount)
     .addOption(new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).default('live'))
     .action((orgId: string, amount: string, options: { mode: Mode }) =>
-      changeBook(orgId, options.mode, { kind: 'credit-line', amount }),
+      changeBook(run, orgId, options.mode, { kind: 'credit-line', amount }),
     );
 
   switchOptions(
@@ -199,7 +200,7 @@ export function registerOrgsCommand(program: Command): void {
       .argument('<org>', 'org id (a UUID)', parseOrgId),
   ).action((orgId: string, options: SwitchOptions) => {
     const enabled = enabledFrom(options);
-    return changeBook(orgId, options.mode, { kind: 'trading', enabled });
+    return changeBook(run, orgId, options.mode, { kind: 'trading', enabled });
   });
 
   switchOptions(
@@ -210,7 +211,7 @@ export function registerOrgsCommand(program: Command): void {
       .argument('<currency>', 'the currency code, e.g. USDC', parseCurrency),
   ).action((orgId: string, currency: string, options: SwitchOptions) => {
     const enabled = enabledFrom(options);
-    return changeBook(orgId, options.mode, { kind: 'currency', currency, enabled });
+    return changeBook(run, orgId, options.mode, { kind: 'currency', currency, enabled });
   });
 
   switchOptions(
@@ -221,6 +222,6 @@ export function registerOrgsCommand(program: Command): void {
       .argument('<pair>', 'BUY/SELL, e.g. EUR/USD (buy EUR, sell USD)', parsePair),
   ).action((orgId: string, pair: { buyCurrency: string; sellCurrency: string }, options: SwitchOptions) => {
     const enabled = enabledFrom(options);
-    return changeBook(orgId, options.mode, { kind: 'pair', ...pair, enabled });
+    return changeBook(run, orgId, options.mode, { kind: 'pair', ...pair, enabled });
   });
 }

@@ -13,8 +13,8 @@ import { V3RequestSigner } from '../../lib/auth/request-signer.js';
 import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
 import { parseHttpMethod, parseRequestPath } from '../arguments.js';
-import { cliConfig } from '../config.js';
 import { messageOf, usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 
 /** The command's options as commander hands them over. */
 export interface SignCommandOptions {
@@ -29,19 +29,19 @@ export interface SignCommandOptions {
 }
 
 /** `@file` is the file's exact bytes (what `curl --data-binary @file` sends); anything else, the text as UTF-8. */
-async function bodyBytes(body: string | undefined): Promise<Buffer | undefined> {
+async function bodyBytes(run: CliRun, body: string | undefined): Promise<Buffer | undefined> {
   if (body === undefined) return undefined;
   if (!body.startsWith('@')) return Buffer.from(body);
   try {
-    return await readFile(body.slice(1));
+    return await readFile(run.path(body.slice(1)));
   } catch (error) {
     throw usageError(`cannot read the body file ${body.slice(1)}: ${messageOf(error)}`);
   }
 }
 
-async function loadKeyFile(path: string): Promise<LoadedKey> {
+async function loadKeyFile(run: CliRun, path: string): Promise<LoadedKey> {
   try {
-    return await readKeyFile(path);
+    return await readKeyFile(run.path(path));
   } catch (error) {
     throw usageError(`cannot use the key file ${path}: ${messageOf(error)}`);
   }
@@ -87,22 +87,22 @@ function v3RequestLine(options: SignCommandOptions): { method: string; pathAndQu
   return { method, pathAndQuery: path };
 }
 
-/** What `fxgate sign` prints for these options: one `Name: value` line per header. */
-export async function signedHeaderLines(options: SignCommandOptions): Promise<string> {
+/** What `fxgate sign` prints for these options in this run (its configuration, its folder): one `Name: value` line per header. */
+export async function signedHeaderLines(run: CliRun, options: SignCommandOptions): Promise<string> {
   const v3Request = options.legacy ? null : v3RequestLine(options);
   // Read before the key file, so that a bad environment is reported as such.
-  const issuer = options.issuer ?? signingIssuer(cliConfig());
-  const key = await loadKeyFile(options.key);
+  const issuer = options.issuer ?? signingIssuer(run.config());
+  const key = await loadKeyFile(run, options.key);
   const headers =
     v3Request === null
       ? await legacyRequestHeaders(key, { issuer, idempotencyKey: options.idempotencyKey })
-      : await new V3RequestSigner(key, { issuer }).headers({ ...v3Request, body: await bodyBytes(options.body), idempotencyKey: options.idempotencyKey });
+      : await new V3RequestSigner(key, { issuer }).headers({ ...v3Request, body: await bodyBytes(run, options.body), idempotencyKey: options.idempotencyKey });
   return Object.entries(headers)
     .map(([name, value]) => `${displayName(name)}: ${value}`)
     .join('\n');
 }
 
-export function registerSignCommand(program: Command): void {
+export function registerSignCommand(program: Command, run: CliRun): void {
   program
     .command('sign')
     .description(
@@ -123,6 +123,6 @@ export function registerSignCommand(program: Command): void {
         '  curl -H @<(fxgate sign --key k.json --legacy) http://127.0.0.1:8080/v2/brokerage/<orgId>/balances',
     )
     .action(async (options: SignCommandOptions) => {
-      console.log(await signedHeaderLines(options));
+      run.out(await signedHeaderLines(run, options));
     });
 }

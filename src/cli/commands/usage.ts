@@ -9,6 +9,7 @@
 import { type Command, Option } from 'commander';
 import { type UsageQuery, UsageQueryError, type UsageReport, type UsageRow, parseUsageQuery } from '../../gateway/usage/usage-recorder.js';
 import { usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { usageReportOperation } from '../state/usage-operation.js';
 
@@ -82,44 +83,37 @@ export interface UsageCommandOptions {
   readonly format: UsageFormat;
 }
 
-/** Where the command reads and writes; the CLI's own by default, a test's in process. */
-export interface UsageCommandIo {
+/** Where the command's report and clock come from: the run's configured state by default, a test's fixed ones in process. */
+export interface UsageSource {
   /** Reads the report with the configured database open. */
   readonly report: (query: UsageQuery) => Promise<UsageReport>;
-  readonly write: (text: string) => void;
   readonly now: () => number;
 }
 
-/** Reads the report from the configured database, or through the admin listener of the server that holds it (src/cli/state). */
-function reportFromDatabase(query: UsageQuery): Promise<UsageReport> {
-  return withState((state) => state.run(usageReportOperation, { ...query }));
+/** The report from the run's configured database, or through the admin listener of the server that holds it (src/cli/state). */
+function configuredSource(run: CliRun): UsageSource {
+  return { report: (query) => withState(run, (state) => state.run(usageReportOperation, { ...query })), now: Date.now };
 }
 
-const CLI_IO: UsageCommandIo = {
-  report: reportFromDatabase,
-  write: (text) => process.stdout.write(text),
-  now: Date.now,
-};
-
-/** The command's work: the options checked as the admin route checks its query, the report read and printed. */
-export async function runUsageCommand(options: UsageCommandOptions, io: UsageCommandIo = CLI_IO): Promise<void> {
+/** The command's work: the options checked as the admin route checks its query, the report read and printed to the run's stdout. */
+export async function runUsageCommand(run: CliRun, options: UsageCommandOptions, source: UsageSource = configuredSource(run)): Promise<void> {
   let query: UsageQuery;
   try {
-    query = parseUsageQuery({ ...(options.generation === undefined ? {} : { generation: options.generation }), ...(options.since === undefined ? {} : { since: options.since }) }, io.now());
+    query = parseUsageQuery({ ...(options.generation === undefined ? {} : { generation: options.generation }), ...(options.since === undefined ? {} : { since: options.since }) }, source.now());
   } catch (error) {
     if (error instanceof UsageQueryError) throw usageError(error.message.replace(/^since: /, '--since: ').replace(/^generation /, '--generation '));
     throw error;
   }
-  const text = formatUsage(await io.report(query), options.format);
-  io.write(options.format === 'csv' ? text : `${text}\n`);
+  const text = formatUsage(await source.report(query), options.format);
+  run.io.stdout.write(options.format === 'csv' ? text : `${text}\n`);
 }
 
-export function registerUsageCommand(program: Command, io: UsageCommandIo = CLI_IO): void {
+export function registerUsageCommand(program: Command, run: CliRun, source: UsageSource = configuredSource(run)): void {
   program
     .command('usage')
     .description('Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, first and last seen, last client address.')
     .option('--generation <generation>', 'only v1 or only v2 (default: both)')
     .option('--since <when>', 'only the rows seen since then: a duration back from now (7d, 24h, 30m) or an ISO 8601 timestamp (2026-12-01T00:00:00Z)')
     .addOption(new Option('--format <format>', 'table for people, json as GET /admin/usage serves it, csv (RFC 4180, a header row) for a spreadsheet or a mailing list').choices(USAGE_FORMATS).default('table'))
-    .action((options: UsageCommandOptions) => runUsageCommand(options, io));
+    .action((options: UsageCommandOptions) => runUsageCommand(run, options, source));
 }

@@ -27,6 +27,7 @@ import { parseMode, parseOrgId } from '../arguments.js';
 import { Closers } from '../closers.js';
 import { upstreamKeysDir } from '../config.js';
 import { CliError, messageOf, usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 import { defineOperation, type StateContext } from '../state/operation.js';
 import { withState } from '../state/session.js';
 
@@ -211,7 +212,7 @@ Example:
   fxgate webhooks add --org 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c --mode sandbox \\
     --url https://example.com/hooks/fx --events deposits,withdrawals,failed-withdrawals`;
 
-export function registerWebhooksCommand(program: Command): void {
+export function registerWebhooksCommand(program: Command, run: CliRun): void {
   const webhooks = program.command('webhooks').description('Legacy webhook subscriptions, delivered by the gateway in the v1/v2 shape (DATABASE_URL, or the embedded database).');
 
   webhooks
@@ -224,21 +225,21 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--json', 'print {id, orgId, mode, url, events, secret} as JSON')
     .addHelpText('after', ADD_HELP)
     .action(async (options: { org: string; mode: Mode; url: string; events?: string[]; json?: boolean }) => {
-      const added = await withState((state) => state.run(webhookOperations.add, { org: options.org, mode: options.mode, url: options.url, events: options.events }));
+      const added = await withState(run, (state) => state.run(webhookOperations.add, { org: options.org, mode: options.mode, url: options.url, events: options.events }));
       const { id, orgId, mode, url, events } = added.subscription;
       if (options.json) {
-        console.log(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
-        console.error(`fxgate: ${describeNote(added.note, 'add')}`);
+        run.out(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
+        run.err(`fxgate: ${describeNote(added.note, 'add')}`);
         return;
       }
-      console.log(`id: ${id}`);
-      console.log(`org: ${orgId}`);
-      console.log(`mode: ${mode}`);
-      console.log(`url: ${url}`);
-      console.log(`events: ${events.join(',')}`);
-      console.log(`secret: ${added.secret}`);
-      console.log('(the secret is shown only now: keep it where the receiver can read it)');
-      console.log(describeNote(added.note, 'add'));
+      run.out(`id: ${id}`);
+      run.out(`org: ${orgId}`);
+      run.out(`mode: ${mode}`);
+      run.out(`url: ${url}`);
+      run.out(`events: ${events.join(',')}`);
+      run.out(`secret: ${added.secret}`);
+      run.out('(the secret is shown only now: keep it where the receiver can read it)');
+      run.out(describeNote(added.note, 'add'));
     });
 
   webhooks
@@ -247,9 +248,9 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--org <uuid>', 'only the subscriptions of this org', parseOrgId)
     .option('--json', 'print a JSON array')
     .action(async (options: { org?: string; json?: boolean }) => {
-      const listed = await withState((state) => state.run(webhookOperations.list, { org: options.org }));
-      if (options.json) console.log(JSON.stringify(listed));
-      else console.log(listed.length > 0 ? formatWebhookTable(listed) : 'no subscriptions');
+      const listed = await withState(run, (state) => state.run(webhookOperations.list, { org: options.org }));
+      if (options.json) run.out(JSON.stringify(listed));
+      else run.out(listed.length > 0 ? formatWebhookTable(listed) : 'no subscriptions');
     });
 
   webhooks
@@ -258,13 +259,13 @@ export function registerWebhooksCommand(program: Command): void {
     .argument('<id>', 'the subscription id (a UUID)')
     .option('--json', 'print {id, removed: true} as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
-      const removed = await withState((state) => state.run(webhookOperations.remove, { id: id.trim() }));
+      const removed = await withState(run, (state) => state.run(webhookOperations.remove, { id: id.trim() }));
       if (options.json) {
-        console.log(JSON.stringify({ id: removed.subscription.id, removed: true }));
-        console.error(`fxgate: ${describeNote(removed.note, 'remove')}`);
+        run.out(JSON.stringify({ id: removed.subscription.id, removed: true }));
+        run.err(`fxgate: ${describeNote(removed.note, 'remove')}`);
         return;
       }
-      console.log(`removed: ${removed.subscription.id}`);
-      console.log(describeNote(removed.note, 'remove'));
+      run.out(`removed: ${removed.subscription.id}`);
+      run.out(describeNote(removed.note, 'remove'));
     });
 }

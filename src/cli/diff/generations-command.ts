@@ -12,8 +12,8 @@ import type { Command } from 'commander';
 import { upstreamOrigin } from '../../gateway/upstream.js';
 import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
-import { cliConfig } from '../config.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf, usageError } from '../exit.js';
+import type { CliRun } from '../io.js';
 import { DeploymentError } from './deployment.js';
 import { renderJson, renderJunit, renderTable } from './reporters.js';
 import { type DiffReport, type OperationReport, REQUIRED_SCOPES, runGenerationDiff } from './runner.js';
@@ -30,17 +30,7 @@ export interface DiffGenerationsOptions {
   readonly timeout?: string | number;
 }
 
-export interface DiffOutput {
-  out(text: string): void;
-  err(text: string): void;
-}
-
 export const DIFF_DEFAULTS = { timeoutMs: 10_000 } as const;
-
-const PROCESS_OUTPUT: DiffOutput = {
-  out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
-};
 
 function parseUrl(url: string): string {
   try {
@@ -58,10 +48,10 @@ function parseTimeout(value: string | number | undefined): number {
 }
 
 /** The key file, which must be a sandbox key with the scopes every scenario needs. */
-async function sandboxKey(path: string): Promise<LoadedKey> {
+async function sandboxKey(run: CliRun, path: string): Promise<LoadedKey> {
   let key: LoadedKey;
   try {
-    key = await readKeyFile(path);
+    key = await readKeyFile(run.path(path));
   } catch (error) {
     throw usageError(`cannot use the key file ${path}: ${messageOf(error)}`);
   }
@@ -85,16 +75,17 @@ async function writeReport(path: string, text: string, what: string): Promise<vo
 }
 
 /**
- * The command itself, for the command line and for tests in process: runs, prints the table,
- * writes the reports, and returns the exit code with the report. Throws CliError for bad
- * arguments (2) and for a deployment that cannot serve the run (1).
+ * The command itself, for the command line and for tests in process: runs, prints the table to
+ * the run's stdout (each operation's verdict to its stderr as it comes), writes the reports, and
+ * returns the exit code with the report. Throws CliError for bad arguments (2) and for a
+ * deployment that cannot serve the run (1).
  */
-export async function diffGenerations(options: DiffGenerationsOptions, output: DiffOutput = PROCESS_OUTPUT): Promise<{ exitCode: ExitCode; report: DiffReport }> {
+export async function diffGenerations(run: CliRun, options: DiffGenerationsOptions): Promise<{ exitCode: ExitCode; report: DiffReport }> {
   const origin = parseUrl(options.url);
   const timeoutMs = parseTimeout(options.timeout);
   const only = options.only === undefined ? undefined : options.only.split(',').map((name) => name.trim()).filter((name) => name !== '');
-  const key = await sandboxKey(options.key);
-  const issuer = options.issuer ?? signingIssuer(cliConfig());
+  const key = await sandboxKey(run, options.key);
+  const issuer = options.issuer ?? signingIssuer(run.config());
   let report: DiffReport;
   try {
     report = await runGenerationDiff({
@@ -103,19 +94,19 @@ export async function diffGenerations(options: DiffGenerationsOptions, output: D
       issuer,
       timeoutMs,
       ...(only === undefined ? {} : { only }),
-      onOperation: (operation: OperationReport) => output.err(`${operation.generation} ${operation.operation}: ${operation.result} (${operation.durationMs} ms)`),
+      onOperation: (operation: OperationReport) => run.err(`${operation.generation} ${operation.operation}: ${operation.result} (${operation.durationMs} ms)`),
     });
   } catch (error) {
     if (error instanceof DeploymentError) throw new CliError(error.message, EXIT_CODES.failure, { cause: error });
     throw error;
   }
-  output.out(renderTable(report));
-  if (options.json !== undefined) await writeReport(options.json, renderJson(report), 'JSON');
-  if (options.junit !== undefined) await writeReport(options.junit, renderJunit(report), 'JUnit');
+  run.out(renderTable(report));
+  if (options.json !== undefined) await writeReport(run.path(options.json), renderJson(report), 'JSON');
+  if (options.junit !== undefined) await writeReport(run.path(options.junit), renderJunit(report), 'JUnit');
   return { exitCode: report.agrees ? EXIT_CODES.ok : EXIT_CODES.failure, report };
 }
 
-export function registerDiffGenerationsCommand(diff: Command): void {
+export function registerDiffGenerationsCommand(diff: Command, run: CliRun): void {
   diff
     .command('generations')
     .description(
@@ -130,7 +121,6 @@ export function registerDiffGenerationsCommand(diff: Command): void {
     .option('--timeout <ms>', `the most one request may take (default ${DIFF_DEFAULTS.timeoutMs})`)
     .addHelpText('after', '\nExample:\n  fxgate diff generations --url http://127.0.0.1:8080 --key data/keys/<org>.json --junit diff.xml')
     .action(async (options: DiffGenerationsOptions) => {
-      const { exitCode } = await diffGenerations(options);
-      process.exitCode = exitCode;
+      run.exitCode = (await diffGenerations(run, options)).exitCode;
     });
 }

@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { parseHttpUrl } from '../arguments.js';
 import { CliError, messageOf } from '../exit.js';
+import type { CliRun } from '../io.js';
 
 /** The most the admin listener may take to answer. */
 const FETCH_TIMEOUT_MS = 10_000;
@@ -99,7 +100,7 @@ export async function fetchShadowReport(adminUrl: string): Promise<{ raw: unknow
   return { raw, report: parsed.data };
 }
 
-export function registerDiffReportCommand(diff: Command): void {
+export function registerDiffReportCommand(diff: Command, run: CliRun): void {
   diff
     .command('report')
     .description("Print what the shadow mode has compared so far: counts per legacy operation, each differing field with a masked example, and the noise. Reads a gateway's admin listener.")
@@ -107,6 +108,6 @@ export function registerDiffReportCommand(diff: Command): void {
     .option('--json', 'print the report as JSON, as the admin listener serves it')
     .action(async (options: { url: string; json?: boolean }) => {
       const { raw, report } = await fetchShadowReport(options.url);
-      console.log(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
+      run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
     });
 }

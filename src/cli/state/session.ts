@@ -11,10 +11,10 @@ import { Client } from 'undici';
 import type { Config } from '../../lib/config.js';
 import { KeyImportConflictError, KeyImportInvalidError } from '../../lib/keys/key-import.js';
 import { Closers } from '../closers.js';
-import { cliConfig } from '../config.js';
 import { DataDirLockedError } from '../data-dir-lock.js';
 import { CliError, messageOf } from '../exit.js';
-import { openRegistry } from '../runtime.js';
+import type { CliRun } from '../io.js';
+import { openRegistry, type Warn } from '../runtime.js';
 import { checkAdminUrl, readAdminToken, readPublishedAdmin } from './admin-discovery.js';
 import { type StateContext, type StateOperation, wireErrorSchema } from './operation.js';
 
@@ -32,11 +32,11 @@ export interface StateSession {
   run<I, O>(operation: StateOperation<I, O>, input: I): Promise<O>;
 }
 
-/** Runs fn with a session on the configured state, then closes what it opened whatever happened. */
-export async function withState<T>(fn: (session: StateSession) => Promise<T>): Promise<T> {
+/** Runs fn with a session on the run's configured state, then closes what it opened whatever happened. */
+export async function withState<T>(run: CliRun, fn: (session: StateSession) => Promise<T>): Promise<T> {
   const closers = new Closers();
   try {
-    return await fn(await openState(cliConfig(), closers));
+    return await fn(await openState(run.config(), closers, { warn: (line) => run.err(line) }));
   } finally {
     await closers.closeAll();
   }
@@ -58,8 +58,14 @@ function lockHolder(error: unknown): number | null {
   return error instanceof CliError && error.cause instanceof DataDirLockedError ? error.cause.pid : null;
 }
 
+export interface OpenStateOptions {
+  /** Says that the command is waiting for the holder of the folder (the run's stderr). */
+  readonly warn: Warn;
+  readonly publishWaitMs?: number;
+}
+
 /** The session for one command; what it opens is registered with closers. */
-export async function openState(config: Config, closers: Closers, options: { readonly publishWaitMs?: number } = {}): Promise<StateSession> {
+export async function openState(config: Config, closers: Closers, options: OpenStateOptions): Promise<StateSession> {
   const publishWaitMs = options.publishWaitMs ?? PUBLISH_WAIT_MS;
   const direct = async (): Promise<StateSession> => directSession({ ...(await openRegistry(config, closers)), config });
   if (config.DATABASE_URL !== undefined) return direct();
@@ -94,7 +100,7 @@ export async function openState(config: Config, closers: Closers, options: { rea
     }
     if (!noticed && waited >= WAIT_NOTICE_MS) {
       noticed = true;
-      console.error(`fxgate: waiting for fxgate (pid ${holder}), which holds ${folder}, to finish starting`);
+      options.warn(`fxgate: waiting for fxgate (pid ${holder}), which holds ${folder}, to finish starting`);
     }
     await sleep(POLL_MS);
   }

@@ -1,21 +1,22 @@
 /**
- * `fxgate sign`, in process: the command as commander runs it (its output captured), and the
+ * `fxgate sign`, in process: the command line as runCli runs it (its output captured), and the
  * function behind it. `--legacy` prints the headers of a v1/v2 request; its token is checked by
  * the project's verifier with the legacy lifetime and, independently, by jose.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { registerSignCommand, signedHeaderLines } from '../../../src/cli/commands/sign.js';
-import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedHeaderLines } from '../../../src/cli/commands/sign.js';
+import { EXIT_CODES } from '../../../src/cli/exit.js';
+import { CliRun } from '../../../src/cli/io.js';
 import { JWT_AUDIENCE, verifyApiToken } from '../../../src/lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../../src/lib/auth/request-signature.js';
 import { DEFAULT_JWT_ISSUERS } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { generateKeyFile, loadKey, writeKeyFile, type KeyFile, type LoadedKey } from '../../../src/lib/keys/key-file.js';
+import { CapturedIo, fxgate, type InProcessResult } from '../in-process-cli.js';
 
 const LEGACY_LIFETIME_SECONDS = 120;
 
@@ -43,19 +44,12 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-afterEach(() => {
-  vi.unstubAllEnvs();
-  vi.restoreAllMocks();
-});
-
-/** Runs `fxgate sign ARGS` through commander, as the CLI does, and returns what it printed. */
-async function runSign(args: readonly string[]): Promise<string> {
-  const printed: string[] = [];
-  vi.spyOn(console, 'log').mockImplementation((...values: unknown[]) => void printed.push(values.join(' ')));
-  const program = new Command('fxgate').exitOverride();
-  registerSignCommand(program);
-  await program.parseAsync(['sign', ...args], { from: 'user' });
-  return printed.join('\n');
+/** Runs `fxgate sign ARGS` as the CLI does; what it printed, its last line end taken off, once it has ended with 0. */
+async function runSign(args: readonly string[], env: Record<string, string> = {}): Promise<string> {
+  const result: InProcessResult = await fxgate(['sign', ...args], env);
+  expect(result, 'fxgate sign').toMatchObject({ code: 0, stderr: '' });
+  expect(result.stdout.endsWith('\n')).toBe(true);
+  return result.stdout.slice(0, -1);
 }
 
 /** `Name: value` lines as a map, checking that no header is printed twice. */
@@ -132,14 +126,13 @@ describe('fxgate sign --legacy', () => {
   });
 
   it('signs with --issuer, or else with the first configured issuer', async () => {
-    const withFlag = tokenOf(headersOf(await signedHeaderLines({ key: livePath, legacy: true, issuer: 'openfx' })));
+    // The flag wins over the run's configuration.
+    const run = new CliRun(new CapturedIo({ FXGATE_JWT_ISSUER: 'acme-fx' }).io);
+    const withFlag = tokenOf(headersOf(await signedHeaderLines(run, { key: livePath, legacy: true, issuer: 'openfx' })));
     expect((await jwtVerify(withFlag, await importSPKI(live.file.publicKey, 'ES256'))).payload.iss).toBe('openfx');
 
-    vi.stubEnv('FXGATE_JWT_ISSUER', 'acme-fx, openfx');
-    vi.resetModules();
-    // A fresh module graph, so that the CLI reads the configuration again (it keeps it once read).
-    const fresh: { signedHeaderLines: typeof signedHeaderLines } = await import('../../../src/cli/commands/sign.js');
-    const configured = tokenOf(headersOf(await fresh.signedHeaderLines({ key: livePath, legacy: true })));
+    // Without it, the first issuer of the run's environment.
+    const configured = tokenOf(headersOf(await runSign(['--key', livePath, '--legacy'], { FXGATE_JWT_ISSUER: 'acme-fx, openfx' })));
     expect((await jwtVerify(configured, await importSPKI(live.file.publicKey, 'ES256'))).payload.iss).toBe('acme-fx');
   });
 });
@@ -159,9 +152,8 @@ describe('fxgate sign for v3', () => {
 
   it('refuses to sign a v3 request without --method and --path, as a usage error pointing to --legacy', async () => {
     for (const args of [['--key', livePath], ['--key', livePath, '--method', 'GET'], ['--key', livePath, '--path', '/v3/fx/pairs']]) {
-      const error = await runSign(args).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(CliError);
-      expect(error).toMatchObject({ exitCode: EXIT_CODES.usage, message: expect.stringMatching(/needs --method and --path.*add --legacy/) });
+      const refused = await fxgate(['sign', ...args]);
+      expect(refused).toMatchObject({ code: EXIT_CODES.usage, stdout: '', stderr: expect.stringMatching(/^fxgate: a v3 request needs --method and --path.*add --legacy/) });
     }
   });
 });

@@ -1,16 +1,18 @@
 /**
  * `fxgate usage`: the usage report printed from the database, in process, in its three formats
  * (an aligned table, the admin route's JSON, RFC 4180 CSV with a header row), its options
- * checked as the admin route checks its query; and once as the real CLI, on PostgreSQL.
+ * checked as the admin route checks its query, on a fixed clock; and once through the whole
+ * command line (runCli) on PostgreSQL, configured by its environment.
  */
 import { Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type UsageCommandIo, csvField, registerUsageCommand } from '../../../src/cli/commands/usage.js';
+import { type UsageSource, csvField, registerUsageCommand } from '../../../src/cli/commands/usage.js';
 import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
+import { CliRun } from '../../../src/cli/io.js';
 import { NO_OPERATION, type UsageReport, UsageRecorder, readUsage } from '../../../src/gateway/usage/usage-recorder.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { CapturedIo, fxgate } from '../in-process-cli.js';
 
 const NOW = Date.UTC(2026, 11, 20, 12);
 const DAY = 24 * 3_600_000;
@@ -69,16 +71,15 @@ async function seed(database: TestDatabase): Promise<void> {
 
 describe('fxgate usage, in process', () => {
   let database: TestDatabase;
-  let printed: string[];
-  const io = (): UsageCommandIo => ({ report: (query) => readUsage(database.db, query), write: (text) => printed.push(text), now: () => NOW });
+  const source = (): UsageSource => ({ report: (query) => readUsage(database.db, query), now: () => NOW });
 
   async function usage(...args: string[]): Promise<string> {
-    printed = [];
+    const captured = new CapturedIo();
     const program = new Command('fxgate').exitOverride();
     program.configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-    registerUsageCommand(program, io());
+    registerUsageCommand(program, new CliRun(captured.io), source());
     await program.parseAsync(['usage', ...args], { from: 'user' });
-    return printed.join('');
+    return captured.stdout;
   }
 
   beforeAll(async () => {
@@ -154,19 +155,18 @@ describe('fxgate usage, in process', () => {
   });
 });
 
-describe('fxgate usage, the real CLI on PostgreSQL', () => {
+describe('fxgate usage, the command line on PostgreSQL', () => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestPostgres();
     await seed(database);
   });
   afterAll(async () => {
-    await killAllCliProcesses();
     await database?.drop();
   });
 
   it('prints the report of the configured database', async () => {
-    const result = await runCli(['usage', '--generation', 'v2', '--format', 'csv'], { DATABASE_URL: database.url! });
+    const result = await fxgate(['usage', '--generation', 'v2', '--format', 'csv'], { DATABASE_URL: database.url! });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const records = parseCsv(result.stdout);

@@ -5,7 +5,7 @@
  * gateway serving a copy of mappings/ with one record field renamed fails on exactly that
  * operation and field, and a proxy that rewrites one amount of one answer passes when the value
  * is the same (250.00 -> 250.0) and fails on exactly that field when it is rounded. Usage errors
- * are refused before anything is sent, and the real CLI runs once as a child process.
+ * are refused before anything is sent, and the whole command line (runCli) runs once.
  */
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
@@ -14,17 +14,18 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DiffOutput, diffGenerations } from '../../../src/cli/diff/generations-command.js';
+import { diffGenerations } from '../../../src/cli/diff/generations-command.js';
 import { readOrgBook, setCreditLine } from '../../../src/core/trading/org-books.js';
 import type { DiffReport, OperationReport } from '../../../src/cli/diff/runner.js';
 import { CliError } from '../../../src/cli/exit.js';
+import { CliRun } from '../../../src/cli/io.js';
 import { legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { testServices } from '../../support/services.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { CapturedIo, fxgate } from '../in-process-cli.js';
 import { type InProcessAll, startAllInProcess } from './in-process-all.js';
 
 const MAPPINGS_DIR = new URL('../../../mappings/', import.meta.url);
@@ -36,21 +37,19 @@ beforeAll(async () => {
   reportsDir = await mkdtemp(join(tmpdir(), 'fxgate-diff-reports-'));
 });
 afterAll(async () => {
-  await killAllCliProcesses();
   if (reportsDir) await rm(reportsDir, { recursive: true, force: true });
 });
 
 /** Runs the command in process; its output, exit code and the JSON and JUnit it wrote. */
 async function diff(url: string, deployment: InProcessAll, extra: { only?: string } = {}) {
-  const lines = { out: [] as string[], err: [] as string[] };
-  const output: DiffOutput = { out: (text) => lines.out.push(text), err: (text) => lines.err.push(text) };
+  const captured = new CapturedIo();
   const name = `${Math.random().toString(16).slice(2)}`;
   const json = join(reportsDir, `${name}.json`);
   const junit = join(reportsDir, `${name}.xml`);
-  const { exitCode } = await diffGenerations({ url, key: deployment.keyPath, issuer: deployment.issuer, json, junit, ...extra }, output);
+  const { exitCode } = await diffGenerations(new CliRun(captured.io), { url, key: deployment.keyPath, issuer: deployment.issuer, json, junit, ...extra });
   return {
     exitCode,
-    stdout: lines.out.join('\n'),
+    stdout: captured.stdout,
     report: JSON.parse(await readFile(json, 'utf8')) as DiffReport,
     junit: await readFile(junit, 'utf8'),
   };
@@ -256,8 +255,8 @@ describe('fxgate diff generations catches what differs', () => {
   });
 
   it('refuses what cannot work before it changes anything, saying how to fix it', async () => {
-    const refused = async (options: Partial<Parameters<typeof diffGenerations>[0]>): Promise<CliError> => {
-      const error = await diffGenerations({ url: deployment.url, key: deployment.keyPath, issuer: deployment.issuer, ...options }, { out: () => {}, err: () => {} }).then(
+    const refused = async (options: Partial<Parameters<typeof diffGenerations>[1]>): Promise<CliError> => {
+      const error = await diffGenerations(new CliRun(new CapturedIo().io), { url: deployment.url, key: deployment.keyPath, issuer: deployment.issuer, ...options }).then(
         () => null,
         (thrown: unknown) => thrown,
       );
@@ -325,9 +324,9 @@ describe('fxgate diff generations catches what differs', () => {
     }
   });
 
-  it('runs as the real CLI: exit 0 and the table on stdout', { timeout: 120_000 }, async () => {
+  it('runs through the command line: exit 0 and the table on stdout', { timeout: 120_000 }, async () => {
     const json = join(reportsDir, 'cli.json');
-    const result = await runCli(['diff', 'generations', '--url', deployment.url, '--key', deployment.keyPath, '--only', 'balances,trade/{id}', '--json', json], {}, 90_000);
+    const result = await fxgate(['diff', 'generations', '--url', deployment.url, '--key', deployment.keyPath, '--only', 'balances,trade/{id}', '--json', json]);
     expect(result.stderr).toContain('v2 trade/{id}: agrees');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^balances +v1 +\d+ +0 +agrees$/m);

@@ -43,7 +43,8 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
   const closers = new Closers();
   closers.add('data folder', () => rm(dataDir, { recursive: true, force: true }));
   try {
-    const core: StartedCore = await startCore(config, closers, ['127.0.0.1', '::1']);
+    // The test services answer: a warning would be a failure to start.
+    const core: StartedCore = await startCore(config, closers, { extraTrustedProxies: ['127.0.0.1', '::1'], warn: (line) => { throw new Error(line); } });
     const coreUrl = await core.app.listen({ host: '127.0.0.1', port: 0 });
     const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
     const gateway = async (options: { mappingsLocation?: MappingsLocation } = {}): Promise<string> => {

@@ -10,7 +10,7 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, unlink, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Closers } from '../../../src/cli/closers.js';
 import { type StartedAll, startAll } from '../../../src/cli/commands/all.js';
 import { PGLITE_LOCK_FILE } from '../../../src/cli/database.js';
@@ -20,7 +20,7 @@ import { loadConfig } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { keyFileSchema, readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { legacyToken } from '../../support/independent-signing.js';
-import { fxgate, type InProcessResult } from './in-process-cli.js';
+import { fxgate as runFxgate, type InProcessResult } from '../in-process-cli.js';
 
 const UNKNOWN_ORG = '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c';
 const NO_ACCOUNT = `wac_${'0'.repeat(32)}`;
@@ -29,15 +29,15 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'fxgate-state-'));
-  // The commands read process.env (once); the test services' DATABASE_URL would send them to PostgreSQL.
-  vi.stubEnv('FXGATE_DATA_DIR', dataDir);
-  vi.stubEnv('LOG_LEVEL', 'silent');
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'FXGATE_UPSTREAM_URL', 'FXGATE_GATEWAY_WEBHOOK_URL']) vi.stubEnv(name, undefined);
 });
 afterAll(async () => {
-  vi.unstubAllEnvs();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
+
+/** A command on the embedded data folder, in process: no DATABASE_URL, so it finds the server that holds the folder. */
+function fxgate(...args: string[]): Promise<InProcessResult> {
+  return runFxgate(args, { FXGATE_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+}
 
 interface Server {
   readonly started: StartedAll;
@@ -48,7 +48,8 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   const config = loadConfig({ FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env });
   const closers = new Closers();
   try {
-    return { started: await startAll(config, closers), stop: () => closers.closeAll() };
+    // Nothing may warn: the in-process store needs no Redis.
+    return { started: await startAll(config, closers, (line) => { throw new Error(line); }), stop: () => closers.closeAll() };
   } catch (error) {
     await closers.closeAll();
     throw error;
@@ -364,11 +365,14 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
       await writeFile(join(dataDir, PGLITE_LOCK_FILE), `${holder.pid}\n`);
       const config = loadConfig({ FXGATE_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
       const started = Date.now();
-      await expect(openState(config, closers, { publishWaitMs: 600 })).rejects.toThrow(
+      const waiting: string[] = [];
+      await expect(openState(config, closers, { publishWaitMs: 600, warn: (line) => waiting.push(line) })).rejects.toThrow(
         `${dataDir} (FXGATE_DATA_DIR) is in use by another fxgate process (pid ${holder.pid}), which published no admin listener within 0.6 s ` +
           '(it may still be starting, or not be a server). Run the command again once it has started, or stop it first, or set DATABASE_URL so that several processes share PostgreSQL.',
       );
       expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+      // The notice comes after a second of waiting; this wait ended before it.
+      expect(waiting).toEqual([]);
     } finally {
       await closers.closeAll();
       const exited = new Promise((resolve) => holder.once('exit', resolve));

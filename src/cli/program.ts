@@ -1,0 +1,90 @@
+/**
+ * fxgate's command line as a function: `runCli(args, io)` builds the commander program for one
+ * run, with every command printing, reading its configuration and ending through io
+ * (src/cli/io.ts), and resolves to the exit code instead of ending the process. main.ts runs it
+ * for the process; tests run it in process with captured output.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerAccountsCommand } from './commands/accounts.js';
+import { registerAllCommand } from './commands/all.js';
+import { registerCoreCommand } from './commands/core.js';
+import { registerDiffCommand } from './commands/diff.js';
+import { registerDocsCommand } from './commands/docs.js';
+import { registerGatewayCommand } from './commands/gateway.js';
+import { registerKeysCommand } from './commands/keys.js';
+import { registerMigrateCommand } from './commands/migrate.js';
+import { registerOpenApiCommand } from './commands/openapi.js';
+import { registerOrgsCommand } from './commands/orgs.js';
+import { registerSignCommand } from './commands/sign.js';
+import { registerUsageCommand } from './commands/usage.js';
+import { registerWebhooksCommand } from './commands/webhooks.js';
+import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
+import { type CliIo, type CliWriter, CliRun } from './io.js';
+
+/** package.json is two folders up from both src/cli and dist/cli. */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
+/** Commander's own width for help that goes to a pipe or a capture. */
+const PIPE_HELP_WIDTH = 80;
+
+/** Help is wrapped to a terminal's width. */
+function helpWidth(writer: CliWriter): number {
+  return writer.isTTY === true && writer.columns !== undefined ? writer.columns : PIPE_HELP_WIDTH;
+}
+
+/** Every command, registered on a program for one run. */
+const COMMANDS: readonly ((program: Command, run: CliRun) => void)[] = [
+  registerAllCommand,
+  registerCoreCommand,
+  registerGatewayCommand,
+  registerKeysCommand,
+  registerOrgsCommand,
+  registerAccountsCommand,
+  registerWebhooksCommand,
+  registerMigrateCommand,
+  registerSignCommand,
+  registerUsageCommand,
+  registerDiffCommand,
+  registerDocsCommand,
+  registerOpenApiCommand,
+];
+
+function buildProgram(run: CliRun): Command {
+  const { io } = run;
+  const program = new Command('fxgate')
+    .description('The v3 FX trading and settlement core, and the v1/v2 compatibility gateway in front of it.')
+    .version(packageVersion())
+    // Both set before the commands are added, which inherit them: commander throws instead of
+    // exiting (a usage error ends the run with 2, help and the version with 0), and writes to io.
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
+      getOutHelpWidth: () => helpWidth(io.stdout),
+      getErrHelpWidth: () => helpWidth(io.stderr),
+    });
+  for (const register of COMMANDS) register(program, run);
+  return program;
+}
+
+/**
+ * Runs the command line `args` (the arguments after the program's name) and resolves to its
+ * exit code: 0, 1 for a failed command, 2 for bad input (src/cli/exit.ts). A server command
+ * resolves once it serves; its run then ends through io.exit when it stops.
+ */
+export async function runCli(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const run = new CliRun(io);
+  try {
+    await buildProgram(run).parseAsync([...args], { from: 'user' });
+    return run.exitCode;
+  } catch (error) {
+    // Commander has written its message (or the help, or the version) already.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
+    run.err(`fxgate: ${messageOf(error)}`);
+    return error instanceof CliError ? error.exitCode : EXIT_CODES.failure;
+  }
+}
