@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { killAllCliProcesses, runCli } from './cli-process.js';
+import { fxgate, stopInProcessServers } from './in-process-cli.js';
 
 describe('configuration at start-up', () => {
-  afterAll(killAllCliProcesses);
+  afterAll(stopInProcessServers);
 
   it.each([
     ['PORT', 'abc'],
@@ -10,14 +10,14 @@ describe('configuration at start-up', () => {
     ['DATABASE_URL', 'mysql://localhost/x'],
     ['FXGATE_JWT_ISSUER', 'fx-service,,openfx'],
   ])('a bad %s=%s stops the command with exit 2, naming the variable', async (name, value) => {
-    const result = await runCli(['migrate'], { [name]: value });
+    const result = await fxgate(['migrate'], { [name]: value });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^fxgate: invalid configuration:\\n  - ${name}: `));
     expect(result.stdout).toBe('');
   });
 
   it.each(['core', 'gateway', 'all'])('a bad FXGATE_REQUEST_TIMEOUT_MS stops `fxgate %s` before it listens, naming the variable', async (command) => {
-    const result = await runCli([command], { FXGATE_REQUEST_TIMEOUT_MS: '10', FXGATE_UPSTREAM_URL: 'http://127.0.0.1:1', PORT: '0' });
+    const result = await fxgate([command], { FXGATE_REQUEST_TIMEOUT_MS: '10', FXGATE_UPSTREAM_URL: 'http://127.0.0.1:1', PORT: '0' });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^fxgate: invalid configuration:\n {2}- FXGATE_REQUEST_TIMEOUT_MS: /);
     expect(result.stdout).not.toContain('listening');

@@ -9,7 +9,7 @@ import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { newId } from '../../../src/lib/ids.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
 const UNKNOWN_ORG = '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c';
@@ -66,13 +66,12 @@ describe('fxgate accounts on PostgreSQL', () => {
     env = { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir };
   });
   afterAll(async () => {
-    await killAllCliProcesses();
     await database?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('lists the accounts of both books, or of one', async () => {
-    const [both, onlyLive] = await Promise.all([runCli(['accounts', 'list', ORG.toUpperCase()], env), runCli(['accounts', 'list', ORG, '--mode', 'live'], env)]);
+    const [both, onlyLive] = await Promise.all([fxgate(['accounts', 'list', ORG.toUpperCase()], env), fxgate(['accounts', 'list', ORG, '--mode', 'live'], env)]);
     expect(both.stderr).toBe('');
     expect(both.code).toBe(0);
     const lines = both.stdout.trimEnd().split('\n');
@@ -90,13 +89,13 @@ describe('fxgate accounts on PostgreSQL', () => {
   it('says so when a book has no accounts', async () => {
     const other = '0190c5a8-1111-7c1a-9f3b-2a4d6e8f0b1c';
     await new KeyRegistry(database.db).ensureOrg(other);
-    const result = await runCli(['accounts', 'list', other, '--mode', 'sandbox'], env);
+    const result = await fxgate(['accounts', 'list', other, '--mode', 'sandbox'], env);
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(`org ${other} has no withdrawal accounts in its sandbox book`);
   });
 
   it('verifies a live account: ACTIVE and verified', async () => {
-    const result = await runCli(['accounts', 'verify', ORG, live.id, '--mode', 'live'], env);
+    const result = await fxgate(['accounts', 'verify', ORG, live.id, '--mode', 'live'], env);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')[0]).toBe(`withdrawal account ${live.id} (org ${ORG} live)`);
@@ -106,17 +105,17 @@ describe('fxgate accounts on PostgreSQL', () => {
   });
 
   it('switches withdrawals off and on, leaving the status alone, and disables an account', async () => {
-    const off = await runCli(['accounts', 'withdrawals', ORG, liveWallet.id, '--mode', 'live', '--disable'], env);
+    const off = await fxgate(['accounts', 'withdrawals', ORG, liveWallet.id, '--mode', 'live', '--disable'], env);
     expect(off.stderr).toBe('');
     expect(off.code).toBe(0);
     expect(accountFields(off.stdout)).toMatchObject({ status: 'PENDING_VERIFICATION', withdrawals: 'disabled' });
     expect(await reread(liveWallet)).toMatchObject({ status: 'PENDING_VERIFICATION', withdrawals_enabled: false });
 
-    const on = await runCli(['accounts', 'withdrawals', ORG, liveWallet.id, '--mode', 'live', '--enable'], env);
+    const on = await fxgate(['accounts', 'withdrawals', ORG, liveWallet.id, '--mode', 'live', '--enable'], env);
     expect(on.code).toBe(0);
     expect(accountFields(on.stdout).withdrawals).toBe('enabled');
 
-    const disabled = await runCli(['accounts', 'disable', ORG, liveWallet.id, '--mode', 'live'], env);
+    const disabled = await fxgate(['accounts', 'disable', ORG, liveWallet.id, '--mode', 'live'], env);
     expect(disabled.code).toBe(0);
     expect(accountFields(disabled.stdout)).toMatchObject({ status: 'DISABLED', withdrawals: 'enabled' });
     expect(await reread(liveWallet)).toMatchObject({ status: 'DISABLED', verified: false, withdrawals_enabled: true });
@@ -130,8 +129,8 @@ describe('fxgate accounts on PostgreSQL', () => {
       [['withdrawals', ORG, newId('withdrawalAccount'), '--mode', 'live', '--enable', '--disable'], /cannot be used with/],
       [['list', 'nope'], /An org id is a UUID/],
     ];
-    // Parse errors end before any database work, so the processes are cheap to run side by side.
-    const results = await Promise.all(cases.map(([args]) => runCli(['accounts', ...args], env)));
+    // Parse errors end before any database work; the runs share nothing, so they go side by side.
+    const results = await Promise.all(cases.map(([args]) => fxgate(['accounts', ...args], env)));
     results.forEach((result, i) => {
       const [args, message] = cases[i]!;
       expect(result.code, args.join(' ')).toBe(2);
@@ -143,10 +142,10 @@ describe('fxgate accounts on PostgreSQL', () => {
   it('reports an unknown org, or an account outside the book, with exit 1', async () => {
     const unknownAccount = newId('withdrawalAccount');
     const [org, list, account, otherBook] = await Promise.all([
-      runCli(['accounts', 'verify', UNKNOWN_ORG, live.id, '--mode', 'live'], env),
-      runCli(['accounts', 'list', UNKNOWN_ORG], env),
-      runCli(['accounts', 'disable', ORG, unknownAccount, '--mode', 'live'], env),
-      runCli(['accounts', 'verify', ORG, sandbox.id, '--mode', 'live'], env),
+      fxgate(['accounts', 'verify', UNKNOWN_ORG, live.id, '--mode', 'live'], env),
+      fxgate(['accounts', 'list', UNKNOWN_ORG], env),
+      fxgate(['accounts', 'disable', ORG, unknownAccount, '--mode', 'live'], env),
+      fxgate(['accounts', 'verify', ORG, sandbox.id, '--mode', 'live'], env),
     ]);
     for (const result of [org, list]) {
       expect(result.code).toBe(1);
@@ -161,7 +160,7 @@ describe('fxgate accounts on PostgreSQL', () => {
   });
 
   it('names every subcommand in --help', async () => {
-    const top = await runCli(['accounts', '--help'], env);
+    const top = await fxgate(['accounts', '--help'], env);
     expect(top.code).toBe(0);
     for (const name of ['list', 'verify', 'disable', 'withdrawals']) expect(top.stdout).toContain(name);
   });

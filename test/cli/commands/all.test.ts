@@ -10,7 +10,8 @@ import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { expectRawLegacyError, rawExchange } from '../../support/raw-http.js';
-import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
+import { killAllCliProcesses, startCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 /** `Name: value` lines, as `fxgate sign` prints them, to a headers object. */
 function parseHeaderLines(text: string): Record<string, string> {
@@ -49,7 +50,7 @@ describe('fxgate all on the embedded defaults', () => {
     expect(await (await request(`${adminUrl}/admin/shadow/report`)).body.json()).toEqual({ since: null, operations: [] });
     expect((await request(`${url}/admin/shadow/report`)).statusCode).toBe(404);
 
-    const signed = await runCli(['sign', '--key', keyPath!, '--method', 'GET', '--path', '/v3/fx/pairs']);
+    const signed = await fxgate(['sign', '--key', keyPath!, '--method', 'GET', '--path', '/v3/fx/pairs']);
     expect(signed.code).toBe(0);
     const headers = parseHeaderLines(signed.stdout);
     expect(Object.keys(headers)).toEqual(['Authorization', 'X-Request-Signature', 'X-App-Mode']);
@@ -78,7 +79,7 @@ describe('fxgate all on the embedded defaults', () => {
     expect(slow.answeredAfterMs).toBeLessThanOrEqual(2_500);
 
     // A state command goes through the admin listener (test/cli/state); one that is not one of them is refused.
-    const blocked = await runCli(['migrate'], env);
+    const blocked = await fxgate(['migrate'], env);
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain(`${dataDir} (FXGATE_DATA_DIR) is in use by another fxgate process (pid ${server.child.pid})`);
 
@@ -91,7 +92,7 @@ describe('fxgate all on the embedded defaults', () => {
     expect(restarted.stdout).toContain(`fxgate: sandbox key reused: ${keyPath}\n`);
     expect((await restarted.stop('SIGINT')).code).toBe(0);
 
-    const migrated = await runCli(['migrate'], env);
+    const migrated = await fxgate(['migrate'], env);
     expect(migrated.code).toBe(0);
     expect(migrated.stdout).toMatch(/^up to date: 0001_\w+\.sql/m);
   });

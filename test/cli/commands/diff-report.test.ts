@@ -12,7 +12,8 @@ import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.j
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import { RecordingUpstream } from '../../gateway/recording-upstream.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
+import { killAllCliProcesses, startCli } from '../cli-process.js';
+import { fxgate, stopInProcessServers } from '../in-process-cli.js';
 
 const EXAMPLE = { at: 'data[id=0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c].accountNumber', legacy: '"********7766"', gateway: '"********6789"', seenAt: '2026-11-26T02:00:00.000Z' };
 const REPORT: ShadowReport = {
@@ -63,19 +64,19 @@ describe('fxgate diff report', () => {
   });
 
   it('prints the report of the admin listener at --url, as a table or as JSON', async () => {
-    const printed = await runCli(['diff', 'report', '--url', adminUrl]);
+    const printed = await fxgate(['diff', 'report', '--url', adminUrl]);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toBe(`${formatShadowReport(REPORT)}\n`);
-    const json = await runCli(['diff', 'report', '--url', adminUrl, '--json']);
+    const json = await fxgate(['diff', 'report', '--url', adminUrl, '--json']);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(REPORT);
   });
 
   it('ends with 1 when nothing answers at --url, and with 2 without --url', async () => {
-    const unreachable = await runCli(['diff', 'report', '--url', 'http://127.0.0.1:1']);
+    const unreachable = await fxgate(['diff', 'report', '--url', 'http://127.0.0.1:1']);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/^fxgate: cannot read http:\/\/127\.0\.0\.1:1\/admin\/shadow\/report: /m);
-    const missing = await runCli(['diff', 'report']);
+    const missing = await fxgate(['diff', 'report']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("required option '--url <url>'");
   });
@@ -92,6 +93,7 @@ describe('fxgate gateway in shadow mode', () => {
   });
   afterAll(async () => {
     await killAllCliProcesses();
+    await stopInProcessServers();
     await upstream?.close();
     await database?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -113,9 +115,9 @@ describe('fxgate gateway in shadow mode', () => {
     expect(gateway.stdout).toContain('fxgate gateway: shadow mode beside http://127.0.0.1:1: gateway answers clients, 50% of reads compared');
     expect((await fetch(`${url}/admin/shadow/report`)).status).toBe(404);
     expect(await (await fetch(`${adminUrl}/admin/shadow/report`)).json()).toEqual({ since: null, operations: [] });
-    const printed = await runCli(['diff', 'report', '--url', adminUrl!]);
+    const printed = await fxgate(['diff', 'report', '--url', adminUrl!]);
     expect(printed.stdout).toBe('No reads compared yet.\n');
-    const onDataPlane = await runCli(['diff', 'report', '--url', url!]);
+    const onDataPlane = await fxgate(['diff', 'report', '--url', url!]);
     expect(onDataPlane.code).toBe(1);
     expect(onDataPlane.stderr).toContain("answered 404: point --url at the gateway's admin listener");
     expect((await gateway.stop('SIGTERM')).code).toBe(0);
@@ -123,13 +125,13 @@ describe('fxgate gateway in shadow mode', () => {
 
   it('ends with 1 naming FXGATE_ADMIN_PORT when the admin port is taken', async () => {
     const taken = new URL(upstream.url).port;
-    const result = await runCli(['gateway', '--upstream', upstream.url], { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir, PORT: '0', FXGATE_ADMIN_PORT: taken });
+    const result = await fxgate(['gateway', '--upstream', upstream.url], { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir, PORT: '0', FXGATE_ADMIN_PORT: taken });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`fxgate: the admin listener cannot listen on 127.0.0.1:${taken}: the port is taken (FXGATE_ADMIN_PORT)`);
   });
 
   it('refuses a cut-over list while the gateway serves everyone: exit 2', async () => {
-    const result = await runCli(['gateway', '--upstream', upstream.url], { DATABASE_URL: database.url!, FXGATE_SHADOW_URL: 'http://127.0.0.1:1', FXGATE_CUTOVER_ORGS: '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c' });
+    const result = await fxgate(['gateway', '--upstream', upstream.url], { DATABASE_URL: database.url!, FXGATE_SHADOW_URL: 'http://127.0.0.1:1', FXGATE_CUTOVER_ORGS: '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('FXGATE_CUTOVER_ORGS: lists the orgs served by the gateway while the rest get the legacy answer');
   });

@@ -5,7 +5,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordingUpstream } from '../../gateway/recording-upstream.js';
 import { expectRawLegacyError, expectRawV3Error, rawExchange } from '../../support/raw-http.js';
-import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
+import { killAllCliProcesses, startCli } from '../cli-process.js';
+import { fxgate, stopInProcessServers } from '../in-process-cli.js';
 
 describe('fxgate gateway', () => {
   let upstream: RecordingUpstream;
@@ -17,6 +18,7 @@ describe('fxgate gateway', () => {
   });
   afterAll(async () => {
     await killAllCliProcesses();
+    await stopInProcessServers();
     await upstream?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
@@ -39,7 +41,7 @@ describe('fxgate gateway', () => {
 
   it('ends with exit 1 and a message when its port is taken', async () => {
     const port = new URL(upstream.url).port;
-    const result = await runCli(['gateway', '--upstream', upstream.url], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: port });
+    const result = await fxgate(['gateway', '--upstream', upstream.url], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: port });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`fxgate: the gateway cannot listen on 127.0.0.1:${port}: the port is taken (PORT)`);
   });
@@ -49,7 +51,7 @@ describe('fxgate gateway', () => {
     [['--upstream', 'http://127.0.0.1:1/base'], /^fxgate: invalid upstream http:\/\/127\.0\.0\.1:1\/base: must be an origin only/m],
     [['--upstream', 'ftp://127.0.0.1'], /--upstream <url>.*Expected an http:\/\/ or https:\/\/ URL/],
   ])('refuses to start without a usable upstream (%j): exit 2', async (args, message) => {
-    const result = await runCli(['gateway', ...args], { FXGATE_DATA_DIR: dataDir, PORT: '0' });
+    const result = await fxgate(['gateway', ...args], { FXGATE_DATA_DIR: dataDir, PORT: '0' });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });

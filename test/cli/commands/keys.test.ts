@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyFileSchema } from '../../../src/lib/keys/key-file.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
 
@@ -20,13 +20,12 @@ describe('fxgate keys on PostgreSQL', () => {
     env = { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir };
   });
   afterAll(async () => {
-    await killAllCliProcesses();
     await database?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('creates, lists and revokes a key', async () => {
-    const created = await runCli(
+    const created = await fxgate(
       ['keys', 'create', '--org', ORG.toUpperCase(), '--mode', 'live', '--scopes', 'trade,view', '--ip', '203.0.113.0/24', '--ip', '2001:db8::1', '--label', 'ci'],
       env,
     );
@@ -43,31 +42,31 @@ describe('fxgate keys on PostgreSQL', () => {
     const { rows } = await database.db.query<{ ip_allowlist: string[]; label: string }>('SELECT ip_allowlist, label FROM api_keys WHERE name = $1', [name]);
     expect(rows).toEqual([{ ip_allowlist: ['203.0.113.0/24', '2001:db8::1/128'], label: 'ci' }]);
 
-    const listed = await runCli(['keys', 'list', '--org', ORG], env);
+    const listed = await fxgate(['keys', 'list', '--org', ORG], env);
     expect(listed.code).toBe(0);
     const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
     expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'MODE', 'SCOPES', 'IP ALLOWLIST', 'CREATED', 'REVOKED']);
     expect(rest).toEqual([]);
     expect(row!.split(/\s{2,}/)).toEqual([name, 'live', 'view,trade', '203.0.113.0/24,2001:db8::1/128', expect.stringMatching(/^\d{4}-\d\d-\d\dT/), '-']);
 
-    const revoked = await runCli(['keys', 'revoke', name], env);
+    const revoked = await fxgate(['keys', 'revoke', name], env);
     expect(revoked).toMatchObject({ code: 0, stdout: `revoked: ${name}\n` });
-    const after = await runCli(['keys', 'list'], env);
+    const after = await fxgate(['keys', 'list'], env);
     expect(after.stdout).toMatch(new RegExp(`${name}.*\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z$`, 'm'));
 
-    const again = await runCli(['keys', 'revoke', name], env);
+    const again = await fxgate(['keys', 'revoke', name], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`no active key named ${name}`);
   });
 
   it('writes the key file where --out says, and never over an existing file', async () => {
     const out = join(dataDir, 'mine.json');
-    const created = await runCli(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
+    const created = await fxgate(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
     expect(created.code).toBe(0);
     expect(created.stdout).toContain(`file: ${out}\n`);
     const before = await database.db.query('SELECT name FROM api_keys');
 
-    const refused = await runCli(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
+    const refused = await fxgate(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`${out} already exists`);
     expect((await database.db.query('SELECT name FROM api_keys')).rowCount).toBe(before.rowCount);
@@ -79,7 +78,7 @@ describe('fxgate keys on PostgreSQL', () => {
     [['--org', ORG, '--mode', 'live', '--scopes', 'view', '--ip', '10.0.0.0/33'], /--ip <cidr>.*'10\.0\.0\.0\/33' is invalid/],
     [['--mode', 'live', '--scopes', 'view'], /required option '--org <uuid>' not specified/],
   ])('refuses bad input with exit 2: %j', async (args, message) => {
-    const result = await runCli(['keys', 'create', ...args], env);
+    const result = await fxgate(['keys', 'create', ...args], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stdout).toBe('');
@@ -93,12 +92,12 @@ describe('fxgate keys on PostgreSQL', () => {
     const record = { name, orgId: orgId.toUpperCase(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }), scopes: 'View,Trade', mode: 'Sandbox' };
     await writeFile(file, `${JSON.stringify(record)}\n`);
 
-    const imported = await runCli(['keys', 'import', file], env);
+    const imported = await fxgate(['keys', 'import', file], env);
     expect(imported).toMatchObject({ code: 0, stderr: '', stdout: `imported: ${name}\nsummary: 1 imported, 0 unchanged, 0 files refused\n` });
     // Again, beside a bad file: the first is unchanged, the second a usage error naming its line and field.
     const bad = join(dataDir, 'bad-keys.jsonl');
     await writeFile(bad, `${JSON.stringify({ ...record, name: `org/${orgId}/apiKey/${randomUUID()}`, mode: 'staging' })}\n`);
-    const refused = await runCli(['keys', 'import', file, bad], env);
+    const refused = await fxgate(['keys', 'import', file, bad], env);
     expect(refused.code).toBe(2);
     expect(refused.stdout).toBe(`unchanged: ${name}\nsummary: 0 imported, 1 unchanged, 1 file refused\n`);
     expect(refused.stderr).toContain(`${bad}:1: mode: must be sandbox or live`);
@@ -107,7 +106,7 @@ describe('fxgate keys on PostgreSQL', () => {
   });
 
   it('refuses a malformed key name to revoke with exit 2', async () => {
-    const result = await runCli(['keys', 'revoke', 'org/x/apiKey/y'], env);
+    const result = await fxgate(['keys', 'revoke', 'org/x/apiKey/y'], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('A key name is org/{orgId}/apiKey/{keyId}');
   });
@@ -115,7 +114,7 @@ describe('fxgate keys on PostgreSQL', () => {
   it('says so when an --out folder cannot be written, after registering the key', async () => {
     const blocker = join(dataDir, 'a-file');
     await writeFile(blocker, 'x');
-    const result = await runCli(['keys', 'create', '--org', ORG, '--mode', 'live', '--scopes', 'view', '--out', join(blocker, 'k.json')], env);
+    const result = await fxgate(['keys', 'create', '--org', ORG, '--mode', 'live', '--scopes', 'view', '--out', join(blocker, 'k.json')], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/key org\/\S+ is registered, but writing .* failed: .*revoke it with `fxgate keys revoke org\//);
   });

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMigrations } from '../../../src/lib/db/migrate.js';
 import { testServices } from '../../support/services.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: testServices().databaseUrl });
@@ -25,23 +25,22 @@ describe('fxgate migrate', () => {
     url = parsed.toString();
   });
   afterAll(async () => {
-    await killAllCliProcesses();
     await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   });
 
   it('applies every migration to an empty database, then finds nothing to do', async () => {
     const migrations = await listMigrations();
-    const first = await runCli(['migrate'], { DATABASE_URL: url });
+    const first = await fxgate(['migrate'], { DATABASE_URL: url });
     expect(first.code).toBe(0);
     expect(first.stdout).toBe(`database: PostgreSQL at ${url}\n${migrations.map((m) => `applied: ${m}\n`).join('')}`);
 
-    const second = await runCli(['migrate'], { DATABASE_URL: url });
+    const second = await fxgate(['migrate'], { DATABASE_URL: url });
     expect(second.code).toBe(0);
     expect(second.stdout).toBe(`database: PostgreSQL at ${url}\nup to date: ${migrations.join(', ')}\n`);
   });
 
   it('says which database it could not reach', async () => {
-    const result = await runCli(['migrate'], { DATABASE_URL: 'postgres://fxgate:secret@127.0.0.1:1/nowhere' });
+    const result = await fxgate(['migrate'], { DATABASE_URL: 'postgres://fxgate:secret@127.0.0.1:1/nowhere' });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^fxgate: cannot reach PostgreSQL at postgres:\/\/fxgate:\*\*\*@127\.0\.0\.1:1\/nowhere \(DATABASE_URL\): /);
   });

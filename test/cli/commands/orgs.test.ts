@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
 const UNKNOWN_ORG = '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c';
@@ -35,19 +35,18 @@ describe('fxgate orgs on PostgreSQL', () => {
     env = { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir };
   });
   afterAll(async () => {
-    await killAllCliProcesses();
     await database?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('sets the live credit line, then shows both books', async () => {
-    const set = await runCli(['orgs', 'set-credit-line', ORG, '250000.50'], env);
+    const set = await fxgate(['orgs', 'set-credit-line', ORG, '250000.50'], env);
     expect(set.stderr).toBe('');
     expect(set.code).toBe(0);
     expect(bookFields(set.stdout, 'live')['credit line']).toBe('250000.5 USD');
 
     await database.db.query(`UPDATE org_environments SET committed_usd = 1000.25 WHERE org_id = $1 AND environment = 'live'`, [ORG]);
-    const shown = await runCli(['orgs', 'show', ORG.toUpperCase()], env);
+    const shown = await fxgate(['orgs', 'show', ORG.toUpperCase()], env);
     expect(shown.stderr).toBe('');
     expect(shown.code).toBe(0);
     expect(bookFields(shown.stdout, 'live')).toMatchObject({
@@ -60,7 +59,7 @@ describe('fxgate orgs on PostgreSQL', () => {
     });
     expect(bookFields(shown.stdout, 'sandbox')).toMatchObject({ 'credit line': '1000000 USD', committed: '0 USD', available: '1000000 USD' });
 
-    const onlySandbox = await runCli(['orgs', 'show', ORG, '--mode', 'sandbox'], env);
+    const onlySandbox = await fxgate(['orgs', 'show', ORG, '--mode', 'sandbox'], env);
     expect(onlySandbox.code).toBe(0);
     expect(onlySandbox.stdout).not.toContain(`org ${ORG} live`);
     expect(onlySandbox.stdout).toContain(`org ${ORG} sandbox`);
@@ -70,28 +69,28 @@ describe('fxgate orgs on PostgreSQL', () => {
   });
 
   it('refuses a credit line below what is committed with exit 1', async () => {
-    const result = await runCli(['orgs', 'set-credit-line', ORG, '1000', '--mode', 'live'], env);
+    const result = await fxgate(['orgs', 'set-credit-line', ORG, '1000', '--mode', 'live'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/1000\.25 USD is committed/);
   });
 
   it('disables and enables trading, currencies and pairs', async () => {
-    const off = await runCli(['orgs', 'trading', ORG, '--mode', 'sandbox', '--disable'], env);
+    const off = await fxgate(['orgs', 'trading', ORG, '--mode', 'sandbox', '--disable'], env);
     expect(off.stderr).toBe('');
     expect(off.code).toBe(0);
     expect(bookFields(off.stdout, 'sandbox').trading).toBe('disabled');
     const { rows } = await database.db.query<{ trading_enabled: boolean }>('SELECT trading_enabled FROM org_environments WHERE org_id = $1 ORDER BY environment', [ORG]);
     expect(rows.map((row) => row.trading_enabled)).toEqual([true, false]);
 
-    const currency = await runCli(['orgs', 'currency', ORG, 'usdc', '--mode', 'sandbox', '--disable'], env);
+    const currency = await fxgate(['orgs', 'currency', ORG, 'usdc', '--mode', 'sandbox', '--disable'], env);
     expect(currency.code).toBe(0);
     expect(bookFields(currency.stdout, 'sandbox')['disabled currencies']).toBe('USDC');
 
-    const pair = await runCli(['orgs', 'pair', ORG, 'EUR/USD', '--mode', 'sandbox', '--disable'], env);
+    const pair = await fxgate(['orgs', 'pair', ORG, 'EUR/USD', '--mode', 'sandbox', '--disable'], env);
     expect(pair.code).toBe(0);
     expect(bookFields(pair.stdout, 'sandbox')['disabled pairs']).toBe('EUR/USD');
 
-    const on = await runCli(['orgs', 'trading', ORG, '--mode', 'sandbox', '--enable'], env);
+    const on = await fxgate(['orgs', 'trading', ORG, '--mode', 'sandbox', '--enable'], env);
     expect(on.code).toBe(0);
     expect(bookFields(on.stdout, 'sandbox').trading).toBe('enabled');
   });
@@ -109,7 +108,7 @@ describe('fxgate orgs on PostgreSQL', () => {
     [['pair', ORG, 'EUR-USD', '--mode', 'live', '--disable'], /A pair is BUY\/SELL/],
     [['pair', ORG, 'EUR/EUR', '--mode', 'live', '--disable'], /two different currencies/],
   ])('refuses bad input with exit 2: %j', async (args, message) => {
-    const result = await runCli(['orgs', ...args], env);
+    const result = await fxgate(['orgs', ...args], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stdout).toBe('');
@@ -122,14 +121,14 @@ describe('fxgate orgs on PostgreSQL', () => {
     [['trading', UNKNOWN_ORG, '--mode', 'live', '--disable']],
     [['currency', UNKNOWN_ORG, 'EUR', '--mode', 'live', '--disable']],
   ])('reports an unknown org with exit 1: %j', async (args) => {
-    const result = await runCli(['orgs', ...args], env);
+    const result = await fxgate(['orgs', ...args], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`no org ${UNKNOWN_ORG}`);
     expect(result.stdout).toBe('');
   });
 
   it('explains every subcommand with --help', async () => {
-    const [top, setLine] = await Promise.all([runCli(['orgs', '--help'], env), runCli(['orgs', 'set-credit-line', '--help'], env)]);
+    const [top, setLine] = await Promise.all([fxgate(['orgs', '--help'], env), fxgate(['orgs', 'set-credit-line', '--help'], env)]);
     expect(top.code).toBe(0);
     for (const name of ['show', 'set-credit-line', 'trading', 'currency', 'pair']) expect(top.stdout).toContain(name);
     expect(setLine.code).toBe(0);

@@ -17,7 +17,8 @@ import { readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
 import { LegacyWebhookReceiver } from '../../support/legacy-webhook-receiver.js';
 import { TEST_ISSUER } from '../../support/v3-harness.js';
-import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
+import { killAllCliProcesses, startCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -47,9 +48,9 @@ describe('fxgate all with legacy webhooks', () => {
   it('registers at start-up on its own listener and delivers a sandbox deposit; a removal takes the endpoint at the next start', { timeout: 180_000 }, async () => {
     const orgId = newUuid();
     const keyPath = join(dataDir, 'integrator.json');
-    const created = await runCli(['keys', 'create', '--org', orgId, '--mode', 'sandbox', '--scopes', 'view,trade,webhooks', '--out', keyPath], env);
+    const created = await fxgate(['keys', 'create', '--org', orgId, '--mode', 'sandbox', '--scopes', 'view,trade,webhooks', '--out', keyPath], env);
     expect(created.code, created.stderr).toBe(0);
-    const added = await runCli(['webhooks', 'add', '--org', orgId, '--mode', 'sandbox', '--url', receiver.url('/hooks/all')], env);
+    const added = await fxgate(['webhooks', 'add', '--org', orgId, '--mode', 'sandbox', '--url', receiver.url('/hooks/all')], env);
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toContain('v3 registration: left to the gateway (at start-up, and every 30 s while it runs)');
     const secret = /^secret: (whsec_\S+)$/m.exec(added.stdout)![1]!;
@@ -74,7 +75,7 @@ describe('fxgate all with legacy webhooks', () => {
     expect(verifyLegacyWebhook(hit.rawBody, hit.headers['x-webhook-signature'], secret)).toEqual({ ok: true });
     expect((await server.stop('SIGTERM')).code).toBe(0);
 
-    const removed = await runCli(['webhooks', 'remove', subscriptionId], env);
+    const removed = await fxgate(['webhooks', 'remove', subscriptionId], env);
     expect(removed.code, removed.stderr).toBe(0);
     expect(removed.stdout).toContain(`removed: ${subscriptionId}\nv3 endpoint removal: left to the gateway`);
     server = startCli(['all'], env);

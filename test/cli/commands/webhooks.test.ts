@@ -1,7 +1,7 @@
 /**
- * `fxgate webhooks add | list | remove`: in process on PostgreSQL (the functions the commands
- * run, with no v3 to register with), then the real command line for its output, its exit codes
- * and its help. Registration with v3 through the command line is in the e2e webhook tests.
+ * `fxgate webhooks add | list | remove` on PostgreSQL: the functions the commands run, with no
+ * v3 to register with, then the command line (runCli, in process) for its output, its exit
+ * codes and its help. Registration with v3 through the command line is in the e2e webhook tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
@@ -12,7 +12,7 @@ import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscri
 import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
@@ -32,7 +32,6 @@ beforeAll(async () => {
   env = { DATABASE_URL: database.url! };
 });
 afterAll(async () => {
-  await killAllCliProcesses();
   await database?.drop();
 });
 
@@ -46,7 +45,7 @@ async function refusal(run: Promise<unknown>): Promise<CliError> {
   throw new Error('expected a CliError');
 }
 
-describe('in process', () => {
+describe('the functions the commands run', () => {
   it('adds a subscription with the default events and a fresh secret, kept sealed; registration is left to the gateway', async () => {
     const added = await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks' });
     expect(added.subscription).toMatchObject({ orgId: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks', events: ['deposits', 'withdrawals'], status: 'ACTIVE', removedAt: null });
@@ -144,7 +143,7 @@ describe('in process', () => {
 describe('the command line', () => {
   it('adds (text and --json), lists and removes', async () => {
     const org = newUuid();
-    const text = await runCli(['webhooks', 'add', '--org', org.toUpperCase(), '--mode', 'SANDBOX', '--url', 'https://example.com/hooks', '--events', 'Withdrawals,failed-withdrawals'], env);
+    const text = await fxgate(['webhooks', 'add', '--org', org.toUpperCase(), '--mode', 'SANDBOX', '--url', 'https://example.com/hooks', '--events', 'Withdrawals,failed-withdrawals'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stderr).toBe('');
     expect(text.stdout).toMatch(
@@ -153,14 +152,14 @@ describe('the command line', () => {
           '\\(the secret is shown only now: keep it where the receiver can read it\\)\\nv3 registration: left to the gateway',
       ),
     );
-    const json = await runCli(['webhooks', 'add', '--org', org, '--mode', 'live', '--url', 'https://example.com/live', '--json'], env);
+    const json = await fxgate(['webhooks', 'add', '--org', org, '--mode', 'live', '--url', 'https://example.com/live', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
     const printed = JSON.parse(json.stdout) as Record<string, unknown>;
     expect(Object.keys(printed)).toEqual(['id', 'orgId', 'mode', 'url', 'events', 'secret']);
     expect(printed).toMatchObject({ orgId: org, mode: 'live', url: 'https://example.com/live', events: ['deposits', 'withdrawals'], secret: expect.stringMatching(SECRET) });
     expect(json.stderr).toMatch(/^fxgate: v3 registration: left to the gateway/);
 
-    const listed = await runCli(['webhooks', 'list', '--org', org], env);
+    const listed = await fxgate(['webhooks', 'list', '--org', org], env);
     expect(listed.code).toBe(0);
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
     expect(header!.split(/\s{2,}/)).toEqual(['ID', 'ORG', 'MODE', 'URL', 'EVENTS', 'CREATED', 'V3 ENDPOINT']);
@@ -170,12 +169,12 @@ describe('the command line', () => {
     ]);
     expect(listed.stdout).not.toContain('whsec_');
 
-    const removed = await runCli(['webhooks', 'remove', String(printed.id), '--json'], env);
+    const removed = await fxgate(['webhooks', 'remove', String(printed.id), '--json'], env);
     expect(removed.code, removed.stderr).toBe(0);
     expect(JSON.parse(removed.stdout)).toEqual({ id: printed.id, removed: true });
-    const gone = await runCli(['webhooks', 'remove', String(printed.id)], env);
+    const gone = await fxgate(['webhooks', 'remove', String(printed.id)], env);
     expect(gone).toMatchObject({ code: 1, stderr: `fxgate: no active legacy webhook subscription ${String(printed.id)}\n` });
-    expect((await runCli(['webhooks', 'list', '--org', newUuid()], env)).stdout).toBe('no subscriptions\n');
+    expect((await fxgate(['webhooks', 'list', '--org', newUuid()], env)).stdout).toBe('no subscriptions\n');
   });
 
   it.each([
@@ -184,13 +183,13 @@ describe('the command line', () => {
     [['--org', ORG, '--mode', 'live', '--url', 'http://example.com'], /live subscriptions must use https/],
     [['--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com', '--events', 'trades'], /trades is not an event/],
   ])('refuses bad arguments with exit 2: %j', async (args, message) => {
-    const result = await runCli(['webhooks', 'add', ...args], env);
+    const result = await fxgate(['webhooks', 'add', ...args], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
   it('its help names exactly the declared events, the default ones first', async () => {
-    const help = await runCli(['webhooks', 'add', '--help'], env);
+    const help = await fxgate(['webhooks', 'add', '--help'], env);
     expect(help.code).toBe(0);
     const listed = [...help.stdout.matchAll(/^ {2}([a-z-]+) {2,}.*\{type: "(\w+)", message: "([^"]+)"\}$/gm)].map(([, name, type, message]) => ({ name, type, message }));
     expect(listed).toEqual(Object.entries(LEGACY_WEBHOOKS.events).map(([name, event]) => ({ name, type: event.type, message: event.message })));
