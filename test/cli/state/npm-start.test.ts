@@ -1,6 +1,7 @@
 /**
- * A newcomer's first steps, in real processes: `fxgate all` (what `npm start` runs) on the
- * embedded defaults, then `fxgate keys create` in a second process while it runs. The key is
+ * A newcomer's first steps: `fxgate all` (what `npm start` runs) as a process on the embedded
+ * defaults, then `fxgate keys create` from another process (this one, through runCli) while it
+ * runs. The key is
  * registered through the server's admin listener, works at once, and a revocation through it
  * takes effect at once; a clean shutdown removes what the server published.
  */
@@ -14,7 +15,8 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { TEST_ISSUER } from '../../support/v3-harness.js';
-import { killAllCliProcesses, runCli, startCli } from '../cli-process.js';
+import { killAllCliProcesses, startCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -42,7 +44,7 @@ describe('fxgate keys create while fxgate all runs', () => {
     const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
 
     const orgId = newUuid();
-    const created = await runCli(['keys', 'create', '--org', orgId, '--mode', 'live', '--scopes', 'view'], env);
+    const created = await fxgate(['keys', 'create', '--org', orgId, '--mode', 'live', '--scopes', 'view'], env);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     const [, name, keyPath] = /^name: (\S+)\nfile: (\S+)\n$/.exec(created.stdout)!;
@@ -50,12 +52,12 @@ describe('fxgate keys create while fxgate all runs', () => {
     expect((await stat(keyPath!)).mode & 0o777).toBe(0o600);
     expect(await pairsStatus(url!, keyPath!)).toBe(200);
 
-    const listed = await runCli(['keys', 'list', '--org', orgId], env);
+    const listed = await fxgate(['keys', 'list', '--org', orgId], env);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`${name}  live  view`);
 
     // The server's own registry revoked it, so its key cache has forgotten it already.
-    const revoked = await runCli(['keys', 'revoke', name!], env);
+    const revoked = await fxgate(['keys', 'revoke', name!], env);
     expect(revoked).toMatchObject({ code: 0, stdout: `revoked: ${name}\n` });
     expect(await pairsStatus(url!, keyPath!)).toBe(401);
 
