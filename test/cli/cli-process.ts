@@ -1,7 +1,9 @@
 /**
- * The real CLI as a child process, run from the TypeScript sources through tsx so that tests
- * need no build. Each child gets a clean configuration (only what the test passes, plus PATH
- * and HOME), and every child still running is killed by killAllCliProcesses().
+ * The real CLI as a child process: from the TypeScript sources through tsx (startCli, runCli),
+ * so that tests need no build, or the built dist/cli/main.js as the `fxgate` bin runs it
+ * (startBuiltCli; built-cli.ts makes sure it is fresh). Each child gets a clean configuration
+ * (only what the test passes, plus PATH and HOME), and every child still running is killed by
+ * killAllCliProcesses().
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -88,8 +90,15 @@ export class CliProcess {
   }
 }
 
-export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+/** The node arguments that run the CLI: its sources through tsx, or the build. */
+const ENTRIES = {
+  source: ['--import', 'tsx', 'src/cli/main.ts'],
+  built: ['dist/cli/main.js'],
+} as const;
+export type CliEntry = keyof typeof ENTRIES;
+
+function spawnCli(entry: CliEntry, args: readonly string[], env: Record<string, string>): CliProcess {
+  const child = spawn(process.execPath, [...ENTRIES[entry], ...args], {
     cwd: REPO_ROOT,
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -97,9 +106,18 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   return new CliProcess(child, args);
 }
 
+export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+  return spawnCli('source', args, env);
+}
+
+/** The built CLI, as `npx fxgate` and `npm start` run it. */
+export function startBuiltCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+  return spawnCli('built', args, env);
+}
+
 /** Runs a command to its end (killing it after timeoutMs). */
-export async function runCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = CLI_TIMEOUT_MS): Promise<CliResult> {
-  const cli = startCli(args, env);
+export async function runCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = CLI_TIMEOUT_MS, entry: CliEntry = 'source'): Promise<CliResult> {
+  const cli = spawnCli(entry, args, env);
   const timer = setTimeout(() => cli.child.kill('SIGKILL'), timeoutMs);
   try {
     return await cli.exited;

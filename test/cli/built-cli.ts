@@ -1,0 +1,69 @@
+/**
+ * A fresh dist/ for the tests of the built CLI (main.test.ts): when any input of the build (src/,
+ * mappings/, package.json, the tsconfig files) is newer than dist/cli/main.js, or there is no
+ * build, `npm run build` runs first, so a stale build can neither pass nor fail them. A checkout
+ * just installed with `npm ci` (whose `prepare` builds) is fresh, and nothing is rebuilt.
+ *
+ * Done here rather than in the global setup: that runs before every vitest run, also one of a
+ * single unrelated file, and a build takes tens of seconds; these tests are its only users.
+ */
+import { execFile } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BUILT_ENTRY = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+
+/** Folders whose every file is compiled or copied into dist/, and the files that configure the build. */
+const INPUT_FOLDERS = ['src', 'mappings'];
+const INPUT_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'mappings/tsconfig.build.json'];
+
+/** The build writes every output afresh: the entry's time is the build's. */
+async function builtAt(): Promise<number | null> {
+  try {
+    return (await stat(BUILT_ENTRY)).mtimeMs;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** The newest input, by its path from the repository root, and its time. */
+async function newestInput(): Promise<{ path: string; mtimeMs: number }> {
+  const paths = [...INPUT_FILES];
+  for (const folder of INPUT_FOLDERS) {
+    for (const entry of await readdir(join(REPO_ROOT, folder), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) paths.push(join(entry.parentPath, entry.name).slice(REPO_ROOT.length));
+    }
+  }
+  let newest = { path: '', mtimeMs: 0 };
+  for (const path of paths) {
+    const { mtimeMs } = await stat(join(REPO_ROOT, path));
+    if (mtimeMs > newest.mtimeMs) newest = { path, mtimeMs };
+  }
+  return newest;
+}
+
+/** Why the build must run, or null when dist/ is fresh. */
+export async function staleBuild(): Promise<string | null> {
+  const built = await builtAt();
+  if (built === null) return `${BUILT_ENTRY} does not exist`;
+  const newest = await newestInput();
+  return newest.mtimeMs > built ? `${newest.path} is newer than ${BUILT_ENTRY}` : null;
+}
+
+/** Builds unless dist/ is fresh; a failed build (type errors too) fails the caller with its output. */
+export async function ensureBuiltCli(): Promise<void> {
+  const reason = await staleBuild();
+  if (reason === null) return;
+  try {
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`dist/ was stale (${reason}) and \`npm run build\` failed:\n${stdout}${stderr}`, { cause: error });
+  }
+  const after = await staleBuild();
+  if (after !== null) throw new Error(`dist/ is still stale after \`npm run build\`: ${after} (changed while it built?)`);
+}
