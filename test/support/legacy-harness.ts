@@ -16,6 +16,7 @@ import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import { legacyToken } from './independent-signing.js';
+import { checkDocumentedResponse } from './openapi-responses.js';
 import { TEST_LIFECYCLE } from './legacy-lifecycle.js';
 import { TEST_ISSUER, TEST_ISSUERS, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
 
@@ -101,9 +102,11 @@ export class LegacyHarness {
     return this.call('v2', key, request);
   }
 
-  /** Sends exactly what it is given to the gateway. */
-  send(options: SendOptions): Promise<TestResponse> {
-    return sendTo(this.gatewayUrl, options);
+  /** Sends exactly what it is given to the gateway. The answer is held against its generation's document (openapi-responses.ts). */
+  async send(options: SendOptions): Promise<TestResponse> {
+    const response = await sendTo(this.gatewayUrl, options);
+    await checkDocumentedResponse(['v3', 'v2', 'v1'], options.method ?? 'GET', options.path, response);
+    return response;
   }
 
   async close(): Promise<void> {

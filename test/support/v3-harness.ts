@@ -20,6 +20,7 @@ import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
+import { checkDocumentedResponse } from './openapi-responses.js';
 import { testServices } from './services.js';
 
 /** What the test servers accept, the configuration's default; the first is what the test clients sign with. */
@@ -126,9 +127,11 @@ export class V3Harness {
     return loadKey(file);
   }
 
-  /** Sends exactly what it is given: no auth added. */
-  send(options: SendOptions): Promise<TestResponse> {
-    return sendTo(this.baseUrl, options);
+  /** Sends exactly what it is given: no auth added. The answer is held against the v3 document (openapi-responses.ts). */
+  async send(options: SendOptions): Promise<TestResponse> {
+    const response = await sendTo(this.baseUrl, options);
+    await checkDocumentedResponse(['v3'], options.method ?? 'GET', options.path, response);
+    return response;
   }
 
   /** Signs with the key (fresh token and signature) and sends; extra headers override. */

@@ -1,0 +1,104 @@
+/**
+ * `fxgate openapi` and the committed snapshots: docs/openapi/*.json must be what the code
+ * generates (a stale snapshot fails here, naming what the generated document breaks), and the
+ * command checks, writes, and refuses a breaking rewrite unless told it is on purpose. The
+ * command runs through the CLI's runCli on copies in a temporary folder.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { oas31 } from 'zod-openapi';
+import { isStale, snapshotPath, snapshotStates } from '../../../src/cli/commands/openapi.js';
+import { describeBreakingChange } from '../../../src/lib/openapi/breaking-changes.js';
+import { GENERATIONS } from '../../../src/lib/openapi/document.js';
+import { fxgate } from '../in-process-cli.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+describe('the committed OpenAPI snapshots', () => {
+  it('are the documents the code generates; a stale one names what the generated document breaks', async () => {
+    for (const state of await snapshotStates(ROOT)) {
+      const breaking = state.breaking.map((change) => `\n  ${describeBreakingChange(change)}`).join('');
+      const advice =
+        state.breaking.length === 0
+          ? 'run `npm run openapi`'
+          : `it breaks clients of the committed document:${breaking}\nif that is on purpose, run \`npm run openapi -- --accept-breaking\``;
+      expect(isStale(state), `${state.path} is stale: ${advice}`).toBe(false);
+    }
+  });
+});
+
+describe('fxgate openapi', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'fxgate-openapi-'));
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const snapshot = (generation: string) => join(root, 'docs/openapi', `${generation}.json`);
+
+  it('--check fails naming every missing snapshot; --write writes them; --check then passes', async () => {
+    const missing = await fxgate(['openapi', '--check', '--root', root]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('docs/openapi/v3.json, docs/openapi/v2.json, docs/openapi/v1.json are stale: run `npm run openapi`');
+    const written = await fxgate(['openapi', '--write', '--root', root]);
+    expect(written.code, written.stderr).toBe(0);
+    expect(written.stdout).toBe(GENERATIONS.map((generation) => `${snapshotPath(generation)}: written\n`).join(''));
+    for (const generation of GENERATIONS) expect(await readFile(snapshot(generation), 'utf8')).toBe(await readFile(join(ROOT, snapshotPath(generation)), 'utf8'));
+    const checked = await fxgate(['openapi', '--check', '--root', root]);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toContain('docs/openapi/v3.json: up to date');
+  });
+
+  it('rewrites a snapshot the code only adds to without being asked', async () => {
+    // A committed document that lacked an optional body field: the generated one adds it, which breaks nobody.
+    const committed = JSON.parse(await readFile(snapshot('v3'), 'utf8')) as oas31.OpenAPIObject;
+    const body = (committed.paths!['/v3/fx/trades']!.post!.requestBody as oas31.RequestBodyObject).content['application/json']!.schema as oas31.SchemaObject;
+    delete body.properties!.clientReferenceId;
+    delete (committed.components!.schemas!.Trade as oas31.SchemaObject).properties!.metadata;
+    await writeFile(snapshot('v3'), JSON.stringify(committed));
+    const written = await fxgate(['openapi', '--write', '--root', root]);
+    expect(written.code, written.stderr).toBe(0);
+    expect(written.stdout).not.toContain('breaking');
+    expect(await readFile(snapshot('v3'), 'utf8')).toBe(await readFile(join(ROOT, 'docs/openapi/v3.json'), 'utf8'));
+  });
+
+  it('refuses a rewrite that breaks clients, naming each break, until --accept-breaking', async () => {
+    // A committed v2 document whose trade record had a field, and whose trades list had no required filter: the generated one lacks the first.
+    const committed = JSON.parse(await readFile(snapshot('v2'), 'utf8')) as oas31.OpenAPIObject;
+    const trade = committed.components!.schemas!.Trade as oas31.SchemaObject;
+    trade.properties!.legacyOnly = { type: 'string' };
+    trade.required = [...trade.required!, 'legacyOnly'];
+    const text = JSON.stringify(committed);
+    await writeFile(snapshot('v2'), text);
+
+    const checked = await fxgate(['openapi', '--check', '--root', root]);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toContain('docs/openapi/v2.json: stale');
+    expect(checked.stdout).toContain('  breaking: response-field-removed: GET /v2/brokerage/{orgId}/trades 200: data[].legacyOnly is no longer answered');
+    expect(checked.stdout).toContain('  breaking: response-field-removed: GET /v2/brokerage/{orgId}/trade/{id} 200: data.legacyOnly is no longer answered');
+
+    const refused = await fxgate(['openapi', '--write', '--root', root]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the generated documents break clients of docs/openapi/v2.json; nothing written');
+    expect(refused.stdout).toContain('breaking: response-field-removed');
+    expect(await readFile(snapshot('v2'), 'utf8')).toBe(text);
+
+    const accepted = await fxgate(['openapi', '--write', '--accept-breaking', '--root', root]);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.stdout).toContain('docs/openapi/v2.json: written');
+    expect(await readFile(snapshot('v2'), 'utf8')).toBe(await readFile(join(ROOT, 'docs/openapi/v2.json'), 'utf8'));
+  });
+
+  it('takes exactly one of --write and --check, and --accept-breaking only with --write', async () => {
+    expect((await fxgate(['openapi', '--root', root])).code).toBe(2);
+    expect((await fxgate(['openapi', '--write', '--check', '--root', root])).code).toBe(2);
+    const misplaced = await fxgate(['openapi', '--check', '--accept-breaking', '--root', root]);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain('--accept-breaking goes with --write');
+  });
+});
