@@ -1,13 +1,17 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Two projects. `services` runs every suite on the real PostgreSQL and Redis. `embedded` runs
+ * Three projects. `services` runs every suite on the real PostgreSQL and Redis. `embedded` runs
  * the v3 API suites again on what `npm start` uses by default, PGlite and the in-process store
  * (the harness reads FXGATE_TEST_BACKEND), so both back ends pass the same tests: PGlite has
  * one connection, and a query made outside an open transaction would wait on it forever.
+ * `openapi-coverage` runs once both have finished (groupOrder 1): it reads the answers their
+ * harnesses held against the OpenAPI documents (test/support/openapi-recordings.ts).
  */
+const OPENAPI_COVERAGE = 'test/openapi-coverage.test.ts';
+
 const shared = {
-  globalSetup: ['test/support/global-setup.ts'],
+  globalSetup: ['test/support/global-setup.ts', 'test/support/openapi-recordings-setup.ts'],
   testTimeout: 30_000,
   hookTimeout: 120_000,
   pool: 'forks' as const,
@@ -16,7 +20,7 @@ const shared = {
 export default defineConfig({
   test: {
     projects: [
-      { test: { ...shared, name: 'services', include: ['test/**/*.test.ts'] } },
+      { test: { ...shared, name: 'services', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, OPENAPI_COVERAGE] } },
       {
         test: {
           ...shared,
@@ -33,6 +37,7 @@ export default defineConfig({
           env: { FXGATE_TEST_BACKEND: 'embedded' },
         },
       },
+      { test: { ...shared, name: 'openapi-coverage', include: [OPENAPI_COVERAGE], sequence: { groupOrder: 1 } } },
     ],
   },
 });

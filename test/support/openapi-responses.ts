@@ -9,29 +9,17 @@
  * The documents are generated from the code in this process, once, exactly as the CLI writes
  * them; answers to paths no document has (test-only operations, unknown paths) are not checked.
  */
-import { appendFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { generateDocuments } from '../../src/cli/commands/openapi.js';
 import type { oas31 } from 'zod-openapi';
 import type { Generation, OpenApiDocument } from '../../src/lib/openapi/document.js';
-
-/** Where each process appends what it saw; set by test/support/openapi-recordings-setup.ts. */
-export const RECORDINGS_ENV = 'FXGATE_OPENAPI_RECORDINGS';
+import { recordAnswer } from './openapi-recordings.js';
 
 export interface SeenResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly text: string;
-}
-
-/** One answer of a documented operation, as recorded: `v3 POST /v3/fx/trades 200`. */
-export interface RecordedAnswer {
-  readonly generation: Generation;
-  readonly method: string;
-  readonly path: string;
-  readonly status: number;
 }
 
 export class UndocumentedResponseError extends Error {
@@ -103,12 +91,6 @@ function resolve<T>(document: OpenApiDocument, value: T | { $ref: string }): T {
   return value as T;
 }
 
-function record(answer: RecordedAnswer): void {
-  const directory = process.env[RECORDINGS_ENV];
-  if (directory === undefined) return;
-  appendFileSync(join(directory, `${process.pid}.jsonl`), `${JSON.stringify(answer)}\n`);
-}
-
 /**
  * Holds one answer of a server serving these generations against its generation's document;
  * throws UndocumentedResponseError naming the operation, the status and every schema error.
@@ -152,5 +134,5 @@ export async function checkDocumentedResponse(serves: readonly Generation[], met
       throw new UndocumentedResponseError(`${where} answered ${response.status} with a body its document does not describe:\n  ${errors.join('\n  ')}\nbody: ${response.text.slice(0, 600)}`);
     }
   }
-  record({ generation, method: method.toUpperCase(), path: route.template, status: response.status });
+  recordAnswer({ generation, method: method.toUpperCase(), path: route.template, status: response.status });
 }

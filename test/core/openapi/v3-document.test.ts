@@ -1,8 +1,9 @@
 /**
  * The v3 OpenAPI document: valid OpenAPI 3.1, clean under Redocly's recommended lint, built from
- * the operations' declarations and the error catalog, and describing exactly the routes a live
- * core registers under /v3 (read from the app), nothing more and nothing less.
+ * the operations' declarations and the error catalog, describing exactly the routes a live core
+ * registers under /v3 (read from the app), and matched by a success of every operation on it.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
 import { declaredCoreOperations, DetachedContextError, coreV3Document } from '../../../src/core/openapi/declared-operations.js';
@@ -12,7 +13,8 @@ import { ERROR_CATALOG, ERROR_CODES, retryStrategyFor } from '../../../src/lib/e
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
 import { openApiPath, type OpenApiDocument } from '../../../src/lib/openapi/document.js';
 import { lintProblems, openApiSchemaErrors } from '../../support/openapi-checks.js';
-import { V3Harness } from '../../support/v3-harness.js';
+import { FEDWIRE_ACCOUNT } from '../../support/book-fixtures.js';
+import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 const document: OpenApiDocument = coreV3Document();
 const operations = declaredCoreOperations();
@@ -120,6 +122,62 @@ describe('the routes of a live core against the v3 document', () => {
     harness = await V3Harness.start();
   });
   afterAll(async () => harness?.close());
+
+  it('answers every documented operation with a documented success (each answer held against the document)', async () => {
+    const key = await harness.createKey({ mode: 'sandbox' });
+    const answered = new Set<string>();
+    /** Calls one operation, expects its success (the harness has held the answer against the document), returns `data`. */
+    const call = async (method: string, template: string, path: string, body?: object): Promise<Record<string, string>> => {
+      const response: TestResponse = await harness.signed({
+        key,
+        method,
+        path,
+        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+        ...(method === 'POST' ? { idempotencyKey: randomUUID() } : {}),
+      });
+      expect(response.status, `${method} ${path}: ${response.text}`).toBe(200);
+      answered.add(`${method} ${template}`);
+      return response.json<{ data: Record<string, string> }>().data;
+    };
+    await call('GET', '/v3/fx/pairs', '/v3/fx/pairs');
+    const deposit = await call('POST', '/v3/fx/sandbox/deposits', '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '5000.00' });
+    await call('GET', '/v3/fx/deposits', '/v3/fx/deposits');
+    await call('GET', '/v3/fx/deposits/{id}', `/v3/fx/deposits/${deposit.id}`);
+    const trade = async () => {
+      const quote = await call('POST', '/v3/fx/quotes', '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'EUR' });
+      await call('GET', '/v3/fx/quotes/{id}', `/v3/fx/quotes/${quote.id}`);
+      return call('POST', '/v3/fx/trades', '/v3/fx/trades', { quoteId: quote.id });
+    };
+    const reversed = await trade();
+    const reverseQuote = await call('POST', '/v3/fx/trades/{id}/reverse-quote', `/v3/fx/trades/${reversed.id}/reverse-quote`);
+    await call('POST', '/v3/fx/trades/{id}/reverse', `/v3/fx/trades/${reversed.id}/reverse`, { quoteId: reverseQuote.id });
+    const settled = await trade();
+    await call('POST', '/v3/fx/trades/{id}/settle', `/v3/fx/trades/${settled.id}/settle`);
+    await call('GET', '/v3/fx/trades', '/v3/fx/trades?limit=2');
+    await call('GET', '/v3/fx/trades/{id}', `/v3/fx/trades/${settled.id}`);
+    await call('GET', '/v3/fx/exposure', '/v3/fx/exposure');
+    await call('GET', '/v3/fx/balances', '/v3/fx/balances');
+    const account = await call('POST', '/v3/fx/withdrawal-accounts', '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
+    await call('POST', '/v3/fx/sandbox/withdrawal-accounts/{id}/verify', `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
+    await call('POST', '/v3/fx/sandbox/withdrawal-accounts/{id}', `/v3/fx/sandbox/withdrawal-accounts/${account.id}`, { withdrawalsEnabled: true });
+    await call('GET', '/v3/fx/withdrawal-accounts', '/v3/fx/withdrawal-accounts?assetType=FIAT');
+    await call('GET', '/v3/fx/withdrawal-accounts/{id}', `/v3/fx/withdrawal-accounts/${account.id}`);
+    const withdraw = () => call('POST', '/v3/fx/withdrawals', '/v3/fx/withdrawals', { withdrawalAccountId: account.id, withdrawalAmount: '10.00', currency: 'USD', metadata: { purpose: 'walk' } });
+    const completed = await withdraw();
+    await call('POST', '/v3/fx/sandbox/withdrawals/{id}/complete', `/v3/fx/sandbox/withdrawals/${completed.id}/complete`);
+    const failed = await withdraw();
+    await call('POST', '/v3/fx/sandbox/withdrawals/{id}/fail', `/v3/fx/sandbox/withdrawals/${failed.id}/fail`, { failureReason: 'walked' });
+    await call('GET', '/v3/fx/withdrawals', '/v3/fx/withdrawals');
+    await call('GET', '/v3/fx/withdrawals/{id}', `/v3/fx/withdrawals/${completed.id}`);
+    const endpoint = await call('POST', '/v3/fx/webhook-endpoints', '/v3/fx/webhook-endpoints', { url: 'https://receiver.example/hooks', eventTypes: ['withdrawal.completed'] });
+    await call('GET', '/v3/fx/webhook-endpoints', '/v3/fx/webhook-endpoints');
+    await call('GET', '/v3/fx/webhook-endpoints/{id}', `/v3/fx/webhook-endpoints/${endpoint.id}`);
+    await call('DELETE', '/v3/fx/webhook-endpoints/{id}', `/v3/fx/webhook-endpoints/${endpoint.id}`);
+    const own = await harness.send({ path: '/v3/openapi.json' });
+    expect(own.status).toBe(200);
+    answered.add('GET /v3/openapi.json');
+    expect([...answered].sort()).toEqual(documentedOperations(document).sort());
+  });
 
   it('registers every documented operation under /v3 and nothing the document lacks', () => {
     const routes = routesOf(harness.app);

@@ -1,7 +1,8 @@
 /**
  * The v1 and v2 OpenAPI documents: valid OpenAPI 3.1, clean under Redocly's recommended lint,
  * generated from mappings/ (operations, filters, bodies, records, error tables, the legacy JWT),
- * and describing exactly the legacy routes a live gateway registers (read from the app).
+ * describing exactly the legacy routes a live gateway registers (read from the app), and matched
+ * by a success of every operation on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
@@ -11,7 +12,9 @@ import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRou
 import { buildLegacyDocument } from '../../../src/gateway/openapi/legacy-document.js';
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
 import { type OpenApiDocument, openApiPath } from '../../../src/lib/openapi/document.js';
-import { LegacyHarness } from '../../support/legacy-harness.js';
+import { idToLegacyUuid } from '../../../src/lib/ids.js';
+import { FEDWIRE_ACCOUNT, postData, postEmpty, recordTestDeposit } from '../../support/book-fixtures.js';
+import { LegacyHarness, idemKey } from '../../support/legacy-harness.js';
 import { lintProblems, openApiSchemaErrors } from '../../support/openapi-checks.js';
 
 let mappings: LegacyMappings;
@@ -130,6 +133,49 @@ describe('the legacy routes of a live gateway against the v1 and v2 documents', 
     h = await LegacyHarness.start();
   });
   afterAll(async () => h?.close());
+
+  it.each(LEGACY_GENERATIONS)('answers every documented %s operation with a documented success (each answer held against the document)', async (generation) => {
+    const key = await h.createKey();
+    const orgId = key.file.orgId;
+    await recordTestDeposit(h.core.db, { orgId, environment: 'sandbox', currency: 'USD', amount: '10000.00' });
+    await recordTestDeposit(h.core.db, { orgId, environment: 'sandbox', currency: 'USDC', amount: '1000.000000' });
+    const fiat = await postData(h.core, key, '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
+    const wallet = await postData(h.core, key, '/v3/fx/withdrawal-accounts', { currency: 'USDC', assetType: 'STABLECOIN', accountName: 'Wallet', network: 'ETHEREUM', address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' });
+    for (const account of [fiat, wallet]) await postEmpty(h.core, key, `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
+    const answered = new Set<string>();
+    /** Calls one operation, expects its success (the harness has held the answer against the document), returns `data`. */
+    const call = async (operation: string, path: string, body?: object): Promise<Record<string, unknown>> => {
+      const mapping = (mappings.endpoints[generation] as Readonly<Record<string, EndpointMapping>>)[operation]!;
+      const headers = mapping.method === 'POST' ? { 'idempotency-key': idemKey() } : {};
+      const response = await h.call(generation, key, { method: mapping.method, path, ...(body === undefined ? {} : { body: JSON.stringify(body) }), headers });
+      expect(response.status, `${generation} ${operation}: ${response.text}`).toBe(200);
+      answered.add(`${mapping.method} ${openApiPath(legacyRoutePath(generation, operation))}`);
+      return response.json<{ data: Record<string, unknown> }>().data;
+    };
+    const trade = async () => {
+      const { quote } = (await call('generate_quote', 'generate_quote', { amount: 10, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' })) as { quote: { id: string } };
+      return ((await call('trade', 'trade', { quoteId: quote.id })) as { trade: { id: string } }).trade.id;
+    };
+    await call('available_markets', 'available_markets');
+    const traded = await trade();
+    await call('trades', 'trades?limit=5');
+    await call('trade/{id}', `trade/${traded}`);
+    await call('balances', 'balances');
+    await call('deposits', 'deposits?currency=usd');
+    await call('withdrawal_addresses', 'withdrawal_addresses?coin=USDC&verified=true');
+    await call('fiat_withdrawal_addresses', 'fiat_withdrawal_addresses');
+    await call('withdrawal', 'withdrawal', { amount: 5, currency: 'USDC', withdrawalAddressId: idToLegacyUuid('withdrawalAccount', wallet.id!) });
+    await call('fiat_withdrawal', 'fiat_withdrawal', { amount: 5, currency: 'USD', withdrawalAddressId: idToLegacyUuid('withdrawalAccount', fiat.id!) });
+    await call('withdrawals', 'withdrawals?page=1&limit=10');
+    if (generation === 'v2') {
+      const { quote } = (await call('trade/reverse-quote', 'trade/reverse-quote', { tradeId: traded })) as { quote: { id: string } };
+      await call('trade/reverse', 'trade/reverse', { tradeId: traded, quoteId: quote.id });
+      await call('trade/settle', 'trade/settle', { tradeId: await trade() });
+    }
+    expect((await h.send({ path: `/${generation}/openapi.json` })).status).toBe(200);
+    answered.add(`GET /${generation}/openapi.json`);
+    expect([...answered].sort()).toEqual(documentedOperations(documents[generation]).sort());
+  });
 
   it('registers every documented operation under /v1 and /v2, and no other route there than the fallbacks', () => {
     const routes = routesOf(h.gateway).filter((route) => route.method !== 'HEAD');
