@@ -4,7 +4,7 @@
  * environment and folder from its io, not from the test process.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,11 +68,17 @@ describe('runCli reads its environment and folder from its io', () => {
     expect((await stat(join(cwd, 'mine.json'))).mode & 0o777).toBe(0o600);
   });
 
-  // PGlite's first start creates its database cluster (initdb), which takes seconds on a busy machine.
-  it("uses the run's environment only: without DATABASE_URL there, the embedded database in its folder", { timeout: 120_000 }, async () => {
+  it("uses the run's environment only: without DATABASE_URL there, the embedded database in its folder", async () => {
     expect(process.env.DATABASE_URL).toBeDefined();
-    const migrated = await fxgate(['migrate'], {}, { cwd });
-    expect(migrated).toMatchObject({ code: 0, stderr: '' });
-    expect(migrated.stdout).toMatch(new RegExp(`^database: embedded PGlite in ${join(cwd, 'data', 'pglite')}\napplied: 0001_`));
+    // A file where the embedded data folder (./data by default) would go: opening it fails at once, naming the path.
+    const folder = await mkdtemp(join(tmpdir(), 'fxgate-cwd-'));
+    try {
+      await writeFile(join(folder, 'data'), 'not a folder');
+      const refused = await fxgate(['migrate'], {}, { cwd: folder });
+      expect(refused).toMatchObject({ code: EXIT_CODES.failure, stdout: '' });
+      expect(refused.stderr).toMatch(new RegExp(`^fxgate: .*'${join(folder, 'data')}'`));
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

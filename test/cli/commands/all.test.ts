@@ -11,7 +11,7 @@ import { createTestPostgres } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { expectRawLegacyError, rawExchange } from '../../support/raw-http.js';
 import { killAllCliProcesses, startCli } from '../cli-process.js';
-import { fxgate } from '../in-process-cli.js';
+import { fxgate, startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 /** `Name: value` lines, as `fxgate sign` prints them, to a headers object. */
 function parseHeaderLines(text: string): Record<string, string> {
@@ -99,7 +99,7 @@ describe('fxgate all on the embedded defaults', () => {
 });
 
 describe('fxgate all on PostgreSQL', () => {
-  afterAll(killAllCliProcesses);
+  afterAll(stopInProcessServers);
 
   it("checks IP allowlists against the client's address as the gateway saw it", async () => {
     const database = await createTestPostgres();
@@ -115,8 +115,8 @@ describe('fxgate all on PostgreSQL', () => {
       return [response.statusCode, body.error?.code];
     };
     const start = async (trustedProxies: string): Promise<{ url: string; stop: () => Promise<unknown> }> => {
-      const server = startCli(['all'], { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', FXGATE_TRUSTED_PROXIES: trustedProxies });
-      const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) /m);
+      const server = await startFxgate(['all'], { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', FXGATE_TRUSTED_PROXIES: trustedProxies });
+      const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) /m)!;
       return { url: url!, stop: () => server.stop() };
     };
     try {

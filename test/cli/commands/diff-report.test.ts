@@ -12,8 +12,7 @@ import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.j
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import { RecordingUpstream } from '../../gateway/recording-upstream.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { killAllCliProcesses, startCli } from '../cli-process.js';
-import { fxgate, stopInProcessServers } from '../in-process-cli.js';
+import { fxgate, startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 const EXAMPLE = { at: 'data[id=0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c].accountNumber', legacy: '"********7766"', gateway: '"********6789"', seenAt: '2026-11-26T02:00:00.000Z' };
 const REPORT: ShadowReport = {
@@ -92,7 +91,6 @@ describe('fxgate gateway in shadow mode', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'fxgate-shadow-cli-'));
   });
   afterAll(async () => {
-    await killAllCliProcesses();
     await stopInProcessServers();
     await upstream?.close();
     await database?.drop();
@@ -100,7 +98,7 @@ describe('fxgate gateway in shadow mode', () => {
   });
 
   it('serves the report on FXGATE_ADMIN_PORT only, where `fxgate diff report` reads it', async () => {
-    const gateway = startCli(['gateway'], {
+    const gateway = await startFxgate(['gateway'], {
       FXGATE_UPSTREAM_URL: upstream.url,
       DATABASE_URL: database.url!,
       FXGATE_DATA_DIR: dataDir,
@@ -109,8 +107,7 @@ describe('fxgate gateway in shadow mode', () => {
       FXGATE_SHADOW_URL: 'http://127.0.0.1:1',
       FXGATE_SHADOW_SAMPLE: '0.5',
     });
-    // The last line it prints: the others are all out by then.
-    const [, url] = await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+), in front of/m);
+    const [, url] = gateway.stdout.match(/^fxgate gateway: listening on (http:\/\/\S+), in front of/m)!;
     const [, adminUrl] = gateway.stdout.match(/^fxgate gateway: admin listener on (http:\/\/\S+)$/m)!;
     expect(gateway.stdout).toContain('fxgate gateway: shadow mode beside http://127.0.0.1:1: gateway answers clients, 50% of reads compared');
     expect((await fetch(`${url}/admin/shadow/report`)).status).toBe(404);

@@ -1,5 +1,6 @@
 /**
- * GET /metrics as the real CLI serves it: `fxgate core` with FXGATE_ADMIN_PORT on an admin
+ * GET /metrics as the CLI's servers serve it (started in process through runCli, as the command
+ * line starts them): `fxgate core` with FXGATE_ADMIN_PORT on an admin
  * listener of its own, and `fxgate all` with the gateway's and the core's metrics on the one
  * admin listener they share (PORT+1), the process's own metrics once. The data plane answers
  * no /metrics. Read in the text format and checked against the exposition grammar.
@@ -17,7 +18,7 @@ import { createTestPostgres, type TestDatabase } from '../../support/databases.j
 import { legacyToken } from '../../support/independent-signing.js';
 import { type Family, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { testServices } from '../../support/services.js';
-import { killAllCliProcesses, startCli } from '../cli-process.js';
+import { startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 async function scrape(adminUrl: string): Promise<Map<string, Family>> {
   const response = await request(`${adminUrl}/metrics`);
@@ -44,7 +45,7 @@ let database: TestDatabase | undefined;
 let dataDir: string | undefined;
 
 afterAll(async () => {
-  await killAllCliProcesses();
+  await stopInProcessServers();
   await database?.drop();
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 });
@@ -52,9 +53,9 @@ afterAll(async () => {
 describe('GET /metrics from the CLI', () => {
   it('fxgate core: its own admin listener with FXGATE_ADMIN_PORT, the core families and the process metrics', async () => {
     database = await createTestPostgres();
-    const core = startCli(['core'], { DATABASE_URL: database.url!, REDIS_URL: testServices().redisUrl, HOST: '127.0.0.1', PORT: '0', FXGATE_ADMIN_PORT: '0' });
-    const [, url] = await core.waitFor(/^fxgate core: listening on (http:\/\/\S+)$/m);
-    const [, adminUrl] = await core.waitFor(/^fxgate core: admin listener on (http:\/\/\S+)$/m);
+    const core = await startFxgate(['core'], { DATABASE_URL: database.url!, REDIS_URL: testServices().redisUrl, HOST: '127.0.0.1', PORT: '0', FXGATE_ADMIN_PORT: '0' });
+    const [, url] = core.stdout.match(/^fxgate core: listening on (http:\/\/\S+)$/m)!;
+    const [, adminUrl] = core.stdout.match(/^fxgate core: admin listener on (http:\/\/\S+)$/m)!;
     const key = loadKey(await new KeyRegistry(database.db).createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' }));
     const signer = new V3RequestSigner(key, { issuer: 'fx-service' });
     const pairs = await request(`${url}/v3/fx/pairs`, { headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }) });
@@ -77,8 +78,8 @@ describe('GET /metrics from the CLI', () => {
   // PGlite's first start creates its database cluster (initdb), which takes seconds on a busy machine.
   it('fxgate all: one admin listener with the gateway and the core families side by side', { timeout: 180_000 }, async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-metrics-'));
-    const server = startCli(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
-    const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
+    const server = await startFxgate(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
+    const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m)!;
     const [, adminUrl] = server.stdout.match(/^fxgate: admin listener on (http:\/\/\S+)/m)!;
     const [, keyPath] = server.stdout.match(/^fxgate: sandbox key created: (\S+)$/m)!;
     const key = await readKeyFile(keyPath!);

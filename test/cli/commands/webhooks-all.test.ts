@@ -17,8 +17,7 @@ import { readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
 import { LegacyWebhookReceiver } from '../../support/legacy-webhook-receiver.js';
 import { TEST_ISSUER } from '../../support/v3-harness.js';
-import { killAllCliProcesses, startCli } from '../cli-process.js';
-import { fxgate } from '../in-process-cli.js';
+import { fxgate, startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -30,7 +29,7 @@ beforeAll(async () => {
   receiver = await LegacyWebhookReceiver.start();
 });
 afterAll(async () => {
-  await killAllCliProcesses();
+  await stopInProcessServers();
   await receiver?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
@@ -56,8 +55,8 @@ describe('fxgate all with legacy webhooks', () => {
     const secret = /^secret: (whsec_\S+)$/m.exec(added.stdout)![1]!;
     const subscriptionId = /^id: (\S+)$/m.exec(added.stdout)![1]!;
 
-    let server = startCli(['all'], env);
-    let [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
+    let server = await startFxgate(['all'], env);
+    let [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m)!;
     const port = new URL(url!).port;
     // The registration runs beside serving: the endpoint appears shortly after the start.
     await expect
@@ -78,8 +77,8 @@ describe('fxgate all with legacy webhooks', () => {
     const removed = await fxgate(['webhooks', 'remove', subscriptionId], env);
     expect(removed.code, removed.stderr).toBe(0);
     expect(removed.stdout).toContain(`removed: ${subscriptionId}\nv3 endpoint removal: left to the gateway`);
-    server = startCli(['all'], env);
-    [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
+    server = await startFxgate(['all'], env);
+    [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m)!;
     await expect.poll(async () => (await v3(url!, keyPath, 'GET', '/v3/fx/webhook-endpoints')).json.data, { timeout: 15_000 }).toEqual([]);
     expect((await server.stop('SIGTERM')).code).toBe(0);
   });
