@@ -21,6 +21,7 @@ import { renderConfigTable, renderErrorReference } from '../../lib/docs/referenc
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import { CliError, EXIT_CODES } from '../exit.js';
+import type { CliRun } from '../io.js';
 
 /**
  * A database for building the core's operations without serving them: the one query made while
@@ -81,7 +82,7 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
   ];
 }
 
-export function registerDocsCommand(program: Command): void {
+export function registerDocsCommand(program: Command, run: CliRun): void {
   program
     .command('docs')
     .description(
@@ -96,11 +97,11 @@ export function registerDocsCommand(program: Command): void {
       const states = await renderGeneratedFiles(options.root, await generatedFiles());
       if (options.write) {
         const written = new Set((await writeGeneratedFiles(options.root, states)).map((state) => state.path));
-        for (const state of states) console.log(`${state.path}: ${written.has(state.path) ? 'regenerated' : 'up to date'}`);
+        for (const state of states) run.out(`${state.path}: ${written.has(state.path) ? 'regenerated' : 'up to date'}`);
         return;
       }
       const stale = states.filter(isStale);
-      for (const state of states) console.log(`${state.path}: ${isStale(state) ? 'stale' : 'up to date'}`);
+      for (const state of states) run.out(`${state.path}: ${isStale(state) ? 'stale' : 'up to date'}`);
       if (stale.length > 0) throw new CliError(`${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run docs\``, EXIT_CODES.failure);
     });
 }
