@@ -248,7 +248,7 @@ describe('a book of 250 trades inserted in SQL, five per millisecond (live)', ()
       `INSERT INTO trades (id, org_id, environment, quote_id, idempotency_key, request_fingerprint, buy_currency, sell_currency, buy_amount,
                            sell_amount, referenced_currency, referenced_amount, rate, sell_usd_value, status, source, actor_id, metadata,
                            created_at, updated_at, settled_at)
-       SELECT t.id, $1, 'live', t.quote_id, t.id, 'sha256:fixture', t.buy, t.sell, 10, 12, t.buy, 10, 1.2, 12, t.status, 'API', 'usr_fixture',
+       SELECT t.id, $1, 'live', t.quote_id, t.id, 'sha256:fixture', t.buy, t.sell, 10, 12, t.buy, 10, 1.2, 12, t.status, 'API', 'usr_0190b5a0c0de70008000000000f1c7e5',
               '{}', t.at, t.at, CASE WHEN t.status = 'SETTLED' THEN t.at END
          FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) AS t(id, quote_id, buy, sell, status, at)`,
       [orgId, column('tradeId'), column('quoteId'), column('buy'), column('sell'), column('status'), column('at')],
