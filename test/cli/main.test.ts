@@ -21,7 +21,7 @@ import { ensureBuiltCli } from './built-cli.js';
 import { CLI_TIMEOUT_MS, killAllCliProcesses, runCli, startBuiltCli } from './cli-process.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-const COMMANDS = ['all', 'core', 'gateway', 'keys', 'orgs', 'accounts', 'webhooks', 'migrate', 'sign', 'usage', 'diff', 'docs'];
+const COMMANDS = ['all', 'core', 'gateway', 'keys', 'orgs', 'accounts', 'webhooks', 'migrate', 'sign', 'usage', 'diff', 'docs', 'openapi'];
 
 const built = (args: readonly string[], env: Record<string, string> = {}) => runCli(args, env, CLI_TIMEOUT_MS, 'built');
 
