@@ -10,7 +10,7 @@ import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
 import { dataOf } from '../http/wire-types.js';
 import { createQuote, findQuote, quoteRecordSchema, toQuoteRecord } from '../trading/quotes.js';
-import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
+import { type TradingContext, quoteValiditySchema } from '../trading/trading-context.js';
 
 const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC');
 
@@ -24,11 +24,7 @@ export const quoteRequestSchema = z
       // The pattern admits zero, which prices to nothing (and pricing refuses it as a programming error).
       .refine((value) => !V3_AMOUNT_PATTERN.test(value) || /[1-9]/.test(value), { message: 'must be greater than zero', params: { code: 'too_small' } }),
     amountCurrency: currencyCode,
-    validForSeconds: z
-      .number()
-      .int()
-      .refine((value) => (QUOTE_VALIDITIES as readonly number[]).includes(value), `one of ${QUOTE_VALIDITIES.join(', ')}`)
-      .default(DEFAULT_QUOTE_VALIDITY),
+    validForSeconds: quoteValiditySchema,
   })
   .superRefine((body, ctx) => {
     if (body.buyCurrency === body.sellCurrency) {

@@ -10,18 +10,14 @@ import { dataOf } from '../http/wire-types.js';
 import { quoteRecordSchema } from '../trading/quotes.js';
 import { createReverseQuote, reversalDetails, reversalDetailsSchema, reverseTrade } from '../trading/reversals.js';
 import { settleTrade } from '../trading/settlements.js';
-import { DEFAULT_QUOTE_VALIDITY, QUOTE_VALIDITIES, type TradingContext } from '../trading/trading-context.js';
+import { DEFAULT_QUOTE_VALIDITY, type TradingContext, quoteValiditySchema } from '../trading/trading-context.js';
 import { findTrade, toTradeRecord, tradeRecordSchema } from '../trading/trades.js';
 import { metadataSchema } from './trades.js';
 
 /** The body is optional: no body (or `{}`) asks for the default validity, as for quotes. */
 const reverseQuoteSchema = z
   .strictObject({
-    validForSeconds: z
-      .number()
-      .int()
-      .refine((value) => (QUOTE_VALIDITIES as readonly number[]).includes(value), `one of ${QUOTE_VALIDITIES.join(', ')}`)
-      .default(DEFAULT_QUOTE_VALIDITY),
+    validForSeconds: quoteValiditySchema,
   })
   .optional();
 

@@ -2,6 +2,7 @@
  * What the trading operations run on, built once per application: the database, reference
  * data, the rate source and the trading options. Handlers get it; nothing else is global.
  */
+import { z } from 'zod';
 import type { Database } from '../../lib/db/database.js';
 import type { CoreEvents } from '../metrics/core-metrics.js';
 import type { RateSource } from './rate-source.js';
@@ -28,3 +29,19 @@ export interface TradingContext extends TradingOptions {
 /** Quote lifetimes a client may ask for (seconds), and the one it gets when it does not. */
 export const QUOTE_VALIDITIES = [3, 15, 30, 45, 60] as const;
 export const DEFAULT_QUOTE_VALIDITY = 30;
+
+/** `validForSeconds` of a quote or reverse quote request: one of QUOTE_VALIDITIES, DEFAULT_QUOTE_VALIDITY when absent. */
+export const quoteValiditySchema = z
+  .number()
+  .int()
+  .refine((value) => (QUOTE_VALIDITIES as readonly number[]).includes(value), `one of ${QUOTE_VALIDITIES.join(', ')}`)
+  .meta({
+    description: 'How long the quote holds, in seconds.',
+    // The refinement is code; the document states the values it allows.
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      delete jsonSchema.minimum;
+      delete jsonSchema.maximum;
+      jsonSchema.enum = [...QUOTE_VALIDITIES];
+    },
+  })
+  .default(DEFAULT_QUOTE_VALIDITY);

@@ -1,0 +1,122 @@
+/**
+ * The v3 reference as Markdown, rendered from the v3 OpenAPI document (and so from the
+ * operations' declarations and the error catalog): for every operation its scope, parameters,
+ * body fields, the fields of its success body, and its error codes by status. For the manual's
+ * generated pages (`npm run docs`). Part of the core; reads only the document.
+ */
+import type { oas31 } from 'zod-openapi';
+import { isErrorCode } from '../../lib/errors/catalog.js';
+import type { OpenApiDocument } from '../../lib/openapi/document.js';
+import { coreV3Document } from './declared-operations.js';
+
+type Schema = oas31.SchemaObject;
+type Node = Schema | oas31.ReferenceObject | undefined;
+
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+function resolve<T>(document: OpenApiDocument, node: T | oas31.ReferenceObject | undefined): T | undefined {
+  if (node === undefined || node === null || typeof node !== 'object' || !('$ref' in node)) return node as T | undefined;
+  const name = node.$ref.split('/').at(-1)!;
+  return (document.components?.schemas?.[name] ?? (document.components?.parameters?.[name] as unknown)) as T | undefined;
+}
+
+/** A schema in a few words: `string`, `decimal string`, `trd_ id`, `"trade"`, `EXECUTED | SETTLED`, `array of Trade`, `Trade or null`. */
+function typeText(document: OpenApiDocument, node: Node): string {
+  if (node === undefined) return '';
+  if ('$ref' in node && node.$ref !== undefined) return node.$ref.split('/').at(-1)!;
+  if ('$ref' in node) return '';
+  if (node.const !== undefined) return `\`${JSON.stringify(node.const)}\``;
+  if (node.enum !== undefined) return node.enum.map((value) => `\`${String(value)}\``).join(' \\| ');
+  if (node.anyOf !== undefined) return node.anyOf.map((member) => ('type' in member && member.type === 'null' ? 'null' : typeText(document, member))).join(' or ');
+  const types = (Array.isArray(node.type) ? node.type : [node.type]).filter((type): type is NonNullable<typeof type> => type !== undefined);
+  const nullable = types.includes('null');
+  const main = types.find((type) => type !== 'null');
+  let text: string = main ?? 'any';
+  if (main === 'array') text = `array of ${typeText(document, node.items)}`;
+  else if (main === 'object' && node.additionalProperties && typeof node.additionalProperties === 'object') text = `map of ${typeText(document, node.additionalProperties)}`;
+  else if (main === 'string' && node.format === 'date-time') text = 'timestamp';
+  else if (main === 'string' && node.pattern?.startsWith('^-?(0|')) text = 'decimal string';
+  else if (main === 'string' && node.pattern !== undefined && /^\^[a-z]{3}_\[0-9a-f\]\{32\}\$$/.test(node.pattern)) text = `${node.pattern.slice(1, 4)}_ id`;
+  return nullable ? `${text} or null` : text;
+}
+
+/** Bounds as wide as a JavaScript integer's say nothing a reader needs. */
+const meaningful = (bound: number | undefined) => (bound === undefined || Math.abs(bound) >= Number.MAX_SAFE_INTEGER ? undefined : bound);
+
+function rules(node: Node): string {
+  if (node === undefined || '$ref' in node) return '';
+  const parts: string[] = [];
+  if (node.minLength !== undefined || node.maxLength !== undefined) parts.push(`${node.minLength ?? 0} to ${node.maxLength ?? '…'} characters`);
+  const [minimum, maximum] = [meaningful(node.minimum), meaningful(node.maximum)];
+  if (minimum !== undefined || maximum !== undefined) parts.push(`${minimum ?? '…'} to ${maximum ?? '…'}`);
+  if (node.default !== undefined) parts.push(`default ${JSON.stringify(node.default)}`);
+  // Ids and decimals are named by typeText; a timestamp's pattern is its format's.
+  if (node.pattern !== undefined && node.format === undefined && !/^\^[a-z]{3}_/.test(node.pattern) && !node.pattern.startsWith('^-?(0|')) parts.push(`\`${node.pattern}\``);
+  if (node.description !== undefined) parts.push(node.description);
+  return parts.join('; ');
+}
+
+function fieldRows(document: OpenApiDocument, node: Node, prefix = ''): string[] {
+  const schema = resolve<Schema>(document, node);
+  if (schema === undefined) return [];
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties ?? {}).map(
+    ([name, property]) => `| \`${prefix}${name}\` | ${typeText(document, property)} | ${required.has(name) ? 'yes' : 'no'} | ${cell(rules(resolve<Schema>(document, property)))} |`,
+  );
+}
+
+function operationSection(document: OpenApiDocument, method: string, path: string, operation: oas31.OperationObject): string[] {
+  const lines = [`### \`${method.toUpperCase()} ${path}\`: ${operation.summary ?? ''}`, '', operation.description ?? '', ''];
+  const parameters = (operation.parameters ?? [])
+    .map((parameter) => resolve<oas31.ParameterObject>(document, parameter as oas31.ParameterObject | oas31.ReferenceObject))
+    .filter((parameter): parameter is oas31.ParameterObject => parameter !== undefined && (parameter.in !== 'header' || parameter.name === 'Idempotency-Key'));
+  if (parameters.length > 0) {
+    lines.push('| parameter | in | type | required | rule |', '|---|---|---|---|---|');
+    for (const parameter of parameters) {
+      const schema = resolve<Schema>(document, parameter.schema);
+      lines.push(`| \`${parameter.name}\` | ${parameter.in} | ${typeText(document, schema)} | ${parameter.required ? 'yes' : 'no'} | ${cell(parameter.description ?? rules(schema))} |`);
+    }
+    lines.push('');
+  }
+  const body = (operation.requestBody as oas31.RequestBodyObject | undefined)?.content['application/json']?.schema;
+  const bodyRows = fieldRows(document, body);
+  if (bodyRows.length > 0) lines.push('Body:', '', '| field | type | required | rule |', '|---|---|---|---|', ...bodyRows, '');
+  const success = (operation.responses?.['200'] as oas31.ResponseObject | undefined)?.content?.['application/json']?.schema;
+  const envelope = resolve<Schema>(document, success);
+  const data = envelope?.properties?.data;
+  lines.push(`Answers 200 with ${Object.keys(envelope?.properties ?? {}).map((key) => `\`${key}\``).join(', ')}; \`data\` is ${typeText(document, data)}.`, '');
+  // An inline data object (the reversal's) is listed here; named records are listed once, below.
+  const inline = data !== undefined && !('$ref' in data) && data.type === 'object' ? fieldRows(document, data, 'data.') : [];
+  if (inline.length > 0) lines.push('| field | type | always | note |', '|---|---|---|---|', ...inline, '');
+  lines.push('| status | codes |', '|---|---|');
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    if (status === '200') continue;
+    const codes = ((response as oas31.ResponseObject).description ?? '').replace(/^[^:]*: /, '').replace(/\.$/, '').split(', ').filter(isErrorCode);
+    lines.push(`| ${status} | ${codes.map((code) => `\`${code}\``).join(', ')} |`);
+  }
+  lines.push('');
+  return lines;
+}
+
+/** The records the operations answer (the document's named schemas other than error envelopes), field by field. */
+function recordSections(document: OpenApiDocument): string[] {
+  const lines: string[] = [];
+  for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {
+    if (name.startsWith('Error_')) continue;
+    lines.push(`### ${name}`, '', (schema as Schema).description ?? '', '', '| field | type | always | note |', '|---|---|---|---|', ...fieldRows(document, schema), '');
+  }
+  return lines;
+}
+
+/** Markdown: every v3 operation (scope, parameters, body, success, error codes by status), then every record. */
+export function renderV3ApiReference(document: OpenApiDocument = coreV3Document()): string {
+  const lines: string[] = ['## Operations', ''];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of ['get', 'post', 'delete'] as const) {
+      const operation = item[method];
+      if (operation !== undefined) lines.push(...operationSection(document, method, path, operation));
+    }
+  }
+  lines.push('## Records', '', ...recordSections(document));
+  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd();
+}
