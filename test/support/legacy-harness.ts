@@ -16,7 +16,7 @@ import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import { legacyToken } from './independent-signing.js';
-import { checkDocumentedResponse } from './openapi-responses.js';
+import { ResponseLog } from './openapi-responses.js';
 import { TEST_LIFECYCLE } from './legacy-lifecycle.js';
 import { TEST_ISSUER, TEST_ISSUERS, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
 
@@ -102,17 +102,25 @@ export class LegacyHarness {
     return this.call('v2', key, request);
   }
 
-  /** Sends exactly what it is given to the gateway. The answer is held against its generation's document (openapi-responses.ts). */
+  /** Every answer the gateway gave this harness, held against its generation's document when it closes (openapi-responses.ts). */
+  readonly responses = new ResponseLog(['v3', 'v2', 'v1']);
+
+  /** Sends exactly what it is given to the gateway. */
   async send(options: SendOptions): Promise<TestResponse> {
     const response = await sendTo(this.gatewayUrl, options);
-    await checkDocumentedResponse(['v3', 'v2', 'v1'], options.method ?? 'GET', options.path, response);
+    this.responses.add(options.method ?? 'GET', options.path, response);
     return response;
   }
 
+  /** Tears everything down, then holds every answer the gateway gave against its generation's document (the core's own in core.close). */
   async close(): Promise<void> {
-    await this.gateway.close();
-    await this.core.close();
-    await rm(this.keysDir, { recursive: true, force: true });
+    try {
+      await this.gateway.close();
+      await this.core.close();
+    } finally {
+      await rm(this.keysDir, { recursive: true, force: true });
+    }
+    await this.responses.verify();
   }
 }
 

@@ -2,9 +2,11 @@
  * Every answer the end-to-end harnesses see (V3Harness on the core, LegacyHarness on the gateway
  * in front of it), held against the OpenAPI document of its generation: the status must be one
  * the operation documents, the body must validate against its schema (ajv, JSON Schema
- * 2020-12), and the headers the document requires must be there. A mismatch fails the test that
- * made the request. Each answer of a documented operation is also recorded, so the suite-level
- * check (test/openapi-coverage.test.ts) can fail when an operation was never exercised.
+ * 2020-12), and the headers the document requires must be there. A harness keeps what it saw in
+ * a ResponseLog, at no cost to the request's own timing, and checks it all when it closes: a
+ * mismatch fails the suite that made the request, naming it. Each answer of a documented
+ * operation is also recorded, so the suite-level check (test/openapi-coverage.test.ts) can fail
+ * when an operation was never exercised.
  *
  * The documents are generated from the code in this process, once, exactly as the CLI writes
  * them; answers to paths no document has (test-only operations, unknown paths) are not checked.
@@ -135,4 +137,35 @@ export async function checkDocumentedResponse(serves: readonly Generation[], met
     }
   }
   recordAnswer({ generation, method: method.toUpperCase(), path: route.template, status: response.status });
+}
+
+interface LoggedAnswer {
+  readonly method: string;
+  readonly pathAndQuery: string;
+  readonly response: SeenResponse;
+}
+
+/** What one harness saw, checked when it closes (a timing a test measures never pays for the check). */
+export class ResponseLog {
+  private readonly answers: LoggedAnswer[] = [];
+
+  constructor(private readonly serves: readonly Generation[]) {}
+
+  add(method: string, pathAndQuery: string, response: SeenResponse): void {
+    this.answers.push({ method, pathAndQuery, response });
+  }
+
+  /** Checks every answer seen so far; throws one UndocumentedResponseError naming each mismatch. */
+  async verify(): Promise<void> {
+    const problems: string[] = [];
+    for (const { method, pathAndQuery, response } of this.answers.splice(0)) {
+      try {
+        await checkDocumentedResponse(this.serves, method, pathAndQuery, response);
+      } catch (error) {
+        if (!(error instanceof UndocumentedResponseError)) throw error;
+        problems.push(error.message);
+      }
+    }
+    if (problems.length > 0) throw new UndocumentedResponseError(`${problems.length} answer(s) its OpenAPI document does not describe:\n- ${problems.join('\n- ')}`);
+  }
 }

@@ -20,7 +20,7 @@ import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
-import { checkDocumentedResponse } from './openapi-responses.js';
+import { ResponseLog } from './openapi-responses.js';
 import { testServices } from './services.js';
 
 /** What the test servers accept, the configuration's default; the first is what the test clients sign with. */
@@ -127,10 +127,13 @@ export class V3Harness {
     return loadKey(file);
   }
 
-  /** Sends exactly what it is given: no auth added. The answer is held against the v3 document (openapi-responses.ts). */
+  /** Every answer this harness saw, held against the v3 document when it closes (openapi-responses.ts). */
+  readonly responses = new ResponseLog(['v3']);
+
+  /** Sends exactly what it is given: no auth added. */
   async send(options: SendOptions): Promise<TestResponse> {
     const response = await sendTo(this.baseUrl, options);
-    await checkDocumentedResponse(['v3'], options.method ?? 'GET', options.path, response);
+    this.responses.add(options.method ?? 'GET', options.path, response);
     return response;
   }
 
@@ -142,7 +145,9 @@ export class V3Harness {
     return this.send({ ...options, method, headers: { ...auth, ...options.headers } });
   }
 
-  close(): Promise<void> {
-    return this.teardown();
+  /** Tears everything down, then holds every answer seen against the v3 document (and throws naming any it does not describe). */
+  async close(): Promise<void> {
+    await this.teardown();
+    await this.responses.verify();
   }
 }
