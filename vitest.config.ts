@@ -37,7 +37,8 @@ export default defineConfig({
           env: { FXGATE_TEST_BACKEND: 'embedded' },
         },
       },
-      { test: { ...shared, name: 'openapi-coverage', include: [OPENAPI_COVERAGE], sequence: { groupOrder: 1 } } },
+      // It reads files only: the recordings folder is all its setup needs.
+      { test: { ...shared, globalSetup: ['test/support/openapi-recordings-setup.ts'], name: 'openapi-coverage', include: [OPENAPI_COVERAGE], sequence: { groupOrder: 1 } } },
     ],
   },
 });
