@@ -1,7 +1,7 @@
 /**
  * The v3 error catalog: all 65 codes, one row each, with HTTP status, type, retry strategy and
  * the schema of `details`. It is the only place a code is defined. The core throws by code, the
- * gateway's downgrade tables are checked against it, and the README's error reference is
+ * gateway's downgrade tables are checked against it, and docs/v3-api.md's error reference is
  * generated from it. Codes are never renamed or removed within v3 (docs/contract.md#versioning-v3).
  */
 import { z } from 'zod';
