@@ -7,65 +7,25 @@
  * and writes only the files it names.
  */
 import type { Command } from 'commander';
-import { coreOperations } from '../../core/app.js';
-import { requiresIdempotencyKey } from '../../core/http/idempotency.js';
-import type { Operation } from '../../core/http/operation.js';
+import { renderV3ApiReference } from '../../core/openapi/v3-reference.js';
 import { renderGenerationChangelog } from '../../gateway/legacy/legacy-changelog.js';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/legacy-reference.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
-import type { Database } from '../../lib/db/database.js';
 import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../../lib/docs/generated-files.js';
-import { renderOperationReference } from '../../lib/docs/operation-reference.js';
 import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
-import type { KeyRegistry } from '../../lib/keys/key-registry.js';
-import type { EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
-
-/**
- * A database for building the core's operations without serving them: the one query made while
- * they are built (the cursor key, which no handler here ever uses) is answered with zeros, and
- * anything else is refused, since a handler never runs.
- */
-function declarationsOnlyDatabase(): Database {
-  const refuse = (): never => {
-    throw new Error('fxgate docs builds the v3 operations to read their declarations; nothing may query the database');
-  };
-  const cursorKey = { value: Buffer.alloc(32).toString('base64') };
-  return {
-    driver: 'pglite',
-    async query<Row>(sql: string) {
-      if (sql.startsWith('INSERT INTO service_secrets')) return { rows: [] as Row[], rowCount: 0 };
-      if (sql.startsWith('SELECT value FROM service_secrets')) return { rows: [cursorKey as Row], rowCount: 1 };
-      return refuse();
-    },
-    exec: async () => refuse(),
-    transaction: async () => refuse(),
-    close: async () => {},
-  };
-}
-
-/** Every v3 operation the core serves, as declared with `defineOperation` in src/core/routes/. */
-export async function v3Operations(): Promise<Operation[]> {
-  const unused = new Proxy({}, { get: () => refuseDependency() });
-  return coreOperations({ db: declarationsOnlyDatabase(), store: unused as EphemeralStore, registry: unused as KeyRegistry });
-}
-
-function refuseDependency(): never {
-  throw new Error('fxgate docs builds the v3 operations to read their declarations; nothing may use the store or the key registry');
-}
 
 /** Every file with generated sections, by its path from the repository root, and what each section is rendered from. */
 export async function generatedFiles(): Promise<GeneratedFile[]> {
   const mappings = await loadLegacyMappings();
-  const operations = await v3Operations();
   return [
     { path: 'README.md', sections: { config: renderConfigTable } },
     {
       path: 'docs/v3-api.md',
       sections: {
-        'v3-operations': () => renderOperationReference(operations, { idempotencyKeyRequired: requiresIdempotencyKey }),
+        'v3-operations': () => renderV3ApiReference(),
         errors: renderErrorReference,
       },
     },

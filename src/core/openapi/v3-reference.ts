@@ -1,10 +1,12 @@
 /**
  * The v3 reference as Markdown, rendered from the v3 OpenAPI document (and so from the
  * operations' declarations and the error catalog): for every operation its scope, parameters,
- * body fields, the fields of its success body, and its error codes by status. For the manual's
- * generated pages (`npm run docs`). Part of the core; reads only the document.
+ * body fields, the fields of its success body, and its error codes by status, after an index of
+ * them all; then every record. docs/v3-api.md is generated from it (`npm run docs`), so the page,
+ * the served document and the snapshot say the same. Part of the core; reads only the document.
  */
 import type { oas31 } from 'zod-openapi';
+import { headingAnchor } from '../../lib/docs/anchors.js';
 import { isErrorCode } from '../../lib/errors/catalog.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { coreV3Document } from './declared-operations.js';
@@ -65,8 +67,54 @@ function fieldRows(document: OpenApiDocument, node: Node, prefix = ''): string[]
   );
 }
 
+const tableHead = (presence: string, note: string) => [`| field | type | ${presence} | ${note} |`, '|---|---|---|---|'];
+
+function fieldTable(document: OpenApiDocument, node: Node, presence: string, note: string): string[] {
+  return [...tableHead(presence, note), ...fieldRows(document, node)];
+}
+
+/** A body that is one of several objects, nested unions flattened: the objects it may be. */
+function flattenVariants(document: OpenApiDocument, node: Node): Schema[] {
+  const schema = resolve<Schema>(document, node);
+  if (schema === undefined) return [];
+  const variants = schema.oneOf ?? schema.anyOf;
+  return variants === undefined ? [schema] : variants.flatMap((variant) => flattenVariants(document, variant));
+}
+
+/** A body variant is named by its fixed values: `assetType` `FIAT`, `transferType` `FEDWIRE`. */
+function variantName(document: OpenApiDocument, node: Node): string {
+  const fixed = Object.entries(resolve<Schema>(document, node)?.properties ?? {}).filter(
+    (entry): entry is [string, Schema] => !('$ref' in entry[1]) && entry[1].const !== undefined,
+  );
+  return fixed.length === 0 ? 'these fields' : fixed.map(([name, property]) => `\`${name}\` \`${JSON.stringify(property.const)}\``).join(', ');
+}
+
+const operationHeading = (method: string, path: string) => `\`${method.toUpperCase()} ${path}\``;
+
+const METHODS = ['get', 'post', 'delete'] as const;
+
+/** Every operation of the document with its path and method, in the document's order. */
+function operationsOf(document: OpenApiDocument): { method: string; path: string; operation: oas31.OperationObject }[] {
+  return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => (item[method] === undefined ? [] : [{ method, path, operation: item[method] }])),
+  );
+}
+
+/** One row per operation: its summary, the scope its token needs, whether it takes an Idempotency-Key, and sandbox-only ones. */
+function indexTable(document: OpenApiDocument): string[] {
+  const lines = ['| operation | what it does | scope | Idempotency-Key | sandbox only |', '|---|---|---|---|---|'];
+  for (const { method, path, operation } of operationsOf(document)) {
+    const heading = operationHeading(method, path);
+    const scope = operation.security?.[0]?.bearerToken?.[0];
+    const keyed = (operation.parameters ?? []).some((parameter) => !('$ref' in parameter) && parameter.name === 'Idempotency-Key' && parameter.required === true);
+    const sandboxOnly = (operation.description ?? '').includes('Sandbox mode only');
+    lines.push(`| [${heading}](#${headingAnchor(heading)}) | ${cell(operation.summary ?? '')} | ${scope === undefined ? 'none' : `\`${scope}\``} | ${keyed ? 'required' : ''} | ${sandboxOnly ? 'yes' : ''} |`);
+  }
+  return lines;
+}
+
 function operationSection(document: OpenApiDocument, method: string, path: string, operation: oas31.OperationObject): string[] {
-  const lines = [`### \`${method.toUpperCase()} ${path}\`: ${operation.summary ?? ''}`, '', operation.description ?? '', ''];
+  const lines = [`### ${operationHeading(method, path)}`, '', `${operation.summary ?? ''}. ${operation.description ?? ''}`, ''];
   const parameters = (operation.parameters ?? [])
     .map((parameter) => resolve<oas31.ParameterObject>(document, parameter as oas31.ParameterObject | oas31.ReferenceObject))
     .filter((parameter): parameter is oas31.ParameterObject => parameter !== undefined && (parameter.in !== 'header' || parameter.name === 'Idempotency-Key'));
@@ -78,16 +126,21 @@ function operationSection(document: OpenApiDocument, method: string, path: strin
     }
     lines.push('');
   }
-  const body = (operation.requestBody as oas31.RequestBodyObject | undefined)?.content['application/json']?.schema;
-  const bodyRows = fieldRows(document, body);
-  if (bodyRows.length > 0) lines.push('Body:', '', '| field | type | required | rule |', '|---|---|---|---|', ...bodyRows, '');
+  const body = resolve<Schema>(document, (operation.requestBody as oas31.RequestBodyObject | undefined)?.content['application/json']?.schema);
+  const variants = flattenVariants(document, body);
+  if (variants.length > 1) {
+    lines.push(`Body: one of ${variants.length} shapes.`, '');
+    for (const variant of variants) lines.push(`With ${variantName(document, variant)}:`, '', ...fieldTable(document, variant, 'required', 'rule'), '');
+  } else if (fieldRows(document, body).length > 0) {
+    lines.push('Body:', '', ...fieldTable(document, body, 'required', 'rule'), '');
+  }
   const success = (operation.responses?.['200'] as oas31.ResponseObject | undefined)?.content?.['application/json']?.schema;
   const envelope = resolve<Schema>(document, success);
   const data = envelope?.properties?.data;
   lines.push(`Answers 200 with ${Object.keys(envelope?.properties ?? {}).map((key) => `\`${key}\``).join(', ')}; \`data\` is ${typeText(document, data)}.`, '');
   // An inline data object (the reversal's) is listed here; named records are listed once, below.
   const inline = data !== undefined && !('$ref' in data) && data.type === 'object' ? fieldRows(document, data, 'data.') : [];
-  if (inline.length > 0) lines.push('| field | type | always | note |', '|---|---|---|---|', ...inline, '');
+  if (inline.length > 0) lines.push(...tableHead('always', 'note'), ...inline, '');
   lines.push('| status | codes |', '|---|---|');
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (status === '200') continue;
@@ -103,20 +156,15 @@ function recordSections(document: OpenApiDocument): string[] {
   const lines: string[] = [];
   for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {
     if (name.startsWith('Error_')) continue;
-    lines.push(`### ${name}`, '', (schema as Schema).description ?? '', '', '| field | type | always | note |', '|---|---|---|---|', ...fieldRows(document, schema), '');
+    lines.push(`### ${name}`, '', (schema as Schema).description ?? '', '', ...fieldTable(document, schema, 'always', 'note'), '');
   }
   return lines;
 }
 
-/** Markdown: every v3 operation (scope, parameters, body, success, error codes by status), then every record. */
+/** Markdown: an index of every v3 operation, each one (scope, parameters, body, success, error codes by status), then every record. */
 export function renderV3ApiReference(document: OpenApiDocument = coreV3Document()): string {
-  const lines: string[] = ['## Operations', ''];
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const method of ['get', 'post', 'delete'] as const) {
-      const operation = item[method];
-      if (operation !== undefined) lines.push(...operationSection(document, method, path, operation));
-    }
-  }
+  const lines: string[] = [...indexTable(document), ''];
+  for (const { method, path, operation } of operationsOf(document)) lines.push(...operationSection(document, method, path, operation));
   lines.push('## Records', '', ...recordSections(document));
   return lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd();
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generatedFiles, v3Operations } from '../../../src/cli/commands/docs.js';
+import { generatedFiles } from '../../../src/cli/commands/docs.js';
 import { headingAnchors } from '../../../src/lib/docs/anchors.js';
 import { isStale, renderGeneratedFiles } from '../../../src/lib/docs/generated-files.js';
 import { killAllCliProcesses, runCli } from '../cli-process.js';
@@ -77,14 +77,6 @@ describe('fxgate docs', () => {
       ['# Page', '[fine](contract.md#errors-catalog) [self](#page) [gone](missing.md) [anchor](v3-api.md#nowhere) [out](../../etc/hosts)', '`[in code](missing.md)`', '```', '[fenced](missing.md)', '```'].join('\n'),
     );
     expect(await deadLinks(page, root)).toEqual([`${page}: missing.md (no such file)`, `${page}: v3-api.md#nowhere (no such anchor)`, `${page}: ../../etc/hosts (outside the repository)`]);
-  });
-
-  it('reads the v3 operations from their declarations without a database', async () => {
-    const operations = await v3Operations();
-    const named = operations.map((operation) => `${operation.method} ${operation.path}`);
-    expect(named).toContain('POST /v3/fx/quotes');
-    expect(named).toContain('DELETE /v3/fx/webhook-endpoints/:id');
-    expect(new Set(named).size).toBe(named.length);
   });
 
   it('--check names every stale file and exits 1; --write regenerates them and nothing else', async () => {

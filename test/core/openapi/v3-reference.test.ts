@@ -46,3 +46,23 @@ describe('renderV3ApiReference', () => {
     expect(trade).toContain('| `status` | `EXECUTED` \\| `SETTLED` \\| `REVERSED` | yes |');
   });
 });
+
+describe('renderV3ApiReference: the index and bodies of several shapes', () => {
+  it('indexes every operation once, linked to its section, with its scope and whether it takes an Idempotency-Key', () => {
+    const index = reference.slice(0, reference.indexOf('\n### '));
+    for (const operation of declaredCoreOperations()) {
+      const heading = `\`${operation.method} ${openApiPath(operation.path)}\``;
+      const row = index.split('\n').filter((line) => line.startsWith(`| [${heading}](#`));
+      expect(row, heading).toHaveLength(1);
+      expect(row[0]).toContain(`| \`${operation.scope}\` | ${operation.method === 'POST' ? 'required' : ''} | ${operation.sandboxOnly ? 'yes' : ''} |`);
+    }
+  });
+
+  it('lists each shape of a body that is one of several, named by its fixed values', () => {
+    const accounts = sectionOf('POST', '/v3/fx/withdrawal-accounts');
+    expect(accounts).toContain('Body: one of 3 shapes.');
+    expect(accounts).toContain('With `assetType` `"FIAT"`, `transferType` `"SWIFT"`:');
+    expect(accounts).toContain('With `assetType` `"STABLECOIN"`:');
+    expect(accounts).toMatch(/`swiftCode` \| string \| yes/);
+  });
+});
