@@ -1,15 +1,16 @@
 /**
  * The API reference page, `/docs`: Scalar's standalone renderer (`@scalar/api-reference`),
- * served from node_modules by this process (no CDN), over the OpenAPI documents the process
+ * served by this process from its own files (no CDN), over the OpenAPI documents the process
  * serves, one entry per generation. Every answer carries a Content-Security-Policy that allows
  * only this origin: scripts are files (no inline script; the page's configuration is a JSON
  * data block the browser never runs), and the renderer's inline styles are the one allowance.
  * Part of lib: the core and the gateway mount it on their own apps.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 export const REFERENCE_PAGE_PATH = '/docs';
@@ -42,10 +43,20 @@ export interface ReferencePageOptions {
   readonly documents: readonly ReferenceDocument[];
 }
 
-/** The renderer's standalone bundle in node_modules (its package's `browser` entry). */
+/**
+ * The renderer's standalone bundle. A build copies it to `dist/assets/` (the renderer is a dev
+ * dependency: its package tree is large and the page needs this one file); run from the sources,
+ * it is read from node_modules.
+ */
 export function rendererBundlePath(): string {
-  const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
-  return join(dirname(main), 'browser', 'standalone.js');
+  const built = fileURLToPath(new URL('../../assets/scalar-standalone.js', import.meta.url));
+  if (existsSync(built)) return built;
+  try {
+    const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
+    return join(dirname(main), 'browser', 'standalone.js');
+  } catch (error) {
+    throw new Error('the /docs renderer is missing: run `npm run build` (it copies it to dist/assets/), or `npm ci` in a checkout', { cause: error });
+  }
 }
 
 /** The page's own script: reads the JSON data block and starts the renderer with it. */
