@@ -32,6 +32,28 @@ export default tseslint.config(
     },
   },
   {
+    // The core is the v3 service: it knows nothing of the legacy generations or of how it is started.
+    files: ['src/core/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/gateway/**', '**/cli/**', '**/mappings/**'], message: 'The core depends on lib only; the gateway and the CLI depend on it.' }] }],
+    },
+  },
+  {
+    // The domain is not the web layer: the HTTP pipeline and the routes call it, never the reverse.
+    files: ['src/core/trading/**', 'src/core/money-movement/**', 'src/core/ledger/**', 'src/core/events/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/gateway/**', '**/cli/**', '**/mappings/**'], message: 'The core depends on lib only; the gateway and the CLI depend on it.' },
+            { group: ['**/http/**', '**/routes/**', 'fastify'], message: 'The domain takes what it needs from src/core/*.ts (principal, idempotent rows, wire types), not from the HTTP layer.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/lib/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/core/**', '**/gateway/**', '**/cli/**'], message: 'Library code is shared; it depends on no part.' }] }],

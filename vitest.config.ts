@@ -26,7 +26,7 @@ export default defineConfig({
           ...shared,
           name: 'embedded',
           include: [
-            'test/core/{http,routes,trading,settlement,ledger,events,metrics}/**/*.test.ts',
+            'test/core/{http,routes,trading,money-movement,ledger,events,metrics}/**/*.test.ts',
             // The gateway in front of the core as `npm start` runs them (the crash test names its own back end).
             'test/gateway/legacy/e2e/{operations,idempotency,errors-and-security,webhooks}.test.ts',
             // The gateway's metrics (webhook outcomes and backlog through the leased outbox on PGlite).

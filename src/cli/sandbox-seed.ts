@@ -7,14 +7,14 @@
 import { createHash } from 'node:crypto';
 import { SCOPES } from '../lib/auth/credentials.js';
 import type { Database } from '../lib/db/database.js';
-import type { Principal } from '../core/http/request-state.js';
-import { createSandboxDeposit } from '../core/settlement/deposits.js';
+import type { Principal } from '../core/principal.js';
+import { createSandboxDeposit } from '../core/money-movement/deposits.js';
 import {
   createWithdrawalAccount,
   verifyWithdrawalAccount,
   withdrawalAccountCreateSchema,
   type WithdrawalAccountCreateInput,
-} from '../core/settlement/withdrawal-accounts.js';
+} from '../core/money-movement/withdrawal-accounts.js';
 import { referenceData } from '../core/trading/reference-data.js';
 
 export const SEED_DEPOSITS = [

@@ -13,7 +13,7 @@ import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecyc
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
-import { InvalidUpstreamError } from '../gateway/upstream.js';
+import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
 import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';

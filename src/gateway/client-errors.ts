@@ -11,8 +11,8 @@ import { type ClientError, type ClientErrorRequest, type RawAnswer, createClient
 import type { Socket } from 'node:net';
 import { randomHex } from '../lib/random.js';
 import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from './legacy/error-tables.js';
-import { type LegacyReplyOptions, generationHeaders } from './legacy/legacy-reply.js';
-import type { LegacyGeneration } from './legacy/operations.js';
+import { type LegacyReplyOptions, generationHeaders } from './legacy/reply.js';
+import type { LegacyGeneration } from './legacy/catalog.js';
 import { legacyGenerationOf } from './legacy/routes.js';
 
 export type LegacyErrorTablesByGeneration = { readonly [G in LegacyGeneration]: LegacyErrorTables<G> };

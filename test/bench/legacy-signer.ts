@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { signApiToken } from '../../src/lib/auth/jwt.js';
 import { idToLegacyUuid, type IdKind } from '../../src/lib/ids.js';
 import { loadKey, type KeyFile, type LoadedKey } from '../../src/lib/keys/key-file.js';
-import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/gateway/legacy/legacy-auth.js';
+import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/gateway/legacy/auth.js';
 import type { HttpMethod, PreparedRequest } from './requests.js';
 
 export { LEGACY_MAX_TOKEN_LIFETIME_SECONDS };

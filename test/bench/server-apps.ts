@@ -11,9 +11,9 @@ import { parse as parseLossless, stringify as stringifyLossless } from 'lossless
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
 import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
-import type { Principal } from '../../src/core/http/request-state.js';
+import type { Principal } from '../../src/core/principal.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
-import { createWithdrawalAccount, verifyWithdrawalAccount, withdrawalAccountCreateSchema } from '../../src/core/settlement/withdrawal-accounts.js';
+import { createWithdrawalAccount, verifyWithdrawalAccount, withdrawalAccountCreateSchema } from '../../src/core/money-movement/withdrawal-accounts.js';
 import { referenceData } from '../../src/core/trading/reference-data.js';
 import { buildGatewayApp } from '../../src/gateway/app.js';
 import { GatewayMetrics } from '../../src/gateway/metrics/gateway-metrics.js';

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import type { BodyField, EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings.js';
 import type { LegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../src/gateway/legacy/catalog.js';
 
 // ---------------------------------------------------------------------------------------------
 // What a request is made of.

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { V1_ERROR_STATUSES, V2_ERROR_CODE_STATUS, V2_ERROR_STATUSES } from '../../src/gateway/legacy/error-tables.js';
 import type { EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../src/gateway/legacy/catalog.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { ERROR_CATALOG, isErrorCode } from '../../src/lib/errors/catalog.js';
 import { idToLegacyUuid } from '../../src/lib/ids.js';

@@ -13,7 +13,7 @@ import {
   updateWithdrawalAccount,
   verifyWithdrawalAccount,
   type WithdrawalAccountRow,
-} from '../../core/settlement/withdrawal-accounts.js';
+} from '../../core/money-movement/withdrawal-accounts.js';
 import { readOrgBook } from '../../core/trading/org-books.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';

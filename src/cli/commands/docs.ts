@@ -8,8 +8,8 @@
  */
 import type { Command } from 'commander';
 import { renderV3ApiReference } from '../../core/openapi/v3-reference.js';
-import { renderGenerationChangelog } from '../../gateway/legacy/legacy-changelog.js';
-import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/legacy-reference.js';
+import { renderGenerationChangelog } from '../../gateway/legacy/changelog.js';
+import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
 import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../../lib/docs/generated-files.js';

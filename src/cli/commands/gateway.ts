@@ -8,7 +8,7 @@ import { parseHttpUrl } from '../arguments.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { listen, serve } from '../serve.js';
-import { InvalidUpstreamError, upstreamOrigin } from '../../gateway/upstream.js';
+import { InvalidUpstreamError, upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { createAdminListener, listenAdmin, openGatewayDependencies, startGateway, upstreamKeysDir } from '../servers.js';
 
 export function registerGatewayCommand(program: Command, run: CliRun): void {

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
 import { V3Client } from '../../gateway/upstream/v3-client.js';
-import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream.js';
+import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
 import { LEGACY_WEBHOOK_DEFAULTS, SEALING_SECRET_NAME } from '../../gateway/webhooks/legacy-webhooks.js';
 import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';

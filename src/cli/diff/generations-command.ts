@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { upstreamOrigin } from '../../gateway/upstream.js';
+import { upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf, usageError } from '../exit.js';

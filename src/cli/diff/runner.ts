@@ -9,9 +9,9 @@ import { type AnswerVerdict, type FieldVerdict, type ListCheck, type ReadBack, t
 import { parseLegacyAnswer } from '../../gateway/compare/legacy-values.js';
 import type { EndpointMapping, V3Call } from '../../gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, type V2Operation } from '../../gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, type V2Operation } from '../../gateway/legacy/catalog.js';
 import type { V3RecordKind } from '../../gateway/legacy/transforms/v3-records.js';
-import { V3_RECORD_READS, findV3Operation } from '../../gateway/legacy/v3-operations.js';
+import { V3_RECORD_READS, findV3Operation } from '../../gateway/legacy/v3-contract.js';
 import { parseKeyName } from '../../lib/auth/credentials.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import { type Answer, Deployment, DeploymentError, type DeploymentOptions, answerSummary } from './deployment.js';

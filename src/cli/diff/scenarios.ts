@@ -8,7 +8,7 @@
  */
 import { idToLegacyUuid } from '../../lib/ids.js';
 import { Decimal } from '../../lib/money.js';
-import type { LegacyGeneration, V2Operation } from '../../gateway/legacy/operations.js';
+import type { LegacyGeneration, V2Operation } from '../../gateway/legacy/catalog.js';
 
 /** v3 as the scenarios use it; the runner sends signed requests and throws on any answer but 200. */
 export interface V3Setup {

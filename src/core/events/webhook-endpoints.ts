@@ -8,7 +8,7 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
-import { timestamp, v3Id } from '../http/wire-types.js';
+import { timestamp, v3Id } from '../wire-types.js';
 
 /** Every event type the core emits: docs/contract.md#webhooks-v3-events. */
 export const WEBHOOK_EVENT_TYPES = [

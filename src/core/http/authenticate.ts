@@ -24,7 +24,7 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import type { OperationMeta } from './operation.js';
-import type { Principal } from './request-state.js';
+import type { Principal } from '../principal.js';
 
 /** v3 tokens live at most 60 s (docs/contract.md#auth-tokens-lifetime). */
 export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;

@@ -12,7 +12,7 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN, requestFingerprint } from '../../lib/idempotency-key.js';
 import { StoreUnavailableError, type EphemeralStore, type StoredResponse } from '../../lib/store/ephemeral-store.js';
 import { displayPath, type OperationMeta } from './operation.js';
-import type { Principal } from './request-state.js';
+import type { Principal } from '../principal.js';
 
 /** v3 keys live 24 hours (docs/contract.md#idempotency-v3). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -20,18 +20,6 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export interface IdempotencyOptions {
   readonly store: EphemeralStore;
   readonly lockTtlMs: number;
-}
-
-/**
- * The row an earlier attempt with this Idempotency-Key wrote (found through the money table's
- * unique key, when the store no longer had the record) answers only the same request; any other
- * request under that key is a key reuse.
- */
-export function replayOrMismatch<Row extends { readonly request_fingerprint: string }>(existing: Row, fingerprint: string): Row {
-  if (existing.request_fingerprint !== fingerprint) {
-    throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
-  }
-  return existing;
 }
 
 export function requiresIdempotencyKey(method: string): boolean {

@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Scope } from '../../lib/auth/credentials.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
-import type { Principal } from './request-state.js';
+import type { Principal } from '../principal.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 

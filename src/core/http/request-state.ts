@@ -2,17 +2,9 @@
  * What the v3 pipeline learns about a request as it passes each step, kept on the request.
  * Each step reads what earlier steps wrote and adds its own part; nothing else writes here.
  */
-import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import type { RateLimitResult } from '../../lib/store/ephemeral-store.js';
+import type { Principal } from '../principal.js';
 import type { OperationMeta } from './operation.js';
-
-export interface Principal {
-  readonly keyName: string;
-  readonly orgId: string;
-  readonly scopes: readonly Scope[];
-  /** The book the request works on: the declared mode, which auth checked against the key. */
-  readonly environment: Mode;
-}
 
 export interface IdempotencyClaim {
   /** The client's Idempotency-Key and the request's fingerprint (`sha256:<hex>`). */

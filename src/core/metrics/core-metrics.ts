@@ -5,7 +5,7 @@
  * the ledger check. Label values are bounded (operations as declared, status classes, the
  * statuses); no org, key, id or address is ever one.
  *
- * Trades and withdrawals are counted by the code that commits them (trading/, settlement/),
+ * Trades and withdrawals are counted by the code that commits them (trading/, money-movement/),
  * after the commit: a rolled-back transaction counts nothing.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
@@ -13,7 +13,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../../lib/db/database.js';
 import { LATENCY_BUCKETS_SECONDS, LazyObserver, appendOnResponse, StatusClassCounters, childrenByValue, gaugeReadOnScrape } from '../../lib/metrics/series.js';
 import type { OperationMeta } from '../http/operation.js';
-import type { WithdrawalStatus } from '../settlement/withdrawals.js';
+import type { WithdrawalStatus } from '../money-movement/withdrawals.js';
 import { LedgerBalanceCheck, type LedgerBalanceCheckOptions } from './ledger-balance-check.js';
 
 export const CORE_METRICS_PREFIX = 'fxgate_core_';

@@ -1,7 +1,7 @@
 /**
  * Deposits: GET /v3/fx/deposits (cursor list, newest first, filters currency and status),
  * GET /v3/fx/deposits/{id}, and POST /v3/fx/sandbox/deposits (sandbox only). The rules are in
- * settlement/deposits.ts.
+ * money-movement/deposits.ts.
  *
  * The sandbox deposit needs scope `trade`: it is a test helper that funds a book for trading
  * and withdrawing, not a withdrawal (`withdraw`) and not a read (`view`).
@@ -9,12 +9,12 @@
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../http/wire-types.js';
+import { dataOf } from '../wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
 import { cursorPageOf, paginate } from '../pagination/paginate.js';
-import { DEPOSIT_STATUSES, type DepositContext, type DepositRow, createDeposit, depositRecordSchema, findDeposit, sandboxDepositSchema, toDepositRecord } from '../settlement/deposits.js';
+import { DEPOSIT_STATUSES, type DepositContext, type DepositRow, createDeposit, depositRecordSchema, findDeposit, sandboxDepositSchema, toDepositRecord } from '../money-movement/deposits.js';
 
 const listQuerySchema = cursorQuerySchema({
   status: z.enum(DEPOSIT_STATUSES).optional(),

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { formatToDecimals } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { currencyCode, decimalString, listOf } from '../http/wire-types.js';
+import { currencyCode, decimalString, listOf } from '../wire-types.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 
 /** The pair record (docs/contract.md#resources-pair). */

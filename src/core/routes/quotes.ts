@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../http/wire-types.js';
+import { dataOf } from '../wire-types.js';
 import { createQuote, findQuote, quoteRecordSchema, toQuoteRecord } from '../trading/quotes.js';
 import { type TradingContext, quoteValiditySchema } from '../trading/trading-context.js';
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../http/wire-types.js';
+import { dataOf } from '../wire-types.js';
 import { quoteRecordSchema } from '../trading/quotes.js';
 import { createReverseQuote, reversalDetails, reversalDetailsSchema, reverseTrade } from '../trading/reversals.js';
 import { settleTrade } from '../trading/settlements.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../http/wire-types.js';
+import { dataOf } from '../wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';

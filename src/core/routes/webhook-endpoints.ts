@@ -17,7 +17,7 @@ import {
   webhookEndpointRecordSchema,
 } from '../events/webhook-endpoints.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf, listOf } from '../http/wire-types.js';
+import { dataOf, listOf } from '../wire-types.js';
 
 export interface WebhookEndpointContext {
   readonly db: Database;

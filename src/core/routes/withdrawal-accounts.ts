@@ -3,13 +3,13 @@
  * /v3/fx/withdrawal-accounts (bounded list with filters) and GET .../{id}; in sandbox mode only,
  * POST /v3/fx/sandbox/withdrawal-accounts/{id}/verify and POST /v3/fx/sandbox/withdrawal-accounts/{id}
  * (set status, verified, withdrawalsEnabled), so integrators can reach every withdrawal rule.
- * The rules are in settlement/withdrawal-accounts.ts.
+ * The rules are in money-movement/withdrawal-accounts.ts.
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf, listOf } from '../http/wire-types.js';
-import { STABLECOIN_NETWORKS } from '../settlement/checksums.js';
+import { dataOf, listOf } from '../wire-types.js';
+import { STABLECOIN_NETWORKS } from '../money-movement/checksums.js';
 import {
   ASSET_TYPES,
   createWithdrawalAccount,
@@ -23,7 +23,7 @@ import {
   withdrawalAccountRecordSchema,
   withdrawalAccountUpdateSchema,
   type WithdrawalAccountRow,
-} from '../settlement/withdrawal-accounts.js';
+} from '../money-movement/withdrawal-accounts.js';
 import type { TradingContext } from '../trading/trading-context.js';
 
 /**

@@ -2,19 +2,19 @@
  * Withdrawals: POST /v3/fx/withdrawals (docs/contract.md#v3-withdrawals), GET /v3/fx/withdrawals
  * (cursor list, newest first, filters status and currency), GET /v3/fx/withdrawals/{id}, and the
  * sandbox drivers POST /v3/fx/sandbox/withdrawals/{id}/complete and /fail. Rules and lifecycle live
- * in settlement/withdrawals.ts.
+ * in money-movement/withdrawals.ts.
  */
 import { z } from 'zod';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { V3_AMOUNT_PATTERN, parseDecimal } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../http/wire-types.js';
+import { dataOf } from '../wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
 import { cursorPageOf, paginate } from '../pagination/paginate.js';
-import { SimulatedPaymentRail } from '../settlement/payment-rails.js';
+import { SimulatedPaymentRail } from '../money-movement/payment-rails.js';
 import {
   WITHDRAWAL_STATUSES,
   type WithdrawalContext,
@@ -25,7 +25,7 @@ import {
   toWithdrawalRecord,
   transitionWithdrawal,
   withdrawalRecordSchema,
-} from '../settlement/withdrawals.js';
+} from '../money-movement/withdrawals.js';
 import { metadataSchema } from './trades.js';
 
 const CURRENCY_CODE = /^[A-Z]{3,5}$/;

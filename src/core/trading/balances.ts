@@ -24,8 +24,8 @@
  */
 import { z } from 'zod';
 import { Decimal, formatToDecimals } from '../../lib/money.js';
-import { currencyCode, decimalString, timestamp, v3Id } from '../http/wire-types.js';
-import type { Principal } from '../http/request-state.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
+import type { Principal } from '../principal.js';
 import type { Queryable } from '../../lib/db/database.js';
 import type { AccountBalance } from '../ledger/ledger.js';
 import type { ReferenceSnapshot } from './reference-data.js';

@@ -25,8 +25,8 @@
 import { z } from 'zod';
 import type { Queryable } from '../../lib/db/database.js';
 import { Decimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
-import type { Principal } from '../http/request-state.js';
-import { currencyCode, decimalString } from '../http/wire-types.js';
+import type { Principal } from '../principal.js';
+import { currencyCode, decimalString } from '../wire-types.js';
 import { readOrgBook } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import { type SettlementStage, settlementStage } from './trades.js';

@@ -15,7 +15,7 @@ import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { idToLegacyUuid } from '../../lib/ids.js';
 import { Decimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
-import type { Principal } from '../http/request-state.js';
+import type { Principal } from '../principal.js';
 import type { TradingContext } from './trading-context.js';
 import { type TradeRow, releaseCredit } from './trades.js';
 

@@ -13,12 +13,12 @@ import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { takeArmedFailpoint } from '../../lib/failpoints.js';
 import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
-import type { Principal } from '../http/request-state.js';
-import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../http/wire-types.js';
+import type { Principal } from '../principal.js';
+import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
 import { assertTradingAllowed } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
-import { replayOrMismatch } from '../http/idempotency.js';
+import { replayOrMismatch } from '../idempotent-rows.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export const TRADE_STATUSES = ['EXECUTED', 'SETTLED', 'REVERSED'] as const;

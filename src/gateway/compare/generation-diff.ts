@@ -26,7 +26,7 @@ import { CONVERTERS, derivedField } from '../legacy/transforms/derived-fields.js
 import type { RecordContext } from '../legacy/transforms/response-body.js';
 import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
 import { V3_RECORDS, type V3RecordKind, readV3 } from '../legacy/transforms/v3-records.js';
-import { V3_RECORD_READS, findV3Operation } from '../legacy/v3-operations.js';
+import { V3_RECORD_READS, findV3Operation } from '../legacy/v3-contract.js';
 import { type LegacyFieldIndex, legacyFieldIndex, legacyLeaves } from './legacy-fields.js';
 import { legacyValueText, sameLegacyValue } from './legacy-values.js';
 

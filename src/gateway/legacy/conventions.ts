@@ -8,7 +8,7 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import { legacyFieldIndex } from '../compare/legacy-fields.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 import { type Provenance, type RecordTable, provenanceShape } from './record-shapes.js';
 
 export interface LegacyConventions {

@@ -2,7 +2,7 @@
  * The endpoint mapping format: how one legacy operation lands on v3, declared as data in
  * `mappings/endpoints.v2.ts` (and, as changes from v2, `mappings/endpoints.v1.ts`), and the
  * validator the gateway runs when it loads them. Part of the legacy layer's declarations; it
- * knows v3 only through the contract list of v3-operations.ts.
+ * knows v3 only through the contract list of v3-contract.ts.
  *
  * A mapping declares, in the manner of Stripe's version change modules and Cadwyn: the v3 calls
  * (by name), the scope the legacy key needs, the idempotency and pagination it follows, the
@@ -18,9 +18,9 @@
 import { z } from 'zod';
 import { ID_PREFIXES, type IdKind } from '../../lib/ids.js';
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './operations.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './catalog.js';
 import { FIELD_TYPES, type FieldType, type Provenance, type RecordTable, type ValueMapTable, provenanceShape } from './record-shapes.js';
-import { V3_OPERATIONS, findV3Operation, pathParams } from './v3-operations.js';
+import { V3_OPERATIONS, findV3Operation, pathParams } from './v3-contract.js';
 import { V3_RECORD_KINDS, type V3RecordKind, v3FieldsOf } from './transforms/v3-records.js';
 
 export type LegacyMethod = 'GET' | 'POST';
@@ -37,7 +37,7 @@ export interface ParamSource {
 
 export interface V3Call {
   readonly method: 'GET' | 'POST';
-  /** A v3 path of the contract (v3-operations.ts), with `:param` placeholders. */
+  /** A v3 path of the contract (v3-contract.ts), with `:param` placeholders. */
   readonly path: string;
   /** A source for each `:param` of the path. */
   readonly params?: Readonly<Record<string, ParamSource>>;

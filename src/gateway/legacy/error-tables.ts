@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { ERROR_CODES, ERROR_TYPES, type ErrorCode, type ErrorType, isErrorCode } from '../../lib/errors/catalog.js';
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation, type V1Operation } from './operations.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation, type V1Operation } from './catalog.js';
 
 /**
  * The statuses any v1 answer may have: the three of the v1 documentation (400, 401, 500), plus

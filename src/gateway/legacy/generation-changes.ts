@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { EndpointMapping, IdempotencyRule, LegacyMethod } from './endpoint-mappings.js';
 import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import type { LegacyGeneration } from './operations.js';
+import type { LegacyGeneration } from './catalog.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 
 export type GenerationChange = Provenance &

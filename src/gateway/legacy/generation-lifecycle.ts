@@ -22,8 +22,8 @@
  */
 import { type Config, DEFAULT_MIGRATION_URL, DEFAULT_V1_DEPRECATED_AT, DEFAULT_V1_SUNSET_AT } from '../../lib/config.js';
 import { type TimeInterval, imfFixdate, parseInstant, structuredDate } from '../../lib/time-text.js';
-import type { LegacyReplyOptions } from './legacy-reply.js';
-import { LEGACY_GENERATIONS, type LegacyGeneration } from './operations.js';
+import type { LegacyReplyOptions } from './reply.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from './catalog.js';
 
 /** A generation's retirement plan; instants in ms since the epoch. */
 export interface GenerationRetirement {

@@ -1,7 +1,7 @@
 /**
  * The legacy tokens this gateway process has already caught being replayed, until they expire.
  *
- * Why: a read's replay check may finish after its v3 read went out (legacy-auth.ts), so every
+ * Why: a read's replay check may finish after its v3 read went out (auth.ts), so every
  * replay of a captured token would cost the org one v3 read against its rate limit. Remembering
  * the tokens found replayed lets the next replays of the same token be refused here, before the
  * store and before v3: a flood of one captured token costs one v3 read per gateway process.

@@ -13,8 +13,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { Queryable } from '../../lib/db/database.js';
 import { LATENCY_BUCKETS_SECONDS, LazyObserver, appendOnResponse, StatusClassCounters, childrenByValue, gaugeReadOnScrape } from '../../lib/metrics/series.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/operations.js';
-import type { V3Operation } from '../legacy/v3-operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
+import type { V3Operation } from '../legacy/v3-contract.js';
 import { V3OperationMatcher, v3OperationLabel } from './v3-routes.js';
 
 export const GATEWAY_METRICS_PREFIX = 'fxgate_gateway_';

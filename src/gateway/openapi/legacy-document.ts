@@ -25,7 +25,7 @@ import {
 import type { BodyField, EndpointMapping, Filter, IdempotencyRule, LayoutNode } from '../legacy/endpoint-mappings.js';
 import type { LegacyErrorAnswer, LegacyErrorRow, LegacyErrorTables } from '../legacy/error-tables.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/operations.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
 import type { FieldType, LegacyField, RecordShape } from '../legacy/record-shapes.js';
 
 type Schema = OpenApiSchema | { readonly $ref: string };

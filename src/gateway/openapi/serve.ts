@@ -9,9 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import { randomHex } from '../../lib/random.js';
 import { type Generation, documentPath } from '../../lib/openapi/document.js';
 import { registerReferencePage } from '../../lib/openapi/reference-page.js';
-import { type LegacyReplyOptions, generationHeaders } from '../legacy/legacy-reply.js';
+import { type LegacyReplyOptions, generationHeaders } from '../legacy/reply.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS } from '../legacy/operations.js';
+import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
 import { buildLegacyDocument } from './legacy-document.js';
 
 export interface GatewayReferenceOptions {

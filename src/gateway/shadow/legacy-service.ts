@@ -19,8 +19,8 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Dispatcher, Pool } from 'undici';
 import { forwardedFor } from '../forwarded-for.js';
-import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
-import { endToEndHeaders } from '../v3/upstream-relay.js';
+import { NOT_SENT_CODES, errorCodesOf } from '../upstream/error-codes.js';
+import { endToEndHeaders } from '../upstream/relay.js';
 
 /** What the gateway adds to `Via` on what it sends on (RFC 9110 7.6.3). */
 export const VIA = '1.1 fxgate';

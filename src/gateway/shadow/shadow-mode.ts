@@ -29,7 +29,7 @@ import { legacyFieldIndex, type LegacyFieldIndex } from '../compare/legacy-field
 import { type ShadowVolatileField, volatilePathsOf } from '../legacy/conventions.js';
 import type { EndpointMapping } from '../legacy/endpoint-mappings.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/operations.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import type { LegacyAnswer } from '../legacy/pipeline/answer.js';
 import type { LegacyTranslation, ShadowObserver } from '../legacy/pipeline/operation-handler.js';
 import { type AnswerText, compareAnswers, differingPaths } from './answer-diff.js';

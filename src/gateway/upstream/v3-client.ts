@@ -21,7 +21,7 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
 import { ERROR_TYPES, RETRY_STRATEGIES, type ErrorType, type RetryStrategy } from '../../lib/errors/catalog.js';
 import type { UpstreamCredentials } from './credentials.js';
-import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
+import { NOT_SENT_CODES, errorCodesOf } from './error-codes.js';
 
 export type UpstreamErrorCode = 'FXGATE_UPSTREAM_UNREACHABLE' | 'FXGATE_UPSTREAM_TIMEOUT' | 'FXGATE_UPSTREAM_PROTOCOL';
 

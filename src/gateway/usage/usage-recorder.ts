@@ -14,7 +14,7 @@
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { TimeTextError, parseSince } from '../../lib/time-text.js';
-import { LEGACY_GENERATIONS } from '../legacy/operations.js';
+import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
 export interface UsageCaller {

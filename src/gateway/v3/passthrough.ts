@@ -12,8 +12,8 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { forwardedFor } from '../forwarded-for.js';
 import type { PassthroughObserver } from '../metrics/gateway-metrics.js';
 import { handleGatewayError, sendV3Error } from './errors.js';
-import { upstreamFailure, upstreamFailureKind } from './upstream-failure.js';
-import { type RelayObserver, createUpstreamRelay } from './upstream-relay.js';
+import { upstreamFailure, upstreamFailureKind } from '../upstream/failure.js';
+import { type RelayObserver, createUpstreamRelay } from '../upstream/relay.js';
 
 export const V3_PREFIX = '/v3';
 
@@ -101,7 +101,7 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
       proxyPayloads: false,
       // The proxy registers @fastify/reply-from too; given the same dispatcher, it opens no pool of its own.
       undici: options.dispatcher,
-      // The request itself goes through the relay, not reply.from() (upstream-relay.ts says why); it never retries.
+      // The request itself goes through the relay, not reply.from() (upstream/relay.ts says why); it never retries.
       handler: createUpstreamRelay({
         origin: options.origin,
         dispatcher: options.dispatcher,

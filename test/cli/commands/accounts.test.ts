@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWithdrawalAccount, findWithdrawalAccount, type WithdrawalAccountCreateInput, type WithdrawalAccountRow } from '../../../src/core/settlement/withdrawal-accounts.js';
+import { createWithdrawalAccount, findWithdrawalAccount, type WithdrawalAccountCreateInput, type WithdrawalAccountRow } from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { newId } from '../../../src/lib/ids.js';

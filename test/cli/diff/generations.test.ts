@@ -22,7 +22,7 @@ import { CliRun } from '../../../src/cli/io.js';
 import { legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { testServices } from '../../support/services.js';
 import { CapturedIo, fxgate } from '../in-process-cli.js';

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCoreApp } from '../../../src/core/app.js';
 import { CoreMetrics } from '../../../src/core/metrics/core-metrics.js';
-import { verifyWithdrawalAccount } from '../../../src/core/settlement/withdrawal-accounts.js';
+import { verifyWithdrawalAccount } from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { readClientBalances } from '../../../src/core/ledger/ledger.js';
-import type { Principal } from '../../../src/core/http/request-state.js';
+import type { Principal } from '../../../src/core/principal.js';
 import { readOrgBook, setCreditLine } from '../../../src/core/trading/org-books.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';

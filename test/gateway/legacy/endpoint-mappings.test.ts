@@ -13,7 +13,7 @@ import { VALUE_MAPS } from '../../../mappings/value-maps.js';
 import { type EndpointContext, type EndpointMapping, validateEndpointTable } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { applyGenerationChanges } from '../../../src/gateway/legacy/generation-changes.js';
 import { SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/catalog.js';
 import { SOURCES } from '../../../src/gateway/legacy/record-shapes.js';
 import { edited, mappingError } from './declaration-edits.js';
 

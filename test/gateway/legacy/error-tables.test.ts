@@ -15,7 +15,7 @@ import {
   validateV1ErrorChanges,
 } from '../../../src/gateway/legacy/error-tables.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
-import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy/catalog.js';
 import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../../../src/lib/errors/catalog.js';
 import { mappingError } from './declaration-edits.js';
 

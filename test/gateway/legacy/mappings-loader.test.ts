@@ -24,7 +24,7 @@ import { applyV1ErrorChanges } from '../../../src/gateway/legacy/error-tables.js
 import { applyGenerationChanges } from '../../../src/gateway/legacy/generation-changes.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
 import { MAPPING_MODULES, type MappingsLocation, SHIPPED_CODE, loadLegacyMappings, mappingsLocation } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
 
 const MAPPINGS = fileURLToPath(new URL('../../../mappings/', import.meta.url));

@@ -5,17 +5,17 @@
  * of a legacy idempotency key where the record store decides it.
  */
 import { describe, expect, it } from 'vitest';
-import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/legacy-idempotency.js';
+import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/idempotency.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { upstreamFailureKindOf } from '../../../src/gateway/legacy/pipeline/failure.js';
 import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
 import { V3OperationMatcher, v3OperationLabel } from '../../../src/gateway/metrics/v3-routes.js';
-import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-operations.js';
+import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
 import { UpstreamCredentialError } from '../../../src/gateway/upstream/credentials.js';
 import { UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnreachableError } from '../../../src/gateway/upstream/v3-client.js';
-import { UpstreamDeadlineError, upstreamFailureKind } from '../../../src/gateway/v3/upstream-failure.js';
+import { UpstreamDeadlineError, upstreamFailureKind } from '../../../src/gateway/upstream/failure.js';
 
 const matcher = new V3OperationMatcher();
 const label = (method: string, url: string): string | null => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../../../src/gateway/legacy/catalog.js';
 import { buildLegacyDocument } from '../../../src/gateway/openapi/legacy-document.js';
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
 import { type OpenApiDocument, openApiPath } from '../../../src/lib/openapi/document.js';

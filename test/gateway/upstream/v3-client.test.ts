@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createUpstreamPool } from '../../../src/gateway/upstream.js';
+import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
 import { ProvisioningCredentials, UpstreamCredentialError, KeyDirectoryCredentials } from '../../../src/gateway/upstream/credentials.js';
 import {
   UpstreamProtocolError,

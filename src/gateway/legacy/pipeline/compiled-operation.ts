@@ -6,12 +6,12 @@
 import { parseKeyName } from '../../../lib/auth/credentials.js';
 import { type EndpointMapping, type V3Call, operationCall } from '../endpoint-mappings.js';
 import type { LegacyErrorTables } from '../error-tables.js';
-import type { LegacyPrincipal } from '../legacy-auth.js';
+import type { LegacyPrincipal } from '../auth.js';
 import type { LegacyMappings } from '../mappings-loader.js';
-import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../operations.js';
+import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../catalog.js';
 import { type ReadRequest, compileRequest, requestAmountPaths } from '../transforms/request-body.js';
 import { type BuildBody, compileResponse } from '../transforms/response-body.js';
-import { findV3Operation, type V3ListKind } from '../v3-operations.js';
+import { findV3Operation, type V3ListKind } from '../v3-contract.js';
 import { compileQuery, type ReadQuery } from './query.js';
 
 export interface CompiledOperation<G extends LegacyGeneration> {

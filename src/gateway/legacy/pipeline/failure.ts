@@ -14,7 +14,7 @@ import type { OperationSeries, UpstreamFailureKind } from '../../metrics/gateway
 import { UpstreamError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
 import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from '../error-tables.js';
 import { GenerationRetired } from '../generation-lifecycle.js';
-import type { LegacyGeneration, LegacyOperation } from '../operations.js';
+import type { LegacyGeneration, LegacyOperation } from '../catalog.js';
 import { V3ContractError } from '../transforms/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
 

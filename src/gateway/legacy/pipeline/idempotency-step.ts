@@ -3,15 +3,15 @@
  * request simply runs (a write with a fresh v3 key). With one, the first final answer is kept
  * for the operation's lifetime and replayed byte for byte, a second request with the key waits
  * or is refused (in flight, another body), and a write reaches v3 with the key derived from the
- * legacy one (legacy-idempotency.ts).
+ * legacy one (idempotency.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../../lib/errors/api-error.js';
 import { requestFingerprint } from '../../../lib/idempotency-key.js';
 import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
-import type { LegacyPrincipal } from '../legacy-auth.js';
-import { type LegacyIdempotency, type LegacyIdempotencyScope, derivedV3Key, freshV3Key, isReplayable, readIdempotencyKey } from '../legacy-idempotency.js';
-import type { LegacyGeneration } from '../operations.js';
+import type { LegacyPrincipal } from '../auth.js';
+import { type LegacyIdempotency, type LegacyIdempotencyScope, derivedV3Key, freshV3Key, isReplayable, readIdempotencyKey } from '../idempotency.js';
+import type { LegacyGeneration } from '../catalog.js';
 import { type LegacyAnswer, replayed } from './answer.js';
 import { rawBodyOf } from './body.js';
 import type { CompiledOperation } from './compiled-operation.js';

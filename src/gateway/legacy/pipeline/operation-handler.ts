@@ -3,7 +3,7 @@
  * pipeline assembles its own. Each step lives in its own module and may end the request with a
  * legacy error:
  *
- *   1 auth (legacy-auth.ts)  2 idempotency (idempotency-step.ts)  3 query and body (query.ts,
+ *   1 auth (auth.ts)  2 idempotency (idempotency-step.ts)  3 query and body (query.ts,
  *   body.ts)  4 the v3 calls (v3-calls.ts)  5 the legacy body (transforms/response-body.ts),
  *   filtered and paginated (pagination.ts)  and on any failure, the error answer (failure.ts).
  *
@@ -24,11 +24,11 @@ import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metr
 import type { V3Client } from '../../upstream/v3-client.js';
 import type { UsageCaller, UsageObserver } from '../../usage/usage-recorder.js';
 import { GenerationRetired, type GenerationLifecycle } from '../generation-lifecycle.js';
-import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../legacy-auth.js';
-import type { LegacyIdempotency } from '../legacy-idempotency.js';
-import { type LegacyReplyOptions, generationHeaders } from '../legacy-reply.js';
+import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../auth.js';
+import type { LegacyIdempotency } from '../idempotency.js';
+import { type LegacyReplyOptions, generationHeaders } from '../reply.js';
 import { stringifyLegacyJson } from '../lossless-json.js';
-import type { LegacyGeneration } from '../operations.js';
+import type { LegacyGeneration } from '../catalog.js';
 import type { PageWalker } from '../page-walker.js';
 import type { ReadBody } from '../transforms/request-body.js';
 import type { V3SuccessBody } from '../transforms/response-body.js';
@@ -161,7 +161,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   private async serve(request: FastifyRequest, state: RequestState, seen: { principal?: LegacyPrincipal }): Promise<LegacyAnswer> {
     const { operation } = this;
     // A read that keeps no answer may be sent while its token's replay check is still on its
-    // way (legacy-auth.ts); anything that keeps or replays an answer waits for the check.
+    // way (auth.ts); anything that keeps or replays an answer waits for the check.
     const keyed = operation.mapping.idempotency.kind !== 'none' && request.headers['idempotency-key'] !== undefined;
     const deferReplayCheck = !operation.write && !keyed;
     const { principal, replayCheck } = await this.authenticate(request, deferReplayCheck);

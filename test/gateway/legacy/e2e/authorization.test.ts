@@ -7,7 +7,7 @@
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEGACY_OPERATIONS, type LegacyGeneration } from '../../../../src/gateway/legacy/operations.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration } from '../../../../src/gateway/legacy/catalog.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
 import type { Scope } from '../../../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';

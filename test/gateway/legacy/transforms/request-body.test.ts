@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { RequestShape } from '../../../../src/gateway/legacy/endpoint-mappings.js';
 import { parseLegacyJson } from '../../../../src/gateway/legacy/lossless-json.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/operations.js';
+import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/catalog.js';
 import { REQUEST_CHECKS, compileRequest, requestAmountPaths } from '../../../../src/gateway/legacy/transforms/request-body.js';
 import { ApiError } from '../../../../src/lib/errors/api-error.js';
 import { UUIDS } from './v3-samples.js';

@@ -11,7 +11,7 @@ import { LEGACY_RECORDS } from '../../../../mappings/records.js';
 import type { EndpointMapping } from '../../../../src/gateway/legacy/endpoint-mappings.js';
 import { LegacyAmount, stringifyLegacyJson } from '../../../../src/gateway/legacy/lossless-json.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../../src/gateway/legacy/catalog.js';
 import type { RecordShape } from '../../../../src/gateway/legacy/record-shapes.js';
 import { CONVERTERS } from '../../../../src/gateway/legacy/transforms/derived-fields.js';
 import { type V3Answers, compileRecord, compileResponse } from '../../../../src/gateway/legacy/transforms/response-body.js';

@@ -7,7 +7,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { type LegacyErrorAnswer, legacyErrorBody } from './error-tables.js';
-import type { LegacyGeneration } from './operations.js';
+import type { LegacyGeneration } from './catalog.js';
 
 /** The v3 response headers a legacy client is also told (docs/contract.md#legacy-response-headers). */
 export const FORWARDED_UPSTREAM_HEADERS = ['ratelimit-limit', 'ratelimit-reset', 'retry-after', 'x-trace-id'] as const;

@@ -23,14 +23,14 @@ import { failpoint } from '../../lib/failpoints.js';
 import { isId, newId } from '../../lib/ids.js';
 import { Decimal, V3_AMOUNT_PATTERN, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import { recordEvent } from '../events/outbox.js';
-import type { Principal } from '../http/request-state.js';
-import { currencyCode, decimalString, timestamp, v3Id } from '../http/wire-types.js';
+import type { Principal } from '../principal.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
 import { postMovement } from '../ledger/ledger.js';
 import type { Currency, ReferenceSnapshot } from '../trading/reference-data.js';
 import type { TradingContext } from '../trading/trading-context.js';
-import { replayOrMismatch } from '../http/idempotency.js';
+import { replayOrMismatch } from '../idempotent-rows.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export type DepositStatus = 'PENDING' | 'COMPLETED' | 'FAILED';

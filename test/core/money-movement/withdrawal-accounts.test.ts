@@ -13,9 +13,9 @@ import {
   updateWithdrawalAccount,
   verifyWithdrawalAccount,
   type WithdrawalAccountCreateInput,
-} from '../../../src/core/settlement/withdrawal-accounts.js';
+} from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import type { Principal } from '../../../src/core/http/request-state.js';
+import type { Principal } from '../../../src/core/principal.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';

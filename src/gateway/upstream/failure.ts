@@ -7,8 +7,8 @@
  */
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { UpstreamFailureKind } from '../metrics/gateway-metrics.js';
-import { isWriteMethod } from './errors.js';
-import { NOT_SENT_CODES, errorCodesOf } from '../upstream-error-codes.js';
+import { isWriteMethod } from '../v3/errors.js';
+import { NOT_SENT_CODES, errorCodesOf } from './error-codes.js';
 
 /** The passthrough's total bound on one upstream answer ran out (the relay aborts the call with it). */
 export class UpstreamDeadlineError extends Error {

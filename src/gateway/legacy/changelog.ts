@@ -10,9 +10,9 @@
 import { ERROR_CATALOG, ERROR_CODES } from '../../lib/errors/catalog.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer } from './error-tables.js';
-import { changeText } from './legacy-reference.js';
+import { changeText } from './reference.js';
 import type { LegacyMappings } from './mappings-loader.js';
-import { LEGACY_OPERATIONS } from './operations.js';
+import { LEGACY_OPERATIONS } from './catalog.js';
 import type { LegacyField, Provenance } from './record-shapes.js';
 
 const oneLine = (text: string) => text.replaceAll('\n', ' ');

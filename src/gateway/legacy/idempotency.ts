@@ -24,7 +24,7 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../lib/idempotency-key.js';
 import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
-import type { LegacyGeneration } from './operations.js';
+import type { LegacyGeneration } from './catalog.js';
 
 export interface LegacyIdempotencyScope {
   readonly generation: LegacyGeneration;

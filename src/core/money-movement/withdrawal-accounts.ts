@@ -20,13 +20,13 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
-import type { Principal } from '../http/request-state.js';
-import { currencyCode, timestamp, v3Id } from '../http/wire-types.js';
+import type { Principal } from '../principal.js';
+import { currencyCode, timestamp, v3Id } from '../wire-types.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
 import { isValidAbaRoutingNumber, isValidBic, isValidIban, isValidStablecoinAddress, normaliseIban, STABLECOIN_NETWORKS, type StablecoinNetwork } from './checksums.js';
-import { replayOrMismatch } from '../http/idempotency.js';
+import { replayOrMismatch } from '../idempotent-rows.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export const WITHDRAWAL_ACCOUNT_STATUSES = ['PENDING_VERIFICATION', 'ACTIVE', 'DISABLED'] as const;

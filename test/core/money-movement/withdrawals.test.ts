@@ -9,19 +9,19 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../../src/core/http/request-state.js';
+import type { Principal } from '../../../src/core/principal.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { postMovement } from '../../../src/core/ledger/ledger.js';
-import { SIMULATED_FAILURE_REASON, SimulatedPaymentRail, fedwireMessageIds, simulatedTransactionHash } from '../../../src/core/settlement/payment-rails.js';
+import { SIMULATED_FAILURE_REASON, SimulatedPaymentRail, fedwireMessageIds, simulatedTransactionHash } from '../../../src/core/money-movement/payment-rails.js';
 import {
   type WithdrawalAccountCreateInput,
   type WithdrawalAccountRow,
   createWithdrawalAccount,
   updateWithdrawalAccount,
   verifyWithdrawalAccount,
-} from '../../../src/core/settlement/withdrawal-accounts.js';
-import { createWithdrawalProcessor } from '../../../src/core/settlement/withdrawal-processor.js';
-import { transitionWithdrawal } from '../../../src/core/settlement/withdrawals.js';
+} from '../../../src/core/money-movement/withdrawal-accounts.js';
+import { createWithdrawalProcessor } from '../../../src/core/money-movement/withdrawal-processor.js';
+import { transitionWithdrawal } from '../../../src/core/money-movement/withdrawals.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';

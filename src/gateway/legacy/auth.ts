@@ -65,7 +65,7 @@ import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import { KnownReplays } from './known-replays.js';
-import type { LegacyGeneration } from './operations.js';
+import type { LegacyGeneration } from './catalog.js';
 
 /** v1 and v2 tokens live at most 120 s (docs/contract.md#auth-tokens-lifetime). */
 export const LEGACY_MAX_TOKEN_LIFETIME_SECONDS = 120;

@@ -13,7 +13,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/catalog.js';
 import { NOCKED_V3_ORIGIN, NockedGateway } from '../scripted-gateway.js';
 import * as S from './transforms/v3-samples.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidUpstreamError, upstreamOrigin } from '../../src/gateway/upstream.js';
+import { InvalidUpstreamError, upstreamOrigin } from '../../../src/gateway/upstream/pool.js';
 
 describe('upstreamOrigin', () => {
   it('accepts an origin, with or without a trailing slash', () => {

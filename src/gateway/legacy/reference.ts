@@ -12,7 +12,7 @@ import type { LegacyErrorAnswer, LegacyErrorRow } from './error-tables.js';
 import type { GenerationChange } from './generation-changes.js';
 import type { LegacyMappings } from './mappings-loader.js';
 import type { LegacyField } from './record-shapes.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 

@@ -1,14 +1,14 @@
 /**
- * The legacy reference generated from the loaded declarations (legacy-reference.ts): one row per
+ * The legacy reference generated from the loaded declarations (reference.ts): one row per
  * operation of each generation with its v3 calls and rules, v1's changes from v2, one table per
  * record with a row per field, the value maps, and one row per v3 error code. A few rows are
  * checked exactly; the counts prove nothing is left out or written twice.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_RECORDS } from '../../../mappings/records.js';
-import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../../src/gateway/legacy/legacy-reference.js';
+import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../../src/gateway/legacy/reference.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
 
 let mappings: LegacyMappings;

@@ -23,7 +23,7 @@ import {
   type LegacyAuthRequest,
   type LegacyAuthResult,
   type LegacyAuthenticator,
-} from '../../../src/gateway/legacy/legacy-auth.js';
+} from '../../../src/gateway/legacy/auth.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 

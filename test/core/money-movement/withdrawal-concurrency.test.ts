@@ -14,11 +14,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
-import type { Principal } from '../../../src/core/http/request-state.js';
+import type { Principal } from '../../../src/core/principal.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { postMovement } from '../../../src/core/ledger/ledger.js';
-import { type WithdrawalAccountRow, createWithdrawalAccount, verifyWithdrawalAccount } from '../../../src/core/settlement/withdrawal-accounts.js';
-import { createWithdrawal } from '../../../src/core/settlement/withdrawals.js';
+import { type WithdrawalAccountRow, createWithdrawalAccount, verifyWithdrawalAccount } from '../../../src/core/money-movement/withdrawal-accounts.js';
+import { createWithdrawal } from '../../../src/core/money-movement/withdrawals.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';

@@ -19,7 +19,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { UpstreamDeadlineError } from './upstream-failure.js';
+import { UpstreamDeadlineError } from './failure.js';
 
 export interface UpstreamRelayOptions {
   /** Where requests go (scheme, host, port); its host is the Host the upstream sees. */

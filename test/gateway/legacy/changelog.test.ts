@@ -1,14 +1,14 @@
 /**
- * The generated part of CHANGELOG.md (legacy-changelog.ts), from the loaded declarations: every
+ * The generated part of CHANGELOG.md (changelog.ts), from the loaded declarations: every
  * v2 operation with its v3 calls, the request and record fields v3 names or computes otherwise
  * (and none that v3 names the same), the words, the error statuses v2 keeps, the webhooks, and
  * each of v1's declared changes from v2; every entry with its source and reason.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
-import { renderGenerationChangelog } from '../../../src/gateway/legacy/legacy-changelog.js';
+import { renderGenerationChangelog } from '../../../src/gateway/legacy/changelog.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/operations.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 
 let mappings: LegacyMappings;
 let text: string;

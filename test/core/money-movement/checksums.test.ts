@@ -1,7 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeBase58 } from '../../../src/core/settlement/base58.js';
+import { decodeBase58 } from '../../../src/core/money-movement/base58.js';
 import {
   STABLECOIN_NETWORKS,
   type StablecoinNetwork,
@@ -10,7 +10,7 @@ import {
   isValidIban,
   isValidStablecoinAddress,
   normaliseIban,
-} from '../../../src/core/settlement/checksums.js';
+} from '../../../src/core/money-movement/checksums.js';
 
 // Independent reference helpers, written with BigInt so the tests do not share the
 // implementation's arithmetic (chunked mod-97, carry-based base58).

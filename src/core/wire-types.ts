@@ -5,8 +5,8 @@
  * (src/core/openapi/). Part of the core's HTTP layer; imports only lib.
  */
 import { z } from 'zod';
-import { ID_PREFIXES, type IdKind } from '../../lib/ids.js';
-import { DECIMAL_PATTERN } from '../../lib/money.js';
+import { ID_PREFIXES, type IdKind } from '../lib/ids.js';
+import { DECIMAL_PATTERN } from '../lib/money.js';
 
 /** A v3 id of one kind: its prefix, `_`, and 32 lower-case hex (docs/contract.md#types-ids). */
 export function v3Id(kind: IdKind) {
