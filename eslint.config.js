@@ -1,5 +1,7 @@
-// Lint rules that catch real defects; formatting is left to the editor.
+// Lint rules that catch real defects, and sorted imports; the layout of the code is Prettier's
+// (.prettierrc.json), checked by `npm run lint` beside these rules.
 import js from '@eslint/js';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -7,7 +9,10 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    plugins: { 'simple-import-sort': simpleImportSort },
     rules: {
+      'simple-import-sort/imports': 'error',
+      'simple-import-sort/exports': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -28,14 +33,27 @@ export default tseslint.config(
     // The gateway knows v3 only through HTTP: it may never import the core.
     files: ['src/gateway/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/core/**', '../core/*'], message: 'The gateway talks to v3 over HTTP only.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/core/**', '../core/*'], message: 'The gateway talks to v3 over HTTP only.' }] },
+      ],
     },
   },
   {
     // The core is the v3 service: it knows nothing of the legacy generations or of how it is started.
     files: ['src/core/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/gateway/**', '**/cli/**', '**/mappings/**'], message: 'The core depends on lib only; the gateway and the CLI depend on it.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/gateway/**', '**/cli/**', '**/mappings/**'],
+              message: 'The core depends on lib only; the gateway and the CLI depend on it.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -46,8 +64,15 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/gateway/**', '**/cli/**', '**/mappings/**'], message: 'The core depends on lib only; the gateway and the CLI depend on it.' },
-            { group: ['**/http/**', '**/routes/**', 'fastify'], message: 'The domain takes what it needs from src/core/*.ts (principal, idempotent rows, wire types), not from the HTTP layer.' },
+            {
+              group: ['**/gateway/**', '**/cli/**', '**/mappings/**'],
+              message: 'The core depends on lib only; the gateway and the CLI depend on it.',
+            },
+            {
+              group: ['**/http/**', '**/routes/**', 'fastify'],
+              message:
+                'The domain takes what it needs from src/core/*.ts (principal, idempotent rows, wire types), not from the HTTP layer.',
+            },
           ],
         },
       ],
@@ -56,7 +81,17 @@ export default tseslint.config(
   {
     files: ['src/lib/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/core/**', '**/gateway/**', '**/cli/**'], message: 'Library code is shared; it depends on no part.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/core/**', '**/gateway/**', '**/cli/**'],
+              message: 'Library code is shared; it depends on no part.',
+            },
+          ],
+        },
+      ],
     },
   },
 );

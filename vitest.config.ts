@@ -20,7 +20,14 @@ const shared = {
 export default defineConfig({
   test: {
     projects: [
-      { test: { ...shared, name: 'services', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, OPENAPI_COVERAGE] } },
+      {
+        test: {
+          ...shared,
+          name: 'services',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, OPENAPI_COVERAGE],
+        },
+      },
       {
         test: {
           ...shared,
@@ -38,7 +45,15 @@ export default defineConfig({
         },
       },
       // It reads files only: the recordings folder is all its setup needs.
-      { test: { ...shared, globalSetup: ['test/support/openapi-recordings-setup.ts'], name: 'openapi-coverage', include: [OPENAPI_COVERAGE], sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          ...shared,
+          globalSetup: ['test/support/openapi-recordings-setup.ts'],
+          name: 'openapi-coverage',
+          include: [OPENAPI_COVERAGE],
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });

@@ -22,10 +22,17 @@ export const LEGACY_CONVENTIONS = {
   shadow: {
     volatile: [
       {
-        paths: ['data[].totalBalanceInUSD', 'data[].withdrawableBalanceInUSD', 'netPositiveBalanceInUSD', 'netNegativeBalanceInUSD', 'netBalanceInUSD'],
+        paths: [
+          'data[].totalBalanceInUSD',
+          'data[].withdrawableBalanceInUSD',
+          'netPositiveBalanceInUSD',
+          'netNegativeBalanceInUSD',
+          'netBalanceInUSD',
+        ],
         operations: ['balances'],
         source: 'ours',
-        reason: 'Valued at the USD rate of the moment the answer is built, and each service reads its rates at its own moment.',
+        reason:
+          'Valued at the USD rate of the moment the answer is built, and each service reads its rates at its own moment.',
       },
     ],
   },

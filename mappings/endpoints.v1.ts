@@ -13,14 +13,26 @@ export const V1_ENDPOINTS = {
     { kind: 'operation-removed', operation: 'trade/reverse-quote', source: 'doc', reason: NO_REVERSAL },
     { kind: 'operation-removed', operation: 'trade/reverse', source: 'doc', reason: NO_REVERSAL },
     { kind: 'operation-removed', operation: 'trade/settle', source: 'doc', reason: NO_REVERSAL },
-    { kind: 'idempotency', method: 'GET', becomes: 'none', source: 'spec', reason: 'v1 reads never took an Idempotency-Key.' },
+    {
+      kind: 'idempotency',
+      method: 'GET',
+      becomes: 'none',
+      source: 'spec',
+      reason: 'v1 reads never took an Idempotency-Key.',
+    },
     {
       kind: 'idempotency',
       method: 'POST',
       becomes: 'honoured-if-sent',
       source: 'ours',
-      reason: 'v1 had no idempotency: without a key each write is new, as it always was; a key sent is honoured with v2\'s lifetimes.',
+      reason:
+        "v1 had no idempotency: without a key each write is new, as it always was; a key sent is honoured with v2's lifetimes.",
     },
-    { kind: 'data-also-at-root', operation: 'trade', source: 'doc', reason: 'The v1 documentation lists the trade result at the top of the body; clients also read it under data.' },
+    {
+      kind: 'data-also-at-root',
+      operation: 'trade',
+      source: 'doc',
+      reason: 'The v1 documentation lists the trade result at the top of the body; clients also read it under data.',
+    },
   ],
 } as const satisfies GenerationChanges;

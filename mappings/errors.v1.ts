@@ -39,8 +39,7 @@ export const V1_ERROR_CHANGES = {
   idempotency: {
     codes: ['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH'],
     basis: 'closest',
-    note:
-      'v1 writes honour an Idempotency-Key when the client sends one, kept as long as on v2, so a key-sending v1 client meets the idempotency answers v2 documents, error.code included; v1\'s documentation has none of its own.',
+    note: "v1 writes honour an Idempotency-Key when the client sends one, kept as long as on v2, so a key-sending v1 client meets the idempotency answers v2 documents, error.code included; v1's documentation has none of its own.",
   },
 
   overrides: {

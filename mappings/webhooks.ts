@@ -7,14 +7,24 @@
 import type { LegacyWebhookTable } from '../src/gateway/legacy/webhook-shapes.js';
 
 const ID = 'Legacy ids are UUIDs: the same 128 bits as the v3 id, without its prefix.';
-const FAILURES_OPT_IN = 'The legacy service sent completed events only; a receiver written for them may read every event of this type as a completion, so failures go only to subscriptions that name them.';
+const FAILURES_OPT_IN =
+  'The legacy service sent completed events only; a receiver written for them may read every event of this type as a completion, so failures go only to subscriptions that name them.';
 
 export const LEGACY_WEBHOOKS = {
   envelope: {
-    eventId: { value: 'eventUuid', source: 'doc', reason: 'A UUID per event; the v3 event id\'s 128 bits, so every retry and every v3 redelivery of one change carries the same eventId to dedupe by.' },
+    eventId: {
+      value: 'eventUuid',
+      source: 'doc',
+      reason:
+        "A UUID per event; the v3 event id's 128 bits, so every retry and every v3 redelivery of one change carries the same eventId to dedupe by.",
+    },
     type: { value: 'resource', source: 'doc', reason: 'deposits or withdrawals: what the records in data are.' },
     message: { value: 'message', source: 'doc', reason: 'What happened, in words ("Completed Deposits").' },
-    timestamp: { value: 'eventCreatedAt', source: 'doc', reason: 'When the change happened (the v3 event\'s createdAt), not when this attempt was sent.' },
+    timestamp: {
+      value: 'eventCreatedAt',
+      source: 'doc',
+      reason: "When the change happened (the v3 event's createdAt), not when this attempt was sent.",
+    },
     data: { value: 'records', source: 'doc', reason: 'A list of records; the gateway sends one record per event.' },
   },
   events: {
@@ -26,7 +36,7 @@ export const LEGACY_WEBHOOKS = {
       record: 'deposit',
       byDefault: true,
       source: 'doc',
-      reason: 'The legacy service\'s deposit webhook.',
+      reason: "The legacy service's deposit webhook.",
     },
     withdrawals: {
       summary: 'A withdrawal was paid out.',
@@ -36,7 +46,7 @@ export const LEGACY_WEBHOOKS = {
       record: 'withdrawal',
       byDefault: true,
       source: 'doc',
-      reason: 'The legacy service\'s withdrawal webhook.',
+      reason: "The legacy service's withdrawal webhook.",
     },
     'failed-deposits': {
       summary: 'A deposit failed (its status is ERROR).',
@@ -66,14 +76,48 @@ export const LEGACY_WEBHOOKS = {
       fields: {
         id: { type: 'id', from: 'id', source: 'doc', reason: ID },
         orgId: { type: 'id', context: 'orgId', source: 'doc', reason: 'The organisation of the subscription.' },
-        amount: { type: 'amount', from: 'amount', source: 'doc', reason: 'The amount deposited, with exactly the v3 digits.' },
-        currency: { type: 'currency', from: 'currency', source: 'doc', reason: 'The deposit\'s currency.' },
-        status: { type: 'string', from: 'status', map: 'depositStatus', source: 'doc', reason: 'COMPLETED, or ERROR for a failed deposit (the legacy word, as the deposits list writes it).' },
-        network: { type: 'string', derived: 'networkOrFiat', source: 'doc', reason: '"FIAT" for a fiat deposit, else its chain.' },
-        referenceId: { type: 'string', nullable: true, from: 'referenceId', source: 'doc', reason: 'The payer\'s reference, or null.' },
+        amount: {
+          type: 'amount',
+          from: 'amount',
+          source: 'doc',
+          reason: 'The amount deposited, with exactly the v3 digits.',
+        },
+        currency: { type: 'currency', from: 'currency', source: 'doc', reason: "The deposit's currency." },
+        status: {
+          type: 'string',
+          from: 'status',
+          map: 'depositStatus',
+          source: 'doc',
+          reason: 'COMPLETED, or ERROR for a failed deposit (the legacy word, as the deposits list writes it).',
+        },
+        network: {
+          type: 'string',
+          derived: 'networkOrFiat',
+          source: 'doc',
+          reason: '"FIAT" for a fiat deposit, else its chain.',
+        },
+        referenceId: {
+          type: 'string',
+          nullable: true,
+          from: 'referenceId',
+          source: 'doc',
+          reason: "The payer's reference, or null.",
+        },
         comments: { type: 'string', nullable: true, from: 'comments', source: 'doc', reason: 'Free text, or null.' },
-        transactionHash: { type: 'string', nullable: true, from: 'transactionHash', source: 'doc', reason: 'The chain transaction of a stablecoin deposit; null for fiat.' },
-        completedAt: { type: 'timestamp', nullable: true, from: 'completedAt', source: 'doc', reason: 'When it was credited; null for a failed deposit.' },
+        transactionHash: {
+          type: 'string',
+          nullable: true,
+          from: 'transactionHash',
+          source: 'doc',
+          reason: 'The chain transaction of a stablecoin deposit; null for fiat.',
+        },
+        completedAt: {
+          type: 'timestamp',
+          nullable: true,
+          from: 'completedAt',
+          source: 'doc',
+          reason: 'When it was credited; null for a failed deposit.',
+        },
       },
     },
     withdrawal: {
@@ -82,15 +126,50 @@ export const LEGACY_WEBHOOKS = {
       fields: {
         id: { type: 'id', from: 'id', source: 'doc', reason: ID },
         orgId: { type: 'id', context: 'orgId', source: 'doc', reason: 'The organisation of the subscription.' },
-        amount: { type: 'amount', from: 'withdrawalAmount', source: 'doc', reason: 'The legacy name of withdrawalAmount, with exactly the v3 digits.' },
-        currency: { type: 'currency', from: 'currency', source: 'doc', reason: 'The withdrawal\'s currency.' },
+        amount: {
+          type: 'amount',
+          from: 'withdrawalAmount',
+          source: 'doc',
+          reason: 'The legacy name of withdrawalAmount, with exactly the v3 digits.',
+        },
+        currency: { type: 'currency', from: 'currency', source: 'doc', reason: "The withdrawal's currency." },
         status: { type: 'string', from: 'status', source: 'doc', reason: 'The same words: COMPLETED, or FAILED.' },
-        network: { type: 'string', derived: 'networkOrFiat', source: 'doc', reason: '"FIAT" for a fiat withdrawal, never null; else its chain.' },
-        actorEmail: { type: 'string', nullable: true, from: 'actorEmail', source: 'doc', reason: 'Who asked for it; for an API key, its key id at api-keys.fxgate.invalid.' },
-        referenceId: { type: 'string', nullable: true, derived: 'railReference', source: 'ours', reason: 'v3 keeps no payer reference for a withdrawal; the rail\'s own once it has paid (FEDWIRE IMAD, SWIFT UETR), else null.' },
+        network: {
+          type: 'string',
+          derived: 'networkOrFiat',
+          source: 'doc',
+          reason: '"FIAT" for a fiat withdrawal, never null; else its chain.',
+        },
+        actorEmail: {
+          type: 'string',
+          nullable: true,
+          from: 'actorEmail',
+          source: 'doc',
+          reason: 'Who asked for it; for an API key, its key id at api-keys.fxgate.invalid.',
+        },
+        referenceId: {
+          type: 'string',
+          nullable: true,
+          derived: 'railReference',
+          source: 'ours',
+          reason:
+            "v3 keeps no payer reference for a withdrawal; the rail's own once it has paid (FEDWIRE IMAD, SWIFT UETR), else null.",
+        },
         comments: { type: 'string', nullable: true, from: 'comments', source: 'doc', reason: 'Free text, or null.' },
-        transactionHash: { type: 'string', nullable: true, from: 'transactionHash', source: 'doc', reason: 'The chain transaction of a stablecoin withdrawal; null for fiat.' },
-        completedAt: { type: 'timestamp', nullable: true, from: 'completedAt', source: 'doc', reason: 'When it was paid out; null for a failed withdrawal.' },
+        transactionHash: {
+          type: 'string',
+          nullable: true,
+          from: 'transactionHash',
+          source: 'doc',
+          reason: 'The chain transaction of a stablecoin withdrawal; null for fiat.',
+        },
+        completedAt: {
+          type: 'timestamp',
+          nullable: true,
+          from: 'completedAt',
+          source: 'doc',
+          reason: 'When it was paid out; null for a failed withdrawal.',
+        },
       },
     },
   },

@@ -4,16 +4,26 @@
  * docs/contract.md, cited by its stable `<a id>` anchors), and every `docs/contract.md#<anchor>`
  * that code or a test cites names an anchor the contract has. Reads files only; touches nothing.
  */
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
 const CONTRACT = 'docs/contract.md';
 /** The build and CI files, read with the code. */
-const BUILD_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js', 'vitest.config.ts', 'Dockerfile', '.dockerignore', '.ci'];
+const BUILD_FILES = [
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'eslint.config.js',
+  'vitest.config.ts',
+  'Dockerfile',
+  '.dockerignore',
+  '.ci',
+];
 
 /** Citations of documents a reader of the repository cannot open, by the form they took. */
 const OUTSIDE_CITATIONS: readonly { readonly name: string; readonly pattern: RegExp }[] = [
@@ -81,7 +91,8 @@ function outsideCitations(file: string, text: string): Finding[] {
   const { joined, lineAt } = joinedLines(text);
   const findings: Finding[] = [];
   for (const { name, pattern } of OUTSIDE_CITATIONS) {
-    for (const match of joined.matchAll(pattern)) findings.push({ file, line: lineAt(match.index), text: match[0], why: name });
+    for (const match of joined.matchAll(pattern))
+      findings.push({ file, line: lineAt(match.index), text: match[0], why: name });
   }
   return findings;
 }
@@ -95,7 +106,8 @@ function unknownContractAnchors(file: string, text: string, anchors: ReadonlySet
   const findings: Finding[] = [];
   text.split('\n').forEach((line, index) => {
     for (const match of line.matchAll(CONTRACT_CITATION)) {
-      if (!anchors.has(match[1]!)) findings.push({ file, line: index + 1, text: match[0], why: `no anchor "${match[1]}" in ${CONTRACT}` });
+      if (!anchors.has(match[1]!))
+        findings.push({ file, line: index + 1, text: match[0], why: `no anchor "${match[1]}" in ${CONTRACT}` });
     }
   });
   return findings;
@@ -111,13 +123,30 @@ function read(file: string): string {
 
 describe('the detectors', () => {
   it('find outside citations, on one line or continued on the next', () => {
-    const text = ['/** The body (spec 2.2) and the lock (DESIGN 3.4). */', ' * as the v1 account (spec', ' * 2.5) does;', '// see ../shared/LEGACY-CONTRACT.md and Spec 7.4 rule 1'].join('\n');
+    const text = [
+      '/** The body (spec 2.2) and the lock (DESIGN 3.4). */',
+      ' * as the v1 account (spec',
+      ' * 2.5) does;',
+      '// see ../shared/LEGACY-CONTRACT.md and Spec 7.4 rule 1',
+    ].join('\n');
     const found = outsideCitations('x.ts', text).map((finding) => `${finding.line}: ${finding.text}`);
-    expect(found.sort()).toEqual(['1: DESIGN 3.4', '1: spec 2.2', '2: spec 2.5', '4: ../shared', '4: LEGACY-CONTRACT', '4: Spec 7.4']);
+    expect(found.sort()).toEqual([
+      '1: DESIGN 3.4',
+      '1: spec 2.2',
+      '2: spec 2.5',
+      '4: ../shared',
+      '4: LEGACY-CONTRACT',
+      '4: Spec 7.4',
+    ]);
   });
 
   it('leave the contract, identifiers and version numbers alone', () => {
-    const text = ['/** Recovery (docs/contract.md#errors-recovery). */', "const spec = { basis: 'spec' };", 'paginate(spec, 2);', 'RFC 9110 section 5.6.7, Node 20.19'].join('\n');
+    const text = [
+      '/** Recovery (docs/contract.md#errors-recovery). */',
+      "const spec = { basis: 'spec' };",
+      'paginate(spec, 2);',
+      'RFC 9110 section 5.6.7, Node 20.19',
+    ].join('\n');
     expect(outsideCitations('x.ts', text)).toEqual([]);
   });
 
@@ -125,7 +154,10 @@ describe('the detectors', () => {
     const anchors = new Set(explicitAnchors('<a id="errors-recovery"></a>\n### 8.6 Recovery rules'));
     expect([...anchors]).toEqual(['errors-recovery']);
     const text = '// docs/contract.md#errors-recovery and docs/contract.md#errors-recover and docs/contract.md#';
-    expect(unknownContractAnchors('x.ts', text, anchors).map((finding) => finding.text)).toEqual(['docs/contract.md#errors-recover', 'docs/contract.md#']);
+    expect(unknownContractAnchors('x.ts', text, anchors).map((finding) => finding.text)).toEqual([
+      'docs/contract.md#errors-recover',
+      'docs/contract.md#',
+    ]);
   });
 });
 

@@ -3,14 +3,16 @@
  * InvalidArgumentError, which commander reports naming the option (and the CLI exits 2).
  */
 import { InvalidArgumentError } from 'commander';
-import { MODES, type Mode, SCOPES, type Scope, parseKeyName } from '../lib/auth/credentials.js';
+
+import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credentials.js';
 import { InvalidCidrError, normaliseCidrs } from '../lib/keys/key-registry.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function parseOrgId(value: string): string {
   const orgId = value.trim().toLowerCase();
-  if (!UUID.test(orgId)) throw new InvalidArgumentError('An org id is a UUID, e.g. 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c.');
+  if (!UUID.test(orgId))
+    throw new InvalidArgumentError('An org id is a UUID, e.g. 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c.');
   return orgId;
 }
 
@@ -21,10 +23,14 @@ export function parseMode(value: string): Mode {
 }
 
 export function parseScopes(value: string): Scope[] {
-  const names = value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
   if (names.length === 0) throw new InvalidArgumentError(`Name at least one scope of ${SCOPES.join(', ')}.`);
   const unknown = names.filter((name) => !SCOPES.some((scope) => scope === name));
-  if (unknown.length > 0) throw new InvalidArgumentError(`Unknown scope ${unknown.join(', ')}; the scopes are ${SCOPES.join(', ')}.`);
+  if (unknown.length > 0)
+    throw new InvalidArgumentError(`Unknown scope ${unknown.join(', ')}; the scopes are ${SCOPES.join(', ')}.`);
   return SCOPES.filter((scope) => names.includes(scope));
 }
 
@@ -33,7 +39,8 @@ export function collectCidr(value: string, previous: string[]): string[] {
   try {
     return [...previous, ...normaliseCidrs([value])];
   } catch (error) {
-    if (error instanceof InvalidCidrError) throw new InvalidArgumentError('Expected an IPv4 or IPv6 address or CIDR block, e.g. 203.0.113.0/24.');
+    if (error instanceof InvalidCidrError)
+      throw new InvalidArgumentError('Expected an IPv4 or IPv6 address or CIDR block, e.g. 203.0.113.0/24.');
     throw error;
   }
 }
@@ -50,7 +57,8 @@ export function parseHttpMethod(value: string): string {
 }
 
 export function parseRequestPath(value: string): string {
-  if (!value.startsWith('/')) throw new InvalidArgumentError('Expected the path and query as sent, starting with /, e.g. /v3/fx/pairs.');
+  if (!value.startsWith('/'))
+    throw new InvalidArgumentError('Expected the path and query as sent, starting with /, e.g. /v3/fx/pairs.');
   return value;
 }
 

@@ -16,7 +16,11 @@ export class Closers {
       try {
         await close();
       } catch (error) {
-        failures.push(new Error(`closing ${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        failures.push(
+          new Error(`closing ${name} failed: ${error instanceof Error ? error.message : String(error)}`, {
+            cause: error,
+          }),
+        );
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, failures.map((f) => f.message).join('; '));

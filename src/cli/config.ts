@@ -3,6 +3,7 @@
  * run with 2, and its folders resolved against the run's working folder.
  */
 import { join, resolve } from 'node:path';
+
 import { type Config, ConfigError, loadConfig } from '../lib/config.js';
 import { usageError } from './exit.js';
 
@@ -17,7 +18,9 @@ export function cliConfig(env: Readonly<Record<string, string | undefined>>, cwd
   return {
     ...config,
     FXGATE_DATA_DIR: resolve(cwd, config.FXGATE_DATA_DIR),
-    ...(config.FXGATE_UPSTREAM_KEYS_DIR === undefined ? {} : { FXGATE_UPSTREAM_KEYS_DIR: resolve(cwd, config.FXGATE_UPSTREAM_KEYS_DIR) }),
+    ...(config.FXGATE_UPSTREAM_KEYS_DIR === undefined
+      ? {}
+      : { FXGATE_UPSTREAM_KEYS_DIR: resolve(cwd, config.FXGATE_UPSTREAM_KEYS_DIR) }),
   };
 }
 

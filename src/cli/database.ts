@@ -5,6 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+
 import type { Config } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import { migrate, type MigrationReport } from '../lib/db/migrate.js';
@@ -26,7 +27,9 @@ export function redactUrl(url: string): string {
 }
 
 export function describeDatabase(config: Config): string {
-  return config.DATABASE_URL ? `PostgreSQL at ${redactUrl(config.DATABASE_URL)}` : `embedded PGlite in ${join(resolve(config.FXGATE_DATA_DIR), PGLITE_FOLDER)}`;
+  return config.DATABASE_URL
+    ? `PostgreSQL at ${redactUrl(config.DATABASE_URL)}`
+    : `embedded PGlite in ${join(resolve(config.FXGATE_DATA_DIR), PGLITE_FOLDER)}`;
 }
 
 async function openPostgresChecked(url: string, closers: Closers): Promise<Database> {
@@ -35,7 +38,9 @@ async function openPostgresChecked(url: string, closers: Closers): Promise<Datab
   try {
     await db.query('SELECT 1');
   } catch (error) {
-    throw new CliError(`cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}`, undefined, { cause: error });
+    throw new CliError(`cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}`, undefined, {
+      cause: error,
+    });
   }
   return db;
 }
@@ -61,19 +66,27 @@ async function openEmbedded(dataDir: string, closers: Closers): Promise<Database
     closers.add('embedded database', () => db.close());
     return db;
   } catch (error) {
-    throw new CliError(`cannot open the embedded database in ${join(folder, PGLITE_FOLDER)}: ${messageOf(error)}`, undefined, { cause: error });
+    throw new CliError(
+      `cannot open the embedded database in ${join(folder, PGLITE_FOLDER)}: ${messageOf(error)}`,
+      undefined,
+      { cause: error },
+    );
   }
 }
 
 /** Opens the configured database; closing it is registered with closers. */
 export function openDatabase(config: Config, closers: Closers): Promise<Database> {
-  return config.DATABASE_URL ? openPostgresChecked(config.DATABASE_URL, closers) : openEmbedded(config.FXGATE_DATA_DIR, closers);
+  return config.DATABASE_URL
+    ? openPostgresChecked(config.DATABASE_URL, closers)
+    : openEmbedded(config.FXGATE_DATA_DIR, closers);
 }
 
 export async function migrateDatabase(db: Database, config: Config): Promise<MigrationReport> {
   try {
     return await migrate(db);
   } catch (error) {
-    throw new CliError(`migrating the ${describeDatabase(config)} failed: ${messageOf(error)}`, undefined, { cause: error });
+    throw new CliError(`migrating the ${describeDatabase(config)} failed: ${messageOf(error)}`, undefined, {
+      cause: error,
+    });
   }
 }

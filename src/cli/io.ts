@@ -5,6 +5,7 @@
  * ones and run the CLI in process. Commands print, read settings and end through these only.
  */
 import { resolve } from 'node:path';
+
 import type { Config } from '../lib/config.js';
 import { cliConfig } from './config.js';
 import { EXIT_CODES, type ExitCode } from './exit.js';

@@ -18,5 +18,12 @@ function row(key: ApiKeyRecord): string[] {
 export function formatKeyTable(keys: readonly ApiKeyRecord[]): string {
   const rows = [HEADER, ...keys.map(row)];
   const widths = HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows.map((cells) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((cells) =>
+      cells
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -7,6 +7,7 @@
  */
 // First: it sets V8 flags that must hold before any other module allocates.
 import './v8-flags.js';
+
 import { EXIT_CODES } from './exit.js';
 import { processIo } from './io.js';
 import { runCli } from './program.js';

@@ -5,7 +5,9 @@
  * for the process; tests run it in process with captured output.
  */
 import { readFileSync } from 'node:fs';
+
 import { Command, CommanderError } from 'commander';
+
 import { registerAccountsCommand } from './commands/accounts.js';
 import { registerAllCommand } from './commands/all.js';
 import { registerCoreCommand } from './commands/core.js';
@@ -20,11 +22,13 @@ import { registerSignCommand } from './commands/sign.js';
 import { registerUsageCommand } from './commands/usage.js';
 import { registerWebhooksCommand } from './commands/webhooks.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
-import { type CliIo, type CliWriter, CliRun } from './io.js';
+import { type CliIo, CliRun, type CliWriter } from './io.js';
 
 /** package.json is two folders up from both src/cli and dist/cli. */
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return manifest.version;
 }
 

@@ -6,7 +6,9 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+
 import { z } from 'zod';
+
 import { SCOPES } from '../lib/auth/credentials.js';
 import { newUuid } from '../lib/ids.js';
 import { readKeyFile, writeKeyFile } from '../lib/keys/key-file.js';
@@ -29,7 +31,8 @@ async function sandboxOrgId(dataDir: string): Promise<string> {
   try {
     return sandboxRecordSchema.parse(JSON.parse(await readFile(recordPath, 'utf8'))).orgId;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${recordPath} is damaged; delete it to start a new sandbox org`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`${recordPath} is damaged; delete it to start a new sandbox org`, { cause: error });
   }
   const orgId = newUuid();
   await mkdir(dataDir, { recursive: true });

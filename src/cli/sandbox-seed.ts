@@ -5,17 +5,18 @@
  * idempotency keys, so later starts find what the first one made and change nothing.
  */
 import { createHash } from 'node:crypto';
-import { SCOPES } from '../lib/auth/credentials.js';
-import type { Database } from '../lib/db/database.js';
-import type { Principal } from '../core/principal.js';
+
 import { createSandboxDeposit } from '../core/money-movement/deposits.js';
 import {
   createWithdrawalAccount,
   verifyWithdrawalAccount,
-  withdrawalAccountCreateSchema,
   type WithdrawalAccountCreateInput,
+  withdrawalAccountCreateSchema,
 } from '../core/money-movement/withdrawal-accounts.js';
+import type { Principal } from '../core/principal.js';
 import { referenceData } from '../core/trading/reference-data.js';
+import { SCOPES } from '../lib/auth/credentials.js';
+import type { Database } from '../lib/db/database.js';
 
 export const SEED_DEPOSITS = [
   { currency: 'USD', amount: '100000.00' },
@@ -49,7 +50,9 @@ export interface SeedReport {
 }
 
 function stableFingerprint(value: unknown): string {
-  return `sha256:${createHash('sha256').update(`fxgate sandbox seed\n${JSON.stringify(value)}`).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(`fxgate sandbox seed\n${JSON.stringify(value)}`)
+    .digest('hex')}`;
 }
 
 export async function seedSandbox(db: Database, orgId: string, keyName: string): Promise<SeedReport> {
@@ -57,12 +60,18 @@ export async function seedSandbox(db: Database, orgId: string, keyName: string):
   const principal: Principal = { orgId, environment: 'sandbox', keyName, scopes: SCOPES };
   const balances: string[] = [];
   for (const deposit of SEED_DEPOSITS) {
-    const record = await createSandboxDeposit(context, principal, { ...deposit, idempotencyKey: `fxgate-seed:deposit:${deposit.currency}` });
+    const record = await createSandboxDeposit(context, principal, {
+      ...deposit,
+      idempotencyKey: `fxgate-seed:deposit:${deposit.currency}`,
+    });
     balances.push(`${record.amount} ${record.currency}`);
   }
   const accounts: string[] = [];
   for (const [index, input] of SEED_ACCOUNTS.entries()) {
-    const row = await createWithdrawalAccount(context, principal, input, { key: `fxgate-seed:account:${index}`, fingerprint: stableFingerprint(input) });
+    const row = await createWithdrawalAccount(context, principal, input, {
+      key: `fxgate-seed:account:${index}`,
+      fingerprint: stableFingerprint(input),
+    });
     await verifyWithdrawalAccount(db, orgId, 'sandbox', row.id);
     accounts.push(`${row.id} (${input.currency} ${input.assetType === 'FIAT' ? input.transferType : input.network})`);
   }

@@ -5,6 +5,7 @@
  * io.exit. A later second signal, or a shutdown that hangs, ends it at once with 1.
  */
 import type { FastifyInstance } from 'fastify';
+
 import { Closers } from './closers.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
 import { type CliRun, STOP_SIGNALS, type StopSignal } from './io.js';
@@ -74,13 +75,27 @@ export async function serve(run: CliRun, start: (closers: Closers) => Promise<vo
 }
 
 /** Listens and returns the URL; a taken port is a message naming the setting, not a stack trace. */
-export async function listen(app: FastifyInstance, host: string, port: number, what: string, settings = { host: 'HOST', port: 'PORT' }): Promise<string> {
+export async function listen(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  what: string,
+  settings = { host: 'HOST', port: 'PORT' },
+): Promise<string> {
   try {
     return await app.listen({ host, port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new CliError(`${what} cannot listen on ${host}:${port}: the port is taken (${settings.port})`, undefined, { cause: error });
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new CliError(`${what} cannot listen on ${host}:${port}: no such local address (${settings.host})`, undefined, { cause: error });
+    if (code === 'EADDRINUSE')
+      throw new CliError(`${what} cannot listen on ${host}:${port}: the port is taken (${settings.port})`, undefined, {
+        cause: error,
+      });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+      throw new CliError(
+        `${what} cannot listen on ${host}:${port}: no such local address (${settings.host})`,
+        undefined,
+        { cause: error },
+      );
     throw error;
   }
 }

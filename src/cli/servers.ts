@@ -3,29 +3,31 @@
  * and the stand-alone commands differ only in where each listens and whom the core trusts.
  */
 import { mkdir } from 'node:fs/promises';
+
 import type { FastifyInstance } from 'fastify';
+
 import { buildCoreApp, type CoreOptions } from '../core/app.js';
 import { CoreMetrics } from '../core/metrics/core-metrics.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
-import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecycle.js';
+import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
-import { AdminListener } from '../lib/admin/admin-listener.js';
-import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
 import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
+import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
+import { AdminListener } from '../lib/admin/admin-listener.js';
+import { type Config, signingIssuer } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { signingIssuer, type Config } from '../lib/config.js';
 import type { Closers } from './closers.js';
 import { upstreamKeysDir } from './config.js';
 import { usageError } from './exit.js';
-import { listen } from './serve.js';
 import { openRegistry, openStore, type Registry, type Warn } from './runtime.js';
+import { listen } from './serve.js';
 import { CliAdminAccess } from './state/admin-access.js';
 
 export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
@@ -37,7 +39,12 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
     logLevel: config.LOG_LEVEL,
     requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,
     trading: { spreadBps: config.FXGATE_SPREAD_BPS, reversalWindowMs: config.FXGATE_REVERSAL_WINDOW_SECONDS * 1000 },
-    withdrawalProcessor: { rail: { delayMs: config.FXGATE_RAIL_SIMULATION_DELAY_MS, failureRate: config.FXGATE_RAIL_SIMULATION_FAILURE_RATE } },
+    withdrawalProcessor: {
+      rail: {
+        delayMs: config.FXGATE_RAIL_SIMULATION_DELAY_MS,
+        failureRate: config.FXGATE_RAIL_SIMULATION_FAILURE_RATE,
+      },
+    },
     webhookWorker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
   };
 }
@@ -65,7 +72,10 @@ export async function startCore(config: Config, closers: Closers, options: Start
   // Kept only where they can be read: on the admin listener.
   const metrics = admin === null ? undefined : new CoreMetrics({ db: deps.db });
   if (metrics !== undefined) admin?.addMetrics(metrics.registry);
-  const app = await buildCoreApp({ db: deps.db, store, registry: deps.registry, rates }, { ...coreOptions(config, extraTrustedProxies), ...(metrics === undefined ? {} : { metrics }) });
+  const app = await buildCoreApp(
+    { db: deps.db, store, registry: deps.registry, rates },
+    { ...coreOptions(config, extraTrustedProxies), ...(metrics === undefined ? {} : { metrics }) },
+  );
   closers.add('core server', () => app.close());
   return { app, deps, store };
 }
@@ -104,10 +114,19 @@ export function legacyWebhooks(config: Config, deps: GatewayDependencies): Legac
 }
 
 /** The stand-alone gateway's own registry, store and key directory. */
-export async function openGatewayDependencies(config: Config, closers: Closers, warn: Warn): Promise<GatewayDependencies> {
+export async function openGatewayDependencies(
+  config: Config,
+  closers: Closers,
+  warn: Warn,
+): Promise<GatewayDependencies> {
   const { db, registry } = await openRegistry(config, closers);
   const store = await openStore(config, closers, warn);
-  return { registry, database: db, store, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)) };
+  return {
+    registry,
+    database: db,
+    store,
+    credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)),
+  };
 }
 
 /** Shadow mode as configured: off without FXGATE_SHADOW_URL (the other settings keep the gateway's own defaults then). */
@@ -132,7 +151,10 @@ export function adminPort(config: Config, command: ServerCommand): number | null
   if (command !== 'all') return null;
   // A port the OS picks for the public listener means one it picks for the admin listener too.
   if (config.PORT === 0) return 0;
-  if (config.PORT === 65_535) throw usageError('the admin listener goes on PORT+1, and PORT is 65535: set FXGATE_ADMIN_PORT (or FXGATE_ADMIN_PORT=off)');
+  if (config.PORT === 65_535)
+    throw usageError(
+      'the admin listener goes on PORT+1, and PORT is 65535: set FXGATE_ADMIN_PORT (or FXGATE_ADMIN_PORT=off)',
+    );
   return config.PORT + 1;
 }
 
@@ -146,7 +168,13 @@ export function createAdminListener(config: Config, command: ServerCommand): Adm
  * Given the state of a process that holds the embedded data folder, it also serves the CLI's
  * state commands and publishes where (state/admin-access.ts), even that there is no listener.
  */
-export async function listenAdmin(config: Config, closers: Closers, command: ServerCommand, admin: AdminListener | null, state?: Registry): Promise<string | null> {
+export async function listenAdmin(
+  config: Config,
+  closers: Closers,
+  command: ServerCommand,
+  admin: AdminListener | null,
+  state?: Registry,
+): Promise<string | null> {
   const port = adminPort(config, command);
   const cli = state !== undefined && config.DATABASE_URL === undefined ? new CliAdminAccess(config, state) : null;
   if (admin === null || port === null) {
@@ -156,14 +184,25 @@ export async function listenAdmin(config: Config, closers: Closers, command: Ser
   cli?.addRoutes(admin);
   closers.add('admin listener', () => admin.close());
   const app = await admin.build();
-  const url = await listen(app, config.FXGATE_ADMIN_HOST, port, 'the admin listener', { host: 'FXGATE_ADMIN_HOST', port: config.FXGATE_ADMIN_PORT === undefined ? 'PORT+1; set FXGATE_ADMIN_PORT, or FXGATE_ADMIN_PORT=off' : 'FXGATE_ADMIN_PORT' });
+  const url = await listen(app, config.FXGATE_ADMIN_HOST, port, 'the admin listener', {
+    host: 'FXGATE_ADMIN_HOST',
+    port:
+      config.FXGATE_ADMIN_PORT === undefined
+        ? 'PORT+1; set FXGATE_ADMIN_PORT, or FXGATE_ADMIN_PORT=off'
+        : 'FXGATE_ADMIN_PORT',
+  });
   await cli?.publish(closers, app.server.address());
   return url;
 }
 
 /** Builds the gateway in front of upstreamUrl (not yet listening); its operator routes go on `admin` when given. */
-export async function startGateway(config: Config, closers: Closers, upstreamUrl: string, deps: GatewayDependencies, admin: AdminListener | null = null): Promise<FastifyInstance> {
-
+export async function startGateway(
+  config: Config,
+  closers: Closers,
+  upstreamUrl: string,
+  deps: GatewayDependencies,
+  admin: AdminListener | null = null,
+): Promise<FastifyInstance> {
   await mkdir(upstreamKeysDir(config), { recursive: true, mode: 0o700 });
   const shadow = shadowOptions(config);
   let app: FastifyInstance;
@@ -189,7 +228,8 @@ export async function startGateway(config: Config, closers: Closers, upstreamUrl
       },
     });
   } catch (error) {
-    if (error instanceof InvalidUpstreamError || error instanceof InvalidLegacyServiceUrlError) throw usageError(error.message);
+    if (error instanceof InvalidUpstreamError || error instanceof InvalidLegacyServiceUrlError)
+      throw usageError(error.message);
     throw error;
   }
   closers.add('gateway server', () => app.close());

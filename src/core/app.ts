@@ -4,41 +4,42 @@
  * resolved here once, with named defaults.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+
 import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
+import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
+import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
+import { trackRoutes } from '../lib/http/route-inventory.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
-import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { MAX_BODY_BYTES } from './http/body.js';
-import type { Operation } from './http/operation.js';
 import { generateRequestId } from '../lib/request-id.js';
+import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
+import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
+import { MAX_BODY_BYTES } from './http/body.js';
 import type { ErrorHandler } from './http/error-handler.js';
+import type { Operation } from './http/operation.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
+import type { CoreMetrics } from './metrics/core-metrics.js';
+import { createDepositCompleter, type DepositCompleterOptions } from './money-movement/deposit-completer.js';
+import { SimulatedPaymentRail, type SimulatedRailOptions } from './money-movement/payment-rails.js';
+import { createWithdrawalProcessor, type WithdrawalProcessorOptions } from './money-movement/withdrawal-processor.js';
+import { registerV3Reference } from './openapi/serve.js';
+import { createCursorCodec, type CursorCodec } from './pagination/cursor-codec.js';
 import { balanceOperations } from './routes/balances.js';
 import { depositOperations } from './routes/deposits.js';
-import { createDepositCompleter, type DepositCompleterOptions } from './money-movement/deposit-completer.js';
 import { exposureOperations } from './routes/exposure.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { pairsOperations } from './routes/pairs.js';
 import { quoteOperations } from './routes/quotes.js';
-import { tradeOperations } from './routes/trades.js';
 import { tradeLifecycleOperations } from './routes/trade-lifecycle.js';
+import { tradeOperations } from './routes/trades.js';
+import { webhookEndpointOperations } from './routes/webhook-endpoints.js';
 import { withdrawalAccountOperations } from './routes/withdrawal-accounts.js';
 import { withdrawalOperations } from './routes/withdrawals.js';
-import { webhookEndpointOperations } from './routes/webhook-endpoints.js';
-import { registerV3Reference } from './openapi/serve.js';
-import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
-import type { CoreMetrics } from './metrics/core-metrics.js';
-import { SimulatedPaymentRail, type SimulatedRailOptions } from './money-movement/payment-rails.js';
-import { createWithdrawalProcessor, type WithdrawalProcessorOptions } from './money-movement/withdrawal-processor.js';
-import { type CursorCodec, createCursorCodec } from './pagination/cursor-codec.js';
-import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from './trading/rate-source.js';
+import { DEFAULT_USD_PRICES, type RateSource, StaticRateSource } from './trading/rate-source.js';
 import { referenceData } from './trading/reference-data.js';
 import { TRADING_DEFAULTS, type TradingContext, type TradingOptions } from './trading/trading-context.js';
-import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
-import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
-import { trackRoutes } from '../lib/http/route-inventory.js';
 
 export interface CoreDependencies {
   readonly db: Database;
@@ -67,7 +68,10 @@ export interface CoreOptions {
    * The processor of live withdrawals, run by buildCoreApp on the simulated payment rail
    * (`rail`: its delay and failure rate); `enabled: false` leaves it off.
    */
-  readonly withdrawalProcessor?: WithdrawalProcessorOptions & { readonly enabled?: boolean; readonly rail?: SimulatedRailOptions };
+  readonly withdrawalProcessor?: WithdrawalProcessorOptions & {
+    readonly enabled?: boolean;
+    readonly rail?: SimulatedRailOptions;
+  };
   /** The webhook delivery worker, run by buildCoreApp; `enabled: false` leaves it off. */
   readonly webhookWorker?: Partial<WebhookWorkerOptions> & { readonly enabled?: boolean };
   /** The core's Prometheus metrics (metrics/core-metrics.ts); none are kept without it. */
@@ -120,7 +124,18 @@ export async function coreOperations(
 
 /** The core's operations on a trading context and cursor codec; the OpenAPI document reads their declarations (src/core/openapi/). */
 export function operationsOn(trading: TradingContext, cursors: CursorCodec): Operation[] {
-  return [...pairsOperations(trading.reference), ...quoteOperations(trading), ...tradeOperations(trading, cursors), ...tradeLifecycleOperations(trading), ...exposureOperations(trading), ...balanceOperations(trading), ...depositOperations(trading, cursors), ...withdrawalAccountOperations(trading), ...withdrawalOperations(trading, cursors), ...webhookEndpointOperations(trading)];
+  return [
+    ...pairsOperations(trading.reference),
+    ...quoteOperations(trading),
+    ...tradeOperations(trading, cursors),
+    ...tradeLifecycleOperations(trading),
+    ...exposureOperations(trading),
+    ...balanceOperations(trading),
+    ...depositOperations(trading, cursors),
+    ...withdrawalAccountOperations(trading),
+    ...withdrawalOperations(trading, cursors),
+    ...webhookEndpointOperations(trading),
+  ];
 }
 
 export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions = {}): Promise<FastifyInstance> {
@@ -141,7 +156,12 @@ export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions 
 }
 
 /** A v3 application serving exactly these operations on the full pipeline. */
-export async function createV3App(deps: CoreDependencies, options: CoreOptions, operations: readonly Operation[], jobs: readonly BackgroundJob[] = []): Promise<FastifyInstance> {
+export async function createV3App(
+  deps: CoreDependencies,
+  options: CoreOptions,
+  operations: readonly Operation[],
+  jobs: readonly BackgroundJob[] = [],
+): Promise<FastifyInstance> {
   const resolved = { ...CORE_DEFAULTS, ...options };
   // Fastify answers a few malformed requests (a bad percent-encoding in the URL) before any
   // hook runs; `frameworkErrors` routes them to the pipeline's error handler, bound below.

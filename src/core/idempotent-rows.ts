@@ -10,7 +10,10 @@ import { ApiError } from '../lib/errors/api-error.js';
  * The row an earlier attempt with this Idempotency-Key wrote answers only the same request; any
  * other request under that key is a key reuse.
  */
-export function replayOrMismatch<Row extends { readonly request_fingerprint: string }>(existing: Row, fingerprint: string): Row {
+export function replayOrMismatch<Row extends { readonly request_fingerprint: string }>(
+  existing: Row,
+  fingerprint: string,
+): Row {
   if (existing.request_fingerprint !== fingerprint) {
     throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: existing.request_fingerprint });
   }

@@ -6,38 +6,39 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
+
+import type { AdminRoutes } from '../lib/admin/admin-listener.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
 import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
+import { trackRoutes } from '../lib/http/route-inventory.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
+import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { loggerOptions } from '../lib/logger.js';
-import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
-import { trackRoutes } from '../lib/http/route-inventory.js';
 import { createGatewayClientErrorHandler } from './client-errors.js';
 import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
-import type { GatewayMetrics } from './metrics/gateway-metrics.js';
-import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/generation-lifecycle.js';
 import { createLegacyAuthenticator } from './legacy/auth.js';
-import { LegacyIdempotency } from './legacy/idempotency.js';
-import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
-import { LEGACY_PREFIXES, type LegacyNotFound, legacyGenerationOf, registerLegacyRoutes } from './legacy/routes.js';
 import { declaredMode } from './legacy/conventions.js';
-import { type LegacyMappings, type MappingsLocation, loadLegacyMappings } from './legacy/mappings-loader.js';
-import type { AdminRoutes } from '../lib/admin/admin-listener.js';
 import { validateShadowVolatile } from './legacy/conventions.js';
-import { readShadowReport } from './shadow/shadow-recorder.js';
+import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/generation-lifecycle.js';
+import { LegacyIdempotency } from './legacy/idempotency.js';
+import { type LegacyMappings, loadLegacyMappings, type MappingsLocation } from './legacy/mappings-loader.js';
+import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
+import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegacyRoutes } from './legacy/routes.js';
+import type { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { registerGatewayReference } from './openapi/serve.js';
 import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
+import { readShadowReport } from './shadow/shadow-recorder.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
-import { V3Client } from './upstream/v3-client.js';
-import { USAGE_DEFAULTS, UsageRecorder, usageAdminRoute } from './usage/usage-recorder.js';
-import type { LegacyWebhooks } from './webhooks/legacy-webhooks.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream/pool.js';
+import { V3Client } from './upstream/v3-client.js';
+import { USAGE_DEFAULTS, usageAdminRoute, UsageRecorder } from './usage/usage-recorder.js';
 import { handleGatewayError, sendV3Error } from './v3/errors.js';
 import { registerV3Passthrough } from './v3/passthrough.js';
-import { registerGatewayReference } from './openapi/serve.js';
+import type { LegacyWebhooks } from './webhooks/legacy-webhooks.js';
 
 export interface GatewayOptions {
   /** The v3 service's origin, e.g. http://127.0.0.1:8081 (no path: v3 paths are signed as sent). */
@@ -133,7 +134,9 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   const resolved = { ...GATEWAY_DEFAULTS, ...options };
   const origin = upstreamOrigin(resolved.upstreamUrl);
   if (resolved.deadlineMs < Math.max(resolved.timeoutMs, resolved.connectTimeoutMs)) {
-    throw new RangeError(`the upstream deadline (${resolved.deadlineMs} ms) must be at least the timeouts it contains (${resolved.connectTimeoutMs} and ${resolved.timeoutMs} ms)`);
+    throw new RangeError(
+      `the upstream deadline (${resolved.deadlineMs} ms) must be at least the timeouts it contains (${resolved.connectTimeoutMs} and ${resolved.timeoutMs} ms)`,
+    );
   }
   // The gateway closes only a pool of its own; a given dispatcher is the caller's.
   let ownPool: Pool | null = null;
@@ -141,7 +144,11 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   if (resolved.upstreamDispatcher) {
     dispatcher = resolved.upstreamDispatcher;
   } else {
-    ownPool = createUpstreamPool({ origin, connectTimeoutMs: resolved.connectTimeoutMs, timeoutMs: resolved.timeoutMs });
+    ownPool = createUpstreamPool({
+      origin,
+      connectTimeoutMs: resolved.connectTimeoutMs,
+      timeoutMs: resolved.timeoutMs,
+    });
     dispatcher = ownPool;
   }
   // Validated once here: a bad table stops start-up. The legacy envelopes need the error tables even on a /v3-only gateway.
@@ -184,10 +191,18 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     await ownPool?.close();
   });
   app.setNotFoundHandler(async (request, reply) =>
-    sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! })),
+    sendV3Error(
+      reply,
+      new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }),
+    ),
   );
   app.setErrorHandler(handleGatewayError);
-  await registerV3Passthrough(app, { origin, dispatcher, deadlineMs: resolved.deadlineMs, ...(metrics === undefined ? {} : { observer: metrics }) });
+  await registerV3Passthrough(app, {
+    origin,
+    dispatcher,
+    deadlineMs: resolved.deadlineMs,
+    ...(metrics === undefined ? {} : { observer: metrics }),
+  });
   // The upstream always; the legacy side's own store and database when it has them.
   const readiness: ReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
@@ -207,10 +222,22 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     usage = new UsageRecorder(database, {
       flushIntervalMs: usageOptions?.flushIntervalMs ?? USAGE_DEFAULTS.flushIntervalMs,
       ...(usageOptions?.now === undefined ? {} : { now: usageOptions.now }),
-      onFlushError: (error) => app.log.warn({ err: error }, 'usage report: writing the counts failed; kept for the next flush'),
+      onFlushError: (error) =>
+        app.log.warn({ err: error }, 'usage report: writing the counts failed; kept for the next flush'),
     });
     resolved.admin?.add(usageAdminRoute(database, usage, usageOptions?.now));
-    legacyNotFound = await registerLegacy(app, mappings, dispatcher, inFlight, resolved.deadlineMs, resolved.legacy, shadow, lifecycle, usage, metrics);
+    legacyNotFound = await registerLegacy(
+      app,
+      mappings,
+      dispatcher,
+      inFlight,
+      resolved.deadlineMs,
+      resolved.legacy,
+      shadow,
+      lifecycle,
+      usage,
+      metrics,
+    );
     readiness.store = () => store.ping();
     readiness.database = () => database.query('SELECT 1').then(() => undefined);
     const { webhooks } = resolved.legacy;
@@ -231,7 +258,8 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     });
   } else {
     for (const prefix of LEGACY_PREFIXES) {
-      for (const url of [prefix, `${prefix}/*`]) app.all(url, async (request, reply) => legacyNotConfigured(request, reply));
+      for (const url of [prefix, `${prefix}/*`])
+        app.all(url, async (request, reply) => legacyNotConfigured(request, reply));
     }
   }
   registerGatewayHealthRoutes(app, readiness, resolved.readinessTimeoutMs);
@@ -267,7 +295,11 @@ async function registerLegacy(
     services: {
       authenticate,
       client: new V3Client({ dispatcher, credentials: resolved.credentials, deadlineMs }),
-      idempotency: new LegacyIdempotency({ store: resolved.store, lockTtlMs: resolved.idempotencyLockTtlMs, ...(metrics === undefined ? {} : { metrics }) }),
+      idempotency: new LegacyIdempotency({
+        store: resolved.store,
+        lockTtlMs: resolved.idempotencyLockTtlMs,
+        ...(metrics === undefined ? {} : { metrics }),
+      }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       reply: lifecycle,
       lifecycle,

@@ -40,7 +40,11 @@ async function within(check: ReadinessCheck, timeoutMs: number): Promise<void> {
   }
 }
 
-export function registerGatewayHealthRoutes(app: FastifyInstance, checks: Readonly<ReadinessChecks>, timeoutMs: number): void {
+export function registerGatewayHealthRoutes(
+  app: FastifyInstance,
+  checks: Readonly<ReadinessChecks>,
+  timeoutMs: number,
+): void {
   const names = Object.keys(checks);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (request, reply) => {
@@ -49,7 +53,8 @@ export function registerGatewayHealthRoutes(app: FastifyInstance, checks: Readon
     results.forEach((result, index) => {
       const name = names[index]!;
       states[name] = result.status === 'fulfilled' ? 'up' : 'down';
-      if (result.status === 'rejected') request.log.warn({ err: result.reason, part: name }, 'gateway dependency is not ready');
+      if (result.status === 'rejected')
+        request.log.warn({ err: result.reason, part: name }, 'gateway dependency is not ready');
     });
     const ready = results.every((result) => result.status === 'fulfilled');
     const report: ReadinessReport = { status: ready ? 'ready' : 'unavailable', checks: states };

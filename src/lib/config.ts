@@ -4,10 +4,12 @@
  * table is generated from this schema (`npm run docs`), so the two cannot drift.
  */
 import { readFileSync } from 'node:fs';
+
 import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
+
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
-import { type TimeInterval, TimeTextError, parseInstant, parseIntervals } from './time-text.js';
+import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -16,7 +18,10 @@ const rateLimit = positiveInt.max(10_000_000);
 const optionalUrl = (protocols: string[]) =>
   z
     .url()
-    .refine((value) => protocols.some((p) => value.startsWith(`${p}://`)), `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`)
+    .refine(
+      (value) => protocols.some((p) => value.startsWith(`${p}://`)),
+      `must start with ${protocols.map((p) => `${p}://`).join(' or ')}`,
+    )
     .optional();
 /** Same shape the currencies table enforces. */
 const CURRENCY_CODE = /^[A-Z]{3,5}$/;
@@ -53,7 +58,9 @@ function readRateTable(text: string, problems: string[]): Record<string, string>
   try {
     parsed = parseLosslessJson(json);
   } catch (error) {
-    problems.push(`${origin} is not valid JSON (${error instanceof Error ? error.message : String(error)}); expected an object such as {"EUR":"1.09"} or @/path/to/file.json`);
+    problems.push(
+      `${origin} is not valid JSON (${error instanceof Error ? error.message : String(error)}); expected an object such as {"EUR":"1.09"} or @/path/to/file.json`,
+    );
     return null;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
@@ -66,7 +73,9 @@ function readRateTable(text: string, problems: string[]): Record<string, string>
     if (!CURRENCY_CODE.test(code)) {
       problems.push(`${shown}: currency codes are 3 to 5 uppercase letters`);
     } else if (isLosslessNumber(value)) {
-      problems.push(`${code}: ${value.toString()} is a JSON number; quote it ("${value.toString()}"): prices are decimal strings, money is never a JS number`);
+      problems.push(
+        `${code}: ${value.toString()} is a JSON number; quote it ("${value.toString()}"): prices are decimal strings, money is never a JS number`,
+      );
     } else if (typeof value !== 'string') {
       problems.push(`${code}: the price must be a decimal string such as "1.09"`);
     } else if (!PRICE_TEXT.test(value)) {
@@ -82,9 +91,12 @@ function readRateTable(text: string, problems: string[]): Record<string, string>
   return table;
 }
 
-const list = z
-  .string()
-  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
 
 /**
  * The `iss` values tokens may carry: real legacy clients send the legacy service's own name, so
@@ -101,8 +113,12 @@ const issuerList = z.string().transform((text, ctx): [string, ...string[]] => {
   const entries = text.split(',').map((entry) => entry.trim());
   const problems: string[] = [];
   entries.forEach((entry, index) => {
-    if (entry === '') problems.push(`entry ${index + 1} is empty; write the issuers separated by single commas, such as fx-service,openfx`);
-    else if (entries.indexOf(entry) !== index) problems.push(`${JSON.stringify(entry)} is listed twice; name each issuer once`);
+    if (entry === '')
+      problems.push(
+        `entry ${index + 1} is empty; write the issuers separated by single commas, such as fx-service,openfx`,
+      );
+    else if (entries.indexOf(entry) !== index)
+      problems.push(`${JSON.stringify(entry)} is listed twice; name each issuer once`);
   });
   for (const message of problems) ctx.addIssue({ code: 'custom', message });
   const [first, ...rest] = entries;
@@ -114,9 +130,16 @@ const ORG_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** FXGATE_CUTOVER_ORGS: org ids, comma-separated, each a UUID; a typo would silently leave an org where it was. */
 const orgList = z.string().transform((text, ctx): string[] => {
-  const entries = text.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter(Boolean);
   for (const entry of entries) {
-    if (!ORG_ID.test(entry)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry.slice(0, 64))} is not an org id (a UUID such as 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c)` });
+    if (!ORG_ID.test(entry))
+      ctx.addIssue({
+        code: 'custom',
+        message: `${JSON.stringify(entry.slice(0, 64))} is not an org id (a UUID such as 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c)`,
+      });
   }
   return [...new Set(entries)];
 });
@@ -125,8 +148,14 @@ const orgList = z.string().transform((text, ctx): string[] => {
 const webhookBaseUrl = z
   .url()
   .refine((value) => value.startsWith('http://') || value.startsWith('https://'), 'must start with http:// or https://')
-  .refine((value) => URL.canParse(value) && new URL(value).search === '' && new URL(value).hash === '', 'must have no query or fragment: the org and mode are appended to its path')
-  .refine((value) => URL.canParse(value) && new URL(value).username === '' && new URL(value).password === '', 'must not contain credentials: deliveries are authenticated by their signature')
+  .refine(
+    (value) => URL.canParse(value) && new URL(value).search === '' && new URL(value).hash === '',
+    'must have no query or fragment: the org and mode are appended to its path',
+  )
+  .refine(
+    (value) => URL.canParse(value) && new URL(value).username === '' && new URL(value).password === '',
+    'must not contain credentials: deliveries are authenticated by their signature',
+  )
   .transform((value) => value.replace(/\/+$/, ''));
 
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
@@ -165,149 +194,249 @@ const brownoutWindows = z.string().transform((text, ctx): TimeInterval[] => {
   }
 });
 
-export const configSchema = z.object({
-  PORT: port.default(8080).describe('Port the public listener binds (the gateway in `all`, the core in `core`).'),
-  HOST: z.string().min(1).default('127.0.0.1').describe('Address to bind; the Docker image sets 0.0.0.0.'),
-  FXGATE_REQUEST_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(1000)
-    .max(600_000)
-    .default(DEFAULT_REQUEST_TIMEOUT_MS)
-    .describe(
-      'Time a client has to send a whole request, headers and body, from its first byte (and a new connection to send its first), on every listener of the core and the gateway; 1000 to 600000 ms. Past it: 408 in the envelope of the request\'s generation, and the connection is closed. A request that arrived whole is never cut, however long its answer takes.',
+export const configSchema = z
+  .object({
+    PORT: port.default(8080).describe('Port the public listener binds (the gateway in `all`, the core in `core`).'),
+    HOST: z.string().min(1).default('127.0.0.1').describe('Address to bind; the Docker image sets 0.0.0.0.'),
+    FXGATE_REQUEST_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(600_000)
+      .default(DEFAULT_REQUEST_TIMEOUT_MS)
+      .describe(
+        "Time a client has to send a whole request, headers and body, from its first byte (and a new connection to send its first), on every listener of the core and the gateway; 1000 to 600000 ms. Past it: 408 in the envelope of the request's generation, and the connection is closed. A request that arrived whole is never cut, however long its answer takes.",
+      ),
+    DATABASE_URL: optionalUrl(['postgres', 'postgresql']).describe(
+      'PostgreSQL connection string. Unset: embedded PGlite in FXGATE_DATA_DIR.',
     ),
-  DATABASE_URL: optionalUrl(['postgres', 'postgresql']).describe('PostgreSQL connection string. Unset: embedded PGlite in FXGATE_DATA_DIR.'),
-  REDIS_URL: optionalUrl(['redis', 'rediss']).describe('Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).'),
-  FXGATE_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database and of the key files `npm start` writes.'),
-  FXGATE_JWT_ISSUER: issuerList
-    .default([...DEFAULT_JWT_ISSUERS])
-    .describe(
-      'Comma-separated `iss` values API tokens may carry (v3 and v1/v2); a token with any one of them is accepted. The first is the issuer of every token fxgate signs itself (the gateway\'s upstream calls, `fxgate sign`). `openfx` is the legacy service\'s name, which existing legacy clients send.',
+    REDIS_URL: optionalUrl(['redis', 'rediss']).describe(
+      'Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).',
     ),
-  FXGATE_RATE_LIMIT_READS: rateLimit.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
-  FXGATE_RATE_LIMIT_WRITES: rateLimit.default(20).describe('Writes allowed per API key per 10 s.'),
-  FXGATE_TRUSTED_PROXIES: list.default([]).describe('Comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed. Empty: the socket address is the client.'),
-  FXGATE_KEY_CACHE_TTL_MS: positiveInt.default(5000).describe('How long a process caches an API key lookup; a revocation takes effect within it.'),
-  FXGATE_IDEMPOTENCY_LOCK_TTL_MS: positiveInt.default(30_000).describe('Lifetime of an in-flight idempotency lock whose owner died.'),
-  FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe('The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).'),
-  FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt.default(2000).describe('Gateway: time to connect to the upstream.'),
-  FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt.default(10_000).describe('Gateway: time for the upstream response headers, and again between two chunks of its body.'),
-  FXGATE_UPSTREAM_DEADLINE_MS: positiveInt
-    .default(DEFAULT_UPSTREAM_DEADLINE_MS)
-    .describe(
-      'Gateway: the most one upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS.',
+    FXGATE_DATA_DIR: z
+      .string()
+      .min(1)
+      .default('./data')
+      .describe('Folder of the embedded database and of the key files `npm start` writes.'),
+    FXGATE_JWT_ISSUER: issuerList
+      .default([...DEFAULT_JWT_ISSUERS])
+      .describe(
+        "Comma-separated `iss` values API tokens may carry (v3 and v1/v2); a token with any one of them is accepted. The first is the issuer of every token fxgate signs itself (the gateway's upstream calls, `fxgate sign`). `openfx` is the legacy service's name, which existing legacy clients send.",
+      ),
+    FXGATE_RATE_LIMIT_READS: rateLimit.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
+    FXGATE_RATE_LIMIT_WRITES: rateLimit.default(20).describe('Writes allowed per API key per 10 s.'),
+    FXGATE_TRUSTED_PROXIES: list
+      .default([])
+      .describe(
+        'Comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed. Empty: the socket address is the client.',
+      ),
+    FXGATE_KEY_CACHE_TTL_MS: positiveInt
+      .default(5000)
+      .describe('How long a process caches an API key lookup; a revocation takes effect within it.'),
+    FXGATE_IDEMPOTENCY_LOCK_TTL_MS: positiveInt
+      .default(30_000)
+      .describe('Lifetime of an in-flight idempotency lock whose owner died.'),
+    FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe(
+      'The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).',
     ),
-  FXGATE_UPSTREAM_KEYS_DIR: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Gateway: folder of its own v3 key files, `<orgId>.<mode>.json`, one per org and mode it serves (`fxgate gateway`; `fxgate all` creates them itself). Unset: `<FXGATE_DATA_DIR>/gateway-keys`.',
-    ),
-  FXGATE_MIGRATION_URL: z
-    .url()
-    .default(DEFAULT_MIGRATION_URL)
-    .describe(
-      'Gateway: the migration guide: the target of the `Link` header (`rel="deprecation"`, `rel="sunset"`) on every v1 answer, and on v2 answers once v2 has dates, and named in the 410 of brownouts and of the sunset. Formerly `FXGATE_MIGRATION_GUIDE_URL`, still read when this one is unset.',
-    ),
-  FXGATE_V1_DEPRECATED_AT: instant
-    .default(DEFAULT_V1_DEPRECATED_AT)
-    .describe('Gateway: when v1 was deprecated, an ISO 8601 instant with its zone; every v1 answer carries it as `Deprecation: @<unix seconds>` (RFC 9745).'),
-  FXGATE_V1_SUNSET_AT: instant
-    .default(DEFAULT_V1_SUNSET_AT)
-    .describe(
-      'Gateway: when v1 is retired, an ISO 8601 instant with its zone, not before FXGATE_V1_DEPRECATED_AT; every v1 answer carries it as `Sunset: <HTTP-date>` (RFC 8594). From that instant on, v1 requests get 410 (see FXGATE_V1_AFTER_SUNSET).',
-    ),
-  FXGATE_V1_AFTER_SUNSET: z
-    .enum(['refuse', 'serve'])
-    .default('refuse')
-    .describe('Gateway: v1 after FXGATE_V1_SUNSET_AT. `refuse`: every v1 request, once its token is checked, gets 410 naming the sunset and the migration guide. `serve`: v1 goes on being served (with its headers), for a sunset that has to move after the date.'),
-  FXGATE_V1_BROWNOUTS: brownoutWindows
-    .default([])
-    .describe(
-      'Gateway: scheduled v1 brownouts before the sunset: comma-separated ISO 8601 intervals, start/duration or start/end (`2026-12-10T15:00:00Z/PT1H,2026-12-17T15:00:00Z/2026-12-17T17:00:00Z`; durations in weeks, days, hours, minutes, seconds). Inside one (its start included, its end not), every v1 request, once its token is checked, gets 410 naming the sunset and the migration guide.',
-    ),
-  FXGATE_V1_BROWNOUT_EXEMPT: orgList
-    .default([])
-    .describe("Gateway: comma-separated org ids whose v1 requests are served during the brownouts all the same (the org of the request's key decides). Not an exemption from the sunset."),
-  FXGATE_V2_DEPRECATED_AT: instant
-    .optional()
-    .describe('Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_MIGRATION_URL. Unset: none.'),
-  FXGATE_V2_SUNSET_AT: instant
-    .optional()
-    .describe('Gateway: when v2 is to be retired, an ISO 8601 instant, not before FXGATE_V2_DEPRECATED_AT; once set, every v2 answer carries `Sunset` and a `Link`. It announces only: v2 is not refused after it. Unset: none.'),
-  FXGATE_LEGACY_PAGE_TOTALS: z
-    .enum(['bounded', 'exact'])
-    .default('bounded')
-    .describe(
-      'Gateway: `meta.pagination.total` of v1/v2 lists. `bounded`: a cold request (no cached snapshot of the list) for page N costs at most ceil(N*limit/100) v3 calls; the total is exact once some request has reached the end of the list, until then the records walked so far plus one (a lower bound, so a next page always shows). `exact`: a cold request walks the whole list, max(1, ceil(total/100)) v3 calls, and the total is always exact.',
-    ),
-  FXGATE_RATES: rateTable
-    .optional()
-    .describe(
-      'USD prices of currencies, merged over the built-in table (`DEFAULT_USD_PRICES` in `src/core/trading/rate-source.ts`). Inline JSON such as `{"EUR":"1.09","JPY":"0.0066"}`, or `@` and a JSON file path (read at start-up, relative to the working directory). Prices are quoted decimal strings; a JSON number is refused.',
-    ),
-  FXGATE_SPREAD_BPS: z.coerce.number().int().min(0).max(1000).default(20).describe('Spread added to the mid rate in every quote, in basis points (20 = 0.20%), 0 to 1000.'),
-  FXGATE_REVERSAL_WINDOW_SECONDS: positiveInt.default(1800).describe('How long after execution a trade can still be reversed, in seconds.'),
-  FXGATE_RAIL_SIMULATION_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(2000).describe('Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.'),
-  FXGATE_RAIL_SIMULATION_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0).describe('Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.'),
-  FXGATE_WEBHOOK_WORKER: z.enum(['on', 'off']).default('on').describe('`on`: this process delivers webhooks from its outbox: the core its v3 deliveries, the gateway its legacy ones (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.'),
-  FXGATE_WEBHOOK_POLL_MS: positiveInt.max(3_600_000).default(1000).describe('How often a webhook worker (the core\'s, the gateway\'s) looks for due deliveries when the last round was not a full batch, in ms.'),
-  FXGATE_GATEWAY_WEBHOOK_URL: webhookBaseUrl
-    .optional()
-    .describe(
-      'Gateway: the URL at which v3 reaches the gateway\'s legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).',
-    ),
-  FXGATE_ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Address the admin listener binds (`GET /metrics`; the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network.'),
-  FXGATE_ADMIN_PORT: adminPort
-    .optional()
-    .describe(
-      'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
-    ),
-  FXGATE_SHADOW_URL: optionalUrl(['http', 'https'])
-    .describe(
+    FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt.default(2000).describe('Gateway: time to connect to the upstream.'),
+    FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt
+      .default(10_000)
+      .describe('Gateway: time for the upstream response headers, and again between two chunks of its body.'),
+    FXGATE_UPSTREAM_DEADLINE_MS: positiveInt
+      .default(DEFAULT_UPSTREAM_DEADLINE_MS)
+      .describe(
+        'Gateway: the most one upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS.',
+      ),
+    FXGATE_UPSTREAM_KEYS_DIR: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Gateway: folder of its own v3 key files, `<orgId>.<mode>.json`, one per org and mode it serves (`fxgate gateway`; `fxgate all` creates them itself). Unset: `<FXGATE_DATA_DIR>/gateway-keys`.',
+      ),
+    FXGATE_MIGRATION_URL: z
+      .url()
+      .default(DEFAULT_MIGRATION_URL)
+      .describe(
+        'Gateway: the migration guide: the target of the `Link` header (`rel="deprecation"`, `rel="sunset"`) on every v1 answer, and on v2 answers once v2 has dates, and named in the 410 of brownouts and of the sunset. Formerly `FXGATE_MIGRATION_GUIDE_URL`, still read when this one is unset.',
+      ),
+    FXGATE_V1_DEPRECATED_AT: instant
+      .default(DEFAULT_V1_DEPRECATED_AT)
+      .describe(
+        'Gateway: when v1 was deprecated, an ISO 8601 instant with its zone; every v1 answer carries it as `Deprecation: @<unix seconds>` (RFC 9745).',
+      ),
+    FXGATE_V1_SUNSET_AT: instant
+      .default(DEFAULT_V1_SUNSET_AT)
+      .describe(
+        'Gateway: when v1 is retired, an ISO 8601 instant with its zone, not before FXGATE_V1_DEPRECATED_AT; every v1 answer carries it as `Sunset: <HTTP-date>` (RFC 8594). From that instant on, v1 requests get 410 (see FXGATE_V1_AFTER_SUNSET).',
+      ),
+    FXGATE_V1_AFTER_SUNSET: z
+      .enum(['refuse', 'serve'])
+      .default('refuse')
+      .describe(
+        'Gateway: v1 after FXGATE_V1_SUNSET_AT. `refuse`: every v1 request, once its token is checked, gets 410 naming the sunset and the migration guide. `serve`: v1 goes on being served (with its headers), for a sunset that has to move after the date.',
+      ),
+    FXGATE_V1_BROWNOUTS: brownoutWindows
+      .default([])
+      .describe(
+        'Gateway: scheduled v1 brownouts before the sunset: comma-separated ISO 8601 intervals, start/duration or start/end (`2026-12-10T15:00:00Z/PT1H,2026-12-17T15:00:00Z/2026-12-17T17:00:00Z`; durations in weeks, days, hours, minutes, seconds). Inside one (its start included, its end not), every v1 request, once its token is checked, gets 410 naming the sunset and the migration guide.',
+      ),
+    FXGATE_V1_BROWNOUT_EXEMPT: orgList
+      .default([])
+      .describe(
+        "Gateway: comma-separated org ids whose v1 requests are served during the brownouts all the same (the org of the request's key decides). Not an exemption from the sunset.",
+      ),
+    FXGATE_V2_DEPRECATED_AT: instant
+      .optional()
+      .describe(
+        'Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_MIGRATION_URL. Unset: none.',
+      ),
+    FXGATE_V2_SUNSET_AT: instant
+      .optional()
+      .describe(
+        'Gateway: when v2 is to be retired, an ISO 8601 instant, not before FXGATE_V2_DEPRECATED_AT; once set, every v2 answer carries `Sunset` and a `Link`. It announces only: v2 is not refused after it. Unset: none.',
+      ),
+    FXGATE_LEGACY_PAGE_TOTALS: z
+      .enum(['bounded', 'exact'])
+      .default('bounded')
+      .describe(
+        'Gateway: `meta.pagination.total` of v1/v2 lists. `bounded`: a cold request (no cached snapshot of the list) for page N costs at most ceil(N*limit/100) v3 calls; the total is exact once some request has reached the end of the list, until then the records walked so far plus one (a lower bound, so a next page always shows). `exact`: a cold request walks the whole list, max(1, ceil(total/100)) v3 calls, and the total is always exact.',
+      ),
+    FXGATE_RATES: rateTable
+      .optional()
+      .describe(
+        'USD prices of currencies, merged over the built-in table (`DEFAULT_USD_PRICES` in `src/core/trading/rate-source.ts`). Inline JSON such as `{"EUR":"1.09","JPY":"0.0066"}`, or `@` and a JSON file path (read at start-up, relative to the working directory). Prices are quoted decimal strings; a JSON number is refused.',
+      ),
+    FXGATE_SPREAD_BPS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(20)
+      .describe('Spread added to the mid rate in every quote, in basis points (20 = 0.20%), 0 to 1000.'),
+    FXGATE_REVERSAL_WINDOW_SECONDS: positiveInt
+      .default(1800)
+      .describe('How long after execution a trade can still be reversed, in seconds.'),
+    FXGATE_RAIL_SIMULATION_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(86_400_000)
+      .default(2000)
+      .describe(
+        'Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.',
+      ),
+    FXGATE_RAIL_SIMULATION_FAILURE_RATE: z.coerce
+      .number()
+      .min(0)
+      .max(1)
+      .default(0)
+      .describe(
+        'Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.',
+      ),
+    FXGATE_WEBHOOK_WORKER: z
+      .enum(['on', 'off'])
+      .default('on')
+      .describe(
+        '`on`: this process delivers webhooks from its outbox: the core its v3 deliveries, the gateway its legacy ones (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.',
+      ),
+    FXGATE_WEBHOOK_POLL_MS: positiveInt
+      .max(3_600_000)
+      .default(1000)
+      .describe(
+        "How often a webhook worker (the core's, the gateway's) looks for due deliveries when the last round was not a full batch, in ms.",
+      ),
+    FXGATE_GATEWAY_WEBHOOK_URL: webhookBaseUrl
+      .optional()
+      .describe(
+        "Gateway: the URL at which v3 reaches the gateway's legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).",
+      ),
+    FXGATE_ADMIN_HOST: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe(
+        'Address the admin listener binds (`GET /metrics`; the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network.',
+      ),
+    FXGATE_ADMIN_PORT: adminPort
+      .optional()
+      .describe(
+        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
+      ),
+    FXGATE_SHADOW_URL: optionalUrl(['http', 'https']).describe(
       'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',
     ),
-  FXGATE_SHADOW_SAMPLE: z.coerce.number().min(0).max(1).default(1).describe('Gateway, shadow mode: the share of v1/v2 reads mirrored and compared, 0 to 1.'),
-  FXGATE_SHADOW_SERVE: z
-    .enum(['gateway', 'legacy'])
-    .default('gateway')
-    .describe(
-      'Gateway, shadow mode: whose answer clients get. `gateway`: the translation, with the legacy service asked in the background. `legacy`: every v1/v2 request (reads and writes) is proxied to the legacy service as it came and its answer relayed as it came, while sampled reads are translated in the background and compared; orgs of FXGATE_CUTOVER_ORGS excepted.',
-    ),
-  FXGATE_CUTOVER_ORGS: orgList
-    .default([])
-    .describe(
-      'Gateway, with FXGATE_SHADOW_SERVE=legacy: comma-separated org ids served by the gateway (translated, their reads still compared) while every other org gets the legacy answer. Removing an org moves it back.',
-    ),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
-}).superRefine((config, ctx) => {
-  // The deadline contains the waits it bounds; a shorter one would make them meaningless.
-  for (const name of ['FXGATE_UPSTREAM_TIMEOUT_MS', 'FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS'] as const) {
-    // A value already refused on its own is not compared as well.
-    const compared = [config.FXGATE_UPSTREAM_DEADLINE_MS, config[name]].every((value) => Number.isInteger(value) && value > 0);
-    if (compared && config.FXGATE_UPSTREAM_DEADLINE_MS < config[name]) {
-      ctx.addIssue({ code: 'custom', path: ['FXGATE_UPSTREAM_DEADLINE_MS'], message: `must be at least ${name} (${config[name]})` });
+    FXGATE_SHADOW_SAMPLE: z.coerce
+      .number()
+      .min(0)
+      .max(1)
+      .default(1)
+      .describe('Gateway, shadow mode: the share of v1/v2 reads mirrored and compared, 0 to 1.'),
+    FXGATE_SHADOW_SERVE: z
+      .enum(['gateway', 'legacy'])
+      .default('gateway')
+      .describe(
+        'Gateway, shadow mode: whose answer clients get. `gateway`: the translation, with the legacy service asked in the background. `legacy`: every v1/v2 request (reads and writes) is proxied to the legacy service as it came and its answer relayed as it came, while sampled reads are translated in the background and compared; orgs of FXGATE_CUTOVER_ORGS excepted.',
+      ),
+    FXGATE_CUTOVER_ORGS: orgList
+      .default([])
+      .describe(
+        'Gateway, with FXGATE_SHADOW_SERVE=legacy: comma-separated org ids served by the gateway (translated, their reads still compared) while every other org gets the legacy answer. Removing an org moves it back.',
+      ),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('pino log level.'),
+  })
+  .superRefine((config, ctx) => {
+    // The deadline contains the waits it bounds; a shorter one would make them meaningless.
+    for (const name of ['FXGATE_UPSTREAM_TIMEOUT_MS', 'FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS'] as const) {
+      // A value already refused on its own is not compared as well.
+      const compared = [config.FXGATE_UPSTREAM_DEADLINE_MS, config[name]].every(
+        (value) => Number.isInteger(value) && value > 0,
+      );
+      if (compared && config.FXGATE_UPSTREAM_DEADLINE_MS < config[name]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['FXGATE_UPSTREAM_DEADLINE_MS'],
+          message: `must be at least ${name} (${config[name]})`,
+        });
+      }
     }
-  }
-  // Who serves an org must be what the operator meant: legacy needs its URL, and a cutover list only means something when the rest stay on legacy.
-  if (config.FXGATE_SHADOW_SERVE === 'legacy' && config.FXGATE_SHADOW_URL === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['FXGATE_SHADOW_SERVE'], message: 'legacy needs FXGATE_SHADOW_URL, the legacy service to serve from' });
-  }
-  // A sunset before the deprecation would announce a retirement before its notice.
-  for (const generation of ['V1', 'V2'] as const) {
-    const [deprecated, sunset] = [config[`FXGATE_${generation}_DEPRECATED_AT`], config[`FXGATE_${generation}_SUNSET_AT`]];
-    if (deprecated === undefined || sunset === undefined) continue;
-    const [from, to] = [instantOrNull(deprecated), instantOrNull(sunset)];
-    if (from !== null && to !== null && to < from) {
-      ctx.addIssue({ code: 'custom', path: [`FXGATE_${generation}_SUNSET_AT`], message: `${sunset} is before FXGATE_${generation}_DEPRECATED_AT (${deprecated}); the sunset must not come before the deprecation` });
+    // Who serves an org must be what the operator meant: legacy needs its URL, and a cutover list only means something when the rest stay on legacy.
+    if (config.FXGATE_SHADOW_SERVE === 'legacy' && config.FXGATE_SHADOW_URL === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FXGATE_SHADOW_SERVE'],
+        message: 'legacy needs FXGATE_SHADOW_URL, the legacy service to serve from',
+      });
     }
-  }
-  if (config.FXGATE_CUTOVER_ORGS.length > 0 && config.FXGATE_SHADOW_SERVE !== 'legacy') {
-    ctx.addIssue({ code: 'custom', path: ['FXGATE_CUTOVER_ORGS'], message: 'lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy (and FXGATE_SHADOW_URL) too' });
-  }
-});
+    // A sunset before the deprecation would announce a retirement before its notice.
+    for (const generation of ['V1', 'V2'] as const) {
+      const [deprecated, sunset] = [
+        config[`FXGATE_${generation}_DEPRECATED_AT`],
+        config[`FXGATE_${generation}_SUNSET_AT`],
+      ];
+      if (deprecated === undefined || sunset === undefined) continue;
+      const [from, to] = [instantOrNull(deprecated), instantOrNull(sunset)];
+      if (from !== null && to !== null && to < from) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [`FXGATE_${generation}_SUNSET_AT`],
+          message: `${sunset} is before FXGATE_${generation}_DEPRECATED_AT (${deprecated}); the sunset must not come before the deprecation`,
+        });
+      }
+    }
+    if (config.FXGATE_CUTOVER_ORGS.length > 0 && config.FXGATE_SHADOW_SERVE !== 'legacy') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FXGATE_CUTOVER_ORGS'],
+        message:
+          'lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy (and FXGATE_SHADOW_URL) too',
+      });
+    }
+  });
 
 /** An instant already refused on its own is not compared as well. */
 function instantOrNull(text: string): number | null {

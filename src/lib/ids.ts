@@ -4,6 +4,7 @@
  * dashes, so the gateway maps ids by a pure function and keeps no table (docs/contract.md#types-ids).
  */
 import { createHash } from 'node:crypto';
+
 import { randomBytesPooled } from './random.js';
 
 export const ID_PREFIXES = {
@@ -69,7 +70,11 @@ export function legacyUuidToId(kind: IdKind, uuid: string): string | null {
 /** A name-based UUID (RFC 9562 version 5, SHA-1): the same namespace and name give the same UUID everywhere. */
 export function nameBasedUuid(namespace: string, name: string): string {
   if (!isUuid(namespace)) throw new TypeError(`the namespace must be a lower-case UUID: ${namespace}`);
-  const bytes = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest().subarray(0, 16);
+  const bytes = createHash('sha1')
+    .update(Buffer.from(namespace.replaceAll('-', ''), 'hex'))
+    .update(name, 'utf8')
+    .digest()
+    .subarray(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   return hexToUuid(bytes.toString('hex'));

@@ -39,7 +39,11 @@ export function formatDecimal(value: Decimal): string {
 }
 
 /** Text with exactly `decimals` fractional digits (the currency's own), rounding half-even. */
-export function formatToDecimals(value: Decimal, decimals: number, rounding: BigNumber.RoundingMode = Decimal.ROUND_HALF_EVEN): string {
+export function formatToDecimals(
+  value: Decimal,
+  decimals: number,
+  rounding: BigNumber.RoundingMode = Decimal.ROUND_HALF_EVEN,
+): string {
   const rounded = value.decimalPlaces(decimals, rounding);
   return (rounded.isZero() ? new Decimal(0) : rounded).toFixed(decimals);
 }

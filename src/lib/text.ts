@@ -5,7 +5,7 @@
  * character is storable, other control characters (tab, newline, U+0001) included. Shared by the
  * core's v3 validation and the gateway's legacy bodies, so both refuse the same input.
  */
-import { type ValidationIssue, issuePath } from './errors/validation-issues.js';
+import { issuePath, type ValidationIssue } from './errors/validation-issues.js';
 
 /** The issue code of a string that cannot be stored. */
 export const UNSTORABLE_TEXT_CODE = 'invalid_text';
@@ -27,7 +27,11 @@ export function unstorableTextProblem(text: string): TextProblem | null {
   for (let index = 0; index < text.length; index += 1) {
     const unit = text.charCodeAt(index);
     if (unit === 0) {
-      return { kind: 'nul', index, message: `contains the NUL character (U+0000, JSON "\\u0000") at index ${index}, which cannot be stored; remove it` };
+      return {
+        kind: 'nul',
+        index,
+        message: `contains the NUL character (U+0000, JSON "\\u0000") at index ${index}, which cannot be stored; remove it`,
+      };
     }
     if (isHighSurrogate(unit) && isLowSurrogate(text.charCodeAt(index + 1))) {
       index += 1; // a pair: one character outside the BMP, such as an emoji
@@ -65,9 +69,12 @@ function pathOf(base: readonly PropertyKey[], node: PathNode | null): string {
  */
 export function unstorableTextIssues(value: unknown, path: readonly PropertyKey[] = []): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const report = (node: PathNode | null, message: string) => issues.push({ path: pathOf(path, node), code: UNSTORABLE_TEXT_CODE, message });
+  const report = (node: PathNode | null, message: string) =>
+    issues.push({ path: pathOf(path, node), code: UNSTORABLE_TEXT_CODE, message });
   // A work list in reverse document order; a bad key's own issue is queued to come out before its value's.
-  type Work = { readonly value: unknown; readonly node: PathNode | null } | { readonly keyProblem: string; readonly node: PathNode };
+  type Work =
+    | { readonly value: unknown; readonly node: PathNode | null }
+    | { readonly keyProblem: string; readonly node: PathNode };
   const pending: Work[] = [{ value, node: null }];
   while (pending.length > 0) {
     const next = pending.pop()!;
@@ -80,7 +87,8 @@ export function unstorableTextIssues(value: unknown, path: readonly PropertyKey[
       const problem = unstorableTextProblem(current);
       if (problem) report(next.node, problem.message);
     } else if (Array.isArray(current)) {
-      for (let index = current.length - 1; index >= 0; index -= 1) pending.push({ value: current[index], node: { part: index, parent: next.node } });
+      for (let index = current.length - 1; index >= 0; index -= 1)
+        pending.push({ value: current[index], node: { part: index, parent: next.node } });
     } else if (current !== null && typeof current === 'object') {
       const entries = Object.entries(current);
       for (let index = entries.length - 1; index >= 0; index -= 1) {

@@ -33,7 +33,17 @@ function daysIn(year: number, month: number): number {
 
 /** ms since the epoch of a calendar date and time in UTC, or null when a field is out of range (Date.UTC would roll it over). */
 function utcOf(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number | null {
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
+  if (
+    year < 1970 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysIn(year, month) ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return null;
   return Date.UTC(year, month - 1, day, hour, minute, second);
 }
 
@@ -41,18 +51,24 @@ function utcOf(year: number, month: number, day: number, hour = 0, minute = 0, s
 export function parseInstant(text: string): number {
   const match = INSTANT.exec(text.trim());
   if (match === null) {
-    const hint = /^\d{4}-\d{2}-\d{2}T[\d:.,]+$/.test(text.trim()) ? ': add its zone, Z for UTC or an offset such as +01:00' : '';
+    const hint = /^\d{4}-\d{2}-\d{2}T[\d:.,]+$/.test(text.trim())
+      ? ': add its zone, Z for UTC or an offset such as +01:00'
+      : '';
     throw new TimeTextError(`${shown(text)} is not an ISO 8601 instant such as ${INSTANT_EXAMPLE}${hint}`);
   }
   const [, year, month, day, hour, minute, second, fraction, zone] = match;
   const utc = utcOf(Number(year), Number(month), Number(day), Number(hour), Number(minute), Number(second ?? 0));
-  if (utc === null) throw new TimeTextError(`${shown(text)} names no real date and time (check the day of the month, and hours 00-23, minutes and seconds 00-59)`);
+  if (utc === null)
+    throw new TimeTextError(
+      `${shown(text)} names no real date and time (check the day of the month, and hours 00-23, minutes and seconds 00-59)`,
+    );
   const ms = fraction === undefined ? 0 : Math.floor(Number(`0.${fraction}`) * 1000);
   let offsetMinutes = 0;
   if (zone !== 'Z' && zone !== 'z') {
     const sign = zone!.startsWith('-') ? -1 : 1;
     const [hours, minutes] = zone!.slice(1).split(':').map(Number);
-    if (hours! > 23 || minutes! > 59) throw new TimeTextError(`${shown(text)} has an offset out of range (at most ±23:59)`);
+    if (hours! > 23 || minutes! > 59)
+      throw new TimeTextError(`${shown(text)} has an offset out of range (at most ±23:59)`);
     offsetMinutes = sign * (hours! * 60 + minutes!);
   }
   return utc + ms - offsetMinutes * 60_000;
@@ -64,14 +80,21 @@ const DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:[.
 export function parseIsoDuration(text: string): number {
   const trimmed = text.trim().toUpperCase();
   if (/^P[^T]*[YM]/.test(trimmed)) {
-    throw new TimeTextError(`${shown(text)}: years and months have no fixed length; write the duration in weeks, days, hours, minutes or seconds (P30D, PT2H)`);
+    throw new TimeTextError(
+      `${shown(text)}: years and months have no fixed length; write the duration in weeks, days, hours, minutes or seconds (P30D, PT2H)`,
+    );
   }
   const match = DURATION.exec(trimmed);
   if (match === null || trimmed === 'P' || trimmed.endsWith('T')) {
     throw new TimeTextError(`${shown(text)} is not an ISO 8601 duration such as PT1H, PT30M or P1DT12H`);
   }
   const [, weeks, days, hours, minutes, seconds] = match;
-  const ms = ((Number(weeks ?? 0) * 7 + Number(days ?? 0)) * 24 * 3600 + Number(hours ?? 0) * 3600 + Number(minutes ?? 0) * 60 + Number((seconds ?? '0').replace(',', '.'))) * 1000;
+  const ms =
+    ((Number(weeks ?? 0) * 7 + Number(days ?? 0)) * 24 * 3600 +
+      Number(hours ?? 0) * 3600 +
+      Number(minutes ?? 0) * 60 +
+      Number((seconds ?? '0').replace(',', '.'))) *
+    1000;
   if (!(ms > 0)) throw new TimeTextError(`${shown(text)} is an empty duration; a window must last some time`);
   return Math.round(ms);
 }
@@ -79,13 +102,19 @@ export function parseIsoDuration(text: string): number {
 /** An ISO 8601 interval: `start/duration` (`2026-12-10T15:00:00Z/PT1H`) or `start/end` (`2026-12-10T15:00:00Z/2026-12-10T16:00:00Z`). */
 export function parseInterval(text: string): TimeInterval {
   const parts = text.trim().split('/');
-  const form = 'write start/duration or start/end, such as 2026-12-10T15:00:00Z/PT1H or 2026-12-10T15:00:00Z/2026-12-10T16:00:00Z';
-  if (parts.length !== 2 || parts[0] === '' || parts[1] === '') throw new TimeTextError(`${shown(text)} is not an interval: ${form}`);
+  const form =
+    'write start/duration or start/end, such as 2026-12-10T15:00:00Z/PT1H or 2026-12-10T15:00:00Z/2026-12-10T16:00:00Z';
+  if (parts.length !== 2 || parts[0] === '' || parts[1] === '')
+    throw new TimeTextError(`${shown(text)} is not an interval: ${form}`);
   const [first, second] = parts as [string, string];
-  if (first.trim().toUpperCase().startsWith('P')) throw new TimeTextError(`${shown(text)}: a window starts with its start instant; ${form}`);
+  if (first.trim().toUpperCase().startsWith('P'))
+    throw new TimeTextError(`${shown(text)}: a window starts with its start instant; ${form}`);
   const start = parseInstant(first);
   const end = second.trim().toUpperCase().startsWith('P') ? start + parseIsoDuration(second) : parseInstant(second);
-  if (end <= start) throw new TimeTextError(`${shown(text)} ends before it starts; the end must come after ${new Date(start).toISOString()}`);
+  if (end <= start)
+    throw new TimeTextError(
+      `${shown(text)} ends before it starts; the end must come after ${new Date(start).toISOString()}`,
+    );
   return { start, end };
 }
 
@@ -98,7 +127,8 @@ export function parseIntervals(text: string): TimeInterval[] {
     try {
       return parseInterval(entry);
     } catch (error) {
-      if (error instanceof TimeTextError && entries.length > 1) throw new TimeTextError(`window ${index + 1}: ${error.message}`);
+      if (error instanceof TimeTextError && entries.length > 1)
+        throw new TimeTextError(`window ${index + 1}: ${error.message}`);
       throw error;
     }
   });
@@ -113,7 +143,8 @@ const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_00
  */
 export function parseSince(text: string, now: number): number {
   const trimmed = text.trim();
-  const how = 'write a duration back from now such as 7d, 24h or 30m (s, m, h, d, w), or an ISO 8601 timestamp such as 2026-12-01T00:00:00Z';
+  const how =
+    'write a duration back from now such as 7d, 24h or 30m (s, m, h, d, w), or an ISO 8601 timestamp such as 2026-12-01T00:00:00Z';
   const ago = AGO.exec(trimmed);
   if (ago !== null) {
     const since = now - Number(ago[1]) * UNIT_MS[ago[2] as keyof typeof UNIT_MS];

@@ -4,22 +4,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+
 import { z } from 'zod';
-import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
-import { openPostgres } from '../../src/lib/db/postgres-database.js';
-import { keyFileSchema, loadKey, type KeyFile } from '../../src/lib/keys/key-file.js';
+
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
+import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
+import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { type KeyFile, keyFileSchema, loadKey } from '../../src/lib/keys/key-file.js';
 import type { ServerProcess } from './launcher.js';
-import { LegacySigner, legacyUuidOf, LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from './legacy-signer.js';
+import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS, LegacySigner, legacyUuidOf } from './legacy-signer.js';
 import { estimateRate, measureSideBySide, probe, type SideBySideRow } from './load.js';
 import type { CaseMeasurement, RowMeasurement } from './measurement.js';
-import { pacedTogether, type PacedRow } from './paced-load.js';
+import { type PacedRow, pacedTogether } from './paced-load.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
-import { formatSignedMs, type CaseReport } from './report.js';
+import { type CaseReport, formatSignedMs } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
-import { createBenchDatabase, createRedisPrefix, type CleanupStack } from './resources.js';
+import { type CleanupStack, createBenchDatabase, createRedisPrefix } from './resources.js';
 import { RECEIVER_HITS_PATH, RECEIVER_PATH, STATIC_V3_PATH } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
 import { DRAIN_POLL_MS, webhookBacklogPlan } from './webhook-delivery.js';
@@ -140,13 +142,20 @@ async function startCore(context: CaseContext, options: CoreOptions = {}): Promi
   const keyFiles = keyFileSchema.array().parse(server.info.keyFiles);
   if (keyFiles.length !== (orgs ?? 1)) throw new Error(`the core made ${keyFiles.length} bench keys, not ${orgs ?? 1}`);
   const signers = keyFiles.map(
-    (keyFile) => new V3RequestSigner(loadKey(keyFile), { issuer: CORE_DEFAULTS.issuers[0], lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS }),
+    (keyFile) =>
+      new V3RequestSigner(loadKey(keyFile), {
+        issuer: CORE_DEFAULTS.issuers[0],
+        lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+      }),
   );
   return { server, signers, keyFiles, databaseUrl, redisKeyPrefix };
 }
 
 /** The core with one bench org: its signer. */
-async function startSingleOrgCore(context: CaseContext, options: Omit<CoreOptions, 'orgs'> = {}): Promise<{ server: ServerProcess; signer: V3RequestSigner }> {
+async function startSingleOrgCore(
+  context: CaseContext,
+  options: Omit<CoreOptions, 'orgs'> = {},
+): Promise<{ server: ServerProcess; signer: V3RequestSigner }> {
   const { server, signers } = await startCore(context, options);
   return { server, signer: signers[0]! };
 }
@@ -201,19 +210,36 @@ function quoteTradePlan(signers: readonly V3RequestSigner[]): RequestPlan {
     lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
     ...(signers.length > 1 ? { streams: { count: signers.length, noun: 'org' } } : {}),
     makeFirst: (stream) => signedPost(signerOf(stream), '/v3/fx/quotes', QUOTE_BODY, 'quote'),
-    makeSecond: (quote, stream) => signedPost(signerOf(stream), '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'trade'),
+    makeSecond: (quote, stream) =>
+      signedPost(signerOf(stream), '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'trade'),
   };
 }
 
 /** What each trading case's quote asks: 1,000.00 EUR bought with USD, the price held 60 s (the most v3 gives). */
-const QUOTE_BODY = JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '1000.00', amountCurrency: 'EUR', validForSeconds: 60 });
+const QUOTE_BODY = JSON.stringify({
+  buyCurrency: 'EUR',
+  sellCurrency: 'USD',
+  amount: '1000.00',
+  amountCurrency: 'EUR',
+  validForSeconds: 60,
+});
 
 /** How much sooner than its token a v3-trades request's quote may expire (made first, by one round trip). */
 const QUOTE_MARGIN_SECONDS = 5;
 
 /** A signed POST with its own Idempotency-Key; the body is sent as the exact string signed. */
-async function signedPost(signer: V3RequestSigner, path: string, body: string, keyKind: string): Promise<PreparedRequest> {
-  const headers = await signer.headers({ method: 'POST', pathAndQuery: path, body, idempotencyKey: `bench-${keyKind}-${randomUUID()}` });
+async function signedPost(
+  signer: V3RequestSigner,
+  path: string,
+  body: string,
+  keyKind: string,
+): Promise<PreparedRequest> {
+  const headers = await signer.headers({
+    method: 'POST',
+    pathAndQuery: path,
+    body,
+    idempotencyKey: `bench-${keyKind}-${randomUUID()}`,
+  });
   return { method: 'POST', path, headers, body };
 }
 
@@ -221,7 +247,8 @@ async function signedPost(signer: V3RequestSigner, path: string, body: string, k
 function quoteIdOf(answer: ReceivedResponse): string {
   const parsed: unknown = JSON.parse(answer.body);
   const id = (parsed as { data?: { id?: unknown } } | null)?.data?.id;
-  if (typeof id !== 'string' || id === '') throw new Error(`the quote answer carries no data.id: ${answer.body.slice(0, 200)}`);
+  if (typeof id !== 'string' || id === '')
+    throw new Error(`the quote answer carries no data.id: ${answer.body.slice(0, 200)}`);
   return id;
 }
 
@@ -242,20 +269,35 @@ function legacyGetPlan(legacy: LegacySigner, path: string): SingleUsePlan {
 
 /** A single-use plan of v2 POSTs of one body, a fresh legacy JWT and Idempotency-Key each. */
 function legacyPostPlan(legacy: LegacySigner, path: string, body: string): SingleUsePlan {
-  return { kind: 'single-use', lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS, make: () => legacy.post(path, body) };
+  return {
+    kind: 'single-use',
+    lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
+    make: () => legacy.post(path, body),
+  };
 }
 
 /** One request sent while setting a case up (seeding, reading a cursor); its 2xx answer, or a throw with the server's. */
 async function setupCall(url: string, request: PreparedRequest): Promise<ReceivedResponse> {
-  const response = await fetch(new URL(request.path, url), { method: request.method, headers: request.headers, body: request.body ?? null });
+  const response = await fetch(new URL(request.path, url), {
+    method: request.method,
+    headers: request.headers,
+    body: request.body ?? null,
+  });
   const body = await response.text();
-  if (!response.ok) throw new Error(`setup ${request.method} ${request.path}: ${response.status} ${body.slice(0, 500)}`);
+  if (!response.ok)
+    throw new Error(`setup ${request.method} ${request.path}: ${response.status} ${body.slice(0, 500)}`);
   return { statusCode: response.status, body };
 }
 
 const tradeAnswerSchema = z.object({ data: z.object({ id: z.string() }) });
-const v3PageSchema = z.object({ data: z.array(z.object({ id: z.string() })), pagination: z.object({ nextCursor: z.string().nullable() }) });
-const legacyPageSchema = z.object({ data: z.array(z.object({ id: z.string() })), meta: z.object({ pagination: z.object({ total: z.number(), page: z.number() }) }) });
+const v3PageSchema = z.object({
+  data: z.array(z.object({ id: z.string() })),
+  pagination: z.object({ nextCursor: z.string().nullable() }),
+});
+const legacyPageSchema = z.object({
+  data: z.array(z.object({ id: z.string() })),
+  meta: z.object({ pagination: z.object({ total: z.number(), page: z.number() }) }),
+});
 
 /**
  * `count` trades on the signer's org, made through the core's v3 API as a client makes them (a
@@ -265,7 +307,10 @@ async function seedTrades(coreUrl: string, signer: V3RequestSigner, count: numbe
   const ids: string[] = [];
   for (let made = 0; made < count; made += 1) {
     const quote = await setupCall(coreUrl, await signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'seed-quote'));
-    const trade = await setupCall(coreUrl, await signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'seed-trade'));
+    const trade = await setupCall(
+      coreUrl,
+      await signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'seed-trade'),
+    );
     ids.push(tradeAnswerSchema.parse(JSON.parse(trade.body)).data.id);
   }
   return ids;
@@ -297,7 +342,10 @@ interface TradingSetup {
  * live book through v3, and the gateway in front of it when asked for. The gateway starts after
  * the seeding, so that nothing of the seeding is in its process.
  */
-async function startTrading(context: CaseContext, options: { trades: number; gateway: boolean }): Promise<TradingSetup> {
+async function startTrading(
+  context: CaseContext,
+  options: { trades: number; gateway: boolean },
+): Promise<TradingSetup> {
   const core = await startCore(context, TRADING_CORE);
   const signer = core.signers[0]!;
   const tradeIds = await seedTrades(core.server.url, signer, options.trades);
@@ -327,13 +375,21 @@ function benchWithdrawalAccountId(core: ServerProcess): string {
 
 /** POST /v3/fx/quotes with QUOTE_BODY, a fresh token and Idempotency-Key each. */
 function v3QuotePlan(signer: V3RequestSigner): SingleUsePlan {
-  return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote') };
+  return {
+    kind: 'single-use',
+    lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+    make: () => signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote'),
+  };
 }
 
 /** POST /v3/fx/withdrawals of WITHDRAWAL_AMOUNT USD to the account, a fresh token and Idempotency-Key each. */
 function v3WithdrawalPlan(signer: V3RequestSigner, accountId: string): SingleUsePlan {
   const body = JSON.stringify({ withdrawalAccountId: accountId, withdrawalAmount: WITHDRAWAL_AMOUNT, currency: 'USD' });
-  return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal') };
+  return {
+    kind: 'single-use',
+    lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+    make: () => signedPost(signer, '/v3/fx/withdrawals', body, 'withdrawal'),
+  };
 }
 
 /** The rows every side-by-side gateway case has, besides its legacy row. */
@@ -363,7 +419,12 @@ function sideBySideTarget(gateway: ServerProcess, upstream: ServerProcess, rows:
  * The same v3 request direct to the core and through the gateway's /v3 passthrough, then the
  * legacy request that does the same work through the gateway: the three rows of a gateway case.
  */
-function gatewayRows(core: ServerProcess, gateway: ServerProcess, v3: SingleUsePlan, legacy: { label: string; plan: SingleUsePlan }): SideBySideRow[] {
+function gatewayRows(
+  core: ServerProcess,
+  gateway: ServerProcess,
+  v3: SingleUsePlan,
+  legacy: { label: string; plan: SingleUsePlan },
+): SideBySideRow[] {
   return [
     { label: DIRECT_ROW, url: core.url, plan: v3 },
     { label: PASSTHROUGH_ROW, url: gateway.url, plan: v3 },
@@ -388,7 +449,8 @@ const PAGE_NUMBER = 3;
 async function cursorAfter(coreUrl: string, signer: V3RequestSigner, records: number): Promise<string> {
   const answer = await setupCall(coreUrl, await signedGet(signer, `/v3/fx/trades?limit=${records}`));
   const page = v3PageSchema.parse(JSON.parse(answer.body));
-  if (page.data.length !== records || page.pagination.nextCursor === null) throw new Error(`the first ${records} trades gave no cursor: ${answer.body.slice(0, 300)}`);
+  if (page.data.length !== records || page.pagination.nextCursor === null)
+    throw new Error(`the first ${records} trades gave no cursor: ${answer.body.slice(0, 300)}`);
   return page.pagination.nextCursor;
 }
 
@@ -442,10 +504,16 @@ function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[]): Req
       const peaks: number[] = [];
       for (const row of rows) {
         const measured = earlier?.find((candidate) => candidate.label === row.label)?.requestsPerSecond;
-        peaks.push(measured !== undefined && measured > 0 ? measured : await estimateRate(row.url, () => row.plan.make(), settings));
+        peaks.push(
+          measured !== undefined && measured > 0
+            ? measured
+            : await estimateRate(row.url, () => row.plan.make(), settings),
+        );
       }
       const peakSource = `${rows.map((row, index) => `${row.label} ${peaks[index]!.toFixed(0)}`).join(', ')} req/s, ${
-        earlier === undefined ? `estimated here by warm-up rounds, as ${TRADE_GET} was not in this run` : `measured by ${TRADE_GET} earlier in this run`
+        earlier === undefined
+          ? `estimated here by warm-up rounds, as ${TRADE_GET} was not in this run`
+          : `measured by ${TRADE_GET} earlier in this run`
       }`;
       const rate = Math.max(1, Math.round(HALF_PEAK / peaks.reduce((sum, peak) => sum + 1 / peak, 0)));
       const pacedRows = (samples: boolean): PacedRow[] =>
@@ -455,16 +523,28 @@ function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[]): Req
           rate,
           make: () => row.plan.make(),
           lifetimeSeconds: row.plan.lifetimeSeconds,
-          ...(samples && settings.samplesDir !== undefined ? { samplesFile: join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) } : {}),
+          ...(samples && settings.samplesDir !== undefined
+            ? { samplesFile: join(settings.samplesDir, `paced-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) }
+            : {}),
         }));
-      const warmups = await pacedTogether(pacedRows(false), { seconds: settings.warmupSeconds, leadInSeconds: 0, connections: settings.connections });
+      const warmups = await pacedTogether(pacedRows(false), {
+        seconds: settings.warmupSeconds,
+        leadInSeconds: 0,
+        connections: settings.connections,
+      });
       for (const warmup of warmups) {
         if (warmup.row.errors > 0 || warmup.row.non2xx > 0) {
-          throw new Error(`${warmup.row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
+          throw new Error(
+            `${warmup.row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`,
+          );
         }
       }
       const seconds = settings.durationSeconds * HALF_PEAK_DURATION_FACTOR;
-      const runs = await pacedTogether(pacedRows(true), { seconds, leadInSeconds: PACED_LEAD_IN_SECONDS, connections: settings.connections });
+      const runs = await pacedTogether(pacedRows(true), {
+        seconds,
+        leadInSeconds: PACED_LEAD_IN_SECONDS,
+        connections: settings.connections,
+      });
       const measured: RowMeasurement[] = runs.map((run) => run.row);
       const notes = [
         `each row offered ${rate} req/s, all rows at once, so that together they take ${HALF_PEAK * 100}% of the machine by their peaks (${peakSource}); ` +
@@ -474,17 +554,27 @@ function halfPeakPlan(context: CaseContext, rows: readonly SideBySideRow[]): Req
       const [baseline, ...others] = measured;
       if (baseline !== undefined) {
         for (const row of others) {
-          notes.push(`${row.label} vs ${baseline.label}: p50 ${formatSignedMs(row.latencyMs.p50 - baseline.latencyMs.p50)}, p99 ${formatSignedMs(row.latencyMs.p99 - baseline.latencyMs.p99)}`);
+          notes.push(
+            `${row.label} vs ${baseline.label}: p50 ${formatSignedMs(row.latencyMs.p50 - baseline.latencyMs.p50)}, p99 ${formatSignedMs(row.latencyMs.p99 - baseline.latencyMs.p99)}`,
+          );
           if (row.addedMs !== undefined) {
-            notes.push(`${row.label}, per request (its latency less the gateway's Server-Timing upstream time): added p50 ${row.addedMs.p50.toFixed(2)} ms, p99 ${row.addedMs.p99.toFixed(2)} ms`);
+            notes.push(
+              `${row.label}, per request (its latency less the gateway's Server-Timing upstream time): added p50 ${row.addedMs.p50.toFixed(2)} ms, p99 ${row.addedMs.p99.toFixed(2)} ms`,
+            );
           }
           if (row.gatewayMs !== undefined) {
-            notes.push(`${row.label}, the gateway handler's own time (Server-Timing gateway): p50 ${row.gatewayMs.p50.toFixed(2)} ms, p99 ${row.gatewayMs.p99.toFixed(2)} ms; the rest of the added time is the hop and waits before the handler ran`);
+            notes.push(
+              `${row.label}, the gateway handler's own time (Server-Timing gateway): p50 ${row.gatewayMs.p50.toFixed(2)} ms, p99 ${row.gatewayMs.p99.toFixed(2)} ms; the rest of the added time is the hop and waits before the handler ran`,
+            );
           }
         }
       }
-      notes.push(`send lag behind the schedule (load generator): ${runs.map((run) => `${run.row.label} p99 ${run.dispatchLagMs.p99.toFixed(2)} ms, max ${run.dispatchLagMs.max.toFixed(2)} ms`).join('; ')}`);
-      for (const run of runs) if (run.failureSamples.length > 0) notes.push(`${run.row.label}: first failures: ${run.failureSamples.join(' | ')}`);
+      notes.push(
+        `send lag behind the schedule (load generator): ${runs.map((run) => `${run.row.label} p99 ${run.dispatchLagMs.p99.toFixed(2)} ms, max ${run.dispatchLagMs.max.toFixed(2)} ms`).join('; ')}`,
+      );
+      for (const run of runs)
+        if (run.failureSamples.length > 0)
+          notes.push(`${run.row.label}: first failures: ${run.failureSamples.join(' | ')}`);
       return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
     },
   };
@@ -506,7 +596,11 @@ const SHADOW_CPU_RATIO = 1.5;
  * client's p99 with shadow mode on against off, and, as the measure of the noise, a second
  * gateway without shadow mode against the first.
  */
-function shadowReadsPlan(gateways: { off: ServerProcess; offAgain: ServerProcess; on: ServerProcess }, others: readonly ServerProcess[], plan: SingleUsePlan): RequestPlan {
+function shadowReadsPlan(
+  gateways: { off: ServerProcess; offAgain: ServerProcess; on: ServerProcess },
+  others: readonly ServerProcess[],
+  plan: SingleUsePlan,
+): RequestPlan {
   const rows: SideBySideRow[] = [
     { label: SHADOW_OFF_ROW, url: gateways.off.url, plan },
     { label: SHADOW_ON_ROW, url: gateways.on.url, plan },
@@ -529,14 +623,38 @@ function shadowReadsPlan(gateways: { off: ServerProcess; offAgain: ServerProcess
         [PACED_OFF_ROW, gateways.off.url],
         [PACED_OFF_AGAIN_ROW, gateways.offAgain.url],
         [PACED_ON_ROW, gateways.on.url],
-      ].map(([label, url]) => ({ label: label!, url: url!, rate, make: () => plan.make(), lifetimeSeconds: plan.lifetimeSeconds }));
-      const sampled = pacedRows.map((row) => (settings.samplesDir === undefined ? row : { ...row, samplesFile: join(settings.samplesDir, `shadow-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`) }));
-      const warmups = await pacedTogether(pacedRows, { seconds: settings.warmupSeconds, leadInSeconds: 0, connections: settings.connections });
+      ].map(([label, url]) => ({
+        label: label!,
+        url: url!,
+        rate,
+        make: () => plan.make(),
+        lifetimeSeconds: plan.lifetimeSeconds,
+      }));
+      const sampled = pacedRows.map((row) =>
+        settings.samplesDir === undefined
+          ? row
+          : {
+              ...row,
+              samplesFile: join(settings.samplesDir, `shadow-${row.label.replace(/[^A-Za-z0-9]+/g, '-')}.csv`),
+            },
+      );
+      const warmups = await pacedTogether(pacedRows, {
+        seconds: settings.warmupSeconds,
+        leadInSeconds: 0,
+        connections: settings.connections,
+      });
       for (const warmup of warmups) {
-        if (warmup.row.errors > 0 || warmup.row.non2xx > 0) throw new Error(`${warmup.row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`);
+        if (warmup.row.errors > 0 || warmup.row.non2xx > 0)
+          throw new Error(
+            `${warmup.row.label} warm-up at ${rate} req/s: ${warmup.row.errors} errors, ${warmup.row.non2xx} non-2xx (${warmup.failureSamples.join(' | ')})`,
+          );
       }
       const seconds = settings.durationSeconds * HALF_PEAK_DURATION_FACTOR;
-      const runs = await pacedTogether(sampled, { seconds, leadInSeconds: PACED_LEAD_IN_SECONDS, connections: settings.connections });
+      const runs = await pacedTogether(sampled, {
+        seconds,
+        leadInSeconds: PACED_LEAD_IN_SECONDS,
+        connections: settings.connections,
+      });
       const [off, offAgain, on] = runs.map((run) => run.row);
       const p99 = (row: RowMeasurement | undefined): number => row?.latencyMs.p99 ?? Number.NaN;
       const notes = [
@@ -546,8 +664,16 @@ function shadowReadsPlan(gateways: { off: ServerProcess; offAgain: ServerProcess
         `client p99 at ${rate} req/s per gateway, the three together (${seconds} s after a ${PACED_LEAD_IN_SECONDS} s lead-in): shadow off ${p99(off).toFixed(2)} ms, ` +
           `shadow on ${p99(on).toFixed(2)} ms (${formatSignedMs(p99(on) - p99(off))}); the noise, a second gateway without shadow mode: ${p99(offAgain).toFixed(2)} ms (${formatSignedMs(p99(offAgain) - p99(off))})`,
       ];
-      for (const run of runs) if (run.failureSamples.length > 0) notes.push(`${run.row.label}: first failures: ${run.failureSamples.join(' | ')}`);
-      return { rows: [...sideBySide.rows, ...runs.map((run) => run.row)], warmupRates: [], pool: null, chained: null, notes };
+      for (const run of runs)
+        if (run.failureSamples.length > 0)
+          notes.push(`${run.row.label}: first failures: ${run.failureSamples.join(' | ')}`);
+      return {
+        rows: [...sideBySide.rows, ...runs.map((run) => run.row)],
+        warmupRates: [],
+        pool: null,
+        chained: null,
+        notes,
+      };
     },
   };
 }
@@ -578,12 +704,17 @@ export const BENCH_CASES: readonly BenchCase[] = [
     description: 'fastify 5, one route returning {hello:"world"}: the reference for every ratio',
     async start(context) {
       const server = await context.launch('bare');
-      return { url: server.url, servers: [server], plan: { kind: 'reusable', request: { method: 'GET', path: '/', headers: {} } } };
+      return {
+        url: server.url,
+        servers: [server],
+        plan: { kind: 'reusable', request: { method: 'GET', path: '/', headers: {} } },
+      };
     },
   },
   {
     name: 'v3-pairs',
-    description: 'authenticated GET /v3/fx/pairs on the core: JWT + request signature, nonce and rate limit in Redis, pairs from PostgreSQL through a 5 s cache',
+    description:
+      'authenticated GET /v3/fx/pairs on the core: JWT + request signature, nonce and rate limit in Redis, pairs from PostgreSQL through a 5 s cache',
     targetRatioToBare: 0.3,
     async start(context) {
       const { server, signer } = await startSingleOrgCore(context);
@@ -594,7 +725,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
         plan: {
           kind: 'single-use',
           lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
-          make: async () => ({ method: 'GET', path, headers: await signer.headers({ method: 'GET', pathAndQuery: path }) }),
+          make: async () => ({
+            method: 'GET',
+            path,
+            headers: await signer.headers({ method: 'GET', pathAndQuery: path }),
+          }),
         },
       };
     },
@@ -606,7 +741,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
       `one database, one Redis prefix). ${DIRECT_ROW}: GET /v3/fx/trades/{id} to the core (JWT + request signature, nonce and rate limit ` +
       `in Redis, the trade from PostgreSQL). ${PASSTHROUGH_ROW}: the same requests to the gateway's /v3 passthrough (@fastify/http-proxy ` +
       `over loopback, request and answer as they are, checked by the core). ${V1_TRADE_ROW}: v1 GET /v1/brokerage/{org}/trade/{legacy uuid} ` +
-      'to the gateway: the legacy JWT (the core\'s bench key, from the shared registry; nonce in the shared Redis), the gateway\'s own v3 ' +
+      "to the gateway: the legacy JWT (the core's bench key, from the shared registry; nonce in the shared Redis), the gateway's own v3 " +
       'call (its provisioned key, a fresh token and signature) and the answer turned into the v1 trade with exact amounts',
     rowComparisons: gatewayComparisons(V1_TRADE_ROW, LEGACY_READ_RATIO),
     rssTarget: GATEWAY_RSS,
@@ -693,7 +828,12 @@ export const BENCH_CASES: readonly BenchCase[] = [
     async start(context) {
       const setup = await startTrading(context, { trades: 1, gateway: true });
       const off = gatewayOf(setup);
-      const wiring = { upstreamUrl: setup.core.server.url, databaseUrl: setup.core.databaseUrl, redisUrl: context.settings.redisUrl, redisKeyPrefix: setup.core.redisKeyPrefix };
+      const wiring = {
+        upstreamUrl: setup.core.server.url,
+        databaseUrl: setup.core.databaseUrl,
+        redisUrl: context.settings.redisUrl,
+        redisKeyPrefix: setup.core.redisKeyPrefix,
+      };
       const on = await context.launch('gateway', { ...wiring, metrics: METRICS_CONTROL ? 'off' : 'on' });
       const upstream = await context.launch('static-v3');
       // A passthrough request reads neither the key registry nor the store; the gateways open them at start.
@@ -708,7 +848,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
       const tradeId = setup.tradeIds[0]!;
       const v1 = legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`));
       const v3 = v3GetPlan(setup.signer, `/v3/fx/trades/${tradeId}`);
-      const relay: SingleUsePlan = { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: async () => STATIC_V3_REQUEST };
+      const relay: SingleUsePlan = {
+        kind: 'single-use',
+        lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+        make: async () => STATIC_V3_REQUEST,
+      };
       const rows: SideBySideRow[] = [
         { label: METRICS_ROWS.v1Off, url: off.url, plan: v1 },
         { label: METRICS_ROWS.v1On, url: on.url, plan: v1 },
@@ -750,7 +894,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
         redisKeyPrefix: createRedisPrefix(context.settings.redisUrl, context.cleanup),
       });
       // Side-by-side rows take single-use plans; nothing checks this request's credentials, so one serves every time.
-      const plan: SingleUsePlan = { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS, make: async () => STATIC_V3_REQUEST };
+      const plan: SingleUsePlan = {
+        kind: 'single-use',
+        lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+        make: async () => STATIC_V3_REQUEST,
+      };
       return sideBySideTarget(gateway, upstream, [
         { label: STATIC_DIRECT_ROW, url: upstream.url, plan },
         { label: PASSTHROUGH_ROW, url: gateway.url, plan },
@@ -764,7 +912,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
       `GET /v3/fx/trades?limit=${PAGE_SIZE}&startingAfter=<cursor after the ${(PAGE_NUMBER - 1) * PAGE_SIZE}th trade, read at start> to the core. ` +
       `${PASSTHROUGH_ROW}: the same through the gateway's /v3 passthrough. ${V1_PAGE_ROW}: v1 GET /v1/brokerage/{org}/trades?page=${PAGE_NUMBER}` +
       `&limit=${PAGE_SIZE} to the gateway: legacy JWT, then the page walker (its snapshot of cursors in Redis: the first request walks the ` +
-      'list, later ones read the head page up to the page\'s end) and the v1 trade list, checked at start to hold the same trades as v3\'s page',
+      "list, later ones read the head page up to the page's end) and the v1 trade list, checked at start to hold the same trades as v3's page",
     rowComparisons: gatewayComparisons(V1_PAGE_ROW, LEGACY_READ_RATIO),
     rssTarget: GATEWAY_RSS,
     async start(context) {
@@ -773,14 +921,23 @@ export const BENCH_CASES: readonly BenchCase[] = [
       const coreUrl = setup.core.server.url;
       const v3Path = await v3PagePath(coreUrl, setup.signer, (PAGE_NUMBER - 1) * PAGE_SIZE);
       const v1Path = setup.legacy.path('v1', `trades?page=${PAGE_NUMBER}&limit=${PAGE_SIZE}`);
-      const v3Page = v3PageSchema.parse(JSON.parse((await setupCall(coreUrl, await signedGet(setup.signer, v3Path))).body));
+      const v3Page = v3PageSchema.parse(
+        JSON.parse((await setupCall(coreUrl, await signedGet(setup.signer, v3Path))).body),
+      );
       const expected = v3Page.data.map((trade) => legacyUuidOf('trade', trade.id));
-      const v1Page = legacyPageSchema.parse(JSON.parse((await setupCall(gateway.url, await setup.legacy.get(v1Path))).body));
+      const v1Page = legacyPageSchema.parse(
+        JSON.parse((await setupCall(gateway.url, await setup.legacy.get(v1Path))).body),
+      );
       const got = v1Page.data.map((trade) => trade.id);
       if (JSON.stringify(got) !== JSON.stringify(expected) || v1Page.meta.pagination.total !== PAGE_TRADES) {
-        throw new Error(`v1 page ${PAGE_NUMBER} (total ${v1Page.meta.pagination.total}) is not v3's records after the cursor: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`);
+        throw new Error(
+          `v1 page ${PAGE_NUMBER} (total ${v1Page.meta.pagination.total}) is not v3's records after the cursor: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`,
+        );
       }
-      const rows = gatewayRows(setup.core.server, gateway, v3GetPlan(setup.signer, v3Path), { label: V1_PAGE_ROW, plan: legacyGetPlan(setup.legacy, v1Path) });
+      const rows = gatewayRows(setup.core.server, gateway, v3GetPlan(setup.signer, v3Path), {
+        label: V1_PAGE_ROW,
+        plan: legacyGetPlan(setup.legacy, v1Path),
+      });
       return sideBySideTarget(gateway, setup.core.server, rows);
     },
   },
@@ -791,7 +948,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
       'request signature, nonce, rate limit and Idempotency-Key in Redis, the book read and the quote written in PostgreSQL). ' +
       `${PASSTHROUGH_ROW}: the same requests (the client's own token, signature and Idempotency-Key) through the gateway's /v3 passthrough. ` +
       `${V2_QUOTE_ROW}: v2 POST /v2/brokerage/{org}/generate_quote, body ${LEGACY_QUOTE_BODY} (the same request in v2's words), a fresh ` +
-      'legacy JWT and Idempotency-Key each: legacy auth, the v2 idempotency record in Redis (claim, then the answer kept), the gateway\'s ' +
+      "legacy JWT and Idempotency-Key each: legacy auth, the v2 idempotency record in Redis (claim, then the answer kept), the gateway's " +
       'signed POST /v3/fx/quotes with the derived v3 key, the answer in the legacy quote shape',
     rowComparisons: gatewayComparisons(V2_QUOTE_ROW),
     rssTarget: GATEWAY_RSS,
@@ -810,10 +967,10 @@ export const BENCH_CASES: readonly BenchCase[] = [
     name: 'v3-quote-trade',
     description:
       'single book worst case, no target: POST /v3/fx/quotes then POST /v3/fx/trades executing the quote just made, over and over from ' +
-      'each worker, all workers on ONE org\'s live book, on the core: every request signed with its own token and Idempotency-Key (Redis); ' +
+      "each worker, all workers on ONE org's live book, on the core: every request signed with its own token and Idempotency-Key (Redis); " +
       'the trade claims the quote, posts its ledger movement and reserves credit on the book in one PostgreSQL transaction. Every trade of ' +
       'a book takes the same rows (its ledger accounts, its credit row) and holds them until COMMIT (WAL fsync), so this rate is one ' +
-      'book\'s ceiling (one org trading flat out), not the service\'s. The book\'s credit line is set to 1e15 USD by SQL at start ' +
+      "book's ceiling (one org trading flat out), not the service's. The book's credit line is set to 1e15 USD by SQL at start " +
       '(about 1,090 USD a trade)',
     async start(context) {
       const { server, signers } = await startCore(context, TRADING_CORE);
@@ -852,7 +1009,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
       };
       // The quotes live 60 s like the tokens, and each is made just before its token: a few
       // seconds less, so that the pool-age check also covers the quotes.
-      return { url: server.url, servers: [server], plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS - QUOTE_MARGIN_SECONDS, make } };
+      return {
+        url: server.url,
+        servers: [server],
+        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS - QUOTE_MARGIN_SECONDS, make },
+      };
     },
   },
   {
@@ -860,12 +1021,12 @@ export const BENCH_CASES: readonly BenchCase[] = [
     description:
       `a withdrawal of ${WITHDRAWAL_AMOUNT} USD to the one verified ACTIVE USD FEDWIRE account of ONE org's live book (funded with 1e12 USD ` +
       `by a ledger deposit movement at start), side by side on one core and gateway. ${DIRECT_ROW}: POST /v3/fx/withdrawals to the core, ` +
-      'each signed with its own token and Idempotency-Key (Redis); the withdrawal locks the account row and the book\'s USD client ' +
+      "each signed with its own token and Idempotency-Key (Redis); the withdrawal locks the account row and the book's USD client " +
       'account, checks the ten withdrawal rules, and writes the PENDING withdrawal, its ledger hold and its event in one PostgreSQL ' +
-      'transaction. Withdrawals of one book and currency are serialised by that lock, so this is one book\'s ceiling. ' +
+      "transaction. Withdrawals of one book and currency are serialised by that lock, so this is one book's ceiling. " +
       `${PASSTHROUGH_ROW}: the same requests through the gateway's /v3 passthrough. ${V2_WITHDRAWAL_ROW}: v2 POST /v2/brokerage/{org}/` +
       'fiat_withdrawal, body {"amount":1,"currency":"USD","withdrawalAddressId":<legacy uuid of the account>}, a fresh legacy JWT and ' +
-      'Idempotency-Key each: legacy auth, v2 idempotency in Redis, the gateway\'s signed POST /v3/fx/withdrawals. The core runs with ' +
+      "Idempotency-Key each: legacy auth, v2 idempotency in Redis, the gateway's signed POST /v3/fx/withdrawals. The core runs with " +
       'its withdrawal processor OFF (withdrawals stay PENDING; its rounds would lock the same rows) and its webhook worker OFF',
     rowComparisons: gatewayComparisons(V2_WITHDRAWAL_ROW),
     rssTarget: GATEWAY_RSS,
@@ -874,7 +1035,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
       const accountId = benchWithdrawalAccountId(core.server);
       const gateway = await startGatewayFor(context, core);
       const legacy = new LegacySigner(core.keyFiles[0]!, CORE_DEFAULTS.issuers[0]);
-      const body = JSON.stringify({ amount: Number(WITHDRAWAL_AMOUNT), currency: 'USD', withdrawalAddressId: legacyUuidOf('withdrawalAccount', accountId) });
+      const body = JSON.stringify({
+        amount: Number(WITHDRAWAL_AMOUNT),
+        currency: 'USD',
+        withdrawalAddressId: legacyUuidOf('withdrawalAccount', accountId),
+      });
       const rows = gatewayRows(core.server, gateway, v3WithdrawalPlan(core.signers[0]!, accountId), {
         label: V2_WITHDRAWAL_ROW,
         plan: legacyPostPlan(legacy, legacy.path('v2', 'fiat_withdrawal'), body),
@@ -885,11 +1050,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
   {
     name: 'webhook-delivery',
     description:
-      'throughput of the core\'s webhook delivery worker (PostgreSQL \'lock\' claims: rounds of up to ' +
+      "throughput of the core's webhook delivery worker (PostgreSQL 'lock' claims: rounds of up to " +
       `${WEBHOOK_WORKER_DEFAULTS.batchSize} due deliveries, ${WEBHOOK_WORKER_DEFAULTS.concurrency} attempts at once, the core's defaults; ` +
       `idle poll ${WEBHOOK_POLL_MS} ms) POSTing signed withdrawal.completed envelopes over loopback to a receiver process (fastify, ` +
-      'answering 200 at once and counting) registered as the one webhook endpoint of ONE org\'s live book. The bench writes a ' +
-      'backlog of events with the outbox\'s recordEvent in one transaction (so the worker, already on, sees none before the ' +
+      "answering 200 at once and counting) registered as the one webhook endpoint of ONE org's live book. The bench writes a " +
+      "backlog of events with the outbox's recordEvent in one transaction (so the worker, already on, sees none before the " +
       `COMMIT), sized to last BENCH_DURATION at the warm-up rate; the clock runs from the COMMIT until no delivery is PENDING ` +
       `(polled every ${DRAIN_POLL_MS} ms). The row is deliveries/s; errors/non-2xx count failed attempts. Withdrawal processor off`,
     async start(context) {
@@ -900,13 +1065,18 @@ export const BENCH_CASES: readonly BenchCase[] = [
         webhookPollIntervalMs: String(WEBHOOK_POLL_MS),
         withdrawalProcessor: 'off',
       });
-      if (coreInfoSchema.parse(server.info).webhookEndpointIds.length !== 1) throw new Error('the core did not register the bench webhook endpoint');
+      if (coreInfoSchema.parse(server.info).webhookEndpointIds.length !== 1)
+        throw new Error('the core did not register the bench webhook endpoint');
       const db = openPostgres({ connectionString: databaseUrl, maxConnections: 2 });
-      context.cleanup.defer('closing the bench\'s own database pool', () => db.close());
+      context.cleanup.defer("closing the bench's own database pool", () => db.close());
       return {
         url: server.url,
         servers: [server, receiver],
-        plan: webhookBacklogPlan({ db, orgId: keyFiles[0]!.orgId, receiverHitsUrl: `${receiver.url}${RECEIVER_HITS_PATH}` }),
+        plan: webhookBacklogPlan({
+          db,
+          orgId: keyFiles[0]!.orgId,
+          receiverHitsUrl: `${receiver.url}${RECEIVER_HITS_PATH}`,
+        }),
       };
     },
   },

@@ -20,18 +20,26 @@
  * proportion to its workers; how evenly the streams were served is reported.
  */
 import { Pool } from 'undici';
+
 import {
   assertPoolLastsTheRun,
+  type CaseMeasurement,
   FAILURE_SAMPLES,
   isTimeout,
   MEASURED_POOL_HEADROOM,
   percentile,
-  sendPrepared,
-  type CaseMeasurement,
   type RowMeasurement,
   type RunShape,
+  sendPrepared,
 } from './measurement.js';
-import { RequestPool, streamOf, workersPerStream, type ChainedPlan, type PreparedRequest, type ReceivedResponse } from './requests.js';
+import {
+  type ChainedPlan,
+  type PreparedRequest,
+  type ReceivedResponse,
+  RequestPool,
+  streamOf,
+  workersPerStream,
+} from './requests.js';
 
 export interface ChainedStats {
   /** Mean wall time to make (sign) a second request in the loop, in milliseconds. */
@@ -134,7 +142,9 @@ class LoopRun {
     } catch (error) {
       counter.errors += 1;
       if (isTimeout(error)) counter.timeouts += 1;
-      this.sample(`${counter.label}: ${request.method} ${request.path}: ${error instanceof Error ? error.message : String(error)}`);
+      this.sample(
+        `${counter.label}: ${request.method} ${request.path}: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return null;
     }
     const finished = performance.now();
@@ -142,7 +152,9 @@ class LoopRun {
     counter.statusCodes[answer.statusCode] = (counter.statusCodes[answer.statusCode] ?? 0) + 1;
     if (!ok) {
       counter.non2xx += 1;
-      this.sample(`${counter.label}: ${request.method} ${request.path}: ${answer.statusCode} ${answer.body.slice(0, 300)}`);
+      this.sample(
+        `${counter.label}: ${request.method} ${request.path}: ${answer.statusCode} ${answer.body.slice(0, 300)}`,
+      );
     }
     if (finished <= this.endsAt) {
       counter.answered += 1;
@@ -168,7 +180,9 @@ class LoopRun {
         second = await this.plan.makeSecond(firstAnswer, stream);
       } catch (error) {
         this.second.errors += 1;
-        this.sample(`${this.second.label}: could not make the request: ${error instanceof Error ? error.message : String(error)}`);
+        this.sample(
+          `${this.second.label}: could not make the request: ${error instanceof Error ? error.message : String(error)}`,
+        );
         continue;
       }
       this.makeSecondMs += performance.now() - started;

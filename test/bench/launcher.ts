@@ -8,13 +8,21 @@
  * loader thread (about 100 MB more RSS at idle, measured on the gateway) and is not what is
  * deployed.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { cp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { isFromServer, SERVER_CONFIG_ENV, type FromServer, type ServerAppName, type ServerConfig, type ToServer } from './protocol.js';
+
+import {
+  type FromServer,
+  isFromServer,
+  SERVER_CONFIG_ENV,
+  type ServerAppName,
+  type ServerConfig,
+  type ToServer,
+} from './protocol.js';
 
 const REPOSITORY = new URL('../../', import.meta.url);
 /** Inside the repository, so that the compiled files resolve node_modules. Git-ignored. */
@@ -52,7 +60,12 @@ function forwardOutput(child: ChildProcess, label: string): void {
 }
 
 /** The next message of this type, or a rejection when the server fails, exits or takes too long. */
-function nextMessage<T extends FromServer['type']>(child: ChildProcess, type: T, timeoutMs: number, what: string): Promise<Extract<FromServer, { type: T }>> {
+function nextMessage<T extends FromServer['type']>(
+  child: ChildProcess,
+  type: T,
+  timeoutMs: number,
+  what: string,
+): Promise<Extract<FromServer, { type: T }>> {
   return new Promise((resolve, reject) => {
     const settle = (error: Error | null, message?: Extract<FromServer, { type: T }>): void => {
       clearTimeout(timer);
@@ -67,7 +80,8 @@ function nextMessage<T extends FromServer['type']>(child: ChildProcess, type: T,
       if (message.type === 'failed') settle(new Error(`${what} failed:\n${message.message}`));
       else if (message.type === type) settle(null, message as Extract<FromServer, { type: T }>);
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => settle(new Error(`${what}: server exited (${code ?? signal})`));
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
+      settle(new Error(`${what}: server exited (${code ?? signal})`));
     const onError = (error: Error): void => settle(new Error(`${what}: ${error.message}`));
     const timer = setTimeout(() => settle(new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
     child.on('message', onMessage);
@@ -120,7 +134,9 @@ export async function buildServers(): Promise<void> {
   };
   await compile('-p', 'test/bench/tsconfig.servers.json');
   await compile('-p', 'mappings/tsconfig.build.json', '--outDir', fileURLToPath(new URL('src/mappings/', BUILD_DIR)));
-  await cp(new URL('src/lib/db/migrations/', REPOSITORY), new URL('src/lib/db/migrations/', BUILD_DIR), { recursive: true });
+  await cp(new URL('src/lib/db/migrations/', REPOSITORY), new URL('src/lib/db/migrations/', BUILD_DIR), {
+    recursive: true,
+  });
 }
 
 export async function launchServer(app: ServerAppName, config: ServerConfig = {}): Promise<ServerProcess> {
@@ -148,7 +164,12 @@ export async function launchServer(app: ServerAppName, config: ServerConfig = {}
       return (await answer).rss;
     },
     async cpuMicros() {
-      const answer = nextMessage(child, 'cpu', QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its CPU time`);
+      const answer = nextMessage(
+        child,
+        'cpu',
+        QUERY_TIMEOUT_MS,
+        `asking the ${app} server (pid ${pid}) for its CPU time`,
+      );
       child.send({ type: 'cpu' } satisfies ToServer);
       return (await answer).micros;
     },

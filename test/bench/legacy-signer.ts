@@ -5,10 +5,11 @@
  * X-Request-Signature (v3 only), and no X-App-Mode for a live key (absent means live).
  */
 import { randomUUID } from 'node:crypto';
-import { signApiToken } from '../../src/lib/auth/jwt.js';
-import { idToLegacyUuid, type IdKind } from '../../src/lib/ids.js';
-import { loadKey, type KeyFile, type LoadedKey } from '../../src/lib/keys/key-file.js';
+
 import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/gateway/legacy/auth.js';
+import { signApiToken } from '../../src/lib/auth/jwt.js';
+import { type IdKind, idToLegacyUuid } from '../../src/lib/ids.js';
+import { type KeyFile, type LoadedKey, loadKey } from '../../src/lib/keys/key-file.js';
 import type { HttpMethod, PreparedRequest } from './requests.js';
 
 export { LEGACY_MAX_TOKEN_LIFETIME_SECONDS };

@@ -14,19 +14,20 @@
  * pre-made requests; chained-load.ts runs them with a loop of its own, measured the same way.
  */
 import autocannon from 'autocannon';
+
 import { measureChained } from './chained-load.js';
 import type { ServerProcess } from './launcher.js';
 import {
   assertPoolLastsTheRun,
+  type CaseMeasurement,
+  type LoadSettings,
   MEASURED_POOL_HEADROOM,
   percentile,
   REQUEST_TIMEOUT_SECONDS,
-  type CaseMeasurement,
-  type LoadSettings,
   type RowMeasurement,
   type RunShape,
 } from './measurement.js';
-import { RequestPool, type PreparedRequest, type RequestPlan } from './requests.js';
+import { type PreparedRequest, type RequestPlan, RequestPool } from './requests.js';
 
 /** Requests of the first warm-up round, per connection, before any rate is known: few, as a cold server is slow. */
 const FIRST_ROUND_REQUESTS_PER_CONNECTION = 5;
@@ -36,7 +37,10 @@ const MIN_WARMUP_ROUNDS = 2;
 const WARMUP_ROUND_SECONDS = 1;
 
 /** autocannon's callback form, for the instance (its events) and the result. */
-function runAutocannon(options: autocannon.Options, onInstance?: (instance: autocannon.Instance) => void): Promise<autocannon.Result> {
+function runAutocannon(
+  options: autocannon.Options,
+  onInstance?: (instance: autocannon.Instance) => void,
+): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(options, (error: unknown, result: autocannon.Result) => {
       if (error) reject(error instanceof Error ? error : new Error(String(error)));
@@ -56,7 +60,12 @@ function baseOptions(shape: RunShape): autocannon.Options {
 }
 
 function fixedRequest(request: PreparedRequest): autocannon.Request {
-  return { method: request.method, path: request.path, headers: { ...request.headers }, ...(request.body === undefined ? {} : { body: request.body }) };
+  return {
+    method: request.method,
+    path: request.path,
+    headers: { ...request.headers },
+    ...(request.body === undefined ? {} : { body: request.body }),
+  };
 }
 
 /** Sent when the pool is dry: no route has it and it has no credentials, so it fails (and says why in server logs). */
@@ -68,7 +77,9 @@ function poolRequests(pool: RequestPool): autocannon.Request[] {
     {
       setupRequest(request) {
         const next = pool.take();
-        return next === undefined ? { ...request, method: 'GET', path: DRY_POOL_PATH, headers: {} } : { ...request, ...fixedRequest(next) };
+        return next === undefined
+          ? { ...request, method: 'GET', path: DRY_POOL_PATH, headers: {} }
+          : { ...request, ...fixedRequest(next) };
       },
     },
   ];
@@ -107,7 +118,9 @@ async function observedRun(options: autocannon.Options): Promise<ObservedRun> {
 }
 
 function statusCountsOf(result: autocannon.Result): Record<string, number> {
-  return Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]));
+  return Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]),
+  );
 }
 
 async function timedRun(options: autocannon.Options): Promise<RowMeasurement> {
@@ -127,7 +140,9 @@ async function timedRun(options: autocannon.Options): Promise<RowMeasurement> {
 /** Warm-up runs must be clean too: a failing request there means the case is broken, not slow. */
 function assertClean(result: autocannon.Result, phase: string): void {
   if (result.errors === 0 && result.non2xx === 0) return;
-  throw new Error(`${phase}: ${result.errors} errors, ${result.non2xx} non-2xx responses (status counts ${JSON.stringify(result.statusCodeStats ?? {})})`);
+  throw new Error(
+    `${phase}: ${result.errors} errors, ${result.non2xx} non-2xx responses (status counts ${JSON.stringify(result.statusCodeStats ?? {})})`,
+  );
 }
 
 /** A run bounded by request count over a fresh pool of exactly that many requests. */
@@ -162,7 +177,10 @@ async function warmUpSingleUse(shape: RunShape, make: () => Promise<PreparedRequ
   return rates;
 }
 
-async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { kind: 'single-use' }>): Promise<CaseMeasurement> {
+async function measureSingleUse(
+  shape: RunShape,
+  plan: Extract<RequestPlan, { kind: 'single-use' }>,
+): Promise<CaseMeasurement> {
   const { connections, durationSeconds } = shape.settings;
   const warmupRates = await warmUpSingleUse(shape, () => plan.make());
   const warmupRate = warmupRates.at(-1)!;
@@ -178,7 +196,11 @@ async function measureSingleUse(shape: RunShape, plan: Extract<RequestPlan, { ki
  * A single-use plan's rate at full load, as the warm-up estimates it (its last round's rate),
  * for a case that needs a peak it did not get from an earlier case.
  */
-export async function estimateRate(url: string, make: () => Promise<PreparedRequest>, settings: LoadSettings): Promise<number> {
+export async function estimateRate(
+  url: string,
+  make: () => Promise<PreparedRequest>,
+  settings: LoadSettings,
+): Promise<number> {
   const rates = await warmUpSingleUse({ url, settings }, make);
   return rates.at(-1)!;
 }
@@ -220,20 +242,43 @@ interface RowTally {
  * a request of each row cost each process: a figure the machine's speed moves far less than a
  * rate, and the one that says where a ratio comes from.
  */
-export async function measureSideBySide(rows: readonly SideBySideRow[], settings: LoadSettings, servers: readonly ServerProcess[]): Promise<CaseMeasurement> {
+export async function measureSideBySide(
+  rows: readonly SideBySideRow[],
+  settings: LoadSettings,
+  servers: readonly ServerProcess[],
+): Promise<CaseMeasurement> {
   const roundSeconds = Math.max(1, Math.round(settings.durationSeconds / settings.rounds));
   const tallies: RowTally[] = [];
   for (const row of rows) {
     const rates = await warmUpSingleUse({ url: row.url, settings }, () => row.plan.make());
-    tallies.push({ row, rate: rates.at(-1)!, latencies: [], roundRates: [], responses: 0, seconds: 0, errors: 0, timeouts: 0, non2xx: 0, statusCodes: {}, cpuMicros: servers.map(() => 0) });
+    tallies.push({
+      row,
+      rate: rates.at(-1)!,
+      latencies: [],
+      roundRates: [],
+      responses: 0,
+      seconds: 0,
+      errors: 0,
+      timeouts: 0,
+      non2xx: 0,
+      statusCodes: {},
+      cpuMicros: servers.map(() => 0),
+    });
   }
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let position = 0; position < tallies.length; position += 1) {
       const tally = tallies[(round + position) % tallies.length]!;
-      const pool = await RequestPool.fill(() => tally.row.plan.make(), Math.ceil(tally.rate * roundSeconds * MEASURED_POOL_HEADROOM) + settings.connections);
+      const pool = await RequestPool.fill(
+        () => tally.row.plan.make(),
+        Math.ceil(tally.rate * roundSeconds * MEASURED_POOL_HEADROOM) + settings.connections,
+      );
       assertPoolLastsTheRun(pool, roundSeconds, tally.row.plan.lifetimeSeconds);
       const cpuBefore = await cpuMicrosOf(servers);
-      const run = await observedRun({ ...baseOptions({ url: tally.row.url, settings }), duration: roundSeconds, requests: poolRequests(pool) });
+      const run = await observedRun({
+        ...baseOptions({ url: tally.row.url, settings }),
+        duration: roundSeconds,
+        requests: poolRequests(pool),
+      });
       const cpuAfter = await cpuMicrosOf(servers);
       cpuAfter.forEach((micros, index) => (tally.cpuMicros[index]! += micros - cpuBefore[index]!));
       tally.rate = run.rate;
@@ -244,7 +289,8 @@ export async function measureSideBySide(rows: readonly SideBySideRow[], settings
       tally.errors += run.result.errors;
       tally.timeouts += run.result.timeouts;
       tally.non2xx += run.result.non2xx;
-      for (const [code, count] of Object.entries(statusCountsOf(run.result))) tally.statusCodes[code] = (tally.statusCodes[code] ?? 0) + count;
+      for (const [code, count] of Object.entries(statusCountsOf(run.result)))
+        tally.statusCodes[code] = (tally.statusCodes[code] ?? 0) + count;
     }
   }
   const measured = tallies.map((tally): RowMeasurement => {
@@ -264,10 +310,15 @@ export async function measureSideBySide(rows: readonly SideBySideRow[], settings
   const notes = [
     `side by side on one setup: each row warmed up, then ${settings.rounds} rounds of ${roundSeconds} s per row, the order rotated each round ` +
       `(${tallies.map((tally) => tally.row.label).join(', ')} first); rates per round: ` +
-      measured.map((row) => `${row.label} ${(row.roundRates ?? []).map((rate) => rate.toFixed(0)).join('/')}`).join('; '),
+      measured
+        .map((row) => `${row.label} ${(row.roundRates ?? []).map((rate) => rate.toFixed(0)).join('/')}`)
+        .join('; '),
     `CPU per request over the rounds (user and system, every thread of the process): ` +
       tallies
-        .map((tally) => `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / Math.max(tally.responses, 1)).toFixed(0)} µs`).join(', ')}`)
+        .map(
+          (tally) =>
+            `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / Math.max(tally.responses, 1)).toFixed(0)} µs`).join(', ')}`,
+        )
         .join('; '),
   ];
   return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
@@ -301,9 +352,14 @@ export function measure(url: string, plan: RequestPlan, settings: LoadSettings):
  */
 export async function probe(url: string, plan: RequestPlan): Promise<void> {
   const send = async (request: PreparedRequest) => {
-    const response = await fetch(new URL(request.path, url), { method: request.method, headers: request.headers, body: request.body ?? null });
+    const response = await fetch(new URL(request.path, url), {
+      method: request.method,
+      headers: request.headers,
+      body: request.body ?? null,
+    });
     const body = await response.text();
-    if (!response.ok) throw new Error(`probe ${request.method} ${request.path}: ${response.status} ${body.slice(0, 500)}`);
+    if (!response.ok)
+      throw new Error(`probe ${request.method} ${request.path}: ${response.status} ${body.slice(0, 500)}`);
     return { statusCode: response.status, body };
   };
   switch (plan.kind) {

@@ -2,8 +2,9 @@
  * What a measured run yields, and the rules every load generator of the bench (autocannon in
  * load.ts, the chained loop in chained-load.ts) follows: pool headroom, token lifetime, timeout.
  */
-import type { ChainedStats } from './chained-load.js';
 import type { Dispatcher } from 'undici';
+
+import type { ChainedStats } from './chained-load.js';
 import type { PoolStats, PreparedRequest, ReceivedResponse, RequestPool } from './requests.js';
 
 export interface LoadSettings {
@@ -93,7 +94,12 @@ export async function sendPrepared(pool: Dispatcher, request: PreparedRequest): 
   const header = response.headers['server-timing'];
   const upstreamMs = serverTimingMs(header, UPSTREAM_TIMING);
   const gatewayMs = serverTimingMs(header, GATEWAY_TIMING);
-  return { statusCode: response.statusCode, body, ...(upstreamMs === undefined ? {} : { upstreamMs }), ...(gatewayMs === undefined ? {} : { gatewayMs }) };
+  return {
+    statusCode: response.statusCode,
+    body,
+    ...(upstreamMs === undefined ? {} : { upstreamMs }),
+    ...(gatewayMs === undefined ? {} : { gatewayMs }),
+  };
 }
 
 /** The two metrics of the gateway's Server-Timing, compiled once: every answer of a paced run is read with them. */

@@ -30,9 +30,18 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { Pool } from 'undici';
-import { assertPoolLastsTheRun, FAILURE_SAMPLES, isTimeout, percentile, sendPrepared, type RowMeasurement } from './measurement.js';
-import { RequestPool, type PreparedRequest } from './requests.js';
+
+import {
+  assertPoolLastsTheRun,
+  FAILURE_SAMPLES,
+  isTimeout,
+  percentile,
+  type RowMeasurement,
+  sendPrepared,
+} from './measurement.js';
+import { type PreparedRequest, RequestPool } from './requests.js';
 
 /** A row of a paced run: one kind of request, to one server, at its own fixed rate. */
 export interface PacedRow {
@@ -104,8 +113,12 @@ class PacedTally {
         non2xx: this.non2xx,
         statusCodes: this.statusCodes,
         offeredRate: rate,
-        ...(added.length > 0 && added.length === latencies.length ? { addedMs: { p50: percentile(added, 0.5), p99: percentile(added, 0.99) } } : {}),
-        ...(own.length > 0 && own.length === latencies.length ? { gatewayMs: { p50: percentile(own, 0.5), p99: percentile(own, 0.99) } } : {}),
+        ...(added.length > 0 && added.length === latencies.length
+          ? { addedMs: { p50: percentile(added, 0.5), p99: percentile(added, 0.99) } }
+          : {}),
+        ...(own.length > 0 && own.length === latencies.length
+          ? { gatewayMs: { p50: percentile(own, 0.5), p99: percentile(own, 0.99) } }
+          : {}),
       },
       dispatchLagMs: { p99: percentile(lags, 0.99), max: lags.at(-1) ?? 0 },
       failureSamples: this.failureSamples,
@@ -150,7 +163,9 @@ async function sendOnSchedule(ready: ReadyRow, startsAt: number): Promise<void> 
         if (!counted) return;
         tally.latencies.push(now - dispatched);
         if (tally.keepSamples) {
-          tally.samples.push(`${(performance.timeOrigin + dispatched).toFixed(3)},${(now - dispatched).toFixed(3)},${response.upstreamMs ?? ''},${response.gatewayMs ?? ''}`);
+          tally.samples.push(
+            `${(performance.timeOrigin + dispatched).toFixed(3)},${(now - dispatched).toFixed(3)},${response.upstreamMs ?? ''},${response.gatewayMs ?? ''}`,
+          );
         }
         if (response.upstreamMs !== undefined) tally.added.push(now - dispatched - response.upstreamMs);
         if (response.gatewayMs !== undefined) tally.own.push(response.gatewayMs);
@@ -211,9 +226,12 @@ export async function pacedTogether(rows: readonly PacedRow[], options: PacedRun
         tally: new PacedTally(row.samplesFile !== undefined),
       });
     }
-    for (const { row, requests } of ready) assertPoolLastsTheRun(requests, options.leadInSeconds + options.seconds, row.lifetimeSeconds);
+    for (const { row, requests } of ready)
+      assertPoolLastsTheRun(requests, options.leadInSeconds + options.seconds, row.lifetimeSeconds);
     const startsAt = performance.now() + START_DELAY_MS;
-    await Promise.all(ready.map((entry, index) => sendOnSchedule(entry, startsAt + ((1000 / entry.row.rate) * index) / ready.length)));
+    await Promise.all(
+      ready.map((entry, index) => sendOnSchedule(entry, startsAt + ((1000 / entry.row.rate) * index) / ready.length)),
+    );
   } finally {
     await Promise.all(ready.map((entry) => entry.pool.close()));
   }

@@ -3,8 +3,9 @@
  * is shared by the server, the load generator, PostgreSQL and Redis) and any failure.
  */
 import os from 'node:os';
+
 import type { AddedLatencyTarget, RateTarget, RowComparison, RssTarget } from './cases.js';
-import { MEASURED_POOL_HEADROOM, type CaseMeasurement, type RowMeasurement } from './measurement.js';
+import { type CaseMeasurement, MEASURED_POOL_HEADROOM, type RowMeasurement } from './measurement.js';
 import { BENCH_RATE_LIMITS } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
 
@@ -32,10 +33,13 @@ export function failuresOf(report: CaseReport): string[] {
   for (const row of rows) {
     const of = row.label === null ? '' : ` (${row.label})`;
     if (row.errors > 0) failures.push(`${row.errors} connection errors${of} (${row.timeouts} of them timeouts)`);
-    if (row.non2xx > 0) failures.push(`${row.non2xx} non-2xx responses${of} (status counts ${JSON.stringify(row.statusCodes)})`);
+    if (row.non2xx > 0)
+      failures.push(`${row.non2xx} non-2xx responses${of} (status counts ${JSON.stringify(row.statusCodes)})`);
   }
-  if (pool !== null && pool.dry > 0) failures.push(`the pool of ${pool.size} signed requests ran dry: ${pool.dry} requests went unsigned`);
-  if (chained !== null && failures.length > 0 && chained.failureSamples.length > 0) failures.push(`first failures: ${chained.failureSamples.join(' | ')}`);
+  if (pool !== null && pool.dry > 0)
+    failures.push(`the pool of ${pool.size} signed requests ran dry: ${pool.dry} requests went unsigned`);
+  if (chained !== null && failures.length > 0 && chained.failureSamples.length > 0)
+    failures.push(`first failures: ${chained.failureSamples.join(' | ')}`);
   return failures;
 }
 
@@ -54,7 +58,9 @@ function megabytes(bytes: number): string {
 
 /** Left-aligned first column, right-aligned numbers, Markdown-compatible. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join(' | ')} |`;
   const rule = `|${widths.map((width, column) => (column === 0 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
@@ -80,7 +86,13 @@ function rowRatio(report: CaseReport, row: RowMeasurement): RowRatio | null {
   if (comparison === undefined || baseline === undefined || baseline.requestsPerSecond <= 0) return null;
   const own = row.roundRates;
   const theirs = baseline.roundRates;
-  if (own === undefined || theirs === undefined || own.length !== theirs.length || own.length === 0 || theirs.some((rate) => rate <= 0)) {
+  if (
+    own === undefined ||
+    theirs === undefined ||
+    own.length !== theirs.length ||
+    own.length === 0 ||
+    theirs.some((rate) => rate <= 0)
+  ) {
     return { comparison, median: row.requestsPerSecond / baseline.requestsPerSecond, rounds: [] };
   }
   const rounds = own.map((rate, index) => rate / theirs[index]!).sort((a, b) => a - b);
@@ -89,7 +101,10 @@ function rowRatio(report: CaseReport, row: RowMeasurement): RowRatio | null {
 
 function formatRowRatio(ratio: RowRatio): string {
   const { rounds } = ratio;
-  const range = rounds.length === 0 ? '' : ` (median of ${rounds.length} rounds, ${formatRatio(rounds[0]!)} to ${formatRatio(rounds.at(-1)!)})`;
+  const range =
+    rounds.length === 0
+      ? ''
+      : ` (median of ${rounds.length} rounds, ${formatRatio(rounds[0]!)} to ${formatRatio(rounds.at(-1)!)})`;
   return `${formatRatio(ratio.median)} of ${ratio.comparison.of}${range}`;
 }
 
@@ -107,7 +122,12 @@ function met(ok: boolean): string {
  * rate target to the row it names, a row comparison to its row, an added-latency target to every
  * row but its baseline.
  */
-function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | null, withinCase: RowRatio | null): string {
+function targetCell(
+  report: CaseReport,
+  row: RowMeasurement,
+  ratio: number | null,
+  withinCase: RowRatio | null,
+): string {
   const { targetRatioToBare, targetRate, rssTarget, addedLatencyTarget } = report;
   const first = row === report.measurement.rows[0];
   const cells: string[] = [];
@@ -119,12 +139,18 @@ function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | nul
   }
   const withinTarget = withinCase?.comparison.targetRatio;
   if (withinCase !== null && withinTarget !== undefined) {
-    cells.push(`${met(withinCase.median >= withinTarget)} (≥${formatRatio(withinTarget)} of ${withinCase.comparison.of}${withinCase.rounds.length > 0 ? ', median of rounds' : ''})`);
+    cells.push(
+      `${met(withinCase.median >= withinTarget)} (≥${formatRatio(withinTarget)} of ${withinCase.comparison.of}${withinCase.rounds.length > 0 ? ', median of rounds' : ''})`,
+    );
   }
   if (rssTarget !== undefined && first) {
     const server = report.servers.find((candidate) => candidate.app === rssTarget.app);
     const wanted = `${rssTarget.app} RSS <${rssTarget.maxMegabytes} MB`;
-    cells.push(server === undefined ? `n/a (${wanted})` : `${met(server.rss < rssTarget.maxMegabytes * 1024 * 1024)} (${wanted})`);
+    cells.push(
+      server === undefined
+        ? `n/a (${wanted})`
+        : `${met(server.rss < rssTarget.maxMegabytes * 1024 * 1024)} (${wanted})`,
+    );
   }
   if (addedLatencyTarget !== undefined && row.label !== addedLatencyTarget.baselineRow) {
     // Judged on what a client sees, the row's p99 less the baseline's: the rows ran together
@@ -135,7 +161,11 @@ function targetCell(report: CaseReport, row: RowMeasurement, ratio: number | nul
     const added = baseline === undefined ? Number.NaN : row.latencyMs.p99 - baseline.latencyMs.p99;
     const wanted = `p99 <${addedLatencyTarget.baselineRow} +${maxAddedP99Ms} ms`;
     const perRequest = row.addedMs === undefined ? '' : `; per request ${row.addedMs.p99.toFixed(2)} ms`;
-    cells.push(Number.isNaN(added) ? `n/a (${wanted})` : `${met(added < maxAddedP99Ms)} (${formatSignedMs(added)}; ${wanted}${perRequest})`);
+    cells.push(
+      Number.isNaN(added)
+        ? `n/a (${wanted})`
+        : `${met(added < maxAddedP99Ms)} (${formatSignedMs(added)}; ${wanted}${perRequest})`,
+    );
   }
   return cells.join('; ');
 }
@@ -185,7 +215,8 @@ function poolNote(report: CaseReport): string | null {
     );
     const streams = chained.streams;
     if (streams !== null) {
-      const range = ({ min, max }: { min: number; max: number }): string => (min === max ? `${min}` : `${min} to ${max}`);
+      const range = ({ min, max }: { min: number; max: number }): string =>
+        min === max ? `${min}` : `${min} to ${max}`;
       lines.push(
         `    workers dealt over ${streams.served} ${streams.noun}s (of ${streams.count}), ${range(streams.workers)} per ${streams.noun}, each with its own ` +
           `key and book; ${rows[1]?.label ?? 'pairs'} per ${streams.noun} in the run: ${range(streams.pairs)}`,
@@ -195,13 +226,21 @@ function poolNote(report: CaseReport): string | null {
   return lines.join('\n');
 }
 
-export function formatReport(reports: readonly CaseReport[], bareName: string, settings: BenchSettings, loadAverage: readonly number[]): string {
+export function formatReport(
+  reports: readonly CaseReport[],
+  bareName: string,
+  settings: BenchSettings,
+  loadAverage: readonly number[],
+): string {
   const bare = reports.find((report) => report.name === bareName);
   const rows = reports.flatMap((report) => caseRows(report, bare));
   const chained = reports.some((report) => report.measurement.chained !== null);
   const cpus = os.cpus();
   const lines = [
-    table(['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other row', 'target', 'server RSS'], rows),
+    table(
+      ['case', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'vs bare', 'vs other row', 'target', 'server RSS'],
+      rows,
+    ),
     '',
     'Cases:',
     ...reports.map((report) => `  ${report.name}: ${report.description}`),
@@ -213,7 +252,7 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
       ? [
           `Chained cases (a request made from the answer to the one before): ${settings.connections} workers over an undici pool of as many ` +
             'connections, each sending a pair and then the next; a row per kind of request, its rate counting the answers within the run. ' +
-            'Where a case has several orgs, each worker sends one org\'s pairs for the whole case (spread below).',
+            "Where a case has several orgs, each worker sends one org's pairs for the whole case (spread below).",
         ]
       : []),
     `Machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), shared by the server process, the load generator ` +
@@ -225,7 +264,11 @@ export function formatReport(reports: readonly CaseReport[], bareName: string, s
   const pools = reports.map(poolNote).filter((note): note is string => note !== null);
   if (pools.length > 0) lines.push('Single-use requests (a JWT nonce each, signed before the timed run):', ...pools);
   const notes = reports.filter((report) => report.measurement.notes.length > 0);
-  if (notes.length > 0) lines.push('Measured by the case itself (its own load loop, or none):', ...notes.flatMap((report) => report.measurement.notes.map((note) => `  ${report.name}: ${note}`)));
+  if (notes.length > 0)
+    lines.push(
+      'Measured by the case itself (its own load loop, or none):',
+      ...notes.flatMap((report) => report.measurement.notes.map((note) => `  ${report.name}: ${note}`)),
+    );
   const failed = reports.flatMap((report) => failuresOf(report).map((failure) => `  ${report.name}: ${failure}`));
   if (failed.length > 0) lines.push('', 'FAILED, the numbers above are not valid:', ...failed);
   return lines.join('\n');

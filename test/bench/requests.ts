@@ -83,7 +83,10 @@ export function streamOf(worker: number, streamCount: number): number {
 
 /** How many of `workers` workers send each stream, by streamOf. */
 export function workersPerStream(workers: number, streamCount: number): number[] {
-  return Array.from({ length: streamCount }, (_, stream) => Math.floor(workers / streamCount) + (stream < workers % streamCount ? 1 : 0));
+  return Array.from(
+    { length: streamCount },
+    (_, stream) => Math.floor(workers / streamCount) + (stream < workers % streamCount ? 1 : 0),
+  );
 }
 
 /** Requests made at once: enough to keep the signer busy, few enough to bound memory in flight. */
@@ -125,7 +128,10 @@ export class RequestPool {
    * Makes counts[s] requests of each stream s, interleaved across streams (so that every
    * stream's oldest request is about as old), in batches.
    */
-  static async fillStreams(make: (stream: number) => Promise<PreparedRequest>, counts: readonly number[]): Promise<RequestPool> {
+  static async fillStreams(
+    make: (stream: number) => Promise<PreparedRequest>,
+    counts: readonly number[],
+  ): Promise<RequestPool> {
     const started = Date.now();
     const order: number[] = [];
     for (let round = 0; round < Math.max(0, ...counts); round += 1) {

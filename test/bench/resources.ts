@@ -5,6 +5,7 @@
  * The load process owns both, so they are released even when a server process dies.
  */
 import { randomBytes } from 'node:crypto';
+
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
@@ -52,7 +53,9 @@ export async function createBenchDatabase(adminUrl: string, cleanup: CleanupStac
   const name = `fxgate_bench_${randomBytes(6).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
   // FORCE: a server that was killed may have left connections behind.
-  cleanup.defer(`dropping database ${name}`, () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  cleanup.defer(`dropping database ${name}`, () =>
+    adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  );
   return withDatabase(adminUrl, name);
 }
 

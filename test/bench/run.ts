@@ -7,17 +7,21 @@
  * Progress goes to stderr, the report to stdout.
  */
 import os from 'node:os';
+
 import { BARE_CASE, BENCH_CASES, type BenchCase, type CaseContext } from './cases.js';
 import { buildServers, launchServer } from './launcher.js';
 import { measure, probe } from './load.js';
-import { failuresOf, formatReport, type CaseReport } from './report.js';
+import { type CaseReport, failuresOf, formatReport } from './report.js';
 import { CleanupStack } from './resources.js';
-import { readSettings, type BenchSettings } from './settings.js';
+import { type BenchSettings, readSettings } from './settings.js';
 
 function selectCases(filter: readonly string[]): readonly BenchCase[] {
   if (filter.length === 0) return BENCH_CASES;
   const unknown = filter.filter((name) => !BENCH_CASES.some((benchCase) => benchCase.name === name));
-  if (unknown.length > 0) throw new Error(`BENCH_CASES names unknown cases: ${unknown.join(', ')} (known: ${BENCH_CASES.map((c) => c.name).join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_CASES names unknown cases: ${unknown.join(', ')} (known: ${BENCH_CASES.map((c) => c.name).join(', ')})`,
+    );
   return BENCH_CASES.filter((benchCase) => filter.includes(benchCase.name));
 }
 
@@ -35,12 +39,19 @@ function contextFor(settings: BenchSettings, cleanup: CleanupStack, reports: rea
 }
 
 /** One case, start to cleanup; the servers are gone before the next case starts, so cases do not compete. */
-async function runCase(benchCase: BenchCase, settings: BenchSettings, cleanup: CleanupStack, earlier: readonly CaseReport[]): Promise<CaseReport> {
+async function runCase(
+  benchCase: BenchCase,
+  settings: BenchSettings,
+  cleanup: CleanupStack,
+  earlier: readonly CaseReport[],
+): Promise<CaseReport> {
   const target = await benchCase.start(contextFor(settings, cleanup, earlier));
   await probe(target.url, target.plan);
   console.error(`[bench] ${benchCase.name}: warming up, then ${settings.durationSeconds} s measured`);
   const measurement = await measure(target.url, target.plan, settings);
-  const servers = await Promise.all(target.servers.map(async (server) => ({ app: server.app, pid: server.pid, rss: await server.rss() })));
+  const servers = await Promise.all(
+    target.servers.map(async (server) => ({ app: server.app, pid: server.pid, rss: await server.rss() })),
+  );
   return {
     name: benchCase.name,
     description: benchCase.description,

@@ -6,23 +6,29 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
+
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
 import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
-import type { Principal } from '../../src/core/principal.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
-import { createWithdrawalAccount, verifyWithdrawalAccount, withdrawalAccountCreateSchema } from '../../src/core/money-movement/withdrawal-accounts.js';
+import {
+  createWithdrawalAccount,
+  verifyWithdrawalAccount,
+  withdrawalAccountCreateSchema,
+} from '../../src/core/money-movement/withdrawal-accounts.js';
+import type { Principal } from '../../src/core/principal.js';
 import { referenceData } from '../../src/core/trading/reference-data.js';
 import { buildGatewayApp } from '../../src/gateway/app.js';
 import { GatewayMetrics } from '../../src/gateway/metrics/gateway-metrics.js';
-import { AdminListener } from '../../src/lib/admin/admin-listener.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
+import { AdminListener } from '../../src/lib/admin/admin-listener.js';
+import { type Scope, SCOPES } from '../../src/lib/auth/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
-import { SCOPES, type Scope } from '../../src/lib/auth/credentials.js';
 import { newId, newUuid } from '../../src/lib/ids.js';
 import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
@@ -45,7 +51,11 @@ export interface ServedApp {
  * microsecond of the period (1e7 per 10 s, i.e. 1M req/s).
  */
 const HIGHEST_LIMIT = RATE_LIMIT_PERIOD_MS * 1000;
-export const BENCH_RATE_LIMITS = { reads: HIGHEST_LIMIT, writes: HIGHEST_LIMIT, periodMs: RATE_LIMIT_PERIOD_MS } as const;
+export const BENCH_RATE_LIMITS = {
+  reads: HIGHEST_LIMIT,
+  writes: HIGHEST_LIMIT,
+  periodMs: RATE_LIMIT_PERIOD_MS,
+} as const;
 
 function setting(config: ServerConfig, name: string): string {
   const value = config[name];
@@ -65,14 +75,16 @@ function keyScopes(config: ServerConfig): Scope[] {
 function orgCount(config: ServerConfig): number {
   const text = config.orgs ?? '1';
   const count = Number(text);
-  if (!Number.isInteger(count) || count < 1) throw new Error(`server config orgs must be a positive integer, not ${JSON.stringify(text)}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`server config orgs must be a positive integer, not ${JSON.stringify(text)}`);
   return count;
 }
 
 /** A background job of the core: `on` or `off`; on when absent, as buildCoreApp runs it. */
 function jobEnabled(config: ServerConfig, name: string): boolean {
   const value = config[name] ?? 'on';
-  if (value !== 'on' && value !== 'off') throw new Error(`server config ${name} must be on or off, not ${JSON.stringify(value)}`);
+  if (value !== 'on' && value !== 'off')
+    throw new Error(`server config ${name} must be on or off, not ${JSON.stringify(value)}`);
   return value === 'on';
 }
 
@@ -81,7 +93,8 @@ function positiveInteger(config: ServerConfig, name: string): number | undefined
   const text = config[name];
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`server config ${name} must be a positive integer, not ${JSON.stringify(text)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`server config ${name} must be a positive integer, not ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -94,7 +107,10 @@ function jobOptions(config: ServerConfig): Pick<CoreOptions, 'withdrawalProcesso
   const pollIntervalMs = positiveInteger(config, 'webhookPollIntervalMs');
   return {
     withdrawalProcessor: { enabled: jobEnabled(config, 'withdrawalProcessor') },
-    webhookWorker: { enabled: jobEnabled(config, 'webhookWorker'), ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }) },
+    webhookWorker: {
+      enabled: jobEnabled(config, 'webhookWorker'),
+      ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+    },
   };
 }
 
@@ -103,7 +119,8 @@ function jobOptions(config: ServerConfig): Pick<CoreOptions, 'withdrawalProcesso
  * client account +amount, the rail's in-transit account -amount), without a deposit record.
  */
 async function fundLiveBook(db: Database, orgId: string, currency: string, amount: string): Promise<void> {
-  if (!DECIMAL_PATTERN.test(amount) || !parseDecimal(amount).isGreaterThan(0)) throw new Error(`cannot fund a book with ${JSON.stringify(amount)} ${currency}`);
+  if (!DECIMAL_PATTERN.test(amount) || !parseDecimal(amount).isGreaterThan(0))
+    throw new Error(`cannot fund a book with ${JSON.stringify(amount)} ${currency}`);
   const value = parseDecimal(amount);
   await db.transaction((tx) =>
     postMovement(tx, {
@@ -136,12 +153,21 @@ const USD_FEDWIRE_ACCOUNT = withdrawalAccountCreateSchema.parse({
  * API runs (creation, then the verification an operator does); returns its id.
  */
 async function createVerifiedUsdAccount(db: Database, keyFile: KeyFile): Promise<string> {
-  const principal: Principal = { orgId: keyFile.orgId, environment: 'live', keyName: keyFile.name, scopes: keyFile.scopes };
+  const principal: Principal = {
+    orgId: keyFile.orgId,
+    environment: 'live',
+    keyName: keyFile.name,
+    scopes: keyFile.scopes,
+  };
   const fingerprint = `sha256:${createHash('sha256').update(JSON.stringify(USD_FEDWIRE_ACCOUNT)).digest('hex')}`;
   const context = { db, reference: referenceData(db), now: () => new Date() };
-  const row = await createWithdrawalAccount(context, principal, USD_FEDWIRE_ACCOUNT, { key: `bench-account-${newUuid()}`, fingerprint });
+  const row = await createWithdrawalAccount(context, principal, USD_FEDWIRE_ACCOUNT, {
+    key: `bench-account-${newUuid()}`,
+    fingerprint,
+  });
   const verified = await verifyWithdrawalAccount(db, keyFile.orgId, 'live', row.id);
-  if (verified?.status !== 'ACTIVE' || !verified.verified) throw new Error(`the bench withdrawal account ${row.id} did not become ACTIVE and verified`);
+  if (verified?.status !== 'ACTIVE' || !verified.verified)
+    throw new Error(`the bench withdrawal account ${row.id} did not become ACTIVE and verified`);
   return verified.id;
 }
 
@@ -182,7 +208,14 @@ async function staticV3(): Promise<ServedApp> {
   });
   const app = Fastify();
   app.get(STATIC_V3_PATH, async (_request, reply) =>
-    reply.headers({ 'content-type': 'application/json; charset=utf-8', 'ratelimit-limit': '10000000', 'ratelimit-remaining': '9999999', 'ratelimit-reset': '10' }).send(body),
+    reply
+      .headers({
+        'content-type': 'application/json; charset=utf-8',
+        'ratelimit-limit': '10000000',
+        'ratelimit-remaining': '9999999',
+        'ratelimit-reset': '10',
+      })
+      .send(body),
   );
   return { app, info: {}, close: async () => {} };
 }
@@ -222,7 +255,8 @@ async function core(config: ServerConfig): Promise<ServedApp> {
     const registry = new KeyRegistry(db);
     const scopes = keyScopes(config);
     const accountKind = config.withdrawalAccount;
-    if (accountKind !== undefined && accountKind !== 'usd-fedwire') throw new Error(`server config withdrawalAccount must be usd-fedwire, not ${JSON.stringify(accountKind)}`);
+    if (accountKind !== undefined && accountKind !== 'usd-fedwire')
+      throw new Error(`server config withdrawalAccount must be usd-fedwire, not ${JSON.stringify(accountKind)}`);
     const keyFiles: KeyFile[] = [];
     const withdrawalAccountIds: string[] = [];
     const webhookEndpointIds: string[] = [];
@@ -233,7 +267,13 @@ async function core(config: ServerConfig): Promise<ServedApp> {
       if (config.fundUsd !== undefined) await fundLiveBook(db, orgId, 'USD', config.fundUsd);
       if (accountKind !== undefined) withdrawalAccountIds.push(await createVerifiedUsdAccount(db, keyFile));
       if (config.webhookUrl !== undefined) {
-        const { row } = await createWebhookEndpoint(db, { orgId, environment: 'live', url: config.webhookUrl, eventTypes: [], at: new Date() });
+        const { row } = await createWebhookEndpoint(db, {
+          orgId,
+          environment: 'live',
+          url: config.webhookUrl,
+          eventTypes: [],
+          at: new Date(),
+        });
         webhookEndpointIds.push(row.id);
       }
       if (config.creditLineUsd !== undefined) {
@@ -246,7 +286,11 @@ async function core(config: ServerConfig): Promise<ServedApp> {
     }
     const app = await buildCoreApp(
       { db, store, registry },
-      { logLevel: 'warn', rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes }, ...jobOptions(config) },
+      {
+        logLevel: 'warn',
+        rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes },
+        ...jobOptions(config),
+      },
     );
     return {
       app,
@@ -281,14 +325,23 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
   let keysDir: string | null = null;
   const admin = config.metrics === 'on' ? new AdminListener({ logLevel: 'warn' }) : null;
   const release = async (): Promise<void> => {
-    await Promise.allSettled([store.close(), db.close(), keysDir === null ? Promise.resolve() : rm(keysDir, { recursive: true, force: true }), admin?.close()]);
+    await Promise.allSettled([
+      store.close(),
+      db.close(),
+      keysDir === null ? Promise.resolve() : rm(keysDir, { recursive: true, force: true }),
+      admin?.close(),
+    ]);
   };
   try {
     keysDir = await mkdtemp(join(os.tmpdir(), 'fxgate-bench-gateway-keys-'));
     const registry = new KeyRegistry(db);
     const credentials = new ProvisioningCredentials({ registry, dir: keysDir, issuer: CORE_DEFAULTS.issuers[0] });
-    const shadow = config.shadowUrl === undefined ? {} : { shadow: { legacyUrl: config.shadowUrl, sample: Number(config.shadowSample ?? '1') } };
-    if (config.metrics !== undefined && config.metrics !== 'on' && config.metrics !== 'off') throw new Error(`server config metrics must be on or off, not ${JSON.stringify(config.metrics)}`);
+    const shadow =
+      config.shadowUrl === undefined
+        ? {}
+        : { shadow: { legacyUrl: config.shadowUrl, sample: Number(config.shadowSample ?? '1') } };
+    if (config.metrics !== undefined && config.metrics !== 'on' && config.metrics !== 'off')
+      throw new Error(`server config metrics must be on or off, not ${JSON.stringify(config.metrics)}`);
     const app = await buildGatewayApp({
       upstreamUrl: setting(config, 'upstreamUrl'),
       logLevel: 'warn',
@@ -328,4 +381,11 @@ async function receiver(): Promise<ServedApp> {
   return { app, info: {}, close: async () => {} };
 }
 
-export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = { bare, 'static-v3': staticV3, 'static-legacy': staticLegacy, core, gateway, receiver };
+export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promise<ServedApp>> = {
+  bare,
+  'static-v3': staticV3,
+  'static-legacy': staticLegacy,
+  core,
+  gateway,
+  receiver,
+};

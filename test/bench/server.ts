@@ -4,7 +4,7 @@
  * `ready` with the port, reports its RSS when asked, and exits on `shutdown` or when the load
  * process goes away (the channel closes), so that no server outlives a bench run.
  */
-import { isServerAppName, isToServer, SERVER_CONFIG_ENV, type FromServer, type ServerConfig } from './protocol.js';
+import { type FromServer, isServerAppName, isToServer, SERVER_CONFIG_ENV, type ServerConfig } from './protocol.js';
 import type { ServedApp } from './server-apps.js';
 import { STALL_PROBE_DIR_ENV, startStallProbe } from './stall-probe.js';
 

@@ -38,7 +38,8 @@ function positiveNumber(name: string, fallback: number): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name} must be a positive number, not ${JSON.stringify(text)}`);
   return value;
 }
 

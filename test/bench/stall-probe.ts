@@ -10,7 +10,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { constants, type PerformanceEntry, PerformanceObserver, performance } from 'node:perf_hooks';
+import { constants, performance, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 
 export const STALL_PROBE_DIR_ENV = 'BENCH_STALL_PROBE_DIR';
 
@@ -36,13 +36,19 @@ export function startStallProbe(dir: string, app: string): void {
     for (const entry of list.getEntries()) {
       if (entry.duration < MIN_GC_MS) continue;
       const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? -1;
-      events.push({ kind: 'gc', gc: GC_KINDS[kind] ?? String(kind), atMs: performance.timeOrigin + entry.startTime, durationMs: entry.duration });
+      events.push({
+        kind: 'gc',
+        gc: GC_KINDS[kind] ?? String(kind),
+        atMs: performance.timeOrigin + entry.startTime,
+        durationMs: entry.duration,
+      });
     }
   }).observe({ entryTypes: ['gc'] });
   let last = performance.now();
   setInterval(() => {
     const now = performance.now();
-    if (now - last > LATE_MS) events.push({ kind: 'lag', atMs: performance.timeOrigin + last, durationMs: now - last - TICK_MS });
+    if (now - last > LATE_MS)
+      events.push({ kind: 'lag', atMs: performance.timeOrigin + last, durationMs: now - last - TICK_MS });
     last = now;
   }, TICK_MS).unref();
   process.on('exit', () => writeFileSync(join(dir, `${app}-${process.pid}.json`), JSON.stringify(events)));

@@ -13,10 +13,11 @@
  * before; the measured backlog is sized to last durationSeconds at the last warm-up rate.
  */
 import { performance } from 'node:perf_hooks';
+
 import { recordEvent } from '../../src/core/events/outbox.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { newId } from '../../src/lib/ids.js';
-import { percentile, type CaseMeasurement, type LoadSettings, type RowMeasurement } from './measurement.js';
+import { type CaseMeasurement, type LoadSettings, percentile, type RowMeasurement } from './measurement.js';
 import type { SelfMeasuredPlan } from './requests.js';
 
 /** How often the deliveries table is polled for the end of a drain: the clock's resolution. */
@@ -97,7 +98,8 @@ async function receiverCount(url: string): Promise<ReceiverCount> {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`GET ${url}: ${response.status}`);
   const body = (await response.json()) as Partial<ReceiverCount>;
-  if (typeof body.hits !== 'number' || typeof body.events !== 'number') throw new Error(`GET ${url} answered ${JSON.stringify(body)}`);
+  if (typeof body.hits !== 'number' || typeof body.events !== 'number')
+    throw new Error(`GET ${url} answered ${JSON.stringify(body)}`);
   return { hits: body.hits, events: body.events };
 }
 
@@ -111,10 +113,23 @@ async function release(setup: WebhookBacklogSetup, events: number): Promise<Rele
     // One statement at a time: a pg client given several at once queues them (deprecated).
     for (let event = 0; event < events; event += 1) {
       const at = new Date();
-      await recordEvent(tx, { orgId, environment: 'live', type: 'withdrawals', eventType: 'withdrawal.completed', data: withdrawalCompleted(orgId, at), at });
+      await recordEvent(tx, {
+        orgId,
+        environment: 'live',
+        type: 'withdrawals',
+        eventType: 'withdrawal.completed',
+        data: withdrawalCompleted(orgId, at),
+        at,
+      });
     }
-    const { rows: fanned } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE id > $1', [afterId]);
-    if (fanned[0]!.n !== events) throw new Error(`${events} events fanned out to ${fanned[0]!.n} deliveries, not one each: is the bench endpoint registered?`);
+    const { rows: fanned } = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM webhook_deliveries WHERE id > $1',
+      [afterId],
+    );
+    if (fanned[0]!.n !== events)
+      throw new Error(
+        `${events} events fanned out to ${fanned[0]!.n} deliveries, not one each: is the bench endpoint registered?`,
+      );
   });
   const releasedAt = Date.now();
   return { events, afterId, releasedAt, insertSeconds: (performance.now() - started) / 1000 };
@@ -132,7 +147,7 @@ async function stallReport(db: Database, afterId: string): Promise<string> {
     [afterId],
   );
   const counts = statuses.map((row) => `${row.n} ${row.status}`).join(', ');
-  const samples = failures.map((row) => (row.error ?? `HTTP ${row.status_code}`)).join(' | ');
+  const samples = failures.map((row) => row.error ?? `HTTP ${row.status_code}`).join(' | ');
   return `deliveries ${counts || 'none'}${samples ? `; failed attempts: ${samples}` : ''}`;
 }
 
@@ -143,15 +158,25 @@ async function drain(setup: WebhookBacklogSetup, backlog: Release): Promise<Drai
   for (;;) {
     // The database is the case's own: every delivery in it is the bench's. The partial index
     // of due deliveries (status PENDING) answers this without reading the delivered ones.
-    const { rows } = await db.query<{ pending: boolean }>("SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'PENDING') AS pending");
+    const { rows } = await db.query<{ pending: boolean }>(
+      "SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'PENDING') AS pending",
+    );
     const now = Date.now();
     if (!rows[0]!.pending) {
-      const { rows: delivered } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE id > $1 AND status = 'DELIVERED'", [backlog.afterId]);
-      if (delivered[0]!.n !== backlog.events) throw new Error(`a backlog of ${backlog.events} events drained with ${delivered[0]!.n} delivered: ${await stallReport(db, backlog.afterId)}`);
+      const { rows: delivered } = await db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE id > $1 AND status = 'DELIVERED'",
+        [backlog.afterId],
+      );
+      if (delivered[0]!.n !== backlog.events)
+        throw new Error(
+          `a backlog of ${backlog.events} events drained with ${delivered[0]!.n} delivered: ${await stallReport(db, backlog.afterId)}`,
+        );
       return { ...backlog, seconds: Math.max((now - backlog.releasedAt) / 1000, 1e-3) };
     }
     if (now > deadline) {
-      throw new Error(`a backlog of ${backlog.events} events was not delivered within ${((deadline - backlog.releasedAt) / 1000).toFixed(0)} s: ${await stallReport(db, backlog.afterId)}`);
+      throw new Error(
+        `a backlog of ${backlog.events} events was not delivered within ${((deadline - backlog.releasedAt) / 1000).toFixed(0)} s: ${await stallReport(db, backlog.afterId)}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
   }
@@ -162,7 +187,11 @@ async function backlogDrained(setup: WebhookBacklogSetup, events: number): Promi
 }
 
 /** The measured drain as a row, from the rows the worker wrote; and what else the report says. */
-async function measuredRow(setup: WebhookBacklogSetup, run: Drain, received: ReceiverCount): Promise<{ row: RowMeasurement; notes: string[] }> {
+async function measuredRow(
+  setup: WebhookBacklogSetup,
+  run: Drain,
+  received: ReceiverCount,
+): Promise<{ row: RowMeasurement; notes: string[] }> {
   const { db } = setup;
   const { rows: delivered } = await db.query<{ at_ms: number }>(
     "SELECT (extract(epoch FROM delivered_at) * 1000)::float8 AS at_ms FROM webhook_deliveries WHERE id > $1 AND status = 'DELIVERED'",
@@ -216,7 +245,8 @@ export function webhookBacklogPlan(setup: WebhookBacklogSetup): SelfMeasuredPlan
       const before = await receiverCount(setup.receiverHitsUrl);
       await backlogDrained(setup, 1);
       const after = await receiverCount(setup.receiverHitsUrl);
-      if (after.hits <= before.hits) throw new Error('probe: the event was marked DELIVERED but the receiver counted no POST');
+      if (after.hits <= before.hits)
+        throw new Error('probe: the event was marked DELIVERED but the receiver counted no POST');
     },
     async measure(settings: LoadSettings): Promise<CaseMeasurement> {
       const warmupRates: number[] = [];
@@ -232,8 +262,13 @@ export function webhookBacklogPlan(setup: WebhookBacklogSetup): SelfMeasuredPlan
       const before = await receiverCount(setup.receiverHitsUrl);
       const run = await backlogDrained(setup, measuredEvents);
       const after = await receiverCount(setup.receiverHitsUrl);
-      const { row, notes } = await measuredRow(setup, run, { hits: after.hits - before.hits, events: after.events - before.events });
-      notes.push(`warm-up backlogs drained at ${warmupRates.map((rate) => rate.toFixed(0)).join(', ')} deliveries/s; the measured one was sized from the last`);
+      const { row, notes } = await measuredRow(setup, run, {
+        hits: after.hits - before.hits,
+        events: after.events - before.events,
+      });
+      notes.push(
+        `warm-up backlogs drained at ${warmupRates.map((rate) => rate.toFixed(0)).join(', ')} deliveries/s; the measured one was sized from the last`,
+      );
       return { rows: [row], warmupRates, pool: null, chained: null, notes };
     },
   };

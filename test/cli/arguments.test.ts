@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
+
 import {
   collectCidr,
   parseHttpMethod,
@@ -27,7 +28,9 @@ describe('CLI argument parsers', () => {
 
   it('takes scopes as a comma-separated list, in catalog order, without repeats', () => {
     expect(parseScopes('webhooks, view,VIEW,trade')).toEqual(['view', 'trade', 'webhooks']);
-    expect(() => parseScopes('view,admin,root')).toThrow('Unknown scope admin, root; the scopes are view, trade, withdraw, webhooks.');
+    expect(() => parseScopes('view,admin,root')).toThrow(
+      'Unknown scope admin, root; the scopes are view, trade, withdraw, webhooks.',
+    );
     expect(() => parseScopes(' , ')).toThrow(InvalidArgumentError);
   });
 

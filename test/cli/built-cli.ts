@@ -65,5 +65,6 @@ export async function ensureBuiltCli(): Promise<void> {
     throw new Error(`dist/ was stale (${reason}) and \`npm run build\` failed:\n${stdout}${stderr}`, { cause: error });
   }
   const after = await staleBuild();
-  if (after !== null) throw new Error(`dist/ is still stale after \`npm run build\`: ${after} (changed while it built?)`);
+  if (after !== null)
+    throw new Error(`dist/ is still stale after \`npm run build\`: ${after} (changed while it built?)`);
 }

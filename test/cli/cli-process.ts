@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
 import { configSchema } from '../../src/lib/config.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -65,11 +66,19 @@ export class CliProcess {
       const onExit = (): void => {
         if (check()) return;
         done();
-        reject(new Error(`${this.command} exited before printing ${pattern}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
+        reject(
+          new Error(
+            `${this.command} exited before printing ${pattern}\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
+          ),
+        );
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`${this.command} did not print ${pattern} within ${timeoutMs} ms\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`));
+        reject(
+          new Error(
+            `${this.command} did not print ${pattern} within ${timeoutMs} ms\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
+          ),
+        );
       }, timeoutMs);
       const done = (): void => {
         clearTimeout(timer);
@@ -116,7 +125,12 @@ export function startBuiltCli(args: readonly string[], env: Record<string, strin
 }
 
 /** Runs a command to its end (killing it after timeoutMs). */
-export async function runCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = CLI_TIMEOUT_MS, entry: CliEntry = 'source'): Promise<CliResult> {
+export async function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeoutMs = CLI_TIMEOUT_MS,
+  entry: CliEntry = 'source',
+): Promise<CliResult> {
   const cli = spawnCli(entry, args, env);
   const timer = setTimeout(() => cli.child.kill('SIGKILL'), timeoutMs);
   try {

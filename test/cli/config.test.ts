@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { fxgate, stopInProcessServers } from './in-process-cli.js';
 
 describe('configuration at start-up', () => {
@@ -16,10 +17,17 @@ describe('configuration at start-up', () => {
     expect(result.stdout).toBe('');
   });
 
-  it.each(['core', 'gateway', 'all'])('a bad FXGATE_REQUEST_TIMEOUT_MS stops `fxgate %s` before it listens, naming the variable', async (command) => {
-    const result = await fxgate([command], { FXGATE_REQUEST_TIMEOUT_MS: '10', FXGATE_UPSTREAM_URL: 'http://127.0.0.1:1', PORT: '0' });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^fxgate: invalid configuration:\n {2}- FXGATE_REQUEST_TIMEOUT_MS: /);
-    expect(result.stdout).not.toContain('listening');
-  });
+  it.each(['core', 'gateway', 'all'])(
+    'a bad FXGATE_REQUEST_TIMEOUT_MS stops `fxgate %s` before it listens, naming the variable',
+    async (command) => {
+      const result = await fxgate([command], {
+        FXGATE_REQUEST_TIMEOUT_MS: '10',
+        FXGATE_UPSTREAM_URL: 'http://127.0.0.1:1',
+        PORT: '0',
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^fxgate: invalid configuration:\n {2}- FXGATE_REQUEST_TIMEOUT_MS: /);
+      expect(result.stdout).not.toContain('listening');
+    },
+  );
 });

@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { DataDirLockedError, lockDataDir } from '../../src/cli/data-dir-lock.js';
 
 describe('lockDataDir', () => {

@@ -10,6 +10,7 @@
  * (for afterAll) stops any still running.
  */
 import { EventEmitter } from 'node:events';
+
 import type { ExitCode } from '../../src/cli/exit.js';
 import type { CliIo, StopSignal } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
@@ -65,7 +66,11 @@ export class CapturedIo {
 const serving = new Set<CapturedIo>();
 
 /** Runs a command to its end: the exit code and what it printed. */
-export async function fxgate(args: readonly string[], env: Readonly<Record<string, string>> = {}, options: InProcessOptions = {}): Promise<InProcessResult> {
+export async function fxgate(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  options: InProcessOptions = {},
+): Promise<InProcessResult> {
   const run = new CapturedIo(env, options);
   const code = await runCli(args, run.io);
   if (run.serving) {
@@ -84,10 +89,17 @@ export interface InProcessServer {
 }
 
 /** Starts a server command; rejects with its output when it ends instead (a refused start). */
-export async function startFxgate(args: readonly string[], env: Readonly<Record<string, string>> = {}, options: InProcessOptions = {}): Promise<InProcessServer> {
+export async function startFxgate(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  options: InProcessOptions = {},
+): Promise<InProcessServer> {
   const run = new CapturedIo(env, options);
   const code = await runCli(args, run.io);
-  if (!run.serving) throw new Error(`fxgate ${args.join(' ')} ended with ${code} instead of serving\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+  if (!run.serving)
+    throw new Error(
+      `fxgate ${args.join(' ')} ended with ${code} instead of serving\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
+    );
   serving.add(run);
   return {
     get stdout() {

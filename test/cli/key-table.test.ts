@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { formatKeyTable } from '../../src/cli/key-table.js';
 import type { ApiKeyRecord } from '../../src/lib/keys/key-registry.js';
 
@@ -15,7 +16,13 @@ const base: ApiKeyRecord = {
 
 describe('formatKeyTable', () => {
   it('aligns one row per key under a header', () => {
-    const revoked = { ...base, mode: 'live' as const, scopes: ['view' as const], ipAllowlist: ['10.0.0.0/8', '::1/128'], revokedAt: new Date('2026-02-03T00:00:00.000Z') };
+    const revoked = {
+      ...base,
+      mode: 'live' as const,
+      scopes: ['view' as const],
+      ipAllowlist: ['10.0.0.0/8', '::1/128'],
+      revokedAt: new Date('2026-02-03T00:00:00.000Z'),
+    };
     expect(formatKeyTable([base, revoked]).split('\n')).toEqual([
       `NAME${' '.repeat(base.name.length - 4)}  MODE     SCOPES      IP ALLOWLIST        CREATED                   REVOKED`,
       `${base.name}  sandbox  view,trade  any                 2026-01-02T03:04:05.678Z  -`,

@@ -10,8 +10,10 @@ import { readFileSync } from 'node:fs';
 import { access, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { readKeyFile } from '../../src/lib/keys/key-file.js';
@@ -20,8 +22,24 @@ import { TEST_ISSUER } from '../support/v3-harness.js';
 import { ensureBuiltCli } from './built-cli.js';
 import { CLI_TIMEOUT_MS, killAllCliProcesses, runCli, startBuiltCli } from './cli-process.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-const COMMANDS = ['all', 'core', 'gateway', 'keys', 'orgs', 'accounts', 'webhooks', 'migrate', 'sign', 'usage', 'diff', 'docs', 'openapi'];
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+const COMMANDS = [
+  'all',
+  'core',
+  'gateway',
+  'keys',
+  'orgs',
+  'accounts',
+  'webhooks',
+  'migrate',
+  'sign',
+  'usage',
+  'diff',
+  'docs',
+  'openapi',
+];
 
 const built = (args: readonly string[], env: Record<string, string> = {}) => runCli(args, env, CLI_TIMEOUT_MS, 'built');
 
@@ -56,7 +74,9 @@ describe('the built fxgate', () => {
 
   // PGlite's first start creates its database cluster (initdb), which takes seconds on a busy machine.
   it('creates a key on the embedded database, migrated from the built migrations', { timeout: 120_000 }, async () => {
-    const created = await built(['keys', 'create', '--org', newUuid(), '--mode', 'sandbox', '--scopes', 'view'], { FXGATE_DATA_DIR: dataDir });
+    const created = await built(['keys', 'create', '--org', newUuid(), '--mode', 'sandbox', '--scopes', 'view'], {
+      FXGATE_DATA_DIR: dataDir,
+    });
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     const [, name, path] = /^name: (\S+)\nfile: (\S+)\n$/.exec(created.stdout)!;
@@ -64,24 +84,33 @@ describe('the built fxgate', () => {
     expect((await stat(path!)).mode & 0o777).toBe(0o600);
   });
 
-  it('serves v3 and the legacy generations with `fxgate all`, and stops on SIGTERM with 0', { timeout: 120_000 }, async () => {
-    const server = startBuiltCli(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
-    const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
-    const [, keyPath] = server.stdout.match(/^fxgate: sandbox key (?:created|reused): (\S+)$/m)!;
-    const key = await readKeyFile(keyPath!);
+  it(
+    'serves v3 and the legacy generations with `fxgate all`, and stops on SIGTERM with 0',
+    { timeout: 120_000 },
+    async () => {
+      const server = startBuiltCli(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
+      const [, url] = await server.waitFor(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m);
+      const [, keyPath] = server.stdout.match(/^fxgate: sandbox key (?:created|reused): (\S+)$/m)!;
+      const key = await readKeyFile(keyPath!);
 
-    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
-    const pairs = await request(`${url}/v3/fx/pairs`, { headers });
-    expect(pairs.statusCode).toBe(200);
-    await pairs.body.dump();
-    // Translated by the declarations of the built mappings/.
-    const balances = await request(`${url}/v2/brokerage/${key.file.orgId}/balances`, { headers: { authorization: `Bearer ${legacyToken(key)}`, 'x-app-mode': 'SANDBOX' } });
-    expect(balances.statusCode).toBe(200);
-    expect(((await balances.body.json()) as { status: string }).status).toBe('success');
+      const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({
+        method: 'GET',
+        pathAndQuery: '/v3/fx/pairs',
+      });
+      const pairs = await request(`${url}/v3/fx/pairs`, { headers });
+      expect(pairs.statusCode).toBe(200);
+      await pairs.body.dump();
+      // Translated by the declarations of the built mappings/.
+      const balances = await request(`${url}/v2/brokerage/${key.file.orgId}/balances`, {
+        headers: { authorization: `Bearer ${legacyToken(key)}`, 'x-app-mode': 'SANDBOX' },
+      });
+      expect(balances.statusCode).toBe(200);
+      expect(((await balances.body.json()) as { status: string }).status).toBe('success');
 
-    const stopped = await server.stop('SIGTERM');
-    expect(stopped).toMatchObject({ code: 0, signal: null });
-    expect(stopped.stdout).toContain('fxgate: SIGTERM received, shutting down\n');
-    await expect(access(join(dataDir, 'pglite.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
-  });
+      const stopped = await server.stop('SIGTERM');
+      expect(stopped).toMatchObject({ code: 0, signal: null });
+      expect(stopped.stdout).toContain('fxgate: SIGTERM received, shutting down\n');
+      await expect(access(join(dataDir, 'pglite.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+  );
 });

@@ -7,13 +7,17 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { EXIT_CODES } from '../../src/cli/exit.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { createTestPostgres, type TestDatabase } from '../support/databases.js';
 import { fxgate } from './in-process-cli.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 describe('runCli', () => {
   it('prints the version and the help to stdout with exit 0', async () => {
@@ -26,8 +30,16 @@ describe('runCli', () => {
   });
 
   it("ends commander's usage errors with exit 2, its message on stderr", async () => {
-    expect(await fxgate(['cores'])).toEqual({ code: EXIT_CODES.usage, stdout: '', stderr: "error: unknown command 'cores'\n(Did you mean core?)\n" });
-    expect(await fxgate(['migrate', '--force'])).toEqual({ code: EXIT_CODES.usage, stdout: '', stderr: "error: unknown option '--force'\n" });
+    expect(await fxgate(['cores'])).toEqual({
+      code: EXIT_CODES.usage,
+      stdout: '',
+      stderr: "error: unknown command 'cores'\n(Did you mean core?)\n",
+    });
+    expect(await fxgate(['migrate', '--force'])).toEqual({
+      code: EXIT_CODES.usage,
+      stdout: '',
+      stderr: "error: unknown option '--force'\n",
+    });
     // A group without its subcommand shows its help, on stderr.
     const group = await fxgate(['keys']);
     expect(group).toMatchObject({ code: EXIT_CODES.usage, stdout: '' });
@@ -55,14 +67,22 @@ describe('runCli reads its environment and folder from its io', () => {
     if (cwd) await rm(cwd, { recursive: true, force: true });
   });
 
-  it('resolves a relative FXGATE_DATA_DIR and --out against the run\'s folder', async () => {
+  it("resolves a relative FXGATE_DATA_DIR and --out against the run's folder", async () => {
     const env = { DATABASE_URL: database.url!, FXGATE_DATA_DIR: 'state' };
-    const intoDataDir = await fxgate(['keys', 'create', '--org', newUuid(), '--mode', 'live', '--scopes', 'view'], env, { cwd });
+    const intoDataDir = await fxgate(
+      ['keys', 'create', '--org', newUuid(), '--mode', 'live', '--scopes', 'view'],
+      env,
+      { cwd },
+    );
     expect(intoDataDir).toMatchObject({ code: 0, stderr: '' });
     const [, name, path] = /^name: (\S+)\nfile: (\S+)\n$/.exec(intoDataDir.stdout)!;
     expect(path).toBe(join(cwd, 'state', 'keys', `${name!.split('/')[3]}.json`));
 
-    const out = await fxgate(['keys', 'create', '--org', newUuid(), '--mode', 'live', '--scopes', 'view', '--out', 'mine.json'], env, { cwd });
+    const out = await fxgate(
+      ['keys', 'create', '--org', newUuid(), '--mode', 'live', '--scopes', 'view', '--out', 'mine.json'],
+      env,
+      { cwd },
+    );
     expect(out).toMatchObject({ code: 0, stderr: '' });
     expect(out.stdout).toContain(`file: ${join(cwd, 'mine.json')}\n`);
     expect((await stat(join(cwd, 'mine.json'))).mode & 0o777).toBe(0o600);

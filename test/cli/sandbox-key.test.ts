@@ -1,7 +1,9 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ensureSandboxKey } from '../../src/cli/sandbox-key.js';
 import { readKeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
@@ -28,7 +30,12 @@ describe('ensureSandboxKey', () => {
     expect((await stat(first.path)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(join(dataDir, 'sandbox.json'), 'utf8'))).toEqual({ orgId: first.orgId });
     const { file } = await readKeyFile(first.path);
-    expect(file).toMatchObject({ name: first.keyName, orgId: first.orgId, mode: 'sandbox', scopes: ['view', 'trade', 'withdraw', 'webhooks'] });
+    expect(file).toMatchObject({
+      name: first.keyName,
+      orgId: first.orgId,
+      mode: 'sandbox',
+      scopes: ['view', 'trade', 'withdraw', 'webhooks'],
+    });
 
     const second = await ensureSandboxKey(dataDir, registry);
     expect(second).toEqual({ ...first, created: false });

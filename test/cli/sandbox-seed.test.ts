@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { seedSandbox } from '../../src/cli/sandbox-seed.js';
-import { checkLedger } from '../../src/core/ledger/ledger-check.js';
 import { readClientBalances } from '../../src/core/ledger/ledger.js';
-import { formatDecimal } from '../../src/lib/money.js';
-import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
+import { checkLedger } from '../../src/core/ledger/ledger-check.js';
 import { newUuid } from '../../src/lib/ids.js';
+import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
+import { formatDecimal } from '../../src/lib/money.js';
 import { createTestPostgres, type TestDatabase } from '../support/databases.js';
 
 let database: TestDatabase;
@@ -36,7 +37,10 @@ it('funds the sandbox book by deposits and verifies one fiat and one stablecoin 
     { currency: 'USD', status: 'ACTIVE', verified: true, asset_type: 'FIAT' },
     { currency: 'USDC', status: 'ACTIVE', verified: true, asset_type: 'STABLECOIN' },
   ]);
-  const deposits = await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM deposits WHERE org_id = $1', [orgId]);
+  const deposits = await database.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM deposits WHERE org_id = $1',
+    [orgId],
+  );
   expect(deposits.rows[0]!.n).toBe('3');
   expect(await checkLedger(database.db, { orgId })).toEqual([]);
 });

@@ -5,7 +5,9 @@
  * what did open and listens for nothing more. The signals of a real process are main.test.ts's.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { describe, expect, it } from 'vitest';
+
 import { EXIT_CODES } from '../../src/cli/exit.js';
 import { CliRun, STOP_SIGNALS } from '../../src/cli/io.js';
 import { REPEATED_SIGNAL_WINDOW_MS, serve } from '../../src/cli/serve.js';

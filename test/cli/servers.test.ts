@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
+
+import { adminPort, coreOptions, shadowOptions } from '../../src/cli/servers.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
-import { adminPort, coreOptions, shadowOptions } from '../../src/cli/servers.js';
 import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
 import { loadConfig } from '../../src/lib/config.js';
 
 describe('the servers as the CLI builds them', () => {
-  it('give the core FXGATE_REQUEST_TIMEOUT_MS (every command that serves it: core, all), with the apps\' own default', () => {
+  it("give the core FXGATE_REQUEST_TIMEOUT_MS (every command that serves it: core, all), with the apps' own default", () => {
     expect(coreOptions(loadConfig({ FXGATE_REQUEST_TIMEOUT_MS: '1500' })).requestTimeoutMs).toBe(1_500);
     expect(coreOptions(loadConfig({})).requestTimeoutMs).toBe(CORE_DEFAULTS.requestTimeoutMs);
     expect(GATEWAY_DEFAULTS.requestTimeoutMs).toBe(CORE_DEFAULTS.requestTimeoutMs);
@@ -16,9 +17,23 @@ describe('the servers as the CLI builds them', () => {
 describe('shadow mode and the admin listener as the CLI wires them', () => {
   it('turn shadow mode on only with FXGATE_SHADOW_URL, with the configured sample, server and cut-over orgs', () => {
     expect(shadowOptions(loadConfig({}))).toBeUndefined();
-    expect(shadowOptions(loadConfig({ FXGATE_SHADOW_URL: 'http://legacy:8080' }))).toEqual({ legacyUrl: 'http://legacy:8080', sample: SHADOW_DEFAULTS.sample, serve: SHADOW_DEFAULTS.serve, cutoverOrgs: [] });
+    expect(shadowOptions(loadConfig({ FXGATE_SHADOW_URL: 'http://legacy:8080' }))).toEqual({
+      legacyUrl: 'http://legacy:8080',
+      sample: SHADOW_DEFAULTS.sample,
+      serve: SHADOW_DEFAULTS.serve,
+      cutoverOrgs: [],
+    });
     const org = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
-    expect(shadowOptions(loadConfig({ FXGATE_SHADOW_URL: 'http://legacy:8080', FXGATE_SHADOW_SAMPLE: '0.1', FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: org }))).toEqual({
+    expect(
+      shadowOptions(
+        loadConfig({
+          FXGATE_SHADOW_URL: 'http://legacy:8080',
+          FXGATE_SHADOW_SAMPLE: '0.1',
+          FXGATE_SHADOW_SERVE: 'legacy',
+          FXGATE_CUTOVER_ORGS: org,
+        }),
+      ),
+    ).toEqual({
       legacyUrl: 'http://legacy:8080',
       sample: 0.1,
       serve: 'legacy',

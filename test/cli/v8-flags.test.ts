@@ -14,6 +14,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -43,7 +44,7 @@ function workload(importFlags: boolean): string {
     'const kept = [];',
     'const make = (i) => ({ i, next: null });',
     'for (let i = 0; i < 2_000_000; i += 1) kept.push(make(i));',
-    "process.stderr.write(`kept ${kept.length}\\n`);",
+    'process.stderr.write(`kept ${kept.length}\\n`);',
   ].join('\n');
 }
 
@@ -51,7 +52,14 @@ function workload(importFlags: boolean): string {
 async function pretenuredSites(importFlags: boolean): Promise<number> {
   const { stdout, stderr } = await promisify(execFile)(
     process.execPath,
-    [...DETERMINISTIC_TIERS, '--trace-pretenuring', '--trace-pretenuring-statistics', '--input-type=module', '-e', workload(importFlags)],
+    [
+      ...DETERMINISTIC_TIERS,
+      '--trace-pretenuring',
+      '--trace-pretenuring-statistics',
+      '--input-type=module',
+      '-e',
+      workload(importFlags),
+    ],
     { maxBuffer: 64 * 1024 * 1024 },
   );
   expect(stderr).toContain('kept 2000000');

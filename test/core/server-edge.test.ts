@@ -6,7 +6,8 @@
  * and a cataloged code, then the connection closes; everyone else is served meanwhile and after.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RawStep, expectRawV3Error, parseRawResponse, rawExchange } from '../support/raw-http.js';
+
+import { expectRawV3Error, parseRawResponse, rawExchange, type RawStep } from '../support/raw-http.js';
 import { V3Harness } from '../support/v3-harness.js';
 
 /** Short, to keep the suite fast; Node checks every tenth of it. */
@@ -29,14 +30,57 @@ afterEach(async () => {
 const OVERSIZED = `GET /v3/fx/pairs HTTP/1.1\r\nHost: fxgate\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`;
 
 describe('what the parser refuses is the v3 envelope, and the connection closes', () => {
-  it.each<[string, string, readonly RawStep[], 'REQUEST_HEADERS_TOO_LARGE' | 'REQUEST_MALFORMED' | 'VALIDATION_PAYLOAD_TOO_LARGE']>([
+  it.each<
+    [
+      string,
+      string,
+      readonly RawStep[],
+      'REQUEST_HEADERS_TOO_LARGE' | 'REQUEST_MALFORMED' | 'VALIDATION_PAYLOAD_TOO_LARGE',
+    ]
+  >([
     ['headers over 16 KB', '431', [OVERSIZED], 'REQUEST_HEADERS_TOO_LARGE'],
-    ['headers over 16 KB, sent in pieces', '431', [OVERSIZED.slice(0, 100), { pauseMs: 50 }, OVERSIZED.slice(100, 9000), { pauseMs: 50 }, OVERSIZED.slice(9000)], 'REQUEST_HEADERS_TOO_LARGE'],
-    ['Content-Length: -1', '400', ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}'], 'REQUEST_MALFORMED'],
-    ['Transfer-Encoding: chunked, identity', '400', ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked, identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n'], 'REQUEST_MALFORMED'],
-    ['two Content-Lengths', '400', ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'], 'REQUEST_MALFORMED'],
-    ['a bad chunk size', '400', ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'], 'REQUEST_MALFORMED'],
-    ['chunk extensions over 16 KB', '413', [`POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2;x=${'a'.repeat(17 * 1024)}\r\n{}\r\n0\r\n\r\n`], 'VALIDATION_PAYLOAD_TOO_LARGE'],
+    [
+      'headers over 16 KB, sent in pieces',
+      '431',
+      [OVERSIZED.slice(0, 100), { pauseMs: 50 }, OVERSIZED.slice(100, 9000), { pauseMs: 50 }, OVERSIZED.slice(9000)],
+      'REQUEST_HEADERS_TOO_LARGE',
+    ],
+    [
+      'Content-Length: -1',
+      '400',
+      ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}'],
+      'REQUEST_MALFORMED',
+    ],
+    [
+      'Transfer-Encoding: chunked, identity',
+      '400',
+      [
+        'POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked, identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      ],
+      'REQUEST_MALFORMED',
+    ],
+    [
+      'two Content-Lengths',
+      '400',
+      ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
+      'REQUEST_MALFORMED',
+    ],
+    [
+      'a bad chunk size',
+      '400',
+      [
+        'POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+      ],
+      'REQUEST_MALFORMED',
+    ],
+    [
+      'chunk extensions over 16 KB',
+      '413',
+      [
+        `POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2;x=${'a'.repeat(17 * 1024)}\r\n{}\r\n0\r\n\r\n`,
+      ],
+      'VALIDATION_PAYLOAD_TOO_LARGE',
+    ],
     ['a garbage request line', '400', ['G@T /v3/fx/pairs HTTP/1.1\r\nHost: fxgate\r\n\r\n'], 'REQUEST_MALFORMED'],
     ['binary garbage', '400', [Buffer.from([0x00, 0x01, 0xff, 0x0d, 0x0a, 0x0d, 0x0a])], 'REQUEST_MALFORMED'],
     ['an unknown HTTP version', '400', ['GET /v3/fx/pairs HTTP/9.9\r\nHost: fxgate\r\n\r\n'], 'REQUEST_MALFORMED'],
@@ -45,7 +89,13 @@ describe('what the parser refuses is the v3 envelope, and the connection closes'
   });
 
   it('on a kept-alive connection, after a request that was answered', async () => {
-    const exchange = await rawExchange(harness.baseUrl, { steps: ['GET /healthz HTTP/1.1\r\nHost: fxgate\r\n\r\n', { pauseMs: 100 }, 'POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Length: -1\r\n\r\n'] });
+    const exchange = await rawExchange(harness.baseUrl, {
+      steps: [
+        'GET /healthz HTTP/1.1\r\nHost: fxgate\r\n\r\n',
+        { pauseMs: 100 },
+        'POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Length: -1\r\n\r\n',
+      ],
+    });
     const text = exchange.received.toString('latin1');
     expect(text.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
     const second = exchange.received.subarray(text.indexOf('HTTP/1.1 ', 1));
@@ -56,7 +106,9 @@ describe('what the parser refuses is the v3 envelope, and the connection closes'
 describe('a request that does not arrive whole within the request timeout is 408 REQUEST_TIMEOUT', () => {
   it('headers, then the body a byte at a time: cut at the timeout while another client is served', async () => {
     const slow = rawExchange(harness.baseUrl, {
-      steps: ['POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: 100\r\nIdempotency-Key: slow-1\r\n\r\n'],
+      steps: [
+        'POST /v3/fx/quotes HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: 100\r\nIdempotency-Key: slow-1\r\n\r\n',
+      ],
       trickle: { chunk: ' ', everyMs: 250 },
     });
     await new Promise((wait) => setTimeout(wait, 300));
@@ -75,7 +127,10 @@ describe('a request that does not arrive whole within the request timeout is 408
 
   it('a header line at a time, or nothing at all: each cut at the timeout', async () => {
     const exchanges = await Promise.all([
-      rawExchange(harness.baseUrl, { steps: ['GET /v3/fx/pairs HTTP/1.1\r\n'], trickle: { chunk: 'X-Slow: 1\r\n', everyMs: 250 } }),
+      rawExchange(harness.baseUrl, {
+        steps: ['GET /v3/fx/pairs HTTP/1.1\r\n'],
+        trickle: { chunk: 'X-Slow: 1\r\n', everyMs: 250 },
+      }),
       rawExchange(harness.baseUrl, { steps: [] }),
     ]);
     for (const exchange of exchanges) {
@@ -88,7 +143,11 @@ describe('a request that does not arrive whole within the request timeout is 408
 
   it('a request that arrived whole is never cut, and a kept-alive connection idles past the timeout', async () => {
     const exchange = await rawExchange(harness.baseUrl, {
-      steps: ['GET /healthz HTTP/1.1\r\nHost: fxgate\r\n\r\n', { pauseMs: REQUEST_TIMEOUT_MS + 300 }, 'GET /healthz HTTP/1.1\r\nHost: fxgate\r\nConnection: close\r\n\r\n'],
+      steps: [
+        'GET /healthz HTTP/1.1\r\nHost: fxgate\r\n\r\n',
+        { pauseMs: REQUEST_TIMEOUT_MS + 300 },
+        'GET /healthz HTTP/1.1\r\nHost: fxgate\r\nConnection: close\r\n\r\n',
+      ],
       failAfterMs: 5_000,
     });
     const text = exchange.received.toString('latin1');

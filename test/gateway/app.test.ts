@@ -2,8 +2,9 @@
  * buildGatewayApp's upstream dispatcher: its own Pool by default, or one its caller gives it
  * (`upstreamDispatcher`), which then carries every upstream call and stays the caller's.
  */
-import { Pool, type Dispatcher } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { buildGatewayApp } from '../../src/gateway/app.js';
 import { RecordingUpstream } from './recording-upstream.js';
 
@@ -16,7 +17,11 @@ describe('the gateway with a dispatcher of its caller', () => {
   it('sends the passthrough and the readiness probe through it, and leaves it open on close', async () => {
     const upstream = await RecordingUpstream.start();
     cleanups.push(() => upstream.close());
-    upstream.answerFor = (sent) => ({ status: 200, headers: { 'content-type': 'application/json' }, body: sent.url === '/healthz' ? '{"status":"ok"}' : '{"data":[]}' });
+    upstream.answerFor = (sent) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: sent.url === '/healthz' ? '{"status":"ok"}' : '{"data":[]}',
+    });
     const pool = new Pool(upstream.url);
     cleanups.push(() => pool.close());
     const seen: string[] = [];
@@ -40,7 +45,17 @@ describe('the gateway with a dispatcher of its caller', () => {
 
 describe('the upstream deadline', () => {
   it('is refused when shorter than a timeout it contains', async () => {
-    await expect(buildGatewayApp({ upstreamUrl: 'http://127.0.0.1:1', logLevel: 'silent', timeoutMs: 2_000, deadlineMs: 1_000 })).rejects.toThrow(/deadline \(1000 ms\) must be at least/);
-    await expect(buildGatewayApp({ upstreamUrl: 'http://127.0.0.1:1', logLevel: 'silent', connectTimeoutMs: 3_000, timeoutMs: 1_000, deadlineMs: 2_000 })).rejects.toThrow(RangeError);
+    await expect(
+      buildGatewayApp({ upstreamUrl: 'http://127.0.0.1:1', logLevel: 'silent', timeoutMs: 2_000, deadlineMs: 1_000 }),
+    ).rejects.toThrow(/deadline \(1000 ms\) must be at least/);
+    await expect(
+      buildGatewayApp({
+        upstreamUrl: 'http://127.0.0.1:1',
+        logLevel: 'silent',
+        connectTimeoutMs: 3_000,
+        timeoutMs: 1_000,
+        deadlineMs: 2_000,
+      }),
+    ).rejects.toThrow(RangeError);
   });
 });

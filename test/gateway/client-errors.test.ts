@@ -3,7 +3,8 @@
  * the generation's own status (through the loaded error tables) under /v1 and /v2, v3's elsewhere.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type LegacyErrorTablesByGeneration, gatewayClientErrorAnswer } from '../../src/gateway/client-errors.js';
+
+import { gatewayClientErrorAnswer, type LegacyErrorTablesByGeneration } from '../../src/gateway/client-errors.js';
 import { resolveLegacyError } from '../../src/gateway/legacy/error-tables.js';
 import { GenerationLifecycle } from '../../src/gateway/legacy/generation-lifecycle.js';
 import { loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
@@ -35,18 +36,27 @@ describe('legacyGenerationOf', () => {
 });
 
 describe('gatewayClientErrorAnswer', () => {
-  const answer = (code: ClientErrorCode, path: string | undefined) => gatewayClientErrorAnswer(tables, new GenerationLifecycle({ migrationUrl: GUIDE }), { code, method: 'POST', path, requestId: 'req_x' });
+  const answer = (code: ClientErrorCode, path: string | undefined) =>
+    gatewayClientErrorAnswer(tables, new GenerationLifecycle({ migrationUrl: GUIDE }), {
+      code,
+      method: 'POST',
+      path,
+      requestId: 'req_x',
+    });
 
   it.each<[ClientErrorCode, number, string]>([
     ['REQUEST_MALFORMED', 400, 'Query validation failed'],
     ['REQUEST_HEADERS_TOO_LARGE', 400, 'Query validation failed'],
     ['REQUEST_TIMEOUT', 500, 'The request did not arrive in time, please try again'],
     ['VALIDATION_PAYLOAD_TOO_LARGE', 400, 'Query validation failed'],
-  ])('%s under /v1 and /v2 is each generation\'s table row: %i %s', (code, status, message) => {
+  ])("%s under /v1 and /v2 is each generation's table row: %i %s", (code, status, message) => {
     for (const generation of ['v1', 'v2'] as const) {
       const got = answer(code, `/${generation}/brokerage/o/trade`);
       const row = resolveLegacyError(tables[generation], { code });
-      expect([got.status, JSON.parse(got.body)], generation).toEqual([row.status, { status: 'error', message: row.message }]);
+      expect([got.status, JSON.parse(got.body)], generation).toEqual([
+        row.status,
+        { status: 'error', message: row.message },
+      ]);
       expect([got.status, JSON.parse(got.body)], generation).toEqual([status, { status: 'error', message }]);
       expect(got.headers['x-request-id']).toBe('req_x');
       expect(got.headers.deprecation !== undefined, `deprecation headers on ${generation}`).toBe(generation === 'v1');
@@ -57,6 +67,8 @@ describe('gatewayClientErrorAnswer', () => {
   it.each(['/v3/fx/quotes', '/', '/nope', undefined])('%j is the v3 envelope', (path) => {
     const got = answer('REQUEST_TIMEOUT', path);
     expect(got.status).toBe(408);
-    expect(JSON.parse(got.body)).toMatchObject({ error: { code: 'REQUEST_TIMEOUT', type: 'VALIDATION_ERROR', retryStrategy: 'RETRY_WITH_BACKOFF', details: {} } });
+    expect(JSON.parse(got.body)).toMatchObject({
+      error: { code: 'REQUEST_TIMEOUT', type: 'VALIDATION_ERROR', retryStrategy: 'RETRY_WITH_BACKOFF', details: {} },
+    });
   });
 });

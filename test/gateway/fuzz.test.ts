@@ -11,14 +11,16 @@
  * and path) so that fast-check shrinks it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type Socket, connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { V1_ERROR_STATUSES, V2_ERROR_CODE_STATUS, V2_ERROR_STATUSES } from '../../src/gateway/legacy/error-tables.js';
-import type { EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../src/gateway/legacy/catalog.js';
+import type { EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings.js';
+import { V1_ERROR_STATUSES, V2_ERROR_CODE_STATUS, V2_ERROR_STATUSES } from '../../src/gateway/legacy/error-tables.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { ERROR_CATALOG, isErrorCode } from '../../src/lib/errors/catalog.js';
 import { idToLegacyUuid } from '../../src/lib/ids.js';
@@ -28,7 +30,16 @@ import { legacyToken, makeJwt, standardToken } from '../support/independent-sign
 import { LegacyHarness } from '../support/legacy-harness.js';
 import { v3ErrorEnvelopeSchema } from '../support/v3-assertions.js';
 import { TEST_ISSUER } from '../support/v3-harness.js';
-import { type FuzzRequest, type Ref, fuzzRequests, printable, refsOf, renderBody, renderPieces, sweepRequests } from './fuzz-generators.js';
+import {
+  type FuzzRequest,
+  fuzzRequests,
+  printable,
+  type Ref,
+  refsOf,
+  renderBody,
+  renderPieces,
+  sweepRequests,
+} from './fuzz-generators.js';
 
 const SEED = 20_261_231;
 const RUNS = 3_300;
@@ -85,7 +96,12 @@ beforeAll(async () => {
   // Every currency funded, so no trade leaves a debt that would block the withdrawals.
   const { rows } = await h.core.db.query<{ code: string; decimals: number }>('SELECT code, decimals FROM currencies');
   for (const { code, decimals } of rows) {
-    await recordTestDeposit(h.core.db, { orgId, environment: 'sandbox', currency: code, amount: (10_000_000).toFixed(decimals) });
+    await recordTestDeposit(h.core.db, {
+      orgId,
+      environment: 'sandbox',
+      currency: code,
+      amount: (10_000_000).toFixed(decimals),
+    });
   }
   const fiat = await postData(h.core, keys.v3, '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
   const coin = await postData(h.core, keys.v3, '/v3/fx/withdrawal-accounts', {
@@ -95,10 +111,20 @@ beforeAll(async () => {
     network: 'ETHEREUM',
     address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
   });
-  for (const account of [fiat, coin]) await postEmpty(h.core, keys.v3, `/v3/fx/sandbox/withdrawal-accounts/${v3IdOf(account)}/verify`);
-  const trade = await quoteAndTrade(h.core, keys.v3, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'EUR' });
+  for (const account of [fiat, coin])
+    await postEmpty(h.core, keys.v3, `/v3/fx/sandbox/withdrawal-accounts/${v3IdOf(account)}/verify`);
+  const trade = await quoteAndTrade(h.core, keys.v3, {
+    buyCurrency: 'EUR',
+    sellCurrency: 'USD',
+    amount: '10.00',
+    amountCurrency: 'EUR',
+  });
   const deposit = await postData(h.core, keys.v3, '/v3/fx/sandbox/deposits', { currency: 'EUR', amount: '1.00' });
-  const withdrawal = await postData(h.core, keys.v3, '/v3/fx/withdrawals', { withdrawalAccountId: v3IdOf(coin), withdrawalAmount: '1.00', currency: 'USDC' });
+  const withdrawal = await postData(h.core, keys.v3, '/v3/fx/withdrawals', {
+    withdrawalAccountId: v3IdOf(coin),
+    withdrawalAmount: '1.00',
+    currency: 'USDC',
+  });
   const webhook = await postData(h.core, keys.v3, '/v3/fx/webhook-endpoints', { url: 'https://hooks.example.com/fx' });
   fixed.set('orgId', orgId);
   fixed.set('otherOrgId', keys.otherOrg.file.orgId);
@@ -128,12 +154,21 @@ async function resolveRefs(request: FuzzRequest): Promise<Map<Ref, string>> {
   values.set('randomUuid', randomUUID());
   const quote = async () => {
     setupCalls += 1;
-    return v3IdOf(await postData(h.core, keys.v3, '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'EUR' }));
+    return v3IdOf(
+      await postData(h.core, keys.v3, '/v3/fx/quotes', {
+        buyCurrency: 'EUR',
+        sellCurrency: 'USD',
+        amount: '10.00',
+        amountCurrency: 'EUR',
+      }),
+    );
   };
   const trade = async (buyCurrency: string, sellCurrency: string) => {
     setupCalls += 2;
     setupTrades += 1;
-    return v3IdOf(await quoteAndTrade(h.core, keys.v3, { buyCurrency, sellCurrency, amount: '5.00', amountCurrency: sellCurrency }));
+    return v3IdOf(
+      await quoteAndTrade(h.core, keys.v3, { buyCurrency, sellCurrency, amount: '5.00', amountCurrency: sellCurrency }),
+    );
   };
   if (refs.has('freshQuoteUuid') || refs.has('freshQuoteV3')) {
     const id = await quote();
@@ -149,7 +184,16 @@ async function resolveRefs(request: FuzzRequest): Promise<Map<Ref, string>> {
   if (refs.has('freshWithdrawalV3')) {
     setupCalls += 1;
     setupWithdrawals += 1;
-    values.set('freshWithdrawalV3', v3IdOf(await postData(h.core, keys.v3, '/v3/fx/withdrawals', { withdrawalAccountId: fixed.get('coinAccountV3'), withdrawalAmount: '1.00', currency: 'USDC' })));
+    values.set(
+      'freshWithdrawalV3',
+      v3IdOf(
+        await postData(h.core, keys.v3, '/v3/fx/withdrawals', {
+          withdrawalAccountId: fixed.get('coinAccountV3'),
+          withdrawalAmount: '1.00',
+          currency: 'USDC',
+        }),
+      ),
+    );
   }
   if (refs.has('settleableUuid') || refs.has('settleableV3')) {
     const tradeId = await trade('USDC', 'USD');
@@ -172,7 +216,8 @@ interface Wire {
 const text = (value: string) => Buffer.from(value, 'latin1');
 
 function legacyJwt(kind: string, key: LoadedKey): string {
-  const claims = (lifetimeSeconds = 60, nowSeconds?: number, keyName = key.file.name) => standardToken({ keyName, issuer: TEST_ISSUER, lifetimeSeconds, nowSeconds });
+  const claims = (lifetimeSeconds = 60, nowSeconds?: number, keyName = key.file.name) =>
+    standardToken({ keyName, issuer: TEST_ISSUER, lifetimeSeconds, nowSeconds });
   switch (kind) {
     case 'openfx-issuer':
       return legacyToken(key, 60, 'openfx');
@@ -206,7 +251,12 @@ function legacyJwt(kind: string, key: LoadedKey): string {
   }
 }
 
-async function authHeaders(request: FuzzRequest, target: Buffer, body: Buffer | undefined, idempotencyKey: string | undefined): Promise<{ headers: Record<string, Buffer>; key: LoadedKey | null }> {
+async function authHeaders(
+  request: FuzzRequest,
+  target: Buffer,
+  body: Buffer | undefined,
+  idempotencyKey: string | undefined,
+): Promise<{ headers: Record<string, Buffer>; key: LoadedKey | null }> {
   const auth = request.auth;
   switch (auth.kind) {
     case 'none':
@@ -214,20 +264,32 @@ async function authHeaders(request: FuzzRequest, target: Buffer, body: Buffer | 
     case 'header':
       return { headers: { authorization: renderPieces(auth.value, fixed) }, key: null };
     case 'poison-kid': {
-      const { header, payload } = standardToken({ keyName: `org/${keys.main.file.orgId}/apiKey/${auth.text}`, issuer: TEST_ISSUER });
+      const { header, payload } = standardToken({
+        keyName: `org/${keys.main.file.orgId}/apiKey/${auth.text}`,
+        issuer: TEST_ISSUER,
+      });
       const token = makeJwt(header, payload, { kind: 'es256', key: keys.main.privateKey });
-      return { headers: { authorization: text(`Bearer ${token}`), 'x-request-signature': text('A'.repeat(86)) }, key: keys.main };
+      return {
+        headers: { authorization: text(`Bearer ${token}`), 'x-request-signature': text('A'.repeat(86)) },
+        key: keys.main,
+      };
     }
     case 'legacy': {
-      const key = auth.token === 'live-view-key' ? keys.liveView : auth.token === 'other-org-key' ? keys.otherOrg : keys.main;
+      const key =
+        auth.token === 'live-view-key' ? keys.liveView : auth.token === 'other-org-key' ? keys.otherOrg : keys.main;
       let token = legacyJwt(auth.token, key);
       if (auth.token === 'replayed') token = lastLegacyToken ?? token;
       else if (auth.token === 'valid') lastLegacyToken = token;
       return { headers: { authorization: text(auth.token === 'no-bearer-prefix' ? token : `Bearer ${token}`) }, key };
     }
     case 'v3': {
-      if (auth.variant === 'legacy-token') return { headers: { authorization: text(`Bearer ${legacyToken(keys.main)}`) }, key: keys.main };
-      if (auth.variant === 'replayed' && lastV3Headers) return { headers: Object.fromEntries(Object.entries(lastV3Headers).map(([k, v]) => [k, text(v)])), key: keys.v3 };
+      if (auth.variant === 'legacy-token')
+        return { headers: { authorization: text(`Bearer ${legacyToken(keys.main)}`) }, key: keys.main };
+      if (auth.variant === 'replayed' && lastV3Headers)
+        return {
+          headers: Object.fromEntries(Object.entries(lastV3Headers).map(([k, v]) => [k, text(v)])),
+          key: keys.v3,
+        };
       const key = auth.variant === 'live-view-key' ? keys.v3LiveView : keys.v3;
       const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
       const signed = await signer.headers({
@@ -236,7 +298,10 @@ async function authHeaders(request: FuzzRequest, target: Buffer, body: Buffer | 
         body: auth.variant === 'signed-other-body' ? Buffer.concat([body ?? Buffer.alloc(0), text(' ')]) : body,
         idempotencyKey,
       });
-      const out: Record<string, string> = { authorization: signed.authorization!, 'x-request-signature': signed['x-request-signature']! };
+      const out: Record<string, string> = {
+        authorization: signed.authorization!,
+        'x-request-signature': signed['x-request-signature']!,
+      };
       if (auth.variant === 'bad-signature') out['x-request-signature'] = 'B'.repeat(86);
       if (auth.variant === 'no-signature') delete out['x-request-signature'];
       if (auth.variant === 'signed') lastV3Headers = out;
@@ -250,15 +315,37 @@ async function toWire(request: FuzzRequest, values: Map<Ref, string>): Promise<W
   const body = renderBody(request.body, values);
   const spec = request.headers;
   const idem = spec.idempotencyKey;
-  const idempotencyKey = idem === 'fresh' ? `fz-${randomUUID()}` : idem === 'absent' ? undefined : 'pooled' in idem ? `${request.family}-pool-${idem.pooled}` : undefined;
+  const idempotencyKey =
+    idem === 'fresh'
+      ? `fz-${randomUUID()}`
+      : idem === 'absent'
+        ? undefined
+        : 'pooled' in idem
+          ? `${request.family}-pool-${idem.pooled}`
+          : undefined;
   const { headers: auth, key } = await authHeaders(request, target, body, idempotencyKey);
   const headers: (readonly [string, Buffer])[] = [['host', text(`127.0.0.1:${port}`)], ...Object.entries(auth)];
-  const appMode = spec.appMode === 'match' ? ((key ?? keys.main).file.mode === 'sandbox' ? text('SANDBOX') : undefined) : spec.appMode === 'absent' ? undefined : renderPieces(spec.appMode.value, values);
+  const appMode =
+    spec.appMode === 'match'
+      ? (key ?? keys.main).file.mode === 'sandbox'
+        ? text('SANDBOX')
+        : undefined
+      : spec.appMode === 'absent'
+        ? undefined
+        : renderPieces(spec.appMode.value, values);
   if (appMode !== undefined) headers.push(['x-app-mode', appMode]);
-  const contentType = spec.contentType === 'auto' ? (body !== undefined ? text('application/json') : undefined) : spec.contentType === 'absent' ? undefined : renderPieces(spec.contentType.value, values);
+  const contentType =
+    spec.contentType === 'auto'
+      ? body !== undefined
+        ? text('application/json')
+        : undefined
+      : spec.contentType === 'absent'
+        ? undefined
+        : renderPieces(spec.contentType.value, values);
   if (contentType !== undefined) headers.push(['content-type', contentType]);
   if (idempotencyKey !== undefined) headers.push(['idempotency-key', text(idempotencyKey)]);
-  else if (typeof idem === 'object' && 'value' in idem) headers.push(['idempotency-key', renderPieces(idem.value, values)]);
+  else if (typeof idem === 'object' && 'value' in idem)
+    headers.push(['idempotency-key', renderPieces(idem.value, values)]);
   if (spec.requestId) headers.push(['x-request-id', renderPieces(spec.requestId, values)]);
   for (const [name, value] of spec.extra) headers.push([name, renderPieces(value, values)]);
   return { method: request.method, target, headers, body, chunked: request.chunked && body !== undefined };
@@ -302,24 +389,29 @@ function parseAnswer(data: Buffer, head: boolean, closed: boolean): Omit<Answer,
   if (end < 0) return null;
   const lines = data.subarray(0, end).toString('latin1').split('\r\n');
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1] ?? NaN);
-  if (!Number.isInteger(status)) return { status: null, headers: {}, body: data, error: `unreadable status line ${JSON.stringify(lines[0])}` };
+  if (!Number.isInteger(status))
+    return { status: null, headers: {}, body: data, error: `unreadable status line ${JSON.stringify(lines[0])}` };
   const headers: Record<string, string> = {};
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim().toLowerCase();
-    headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`;
+    headers[name] =
+      headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`;
   }
   const rest = data.subarray(end + 4);
-  if (head || status === 204 || status === 304 || (status >= 100 && status < 200)) return { status, headers, body: Buffer.alloc(0) };
+  if (head || status === 204 || status === 304 || (status >= 100 && status < 200))
+    return { status, headers, body: Buffer.alloc(0) };
   if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
     const parts: Buffer[] = [];
     let at = 0;
     for (;;) {
       const lineEnd = rest.indexOf('\r\n', at);
-      if (lineEnd < 0) return closed ? { status, headers, body: Buffer.concat(parts), error: 'chunked answer cut off' } : null;
+      if (lineEnd < 0)
+        return closed ? { status, headers, body: Buffer.concat(parts), error: 'chunked answer cut off' } : null;
       const size = parseInt(rest.subarray(at, lineEnd).toString('latin1'), 16);
       if (size === 0) return { status, headers, body: Buffer.concat(parts) };
-      if (rest.length < lineEnd + 2 + size + 2) return closed ? { status, headers, body: Buffer.concat(parts), error: 'chunked answer cut off' } : null;
+      if (rest.length < lineEnd + 2 + size + 2)
+        return closed ? { status, headers, body: Buffer.concat(parts), error: 'chunked answer cut off' } : null;
       parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
       at = lineEnd + 2 + size + 2;
     }
@@ -347,7 +439,11 @@ function exchange(wire: Wire): Promise<Answer> {
       socket.destroy();
       resolve({ ...answer, ms: performance.now() - started, clientPort });
     };
-    const timer = setTimeout(() => finish({ status: null, headers: {}, body: data, error: `no complete answer within ${CLIENT_TIMEOUT_MS} ms` }), CLIENT_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        finish({ status: null, headers: {}, body: data, error: `no complete answer within ${CLIENT_TIMEOUT_MS} ms` }),
+      CLIENT_TIMEOUT_MS,
+    );
     const head = wire.method === 'HEAD';
     socket.on('connect', () => {
       clientPort = socket.localPort;
@@ -358,7 +454,15 @@ function exchange(wire: Wire): Promise<Answer> {
       const answer = parseAnswer(data, head, false);
       if (answer) finish(answer);
     });
-    const closed = (reason: string) => finish(parseAnswer(data, head, true) ?? { status: null, headers: {}, body: data, error: data.length > 0 ? `${reason} in the middle of the answer` : `${reason} without an answer` });
+    const closed = (reason: string) =>
+      finish(
+        parseAnswer(data, head, true) ?? {
+          status: null,
+          headers: {},
+          body: data,
+          error: data.length > 0 ? `${reason} in the middle of the answer` : `${reason} without an answer`,
+        },
+      );
     socket.on('end', () => closed('connection closed'));
     socket.on('close', () => closed('connection closed'));
     socket.on('error', (error: NodeJS.ErrnoException) => closed(`${error.code ?? error.message}`));
@@ -407,7 +511,12 @@ async function moneyCounts(): Promise<MoneyCounts> {
   return rows[0]!;
 }
 
-const diff = (a: MoneyCounts, b: MoneyCounts): MoneyCounts => ({ trades: b.trades - a.trades, withdrawals: b.withdrawals - a.withdrawals, ledger: b.ledger - a.ledger, deposits: b.deposits - a.deposits });
+const diff = (a: MoneyCounts, b: MoneyCounts): MoneyCounts => ({
+  trades: b.trades - a.trades,
+  withdrawals: b.withdrawals - a.withdrawals,
+  ledger: b.ledger - a.ledger,
+  deposits: b.deposits - a.deposits,
+});
 const moved = (m: MoneyCounts) => m.trades !== 0 || m.withdrawals !== 0 || m.ledger !== 0 || m.deposits !== 0;
 
 /** The envelope a path's answers must have: v1 and v2 under their prefix, v3's for anything else. */
@@ -420,11 +529,24 @@ function expectedEnvelope(target: Buffer): Expected {
 function creates(request: FuzzRequest): 'trade' | 'withdrawal' | null {
   let call: { method: string; path: string } | undefined;
   if (request.family === 'v1' || request.family === 'v2') {
-    const mapping = (mappings.endpoints[request.family] as Record<string, EndpointMapping | undefined>)[request.operation];
+    const mapping = (mappings.endpoints[request.family] as Record<string, EndpointMapping | undefined>)[
+      request.operation
+    ];
     if (mapping && mapping.method === request.method) call = Object.values(mapping.v3)[0];
   } else if (request.family === 'v3') {
     const [method, name] = request.operation.split(' ');
-    if (method === request.method) call = { method, path: name === 'trades' ? '/v3/fx/trades' : name === 'reverse' ? '/v3/fx/trades/:id/reverse' : name === 'withdrawals' ? '/v3/fx/withdrawals' : '' };
+    if (method === request.method)
+      call = {
+        method,
+        path:
+          name === 'trades'
+            ? '/v3/fx/trades'
+            : name === 'reverse'
+              ? '/v3/fx/trades/:id/reverse'
+              : name === 'withdrawals'
+                ? '/v3/fx/withdrawals'
+                : '',
+      };
   }
   if (call?.method !== 'POST') return null;
   if (call.path === '/v3/fx/trades' || call.path === '/v3/fx/trades/:id/reverse') return 'trade';
@@ -432,7 +554,8 @@ function creates(request: FuzzRequest): 'trade' | 'withdrawal' | null {
   return null;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function parseJson(body: Buffer): unknown {
   try {
@@ -448,7 +571,8 @@ function legacyProblem(generation: 'v1' | 'v2', answer: Answer): string | null {
   const parsed = parseJson(answer.body);
   if (parsed === undefined) return `not JSON (content-type ${answer.headers['content-type'] ?? 'none'})`;
   if (!isObject(parsed)) return 'JSON but not an object';
-  if (!/^application\/json/.test(answer.headers['content-type'] ?? '')) return `content-type ${answer.headers['content-type'] ?? 'none'}`;
+  if (!/^application\/json/.test(answer.headers['content-type'] ?? ''))
+    return `content-type ${answer.headers['content-type'] ?? 'none'}`;
   if (status >= 200 && status < 300) {
     if (parsed.status !== 'success') return `2xx with status ${JSON.stringify(parsed.status)}`;
     return typeof parsed.message === 'string' ? null : '2xx without a message';
@@ -457,14 +581,26 @@ function legacyProblem(generation: 'v1' | 'v2', answer: Answer): string | null {
   if (extra.length > 0) return `fields beside status, message, error: ${extra.join(', ')}`;
   if (parsed.status !== 'error') return `status ${JSON.stringify(parsed.status)} on a ${status}`;
   if (typeof parsed.message !== 'string' || parsed.message.trim() === '') return 'no message';
-  if (!(generation === 'v1' ? (V1_ERROR_STATUSES as readonly number[]) : (V2_ERROR_STATUSES as readonly number[])).includes(status)) return `${status} is not a ${generation} status`;
+  if (
+    !(
+      generation === 'v1' ? (V1_ERROR_STATUSES as readonly number[]) : (V2_ERROR_STATUSES as readonly number[])
+    ).includes(status)
+  )
+    return `${status} is not a ${generation} status`;
   if (parsed.error !== undefined) {
     const error = parsed.error;
-    if (!isObject(error) || Object.keys(error).some((k) => k !== 'code' && k !== 'details') || typeof error.details !== 'string') return 'error is not {code, details}';
+    if (
+      !isObject(error) ||
+      Object.keys(error).some((k) => k !== 'code' && k !== 'details') ||
+      typeof error.details !== 'string'
+    )
+      return 'error is not {code, details}';
     const code = error.code as string;
     if (!Object.hasOwn(V2_ERROR_CODE_STATUS, code)) return `unknown error.code ${code}`;
-    if (V2_ERROR_CODE_STATUS[code as keyof typeof V2_ERROR_CODE_STATUS] !== status) return `error.code ${code} on a ${status}`;
-  } else if (generation === 'v1' && (status === 409 || status === 422)) return `v1 ${status} without an idempotency error.code`;
+    if (V2_ERROR_CODE_STATUS[code as keyof typeof V2_ERROR_CODE_STATUS] !== status)
+      return `error.code ${code} on a ${status}`;
+  } else if (generation === 'v1' && (status === 409 || status === 422))
+    return `v1 ${status} without an idempotency error.code`;
   return null;
 }
 
@@ -473,7 +609,8 @@ function v3Problem(answer: Answer): string | null {
   const parsed = parseJson(answer.body);
   if (parsed === undefined) return `not JSON (content-type ${answer.headers['content-type'] ?? 'none'})`;
   const envelope = v3ErrorEnvelopeSchema.safeParse(parsed);
-  if (!envelope.success) return `not the v3 error envelope (${envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`;
+  if (!envelope.success)
+    return `not the v3 error envelope (${envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`;
   const { code, type, details } = envelope.data.error;
   if (!isErrorCode(code)) return `code ${code} is not in the catalog`;
   const row = ERROR_CATALOG[code];
@@ -492,35 +629,74 @@ function shape(answer: Answer): string {
   const parsed = parseJson(answer.body);
   if (isObject(parsed)) {
     if (isObject(parsed.error) && typeof parsed.error.code === 'string' && parsed.status === undefined) {
-      return fromCore(answer) ? `code ${parsed.error.code} from the core` : `code ${parsed.error.code} "${String(parsed.error.message)}" from the gateway`;
+      return fromCore(answer)
+        ? `code ${parsed.error.code} from the core`
+        : `code ${parsed.error.code} "${String(parsed.error.message)}" from the gateway`;
     }
-    if (typeof parsed.message === 'string') return `message "${parsed.message}"${isObject(parsed.error) ? ` code ${String(parsed.error.code)}` : ''}`;
+    if (typeof parsed.message === 'string')
+      return `message "${parsed.message}"${isObject(parsed.error) ? ` code ${String(parsed.error.code)}` : ''}`;
     return `{${Object.keys(parsed).join(',')}}`;
   }
   return `"${printable(answer.body, 60).replaceAll(/[0-9a-f]{8,}/g, '…')}"`;
 }
 
-function violationsOf(request: FuzzRequest, expected: Expected, answer: Answer, delta: MoneyCounts, creation: Outcome['creates'], replayed: boolean): Violation[] {
+function violationsOf(
+  request: FuzzRequest,
+  expected: Expected,
+  answer: Answer,
+  delta: MoneyCounts,
+  creation: Outcome['creates'],
+  replayed: boolean,
+): Violation[] {
   const out: Violation[] = [];
   const status = answer.status;
   if (status === null) {
-    out.push({ category: 'envelope', key: `${expected} path: no answer (${answer.error?.replace(/\d+ of \d+/, 'n of m')})` });
+    out.push({
+      category: 'envelope',
+      key: `${expected} path: no answer (${answer.error?.replace(/\d+ of \d+/, 'n of m')})`,
+    });
   } else {
     // A 5xx of the core (or of a legacy operation) depends on the operation; one the gateway makes itself does not.
-    const where = expected === 'v3' && !fromCore(answer) ? `${expected} path` : `${request.family} ${request.operation}`;
+    const where =
+      expected === 'v3' && !fromCore(answer) ? `${expected} path` : `${request.family} ${request.operation}`;
     if (status >= 500) out.push({ category: '5xx', key: `${where}: ${status} ${shape(answer)}` });
     const head = request.method === 'HEAD';
-    const problem = head ? null : expected === 'v3' ? (status >= 300 ? v3Problem(answer) : null) : legacyProblem(expected, answer);
-    if (problem !== null) out.push({ category: 'envelope', key: `${expected} path: ${status} ${problem}; ${shape(answer)}` });
-    if (answer.error) out.push({ category: 'envelope', key: `${expected} path: ${status} ${answer.error.replace(/\d+ of \d+/, 'n of m')}` });
+    const problem = head
+      ? null
+      : expected === 'v3'
+        ? status >= 300
+          ? v3Problem(answer)
+          : null
+        : legacyProblem(expected, answer);
+    if (problem !== null)
+      out.push({ category: 'envelope', key: `${expected} path: ${status} ${problem}; ${shape(answer)}` });
+    if (answer.error)
+      out.push({
+        category: 'envelope',
+        key: `${expected} path: ${status} ${answer.error.replace(/\d+ of \d+/, 'n of m')}`,
+      });
   }
-  if (answer.ms > RESPONSE_BOUND_MS) out.push({ category: 'latency', key: `${request.family} ${request.operation}: over ${RESPONSE_BOUND_MS} ms (status ${status ?? 'none'})` });
+  if (answer.ms > RESPONSE_BOUND_MS)
+    out.push({
+      category: 'latency',
+      key: `${request.family} ${request.operation}: over ${RESPONSE_BOUND_MS} ms (status ${status ?? 'none'})`,
+    });
   const ok = status !== null && status >= 200 && status < 300;
-  const want = { trades: ok && creation === 'trade' && !replayed ? 1 : 0, withdrawals: ok && creation === 'withdrawal' && !replayed ? 1 : 0 };
+  const want = {
+    trades: ok && creation === 'trade' && !replayed ? 1 : 0,
+    withdrawals: ok && creation === 'withdrawal' && !replayed ? 1 : 0,
+  };
   const describe = `Δtrades ${delta.trades}, Δwithdrawals ${delta.withdrawals}, Δledger ${delta.ledger}, Δdeposits ${delta.deposits}`;
-  if (!ok && moved(delta)) out.push({ category: 'money', key: `${request.family} ${request.operation}: ${status ?? 'no answer'} moved money (${describe})` });
+  if (!ok && moved(delta))
+    out.push({
+      category: 'money',
+      key: `${request.family} ${request.operation}: ${status ?? 'no answer'} moved money (${describe})`,
+    });
   if (ok && (delta.trades !== want.trades || delta.withdrawals !== want.withdrawals)) {
-    out.push({ category: 'money', key: `${request.family} ${request.operation}: 2xx${replayed ? ' replay' : ''} created ${delta.trades} trades and ${delta.withdrawals} withdrawals, not ${want.trades} and ${want.withdrawals}` });
+    out.push({
+      category: 'money',
+      key: `${request.family} ${request.operation}: 2xx${replayed ? ' replay' : ''} created ${delta.trades} trades and ${delta.withdrawals} withdrawals, not ${want.trades} and ${want.withdrawals}`,
+    });
   }
   return out;
 }
@@ -528,12 +704,17 @@ function violationsOf(request: FuzzRequest, expected: Expected, answer: Answer, 
 function describeWire(wire: Wire): string {
   const headers = wire.headers
     .filter(([name]) => name !== 'host')
-    .map(([name, value]) => `${name}: ${printable(name === 'authorization' || name === 'x-request-signature' ? value.subarray(0, 40) : value, 80)}${value.length > 40 && (name === 'authorization' || name === 'x-request-signature') ? '…' : ''}`);
-  const body = wire.body === undefined ? 'no body' : `${wire.chunked ? 'chunked ' : ''}body ${printable(wire.body, 200)}`;
+    .map(
+      ([name, value]) =>
+        `${name}: ${printable(name === 'authorization' || name === 'x-request-signature' ? value.subarray(0, 40) : value, 80)}${value.length > 40 && (name === 'authorization' || name === 'x-request-signature') ? '…' : ''}`,
+    );
+  const body =
+    wire.body === undefined ? 'no body' : `${wire.chunked ? 'chunked ' : ''}body ${printable(wire.body, 200)}`;
   return `${wire.method} ${printable(wire.target, 200)} [${headers.join(' | ')}] ${body}`;
 }
 
-const lingeringKey = (expected: Expected, answer: Answer) => `${expected} path: the gateway still holds the connection ${LINGER_GRACE_MS} ms after its ${answer.status ?? 'missing'} answer, the client gone`;
+const lingeringKey = (expected: Expected, answer: Answer) =>
+  `${expected} path: the gateway still holds the connection ${LINGER_GRACE_MS} ms after its ${answer.status ?? 'missing'} answer, the client gone`;
 
 /** Whether the gateway still holds the connection of a client that has gone, after the grace. */
 async function lingers(serverSocket: Socket | undefined): Promise<boolean> {
@@ -545,7 +726,12 @@ async function lingers(serverSocket: Socket | undefined): Promise<boolean> {
   return false;
 }
 
-async function runOne(request: FuzzRequest, source: Outcome['source'], index: number, waitForRelease = false): Promise<Outcome> {
+async function runOne(
+  request: FuzzRequest,
+  source: Outcome['source'],
+  index: number,
+  waitForRelease = false,
+): Promise<Outcome> {
   const values = await resolveRefs(request);
   const wire = await toWire(request, values);
   const ahead = await moneyCounts();
@@ -557,7 +743,8 @@ async function runOne(request: FuzzRequest, source: Outcome['source'], index: nu
   const creation = creates(request);
   const replayed = answer.headers['idempotency-replayed'] === 'true';
   const violations = violationsOf(request, expected, answer, delta, creation, replayed);
-  if (waitForRelease && (await lingers(serverSocket))) violations.push({ category: 'lingering', key: lingeringKey(expected, answer) });
+  if (waitForRelease && (await lingers(serverSocket)))
+    violations.push({ category: 'lingering', key: lingeringKey(expected, answer) });
   return {
     source,
     index,
@@ -583,7 +770,10 @@ let shrinkBudgetMs = SHRINK_MS_TOTAL;
 
 it(`sends ${RUNS} requests generated by fast-check (seed ${SEED}) and a sweep of every string to v1, v2 and /v3, at least ${MIN_REQUESTS} in all`, async () => {
   for (const generation of LEGACY_GENERATIONS) {
-    expect(Object.keys(mappings.endpoints[generation]).sort(), `the ${generation} mappings serve the operation list`).toEqual([...LEGACY_OPERATIONS[generation]].sort());
+    expect(
+      Object.keys(mappings.endpoints[generation]).sort(),
+      `the ${generation} mappings serve the operation list`,
+    ).toEqual([...LEGACY_OPERATIONS[generation]].sort());
   }
   await fc.assert(
     fc.asyncProperty(arbitrary, async (request) => {
@@ -600,7 +790,8 @@ it(`sends ${RUNS} requests generated by fast-check (seed ${SEED}) and a sweep of
   const deadline = Date.now() + LINGER_GRACE_MS;
   const open = (o: Outcome) => o.serverSocket !== undefined && !o.serverSocket.destroyed;
   while (outcomes.some(open) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  for (const o of outcomes.filter(open)) o.violations.push({ category: 'lingering', key: lingeringKey(o.expected, o.answer) });
+  for (const o of outcomes.filter(open))
+    o.violations.push({ category: 'lingering', key: lingeringKey(o.expected, o.answer) });
   expect(outcomes.length, 'requests actually sent').toBeGreaterThanOrEqual(MIN_REQUESTS);
   const count = (family: string) => outcomes.filter((o) => o.request.family === family).length;
   for (const family of ['v1', 'v2', 'v3']) expect(count(family), `${family} requests`).toBeGreaterThanOrEqual(600);
@@ -610,13 +801,23 @@ it(`sends ${RUNS} requests generated by fast-check (seed ${SEED}) and a sweep of
     for (const operation of LEGACY_OPERATIONS[generation]) {
       const mine = outcomes.filter((o) => o.request.family === generation && o.request.operation === operation);
       expect(mine.length, `${generation} ${operation} requests`).toBeGreaterThanOrEqual(20);
-      expect(mine.filter((o) => o.answer.status === 200).length, `${generation} ${operation} answered 200 (a new operation may need valid values in LEGACY_VALID_FIELDS)`).toBeGreaterThanOrEqual(1);
+      expect(
+        mine.filter((o) => o.answer.status === 200).length,
+        `${generation} ${operation} answered 200 (a new operation may need valid values in LEGACY_VALID_FIELDS)`,
+      ).toBeGreaterThanOrEqual(1);
     }
   }
   for (const name of ['POST trades', 'POST withdrawals', 'POST reverse', 'GET trades']) {
-    expect(outcomes.filter((o) => o.request.family === 'v3' && o.request.operation === name && o.answer.status === 200).length, `/v3 ${name} answered 200`).toBeGreaterThanOrEqual(1);
+    expect(
+      outcomes.filter((o) => o.request.family === 'v3' && o.request.operation === name && o.answer.status === 200)
+        .length,
+      `/v3 ${name} answered 200`,
+    ).toBeGreaterThanOrEqual(1);
   }
-  expect(outcomes.filter((o) => o.request.tags.includes('body:multi-mb')).length, 'multi-MB bodies').toBeGreaterThanOrEqual(3);
+  expect(
+    outcomes.filter((o) => o.request.tags.includes('body:multi-mb')).length,
+    'multi-MB bodies',
+  ).toBeGreaterThanOrEqual(3);
 }, 180_000);
 
 interface FailureClass {
@@ -642,7 +843,11 @@ function commonTags(examples: readonly Outcome[]): string {
   const counts = new Map<string, number>();
   for (const o of examples) for (const tag of new Set(o.request.tags)) counts.set(tag, (counts.get(tag) ?? 0) + 1);
   const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6);
-  return top.map(([tag, n]) => `${tag} ${n === examples.length ? 'all' : `${Math.round((100 * n) / examples.length)}%`}`).join(', ') || '(no tags)';
+  return (
+    top
+      .map(([tag, n]) => `${tag} ${n === examples.length ? 'all' : `${Math.round((100 * n) / examples.length)}%`}`)
+      .join(', ') || '(no tags)'
+  );
 }
 
 function describeOutcome(outcome: Outcome): string {
@@ -656,7 +861,8 @@ function describeOutcome(outcome: Outcome): string {
 /** Replays the class's first example (seed and path) and lets fast-check shrink it. */
 async function shrink(failure: FailureClass): Promise<string> {
   const first = failure.examples.find((o) => o.source === 'run');
-  if (first === undefined) return '      (met by sweep requests only: each is one hostile string in an otherwise valid request, nothing to shrink)';
+  if (first === undefined)
+    return '      (met by sweep requests only: each is one hostile string in an otherwise valid request, nothing to shrink)';
   if (shrinkBudgetMs <= 0) return '      (not shrunk: the shrinking time of this file is spent)';
   const started = Date.now();
   let smallest: Outcome | undefined;
@@ -668,11 +874,20 @@ async function shrink(failure: FailureClass): Promise<string> {
         throw new Error(failure.key);
       }
     }),
-    { seed: SEED, path: String(first.index), numRuns: 1, plugins: [fc.interruptAfterTimeLimit(Math.min(SHRINK_MS_PER_FAILURE, shrinkBudgetMs))] },
+    {
+      seed: SEED,
+      path: String(first.index),
+      numRuns: 1,
+      plugins: [fc.interruptAfterTimeLimit(Math.min(SHRINK_MS_PER_FAILURE, shrinkBudgetMs))],
+    },
   );
   shrinkBudgetMs -= Date.now() - started;
-  if (!details.failed || smallest === undefined) return `      (did not fail again on replay of seed ${SEED}, path ${first.index})`;
-  return [`      shrunk by fast-check (seed ${SEED}, path ${details.counterexamplePath}, ${details.numShrinks} shrinks${details.interrupted ? ', stopped by the time limit' : ''}):`, describeOutcome(smallest)].join('\n');
+  if (!details.failed || smallest === undefined)
+    return `      (did not fail again on replay of seed ${SEED}, path ${first.index})`;
+  return [
+    `      shrunk by fast-check (seed ${SEED}, path ${details.counterexamplePath}, ${details.numShrinks} shrinks${details.interrupted ? ', stopped by the time limit' : ''}):`,
+    describeOutcome(smallest),
+  ].join('\n');
 }
 
 async function reportFailures(category: Category, title: string): Promise<void> {
@@ -690,11 +905,11 @@ async function reportFailures(category: Category, title: string): Promise<void> 
   throw new Error(parts.join('\n'));
 }
 
-it('answers no 5xx: the setup never makes the upstream fail, so every input here is the client\'s to fix', async () => {
+it("answers no 5xx: the setup never makes the upstream fail, so every input here is the client's to fix", async () => {
   await reportFailures('5xx', 'were answered with a 5xx');
 }, 60_000);
 
-it('answers every request in its generation\'s envelope (/v1 and /v2 the legacy one, anything else the cataloged v3 error)', async () => {
+it("answers every request in its generation's envelope (/v1 and /v2 the legacy one, anything else the cataloged v3 error)", async () => {
   await reportFailures('envelope', 'were answered outside their envelope (or not at all)');
 }, 60_000);
 
@@ -709,10 +924,16 @@ it('lets go of every connection once its client has gone', async () => {
 it('a refused request moves no money, and every new trade and withdrawal is a 2xx write', async () => {
   await reportFailures('money', 'broke the money rule');
   const ok = (o: Outcome) => o.answer.status !== null && o.answer.status >= 200 && o.answer.status < 300 && !o.replayed;
-  const writes = { trades: outcomes.filter((o) => ok(o) && o.creates === 'trade').length, withdrawals: outcomes.filter((o) => ok(o) && o.creates === 'withdrawal').length };
+  const writes = {
+    trades: outcomes.filter((o) => ok(o) && o.creates === 'trade').length,
+    withdrawals: outcomes.filter((o) => ok(o) && o.creates === 'withdrawal').length,
+  };
   const total = diff(before, after!);
   // The setup's own trades and withdrawals (made for valid reversals, settlements and sandbox transitions) are counted apart.
-  expect({ trades: total.trades - setupInRun.trades, withdrawals: total.withdrawals - setupInRun.withdrawals }, 'new rows over the run against the 2xx writes that create them').toEqual(writes);
+  expect(
+    { trades: total.trades - setupInRun.trades, withdrawals: total.withdrawals - setupInRun.withdrawals },
+    'new rows over the run against the 2xx writes that create them',
+  ).toEqual(writes);
 }, 60_000);
 
 // ---------------------------------------------------------------------------------------------
@@ -728,9 +949,19 @@ function printSummary(): void {
   const slowest = outcomes.reduce((a, b) => (b.answer.ms > a.answer.ms ? b : a));
   const lines = [
     `gateway fuzz (seed ${SEED}): ${outcomes.length} requests sent (${outcomes.filter((o) => o.source === 'run').length} generated by fast-check, ${outcomes.filter((o) => o.source === 'sweep').length} in the sweep of every string), plus ${setupCalls} setup calls to the core for fresh quotes, trades and withdrawals`,
-    `  by generation: ${tally((o) => (o.request.family === 'other' ? 'stray path' : o.request.family)).map(([k, n]) => `${k} ${n}`).join(', ')}`,
-    `  by status:     ${tally((o) => String(o.answer.status ?? 'no answer')).map(([k, n]) => `${k} ${n}`).join(', ')}`,
-    ...['v1', 'v2', 'v3', 'other'].map((f) => `  ${f.padEnd(5)} status: ${tally((o) => (o.request.family === f ? String(o.answer.status ?? 'none') : '')).filter(([k]) => k !== '').map(([k, n]) => `${k} ${n}`).join(', ')}`),
+    `  by generation: ${tally((o) => (o.request.family === 'other' ? 'stray path' : o.request.family))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+    `  by status:     ${tally((o) => String(o.answer.status ?? 'no answer'))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+    ...['v1', 'v2', 'v3', 'other'].map(
+      (f) =>
+        `  ${f.padEnd(5)} status: ${tally((o) => (o.request.family === f ? String(o.answer.status ?? 'none') : ''))
+          .filter(([k]) => k !== '')
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+    ),
     `  /v3 passthrough: ${outcomes.filter((o) => o.request.family === 'v3' && o.request.auth.kind === 'v3' && o.request.auth.variant === 'signed').length} signed, ${outcomes.filter((o) => o.request.family === 'v3' && !(o.request.auth.kind === 'v3' && o.request.auth.variant === 'signed')).length} unsigned or badly signed`,
     `  bodies: ${outcomes.filter((o) => o.request.tags.includes('body:oversize')).length} oversize (${outcomes.filter((o) => o.request.tags.includes('body:multi-mb')).length} of 1-4 MB), ${outcomes.filter((o) => o.request.tags.some((t) => t.endsWith(':nul') || t.endsWith(':raw-nul'))).length} with NUL, ${outcomes.filter((o) => o.request.tags.some((t) => t.includes('surrogate'))).length} with lone surrogates`,
     `  max latency: ${slowest.answer.ms.toFixed(0)} ms (${slowest.request.family} ${slowest.request.operation}, status ${slowest.answer.status ?? 'none'}); bound ${RESPONSE_BOUND_MS} ms`,
@@ -741,4 +972,3 @@ function printSummary(): void {
   // eslint-disable-next-line no-console
   console.log(lines.join('\n'));
 }
-

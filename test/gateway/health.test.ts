@@ -4,11 +4,13 @@
  * then stopped, closed or left silent.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { buildGatewayApp } from '../../src/gateway/app.js';
 import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
@@ -46,7 +48,13 @@ async function legacyGateway(upstreamUrl: string, store: EphemeralStore, databas
     upstreamUrl,
     logLevel: 'silent',
     readinessTimeoutMs: READINESS_TIMEOUT_MS,
-    legacy: { registry: new KeyRegistry(database, { cacheTtlMs: 0 }), database, store, credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS },
+    legacy: {
+      registry: new KeyRegistry(database, { cacheTtlMs: 0 }),
+      database,
+      store,
+      credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER),
+      issuers: TEST_ISSUERS,
+    },
   });
   cleanups.push(() => app.close());
   return app;
@@ -134,7 +142,10 @@ describe('a gateway serving v1 and v2', () => {
       const app = await legacyGateway(v3.url, store, database.db);
       const down = await readiness(app);
       expect(down.status, url).toBe(503);
-      expect(down.body, url).toEqual({ status: 'unavailable', checks: { upstream: 'up', store: 'down', database: 'up' } });
+      expect(down.body, url).toEqual({
+        status: 'unavailable',
+        checks: { upstream: 'up', store: 'down', database: 'up' },
+      });
       expect(down.elapsedMs, url).toBeLessThan(READINESS_TIMEOUT_MS + MARGIN_MS);
     }
   });
@@ -144,11 +155,17 @@ describe('a gateway serving v1 and v2', () => {
     for (const database of [await createTestPglite(), await createTestPostgres()]) {
       cleanups.push(() => database.drop().catch(() => undefined));
       const app = await legacyGateway(v3.url, new MemoryStore(), database.db);
-      expect((await readiness(app)).body).toEqual({ status: 'ready', checks: { upstream: 'up', store: 'up', database: 'up' } });
+      expect((await readiness(app)).body).toEqual({
+        status: 'ready',
+        checks: { upstream: 'up', store: 'up', database: 'up' },
+      });
       await database.db.close();
       const down = await readiness(app);
       expect(down.status, database.db.driver).toBe(503);
-      expect(down.body, database.db.driver).toEqual({ status: 'unavailable', checks: { upstream: 'up', store: 'up', database: 'down' } });
+      expect(down.body, database.db.driver).toEqual({
+        status: 'unavailable',
+        checks: { upstream: 'up', store: 'up', database: 'down' },
+      });
     }
   });
 

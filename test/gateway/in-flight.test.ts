@@ -1,8 +1,9 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+
 import { InFlightRequests } from '../../src/gateway/in-flight.js';
-import { ScriptedGateway } from './scripted-gateway.js';
 import * as S from './legacy/transforms/v3-samples.js';
+import { ScriptedGateway } from './scripted-gateway.js';
 
 describe('InFlightRequests', () => {
   it('drain waits for what it tracks, and no longer than its bound', async () => {
@@ -33,7 +34,8 @@ describe('gateway shutdown', () => {
     try {
       gw.upstream.answerFor = (sent) => {
         const path = `${sent.method} ${sent.url}`;
-        if (path === 'POST /v3/fx/trades') return { status: 200, body: JSON.stringify({ data: S.TRADE }), delayMs: 300 };
+        if (path === 'POST /v3/fx/trades')
+          return { status: 200, body: JSON.stringify({ data: S.TRADE }), delayMs: 300 };
         return { status: 200, body: JSON.stringify(path === 'GET /v3/fx/exposure' ? S.EXPOSURE : S.BALANCES) };
       };
       const controller = new AbortController();
@@ -47,7 +49,11 @@ describe('gateway shutdown', () => {
       controller.abort();
       await expect(sent).rejects.toThrow();
       await gw.app.close();
-      expect(gw.upstream.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v3/fx/trades', 'GET /v3/fx/balances', 'GET /v3/fx/exposure']);
+      expect(gw.upstream.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+        'POST /v3/fx/trades',
+        'GET /v3/fx/balances',
+        'GET /v3/fx/exposure',
+      ]);
     } finally {
       await gw.close();
     }

@@ -8,13 +8,15 @@
  * read and write an answer or a cut connection, within the deadline and a margin; then the
  * gateway still serves. FXGATE_PRINT_BOUNDS=1 prints how long each request took.
  */
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { freePort } from '../support/local-processes.js';
-import { StandInGateway } from './scripted-gateway.js';
 import * as S from './legacy/transforms/v3-samples.js';
+import { StandInGateway } from './scripted-gateway.js';
 
 const TIMEOUT_MS = 1_000;
 const DEADLINE_MS = 2_000;
@@ -65,11 +67,17 @@ class MisbehavingUpstream {
 
   private answer(socket: Socket, call: string, timers: NodeJS.Timeout[]): void {
     const complete = (status: string, type: string, body: string): void => {
-      socket.end(`HTTP/1.1 ${status}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
     };
     switch (this.mode) {
       case 'ok':
-        return complete('200 OK', 'application/json', JSON.stringify(call === 'GET /v3/fx/balances' ? S.BALANCES : { data: [] }));
+        return complete(
+          '200 OK',
+          'application/json',
+          JSON.stringify(call === 'GET /v3/fx/balances' ? S.BALANCES : { data: [] }),
+        );
       case 'silent':
         return;
       case 'trickle':
@@ -108,13 +116,18 @@ const bounds: Record<string, Record<string, number>> = {};
 beforeAll(async () => {
   upstream = await MisbehavingUpstream.start();
   gateway = await StandInGateway.start({ url: upstream.url, timeoutMs: TIMEOUT_MS, deadlineMs: DEADLINE_MS });
-  refused = await StandInGateway.start({ url: `http://127.0.0.1:${await freePort()}`, timeoutMs: TIMEOUT_MS, deadlineMs: DEADLINE_MS });
+  refused = await StandInGateway.start({
+    url: `http://127.0.0.1:${await freePort()}`,
+    timeoutMs: TIMEOUT_MS,
+    deadlineMs: DEADLINE_MS,
+  });
 });
 afterAll(async () => {
   await gateway?.close();
   await refused?.close();
   await upstream?.close();
-  if (process.env.FXGATE_PRINT_BOUNDS) process.stdout.write(`misbehaving upstream, ms per request: ${JSON.stringify(bounds)}\n`);
+  if (process.env.FXGATE_PRINT_BOUNDS)
+    process.stdout.write(`misbehaving upstream, ms per request: ${JSON.stringify(bounds)}\n`);
 });
 
 interface Outcome {
@@ -125,12 +138,24 @@ interface Outcome {
   readonly elapsedMs: number;
 }
 
-async function timed(gw: StandInGateway, name: string, method: 'GET' | 'POST', path: string, body?: string, headers: Record<string, string> = {}): Promise<Outcome> {
+async function timed(
+  gw: StandInGateway,
+  name: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<Outcome> {
   const started = Date.now();
   const response = await request(`${gw.url}${path.replace('{org}', gw.key.file.orgId)}`, {
     method,
     body,
-    headers: { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      authorization: `Bearer ${gw.token()}`,
+      'x-app-mode': 'SANDBOX',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
   });
   let text: string | null;
   try {
@@ -153,7 +178,10 @@ function legacyRequests(gw: StandInGateway): Promise<Outcome[]> {
 }
 
 function v3Requests(gw: StandInGateway): Promise<Outcome[]> {
-  return Promise.all([timed(gw, 'v3 read', 'GET', '/v3/fx/pairs'), timed(gw, 'v3 write', 'POST', '/v3/fx/quotes', '{"amount":"1.00"}', { 'idempotency-key': randomUUID() })]);
+  return Promise.all([
+    timed(gw, 'v3 read', 'GET', '/v3/fx/pairs'),
+    timed(gw, 'v3 write', 'POST', '/v3/fx/quotes', '{"amount":"1.00"}', { 'idempotency-key': randomUUID() }),
+  ]);
 }
 
 function record(mode: string, outcomes: readonly Outcome[]): void {
@@ -162,7 +190,10 @@ function record(mode: string, outcomes: readonly Outcome[]): void {
 }
 
 /** What the /v3 client gets: the v3 envelope the gateway wrote, the upstream's own answer relayed, or a cut connection. */
-type V3Expectation = { readonly status: number; readonly code: string; readonly retryStrategy: string } | { readonly status: number; readonly relayed: string } | { readonly status: number; readonly cut: true };
+type V3Expectation =
+  | { readonly status: number; readonly code: string; readonly retryStrategy: string }
+  | { readonly status: number; readonly relayed: string }
+  | { readonly status: number; readonly cut: true };
 
 const UNAVAILABLE = { status: 503, code: 'SERVICE_UNAVAILABLE', retryStrategy: 'RETRY_WITH_BACKOFF' } as const;
 const MAY_HAVE_TAKEN_EFFECT = { status: 500, code: 'INTERNAL_ERROR', retryStrategy: 'CHECK_STATE_THEN_RETRY' } as const;
@@ -173,8 +204,18 @@ const MODES: ReadonlyArray<readonly [string, Mode | 'refused', V3Expectation, V3
   ['sends 200, then a byte every 200 ms', 'trickle', { status: 200, cut: true }, { status: 200, cut: true }],
   ['sends half a body, then nothing', 'half-then-stall', { status: 200, cut: true }, { status: 200, cut: true }],
   ['answers bytes that are not HTTP', 'not-http', UNAVAILABLE, MAY_HAVE_TAKEN_EFFECT],
-  ['answers 200 with a body that is not JSON', 'not-json', { status: 200, relayed: 'this is not JSON {' }, { status: 200, relayed: 'this is not JSON {' }],
-  ['answers an HTML 502', 'html-502', { status: 502, relayed: '<html><body><h1>502 Bad Gateway</h1></body></html>' }, { status: 502, relayed: '<html><body><h1>502 Bad Gateway</h1></body></html>' }],
+  [
+    'answers 200 with a body that is not JSON',
+    'not-json',
+    { status: 200, relayed: 'this is not JSON {' },
+    { status: 200, relayed: 'this is not JSON {' },
+  ],
+  [
+    'answers an HTML 502',
+    'html-502',
+    { status: 502, relayed: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
+    { status: 502, relayed: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
+  ],
 ];
 
 function expectV3(outcome: Outcome, expected: V3Expectation): void {
@@ -185,7 +226,9 @@ function expectV3(outcome: Outcome, expected: V3Expectation): void {
   } else if ('relayed' in expected) {
     expect(outcome.text, outcome.name).toBe(expected.relayed);
   } else {
-    expect(JSON.parse(outcome.text ?? 'null'), outcome.name).toMatchObject({ error: { code: expected.code, retryStrategy: expected.retryStrategy } });
+    expect(JSON.parse(outcome.text ?? 'null'), outcome.name).toMatchObject({
+      error: { code: expected.code, retryStrategy: expected.retryStrategy },
+    });
   }
 }
 
@@ -195,7 +238,10 @@ async function expectStillServing(gw: StandInGateway, mode: Mode | 'refused'): P
   await health.body.dump();
   if (mode === 'refused') return;
   upstream.mode = 'ok';
-  const [read, legacy] = await Promise.all([timed(gw, 'v3 read', 'GET', '/v3/fx/pairs'), timed(gw, 'v2 read', 'GET', '/v2/brokerage/{org}/balances')]);
+  const [read, legacy] = await Promise.all([
+    timed(gw, 'v3 read', 'GET', '/v3/fx/pairs'),
+    timed(gw, 'v2 read', 'GET', '/v2/brokerage/{org}/balances'),
+  ]);
   expect(read.status).toBe(200);
   expect(read.text).toBe('{"data":[]}');
   expect(legacy.status, legacy.text ?? '').toBe(200);

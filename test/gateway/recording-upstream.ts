@@ -4,6 +4,7 @@
  * test sets, so passthrough can be checked byte for byte without stubbing the network.
  */
 import { Readable } from 'node:stream';
+
 import Fastify, { type FastifyInstance } from 'fastify';
 
 export interface RecordedRequest {
@@ -56,7 +57,9 @@ export class RecordingUpstream {
       if (answer.hang) return new Promise<never>(() => {});
       if (answer.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
       reply.code(answer.status).headers(answer.headers ?? {});
-      return reply.send(answer.chunks ? Readable.from(answer.chunks.map((chunk) => Buffer.from(chunk))) : (answer.body ?? ''));
+      return reply.send(
+        answer.chunks ? Readable.from(answer.chunks.map((chunk) => Buffer.from(chunk))) : (answer.body ?? ''),
+      );
     });
     upstream.address = await app.listen({ host: '127.0.0.1', port: 0 });
     upstream.app = app;

@@ -12,12 +12,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
 import type { Dispatcher } from 'undici';
+
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
 import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import { newUuid } from '../../src/lib/ids.js';
-import { loadKey, writeKeyFile, type LoadedKey } from '../../src/lib/keys/key-file.js';
+import { type LoadedKey, loadKey, writeKeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
@@ -54,14 +56,25 @@ async function startGateway(v3: V3StandIn): Promise<GatewayParts> {
   const orgId = newUuid();
   const key = loadKey(await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
   // The gateway's own v3 credential for the org: another key of the same org.
-  await writeKeyFile(join(dir, `${orgId}.sandbox.json`), await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
+  await writeKeyFile(
+    join(dir, `${orgId}.sandbox.json`),
+    await registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }),
+  );
   const app = await buildGatewayApp({
     upstreamUrl: v3.url,
     logLevel: 'silent',
     ...(v3.timeoutMs === undefined ? {} : { connectTimeoutMs: v3.timeoutMs, timeoutMs: v3.timeoutMs }),
     ...(v3.deadlineMs === undefined ? {} : { deadlineMs: v3.deadlineMs }),
     ...(v3.dispatcher === undefined ? {} : { upstreamDispatcher: v3.dispatcher }),
-    legacy: { registry, database: database.db, store: new MemoryStore(), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER), issuers: TEST_ISSUERS, lifecycle: TEST_LIFECYCLE, ...v3.legacy?.(orgId) },
+    legacy: {
+      registry,
+      database: database.db,
+      store: new MemoryStore(),
+      credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER),
+      issuers: TEST_ISSUERS,
+      lifecycle: TEST_LIFECYCLE,
+      ...v3.legacy?.(orgId),
+    },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, url, registry, key, database, dir };
@@ -109,7 +122,13 @@ export class ScriptedGateway extends LegacyGateway {
     super(parts);
   }
 
-  static async start(options: { timeoutMs?: number; deadlineMs?: number; legacy?: (orgId: string) => Partial<LegacyGatewayOptions> } = {}): Promise<ScriptedGateway> {
+  static async start(
+    options: {
+      timeoutMs?: number;
+      deadlineMs?: number;
+      legacy?: (orgId: string) => Partial<LegacyGatewayOptions>;
+    } = {},
+  ): Promise<ScriptedGateway> {
     const upstream = await RecordingUpstream.start();
     return new ScriptedGateway(upstream, await startGateway({ url: upstream.url, ...options }));
   }

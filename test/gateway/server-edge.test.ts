@@ -6,9 +6,10 @@
  * `/`: v3's), then the connection closes, and everyone else is served meanwhile and after.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../support/legacy-harness.js';
-import { type RawExchange, expectRawLegacyError, expectRawV3Error, rawExchange } from '../support/raw-http.js';
+import { expectRawLegacyError, expectRawV3Error, type RawExchange, rawExchange } from '../support/raw-http.js';
 
 /** The gateway's; the core behind it keeps its default, so that the gateway is the one that cuts. */
 const REQUEST_TIMEOUT_MS = 1_500;
@@ -35,11 +36,22 @@ type Where = 'v1' | 'v2' | 'v3' | 'unknown' | 'root';
 
 function pathOf(where: Where): string {
   const orgId = key.file.orgId;
-  return { v1: `/v1/brokerage/${orgId}/balances`, v2: `/v2/brokerage/${orgId}/trade`, v3: '/v3/fx/quotes', unknown: '/nope/v1/x', root: '/' }[where];
+  return {
+    v1: `/v1/brokerage/${orgId}/balances`,
+    v2: `/v2/brokerage/${orgId}/trade`,
+    v3: '/v3/fx/quotes',
+    unknown: '/nope/v1/x',
+    root: '/',
+  }[where];
 }
 
 /** What the answer must be: the legacy status and message under /v1 and /v2, else the v3 code. */
-function expectAnswer(exchange: RawExchange, where: Where, v3Code: 'REQUEST_HEADERS_TOO_LARGE' | 'REQUEST_MALFORMED' | 'REQUEST_TIMEOUT', legacy: readonly [number, string]): void {
+function expectAnswer(
+  exchange: RawExchange,
+  where: Where,
+  v3Code: 'REQUEST_HEADERS_TOO_LARGE' | 'REQUEST_MALFORMED' | 'REQUEST_TIMEOUT',
+  legacy: readonly [number, string],
+): void {
   if (where === 'v1' || where === 'v2') expectRawLegacyError(exchange, where, legacy[0], legacy[1]);
   else expectRawV3Error(exchange, v3Code);
 }
@@ -49,30 +61,43 @@ const PLACES: readonly Where[] = ['v3', 'v1', 'v2', 'unknown', 'root'];
 describe('what the parser refuses gets the envelope of the generation its request line names, and the connection closes', () => {
   describe.each(PLACES)('under %s', (where) => {
     it('headers over 16 KB: v3 431, legacy 400', async () => {
-      const exchange = await rawExchange(harness.gatewayUrl, { steps: [`GET ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`] });
+      const exchange = await rawExchange(harness.gatewayUrl, {
+        steps: [`GET ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`],
+      });
       expectAnswer(exchange, where, 'REQUEST_HEADERS_TOO_LARGE', [400, VALIDATION]);
     });
 
     it('Content-Length: -1: 400', async () => {
-      const exchange = await rawExchange(harness.gatewayUrl, { steps: [`POST ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}`] });
+      const exchange = await rawExchange(harness.gatewayUrl, {
+        steps: [
+          `POST ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n{}`,
+        ],
+      });
       expectAnswer(exchange, where, 'REQUEST_MALFORMED', [400, VALIDATION]);
     });
 
     it('Transfer-Encoding: chunked, identity: 400', async () => {
       const exchange = await rawExchange(harness.gatewayUrl, {
-        steps: [`POST ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked, identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n`],
+        steps: [
+          `POST ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked, identity\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+        ],
       });
       expectAnswer(exchange, where, 'REQUEST_MALFORMED', [400, VALIDATION]);
     });
 
     it('a garbage request line: 400', async () => {
-      const exchange = await rawExchange(harness.gatewayUrl, { steps: [`G@T ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\n\r\n`] });
+      const exchange = await rawExchange(harness.gatewayUrl, {
+        steps: [`G@T ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\n\r\n`],
+      });
       expectAnswer(exchange, where, 'REQUEST_MALFORMED', [400, VALIDATION]);
     });
   });
 
-  it('a request line that cannot be read at all is v3\'s', async () => {
-    expectRawV3Error(await rawExchange(harness.gatewayUrl, { steps: [Buffer.from([0x00, 0x01, 0xff, 0x0d, 0x0a, 0x0d, 0x0a])] }), 'REQUEST_MALFORMED');
+  it("a request line that cannot be read at all is v3's", async () => {
+    expectRawV3Error(
+      await rawExchange(harness.gatewayUrl, { steps: [Buffer.from([0x00, 0x01, 0xff, 0x0d, 0x0a, 0x0d, 0x0a])] }),
+      'REQUEST_MALFORMED',
+    );
   });
 });
 
@@ -80,7 +105,9 @@ describe('a request that does not arrive whole within the request timeout is cut
   it('the body a byte at a time, under each generation at once: v3 408, v1 and v2 500, while another client is served', async () => {
     const slow = PLACES.map((where) =>
       rawExchange(harness.gatewayUrl, {
-        steps: [`POST ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: 100\r\nIdempotency-Key: slow-${where}\r\n\r\n`],
+        steps: [
+          `POST ${pathOf(where)} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: application/json\r\nContent-Length: 100\r\nIdempotency-Key: slow-${where}\r\n\r\n`,
+        ],
         trickle: { chunk: ' ', everyMs: 250 },
       }),
     );
@@ -100,9 +127,12 @@ describe('a request that does not arrive whole within the request timeout is cut
     });
   });
 
-  it('a header line at a time, or nothing at all: cut at the timeout with v3\'s envelope (no request line was parsed)', async () => {
+  it("a header line at a time, or nothing at all: cut at the timeout with v3's envelope (no request line was parsed)", async () => {
     const exchanges = await Promise.all([
-      rawExchange(harness.gatewayUrl, { steps: [`GET ${pathOf('v1')} HTTP/1.1\r\n`], trickle: { chunk: 'X-Slow: 1\r\n', everyMs: 250 } }),
+      rawExchange(harness.gatewayUrl, {
+        steps: [`GET ${pathOf('v1')} HTTP/1.1\r\n`],
+        trickle: { chunk: 'X-Slow: 1\r\n', everyMs: 250 },
+      }),
       rawExchange(harness.gatewayUrl, { steps: [] }),
     ]);
     for (const exchange of exchanges) {

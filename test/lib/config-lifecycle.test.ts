@@ -4,6 +4,7 @@
  * validated at load so that a bad value stops start-up naming the variable.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { ConfigError, DEFAULT_MIGRATION_URL, loadConfig } from '../../src/lib/config.js';
 import { killAllCliProcesses, runCli } from '../cli/cli-process.js';
 
@@ -36,23 +37,45 @@ describe('defaults', () => {
 
 describe('FXGATE_MIGRATION_URL and its old name', () => {
   it('reads FXGATE_MIGRATION_GUIDE_URL when the new name is unset', () => {
-    expect(loadConfig({ FXGATE_MIGRATION_GUIDE_URL: 'https://example.test/old' }).FXGATE_MIGRATION_URL).toBe('https://example.test/old');
-    expect(loadConfig({ FXGATE_MIGRATION_GUIDE_URL: 'https://example.test/same', FXGATE_MIGRATION_URL: 'https://example.test/same' }).FXGATE_MIGRATION_URL).toBe('https://example.test/same');
+    expect(loadConfig({ FXGATE_MIGRATION_GUIDE_URL: 'https://example.test/old' }).FXGATE_MIGRATION_URL).toBe(
+      'https://example.test/old',
+    );
+    expect(
+      loadConfig({
+        FXGATE_MIGRATION_GUIDE_URL: 'https://example.test/same',
+        FXGATE_MIGRATION_URL: 'https://example.test/same',
+      }).FXGATE_MIGRATION_URL,
+    ).toBe('https://example.test/same');
   });
 
   it('refuses the two names set to different values, and a bad old value under both names', () => {
-    expect(problems({ FXGATE_MIGRATION_GUIDE_URL: 'https://example.test/old', FXGATE_MIGRATION_URL: 'https://example.test/new' })).toEqual([
+    expect(
+      problems({
+        FXGATE_MIGRATION_GUIDE_URL: 'https://example.test/old',
+        FXGATE_MIGRATION_URL: 'https://example.test/new',
+      }),
+    ).toEqual([
       'FXGATE_MIGRATION_GUIDE_URL: renamed FXGATE_MIGRATION_URL, and both are set to different values; unset FXGATE_MIGRATION_GUIDE_URL',
     ]);
-    expect(problems({ FXGATE_MIGRATION_GUIDE_URL: 'not a url' })[0]).toMatch(/^FXGATE_MIGRATION_GUIDE_URL \(now FXGATE_MIGRATION_URL\): /);
+    expect(problems({ FXGATE_MIGRATION_GUIDE_URL: 'not a url' })[0]).toMatch(
+      /^FXGATE_MIGRATION_GUIDE_URL \(now FXGATE_MIGRATION_URL\): /,
+    );
     expect(problems({ FXGATE_MIGRATION_URL: 'not a url' })[0]).toMatch(/^FXGATE_MIGRATION_URL: /);
   });
 });
 
 describe('the dates', () => {
   it('take ISO 8601 instants with their zone, v2 once set', () => {
-    const config = loadConfig({ FXGATE_V1_SUNSET_AT: '2027-03-31T23:00:00+01:00', FXGATE_V2_DEPRECATED_AT: '2027-01-01T00:00:00Z', FXGATE_V2_SUNSET_AT: '2027-12-31T23:59:59Z' });
-    expect([config.FXGATE_V1_SUNSET_AT, config.FXGATE_V2_DEPRECATED_AT, config.FXGATE_V2_SUNSET_AT]).toEqual(['2027-03-31T23:00:00+01:00', '2027-01-01T00:00:00Z', '2027-12-31T23:59:59Z']);
+    const config = loadConfig({
+      FXGATE_V1_SUNSET_AT: '2027-03-31T23:00:00+01:00',
+      FXGATE_V2_DEPRECATED_AT: '2027-01-01T00:00:00Z',
+      FXGATE_V2_SUNSET_AT: '2027-12-31T23:59:59Z',
+    });
+    expect([config.FXGATE_V1_SUNSET_AT, config.FXGATE_V2_DEPRECATED_AT, config.FXGATE_V2_SUNSET_AT]).toEqual([
+      '2027-03-31T23:00:00+01:00',
+      '2027-01-01T00:00:00Z',
+      '2027-12-31T23:59:59Z',
+    ]);
   });
 
   it.each([
@@ -71,9 +94,13 @@ describe('the dates', () => {
     expect(problems({ FXGATE_V1_SUNSET_AT: '2025-12-31T23:59:59Z' })).toEqual([
       'FXGATE_V1_SUNSET_AT: 2025-12-31T23:59:59Z is before FXGATE_V1_DEPRECATED_AT (2026-01-01T00:00:00Z); the sunset must not come before the deprecation',
     ]);
-    expect(problems({ FXGATE_V2_DEPRECATED_AT: '2028-01-01T00:00:00Z', FXGATE_V2_SUNSET_AT: '2027-12-31T23:59:59Z' })[0]).toMatch(/^FXGATE_V2_SUNSET_AT: .* is before FXGATE_V2_DEPRECATED_AT/);
+    expect(
+      problems({ FXGATE_V2_DEPRECATED_AT: '2028-01-01T00:00:00Z', FXGATE_V2_SUNSET_AT: '2027-12-31T23:59:59Z' })[0],
+    ).toMatch(/^FXGATE_V2_SUNSET_AT: .* is before FXGATE_V2_DEPRECATED_AT/);
     // A sunset equal to its deprecation is allowed (a retirement announced as it happens).
-    expect(loadConfig({ FXGATE_V1_SUNSET_AT: '2026-01-01T00:00:00Z' }).FXGATE_V1_SUNSET_AT).toBe('2026-01-01T00:00:00Z');
+    expect(loadConfig({ FXGATE_V1_SUNSET_AT: '2026-01-01T00:00:00Z' }).FXGATE_V1_SUNSET_AT).toBe(
+      '2026-01-01T00:00:00Z',
+    );
   });
 });
 
@@ -110,7 +137,9 @@ describe('a bad value at start-up', () => {
   afterAll(killAllCliProcesses);
 
   it('stops fxgate gateway with exit 2, naming the variable', async () => {
-    const result = await runCli(['gateway', '--upstream', 'http://127.0.0.1:9'], { FXGATE_V1_BROWNOUTS: '2026-12-10T15:00:00Z/P1M' });
+    const result = await runCli(['gateway', '--upstream', 'http://127.0.0.1:9'], {
+      FXGATE_V1_BROWNOUTS: '2026-12-10T15:00:00Z/P1M',
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/FXGATE_V1_BROWNOUTS: .*years and months have no fixed length/);
   });

@@ -1,9 +1,17 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
-import { ConfigError, DEFAULT_JWT_ISSUERS, DEFAULT_UPSTREAM_DEADLINE_MS, loadConfig, signingIssuer } from '../../src/lib/config.js';
+import {
+  ConfigError,
+  DEFAULT_JWT_ISSUERS,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  loadConfig,
+  signingIssuer,
+} from '../../src/lib/config.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
@@ -20,7 +28,13 @@ function problems(env: Record<string, string>): readonly string[] {
 describe('loadConfig basics', () => {
   it('gives every default from an empty environment', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', FXGATE_SPREAD_BPS: 20, FXGATE_REVERSAL_WINDOW_SECONDS: 1800, FXGATE_TRUSTED_PROXIES: [] });
+    expect(config).toMatchObject({
+      PORT: 8080,
+      HOST: '127.0.0.1',
+      FXGATE_SPREAD_BPS: 20,
+      FXGATE_REVERSAL_WINDOW_SECONDS: 1800,
+      FXGATE_TRUSTED_PROXIES: [],
+    });
     expect(config.FXGATE_RATES).toBeUndefined();
     expect(config.DATABASE_URL).toBeUndefined();
   });
@@ -47,7 +61,10 @@ describe('loadConfig basics', () => {
   });
 
   it('parses the trusted proxy list and refuses a database URL of another scheme', () => {
-    expect(loadConfig({ FXGATE_TRUSTED_PROXIES: ' 10.0.0.1, ,10.1.0.0/16 ' }).FXGATE_TRUSTED_PROXIES).toEqual(['10.0.0.1', '10.1.0.0/16']);
+    expect(loadConfig({ FXGATE_TRUSTED_PROXIES: ' 10.0.0.1, ,10.1.0.0/16 ' }).FXGATE_TRUSTED_PROXIES).toEqual([
+      '10.0.0.1',
+      '10.1.0.0/16',
+    ]);
     expect(problems({ DATABASE_URL: 'mysql://localhost/x' })[0]).toMatch(/^DATABASE_URL: .*postgres:\/\//);
   });
 
@@ -106,7 +123,9 @@ describe('FXGATE_REVERSAL_WINDOW_SECONDS', () => {
   });
 
   it.each(['0', '-5', '1.5', 'half an hour'])('refuses %s, naming the variable', (value) => {
-    expect(problems({ FXGATE_REVERSAL_WINDOW_SECONDS: value })).toEqual([expect.stringMatching(/^FXGATE_REVERSAL_WINDOW_SECONDS: /)]);
+    expect(problems({ FXGATE_REVERSAL_WINDOW_SECONDS: value })).toEqual([
+      expect.stringMatching(/^FXGATE_REVERSAL_WINDOW_SECONDS: /),
+    ]);
   });
 });
 
@@ -119,18 +138,29 @@ describe('FXGATE_UPSTREAM_DEADLINE_MS', () => {
   });
 
   it('accepts a deadline equal to the timeout', () => {
-    expect(loadConfig({ FXGATE_UPSTREAM_TIMEOUT_MS: '3000', FXGATE_UPSTREAM_DEADLINE_MS: '3000' }).FXGATE_UPSTREAM_DEADLINE_MS).toBe(3000);
+    expect(
+      loadConfig({ FXGATE_UPSTREAM_TIMEOUT_MS: '3000', FXGATE_UPSTREAM_DEADLINE_MS: '3000' })
+        .FXGATE_UPSTREAM_DEADLINE_MS,
+    ).toBe(3000);
   });
 
   it('refuses a deadline shorter than a timeout it contains, naming both', () => {
-    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: '5000' })).toEqual(['FXGATE_UPSTREAM_DEADLINE_MS: must be at least FXGATE_UPSTREAM_TIMEOUT_MS (10000)']);
-    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: '3000', FXGATE_UPSTREAM_TIMEOUT_MS: '1000', FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: '4000' })).toEqual([
-      'FXGATE_UPSTREAM_DEADLINE_MS: must be at least FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS (4000)',
+    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: '5000' })).toEqual([
+      'FXGATE_UPSTREAM_DEADLINE_MS: must be at least FXGATE_UPSTREAM_TIMEOUT_MS (10000)',
     ]);
+    expect(
+      problems({
+        FXGATE_UPSTREAM_DEADLINE_MS: '3000',
+        FXGATE_UPSTREAM_TIMEOUT_MS: '1000',
+        FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: '4000',
+      }),
+    ).toEqual(['FXGATE_UPSTREAM_DEADLINE_MS: must be at least FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS (4000)']);
   });
 
   it.each(['0', '-1', '1.5', 'soon'])('refuses %s, naming the variable', (value) => {
-    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: value })).toEqual([expect.stringMatching(/^FXGATE_UPSTREAM_DEADLINE_MS: /)]);
+    expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: value })).toEqual([
+      expect.stringMatching(/^FXGATE_UPSTREAM_DEADLINE_MS: /),
+    ]);
   });
 });
 
@@ -141,11 +171,14 @@ describe('FXGATE_LEGACY_PAGE_TOTALS', () => {
   });
 
   it('accepts every mode the page walker has', () => {
-    for (const mode of PAGE_TOTALS_MODES) expect(loadConfig({ FXGATE_LEGACY_PAGE_TOTALS: mode }).FXGATE_LEGACY_PAGE_TOTALS).toBe(mode);
+    for (const mode of PAGE_TOTALS_MODES)
+      expect(loadConfig({ FXGATE_LEGACY_PAGE_TOTALS: mode }).FXGATE_LEGACY_PAGE_TOTALS).toBe(mode);
   });
 
   it.each(['Exact', 'approximate', 'true', ' bounded'])('refuses %s, naming the variable', (value) => {
-    expect(problems({ FXGATE_LEGACY_PAGE_TOTALS: value })).toEqual([expect.stringMatching(/^FXGATE_LEGACY_PAGE_TOTALS: /)]);
+    expect(problems({ FXGATE_LEGACY_PAGE_TOTALS: value })).toEqual([
+      expect.stringMatching(/^FXGATE_LEGACY_PAGE_TOTALS: /),
+    ]);
   });
 });
 
@@ -168,7 +201,10 @@ describe('FXGATE_RATES inline', () => {
   });
 
   it.each([
-    ['{"EUR":"1.09"', /^FXGATE_RATES: the inline value is not valid JSON .*\{"EUR":"1\.09"\} or @\/path\/to\/file\.json$/],
+    [
+      '{"EUR":"1.09"',
+      /^FXGATE_RATES: the inline value is not valid JSON .*\{"EUR":"1\.09"\} or @\/path\/to\/file\.json$/,
+    ],
     ['EUR=1.09', /^FXGATE_RATES: the inline value is not valid JSON/],
     ['{"EUR":"1.09","EUR":"1.10"}', /^FXGATE_RATES: the inline value is not valid JSON \(Duplicate key 'EUR'/],
     ['["EUR","1.09"]', /^FXGATE_RATES: the inline value must be a JSON object of currency code to USD price string/],
@@ -214,14 +250,18 @@ describe('FXGATE_RATES from a file', () => {
   it('names the variable and the file when the file cannot be read', () => {
     const file = path.join(dir, 'missing.json');
     const [problem] = problems({ FXGATE_RATES: `@${file}` });
-    expect(problem).toMatch(new RegExp(`^FXGATE_RATES: cannot read the rate file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`));
+    expect(problem).toMatch(
+      new RegExp(`^FXGATE_RATES: cannot read the rate file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`),
+    );
     expect(problems({ FXGATE_RATES: `@${dir}` })[0]).toMatch(/^FXGATE_RATES: cannot read the rate file .*EISDIR/);
   });
 
   it('names the file when its content is invalid', async () => {
     const file = path.join(dir, 'numbers.json');
     await writeFile(file, '{"EUR": 1.09}');
-    expect(problems({ FXGATE_RATES: `@${file}` })).toEqual([expect.stringMatching(/^FXGATE_RATES: EUR: 1\.09 is a JSON number; quote it/)]);
+    expect(problems({ FXGATE_RATES: `@${file}` })).toEqual([
+      expect.stringMatching(/^FXGATE_RATES: EUR: 1\.09 is a JSON number; quote it/),
+    ]);
     const broken = path.join(dir, 'broken.json');
     await writeFile(broken, '{"EUR": "1.09",}');
     expect(problems({ FXGATE_RATES: `@${broken}` })[0]).toContain(`FXGATE_RATES: ${broken} is not valid JSON`);
@@ -229,7 +269,7 @@ describe('FXGATE_RATES from a file', () => {
 });
 
 describe('FXGATE_REQUEST_TIMEOUT_MS', () => {
-  it('defaults to the apps\' own default of 10 s', () => {
+  it("defaults to the apps' own default of 10 s", () => {
     expect(loadConfig({}).FXGATE_REQUEST_TIMEOUT_MS).toBe(DEFAULT_REQUEST_TIMEOUT_MS);
     expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(10_000);
   });
@@ -251,18 +291,36 @@ describe('shadow mode and the admin listener', () => {
 
   it('are off by default: no legacy service, the gateway serving, every read sampled once on, no admin port', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ FXGATE_SHADOW_SAMPLE: 1, FXGATE_SHADOW_SERVE: 'gateway', FXGATE_CUTOVER_ORGS: [], FXGATE_ADMIN_HOST: '127.0.0.1' });
+    expect(config).toMatchObject({
+      FXGATE_SHADOW_SAMPLE: 1,
+      FXGATE_SHADOW_SERVE: 'gateway',
+      FXGATE_CUTOVER_ORGS: [],
+      FXGATE_ADMIN_HOST: '127.0.0.1',
+    });
     expect(config.FXGATE_SHADOW_URL).toBeUndefined();
     expect(config.FXGATE_ADMIN_PORT).toBeUndefined();
   });
 
   it('read the legacy service, the sample, who serves and the cut-over orgs (lower case, once each)', () => {
-    const config = loadConfig({ FXGATE_SHADOW_URL: 'https://legacy.example.com/api', FXGATE_SHADOW_SAMPLE: '0.25', FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: ` ${ORG}, ${ORG.toLowerCase()},` });
-    expect(config).toMatchObject({ FXGATE_SHADOW_URL: 'https://legacy.example.com/api', FXGATE_SHADOW_SAMPLE: 0.25, FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: [ORG.toLowerCase()] });
+    const config = loadConfig({
+      FXGATE_SHADOW_URL: 'https://legacy.example.com/api',
+      FXGATE_SHADOW_SAMPLE: '0.25',
+      FXGATE_SHADOW_SERVE: 'legacy',
+      FXGATE_CUTOVER_ORGS: ` ${ORG}, ${ORG.toLowerCase()},`,
+    });
+    expect(config).toMatchObject({
+      FXGATE_SHADOW_URL: 'https://legacy.example.com/api',
+      FXGATE_SHADOW_SAMPLE: 0.25,
+      FXGATE_SHADOW_SERVE: 'legacy',
+      FXGATE_CUTOVER_ORGS: [ORG.toLowerCase()],
+    });
   });
 
   it('read the admin port as a port or off', () => {
-    expect(loadConfig({ FXGATE_ADMIN_PORT: '9091', FXGATE_ADMIN_HOST: '10.0.0.5' })).toMatchObject({ FXGATE_ADMIN_PORT: 9091, FXGATE_ADMIN_HOST: '10.0.0.5' });
+    expect(loadConfig({ FXGATE_ADMIN_PORT: '9091', FXGATE_ADMIN_HOST: '10.0.0.5' })).toMatchObject({
+      FXGATE_ADMIN_PORT: 9091,
+      FXGATE_ADMIN_HOST: '10.0.0.5',
+    });
     expect(loadConfig({ FXGATE_ADMIN_PORT: 'off' }).FXGATE_ADMIN_PORT).toBe('off');
     expect(problems({ FXGATE_ADMIN_PORT: '70000' })).toEqual([expect.stringMatching(/^FXGATE_ADMIN_PORT: /)]);
   });
@@ -272,11 +330,17 @@ describe('shadow mode and the admin listener', () => {
     [{ FXGATE_SHADOW_SAMPLE: '-0.1' }, /^FXGATE_SHADOW_SAMPLE: /],
     [{ FXGATE_SHADOW_SERVE: 'both' }, /^FXGATE_SHADOW_SERVE: /],
     [{ FXGATE_SHADOW_URL: 'ftp://legacy' }, /^FXGATE_SHADOW_URL: /],
-    [{ FXGATE_SHADOW_URL: 'http://legacy', FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: 'acme' }, /^FXGATE_CUTOVER_ORGS: "acme" is not an org id/],
+    [
+      { FXGATE_SHADOW_URL: 'http://legacy', FXGATE_SHADOW_SERVE: 'legacy', FXGATE_CUTOVER_ORGS: 'acme' },
+      /^FXGATE_CUTOVER_ORGS: "acme" is not an org id/,
+    ],
     // The legacy service cannot serve without its URL.
     [{ FXGATE_SHADOW_SERVE: 'legacy' }, /^FXGATE_SHADOW_SERVE: legacy needs FXGATE_SHADOW_URL/],
     // A cut-over list while the gateway serves everyone would move nobody, silently.
-    [{ FXGATE_SHADOW_URL: 'http://legacy', FXGATE_CUTOVER_ORGS: ORG }, /^FXGATE_CUTOVER_ORGS: lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy/],
+    [
+      { FXGATE_SHADOW_URL: 'http://legacy', FXGATE_CUTOVER_ORGS: ORG },
+      /^FXGATE_CUTOVER_ORGS: lists the orgs served by the gateway while the rest get the legacy answer: set FXGATE_SHADOW_SERVE=legacy/,
+    ],
   ])('refuse %j', (env, message) => {
     expect(problems(env)).toEqual([expect.stringMatching(message)]);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { MAX_POOLED_RANDOM_BYTES, randomBytesPooled, randomHex } from '../../src/lib/random.js';
 
 describe('pooled random bytes', () => {
@@ -29,7 +30,8 @@ describe('pooled random bytes', () => {
 
   it('looks uniform: each hex digit about 1/16 of 320,000', () => {
     const counts = new Map<string, number>();
-    for (let i = 0; i < 10_000; i += 1) for (const digit of randomHex(16)) counts.set(digit, (counts.get(digit) ?? 0) + 1);
+    for (let i = 0; i < 10_000; i += 1)
+      for (const digit of randomHex(16)) counts.set(digit, (counts.get(digit) ?? 0) + 1);
     expect(counts.size).toBe(16);
     for (const count of counts.values()) expect(Math.abs(count - 20_000)).toBeLessThan(1_000); // about 7 standard deviations
   });

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UNSTORABLE_TEXT_CODE, decodeUtf8, unstorableTextIssues, unstorableTextProblem } from '../../src/lib/text.js';
+
+import { decodeUtf8, UNSTORABLE_TEXT_CODE, unstorableTextIssues, unstorableTextProblem } from '../../src/lib/text.js';
 
 describe('unstorableTextProblem', () => {
   it.each([
@@ -44,7 +45,9 @@ describe('unstorableTextProblem', () => {
 
   it('says what is wrong and how to fix it', () => {
     expect(unstorableTextProblem('a\u0000')!.message).toMatch(/NUL character \(U\+0000.*cannot be stored; remove it/);
-    expect(unstorableTextProblem('\udc01')!.message).toMatch(/unpaired UTF-16 surrogate \(U\+DC01\).*send well-formed UTF-8/);
+    expect(unstorableTextProblem('\udc01')!.message).toMatch(
+      /unpaired UTF-16 surrogate \(U\+DC01\).*send well-formed UTF-8/,
+    );
   });
 
   it('refuses exactly what does not survive UTF-8 unchanged, and NUL', () => {
@@ -53,17 +56,24 @@ describe('unstorableTextProblem', () => {
       fc.constantFrom('\u0000', '\u0001', '\t', '\ud800', '\udbff', '\udc00', '\udfff', '😀', 'a', 'é'),
     );
     fc.assert(
-      fc.property(fc.array(unit, { maxLength: 12 }).map((parts) => parts.join('')), (text) => {
-        const survives = Buffer.from(text, 'utf8').toString('utf8') === text;
-        return (unstorableTextProblem(text) === null) === (survives && !text.includes('\u0000'));
-      }),
+      fc.property(
+        fc.array(unit, { maxLength: 12 }).map((parts) => parts.join('')),
+        (text) => {
+          const survives = Buffer.from(text, 'utf8').toString('utf8') === text;
+          return (unstorableTextProblem(text) === null) === (survives && !text.includes('\u0000'));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
 });
 
 describe('unstorableTextIssues', () => {
-  const issue = (path: string, message: RegExp) => ({ path, code: UNSTORABLE_TEXT_CODE, message: expect.stringMatching(message) });
+  const issue = (path: string, message: RegExp) => ({
+    path,
+    code: UNSTORABLE_TEXT_CODE,
+    message: expect.stringMatching(message),
+  });
 
   it('is empty for storable JSON of any shape', () => {
     expect(unstorableTextIssues({ a: 'x', b: [1, true, null, { c: '😀\t' }], d: { e: '' } })).toEqual([]);

@@ -4,7 +4,17 @@
  * two header forms of an instant checked against their RFCs' grammar.
  */
 import { describe, expect, it } from 'vitest';
-import { TimeTextError, imfFixdate, parseInstant, parseInterval, parseIntervals, parseIsoDuration, parseSince, structuredDate } from '../../src/lib/time-text.js';
+
+import {
+  imfFixdate,
+  parseInstant,
+  parseInterval,
+  parseIntervals,
+  parseIsoDuration,
+  parseSince,
+  structuredDate,
+  TimeTextError,
+} from '../../src/lib/time-text.js';
 import { IMF_FIXDATE, SF_DATE } from '../support/http-date-grammar.js';
 
 const HOUR = 3_600_000;
@@ -36,13 +46,22 @@ describe('parseInstant', () => {
     expect(refusal(() => parseInstant('2026-12-31T23:59:59'))).toMatch(/add its zone, Z for UTC or an offset/);
   });
 
-  it.each(['2026-02-30T00:00:00Z', '2027-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-12-31T24:00:00Z', '2026-12-31T23:60:00Z'])('refuses %j, a date or time that does not exist (never rolled over)', (text) => {
+  it.each([
+    '2026-02-30T00:00:00Z',
+    '2027-02-29T00:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-12-31T24:00:00Z',
+    '2026-12-31T23:60:00Z',
+  ])('refuses %j, a date or time that does not exist (never rolled over)', (text) => {
     expect(refusal(() => parseInstant(text))).toMatch(/names no real date and time/);
   });
 
-  it.each(['tomorrow', '2026-12-31', '31/12/2026', '20261231T235959Z', '', '1969-12-31T23:59:59Z'])('refuses %j', (text) => {
-    expect(refusal(() => parseInstant(text))).toMatch(/2026-12-31T23:59:59Z|no real date/);
-  });
+  it.each(['tomorrow', '2026-12-31', '31/12/2026', '20261231T235959Z', '', '1969-12-31T23:59:59Z'])(
+    'refuses %j',
+    (text) => {
+      expect(refusal(() => parseInstant(text))).toMatch(/2026-12-31T23:59:59Z|no real date/);
+    },
+  );
 });
 
 describe('parseIsoDuration', () => {
@@ -88,8 +107,16 @@ describe('parseInterval and parseIntervals', () => {
   });
 
   it('refuses what is not start/duration or start/end, saying which form to write', () => {
-    for (const text of ['2026-12-10T15:00:00Z', 'PT1H/2026-12-10T15:00:00Z', '2026-12-10T15:00:00Z/PT1H/PT1H', '/PT1H']) {
-      expect(refusal(() => parseInterval(text)), text).toMatch(/start\/duration or start\/end/);
+    for (const text of [
+      '2026-12-10T15:00:00Z',
+      'PT1H/2026-12-10T15:00:00Z',
+      '2026-12-10T15:00:00Z/PT1H/PT1H',
+      '/PT1H',
+    ]) {
+      expect(
+        refusal(() => parseInterval(text)),
+        text,
+      ).toMatch(/start\/duration or start\/end/);
     }
   });
 
@@ -99,8 +126,12 @@ describe('parseInterval and parseIntervals', () => {
   });
 
   it('names the window of a list that is wrong, and an empty entry', () => {
-    expect(refusal(() => parseIntervals('2026-12-10T15:00:00Z/PT1H,2026-12-17T15:00:00Z/P1M'))).toMatch(/^window 2: .*years and months/);
-    expect(refusal(() => parseIntervals('2026-12-10T15:00:00Z/PT1H,,2026-12-17T15:00:00Z/PT1H'))).toMatch(/window 2 is empty/);
+    expect(refusal(() => parseIntervals('2026-12-10T15:00:00Z/PT1H,2026-12-17T15:00:00Z/P1M'))).toMatch(
+      /^window 2: .*years and months/,
+    );
+    expect(refusal(() => parseIntervals('2026-12-10T15:00:00Z/PT1H,,2026-12-17T15:00:00Z/PT1H'))).toMatch(
+      /window 2 is empty/,
+    );
   });
 });
 
@@ -122,7 +153,9 @@ describe('parseSince', () => {
   });
 
   it.each(['7', 'd7', '7 days', '-7d', '7y', 'P7D', 'yesterday', ''])('refuses %j, saying what to write', (text) => {
-    expect(refusal(() => parseSince(text, now))).toMatch(/such as 7d, 24h or 30m .* or an ISO 8601 timestamp such as 2026-12-01T00:00:00Z/);
+    expect(refusal(() => parseSince(text, now))).toMatch(
+      /such as 7d, 24h or 30m .* or an ISO 8601 timestamp such as 2026-12-01T00:00:00Z/,
+    );
   });
 
   it('refuses a timestamp without its zone and a date that does not exist', () => {

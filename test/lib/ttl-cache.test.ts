@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
+
 import { cachedFor } from '../../src/lib/ttl-cache.js';
 
 describe('cachedFor', () => {
   it('loads once per TTL and shares one load between concurrent callers', async () => {
     let clock = 0;
     let loads = 0;
-    const get = cachedFor(1000, async () => ++loads, () => clock);
+    const get = cachedFor(
+      1000,
+      async () => ++loads,
+      () => clock,
+    );
     expect(await Promise.all([get(), get(), get()])).toEqual([1, 1, 1]);
     clock = 999;
     expect(await get()).toBe(1);

@@ -4,14 +4,16 @@
  * idempotency records (a failover), so that the database's own keys are what stops duplicates.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
+
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import type { Mode } from '../../src/lib/auth/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
+import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { parseDecimal } from '../../src/lib/money.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
-import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { testServices } from './services.js';
 import type { V3Harness } from './v3-harness.js';
 
@@ -86,8 +88,19 @@ export interface TradeRequest {
 }
 
 /** POSTs with a fresh Idempotency-Key, expects 200, and returns `data`. */
-export async function postData(harness: V3Harness, key: LoadedKey, path: string, body: object): Promise<Record<string, string>> {
-  const response = await harness.signed({ key, method: 'POST', path, body: JSON.stringify(body), idempotencyKey: randomUUID() });
+export async function postData(
+  harness: V3Harness,
+  key: LoadedKey,
+  path: string,
+  body: object,
+): Promise<Record<string, string>> {
+  const response = await harness.signed({
+    key,
+    method: 'POST',
+    path,
+    body: JSON.stringify(body),
+    idempotencyKey: randomUUID(),
+  });
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: Record<string, string> }>().data;
 }
@@ -100,7 +113,11 @@ export async function postEmpty(harness: V3Harness, key: LoadedKey, path: string
 }
 
 /** Quotes and executes one trade over HTTP; returns the trade record. */
-export async function quoteAndTrade(harness: V3Harness, key: LoadedKey, request: TradeRequest): Promise<Record<string, string>> {
+export async function quoteAndTrade(
+  harness: V3Harness,
+  key: LoadedKey,
+  request: TradeRequest,
+): Promise<Record<string, string>> {
   const quote = await postData(harness, key, '/v3/fx/quotes', request);
   return postData(harness, key, '/v3/fx/trades', { quoteId: quote.id });
 }

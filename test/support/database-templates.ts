@@ -10,8 +10,10 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+
 import { listMigrations, migrate } from '../../src/lib/db/migrate.js';
 import { wrapPglite } from '../../src/lib/db/pglite-database.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
@@ -23,7 +25,12 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../src/lib/db/migrations/', imp
 
 async function migrationsHash(): Promise<string> {
   const hash = createHash('sha256');
-  for (const name of await listMigrations()) hash.update(name).update('\0').update(await readFile(join(MIGRATIONS_DIR, name))).update('\0');
+  for (const name of await listMigrations())
+    hash
+      .update(name)
+      .update('\0')
+      .update(await readFile(join(MIGRATIONS_DIR, name)))
+      .update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -46,7 +53,10 @@ async function withAdmin<T>(adminUrl: string, fn: (admin: pg.Client) => Promise<
 /** The name of a migrated template database on the server at `adminUrl`, built if missing. */
 async function postgresTemplate(adminUrl: string, hash: string): Promise<string> {
   const name = `fxgate_tpl_${hash}`;
-  const exists = await withAdmin(adminUrl, async (admin) => (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1);
+  const exists = await withAdmin(
+    adminUrl,
+    async (admin) => (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1,
+  );
   if (exists) return name;
   const building = `fxgate_tplb_${randomBytes(6).toString('hex')}`;
   await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE ${building}`));

@@ -6,7 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+
 import pg from 'pg';
+
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPglite } from '../../src/lib/db/pglite-database.js';

@@ -9,13 +9,14 @@
  * can provide neither fails here, saying what to install.
  */
 import os from 'node:os';
+
 import { prepareDatabaseTemplates } from './database-templates.js';
-import { startThrowawayPostgres } from './throwaway-postgres.js';
-import { startThrowawayRedis } from './throwaway-redis.js';
 import type { ThrowawayServer } from './local-processes.js';
 import type { ProbeResult } from './service-probes.js';
 import { probePostgres, probeRedis, redactUrl } from './service-probes.js';
 import { TEST_SERVICE_DEFAULTS } from './services.js';
+import { startThrowawayPostgres } from './throwaway-postgres.js';
+import { startThrowawayRedis } from './throwaway-redis.js';
 
 interface ServiceSpec {
   readonly name: string;
@@ -82,7 +83,9 @@ async function ensureService(service: ServiceSpec): Promise<ThrowawayServer | nu
   // A server that answers but refuses us was asked for by name: replacing it would hide the
   // misconfiguration. Only the unconfigured default may fall back to a throwaway server.
   if (probe.state === 'refused' && configured !== undefined) {
-    throw new Error(`${service.name} at ${redactUrl(url)} (${service.envVar}) answered with an error: ${probe.reason}. Fix the server or the URL.`);
+    throw new Error(
+      `${service.name} at ${redactUrl(url)} (${service.envVar}) answered with an error: ${probe.reason}. Fix the server or the URL.`,
+    );
   }
   const throwaway = await service.startThrowaway();
   process.env[service.envVar] = throwaway.url;

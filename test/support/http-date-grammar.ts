@@ -4,7 +4,8 @@
  */
 
 /** RFC 9110 section 5.6.7, IMF-fixdate: day-name "," SP date1 SP time-of-day SP GMT. */
-export const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (0[1-9]|[12]\d|3[01]) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} ([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60) GMT$/;
+export const IMF_FIXDATE =
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (0[1-9]|[12]\d|3[01]) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} ([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60) GMT$/;
 
 /** RFC 9745 section 2.1 with RFC 9651 section 3.3.7: a Date item is "@" and an Integer (an optional "-", 1 to 15 digits). */
 export const SF_DATE = /^@-?\d{1,15}$/;
@@ -24,6 +25,9 @@ export const LINK = new RegExp(`^${LINK_VALUE}(?:[ \\t]*,[ \\t]*${LINK_VALUE})*$
 export function linkRelations(header: string): { target: string; rel: string | undefined }[] {
   return [...header.matchAll(new RegExp(LINK_VALUE, 'g'))].map(([value]) => ({
     target: /^<([^>]*)>/.exec(value)![1]!,
-    rel: /;[ \t]*rel[ \t]*=[ \t]*(?:"([^"]*)"|([^;,\s]+))/i.exec(value)?.slice(1).find((part) => part !== undefined),
+    rel: /;[ \t]*rel[ \t]*=[ \t]*(?:"([^"]*)"|([^;,\s]+))/i
+      .exec(value)
+      ?.slice(1)
+      .find((part) => part !== undefined),
   }));
 }

@@ -6,8 +6,9 @@
  * answers, to answer slowly, or to answer garbage. It keeps every request it received, and the
  * bytes of every answer it gave.
  */
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+
 import { parse, stringify } from 'lossless-json';
 import { request as undiciRequest } from 'undici';
 
@@ -121,7 +122,12 @@ export class LegacyDouble {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const received: ReceivedRequest = { method: request.method ?? 'GET', url: request.url ?? '/', headers: { ...request.headers }, body: Buffer.concat(chunks) };
+    const received: ReceivedRequest = {
+      method: request.method ?? 'GET',
+      url: request.url ?? '/',
+      headers: { ...request.headers },
+      body: Buffer.concat(chunks),
+    };
     this.received.push(received);
     const behaviour = this.behaviour;
     if (behaviour.kind === 'garbage-bytes') {
@@ -129,7 +135,9 @@ export class LegacyDouble {
       return;
     }
     if (behaviour.kind === 'garbage-body') {
-      response.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Service temporarily unavailable</body></html>');
+      response
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<html><body>Service temporarily unavailable</body></html>');
       return;
     }
     if (behaviour.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
@@ -137,17 +145,29 @@ export class LegacyDouble {
       const answer = await this.answer(received);
       const body = this.withChanges(received.url, answer.body);
       this.answers.push({ url: received.url, status: answer.status, body });
-      if (!response.destroyed) response.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers }).end(body);
+      if (!response.destroyed)
+        response
+          .writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', ...answer.headers })
+          .end(body);
     } catch (error) {
-      if (!response.destroyed) response.writeHead(502, { 'content-type': 'text/plain' }).end(`the double could not answer: ${String(error)}`);
+      if (!response.destroyed)
+        response.writeHead(502, { 'content-type': 'text/plain' }).end(`the double could not answer: ${String(error)}`);
     }
   }
 
-  private async answer(received: ReceivedRequest): Promise<{ status: number; body: Buffer; headers: Record<string, string> }> {
+  private async answer(
+    received: ReceivedRequest,
+  ): Promise<{ status: number; body: Buffer; headers: Record<string, string> }> {
     const recorded = this.options.recorded?.(received);
     if (recorded !== undefined) return { status: recorded.status, body: Buffer.from(recorded.body), headers: {} };
-    if (this.options.target === undefined) return { status: 404, body: Buffer.from('{"status":"error","message":"Route not found"}'), headers: {} };
-    const headers = Object.fromEntries(Object.entries(received.headers).filter(([name, value]) => value !== undefined && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name))) as Record<string, string>;
+    if (this.options.target === undefined)
+      return { status: 404, body: Buffer.from('{"status":"error","message":"Route not found"}'), headers: {} };
+    const headers = Object.fromEntries(
+      Object.entries(received.headers).filter(
+        ([name, value]) =>
+          value !== undefined && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name),
+      ),
+    ) as Record<string, string>;
     const answer = await undiciRequest(`${this.options.target}${received.url}`, {
       method: received.method as 'GET',
       headers,

@@ -8,17 +8,27 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
+
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
+import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
-import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import { legacyToken } from './independent-signing.js';
-import { ResponseLog } from './openapi-responses.js';
 import { TEST_LIFECYCLE } from './legacy-lifecycle.js';
-import { TEST_ISSUER, TEST_ISSUERS, V3Harness, sendTo, type HarnessOptions, type SendOptions, type TestResponse } from './v3-harness.js';
+import { ResponseLog } from './openapi-responses.js';
+import {
+  type HarnessOptions,
+  type SendOptions,
+  sendTo,
+  TEST_ISSUER,
+  TEST_ISSUERS,
+  type TestResponse,
+  V3Harness,
+} from './v3-harness.js';
 
 export interface LegacyRequest {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -37,7 +47,10 @@ export interface LegacyRequest {
 export interface LegacyHarnessOptions extends HarnessOptions {
   /** The gateway's store; the core's own by default (as in `fxgate all`). */
   readonly gatewayStore?: EphemeralStore;
-  readonly gateway?: Partial<LegacyGatewayOptions> & { readonly timeoutMs?: number; readonly requestTimeoutMs?: number };
+  readonly gateway?: Partial<LegacyGatewayOptions> & {
+    readonly timeoutMs?: number;
+    readonly requestTimeoutMs?: number;
+  };
   /** Legacy webhooks on the gateway, made once the core (and so the database) exists. */
   readonly webhooks?: (core: V3Harness) => LegacyWebhooks;
 }
@@ -51,13 +64,18 @@ export class LegacyHarness {
   ) {}
 
   static async start(options: LegacyHarnessOptions = {}): Promise<LegacyHarness> {
-    const core = await V3Harness.start({ ...options, core: { rateLimits: { reads: 1_000_000, writes: 1_000_000 }, ...options.core } });
+    const core = await V3Harness.start({
+      ...options,
+      core: { rateLimits: { reads: 1_000_000, writes: 1_000_000 }, ...options.core },
+    });
     const keysDir = await mkdtemp(join(tmpdir(), 'fxgate-gateway-keys-'));
     const gateway = await buildGatewayApp({
       upstreamUrl: core.baseUrl,
       logLevel: 'silent',
       timeoutMs: options.gateway?.timeoutMs ?? 10_000,
-      ...(options.gateway?.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.gateway.requestTimeoutMs }),
+      ...(options.gateway?.requestTimeoutMs === undefined
+        ? {}
+        : { requestTimeoutMs: options.gateway.requestTimeoutMs }),
       legacy: {
         registry: core.registry,
         database: core.db,
@@ -84,14 +102,21 @@ export class LegacyHarness {
 
   /** Sends a legacy request to the gateway, signed with a fresh token; sandbox keys declare SANDBOX. */
   async call(generation: 'v1' | 'v2', key: LoadedKey, request: LegacyRequest): Promise<TestResponse> {
-    const path = request.path.startsWith('/') ? request.path : `/${generation}/brokerage/${request.orgId ?? key.file.orgId}/${request.path}`;
+    const path = request.path.startsWith('/')
+      ? request.path
+      : `/${generation}/brokerage/${request.orgId ?? key.file.orgId}/${request.path}`;
     const headers: Record<string, string | undefined> = {
       ...(request.unsigned ? {} : { authorization: `Bearer ${this.token(key, request.lifetimeSeconds)}` }),
       ...(key.file.mode === 'sandbox' ? { 'x-app-mode': 'SANDBOX' } : {}),
       ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...request.headers,
     };
-    return this.send({ method: request.method ?? (request.body === undefined ? 'GET' : 'POST'), path, body: request.body, headers });
+    return this.send({
+      method: request.method ?? (request.body === undefined ? 'GET' : 'POST'),
+      path,
+      body: request.body,
+      headers,
+    });
   }
 
   v1(key: LoadedKey, request: LegacyRequest): Promise<TestResponse> {

@@ -4,7 +4,7 @@
  * failure status, or by killing the connection. It can stop listening and come back on the same
  * port, as a receiver that is down and then up.
  */
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface ReceivedWebhook {
@@ -82,7 +82,11 @@ export class LegacyWebhookReceiver {
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((other) => other !== waiter);
-        reject(new Error(`the receiver did not get what was awaited within ${timeoutMs} ms (it has ${this.received.length} requests)`));
+        reject(
+          new Error(
+            `the receiver did not get what was awaited within ${timeoutMs} ms (it has ${this.received.length} requests)`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.push(waiter);
     });
@@ -96,8 +100,19 @@ export class LegacyWebhookReceiver {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const rawBody = Buffer.concat(chunks);
-    const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]));
-    const hit: ReceivedWebhook = { path: request.url ?? '', headers, rawBody, body: JSON.parse(rawBody.toString('utf8')) as ReceivedWebhook['body'], at: Date.now() };
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).map(([name, value]) => [
+        name,
+        Array.isArray(value) ? value.join(', ') : String(value),
+      ]),
+    );
+    const hit: ReceivedWebhook = {
+      path: request.url ?? '',
+      headers,
+      rawBody,
+      body: JSON.parse(rawBody.toString('utf8')) as ReceivedWebhook['body'],
+      at: Date.now(),
+    };
     const answer = await this.answer(hit);
     if (answer === 'drop') {
       request.socket.destroy();

@@ -3,7 +3,7 @@
  * global setup starts when no real server answers.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, constants, readFileSync, readdirSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 

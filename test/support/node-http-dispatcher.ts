@@ -11,7 +11,8 @@
  * What it does not do: timeouts (the gateway's own Pool and the scripted-v3 tests cover them),
  * upgrades, CONNECT, trailers, or request bodies given as streams.
  */
-import { Agent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest } from 'node:http';
+
 import { Dispatcher } from 'undici';
 
 /** The callbacks undici's `request()` passes to `dispatch` (undici 7's RequestHandler). */
@@ -27,7 +28,8 @@ function headersOf(headers: Dispatcher.DispatchOptions['headers']): OutgoingHttp
   if (headers === undefined || headers === null) return {};
   if (Array.isArray(headers)) {
     const out: OutgoingHttpHeaders = {};
-    for (let index = 0; index + 1 < headers.length; index += 2) out[String(headers[index])] = String(headers[index + 1]);
+    for (let index = 0; index + 1 < headers.length; index += 2)
+      out[String(headers[index])] = String(headers[index + 1]);
     return out;
   }
   if (Symbol.iterator in headers) return Object.fromEntries(headers as Iterable<[string, string]>);
@@ -52,7 +54,11 @@ export class NodeHttpDispatcher extends Dispatcher {
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const callbacks = handler as LegacyDispatchHandler;
     const url = new URL(options.path, options.origin ?? this.origin);
-    const outgoing = httpRequest(url, { method: options.method, headers: headersOf(options.headers), agent: this.agent });
+    const outgoing = httpRequest(url, {
+      method: options.method,
+      headers: headersOf(options.headers),
+      agent: this.agent,
+    });
     let failed = false;
     const fail = (error: Error) => {
       if (failed) return;
@@ -63,7 +69,12 @@ export class NodeHttpDispatcher extends Dispatcher {
     outgoing.on('error', fail);
     outgoing.on('response', (response: IncomingMessage) => {
       const rawHeaders = response.rawHeaders.map((value) => Buffer.from(value, 'latin1'));
-      callbacks.onHeaders?.(response.statusCode ?? 0, rawHeaders, () => response.resume(), response.statusMessage ?? '');
+      callbacks.onHeaders?.(
+        response.statusCode ?? 0,
+        rawHeaders,
+        () => response.resume(),
+        response.statusMessage ?? '',
+      );
       response.on('data', (chunk: Buffer) => {
         if (callbacks.onData?.(chunk) === false) response.pause();
       });

@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { RECORDINGS_ENV } from './openapi-recordings.js';
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {

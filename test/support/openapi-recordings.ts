@@ -4,7 +4,7 @@
  * for the run by openapi-recordings-setup.ts; test/openapi-coverage.test.ts reads them all once
  * every other suite has run.
  */
-import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The environment variable naming the run's folder; set by the global setup, inherited by the test processes. */

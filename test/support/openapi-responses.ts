@@ -13,8 +13,9 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { generateDocuments } from '../../src/cli/commands/openapi.js';
 import type { oas31 } from 'zod-openapi';
+
+import { generateDocuments } from '../../src/cli/commands/openapi.js';
 import type { Generation, OpenApiDocument } from '../../src/lib/openapi/document.js';
 import { recordAnswer } from './openapi-recordings.js';
 
@@ -61,7 +62,10 @@ function checkerOf(generation: Generation, document: OpenApiDocument): DocumentC
   ajv.addSchema(document, generation);
   // Fewest parameters first, as the router prefers a static segment: `trade/reverse` before `trade/{id}`.
   const routes = Object.keys(document.paths ?? {})
-    .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[A-Za-z0-9_]+\}/g, '[^/]+')}$`) }))
+    .map((template) => ({
+      template,
+      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[A-Za-z0-9_]+\}/g, '[^/]+')}$`),
+    }))
     .sort((a, b) => a.template.split('{').length - b.template.split('{').length);
   return { generation, document, routes, ajv, validators: new Map() };
 }
@@ -87,7 +91,10 @@ const pointer = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/
 
 function resolve<T>(document: OpenApiDocument, value: T | { $ref: string }): T {
   if (typeof value === 'object' && value !== null && '$ref' in value) {
-    const path = value.$ref.replace(/^#\//, '').split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const path = value.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
     return path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], document) as T;
   }
   return value as T;
@@ -98,7 +105,12 @@ function resolve<T>(document: OpenApiDocument, value: T | { $ref: string }): T {
  * throws UndocumentedResponseError naming the operation, the status and every schema error.
  * Answers outside the documents pass.
  */
-export async function checkDocumentedResponse(serves: readonly Generation[], method: string, pathAndQuery: string, response: SeenResponse): Promise<void> {
+export async function checkDocumentedResponse(
+  serves: readonly Generation[],
+  method: string,
+  pathAndQuery: string,
+  response: SeenResponse,
+): Promise<void> {
   const path = pathAndQuery.split('?', 1)[0]!;
   const generation = generationOf(path);
   const verb = method.toLowerCase() as (typeof METHODS)[number];
@@ -110,11 +122,16 @@ export async function checkDocumentedResponse(serves: readonly Generation[], met
   const where = `${method} ${route.template} (${generation})`;
   const documented = operation.responses?.[String(response.status)];
   if (documented === undefined) {
-    throw new UndocumentedResponseError(`${where} answered ${response.status}, which its document does not list (it lists ${Object.keys(operation.responses ?? {}).join(', ')}): ${response.text.slice(0, 300)}`);
+    throw new UndocumentedResponseError(
+      `${where} answered ${response.status}, which its document does not list (it lists ${Object.keys(operation.responses ?? {}).join(', ')}): ${response.text.slice(0, 300)}`,
+    );
   }
   const declared = resolve<oas31.ResponseObject>(checker.document, documented);
   for (const [name, header] of Object.entries(declared.headers ?? {})) {
-    if (resolve<oas31.HeaderObject>(checker.document, header).required && response.headers[name.toLowerCase()] === undefined) {
+    if (
+      resolve<oas31.HeaderObject>(checker.document, header).required &&
+      response.headers[name.toLowerCase()] === undefined
+    ) {
       throw new UndocumentedResponseError(`${where} answered ${response.status} without its required ${name} header`);
     }
   }
@@ -122,18 +139,26 @@ export async function checkDocumentedResponse(serves: readonly Generation[], met
     const key = `${route.template} ${verb} ${response.status}`;
     let validate = checker.validators.get(key);
     if (validate === undefined) {
-      validate = checker.ajv.compile({ $ref: `${generation}#/paths/${pointer(route.template)}/${verb}/responses/${response.status}/content/application~1json/schema` });
+      validate = checker.ajv.compile({
+        $ref: `${generation}#/paths/${pointer(route.template)}/${verb}/responses/${response.status}/content/application~1json/schema`,
+      });
       checker.validators.set(key, validate);
     }
     let body: unknown;
     try {
       body = JSON.parse(response.text);
     } catch {
-      throw new UndocumentedResponseError(`${where} answered ${response.status} with a body that is not JSON: ${response.text.slice(0, 300)}`);
+      throw new UndocumentedResponseError(
+        `${where} answered ${response.status} with a body that is not JSON: ${response.text.slice(0, 300)}`,
+      );
     }
     if (!validate(body)) {
-      const errors = (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
-      throw new UndocumentedResponseError(`${where} answered ${response.status} with a body its document does not describe:\n  ${errors.join('\n  ')}\nbody: ${response.text.slice(0, 600)}`);
+      const errors = (validate.errors ?? []).map(
+        (error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+      );
+      throw new UndocumentedResponseError(
+        `${where} answered ${response.status} with a body its document does not describe:\n  ${errors.join('\n  ')}\nbody: ${response.text.slice(0, 600)}`,
+      );
     }
   }
   recordAnswer({ generation, method: method.toUpperCase(), path: route.template, status: response.status });
@@ -166,6 +191,9 @@ export class ResponseLog {
         problems.push(error.message);
       }
     }
-    if (problems.length > 0) throw new UndocumentedResponseError(`${problems.length} answer(s) its OpenAPI document does not describe:\n- ${problems.join('\n- ')}`);
+    if (problems.length > 0)
+      throw new UndocumentedResponseError(
+        `${problems.length} answer(s) its OpenAPI document does not describe:\n- ${problems.join('\n- ')}`,
+      );
   }
 }

@@ -31,7 +31,8 @@ const TYPES: readonly MetricType[] = ['counter', 'gauge', 'histogram', 'summary'
 function parseValue(text: string, line: string): number {
   if (/^[+-]?inf$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
   if (/^nan$/i.test(text)) return Number.NaN;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw new Error(`not a float: ${JSON.stringify(text)} in ${JSON.stringify(line)}`);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text))
+    throw new Error(`not a float: ${JSON.stringify(text)} in ${JSON.stringify(line)}`);
   return Number(text);
 }
 
@@ -86,7 +87,8 @@ function familyOf(sampleName: string, families: ReadonlyMap<string, Family>): Fa
   for (const suffix of ['_bucket', '_sum', '_count']) {
     if (!sampleName.endsWith(suffix)) continue;
     const family = families.get(sampleName.slice(0, -suffix.length));
-    if (family !== undefined && (family.type === 'histogram' || (family.type === 'summary' && suffix !== '_bucket'))) return family;
+    if (family !== undefined && (family.type === 'histogram' || (family.type === 'summary' && suffix !== '_bucket')))
+      return family;
   }
   return undefined;
 }
@@ -94,7 +96,11 @@ function familyOf(sampleName: string, families: ReadonlyMap<string, Family>): Fa
 function checkHistogram(family: Family): void {
   const series = new Map<string, { buckets: [number, number][]; count?: number }>();
   const keyOf = (labels: Readonly<Record<string, string>>): string =>
-    JSON.stringify(Object.entries(labels).filter(([name]) => name !== 'le').sort(([a], [b]) => (a < b ? -1 : 1)));
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([name]) => name !== 'le')
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    );
   for (const sample of family.samples) {
     const entry = series.get(keyOf(sample.labels)) ?? { buckets: [] };
     series.set(keyOf(sample.labels), entry);
@@ -111,7 +117,8 @@ function checkHistogram(family: Family): void {
     }
     const last = sorted.at(-1);
     if (last === undefined || last[0] !== Infinity) throw new Error(`${family.name}${key}: no le="+Inf" bucket`);
-    if (entry.count !== last[1]) throw new Error(`${family.name}${key}: _count ${entry.count} is not the +Inf bucket's ${last[1]}`);
+    if (entry.count !== last[1])
+      throw new Error(`${family.name}${key}: _count ${entry.count} is not the +Inf bucket's ${last[1]}`);
   }
 }
 
@@ -160,15 +167,28 @@ export function parsePrometheusText(text: string): Map<string, Family> {
 }
 
 /** The value of the one sample of `name` whose labels include `labels`; 0 when none has them. */
-export function sampleValue(families: ReadonlyMap<string, Family>, name: string, labels: Readonly<Record<string, string>> = {}): number {
+export function sampleValue(
+  families: ReadonlyMap<string, Family>,
+  name: string,
+  labels: Readonly<Record<string, string>> = {},
+): number {
   const family = familyOf(name, families);
   if (family === undefined) throw new Error(`no family for ${name}`);
-  const matching = family.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([label, value]) => sample.labels[label] === value));
+  const matching = family.samples.filter(
+    (sample) =>
+      sample.name === name && Object.entries(labels).every(([label, value]) => sample.labels[label] === value),
+  );
   if (matching.length > 1) throw new Error(`${matching.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return matching[0]?.value ?? 0;
 }
 
 /** Every label value of every sample, with where it was. */
-export function labelValues(families: ReadonlyMap<string, Family>): { readonly sample: string; readonly label: string; readonly value: string }[] {
-  return [...families.values()].flatMap((family) => family.samples.flatMap((sample) => Object.entries(sample.labels).map(([label, value]) => ({ sample: sample.name, label, value }))));
+export function labelValues(
+  families: ReadonlyMap<string, Family>,
+): { readonly sample: string; readonly label: string; readonly value: string }[] {
+  return [...families.values()].flatMap((family) =>
+    family.samples.flatMap((sample) =>
+      Object.entries(sample.labels).map(([label, value]) => ({ sample: sample.name, label, value })),
+    ),
+  );
 }

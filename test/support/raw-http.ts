@@ -5,7 +5,9 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { connect } from 'node:net';
+
 import { expect } from 'vitest';
+
 import { ERROR_CATALOG, type ErrorCode } from '../../src/lib/errors/catalog.js';
 
 /** A step of what the client writes: bytes, or a pause. */
@@ -54,8 +56,14 @@ export function parseRawResponse(bytes: Buffer): RawResponse | null {
     const colon = line.indexOf(':');
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
-  const length = headers['content-length'] === undefined ? bytes.length - headEnd - 4 : Number(headers['content-length']);
-  return { statusLine: statusLine!, status, headers, body: bytes.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8') };
+  const length =
+    headers['content-length'] === undefined ? bytes.length - headEnd - 4 : Number(headers['content-length']);
+  return {
+    statusLine: statusLine!,
+    status,
+    headers,
+    body: bytes.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8'),
+  };
 }
 
 /** Connects to `baseUrl` (http://host:port), plays the steps and collects the answer until the server closes its side. */
@@ -70,7 +78,10 @@ export function rawExchange(baseUrl: string, options: RawExchangeOptions): Promi
     let settled = false;
     // allowHalfOpen: the server's FIN is seen as 'end' before this side closes.
     const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
-    const failTimer = setTimeout(() => finish(new Error(`the server did not close the connection within ${options.failAfterMs ?? 10_000} ms`)), options.failAfterMs ?? 10_000);
+    const failTimer = setTimeout(
+      () => finish(new Error(`the server did not close the connection within ${options.failAfterMs ?? 10_000} ms`)),
+      options.failAfterMs ?? 10_000,
+    );
 
     const finish = (error: Error | null, endedCleanly = false): void => {
       if (settled) return;
@@ -84,7 +95,14 @@ export function rawExchange(baseUrl: string, options: RawExchangeOptions): Promi
         return;
       }
       const received = Buffer.concat(chunks);
-      resolve({ received, response: parseRawResponse(received), answeredAfterMs, closedAfterMs, endedCleanly, trickled });
+      resolve({
+        received,
+        response: parseRawResponse(received),
+        answeredAfterMs,
+        closedAfterMs,
+        endedCleanly,
+        trickled,
+      });
     };
 
     socket.on('data', (chunk: Buffer) => {
@@ -100,7 +118,8 @@ export function rawExchange(baseUrl: string, options: RawExchangeOptions): Promi
       void (async () => {
         for (const step of options.steps) {
           if (settled) return;
-          if (typeof step === 'object' && !Buffer.isBuffer(step)) await new Promise((wait) => setTimeout(wait, step.pauseMs));
+          if (typeof step === 'object' && !Buffer.isBuffer(step))
+            await new Promise((wait) => setTimeout(wait, step.pauseMs));
           else if (!socket.destroyed && !socket.writableEnded) socket.write(step);
         }
         const trickle = options.trickle;
@@ -120,9 +139,15 @@ export function rawExchange(baseUrl: string, options: RawExchangeOptions): Promi
  * Content-Length matching the body, `Connection: close`, nothing after the body, then a FIN.
  * Returns the response and its parsed body.
  */
-export function expectAnswerThenClose(exchange: RawExchange): { readonly response: RawResponse; readonly body: unknown } {
+export function expectAnswerThenClose(exchange: RawExchange): {
+  readonly response: RawResponse;
+  readonly body: unknown;
+} {
   const { response } = exchange;
-  expect(response, `a response (received: ${JSON.stringify(exchange.received.toString('latin1').slice(0, 200))})`).not.toBeNull();
+  expect(
+    response,
+    `a response (received: ${JSON.stringify(exchange.received.toString('latin1').slice(0, 200))})`,
+  ).not.toBeNull();
   expect(response!.statusLine).toBe(`HTTP/1.1 ${response!.status} ${STATUS_CODES[response!.status]}`);
   expect(response!.headers['content-type']).toBe('application/json; charset=utf-8');
   expect(response!.headers['content-length']).toBe(String(Buffer.byteLength(response!.body)));
@@ -139,14 +164,23 @@ export function expectRawV3Error(exchange: RawExchange, code: ErrorCode): void {
   const row = ERROR_CATALOG[code];
   expect(response.status).toBe(row.status);
   expect(typeof row.retryStrategy).toBe('string');
-  expect(body).toEqual({ error: { code, type: row.type, message: row.message, retryStrategy: row.retryStrategy, details: {} } });
+  expect(body).toEqual({
+    error: { code, type: row.type, message: row.message, retryStrategy: row.retryStrategy, details: {} },
+  });
   expect(response.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
   expect(response.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);
-  expect(new Date(response.headers['x-request-timestamp']!).toISOString()).toBe(response.headers['x-request-timestamp']);
+  expect(new Date(response.headers['x-request-timestamp']!).toISOString()).toBe(
+    response.headers['x-request-timestamp'],
+  );
 }
 
 /** Asserts a raw answer is exactly the legacy `{status: 'error', message}` under `status`, with v1's deprecation headers on v1 only, and that the connection closed. */
-export function expectRawLegacyError(exchange: RawExchange, generation: 'v1' | 'v2', status: number, message: string): void {
+export function expectRawLegacyError(
+  exchange: RawExchange,
+  generation: 'v1' | 'v2',
+  status: number,
+  message: string,
+): void {
   const { response, body } = expectAnswerThenClose(exchange);
   expect(response.status).toBe(status);
   expect(body).toEqual({ status: 'error', message });

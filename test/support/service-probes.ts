@@ -4,6 +4,7 @@
  * own complaint (it listens but refuses us, e.g. a wrong password or a missing database).
  */
 import { connect } from 'node:net';
+
 import pg from 'pg';
 
 export type ProbeResult =

@@ -3,8 +3,8 @@
  * refused, open ones cut) and bring back on the same port: an upstream that is unreachable for a
  * while, with everything else about it real.
  */
-import { type Server, type Socket, connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class TcpForwarder {
   private server: Server | null = null;

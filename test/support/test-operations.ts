@@ -4,8 +4,9 @@
  * served next to the core's own operations on the same pipeline.
  */
 import { z } from 'zod';
+
+import { type CoreDependencies, coreOperations } from '../../src/core/app.js';
 import { defineOperation, type Operation } from '../../src/core/http/operation.js';
-import { coreOperations, type CoreDependencies } from '../../src/core/app.js';
 import { ApiError } from '../../src/lib/errors/api-error.js';
 import { V3_AMOUNT_PATTERN } from '../../src/lib/money.js';
 
@@ -118,7 +119,11 @@ export function testOperations(log: OperationLog): Operation[] {
       async handle({ principal }) {
         log.calls.push({ operation: 'conflict', orgId: principal.orgId, body: null });
         if (log.shouldFail('conflict')) {
-          throw new ApiError('WITHDRAWAL_INSUFFICIENT_BALANCE', { requiredAmount: '10.00', availableAmount: '5.00', currency: 'USD' });
+          throw new ApiError('WITHDRAWAL_INSUFFICIENT_BALANCE', {
+            requiredAmount: '10.00',
+            availableAmount: '5.00',
+            currency: 'USD',
+          });
         }
         return { body: { data: { ok: true } } };
       },

@@ -7,7 +7,9 @@ import { rmSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+
 import pg from 'pg';
+
 import type { Account, ThrowawayServer } from './local-processes.js';
 import {
   cleanupOnExit,
@@ -36,7 +38,9 @@ interface Runner {
 export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
   const binDir = findExecutableDir(['initdb', 'pg_ctl'], POSTGRES_DIRS);
   if (binDir === null) {
-    throw new Error(`no PostgreSQL server binaries (initdb, pg_ctl) in PATH or /usr/lib/postgresql/*/bin: ${POSTGRES_INSTALL_HINT}`);
+    throw new Error(
+      `no PostgreSQL server binaries (initdb, pg_ctl) in PATH or /usr/lib/postgresql/*/bin: ${POSTGRES_INSTALL_HINT}`,
+    );
   }
   const runner = commandRunner();
   // As root, /tmp rather than $TMPDIR: the account the server runs as must reach the folder,
@@ -50,10 +54,32 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
   let started = false;
   try {
     const port = await freePort();
-    await runner.run(path.join(binDir, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    await runner.run(path.join(binDir, 'initdb'), [
+      '-D',
+      dataDir,
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
     // Set before starting: a start that timed out may still leave a server running.
     started = true;
-    await runner.run(pgCtl, ['start', '-D', dataDir, '-l', path.join(dir, 'postgres.log'), '-w', '-t', '60', '-o', serverOptions(port, dir)]);
+    await runner.run(pgCtl, [
+      'start',
+      '-D',
+      dataDir,
+      '-l',
+      path.join(dir, 'postgres.log'),
+      '-w',
+      '-t',
+      '60',
+      '-o',
+      serverOptions(port, dir),
+    ]);
     await createDatabase(port, 'test');
     const cancelExitHook = cleanupOnExit(() => {
       runner.runSync(pgCtl, ['stop', '-D', dataDir, '-m', 'immediate', '-w']);
@@ -75,7 +101,9 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
     if (started) await stopServer().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`could not start a throwaway PostgreSQL: ${reason}\n(or set DATABASE_URL to a running server)`, { cause: error });
+    throw new Error(`could not start a throwaway PostgreSQL: ${reason}\n(or set DATABASE_URL to a running server)`, {
+      cause: error,
+    });
   }
 }
 
@@ -93,7 +121,9 @@ function commandRunner(): Runner {
   }
   const account = unprivilegedAccount();
   if (account === null) {
-    throw new Error(`running as root, and no 'postgres' or 'nobody' account to run PostgreSQL as: ${POSTGRES_INSTALL_HINT}`);
+    throw new Error(
+      `running as root, and no 'postgres' or 'nobody' account to run PostgreSQL as: ${POSTGRES_INSTALL_HINT}`,
+    );
   }
   const runuserDir = findExecutableDir(['runuser'], ['/usr/sbin', '/sbin']);
   if (runuserDir === null) {

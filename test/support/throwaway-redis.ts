@@ -9,11 +9,13 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+
 import type { ThrowawayServer } from './local-processes.js';
 import { cleanupOnExit, findExecutableDir, freePort, waitUntil } from './local-processes.js';
 import { probeRedis } from './service-probes.js';
 
-const REDIS_INSTALL_HINT = 'install redis-server (Debian/Ubuntu: apt-get install redis-server) or set REDIS_URL to a running server';
+const REDIS_INSTALL_HINT =
+  'install redis-server (Debian/Ubuntu: apt-get install redis-server) or set REDIS_URL to a running server';
 
 const STOP_GRACE_MS = 10_000;
 /** Enough of the server's output to say why it failed to start. */
@@ -28,14 +30,19 @@ export async function startThrowawayRedis(): Promise<ThrowawayServer> {
   const child = spawn(path.join(binDir, 'redis-server'), serverArgs(port, dir), { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = captureOutput(child);
   try {
-    await waitUntil('throwaway Redis', async () => (await probeRedis(url, 500)).state === 'up', 30_000, () =>
-      exitDescription(child, output()),
+    await waitUntil(
+      'throwaway Redis',
+      async () => (await probeRedis(url, 500)).state === 'up',
+      30_000,
+      () => exitDescription(child, output()),
     );
   } catch (error) {
     await stopChild(child);
     await rm(dir, { recursive: true, force: true });
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`could not start a throwaway Redis: ${reason}\n(or set REDIS_URL to a running server)`, { cause: error });
+    throw new Error(`could not start a throwaway Redis: ${reason}\n(or set REDIS_URL to a running server)`, {
+      cause: error,
+    });
   }
   const cancelExitHook = cleanupOnExit(() => {
     child.kill('SIGKILL');
@@ -57,7 +64,20 @@ export async function startThrowawayRedis(): Promise<ThrowawayServer> {
 
 /** Loopback only, and nothing written to disk: the data dies with the run. */
 function serverArgs(port: number, dir: string): string[] {
-  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir];
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--dir',
+    dir,
+  ];
 }
 
 /** The server's output so far; a failed spawn (an 'error' event, which must be handled) included. */

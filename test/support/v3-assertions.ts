@@ -5,7 +5,8 @@
  */
 import { expect } from 'vitest';
 import { z } from 'zod';
-import { ERROR_CATALOG, ERROR_TYPES, RETRY_STRATEGIES, type ErrorCode } from '../../src/lib/errors/catalog.js';
+
+import { ERROR_CATALOG, ERROR_TYPES, type ErrorCode, RETRY_STRATEGIES } from '../../src/lib/errors/catalog.js';
 import type { TestResponse } from './v3-harness.js';
 
 /** `{ error: { code, type, message, retryStrategy, details } }` and nothing else. */
@@ -75,7 +76,11 @@ export interface ExpectV3ErrorOptions {
  * headers; `Allow` on 405 naming details.allowed; `Retry-After` on 409 and 429; never
  * `Idempotency-Replayed`). Returns the parsed error for further checks.
  */
-export function expectV3Error(response: TestResponse, code: ErrorCode, options: ExpectV3ErrorOptions = {}): V3ErrorBody {
+export function expectV3Error(
+  response: TestResponse,
+  code: ErrorCode,
+  options: ExpectV3ErrorOptions = {},
+): V3ErrorBody {
   const row = ERROR_CATALOG[code];
   expect(response.status, `HTTP status of ${code} (body: ${response.text.slice(0, 300)})`).toBe(row.status);
   expect(response.headers['content-type'], 'Content-Type of an error').toMatch(/^application\/json(;|$)/);
@@ -93,7 +98,9 @@ export function expectV3Error(response: TestResponse, code: ErrorCode, options: 
   if (typeof row.retryStrategy === 'string') {
     expect(error.retryStrategy).toBe(row.retryStrategy);
   } else {
-    expect(options.write, `${code} needs options.write: its retry strategy depends on the method`).toBeTypeOf('boolean');
+    expect(options.write, `${code} needs options.write: its retry strategy depends on the method`).toBeTypeOf(
+      'boolean',
+    );
     expect(error.retryStrategy).toBe(options.write ? row.retryStrategy.write : row.retryStrategy.read);
   }
   const details = row.details.safeParse(error.details);

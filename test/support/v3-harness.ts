@@ -4,18 +4,20 @@
  * signs requests with the project's own signer. Everything is torn down by close().
  */
 import { randomBytes } from 'node:crypto';
+
 import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'undici';
-import { createV3App, coreOperations, type CoreDependencies, type CoreOptions } from '../../src/core/app.js';
+
+import { type CoreDependencies, coreOperations, type CoreOptions, createV3App } from '../../src/core/app.js';
 import type { Operation } from '../../src/core/http/operation.js';
 import type { RateSource } from '../../src/core/trading/rate-source.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
-import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
+import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
 import type { Database } from '../../src/lib/db/database.js';
-import { loadKey, type LoadedKey } from '../../src/lib/keys/key-file.js';
-import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { newUuid } from '../../src/lib/ids.js';
+import { type LoadedKey, loadKey } from '../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
@@ -35,7 +37,9 @@ export type StoreName = 'redis' | 'memory';
  * defaults when the `embedded` vitest project sets FXGATE_TEST_BACKEND.
  */
 function defaultBackend(): { driver: DriverName; storeKind: StoreName } {
-  return process.env.FXGATE_TEST_BACKEND === 'embedded' ? { driver: 'pglite', storeKind: 'memory' } : { driver: 'postgres', storeKind: 'redis' };
+  return process.env.FXGATE_TEST_BACKEND === 'embedded'
+    ? { driver: 'pglite', storeKind: 'memory' }
+    : { driver: 'postgres', storeKind: 'redis' };
 }
 
 export interface HarnessOptions {
@@ -72,7 +76,9 @@ export interface SignedSendOptions extends SendOptions {
 
 /** Sends exactly what it is given to a server under test; headers flattened, body as text. */
 export async function sendTo(baseUrl: string, options: SendOptions): Promise<TestResponse> {
-  const headers = Object.fromEntries(Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  const headers = Object.fromEntries(
+    Object.entries(options.headers ?? {}).filter(([, v]) => v !== undefined),
+  ) as Record<string, string>;
   const response = await httpRequest(`${baseUrl}${options.path}`, {
     method: (options.method ?? 'GET') as 'GET',
     headers,
@@ -117,7 +123,9 @@ export class V3Harness {
     });
   }
 
-  async createKey(input: { scopes?: Scope[]; mode?: Mode; ipAllowlist?: string[]; orgId?: string } = {}): Promise<LoadedKey> {
+  async createKey(
+    input: { scopes?: Scope[]; mode?: Mode; ipAllowlist?: string[]; orgId?: string } = {},
+  ): Promise<LoadedKey> {
     const file = await this.registry.createKey({
       orgId: input.orgId ?? newUuid(),
       scopes: input.scopes ?? ['view', 'trade', 'withdraw', 'webhooks'],
@@ -141,7 +149,12 @@ export class V3Harness {
   async signed(options: SignedSendOptions): Promise<TestResponse> {
     const method = options.method ?? 'GET';
     const signer = new V3RequestSigner(options.key, { issuer: TEST_ISSUER });
-    const auth = await signer.headers({ method, pathAndQuery: options.path, body: options.body, idempotencyKey: options.idempotencyKey });
+    const auth = await signer.headers({
+      method,
+      pathAndQuery: options.path,
+      body: options.body,
+      idempotencyKey: options.idempotencyKey,
+    });
     return this.send({ ...options, method, headers: { ...auth, ...options.headers } });
   }
 

@@ -6,8 +6,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
-import { MODES, type Mode } from '../../lib/auth/credentials.js';
-import { isId } from '../../lib/ids.js';
+
 import {
   listWithdrawalAccounts,
   updateWithdrawalAccount,
@@ -15,6 +14,8 @@ import {
   type WithdrawalAccountRow,
 } from '../../core/money-movement/withdrawal-accounts.js';
 import { readOrgBook } from '../../core/trading/org-books.js';
+import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { isId } from '../../lib/ids.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
@@ -23,7 +24,10 @@ import { withState } from '../state/session.js';
 
 export function parseAccountId(value: string): string {
   const id = value.trim();
-  if (!isId('withdrawalAccount', id)) throw new InvalidArgumentError('A withdrawal account id is wac_ and 32 lower-case hex digits, e.g. wac_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c.');
+  if (!isId('withdrawalAccount', id))
+    throw new InvalidArgumentError(
+      'A withdrawal account id is wac_ and 32 lower-case hex digits, e.g. wac_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c.',
+    );
   return id;
 }
 
@@ -79,10 +83,16 @@ export const accountOperations = {
   /** The account after the change; null when the book has no such account. */
   change: defineOperation({
     name: 'accounts/change',
-    input: z.object({ orgId: z.uuid(), mode: modeSchema, accountId: z.string().refine((id) => isId('withdrawalAccount', id)), change: accountChangeSchema }),
+    input: z.object({
+      orgId: z.uuid(),
+      mode: modeSchema,
+      accountId: z.string().refine((id) => isId('withdrawalAccount', id)),
+      change: accountChangeSchema,
+    }),
     output: accountSchema.nullable(),
     run: async ({ db }, { orgId, mode, accountId, change }) => {
-      if (!(await readOrgBook(db, orgId, mode))) throw new CliError(`no org ${orgId} (with a ${mode} book) in the configured database`);
+      if (!(await readOrgBook(db, orgId, mode)))
+        throw new CliError(`no org ${orgId} (with a ${mode} book) in the configured database`);
       switch (change.kind) {
         case 'verify':
           return verifyWithdrawalAccount(db, orgId, mode, accountId);
@@ -96,7 +106,18 @@ export const accountOperations = {
 };
 
 const NONE = '-';
-const HEADER = ['ID', 'MODE', 'CURRENCY', 'RAIL', 'DESTINATION', 'STATUS', 'VERIFIED', 'WITHDRAWALS', 'NAME', 'CREATED'];
+const HEADER = [
+  'ID',
+  'MODE',
+  'CURRENCY',
+  'RAIL',
+  'DESTINATION',
+  'STATUS',
+  'VERIFIED',
+  'WITHDRAWALS',
+  'NAME',
+  'CREATED',
+];
 
 /** The rail an account is paid on: FEDWIRE or SWIFT for fiat, the chain for a stablecoin. */
 function railOf(account: AccountView): string {
@@ -129,7 +150,14 @@ function tableRow(account: AccountView): string[] {
 export function formatAccountTable(accounts: readonly AccountView[]): string {
   const rows = [HEADER, ...accounts.map(tableRow)];
   const widths = HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows.map((cells) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((cells) =>
+      cells
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** One account as `label: value` lines, after a change. */
@@ -145,12 +173,23 @@ export function formatAccount(account: AccountView): string {
     ['updated', account.updated_at.toISOString()],
   ];
   const width = Math.max(...lines.map(([label]) => label.length)) + 2;
-  return [`withdrawal account ${account.id} (org ${account.org_id} ${account.environment})`, ...lines.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`)].join('\n');
+  return [
+    `withdrawal account ${account.id} (org ${account.org_id} ${account.environment})`,
+    ...lines.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`),
+  ].join('\n');
 }
 
 /** Applies a change to one account and prints it; an unknown org or account exits 1. */
-async function changeAccount(run: CliRun, orgId: string, mode: Mode, accountId: string, change: AccountChange): Promise<void> {
-  const account = await withState(run, (state) => state.run(accountOperations.change, { orgId, mode, accountId, change }));
+async function changeAccount(
+  run: CliRun,
+  orgId: string,
+  mode: Mode,
+  accountId: string,
+  change: AccountChange,
+): Promise<void> {
+  const account = await withState(run, (state) =>
+    state.run(accountOperations.change, { orgId, mode, accountId, change }),
+  );
   if (!account) throw new CliError(`no withdrawal account ${accountId} in the ${mode} book of org ${orgId}`);
   run.out(formatAccount(account));
 }
@@ -162,23 +201,36 @@ function modeOption(): Option {
 export function registerAccountsCommand(program: Command, run: CliRun): void {
   const accounts = program
     .command('accounts')
-    .description("Show an org's withdrawal accounts, and verify, disable or switch off withdrawals for one (mainly for the live book).");
+    .description(
+      "Show an org's withdrawal accounts, and verify, disable or switch off withdrawals for one (mainly for the live book).",
+    );
 
   accounts
     .command('list')
-    .description('List the withdrawal accounts of an org, newest first: rail, destination, status, verification and withdrawals.')
+    .description(
+      'List the withdrawal accounts of an org, newest first: rail, destination, status, verification and withdrawals.',
+    )
     .argument('<org>', 'org id (a UUID)', parseOrgId)
     .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
     .action(async (orgId: string, options: { mode?: Mode }) => {
       const modes = options.mode ? [options.mode] : MODES;
       const listed = await withState(run, (state) => state.run(accountOperations.list, { orgId, modes: [...modes] }));
-      if (listed.books === 0) throw new CliError(`no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`);
-      run.out(listed.rows.length > 0 ? formatAccountTable(listed.rows) : `org ${orgId} has no withdrawal accounts${options.mode ? ` in its ${options.mode} book` : ''}`);
+      if (listed.books === 0)
+        throw new CliError(
+          `no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`,
+        );
+      run.out(
+        listed.rows.length > 0
+          ? formatAccountTable(listed.rows)
+          : `org ${orgId} has no withdrawal accounts${options.mode ? ` in its ${options.mode} book` : ''}`,
+      );
     });
 
   accounts
     .command('verify')
-    .description('Verify an account: it becomes ACTIVE and verified (also from DISABLED: verifying is how a disable is lifted).')
+    .description(
+      'Verify an account: it becomes ACTIVE and verified (also from DISABLED: verifying is how a disable is lifted).',
+    )
     .argument('<org>', 'org id (a UUID)', parseOrgId)
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
@@ -188,7 +240,9 @@ export function registerAccountsCommand(program: Command, run: CliRun): void {
 
   accounts
     .command('disable')
-    .description('Disable an account: withdrawals to it are refused (WITHDRAWAL_ACCOUNT_NOT_LIVE) until it is verified again.')
+    .description(
+      'Disable an account: withdrawals to it are refused (WITHDRAWAL_ACCOUNT_NOT_LIVE) until it is verified again.',
+    )
     .argument('<org>', 'org id (a UUID)', parseOrgId)
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
@@ -198,7 +252,9 @@ export function registerAccountsCommand(program: Command, run: CliRun): void {
 
   accounts
     .command('withdrawals')
-    .description('Enable or disable withdrawals to one account, leaving its status alone (refused ones answer WITHDRAWAL_DISABLED_FOR_ACCOUNT).')
+    .description(
+      'Enable or disable withdrawals to one account, leaving its status alone (refused ones answer WITHDRAWAL_DISABLED_FOR_ACCOUNT).',
+    )
     .argument('<org>', 'org id (a UUID)', parseOrgId)
     .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
     .addOption(modeOption())
@@ -206,6 +262,9 @@ export function registerAccountsCommand(program: Command, run: CliRun): void {
     .addOption(new Option('--disable', 'refuse withdrawals').conflicts('enable'))
     .action((orgId: string, accountId: string, options: { mode: Mode; enable?: boolean; disable?: boolean }) => {
       if (options.enable === options.disable) throw usageError('give exactly one of --enable and --disable');
-      return changeAccount(run, orgId, options.mode, accountId, { kind: 'withdrawals', enabled: options.enable === true });
+      return changeAccount(run, orgId, options.mode, accountId, {
+        kind: 'withdrawals',
+        enabled: options.enable === true,
+      });
     });
 }

@@ -4,6 +4,8 @@
  * first start it provides a sandbox org and key, so a newcomer can call the API at once.
  */
 import type { Command } from 'commander';
+
+import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Closers } from '../closers.js';
 import type { CliRun } from '../io.js';
@@ -11,8 +13,14 @@ import type { Warn } from '../runtime.js';
 import { ensureSandboxKey, type SandboxKey } from '../sandbox-key.js';
 import { type SeedReport, seedSandbox } from '../sandbox-seed.js';
 import { listen, serve } from '../serve.js';
-import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
-import { createAdminListener, listenAdmin, ownWebhookBase, startCore, startGateway, upstreamKeysDir } from '../servers.js';
+import {
+  createAdminListener,
+  listenAdmin,
+  ownWebhookBase,
+  startCore,
+  startGateway,
+  upstreamKeysDir,
+} from '../servers.js';
 
 /** The core listens here, on a port the OS picks; the gateway is its only client. */
 const CORE_HOST = '127.0.0.1';
@@ -36,15 +44,25 @@ export async function startAll(config: Config, closers: Closers, warn: Warn): Pr
   const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
   // One registry and one store for both parts: a key works in every generation, and a
   // token spent at one part cannot be replayed at the other.
-  const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
-  const gateway = await startGateway(config, closers, coreUrl, {
+  const credentials = new ProvisioningCredentials({
     registry: core.deps.registry,
-    database: core.deps.db,
-    store: core.store,
-    credentials,
-    // The core delivers v3 events to the gateway's own receiver, over loopback.
-    ownWebhookBase: (port) => ownWebhookBase(config.HOST, port),
-  }, admin);
+    dir: upstreamKeysDir(config),
+    issuer: signingIssuer(config),
+  });
+  const gateway = await startGateway(
+    config,
+    closers,
+    coreUrl,
+    {
+      registry: core.deps.registry,
+      database: core.deps.db,
+      store: core.store,
+      credentials,
+      // The core delivers v3 events to the gateway's own receiver, over loopback.
+      ownWebhookBase: (port) => ownWebhookBase(config.HOST, port),
+    },
+    admin,
+  );
   const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
   const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
   const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
@@ -55,13 +73,19 @@ export async function startAll(config: Config, closers: Closers, warn: Warn): Pr
 export function registerAllCommand(program: Command, run: CliRun): void {
   program
     .command('all')
-    .description('Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.')
+    .description(
+      'Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.',
+    )
     .action(() =>
       serve(run, async (closers) => {
         const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, (line) => run.err(line));
         run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
-        run.out(`fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`);
-        run.out(`fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`);
+        run.out(
+          `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
+        );
+        run.out(
+          `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`,
+        );
         if (adminUrl !== null) run.out(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
         run.out(`fxgate: listening on ${url} (v1, v2 and v3)`);
       }),

@@ -1,5 +1,6 @@
 /** `fxgate core`: the native v3 service alone, on HOST:PORT. */
 import type { Command } from 'commander';
+
 import type { CliRun } from '../io.js';
 import { listen, serve } from '../serve.js';
 import { createAdminListener, listenAdmin, startCore } from '../servers.js';

@@ -4,12 +4,15 @@
  * `report` prints what the shadow mode has compared so far. Each lives in its own module.
  */
 import type { Command } from 'commander';
-import type { CliRun } from '../io.js';
+
 import { registerDiffGenerationsCommand } from '../diff/generations-command.js';
 import { registerDiffReportCommand } from '../diff/report-command.js';
+import type { CliRun } from '../io.js';
 
 export function registerDiffCommand(program: Command, run: CliRun): void {
-  const diff = program.command('diff').description('Prove the migration safe: compare the legacy generations with v3, and read the shadow report.');
+  const diff = program
+    .command('diff')
+    .description('Prove the migration safe: compare the legacy generations with v3, and read the shadow report.');
   registerDiffGenerationsCommand(diff, run);
   registerDiffReportCommand(diff, run);
 }

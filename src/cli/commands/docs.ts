@@ -7,12 +7,18 @@
  * and writes only the files it names.
  */
 import type { Command } from 'commander';
+
 import { renderV3ApiReference } from '../../core/openapi/v3-reference.js';
 import { renderGenerationChangelog } from '../../gateway/legacy/changelog.js';
-import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
-import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../../lib/docs/generated-files.js';
+import {
+  type GeneratedFile,
+  isStale,
+  renderGeneratedFiles,
+  writeGeneratedFiles,
+} from '../../lib/docs/generated-files.js';
 import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
@@ -51,9 +57,13 @@ export function registerDocsCommand(program: Command, run: CliRun): void {
     .option('--write', 'rewrite every stale generated section in place (npm run docs)')
     .option('--check', 'write nothing; exit 1 naming every file whose generated sections are stale')
     .option('--root <dir>', 'the repository checkout holding the files', '.')
-    .addHelpText('after', '\nText outside the <!-- generated:NAME --> and <!-- /generated:NAME --> markers is written by hand and kept.')
+    .addHelpText(
+      'after',
+      '\nText outside the <!-- generated:NAME --> and <!-- /generated:NAME --> markers is written by hand and kept.',
+    )
     .action(async (options: { write?: boolean; check?: boolean; root: string }) => {
-      if (options.write === options.check) throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
+      if (options.write === options.check)
+        throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
       const states = await renderGeneratedFiles(options.root, await generatedFiles());
       if (options.write) {
         const written = new Set((await writeGeneratedFiles(options.root, states)).map((state) => state.path));
@@ -62,6 +72,10 @@ export function registerDocsCommand(program: Command, run: CliRun): void {
       }
       const stale = states.filter(isStale);
       for (const state of states) run.out(`${state.path}: ${isStale(state) ? 'stale' : 'up to date'}`);
-      if (stale.length > 0) throw new CliError(`${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run docs\``, EXIT_CODES.failure);
+      if (stale.length > 0)
+        throw new CliError(
+          `${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run docs\``,
+          EXIT_CODES.failure,
+        );
     });
 }

@@ -1,13 +1,20 @@
 /** `fxgate keys create | import | list | revoke`: API keys in the configured registry. */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
+
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
 import { newUuid } from '../../lib/ids.js';
 import { generateKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
-import { KeyImportError, KeyImportInvalidError, readKeyImportFile, registerImportedKeys } from '../../lib/keys/key-import.js';
+import {
+  KeyImportError,
+  KeyImportInvalidError,
+  readKeyImportFile,
+  registerImportedKeys,
+} from '../../lib/keys/key-import.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';
 import { collectCidr, parseKeyNameArgument, parseMode, parseOrgId, parseScopes } from '../arguments.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
@@ -35,13 +42,22 @@ export const keyOperations = {
   /** Registers the public half of a pair the CLI made; the private half stays with the CLI. */
   register: defineOperation({
     name: 'keys/register',
-    input: z.object({ name: z.string(), orgId: z.uuid(), publicKey: z.string(), scopes: scopesSchema, mode: modeSchema, ipAllowlist: z.array(z.string()), label: z.string().optional() }),
+    input: z.object({
+      name: z.string(),
+      orgId: z.uuid(),
+      publicKey: z.string(),
+      scopes: scopesSchema,
+      mode: modeSchema,
+      ipAllowlist: z.array(z.string()),
+      label: z.string().optional(),
+    }),
     output: z.object({ name: z.string() }),
     run: async ({ registry }, input) => {
       try {
         await registry.registerKey(input);
       } catch (error) {
-        if (error instanceof InvalidCidrError || error instanceof InvalidKeyRegistrationError) throw usageError(error.message);
+        if (error instanceof InvalidCidrError || error instanceof InvalidKeyRegistrationError)
+          throw usageError(error.message);
         throw error;
       }
       return { name: input.name };
@@ -107,15 +123,27 @@ async function createKey(run: CliRun, options: CreateOptions): Promise<void> {
   // Made here, so that the private key never leaves this process; the registry gets the public half.
   const file = generateKeyFile({ orgId: options.org, keyId: newUuid(), scopes: options.scopes, mode: options.mode });
   await withState(run, (state) =>
-    state.run(keyOperations.register, { name: file.name, orgId: file.orgId, publicKey: file.publicKey, scopes: file.scopes, mode: file.mode, ipAllowlist: options.ip, label: options.label }),
+    state.run(keyOperations.register, {
+      name: file.name,
+      orgId: file.orgId,
+      publicKey: file.publicKey,
+      scopes: file.scopes,
+      mode: file.mode,
+      ipAllowlist: options.ip,
+      label: options.label,
+    }),
   );
   const path = out ?? join(config.FXGATE_DATA_DIR, 'keys', `${parseKeyName(file.name)!.keyId}.json`);
   try {
     await writeKeyFile(path, file);
   } catch (error) {
-    throw new CliError(`key ${file.name} is registered, but writing ${path} failed: ${messageOf(error)}; revoke it with \`fxgate keys revoke ${file.name}\``, undefined, {
-      cause: error,
-    });
+    throw new CliError(
+      `key ${file.name} is registered, but writing ${path} failed: ${messageOf(error)}; revoke it with \`fxgate keys revoke ${file.name}\``,
+      undefined,
+      {
+        cause: error,
+      },
+    );
   }
   run.out(`name: ${file.name}`);
   run.out(`file: ${path}`);
@@ -145,7 +173,9 @@ async function importKeys(run: CliRun, files: readonly string[]): Promise<void> 
       }
     }
   });
-  run.out(`summary: ${counts.imported} imported, ${counts.unchanged} unchanged, ${failed.length} file${failed.length === 1 ? '' : 's'} refused`);
+  run.out(
+    `summary: ${counts.imported} imported, ${counts.unchanged} unchanged, ${failed.length} file${failed.length === 1 ? '' : 's'} refused`,
+  );
   if (failed.length > 0) {
     const invalid = failed.some((error) => error instanceof KeyImportInvalidError);
     throw new CliError(
@@ -182,22 +212,32 @@ Example:
   summary: 1 imported, 0 unchanged, 0 files refused`;
 
 export function registerKeysCommand(program: Command, run: CliRun): void {
-  const keys = program.command('keys').description('Manage API keys in the configured registry (DATABASE_URL, or the embedded database).');
+  const keys = program
+    .command('keys')
+    .description('Manage API keys in the configured registry (DATABASE_URL, or the embedded database).');
 
   keys
     .command('create')
-    .description('Create a key (and its org if new), register its public key, and write the key file with the private key (mode 0600).')
+    .description(
+      'Create a key (and its org if new), register its public key, and write the key file with the private key (mode 0600).',
+    )
     .requiredOption('--org <uuid>', 'org id (a UUID); the org is created if it is new', parseOrgId)
     .requiredOption('--mode <mode>', 'sandbox or live', parseMode)
     .requiredOption('--scopes <list>', `comma-separated scopes: ${SCOPES.join(',')}`, parseScopes)
-    .addOption(new Option('--ip <cidr>', 'allow only this address or CIDR block (repeat for several)').argParser(collectCidr).default([], 'any address'))
+    .addOption(
+      new Option('--ip <cidr>', 'allow only this address or CIDR block (repeat for several)')
+        .argParser(collectCidr)
+        .default([], 'any address'),
+    )
     .option('--out <file>', 'where to write the key file (default: ${FXGATE_DATA_DIR}/keys/<keyId>.json)')
     .option('--label <text>', 'a note kept with the key')
     .action((options: CreateOptions) => createKey(run, options));
 
   keys
     .command('import')
-    .description("Register keys integrators already hold, public halves only, under their existing names so their tokens keep working; each file is imported whole or not at all.")
+    .description(
+      'Register keys integrators already hold, public halves only, under their existing names so their tokens keep working; each file is imported whole or not at all.',
+    )
     .argument('<file...>', 'JSON, JSON array or JSON lines files of key records (see below)')
     .addHelpText('after', IMPORT_HELP)
     .action((files: string[]) => importKeys(run, files));

@@ -1,5 +1,6 @@
 /** `fxgate migrate`: applies the SQL migrations the database lacks and says which. */
 import type { Command } from 'commander';
+
 import { Closers } from '../closers.js';
 import { describeDatabase, migrateDatabase, openDatabase } from '../database.js';
 import type { CliRun } from '../io.js';

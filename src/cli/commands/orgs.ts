@@ -4,8 +4,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
-import { MODES, type Mode } from '../../lib/auth/credentials.js';
-import { Decimal, formatDecimal } from '../../lib/money.js';
+
 import {
   CreditLineBelowCommittedError,
   InvalidCreditLineError,
@@ -19,6 +18,8 @@ import {
   setTradingEnabled,
   UnknownCurrencyError,
 } from '../../core/trading/org-books.js';
+import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { Decimal, formatDecimal } from '../../lib/money.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
@@ -35,7 +36,9 @@ const CURRENCY = /^[A-Z]{3,5}$/;
 export function parseCreditLineAmount(value: string): string {
   const amount = value.trim();
   if (!CREDIT_LINE.test(amount)) {
-    throw new InvalidArgumentError('A credit line is a plain unsigned decimal amount in USD, e.g. 250000 or 250000.50 (at most 20 integer and 18 fractional digits).');
+    throw new InvalidArgumentError(
+      'A credit line is a plain unsigned decimal amount in USD, e.g. 250000 or 250000.50 (at most 20 integer and 18 fractional digits).',
+    );
   }
   return amount;
 }
@@ -58,9 +61,19 @@ export function parsePair(value: string): { buyCurrency: string; sellCurrency: s
 
 /** The repository's errors as the CLI reports them: bad input exits 2, a state conflict 1. */
 function cliErrorOf(error: unknown): unknown {
-  if (error instanceof OrgBookNotFoundError) return new CliError(`no org ${error.orgId} (with a ${error.environment} book) in the configured database`, undefined, { cause: error });
+  if (error instanceof OrgBookNotFoundError)
+    return new CliError(
+      `no org ${error.orgId} (with a ${error.environment} book) in the configured database`,
+      undefined,
+      { cause: error },
+    );
   if (error instanceof CreditLineBelowCommittedError) return new CliError(error.message, undefined, { cause: error });
-  if (error instanceof UnknownCurrencyError || error instanceof InvalidPairError || error instanceof InvalidCreditLineError) return usageError(error.message);
+  if (
+    error instanceof UnknownCurrencyError ||
+    error instanceof InvalidPairError ||
+    error instanceof InvalidCreditLineError
+  )
+    return usageError(error.message);
   return error;
 }
 
@@ -83,7 +96,12 @@ const bookChangeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('credit-line'), amount: z.string().regex(CREDIT_LINE) }),
   z.object({ kind: z.literal('trading'), enabled: z.boolean() }),
   z.object({ kind: z.literal('currency'), currency: currencySchema, enabled: z.boolean() }),
-  z.object({ kind: z.literal('pair'), buyCurrency: currencySchema, sellCurrency: currencySchema, enabled: z.boolean() }),
+  z.object({
+    kind: z.literal('pair'),
+    buyCurrency: currencySchema,
+    sellCurrency: currencySchema,
+    enabled: z.boolean(),
+  }),
 ]);
 type BookChange = z.infer<typeof bookChangeSchema>;
 
@@ -117,7 +135,13 @@ export const orgOperations = {
           case 'currency':
             return await setCurrencyEnabled(db, orgId, mode, change.currency, change.enabled);
           case 'pair':
-            return await setPairEnabled(db, orgId, mode, { buyCurrency: change.buyCurrency, sellCurrency: change.sellCurrency }, change.enabled);
+            return await setPairEnabled(
+              db,
+              orgId,
+              mode,
+              { buyCurrency: change.buyCurrency, sellCurrency: change.sellCurrency },
+              change.enabled,
+            );
         }
       } catch (error) {
         throw cliErrorOf(error);
@@ -146,7 +170,10 @@ export function formatBook(book: OrgBook): string {
     ['updated', book.updatedAt.toISOString()],
   ];
   const width = Math.max(...lines.map(([label]) => label.length)) + 2;
-  return [`org ${book.orgId} ${book.environment}`, ...lines.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`)].join('\n');
+  return [
+    `org ${book.orgId} ${book.environment}`,
+    ...lines.map(([label, value]) => `  ${`${label}:`.padEnd(width)}${value}`),
+  ].join('\n');
 }
 
 /** The --enable/--disable choice; exactly one is required. */
@@ -157,7 +184,9 @@ function enabledFrom(options: { enable?: boolean; disable?: boolean }): boolean 
 
 function switchOptions(command: Command): Command {
   return command
-    .addOption(new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).makeOptionMandatory())
+    .addOption(
+      new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).makeOptionMandatory(),
+    )
     .addOption(new Option('--enable', 'allow it').conflicts('disable'))
     .addOption(new Option('--disable', 'forbid it').conflicts('enable'));
 }
@@ -169,17 +198,24 @@ interface SwitchOptions {
 }
 
 export function registerOrgsCommand(program: Command, run: CliRun): void {
-  const orgs = program.command('orgs').description("Show and change an org's trading books (credit line, trading switches) in the configured database.");
+  const orgs = program
+    .command('orgs')
+    .description("Show and change an org's trading books (credit line, trading switches) in the configured database.");
 
   orgs
     .command('show')
-    .description('Show the books of an org: credit line, committed and available credit (USD), trading, disabled currencies and pairs.')
+    .description(
+      'Show the books of an org: credit line, committed and available credit (USD), trading, disabled currencies and pairs.',
+    )
     .argument('<org>', 'org id (a UUID)', parseOrgId)
     .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
     .action(async (orgId: string, options: { mode?: Mode }) => {
       const modes = options.mode ? [options.mode] : MODES;
       const books = await withState(run, (state) => state.run(orgOperations.books, { orgId, modes: [...modes] }));
-      if (books.length === 0) throw new CliError(`no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`);
+      if (books.length === 0)
+        throw new CliError(
+          `no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`,
+        );
       run.out(books.map(formatBook).join('\n\n'));
     });
 

@@ -6,7 +6,9 @@
  * use: sign per request.
  */
 import { readFile } from 'node:fs/promises';
+
 import type { Command } from 'commander';
+
 import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../gateway/legacy/auth.js';
 import { signApiToken } from '../../lib/auth/jwt.js';
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
@@ -96,7 +98,11 @@ export async function signedHeaderLines(run: CliRun, options: SignCommandOptions
   const headers =
     v3Request === null
       ? await legacyRequestHeaders(key, { issuer, idempotencyKey: options.idempotencyKey })
-      : await new V3RequestSigner(key, { issuer }).headers({ ...v3Request, body: await bodyBytes(run, options.body), idempotencyKey: options.idempotencyKey });
+      : await new V3RequestSigner(key, { issuer }).headers({
+          ...v3Request,
+          body: await bodyBytes(run, options.body),
+          idempotencyKey: options.idempotencyKey,
+        });
   return Object.entries(headers)
     .map(([name, value]) => `${displayName(name)}: ${value}`)
     .join('\n');
@@ -111,10 +117,16 @@ export function registerSignCommand(program: Command, run: CliRun): void {
     .requiredOption('--key <file>', 'key file (from `fxgate keys create` or `fxgate all`)')
     .option('--method <method>', 'HTTP method, e.g. GET or POST (required for v3)', parseHttpMethod)
     .option('--path <path>', 'path and query exactly as sent, e.g. /v3/fx/pairs (required for v3)', parseRequestPath)
-    .option('--body <json|@file>', 'the body exactly as sent: the text itself, or @file for the bytes of a file (v3 only: a legacy token does not cover it)')
+    .option(
+      '--body <json|@file>',
+      'the body exactly as sent: the text itself, or @file for the bytes of a file (v3 only: a legacy token does not cover it)',
+    )
     .option('--idempotency-key <key>', 'the Idempotency-Key header (required on v3 POSTs; v2 writes take one too)')
     .option('--issuer <issuer>', 'the JWT issuer (default: the first of FXGATE_JWT_ISSUER)')
-    .option('--legacy', 'the headers of a v1/v2 request: a legacy token (120 s, not bound to the request), X-App-Mode for a sandbox key, Content-Type')
+    .option(
+      '--legacy',
+      'the headers of a v1/v2 request: a legacy token (120 s, not bound to the request), X-App-Mode for a sandbox key, Content-Type',
+    )
     .addHelpText(
       'after',
       '\nExample:\n  curl -H @<(fxgate sign --key k.json --method GET --path /v3/fx/pairs) http://127.0.0.1:8080/v3/fx/pairs\n' +

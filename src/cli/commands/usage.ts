@@ -7,7 +7,14 @@
  * serves; `--format csv` is RFC 4180 with a header row.
  */
 import { type Command, Option } from 'commander';
-import { type UsageQuery, UsageQueryError, type UsageReport, type UsageRow, parseUsageQuery } from '../../gateway/usage/usage-recorder.js';
+
+import {
+  parseUsageQuery,
+  type UsageQuery,
+  UsageQueryError,
+  type UsageReport,
+  type UsageRow,
+} from '../../gateway/usage/usage-recorder.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
@@ -17,7 +24,18 @@ export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
 export type UsageFormat = (typeof USAGE_FORMATS)[number];
 
 /** The columns of the CSV, named as the JSON names them. */
-const CSV_COLUMNS = ['orgId', 'keyName', 'generation', 'operation', 'count', 'refusedInBrownout', 'refusedAfterSunset', 'firstSeen', 'lastSeen', 'lastAddress'] as const satisfies readonly (keyof UsageRow)[];
+const CSV_COLUMNS = [
+  'orgId',
+  'keyName',
+  'generation',
+  'operation',
+  'count',
+  'refusedInBrownout',
+  'refusedAfterSunset',
+  'firstSeen',
+  'lastSeen',
+  'lastAddress',
+] as const satisfies readonly (keyof UsageRow)[];
 
 /** RFC 4180: a field with a comma, a double quote or a line break is quoted, its quotes doubled; a null is an empty field. */
 export function csvField(value: string | number | null): string {
@@ -28,7 +46,10 @@ export function csvField(value: string | number | null): string {
 
 /** RFC 4180 text: the header row, then one record per row, each ending in CRLF. */
 export function usageCsv(report: UsageReport): string {
-  const records = [CSV_COLUMNS.join(','), ...report.rows.map((row) => CSV_COLUMNS.map((column) => csvField(row[column])).join(','))];
+  const records = [
+    CSV_COLUMNS.join(','),
+    ...report.rows.map((row) => CSV_COLUMNS.map((column) => csvField(row[column])).join(',')),
+  ];
   return records.map((record) => `${record}\r\n`).join('');
 }
 
@@ -37,7 +58,12 @@ function table(header: readonly string[], rows: readonly (readonly (string | num
   const cells = [header, ...rows.map((row) => row.map(String))];
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
   const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number'));
-  return cells.map((row) => row.map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd());
+  return cells.map((row) =>
+    row
+      .map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** A key's id, the last part of its name (`org/{orgId}/apiKey/{keyId}`): the org has its own column. */
@@ -49,10 +75,24 @@ function keyIdOf(keyName: string): string {
 export function usageTable(report: UsageReport): string {
   const window = report.since === null ? '' : ` since ${report.since}`;
   if (report.rows.length === 0) return `No legacy requests counted${window}.`;
-  const lines = [`Legacy usage${window === '' ? '' : `, rows last seen${window}`} (counts since the first request counted)`, ''];
+  const lines = [
+    `Legacy usage${window === '' ? '' : `, rows last seen${window}`} (counts since the first request counted)`,
+    '',
+  ];
   lines.push(
     ...table(
-      ['GENERATION', 'ORG', 'KEY ID', 'OPERATION', 'COUNT', 'BROWNOUT 410', 'SUNSET 410', 'FIRST SEEN', 'LAST SEEN', 'LAST ADDRESS'],
+      [
+        'GENERATION',
+        'ORG',
+        'KEY ID',
+        'OPERATION',
+        'COUNT',
+        'BROWNOUT 410',
+        'SUNSET 410',
+        'FIRST SEEN',
+        'LAST SEEN',
+        'LAST ADDRESS',
+      ],
       report.rows.map((row) => [
         row.generation,
         row.orgId ?? '(no key)',
@@ -96,12 +136,23 @@ function configuredSource(run: CliRun): UsageSource {
 }
 
 /** The command's work: the options checked as the admin route checks its query, the report read and printed to the run's stdout. */
-export async function runUsageCommand(run: CliRun, options: UsageCommandOptions, source: UsageSource = configuredSource(run)): Promise<void> {
+export async function runUsageCommand(
+  run: CliRun,
+  options: UsageCommandOptions,
+  source: UsageSource = configuredSource(run),
+): Promise<void> {
   let query: UsageQuery;
   try {
-    query = parseUsageQuery({ ...(options.generation === undefined ? {} : { generation: options.generation }), ...(options.since === undefined ? {} : { since: options.since }) }, source.now());
+    query = parseUsageQuery(
+      {
+        ...(options.generation === undefined ? {} : { generation: options.generation }),
+        ...(options.since === undefined ? {} : { since: options.since }),
+      },
+      source.now(),
+    );
   } catch (error) {
-    if (error instanceof UsageQueryError) throw usageError(error.message.replace(/^since: /, '--since: ').replace(/^generation /, '--generation '));
+    if (error instanceof UsageQueryError)
+      throw usageError(error.message.replace(/^since: /, '--since: ').replace(/^generation /, '--generation '));
     throw error;
   }
   const text = formatUsage(await source.report(query), options.format);
@@ -111,9 +162,21 @@ export async function runUsageCommand(run: CliRun, options: UsageCommandOptions,
 export function registerUsageCommand(program: Command, run: CliRun, source: UsageSource = configuredSource(run)): void {
   program
     .command('usage')
-    .description('Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, first and last seen, last client address.')
+    .description(
+      'Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, first and last seen, last client address.',
+    )
     .option('--generation <generation>', 'only v1 or only v2 (default: both)')
-    .option('--since <when>', 'only the rows seen since then: a duration back from now (7d, 24h, 30m) or an ISO 8601 timestamp (2026-12-01T00:00:00Z)')
-    .addOption(new Option('--format <format>', 'table for people, json as GET /admin/usage serves it, csv (RFC 4180, a header row) for a spreadsheet or a mailing list').choices(USAGE_FORMATS).default('table'))
+    .option(
+      '--since <when>',
+      'only the rows seen since then: a duration back from now (7d, 24h, 30m) or an ISO 8601 timestamp (2026-12-01T00:00:00Z)',
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'table for people, json as GET /admin/usage serves it, csv (RFC 4180, a header row) for a spreadsheet or a mailing list',
+      )
+        .choices(USAGE_FORMATS)
+        .default('table'),
+    )
     .action((options: UsageCommandOptions) => runUsageCommand(run, options, source));
 }

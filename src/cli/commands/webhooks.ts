@@ -11,15 +11,23 @@
 import { type Command, Option } from 'commander';
 import type { Pool } from 'undici';
 import { z } from 'zod';
+
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
-import { V3Client } from '../../gateway/upstream/v3-client.js';
 import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream/pool.js';
+import { V3Client } from '../../gateway/upstream/v3-client.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
 import { LEGACY_WEBHOOK_DEFAULTS, SEALING_SECRET_NAME } from '../../gateway/webhooks/legacy-webhooks.js';
 import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
-import { type Subscription, SubscriptionInputError, addSubscription, checkEvents, listSubscriptions, removeSubscription } from '../../gateway/webhooks/subscriptions.js';
-import { MODES, type Mode } from '../../lib/auth/credentials.js';
+import {
+  addSubscription,
+  checkEvents,
+  listSubscriptions,
+  removeSubscription,
+  type Subscription,
+  SubscriptionInputError,
+} from '../../gateway/webhooks/subscriptions.js';
+import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
@@ -55,11 +63,20 @@ export interface AddInput {
   readonly events?: readonly string[];
 }
 
-export async function addWebhook(deps: WebhookCommandDeps, input: AddInput): Promise<{ subscription: Subscription; secret: string; note: RegistrationNote }> {
+export async function addWebhook(
+  deps: WebhookCommandDeps,
+  input: AddInput,
+): Promise<{ subscription: Subscription; secret: string; note: RegistrationNote }> {
   let created;
   try {
     const events = checkEvents(input.events, deps.events.names, deps.events.defaults);
-    created = await addSubscription(deps.db, deps.sealer, { orgId: input.org, mode: input.mode, url: input.url, events, at: deps.now?.() ?? new Date() });
+    created = await addSubscription(deps.db, deps.sealer, {
+      orgId: input.org,
+      mode: input.mode,
+      url: input.url,
+      events,
+      at: deps.now?.() ?? new Date(),
+    });
   } catch (error) {
     if (error instanceof SubscriptionInputError) throw usageError(error.message);
     throw error;
@@ -67,7 +84,14 @@ export async function addWebhook(deps: WebhookCommandDeps, input: AddInput): Pro
   let note: RegistrationNote = { state: 'deferred' };
   if (deps.registration !== null) {
     try {
-      note = { state: 'registered', registration: await deps.registration.registrar.ensure(created.subscription.orgId, input.mode, deps.registration.base) };
+      note = {
+        state: 'registered',
+        registration: await deps.registration.registrar.ensure(
+          created.subscription.orgId,
+          input.mode,
+          deps.registration.base,
+        ),
+      };
     } catch (error) {
       note = { state: 'failed', message: messageOf(error) };
     }
@@ -82,19 +106,30 @@ export interface ListedWebhook extends Subscription {
 
 export async function listWebhooks(deps: Pick<WebhookCommandDeps, 'db'>, org?: string): Promise<ListedWebhook[]> {
   const subscriptions = await listSubscriptions(deps.db, org);
-  const { rows } = await deps.db.query<{ org_id: string; mode: string; endpoint_id: string }>(`SELECT org_id, mode, endpoint_id FROM legacy_webhook_registrations WHERE status = 'ACTIVE'`);
+  const { rows } = await deps.db.query<{ org_id: string; mode: string; endpoint_id: string }>(
+    `SELECT org_id, mode, endpoint_id FROM legacy_webhook_registrations WHERE status = 'ACTIVE'`,
+  );
   const endpoints = new Map(rows.map((row) => [`${row.org_id}.${row.mode}`, row.endpoint_id]));
-  return subscriptions.map((subscription) => ({ ...subscription, v3EndpointId: endpoints.get(`${subscription.orgId}.${subscription.mode}`) ?? null }));
+  return subscriptions.map((subscription) => ({
+    ...subscription,
+    v3EndpointId: endpoints.get(`${subscription.orgId}.${subscription.mode}`) ?? null,
+  }));
 }
 
-export async function removeWebhook(deps: WebhookCommandDeps, id: string): Promise<{ subscription: Subscription; note: RegistrationNote }> {
+export async function removeWebhook(
+  deps: WebhookCommandDeps,
+  id: string,
+): Promise<{ subscription: Subscription; note: RegistrationNote }> {
   const subscription = await removeSubscription(deps.db, id, deps.now?.() ?? new Date());
   if (subscription === null) throw new CliError(`no active legacy webhook subscription ${id}`);
   let note: RegistrationNote = { state: 'deferred' };
   if (deps.registration !== null) {
     try {
       // Deletes the gateway's v3 endpoint only when this was the org and mode's last subscription.
-      note = { state: 'removed', endpointIds: await deps.registration.registrar.releaseIfUnused(subscription.orgId, subscription.mode) };
+      note = {
+        state: 'removed',
+        endpointIds: await deps.registration.registrar.releaseIfUnused(subscription.orgId, subscription.mode),
+      };
     } catch (error) {
       note = { state: 'failed', message: messageOf(error) };
     }
@@ -110,7 +145,9 @@ export function describeNote(note: RegistrationNote, action: 'add' | 'remove'): 
     case 'registered':
       return `v3 endpoint: ${note.registration.endpointId} delivers org ${note.registration.orgId} (${note.registration.mode}) to ${note.registration.url}`;
     case 'removed':
-      return note.endpointIds.length > 0 ? `v3 endpoint deleted: ${note.endpointIds.join(', ')} (no subscription of the org and mode is left)` : 'v3 endpoint kept: other subscriptions of the org and mode use it';
+      return note.endpointIds.length > 0
+        ? `v3 endpoint deleted: ${note.endpointIds.join(', ')} (no subscription of the org and mode is left)`
+        : 'v3 endpoint kept: other subscriptions of the org and mode use it';
     case 'failed':
       return `v3 ${action === 'add' ? 'registration' : 'endpoint removal'} failed: ${note.message}; the gateway retries it at start-up and every ${RECONCILE_SECONDS} s while it runs`;
     case 'deferred':
@@ -121,18 +158,50 @@ export function describeNote(note: RegistrationNote, action: 'add' | 'remove'): 
 const TABLE_HEADER = ['ID', 'ORG', 'MODE', 'URL', 'EVENTS', 'CREATED', 'V3 ENDPOINT'];
 
 export function formatWebhookTable(webhooks: readonly ListedWebhook[]): string {
-  const rows = [TABLE_HEADER, ...webhooks.map((w) => [w.id, w.orgId, w.mode, w.url, w.events.join(','), w.createdAt, w.v3EndpointId ?? 'pending'])];
+  const rows = [
+    TABLE_HEADER,
+    ...webhooks.map((w) => [
+      w.id,
+      w.orgId,
+      w.mode,
+      w.url,
+      w.events.join(','),
+      w.createdAt,
+      w.v3EndpointId ?? 'pending',
+    ]),
+  ];
   const widths = TABLE_HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows.map((cells) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((cells) =>
+      cells
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The registrar of this process, when it can reach v3 itself. */
-function directRegistration(config: Config, db: Database, sealer: SecretSealer, v3EventTypes: readonly string[], closers: Closers): WebhookCommandDeps['registration'] {
+function directRegistration(
+  config: Config,
+  db: Database,
+  sealer: SecretSealer,
+  v3EventTypes: readonly string[],
+  closers: Closers,
+): WebhookCommandDeps['registration'] {
   const base = config.FXGATE_GATEWAY_WEBHOOK_URL;
   if (config.FXGATE_UPSTREAM_URL === undefined || base === undefined) return null;
-  const pool: Pool = createUpstreamPool({ origin: upstreamOrigin(config.FXGATE_UPSTREAM_URL), connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS, timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS });
+  const pool: Pool = createUpstreamPool({
+    origin: upstreamOrigin(config.FXGATE_UPSTREAM_URL),
+    connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
+    timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS,
+  });
   closers.add('upstream pool', () => pool.close());
-  const client = new V3Client({ dispatcher: pool, credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)), deadlineMs: config.FXGATE_UPSTREAM_DEADLINE_MS });
+  const client = new V3Client({
+    dispatcher: pool,
+    credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)),
+    deadlineMs: config.FXGATE_UPSTREAM_DEADLINE_MS,
+  });
   return { registrar: new WebhookRegistrar({ db, client, sealer, v3EventTypes }), base };
 }
 
@@ -144,7 +213,12 @@ async function withDeps<T>(context: StateContext, fn: (deps: WebhookCommandDeps)
     const builder = compileLegacyWebhooks(mappings.webhooks, mappings.maps);
     const sealer = await SecretSealer.open(context.db, SEALING_SECRET_NAME);
     const registration = directRegistration(context.config, context.db, sealer, builder.v3EventTypes, closers);
-    return await fn({ db: context.db, sealer, events: { names: builder.eventNames, defaults: builder.defaultEvents }, registration });
+    return await fn({
+      db: context.db,
+      sealer,
+      events: { names: builder.eventNames, defaults: builder.defaultEvents },
+      registration,
+    });
   } finally {
     await closers.closeAll();
   }
@@ -162,7 +236,10 @@ const subscriptionSchema = z.object({
   removedAt: z.string().nullable(),
 });
 const noteSchema = z.discriminatedUnion('state', [
-  z.object({ state: z.literal('registered'), registration: z.object({ orgId: z.string(), mode: modeSchema, endpointId: z.string(), url: z.string() }) }),
+  z.object({
+    state: z.literal('registered'),
+    registration: z.object({ orgId: z.string(), mode: modeSchema, endpointId: z.string(), url: z.string() }),
+  }),
   z.object({ state: z.literal('removed'), endpointIds: z.array(z.string()).readonly() }),
   z.object({ state: z.literal('deferred') }),
   z.object({ state: z.literal('failed'), message: z.string() }),
@@ -213,11 +290,15 @@ Example:
     --url https://example.com/hooks/fx --events deposits,withdrawals,failed-withdrawals`;
 
 export function registerWebhooksCommand(program: Command, run: CliRun): void {
-  const webhooks = program.command('webhooks').description('Legacy webhook subscriptions, delivered by the gateway in the v1/v2 shape (DATABASE_URL, or the embedded database).');
+  const webhooks = program
+    .command('webhooks')
+    .description(
+      'Legacy webhook subscriptions, delivered by the gateway in the v1/v2 shape (DATABASE_URL, or the embedded database).',
+    );
 
   webhooks
     .command('add')
-    .description('Subscribe a URL to an org and mode\'s legacy webhook events; prints the signing secret, once.')
+    .description("Subscribe a URL to an org and mode's legacy webhook events; prints the signing secret, once.")
     .requiredOption('--org <uuid>', 'org id (a UUID)', parseOrgId)
     .requiredOption('--mode <mode>', 'sandbox or live', parseMode)
     .requiredOption('--url <url>', 'the receiver (https; http too in the sandbox or on loopback)')
@@ -225,7 +306,14 @@ export function registerWebhooksCommand(program: Command, run: CliRun): void {
     .option('--json', 'print {id, orgId, mode, url, events, secret} as JSON')
     .addHelpText('after', ADD_HELP)
     .action(async (options: { org: string; mode: Mode; url: string; events?: string[]; json?: boolean }) => {
-      const added = await withState(run, (state) => state.run(webhookOperations.add, { org: options.org, mode: options.mode, url: options.url, events: options.events }));
+      const added = await withState(run, (state) =>
+        state.run(webhookOperations.add, {
+          org: options.org,
+          mode: options.mode,
+          url: options.url,
+          events: options.events,
+        }),
+      );
       const { id, orgId, mode, url, events } = added.subscription;
       if (options.json) {
         run.out(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
@@ -244,7 +332,7 @@ export function registerWebhooksCommand(program: Command, run: CliRun): void {
 
   webhooks
     .command('list')
-    .description('List active subscriptions (never their secrets) and the gateway\'s v3 endpoint of each org and mode.')
+    .description("List active subscriptions (never their secrets) and the gateway's v3 endpoint of each org and mode.")
     .option('--org <uuid>', 'only the subscriptions of this org', parseOrgId)
     .option('--json', 'print a JSON array')
     .action(async (options: { org?: string; json?: boolean }) => {
@@ -255,7 +343,9 @@ export function registerWebhooksCommand(program: Command, run: CliRun): void {
 
   webhooks
     .command('remove')
-    .description('Remove a subscription and give up its pending deliveries; the org and mode\'s last one takes the gateway\'s v3 endpoint with it.')
+    .description(
+      "Remove a subscription and give up its pending deliveries; the org and mode's last one takes the gateway's v3 endpoint with it.",
+    )
     .argument('<id>', 'the subscription id (a UUID)')
     .option('--json', 'print {id, removed: true} as JSON')
     .action(async (id: string, options: { json?: boolean }) => {

@@ -7,10 +7,12 @@
  * do about it.
  */
 import { randomUUID } from 'node:crypto';
+
 import { Pool } from 'undici';
-import { legacyRequestHeaders } from '../commands/sign.js';
+
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
 import type { LoadedKey } from '../../lib/keys/key-file.js';
+import { legacyRequestHeaders } from '../commands/sign.js';
 
 export interface DeploymentOptions {
   /** The deployment's origin (no path): it serves /v1, /v2 and /v3. */
@@ -44,7 +46,8 @@ export interface Answer {
 export function answerSummary(answer: Answer): string {
   try {
     const body = JSON.parse(answer.text) as { error?: { code?: unknown; message?: unknown }; message?: unknown };
-    if (typeof body.error?.code === 'string') return `${answer.status} ${body.error.code}${typeof body.error.message === 'string' ? ` (${body.error.message})` : ''}`;
+    if (typeof body.error?.code === 'string')
+      return `${answer.status} ${body.error.code}${typeof body.error.message === 'string' ? ` (${body.error.message})` : ''}`;
     if (typeof body.message === 'string') return `${answer.status} ${JSON.stringify(body.message)}`;
   } catch {
     // not JSON: described by its start below
@@ -89,26 +92,58 @@ export class Deployment {
   async send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
     const what = `${method} ${this.options.origin}${path}`;
     try {
-      const response = await this.pool.request({ method: method as 'GET', path, headers, body, signal: AbortSignal.timeout(this.options.timeoutMs) });
+      const response = await this.pool.request({
+        method: method as 'GET',
+        path,
+        headers,
+        body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
       const text = await response.body.text();
       const flat: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+      for (const [name, value] of Object.entries(response.headers))
+        if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
       return { status: response.statusCode, headers: flat, text };
     } catch (error) {
       const code = errorCode(error);
       const name = error instanceof Error ? error.name : '';
-      if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-        throw new DeploymentError(`cannot reach ${this.options.origin} (${code}): start the deployment (\`fxgate all\`) or give the URL it listens on with --url`, { cause: error });
+      if (
+        code === 'ECONNREFUSED' ||
+        code === 'ENOTFOUND' ||
+        code === 'EAI_AGAIN' ||
+        code === 'EHOSTUNREACH' ||
+        code === 'UND_ERR_CONNECT_TIMEOUT'
+      ) {
+        throw new DeploymentError(
+          `cannot reach ${this.options.origin} (${code}): start the deployment (\`fxgate all\`) or give the URL it listens on with --url`,
+          { cause: error },
+        );
       }
-      if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-        throw new DeploymentError(`${what} was not answered within ${this.options.timeoutMs} ms: the deployment is stalled or overloaded (a longer --timeout gives it more time)`, { cause: error });
+      if (
+        name === 'TimeoutError' ||
+        name === 'AbortError' ||
+        code === 'UND_ERR_HEADERS_TIMEOUT' ||
+        code === 'UND_ERR_BODY_TIMEOUT'
+      ) {
+        throw new DeploymentError(
+          `${what} was not answered within ${this.options.timeoutMs} ms: the deployment is stalled or overloaded (a longer --timeout gives it more time)`,
+          { cause: error },
+        );
       }
-      throw new DeploymentError(`${what} failed: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`, { cause: error });
+      throw new DeploymentError(
+        `${what} failed: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`,
+        { cause: error },
+      );
     }
   }
 
   /** Sends, signing each attempt anew, and waits out a 429 a few times. */
-  private async withRateLimits(method: string, path: string, headersFor: () => Promise<Record<string, string>>, body?: string): Promise<Answer> {
+  private async withRateLimits(
+    method: string,
+    path: string,
+    headersFor: () => Promise<Record<string, string>>,
+    body?: string,
+  ): Promise<Answer> {
     const maxWait = this.options.maxRateLimitWaitMs ?? DEPLOYMENT_DEFAULTS.maxRateLimitWaitMs;
     for (let attempt = 1; ; attempt += 1) {
       const answer = await this.send(method, path, await headersFor(), body);
@@ -121,20 +156,37 @@ export class Deployment {
   }
 
   /** A signed v3 request; a write gets the Idempotency-Key given (the same on every attempt) or a fresh one. */
-  v3(method: 'GET' | 'POST', path: string, options: { readonly body?: object; readonly idempotencyKey?: string } = {}): Promise<Answer> {
+  v3(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { readonly body?: object; readonly idempotencyKey?: string } = {},
+  ): Promise<Answer> {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const idempotencyKey = method === 'POST' ? (options.idempotencyKey ?? `fxgate-diff-${randomUUID()}`) : undefined;
-    return this.withRateLimits(method, path, () => this.signer.headers({ method, pathAndQuery: path, body, idempotencyKey }), body);
+    return this.withRateLimits(
+      method,
+      path,
+      () => this.signer.headers({ method, pathAndQuery: path, body, idempotencyKey }),
+      body,
+    );
   }
 
   /** A legacy request below `/{generation}/brokerage/{orgId}/`, with a fresh legacy token. */
-  legacy(generation: string, method: 'GET' | 'POST', below: string, options: { readonly body?: string; readonly idempotencyKey?: string } = {}): Promise<Answer> {
+  legacy(
+    generation: string,
+    method: 'GET' | 'POST',
+    below: string,
+    options: { readonly body?: string; readonly idempotencyKey?: string } = {},
+  ): Promise<Answer> {
     const path = `/${generation}/brokerage/${this.orgId}/${below}`;
     return this.withRateLimits(
       method,
       path,
       async () => {
-        const headers = await legacyRequestHeaders(this.options.key, { issuer: this.options.issuer, idempotencyKey: options.idempotencyKey });
+        const headers = await legacyRequestHeaders(this.options.key, {
+          issuer: this.options.issuer,
+          idempotencyKey: options.idempotencyKey,
+        });
         // A GET carries no body; legacy clients send the JSON type on writes.
         if (options.body === undefined) delete headers['content-type'];
         return headers;

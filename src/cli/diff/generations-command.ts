@@ -8,7 +8,9 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+
 import type { Command } from 'commander';
+
 import { upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
@@ -43,7 +45,8 @@ function parseUrl(url: string): string {
 function parseTimeout(value: string | number | undefined): number {
   if (value === undefined) return DIFF_DEFAULTS.timeoutMs;
   const ms = typeof value === 'number' ? value : Number(value);
-  if (!Number.isInteger(ms) || ms < 100 || ms > 600_000) throw usageError(`--timeout: ${value} is not a whole number of milliseconds from 100 to 600000`);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 600_000)
+    throw usageError(`--timeout: ${value} is not a whole number of milliseconds from 100 to 600000`);
   return ms;
 }
 
@@ -56,11 +59,15 @@ async function sandboxKey(run: CliRun, path: string): Promise<LoadedKey> {
     throw usageError(`cannot use the key file ${path}: ${messageOf(error)}`);
   }
   if (key.file.mode !== 'sandbox') {
-    throw usageError(`${path} is a ${key.file.mode} key: the run creates trades, deposits and withdrawals, so it takes a sandbox key (the one \`fxgate all\` writes, or \`fxgate keys create --org ORG --mode sandbox --scopes view,trade,withdraw\`)`);
+    throw usageError(
+      `${path} is a ${key.file.mode} key: the run creates trades, deposits and withdrawals, so it takes a sandbox key (the one \`fxgate all\` writes, or \`fxgate keys create --org ORG --mode sandbox --scopes view,trade,withdraw\`)`,
+    );
   }
   const missing = REQUIRED_SCOPES.filter((scope) => !key.file.scopes.includes(scope));
   if (missing.length > 0) {
-    throw usageError(`${path} lacks the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}: the run needs view, trade and withdraw (\`fxgate keys create --org ${key.file.orgId} --mode sandbox --scopes view,trade,withdraw\`)`);
+    throw usageError(
+      `${path} lacks the ${missing.join(' and ')} scope${missing.length > 1 ? 's' : ''}: the run needs view, trade and withdraw (\`fxgate keys create --org ${key.file.orgId} --mode sandbox --scopes view,trade,withdraw\`)`,
+    );
   }
   return key;
 }
@@ -70,7 +77,9 @@ async function writeReport(path: string, text: string, what: string): Promise<vo
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, text);
   } catch (error) {
-    throw new CliError(`cannot write the ${what} report to ${path}: ${messageOf(error)}`, EXIT_CODES.failure, { cause: error });
+    throw new CliError(`cannot write the ${what} report to ${path}: ${messageOf(error)}`, EXIT_CODES.failure, {
+      cause: error,
+    });
   }
 }
 
@@ -80,10 +89,19 @@ async function writeReport(path: string, text: string, what: string): Promise<vo
  * returns the exit code with the report. Throws CliError for bad arguments (2) and for a
  * deployment that cannot serve the run (1).
  */
-export async function diffGenerations(run: CliRun, options: DiffGenerationsOptions): Promise<{ exitCode: ExitCode; report: DiffReport }> {
+export async function diffGenerations(
+  run: CliRun,
+  options: DiffGenerationsOptions,
+): Promise<{ exitCode: ExitCode; report: DiffReport }> {
   const origin = parseUrl(options.url);
   const timeoutMs = parseTimeout(options.timeout);
-  const only = options.only === undefined ? undefined : options.only.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const only =
+    options.only === undefined
+      ? undefined
+      : options.only
+          .split(',')
+          .map((name) => name.trim())
+          .filter((name) => name !== '');
   const key = await sandboxKey(run, options.key);
   const issuer = options.issuer ?? signingIssuer(run.config());
   let report: DiffReport;
@@ -94,7 +112,8 @@ export async function diffGenerations(run: CliRun, options: DiffGenerationsOptio
       issuer,
       timeoutMs,
       ...(only === undefined ? {} : { only }),
-      onOperation: (operation: OperationReport) => run.err(`${operation.generation} ${operation.operation}: ${operation.result} (${operation.durationMs} ms)`),
+      onOperation: (operation: OperationReport) =>
+        run.err(`${operation.generation} ${operation.operation}: ${operation.result} (${operation.durationMs} ms)`),
     });
   } catch (error) {
     if (error instanceof DeploymentError) throw new CliError(error.message, EXIT_CODES.failure, { cause: error });
@@ -113,13 +132,19 @@ export function registerDiffGenerationsCommand(diff: Command, run: CliRun): void
       'Run every v1 and v2 operation against a sandbox deployment and compare each legacy answer, field by field, with the same records read back through v3, by the declarations of mappings/. Exit 0 when every operation agrees, 1 when one differs.',
     )
     .requiredOption('--url <url>', 'the deployment serving /v1, /v2 and /v3, e.g. http://127.0.0.1:8080 (`fxgate all`)')
-    .requiredOption('--key <file>', 'a sandbox key file with the view, trade and withdraw scopes (`fxgate all` writes one)')
+    .requiredOption(
+      '--key <file>',
+      'a sandbox key file with the view, trade and withdraw scopes (`fxgate all` writes one)',
+    )
     .option('--only <operations>', 'comma-separated operation names, e.g. trade,deposits,trade/{id}')
-    .option('--json <file>', 'write every operation with every field\'s verdict as JSON')
+    .option('--json <file>', "write every operation with every field's verdict as JSON")
     .option('--junit <file>', 'write JUnit XML: one testcase per operation and generation')
     .option('--issuer <issuer>', 'the JWT issuer (default: the first of FXGATE_JWT_ISSUER)')
     .option('--timeout <ms>', `the most one request may take (default ${DIFF_DEFAULTS.timeoutMs})`)
-    .addHelpText('after', '\nExample:\n  fxgate diff generations --url http://127.0.0.1:8080 --key data/keys/<org>.json --junit diff.xml')
+    .addHelpText(
+      'after',
+      '\nExample:\n  fxgate diff generations --url http://127.0.0.1:8080 --key data/keys/<org>.json --junit diff.xml',
+    )
     .action(async (options: DiffGenerationsOptions) => {
       run.exitCode = (await diffGenerations(run, options)).exitCode;
     });

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { request } from 'undici';
 import { z } from 'zod';
+
 import { parseHttpUrl } from '../arguments.js';
 import { CliError, messageOf } from '../exit.js';
 import type { CliRun } from '../io.js';
@@ -42,7 +43,11 @@ export interface PrintedReport {
     readonly differing: number;
     readonly notCompared: number;
     readonly dropped?: number | undefined;
-    readonly fields: readonly { readonly path: string; readonly count: number; readonly example: { readonly legacy: string; readonly gateway: string } | null }[];
+    readonly fields: readonly {
+      readonly path: string;
+      readonly count: number;
+      readonly example: { readonly legacy: string; readonly gateway: string } | null;
+    }[];
     readonly noise: readonly { readonly path: string; readonly count: number }[];
   }[];
 }
@@ -52,7 +57,12 @@ function table(header: readonly string[], rows: readonly (readonly (string | num
   const cells = [header, ...rows.map((row) => row.map(String))];
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
   const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number'));
-  return cells.map((row) => row.map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd());
+  return cells.map((row) =>
+    row
+      .map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 export function formatShadowReport(report: PrintedReport): string {
@@ -61,17 +71,48 @@ export function formatShadowReport(report: PrintedReport): string {
   lines.push(
     ...table(
       ['GENERATION', 'OPERATION', 'COMPARED', 'DIFFERING', 'NOT COMPARED', 'DROPPED'],
-      report.operations.map((operation) => [operation.generation, operation.operation, operation.compared, operation.differing, operation.notCompared, operation.dropped ?? 0]),
+      report.operations.map((operation) => [
+        operation.generation,
+        operation.operation,
+        operation.compared,
+        operation.differing,
+        operation.notCompared,
+        operation.dropped ?? 0,
+      ]),
     ),
   );
   const fields = report.operations.flatMap((operation) =>
-    operation.fields.map((field) => [`${operation.generation} ${operation.operation}`, field.path, field.count, field.example?.legacy ?? '', field.example?.gateway ?? ''] as const),
+    operation.fields.map(
+      (field) =>
+        [
+          `${operation.generation} ${operation.operation}`,
+          field.path,
+          field.count,
+          field.example?.legacy ?? '',
+          field.example?.gateway ?? '',
+        ] as const,
+    ),
   );
   lines.push('');
   if (fields.length === 0) lines.push('No differing fields.');
-  else lines.push('Differing fields (newest example):', '', ...table(['OPERATION', 'FIELD', 'COUNT', 'LEGACY', 'GATEWAY'], fields));
-  const noise = report.operations.flatMap((operation) => operation.noise.map((entry) => [`${operation.generation} ${operation.operation}`, entry.path, entry.count] as const));
-  if (noise.length > 0) lines.push('', 'Noise (volatile fields: declared in mappings/, or seen to move between two translations of one request; not differences):', '', ...table(['OPERATION', 'FIELD', 'COUNT'], noise));
+  else
+    lines.push(
+      'Differing fields (newest example):',
+      '',
+      ...table(['OPERATION', 'FIELD', 'COUNT', 'LEGACY', 'GATEWAY'], fields),
+    );
+  const noise = report.operations.flatMap((operation) =>
+    operation.noise.map(
+      (entry) => [`${operation.generation} ${operation.operation}`, entry.path, entry.count] as const,
+    ),
+  );
+  if (noise.length > 0)
+    lines.push(
+      '',
+      'Noise (volatile fields: declared in mappings/, or seen to move between two translations of one request; not differences):',
+      '',
+      ...table(['OPERATION', 'FIELD', 'COUNT'], noise),
+    );
   return lines.join('\n');
 }
 
@@ -81,13 +122,20 @@ export async function fetchShadowReport(adminUrl: string): Promise<{ raw: unknow
   let status: number;
   let text: string;
   try {
-    const response = await request(url, { headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    const response = await request(url, {
+      headersTimeout: FETCH_TIMEOUT_MS,
+      bodyTimeout: FETCH_TIMEOUT_MS,
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
     status = response.statusCode;
     text = await response.body.text();
   } catch (error) {
     throw new CliError(`cannot read ${url}: ${messageOf(error)}`, undefined, { cause: error });
   }
-  if (status === 404) throw new CliError(`${url} answered 404: point --url at the gateway's admin listener (FXGATE_ADMIN_HOST:FXGATE_ADMIN_PORT), not its public one`);
+  if (status === 404)
+    throw new CliError(
+      `${url} answered 404: point --url at the gateway's admin listener (FXGATE_ADMIN_HOST:FXGATE_ADMIN_PORT), not its public one`,
+    );
   if (status !== 200) throw new CliError(`${url} answered ${status}: ${text.slice(0, 300)}`);
   let raw: unknown;
   try {
@@ -96,15 +144,22 @@ export async function fetchShadowReport(adminUrl: string): Promise<{ raw: unknow
     throw new CliError(`${url} answered something that is not JSON: ${text.slice(0, 300)}`);
   }
   const parsed = reportSchema.safeParse(raw);
-  if (!parsed.success) throw new CliError(`${url} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`);
+  if (!parsed.success)
+    throw new CliError(`${url} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`);
   return { raw, report: parsed.data };
 }
 
 export function registerDiffReportCommand(diff: Command, run: CliRun): void {
   diff
     .command('report')
-    .description("Print what the shadow mode has compared so far: counts per legacy operation, each differing field with a masked example, and the noise. Reads a gateway's admin listener.")
-    .requiredOption('--url <url>', `the admin listener's base URL, e.g. http://127.0.0.1:8081 (it serves ${SHADOW_REPORT_PATH})`, parseHttpUrl)
+    .description(
+      "Print what the shadow mode has compared so far: counts per legacy operation, each differing field with a masked example, and the noise. Reads a gateway's admin listener.",
+    )
+    .requiredOption(
+      '--url <url>',
+      `the admin listener's base URL, e.g. http://127.0.0.1:8081 (it serves ${SHADOW_REPORT_PATH})`,
+      parseHttpUrl,
+    )
     .option('--json', 'print the report as JSON, as the admin listener serves it')
     .action(async (options: { url: string; json?: boolean }) => {
       const { raw, report } = await fetchShadowReport(options.url);

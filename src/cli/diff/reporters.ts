@@ -4,7 +4,12 @@
  * verdict) and JUnit XML (one testcase per operation and generation, its failure naming each
  * field with what was expected and what the answer had), for CI.
  */
-import { FAILING_VERDICTS, type FieldProblem, type FieldVerdict, type ListCheck } from '../../gateway/compare/generation-diff.js';
+import {
+  FAILING_VERDICTS,
+  type FieldProblem,
+  type FieldVerdict,
+  type ListCheck,
+} from '../../gateway/compare/generation-diff.js';
 import type { DiffReport, OperationReport } from './runner.js';
 
 const RESULT_TEXT = { agrees: 'agrees', differs: 'DIFFERS', error: 'ERROR' } as const;
@@ -42,7 +47,13 @@ export function failureLines(report: OperationReport): string[] {
 /** The table, a summary line, then what failed (at most `detailLines` lines an operation). */
 export function renderTable(report: DiffReport, detailLines = 20): string {
   const header = ['operation', 'generation', 'fields compared', 'fields declared', 'result'];
-  const rows = report.operations.map((operation) => [operation.operation, operation.generation, String(operation.fieldsCompared), String(operation.fieldsDeclared), RESULT_TEXT[operation.result]]);
+  const rows = report.operations.map((operation) => [
+    operation.operation,
+    operation.generation,
+    String(operation.fieldsCompared),
+    String(operation.fieldsDeclared),
+    RESULT_TEXT[operation.result],
+  ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const numeric = new Set([2, 3]);
   const line = (cells: readonly string[]) =>
@@ -54,11 +65,17 @@ export function renderTable(report: DiffReport, detailLines = 20): string {
   const agree = report.operations.filter((operation) => operation.result === 'agrees').length;
   const differ = report.operations.filter((operation) => operation.result === 'differs').length;
   const errors = report.operations.filter((operation) => operation.result === 'error').length;
-  out.push('', `${report.operations.length} operations against ${report.url}: ${agree} agree, ${differ} differ, ${errors} could not be compared (${seconds(report.durationMs)} s)`);
-  const declared = report.operations.flatMap((operation) => operation.fields.filter((field) => field.verdict === 'answer-only').map((field) => ({ operation, field })));
+  out.push(
+    '',
+    `${report.operations.length} operations against ${report.url}: ${agree} agree, ${differ} differ, ${errors} could not be compared (${seconds(report.durationMs)} s)`,
+  );
+  const declared = report.operations.flatMap((operation) =>
+    operation.fields.filter((field) => field.verdict === 'answer-only').map((field) => ({ operation, field })),
+  );
   if (declared.length > 0) {
     out.push('', 'answer only (declared):');
-    for (const { operation, field } of declared) out.push(`  ${operation.generation} ${operation.operation} ${field.field}: ${field.answerOnly?.reason ?? ''}`);
+    for (const { operation, field } of declared)
+      out.push(`  ${operation.generation} ${operation.operation} ${field.field}: ${field.answerOnly?.reason ?? ''}`);
   }
   for (const operation of report.operations) {
     if (operation.result === 'agrees') continue;
@@ -92,8 +109,10 @@ function xml(text: string): string {
 /** JUnit XML: a testsuite per generation, a testcase per operation; a failure names each field. */
 export function renderJunit(report: DiffReport): string {
   const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  const count = (operations: readonly OperationReport[], result: string) => operations.filter((operation) => operation.result === result).length;
-  const time = (operations: readonly OperationReport[]) => seconds(operations.reduce((sum, operation) => sum + operation.durationMs, 0));
+  const count = (operations: readonly OperationReport[], result: string) =>
+    operations.filter((operation) => operation.result === result).length;
+  const time = (operations: readonly OperationReport[]) =>
+    seconds(operations.reduce((sum, operation) => sum + operation.durationMs, 0));
   out.push(
     `<testsuites name="fxgate diff generations" tests="${report.operations.length}" failures="${count(report.operations, 'differs')}" errors="${count(report.operations, 'error')}" time="${seconds(report.durationMs)}">`,
   );
@@ -111,8 +130,15 @@ export function renderJunit(report: DiffReport): string {
       }
       const lines = failureLines(operation);
       const tag = operation.result === 'error' ? 'error' : 'failure';
-      const message = operation.result === 'error' ? operation.error! : `${failingFields(operation).length + failingLists(operation).length} of the answer's fields or lists differ from v3`;
-      out.push(`${head}>`, `      <${tag} message="${xml(message)}" type="${operation.result}">${xml(lines.join('\n'))}</${tag}>`, '    </testcase>');
+      const message =
+        operation.result === 'error'
+          ? operation.error!
+          : `${failingFields(operation).length + failingLists(operation).length} of the answer's fields or lists differ from v3`;
+      out.push(
+        `${head}>`,
+        `      <${tag} message="${xml(message)}" type="${operation.result}">${xml(lines.join('\n'))}</${tag}>`,
+        '    </testcase>',
+      );
     }
     out.push('  </testsuite>');
   }

@@ -5,16 +5,31 @@
  * time, so that nothing of one operation moves the balances or the credit another one reads.
  */
 import { randomBytes } from 'node:crypto';
-import { type AnswerVerdict, type FieldVerdict, type ListCheck, type ReadBack, type V3ListRead, type V3ReadBack, type V3Record, compareLegacyAnswer } from '../../gateway/compare/generation-diff.js';
+
+import {
+  type AnswerVerdict,
+  compareLegacyAnswer,
+  type FieldVerdict,
+  type ListCheck,
+  type ReadBack,
+  type V3ListRead,
+  type V3ReadBack,
+  type V3Record,
+} from '../../gateway/compare/generation-diff.js';
 import { parseLegacyAnswer } from '../../gateway/compare/legacy-values.js';
+import {
+  LEGACY_GENERATIONS,
+  LEGACY_OPERATIONS,
+  type LegacyGeneration,
+  type V2Operation,
+} from '../../gateway/legacy/catalog.js';
 import type { EndpointMapping, V3Call } from '../../gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, type V2Operation } from '../../gateway/legacy/catalog.js';
 import type { V3RecordKind } from '../../gateway/legacy/transforms/v3-records.js';
-import { V3_RECORD_READS, findV3Operation } from '../../gateway/legacy/v3-contract.js';
+import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract.js';
 import { parseKeyName } from '../../lib/auth/credentials.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
-import { type Answer, Deployment, DeploymentError, type DeploymentOptions, answerSummary } from './deployment.js';
+import { type Answer, answerSummary, Deployment, DeploymentError, type DeploymentOptions } from './deployment.js';
 import { Fixtures, type LegacyCall, SCENARIOS, type V3Setup } from './scenarios.js';
 
 export type OperationResult = 'agrees' | 'differs' | 'error';
@@ -53,7 +68,9 @@ export interface RunOptions extends DeploymentOptions {
 }
 
 /** Every operation name of every generation, in order. */
-export const ALL_OPERATIONS: readonly string[] = [...new Set(LEGACY_GENERATIONS.flatMap((generation) => LEGACY_OPERATIONS[generation]))];
+export const ALL_OPERATIONS: readonly string[] = [
+  ...new Set(LEGACY_GENERATIONS.flatMap((generation) => LEGACY_OPERATIONS[generation])),
+];
 
 /** A scenario's setup or legacy call went wrong: the operation is reported as an error. */
 class ScenarioError extends Error {}
@@ -90,7 +107,8 @@ function v3Setup(deployment: Deployment): V3Setup {
     read: async (path) => expectOk('GET', path, await deployment.v3('GET', path)),
     write: async (path, body) => {
       const data = expectOk('POST', path, await deployment.v3('POST', path, body === undefined ? {} : { body })).data;
-      if (data === null || typeof data !== 'object') throw new ScenarioError(`setup: v3 POST ${path} answered no record`);
+      if (data === null || typeof data !== 'object')
+        throw new ScenarioError(`setup: v3 POST ${path} answered no record`);
       return data as Record<string, unknown>;
     },
   };
@@ -108,7 +126,9 @@ class V3ReadsOverHttp implements V3ReadBack {
       answer = this.deployment.v3('GET', path).then(
         (response): ReadBack<V3Record> => {
           const body = response.status === 200 ? parseJson(response) : null;
-          return body === null ? { ok: false, problem: `v3 GET ${path} answered ${answerSummary(response)}` } : { ok: true, value: body };
+          return body === null
+            ? { ok: false, problem: `v3 GET ${path} answered ${answerSummary(response)}` }
+            : { ok: true, value: body };
         },
         (error: unknown): ReadBack<V3Record> => ({ ok: false, problem: messageOf(error) }),
       );
@@ -123,9 +143,16 @@ class V3ReadsOverHttp implements V3ReadBack {
     const answer = await this.get(read.read === 'one' ? read.path.replace(':id', encodeURIComponent(key)) : read.path);
     if (!answer.ok) return answer;
     const data = answer.value.data;
-    if (read.read === 'one') return data !== null && typeof data === 'object' && !Array.isArray(data) ? { ok: true, value: data as V3Record } : { ok: false, problem: `v3 GET ${read.path} answered no record` };
-    const found = Array.isArray(data) ? (data as V3Record[]).find((record) => String(record[read.key]) === key) : undefined;
-    return found ? { ok: true, value: found } : { ok: false, problem: `v3 GET ${read.path} has no ${kind} with ${read.key} ${key}` };
+    if (read.read === 'one')
+      return data !== null && typeof data === 'object' && !Array.isArray(data)
+        ? { ok: true, value: data as V3Record }
+        : { ok: false, problem: `v3 GET ${read.path} answered no record` };
+    const found = Array.isArray(data)
+      ? (data as V3Record[]).find((record) => String(record[read.key]) === key)
+      : undefined;
+    return found
+      ? { ok: true, value: found }
+      : { ok: false, problem: `v3 GET ${read.path} has no ${kind} with ${read.key} ${key}` };
   }
 
   call(call: V3Call): Promise<ReadBack<V3Record>> {
@@ -137,7 +164,9 @@ class V3ReadsOverHttp implements V3ReadBack {
     if (findV3Operation(call.method, call.path)?.list !== 'cursor') {
       const answer = await this.get(base);
       if (!answer.ok) return answer;
-      return Array.isArray(answer.value.data) ? { ok: true, value: { records: answer.value.data as V3Record[], complete: true } } : { ok: false, problem: `v3 GET ${base} answered no list` };
+      return Array.isArray(answer.value.data)
+        ? { ok: true, value: { records: answer.value.data as V3Record[], complete: true } }
+        : { ok: false, problem: `v3 GET ${base} answered no list` };
     }
     const records: V3Record[] = [];
     let cursor: string | null = null;
@@ -145,10 +174,14 @@ class V3ReadsOverHttp implements V3ReadBack {
       const path = `${base}${base.includes('?') ? '&' : '?'}limit=${LIST_PAGE}${cursor === null ? '' : `&startingAfter=${encodeURIComponent(cursor)}`}`;
       const answer = await this.get(path);
       if (!answer.ok) return answer;
-      const { data, pagination } = answer.value as { data?: unknown; pagination?: { hasNext?: unknown; nextCursor?: unknown } };
+      const { data, pagination } = answer.value as {
+        data?: unknown;
+        pagination?: { hasNext?: unknown; nextCursor?: unknown };
+      };
       if (!Array.isArray(data)) return { ok: false, problem: `v3 GET ${path} answered no list` };
       records.push(...(data as V3Record[]));
-      if (pagination?.hasNext !== true || typeof pagination.nextCursor !== 'string') return { ok: true, value: { records, complete: true } };
+      if (pagination?.hasNext !== true || typeof pagination.nextCursor !== 'string')
+        return { ok: true, value: { records, complete: true } };
       if (records.length >= count) return { ok: true, value: { records, complete: false } };
       cursor = pagination.nextCursor;
     }
@@ -169,22 +202,42 @@ async function preflight(deployment: Deployment): Promise<void> {
     throw new CliError(messageOf(error), EXIT_CODES.failure, { cause: error });
   }
   const code = (answer: Answer) => (parseJson(answer)?.error as { code?: string } | undefined)?.code;
-  if (pairs.status === 401) throw usageError(`${where} does not know this key (${answerSummary(pairs)}): use a key file of this deployment (\`fxgate all\` prints the path of its sandbox key)`);
-  if (code(pairs) === 'AUTH_API_KEY_SANDBOX_REQUIRED') throw usageError(`${where} registers this key as a live key: the run creates trades and withdrawals, so it needs a sandbox key`);
-  if (pairs.status !== 200) throw new CliError(`${where} does not serve v3 (GET /v3/fx/pairs answered ${answerSummary(pairs)}): give the URL of \`fxgate all\` or of a gateway in front of v3`);
+  if (pairs.status === 401)
+    throw usageError(
+      `${where} does not know this key (${answerSummary(pairs)}): use a key file of this deployment (\`fxgate all\` prints the path of its sandbox key)`,
+    );
+  if (code(pairs) === 'AUTH_API_KEY_SANDBOX_REQUIRED')
+    throw usageError(
+      `${where} registers this key as a live key: the run creates trades and withdrawals, so it needs a sandbox key`,
+    );
+  if (pairs.status !== 200)
+    throw new CliError(
+      `${where} does not serve v3 (GET /v3/fx/pairs answered ${answerSummary(pairs)}): give the URL of \`fxgate all\` or of a gateway in front of v3`,
+    );
   // Invalid bodies: the scope is checked before the body, so these prove the scopes and change nothing.
   for (const [scope, path] of [
     ['trade', '/v3/fx/quotes'],
     ['withdraw', '/v3/fx/withdrawals'],
   ] as const) {
     const probe = await deployment.v3('POST', path, { body: {} });
-    if (code(probe) === 'AUTH_INSUFFICIENT_SCOPE') throw usageError(`${where} does not give this key the ${scope} scope: make a key with \`fxgate keys create --org ORG --mode sandbox --scopes view,trade,withdraw\``);
+    if (code(probe) === 'AUTH_INSUFFICIENT_SCOPE')
+      throw usageError(
+        `${where} does not give this key the ${scope} scope: make a key with \`fxgate keys create --org ORG --mode sandbox --scopes view,trade,withdraw\``,
+      );
   }
   const legacy = await deployment.legacy('v2', 'GET', 'available_markets');
   if (legacy.status === 200) return;
-  if (legacy.status === 501) throw new CliError(`${where} serves v3 but not v1 and v2 (${answerSummary(legacy)}): run the gateway with its legacy side (\`fxgate all\`, or \`fxgate gateway\` with a key registry)`);
-  if (code(legacy) === 'ROUTE_NOT_FOUND') throw new CliError(`${where} does not serve /v1 and /v2 (${answerSummary(legacy)}): give the gateway's URL (\`fxgate all\` or \`fxgate gateway\`), not the core's`);
-  throw new CliError(`${where} refused a v2 read (GET /v2/brokerage/${deployment.orgId}/available_markets answered ${answerSummary(legacy)})`);
+  if (legacy.status === 501)
+    throw new CliError(
+      `${where} serves v3 but not v1 and v2 (${answerSummary(legacy)}): run the gateway with its legacy side (\`fxgate all\`, or \`fxgate gateway\` with a key registry)`,
+    );
+  if (code(legacy) === 'ROUTE_NOT_FOUND')
+    throw new CliError(
+      `${where} does not serve /v1 and /v2 (${answerSummary(legacy)}): give the gateway's URL (\`fxgate all\` or \`fxgate gateway\`), not the core's`,
+    );
+  throw new CliError(
+    `${where} refused a v2 read (GET /v2/brokerage/${deployment.orgId}/available_markets answered ${answerSummary(legacy)})`,
+  );
 }
 
 async function runOperation(
@@ -198,22 +251,31 @@ async function runOperation(
   const started = performance.now();
   const mapping = (mappings.endpoints[generation] as Readonly<Record<string, EndpointMapping>>)[operation]!;
   let call: LegacyCall | null = null;
-  const report = (result: OperationResult, rest: Partial<OperationReport> & { fields?: readonly FieldVerdict[]; lists?: readonly ListCheck[] }): OperationReport => ({
+  const report = (
+    result: OperationResult,
+    rest: Partial<OperationReport> & { fields?: readonly FieldVerdict[]; lists?: readonly ListCheck[] },
+  ): OperationReport => ({
     generation,
     operation,
     result,
     fieldsCompared: 0,
     fieldsDeclared: 0,
     durationMs: Math.round(performance.now() - started),
-    ...(call ? { request: { method: call.method, path: `/${generation}/brokerage/${deployment.orgId}/${call.path}` } } : {}),
+    ...(call
+      ? { request: { method: call.method, path: `/${generation}/brokerage/${deployment.orgId}/${call.path}` } }
+      : {}),
     fields: [],
     lists: [],
     ...rest,
   });
   try {
     call = await SCENARIOS[operation as V2Operation](fixtures, generation);
-    const answer = await deployment.legacy(generation, call.method, call.path, { body: call.body, idempotencyKey: call.idempotencyKey });
-    if (answer.status !== 200) return report('error', { error: `the legacy ${call.method} answered ${answerSummary(answer)}` });
+    const answer = await deployment.legacy(generation, call.method, call.path, {
+      body: call.body,
+      idempotencyKey: call.idempotencyKey,
+    });
+    if (answer.status !== 200)
+      return report('error', { error: `the legacy ${call.method} answered ${answerSummary(answer)}` });
     let body: unknown;
     try {
       body = parseLegacyAnswer(answer.text);
@@ -221,12 +283,26 @@ async function runOperation(
       return report('error', { error: `the legacy answer is not JSON: ${messageOf(error)}` });
     }
     const verdict: AnswerVerdict = await compareLegacyAnswer(
-      { operation, mapping, records: mappings.records, maps: mappings.maps, body, context: { orgId: deployment.orgId, keyId }, ...(call.page ? { page: call.page } : {}) },
+      {
+        operation,
+        mapping,
+        records: mappings.records,
+        maps: mappings.maps,
+        body,
+        context: { orgId: deployment.orgId, keyId },
+        ...(call.page ? { page: call.page } : {}),
+      },
       new V3ReadsOverHttp(deployment),
     );
-    return report(verdict.agrees ? 'agrees' : 'differs', { fieldsCompared: verdict.compared, fieldsDeclared: verdict.declared, fields: verdict.fields, lists: verdict.lists });
+    return report(verdict.agrees ? 'agrees' : 'differs', {
+      fieldsCompared: verdict.compared,
+      fieldsDeclared: verdict.declared,
+      fields: verdict.fields,
+      lists: verdict.lists,
+    });
   } catch (error) {
-    if (error instanceof ScenarioError || error instanceof DeploymentError) return report('error', { error: error.message });
+    if (error instanceof ScenarioError || error instanceof DeploymentError)
+      return report('error', { error: error.message });
     throw error;
   }
 }
@@ -235,7 +311,10 @@ async function runOperation(
 export function selectOperations(only: readonly string[] | undefined): ReadonlySet<string> {
   if (only === undefined) return new Set(ALL_OPERATIONS);
   const unknown = only.filter((name) => !ALL_OPERATIONS.includes(name));
-  if (unknown.length > 0) throw usageError(`--only: no legacy operation named ${unknown.join(', ')} (the operations: ${ALL_OPERATIONS.join(', ')})`);
+  if (unknown.length > 0)
+    throw usageError(
+      `--only: no legacy operation named ${unknown.join(', ')} (the operations: ${ALL_OPERATIONS.join(', ')})`,
+    );
   if (only.length === 0) throw usageError('--only: name at least one operation');
   return new Set(only);
 }
@@ -243,7 +322,8 @@ export function selectOperations(only: readonly string[] | undefined): ReadonlyS
 export async function runGenerationDiff(options: RunOptions): Promise<DiffReport> {
   const selected = selectOperations(options.only);
   const keyId = parseKeyName(options.key.file.name)?.keyId;
-  if (keyId === undefined) throw usageError(`the key file's name ${options.key.file.name} is not org/{orgId}/apiKey/{keyId}`);
+  if (keyId === undefined)
+    throw usageError(`the key file's name ${options.key.file.name} is not org/{orgId}/apiKey/{keyId}`);
   const mappings = options.mappings ?? (await loadLegacyMappings());
   const startedAt = new Date();
   const started = performance.now();

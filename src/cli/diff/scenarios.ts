@@ -6,9 +6,9 @@
  * view, trade and withdraw. What several scenarios share (a trade, a deposit, the accounts) is
  * made once a run; accounts already verified in the book are reused, so runs do not pile them up.
  */
+import type { LegacyGeneration, V2Operation } from '../../gateway/legacy/catalog.js';
 import { idToLegacyUuid } from '../../lib/ids.js';
 import { Decimal } from '../../lib/money.js';
-import type { LegacyGeneration, V2Operation } from '../../gateway/legacy/catalog.js';
 
 /** v3 as the scenarios use it; the runner sends signed requests and throws on any answer but 200. */
 export interface V3Setup {
@@ -34,11 +34,20 @@ export interface LegacyCall {
 export type Scenario = (setup: Fixtures, generation: LegacyGeneration) => Promise<LegacyCall>;
 
 /** A trade of the scenarios: 250.00 EUR bought with USD. */
-const TRADE = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '250.00', amountCurrency: 'EUR', validForSeconds: 60 } as const;
+const TRADE = {
+  buyCurrency: 'EUR',
+  sellCurrency: 'USD',
+  amount: '250.00',
+  amountCurrency: 'EUR',
+  validForSeconds: 60,
+} as const;
 /** A page small enough to read back every record of it cheaply. */
 const PAGE = { page: 1, limit: 5 } as const;
 /** What the book keeps at least, topped up by sandbox deposits: trades sell USD, withdrawals take USD and USDC. */
-const FLOORS = { USD: { amount: 10_000, deposit: '100000.00' }, USDC: { amount: 100, deposit: '10000.000000', network: 'ETHEREUM' } } as const;
+const FLOORS = {
+  USD: { amount: 10_000, deposit: '100000.00' },
+  USDC: { amount: 100, deposit: '10000.000000', network: 'ETHEREUM' },
+} as const;
 /** The second address of the EIP-55 specification's examples (fxgate all's seed uses the first). */
 const DIFF_WALLET = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
 const DIFF_BANK_ACCOUNT = {
@@ -89,11 +98,17 @@ export class Fixtures {
   readonly funds = once(async () => {
     const { data } = (await this.v3.read('/v3/fx/balances')) as { data: { currency: string; amount: string }[] };
     // A stablecoin deposit without a network arrives on the currency's first chain.
-    for (const balance of data) if (balance.amount.startsWith('-')) await this.v3.write('/v3/fx/sandbox/deposits', { currency: balance.currency, amount: balance.amount.slice(1) });
+    for (const balance of data)
+      if (balance.amount.startsWith('-'))
+        await this.v3.write('/v3/fx/sandbox/deposits', { currency: balance.currency, amount: balance.amount.slice(1) });
     for (const [currency, floor] of Object.entries(FLOORS)) {
       const balance = data.find((candidate) => candidate.currency === currency);
       if (balance === undefined || new Decimal(balance.amount).lt(floor.amount)) {
-        await this.v3.write('/v3/fx/sandbox/deposits', { currency, amount: floor.deposit, ...('network' in floor ? { network: floor.network } : {}) });
+        await this.v3.write('/v3/fx/sandbox/deposits', {
+          currency,
+          amount: floor.deposit,
+          ...('network' in floor ? { network: floor.network } : {}),
+        });
       }
     }
   });
@@ -109,11 +124,20 @@ export class Fixtures {
   readonly trade = once(() => this.newTrade());
 
   /** The run's deposit: completed at once, with a reference and comments. */
-  readonly deposit = once(() => this.v3.write('/v3/fx/sandbox/deposits', { currency: 'USD', amount: '125.50', referenceId: this.reference('deposit'), comments: 'fxgate diff generations' }));
+  readonly deposit = once(() =>
+    this.v3.write('/v3/fx/sandbox/deposits', {
+      currency: 'USD',
+      amount: '125.50',
+      referenceId: this.reference('deposit'),
+      comments: 'fxgate diff generations',
+    }),
+  );
 
   /** A verified account of the book matching the filter, or a new one verified through the sandbox. */
   private async account(query: string, create: object): Promise<Record<string, unknown>> {
-    const { data } = (await this.v3.read(`/v3/fx/withdrawal-accounts?${query}&status=ACTIVE&verified=true`)) as { data: Record<string, unknown>[] };
+    const { data } = (await this.v3.read(`/v3/fx/withdrawal-accounts?${query}&status=ACTIVE&verified=true`)) as {
+      data: Record<string, unknown>[];
+    };
     const found = data.find((account) => account.withdrawalsEnabled !== false);
     if (found) return found;
     const account = await this.v3.write('/v3/fx/withdrawal-accounts', create);
@@ -121,7 +145,13 @@ export class Fixtures {
   }
 
   readonly stablecoinAccount = once(() =>
-    this.account('assetType=STABLECOIN&currency=USDC&network=ETHEREUM', { currency: 'USDC', assetType: 'STABLECOIN', accountName: 'fxgate diff wallet', network: 'ETHEREUM', address: DIFF_WALLET }),
+    this.account('assetType=STABLECOIN&currency=USDC&network=ETHEREUM', {
+      currency: 'USDC',
+      assetType: 'STABLECOIN',
+      accountName: 'fxgate diff wallet',
+      network: 'ETHEREUM',
+      address: DIFF_WALLET,
+    }),
   );
 
   readonly fiatAccount = once(() => this.account('assetType=FIAT&currency=USD', DIFF_BANK_ACCOUNT));
@@ -130,11 +160,19 @@ export class Fixtures {
   readonly withdrawal = once(async () => {
     await this.funds();
     const account = await this.fiatAccount();
-    return this.v3.write('/v3/fx/withdrawals', { withdrawalAccountId: account.id, withdrawalAmount: '1.00', currency: 'USD' });
+    return this.v3.write('/v3/fx/withdrawals', {
+      withdrawalAccountId: account.id,
+      withdrawalAmount: '1.00',
+      currency: 'USD',
+    });
   });
 }
 
-const get = (path: string, page?: typeof PAGE): LegacyCall => ({ method: 'GET', path: page ? `${path}?page=${page.page}&limit=${page.limit}` : path, ...(page ? { page } : {}) });
+const get = (path: string, page?: typeof PAGE): LegacyCall => ({
+  method: 'GET',
+  path: page ? `${path}?page=${page.page}&limit=${page.limit}` : path,
+  ...(page ? { page } : {}),
+});
 
 /** A legacy write: its body as JSON text, with an Idempotency-Key where the generation requires one. */
 function post(setup: Fixtures, generation: LegacyGeneration, path: string, body: string): LegacyCall {
@@ -147,11 +185,22 @@ export const SCENARIOS: { readonly [O in V2Operation]: Scenario } = {
     await setup.funds();
     return get('balances');
   },
-  generate_quote: async (setup, generation) => post(setup, generation, 'generate_quote', '{"amount":250.00,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":60}'),
+  generate_quote: async (setup, generation) =>
+    post(
+      setup,
+      generation,
+      'generate_quote',
+      '{"amount":250.00,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":60}',
+    ),
   trade: async (setup, generation) => {
     await setup.funds();
     const quote = await setup.v3.write('/v3/fx/quotes', TRADE);
-    return post(setup, generation, 'trade', JSON.stringify({ quoteId: uuid('quote', quote.id), clientReferenceId: setup.reference(`${generation}-trade`) }));
+    return post(
+      setup,
+      generation,
+      'trade',
+      JSON.stringify({ quoteId: uuid('quote', quote.id), clientReferenceId: setup.reference(`${generation}-trade`) }),
+    );
   },
   trades: async (setup) => {
     await setup.trade();
@@ -177,18 +226,44 @@ export const SCENARIOS: { readonly [O in V2Operation]: Scenario } = {
   withdrawal: async (setup, generation) => {
     await setup.funds();
     const account = await setup.stablecoinAccount();
-    return post(setup, generation, 'withdrawal', `{"amount":1.50,"currency":"USDC","withdrawalAddressId":${JSON.stringify(uuid('withdrawalAccount', account.id))}}`);
+    return post(
+      setup,
+      generation,
+      'withdrawal',
+      `{"amount":1.50,"currency":"USDC","withdrawalAddressId":${JSON.stringify(uuid('withdrawalAccount', account.id))}}`,
+    );
   },
   fiat_withdrawal: async (setup, generation) => {
     await setup.funds();
     const account = await setup.fiatAccount();
-    return post(setup, generation, 'fiat_withdrawal', `{"amount":2.25,"currency":"USD","withdrawalAddressId":${JSON.stringify(uuid('withdrawalAccount', account.id))}}`);
+    return post(
+      setup,
+      generation,
+      'fiat_withdrawal',
+      `{"amount":2.25,"currency":"USD","withdrawalAddressId":${JSON.stringify(uuid('withdrawalAccount', account.id))}}`,
+    );
   },
-  'trade/reverse-quote': async (setup, generation) => post(setup, generation, 'trade/reverse-quote', JSON.stringify({ tradeId: uuid('trade', (await setup.trade()).id) })),
+  'trade/reverse-quote': async (setup, generation) =>
+    post(
+      setup,
+      generation,
+      'trade/reverse-quote',
+      JSON.stringify({ tradeId: uuid('trade', (await setup.trade()).id) }),
+    ),
   'trade/reverse': async (setup, generation) => {
     const trade = await setup.newTrade();
     const quote = await setup.v3.write(`/v3/fx/trades/${String(trade.id)}/reverse-quote`);
-    return post(setup, generation, 'trade/reverse', JSON.stringify({ tradeId: uuid('trade', trade.id), quoteId: uuid('quote', quote.id), clientReferenceId: setup.reference(`${generation}-reversal`) }));
+    return post(
+      setup,
+      generation,
+      'trade/reverse',
+      JSON.stringify({
+        tradeId: uuid('trade', trade.id),
+        quoteId: uuid('quote', quote.id),
+        clientReferenceId: setup.reference(`${generation}-reversal`),
+      }),
+    );
   },
-  'trade/settle': async (setup, generation) => post(setup, generation, 'trade/settle', JSON.stringify({ tradeId: uuid('trade', (await setup.newTrade()).id) })),
+  'trade/settle': async (setup, generation) =>
+    post(setup, generation, 'trade/settle', JSON.stringify({ tradeId: uuid('trade', (await setup.newTrade()).id) })),
 };

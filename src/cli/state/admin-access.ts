@@ -11,7 +11,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import type { AdminRoutes } from '../../lib/admin/admin-listener.js';
 import type { Config } from '../../lib/config.js';
 import { KeyImportError, KeyImportInvalidError } from '../../lib/keys/key-import.js';
@@ -22,13 +24,16 @@ import { orgOperations } from '../commands/orgs.js';
 import { webhookOperations } from '../commands/webhooks.js';
 import { CliError, EXIT_CODES, messageOf } from '../exit.js';
 import type { Registry } from '../runtime.js';
-import { usageReportOperation } from './usage-operation.js';
 import { isLoopbackAddress, localAdminUrl, newAdminToken, publishAdmin } from './admin-discovery.js';
 import type { AnyStateOperation, StateContext, WireError } from './operation.js';
 import { CLI_ROUTE_PREFIX } from './session.js';
+import { usageReportOperation } from './usage-operation.js';
 
 /** Every operation a state command runs. */
-export const STATE_OPERATIONS: readonly AnyStateOperation[] = [...[keyOperations, orgOperations, accountOperations, webhookOperations].flatMap((group) => Object.values(group)), usageReportOperation];
+export const STATE_OPERATIONS: readonly AnyStateOperation[] = [
+  ...[keyOperations, orgOperations, accountOperations, webhookOperations].flatMap((group) => Object.values(group)),
+  usageReportOperation,
+];
 
 /** A key import file's records can be many: the admin listener's default of 1 MiB would refuse a large one. */
 const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -45,7 +50,16 @@ function wireError(error: unknown): { status: number; body: WireError } {
   if (error instanceof KeyImportError) {
     const invalid = error instanceof KeyImportInvalidError;
     const exitCode = invalid ? EXIT_CODES.usage : EXIT_CODES.failure;
-    return { status: 409, body: { error: { message: error.message, exitCode, keyImport: { file: error.file, problems: [...error.problems], invalid } } } };
+    return {
+      status: 409,
+      body: {
+        error: {
+          message: error.message,
+          exitCode,
+          keyImport: { file: error.file, problems: [...error.problems], invalid },
+        },
+      },
+    };
   }
   if (error instanceof CliError) {
     const exitCode = error.exitCode === EXIT_CODES.usage ? EXIT_CODES.usage : EXIT_CODES.failure;
@@ -68,17 +82,34 @@ export class CliAdminAccess {
 
   addRoutes(admin: AdminRoutes): void {
     for (const operation of STATE_OPERATIONS) {
-      admin.add({ method: 'POST', url: `${CLI_ROUTE_PREFIX}${operation.name}`, bodyLimit: BODY_LIMIT_BYTES, handler: (request, reply) => this.handle(operation, request, reply) });
+      admin.add({
+        method: 'POST',
+        url: `${CLI_ROUTE_PREFIX}${operation.name}`,
+        bodyLimit: BODY_LIMIT_BYTES,
+        handler: (request, reply) => this.handle(operation, request, reply),
+      });
     }
   }
 
   private async handle(operation: AnyStateOperation, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    if (!isLoopbackAddress(request.socket.remoteAddress ?? '')) return reply.code(403).send({ error: { message: 'the CLI routes answer loopback clients only', exitCode: EXIT_CODES.failure } });
+    if (!isLoopbackAddress(request.socket.remoteAddress ?? ''))
+      return reply
+        .code(403)
+        .send({ error: { message: 'the CLI routes answer loopback clients only', exitCode: EXIT_CODES.failure } });
     if (!tokenMatches(request.headers.authorization, this.token)) {
-      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: { message: 'a token from the data folder is required', exitCode: EXIT_CODES.failure } });
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .send({ error: { message: 'a token from the data folder is required', exitCode: EXIT_CODES.failure } });
     }
     const input = operation.input.safeParse(request.body);
-    if (!input.success) return reply.code(400).send({ error: { message: `${operation.name}: ${input.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`, exitCode: EXIT_CODES.usage } });
+    if (!input.success)
+      return reply.code(400).send({
+        error: {
+          message: `${operation.name}: ${input.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+          exitCode: EXIT_CODES.usage,
+        },
+      });
     try {
       return operation.output.encode(await operation.run(this.context, input.data));
     } catch (error) {

@@ -15,7 +15,9 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { isIPv4 } from 'node:net';
 import { join } from 'node:path';
+
 import { z } from 'zod';
+
 import { CliError } from '../exit.js';
 
 export const ADMIN_ADDRESS_FILE = 'admin.json';
@@ -34,7 +36,9 @@ export function newAdminToken(): string {
 export function localAdminUrl(address: AddressInfo): string {
   if (address.address === '0.0.0.0') return `http://127.0.0.1:${address.port}`;
   if (address.address === '::') return `http://[::1]:${address.port}`;
-  return address.family === 'IPv6' || address.address.includes(':') ? `http://[${address.address}]:${address.port}` : `http://${address.address}:${address.port}`;
+  return address.family === 'IPv6' || address.address.includes(':')
+    ? `http://[${address.address}]:${address.port}`
+    : `http://${address.address}:${address.port}`;
 }
 
 export function isLoopbackAddress(address: string): boolean {
@@ -59,7 +63,9 @@ async function writePrivateFile(path: string, text: string): Promise<void> {
 
 /** Removes what an earlier holder of the lock published; called by the new holder. */
 export async function clearPublishedAdmin(dataDir: string): Promise<void> {
-  await Promise.all([ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE].map((name) => unlink(join(dataDir, name)).catch(() => undefined)));
+  await Promise.all(
+    [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE].map((name) => unlink(join(dataDir, name)).catch(() => undefined)),
+  );
 }
 
 /**
@@ -69,7 +75,10 @@ export async function clearPublishedAdmin(dataDir: string): Promise<void> {
 export async function publishAdmin(dataDir: string, url: string | null, token: string): Promise<() => Promise<void>> {
   if (url === null) await unlink(join(dataDir, ADMIN_TOKEN_FILE)).catch(() => undefined);
   else await writePrivateFile(join(dataDir, ADMIN_TOKEN_FILE), `${token}\n`);
-  await writePrivateFile(join(dataDir, ADMIN_ADDRESS_FILE), `${JSON.stringify({ pid: process.pid, url } satisfies PublishedAdmin)}\n`);
+  await writePrivateFile(
+    join(dataDir, ADMIN_ADDRESS_FILE),
+    `${JSON.stringify({ pid: process.pid, url } satisfies PublishedAdmin)}\n`,
+  );
   return async () => {
     const ours = async (name: string, isOurs: (text: string) => boolean): Promise<void> => {
       const path = join(dataDir, name);
@@ -90,7 +99,9 @@ function parseJson(text: string): unknown {
 }
 
 function refused(path: string, reason: string): CliError {
-  return new CliError(`refusing ${path}: ${reason}. Stop the running fxgate and start it again, which writes it afresh`);
+  return new CliError(
+    `refusing ${path}: ${reason}. Stop the running fxgate and start it again, which writes it afresh`,
+  );
 }
 
 /**
@@ -116,7 +127,8 @@ async function readPrivateFile(path: string): Promise<string | null> {
       const uid = process.getuid!();
       if (stats.uid !== uid) throw refused(path, `it belongs to user ${stats.uid}, not to you (${uid})`);
       const mode = stats.mode & 0o777;
-      if ((mode & 0o077) !== 0) throw refused(path, `its mode is ${mode.toString(8).padStart(4, '0')}, open to other users; it must be 0600`);
+      if ((mode & 0o077) !== 0)
+        throw refused(path, `its mode is ${mode.toString(8).padStart(4, '0')}, open to other users; it must be 0600`);
     }
     return await handle.readFile('utf8');
   } finally {
@@ -139,7 +151,10 @@ export async function readPublishedAdmin(dataDir: string): Promise<PublishedAdmi
 export async function readAdminToken(dataDir: string): Promise<string> {
   const path = join(dataDir, ADMIN_TOKEN_FILE);
   const text = await readPrivateFile(path);
-  if (text === null) throw new CliError(`${path} is missing, though ${join(dataDir, ADMIN_ADDRESS_FILE)} names an admin listener. Stop the running fxgate and start it again, which writes both afresh`);
+  if (text === null)
+    throw new CliError(
+      `${path} is missing, though ${join(dataDir, ADMIN_ADDRESS_FILE)} names an admin listener. Stop the running fxgate and start it again, which writes both afresh`,
+    );
   const token = text.trim();
   if (!TOKEN.test(token)) throw refused(path, 'it is not what fxgate writes');
   return token;

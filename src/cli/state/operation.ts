@@ -9,6 +9,7 @@
  * (dates, decimals). The direct path does the same round trip, so both print from equal values.
  */
 import { z } from 'zod';
+
 import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
@@ -45,16 +46,27 @@ export function defineOperation<In extends z.ZodType, Out extends z.ZodType>(ope
 }
 
 /** A Date as an ISO 8601 string. */
-export const dateCodec = z.codec(z.iso.datetime(), z.date(), { decode: (text) => new Date(text), encode: (date) => date.toISOString() });
-
-/** A Decimal as its exact plain-decimal text: no digit passes through a JS number. */
-export const decimalCodec = z.codec(z.string().regex(DECIMAL_PATTERN), z.custom<Decimal>((value) => Decimal.isBigNumber(value)), {
-  decode: (text) => new Decimal(text),
-  encode: (value) => value.toFixed(),
+export const dateCodec = z.codec(z.iso.datetime(), z.date(), {
+  decode: (text) => new Date(text),
+  encode: (date) => date.toISOString(),
 });
 
+/** A Decimal as its exact plain-decimal text: no digit passes through a JS number. */
+export const decimalCodec = z.codec(
+  z.string().regex(DECIMAL_PATTERN),
+  z.custom<Decimal>((value) => Decimal.isBigNumber(value)),
+  {
+    decode: (text) => new Decimal(text),
+    encode: (value) => value.toFixed(),
+  },
+);
+
 /** A problem of a key import file, as KeyImportError holds them. */
-const keyImportProblemSchema = z.object({ line: z.number().int().nullable(), field: z.string().nullable(), message: z.string() });
+const keyImportProblemSchema = z.object({
+  line: z.number().int().nullable(),
+  field: z.string().nullable(),
+  message: z.string(),
+});
 
 /**
  * An operation's failure on the wire: the message and exit code the command ends with, and for
@@ -65,7 +77,9 @@ export const wireErrorSchema = z.object({
   error: z.object({
     message: z.string(),
     exitCode: z.union([z.literal(1), z.literal(2)]),
-    keyImport: z.object({ file: z.string(), problems: z.array(keyImportProblemSchema), invalid: z.boolean() }).optional(),
+    keyImport: z
+      .object({ file: z.string(), problems: z.array(keyImportProblemSchema), invalid: z.boolean() })
+      .optional(),
   }),
 });
 export type WireError = z.infer<typeof wireErrorSchema>;

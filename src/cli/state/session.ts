@@ -7,7 +7,9 @@
  */
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { Client } from 'undici';
+
 import type { Config } from '../../lib/config.js';
 import { KeyImportConflictError, KeyImportInvalidError } from '../../lib/keys/key-import.js';
 import { Closers } from '../closers.js';
@@ -28,7 +30,8 @@ export const CLI_ROUTE_PREFIX = '/admin/cli/';
 
 export interface StateSession {
   /** Where the operations run: this process's database, or the admin listener of the process that holds it. */
-  readonly via: { readonly kind: 'database' } | { readonly kind: 'admin listener'; readonly url: string; readonly pid: number };
+  readonly via:
+    { readonly kind: 'database' } | { readonly kind: 'admin listener'; readonly url: string; readonly pid: number };
   run<I, O>(operation: StateOperation<I, O>, input: I): Promise<O>;
 }
 
@@ -119,7 +122,8 @@ function failureOf(body: unknown): Error | null {
   const parsed = wireErrorSchema.safeParse(body);
   if (!parsed.success) return null;
   const { message, exitCode, keyImport } = parsed.data.error;
-  if (keyImport !== undefined) return new (keyImport.invalid ? KeyImportInvalidError : KeyImportConflictError)(keyImport.file, keyImport.problems);
+  if (keyImport !== undefined)
+    return new (keyImport.invalid ? KeyImportInvalidError : KeyImportConflictError)(keyImport.file, keyImport.problems);
   return new CliError(message, exitCode);
 }
 
@@ -134,7 +138,12 @@ function remoteSession(url: URL, token: string, pid: number, closers: Closers): 
       let statusCode: number;
       let text: string;
       try {
-        const response = await client.request({ method: 'POST', path, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(input) });
+        const response = await client.request({
+          method: 'POST',
+          path,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(input),
+        });
         statusCode = response.statusCode;
         text = await response.body.text();
       } catch (error) {
@@ -144,10 +153,18 @@ function remoteSession(url: URL, token: string, pid: number, closers: Closers): 
       if (statusCode === 200) {
         const decoded = operation.output.safeDecode(body);
         if (decoded.success) return decoded.data;
-        throw new CliError(`${where} answered ${path} with what this fxgate cannot read (another version?): stop it and run the command again`);
+        throw new CliError(
+          `${where} answered ${path} with what this fxgate cannot read (another version?): stop it and run the command again`,
+        );
       }
-      if (statusCode === 401) throw new CliError(`${where} refused the token in the data folder: stop that process and start it again, which writes a new one`);
-      if (statusCode === 404) throw new CliError(`${where} does not serve ${path} (another version of fxgate?): stop it and run the command again`);
+      if (statusCode === 401)
+        throw new CliError(
+          `${where} refused the token in the data folder: stop that process and start it again, which writes a new one`,
+        );
+      if (statusCode === 404)
+        throw new CliError(
+          `${where} does not serve ${path} (another version of fxgate?): stop it and run the command again`,
+        );
       throw failureOf(body) ?? new CliError(`${where} answered ${path} with ${statusCode}: ${text.slice(0, 200)}`);
     },
   };

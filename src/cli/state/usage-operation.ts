@@ -3,6 +3,7 @@
  * through the admin listener of a server that holds the embedded data folder.
  */
 import { z } from 'zod';
+
 import { readUsage, type UsageQuery, type UsageReport } from '../../gateway/usage/usage-recorder.js';
 import { defineOperation } from './operation.js';
 
@@ -10,6 +11,8 @@ export const usageReportOperation = defineOperation({
   name: 'usage/report',
   input: z.object({ generation: z.string().optional(), since: z.number().optional() }) satisfies z.ZodType<UsageQuery>,
   // JSON already (ISO 8601 times, counts as numbers), as GET /admin/usage serves it: it passes as it is.
-  output: z.custom<UsageReport>((value) => typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows)),
+  output: z.custom<UsageReport>(
+    (value) => typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows),
+  ),
   run: ({ db }, query) => readUsage(db, query),
 });

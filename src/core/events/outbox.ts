@@ -25,15 +25,10 @@ export interface EventInput {
 /** Records the event and its deliveries; returns the event id. */
 export async function recordEvent(tx: Queryable, event: EventInput): Promise<string> {
   const id = newId('event', event.at.getTime());
-  await tx.query('INSERT INTO events (id, org_id, environment, type, event_type, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-    id,
-    event.orgId,
-    event.environment,
-    event.type,
-    event.eventType,
-    JSON.stringify(event.data),
-    event.at,
-  ]);
+  await tx.query(
+    'INSERT INTO events (id, org_id, environment, type, event_type, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [id, event.orgId, event.environment, event.type, event.eventType, JSON.stringify(event.data), event.at],
+  );
   await tx.query(
     `INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at, created_at)
      SELECT $1, e.id, 'PENDING', $5, $5 FROM webhook_endpoints e

@@ -3,7 +3,9 @@
  * endpoint belongs to one book (org + environment) and hears only that book's events.
  */
 import { randomBytes } from 'node:crypto';
+
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
@@ -53,13 +55,18 @@ export const webhookEndpointRecordSchema = z
     createdAt: timestamp,
     deletedAt: timestamp.nullable(),
   })
-  .meta({ id: 'WebhookEndpoint', description: 'Where the book\'s events are delivered.' });
+  .meta({ id: 'WebhookEndpoint', description: "Where the book's events are delivered." });
 
 export type WebhookEndpointRecord = Readonly<z.output<typeof webhookEndpointRecordSchema>>;
 
 /** The create answer: the record and its signing secret, which no other answer shows. */
 export const createdWebhookEndpointSchema = webhookEndpointRecordSchema
-  .extend({ secret: z.string().regex(/^whsec_[A-Za-z0-9_-]{43}$/).meta({ description: 'whsec_ and 32 random bytes in base64url; shown in this answer only.' }) })
+  .extend({
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9_-]{43}$/)
+      .meta({ description: 'whsec_ and 32 random bytes in base64url; shown in this answer only.' }),
+  })
   .meta({ id: 'CreatedWebhookEndpoint', description: 'A new webhook endpoint with its signing secret.' });
 
 const COLUMNS = 'id, org_id, environment, url, event_types, status, created_at, deleted_at';
@@ -86,7 +93,9 @@ export function newWebhookSecret(): string {
  * means anything there; allowed in both books so tests and local receivers can listen on it.
  */
 function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname);
+  return (
+    hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname)
+  );
 }
 
 /**
@@ -105,11 +114,13 @@ export function checkWebhookUrl(url: string, environment: Mode): string {
   } catch {
     return refuse('not an absolute URL');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') refuse('the scheme must be https (or http in the sandbox)');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    refuse('the scheme must be https (or http in the sandbox)');
   // Credentials in a URL end up in logs and proxies; the signature is the authentication.
   if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
   if (parsed.hash !== '') refuse('the URL must not contain a fragment');
-  if (parsed.protocol === 'http:' && environment === 'live' && !isLoopback(parsed.hostname)) refuse('live endpoints must use https');
+  if (parsed.protocol === 'http:' && environment === 'live' && !isLoopback(parsed.hostname))
+    refuse('live endpoints must use https');
   return parsed.href;
 }
 
@@ -127,19 +138,28 @@ export interface CreateEndpointInput {
  * already replays the first response (secret included) for a retried key. A store that lost
  * its record would let a retry create a second endpoint, which the client can delete.
  */
-export async function createWebhookEndpoint(db: Database, input: CreateEndpointInput): Promise<{ row: WebhookEndpointRow; secret: string }> {
+export async function createWebhookEndpoint(
+  db: Database,
+  input: CreateEndpointInput,
+): Promise<{ row: WebhookEndpointRow; secret: string }> {
   const url = checkWebhookUrl(input.url, input.environment);
   const eventTypes = [...new Set(input.eventTypes)].sort();
   const secret = newWebhookSecret();
   const row = await db.transaction(async (tx) => {
     // The book row serialises creations in one book, so the cap holds under concurrency.
-    await tx.query('SELECT 1 FROM org_environments WHERE org_id = $1 AND environment = $2 FOR UPDATE', [input.orgId, input.environment]);
+    await tx.query('SELECT 1 FROM org_environments WHERE org_id = $1 AND environment = $2 FOR UPDATE', [
+      input.orgId,
+      input.environment,
+    ]);
     const { rows: counted } = await tx.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1 AND environment = $2 AND status = 'ACTIVE'",
       [input.orgId, input.environment],
     );
     if (counted[0]!.n >= MAX_ACTIVE_ENDPOINTS) {
-      throw new ApiError('WEBHOOK_URL_INVALID', { url: input.url, reason: `at most ${MAX_ACTIVE_ENDPOINTS} active endpoints per book; delete one first` });
+      throw new ApiError('WEBHOOK_URL_INVALID', {
+        url: input.url,
+        reason: `at most ${MAX_ACTIVE_ENDPOINTS} active endpoints per book; delete one first`,
+      });
     }
     const { rows } = await tx.query<WebhookEndpointRow>(
       `INSERT INTO webhook_endpoints (id, org_id, environment, url, event_types, secret, status, created_at)
@@ -151,7 +171,11 @@ export async function createWebhookEndpoint(db: Database, input: CreateEndpointI
   return { row, secret };
 }
 
-export async function listWebhookEndpoints(db: Queryable, orgId: string, environment: Mode): Promise<WebhookEndpointRow[]> {
+export async function listWebhookEndpoints(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+): Promise<WebhookEndpointRow[]> {
   const { rows } = await db.query<WebhookEndpointRow>(
     `SELECT ${COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND environment = $2 AND status = 'ACTIVE'
       ORDER BY created_at DESC, id DESC LIMIT ${MAX_ACTIVE_ENDPOINTS}`,
@@ -161,7 +185,12 @@ export async function listWebhookEndpoints(db: Queryable, orgId: string, environ
 }
 
 /** An active endpoint of this book, or null (unknown, another org's, or deleted). */
-export async function findWebhookEndpoint(db: Queryable, orgId: string, environment: Mode, id: string): Promise<WebhookEndpointRow | null> {
+export async function findWebhookEndpoint(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+  id: string,
+): Promise<WebhookEndpointRow | null> {
   // A malformed id names no endpoint (404), and `%00` in the path must not reach PostgreSQL as U+0000.
   if (!isId('webhookEndpoint', id)) return null;
   const { rows } = await db.query<WebhookEndpointRow>(
@@ -177,7 +206,13 @@ export async function findWebhookEndpoint(db: Queryable, orgId: string, environm
  * worker finishes that attempt, and gives the row up when it next claims it and finds the
  * endpoint deleted. Returns null when there is no such active endpoint.
  */
-export async function deleteWebhookEndpoint(db: Database, orgId: string, environment: Mode, id: string, at: Date): Promise<WebhookEndpointRow | null> {
+export async function deleteWebhookEndpoint(
+  db: Database,
+  orgId: string,
+  environment: Mode,
+  id: string,
+  at: Date,
+): Promise<WebhookEndpointRow | null> {
   if (!isId('webhookEndpoint', id)) return null; // as in findWebhookEndpoint
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<WebhookEndpointRow>(

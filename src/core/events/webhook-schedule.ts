@@ -8,7 +8,13 @@
  * A receiver that never answers sees 12 to 15 attempts in the 72 hours (13 with average waits),
  * the last at the 72-hour mark (test/lib/webhooks/retry-schedule.test.ts counts them).
  */
-import { DEFAULT_RETRY_POLICY, type DeliveryOutcome, outcomeAfterAttempt, retryCeilingFor, retryDelayFor } from '../../lib/webhooks/retry-schedule.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  type DeliveryOutcome,
+  outcomeAfterAttempt,
+  retryCeilingFor,
+  retryDelayFor,
+} from '../../lib/webhooks/retry-schedule.js';
 
 export type { DeliveryOutcome } from '../../lib/webhooks/retry-schedule.js';
 

@@ -20,10 +20,12 @@
  *   leaves its rows to become due again when the lease runs out.
  */
 import { performance } from 'node:perf_hooks';
+
 import { Agent, type Dispatcher, request } from 'undici';
+
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
-import { DELIVERY_MAX_AGE_MS, afterAttempt } from './webhook-schedule.js';
+import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
 export type ClaimMode = 'lock' | 'lease';
 
@@ -207,7 +209,12 @@ export class WebhookDeliveryWorker {
       this.fetcher = deps.fetcher;
     } else {
       const timeout = this.options.requestTimeoutMs;
-      this.agent = new Agent({ connections: this.options.concurrency, connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout });
+      this.agent = new Agent({
+        connections: this.options.concurrency,
+        connect: { timeout },
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
       this.fetcher = undiciFetcher(this.agent);
     }
   }
@@ -245,7 +252,9 @@ export class WebhookDeliveryWorker {
     const round = new AbortController();
     this.rounds.add(round);
     try {
-      return this.options.claim === 'lock' ? await this.lockedRound(round.signal) : await this.leasedRound(round.signal);
+      return this.options.claim === 'lock'
+        ? await this.lockedRound(round.signal)
+        : await this.leasedRound(round.signal);
     } finally {
       this.rounds.delete(round);
     }
@@ -294,7 +303,9 @@ export class WebhookDeliveryWorker {
     const waves = Math.ceil(this.options.batchSize / this.options.concurrency) + 1;
     const leaseUntil = new Date(now.getTime() + waves * this.options.requestTimeoutMs);
     const rows = await this.db.transaction((tx) => claimLeased(tx, now, this.options.batchSize, leaseUntil));
-    const reached = await this.attemptAll(rows, signal, (row, result, at) => this.db.transaction((tx) => this.record(tx, row, result, at)));
+    const reached = await this.attemptAll(rows, signal, (row, result, at) =>
+      this.db.transaction((tx) => this.record(tx, row, result, at)),
+    );
     const unreached = rows.filter((row) => !reached.has(row.id));
     if (unreached.length > 0) {
       // Stopped before these were tried: hand them back now rather than at the lease's end.
@@ -328,7 +339,9 @@ export class WebhookDeliveryWorker {
         await record(row, result, attemptedAt);
       }
     };
-    const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane));
+    const lanes = await Promise.allSettled(
+      Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane),
+    );
     const failed = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
     if (failed) throw failed.reason;
     return reached;
@@ -338,7 +351,13 @@ export class WebhookDeliveryWorker {
     // The envelope of docs/contract.md#webhooks-v3-envelope. These bytes are signed and these
     // bytes are sent.
     const body = Buffer.from(
-      JSON.stringify({ id: row.event_id, type: row.type, eventType: row.event_type, createdAt: row.event_created_at.toISOString(), data: row.data }),
+      JSON.stringify({
+        id: row.event_id,
+        type: row.type,
+        eventType: row.event_type,
+        createdAt: row.event_created_at.toISOString(),
+        data: row.data,
+      }),
     );
     const headers = {
       'content-type': 'application/json',
@@ -354,8 +373,14 @@ export class WebhookDeliveryWorker {
       return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
     } catch (error) {
       const durationMs = elapsed();
-      if (stopSignal.aborted) return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
-      if (timeout.aborted) return { kind: 'failed', error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`, durationMs };
+      if (stopSignal.aborted)
+        return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
+      if (timeout.aborted)
+        return {
+          kind: 'failed',
+          error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`,
+          durationMs,
+        };
       return { kind: 'failed', error: describeError(error), durationMs };
     }
   }
@@ -364,9 +389,17 @@ export class WebhookDeliveryWorker {
    * Writes the attempt and the delivery's new state. The `attempts = claimed` guard makes a
    * stale lease's late result change nothing (its attempt row is still kept: it happened).
    */
-  private async record(tx: Queryable, row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date): Promise<void> {
+  private async record(
+    tx: Queryable,
+    row: ClaimedDelivery,
+    result: AttemptResult | null,
+    attemptedAt: Date,
+  ): Promise<void> {
     if (result === null) {
-      await tx.query(`UPDATE webhook_deliveries SET status = 'GAVE_UP' WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      await tx.query(
+        `UPDATE webhook_deliveries SET status = 'GAVE_UP' WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
+        [row.id, row.attempts],
+      );
       return;
     }
     const statusCode = result.kind === 'answered' ? result.statusCode : null;
@@ -377,7 +410,10 @@ export class WebhookDeliveryWorker {
     );
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once (a lease handed back).
-      await tx.query(`UPDATE webhook_deliveries SET next_attempt_at = $3 WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts, attemptedAt]);
+      await tx.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = $3 WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
+        [row.id, row.attempts, attemptedAt],
+      );
       return;
     }
     const outcome = afterAttempt({

@@ -9,22 +9,23 @@
  * it.
  */
 import type { FastifyRequest } from 'fastify';
+
 import type { Mode } from '../../lib/auth/credentials.js';
 import {
-  JWT_CLOCK_SKEW_SECONDS,
-  TOKEN_FAILURE_ERROR_CODES,
-  TokenVerificationError,
   checkApiToken,
+  JWT_CLOCK_SKEW_SECONDS,
   parseApiToken,
   type ParsedApiToken,
+  TOKEN_FAILURE_ERROR_CODES,
+  TokenVerificationError,
   type VerifiedToken,
 } from '../../lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../lib/auth/request-signature.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
-import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
-import type { OperationMeta } from './operation.js';
+import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import type { Principal } from '../principal.js';
+import type { OperationMeta } from './operation.js';
 
 /** v3 tokens live at most 60 s (docs/contract.md#auth-tokens-lifetime). */
 export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;
@@ -68,12 +69,17 @@ export function createAuthenticator(options: AuthenticatorOptions) {
   const { registry, store, issuers } = options;
 
   /** `onProven` gets the key's name once the token and the request signature prove it (the rate-limit subject from then on). */
-  return async function authenticate(request: FastifyRequest, operation: OperationMeta, onProven: (keyName: string) => void): Promise<AuthOutcome> {
+  return async function authenticate(
+    request: FastifyRequest,
+    operation: OperationMeta,
+    onProven: (keyName: string) => void,
+  ): Promise<AuthOutcome> {
     const mode = declaredMode(request);
     const authorization = request.headers.authorization;
     if (authorization === undefined || authorization === '') return fail(new ApiError('AUTH_TOKEN_MISSING'));
     const match = /^Bearer +(\S+)$/i.exec(authorization);
-    if (!match) return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'Authorization must be "Bearer <JWT>".' }));
+    if (!match)
+      return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'Authorization must be "Bearer <JWT>".' }));
 
     let parsed: ParsedApiToken;
     try {
@@ -92,22 +98,30 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     const idempotencyKey = request.headers['idempotency-key'];
     const signatureCheck =
       typeof signature === 'string' && signature !== ''
-        ? verifyRequestSignature(activeKey.publicKey, {
-            method: request.method,
-            pathAndQuery: request.raw.url ?? request.url,
-            nonce: parsed.nonce,
-            idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
-            body: request.v3.rawBody,
-          }, signature)
+        ? verifyRequestSignature(
+            activeKey.publicKey,
+            {
+              method: request.method,
+              pathAndQuery: request.raw.url ?? request.url,
+              nonce: parsed.nonce,
+              idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
+              body: request.v3.rawBody,
+            },
+            signature,
+          )
         : null;
     let verified: VerifiedToken;
     try {
-      verified = await checkApiToken(parsed, activeKey.publicKey, { issuers, maxLifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS });
+      verified = await checkApiToken(parsed, activeKey.publicKey, {
+        issuers,
+        maxLifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
+      });
     } catch (error) {
       signatureCheck?.catch(() => {});
       return tokenFailure(error);
     }
-    if (signatureCheck === null) return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MISSING' }));
+    if (signatureCheck === null)
+      return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MISSING' }));
     const check = await signatureCheck;
     if (check !== 'VALID') return fail(new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: check }));
 
@@ -117,7 +131,12 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     try {
       const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - Math.floor(Date.now() / 1000)) * 1000;
       const first = await store.claimOnce(`nonce:{${proven}}:${verified.nonce}`, ttlMs);
-      if (!first) return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'The bearer token was already used; sign a new one per request.' }));
+      if (!first)
+        return fail(
+          new ApiError('AUTH_TOKEN_INVALID', undefined, {
+            message: 'The bearer token was already used; sign a new one per request.',
+          }),
+        );
     } catch (error) {
       // Reads go on without replay protection while the store is down; writes stop at step 6,
       // which fails closed. The log says so.

@@ -6,6 +6,7 @@
  * caller is authenticated (step 7).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isWriteMethod } from './request-state.js';
 

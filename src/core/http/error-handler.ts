@@ -4,6 +4,7 @@
  * stack trace or request metadata. Anything not already an ApiError is classified here once.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import { addressSubject, type RateLimiter } from './rate-limit.js';
@@ -14,7 +15,16 @@ import { isWriteMethod } from './request-state.js';
 export const CONFLICT_RETRY_AFTER_SECONDS = 1;
 
 /** Connection-level failures of the database: nothing was done, the client may retry later. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
 
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -44,13 +54,23 @@ export function classifyError(error: unknown, request: FastifyRequest): ApiError
     return new ApiError('SERVICE_UNAVAILABLE', undefined, { cause: error });
   }
   const resourceId = request.v3?.resourceId;
-  return new ApiError('INTERNAL_ERROR', resourceId && isWriteMethod(request.method) ? { resourceId } : {}, { cause: error });
+  return new ApiError('INTERNAL_ERROR', resourceId && isWriteMethod(request.method) ? { resourceId } : {}, {
+    cause: error,
+  });
 }
 
-export type ErrorHandler = (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+export type ErrorHandler = (
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => Promise<FastifyReply>;
 
 export function createErrorHandler(chargeRateLimit: RateLimiter): ErrorHandler {
-  return async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return async function handleError(
+    error: FastifyError | Error,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> {
     if (!request.v3) initRequestState(request, reply);
     let apiError = classifyError(error, request);
     if (apiError.statusCode >= 500) {
@@ -72,7 +92,8 @@ export function createErrorHandler(chargeRateLimit: RateLimiter): ErrorHandler {
     // 409 and 429 add Retry-After (docs/contract.md#errors-status-rules). A state conflict names
     // no wait of its own: it gets the smallest legal value, and its retryStrategy says what must
     // change first.
-    if (apiError.statusCode === 409 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(CONFLICT_RETRY_AFTER_SECONDS));
+    if (apiError.statusCode === 409 && !reply.hasHeader('retry-after'))
+      reply.header('retry-after', String(CONFLICT_RETRY_AFTER_SECONDS));
     // Returning the reply tells fastify the response is taken care of; an async handler that
     // resolves to undefined while an async onSend hook is still running gets an empty body.
     return reply

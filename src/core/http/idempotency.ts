@@ -7,12 +7,14 @@
  * are the second line, for a store that lost its records.
  */
 import { randomUUID } from 'node:crypto';
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN, requestFingerprint } from '../../lib/idempotency-key.js';
-import { StoreUnavailableError, type EphemeralStore, type StoredResponse } from '../../lib/store/ephemeral-store.js';
-import { displayPath, type OperationMeta } from './operation.js';
+import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import type { Principal } from '../principal.js';
+import { displayPath, type OperationMeta } from './operation.js';
 
 /** v3 keys live 24 hours (docs/contract.md#idempotency-v3). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -41,9 +43,15 @@ export function createIdempotency(options: IdempotencyOptions) {
   }
 
   /** Acquires the key, or answers for the request (replay) and returns true. */
-  async function begin(request: FastifyRequest, reply: FastifyReply, operation: OperationMeta, principal: Principal): Promise<boolean> {
+  async function begin(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    operation: OperationMeta,
+    principal: Principal,
+  ): Promise<boolean> {
     const key = request.headers['idempotency-key'];
-    if (key === undefined) throw new ApiError('IDEMPOTENCY_KEY_MISSING', { endpoint: `${operation.method} ${displayPath(operation.path)}` });
+    if (key === undefined)
+      throw new ApiError('IDEMPOTENCY_KEY_MISSING', { endpoint: `${operation.method} ${displayPath(operation.path)}` });
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) throw new ApiError('IDEMPOTENCY_KEY_INVALID');
 
     const storeKey = `idem:{${principal.orgId}:${principal.environment}}:${key}`;
@@ -60,7 +68,9 @@ export function createIdempotency(options: IdempotencyOptions) {
         request.v3.idempotency = { key, fingerprint, storeKey, owner, settled: false };
         return false;
       case 'in_flight':
-        throw new ApiError('IDEMPOTENCY_IN_FLIGHT', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) } });
+        throw new ApiError('IDEMPOTENCY_IN_FLIGHT', undefined, {
+          headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
+        });
       case 'mismatch':
         throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: result.originalFingerprint });
       case 'completed': {

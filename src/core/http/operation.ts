@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
+
 import type { Scope } from '../../lib/auth/credentials.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { Principal } from '../principal.js';
@@ -42,7 +43,11 @@ export interface OperationResult<Response = Record<string, unknown>> {
   readonly body: Response;
 }
 
-export interface Operation<Query = unknown, Body = unknown, Response extends Record<string, unknown> = Record<string, unknown>> extends OperationMeta {
+export interface Operation<
+  Query = unknown,
+  Body = unknown,
+  Response extends Record<string, unknown> = Record<string, unknown>,
+> extends OperationMeta {
   /** One line for the reference: what the operation does, in the imperative. */
   readonly summary: string;
   readonly query?: z.ZodType<Query>;
@@ -60,9 +65,11 @@ export interface Operation<Query = unknown, Body = unknown, Response extends Rec
 }
 
 /** Keeps the Query, Body and Response types of one operation tied to its schemas: a handler cannot answer what `response` does not describe. */
-export function defineOperation<Query = Record<string, never>, Body = undefined, Response extends Record<string, unknown> = Record<string, unknown>>(
-  operation: Operation<Query, Body, Response>,
-): Operation<Query, Body, Response> {
+export function defineOperation<
+  Query = Record<string, never>,
+  Body = undefined,
+  Response extends Record<string, unknown> = Record<string, unknown>,
+>(operation: Operation<Query, Body, Response>): Operation<Query, Body, Response> {
   return operation;
 }
 

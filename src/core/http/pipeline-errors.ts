@@ -11,7 +11,11 @@ import type { OperationMeta } from './operation.js';
 import { isWriteMethod } from './request-state.js';
 
 /** What the HTTP server answers before any route runs, whatever the request names (docs/contract.md#errors-before-routing). */
-export const BEFORE_ROUTING_CODES = ['REQUEST_MALFORMED', 'REQUEST_HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT'] as const satisfies readonly ErrorCode[];
+export const BEFORE_ROUTING_CODES = [
+  'REQUEST_MALFORMED',
+  'REQUEST_HEADERS_TOO_LARGE',
+  'REQUEST_TIMEOUT',
+] as const satisfies readonly ErrorCode[];
 
 /** Step 1: the request id header. */
 const REQUEST_ID_CODES = ['VALIDATION_HEADER_FAILED'] as const satisfies readonly ErrorCode[];
@@ -40,7 +44,13 @@ const SANDBOX_ONLY_CODES = ['SANDBOX_MODE_REQUIRED'] as const satisfies readonly
 const RATE_LIMIT_CODES = ['RATE_LIMIT_EXCEEDED'] as const satisfies readonly ErrorCode[];
 
 /** Step 6, on the methods that take an Idempotency-Key (docs/contract.md#idempotency-v3). */
-const IDEMPOTENCY_CODES = ['IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH', 'IDEMPOTENCY_UNAVAILABLE'] as const satisfies readonly ErrorCode[];
+const IDEMPOTENCY_CODES = [
+  'IDEMPOTENCY_KEY_MISSING',
+  'IDEMPOTENCY_KEY_INVALID',
+  'IDEMPOTENCY_IN_FLIGHT',
+  'IDEMPOTENCY_MISMATCH',
+  'IDEMPOTENCY_UNAVAILABLE',
+] as const satisfies readonly ErrorCode[];
 
 /** Step 7: every operation validates its query and its body, declared or not (an undeclared one must be absent or `{}`). */
 const VALIDATION_CODES = ['VALIDATION_QUERY_FAILED', 'VALIDATION_BODY_FAILED'] as const satisfies readonly ErrorCode[];
@@ -49,10 +59,16 @@ const VALIDATION_CODES = ['VALIDATION_QUERY_FAILED', 'VALIDATION_BODY_FAILED'] a
 const FAILURE_CODES = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'] as const satisfies readonly ErrorCode[];
 
 /** What an unauthenticated read outside the operations (the OpenAPI document) may answer: the server's edge, the request id, a failure. */
-export const DOCUMENT_ERROR_CODES: readonly ErrorCode[] = [...BEFORE_ROUTING_CODES, ...REQUEST_ID_CODES, 'INTERNAL_ERROR'];
+export const DOCUMENT_ERROR_CODES: readonly ErrorCode[] = [
+  ...BEFORE_ROUTING_CODES,
+  ...REQUEST_ID_CODES,
+  'INTERNAL_ERROR',
+];
 
 /** Every code an operation may answer: the pipeline's, in step order, then its handler's; each once. */
-export function operationErrorCodes(operation: OperationMeta & { readonly errors?: readonly ErrorCode[] }): ErrorCode[] {
+export function operationErrorCodes(
+  operation: OperationMeta & { readonly errors?: readonly ErrorCode[] },
+): ErrorCode[] {
   const codes: ErrorCode[] = [
     ...BEFORE_ROUTING_CODES,
     ...REQUEST_ID_CODES,

@@ -6,8 +6,9 @@
  * with it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../lib/errors/api-error.js';
-import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
+import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import { isWriteMethod } from './request-state.js';
 
 export const RATE_LIMIT_PERIOD_MS = 10_000;
@@ -28,7 +29,11 @@ export function createRateLimiter(options: RateLimiterOptions) {
     const limit = write ? options.writes : options.reads;
     let result = null;
     try {
-      result = await store.rateLimit({ key: `rl:{${subject}}:${write ? 'w' : 'r'}`, limit, periodMs: RATE_LIMIT_PERIOD_MS });
+      result = await store.rateLimit({
+        key: `rl:{${subject}}:${write ? 'w' : 'r'}`,
+        limit,
+        periodMs: RATE_LIMIT_PERIOD_MS,
+      });
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       request.log.warn({ err: error }, 'rate-limit store unavailable; request let through');

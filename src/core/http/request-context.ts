@@ -4,12 +4,12 @@
  * when present (else a new trace), and `X-Request-Timestamp` says when the request arrived.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { REQUEST_ID_PATTERN } from '../../lib/request-id.js';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { randomHex } from '../../lib/random.js';
+import { REQUEST_ID_PATTERN } from '../../lib/request-id.js';
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
-
 
 function traceIdOf(request: FastifyRequest): string {
   const parent = request.headers.traceparent;
@@ -44,7 +44,9 @@ export async function attachRequestContext(request: FastifyRequest, reply: Fasti
   if (sent !== undefined && (typeof sent !== 'string' || !REQUEST_ID_PATTERN.test(sent))) {
     throw new ApiError('VALIDATION_HEADER_FAILED', {
       header: 'X-Request-Id',
-      issues: [{ path: 'X-Request-Id', code: 'invalid_format', message: 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -' }],
+      issues: [
+        { path: 'X-Request-Id', code: 'invalid_format', message: 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -' },
+      ],
     });
   }
 }

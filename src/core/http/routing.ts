@@ -4,6 +4,7 @@
  * is read or the caller authenticated, because neither depends on who is asking.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { OperationMeta } from './operation.js';
 
@@ -16,7 +17,10 @@ function pathOf(request: FastifyRequest): string {
 }
 
 /** Registers one catch-all route per path for the methods that path does not serve. */
-export function registerMethodNotAllowedRoutes(app: FastifyInstance, operations: readonly Pick<OperationMeta, 'method' | 'path'>[]): void {
+export function registerMethodNotAllowedRoutes(
+  app: FastifyInstance,
+  operations: readonly Pick<OperationMeta, 'method' | 'path'>[],
+): void {
   const byPath = new Map<string, Set<string>>();
   for (const operation of operations) {
     const methods = byPath.get(operation.path) ?? new Set<string>();
@@ -45,6 +49,10 @@ export async function rejectUnroutable(request: FastifyRequest, _reply: FastifyR
   }
   const allowed = request.routeOptions.config.methodNotAllowed;
   if (allowed) {
-    throw new ApiError('METHOD_NOT_ALLOWED', { method: request.method, allowed: [...allowed] }, { headers: { allow: allowed.join(', ') } });
+    throw new ApiError(
+      'METHOD_NOT_ALLOWED',
+      { method: request.method, allowed: [...allowed] },
+      { headers: { allow: allowed.join(', ') } },
+    );
   }
 }

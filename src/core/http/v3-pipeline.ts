@@ -8,6 +8,7 @@
  * Errors from any step go through one error handler; onSend stores idempotent responses.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../lib/store/ephemeral-store.js';
@@ -37,7 +38,11 @@ function metaOf(operation: Operation<never, never> | Operation): OperationMeta {
 }
 
 /** Returns the error handler, for fastify's `frameworkErrors` (failures before any hook runs). */
-export function installV3Pipeline(app: FastifyInstance, operations: readonly Operation[], options: V3PipelineOptions): ErrorHandler {
+export function installV3Pipeline(
+  app: FastifyInstance,
+  operations: readonly Operation[],
+  options: V3PipelineOptions,
+): ErrorHandler {
   const authenticate = createAuthenticator(options);
   const chargeRateLimit = createRateLimiter({ store: options.store, ...options.rateLimits });
   const idempotency = createIdempotency({ store: options.store, lockTtlMs: options.idempotencyLockTtlMs });
@@ -63,7 +68,10 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
     await (charge.key ?? chargeRateLimit(request, reply, addressSubject(request)));
     if (outcome.error) throw outcome.error;
     request.v3.principal = outcome.principal;
-    if (requiresIdempotencyKey(request.method) && (await idempotency.begin(request, reply, operation, outcome.principal!))) {
+    if (
+      requiresIdempotencyKey(request.method) &&
+      (await idempotency.begin(request, reply, operation, outcome.principal!))
+    ) {
       return reply; // replayed: the handler must not run
     }
   });
@@ -88,20 +96,28 @@ export function installV3Pipeline(app: FastifyInstance, operations: readonly Ope
       config: { v3Operation: metaOf(operation) },
       handler: async (request, reply) => {
         const query = operation.query ? validateQuery(operation.query, request.query) : rejectQuery(request);
-        const body = operation.body ? validateBody(operation.body, request.v3.rawBody) : validateNoParameters(request.v3.rawBody);
+        const body = operation.body
+          ? validateBody(operation.body, request.v3.rawBody)
+          : validateNoParameters(request.v3.rawBody);
         const result = await operation.handle({
           principal: request.v3.principal!,
           query,
           body,
           params: request.params as Record<string, string>,
           requestId: request.id,
-          idempotency: request.v3.idempotency && { key: request.v3.idempotency.key, fingerprint: request.v3.idempotency.fingerprint },
+          idempotency: request.v3.idempotency && {
+            key: request.v3.idempotency.key,
+            fingerprint: request.v3.idempotency.fingerprint,
+          },
           log: request.log,
           setResourceId: (id) => {
             request.v3.resourceId = id;
           },
         });
-        return reply.code(result.status ?? 200).header('content-type', 'application/json; charset=utf-8').send(result.body);
+        return reply
+          .code(result.status ?? 200)
+          .header('content-type', 'application/json; charset=utf-8')
+          .send(result.body);
       },
     });
   }
@@ -114,7 +130,11 @@ function rejectQuery(request: FastifyRequest): Record<string, never> {
   const names = Object.keys((request.query ?? {}) as object);
   if (names.length > 0) {
     throw new ApiError('VALIDATION_QUERY_FAILED', {
-      issues: names.map((name) => ({ path: name, code: 'unrecognized_keys', message: 'this operation takes no query parameters' })),
+      issues: names.map((name) => ({
+        path: name,
+        code: 'unrecognized_keys',
+        message: 'this operation takes no query parameters',
+      })),
     });
   }
   return {};

@@ -6,14 +6,18 @@
  * (U+0000, unpaired surrogates: src/lib/text.ts), refused with code `invalid_text` at its path.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
-import { INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE, decodeUtf8, unstorableTextIssues } from '../../lib/text.js';
+import { decodeUtf8, INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE, unstorableTextIssues } from '../../lib/text.js';
 
 export function parseJsonBody(raw: Buffer): unknown {
   if (raw.length === 0) return undefined;
   const text = decodeUtf8(raw);
-  if (text === null) throw new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: '', code: UNSTORABLE_TEXT_CODE, message: INVALID_UTF8_MESSAGE }] });
+  if (text === null)
+    throw new ApiError('VALIDATION_BODY_FAILED', {
+      issues: [{ path: '', code: UNSTORABLE_TEXT_CODE, message: INVALID_UTF8_MESSAGE }],
+    });
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

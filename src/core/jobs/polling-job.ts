@@ -45,7 +45,10 @@ export async function runClaimRound(round: ClaimRound, log: JobLog | undefined):
       if (result === 'done') done += 1;
       else skip.push(claimedId!);
     } catch (error) {
-      log?.error({ err: error, [round.names.item]: claimedId }, `${round.names.job}: handling an item failed; it is retried on the next round`);
+      log?.error(
+        { err: error, [round.names.item]: claimedId },
+        `${round.names.job}: handling an item failed; it is retried on the next round`,
+      );
       if (claimedId === null) break;
       skip.push(claimedId);
     }

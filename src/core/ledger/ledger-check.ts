@@ -6,8 +6,18 @@
 import type { Queryable } from '../../lib/db/database.js';
 
 export type LedgerProblem =
-  | { readonly kind: 'unbalanced_transaction'; readonly transactionId: string; readonly currency: string; readonly sum: string }
-  | { readonly kind: 'balance_mismatch'; readonly accountId: string; readonly balance: string; readonly entriesSum: string };
+  | {
+      readonly kind: 'unbalanced_transaction';
+      readonly transactionId: string;
+      readonly currency: string;
+      readonly sum: string;
+    }
+  | {
+      readonly kind: 'balance_mismatch';
+      readonly accountId: string;
+      readonly balance: string;
+      readonly entriesSum: string;
+    };
 
 export async function checkLedger(db: Queryable, scope?: { orgId: string }): Promise<LedgerProblem[]> {
   const params = scope ? [scope.orgId] : [];
@@ -28,7 +38,17 @@ export async function checkLedger(db: Queryable, scope?: { orgId: string }): Pro
     params,
   );
   return [
-    ...unbalanced.rows.map((row) => ({ kind: 'unbalanced_transaction' as const, transactionId: row.transaction_id, currency: row.currency, sum: row.sum })),
-    ...mismatched.rows.map((row) => ({ kind: 'balance_mismatch' as const, accountId: row.id, balance: row.balance, entriesSum: row.entries_sum })),
+    ...unbalanced.rows.map((row) => ({
+      kind: 'unbalanced_transaction' as const,
+      transactionId: row.transaction_id,
+      currency: row.currency,
+      sum: row.sum,
+    })),
+    ...mismatched.rows.map((row) => ({
+      kind: 'balance_mismatch' as const,
+      accountId: row.id,
+      balance: row.balance,
+      entriesSum: row.entries_sum,
+    })),
   ];
 }

@@ -44,7 +44,10 @@ export interface PostedMovement {
 /** A movement whose entries do not sum to zero per currency: a programming error, never posted. */
 export class UnbalancedMovementError extends Error {
   readonly code = 'FXGATE_LEDGER_UNBALANCED';
-  constructor(readonly currency: string, readonly sum: string) {
+  constructor(
+    readonly currency: string,
+    readonly sum: string,
+  ) {
     super(`ledger movement does not balance in ${currency}: entries sum to ${sum}`);
     this.name = 'UnbalancedMovementError';
   }
@@ -70,8 +73,10 @@ function totalsByAccount(postings: readonly Posting[]): AccountTotal[] {
 
 function assertBalanced(postings: readonly Posting[]): void {
   const sums = new Map<string, Decimal>();
-  for (const posting of postings) sums.set(posting.currency, (sums.get(posting.currency) ?? new Decimal(0)).plus(posting.amount));
-  for (const [currency, sum] of sums) if (!sum.isZero()) throw new UnbalancedMovementError(currency, formatDecimal(sum));
+  for (const posting of postings)
+    sums.set(posting.currency, (sums.get(posting.currency) ?? new Decimal(0)).plus(posting.amount));
+  for (const [currency, sum] of sums)
+    if (!sum.isZero()) throw new UnbalancedMovementError(currency, formatDecimal(sum));
 }
 
 /**
@@ -105,7 +110,11 @@ export async function postMovement(tx: Queryable, movement: Movement): Promise<P
   );
   return {
     transactionId,
-    balances: rows.map((row) => ({ account: row.account_kind, currency: row.account_currency, balance: new Decimal(row.account_balance) })),
+    balances: rows.map((row) => ({
+      account: row.account_kind,
+      currency: row.account_currency,
+      balance: new Decimal(row.account_balance),
+    })),
   };
 }
 
@@ -119,10 +128,22 @@ export interface AccountBalance {
 
 /** The org's client balances in one book, by currency. */
 export async function readClientBalances(db: Queryable, orgId: string, environment: Mode): Promise<AccountBalance[]> {
-  const { rows } = await db.query<{ id: string; currency: string; balance: string; created_at: Date; updated_at: Date }>(
+  const { rows } = await db.query<{
+    id: string;
+    currency: string;
+    balance: string;
+    created_at: Date;
+    updated_at: Date;
+  }>(
     `SELECT id, currency, balance, created_at, updated_at FROM ledger_accounts
       WHERE org_id = $1 AND environment = $2 AND kind = 'client' ORDER BY currency`,
     [orgId, environment],
   );
-  return rows.map((row) => ({ id: row.id, currency: row.currency, balance: new Decimal(row.balance), createdAt: row.created_at, updatedAt: row.updated_at }));
+  return rows.map((row) => ({
+    id: row.id,
+    currency: row.currency,
+    balance: new Decimal(row.balance),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
 }

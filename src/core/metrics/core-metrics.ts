@@ -10,8 +10,16 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
 import type { Database } from '../../lib/db/database.js';
-import { LATENCY_BUCKETS_SECONDS, LazyObserver, appendOnResponse, StatusClassCounters, childrenByValue, gaugeReadOnScrape } from '../../lib/metrics/series.js';
+import {
+  appendOnResponse,
+  childrenByValue,
+  gaugeReadOnScrape,
+  LATENCY_BUCKETS_SECONDS,
+  LazyObserver,
+  StatusClassCounters,
+} from '../../lib/metrics/series.js';
 import type { OperationMeta } from '../http/operation.js';
 import type { WithdrawalStatus } from '../money-movement/withdrawals.js';
 import { LedgerBalanceCheck, type LedgerBalanceCheckOptions } from './ledger-balance-check.js';
@@ -54,7 +62,10 @@ export class CoreMetrics implements CoreEvents {
   private readonly trades: Readonly<Record<TradeEvent, { inc(): void }>>;
   private readonly withdrawalMoves = new Map<string, { inc(): void }>();
   private readonly withdrawals: Counter<string>;
-  private readonly series = new Map<string, { readonly requests: StatusClassCounters; readonly duration: LazyObserver }>();
+  private readonly series = new Map<
+    string,
+    { readonly requests: StatusClassCounters; readonly duration: LazyObserver }
+  >();
   /** Every series of the requests counter, flushed into it when it is read. */
   private readonly requestSeries: StatusClassCounters[] = [];
   readonly ledger: LedgerBalanceCheck;
@@ -76,7 +87,12 @@ export class CoreMetrics implements CoreEvents {
       buckets: [...LATENCY_BUCKETS_SECONDS],
       registers,
     });
-    const trades = new Counter({ name: 'fxgate_core_trades_total', help: 'Trades executed, reversed and settled (committed).', labelNames: ['event'], registers });
+    const trades = new Counter({
+      name: 'fxgate_core_trades_total',
+      help: 'Trades executed, reversed and settled (committed).',
+      labelNames: ['event'],
+      registers,
+    });
     this.trades = childrenByValue(trades, [], TRADE_EVENTS);
     this.withdrawals = new Counter({
       name: 'fxgate_core_withdrawal_transitions_total',
@@ -84,12 +100,23 @@ export class CoreMetrics implements CoreEvents {
       labelNames: ['from', 'to'],
       registers,
     });
-    for (const [from, to] of WITHDRAWAL_MOVES) this.withdrawalMoves.set(moveKey(from, to), this.withdrawals.labels((from ?? 'none').toLowerCase(), to.toLowerCase()));
+    for (const [from, to] of WITHDRAWAL_MOVES)
+      this.withdrawalMoves.set(
+        moveKey(from, to),
+        this.withdrawals.labels((from ?? 'none').toLowerCase(), to.toLowerCase()),
+      );
     gaugeReadOnScrape({
       name: 'fxgate_core_webhook_backlog',
       help: 'v3 webhook deliveries waiting in the outbox (pending), read when scraped; NaN when the database did not answer within 1 s.',
       registry: this.registry,
-      read: async () => Number((await options.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_deliveries WHERE status = 'PENDING'`)).rows[0]!.n),
+      read: async () =>
+        Number(
+          (
+            await options.db.query<{ n: string }>(
+              `SELECT count(*)::text AS n FROM webhook_deliveries WHERE status = 'PENDING'`,
+            )
+          ).rows[0]!.n,
+        ),
     });
     this.ledger = new LedgerBalanceCheck(options.db, options.ledgerCheck);
     const ledger = this.ledger;
@@ -132,7 +159,10 @@ export class CoreMetrics implements CoreEvents {
   private of(operation: string): { readonly requests: StatusClassCounters; readonly duration: LazyObserver } {
     let series = this.series.get(operation);
     if (series === undefined) {
-      series = { requests: new StatusClassCounters(this.requests, [operation], this.requestSeries), duration: new LazyObserver(this.duration, [operation]) };
+      series = {
+        requests: new StatusClassCounters(this.requests, [operation], this.requestSeries),
+        duration: new LazyObserver(this.duration, [operation]),
+      };
       this.series.set(operation, series);
     }
     return series;
@@ -155,7 +185,13 @@ export class CoreMetrics implements CoreEvents {
   private instrumentRoute(route: RouteOptions): void {
     const config = route.config as { v3Operation?: OperationMeta; methodNotAllowed?: unknown } | undefined;
     const declared = config?.v3Operation;
-    const series = this.of(declared !== undefined ? `${declared.method} ${declared.path}` : config?.methodNotAllowed !== undefined ? UNKNOWN_OPERATION : route.url);
+    const series = this.of(
+      declared !== undefined
+        ? `${declared.method} ${declared.path}`
+        : config?.methodNotAllowed !== undefined
+          ? UNKNOWN_OPERATION
+          : route.url,
+    );
     const hook = (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       this.observe(series, reply);
       done();
@@ -163,7 +199,10 @@ export class CoreMetrics implements CoreEvents {
     appendOnResponse(route, hook);
   }
 
-  private observe(series: { readonly requests: StatusClassCounters; readonly duration: LazyObserver }, reply: FastifyReply): void {
+  private observe(
+    series: { readonly requests: StatusClassCounters; readonly duration: LazyObserver },
+    reply: FastifyReply,
+  ): void {
     series.requests.inc(reply.statusCode);
     series.duration.observe(reply.elapsedTime / 1000);
   }

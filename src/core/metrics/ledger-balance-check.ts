@@ -20,7 +20,12 @@ export interface LedgerBalanceCheckOptions {
   readonly now: () => number;
 }
 
-export const LEDGER_BALANCE_CHECK_DEFAULTS: LedgerBalanceCheckOptions = { intervalMs: 60_000, scrapeWaitMs: 1_000, statementTimeoutMs: 5_000, now: Date.now };
+export const LEDGER_BALANCE_CHECK_DEFAULTS: LedgerBalanceCheckOptions = {
+  intervalMs: 60_000,
+  scrapeWaitMs: 1_000,
+  statementTimeoutMs: 5_000,
+  now: Date.now,
+};
 
 export interface LedgerBalanceResult {
   readonly balanced: boolean;
@@ -59,7 +64,9 @@ export class LedgerBalanceCheck {
     try {
       const unbalanced = await this.db.transaction(async (tx) => {
         await tx.query(`SET LOCAL statement_timeout = ${Math.trunc(this.options.statementTimeoutMs)}`);
-        const { rows } = await tx.query('SELECT currency FROM ledger_entries GROUP BY currency HAVING sum(amount) <> 0 LIMIT 1');
+        const { rows } = await tx.query(
+          'SELECT currency FROM ledger_entries GROUP BY currency HAVING sum(amount) <> 0 LIMIT 1',
+        );
         return rows.length > 0;
       });
       this.last = { balanced: !unbalanced, checkedAt: this.options.now() };

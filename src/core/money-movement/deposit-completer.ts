@@ -5,8 +5,8 @@
  * a locked deposit is skipped, and one completed meanwhile no longer matches `status = 'PENDING'`
  * when its lock is taken. The conditional update in completePendingDeposit is the last guard.
  */
-import { type JobLog, type PollingJob, createPollingJob } from '../jobs/polling-job.js';
-import { type DepositContext, completePendingDeposit } from './deposits.js';
+import { createPollingJob, type JobLog, type PollingJob } from '../jobs/polling-job.js';
+import { completePendingDeposit, type DepositContext } from './deposits.js';
 
 export interface DepositCompleterOptions {
   /** Pause between two rounds, counted from the end of the previous one. */
@@ -21,7 +21,10 @@ export const DEPOSIT_COMPLETER_DEFAULTS = { intervalMs: 1000, batchSize: 100 } a
 /** start, stop, and runOnce (one round now: completes what is due, returns how many). */
 export type DepositCompleter = PollingJob;
 
-export function createDepositCompleter(context: DepositContext, options: DepositCompleterOptions = {}): DepositCompleter {
+export function createDepositCompleter(
+  context: DepositContext,
+  options: DepositCompleterOptions = {},
+): DepositCompleter {
   return createPollingJob(
     options.intervalMs ?? DEPOSIT_COMPLETER_DEFAULTS.intervalMs,
     {

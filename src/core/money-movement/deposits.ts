@@ -15,23 +15,32 @@
  *   retry whose idempotency-store record was lost finds the deposit instead of making another.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
-import { failpoint } from '../../lib/failpoints.js';
-import { isId, newId } from '../../lib/ids.js';
-import { Decimal, V3_AMOUNT_PATTERN, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
-import { recordEvent } from '../events/outbox.js';
-import type { Principal } from '../principal.js';
-import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
+import { failpoint } from '../../lib/failpoints.js';
+import { isId, newId } from '../../lib/ids.js';
+import {
+  Decimal,
+  formatDecimal,
+  formatToDecimals,
+  fractionDigits,
+  parseDecimal,
+  V3_AMOUNT_PATTERN,
+} from '../../lib/money.js';
+import { recordEvent } from '../events/outbox.js';
+import { replayOrMismatch } from '../idempotent-rows.js';
 import { postMovement } from '../ledger/ledger.js';
+import type { Principal } from '../principal.js';
 import type { Currency, ReferenceSnapshot } from '../trading/reference-data.js';
 import type { TradingContext } from '../trading/trading-context.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
 
 export type DepositStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
 export const DEPOSIT_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const satisfies readonly DepositStatus[];
@@ -116,8 +125,13 @@ export function toDepositRecord(row: DepositRow, reference: ReferenceSnapshot): 
 /** The body of POST /v3/fx/sandbox/deposits. Checks that need reference data follow in resolveDeposit. */
 export const sandboxDepositSchema = z.strictObject({
   currency: z.string().regex(/^[A-Z]{3,5}$/, 'currency must be a currency code such as USD'),
-  amount: z.string().regex(V3_AMOUNT_PATTERN, 'amount must be a decimal string such as "100.00", unsigned, with at most 8 decimals'),
-  network: z.string().regex(/^[A-Z]{1,32}$/, 'network must be a network name such as ETHEREUM, or FIAT').optional(),
+  amount: z
+    .string()
+    .regex(V3_AMOUNT_PATTERN, 'amount must be a decimal string such as "100.00", unsigned, with at most 8 decimals'),
+  network: z
+    .string()
+    .regex(/^[A-Z]{1,32}$/, 'network must be a network name such as ETHEREUM, or FIAT')
+    .optional(),
   completeAfterSeconds: z.int().min(0).max(MAX_COMPLETE_AFTER_SECONDS).optional(),
   referenceId: z.string().min(1).max(128).optional(),
   comments: z.string().max(500).optional(),
@@ -145,19 +159,34 @@ export function resolveDeposit(request: SandboxDepositRequest, reference: Refere
   const currency = reference.currencies.get(request.currency);
   if (!currency) {
     const known = [...reference.currencies.keys()].join(', ');
-    throw bodyError([{ path: 'currency', code: 'unknown_currency', message: `unknown currency ${request.currency}; known: ${known}` }]);
+    throw bodyError([
+      { path: 'currency', code: 'unknown_currency', message: `unknown currency ${request.currency}; known: ${known}` },
+    ]);
   }
   const issues: ValidationIssue[] = [];
   const amount = parseDecimal(request.amount);
   if (amount.isZero()) issues.push({ path: 'amount', code: 'too_small', message: 'amount must be greater than 0' });
-  if (amount.isGreaterThan(MAX_DEPOSIT_AMOUNT)) issues.push({ path: 'amount', code: 'too_big', message: `amount must be at most ${formatDecimal(MAX_DEPOSIT_AMOUNT)}` });
+  if (amount.isGreaterThan(MAX_DEPOSIT_AMOUNT))
+    issues.push({
+      path: 'amount',
+      code: 'too_big',
+      message: `amount must be at most ${formatDecimal(MAX_DEPOSIT_AMOUNT)}`,
+    });
   if (fractionDigits(request.amount) > currency.decimals) {
-    issues.push({ path: 'amount', code: 'too_many_decimals', message: `${currency.code} amounts have at most ${currency.decimals} decimals` });
+    issues.push({
+      path: 'amount',
+      code: 'too_many_decimals',
+      message: `${currency.code} amounts have at most ${currency.decimals} decimals`,
+    });
   }
   const allowed = currency.assetType === 'FIAT' ? [FIAT_NETWORK] : currency.networks;
   const network = request.network ?? allowed[0];
   if (network === undefined || !allowed.includes(network)) {
-    issues.push({ path: 'network', code: 'unsupported_network', message: `${currency.code} deposits arrive on ${allowed.join(', ') || 'no network'}` });
+    issues.push({
+      path: 'network',
+      code: 'unsupported_network',
+      message: `${currency.code} deposits arrive on ${allowed.join(', ') || 'no network'}`,
+    });
   }
   if (issues.length > 0) throw bodyError(issues);
   return { currency, amount, network: network!, completeAfterSeconds: request.completeAfterSeconds ?? 0 };
@@ -168,12 +197,19 @@ export const DEPOSIT_SELECT = 'SELECT * FROM deposits';
 export async function findDeposit(db: Queryable, book: Book, depositId: string): Promise<DepositRow | null> {
   // A malformed id names no deposit; it is a 404, not a validation error.
   if (!isId('deposit', depositId)) return null;
-  const { rows } = await db.query<DepositRow>(`${DEPOSIT_SELECT} WHERE id = $1 AND org_id = $2 AND environment = $3`, [depositId, book.orgId, book.environment]);
+  const { rows } = await db.query<DepositRow>(`${DEPOSIT_SELECT} WHERE id = $1 AND org_id = $2 AND environment = $3`, [
+    depositId,
+    book.orgId,
+    book.environment,
+  ]);
   return rows[0] ?? null;
 }
 
 async function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<DepositRow | null> {
-  const { rows } = await db.query<DepositRow>(`${DEPOSIT_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`, [book.orgId, book.environment, key]);
+  const { rows } = await db.query<DepositRow>(
+    `${DEPOSIT_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`,
+    [book.orgId, book.environment, key],
+  );
   return rows[0] ?? null;
 }
 
@@ -192,7 +228,12 @@ export interface IdempotencyClaim {
  * delay was asked for). Refusals are ApiErrors; anything unexpected once the write began is
  * INTERNAL_ERROR naming the deposit id, so the client can check and retry with the same key.
  */
-export async function createDeposit(context: DepositContext, book: Book, request: SandboxDepositRequest, idempotency: IdempotencyClaim): Promise<DepositRow> {
+export async function createDeposit(
+  context: DepositContext,
+  book: Book,
+  request: SandboxDepositRequest,
+  idempotency: IdempotencyClaim,
+): Promise<DepositRow> {
   if (book.environment !== 'sandbox') throw new ApiError('SANDBOX_MODE_REQUIRED');
   const earlier = await findByIdempotencyKey(context.db, book, idempotency.key);
   if (earlier) return replayOrMismatch(earlier, idempotency.fingerprint);
@@ -201,7 +242,8 @@ export async function createDeposit(context: DepositContext, book: Book, request
   const terms = resolveDeposit(request, reference);
   const now = context.now();
   const depositId = newId('deposit', now.getTime());
-  const completesAt = terms.completeAfterSeconds > 0 ? new Date(now.getTime() + terms.completeAfterSeconds * 1000) : null;
+  const completesAt =
+    terms.completeAfterSeconds > 0 ? new Date(now.getTime() + terms.completeAfterSeconds * 1000) : null;
   try {
     return await context.db.transaction(async (tx) => {
       const { rows } = await tx.query<DepositRow>(
@@ -248,7 +290,12 @@ export async function createDeposit(context: DepositContext, book: Book, request
  * together. Returns null when the deposit is no longer PENDING (someone else completed it), in
  * which case nothing is written.
  */
-export async function completePendingDeposit(tx: Queryable, deposit: Pick<DepositRow, 'id'>, reference: ReferenceSnapshot, at: Date): Promise<DepositRow | null> {
+export async function completePendingDeposit(
+  tx: Queryable,
+  deposit: Pick<DepositRow, 'id'>,
+  reference: ReferenceSnapshot,
+  at: Date,
+): Promise<DepositRow | null> {
   const { rows } = await tx.query<DepositRow>(
     `UPDATE deposits SET status = 'COMPLETED', completed_at = $2, updated_at = $2
       WHERE id = $1 AND status = 'PENDING'
@@ -274,7 +321,12 @@ export async function completePendingDeposit(tx: Queryable, deposit: Pick<Deposi
   return completed;
 }
 
-async function recordDepositEvent(tx: Queryable, deposit: DepositRow, reference: ReferenceSnapshot, at: Date): Promise<void> {
+async function recordDepositEvent(
+  tx: Queryable,
+  deposit: DepositRow,
+  reference: ReferenceSnapshot,
+  at: Date,
+): Promise<void> {
   await recordEvent(tx, {
     orgId: deposit.org_id,
     environment: deposit.environment,
@@ -298,13 +350,20 @@ export interface SandboxDepositInput extends SandboxDepositRequest {
  * validation and the same transaction as the HTTP operation. The fingerprint is a hash of the
  * input, so a repeated seed with a stable idempotencyKey deposits once.
  */
-export async function createSandboxDeposit(context: DepositContext, principal: Book, input: SandboxDepositInput): Promise<DepositRecord> {
+export async function createSandboxDeposit(
+  context: DepositContext,
+  principal: Book,
+  input: SandboxDepositInput,
+): Promise<DepositRecord> {
   const { idempotencyKey, ...fields } = input;
   const parsed = sandboxDepositSchema.safeParse(fields);
   if (!parsed.success) throw bodyError(toIssues(parsed.error));
   const request = parsed.data;
   const canonical = JSON.stringify(Object.entries(request).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const fingerprint = `sha256:${createHash('sha256').update(`in-process sandbox deposit\n${canonical}`).digest('hex')}`;
-  const row = await createDeposit(context, principal, request, { key: idempotencyKey ?? `in-process:${randomUUID()}`, fingerprint });
+  const row = await createDeposit(context, principal, request, {
+    key: idempotencyKey ?? `in-process:${randomUUID()}`,
+    fingerprint,
+  });
   return toDepositRecord(row, await context.reference());
 }

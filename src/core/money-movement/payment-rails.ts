@@ -15,6 +15,7 @@
  * withdrawal again after a restart; the rail must answer that second submit with the first.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+
 import type { Decimal } from '../../lib/money.js';
 
 export type WithdrawalAssetType = 'FIAT' | 'STABLECOIN';
@@ -94,8 +95,10 @@ export class SimulatedPaymentRail implements PaymentRail {
     this.delayMs = options.delayMs ?? SIMULATED_RAIL_DEFAULTS.delayMs;
     this.failureRate = options.failureRate ?? SIMULATED_RAIL_DEFAULTS.failureRate;
     this.random = options.random ?? Math.random;
-    if (!Number.isInteger(this.delayMs) || this.delayMs < 0) throw new RangeError(`simulated rail delay must be a whole number of ms >= 0, not ${this.delayMs}`);
-    if (!(this.failureRate >= 0 && this.failureRate <= 1)) throw new RangeError(`simulated rail failure rate must be within 0..1, not ${this.failureRate}`);
+    if (!Number.isInteger(this.delayMs) || this.delayMs < 0)
+      throw new RangeError(`simulated rail delay must be a whole number of ms >= 0, not ${this.delayMs}`);
+    if (!(this.failureRate >= 0 && this.failureRate <= 1))
+      throw new RangeError(`simulated rail failure rate must be within 0..1, not ${this.failureRate}`);
   }
 
   submit(withdrawal: RailWithdrawal, now: Date): Promise<RailSubmission> {
@@ -111,7 +114,8 @@ export class SimulatedPaymentRail implements PaymentRail {
       return Promise.resolve({ status: 'IN_FLIGHT' });
     }
     // Decided once: the processor records the first final outcome and never asks again.
-    if (this.failureRate > 0 && this.random() < this.failureRate) return Promise.resolve({ status: 'FAILED', reason: SIMULATED_FAILURE_REASON });
+    if (this.failureRate > 0 && this.random() < this.failureRate)
+      return Promise.resolve({ status: 'FAILED', reason: SIMULATED_FAILURE_REASON });
     return Promise.resolve(simulatedCompletion(withdrawal, now));
   }
 }
@@ -121,11 +125,19 @@ export class SimulatedPaymentRail implements PaymentRail {
  * stablecoin its transaction hash (kept from submission when there was one). Also used by the
  * sandbox completion endpoint, which drives the same lifecycle by hand.
  */
-export function simulatedCompletion(withdrawal: Pick<SubmittedWithdrawal, 'assetType' | 'transferType' | 'network' | 'transactionHash'>, now: Date): RailOutcome & { status: 'COMPLETED' } {
+export function simulatedCompletion(
+  withdrawal: Pick<SubmittedWithdrawal, 'assetType' | 'transferType' | 'network' | 'transactionHash'>,
+  now: Date,
+): RailOutcome & { status: 'COMPLETED' } {
   if (withdrawal.assetType === 'STABLECOIN') {
-    return { status: 'COMPLETED', paymentDetails: {}, transactionHash: withdrawal.transactionHash ?? simulatedTransactionHash(withdrawal.network) };
+    return {
+      status: 'COMPLETED',
+      paymentDetails: {},
+      transactionHash: withdrawal.transactionHash ?? simulatedTransactionHash(withdrawal.network),
+    };
   }
-  if (withdrawal.transferType === 'FEDWIRE') return { status: 'COMPLETED', paymentDetails: { FEDWIRE: fedwireMessageIds(now) }, transactionHash: null };
+  if (withdrawal.transferType === 'FEDWIRE')
+    return { status: 'COMPLETED', paymentDetails: { FEDWIRE: fedwireMessageIds(now) }, transactionHash: null };
   // ISO 20022 / SWIFT gpi: the Unique End-to-end Transaction Reference is a UUID v4.
   return { status: 'COMPLETED', paymentDetails: { SWIFT: { uetr: randomUUID() } }, transactionHash: null };
 }

@@ -16,18 +16,27 @@
  * constraint, so a retry whose store record was lost finds the account instead of adding another.
  */
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
-import { isId, newId } from '../../lib/ids.js';
-import type { Principal } from '../principal.js';
-import { currencyCode, timestamp, v3Id } from '../wire-types.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
+import { isId, newId } from '../../lib/ids.js';
+import { replayOrMismatch } from '../idempotent-rows.js';
+import type { Principal } from '../principal.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
-import { isValidAbaRoutingNumber, isValidBic, isValidIban, isValidStablecoinAddress, normaliseIban, STABLECOIN_NETWORKS, type StablecoinNetwork } from './checksums.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
+import { currencyCode, timestamp, v3Id } from '../wire-types.js';
+import {
+  isValidAbaRoutingNumber,
+  isValidBic,
+  isValidIban,
+  isValidStablecoinAddress,
+  normaliseIban,
+  STABLECOIN_NETWORKS,
+  type StablecoinNetwork,
+} from './checksums.js';
 
 export const WITHDRAWAL_ACCOUNT_STATUSES = ['PENDING_VERIFICATION', 'ACTIVE', 'DISABLED'] as const;
 export type WithdrawalAccountStatus = (typeof WITHDRAWAL_ACCOUNT_STATUSES)[number];
@@ -87,14 +96,20 @@ export const withdrawalAccountRecordSchema = z
     routingNumber: z.string().nullable().meta({ description: 'FEDWIRE: the ABA routing number.' }),
     swiftCode: z.string().nullable().meta({ description: 'SWIFT: the BIC, upper case.' }),
     memo: z.string().nullable().meta({ description: 'Fiat: the reference sent with each payment.' }),
-    network: z.enum(STABLECOIN_NETWORKS as readonly [StablecoinNetwork, ...StablecoinNetwork[]]).nullable().meta({ description: 'Stablecoin.' }),
+    network: z
+      .enum(STABLECOIN_NETWORKS as readonly [StablecoinNetwork, ...StablecoinNetwork[]])
+      .nullable()
+      .meta({ description: 'Stablecoin.' }),
     address: z.string().nullable().meta({ description: 'Stablecoin: exactly as registered.' }),
     comments: z.string().nullable(),
     creatorId: v3Id('user'),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
-  .meta({ id: 'WithdrawalAccount', description: 'A bank account or wallet address to withdraw to; fields of the other kind are null.' });
+  .meta({
+    id: 'WithdrawalAccount',
+    description: 'A bank account or wallet address to withdraw to; fields of the other kind are null.',
+  });
 
 export type WithdrawalAccountRecord = Readonly<z.output<typeof withdrawalAccountRecordSchema>>;
 
@@ -190,10 +205,13 @@ export const withdrawalAccountUpdateSchema = z
     verified: z.boolean().optional(),
     withdrawalsEnabled: z.boolean().optional(),
   })
-  .refine((value) => value.status !== undefined || value.verified !== undefined || value.withdrawalsEnabled !== undefined, {
-    message: 'give at least one of status, verified, withdrawalsEnabled',
-    params: { code: 'empty_update' },
-  });
+  .refine(
+    (value) => value.status !== undefined || value.verified !== undefined || value.withdrawalsEnabled !== undefined,
+    {
+      message: 'give at least one of status, verified, withdrawalsEnabled',
+      params: { code: 'empty_update' },
+    },
+  );
 export type WithdrawalAccountChanges = z.infer<typeof withdrawalAccountUpdateSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -203,19 +221,40 @@ export type WithdrawalAccountChanges = z.infer<typeof withdrawalAccountUpdateSch
 function referenceIssues(input: WithdrawalAccountCreateInput, reference: ReferenceSnapshot): ValidationIssue[] {
   const currency = reference.currencies.get(input.currency);
   if (!currency) {
-    return [{ path: 'currency', code: 'unknown_currency', message: `unknown currency "${input.currency}"; the currencies are ${[...reference.currencies.keys()].join(', ')}` }];
+    return [
+      {
+        path: 'currency',
+        code: 'unknown_currency',
+        message: `unknown currency "${input.currency}"; the currencies are ${[...reference.currencies.keys()].join(', ')}`,
+      },
+    ];
   }
   if (currency.assetType !== input.assetType) {
-    return [{ path: 'assetType', code: 'asset_type_mismatch', message: `${currency.code} is a ${currency.assetType} currency` }];
+    return [
+      {
+        path: 'assetType',
+        code: 'asset_type_mismatch',
+        message: `${currency.code} is a ${currency.assetType} currency`,
+      },
+    ];
   }
   if (input.assetType === 'STABLECOIN' && !currency.networks.includes(input.network)) {
-    return [{ path: 'network', code: 'network_not_supported', message: `${currency.code} is not on ${input.network}; its networks are ${currency.networks.join(', ')}` }];
+    return [
+      {
+        path: 'network',
+        code: 'network_not_supported',
+        message: `${currency.code} is not on ${input.network}; its networks are ${currency.networks.join(', ')}`,
+      },
+    ];
   }
   return [];
 }
 
 /** The identifying fields of an account, as stored: what the checksums look at. */
-export type AccountIdentifiers = Pick<WithdrawalAccountRow, 'asset_type' | 'transfer_type' | 'account_number' | 'routing_number' | 'swift_code' | 'network' | 'address'>;
+export type AccountIdentifiers = Pick<
+  WithdrawalAccountRow,
+  'asset_type' | 'transfer_type' | 'account_number' | 'routing_number' | 'swift_code' | 'network' | 'address'
+>;
 
 /** An IBAN is written country first: an account number that starts with two letters is taken for one. */
 function looksLikeIban(accountNumber: string): boolean {
@@ -246,16 +285,46 @@ export function accountChecksumFailure(account: AccountIdentifiers): { address: 
 }
 
 /** The body as it will be stored: IBANs in electronic form, the other kind's fields null. */
-function storedIdentifiers(input: WithdrawalAccountCreateInput): AccountIdentifiers & Pick<WithdrawalAccountRow, 'bank_name' | 'memo'> {
+function storedIdentifiers(
+  input: WithdrawalAccountCreateInput,
+): AccountIdentifiers & Pick<WithdrawalAccountRow, 'bank_name' | 'memo'> {
   if (input.assetType === 'STABLECOIN') {
-    return { asset_type: 'STABLECOIN', transfer_type: null, bank_name: null, account_number: null, routing_number: null, swift_code: null, memo: null, network: input.network, address: input.address };
+    return {
+      asset_type: 'STABLECOIN',
+      transfer_type: null,
+      bank_name: null,
+      account_number: null,
+      routing_number: null,
+      swift_code: null,
+      memo: null,
+      network: input.network,
+      address: input.address,
+    };
   }
-  const fiat = { asset_type: 'FIAT' as const, bank_name: input.bankName, memo: input.memo ?? null, network: null, address: null };
+  const fiat = {
+    asset_type: 'FIAT' as const,
+    bank_name: input.bankName,
+    memo: input.memo ?? null,
+    network: null,
+    address: null,
+  };
   if (input.transferType === 'FEDWIRE') {
-    return { ...fiat, transfer_type: 'FEDWIRE', account_number: input.accountNumber, routing_number: input.routingNumber, swift_code: null };
+    return {
+      ...fiat,
+      transfer_type: 'FEDWIRE',
+      account_number: input.accountNumber,
+      routing_number: input.routingNumber,
+      swift_code: null,
+    };
   }
   const accountNumber = looksLikeIban(input.accountNumber) ? normaliseIban(input.accountNumber) : input.accountNumber;
-  return { ...fiat, transfer_type: 'SWIFT', account_number: accountNumber, routing_number: null, swift_code: input.swiftCode };
+  return {
+    ...fiat,
+    transfer_type: 'SWIFT',
+    account_number: accountNumber,
+    routing_number: null,
+    swift_code: input.swiftCode,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,24 +354,39 @@ export interface WithdrawalAccountFilters {
 }
 
 /** Every account of the book that passes the filters, newest first: a bounded list (an org registers a handful). */
-export async function listWithdrawalAccounts(db: Queryable, owner: AccountOwner, filters: WithdrawalAccountFilters = {}): Promise<WithdrawalAccountRow[]> {
+export async function listWithdrawalAccounts(
+  db: Queryable,
+  owner: AccountOwner,
+  filters: WithdrawalAccountFilters = {},
+): Promise<WithdrawalAccountRow[]> {
   const { rows } = await db.query<WithdrawalAccountRow>(
     `SELECT * FROM withdrawal_accounts
       WHERE org_id = $1 AND environment = $2
         AND ($3::text IS NULL OR asset_type = $3) AND ($4::text IS NULL OR network = $4) AND ($5::text IS NULL OR currency = $5)
         AND ($6::text IS NULL OR status = $6) AND ($7::boolean IS NULL OR verified = $7)
       ORDER BY created_at DESC, id DESC`,
-    [owner.orgId, owner.environment, filters.assetType ?? null, filters.network ?? null, filters.currency ?? null, filters.status ?? null, filters.verified ?? null],
+    [
+      owner.orgId,
+      owner.environment,
+      filters.assetType ?? null,
+      filters.network ?? null,
+      filters.currency ?? null,
+      filters.status ?? null,
+      filters.verified ?? null,
+    ],
   );
   return rows;
 }
 
-async function findByIdempotencyKey(db: Queryable, owner: AccountOwner, key: string): Promise<WithdrawalAccountRow | null> {
-  const { rows } = await db.query<WithdrawalAccountRow>('SELECT * FROM withdrawal_accounts WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3', [
-    owner.orgId,
-    owner.environment,
-    key,
-  ]);
+async function findByIdempotencyKey(
+  db: Queryable,
+  owner: AccountOwner,
+  key: string,
+): Promise<WithdrawalAccountRow | null> {
+  const { rows } = await db.query<WithdrawalAccountRow>(
+    'SELECT * FROM withdrawal_accounts WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3',
+    [owner.orgId, owner.environment, key],
+  );
   return rows[0] ?? null;
 }
 
@@ -403,6 +487,12 @@ export async function updateWithdrawalAccount(
  * Verification: the account's details are confirmed, so it is ACTIVE and verified. From DISABLED
  * too: verifying is the deliberate act by which an operator lifts a disable.
  */
-export function verifyWithdrawalAccount(db: Queryable, orgId: string, environment: Mode, id: string, at: Date = new Date()): Promise<WithdrawalAccountRow | null> {
+export function verifyWithdrawalAccount(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+  id: string,
+  at: Date = new Date(),
+): Promise<WithdrawalAccountRow | null> {
   return updateWithdrawalAccount(db, orgId, environment, id, { status: 'ACTIVE', verified: true }, at);
 }

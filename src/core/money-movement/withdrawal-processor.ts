@@ -10,9 +10,16 @@
  * /v3/fx/sandbox/withdrawals/{id}/complete or /fail, so tests and integrations decide every
  * outcome themselves and nothing in the sandbox changes behind their back.
  */
-import { type ClaimResult, type JobLog, type PollingJob, createPollingJob } from '../jobs/polling-job.js';
+import { type ClaimResult, createPollingJob, type JobLog, type PollingJob } from '../jobs/polling-job.js';
 import type { PaymentRail } from './payment-rails.js';
-import { type WithdrawalContext, type WithdrawalStatus, applyTransition, claimLiveWithdrawal, submitToRail, toRailWithdrawal } from './withdrawals.js';
+import {
+  applyTransition,
+  claimLiveWithdrawal,
+  submitToRail,
+  toRailWithdrawal,
+  type WithdrawalContext,
+  type WithdrawalStatus,
+} from './withdrawals.js';
 
 export interface WithdrawalProcessorOptions {
   /** Pause between two rounds, counted from the end of the previous one. */
@@ -43,24 +50,33 @@ export function createWithdrawalProcessor(
         // Read before the transaction: a reference-data refresh inside it would wait for a second
         // connection, which the embedded database (one connection) never has.
         const reference = await context.reference();
-        const { result, moved } = await context.db.transaction(async (tx): Promise<{ result: ClaimResult; moved?: readonly [WithdrawalStatus, WithdrawalStatus] }> => {
-          const now = context.now();
-          const withdrawal = await claimLiveWithdrawal(tx, now, skip);
-          if (!withdrawal) return { result: 'none' };
-          claimed(withdrawal.id);
-          if (withdrawal.status === 'PENDING') {
-            await submitToRail(tx, withdrawal, rail, reference, now);
-            return { result: 'done', moved: ['PENDING', 'PROCESSING'] };
-          }
-          const outcome = await rail.outcome(toRailWithdrawal(withdrawal), now);
-          if (outcome.status === 'IN_FLIGHT') return { result: 'skip' };
-          if (outcome.status === 'COMPLETED') {
-            await applyTransition(tx, withdrawal, 'COMPLETED', { paymentDetails: outcome.paymentDetails, transactionHash: outcome.transactionHash }, reference, now);
-          } else {
-            await applyTransition(tx, withdrawal, 'FAILED', { failureReason: outcome.reason }, reference, now);
-          }
-          return { result: 'done', moved: [withdrawal.status, outcome.status] };
-        });
+        const { result, moved } = await context.db.transaction(
+          async (tx): Promise<{ result: ClaimResult; moved?: readonly [WithdrawalStatus, WithdrawalStatus] }> => {
+            const now = context.now();
+            const withdrawal = await claimLiveWithdrawal(tx, now, skip);
+            if (!withdrawal) return { result: 'none' };
+            claimed(withdrawal.id);
+            if (withdrawal.status === 'PENDING') {
+              await submitToRail(tx, withdrawal, rail, reference, now);
+              return { result: 'done', moved: ['PENDING', 'PROCESSING'] };
+            }
+            const outcome = await rail.outcome(toRailWithdrawal(withdrawal), now);
+            if (outcome.status === 'IN_FLIGHT') return { result: 'skip' };
+            if (outcome.status === 'COMPLETED') {
+              await applyTransition(
+                tx,
+                withdrawal,
+                'COMPLETED',
+                { paymentDetails: outcome.paymentDetails, transactionHash: outcome.transactionHash },
+                reference,
+                now,
+              );
+            } else {
+              await applyTransition(tx, withdrawal, 'FAILED', { failureReason: outcome.reason }, reference, now);
+            }
+            return { result: 'done', moved: [withdrawal.status, outcome.status] };
+          },
+        );
         // Counted once the transaction has committed.
         if (moved !== undefined) context.metrics?.withdrawalMoved(...moved);
         return result;

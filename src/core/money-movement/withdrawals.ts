@@ -39,25 +39,33 @@
  * /v3/fx/sandbox/withdrawals/{id}/complete or /fail.
  */
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { isId, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import { recordEvent } from '../events/outbox.js';
-import type { Principal } from '../principal.js';
-import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
-import { type Posting, postMovement } from '../ledger/ledger.js';
-import type { ReferenceSnapshot } from '../trading/reference-data.js';
-import type { TradingContext } from '../trading/trading-context.js';
-import { actorIdOf } from '../trading/trades.js';
-import { withdrawableBalance } from '../trading/balances.js';
-import type { FiatRail, PaymentDetails, PaymentRail, RailWithdrawal, SubmittedWithdrawal, WithdrawalAssetType } from './payment-rails.js';
-import { simulatedCompletion } from './payment-rails.js';
-import { type WithdrawalAccountRow, accountChecksumFailure, findWithdrawalAccount } from './withdrawal-accounts.js';
 import { replayOrMismatch } from '../idempotent-rows.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
+import { type Posting, postMovement } from '../ledger/ledger.js';
+import type { Principal } from '../principal.js';
+import { withdrawableBalance } from '../trading/balances.js';
+import type { ReferenceSnapshot } from '../trading/reference-data.js';
+import { actorIdOf } from '../trading/trades.js';
+import type { TradingContext } from '../trading/trading-context.js';
+import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
+import type {
+  FiatRail,
+  PaymentDetails,
+  PaymentRail,
+  RailWithdrawal,
+  SubmittedWithdrawal,
+  WithdrawalAssetType,
+} from './payment-rails.js';
+import { simulatedCompletion } from './payment-rails.js';
+import { accountChecksumFailure, findWithdrawalAccount, type WithdrawalAccountRow } from './withdrawal-accounts.js';
 
 export const WITHDRAWAL_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
@@ -121,13 +129,18 @@ export const withdrawalRecordSchema = z
     status: z.enum(WITHDRAWAL_STATUSES),
     network: z.string().nullable().meta({ description: 'null for fiat; the chain for a stablecoin.' }),
     withdrawalAccountId: v3Id('withdrawalAccount'),
-    estimatedCompletionAt: timestamp.nullable().meta({ description: 'Set when a payment rail accepts the withdrawal.' }),
+    estimatedCompletionAt: timestamp
+      .nullable()
+      .meta({ description: 'Set when a payment rail accepts the withdrawal.' }),
     transactionHash: z.string().nullable().meta({ description: 'Set when a stablecoin transaction is broadcast.' }),
-    paymentDetails: z
-      .record(z.string(), z.record(z.string(), z.string()))
-      .meta({ description: 'Keyed by rail: {} until completion, then {"FEDWIRE": {imad, omad}} or {"SWIFT": {uetr}}; stablecoins keep {}.' }),
+    paymentDetails: z.record(z.string(), z.record(z.string(), z.string())).meta({
+      description:
+        'Keyed by rail: {} until completion, then {"FEDWIRE": {imad, omad}} or {"SWIFT": {uetr}}; stablecoins keep {}.',
+    }),
     actorId: v3Id('user'),
-    actorEmail: z.string().meta({ description: 'The stand-in e-mail of the API key: <keyId>@api-keys.fxgate.invalid.' }),
+    actorEmail: z
+      .string()
+      .meta({ description: 'The stand-in e-mail of the API key: <keyId>@api-keys.fxgate.invalid.' }),
     comments: z.string().meta({ description: 'Empty when none was given.' }),
     createdAt: timestamp,
     metadata: metadataRecord,
@@ -177,12 +190,18 @@ const ROUTED_SELECT = `SELECT w.*, a.transfer_type, a.account_number, a.routing_
 export async function findWithdrawal(db: Queryable, book: Book, withdrawalId: string): Promise<WithdrawalRow | null> {
   // A malformed id names no withdrawal: 404, never a validation error.
   if (!isId('withdrawal', withdrawalId)) return null;
-  const { rows } = await db.query<WithdrawalRow>(`${WITHDRAWAL_SELECT} WHERE id = $1 AND org_id = $2 AND environment = $3`, [withdrawalId, book.orgId, book.environment]);
+  const { rows } = await db.query<WithdrawalRow>(
+    `${WITHDRAWAL_SELECT} WHERE id = $1 AND org_id = $2 AND environment = $3`,
+    [withdrawalId, book.orgId, book.environment],
+  );
   return rows[0] ?? null;
 }
 
 async function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<WithdrawalRow | null> {
-  const { rows } = await db.query<WithdrawalRow>(`${WITHDRAWAL_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`, [book.orgId, book.environment, key]);
+  const { rows } = await db.query<WithdrawalRow>(
+    `${WITHDRAWAL_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`,
+    [book.orgId, book.environment, key],
+  );
   return rows[0] ?? null;
 }
 
@@ -199,21 +218,33 @@ export interface WithdrawalRequest {
 }
 
 /** Rules 1 to 6: the account and the request, before any balance is looked at. */
-function checkAccountAndRequest(account: WithdrawalAccountRow | null, request: WithdrawalRequest, reference: ReferenceSnapshot): asserts account is WithdrawalAccountRow {
+function checkAccountAndRequest(
+  account: WithdrawalAccountRow | null,
+  request: WithdrawalRequest,
+  reference: ReferenceSnapshot,
+): asserts account is WithdrawalAccountRow {
   // 1. The account exists in this book.
   if (!account) throw new ApiError('WITHDRAWAL_ADDRESS_NOT_FOUND', { accountId: request.withdrawalAccountId });
   // 2. It is active.
-  if (account.status !== 'ACTIVE') throw new ApiError('WITHDRAWAL_ACCOUNT_NOT_LIVE', { accountId: account.id, status: account.status });
+  if (account.status !== 'ACTIVE')
+    throw new ApiError('WITHDRAWAL_ACCOUNT_NOT_LIVE', { accountId: account.id, status: account.status });
   // 3. It is verified.
   if (!account.verified) throw new ApiError('WITHDRAWAL_ADDRESS_NOT_VERIFIED', { accountId: account.id });
   // 4. The currency is the account's.
-  if (request.currency !== account.currency) throw new ApiError('WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', { expected: account.currency, received: request.currency });
+  if (request.currency !== account.currency)
+    throw new ApiError('WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', {
+      expected: account.currency,
+      received: request.currency,
+    });
   // 5. The currency can be withdrawn at all (JPY cannot: docs/contract.md#types-currencies).
   const currency = reference.currencies.get(account.currency)!;
   if (!currency.withdrawalsEnabled) throw new ApiError('WITHDRAWAL_CURRENCY_NOT_SUPPORTED');
   // 6. The amount has no more decimals than the currency.
   if (fractionDigits(request.withdrawalAmount) > currency.decimals) {
-    throw new ApiError('WITHDRAWAL_INVALID_AMOUNT_PRECISION', { maxDecimals: currency.decimals, currency: currency.code });
+    throw new ApiError('WITHDRAWAL_INVALID_AMOUNT_PRECISION', {
+      maxDecimals: currency.decimals,
+      currency: currency.code,
+    });
   }
 }
 
@@ -229,7 +260,11 @@ async function lockClientBalance(tx: Queryable, book: Book, currency: string): P
 }
 
 /** Rule 8: the org's largest debt (see the module comment), or null when it owes nothing. */
-async function largestDebt(tx: Queryable, context: WithdrawalContext, book: Book): Promise<{ currency: string; amount: Decimal } | null> {
+async function largestDebt(
+  tx: Queryable,
+  context: WithdrawalContext,
+  book: Book,
+): Promise<{ currency: string; amount: Decimal } | null> {
   const { rows } = await tx.query<{ currency: string; balance: string }>(
     `SELECT currency, balance::text AS balance FROM ledger_accounts
       WHERE org_id = $1 AND environment = $2 AND kind = 'client' AND balance < 0`,
@@ -301,7 +336,10 @@ export async function createWithdrawal(
       const debt = await largestDebt(tx, context, principal);
       if (debt) {
         const decimals = reference.currencies.get(debt.currency)?.decimals ?? 2;
-        throw new ApiError('WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', { outstandingAmount: formatToDecimals(debt.amount, decimals, Decimal.ROUND_UP), currency: debt.currency });
+        throw new ApiError('WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', {
+          outstandingAmount: formatToDecimals(debt.amount, decimals, Decimal.ROUND_UP),
+          currency: debt.currency,
+        });
       }
       // 9. Withdrawals are enabled for the account.
       if (!account.withdrawals_enabled) throw new ApiError('WITHDRAWAL_DISABLED_FOR_ACCOUNT');
@@ -364,7 +402,12 @@ export async function createWithdrawal(
   }
 }
 
-async function recordWithdrawalEvent(tx: Queryable, withdrawal: WithdrawalRow, reference: ReferenceSnapshot, at: Date): Promise<void> {
+async function recordWithdrawalEvent(
+  tx: Queryable,
+  withdrawal: WithdrawalRow,
+  reference: ReferenceSnapshot,
+  at: Date,
+): Promise<void> {
   await recordEvent(tx, {
     orgId: withdrawal.org_id,
     environment: withdrawal.environment,
@@ -390,7 +433,10 @@ export interface TransitionChanges {
   readonly failureReason?: string;
 }
 
-const DEFAULT_REASONS: Partial<Record<WithdrawalStatus, string>> = { FAILED: 'The payment rail rejected the withdrawal.', CANCELLED: 'Cancelled before submission to a payment rail.' };
+const DEFAULT_REASONS: Partial<Record<WithdrawalStatus, string>> = {
+  FAILED: 'The payment rail rejected the withdrawal.',
+  CANCELLED: 'Cancelled before submission to a payment rail.',
+};
 
 /** The ledger movement of a transition: completion pays the hold out to the rail, failure and cancellation give it back. */
 function transitionPostings(withdrawal: WithdrawalRow, to: WithdrawalStatus): Posting[] {
@@ -429,7 +475,11 @@ export async function applyTransition<Row extends WithdrawalRow>(
   at: Date,
 ): Promise<Row> {
   if (!WITHDRAWAL_TRANSITIONS[locked.status].includes(to)) {
-    throw new ApiError('WITHDRAWAL_INVALID_STATE_TRANSITION', { withdrawalId: locked.id, status: locked.status, requestedStatus: to });
+    throw new ApiError('WITHDRAWAL_INVALID_STATE_TRANSITION', {
+      withdrawalId: locked.id,
+      status: locked.status,
+      requestedStatus: to,
+    });
   }
   const final = to === 'FAILED' || to === 'CANCELLED';
   const stamp = new Date(Math.max(at.getTime(), locked.updated_at.getTime() + 1));
@@ -476,13 +526,16 @@ export async function applyTransition<Row extends WithdrawalRow>(
 }
 
 /** Reads and locks one withdrawal of the book with its destination; null when the book has none by this id. */
-export async function lockWithdrawal(tx: Queryable, book: Book, withdrawalId: string): Promise<RoutedWithdrawalRow | null> {
+export async function lockWithdrawal(
+  tx: Queryable,
+  book: Book,
+  withdrawalId: string,
+): Promise<RoutedWithdrawalRow | null> {
   if (!isId('withdrawal', withdrawalId)) return null;
-  const { rows } = await tx.query<RoutedWithdrawalRow>(`${ROUTED_SELECT} WHERE w.id = $1 AND w.org_id = $2 AND w.environment = $3 FOR UPDATE OF w`, [
-    withdrawalId,
-    book.orgId,
-    book.environment,
-  ]);
+  const { rows } = await tx.query<RoutedWithdrawalRow>(
+    `${ROUTED_SELECT} WHERE w.id = $1 AND w.org_id = $2 AND w.environment = $3 FOR UPDATE OF w`,
+    [withdrawalId, book.orgId, book.environment],
+  );
   return rows[0] ?? null;
 }
 
@@ -490,7 +543,11 @@ export async function lockWithdrawal(tx: Queryable, book: Book, withdrawalId: st
  * Claims the oldest live withdrawal a processor has work on (PENDING, or PROCESSING and due for
  * an outcome), skipping rows another processor holds: any number of processors can run.
  */
-export async function claimLiveWithdrawal(tx: Queryable, now: Date, skip: readonly string[]): Promise<RoutedWithdrawalRow | null> {
+export async function claimLiveWithdrawal(
+  tx: Queryable,
+  now: Date,
+  skip: readonly string[],
+): Promise<RoutedWithdrawalRow | null> {
   const { rows } = await tx.query<RoutedWithdrawalRow>(
     `${ROUTED_SELECT}
       WHERE w.environment = 'live'
@@ -513,21 +570,43 @@ export function toRailWithdrawal(row: RoutedWithdrawalRow): SubmittedWithdrawal 
     amount: parseDecimal(row.amount),
     transferType: row.transfer_type,
     network: row.network,
-    destination: { accountNumber: row.account_number, routingNumber: row.routing_number, swiftCode: row.swift_code, address: row.address },
+    destination: {
+      accountNumber: row.account_number,
+      routingNumber: row.routing_number,
+      swiftCode: row.swift_code,
+      address: row.address,
+    },
     estimatedCompletionAt: row.estimated_completion_at,
     transactionHash: row.transaction_hash,
   };
 }
 
 /** Hands a locked PENDING withdrawal to the rail and records it PROCESSING. */
-export async function submitToRail(tx: Queryable, locked: RoutedWithdrawalRow, rail: PaymentRail, reference: ReferenceSnapshot, now: Date): Promise<RoutedWithdrawalRow> {
+export async function submitToRail(
+  tx: Queryable,
+  locked: RoutedWithdrawalRow,
+  rail: PaymentRail,
+  reference: ReferenceSnapshot,
+  now: Date,
+): Promise<RoutedWithdrawalRow> {
   // Checked before the rail is called: an illegal move must not reach a real rail first.
   if (locked.status !== 'PENDING') {
-    throw new ApiError('WITHDRAWAL_INVALID_STATE_TRANSITION', { withdrawalId: locked.id, status: locked.status, requestedStatus: 'PROCESSING' });
+    throw new ApiError('WITHDRAWAL_INVALID_STATE_TRANSITION', {
+      withdrawalId: locked.id,
+      status: locked.status,
+      requestedStatus: 'PROCESSING',
+    });
   }
   const railWithdrawal: RailWithdrawal = toRailWithdrawal(locked);
   const submission = await rail.submit(railWithdrawal, now);
-  return applyTransition(tx, locked, 'PROCESSING', { estimatedCompletionAt: submission.estimatedCompletionAt, transactionHash: submission.transactionHash ?? null }, reference, now);
+  return applyTransition(
+    tx,
+    locked,
+    'PROCESSING',
+    { estimatedCompletionAt: submission.estimatedCompletionAt, transactionHash: submission.transactionHash ?? null },
+    reference,
+    now,
+  );
 }
 
 type LifecycleContext = Pick<WithdrawalContext, 'db' | 'reference' | 'now' | 'metrics'>;
@@ -556,7 +635,12 @@ export async function transitionWithdrawal(
  * same sequence as live withdrawals produce. Anything but PENDING or PROCESSING is 409,
  * requestedStatus COMPLETED.
  */
-export async function completeSandboxWithdrawal(context: LifecycleContext, book: Book, withdrawalId: string, rail: PaymentRail): Promise<WithdrawalRow> {
+export async function completeSandboxWithdrawal(
+  context: LifecycleContext,
+  book: Book,
+  withdrawalId: string,
+  rail: PaymentRail,
+): Promise<WithdrawalRow> {
   const reference = await context.reference();
   const { submitted, completed } = await context.db.transaction(async (tx) => {
     let locked = await lockWithdrawal(tx, book, withdrawalId);
@@ -565,7 +649,17 @@ export async function completeSandboxWithdrawal(context: LifecycleContext, book:
     const pending = locked.status === 'PENDING';
     if (pending) locked = await submitToRail(tx, locked, rail, reference, now);
     const completion = simulatedCompletion(toRailWithdrawal(locked), now);
-    return { submitted: pending, completed: await applyTransition(tx, locked, 'COMPLETED', { paymentDetails: completion.paymentDetails, transactionHash: completion.transactionHash }, reference, now) };
+    return {
+      submitted: pending,
+      completed: await applyTransition(
+        tx,
+        locked,
+        'COMPLETED',
+        { paymentDetails: completion.paymentDetails, transactionHash: completion.transactionHash },
+        reference,
+        now,
+      ),
+    };
   });
   if (submitted) context.metrics?.withdrawalMoved('PENDING', 'PROCESSING');
   context.metrics?.withdrawalMoved('PROCESSING', 'COMPLETED');

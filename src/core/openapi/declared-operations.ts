@@ -4,12 +4,12 @@
  * inside handlers, so they are given a context whose every member refuses to run. Part of the
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
+import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { operationsOn } from '../app.js';
 import type { Operation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import type { TradingContext } from '../trading/trading-context.js';
 import { buildV3Document } from './v3-document.js';
-import type { OpenApiDocument } from '../../lib/openapi/document.js';
 
 /** Thrown by a detached context: a declaration was asked to serve. */
 export class DetachedContextError extends Error {

@@ -4,6 +4,7 @@
  * any /v3 path. Part of the core; the page itself is lib's.
  */
 import type { FastifyInstance } from 'fastify';
+
 import { documentPath } from '../../lib/openapi/document.js';
 import { registerReferencePage } from '../../lib/openapi/reference-page.js';
 import type { Operation } from '../http/operation.js';

@@ -6,24 +6,30 @@
  * JSON Schema 2020-12. Part of the core; imports lib and the core's HTTP declarations only.
  */
 import { z } from 'zod';
-import { type ZodOpenApiObject, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject, createDocument } from 'zod-openapi';
+import {
+  createDocument,
+  type ZodOpenApiObject,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiResponsesObject,
+} from 'zod-openapi';
+
 import { ERROR_CATALOG, type ErrorCode, type RetryStrategy, retryStrategyFor } from '../../lib/errors/catalog.js';
 import {
-  OPENAPI_VERSION,
-  type OpenApiDocument,
-  REQUEST_ID_PARAMETER,
-  type ResponseHeaderName,
   anyCasePattern,
   documentPath,
   headerComponents,
   headerRefs,
   idempotencyKeyParameter,
+  OPENAPI_VERSION,
+  type OpenApiDocument,
   openApiPath,
   operationIdOf,
+  REQUEST_ID_PARAMETER,
+  type ResponseHeaderName,
 } from '../../lib/openapi/document.js';
-import { DOCUMENT_ERROR_CODES, operationErrorCodes } from '../http/pipeline-errors.js';
-import type { Operation } from '../http/operation.js';
 import { requiresIdempotencyKey } from '../http/idempotency.js';
+import type { Operation } from '../http/operation.js';
+import { DOCUMENT_ERROR_CODES, operationErrorCodes } from '../http/pipeline-errors.js';
 import { isWriteMethod } from '../http/request-state.js';
 
 /** The operations' groups, by the first path segment below `/v3/fx/`, in the reference's order. */
@@ -31,10 +37,16 @@ const TAGS = {
   pairs: { name: 'Pairs', description: 'The tradable currency pairs and their trade limits.' },
   quotes: { name: 'Quotes', description: 'Prices locked for one trade.' },
   trades: { name: 'Trades', description: 'Executing quotes, listing trades, reversing and settling them.' },
-  exposure: { name: 'Balances and exposure', description: 'What the book holds in each currency, and what its open trades commit of its credit line.' },
+  exposure: {
+    name: 'Balances and exposure',
+    description: 'What the book holds in each currency, and what its open trades commit of its credit line.',
+  },
   balances: { name: 'Balances and exposure', description: '' },
   deposits: { name: 'Deposits', description: 'Money arriving in the book.' },
-  'withdrawal-accounts': { name: 'Withdrawal accounts', description: 'Bank accounts and wallet addresses to withdraw to.' },
+  'withdrawal-accounts': {
+    name: 'Withdrawal accounts',
+    description: 'Bank accounts and wallet addresses to withdraw to.',
+  },
   withdrawals: { name: 'Withdrawals', description: 'Money leaving the book.' },
   'webhook-endpoints': { name: 'Webhook endpoints', description: "Where the book's events are delivered." },
   sandbox: { name: 'Sandbox', description: 'Simulations that reach every state, in sandbox mode only.' },
@@ -48,7 +60,7 @@ const INTRODUCTION = [
   '- Every request carries `Authorization: Bearer <JWT>` (ES256, single use, at most 60 s) and `X-Request-Signature` over the method, path and query, nonce, Idempotency-Key and body hash.',
   '- Every `POST` takes an `Idempotency-Key`; the first completed answer is replayed for 24 hours.',
   '- `X-App-Mode: SANDBOX` selects the sandbox book; absent means live.',
-  '- Amounts are decimal strings; ids carry their kind\'s prefix; timestamps are ISO 8601 UTC with milliseconds.',
+  "- Amounts are decimal strings; ids carry their kind's prefix; timestamps are ISO 8601 UTC with milliseconds.",
   '- Every error is `{"error": {code, type, message, retryStrategy, details}}`; `code`, `type` and `retryStrategy` are open vocabularies: treat an unknown type as INTERNAL_ERROR and an unknown strategy as TERMINAL.',
   '- v3 may add fields to a record and values to an enumeration; clients ignore what they do not know.',
   '- Any other path under /v3 is 404 ROUTE_NOT_FOUND; a known path with another method is 405 METHOD_NOT_ALLOWED with `Allow`.',
@@ -57,7 +69,12 @@ const INTRODUCTION = [
 /** Every answer's headers; rate-limit headers are absent only on answers the HTTP server gives before routing. */
 const ALWAYS: readonly ResponseHeaderName[] = ['RequestId', 'TraceId', 'RequestTimestamp'];
 const RATE_LIMIT: readonly ResponseHeaderName[] = ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset'];
-const HEADER_COMPONENTS: readonly ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT, 'RetryAfter', 'IdempotencyReplayed'];
+const HEADER_COMPONENTS: readonly ResponseHeaderName[] = [
+  ...ALWAYS,
+  ...RATE_LIMIT,
+  'RetryAfter',
+  'IdempotencyReplayed',
+];
 
 /** The reason phrase of each status an operation may answer, for the response descriptions. */
 const STATUS_TEXT: Readonly<Record<number, string>> = {
@@ -109,7 +126,8 @@ function envelopeOf(code: ErrorCode, isWrite: boolean) {
 
 function tagOf(path: string) {
   const segment = path.slice(V3_PREFIX.length).split('/', 1)[0]!;
-  if (!Object.hasOwn(TAGS, segment)) throw new Error(`${path}: no tag is declared for /v3/fx/${segment} (src/core/openapi/v3-document.ts)`);
+  if (!Object.hasOwn(TAGS, segment))
+    throw new Error(`${path}: no tag is declared for /v3/fx/${segment} (src/core/openapi/v3-document.ts)`);
   return TAGS[segment as keyof typeof TAGS];
 }
 
@@ -123,7 +141,11 @@ function errorResponses(codes: readonly ErrorCode[], isWrite: boolean): ZodOpenA
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const envelopes = codes.map((code) => envelopeOf(code, isWrite));
-    const headers: ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT, ...(status === 409 || status === 429 ? (['RetryAfter'] as const) : [])];
+    const headers: ResponseHeaderName[] = [
+      ...ALWAYS,
+      ...RATE_LIMIT,
+      ...(status === 409 || status === 429 ? (['RetryAfter'] as const) : []),
+    ];
     responses[String(status) as `${1 | 2 | 3 | 4 | 5}${string}`] = {
       description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}.`,
       headers: headerRefs(headers),
@@ -134,12 +156,16 @@ function errorResponses(codes: readonly ErrorCode[], isWrite: boolean): ZodOpenA
 }
 
 /** An operation without a body schema accepts nothing, an empty body, or `{}` (docs/contract.md#v3-requests). */
-const NO_PARAMETERS = z.object({}).strict().meta({ description: 'This operation takes no parameters: send no body, or `{}`.' });
+const NO_PARAMETERS = z
+  .object({})
+  .strict()
+  .meta({ description: 'This operation takes no parameters: send no body, or `{}`.' });
 
 function describe(operation: Operation): string {
   const lines = [`Scope: \`${operation.scope}\`.`];
   if (requiresIdempotencyKey(operation.method)) lines.push('Requires an `Idempotency-Key`.');
-  if (operation.sandboxOnly) lines.push('Sandbox mode only (`X-App-Mode: SANDBOX`); live is 403 SANDBOX_MODE_REQUIRED.');
+  if (operation.sandboxOnly)
+    lines.push('Sandbox mode only (`X-App-Mode: SANDBOX`); live is 403 SANDBOX_MODE_REQUIRED.');
   return lines.join(' ');
 }
 
@@ -147,7 +173,11 @@ function operationObject(operation: Operation): ZodOpenApiOperationObject {
   const path = openApiPath(operation.path);
   const params = [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1]!);
   const isWrite = isWriteMethod(operation.method);
-  const successHeaders: ResponseHeaderName[] = [...ALWAYS, ...RATE_LIMIT, ...(requiresIdempotencyKey(operation.method) ? (['IdempotencyReplayed'] as const) : [])];
+  const successHeaders: ResponseHeaderName[] = [
+    ...ALWAYS,
+    ...RATE_LIMIT,
+    ...(requiresIdempotencyKey(operation.method) ? (['IdempotencyReplayed'] as const) : []),
+  ];
   const body = operation.body ?? (isWrite ? NO_PARAMETERS : undefined);
   return {
     operationId: operationIdOf(operation.method, path, 2),
@@ -156,14 +186,33 @@ function operationObject(operation: Operation): ZodOpenApiOperationObject {
     tags: [tagOf(path).name],
     security: [{ bearerToken: [operation.scope], requestSignature: [] }],
     parameters: [
-      ...(requiresIdempotencyKey(operation.method) ? [idempotencyKeyParameter(true, 'Required on every POST: 1 to 255 characters of A-Z a-z 0-9 - _ . :, unique per logical operation.')] : []),
+      ...(requiresIdempotencyKey(operation.method)
+        ? [
+            idempotencyKeyParameter(
+              true,
+              'Required on every POST: 1 to 255 characters of A-Z a-z 0-9 - _ . :, unique per logical operation.',
+            ),
+          ]
+        : []),
       { $ref: '#/components/parameters/AppMode' },
       { $ref: '#/components/parameters/RequestId' },
       { $ref: '#/components/parameters/Traceparent' },
     ],
     requestParams: {
       ...(params.length > 0
-        ? { path: z.object(Object.fromEntries(params.map((name) => [name, z.string().meta({ description: 'The id; one that is malformed, of another kind or of another book is the resource\'s 404.' })]))) }
+        ? {
+            path: z.object(
+              Object.fromEntries(
+                params.map((name) => [
+                  name,
+                  z.string().meta({
+                    description:
+                      "The id; one that is malformed, of another kind or of another book is the resource's 404.",
+                  }),
+                ]),
+              ),
+            ),
+          }
         : {}),
       ...(operation.query ? { query: operation.query as z.ZodObject } : {}),
     },
@@ -214,7 +263,13 @@ export function buildV3Document(operations: readonly Operation[]): OpenApiDocume
   }
   paths[documentPath('v3')] = { get: documentOperation() };
   const tagNames = new Set(operations.map((operation) => tagOf(openApiPath(operation.path)).name));
-  const tags = [...new Map(Object.values(TAGS).filter((tag) => tag.description !== '' && tagNames.has(tag.name)).map((tag) => [tag.name, tag])).values()];
+  const tags = [
+    ...new Map(
+      Object.values(TAGS)
+        .filter((tag) => tag.description !== '' && tagNames.has(tag.name))
+        .map((tag) => [tag.name, tag]),
+    ).values(),
+  ];
   return createDocument({
     openapi: OPENAPI_VERSION,
     info: { title: 'fxgate v3', version: '3', description: INTRODUCTION, license: { name: 'UNLICENSED' } },
@@ -227,19 +282,33 @@ export function buildV3Document(operations: readonly Operation[]): OpenApiDocume
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An ES256 JWT signed with the API key: kid and sub the key name, a 16-byte hex nonce, aud ["developer-api"], exp - iat at most 60 s, good for one request. The scopes listed are the key scopes the operation needs.',
+          description:
+            'An ES256 JWT signed with the API key: kid and sub the key name, a 16-byte hex nonce, aud ["developer-api"], exp - iat at most 60 s, good for one request. The scopes listed are the key scopes the operation needs.',
         },
         requestSignature: {
           type: 'apiKey',
           in: 'header',
           name: 'X-Request-Signature',
-          description: 'base64url (86 characters) of the ECDSA P-256 / SHA-256 signature, with the same key, over METHOD, path and query, the token nonce, the Idempotency-Key (or empty) and the hex SHA-256 of the body bytes, joined by newlines.',
+          description:
+            'base64url (86 characters) of the ECDSA P-256 / SHA-256 signature, with the same key, over METHOD, path and query, the token nonce, the Idempotency-Key (or empty) and the hex SHA-256 of the body bytes, joined by newlines.',
         },
       },
       parameters: {
-        AppMode: { name: 'X-App-Mode', in: 'header', required: false, description: 'SANDBOX or LIVE, any case; absent means live.', schema: { type: 'string', pattern: anyCasePattern(['SANDBOX', 'LIVE']) } },
+        AppMode: {
+          name: 'X-App-Mode',
+          in: 'header',
+          required: false,
+          description: 'SANDBOX or LIVE, any case; absent means live.',
+          schema: { type: 'string', pattern: anyCasePattern(['SANDBOX', 'LIVE']) },
+        },
         RequestId: REQUEST_ID_PARAMETER,
-        Traceparent: { name: 'traceparent', in: 'header', required: false, description: 'A W3C trace context; its trace id is continued in X-Trace-Id.', schema: { type: 'string' } },
+        Traceparent: {
+          name: 'traceparent',
+          in: 'header',
+          required: false,
+          description: 'A W3C trace context; its trace id is continued in X-Trace-Id.',
+          schema: { type: 'string' },
+        },
       },
       headers: headerComponents(HEADER_COMPONENTS),
     },

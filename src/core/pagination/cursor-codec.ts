@@ -56,7 +56,13 @@ export function createCursorCodec(secret: Buffer): CursorCodec {
     const scopeLength = Buffer.alloc(4);
     scopeLength.writeUInt32BE(scopeBytes.length);
     // The length prefix keeps scope and payload apart: no (scope, payload) pair can pose as another.
-    return createHmac('sha256', key).update(MAC_DOMAIN).update(scopeLength).update(scopeBytes).update(payload).digest().subarray(0, MAC_BYTES);
+    return createHmac('sha256', key)
+      .update(MAC_DOMAIN)
+      .update(scopeLength)
+      .update(scopeBytes)
+      .update(payload)
+      .digest()
+      .subarray(0, MAC_BYTES);
   };
 
   return {

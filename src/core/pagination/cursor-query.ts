@@ -6,6 +6,7 @@
  * issue's path the parameter's name.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { MAX_CURSOR_LENGTH } from './cursor-codec.js';
 
@@ -63,7 +64,8 @@ export function cursorQuerySchema<Extra extends z.core.$ZodLooseShape = Record<n
   return z.strictObject({ ...cursorQueryFields, ...(extra ?? ({} as Extra)) }).superRefine((value, ctx) => {
     if (bothCursors(value)) {
       // params.code names the issue for clients (see toIssues in validation.ts).
-      for (const { path, code, message } of EXCLUSION_ISSUES) ctx.addIssue({ code: 'custom', path: [path], message, params: { code } });
+      for (const { path, code, message } of EXCLUSION_ISSUES)
+        ctx.addIssue({ code: 'custom', path: [path], message, params: { code } });
     }
   });
 }

@@ -9,6 +9,7 @@
  * cursor was made, and the page is still exactly the records beyond its position.
  */
 import { z } from 'zod';
+
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { CursorCodec, CursorPosition } from './cursor-codec.js';
@@ -19,10 +20,19 @@ export const paginationInfoSchema = z
   .object({
     hasNext: z.boolean(),
     hasPrev: z.boolean(),
-    nextCursor: z.string().nullable().meta({ description: 'Pass as startingAfter for the older records; null exactly when hasNext is false.' }),
-    prevCursor: z.string().nullable().meta({ description: 'Pass as endingBefore for the newer records; null exactly when hasPrev is false.' }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as startingAfter for the older records; null exactly when hasNext is false.' }),
+    prevCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as endingBefore for the newer records; null exactly when hasPrev is false.' }),
   })
-  .meta({ id: 'CursorPagination', description: 'Where a cursor page sits in its list: exact flags, and the cursors to the older and newer records.' });
+  .meta({
+    id: 'CursorPagination',
+    description: 'Where a cursor page sits in its list: exact flags, and the cursors to the older and newer records.',
+  });
 
 export type PaginationInfo = Readonly<z.output<typeof paginationInfoSchema>>;
 
@@ -72,12 +82,18 @@ type KeyedRow = Record<string, unknown> & { [KEY_MS]: string; [KEY_ID]: string }
 
 export async function paginate<Row, Out>(db: Queryable, spec: PaginateSpec<Row, Out>): Promise<Page<Out>> {
   const cursor = requestedCursor(spec.query);
-  const range: Range | null = cursor && { side: cursor.param === 'startingAfter' ? 'older' : 'newer', boundary: decode(spec, cursor.param, cursor.value) };
+  const range: Range | null = cursor && {
+    side: cursor.param === 'startingAfter' ? 'older' : 'newer',
+    boundary: decode(spec, cursor.param, cursor.value),
+  };
   const side = range?.side ?? 'older';
   const limit = spec.query.limit;
 
   // Nothing lies beyond the newest page's far side, so a first page needs no probe.
-  const [rows, behind] = await Promise.all([fetchRows(db, spec, side, range, limit + 1), range ? anyInRange(db, spec, complement(range)) : false]);
+  const [rows, behind] = await Promise.all([
+    fetchRows(db, spec, side, range, limit + 1),
+    range ? anyInRange(db, spec, complement(range)) : false,
+  ]);
   const ahead = rows.length > limit;
   const pageRows = rows.slice(0, limit);
   // The newer side is read nearest-first, which is oldest-first; pages are always newest first.
@@ -105,15 +121,31 @@ export async function paginate<Row, Out>(db: Queryable, spec: PaginateSpec<Row, 
   };
 }
 
-function decode(spec: Pick<PaginateSpec<unknown, unknown>, 'codec' | 'scope'>, param: CursorParam, value: string): CursorPosition {
+function decode(
+  spec: Pick<PaginateSpec<unknown, unknown>, 'codec' | 'scope'>,
+  param: CursorParam,
+  value: string,
+): CursorPosition {
   const position = spec.codec.decode(value, spec.scope);
   if (position) return position;
   throw new ApiError('VALIDATION_QUERY_FAILED', {
-    issues: [{ path: param, code: 'invalid_cursor', message: `${param} is not a cursor from this list with these filters; pass cursors back exactly as received.` }],
+    issues: [
+      {
+        path: param,
+        code: 'invalid_cursor',
+        message: `${param} is not a cursor from this list with these filters; pass cursors back exactly as received.`,
+      },
+    ],
   });
 }
 
-async function fetchRows(db: Queryable, spec: SqlSpec, side: Side, range: Range | null, count: number): Promise<KeyedRow[]> {
+async function fetchRows(
+  db: Queryable,
+  spec: SqlSpec,
+  side: Side,
+  range: Range | null,
+  count: number,
+): Promise<KeyedRow[]> {
   const { createdAt, id } = spec.keyColumns ?? DEFAULT_KEY_COLUMNS;
   const columns = `${spec.select ?? '*'}, extract(epoch FROM ${createdAt}) * 1000 AS ${KEY_MS}, ${id}::text AS ${KEY_ID}`;
   const query = nearestFirst(spec, side, range, columns, count);
@@ -132,7 +164,13 @@ async function anyInRange(db: Queryable, spec: SqlSpec, range: Range): Promise<b
 }
 
 /** Rows on one side of the boundary (all rows without one), nearest to it first. */
-function nearestFirst(spec: SqlSpec, side: Side, range: Range | null, columns: string, count: number): { sql: string; params: unknown[] } {
+function nearestFirst(
+  spec: SqlSpec,
+  side: Side,
+  range: Range | null,
+  columns: string,
+  count: number,
+): { sql: string; params: unknown[] } {
   const { createdAt, id } = spec.keyColumns ?? DEFAULT_KEY_COLUMNS;
   const filter = conditions(spec, range);
   const order = side === 'older' ? 'DESC' : 'ASC';
@@ -152,7 +190,10 @@ function conditions(spec: SqlSpec, range: Range | null): { sql: string; params: 
   const operator = (range.side === 'older' ? '<' : '>') + (boundary.inclusive ? '=' : '');
   params.push(new Date(boundary.createdAtMs).toISOString(), boundary.id);
   // A row comparison, so that PostgreSQL walks the (created_at, id) index from the boundary.
-  return { sql: `${filter} AND (${createdAt}, ${id}) ${operator} ($${params.length - 1}::timestamptz, $${params.length})`, params };
+  return {
+    sql: `${filter} AND (${createdAt}, ${id}) ${operator} ($${params.length - 1}::timestamptz, $${params.length})`,
+    params,
+  };
 }
 
 /** The other side of the same boundary: together the two ranges cover every record once. */
@@ -168,7 +209,8 @@ function keyOf(row: KeyedRow): CursorPosition {
   // Numeric text such as "1700000000123.000000"; a non-zero fraction means the column keeps
   // microseconds, which millisecond cursors cannot address: rows would be skipped or repeated.
   const match = /^(-?[0-9]+)(?:\.0*)?$/.exec(row[KEY_MS]);
-  if (!match?.[1]) throw new Error(`created_at of ${row[KEY_ID]} is not at millisecond precision; cursor keys need timestamptz(3).`);
+  if (!match?.[1])
+    throw new Error(`created_at of ${row[KEY_ID]} is not at millisecond precision; cursor keys need timestamptz(3).`);
   return { createdAtMs: Number(match[1]), id: row[KEY_ID], inclusive: false };
 }
 

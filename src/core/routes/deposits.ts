@@ -7,18 +7,31 @@
  * and withdrawing, not a withdrawal (`withdraw`) and not a read (`view`).
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../wire-types.js';
+import {
+  createDeposit,
+  DEPOSIT_STATUSES,
+  type DepositContext,
+  depositRecordSchema,
+  type DepositRow,
+  findDeposit,
+  sandboxDepositSchema,
+  toDepositRecord,
+} from '../money-movement/deposits.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
 import { cursorPageOf, paginate } from '../pagination/paginate.js';
-import { DEPOSIT_STATUSES, type DepositContext, type DepositRow, createDeposit, depositRecordSchema, findDeposit, sandboxDepositSchema, toDepositRecord } from '../money-movement/deposits.js';
+import { dataOf } from '../wire-types.js';
 
 const listQuerySchema = cursorQuerySchema({
   status: z.enum(DEPOSIT_STATUSES).optional(),
-  currency: z.string().regex(/^[A-Z]{3,5}$/).optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3,5}$/)
+    .optional(),
 });
 
 export function depositOperations(context: DepositContext, cursors: CursorCodec) {
@@ -33,7 +46,12 @@ export function depositOperations(context: DepositContext, cursors: CursorCodec)
       body: sandboxDepositSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const deposit = await createDeposit(context, principal, body, idempotency!).catch((error: unknown) => {
-          if (error instanceof ApiError && error.code === 'INTERNAL_ERROR' && typeof error.details.resourceId === 'string') setResourceId(error.details.resourceId);
+          if (
+            error instanceof ApiError &&
+            error.code === 'INTERNAL_ERROR' &&
+            typeof error.details.resourceId === 'string'
+          )
+            setResourceId(error.details.resourceId);
           throw error;
         });
         // Committed from here: a failure while answering still names the deposit
@@ -58,7 +76,10 @@ export function depositOperations(context: DepositContext, cursors: CursorCodec)
             sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR currency = $4)',
             params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
           },
-          scope: cursorScope('deposits', principal.orgId, principal.environment, { status: query.status, currency: query.currency }),
+          scope: cursorScope('deposits', principal.orgId, principal.environment, {
+            status: query.status,
+            currency: query.currency,
+          }),
           query,
           codec: cursors,
           toRecord: (row) => toDepositRecord(row, reference),

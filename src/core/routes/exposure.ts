@@ -4,9 +4,9 @@
  * parameters. The rules are in trading/exposure.ts.
  */
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../wire-types.js';
 import { exposureRecordSchema, readExposure } from '../trading/exposure.js';
 import type { TradingContext } from '../trading/trading-context.js';
+import { dataOf } from '../wire-types.js';
 
 export function exposureOperations(trading: TradingContext) {
   return [

@@ -3,16 +3,20 @@
  * complete `data`, no cursor parameters, no pagination object (docs/contract.md#pagination-bounded).
  */
 import { z } from 'zod';
+
 import { formatToDecimals } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { currencyCode, decimalString, listOf } from '../wire-types.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
+import { currencyCode, decimalString, listOf } from '../wire-types.js';
 
 /** The pair record (docs/contract.md#resources-pair). */
 export const pairRecordSchema = z
   .object({
     object: z.literal('pair'),
-    symbol: z.string().regex(/^[A-Z]{3,5}\/[A-Z]{3,5}$/).meta({ description: 'BASE/QUOTE, e.g. EUR/USD.' }),
+    symbol: z
+      .string()
+      .regex(/^[A-Z]{3,5}\/[A-Z]{3,5}$/)
+      .meta({ description: 'BASE/QUOTE, e.g. EUR/USD.' }),
     baseCurrency: currencyCode.meta({ description: 'The currency bought.' }),
     quoteCurrency: currencyCode.meta({ description: 'The currency sold.' }),
     baseDecimals: z.number().int().min(0),

@@ -5,12 +5,13 @@
  * not, as POST answered it.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../wire-types.js';
 import { createQuote, findQuote, quoteRecordSchema, toQuoteRecord } from '../trading/quotes.js';
-import { type TradingContext, quoteValiditySchema } from '../trading/trading-context.js';
+import { quoteValiditySchema, type TradingContext } from '../trading/trading-context.js';
+import { dataOf } from '../wire-types.js';
 
 const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC');
 
@@ -22,16 +23,29 @@ export const quoteRequestSchema = z
       .string()
       .regex(V3_AMOUNT_PATTERN, 'a positive decimal string with at most 8 decimals')
       // The pattern admits zero, which prices to nothing (and pricing refuses it as a programming error).
-      .refine((value) => !V3_AMOUNT_PATTERN.test(value) || /[1-9]/.test(value), { message: 'must be greater than zero', params: { code: 'too_small' } }),
+      .refine((value) => !V3_AMOUNT_PATTERN.test(value) || /[1-9]/.test(value), {
+        message: 'must be greater than zero',
+        params: { code: 'too_small' },
+      }),
     amountCurrency: currencyCode,
     validForSeconds: quoteValiditySchema,
   })
   .superRefine((body, ctx) => {
     if (body.buyCurrency === body.sellCurrency) {
-      ctx.addIssue({ code: 'custom', path: ['sellCurrency'], message: 'must differ from buyCurrency', params: { code: 'same_currency' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sellCurrency'],
+        message: 'must differ from buyCurrency',
+        params: { code: 'same_currency' },
+      });
     }
     if (body.amountCurrency !== body.buyCurrency && body.amountCurrency !== body.sellCurrency) {
-      ctx.addIssue({ code: 'custom', path: ['amountCurrency'], message: 'must be buyCurrency or sellCurrency', params: { code: 'invalid_value' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['amountCurrency'],
+        message: 'must be buyCurrency or sellCurrency',
+        params: { code: 'invalid_value' },
+      });
     }
   });
 
@@ -43,7 +57,14 @@ export function quoteOperations(context: TradingContext) {
       scope: 'trade',
       summary: 'Request a quote',
       response: dataOf(quoteRecordSchema),
-      errors: ['TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'PAIR_NOT_SUPPORTED', 'QUOTE_INVALID_AMOUNT_PRECISION', 'QUOTE_AMOUNT_OUT_OF_RANGE'],
+      errors: [
+        'TRADE_DISABLED',
+        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
+        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
+        'PAIR_NOT_SUPPORTED',
+        'QUOTE_INVALID_AMOUNT_PRECISION',
+        'QUOTE_AMOUNT_OUT_OF_RANGE',
+      ],
       body: quoteRequestSchema,
       async handle({ principal, body }) {
         return { body: { data: await createQuote(context, principal, body) } };

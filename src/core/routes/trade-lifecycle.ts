@@ -4,14 +4,15 @@
  * (close it once its sell side is funded). Rules live in trading/reversals.ts and settlements.ts.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../wire-types.js';
 import { quoteRecordSchema } from '../trading/quotes.js';
 import { createReverseQuote, reversalDetails, reversalDetailsSchema, reverseTrade } from '../trading/reversals.js';
 import { settleTrade } from '../trading/settlements.js';
-import { DEFAULT_QUOTE_VALIDITY, type TradingContext, quoteValiditySchema } from '../trading/trading-context.js';
 import { findTrade, toTradeRecord, tradeRecordSchema } from '../trading/trades.js';
+import { DEFAULT_QUOTE_VALIDITY, quoteValiditySchema, type TradingContext } from '../trading/trading-context.js';
+import { dataOf } from '../wire-types.js';
 import { metadataSchema } from './trades.js';
 
 /** The body is optional: no body (or `{}`) asks for the default validity, as for quotes. */
@@ -35,7 +36,19 @@ export function tradeLifecycleOperations(context: TradingContext) {
       scope: 'trade',
       summary: 'Request a quote that reverses a trade',
       response: dataOf(quoteRecordSchema),
-      errors: ['TRADE_NOT_FOUND', 'TRADE_NOT_REVERSIBLE', 'TRADE_ALREADY_REVERSED', 'TRADE_ALREADY_SETTLED', 'TRADE_REVERSAL_WINDOW_CLOSED', 'TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'PAIR_NOT_SUPPORTED', 'QUOTE_INVALID_AMOUNT_PRECISION', 'QUOTE_AMOUNT_OUT_OF_RANGE'],
+      errors: [
+        'TRADE_NOT_FOUND',
+        'TRADE_NOT_REVERSIBLE',
+        'TRADE_ALREADY_REVERSED',
+        'TRADE_ALREADY_SETTLED',
+        'TRADE_REVERSAL_WINDOW_CLOSED',
+        'TRADE_DISABLED',
+        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
+        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
+        'PAIR_NOT_SUPPORTED',
+        'QUOTE_INVALID_AMOUNT_PRECISION',
+        'QUOTE_AMOUNT_OUT_OF_RANGE',
+      ],
       body: reverseQuoteSchema,
       async handle({ principal, params, body }) {
         const validForSeconds = body?.validForSeconds ?? DEFAULT_QUOTE_VALIDITY;
@@ -48,20 +61,43 @@ export function tradeLifecycleOperations(context: TradingContext) {
       scope: 'trade',
       summary: 'Reverse a trade with its reverse quote',
       response: dataOf(z.object({ trade: tradeRecordSchema, reversalDetails: reversalDetailsSchema })),
-      errors: ['TRADE_NOT_FOUND', 'TRADE_NOT_REVERSIBLE', 'TRADE_ALREADY_REVERSED', 'TRADE_ALREADY_SETTLED', 'TRADE_REVERSAL_WINDOW_CLOSED', 'QUOTE_NOT_FOUND', 'QUOTE_EXPIRED', 'QUOTE_ALREADY_USED', 'REVERSE_QUOTE_INVALID', 'TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_EXECUTION_FAILED'],
+      errors: [
+        'TRADE_NOT_FOUND',
+        'TRADE_NOT_REVERSIBLE',
+        'TRADE_ALREADY_REVERSED',
+        'TRADE_ALREADY_SETTLED',
+        'TRADE_REVERSAL_WINDOW_CLOSED',
+        'QUOTE_NOT_FOUND',
+        'QUOTE_EXPIRED',
+        'QUOTE_ALREADY_USED',
+        'REVERSE_QUOTE_INVALID',
+        'TRADE_DISABLED',
+        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
+        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
+        'TRADE_EXECUTION_FAILED',
+      ],
       body: reverseSchema,
       async handle({ principal, params, body, idempotency, setResourceId }) {
-        const { original, reversal } = await reverseTrade(context, principal, params.id!, { ...body, idempotency: idempotency! }).catch(
-          (error: unknown) => {
-            if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED') setResourceId(String(error.details.resourceId));
-            throw error;
-          },
-        );
+        const { original, reversal } = await reverseTrade(context, principal, params.id!, {
+          ...body,
+          idempotency: idempotency!,
+        }).catch((error: unknown) => {
+          if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED')
+            setResourceId(String(error.details.resourceId));
+          throw error;
+        });
         setResourceId(reversal.id);
         const reference = await context.reference();
         // Re-read after commit: the settlement stage comes from the joined balance.
         const fresh = (await findTrade(context.db, principal, reversal.id))!;
-        return { body: { data: { trade: toTradeRecord(fresh, reference), reversalDetails: reversalDetails(original, reversal, reference) } } };
+        return {
+          body: {
+            data: {
+              trade: toTradeRecord(fresh, reference),
+              reversalDetails: reversalDetails(original, reversal, reference),
+            },
+          },
+        };
       },
     }),
     defineOperation({

@@ -3,16 +3,24 @@
  * filters status and currency) and GET /v3/fx/trades/{id}.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../wire-types.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../pagination/cursor-query.js';
 import { cursorPageOf, paginate } from '../pagination/paginate.js';
+import {
+  executeTrade,
+  findTrade,
+  toTradeRecord,
+  TRADE_SELECT,
+  tradeRecordSchema,
+  type TradeRow,
+} from '../trading/trades.js';
 import type { TradingContext } from '../trading/trading-context.js';
-import { TRADE_SELECT, type TradeRow, executeTrade, findTrade, toTradeRecord, tradeRecordSchema } from '../trading/trades.js';
+import { dataOf } from '../wire-types.js';
 
 /** Client metadata: at most 20 keys of up to 40 characters, string values up to 500. */
 export const metadataSchema = z
@@ -27,7 +35,10 @@ const executeSchema = z.strictObject({
 
 const listQuerySchema = cursorQuerySchema({
   status: z.enum(['EXECUTED', 'SETTLED', 'REVERSED']).optional(),
-  currency: z.string().regex(/^[A-Z]{3,5}$/).optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3,5}$/)
+    .optional(),
 });
 
 export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
@@ -38,13 +49,26 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
       scope: 'trade',
       summary: 'Execute a quote',
       response: dataOf(tradeRecordSchema),
-      errors: ['QUOTE_NOT_FOUND', 'QUOTE_EXPIRED', 'QUOTE_ALREADY_USED', 'REVERSE_QUOTE_INVALID', 'TRADE_DISABLED', 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', 'TRADE_CREDIT_LIMIT_EXCEEDED', 'TRADE_EXECUTION_FAILED'],
+      errors: [
+        'QUOTE_NOT_FOUND',
+        'QUOTE_EXPIRED',
+        'QUOTE_ALREADY_USED',
+        'REVERSE_QUOTE_INVALID',
+        'TRADE_DISABLED',
+        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
+        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
+        'TRADE_CREDIT_LIMIT_EXCEEDED',
+        'TRADE_EXECUTION_FAILED',
+      ],
       body: executeSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
-        const trade = await executeTrade(context, principal, { ...body, idempotency: idempotency! }).catch((error: unknown) => {
-          if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED') setResourceId(String(error.details.resourceId));
-          throw error;
-        });
+        const trade = await executeTrade(context, principal, { ...body, idempotency: idempotency! }).catch(
+          (error: unknown) => {
+            if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED')
+              setResourceId(String(error.details.resourceId));
+            throw error;
+          },
+        );
         setResourceId(trade.id);
         try {
           failpoint('trade.after-commit');
@@ -72,7 +96,10 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
             sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR $4 IN (buy_currency, sell_currency))',
             params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
           },
-          scope: cursorScope('trades', principal.orgId, principal.environment, { status: query.status, currency: query.currency }),
+          scope: cursorScope('trades', principal.orgId, principal.environment, {
+            status: query.status,
+            currency: query.currency,
+          }),
           query,
           codec: cursors,
           toRecord: (row) => toTradeRecord(row, reference),

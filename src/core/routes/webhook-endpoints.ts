@@ -4,16 +4,17 @@
  * worker's business (src/core/events/webhook-worker.ts).
  */
 import { z } from 'zod';
+
 import type { Database } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import {
-  WEBHOOK_EVENT_TYPES,
-  createWebhookEndpoint,
   createdWebhookEndpointSchema,
+  createWebhookEndpoint,
   deleteWebhookEndpoint,
   findWebhookEndpoint,
   listWebhookEndpoints,
   toWebhookEndpointRecord,
+  WEBHOOK_EVENT_TYPES,
   webhookEndpointRecordSchema,
 } from '../events/webhook-endpoints.js';
 import { defineOperation } from '../http/operation.js';
@@ -27,7 +28,10 @@ export interface WebhookEndpointContext {
 const createSchema = z.strictObject({
   // The length and scheme rules are checked by checkWebhookUrl, which answers 422 with a reason.
   url: z.string().min(1).max(4096),
-  eventTypes: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length * 2).optional(),
+  eventTypes: z
+    .array(z.enum(WEBHOOK_EVENT_TYPES))
+    .max(WEBHOOK_EVENT_TYPES.length * 2)
+    .optional(),
 });
 
 export function webhookEndpointOperations(context: WebhookEndpointContext) {
@@ -84,7 +88,13 @@ export function webhookEndpointOperations(context: WebhookEndpointContext) {
       response: dataOf(webhookEndpointRecordSchema),
       errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
       async handle({ principal, params }) {
-        const row = await deleteWebhookEndpoint(context.db, principal.orgId, principal.environment, params.id!, context.now());
+        const row = await deleteWebhookEndpoint(
+          context.db,
+          principal.orgId,
+          principal.environment,
+          params.id!,
+          context.now(),
+        );
         if (!row) throw new ApiError('WEBHOOK_ENDPOINT_NOT_FOUND', { webhookEndpointId: params.id! });
         return { body: { data: toWebhookEndpointRecord(row) } };
       },

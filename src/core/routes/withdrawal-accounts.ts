@@ -6,9 +6,9 @@
  * The rules are in money-movement/withdrawal-accounts.ts.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf, listOf } from '../wire-types.js';
 import { STABLECOIN_NETWORKS } from '../money-movement/checksums.js';
 import {
   ASSET_TYPES,
@@ -21,10 +21,11 @@ import {
   WITHDRAWAL_ACCOUNT_STATUSES,
   withdrawalAccountCreateSchema,
   withdrawalAccountRecordSchema,
-  withdrawalAccountUpdateSchema,
   type WithdrawalAccountRow,
+  withdrawalAccountUpdateSchema,
 } from '../money-movement/withdrawal-accounts.js';
 import type { TradingContext } from '../trading/trading-context.js';
+import { dataOf, listOf } from '../wire-types.js';
 
 /**
  * The list's filters (docs/contract.md#v3-withdrawal-accounts); unknown parameters are refused, so
@@ -33,7 +34,10 @@ import type { TradingContext } from '../trading/trading-context.js';
 const listQuerySchema = z.strictObject({
   assetType: z.enum(ASSET_TYPES).optional(),
   network: z.enum(STABLECOIN_NETWORKS).optional(),
-  currency: z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC').optional(),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC')
+    .optional(),
   status: z.enum(WITHDRAWAL_ACCOUNT_STATUSES).optional(),
   verified: z
     .enum(['true', 'false'])
@@ -83,7 +87,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       async handle({ principal, params }) {
         const id = params.id!;
-        return { body: { data: toWithdrawalAccountRecord(found(await findWithdrawalAccount(context.db, principal, id), id)) } };
+        return {
+          body: { data: toWithdrawalAccountRecord(found(await findWithdrawalAccount(context.db, principal, id), id)) },
+        };
       },
     }),
     defineOperation({
@@ -97,7 +103,13 @@ export function withdrawalAccountOperations(context: TradingContext) {
       async handle({ principal, params, setResourceId }) {
         const id = params.id!;
         setResourceId(id);
-        const row = await verifyWithdrawalAccount(context.db, principal.orgId, principal.environment, id, context.now());
+        const row = await verifyWithdrawalAccount(
+          context.db,
+          principal.orgId,
+          principal.environment,
+          id,
+          context.now(),
+        );
         return { body: { data: toWithdrawalAccountRecord(found(row, id)) } };
       },
     }),
@@ -113,7 +125,14 @@ export function withdrawalAccountOperations(context: TradingContext) {
       async handle({ principal, params, body, setResourceId }) {
         const id = params.id!;
         setResourceId(id);
-        const row = await updateWithdrawalAccount(context.db, principal.orgId, principal.environment, id, body, context.now());
+        const row = await updateWithdrawalAccount(
+          context.db,
+          principal.orgId,
+          principal.environment,
+          id,
+          body,
+          context.now(),
+        );
         return { body: { data: toWithdrawalAccountRecord(found(row, id)) } };
       },
     }),

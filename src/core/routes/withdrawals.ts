@@ -5,27 +5,28 @@
  * in money-movement/withdrawals.ts.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
-import { V3_AMOUNT_PATTERN, parseDecimal } from '../../lib/money.js';
+import { parseDecimal, V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { dataOf } from '../wire-types.js';
-import type { CursorCodec } from '../pagination/cursor-codec.js';
-import { cursorScope } from '../pagination/cursor-codec.js';
-import { cursorQuerySchema } from '../pagination/cursor-query.js';
-import { cursorPageOf, paginate } from '../pagination/paginate.js';
 import { SimulatedPaymentRail } from '../money-movement/payment-rails.js';
 import {
-  WITHDRAWAL_STATUSES,
-  type WithdrawalContext,
-  type WithdrawalRow,
   completeSandboxWithdrawal,
   createWithdrawal,
   findWithdrawal,
   toWithdrawalRecord,
   transitionWithdrawal,
+  WITHDRAWAL_STATUSES,
+  type WithdrawalContext,
   withdrawalRecordSchema,
+  type WithdrawalRow,
 } from '../money-movement/withdrawals.js';
+import type { CursorCodec } from '../pagination/cursor-codec.js';
+import { cursorScope } from '../pagination/cursor-codec.js';
+import { cursorQuerySchema } from '../pagination/cursor-query.js';
+import { cursorPageOf, paginate } from '../pagination/paginate.js';
+import { dataOf } from '../wire-types.js';
 import { metadataSchema } from './trades.js';
 
 const CURRENCY_CODE = /^[A-Z]{3,5}$/;
@@ -39,8 +40,14 @@ export const withdrawalCreateSchema = z.strictObject({
   withdrawalAmount: z
     .string()
     .max(40)
-    .regex(V3_AMOUNT_PATTERN, 'withdrawalAmount must be a decimal string such as "100.00", unsigned, with at most 8 decimals')
-    .refine((value) => !V3_AMOUNT_PATTERN.test(value) || parseDecimal(value).isGreaterThan(0), { message: 'withdrawalAmount must be greater than 0', params: { code: 'too_small' } }),
+    .regex(
+      V3_AMOUNT_PATTERN,
+      'withdrawalAmount must be a decimal string such as "100.00", unsigned, with at most 8 decimals',
+    )
+    .refine((value) => !V3_AMOUNT_PATTERN.test(value) || parseDecimal(value).isGreaterThan(0), {
+      message: 'withdrawalAmount must be greater than 0',
+      params: { code: 'too_small' },
+    }),
   currency: z.string().regex(CURRENCY_CODE, 'currency must be a currency code such as USD or USDC'),
   comments: z.string().max(500).optional(),
   metadata: metadataSchema.optional(),
@@ -69,11 +76,24 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       scope: 'withdraw',
       summary: 'Withdraw to a withdrawal account',
       response: dataOf(withdrawalRecordSchema),
-      errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND', 'WITHDRAWAL_ACCOUNT_NOT_LIVE', 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', 'WITHDRAWAL_CURRENCY_NOT_SUPPORTED', 'WITHDRAWAL_INVALID_AMOUNT_PRECISION', 'WITHDRAWAL_INSUFFICIENT_BALANCE', 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', 'WITHDRAWAL_DISABLED_FOR_ACCOUNT', 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', 'WITHDRAWAL_INITIATION_FAILED'],
+      errors: [
+        'WITHDRAWAL_ADDRESS_NOT_FOUND',
+        'WITHDRAWAL_ACCOUNT_NOT_LIVE',
+        'WITHDRAWAL_ADDRESS_NOT_VERIFIED',
+        'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH',
+        'WITHDRAWAL_CURRENCY_NOT_SUPPORTED',
+        'WITHDRAWAL_INVALID_AMOUNT_PRECISION',
+        'WITHDRAWAL_INSUFFICIENT_BALANCE',
+        'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED',
+        'WITHDRAWAL_DISABLED_FOR_ACCOUNT',
+        'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED',
+        'WITHDRAWAL_INITIATION_FAILED',
+      ],
       body: withdrawalCreateSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const withdrawal = await createWithdrawal(context, principal, body, idempotency!).catch((error: unknown) => {
-          if (error instanceof ApiError && error.code === 'WITHDRAWAL_INITIATION_FAILED') setResourceId(String(error.details.resourceId));
+          if (error instanceof ApiError && error.code === 'WITHDRAWAL_INITIATION_FAILED')
+            setResourceId(String(error.details.resourceId));
           throw error;
         });
         setResourceId(withdrawal.id);
@@ -103,7 +123,10 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
             sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR currency = $4)',
             params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
           },
-          scope: cursorScope('withdrawals', principal.orgId, principal.environment, { status: query.status, currency: query.currency }),
+          scope: cursorScope('withdrawals', principal.orgId, principal.environment, {
+            status: query.status,
+            currency: query.currency,
+          }),
           query,
           codec: cursors,
           toRecord: (row) => toWithdrawalRecord(row, reference),

@@ -23,11 +23,12 @@
  * - Every amount is a decimal string.
  */
 import { z } from 'zod';
-import { Decimal, formatToDecimals } from '../../lib/money.js';
-import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
-import type { Principal } from '../principal.js';
+
 import type { Queryable } from '../../lib/db/database.js';
+import { Decimal, formatToDecimals } from '../../lib/money.js';
 import type { AccountBalance } from '../ledger/ledger.js';
+import type { Principal } from '../principal.js';
+import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
 
@@ -40,10 +41,14 @@ export const balanceRecordSchema = z
     object: z.literal('balance'),
     id: v3Id('balance').meta({ description: "The book's client ledger account in the currency." }),
     currency: currencyCode,
-    amount: decimalString.meta({ description: 'The balance, including what pending withdrawals hold; negative while the book owes the currency.' }),
+    amount: decimalString.meta({
+      description: 'The balance, including what pending withdrawals hold; negative while the book owes the currency.',
+    }),
     withdrawableAmount: decimalString.meta({ description: 'The balance minus pending withdrawals, never below 0.' }),
     usdValue: decimalString.meta({ description: 'amount valued in USD, rounded half-even to cents.' }),
-    withdrawableUsdValue: decimalString.meta({ description: 'withdrawableAmount valued in USD, rounded half-even to cents.' }),
+    withdrawableUsdValue: decimalString.meta({
+      description: 'withdrawableAmount valued in USD, rounded half-even to cents.',
+    }),
     createdAt: timestamp.meta({ description: "The account's first movement." }),
     updatedAt: timestamp.meta({ description: "Its latest movement, or its hold's if later." }),
   })
@@ -114,8 +119,12 @@ function valueBalance(account: HeldBalance, usdPrice: Decimal, reference: Refere
 }
 
 export function balanceTotals(usdValues: readonly Decimal[]): BalanceTotals {
-  const positive = usdValues.filter((value) => value.isGreaterThan(0)).reduce((sum, value) => sum.plus(value), new Decimal(0));
-  const negative = usdValues.filter((value) => value.isLessThan(0)).reduce((sum, value) => sum.plus(value), new Decimal(0));
+  const positive = usdValues
+    .filter((value) => value.isGreaterThan(0))
+    .reduce((sum, value) => sum.plus(value), new Decimal(0));
+  const negative = usdValues
+    .filter((value) => value.isLessThan(0))
+    .reduce((sum, value) => sum.plus(value), new Decimal(0));
   return {
     netPositiveUsd: formatToDecimals(positive, 2),
     netNegativeUsd: formatToDecimals(negative, 2),
@@ -128,7 +137,14 @@ export function balanceTotals(usdValues: readonly Decimal[]): BalanceTotals {
  * withdrawal's completion moves only the hold, and changes the balance all the same.
  */
 async function readHeldBalances(db: Queryable, book: Book): Promise<HeldBalance[]> {
-  const { rows } = await db.query<{ id: string; currency: string; balance: string; held: string; created_at: Date; updated_at: Date }>(
+  const { rows } = await db.query<{
+    id: string;
+    currency: string;
+    balance: string;
+    held: string;
+    created_at: Date;
+    updated_at: Date;
+  }>(
     `SELECT c.id, c.currency, c.balance::text AS balance, coalesce(h.balance, 0)::text AS held, c.created_at,
             greatest(c.updated_at, h.updated_at) AS updated_at
        FROM ledger_accounts c
@@ -147,7 +163,10 @@ async function readHeldBalances(db: Queryable, book: Book): Promise<HeldBalance[
 }
 
 /** The book's balances and totals; see the rules at the top of this file. */
-export async function readBalances(context: Pick<TradingContext, 'db' | 'reference' | 'rates'>, book: Book): Promise<BalanceList> {
+export async function readBalances(
+  context: Pick<TradingContext, 'db' | 'reference' | 'rates'>,
+  book: Book,
+): Promise<BalanceList> {
   const [reference, accounts] = await Promise.all([context.reference(), readHeldBalances(context.db, book)]);
   // Code-point order: the SQL ORDER BY follows the database collation, which may differ.
   const sorted = [...accounts].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));

@@ -23,6 +23,7 @@
  *   the breakdown describe the same moment even while trades execute.
  */
 import { z } from 'zod';
+
 import type { Queryable } from '../../lib/db/database.js';
 import { Decimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../principal.js';
@@ -58,7 +59,9 @@ export const exposureRecordSchema = z
     creditLine: decimalString.meta({ description: "The book's credit line." }),
     committedAmount: decimalString.meta({ description: 'What executed, unsettled trades hold of it.' }),
     availableCredit: decimalString.meta({ description: 'max(0, creditLine - committedAmount).' }),
-    breakdown: z.array(exposureBreakdownEntrySchema).meta({ description: "The book's EXECUTED trades by sell currency and stage, sorted by currency." }),
+    breakdown: z
+      .array(exposureBreakdownEntrySchema)
+      .meta({ description: "The book's EXECUTED trades by sell currency and stage, sorted by currency." }),
   })
   .meta({ id: 'Exposure', description: "The book's credit line and what its open trades commit of it." });
 
@@ -110,7 +113,11 @@ function toBreakdownEntry(row: OpenTradeGroupRow, reference: ReferenceSnapshot):
     currency: row.sell_currency,
     settlementStage: openTradeStage(row.sell_balance),
     tradeCount: row.trade_count,
-    amount: formatToDecimals(parseDecimal(row.sell_amount), reference.currencies.get(row.sell_currency)!.decimals, Decimal.ROUND_UP),
+    amount: formatToDecimals(
+      parseDecimal(row.sell_amount),
+      reference.currencies.get(row.sell_currency)!.decimals,
+      Decimal.ROUND_UP,
+    ),
     usdValue: formatToDecimals(parseDecimal(row.sell_usd_value), 2, Decimal.ROUND_UP),
   };
 }
@@ -123,7 +130,10 @@ function byCurrencyThenStage(a: ExposureBreakdownEntry, b: ExposureBreakdownEntr
 }
 
 /** The book's exposure record; see the rules at the top of this file. */
-export async function readExposure(context: Pick<TradingContext, 'db' | 'reference'>, book: Book): Promise<ExposureRecord> {
+export async function readExposure(
+  context: Pick<TradingContext, 'db' | 'reference'>,
+  book: Book,
+): Promise<ExposureRecord> {
   const reference = await context.reference();
   const { orgBook, groups } = await context.db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -136,7 +146,11 @@ export async function readExposure(context: Pick<TradingContext, 'db' | 'referen
     currency: 'USD',
     creditLine: formatToDecimals(orgBook.creditLineUsd, 2, Decimal.ROUND_DOWN),
     committedAmount: formatToDecimals(orgBook.committedUsd, 2, Decimal.ROUND_UP),
-    availableCredit: formatToDecimals(availableCredit(orgBook.creditLineUsd, orgBook.committedUsd), 2, Decimal.ROUND_DOWN),
+    availableCredit: formatToDecimals(
+      availableCredit(orgBook.creditLineUsd, orgBook.committedUsd),
+      2,
+      Decimal.ROUND_DOWN,
+    ),
     breakdown: groups.map((row) => toBreakdownEntry(row, reference)).sort(byCurrencyThenStage),
   };
 }

@@ -5,10 +5,10 @@
  * operators, or an operator and a trade reserving credit, never lose each other's writes.
  */
 import type { Mode } from '../../lib/auth/credentials.js';
-import { pairKey } from './reference-data.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { type Decimal, formatDecimal, parseDecimal } from '../../lib/money.js';
+import { pairKey } from './reference-data.js';
 
 export interface OrgBook {
   readonly orgId: string;
@@ -108,7 +108,8 @@ interface BookRow {
   updated_at: Date;
 }
 
-const BOOK_COLUMNS = 'org_id, environment, credit_line_usd, committed_usd, trading_enabled, disabled_currencies, disabled_pairs, updated_at';
+const BOOK_COLUMNS =
+  'org_id, environment, credit_line_usd, committed_usd, trading_enabled, disabled_currencies, disabled_pairs, updated_at';
 
 function toBook(row: BookRow): OrgBook {
   return {
@@ -128,7 +129,12 @@ function toBook(row: BookRow): OrgBook {
  * The book, or null when the org has none in this environment. forUpdate locks the row until the
  * caller's transaction ends (meaningful only inside one), for a caller that decides on its values.
  */
-export async function readOrgBook(db: Queryable, orgId: string, environment: Mode, options: { forUpdate?: boolean } = {}): Promise<OrgBook | null> {
+export async function readOrgBook(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+  options: { forUpdate?: boolean } = {},
+): Promise<OrgBook | null> {
   const { rows } = await db.query<BookRow>(
     `SELECT ${BOOK_COLUMNS} FROM org_environments WHERE org_id = $1 AND environment = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [orgId, environment],
@@ -140,9 +146,12 @@ export async function readOrgBook(db: Queryable, orgId: string, environment: Mod
 function validateCreditLine(amountUsd: Decimal): void {
   const text = amountUsd.isFinite() ? formatDecimal(amountUsd) : String(amountUsd);
   if (!amountUsd.isFinite()) throw new InvalidCreditLineError(text, 'not a finite amount');
-  if (amountUsd.isNegative() && !amountUsd.isZero()) throw new InvalidCreditLineError(text, 'a credit line is not negative');
-  if ((amountUsd.decimalPlaces() ?? 0) > MAX_FRACTION_DIGITS) throw new InvalidCreditLineError(text, `at most ${MAX_FRACTION_DIGITS} fractional digits`);
-  if (amountUsd.integerValue().abs().toFixed().length > MAX_INTEGER_DIGITS) throw new InvalidCreditLineError(text, `at most ${MAX_INTEGER_DIGITS} integer digits`);
+  if (amountUsd.isNegative() && !amountUsd.isZero())
+    throw new InvalidCreditLineError(text, 'a credit line is not negative');
+  if ((amountUsd.decimalPlaces() ?? 0) > MAX_FRACTION_DIGITS)
+    throw new InvalidCreditLineError(text, `at most ${MAX_FRACTION_DIGITS} fractional digits`);
+  if (amountUsd.integerValue().abs().toFixed().length > MAX_INTEGER_DIGITS)
+    throw new InvalidCreditLineError(text, `at most ${MAX_INTEGER_DIGITS} integer digits`);
 }
 
 /**
@@ -150,7 +159,12 @@ function validateCreditLine(amountUsd: Decimal): void {
  * check and the write are one statement on the locked row, so a trade reserving credit at the
  * same time is either counted or waits, never slips under the new line.
  */
-export async function setCreditLine(db: Queryable, orgId: string, environment: Mode, amountUsd: Decimal): Promise<OrgBook> {
+export async function setCreditLine(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+  amountUsd: Decimal,
+): Promise<OrgBook> {
   validateCreditLine(amountUsd);
   // A refused change still returns the row (unchanged) so that one round trip tells "no such
   // book" from "below committed", and reports the committed amount that was in the way.
@@ -170,12 +184,17 @@ export async function setCreditLine(db: Queryable, orgId: string, environment: M
 }
 
 /** Runs one UPDATE of the book that returns it, or throws when the book does not exist. */
-async function updateBook(db: Queryable, orgId: string, environment: Mode, set: string, params: readonly unknown[]): Promise<OrgBook> {
-  const { rows } = await db.query<BookRow>(`UPDATE org_environments SET ${set} WHERE org_id = $1 AND environment = $2 RETURNING ${BOOK_COLUMNS}`, [
-    orgId,
-    environment,
-    ...params,
-  ]);
+async function updateBook(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+  set: string,
+  params: readonly unknown[],
+): Promise<OrgBook> {
+  const { rows } = await db.query<BookRow>(
+    `UPDATE org_environments SET ${set} WHERE org_id = $1 AND environment = $2 RETURNING ${BOOK_COLUMNS}`,
+    [orgId, environment, ...params],
+  );
   const row = rows[0];
   if (!row) throw new OrgBookNotFoundError(orgId, environment);
   return toBook(row);
@@ -210,14 +229,22 @@ function toggleInArray(column: 'disabled_currencies' | 'disabled_pairs'): string
 }
 
 async function assertCurrenciesExist(db: Queryable, codes: readonly string[]): Promise<void> {
-  const { rows } = await db.query<{ code: string }>('SELECT code FROM currencies WHERE code = ANY($1::text[])', [codes]);
+  const { rows } = await db.query<{ code: string }>('SELECT code FROM currencies WHERE code = ANY($1::text[])', [
+    codes,
+  ]);
   const known = new Set(rows.map((row) => row.code));
   const missing = codes.find((code) => !known.has(code));
   if (missing !== undefined) throw new UnknownCurrencyError(missing);
 }
 
 /** Enables or disables trading in one currency (either side of a trade). Idempotent. */
-export async function setCurrencyEnabled(db: Queryable, orgId: string, environment: Mode, currency: string, enabled: boolean): Promise<OrgBook> {
+export async function setCurrencyEnabled(
+  db: Queryable,
+  orgId: string,
+  environment: Mode,
+  currency: string,
+  enabled: boolean,
+): Promise<OrgBook> {
   await assertCurrenciesExist(db, [currency]);
   return updateBook(db, orgId, environment, toggleInArray('disabled_currencies'), [currency, enabled]);
 }
@@ -232,7 +259,10 @@ export async function setPairEnabled(
 ): Promise<OrgBook> {
   if (pair.buyCurrency === pair.sellCurrency) throw new InvalidPairError(pair.buyCurrency, pair.sellCurrency);
   await assertCurrenciesExist(db, [pair.buyCurrency, pair.sellCurrency]);
-  return updateBook(db, orgId, environment, toggleInArray('disabled_pairs'), [pairKey(pair.buyCurrency, pair.sellCurrency), enabled]);
+  return updateBook(db, orgId, environment, toggleInArray('disabled_pairs'), [
+    pairKey(pair.buyCurrency, pair.sellCurrency),
+    enabled,
+  ]);
 }
 
 /** What of a book decides whether it may trade a pair. */
@@ -246,7 +276,9 @@ export type TradingPermissions = Pick<OrgBook, 'tradingEnabled' | 'disabledCurre
 export function assertTradingAllowed(book: TradingPermissions, buyCurrency: string, sellCurrency: string): void {
   if (!book.tradingEnabled) throw new ApiError('TRADE_DISABLED');
   for (const currency of [buyCurrency, sellCurrency]) {
-    if (book.disabledCurrencies.includes(currency)) throw new ApiError('TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', { currency });
+    if (book.disabledCurrencies.includes(currency))
+      throw new ApiError('TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT', { currency });
   }
-  if (book.disabledPairs.includes(pairKey(buyCurrency, sellCurrency))) throw new ApiError('TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', { buyCurrency, sellCurrency });
+  if (book.disabledPairs.includes(pairKey(buyCurrency, sellCurrency)))
+    throw new ApiError('TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', { buyCurrency, sellCurrency });
 }

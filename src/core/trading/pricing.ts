@@ -17,6 +17,7 @@
  * the target precision in the target direction, never via an intermediate rounded quotient.
  */
 import type BigNumber from 'bignumber.js';
+
 import { Decimal } from '../../lib/money.js';
 import { RATE_DECIMALS } from './rate-source.js';
 
@@ -76,9 +77,13 @@ export function divideRounded(a: Decimal, b: Decimal, places: number, rounding: 
 
 function checkInput(input: PriceInput): void {
   const { buyCurrency, sellCurrency, amount, amountCurrency, buyDecimals, sellDecimals, midRate, spreadBps } = input;
-  if (buyCurrency === sellCurrency) throw new InvalidPriceInputError('sellCurrency', `the same as the buy currency (${buyCurrency})`);
+  if (buyCurrency === sellCurrency)
+    throw new InvalidPriceInputError('sellCurrency', `the same as the buy currency (${buyCurrency})`);
   if (amountCurrency !== buyCurrency && amountCurrency !== sellCurrency) {
-    throw new InvalidPriceInputError('amountCurrency', `${amountCurrency} is neither ${buyCurrency} nor ${sellCurrency}`);
+    throw new InvalidPriceInputError(
+      'amountCurrency',
+      `${amountCurrency} is neither ${buyCurrency} nor ${sellCurrency}`,
+    );
   }
   for (const field of ['buyDecimals', 'sellDecimals'] as const) {
     const value = input[field];
@@ -86,13 +91,19 @@ function checkInput(input: PriceInput): void {
       throw new InvalidPriceInputError(field, `${value} is not an integer from 0 to ${MAX_CURRENCY_DECIMALS}`);
     }
   }
-  if (!Number.isInteger(spreadBps) || spreadBps < 0) throw new InvalidPriceInputError('spreadBps', `${spreadBps} is not a non-negative integer`);
-  if (!midRate.isFinite() || !midRate.isPositive() || midRate.isZero()) throw new InvalidPriceInputError('midRate', 'must be positive');
-  if (!amount.isFinite() || !amount.isPositive() || amount.isZero()) throw new InvalidPriceInputError('amount', 'must be positive');
+  if (!Number.isInteger(spreadBps) || spreadBps < 0)
+    throw new InvalidPriceInputError('spreadBps', `${spreadBps} is not a non-negative integer`);
+  if (!midRate.isFinite() || !midRate.isPositive() || midRate.isZero())
+    throw new InvalidPriceInputError('midRate', 'must be positive');
+  if (!amount.isFinite() || !amount.isPositive() || amount.isZero())
+    throw new InvalidPriceInputError('amount', 'must be positive');
   // The caller checks precision against the currency; this guards against a result finer than the currency.
   const places = amountCurrency === buyCurrency ? buyDecimals : sellDecimals;
   if ((amount.decimalPlaces() ?? 0) > places) {
-    throw new InvalidPriceInputError('amount', `${amount.toFixed()} has more than ${places} decimals for ${amountCurrency}`);
+    throw new InvalidPriceInputError(
+      'amount',
+      `${amount.toFixed()} has more than ${places} decimals for ${amountCurrency}`,
+    );
   }
 }
 
@@ -126,7 +137,10 @@ export function usdValue(amount: Decimal, usdPrice: Decimal): Decimal {
  * returns strictly more than was sold; an exact match is a DEBIT of 0, so that direction always
  * has a value and a zero differential needs no special case downstream.
  */
-export function reversalDifferential(original: { sellAmount: Decimal }, reversal: { buyAmount: Decimal }): ReversalDifferential {
+export function reversalDifferential(
+  original: { sellAmount: Decimal },
+  reversal: { buyAmount: Decimal },
+): ReversalDifferential {
   const difference = reversal.buyAmount.minus(original.sellAmount);
   return difference.isGreaterThan(0)
     ? { direction: 'CREDIT', differentialAmount: difference }

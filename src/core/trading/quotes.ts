@@ -5,6 +5,7 @@
  * The rate, both amounts and the USD value the trade will commit are fixed at creation.
  */
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
@@ -14,7 +15,7 @@ import type { Principal } from '../principal.js';
 import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
 import { assertTradingAllowed, readOrgBook } from './org-books.js';
 import { priceQuote, usdValue } from './pricing.js';
-import { type Currency, type ReferenceSnapshot, pairKey } from './reference-data.js';
+import { type Currency, pairKey, type ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
 
 export interface QuoteRequest {
@@ -83,7 +84,11 @@ export function toQuoteRecord(row: QuoteRow, reference: ReferenceSnapshot): Quot
 export async function findQuote(db: Queryable, principal: Principal, quoteId: string): Promise<QuoteRow | null> {
   // A malformed id names no quote; it is not a validation error (404 never reveals anything).
   if (idToLegacyUuid('quote', quoteId) === null) return null;
-  const { rows } = await db.query<QuoteRow>('SELECT * FROM quotes WHERE id = $1 AND org_id = $2 AND environment = $3', [quoteId, principal.orgId, principal.environment]);
+  const { rows } = await db.query<QuoteRow>('SELECT * FROM quotes WHERE id = $1 AND org_id = $2 AND environment = $3', [
+    quoteId,
+    principal.orgId,
+    principal.environment,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -110,7 +115,10 @@ export async function priceRequest(context: TradingContext, request: QuoteReques
   if (!buy || !sell || !pair) throw unsupported(request.buyCurrency, request.sellCurrency);
   const amountCurrency = request.amountCurrency === buy.code ? buy : sell;
   if (fractionDigits(request.amount) > amountCurrency.decimals) {
-    throw new ApiError('QUOTE_INVALID_AMOUNT_PRECISION', { maxDecimals: amountCurrency.decimals, currency: amountCurrency.code });
+    throw new ApiError('QUOTE_INVALID_AMOUNT_PRECISION', {
+      maxDecimals: amountCurrency.decimals,
+      currency: amountCurrency.code,
+    });
   }
   const midRate = await context.rates.midRate(buy.code, sell.code);
   const priced = priceQuote({
@@ -131,7 +139,15 @@ export async function priceRequest(context: TradingContext, request: QuoteReques
     });
   }
   const sellUsdValue = usdValue(priced.sellAmount, await context.rates.usdPrice(sell.code));
-  return { buy, sell, rate: priced.rate, midRate, buyAmount: priced.buyAmount, sellAmount: priced.sellAmount, sellUsdValue };
+  return {
+    buy,
+    sell,
+    rate: priced.rate,
+    midRate,
+    buyAmount: priced.buyAmount,
+    sellAmount: priced.sellAmount,
+    sellUsdValue,
+  };
 }
 
 /** Refuses the request as the book's settings do (the first of a quote's checks); throws when the book does not exist. */
@@ -192,5 +208,7 @@ export async function createQuote(
   await assertBookMayTrade(db, principal, request);
   // The book allowed the pair again between the INSERT and the read: an operator's change
   // raced this request. Nothing was written; the client may simply retry.
-  throw new Error(`the ${principal.environment} book of org ${principal.orgId} changed its trading settings during the quote`);
+  throw new Error(
+    `the ${principal.environment} book of org ${principal.orgId} changed its trading settings during the quote`,
+  );
 }

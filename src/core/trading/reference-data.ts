@@ -39,9 +39,14 @@ export function pairKey(base: string, quote: string): string {
 
 async function load(db: Queryable): Promise<ReferenceSnapshot> {
   const [currencies, pairs] = await Promise.all([
-    db.query<{ code: string; name: string; asset_type: Currency['assetType']; decimals: number; networks: string[]; withdrawals_enabled: boolean }>(
-      'SELECT code, name, asset_type, decimals, networks, withdrawals_enabled FROM currencies ORDER BY code',
-    ),
+    db.query<{
+      code: string;
+      name: string;
+      asset_type: Currency['assetType'];
+      decimals: number;
+      networks: string[];
+      withdrawals_enabled: boolean;
+    }>('SELECT code, name, asset_type, decimals, networks, withdrawals_enabled FROM currencies ORDER BY code'),
     db.query<{ base_currency: string; quote_currency: string; min_base_amount: string; max_base_amount: string }>(
       'SELECT base_currency, quote_currency, min_base_amount, max_base_amount FROM pairs WHERE enabled ORDER BY base_currency, quote_currency',
     ),
@@ -50,7 +55,14 @@ async function load(db: Queryable): Promise<ReferenceSnapshot> {
     currencies: new Map(
       currencies.rows.map((row) => [
         row.code,
-        { code: row.code, name: row.name, assetType: row.asset_type, decimals: row.decimals, networks: row.networks, withdrawalsEnabled: row.withdrawals_enabled },
+        {
+          code: row.code,
+          name: row.name,
+          assetType: row.asset_type,
+          decimals: row.decimals,
+          networks: row.networks,
+          withdrawalsEnabled: row.withdrawals_enabled,
+        },
       ]),
     ),
     pairs: new Map(

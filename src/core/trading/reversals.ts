@@ -13,6 +13,7 @@
  * - the window [createdAt, createdAt + reversalWindowMs) has passed → TRADE_REVERSAL_WINDOW_CLOSED.
  */
 import { z } from 'zod';
+
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { formatToDecimals, parseDecimal } from '../../lib/money.js';
@@ -22,13 +23,16 @@ import { reversalDifferential } from './pricing.js';
 import { createQuote, type QuoteRecord } from './quotes.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import { lockTradeForTransition } from './settlements.js';
+import { executeTrade, type ExecuteTradeInput, findTrade, releaseCredit, type TradeRow } from './trades.js';
 import type { TradingContext } from './trading-context.js';
-import { type ExecuteTradeInput, type TradeRow, executeTrade, findTrade, releaseCredit } from './trades.js';
 
 /** What a reversal moved (docs/contract.md#resources-reversal-details), as reversalDetails writes it. */
 export const reversalDetailsSchema = z
   .object({
-    direction: z.enum(['CREDIT', 'DEBIT']).meta({ description: "CREDIT when the reversal returns strictly more of the original's sell currency than the original sold." }),
+    direction: z.enum(['CREDIT', 'DEBIT']).meta({
+      description:
+        "CREDIT when the reversal returns strictly more of the original's sell currency than the original sold.",
+    }),
     differentialAmount: decimalString.meta({ description: 'The difference, unsigned, in currency with its decimals.' }),
     currency: currencyCode.meta({ description: "The original's sell currency: the one the reversal buys back." }),
   })
@@ -38,16 +42,21 @@ export type ReversalDetails = Readonly<z.output<typeof reversalDetailsSchema>>;
 
 /** Throws the reason the trade cannot be reversed at `at`, if there is one (order at the top). */
 export function assertReversible(trade: TradeRow, at: Date, windowMs: number): void {
-  if (trade.original_trade_id !== null) throw new ApiError('TRADE_NOT_REVERSIBLE', { tradeId: trade.id, status: trade.status });
+  if (trade.original_trade_id !== null)
+    throw new ApiError('TRADE_NOT_REVERSIBLE', { tradeId: trade.id, status: trade.status });
   if (trade.reversed_by_trade_id !== null) {
     throw new ApiError('TRADE_ALREADY_REVERSED', { tradeId: trade.id, reversedByTradeId: trade.reversed_by_trade_id });
   }
   if (trade.status === 'SETTLED') throw new ApiError('TRADE_ALREADY_SETTLED', { tradeId: trade.id });
   // Unreachable while every REVERSED original names its reversal; kept so no other state slips through.
-  if (trade.status !== 'EXECUTED') throw new ApiError('TRADE_NOT_REVERSIBLE', { tradeId: trade.id, status: trade.status });
+  if (trade.status !== 'EXECUTED')
+    throw new ApiError('TRADE_NOT_REVERSIBLE', { tradeId: trade.id, status: trade.status });
   const windowEnd = trade.created_at.getTime() + windowMs;
   if (at.getTime() >= windowEnd) {
-    throw new ApiError('TRADE_REVERSAL_WINDOW_CLOSED', { tradeId: trade.id, windowEndedAt: new Date(windowEnd).toISOString() });
+    throw new ApiError('TRADE_REVERSAL_WINDOW_CLOSED', {
+      tradeId: trade.id,
+      windowEndedAt: new Date(windowEnd).toISOString(),
+    });
   }
 }
 
@@ -75,7 +84,13 @@ export async function createReverseQuote(
   return createQuote(
     context,
     principal,
-    { buyCurrency: trade.sell_currency, sellCurrency: trade.buy_currency, amount, amountCurrency: trade.buy_currency, validForSeconds },
+    {
+      buyCurrency: trade.sell_currency,
+      sellCurrency: trade.buy_currency,
+      amount,
+      amountCurrency: trade.buy_currency,
+      validForSeconds,
+    },
     { reversesTradeId: trade.id },
   );
 }
@@ -86,7 +101,9 @@ export async function createReverseQuote(
  */
 async function reversedWithKey(db: Queryable, trade: TradeRow, key: string): Promise<boolean> {
   if (trade.reversed_by_trade_id === null) return false;
-  const { rows } = await db.query<{ idempotency_key: string }>('SELECT idempotency_key FROM trades WHERE id = $1', [trade.reversed_by_trade_id]);
+  const { rows } = await db.query<{ idempotency_key: string }>('SELECT idempotency_key FROM trades WHERE id = $1', [
+    trade.reversed_by_trade_id,
+  ]);
   return rows[0]?.idempotency_key === key;
 }
 
@@ -115,11 +132,10 @@ export async function reverseTrade(
           const locked = await lockTradeForTransition(tx, principal, original.id);
           if (!locked) throw new Error(`trade ${original.id} vanished during its reversal`);
           assertReversible(locked, created.created_at, context.reversalWindowMs);
-          await tx.query("UPDATE trades SET status = 'REVERSED', reversed_by_trade_id = $2, updated_at = $3 WHERE id = $1", [
-            locked.id,
-            created.id,
-            created.created_at,
-          ]);
+          await tx.query(
+            "UPDATE trades SET status = 'REVERSED', reversed_by_trade_id = $2, updated_at = $3 WHERE id = $1",
+            [locked.id, created.id, created.created_at],
+          );
           await releaseCredit(tx, locked);
         },
       },
@@ -130,7 +146,8 @@ export async function reverseTrade(
     // The useful answer is that the trade is reversed, which is what the client was attempting.
     if (isApiError(error) && error.code === 'QUOTE_ALREADY_USED') {
       const latest = await findTrade(context.db, principal, tradeId);
-      if (latest?.reversed_by_trade_id) throw new ApiError('TRADE_ALREADY_REVERSED', { tradeId, reversedByTradeId: latest.reversed_by_trade_id });
+      if (latest?.reversed_by_trade_id)
+        throw new ApiError('TRADE_ALREADY_REVERSED', { tradeId, reversedByTradeId: latest.reversed_by_trade_id });
     }
     throw error;
   }
@@ -138,10 +155,16 @@ export async function reverseTrade(
 
 /** What the rate moved between the original and its reversal, in the original's sell currency. */
 export function reversalDetails(original: TradeRow, reversal: TradeRow, reference: ReferenceSnapshot): ReversalDetails {
-  const differential = reversalDifferential({ sellAmount: parseDecimal(original.sell_amount) }, { buyAmount: parseDecimal(reversal.buy_amount) });
+  const differential = reversalDifferential(
+    { sellAmount: parseDecimal(original.sell_amount) },
+    { buyAmount: parseDecimal(reversal.buy_amount) },
+  );
   return {
     direction: differential.direction,
-    differentialAmount: formatToDecimals(differential.differentialAmount, reference.currencies.get(original.sell_currency)!.decimals),
+    differentialAmount: formatToDecimals(
+      differential.differentialAmount,
+      reference.currencies.get(original.sell_currency)!.decimals,
+    ),
     currency: original.sell_currency,
   };
 }

@@ -16,8 +16,8 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { idToLegacyUuid } from '../../lib/ids.js';
 import { Decimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../principal.js';
+import { releaseCredit, type TradeRow } from './trades.js';
 import type { TradingContext } from './trading-context.js';
-import { type TradeRow, releaseCredit } from './trades.js';
 
 /**
  * The trade, locked for a status change until the transaction ends, or null. FOR NO KEY UPDATE,
@@ -25,7 +25,11 @@ import { type TradeRow, releaseCredit } from './trades.js';
  * which FOR UPDATE would wait for, deadlocking two racing reversals; NO KEY UPDATE does not
  * conflict with it and still serialises every status change of the trade.
  */
-export async function lockTradeForTransition(tx: Queryable, principal: Principal, tradeId: string): Promise<TradeRow | null> {
+export async function lockTradeForTransition(
+  tx: Queryable,
+  principal: Principal,
+  tradeId: string,
+): Promise<TradeRow | null> {
   if (idToLegacyUuid('trade', tradeId) === null) return null;
   const { rows } = await tx.query<TradeRow>(
     'SELECT t.*, NULL::text AS sell_balance FROM trades t WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3 FOR NO KEY UPDATE',
@@ -46,7 +50,8 @@ async function clientBalance(tx: Queryable, trade: TradeRow): Promise<Decimal> {
 
 function assertSettleable(trade: TradeRow): void {
   if (trade.status === 'SETTLED') throw new ApiError('TRADE_ALREADY_SETTLED', { tradeId: trade.id });
-  if (trade.status !== 'EXECUTED') throw new ApiError('TRADE_NOT_SETTLEABLE', { tradeId: trade.id, status: trade.status });
+  if (trade.status !== 'EXECUTED')
+    throw new ApiError('TRADE_NOT_SETTLEABLE', { tradeId: trade.id, status: trade.status });
 }
 
 /** Settles the trade (see the top of this file) and returns its updated row. */

@@ -7,19 +7,20 @@
  * store lost finds the trade instead of making a second one.
  */
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
+import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { takeArmedFailpoint } from '../../lib/failpoints.js';
 import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
+import { replayOrMismatch } from '../idempotent-rows.js';
 import type { Principal } from '../principal.js';
 import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
 import { assertTradingAllowed } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import type { TradingContext } from './trading-context.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 
 export const TRADE_STATUSES = ['EXECUTED', 'SETTLED', 'REVERSED'] as const;
 export type TradeStatus = (typeof TRADE_STATUSES)[number];
@@ -70,7 +71,9 @@ export const tradeRecordSchema = z
     sellCurrency: currencyCode,
     buyAmount: decimalString.meta({ description: "The quote's buy amount." }),
     sellAmount: decimalString.meta({ description: "The quote's sell amount." }),
-    referencedCurrency: currencyCode.meta({ description: "The currency the amount was given in (the quote's amountCurrency)." }),
+    referencedCurrency: currencyCode.meta({
+      description: "The currency the amount was given in (the quote's amountCurrency).",
+    }),
     referencedAmount: decimalString.meta({ description: 'The amount in referencedCurrency.' }),
     rate: decimalString.meta({ description: "The quote's rate." }),
     status: z.enum(TRADE_STATUSES),
@@ -97,7 +100,9 @@ export const TRADE_SELECT = `SELECT t.*, b.balance::text AS sell_balance
 export function settlementStage(row: Pick<TradeRow, 'status' | 'sell_balance'>): SettlementStage {
   if (row.status === 'SETTLED') return 'SETTLED';
   if (row.status === 'REVERSED') return 'CLOSED';
-  return row.sell_balance !== null && row.sell_balance !== undefined && !new Decimal(row.sell_balance).isNegative() ? 'FUNDED' : 'AWAITING_FUNDING';
+  return row.sell_balance !== null && row.sell_balance !== undefined && !new Decimal(row.sell_balance).isNegative()
+    ? 'FUNDED'
+    : 'AWAITING_FUNDING';
 }
 
 export function toTradeRecord(row: TradeRow, reference: ReferenceSnapshot): TradeRecord {
@@ -144,11 +149,10 @@ export interface ExecuteTradeInput {
 
 /** The trade an earlier attempt with this Idempotency-Key made, if any. */
 async function findByIdempotencyKey(db: Queryable, principal: Principal, key: string): Promise<TradeRow | null> {
-  const { rows } = await db.query<TradeRow>(`${TRADE_SELECT} WHERE t.org_id = $1 AND t.environment = $2 AND t.idempotency_key = $3`, [
-    principal.orgId,
-    principal.environment,
-    key,
-  ]);
+  const { rows } = await db.query<TradeRow>(
+    `${TRADE_SELECT} WHERE t.org_id = $1 AND t.environment = $2 AND t.idempotency_key = $3`,
+    [principal.orgId, principal.environment, key],
+  );
   return rows[0] ?? null;
 }
 
@@ -158,7 +162,8 @@ const TRADE_FAILPOINTS = ['trade.after-insert', 'trade.after-ledger', 'trade.aft
 /** SQLSTATE of a refusal raised by fx_execute_trade (migration 0005): the reason is the message, its facts JSON in DETAIL. */
 const TRADE_REFUSAL_SQLSTATE = 'FXR01';
 
-type TradeRefusalReason = 'QUOTE_UNCLAIMABLE' | 'REVERSE_QUOTE_INVALID' | 'QUOTE_EXPIRED' | 'TRADING_NOT_ALLOWED' | 'CREDIT_LIMIT_EXCEEDED';
+type TradeRefusalReason =
+  'QUOTE_UNCLAIMABLE' | 'REVERSE_QUOTE_INVALID' | 'QUOTE_EXPIRED' | 'TRADING_NOT_ALLOWED' | 'CREDIT_LIMIT_EXCEEDED';
 
 interface TradeRefusal {
   readonly reason: TradeRefusalReason;
@@ -177,7 +182,13 @@ function tradeRefusalOf(error: unknown): TradeRefusal | null {
  * posts the ledger movement and reserves credit, in one statement (migration 0005 says why and
  * how). Outside a transaction the statement is its own; inside one (a reversal) it joins it.
  */
-async function runTradeStatement(db: Queryable, principal: Principal, input: ExecuteTradeInput, tradeId: string, now: Date): Promise<TradeRow> {
+async function runTradeStatement(
+  db: Queryable,
+  principal: Principal,
+  input: ExecuteTradeInput,
+  tradeId: string,
+  now: Date,
+): Promise<TradeRow> {
   const { rows } = await db.query<TradeRow>(
     `SELECT (r.trade).*, r.sell_balance::text AS sell_balance
        FROM fx_execute_trade($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13::text[], $14) AS r`,
@@ -224,7 +235,12 @@ async function unclaimableQuote(db: Queryable, principal: Principal, input: Exec
 }
 
 /** The answer to a refusal of fx_execute_trade: the catalogued error, or the earlier trade a retry finds. */
-async function answerRefusal(db: Queryable, principal: Principal, input: ExecuteTradeInput, refusal: TradeRefusal): Promise<TradeRow> {
+async function answerRefusal(
+  db: Queryable,
+  principal: Principal,
+  input: ExecuteTradeInput,
+  refusal: TradeRefusal,
+): Promise<TradeRow> {
   const { facts } = refusal;
   switch (refusal.reason) {
     case 'QUOTE_UNCLAIMABLE':
@@ -235,7 +251,10 @@ async function answerRefusal(db: Queryable, principal: Principal, input: Execute
         tradeId: input.reverses?.id ?? (facts.quoteReversesTradeId as string | null) ?? '',
       });
     case 'QUOTE_EXPIRED':
-      throw new ApiError('QUOTE_EXPIRED', { quoteId: input.quoteId, expiredAt: new Date(Number(facts.expiresAtMs)).toISOString() });
+      throw new ApiError('QUOTE_EXPIRED', {
+        quoteId: input.quoteId,
+        expiredAt: new Date(Number(facts.expiresAtMs)).toISOString(),
+      });
     case 'TRADING_NOT_ALLOWED':
       // The statement said whether; assertTradingAllowed says which refusal it is (a test holds
       // fx_trading_allowed and assertTradingAllowed to the same answer).
@@ -258,7 +277,9 @@ async function answerRefusal(db: Queryable, principal: Principal, input: Execute
       });
     default:
       // A reason this code does not know (a newer migration's): a failure, never a silent answer.
-      throw new Error(`fx_execute_trade refused with an unknown reason ${JSON.stringify(refusal.reason satisfies never)}`);
+      throw new Error(
+        `fx_execute_trade refused with an unknown reason ${JSON.stringify(refusal.reason satisfies never)}`,
+      );
   }
 }
 
@@ -333,10 +354,9 @@ export async function releaseCredit(tx: Queryable, trade: TradeRow): Promise<voi
 export async function findTrade(db: Queryable, principal: Principal, tradeId: string): Promise<TradeRow | null> {
   // A malformed id names no trade; it is not a validation error (404 never reveals anything).
   if (idToLegacyUuid('trade', tradeId) === null) return null;
-  const { rows } = await db.query<TradeRow>(`${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`, [
-    tradeId,
-    principal.orgId,
-    principal.environment,
-  ]);
+  const { rows } = await db.query<TradeRow>(
+    `${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`,
+    [tradeId, principal.orgId, principal.environment],
+  );
   return rows[0] ?? null;
 }

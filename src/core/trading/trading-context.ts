@@ -3,6 +3,7 @@
  * data, the rate source and the trading options. Handlers get it; nothing else is global.
  */
 import { z } from 'zod';
+
 import type { Database } from '../../lib/db/database.js';
 import type { CoreEvents } from '../metrics/core-metrics.js';
 import type { RateSource } from './rate-source.js';

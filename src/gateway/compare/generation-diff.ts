@@ -19,14 +19,21 @@
  *   order; a page is v3's records at its offsets, and `meta.pagination` agrees with the list.
  */
 import { isLosslessNumber } from 'lossless-json';
+
 import { ID_PREFIXES, type IdKind, idToLegacyUuid, legacyUuidToId } from '../../lib/ids.js';
-import { type AnswerOnly, type EndpointMapping, type LayoutNode, type V3Call, operationCall } from '../legacy/endpoint-mappings.js';
+import {
+  type AnswerOnly,
+  type EndpointMapping,
+  type LayoutNode,
+  operationCall,
+  type V3Call,
+} from '../legacy/endpoint-mappings.js';
 import type { FieldType, LegacyField, RecordShape, RecordTable, ValueMapTable } from '../legacy/record-shapes.js';
 import { CONVERTERS, derivedField } from '../legacy/transforms/derived-fields.js';
 import type { RecordContext } from '../legacy/transforms/response-body.js';
 import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
-import { V3_RECORDS, type V3RecordKind, readV3 } from '../legacy/transforms/v3-records.js';
-import { V3_RECORD_READS, findV3Operation } from '../legacy/v3-contract.js';
+import { readV3, V3_RECORDS, type V3RecordKind } from '../legacy/transforms/v3-records.js';
+import { findV3Operation, V3_RECORD_READS } from '../legacy/v3-contract.js';
 import { type LegacyFieldIndex, legacyFieldIndex, legacyLeaves } from './legacy-fields.js';
 import { legacyValueText, sameLegacyValue } from './legacy-values.js';
 
@@ -54,7 +61,12 @@ export interface V3ReadBack {
 export type FieldVerdictKind = 'agrees' | 'differs' | 'answer-only' | 'unaccounted' | 'missing' | 'unreadable';
 
 /** The verdicts that fail an operation. */
-export const FAILING_VERDICTS: ReadonlySet<FieldVerdictKind> = new Set(['differs', 'unaccounted', 'missing', 'unreadable']);
+export const FAILING_VERDICTS: ReadonlySet<FieldVerdictKind> = new Set([
+  'differs',
+  'unaccounted',
+  'missing',
+  'unreadable',
+]);
 
 export interface FieldProblem {
   /** Where in the body, e.g. `data[2].amount`. */
@@ -148,14 +160,24 @@ function idKindOf(value: unknown): IdKind | null {
 /** The JSON type a declared type is written as in a legacy body. */
 function jsonTypeProblem(type: FieldType, nullable: boolean, value: unknown): string | null {
   if (value === null) return nullable ? null : 'null where the declaration allows none';
-  const json = isLosslessNumber(value) || typeof value === 'number' ? 'number' : typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'boolean' : Array.isArray(value) ? 'array' : 'object';
+  const json =
+    isLosslessNumber(value) || typeof value === 'number'
+      ? 'number'
+      : typeof value === 'string'
+        ? 'string'
+        : typeof value === 'boolean'
+          ? 'boolean'
+          : Array.isArray(value)
+            ? 'array'
+            : 'object';
   const wanted = type === 'amount' || type === 'integer' ? 'number' : type === 'boolean' ? 'boolean' : 'string';
   return json === wanted ? null : `a JSON ${json} where the declaration says a JSON ${wanted}`;
 }
 
 /** An expected value as the legacy body would write it: amounts and integers as bare digits. */
 function expectedText(type: FieldType, value: unknown): string {
-  if ((type === 'amount' || type === 'integer') && (typeof value === 'string' || typeof value === 'number')) return String(value);
+  if ((type === 'amount' || type === 'integer') && (typeof value === 'string' || typeof value === 'number'))
+    return String(value);
   return legacyValueText(value);
 }
 
@@ -165,14 +187,18 @@ function describeField(recordName: string, shape: RecordShape, field: string, de
     const through = declared.map ? ` through ${declared.map}` : declared.convert ? ` through ${declared.convert}` : '';
     return `${name}: v3 ${shape.v3}.${declared.from}${through} (${declared.type})`;
   }
-  if ('derived' in declared) return `${name}: derived ${declared.derived} of the v3 ${shape.v3}${declared.map ? ` through ${declared.map}` : ''} (${declared.type})`;
+  if ('derived' in declared)
+    return `${name}: derived ${declared.derived} of the v3 ${shape.v3}${declared.map ? ` through ${declared.map}` : ''} (${declared.type})`;
   if ('constant' in declared) return `${name}: always ${JSON.stringify(declared.constant)}`;
   return `${name}: the caller's ${declared.context}`;
 }
 
 /** Collects the judgements of one answer, field by field. */
 class Ledger {
-  private readonly fields = new Map<string, { declaration: string; values: number; problems: FieldProblem[]; answerOnly?: AnswerOnly }>();
+  private readonly fields = new Map<
+    string,
+    { declaration: string; values: number; problems: FieldProblem[]; answerOnly?: AnswerOnly }
+  >();
   readonly lists: ListCheck[] = [];
   /** Concrete paths judged, so that any other value of the body is unaccounted for. */
   readonly judged = new Set<string>();
@@ -192,7 +218,13 @@ class Ledger {
     if (answerOnly) entry.answerOnly = answerOnly;
   }
 
-  value(field: string, declaration: string, path: string, problem: Omit<FieldProblem, 'path'> | null, answerOnly?: AnswerOnly): void {
+  value(
+    field: string,
+    declaration: string,
+    path: string,
+    problem: Omit<FieldProblem, 'path'> | null,
+    answerOnly?: AnswerOnly,
+  ): void {
     const entry = this.entry(field, declaration);
     if (answerOnly) entry.answerOnly = answerOnly;
     this.judged.add(path);
@@ -212,10 +244,21 @@ class Ledger {
     const order: FieldVerdictKind[] = ['unaccounted', 'missing', 'unreadable', 'differs'];
     return [...this.fields].map(([field, entry]) => {
       const kinds = new Set(entry.problems.map((problem) => problem.kind));
-      let verdict: FieldVerdictKind = order.find((kind) => kinds.has(kind as FieldProblem['kind'])) ?? (entry.answerOnly ? 'answer-only' : 'agrees');
+      let verdict: FieldVerdictKind =
+        order.find((kind) => kinds.has(kind as FieldProblem['kind'])) ?? (entry.answerOnly ? 'answer-only' : 'agrees');
       if (entry.problems.length === 0 && entry.values === 0) verdict = 'missing';
-      const problems = verdict === 'missing' && entry.problems.length === 0 ? [{ path: field, kind: 'missing' as const, note: 'declared, but the answer has no such value' }] : entry.problems;
-      return { field, verdict, declaration: entry.declaration, values: entry.values, ...(entry.answerOnly ? { answerOnly: entry.answerOnly } : {}), problems };
+      const problems =
+        verdict === 'missing' && entry.problems.length === 0
+          ? [{ path: field, kind: 'missing' as const, note: 'declared, but the answer has no such value' }]
+          : entry.problems;
+      return {
+        field,
+        verdict,
+        declaration: entry.declaration,
+        values: entry.values,
+        ...(entry.answerOnly ? { answerOnly: entry.answerOnly } : {}),
+        problems,
+      };
     });
   }
 }
@@ -244,33 +287,54 @@ export async function compareLegacyAnswer(input: AnswerUnderTest, reader: V3Read
     const constant = info.origin.kind === 'envelope' ? info.origin.constant! : '';
     const actual = isPlain(body) ? body[key] : undefined;
     const declaration = `the envelope: always ${JSON.stringify(constant)}`;
-    if (actual === undefined) ledger.problem(key, declaration, { path: key, kind: 'missing', expected: JSON.stringify(constant), actual: '(absent)' });
-    else ledger.value(key, declaration, key, actual === constant ? null : { kind: 'differs', expected: JSON.stringify(constant), actual: legacyValueText(actual) });
+    if (actual === undefined)
+      ledger.problem(key, declaration, {
+        path: key,
+        kind: 'missing',
+        expected: JSON.stringify(constant),
+        actual: '(absent)',
+      });
+    else
+      ledger.value(
+        key,
+        declaration,
+        key,
+        actual === constant
+          ? null
+          : { kind: 'differs', expected: JSON.stringify(constant), actual: legacyValueText(actual) },
+      );
   }
 
   await judge.node(mapping.response.data, 'data', 'data', isPlain(body) ? body.data : undefined, true);
-  for (const [key, node] of Object.entries(mapping.response.root ?? {})) await judge.node(node, key, key, isPlain(body) ? body[key] : undefined, false);
+  for (const [key, node] of Object.entries(mapping.response.root ?? {}))
+    await judge.node(node, key, key, isPlain(body) ? body[key] : undefined, false);
   if (mapping.response.dataAlsoAtRoot && 'object' in mapping.response.data) {
-    for (const [key, node] of Object.entries(mapping.response.data.object)) await judge.node(node, key, key, isPlain(body) ? body[key] : undefined, false);
+    for (const [key, node] of Object.entries(mapping.response.data.object))
+      await judge.node(node, key, key, isPlain(body) ? body[key] : undefined, false);
   }
   if (mapping.pagination === 'page-limit') await judge.pagination(isPlain(body) ? body : {});
 
   for (const leaf of legacyLeaves(body, index)) {
     if (ledger.judged.has(leaf.path)) continue;
     const declared = index.has(leaf.normalized);
-    ledger.problem(leaf.normalized, declared ? 'declared, but not where the layout puts it' : 'not in the declarations', {
-      path: leaf.path,
-      kind: 'unaccounted',
-      actual: legacyValueText(leaf.value),
-      note: declared ? 'the layout does not reach this value' : 'no declaration names this field',
-    });
+    ledger.problem(
+      leaf.normalized,
+      declared ? 'declared, but not where the layout puts it' : 'not in the declarations',
+      {
+        path: leaf.path,
+        kind: 'unaccounted',
+        actual: legacyValueText(leaf.value),
+        note: declared ? 'the layout does not reach this value' : 'no declaration names this field',
+      },
+    );
   }
   for (const path of index.keys()) ledger.expect(path, describeIndexed(index, path));
 
   const fields = ledger.verdicts();
   const compared = fields.filter((field) => field.verdict === 'agrees' || field.verdict === 'differs').length;
   const declared = fields.filter((field) => field.verdict === 'answer-only').length;
-  const agrees = fields.every((field) => !FAILING_VERDICTS.has(field.verdict)) && ledger.lists.every((check) => check.ok);
+  const agrees =
+    fields.every((field) => !FAILING_VERDICTS.has(field.verdict)) && ledger.lists.every((check) => check.ok);
   return { agrees, fields, lists: ledger.lists, compared, declared };
 }
 
@@ -300,13 +364,18 @@ class Judge {
   /** The answer of a named call, read again: only a GET can be. */
   private async reread(name: string): Promise<ReadBack<V3Record>> {
     const call = this.callOf(name);
-    if (call.method !== 'GET') return { ok: false, problem: `${name} is a write (${call.method} ${call.path}): no v3 read serves its answer again; declare the node answerOnly with its reason if v3 answers it only once` };
+    if (call.method !== 'GET')
+      return {
+        ok: false,
+        problem: `${name} is a write (${call.method} ${call.path}): no v3 read serves its answer again; declare the node answerOnly with its reason if v3 answers it only once`,
+      };
     return this.reader.call(call);
   }
 
   async node(node: LayoutNode, path: string, normalized: string, value: unknown, isData: boolean): Promise<void> {
     if ('object' in node) {
-      for (const [key, child] of Object.entries(node.object)) await this.node(child, join(path, key), join(normalized, key), isPlain(value) ? value[key] : undefined, false);
+      for (const [key, child] of Object.entries(node.object))
+        await this.node(child, join(path, key), join(normalized, key), isPlain(value) ? value[key] : undefined, false);
       return;
     }
     if ('field' in node) return this.field(node, path, normalized, value);
@@ -318,18 +387,43 @@ class Judge {
     const elementPath = 'keyedBy' in node ? `${normalized}[].*` : `${normalized}[]`;
     const instances: RecordInstance[] = [];
     if (!Array.isArray(value)) {
-      this.ledger.list({ list: `${normalized}[]`, check: 'is a list', ok: false, detail: `the answer has ${legacyValueText(value)} here` });
+      this.ledger.list({
+        list: `${normalized}[]`,
+        check: 'is a list',
+        ok: false,
+        detail: `the answer has ${legacyValueText(value)} here`,
+      });
     } else {
       value.forEach((element, position) => {
         if ('keyedBy' in node) {
           const keys = isPlain(element) ? Object.keys(element) : [];
           if (keys.length !== 1) {
-            this.ledger.list({ list: `${normalized}[]`, check: `each element is {${node.keyedBy}: record}`, ok: false, detail: `${path}[${position}] is ${legacyValueText(element)}` });
+            this.ledger.list({
+              list: `${normalized}[]`,
+              check: `each element is {${node.keyedBy}: record}`,
+              ok: false,
+              detail: `${path}[${position}] is ${legacyValueText(element)}`,
+            });
             return;
           }
-          instances.push({ path: `${path}[${position}].${keys[0]!}`, normalized: elementPath, value: (element as Plain)[keys[0]!], shapeName: node.list, node, layoutKey: keys[0]!, position });
+          instances.push({
+            path: `${path}[${position}].${keys[0]!}`,
+            normalized: elementPath,
+            value: (element as Plain)[keys[0]!],
+            shapeName: node.list,
+            node,
+            layoutKey: keys[0]!,
+            position,
+          });
         } else {
-          instances.push({ path: `${path}[${position}]`, normalized: elementPath, value: element, shapeName: node.list, node, position });
+          instances.push({
+            path: `${path}[${position}]`,
+            normalized: elementPath,
+            value: element,
+            shapeName: node.list,
+            node,
+            position,
+          });
         }
       });
     }
@@ -344,8 +438,11 @@ class Judge {
 
   /** The v3 key of a legacy record: given by the layout, or the legacy value of the field read from the key. */
   private keyOf(instance: RecordInstance, shape: RecordShape, key: string): string | null | undefined {
-    if (instance.layoutKey !== undefined && 'keyedBy' in instance.node && instance.node.keyedBy === key) return instance.layoutKey;
-    const entry = Object.entries(shape.fields).find(([, declared]) => 'from' in declared && declared.from === key && !declared.map && !declared.convert);
+    if (instance.layoutKey !== undefined && 'keyedBy' in instance.node && instance.node.keyedBy === key)
+      return instance.layoutKey;
+    const entry = Object.entries(shape.fields).find(
+      ([, declared]) => 'from' in declared && declared.from === key && !declared.map && !declared.convert,
+    );
     if (!entry || !isPlain(instance.value)) return undefined;
     const legacy = instance.value[entry[0]];
     if (typeof legacy !== 'string') return null;
@@ -365,11 +462,21 @@ class Judge {
     }
     const v3 = at(answer.value, node.at ?? 'data');
     if (!Array.isArray(v3)) {
-      this.ledger.list({ list, check: 'one record per v3 record', ok: false, detail: `the v3 answer has no list at ${node.at ?? 'data'}` });
+      this.ledger.list({
+        list,
+        check: 'one record per v3 record',
+        ok: false,
+        detail: `the v3 answer has no list at ${node.at ?? 'data'}`,
+      });
       return;
     }
     const count = instances.length === v3.length;
-    this.ledger.list({ list, check: `one record per v3 record (${v3.length})`, ok: count, ...(count ? {} : { detail: `the answer has ${instances.length}` }) });
+    this.ledger.list({
+      list,
+      check: `one record per v3 record (${v3.length})`,
+      ok: count,
+      ...(count ? {} : { detail: `the answer has ${instances.length}` }),
+    });
     const shape = this.input.records[node.list]!;
     const read = V3_RECORD_READS[shape.v3];
     if (read === null || instances.length === 0) return;
@@ -377,40 +484,75 @@ class Judge {
     if (legacyKeys.some((key) => key === undefined)) return;
     const v3Keys = v3.map((record) => (isPlain(record) ? String(record[read.key]) : '(not a record)'));
     const same = legacyKeys.length === v3Keys.length && legacyKeys.every((key, position) => key === v3Keys[position]);
-    this.ledger.list({ list, check: `the records are v3's, in v3's order (by ${read.key})`, ok: same, ...(same ? {} : { detail: `v3: ${v3Keys.join(', ')}; the answer: ${legacyKeys.join(', ')}` }) });
+    this.ledger.list({
+      list,
+      check: `the records are v3's, in v3's order (by ${read.key})`,
+      ok: same,
+      ...(same ? {} : { detail: `v3: ${v3Keys.join(', ')}; the answer: ${legacyKeys.join(', ')}` }),
+    });
   }
 
   /** The v3 record behind each legacy record, then each of its fields. */
-  private async records(instances: readonly RecordInstance[], node: RecordNode | ListNode, normalized: string): Promise<void> {
+  private async records(
+    instances: readonly RecordInstance[],
+    node: RecordNode | ListNode,
+    normalized: string,
+  ): Promise<void> {
     const shapeName = 'record' in node ? node.record : node.list;
     const shape = this.input.records[shapeName]!;
-    for (const [field, declared] of Object.entries(shape.fields)) this.ledger.expect(join(normalized, field), describeField(shapeName, shape, field, declared), node.answerOnly);
+    for (const [field, declared] of Object.entries(shape.fields))
+      this.ledger.expect(join(normalized, field), describeField(shapeName, shape, field, declared), node.answerOnly);
     for (const instance of instances) {
       const v3 = node.answerOnly ? null : await this.v3RecordOf(instance, shape);
       for (const [field, declared] of Object.entries(shape.fields)) {
         const path = `${instance.path}.${field}`;
         const normalized = join(instance.normalized, field);
         const declaration = describeField(shapeName, shape, field, declared);
-        const actual = isPlain(instance.value) && Object.hasOwn(instance.value, field) ? instance.value[field] : undefined;
+        const actual =
+          isPlain(instance.value) && Object.hasOwn(instance.value, field) ? instance.value[field] : undefined;
         if (actual === undefined) {
-          this.ledger.problem(normalized, declaration, { path, kind: 'missing', actual: '(absent)', note: `the ${shapeName} record declares ${field}` });
+          this.ledger.problem(normalized, declaration, {
+            path,
+            kind: 'missing',
+            actual: '(absent)',
+            note: `the ${shapeName} record declares ${field}`,
+          });
           continue;
         }
         const typeProblem = jsonTypeProblem(declared.type, declared.nullable === true, actual);
         if (node.answerOnly) {
-          this.ledger.value(normalized, declaration, path, typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null, node.answerOnly);
+          this.ledger.value(
+            normalized,
+            declaration,
+            path,
+            typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null,
+            node.answerOnly,
+          );
           continue;
         }
         if (!v3!.ok) {
-          this.ledger.value(normalized, declaration, path, { kind: 'unreadable', actual: legacyValueText(actual), note: v3!.problem });
+          this.ledger.value(normalized, declaration, path, {
+            kind: 'unreadable',
+            actual: legacyValueText(actual),
+            note: v3!.problem,
+          });
           continue;
         }
         const expected = this.expectedValue(declared, shape, v3!.value);
         if (!expected.ok) {
-          this.ledger.value(normalized, declaration, path, { kind: 'unreadable', actual: legacyValueText(actual), note: expected.problem });
+          this.ledger.value(normalized, declaration, path, {
+            kind: 'unreadable',
+            actual: legacyValueText(actual),
+            note: expected.problem,
+          });
           continue;
         }
-        this.ledger.value(normalized, declaration, path, judgeValue(declared.type, declared.nullable === true, actual, expected.value));
+        this.ledger.value(
+          normalized,
+          declaration,
+          path,
+          judgeValue(declared.type, declared.nullable === true, actual, expected.value),
+        );
       }
       if (isPlain(instance.value)) {
         for (const extra of Object.keys(instance.value)) {
@@ -430,20 +572,34 @@ class Judge {
   /** The v3 record a legacy record was built from, read back. */
   private async v3RecordOf(instance: RecordInstance, shape: RecordShape): Promise<ReadBack<V3Record>> {
     const read = V3_RECORD_READS[shape.v3];
-    if (read === null) return { ok: false, problem: `no v3 read serves the v3 ${shape.v3} record again; declare the node answerOnly with its reason if v3 answers it only once` };
+    if (read === null)
+      return {
+        ok: false,
+        problem: `no v3 read serves the v3 ${shape.v3} record again; declare the node answerOnly with its reason if v3 answers it only once`,
+      };
     const key = this.keyOf(instance, shape, read.key);
     if (key === null) return { ok: false, problem: `its ${read.key} does not name a v3 ${shape.v3} record` };
     if (key !== undefined) return this.reader.record(shape.v3, key);
     // A record of a whole list without its key (a market's pair) is the v3 record at its position.
     const node = instance.node;
-    if (instance.position !== undefined && 'list' in node && this.callOf(node.from).method === 'GET' && this.input.mapping.pagination === 'none') {
+    if (
+      instance.position !== undefined &&
+      'list' in node &&
+      this.callOf(node.from).method === 'GET' &&
+      this.input.mapping.pagination === 'none'
+    ) {
       const answer = await this.reread(node.from);
       if (!answer.ok) return answer;
       const list = at(answer.value, node.at ?? 'data');
       const record = Array.isArray(list) ? list[instance.position] : undefined;
-      return isPlain(record) ? { ok: true, value: record } : { ok: false, problem: `v3's list has no record at position ${instance.position}` };
+      return isPlain(record)
+        ? { ok: true, value: record }
+        : { ok: false, problem: `v3's list has no record at position ${instance.position}` };
     }
-    return { ok: false, problem: `the ${instance.shapeName} record carries no ${read.key} to read the v3 ${shape.v3} by` };
+    return {
+      ok: false,
+      problem: `the ${instance.shapeName} record carries no ${read.key} to read the v3 ${shape.v3} by`,
+    };
   }
 
   /** What the declaration makes of the v3 record read back. */
@@ -456,13 +612,21 @@ class Judge {
       return Object.hasOwn(values, value) ? values[value] : value;
     };
     if ('from' in declared) {
-      if (!Object.hasOwn(v3, declared.from)) return { ok: false, problem: `the v3 ${shape.v3} read back has no ${declared.from}` };
+      if (!Object.hasOwn(v3, declared.from))
+        return { ok: false, problem: `the v3 ${shape.v3} read back has no ${declared.from}` };
       const value = v3[declared.from];
       if (declared.convert !== undefined) return { ok: true, value: { value: CONVERTERS[declared.convert]!(value) } };
       if (declared.type === 'id' && value !== null) {
         const kind = idKindOf(value);
-        if (kind === null) return { ok: false, problem: `the v3 ${shape.v3}.${declared.from} read back is ${legacyValueText(value)}, not a v3 id` };
-        return { ok: true, value: { value: idToLegacyUuid(kind, value as string), v3Id: { id: value as string, kind } } };
+        if (kind === null)
+          return {
+            ok: false,
+            problem: `the v3 ${shape.v3}.${declared.from} read back is ${legacyValueText(value)}, not a v3 id`,
+          };
+        return {
+          ok: true,
+          value: { value: idToLegacyUuid(kind, value as string), v3Id: { id: value as string, kind } },
+        };
       }
       return { ok: true, value: { value: map(value, declared.map) } };
     }
@@ -485,29 +649,44 @@ class Judge {
     }
     const typeProblem = jsonTypeProblem(node.type, false, actual);
     if (node.answerOnly) {
-      this.ledger.value(normalized, declaration, path, typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null, node.answerOnly);
+      this.ledger.value(
+        normalized,
+        declaration,
+        path,
+        typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null,
+        node.answerOnly,
+      );
       return;
     }
     const answer = await this.reread(node.from);
     if (!answer.ok) {
-      this.ledger.value(normalized, declaration, path, { kind: 'unreadable', actual: legacyValueText(actual), note: answer.problem });
+      this.ledger.value(normalized, declaration, path, {
+        kind: 'unreadable',
+        actual: legacyValueText(actual),
+        note: answer.problem,
+      });
       return;
     }
-    this.ledger.value(normalized, declaration, path, judgeValue(node.type, false, actual, { value: at(answer.value, node.field) }));
+    this.ledger.value(
+      normalized,
+      declaration,
+      path,
+      judgeValue(node.type, false, actual, { value: at(answer.value, node.field) }),
+    );
   }
 
   /** `{key: value}` over a v3 list (`entries`): each entry is a v3 record's value, and each v3 record has its entry. */
-  private async entries(
-    node: EntriesNode,
-    path: string,
-    normalized: string,
-    actual: unknown,
-  ): Promise<void> {
+  private async entries(node: EntriesNode, path: string, normalized: string, actual: unknown): Promise<void> {
     const field = `${normalized}.*`;
     const declaration = `{${node.key}: ${node.value}} over the v3 ${node.entries} records of ${node.from} (${node.type})`;
     this.ledger.expect(field, declaration, node.answerOnly);
     if (!isPlain(actual)) {
-      this.ledger.problem(field, declaration, { path, kind: 'missing', actual: legacyValueText(actual), note: 'an object of entries belongs here' });
+      this.ledger.problem(field, declaration, {
+        path,
+        kind: 'missing',
+        actual: legacyValueText(actual),
+        note: 'an object of entries belongs here',
+      });
       return;
     }
     const answer = node.answerOnly ? null : await this.reread(node.from);
@@ -517,22 +696,46 @@ class Judge {
       const here = `${path}.${key}`;
       const typeProblem = jsonTypeProblem(node.type, false, value);
       if (answer === null) {
-        this.ledger.value(field, declaration, here, typeProblem ? { kind: 'differs', actual: legacyValueText(value), note: typeProblem } : null, node.answerOnly);
+        this.ledger.value(
+          field,
+          declaration,
+          here,
+          typeProblem ? { kind: 'differs', actual: legacyValueText(value), note: typeProblem } : null,
+          node.answerOnly,
+        );
       } else if (!answer.ok || !Array.isArray(list)) {
-        this.ledger.value(field, declaration, here, { kind: 'unreadable', actual: legacyValueText(value), note: answer.ok ? `the v3 answer has no list at ${node.at ?? 'data'}` : answer.problem });
+        this.ledger.value(field, declaration, here, {
+          kind: 'unreadable',
+          actual: legacyValueText(value),
+          note: answer.ok ? `the v3 answer has no list at ${node.at ?? 'data'}` : answer.problem,
+        });
       } else {
         const record = v3.find((candidate) => String(candidate[node.key]) === key);
         this.ledger.value(
           field,
           declaration,
           here,
-          record === undefined ? { kind: 'differs', expected: '(absent)', actual: legacyValueText(value), note: `no v3 ${node.entries} record has ${node.key} ${key}` } : judgeValue(node.type, false, value, { value: record[node.value] }),
+          record === undefined
+            ? {
+                kind: 'differs',
+                expected: '(absent)',
+                actual: legacyValueText(value),
+                note: `no v3 ${node.entries} record has ${node.key} ${key}`,
+              }
+            : judgeValue(node.type, false, value, { value: record[node.value] }),
         );
       }
     }
     for (const record of v3) {
       const key = String(record[node.key]);
-      if (!Object.hasOwn(actual, key)) this.ledger.problem(field, declaration, { path: `${path}.${key}`, kind: 'missing', expected: expectedText(node.type, record[node.value]), actual: '(absent)', note: `v3 has a ${node.entries} record with ${node.key} ${key}` });
+      if (!Object.hasOwn(actual, key))
+        this.ledger.problem(field, declaration, {
+          path: `${path}.${key}`,
+          kind: 'missing',
+          expected: expectedText(node.type, record[node.value]),
+          actual: '(absent)',
+          note: `v3 has a ${node.entries} record with ${node.key} ${key}`,
+        });
     }
   }
 
@@ -542,7 +745,8 @@ class Judge {
     const numbers: Record<string, number | undefined> = {};
     for (const name of ['total', 'start', 'end', 'page', 'limit']) {
       const value = isPlain(meta) ? meta[name] : undefined;
-      numbers[name] = isLosslessNumber(value) && Number.isSafeInteger(Number(value.value)) ? Number(value.value) : undefined;
+      numbers[name] =
+        isLosslessNumber(value) && Number.isSafeInteger(Number(value.value)) ? Number(value.value) : undefined;
     }
     const count = this.page?.instances.length ?? 0;
     const [, call] = this.firstCall;
@@ -552,23 +756,32 @@ class Judge {
     const expected: Record<string, { value: number | undefined; why: string }> = {
       page: { value: asked?.page, why: 'the page asked for' },
       limit: { value: asked?.limit, why: 'the limit asked for' },
-      start: { value: asked && total !== undefined ? Math.min((asked.page - 1) * asked.limit, total) : undefined, why: 'the offset of the page: (page - 1) * limit, at most total' },
+      start: {
+        value: asked && total !== undefined ? Math.min((asked.page - 1) * asked.limit, total) : undefined,
+        why: 'the offset of the page: (page - 1) * limit, at most total',
+      },
       end: { value: start === undefined ? undefined : start + count, why: 'start plus the records on the page' },
     };
     let v3: ReadBack<V3ListRead> | null = null;
     if (start !== undefined && end !== undefined) v3 = await this.reader.list(call, end + 1);
     const totalProblems: string[] = [];
-    if (total !== undefined && end !== undefined && total < end) totalProblems.push(`total ${total} is below end ${end}`);
-    if (count > (asked?.limit ?? Number.POSITIVE_INFINITY)) totalProblems.push(`the page has ${count} records, more than its limit`);
+    if (total !== undefined && end !== undefined && total < end)
+      totalProblems.push(`total ${total} is below end ${end}`);
+    if (count > (asked?.limit ?? Number.POSITIVE_INFINITY))
+      totalProblems.push(`the page has ${count} records, more than its limit`);
     if (v3?.ok && total !== undefined && end !== undefined) {
       const known = v3.value.records.length;
-      if (v3.value.complete && bounded && total !== known) totalProblems.push(`v3 returns the whole list, ${known} records, and total is ${total}`);
-      if (v3.value.complete && total > known) totalProblems.push(`v3's list has ${known} records, fewer than total ${total}`);
-      if (known > end && total <= end) totalProblems.push(`v3 has records after the page (${known} read), and total ${total} shows none`);
+      if (v3.value.complete && bounded && total !== known)
+        totalProblems.push(`v3 returns the whole list, ${known} records, and total is ${total}`);
+      if (v3.value.complete && total > known)
+        totalProblems.push(`v3's list has ${known} records, fewer than total ${total}`);
+      if (known > end && total <= end)
+        totalProblems.push(`v3 has records after the page (${known} read), and total ${total} shows none`);
     }
     for (const name of ['total', 'start', 'end', 'page', 'limit']) {
       const path = `meta.pagination.${name}`;
-      const declaration = name === 'total' ? 'the envelope: the length of the list, against v3' : `the envelope: ${expected[name]!.why}`;
+      const declaration =
+        name === 'total' ? 'the envelope: the length of the list, against v3' : `the envelope: ${expected[name]!.why}`;
       const raw = isPlain(meta) ? meta[name] : undefined;
       if (raw === undefined) {
         this.ledger.problem(path, declaration, { path, kind: 'missing', actual: '(absent)' });
@@ -576,15 +789,33 @@ class Judge {
       }
       const actual = numbers[name];
       if (actual === undefined) {
-        this.ledger.value(path, declaration, path, { kind: 'differs', actual: legacyValueText(raw), note: 'a whole JSON number belongs here' });
+        this.ledger.value(path, declaration, path, {
+          kind: 'differs',
+          actual: legacyValueText(raw),
+          note: 'a whole JSON number belongs here',
+        });
         continue;
       }
       if (name === 'total') {
-        this.ledger.value(path, declaration, path, totalProblems.length === 0 ? null : { kind: 'differs', actual: String(actual), note: totalProblems.join('; ') });
+        this.ledger.value(
+          path,
+          declaration,
+          path,
+          totalProblems.length === 0
+            ? null
+            : { kind: 'differs', actual: String(actual), note: totalProblems.join('; ') },
+        );
         continue;
       }
       const want = expected[name]!.value;
-      this.ledger.value(path, declaration, path, want === undefined || want === actual ? null : { kind: 'differs', expected: String(want), actual: String(actual), note: expected[name]!.why });
+      this.ledger.value(
+        path,
+        declaration,
+        path,
+        want === undefined || want === actual
+          ? null
+          : { kind: 'differs', expected: String(want), actual: String(actual), note: expected[name]!.why },
+      );
     }
     if (!this.page || v3 === null) return;
     const list = this.page.normalized;
@@ -602,7 +833,9 @@ class Judge {
       list,
       check: `the page is v3's records ${start} to ${start + legacyKeys.length}, in v3's order (by ${read.key})`,
       ok: same,
-      ...(same ? {} : { detail: `v3: ${v3Keys.join(', ') || '(none)'}; the answer: ${legacyKeys.join(', ') || '(none)'}` }),
+      ...(same
+        ? {}
+        : { detail: `v3: ${v3Keys.join(', ') || '(none)'}; the answer: ${legacyKeys.join(', ') || '(none)'}` }),
     });
   }
 }
@@ -620,7 +853,8 @@ const V3_ID_KINDS: Partial<Record<V3RecordKind, IdKind>> = {
 /** Marks every leaf under a value judged (an unaccounted object is reported once, at its top). */
 function markJudged(ledger: Ledger, path: string, value: unknown): void {
   if (Array.isArray(value)) value.forEach((element, position) => markJudged(ledger, `${path}[${position}]`, element));
-  else if (isPlain(value)) for (const [key, child] of Object.entries(value)) markJudged(ledger, `${path}.${key}`, child);
+  else if (isPlain(value))
+    for (const [key, child] of Object.entries(value)) markJudged(ledger, `${path}.${key}`, child);
   else ledger.judged.add(path);
 }
 
@@ -631,14 +865,30 @@ interface Expected {
 }
 
 /** One legacy value against what v3 and the declaration call for. */
-function judgeValue(type: FieldType, nullable: boolean, actual: unknown, expected: Expected): Omit<FieldProblem, 'path'> | null {
-  const shown = expected.v3Id ? `${legacyValueText(expected.value)} (v3 ${expected.v3Id.id})` : expectedText(type, expected.value);
+function judgeValue(
+  type: FieldType,
+  nullable: boolean,
+  actual: unknown,
+  expected: Expected,
+): Omit<FieldProblem, 'path'> | null {
+  const shown = expected.v3Id
+    ? `${legacyValueText(expected.value)} (v3 ${expected.v3Id.id})`
+    : expectedText(type, expected.value);
   const typeProblem = jsonTypeProblem(type, nullable, actual);
   if (typeProblem) return { kind: 'differs', expected: shown, actual: legacyValueText(actual), note: typeProblem };
   if (expected.v3Id) {
     // Through the id function: the legacy UUID must name this very v3 id.
     const same = typeof actual === 'string' && legacyUuidToId(expected.v3Id.kind, actual) === expected.v3Id.id;
-    return same ? null : { kind: 'differs', expected: shown, actual: legacyValueText(actual), note: 'the legacy UUID does not name this v3 id' };
+    return same
+      ? null
+      : {
+          kind: 'differs',
+          expected: shown,
+          actual: legacyValueText(actual),
+          note: 'the legacy UUID does not name this v3 id',
+        };
   }
-  return sameLegacyValue(type, actual, expected.value) ? null : { kind: 'differs', expected: shown, actual: legacyValueText(actual) };
+  return sameLegacyValue(type, actual, expected.value)
+    ? null
+    : { kind: 'differs', expected: shown, actual: legacyValueText(actual) };
 }

@@ -50,15 +50,27 @@ function indexNode(node: LayoutNode, path: string, records: RecordTable, index: 
   const shape = records[recordName]!;
   const base = 'record' in node ? path : 'keyedBy' in node ? `${path}[].*` : `${path}[]`;
   for (const [field, declaration] of Object.entries(shape.fields)) {
-    index.set(join(base, field), { type: declaration.type, nullable: declaration.nullable === true, origin: { kind: 'record', record: recordName, field, declaration } });
+    index.set(join(base, field), {
+      type: declaration.type,
+      nullable: declaration.nullable === true,
+      origin: { kind: 'record', record: recordName, field, declaration },
+    });
   }
 }
 
 /** Every path of an operation's success body, with its type and origin. */
 export function legacyFieldIndex(mapping: EndpointMapping, records: RecordTable): LegacyFieldIndex {
   const index = new Map<string, LegacyFieldInfo>();
-  index.set('status', { type: 'string', nullable: false, origin: { kind: 'envelope', constant: 'success', reason: 'Every success says so.' } });
-  index.set('message', { type: 'string', nullable: false, origin: { kind: 'envelope', constant: mapping.response.message.text, reason: mapping.response.message.reason } });
+  index.set('status', {
+    type: 'string',
+    nullable: false,
+    origin: { kind: 'envelope', constant: 'success', reason: 'Every success says so.' },
+  });
+  index.set('message', {
+    type: 'string',
+    nullable: false,
+    origin: { kind: 'envelope', constant: mapping.response.message.text, reason: mapping.response.message.reason },
+  });
   indexNode(mapping.response.data, 'data', records, index);
   for (const [key, node] of Object.entries(mapping.response.root ?? {})) indexNode(node, key, records, index);
   if (mapping.response.dataAlsoAtRoot) {
@@ -66,7 +78,11 @@ export function legacyFieldIndex(mapping: EndpointMapping, records: RecordTable)
   }
   if (mapping.pagination === 'page-limit') {
     for (const field of PAGINATION_FIELDS) {
-      index.set(`meta.pagination.${field}`, { type: 'integer', nullable: false, origin: { kind: 'envelope', reason: "The legacy page's position in the list, computed by the gateway." } });
+      index.set(`meta.pagination.${field}`, {
+        type: 'integer',
+        nullable: false,
+        origin: { kind: 'envelope', reason: "The legacy page's position in the list, computed by the gateway." },
+      });
     }
   }
   return index;
@@ -80,7 +96,12 @@ export interface LegacyLeaf {
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.getPrototypeOf(value) === Object.prototype
+  );
 }
 
 /**

@@ -5,6 +5,7 @@
  * migration; amounts are read from the answer's text, never through a JS number.
  */
 import { isLosslessNumber, parse, stringify } from 'lossless-json';
+
 import { Decimal } from '../../lib/money.js';
 import type { FieldType } from '../legacy/record-shapes.js';
 
@@ -21,7 +22,13 @@ export function legacyValueText(value: unknown): string {
 
 /** A number or decimal text as a Decimal; null for anything else. */
 export function decimalOf(value: unknown): Decimal | null {
-  const text = isLosslessNumber(value) ? value.value : typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
+  const text = isLosslessNumber(value)
+    ? value.value
+    : typeof value === 'string'
+      ? value
+      : typeof value === 'number' && Number.isFinite(value)
+        ? String(value)
+        : null;
   if (text === null) return null;
   const decimal = new Decimal(text);
   return decimal.isFinite() ? decimal : null;

@@ -59,13 +59,19 @@
  * would turn a cache outage into a full outage. The caller says which it is (`write`); when it
  * does not, the request is treated as a write (closed).
  */
-import { parseKeyName, type Mode, type Scope } from '../../lib/auth/credentials.js';
-import { JWT_CLOCK_SKEW_SECONDS, TOKEN_FAILURE_ERROR_CODES, TokenVerificationError, verifyApiToken, type VerifiedToken } from '../../lib/auth/jwt.js';
+import { type Mode, parseKeyName, type Scope } from '../../lib/auth/credentials.js';
+import {
+  JWT_CLOCK_SKEW_SECONDS,
+  TOKEN_FAILURE_ERROR_CODES,
+  TokenVerificationError,
+  type VerifiedToken,
+  verifyApiToken,
+} from '../../lib/auth/jwt.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
-import { StoreUnavailableError, type EphemeralStore } from '../../lib/store/ephemeral-store.js';
-import { KnownReplays } from './known-replays.js';
+import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import type { LegacyGeneration } from './catalog.js';
+import { KnownReplays } from './known-replays.js';
 
 /** v1 and v2 tokens live at most 120 s (docs/contract.md#auth-tokens-lifetime). */
 export const LEGACY_MAX_TOKEN_LIFETIME_SECONDS = 120;
@@ -148,7 +154,6 @@ function refuse(code: ErrorCode, reason: string): LegacyAuthRefusal {
 
 const SPENT: Promise<null> = Promise.resolve(null);
 
-
 /** The nonce record's key: the core's format, so that a shared store sees one nonce space. */
 export function nonceKey(keyName: string, nonce: string): string {
   return `nonce:{${keyName}}:${nonce}`;
@@ -164,7 +169,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     if (mode === null) return refuse('VALIDATION_HEADER_FAILED', 'X-App-Mode names no mode the conventions know');
 
     const authorization = request.authorization;
-    if (authorization === undefined || authorization === '') return refuse('AUTH_TOKEN_MISSING', 'no Authorization header');
+    if (authorization === undefined || authorization === '')
+      return refuse('AUTH_TOKEN_MISSING', 'no Authorization header');
     const match = /^Bearer +(\S+)$/i.exec(authorization);
     if (!match) return refuse('AUTH_TOKEN_INVALID', 'Authorization must be "Bearer <JWT>"');
 
@@ -185,7 +191,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
         },
       });
     } catch (error) {
-      if (error instanceof TokenVerificationError) return refuse(TOKEN_FAILURE_ERROR_CODES[error.failure], `${error.failure}: ${error.message}`);
+      if (error instanceof TokenVerificationError)
+        return refuse(TOKEN_FAILURE_ERROR_CODES[error.failure], `${error.failure}: ${error.message}`);
       throw error;
     }
     const activeKey = key as ActiveKey | null;
@@ -197,7 +204,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     // whatever that request's outcome.
     const write = request.write ?? true;
     const nonce = nonceKey(verified.keyName, verified.nonce);
-    if (knownReplays.has(nonce)) return refuse('AUTH_TOKEN_INVALID', 'token already used (a replay this gateway has seen)');
+    if (knownReplays.has(nonce))
+      return refuse('AUTH_TOKEN_INVALID', 'token already used (a replay this gateway has seen)');
     const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - nowSeconds) * 1000;
     const replayCheck = store.claimOnce(nonce, ttlMs).then(
       (first) => {
@@ -235,16 +243,20 @@ function principalOf(record: ActiveKey['record'], mode: Mode): LegacyPrincipal {
 /** Steps 5 to 8: the declared mode, the client address, the path's org and the scope. */
 function authorizationRefusal(key: ActiveKey, mode: Mode, request: LegacyAuthRequest): LegacyAuthRefusal | null {
   const { record } = key;
-  if (mode === 'sandbox' && record.mode !== 'sandbox') return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', 'sandbox declared with a live key');
-  if (mode === 'live' && record.mode !== 'live') return refuse('AUTH_API_KEY_LIVE_REQUIRED', 'live declared (or no X-App-Mode) with a sandbox key');
-  if (!key.allowsAddress(request.clientIp)) return refuse('AUTH_FORBIDDEN_IP', `client address ${request.clientIp} outside the key's allowlist`);
+  if (mode === 'sandbox' && record.mode !== 'sandbox')
+    return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', 'sandbox declared with a live key');
+  if (mode === 'live' && record.mode !== 'live')
+    return refuse('AUTH_API_KEY_LIVE_REQUIRED', 'live declared (or no X-App-Mode) with a sandbox key');
+  if (!key.allowsAddress(request.clientIp))
+    return refuse('AUTH_FORBIDDEN_IP', `client address ${request.clientIp} outside the key's allowlist`);
 
   // The key name carries its org too; both must be the path's org.
   const pathOrg = request.pathOrgId.toLowerCase();
   if (pathOrg !== record.orgId.toLowerCase() || parseKeyName(record.name)?.orgId !== record.orgId) {
     return refuse('ROUTE_NOT_FOUND', "the path's org is not the key's org");
   }
-  if (!record.scopes.includes(request.requiredScope)) return refuse('AUTH_INSUFFICIENT_SCOPE', `scope ${request.requiredScope} required`);
+  if (!record.scopes.includes(request.requiredScope))
+    return refuse('AUTH_INSUFFICIENT_SCOPE', `scope ${request.requiredScope} required`);
   return null;
 }
 

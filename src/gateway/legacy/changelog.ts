@@ -8,12 +8,12 @@
  * writes nothing. docs/legacy-api.md has the full reference, field by field.
  */
 import { ERROR_CATALOG, ERROR_CODES } from '../../lib/errors/catalog.js';
+import { LEGACY_OPERATIONS } from './catalog.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer } from './error-tables.js';
-import { changeText } from './reference.js';
 import type { LegacyMappings } from './mappings-loader.js';
-import { LEGACY_OPERATIONS } from './catalog.js';
 import type { LegacyField, Provenance } from './record-shapes.js';
+import { changeText } from './reference.js';
 
 const oneLine = (text: string) => text.replaceAll('\n', ' ');
 const why = (declared: Provenance) => `— ${declared.source}: ${oneLine(declared.reason)}`;
@@ -28,7 +28,9 @@ function callText(mapping: EndpointMapping): string {
 function fieldChange(name: string, field: LegacyField): string | undefined {
   if ('from' in field) {
     if (field.from === name && !field.map && !field.convert) return undefined;
-    const through = [field.map && `through ${field.map}`, field.convert && `through ${field.convert}`].filter(Boolean).join(' ');
+    const through = [field.map && `through ${field.map}`, field.convert && `through ${field.convert}`]
+      .filter(Boolean)
+      .join(' ');
     return `v3 \`${field.from}\`${through ? ` ${through}` : ''}`;
   }
   if ('derived' in field) return `computed (${field.derived}${field.map ? `, through ${field.map}` : ''})`;
@@ -71,13 +73,21 @@ function v2Lines(mappings: LegacyMappings): string[] {
   for (const operation of operations) {
     for (const [name, field] of Object.entries(table[operation]!.request?.fields ?? {})) {
       if (field.to === name) continue;
-      const change = field.to === undefined ? `\`${name}\`: checked, not sent (v3 takes it in the path) ${why(field)}` : `\`${name}\`: sent as \`${field.to}\` ${why(field)}`;
+      const change =
+        field.to === undefined
+          ? `\`${name}\`: checked, not sent (v3 takes it in the path) ${why(field)}`
+          : `\`${name}\`: sent as \`${field.to}\` ${why(field)}`;
       requestChanges.set(change, [...(requestChanges.get(change) ?? []), operation]);
     }
   }
-  for (const [change, on] of requestChanges) lines.push(`- ${on.map((operation) => `\`${operation}\``).join(', ')}: ${change}`);
+  for (const [change, on] of requestChanges)
+    lines.push(`- ${on.map((operation) => `\`${operation}\``).join(', ')}: ${change}`);
 
-  lines.push('', '**Record fields v3 names or computes otherwise** (`mappings/records.ts`; a field with its v3 name and value is not listed)', '');
+  lines.push(
+    '',
+    '**Record fields v3 names or computes otherwise** (`mappings/records.ts`; a field with its v3 name and value is not listed)',
+    '',
+  );
   for (const [record, shape] of Object.entries(mappings.records)) {
     for (const [name, field] of Object.entries(shape.fields)) {
       const change = fieldChange(name, field);
@@ -92,7 +102,11 @@ function v2Lines(mappings: LegacyMappings): string[] {
     lines.push(`- ${name}: ${changed.map(([v3, legacy]) => `\`${v3}\` is \`${legacy}\``).join(', ')} ${why(map)}`);
   }
 
-  lines.push('', "**Error statuses other than v3's** (`mappings/errors.v2.ts`; every answer is `{status: 'error', message}`)", '');
+  lines.push(
+    '',
+    "**Error statuses other than v3's** (`mappings/errors.v2.ts`; every answer is `{status: 'error', message}`)",
+    '',
+  );
   for (const code of [...ERROR_CODES].sort()) {
     const row = mappings.errors.v2.byCode[code];
     const v3Status = ERROR_CATALOG[code].status;
@@ -105,11 +119,18 @@ function v2Lines(mappings: LegacyMappings): string[] {
     lines.push(`- \`${code}\`: ${says.join('; ')} — ${row.basis}: ${oneLine(row.note)}`);
   }
 
-  lines.push('', '**Webhooks** (`mappings/webhooks.ts`; the envelope is `{eventId, type, message, timestamp, data}`, signed with `X-Webhook-Signature`)', '');
+  lines.push(
+    '',
+    '**Webhooks** (`mappings/webhooks.ts`; the envelope is `{eventId, type, message, timestamp, data}`, signed with `X-Webhook-Signature`)',
+    '',
+  );
   for (const [name, event] of Object.entries(mappings.webhooks.events)) {
-    lines.push(`- \`${name}\`, from v3 \`${event.v3}\`${event.byDefault ? '' : ', only when named'}: ${oneLine(event.summary)} ${why(event)}`);
+    lines.push(
+      `- \`${name}\`, from v3 \`${event.v3}\`${event.byDefault ? '' : ', only when named'}: ${oneLine(event.summary)} ${why(event)}`,
+    );
   }
-  for (const [name, field] of Object.entries(mappings.webhooks.envelope)) lines.push(`- envelope \`${name}\`: ${why(field)}`);
+  for (const [name, field] of Object.entries(mappings.webhooks.envelope))
+    lines.push(`- envelope \`${name}\`: ${why(field)}`);
   return lines;
 }
 
@@ -125,8 +146,10 @@ function v1Lines(mappings: LegacyMappings): string[] {
   for (const change of mappings.v1Changes) lines.push(`- ${changeText(change)} ${why(change)}`);
   lines.push('', '**Error answers**', '');
   for (const change of mappings.v1ErrorChanges) {
-    const where = change.operation === undefined ? `\`${change.code}\`` : `\`${change.code}\` on \`${change.operation}\``;
-    const answers = change.v1 === change.v2 ? `v1 answers as v2, \`${change.v1}\`` : `v2 \`${change.v2}\`, v1 \`${change.v1}\``;
+    const where =
+      change.operation === undefined ? `\`${change.code}\`` : `\`${change.code}\` on \`${change.operation}\``;
+    const answers =
+      change.v1 === change.v2 ? `v1 answers as v2, \`${change.v1}\`` : `v2 \`${change.v2}\`, v1 \`${change.v1}\``;
     lines.push(`- ${where}: ${answers} — ${oneLine(change.reason)}`);
   }
   return lines;

@@ -4,12 +4,13 @@
  * validators. Part of the legacy layer's declarations.
  */
 import { z } from 'zod';
+
 import type { Mode } from '../../lib/auth/credentials.js';
 import { legacyFieldIndex } from '../compare/legacy-fields.js';
-import type { EndpointMapping } from './endpoint-mappings.js';
-import { LegacyMappingError, describeIssues } from './mapping-error.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
-import { type Provenance, type RecordTable, provenanceShape } from './record-shapes.js';
+import type { EndpointMapping } from './endpoint-mappings.js';
+import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { type Provenance, provenanceShape, type RecordTable } from './record-shapes.js';
 
 export interface LegacyConventions {
   readonly pagination: Provenance & {
@@ -34,7 +35,9 @@ export interface ShadowVolatileField extends Provenance {
 const count = z.number().int().positive();
 const mode = z.enum(['sandbox', 'live']);
 
-const KNOWN_OPERATIONS: ReadonlySet<string> = new Set(LEGACY_GENERATIONS.flatMap((generation) => LEGACY_OPERATIONS[generation]));
+const KNOWN_OPERATIONS: ReadonlySet<string> = new Set(
+  LEGACY_GENERATIONS.flatMap((generation) => LEGACY_OPERATIONS[generation]),
+);
 /** Dotted names, `[]` after an array, `*` for a key chosen by data. */
 const NORMALISED_PATH = /^[A-Za-z][A-Za-z0-9]*(\[\])?(\.([A-Za-z][A-Za-z0-9]*|\*)(\[\])?)*$/;
 
@@ -49,9 +52,17 @@ const volatileFieldSchema = z.strictObject({
 
 const conventionsSchema = z.strictObject({
   pagination: z
-    .strictObject({ ...provenanceShape, page: z.strictObject({ default: count, min: count }), limit: z.strictObject({ default: count, min: count, max: count }) })
+    .strictObject({
+      ...provenanceShape,
+      page: z.strictObject({ default: count, min: count }),
+      limit: z.strictObject({ default: count, min: count, max: count }),
+    })
     .refine((pagination) => pagination.page.default >= pagination.page.min, 'page.default must be at least page.min')
-    .refine((pagination) => pagination.limit.min <= pagination.limit.default && pagination.limit.default <= pagination.limit.max, 'limit.default must lie from limit.min to limit.max'),
+    .refine(
+      (pagination) =>
+        pagination.limit.min <= pagination.limit.default && pagination.limit.default <= pagination.limit.max,
+      'limit.default must lie from limit.min to limit.max',
+    ),
   appModes: z.strictObject({
     ...provenanceShape,
     values: z.record(z.string().regex(/^[A-Z]+$/, 'an upper-case word'), mode),
@@ -73,7 +84,10 @@ export function validateConventions(value: unknown, tableName = 'mappings/conven
 }
 
 /** The mode a legacy request declares, or null for a value the conventions do not know. */
-export function declaredMode(conventions: LegacyConventions, header: string | readonly string[] | undefined): Mode | null {
+export function declaredMode(
+  conventions: LegacyConventions,
+  header: string | readonly string[] | undefined,
+): Mode | null {
   if (header === undefined) return conventions.appModes.absent;
   if (typeof header !== 'string') return null;
   return conventions.appModes.values[header.toUpperCase()] ?? null;
@@ -85,7 +99,11 @@ type EndpointTables = Readonly<Record<LegacyGeneration, Readonly<Record<string, 
  * The volatile paths of one operation's answer: the declared fields that name it (or name no
  * operation) and that its answer has.
  */
-export function volatilePathsOf(conventions: LegacyConventions, operation: string, answerPaths: ReadonlySet<string>): ReadonlySet<string> {
+export function volatilePathsOf(
+  conventions: LegacyConventions,
+  operation: string,
+  answerPaths: ReadonlySet<string>,
+): ReadonlySet<string> {
   return new Set(
     conventions.shadow.volatile
       .filter((field) => field.operations === undefined || field.operations.includes(operation))
@@ -99,7 +117,12 @@ export function volatilePathsOf(conventions: LegacyConventions, operation: strin
  * every operation it names (in a generation that has the operation), and of at least one
  * operation when it names none, so that a typo never silences nothing. Throws LegacyMappingError.
  */
-export function validateShadowVolatile(conventions: LegacyConventions, endpoints: EndpointTables, records: RecordTable, tableName = 'mappings/conventions'): void {
+export function validateShadowVolatile(
+  conventions: LegacyConventions,
+  endpoints: EndpointTables,
+  records: RecordTable,
+  tableName = 'mappings/conventions',
+): void {
   const problems: string[] = [];
   const pathsOf = new Map<string, Set<string>>();
   for (const generation of LEGACY_GENERATIONS) {
@@ -108,11 +131,14 @@ export function validateShadowVolatile(conventions: LegacyConventions, endpoints
     }
   }
   conventions.shadow.volatile.forEach((field, position) => {
-    const holders = [...pathsOf].filter(([key]) => field.operations === undefined || field.operations.includes(key.split(' ')[1]!));
+    const holders = [...pathsOf].filter(
+      ([key]) => field.operations === undefined || field.operations.includes(key.split(' ')[1]!),
+    );
     for (const path of field.paths) {
       const where = `shadow.volatile.${position}: ${path}`;
       if (field.operations === undefined) {
-        if (!holders.some(([, paths]) => paths.has(path))) problems.push(`${where}: no operation's answer has this path`);
+        if (!holders.some(([, paths]) => paths.has(path)))
+          problems.push(`${where}: no operation's answer has this path`);
       } else {
         for (const [key, paths] of holders) if (!paths.has(path)) problems.push(`${where}: ${key} has no such path`);
       }

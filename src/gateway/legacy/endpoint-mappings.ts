@@ -16,12 +16,20 @@
  * a name (record, call, map, check) that nothing defines, and lists every problem at once.
  */
 import { z } from 'zod';
+
 import { ID_PREFIXES, type IdKind } from '../../lib/ids.js';
-import { LegacyMappingError, describeIssues } from './mapping-error.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './catalog.js';
-import { FIELD_TYPES, type FieldType, type Provenance, type RecordTable, type ValueMapTable, provenanceShape } from './record-shapes.js';
-import { V3_OPERATIONS, findV3Operation, pathParams } from './v3-contract.js';
-import { V3_RECORD_KINDS, type V3RecordKind, v3FieldsOf } from './transforms/v3-records.js';
+import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import {
+  FIELD_TYPES,
+  type FieldType,
+  type Provenance,
+  provenanceShape,
+  type RecordTable,
+  type ValueMapTable,
+} from './record-shapes.js';
+import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from './transforms/v3-records.js';
+import { findV3Operation, pathParams, V3_OPERATIONS } from './v3-contract.js';
 
 export type LegacyMethod = 'GET' | 'POST';
 /** The legacy key scopes; webhooks have no legacy operation. */
@@ -117,7 +125,13 @@ export interface RequestShape {
 export type LayoutNode =
   | { readonly record: string; readonly from: string; readonly at?: string; readonly answerOnly?: AnswerOnly }
   | { readonly list: string; readonly from: string; readonly at?: string; readonly answerOnly?: AnswerOnly }
-  | (Provenance & { readonly list: string; readonly from: string; readonly at?: string; readonly keyedBy: string; readonly answerOnly?: AnswerOnly })
+  | (Provenance & {
+      readonly list: string;
+      readonly from: string;
+      readonly at?: string;
+      readonly keyedBy: string;
+      readonly answerOnly?: AnswerOnly;
+    })
   | (Provenance & {
       readonly entries: V3RecordKind;
       readonly from: string;
@@ -127,7 +141,12 @@ export type LayoutNode =
       readonly type: FieldType;
       readonly answerOnly?: AnswerOnly;
     })
-  | (Provenance & { readonly field: string; readonly from: string; readonly type: FieldType; readonly answerOnly?: AnswerOnly })
+  | (Provenance & {
+      readonly field: string;
+      readonly from: string;
+      readonly type: FieldType;
+      readonly answerOnly?: AnswerOnly;
+    })
   | { readonly object: Readonly<Record<string, LayoutNode>> };
 
 /** Why a node's values can be had only from the answer itself (the generation diff reports them as such). */
@@ -193,8 +212,20 @@ const v3CallSchema = z.strictObject({
 });
 
 const filterSchema = z.union([
-  z.strictObject({ ...provenance, value: z.enum(FILTER_VALUES), map: name.optional(), closed: z.literal(true).optional(), v3Query: name }),
-  z.strictObject({ ...provenance, value: z.enum(FILTER_VALUES), map: name.optional(), closed: z.literal(true).optional(), field: name }),
+  z.strictObject({
+    ...provenance,
+    value: z.enum(FILTER_VALUES),
+    map: name.optional(),
+    closed: z.literal(true).optional(),
+    v3Query: name,
+  }),
+  z.strictObject({
+    ...provenance,
+    value: z.enum(FILTER_VALUES),
+    map: name.optional(),
+    closed: z.literal(true).optional(),
+    field: name,
+  }),
 ]);
 
 const bodyFieldSchema = z.strictObject({
@@ -251,22 +282,33 @@ const mappingSchema = z.strictObject({
 });
 
 /** The v3 record kind and field names of a record shape or list node, for the rules below. */
-function recordOf(context: EndpointContext, recordName: string): { v3: V3RecordKind; fields: readonly string[] } | undefined {
+function recordOf(
+  context: EndpointContext,
+  recordName: string,
+): { v3: V3RecordKind; fields: readonly string[] } | undefined {
   const shape = context.records[recordName];
   return shape && { v3: shape.v3, fields: Object.keys(shape.fields) };
 }
 
 /** The layout rules a schema cannot say: names that must exist, fields a node reads. */
-function layoutProblems(node: LayoutNode, where: string, calls: Readonly<Record<string, V3Call>>, context: EndpointContext): string[] {
+function layoutProblems(
+  node: LayoutNode,
+  where: string,
+  calls: Readonly<Record<string, V3Call>>,
+  context: EndpointContext,
+): string[] {
   const problems: string[] = [];
   if ('object' in node) {
-    for (const [key, child] of Object.entries(node.object)) problems.push(...layoutProblems(child, `${where}.object.${key}`, calls, context));
+    for (const [key, child] of Object.entries(node.object))
+      problems.push(...layoutProblems(child, `${where}.object.${key}`, calls, context));
     return problems;
   }
   const call = Object.hasOwn(calls, node.from) ? calls[node.from] : undefined;
-  if (!call) problems.push(`${where}.from: no v3 call named ${node.from} (the mapping calls ${Object.keys(calls).join(', ')})`);
+  if (!call)
+    problems.push(`${where}.from: no v3 call named ${node.from} (the mapping calls ${Object.keys(calls).join(', ')})`);
   // A read can be sent again and compared; only a write's answer is had once.
-  if (node.answerOnly && call?.method === 'GET') problems.push(`${where}.answerOnly: ${node.from} is a read (GET ${call.path}), which can be read again`);
+  if (node.answerOnly && call?.method === 'GET')
+    problems.push(`${where}.answerOnly: ${node.from} is a read (GET ${call.path}), which can be read again`);
   if ('record' in node || 'list' in node) {
     const recordName = 'record' in node ? node.record : node.list;
     const record = recordOf(context, recordName);
@@ -277,13 +319,20 @@ function layoutProblems(node: LayoutNode, where: string, calls: Readonly<Record<
   }
   if ('entries' in node) {
     const fields = v3FieldsOf(node.entries);
-    for (const field of [node.key, node.value]) if (!fields.includes(field)) problems.push(`${where}: the v3 ${node.entries} record has no field ${field}`);
+    for (const field of [node.key, node.value])
+      if (!fields.includes(field)) problems.push(`${where}: the v3 ${node.entries} record has no field ${field}`);
   }
   return problems;
 }
 
 /** The rules between fields that a schema cannot say. */
-function ruleProblems(generation: LegacyGeneration, operation: string, mapping: EndpointMapping, context: EndpointContext, checks: ReadonlySet<string>): string[] {
+function ruleProblems(
+  generation: LegacyGeneration,
+  operation: string,
+  mapping: EndpointMapping,
+  context: EndpointContext,
+  checks: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
   const at = (field: string, message: string) => problems.push(`${operation}.${field}: ${message}`);
   const legacyParams = pathParams(operation.replaceAll(/\{([A-Za-z]+)\}/g, ':$1'));
@@ -294,33 +343,51 @@ function ruleProblems(generation: LegacyGeneration, operation: string, mapping: 
     const where = `v3.${callName}`;
     const target = findV3Operation(call.method, call.path);
     if (!target) {
-      const known = V3_OPERATIONS.filter((candidate) => candidate.path === call.path).map((candidate) => candidate.method);
-      at(where, known.length === 0 ? `${call.path} is not a v3 path` : `${call.method} ${call.path} is not a v3 operation (it takes ${known.join(', ')})`);
+      const known = V3_OPERATIONS.filter((candidate) => candidate.path === call.path).map(
+        (candidate) => candidate.method,
+      );
+      at(
+        where,
+        known.length === 0
+          ? `${call.path} is not a v3 path`
+          : `${call.method} ${call.path} is not a v3 operation (it takes ${known.join(', ')})`,
+      );
       return;
     }
     if (target.sandboxOnly) at(where, `${call.method} ${call.path} is a sandbox-only simulation`);
-    if (index === 0 && target.scope !== mapping.scope) at('scope', `must be ${target.scope}, the scope of ${call.method} ${call.path}`);
+    if (index === 0 && target.scope !== mapping.scope)
+      at('scope', `must be ${target.scope}, the scope of ${call.method} ${call.path}`);
     if (index > 0 && call.method !== 'GET') at(where, 'calls after the first must be reads (GET)');
     const declared = Object.keys(call.params ?? {});
-    for (const param of pathParams(call.path)) if (!declared.includes(param)) at(`${where}.params`, `no source for :${param}`);
+    for (const param of pathParams(call.path))
+      if (!declared.includes(param)) at(`${where}.params`, `no source for :${param}`);
     for (const [param, source] of Object.entries(call.params ?? {})) {
       if (!pathParams(call.path).includes(param)) at(`${where}.params.${param}`, `${call.path} has no :${param}`);
-      if (source.from === 'path' && !legacyParams.includes(source.field)) at(`${where}.params.${param}`, `the legacy path has no :${source.field}`);
+      if (source.from === 'path' && !legacyParams.includes(source.field))
+        at(`${where}.params.${param}`, `the legacy path has no :${source.field}`);
       if (source.from === 'body') {
         const field = bodyFields[source.field];
         // Required: an absent id would leave the v3 path without its parameter.
-        if (field?.type !== 'id' || field.idKind !== source.idKind || !field.required) at(`${where}.params.${param}`, `the request must declare ${source.field} as a required id of kind ${source.idKind}`);
+        if (field?.type !== 'id' || field.idKind !== source.idKind || !field.required)
+          at(
+            `${where}.params.${param}`,
+            `the request must declare ${source.field} as a required id of kind ${source.idKind}`,
+          );
       }
     }
     for (const key of Object.keys(call.query ?? {})) {
-      if (!target.query.includes(key)) at(`${where}.query.${key}`, `${call.method} ${call.path} takes no query parameter ${key}`);
+      if (!target.query.includes(key))
+        at(`${where}.query.${key}`, `${call.method} ${call.path} takes no query parameter ${key}`);
     }
   });
 
   const [firstName, firstCall] = calls[0]!;
   const first = findV3Operation(firstCall.method, firstCall.path);
   const data = mapping.response.data;
-  const listRecord = 'list' in data && data.from === firstName && (data.at ?? 'data') === 'data' ? recordOf(context, data.list) : undefined;
+  const listRecord =
+    'list' in data && data.from === firstName && (data.at ?? 'data') === 'data'
+      ? recordOf(context, data.list)
+      : undefined;
 
   if (mapping.pagination === 'page-limit') {
     if (mapping.method !== 'GET') at('pagination', 'only GET lists paginate');
@@ -328,54 +395,76 @@ function ruleProblems(generation: LegacyGeneration, operation: string, mapping: 
     if (!listRecord) at('response.data', `a paginated list answers a list node over ${firstName}'s data`);
   }
   // Unpaginated, a cursor list would answer v3's first page only, as if it were the whole list.
-  if (mapping.pagination === 'none' && first?.list === 'cursor') at('pagination', `${first.method} ${first.path} is a cursor list: it must be page-limit`);
+  if (mapping.pagination === 'none' && first?.list === 'cursor')
+    at('pagination', `${first.method} ${first.path} is a cursor list: it must be page-limit`);
 
   for (const [legacyName, filter] of Object.entries(mapping.filters)) {
     const where = `filters.${legacyName}`;
     if ((PAGINATION_QUERY as readonly string[]).includes(legacyName)) at(where, 'page and limit belong to pagination');
     if (mapping.method !== 'GET') at(where, 'only GET takes query filters');
-    if (filter.map !== undefined && !Object.hasOwn(context.maps, filter.map)) at(`${where}.map`, `no value map named ${filter.map}`);
-    if (filter.closed && filter.map === undefined) at(`${where}.closed`, 'only a filter read through a map can be closed');
-    if (filter.map !== undefined && filter.value !== 'word') at(`${where}.map`, 'only word filters are read through a map');
+    if (filter.map !== undefined && !Object.hasOwn(context.maps, filter.map))
+      at(`${where}.map`, `no value map named ${filter.map}`);
+    if (filter.closed && filter.map === undefined)
+      at(`${where}.closed`, 'only a filter read through a map can be closed');
+    if (filter.map !== undefined && filter.value !== 'word')
+      at(`${where}.map`, 'only word filters are read through a map');
     if ('v3Query' in filter) {
-      if (first && !first.query.includes(filter.v3Query)) at(where, `${first.method} ${first.path} takes no query parameter ${filter.v3Query}`);
-      if (firstCall.query && Object.hasOwn(firstCall.query, filter.v3Query)) at(where, `${filter.v3Query} is already fixed by v3.${firstName}.query`);
+      if (first && !first.query.includes(filter.v3Query))
+        at(where, `${first.method} ${first.path} takes no query parameter ${filter.v3Query}`);
+      if (firstCall.query && Object.hasOwn(firstCall.query, filter.v3Query))
+        at(where, `${filter.v3Query} is already fixed by v3.${firstName}.query`);
     } else {
-      if (first?.list !== 'bounded') at(where, 'a filter on the legacy records needs a list v3 returns whole (a cursor list would page before filtering)');
+      if (first?.list !== 'bounded')
+        at(
+          where,
+          'a filter on the legacy records needs a list v3 returns whole (a cursor list would page before filtering)',
+        );
       // The legacy records are filtered where a list is paged (pipeline/pagination.ts): elsewhere the filter would be ignored.
-      if (!listRecord || mapping.pagination !== 'page-limit') at(where, 'a filter on the legacy records needs a paginated list of them as data');
+      if (!listRecord || mapping.pagination !== 'page-limit')
+        at(where, 'a filter on the legacy records needs a paginated list of them as data');
       else if (!listRecord.fields.includes(filter.field)) at(where, `the listed record has no field ${filter.field}`);
     }
   }
 
   const rule = mapping.idempotency.kind;
-  if (generation === 'v2' && mapping.method === 'POST' && rule !== 'required') at('idempotency', 'v2 writes require Idempotency-Key');
-  if (generation === 'v2' && mapping.method === 'GET' && rule !== 'honoured-if-sent') at('idempotency', 'v2 reads honour a key if sent');
+  if (generation === 'v2' && mapping.method === 'POST' && rule !== 'required')
+    at('idempotency', 'v2 writes require Idempotency-Key');
+  if (generation === 'v2' && mapping.method === 'GET' && rule !== 'honoured-if-sent')
+    at('idempotency', 'v2 reads honour a key if sent');
   if (generation === 'v1' && mapping.method === 'GET' && rule !== 'none') at('idempotency', 'v1 reads take no key');
-  if (generation === 'v1' && mapping.method === 'POST' && rule !== 'honoured-if-sent') at('idempotency', 'v1 writes honour a key if sent');
+  if (generation === 'v1' && mapping.method === 'POST' && rule !== 'honoured-if-sent')
+    at('idempotency', 'v1 writes honour a key if sent');
 
   if (mapping.method === 'GET' && mapping.request !== null) at('request', 'a GET has no body');
-  if (mapping.method === 'POST' && mapping.request === null) at('request', 'a POST declares its body (an empty field list for none)');
+  if (mapping.method === 'POST' && mapping.request === null)
+    at('request', 'a POST declares its body (an empty field list for none)');
   const targets = new Set<string>();
   for (const [fieldName, field] of Object.entries(bodyFields)) {
     const where = `request.fields.${fieldName}`;
-    if ((field.type === 'id') !== (field.idKind !== undefined)) at(where, 'an id field, and only one, names its idKind');
+    if ((field.type === 'id') !== (field.idKind !== undefined))
+      at(where, 'an id field, and only one, names its idKind');
     if (field.oneOf !== undefined && field.type !== 'integer') at(`${where}.oneOf`, 'only integer fields take oneOf');
-    if (field.maxLength !== undefined && field.type !== 'string') at(`${where}.maxLength`, 'only string fields take maxLength');
+    if (field.maxLength !== undefined && field.type !== 'string')
+      at(`${where}.maxLength`, 'only string fields take maxLength');
     if (field.to !== undefined) {
       if (targets.has(field.to)) at(`${where}.to`, `${field.to} is already sent by another field`);
       targets.add(field.to);
     }
   }
-  for (const check of mapping.request?.checks ?? []) if (!checks.has(check)) at('request.checks', `no request check is registered as ${check}`);
+  for (const check of mapping.request?.checks ?? [])
+    if (!checks.has(check)) at('request.checks', `no request check is registered as ${check}`);
 
   problems.push(...layoutProblems(data, `${operation}.response.data`, mapping.v3, context));
-  for (const [key, node] of Object.entries(mapping.response.root ?? {})) problems.push(...layoutProblems(node, `${operation}.response.root.${key}`, mapping.v3, context));
+  for (const [key, node] of Object.entries(mapping.response.root ?? {}))
+    problems.push(...layoutProblems(node, `${operation}.response.root.${key}`, mapping.v3, context));
   const rootKeys = ['status', 'message', 'data', 'meta', ...Object.keys(mapping.response.root ?? {})];
-  for (const key of Object.keys(mapping.response.root ?? {})) if (['status', 'message', 'data', 'meta'].includes(key)) at(`response.root.${key}`, 'is a key of the envelope');
+  for (const key of Object.keys(mapping.response.root ?? {}))
+    if (['status', 'message', 'data', 'meta'].includes(key)) at(`response.root.${key}`, 'is a key of the envelope');
   if (mapping.response.dataAlsoAtRoot) {
     if (!('object' in data)) at('response.dataAlsoAtRoot', 'only an object data can also be written at the root');
-    else for (const key of Object.keys(data.object)) if (rootKeys.includes(key)) at('response.dataAlsoAtRoot', `data.${key} would overwrite the body's ${key}`);
+    else
+      for (const key of Object.keys(data.object))
+        if (rootKeys.includes(key)) at('response.dataAlsoAtRoot', `data.${key} would overwrite the body's ${key}`);
   }
   return problems;
 }
@@ -396,7 +485,9 @@ export function validateEndpointTable<G extends LegacyGeneration>(
   const checks = new Set(context.checks);
   const operations: readonly string[] = LEGACY_OPERATIONS[generation];
   const problems: string[] = [];
-  for (const operation of operations) if (!Object.hasOwn(outer.data, operation)) problems.push(`${operation}: no mapping for this ${generation} operation`);
+  for (const operation of operations)
+    if (!Object.hasOwn(outer.data, operation))
+      problems.push(`${operation}: no mapping for this ${generation} operation`);
   for (const [operation, entry] of Object.entries(outer.data)) {
     if (!operations.includes(operation)) {
       problems.push(`${operation}: not a ${generation} operation (unknown key)`);

@@ -10,9 +10,10 @@
  * legacy request (its own auth, validation and idempotency checks use the catalog's codes too).
  */
 import { z } from 'zod';
+
 import { ERROR_CODES, ERROR_TYPES, type ErrorCode, type ErrorType, isErrorCode } from '../../lib/errors/catalog.js';
-import { LegacyMappingError, describeIssues } from './mapping-error.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation, type V1Operation } from './catalog.js';
+import { describeIssues, LegacyMappingError } from './mapping-error.js';
 
 /**
  * The statuses any v1 answer may have: the three of the v1 documentation (400, 401, 500), plus
@@ -129,7 +130,9 @@ const text = z.string().refine((value) => value.trim().length > 0, 'must not be 
 function answerShape(generation: LegacyGeneration) {
   const statuses = generation === 'v1' ? V1_ERROR_STATUSES : V2_ERROR_STATUSES;
   return {
-    status: z.literal(statuses, { error: `must be one of ${generation}'s statuses ${statuses.join(', ')}${generation === 'v1' ? ` (${V1_IDEMPOTENCY_STATUSES.join(' and ')} only with an idempotency error.code)` : ''}` }),
+    status: z.literal(statuses, {
+      error: `must be one of ${generation}'s statuses ${statuses.join(', ')}${generation === 'v1' ? ` (${V1_IDEMPOTENCY_STATUSES.join(' and ')} only with an idempotency error.code)` : ''}`,
+    }),
     message: text,
     error: z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text }).optional(),
   };
@@ -141,7 +144,11 @@ function schemasFor(generation: LegacyGeneration) {
   const answer = z.strictObject(answerShape(generation));
   const operations = z.enum(LEGACY_OPERATIONS[generation] as unknown as [string, ...string[]]);
   return {
-    row: z.strictObject({ ...answerShape(generation), ...docsShape, byOperation: z.partialRecord(operations, answer).optional() }),
+    row: z.strictObject({
+      ...answerShape(generation),
+      ...docsShape,
+      byOperation: z.partialRecord(operations, answer).optional(),
+    }),
     fallback: z.strictObject({ ...answerShape(generation), ...docsShape }),
   };
 }
@@ -159,14 +166,25 @@ interface AnswerLike {
 function answerProblems(generation: LegacyGeneration, where: string, answer: AnswerLike): string[] {
   const code = answer.error?.code;
   if (code === undefined) {
-    const idempotencyOnly = generation === 'v1' && (V1_IDEMPOTENCY_STATUSES as readonly number[]).includes(answer.status);
-    return idempotencyOnly ? [`${where}: v1 answers ${answer.status} only with an idempotency error.code (${V2_ERROR_CODES.filter((each) => V2_ERROR_CODE_STATUS[each] === answer.status).join(', ')})`] : [];
+    const idempotencyOnly =
+      generation === 'v1' && (V1_IDEMPOTENCY_STATUSES as readonly number[]).includes(answer.status);
+    return idempotencyOnly
+      ? [
+          `${where}: v1 answers ${answer.status} only with an idempotency error.code (${V2_ERROR_CODES.filter((each) => V2_ERROR_CODE_STATUS[each] === answer.status).join(', ')})`,
+        ]
+      : [];
   }
   const expected = V2_ERROR_CODE_STATUS[code];
-  return answer.status === expected ? [] : [`${where}: error.code ${code} goes with status ${expected}, not ${answer.status}`];
+  return answer.status === expected
+    ? []
+    : [`${where}: error.code ${code} goes with status ${expected}, not ${answer.status}`];
 }
 
-function rowProblems(generation: LegacyGeneration, where: string, row: AnswerLike & { readonly byOperation?: Readonly<Record<string, AnswerLike | undefined>> | undefined }): string[] {
+function rowProblems(
+  generation: LegacyGeneration,
+  where: string,
+  row: AnswerLike & { readonly byOperation?: Readonly<Record<string, AnswerLike | undefined>> | undefined },
+): string[] {
   const problems = answerProblems(generation, where, row);
   for (const [operation, answer] of Object.entries(row.byOperation ?? {})) {
     if (answer) problems.push(...answerProblems(generation, `${where}.byOperation.${operation}`, answer));
@@ -201,7 +219,10 @@ export function validateErrorTables<G extends LegacyGeneration>(
   if (!outer.success) throw new LegacyMappingError(name, describeIssues('', outer.error.issues));
   const { byCode, byType } = outer.data;
   const schemas = schemasFor(generation);
-  const problems = [...keyProblems('byCode', Object.keys(byCode), codes, 'v3 error code'), ...keyProblems('byType', Object.keys(byType), ERROR_TYPES, 'v3 error type')];
+  const problems = [
+    ...keyProblems('byCode', Object.keys(byCode), codes, 'v3 error code'),
+    ...keyProblems('byType', Object.keys(byType), ERROR_TYPES, 'v3 error type'),
+  ];
 
   for (const [code, row] of Object.entries(byCode)) {
     if (!codes.includes(code)) continue;
@@ -228,63 +249,95 @@ const changesShape = z.strictObject({
   overrides: z.record(z.string(), z.unknown()),
 });
 const statusChangeShape = z.strictObject({
-  to: z.literal(V1_BASE_STATUSES, { error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}` }),
+  to: z.literal(V1_BASE_STATUSES, {
+    error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}`,
+  }),
   reason: text,
 });
 
 function sameAnswer(a: AnswerLike, b: AnswerLike): boolean {
-  return a.status === b.status && a.message === b.message && a.error?.code === b.error?.code && a.error?.details === b.error?.details;
+  return (
+    a.status === b.status &&
+    a.message === b.message &&
+    a.error?.code === b.error?.code &&
+    a.error?.details === b.error?.details
+  );
 }
 
 function answerOnly<G extends LegacyGeneration>(row: LegacyErrorAnswer<G>): LegacyErrorAnswer<G> {
   const { status, message, error } = row as AnswerLike & { readonly message: string };
-  return (error === undefined ? { status, message } : { status, message, error: { code: error.code, details: error.details } }) as LegacyErrorAnswer<G>;
+  return (
+    error === undefined ? { status, message } : { status, message, error: { code: error.code, details: error.details } }
+  ) as LegacyErrorAnswer<G>;
 }
 
 /** v1's byOperation: only the operations v1 has. */
 function v1Operations<A>(byOperation: Readonly<Partial<Record<string, A>>> | undefined): [V1Operation, A][] {
-  return Object.entries(byOperation ?? {}).filter((entry): entry is [V1Operation, A] => entry[1] !== undefined && (LEGACY_OPERATIONS.v1 as readonly string[]).includes(entry[0]));
+  return Object.entries(byOperation ?? {}).filter(
+    (entry): entry is [V1Operation, A] =>
+      entry[1] !== undefined && (LEGACY_OPERATIONS.v1 as readonly string[]).includes(entry[0]),
+  );
 }
 
-function withOperations(row: V1ErrorAnswer & ErrorRowDocs, operations: readonly (readonly [V1Operation, V1ErrorAnswer])[]): LegacyErrorRow<'v1'> {
+function withOperations(
+  row: V1ErrorAnswer & ErrorRowDocs,
+  operations: readonly (readonly [V1Operation, V1ErrorAnswer])[],
+): LegacyErrorRow<'v1'> {
   return operations.length === 0 ? row : { ...row, byOperation: Object.fromEntries(operations) };
 }
 
 /** A v2 answer under v1's status rule: a status v1 lacks becomes the rule's, the message stays, the `error` goes. */
-function underRule(changes: V1ErrorChanges, answer: V2ErrorAnswer): { readonly answer: V1ErrorAnswer; readonly change?: V1StatusChange } {
+function underRule(
+  changes: V1ErrorChanges,
+  answer: V2ErrorAnswer,
+): { readonly answer: V1ErrorAnswer; readonly change?: V1StatusChange } {
   const change = (changes.statuses as Readonly<Partial<Record<number, V1StatusChange>>>)[answer.status];
   const status = (change?.to ?? answer.status) as V1BaseStatus;
-  return change === undefined ? { answer: { status, message: answer.message } } : { answer: { status, message: answer.message }, change };
+  return change === undefined
+    ? { answer: { status, message: answer.message } }
+    : { answer: { status, message: answer.message }, change };
 }
 
 /** The docs of a v1 row taken from v2: as v2 when the rule changes nothing, else our choice, with the rule's reasons. */
 function ruleDocs(v2: ErrorRowDocs, used: readonly (V1StatusChange | undefined)[]): ErrorRowDocs {
   const reasons = [...new Set(used.filter((change) => change !== undefined).map((change) => change.reason))];
-  return reasons.length === 0 ? { basis: v2.basis, note: `As v2: ${v2.note}` } : { basis: 'closest', note: `${v2.note} On v1: ${reasons.join(' ')}` };
+  return reasons.length === 0
+    ? { basis: v2.basis, note: `As v2: ${v2.note}` }
+    : { basis: 'closest', note: `${v2.note} On v1: ${reasons.join(' ')}` };
 }
 
 /** v1's row for a code as v2's row under the rule, ignoring overrides and the idempotency exception. */
 function ruleRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
   const base = underRule(changes, v2);
-  const operations = v1Operations(v2.byOperation).map(([operation, answer]) => [operation, underRule(changes, answer)] as const);
+  const operations = v1Operations(v2.byOperation).map(
+    ([operation, answer]) => [operation, underRule(changes, answer)] as const,
+  );
   const docs = ruleDocs(v2, [base.change, ...operations.map(([, mapped]) => mapped.change)]);
-  return withOperations({ ...base.answer, ...docs }, operations.map(([operation, mapped]) => [operation, mapped.answer] as const));
+  return withOperations(
+    { ...base.answer, ...docs },
+    operations.map(([operation, mapped]) => [operation, mapped.answer] as const),
+  );
 }
 
 function idempotencyRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
   const docs = { basis: changes.idempotency.basis, note: `${changes.idempotency.note} As v2: ${v2.note}` };
-  const operations = v1Operations(v2.byOperation).map(([operation, answer]) => [operation, answerOnly<'v1'>(answer as V1ErrorAnswer)] as const);
+  const operations = v1Operations(v2.byOperation).map(
+    ([operation, answer]) => [operation, answerOnly<'v1'>(answer as V1ErrorAnswer)] as const,
+  );
   return withOperations({ ...answerOnly<'v1'>(v2 as V1ErrorAnswer), ...docs }, operations);
 }
 
 function copyRow(row: LegacyErrorRow<'v1'>): LegacyErrorRow<'v1'> {
-  const operations = v1Operations(row.byOperation).map(([operation, answer]) => [operation, answerOnly<'v1'>(answer)] as const);
+  const operations = v1Operations(row.byOperation).map(
+    ([operation, answer]) => [operation, answerOnly<'v1'>(answer)] as const,
+  );
   return withOperations({ ...answerOnly<'v1'>(row), basis: row.basis, note: row.note }, operations);
 }
 
 /** Whether two rows answer alike on every v1 operation (and without one). */
 function sameRowAnswers(a: LegacyErrorRow<'v1'>, b: LegacyErrorRow<'v1'>): boolean {
-  const at = (row: LegacyErrorRow<'v1'>, operation: V1Operation): V1ErrorAnswer => (row.byOperation as Partial<Record<string, V1ErrorAnswer>> | undefined)?.[operation] ?? row;
+  const at = (row: LegacyErrorRow<'v1'>, operation: V1Operation): V1ErrorAnswer =>
+    (row.byOperation as Partial<Record<string, V1ErrorAnswer>> | undefined)?.[operation] ?? row;
   return sameAnswer(a, b) && LEGACY_OPERATIONS.v1.every((operation) => sameAnswer(at(a, operation), at(b, operation)));
 }
 
@@ -293,9 +346,17 @@ function sameRowAnswers(a: LegacyErrorRow<'v1'>, b: LegacyErrorRow<'v1'>): boole
  * them typed. Throws LegacyMappingError listing every problem, each naming its entry
  * (`statuses.404.to`, `idempotency.codes.1`, `overrides.TRADE_NOT_FOUND.byOperation`, ...).
  */
-export function validateV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unknown, name = 'mappings/errors.v1'): V1ErrorChanges {
+export function validateV1ErrorChanges(
+  v2: LegacyErrorTables<'v2'>,
+  changes: unknown,
+  name = 'mappings/errors.v1',
+): V1ErrorChanges {
   const outer = changesShape.safeParse(changes);
-  if (!outer.success) throw new LegacyMappingError(name, describeIssues('', outer.error.issues).map((line) => (line.startsWith(': ') ? `V1_ERROR_CHANGES${line}` : line)));
+  if (!outer.success)
+    throw new LegacyMappingError(
+      name,
+      describeIssues('', outer.error.issues).map((line) => (line.startsWith(': ') ? `V1_ERROR_CHANGES${line}` : line)),
+    );
   const { statuses, idempotency, overrides } = outer.data;
   const problems = keyProblems('statuses', Object.keys(statuses), V1_LACKED_STATUSES.map(String), 'v2 status v1 lacks');
 
@@ -309,11 +370,18 @@ export function validateV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unk
     const where = `idempotency.codes.${index}`;
     if (!isErrorCode(code)) problems.push(`${where}: ${code} is not a v3 error code`);
     else if (idempotency.codes.indexOf(code) !== index) problems.push(`${where}: ${code} is listed twice`);
-    else if (Object.hasOwn(overrides, code)) problems.push(`${where}: ${code} has an override too; a code is either kept from v2 or overridden`);
+    else if (Object.hasOwn(overrides, code))
+      problems.push(`${where}: ${code} has an override too; a code is either kept from v2 or overridden`);
     else {
       const answer = v2.byCode[code];
-      if (answer.error === undefined) problems.push(`${where}: v2 answers ${code} without an idempotency error.code; only such answers are kept as they are`);
-      else if (!(V1_ERROR_STATUSES as readonly number[]).includes(answer.status)) problems.push(`${where}: v2 answers ${code} with ${answer.status}, a status v1 does not have even with an error.code`);
+      if (answer.error === undefined)
+        problems.push(
+          `${where}: v2 answers ${code} without an idempotency error.code; only such answers are kept as they are`,
+        );
+      else if (!(V1_ERROR_STATUSES as readonly number[]).includes(answer.status))
+        problems.push(
+          `${where}: v2 answers ${code} with ${answer.status}, a status v1 does not have even with an error.code`,
+        );
     }
   });
 
@@ -346,7 +414,9 @@ export function validateV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unk
   if (problems.length === 0) {
     for (const [code, row] of parsedOverrides) {
       if (sameRowAnswers(row, ruleRow(changes as V1ErrorChanges, v2.byCode[code]))) {
-        problems.push(`overrides.${code}: answers as v2's row under the status rule does; only differences are overrides`);
+        problems.push(
+          `overrides.${code}: answers as v2's row under the status rule does; only differences are overrides`,
+        );
       }
     }
   }
@@ -361,12 +431,21 @@ export function validateV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unk
  * per-operation answers for operations v1 lacks are dropped. The result passes
  * `validateErrorTables('v1', ...)` (checked here, so a bad combination stops start-up too).
  */
-export function applyV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unknown, name = 'mappings/errors.v1'): LegacyErrorTables<'v1'> {
+export function applyV1ErrorChanges(
+  v2: LegacyErrorTables<'v2'>,
+  changes: unknown,
+  name = 'mappings/errors.v1',
+): LegacyErrorTables<'v1'> {
   const valid = validateV1ErrorChanges(v2, changes, name);
   const byCode = {} as Record<ErrorCode, LegacyErrorRow<'v1'>>;
   for (const code of ERROR_CODES) {
     const override = valid.overrides[code];
-    byCode[code] = override !== undefined ? copyRow(override) : valid.idempotency.codes.includes(code) ? idempotencyRow(valid, v2.byCode[code]) : ruleRow(valid, v2.byCode[code]);
+    byCode[code] =
+      override !== undefined
+        ? copyRow(override)
+        : valid.idempotency.codes.includes(code)
+          ? idempotencyRow(valid, v2.byCode[code])
+          : ruleRow(valid, v2.byCode[code]);
   }
   const byType = {} as Record<ErrorType, V1ErrorAnswer & ErrorRowDocs>;
   for (const type of ERROR_TYPES) {
@@ -403,7 +482,11 @@ function answerText(answer: AnswerLike & { readonly message: string }): string {
  * codes v1 keeps as v2 answers them. Per-operation answers are listed only where either table
  * has its own answer for the operation, and only for operations v1 has.
  */
-export function describeV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unknown, name = 'mappings/errors.v1'): V1ErrorChangeLine[] {
+export function describeV1ErrorChanges(
+  v2: LegacyErrorTables<'v2'>,
+  changes: unknown,
+  name = 'mappings/errors.v1',
+): V1ErrorChangeLine[] {
   const valid = validateV1ErrorChanges(v2, changes, name);
   const v1 = applyV1ErrorChanges(v2, valid, name);
   const lines: V1ErrorChangeLine[] = [];
@@ -412,8 +495,16 @@ export function describeV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unk
     const kept = valid.idempotency.codes.includes(code);
     const v2Row = v2.byCode[code];
     const v1Row = v1.byCode[code];
-    const reasonFor = (v2Answer: V2ErrorAnswer): string => override?.note ?? (kept ? valid.idempotency.note : ruleReason(valid, v2Answer));
-    if (kept || !sameAnswer(v2Row, v1Row)) lines.push({ code, operation: undefined, v2: answerText(v2Row), v1: answerText(v1Row), reason: reasonFor(v2Row) });
+    const reasonFor = (v2Answer: V2ErrorAnswer): string =>
+      override?.note ?? (kept ? valid.idempotency.note : ruleReason(valid, v2Answer));
+    if (kept || !sameAnswer(v2Row, v1Row))
+      lines.push({
+        code,
+        operation: undefined,
+        v2: answerText(v2Row),
+        v1: answerText(v1Row),
+        reason: reasonFor(v2Row),
+      });
     const v2Operations = (v2Row.byOperation ?? {}) as Partial<Record<string, V2ErrorAnswer>>;
     const v1Operations = (v1Row.byOperation ?? {}) as Partial<Record<string, V1ErrorAnswer>>;
     for (const operation of LEGACY_OPERATIONS.v1) {
@@ -422,14 +513,28 @@ export function describeV1ErrorChanges(v2: LegacyErrorTables<'v2'>, changes: unk
       if (v2Answer === undefined && v1Answer === undefined) continue;
       const v2Resolved = v2Answer ?? v2Row;
       const v1Resolved = v1Answer ?? v1Row;
-      if (sameAnswer(v2Resolved, v1Resolved) || (sameAnswer(v2Resolved, v2Row) && sameAnswer(v1Resolved, v1Row))) continue;
-      lines.push({ code, operation, v2: answerText(v2Resolved), v1: answerText(v1Resolved), reason: reasonFor(v2Resolved) });
+      if (sameAnswer(v2Resolved, v1Resolved) || (sameAnswer(v2Resolved, v2Row) && sameAnswer(v1Resolved, v1Row)))
+        continue;
+      lines.push({
+        code,
+        operation,
+        v2: answerText(v2Resolved),
+        v1: answerText(v1Resolved),
+        reason: reasonFor(v2Resolved),
+      });
     }
   }
   for (const type of ERROR_TYPES) {
     const v2Answer = v2.byType[type];
     const v1Answer = v1.byType[type];
-    if (!sameAnswer(v2Answer, v1Answer)) lines.push({ code: `(new ${type} code)`, operation: undefined, v2: answerText(v2Answer), v1: answerText(v1Answer), reason: ruleReason(valid, v2Answer) });
+    if (!sameAnswer(v2Answer, v1Answer))
+      lines.push({
+        code: `(new ${type} code)`,
+        operation: undefined,
+        v2: answerText(v2Answer),
+        v1: answerText(v1Answer),
+        reason: ruleReason(valid, v2Answer),
+      });
   }
   return lines;
 }
@@ -448,10 +553,16 @@ export function resolveLegacyError<G extends LegacyGeneration>(
 ): LegacyErrorAnswer<G> {
   if (isErrorCode(error.code)) {
     const row = tables.byCode[error.code];
-    const special = operation === undefined ? undefined : (row.byOperation as Partial<Record<string, LegacyErrorAnswer<G>>> | undefined)?.[operation];
+    const special =
+      operation === undefined
+        ? undefined
+        : (row.byOperation as Partial<Record<string, LegacyErrorAnswer<G>>> | undefined)?.[operation];
     return answerOnly(special ?? row);
   }
-  const type = error.type !== undefined && (ERROR_TYPES as readonly string[]).includes(error.type) ? (error.type as ErrorType) : 'INTERNAL_ERROR';
+  const type =
+    error.type !== undefined && (ERROR_TYPES as readonly string[]).includes(error.type)
+      ? (error.type as ErrorType)
+      : 'INTERNAL_ERROR';
   return answerOnly(tables.byType[type]);
 }
 
@@ -464,5 +575,7 @@ export interface LegacyErrorBody {
 /** The body a legacy client reads: `{status: 'error', message}`, plus `error` where the answer has one. */
 export function legacyErrorBody(answer: V1ErrorAnswer | V2ErrorAnswer): LegacyErrorBody {
   const error = answer.error;
-  return error === undefined ? { status: 'error', message: answer.message } : { status: 'error', message: answer.message, error: { code: error.code, details: error.details } };
+  return error === undefined
+    ? { status: 'error', message: answer.message }
+    : { status: 'error', message: answer.message, error: { code: error.code, details: error.details } };
 }

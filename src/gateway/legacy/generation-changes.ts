@@ -8,20 +8,27 @@
  * same changes.
  */
 import { z } from 'zod';
-import type { EndpointMapping, IdempotencyRule, LegacyMethod } from './endpoint-mappings.js';
-import { LegacyMappingError, describeIssues } from './mapping-error.js';
+
 import type { LegacyGeneration } from './catalog.js';
+import type { EndpointMapping, IdempotencyRule, LegacyMethod } from './endpoint-mappings.js';
+import { describeIssues, LegacyMappingError } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 
 export type GenerationChange = Provenance &
   (
-    | /** The base generation has the operation; this one does not. */ { readonly kind: 'operation-removed'; readonly operation: string }
+    | /** The base generation has the operation; this one does not. */ {
+        readonly kind: 'operation-removed';
+        readonly operation: string;
+      }
     | /** Every operation of this method follows another idempotency rule (a lifetime is kept from the base). */ {
         readonly kind: 'idempotency';
         readonly method: LegacyMethod;
         readonly becomes: 'none' | 'honoured-if-sent';
       }
-    | /** The operation's `data` fields are written at the top of the body too. */ { readonly kind: 'data-also-at-root'; readonly operation: string }
+    | /** The operation's `data` fields are written at the top of the body too. */ {
+        readonly kind: 'data-also-at-root';
+        readonly operation: string;
+      }
   );
 
 export interface GenerationChanges {
@@ -35,7 +42,12 @@ const changesSchema = z.strictObject({
   changes: z.array(
     z.discriminatedUnion('kind', [
       z.strictObject({ ...provenanceShape, kind: z.literal('operation-removed'), operation: z.string() }),
-      z.strictObject({ ...provenanceShape, kind: z.literal('idempotency'), method: z.enum(['GET', 'POST']), becomes: z.enum(['none', 'honoured-if-sent']) }),
+      z.strictObject({
+        ...provenanceShape,
+        kind: z.literal('idempotency'),
+        method: z.enum(['GET', 'POST']),
+        becomes: z.enum(['none', 'honoured-if-sent']),
+      }),
       z.strictObject({ ...provenanceShape, kind: z.literal('data-also-at-root'), operation: z.string() }),
     ]),
   ),
@@ -56,7 +68,11 @@ export function applyGenerationChanges(
   baseTable: Readonly<Record<string, EndpointMapping>>,
   changes: unknown,
   tableName = `mappings/endpoints.${generation}`,
-): { readonly base: LegacyGeneration; readonly table: Record<string, EndpointMapping>; readonly changes: readonly GenerationChange[] } {
+): {
+  readonly base: LegacyGeneration;
+  readonly table: Record<string, EndpointMapping>;
+  readonly changes: readonly GenerationChange[];
+} {
   const parsed = changesSchema.safeParse(changes);
   if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
   const table: Record<string, EndpointMapping> = { ...baseTable };
@@ -72,14 +88,19 @@ export function applyGenerationChanges(
           return;
         }
         if (change.kind === 'operation-removed') delete table[change.operation];
-        else table[change.operation] = { ...mapping, response: { ...mapping.response, dataAlsoAtRoot: { source: change.source, reason: change.reason } } };
+        else
+          table[change.operation] = {
+            ...mapping,
+            response: { ...mapping.response, dataAlsoAtRoot: { source: change.source, reason: change.reason } },
+          };
         return;
       }
       case 'idempotency':
         for (const [operation, mapping] of Object.entries(table)) {
           if (mapping.method !== change.method) continue;
           const rule = idempotencyAfter(mapping.idempotency, change.becomes);
-          if (rule.kind === 'honoured-if-sent' && rule.lifetimeSeconds === 0) problems.push(`${where}: ${operation} has no lifetime to keep a key for`);
+          if (rule.kind === 'honoured-if-sent' && rule.lifetimeSeconds === 0)
+            problems.push(`${where}: ${operation} has no lifetime to keep a key for`);
           table[operation] = { ...mapping, idempotency: rule };
         }
     }

@@ -20,10 +20,15 @@
  *
  * Every time-based decision reads `now` (ms since the epoch), which tests move.
  */
-import { type Config, DEFAULT_MIGRATION_URL, DEFAULT_V1_DEPRECATED_AT, DEFAULT_V1_SUNSET_AT } from '../../lib/config.js';
-import { type TimeInterval, imfFixdate, parseInstant, structuredDate } from '../../lib/time-text.js';
-import type { LegacyReplyOptions } from './reply.js';
+import {
+  type Config,
+  DEFAULT_MIGRATION_URL,
+  DEFAULT_V1_DEPRECATED_AT,
+  DEFAULT_V1_SUNSET_AT,
+} from '../../lib/config.js';
+import { imfFixdate, parseInstant, structuredDate, type TimeInterval } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from './catalog.js';
+import type { LegacyReplyOptions } from './reply.js';
 
 /** A generation's retirement plan; instants in ms since the epoch. */
 export interface GenerationRetirement {
@@ -86,14 +91,21 @@ interface ResolvedRetirement {
 function resolve(generation: LegacyGeneration, given: GenerationRetirement | undefined): ResolvedRetirement {
   const plan: GenerationRetirement = given ?? (generation === 'v1' ? V1_RETIREMENT_DEFAULTS : {});
   const { deprecatedAt, sunsetAt } = plan;
-  for (const [name, at] of [['deprecatedAt', deprecatedAt], ['sunsetAt', sunsetAt]] as const) {
-    if (at !== undefined && !Number.isFinite(at)) throw new RangeError(`${generation} ${name} must be a time (ms since the epoch), got ${at}`);
+  for (const [name, at] of [
+    ['deprecatedAt', deprecatedAt],
+    ['sunsetAt', sunsetAt],
+  ] as const) {
+    if (at !== undefined && !Number.isFinite(at))
+      throw new RangeError(`${generation} ${name} must be a time (ms since the epoch), got ${at}`);
   }
   if (deprecatedAt !== undefined && sunsetAt !== undefined && sunsetAt < deprecatedAt) {
-    throw new RangeError(`${generation}'s sunset (${new Date(sunsetAt).toISOString()}) is before its deprecation (${new Date(deprecatedAt).toISOString()})`);
+    throw new RangeError(
+      `${generation}'s sunset (${new Date(sunsetAt).toISOString()}) is before its deprecation (${new Date(deprecatedAt).toISOString()})`,
+    );
   }
   for (const window of plan.brownouts ?? []) {
-    if (!(window.end > window.start)) throw new RangeError(`a ${generation} brownout must end after it starts (${window.start} to ${window.end})`);
+    if (!(window.end > window.start))
+      throw new RangeError(`a ${generation} brownout must end after it starts (${window.start} to ${window.end})`);
   }
   return {
     deprecatedAt,
@@ -110,7 +122,10 @@ function iso(ms: number): string {
 }
 
 /** `Deprecation`, `Sunset` and the `Link` of each date that is set; none without dates. */
-export function deprecationHeaders(plan: Pick<GenerationRetirement, 'deprecatedAt' | 'sunsetAt'>, migrationUrl: string): Record<string, string> {
+export function deprecationHeaders(
+  plan: Pick<GenerationRetirement, 'deprecatedAt' | 'sunsetAt'>,
+  migrationUrl: string,
+): Record<string, string> {
   const headers: Record<string, string> = {};
   const links: string[] = [];
   if (plan.deprecatedAt !== undefined) {
@@ -137,10 +152,12 @@ export class GenerationLifecycle implements LegacyReplyOptions {
     // The parsed form: a `>` or a space in the text would end the Link target early.
     this.migrationUrl = new URL(url).href;
     this.plans = { v1: resolve('v1', options.v1), v2: resolve('v2', options.v2) };
-    this.deprecationHeaders = Object.fromEntries(LEGACY_GENERATIONS.map((generation) => [generation, Object.freeze(deprecationHeaders(this.plans[generation], this.migrationUrl))])) as Record<
-      LegacyGeneration,
-      Readonly<Record<string, string>>
-    >;
+    this.deprecationHeaders = Object.fromEntries(
+      LEGACY_GENERATIONS.map((generation) => [
+        generation,
+        Object.freeze(deprecationHeaders(this.plans[generation], this.migrationUrl)),
+      ]),
+    ) as Record<LegacyGeneration, Readonly<Record<string, string>>>;
     this.now = options.now ?? Date.now;
   }
 
@@ -150,7 +167,11 @@ export class GenerationLifecycle implements LegacyReplyOptions {
     const now = this.now();
     if (plan.sunsetAt !== undefined && now >= plan.sunsetAt) {
       if (plan.afterSunset === 'serve') return null;
-      return new GenerationRetired('sunset', generation, `${generation} was retired on ${iso(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrl}`);
+      return new GenerationRetired(
+        'sunset',
+        generation,
+        `${generation} was retired on ${iso(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrl}`,
+      );
     }
     const window = plan.brownouts.find((brownout) => now >= brownout.start && now < brownout.end);
     if (window === undefined || plan.brownoutExempt.has(orgId.toLowerCase())) return null;
@@ -188,6 +209,10 @@ export function lifecycleOptionsFromConfig(
       brownoutExempt: config.FXGATE_V1_BROWNOUT_EXEMPT,
     },
     // v2's dates announce only; there is no setting to refuse v2 yet.
-    v2: { deprecatedAt: instant(config.FXGATE_V2_DEPRECATED_AT), sunsetAt: instant(config.FXGATE_V2_SUNSET_AT), afterSunset: 'serve' },
+    v2: {
+      deprecatedAt: instant(config.FXGATE_V2_DEPRECATED_AT),
+      sunsetAt: instant(config.FXGATE_V2_SUNSET_AT),
+      afterSunset: 'serve',
+    },
   };
 }

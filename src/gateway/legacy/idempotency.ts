@@ -19,6 +19,7 @@
  * A v1 write sent without a key gets a fresh random v3 key: v1 never had a retry contract.
  */
 import { createHash, randomUUID } from 'node:crypto';
+
 import type { Mode } from '../../lib/auth/credentials.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../lib/idempotency-key.js';
@@ -37,7 +38,8 @@ export interface LegacyIdempotencyScope {
 /** Validates the header with v3's syntax (v2 recommends a UUID, which fits): undefined when absent, the key when well formed, IDEMPOTENCY_KEY_INVALID otherwise. */
 export function readIdempotencyKey(header: string | readonly string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
-  if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) throw new ApiError('IDEMPOTENCY_KEY_INVALID');
+  if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header))
+    throw new ApiError('IDEMPOTENCY_KEY_INVALID');
   return header;
 }
 
@@ -52,7 +54,9 @@ export function legacyRecordKey(scope: LegacyIdempotencyScope): string {
  * `v2` in the hashed text is part of the derivation, fixed when only v2 had keys: v1 shares it.
  */
 export function derivedV3Key(scope: LegacyIdempotencyScope): string {
-  const digest = createHash('sha256').update(`${scope.orgId}\n${scope.mode}\nv2\n${scope.operation}\n${scope.key}`).digest('hex');
+  const digest = createHash('sha256')
+    .update(`${scope.orgId}\n${scope.mode}\nv2\n${scope.operation}\n${scope.key}`)
+    .digest('hex');
   return `fxgw2.${digest}`;
 }
 
@@ -95,7 +99,12 @@ export class LegacyIdempotency {
     const series = this.options.metrics?.of(scope.generation, scope.operation);
     let result;
     try {
-      result = await this.options.store.idempotencyBegin({ key: legacyRecordKey(scope), fingerprint, owner, lockTtlMs: this.options.lockTtlMs });
+      result = await this.options.store.idempotencyBegin({
+        key: legacyRecordKey(scope),
+        fingerprint,
+        owner,
+        lockTtlMs: this.options.lockTtlMs,
+      });
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
         series?.idempotency('store_down');
@@ -103,21 +112,32 @@ export class LegacyIdempotency {
       }
       throw error;
     }
-    series?.idempotency(result.outcome === 'acquired' ? 'new' : result.outcome === 'completed' ? 'replay' : result.outcome);
+    series?.idempotency(
+      result.outcome === 'acquired' ? 'new' : result.outcome === 'completed' ? 'replay' : result.outcome,
+    );
     switch (result.outcome) {
       case 'acquired':
         return { kind: 'acquired', owner };
       case 'completed':
         return { kind: 'replay', response: result.response };
       case 'in_flight':
-        throw new ApiError('IDEMPOTENCY_IN_FLIGHT', {}, { headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) } });
+        throw new ApiError(
+          'IDEMPOTENCY_IN_FLIGHT',
+          {},
+          { headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) } },
+        );
       case 'mismatch':
         throw new ApiError('IDEMPOTENCY_MISMATCH', { originalRequestHash: result.originalFingerprint });
     }
   }
 
   /** Keeps the answer for the operation's lifetime. A store failure here loses only the fast path. */
-  async complete(scope: LegacyIdempotencyScope, owner: string, response: StoredResponse, lifetimeSeconds: number): Promise<void> {
+  async complete(
+    scope: LegacyIdempotencyScope,
+    owner: string,
+    response: StoredResponse,
+    lifetimeSeconds: number,
+  ): Promise<void> {
     await this.options.store.idempotencyComplete(legacyRecordKey(scope), owner, response, lifetimeSeconds * 1000);
   }
 

@@ -10,7 +10,8 @@
  * whether a field is required is the request or response schema's business, not the path's.
  */
 
-export type JsonPathStep = { readonly kind: 'key'; readonly key: string } | { readonly kind: 'each' } | { readonly kind: 'values' };
+export type JsonPathStep =
+  { readonly kind: 'key'; readonly key: string } | { readonly kind: 'each' } | { readonly kind: 'values' };
 
 const SEGMENT = /^(?:(\*)|([A-Za-z_$][A-Za-z0-9_$]*))((?:\[\])*)$/;
 
@@ -139,7 +140,8 @@ export class JsonLocation {
 
   toString(): string {
     let text = '';
-    for (const step of this.steps) text = typeof step === 'number' ? `${text}[${step}]` : text === '' ? step : `${text}.${step}`;
+    for (const step of this.steps)
+      text = typeof step === 'number' ? `${text}[${step}]` : text === '' ? step : `${text}.${step}`;
     return text;
   }
 }

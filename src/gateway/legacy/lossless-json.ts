@@ -15,8 +15,9 @@
  * legacy answer unnoticed.
  */
 import { isLosslessNumber, parse } from 'lossless-json';
-import { DECIMAL_PATTERN, Decimal, formatDecimal } from '../../lib/money.js';
-import { type ActivePaths, JsonLocation, compileJsonPaths, endsHere, intoElement, intoKey } from './json-paths.js';
+
+import { Decimal, DECIMAL_PATTERN, formatDecimal } from '../../lib/money.js';
+import { type ActivePaths, compileJsonPaths, endsHere, intoElement, intoKey, JsonLocation } from './json-paths.js';
 
 /** Bounds on one legacy amount, so `1e999999` cannot become a million digits of text. */
 export const LEGACY_NUMBER_LIMITS = {
@@ -73,14 +74,24 @@ const JSON_NUMBER = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?
  */
 export function jsonNumberToDecimalString(text: string, location = ''): string {
   const match = JSON_NUMBER.exec(text);
-  if (!match) throw new LegacyJsonParseError('INVALID_NUMBER', location, `not a JSON number: ${JSON.stringify(text.slice(0, 64))}`);
+  if (!match)
+    throw new LegacyJsonParseError(
+      'INVALID_NUMBER',
+      location,
+      `not a JSON number: ${JSON.stringify(text.slice(0, 64))}`,
+    );
   const [, , integer, fraction = '', , exponent = ''] = match;
   if (/^0*$/.test(integer! + fraction)) return '0';
   if (exponent.replace(/^0+/, '').length > LEGACY_NUMBER_LIMITS.exponentDigits) {
-    throw new LegacyJsonParseError('NUMBER_OUT_OF_RANGE', location, `exponent too large in ${JSON.stringify(text.slice(0, 64))}`);
+    throw new LegacyJsonParseError(
+      'NUMBER_OUT_OF_RANGE',
+      location,
+      `exponent too large in ${JSON.stringify(text.slice(0, 64))}`,
+    );
   }
   const value = new Decimal(text);
-  if (!value.isFinite()) throw new LegacyJsonParseError('NUMBER_OUT_OF_RANGE', location, `not finite: ${JSON.stringify(text.slice(0, 64))}`);
+  if (!value.isFinite())
+    throw new LegacyJsonParseError('NUMBER_OUT_OF_RANGE', location, `not finite: ${JSON.stringify(text.slice(0, 64))}`);
   const integerDigits = Math.max((value.e ?? 0) + 1, 1);
   const fractionDigits = value.decimalPlaces() ?? 0;
   if (integerDigits > LEGACY_NUMBER_LIMITS.integerDigits || fractionDigits > LEGACY_NUMBER_LIMITS.fractionDigits) {
@@ -110,18 +121,26 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function reviveNode(node: unknown, active: ActivePaths, at: JsonLocation, depth: number): unknown {
-  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonParseError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels`);
+  if (depth > LEGACY_JSON_MAX_DEPTH)
+    throw new LegacyJsonParseError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels`);
   if (isLosslessNumber(node)) {
     if (endsHere(active)) return jsonNumberToDecimalString(node.value, at.toString());
     const exact = jsonNumberToDecimalOrNull(node.value);
-    return exact !== null && exact.isInteger() && exact.abs().lte(Number.MAX_SAFE_INTEGER) ? Number(formatDecimal(exact)) : node;
+    return exact !== null && exact.isInteger() && exact.abs().lte(Number.MAX_SAFE_INTEGER)
+      ? Number(formatDecimal(exact))
+      : node;
   }
   if (Array.isArray(node)) {
     const next = intoElement(active);
     return node.map((element, index) => within(at, index, () => reviveNode(element, next, at, depth + 1)));
   }
   if (isPlainObject(node)) {
-    return Object.fromEntries(entriesOf(node).map(([key, value]) => [key, within(at, key, () => reviveNode(value, intoKey(active, key), at, depth + 1))]));
+    return Object.fromEntries(
+      entriesOf(node).map(([key, value]) => [
+        key,
+        within(at, key, () => reviveNode(value, intoKey(active, key), at, depth + 1)),
+      ]),
+    );
   }
   return node;
 }
@@ -173,7 +192,12 @@ export function parseLegacyJson(text: string, amountPaths: readonly string[] = [
 export class LegacyAmount {
   readonly digits: string;
   constructor(text: string) {
-    if (!DECIMAL_PATTERN.test(text)) throw new LegacyJsonWriteError('NOT_A_DECIMAL_STRING', '', `expected a decimal string, got ${JSON.stringify(text.slice(0, 64))}`);
+    if (!DECIMAL_PATTERN.test(text))
+      throw new LegacyJsonWriteError(
+        'NOT_A_DECIMAL_STRING',
+        '',
+        `expected a decimal string, got ${JSON.stringify(text.slice(0, 64))}`,
+      );
     this.digits = /^-0(\.0+)?$/.test(text) ? text.slice(1) : text;
   }
 
@@ -189,7 +213,12 @@ export class LegacyAmount {
  * (an object's key that is left out). Arrays write a missing element as null.
  */
 function writeNode(node: unknown, at: JsonLocation, depth: number): string | undefined {
-  if (depth > LEGACY_JSON_MAX_DEPTH) throw new LegacyJsonWriteError('TOO_DEEP', at.toString(), `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`);
+  if (depth > LEGACY_JSON_MAX_DEPTH)
+    throw new LegacyJsonWriteError(
+      'TOO_DEEP',
+      at.toString(),
+      `nested deeper than ${LEGACY_JSON_MAX_DEPTH} levels (a cycle?)`,
+    );
   if (node instanceof LegacyAmount) return node.digits;
   switch (typeof node) {
     case 'string':
@@ -199,7 +228,12 @@ function writeNode(node: unknown, at: JsonLocation, depth: number): string | und
     case 'undefined':
       return undefined;
     case 'number':
-      if (!Number.isSafeInteger(node)) throw new LegacyJsonWriteError('UNSAFE_NUMBER', at.toString(), `${node} is not a safe integer; amounts are written as LegacyAmount`);
+      if (!Number.isSafeInteger(node))
+        throw new LegacyJsonWriteError(
+          'UNSAFE_NUMBER',
+          at.toString(),
+          `${node} is not a safe integer; amounts are written as LegacyAmount`,
+        );
       return JSON.stringify(node);
     case 'object':
       break;
@@ -218,7 +252,12 @@ function writeNode(node: unknown, at: JsonLocation, depth: number): string | und
     }
     return `${text}]`;
   }
-  if (!isPlainObject(node)) throw new LegacyJsonWriteError('UNSUPPORTED_VALUE', at.toString(), `only plain objects are written, not ${node.constructor?.name ?? 'this object'}`);
+  if (!isPlainObject(node))
+    throw new LegacyJsonWriteError(
+      'UNSUPPORTED_VALUE',
+      at.toString(),
+      `only plain objects are written, not ${node.constructor?.name ?? 'this object'}`,
+    );
   let text = '{';
   for (const key of Object.keys(node)) {
     const value = node[key];

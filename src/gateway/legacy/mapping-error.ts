@@ -8,13 +8,18 @@ export class LegacyMappingError extends Error {
     readonly table: string,
     readonly problems: readonly string[],
   ) {
-    super(`${table} is not a valid legacy mapping table (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`);
+    super(
+      `${table} is not a valid legacy mapping table (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`,
+    );
     this.name = 'LegacyMappingError';
   }
 }
 
 /** zod issues as `where: what` lines. */
-export function describeIssues(prefix: string, issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]): string[] {
+export function describeIssues(
+  prefix: string,
+  issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[],
+): string[] {
   return issues.map((issue) => {
     const where = [prefix, ...issue.path.map(String)].filter((part) => part !== '').join('.');
     return `${where}: ${issue.message}`;

@@ -13,10 +13,22 @@
  */
 import { type LegacyConventions, validateConventions } from './conventions.js';
 import { type EndpointTable, validateEndpointTable } from './endpoint-mappings.js';
-import { type LegacyErrorTables, type V1ErrorChangeLine, applyV1ErrorChanges, describeV1ErrorChanges, validateErrorTables } from './error-tables.js';
-import { type GenerationChange, applyGenerationChanges } from './generation-changes.js';
+import {
+  applyV1ErrorChanges,
+  describeV1ErrorChanges,
+  type LegacyErrorTables,
+  type V1ErrorChangeLine,
+  validateErrorTables,
+} from './error-tables.js';
+import { applyGenerationChanges, type GenerationChange } from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
-import { type RecordCodeRegistry, type RecordTable, type ValueMapTable, validateRecords, validateValueMaps } from './record-shapes.js';
+import {
+  type RecordCodeRegistry,
+  type RecordTable,
+  validateRecords,
+  validateValueMaps,
+  type ValueMapTable,
+} from './record-shapes.js';
 import { CONVERTERS, derivedFieldNames } from './transforms/derived-fields.js';
 import { REQUEST_CHECKS } from './transforms/request-body.js';
 import { type LegacyWebhookTable, validateWebhookTable } from './webhook-shapes.js';
@@ -40,7 +52,11 @@ export interface MappingCode extends RecordCodeRegistry {
   readonly checks: Iterable<string>;
 }
 
-export const SHIPPED_CODE: MappingCode = { derived: derivedFieldNames(), converters: Object.keys(CONVERTERS), checks: Object.keys(REQUEST_CHECKS) };
+export const SHIPPED_CODE: MappingCode = {
+  derived: derivedFieldNames(),
+  converters: Object.keys(CONVERTERS),
+  checks: Object.keys(REQUEST_CHECKS),
+};
 
 export interface MappingsLocation {
   /** The folder holding the mapping modules. */
@@ -70,15 +86,21 @@ export const MAPPING_MODULES = {
 
 type ModuleName = keyof typeof MAPPING_MODULES;
 
-async function importExport(location: MappingsLocation, module: { readonly file: string; readonly export: string }): Promise<unknown> {
+async function importExport(
+  location: MappingsLocation,
+  module: { readonly file: string; readonly export: string },
+): Promise<unknown> {
   const url = new URL(`${module.file}${location.extension}`, location.directory);
   let namespace: Record<string, unknown>;
   try {
     namespace = (await import(url.href)) as Record<string, unknown>;
   } catch (error) {
-    throw new LegacyMappingError(`mappings/${module.file}`, [`cannot be loaded from ${url.href}: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new LegacyMappingError(`mappings/${module.file}`, [
+      `cannot be loaded from ${url.href}: ${error instanceof Error ? error.message : String(error)}`,
+    ]);
   }
-  if (!Object.hasOwn(namespace, module.export)) throw new LegacyMappingError(`mappings/${module.file}`, [`exports no ${module.export}`]);
+  if (!Object.hasOwn(namespace, module.export))
+    throw new LegacyMappingError(`mappings/${module.file}`, [`exports no ${module.export}`]);
   return namespace[module.export];
 }
 
@@ -87,9 +109,14 @@ async function importExport(location: MappingsLocation, module: { readonly file:
  * declarations name; v1's endpoints and errors are v2's with v1's declared changes applied. Throws
  * LegacyMappingError, whose message lists every problem of the first table that has any.
  */
-export async function loadLegacyMappings(location: MappingsLocation = mappingsLocation(), code: MappingCode = SHIPPED_CODE): Promise<LegacyMappings> {
+export async function loadLegacyMappings(
+  location: MappingsLocation = mappingsLocation(),
+  code: MappingCode = SHIPPED_CODE,
+): Promise<LegacyMappings> {
   const names = Object.keys(MAPPING_MODULES) as ModuleName[];
-  const loaded = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await importExport(location, MAPPING_MODULES[name])] as const))) as Record<ModuleName, unknown>;
+  const loaded = Object.fromEntries(
+    await Promise.all(names.map(async (name) => [name, await importExport(location, MAPPING_MODULES[name])] as const)),
+  ) as Record<ModuleName, unknown>;
   const conventions = validateConventions(loaded.conventions);
   const maps = validateValueMaps(loaded.valueMaps);
   const records = validateRecords(loaded.records, maps, code);
@@ -97,7 +124,8 @@ export async function loadLegacyMappings(location: MappingsLocation = mappingsLo
   const v2 = validateEndpointTable('v2', loaded.endpointsV2, context);
   const v1 = applyGenerationChanges('v1', v2, loaded.endpointsV1);
   const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
-  if (v1.base !== 'v2') throw new LegacyMappingError('mappings/endpoints.v1', [`base: v1 is written against v2, not ${v1.base}`]);
+  if (v1.base !== 'v2')
+    throw new LegacyMappingError('mappings/endpoints.v1', [`base: v1 is written against v2, not ${v1.base}`]);
   return {
     conventions,
     maps,

@@ -59,6 +59,7 @@
  * is a PageWalkError rather than a request that never ends.
  */
 import { z } from 'zod';
+
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 
 /** One v3 cursor page as the list endpoint answers it (docs/contract.md#pagination-cursor). */
@@ -73,7 +74,10 @@ export interface CursorListPage {
 }
 
 /** Fetches one v3 page, newest first; `startingAfter` absent means the newest page. */
-export type FetchCursorPage = (query: { readonly limit: number; readonly startingAfter?: string }) => Promise<CursorListPage>;
+export type FetchCursorPage = (query: {
+  readonly limit: number;
+  readonly startingAfter?: string;
+}) => Promise<CursorListPage>;
 
 /** Thrown by a FetchCursorPage when v3 refused the cursor it was given (VALIDATION_QUERY_FAILED). */
 export class CursorRejectedError extends Error {
@@ -198,8 +202,14 @@ const snapshotSchema = z
     recent: z.array(z.number().int().positive()),
   })
   .refine((s) => (s.known === 0) === (s.headId === null), 'headId is null exactly when no record is known')
-  .refine((s) => Object.keys(s.cursors).every((offset) => Number(offset) <= s.known), 'a cursor lies beyond the known records')
-  .refine((s) => s.ended || s.cursors[String(s.known)] !== undefined, 'a list whose end is not known keeps the cursor at its frontier')
+  .refine(
+    (s) => Object.keys(s.cursors).every((offset) => Number(offset) <= s.known),
+    'a cursor lies beyond the known records',
+  )
+  .refine(
+    (s) => s.ended || s.cursors[String(s.known)] !== undefined,
+    'a list whose end is not known keeps the cursor at its frontier',
+  )
   .refine((s) => s.recent.every((offset) => s.cursors[String(offset)] !== undefined), 'recent names a missing cursor');
 
 type SnapshotRecord = z.infer<typeof snapshotSchema>;
@@ -328,7 +338,8 @@ class Upstream {
     this.calls += 1;
     const page = await this.fetchPage(startingAfter === undefined ? { limit } : { limit, startingAfter });
     const { hasNext, nextCursor } = page.pagination;
-    if (hasNext && (nextCursor === null || nextCursor === '')) throw new PageWalkError('v3 said hasNext but gave no nextCursor');
+    if (hasNext && (nextCursor === null || nextCursor === ''))
+      throw new PageWalkError('v3 said hasNext but gave no nextCursor');
     for (const { id } of page.data) {
       if (seen.has(id)) throw new PageWalkError(`v3 returned record ${id} twice in one walk`);
       seen.add(id);
@@ -350,7 +361,8 @@ function collect(into: ListRecord[], data: readonly ListRecord[], offset: number
 }
 
 function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
   return value;
 }
 
@@ -367,11 +379,16 @@ export class PageWalker {
   constructor(options: PageWalkerOptions) {
     this.store = options.store;
     this.totals = options.totals ?? PAGE_WALKER_DEFAULTS.totals;
-    if (!PAGE_TOTALS_MODES.includes(this.totals)) throw new RangeError(`totals must be one of ${PAGE_TOTALS_MODES.join(', ')}, got ${String(this.totals)}`);
+    if (!PAGE_TOTALS_MODES.includes(this.totals))
+      throw new RangeError(`totals must be one of ${PAGE_TOTALS_MODES.join(', ')}, got ${String(this.totals)}`);
     this.snapshotTtlMs = positiveInteger('snapshotTtlMs', options.snapshotTtlMs ?? PAGE_WALKER_DEFAULTS.snapshotTtlMs);
     this.refreshAfterMs = options.refreshAfterMs ?? PAGE_WALKER_DEFAULTS.refreshAfterMs;
-    if (!Number.isFinite(this.refreshAfterMs) || this.refreshAfterMs < 0) throw new RangeError(`refreshAfterMs must be >= 0, got ${this.refreshAfterMs}`);
-    this.maxCallsPerRequest = positiveInteger('maxCallsPerRequest', options.maxCallsPerRequest ?? PAGE_WALKER_DEFAULTS.maxCallsPerRequest);
+    if (!Number.isFinite(this.refreshAfterMs) || this.refreshAfterMs < 0)
+      throw new RangeError(`refreshAfterMs must be >= 0, got ${this.refreshAfterMs}`);
+    this.maxCallsPerRequest = positiveInteger(
+      'maxCallsPerRequest',
+      options.maxCallsPerRequest ?? PAGE_WALKER_DEFAULTS.maxCallsPerRequest,
+    );
     this.maxRecentCursors = options.maxRecentCursors ?? PAGE_WALKER_DEFAULTS.maxRecentCursors;
     if (!Number.isSafeInteger(this.maxRecentCursors) || this.maxRecentCursors < 0) {
       throw new RangeError(`maxRecentCursors must be a whole number, got ${this.maxRecentCursors}`);
@@ -382,8 +399,10 @@ export class PageWalker {
   /** `listKey` names the list: org, mode, operation and filters (the caller builds it). */
   async page(listKey: string, request: PageRequest, fetch: FetchCursorPage): Promise<PageResult> {
     positiveInteger('page', request.page);
-    if (positiveInteger('limit', request.limit) > LEGACY_MAX_LIMIT) throw new RangeError(`limit must be at most ${LEGACY_MAX_LIMIT}, got ${request.limit}`);
-    if (!Number.isSafeInteger(request.page * request.limit)) throw new RangeError(`page ${request.page} is out of range`);
+    if (positiveInteger('limit', request.limit) > LEGACY_MAX_LIMIT)
+      throw new RangeError(`limit must be at most ${LEGACY_MAX_LIMIT}, got ${request.limit}`);
+    if (!Number.isSafeInteger(request.page * request.limit))
+      throw new RangeError(`page ${request.page} is out of range`);
     const start = (request.page - 1) * request.limit;
     const window: Window = { start, end: start + request.limit, first: request.page === 1 };
     const upstream = new Upstream(fetch, this.maxCallsPerRequest);
@@ -391,7 +410,10 @@ export class PageWalker {
     const loaded = await this.load(listKey);
     let served: Served;
     try {
-      served = loaded.snapshot === null ? await this.cold(upstream, window) : await this.warm(upstream, loaded.snapshot, window);
+      served =
+        loaded.snapshot === null
+          ? await this.cold(upstream, window)
+          : await this.warm(upstream, loaded.snapshot, window);
     } catch (error) {
       // Only what the snapshot got wrong is worth one cold walk; a cold walk's own failure is v3's.
       const snapshotFault = error instanceof CursorRejectedError || error instanceof SnapshotMismatchError;
@@ -399,7 +421,12 @@ export class PageWalker {
       served = await this.cold(upstream, window);
     }
     if (upstream.calls > 0 && loaded.writable) await this.save(listKey, served.snapshot);
-    return { records: served.records, total: served.snapshot.total, totalExact: served.snapshot.ended, upstreamCalls: upstream.calls };
+    return {
+      records: served.records,
+      total: served.snapshot.total,
+      totalExact: served.snapshot.ended,
+      upstreamCalls: upstream.calls,
+    };
   }
 
   private async warm(upstream: Upstream, snapshot: Snapshot, window: Window): Promise<Served> {
@@ -427,10 +454,18 @@ export class PageWalker {
     const size = head.data.length;
     const records: ListRecord[] = [];
     collect(records, head.data, 0, window.start, window.end);
-    if (window.end <= size || head.next === undefined || (current.ended && window.start >= current.known)) return { snapshot: current, records };
+    if (window.end <= size || head.next === undefined || (current.ended && window.start >= current.known))
+      return { snapshot: current, records };
     const walkStart = Math.max(window.start, size);
     const from = current.best(walkStart);
-    const more = await this.walk(upstream, current, from, walkStart, window.end, from.offset === size ? seen : new Set());
+    const more = await this.walk(
+      upstream,
+      current,
+      from,
+      walkStart,
+      window.end,
+      from.offset === size ? seen : new Set(),
+    );
     return { snapshot: current, records: [...records, ...more] };
   }
 
@@ -461,7 +496,14 @@ export class PageWalker {
    * before `known`, or anything but `known` once the end was seen, is a mismatch. Past `known`
    * (end not seen), each read extends what is known.
    */
-  private async walk(upstream: Upstream, snapshot: Snapshot, from: Position, collectFrom: number, to: number, seen: Set<string>): Promise<ListRecord[]> {
+  private async walk(
+    upstream: Upstream,
+    snapshot: Snapshot,
+    from: Position,
+    collectFrom: number,
+    to: number,
+    seen: Set<string>,
+  ): Promise<ListRecord[]> {
     const records: ListRecord[] = [];
     let { offset, cursor } = from;
     snapshot.touch(offset);
@@ -471,7 +513,10 @@ export class PageWalker {
       offset += step.data.length;
       if (step.next === undefined) {
         const agrees = snapshot.ended ? offset === snapshot.known : offset >= snapshot.known;
-        if (!agrees) throw new SnapshotMismatchError(`The list ended at ${offset}, the snapshot says ${snapshot.ended ? '' : 'at least '}${snapshot.known}`);
+        if (!agrees)
+          throw new SnapshotMismatchError(
+            `The list ended at ${offset}, the snapshot says ${snapshot.ended ? '' : 'at least '}${snapshot.known}`,
+          );
         snapshot.known = offset;
         snapshot.ended = true;
         break;
@@ -531,7 +576,10 @@ export class PageWalker {
       throw error;
     }
     const snapshot = text === null ? null : Snapshot.parse(text);
-    return { snapshot: snapshot !== null && (snapshot.ended || this.totals === 'bounded') ? snapshot : null, writable: true };
+    return {
+      snapshot: snapshot !== null && (snapshot.ended || this.totals === 'bounded') ? snapshot : null,
+      writable: true,
+    };
   }
 
   private async save(listKey: string, snapshot: Snapshot): Promise<void> {

@@ -11,8 +11,9 @@
  * can be generated from the same declarations the gateway serves.
  */
 import { z } from 'zod';
-import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { V3_RECORD_KINDS, type V3RecordKind, v3FieldsOf } from './transforms/v3-records.js';
+
+import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from './transforms/v3-records.js';
 
 /** Where a legacy fact comes from. */
 export const SOURCES = {
@@ -121,7 +122,12 @@ export function validateValueMaps(table: unknown, tableName = 'mappings/value-ma
  * Validates the record shapes as loaded (unknown input) against the v3 records, the value maps
  * and the registered code; returns them typed or throws LegacyMappingError listing every problem.
  */
-export function validateRecords(table: unknown, maps: ValueMapTable, registry: RecordCodeRegistry, tableName = 'mappings/records'): RecordTable {
+export function validateRecords(
+  table: unknown,
+  maps: ValueMapTable,
+  registry: RecordCodeRegistry,
+  tableName = 'mappings/records',
+): RecordTable {
   const outer = z.record(fieldName, z.unknown()).safeParse(table);
   if (!outer.success) throw new LegacyMappingError(tableName, describeIssues('', outer.error.issues));
   const converters = new Set(registry.converters);
@@ -137,9 +143,12 @@ export function validateRecords(table: unknown, maps: ValueMapTable, registry: R
     const derived = new Set(registry.derived[v3] ?? []);
     for (const [fieldKey, raw] of Object.entries(fields)) {
       const where = `${name}.fields.${fieldKey}`;
-      const declared = typeof raw === 'object' && raw !== null ? VALUE_SOURCES.filter((key) => Object.hasOwn(raw, key)) : [];
+      const declared =
+        typeof raw === 'object' && raw !== null ? VALUE_SOURCES.filter((key) => Object.hasOwn(raw, key)) : [];
       if (declared.length !== 1) {
-        problems.push(`${where}: must declare exactly one of from, derived, constant or context${declared.length > 1 ? ` (it declares ${declared.join(' and ')})` : ''}`);
+        problems.push(
+          `${where}: must declare exactly one of from, derived, constant or context${declared.length > 1 ? ` (it declares ${declared.join(' and ')})` : ''}`,
+        );
         continue;
       }
       const field = fieldSchemas[declared[0]!].safeParse(raw);
@@ -148,13 +157,20 @@ export function validateRecords(table: unknown, maps: ValueMapTable, registry: R
         continue;
       }
       const value: LegacyField = field.data;
-      if (('from' in value || 'derived' in value) && value.map !== undefined && !Object.hasOwn(maps, value.map)) problems.push(`${where}.map: no value map named ${value.map}`);
+      if (('from' in value || 'derived' in value) && value.map !== undefined && !Object.hasOwn(maps, value.map))
+        problems.push(`${where}.map: no value map named ${value.map}`);
       if ('from' in value) {
-        if (!v3Fields.includes(value.from)) problems.push(`${where}.from: the v3 ${v3} record has no field ${value.from} (it has ${v3Fields.join(', ')})`);
-        if (value.convert !== undefined && !converters.has(value.convert)) problems.push(`${where}.convert: no converter is registered as ${value.convert}`);
-        if (value.map !== undefined && value.convert !== undefined) problems.push(`${where}: a map or a converter, not both`);
+        if (!v3Fields.includes(value.from))
+          problems.push(
+            `${where}.from: the v3 ${v3} record has no field ${value.from} (it has ${v3Fields.join(', ')})`,
+          );
+        if (value.convert !== undefined && !converters.has(value.convert))
+          problems.push(`${where}.convert: no converter is registered as ${value.convert}`);
+        if (value.map !== undefined && value.convert !== undefined)
+          problems.push(`${where}: a map or a converter, not both`);
       }
-      if ('derived' in value && !derived.has(value.derived)) problems.push(`${where}.derived: no derived field ${value.derived} is registered for the v3 ${v3} record`);
+      if ('derived' in value && !derived.has(value.derived))
+        problems.push(`${where}.derived: no derived field ${value.derived} is registered for the v3 ${v3} record`);
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);

@@ -7,12 +7,12 @@
  * is stale, so the docs cannot drift from what the gateway serves.
  */
 import { ERROR_CODES } from '../../lib/errors/catalog.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 import type { AnswerOnly, EndpointMapping, IdempotencyRule, LayoutNode } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer, LegacyErrorRow } from './error-tables.js';
 import type { GenerationChange } from './generation-changes.js';
 import type { LegacyMappings } from './mappings-loader.js';
 import type { LegacyField } from './record-shapes.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -56,10 +56,12 @@ function bodyText(mapping: EndpointMapping): string {
 
 /** Where the records go in the body: `data.quote: quote`, `data[]: trade`; `(answer only)` where no v3 read serves them again. */
 function layoutText(node: LayoutNode, path: string): string[] {
-  if ('object' in node) return Object.entries(node.object).flatMap(([key, child]) => layoutText(child, `${path}.${key}`));
+  if ('object' in node)
+    return Object.entries(node.object).flatMap(([key, child]) => layoutText(child, `${path}.${key}`));
   const answerOnly = node.answerOnly ? ' (answer only)' : '';
   if ('record' in node) return [`\`${path}\`: ${node.record}${answerOnly}`];
-  if ('list' in node) return [`\`${path}[]\`: ${'keyedBy' in node ? `{${node.keyedBy}: ${node.list}}` : node.list}${answerOnly}`];
+  if ('list' in node)
+    return [`\`${path}[]\`: ${'keyedBy' in node ? `{${node.keyedBy}: ${node.list}}` : node.list}${answerOnly}`];
   return [`\`${path}\`${answerOnly}`];
 }
 
@@ -76,7 +78,10 @@ export function renderLegacyOperations(mappings: LegacyMappings): string {
   for (const generation of LEGACY_GENERATIONS) {
     const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
     lines.push(`**${generation}** (${LEGACY_OPERATIONS[generation].length} operations)`, '');
-    lines.push('| legacy route | v3 calls | scope | idempotency | query | body | answer | what it does |', '|---|---|---|---|---|---|---|---|');
+    lines.push(
+      '| legacy route | v3 calls | scope | idempotency | query | body | answer | what it does |',
+      '|---|---|---|---|---|---|---|---|',
+    );
     for (const operation of LEGACY_OPERATIONS[generation]) {
       const mapping = table[operation]!;
       const route = `\`${mapping.method} …/${operation}\``;
@@ -87,14 +92,21 @@ export function renderLegacyOperations(mappings: LegacyMappings): string {
     lines.push('');
   }
   lines.push('**v1 as declared: its changes from v2**', '', '| change | source | reason |', '|---|---|---|');
-  for (const change of mappings.v1Changes) lines.push(`| ${changeText(change)} | ${change.source} | ${cell(change.reason)} |`);
-  lines.push('', '**Answer only**: values no v3 read serves again, which `fxgate diff generations` reports instead of comparing', '');
+  for (const change of mappings.v1Changes)
+    lines.push(`| ${changeText(change)} | ${change.source} | ${cell(change.reason)} |`);
+  lines.push(
+    '',
+    '**Answer only**: values no v3 read serves again, which `fxgate diff generations` reports instead of comparing',
+    '',
+  );
   lines.push('| generation | operation | answer | source | reason |', '|---|---|---|---|---|');
   for (const generation of LEGACY_GENERATIONS) {
     const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
     for (const operation of LEGACY_OPERATIONS[generation]) {
       for (const [path, declared] of answerOnlyNodes(table[operation]!)) {
-        lines.push(`| ${generation} | \`${operation}\` | \`${path}\` | ${declared.source} | ${cell(declared.reason)} |`);
+        lines.push(
+          `| ${generation} | \`${operation}\` | \`${path}\` | ${declared.source} | ${cell(declared.reason)} |`,
+        );
       }
     }
   }
@@ -125,7 +137,8 @@ export function changeText(change: GenerationChange): string {
 }
 
 function originText(field: LegacyField): string {
-  if ('from' in field) return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
+  if ('from' in field)
+    return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
   if ('derived' in field) return `derived: ${field.derived}${field.map ? ` via ${field.map}` : ''}`;
   if ('constant' in field) return `always \`${field.constant}\``;
   return `the caller's ${field.context}`;
@@ -135,14 +148,23 @@ function originText(field: LegacyField): string {
 export function renderLegacyRecords(mappings: LegacyMappings): string {
   const lines: string[] = [];
   for (const [name, shape] of Object.entries(mappings.records)) {
-    lines.push(`**${name}** (from the v3 ${shape.v3}): ${cell(shape.summary)}`, '', '| field | type | from v3 | source | reason |', '|---|---|---|---|---|');
+    lines.push(
+      `**${name}** (from the v3 ${shape.v3}): ${cell(shape.summary)}`,
+      '',
+      '| field | type | from v3 | source | reason |',
+      '|---|---|---|---|---|',
+    );
     for (const [field, declared] of Object.entries(shape.fields)) {
-      lines.push(`| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`);
+      lines.push(
+        `| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`,
+      );
     }
     lines.push('');
   }
   for (const [name, map] of Object.entries(mappings.maps)) {
-    const values = Object.entries(map.values).map(([v3, legacy]) => `\`${v3}\` → \`${legacy}\``).join(', ');
+    const values = Object.entries(map.values)
+      .map(([v3, legacy]) => `\`${v3}\` → \`${legacy}\``)
+      .join(', ');
     lines.push(`- **${name}** (${map.source}): ${values}. ${cell(map.reason)}`);
   }
   return lines.join('\n').trimEnd();
@@ -165,7 +187,9 @@ export function renderLegacyErrors(mappings: LegacyMappings): string {
   for (const code of [...ERROR_CODES].sort()) {
     const v1 = mappings.errors.v1.byCode[code];
     const v2 = mappings.errors.v2.byCode[code];
-    lines.push(`| \`${code}\` | ${answerText(v1)} | ${answerText(v2)} | ${overridesText(v2)} | ${v1.basis} / ${v2.basis} |`);
+    lines.push(
+      `| \`${code}\` | ${answerText(v1)} | ${answerText(v2)} | ${overridesText(v2)} | ${v1.basis} / ${v2.basis} |`,
+    );
   }
   return lines.join('\n');
 }

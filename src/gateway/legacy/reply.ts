@@ -6,8 +6,9 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { type LegacyErrorAnswer, legacyErrorBody } from './error-tables.js';
+
 import type { LegacyGeneration } from './catalog.js';
+import { type LegacyErrorAnswer, legacyErrorBody } from './error-tables.js';
 
 /** The v3 response headers a legacy client is also told (docs/contract.md#legacy-response-headers). */
 export const FORWARDED_UPSTREAM_HEADERS = ['ratelimit-limit', 'ratelimit-reset', 'retry-after', 'x-trace-id'] as const;
@@ -28,12 +29,19 @@ export interface LegacyReplyOptions {
 }
 
 /** The headers every legacy answer of a generation carries, besides the forwarded ones. */
-export function generationHeaders(generation: LegacyGeneration, options: LegacyReplyOptions): Readonly<Record<string, string>> {
+export function generationHeaders(
+  generation: LegacyGeneration,
+  options: LegacyReplyOptions,
+): Readonly<Record<string, string>> {
   return options.deprecationHeaders[generation];
 }
 
 /** Sends a legacy error; the body is the table's, never the v3 message or details. */
-export function sendLegacyError(reply: FastifyReply, answer: LegacyErrorAnswer<LegacyGeneration>, headers: Readonly<Record<string, string>>): FastifyReply {
+export function sendLegacyError(
+  reply: FastifyReply,
+  answer: LegacyErrorAnswer<LegacyGeneration>,
+  headers: Readonly<Record<string, string>>,
+): FastifyReply {
   reply.headers(headers);
   reply.code(answer.status).header('content-type', 'application/json; charset=utf-8');
   return reply.send(JSON.stringify(legacyErrorBody(answer)));

@@ -13,17 +13,18 @@
  * with no org and no key (no token was read), under the route's operation or NO_OPERATION.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { randomHex } from '../../lib/random.js';
 import type { InFlightRequests } from '../in-flight.js';
+import { legacyOrgOf, type LegacyRouteContext } from '../shadow/shadow-mode.js';
 import { NO_OPERATION } from '../usage/usage-recorder.js';
-import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
-import { generationHeaders, sendLegacyError } from './reply.js';
-import type { LegacyMappings } from './mappings-loader.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from './catalog.js';
+import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
+import type { LegacyMappings } from './mappings-loader.js';
 import { compileOperation } from './pipeline/compiled-operation.js';
 import { LegacyOperationHandler, type LegacyServices } from './pipeline/operation-handler.js';
-import { type LegacyRouteContext, legacyOrgOf } from '../shadow/shadow-mode.js';
+import { generationHeaders, sendLegacyError } from './reply.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
 
@@ -55,30 +56,51 @@ export function legacyGenerationOf(url: string): LegacyGeneration | null {
 }
 
 /** Answers a request under a generation's prefix that names no route there (a path the router cannot even decode included). */
-export type LegacyNotFound = (generation: LegacyGeneration, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+export type LegacyNotFound = (
+  generation: LegacyGeneration,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => FastifyReply;
 
 /** Each operation's route as a pattern, to tell "wrong method" from "no such path". */
 function routePatterns(generation: LegacyGeneration): RegExp[] {
-  return LEGACY_OPERATIONS[generation].map((operation) => new RegExp(`^${legacyRoutePath(generation, operation).replaceAll(/:[A-Za-z]+/g, '[^/]+')}/?$`));
+  return LEGACY_OPERATIONS[generation].map(
+    (operation) => new RegExp(`^${legacyRoutePath(generation, operation).replaceAll(/:[A-Za-z]+/g, '[^/]+')}/?$`),
+  );
 }
 
-export async function registerLegacyRoutes(app: FastifyInstance, options: LegacyRoutesOptions): Promise<LegacyNotFound> {
+export async function registerLegacyRoutes(
+  app: FastifyInstance,
+  options: LegacyRoutesOptions,
+): Promise<LegacyNotFound> {
   const { services, mappings } = options;
-  const tablesOf = (generation: LegacyGeneration): LegacyErrorTables<LegacyGeneration> => mappings.errors[generation] as LegacyErrorTables<LegacyGeneration>;
+  const tablesOf = (generation: LegacyGeneration): LegacyErrorTables<LegacyGeneration> =>
+    mappings.errors[generation] as LegacyErrorTables<LegacyGeneration>;
   const patterns = { v1: routePatterns('v1'), v2: routePatterns('v2') };
   const count = (generation: LegacyGeneration, request: FastifyRequest, operation: string = NO_OPERATION) =>
     services.usage?.seen({ generation, operation, caller: null, address: request.ip });
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LEGACY_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LEGACY_BODY_LIMIT_BYTES }, (_request, body, done) =>
+      done(null, body),
+    );
 
     // Failures fastify raises before a handler runs: an oversized or unreadable body.
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       // The scope holds only /v1 and /v2 routes.
       const generation = legacyGenerationOf(request.url) ?? 'v2';
-      count(generation, request, handlers.get(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? ''}`)?.name);
-      const code = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'VALIDATION_PAYLOAD_TOO_LARGE' : (error.statusCode ?? 500) < 500 ? 'VALIDATION_BODY_FAILED' : 'INTERNAL_ERROR';
+      count(
+        generation,
+        request,
+        handlers.get(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? ''}`)?.name,
+      );
+      const code =
+        error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'VALIDATION_PAYLOAD_TOO_LARGE'
+          : (error.statusCode ?? 500) < 500
+            ? 'VALIDATION_BODY_FAILED'
+            : 'INTERNAL_ERROR';
       if (code === 'INTERNAL_ERROR') request.log.error({ err: error }, 'legacy request failed');
       return legacyErrorReply(reply, tablesOf(generation), code, generationHeaders(generation, services.reply));
     });
@@ -90,9 +112,19 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
         const orgId = legacyOrgOf(request.url);
         if (orgId === null || !legacyService.relays(request, orgId)) return undefined;
         const generation = legacyGenerationOf(request.url) ?? 'v2';
-        const handler = handlers.get(`${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? ''}`);
-        const fail = (failed: FastifyReply, code: ErrorCode) => legacyErrorReply(failed, tablesOf(generation), code, generationHeaders(generation, services.reply));
-        await options.inFlight.track(legacyService.relay(request, reply, { generation, operation: handler?.name ?? null, translate: handler?.translate ?? null, fail }));
+        const handler = handlers.get(
+          `${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? ''}`,
+        );
+        const fail = (failed: FastifyReply, code: ErrorCode) =>
+          legacyErrorReply(failed, tablesOf(generation), code, generationHeaders(generation, services.reply));
+        await options.inFlight.track(
+          legacyService.relay(request, reply, {
+            generation,
+            operation: handler?.name ?? null,
+            translate: handler?.translate ?? null,
+            fail,
+          }),
+        );
         return reply;
       });
     }
@@ -102,13 +134,22 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
         const compiled = compileOperation(mappings, generation, operation);
         const handler = new LegacyOperationHandler(services, compiled);
         handlers.set(`${compiled.mapping.method} ${compiled.route}`, handler);
-        scope.route({ method: compiled.mapping.method, url: compiled.route, handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)) });
+        scope.route({
+          method: compiled.mapping.method,
+          url: compiled.route,
+          handler: (request, reply) => options.inFlight.track(handler.handle(request, reply)),
+        });
       }
       const fallback = async (request: FastifyRequest, reply: FastifyReply) => {
         count(generation, request);
         const path = request.url.split('?', 1)[0]!;
         const known = patterns[generation].some((pattern) => pattern.test(path));
-        return legacyErrorReply(reply, tablesOf(generation), known ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
+        return legacyErrorReply(
+          reply,
+          tablesOf(generation),
+          known ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
+          generationHeaders(generation, services.reply),
+        );
       };
       scope.all(`/${generation}`, fallback);
       scope.all(`/${generation}/*`, fallback);
@@ -116,12 +157,26 @@ export async function registerLegacyRoutes(app: FastifyInstance, options: Legacy
   });
   return (generation, request, reply) => {
     count(generation, request);
-    return legacyErrorReply(reply, tablesOf(generation), 'ROUTE_NOT_FOUND', generationHeaders(generation, services.reply));
+    return legacyErrorReply(
+      reply,
+      tablesOf(generation),
+      'ROUTE_NOT_FOUND',
+      generationHeaders(generation, services.reply),
+    );
   };
 }
 
 /** Answers raised before an operation is known (unknown path, wrong method, bad body framing). */
-function legacyErrorReply<G extends LegacyGeneration>(reply: FastifyReply, tables: LegacyErrorTables<G>, code: ErrorCode, extraHeaders: Readonly<Record<string, string>>): FastifyReply {
+function legacyErrorReply<G extends LegacyGeneration>(
+  reply: FastifyReply,
+  tables: LegacyErrorTables<G>,
+  code: ErrorCode,
+  extraHeaders: Readonly<Record<string, string>>,
+): FastifyReply {
   const answer = resolveLegacyError(tables, { code });
-  return sendLegacyError(reply, answer, { 'x-trace-id': randomHex(16), 'x-request-id': reply.request.id, ...extraHeaders });
+  return sendLegacyError(reply, answer, {
+    'x-trace-id': randomHex(16),
+    'x-request-id': reply.request.id,
+    ...extraHeaders,
+  });
 }

@@ -5,8 +5,17 @@
  * format of record-shapes.ts. Part of the legacy layer's declarations.
  */
 import { z } from 'zod';
-import { LegacyMappingError, describeIssues } from './mapping-error.js';
-import { type Provenance, type RecordCodeRegistry, type RecordShape, type RecordTable, type ValueMapTable, provenanceShape, validateRecords } from './record-shapes.js';
+
+import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import {
+  type Provenance,
+  provenanceShape,
+  type RecordCodeRegistry,
+  type RecordShape,
+  type RecordTable,
+  validateRecords,
+  type ValueMapTable,
+} from './record-shapes.js';
 
 /**
  * The v3 event types the legacy webhooks may be made from (the v3 contract's), and the v3 record
@@ -68,7 +77,13 @@ const fieldName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters 
 export const EVENT_NAME = /^[a-z]+(-[a-z]+)*$/;
 
 const tableSchema = z.strictObject({
-  envelope: z.record(fieldName, z.strictObject({ ...provenanceShape, value: z.enum(Object.keys(ENVELOPE_VALUES) as [EnvelopeValue, ...EnvelopeValue[]]) })),
+  envelope: z.record(
+    fieldName,
+    z.strictObject({
+      ...provenanceShape,
+      value: z.enum(Object.keys(ENVELOPE_VALUES) as [EnvelopeValue, ...EnvelopeValue[]]),
+    }),
+  ),
   events: z.record(
     z.string().regex(EVENT_NAME, 'lower-case words joined by hyphens'),
     z.strictObject({
@@ -88,7 +103,12 @@ const tableSchema = z.strictObject({
  * Validates the webhook declarations as loaded (unknown input) against the value maps and the
  * registered code; returns them typed or throws LegacyMappingError listing every problem.
  */
-export function validateWebhookTable(table: unknown, maps: ValueMapTable, registry: RecordCodeRegistry, tableName = 'mappings/webhooks'): LegacyWebhookTable {
+export function validateWebhookTable(
+  table: unknown,
+  maps: ValueMapTable,
+  registry: RecordCodeRegistry,
+  tableName = 'mappings/webhooks',
+): LegacyWebhookTable {
   const parsed = tableSchema.safeParse(table);
   if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
   const records = validateRecords(parsed.data.records, maps, registry, `${tableName} (records)`);
@@ -97,7 +117,8 @@ export function validateWebhookTable(table: unknown, maps: ValueMapTable, regist
   const values = Object.values(parsed.data.envelope).map((field) => field.value);
   for (const value of Object.keys(ENVELOPE_VALUES) as EnvelopeValue[]) {
     const count = values.filter((declared) => declared === value).length;
-    if (count !== 1) problems.push(`envelope: ${value} (${ENVELOPE_VALUES[value]}) must be declared exactly once, not ${count} times`);
+    if (count !== 1)
+      problems.push(`envelope: ${value} (${ENVELOPE_VALUES[value]}) must be declared exactly once, not ${count} times`);
   }
 
   const seenV3 = new Map<string, string>();
@@ -106,19 +127,27 @@ export function validateWebhookTable(table: unknown, maps: ValueMapTable, regist
     const kind = V3_WEBHOOK_EVENTS[event.v3];
     const shape: RecordShape | undefined = records[event.record];
     if (shape === undefined) problems.push(`${where}.record: no record named ${event.record}`);
-    else if (shape.v3 !== kind) problems.push(`${where}.record: ${event.record} is built from the v3 ${shape.v3}, but ${event.v3} carries a ${kind}`);
-    if (event.type !== LEGACY_RESOURCES[kind]) problems.push(`${where}.type: ${event.v3} is about ${LEGACY_RESOURCES[kind]}, not ${event.type}`);
+    else if (shape.v3 !== kind)
+      problems.push(
+        `${where}.record: ${event.record} is built from the v3 ${shape.v3}, but ${event.v3} carries a ${kind}`,
+      );
+    if (event.type !== LEGACY_RESOURCES[kind])
+      problems.push(`${where}.type: ${event.v3} is about ${LEGACY_RESOURCES[kind]}, not ${event.type}`);
     // One v3 event makes one legacy event: a receiver must never get two bodies for one change.
     const earlier = seenV3.get(event.v3);
     if (earlier !== undefined) problems.push(`${where}.v3: ${event.v3} already makes ${earlier}`);
     seenV3.set(event.v3, name);
   }
-  if (!Object.values(parsed.data.events).some((event) => event.byDefault)) problems.push('events: at least one must be sent by default');
+  if (!Object.values(parsed.data.events).some((event) => event.byDefault))
+    problems.push('events: at least one must be sent by default');
 
   for (const [name, shape] of Object.entries(records)) {
     for (const [field, declared] of Object.entries(shape.fields)) {
       // No API key stands behind a webhook: only the subscription's org is known.
-      if ('context' in declared && declared.context !== 'orgId') problems.push(`records.${name}.fields.${field}.context: a webhook knows the org, not a caller's ${declared.context}`);
+      if ('context' in declared && declared.context !== 'orgId')
+        problems.push(
+          `records.${name}.fields.${field}.context: a webhook knows the org, not a caller's ${declared.context}`,
+        );
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);

@@ -11,11 +11,19 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
+
 import type { Queryable } from '../../lib/db/database.js';
-import { LATENCY_BUCKETS_SECONDS, LazyObserver, appendOnResponse, StatusClassCounters, childrenByValue, gaugeReadOnScrape } from '../../lib/metrics/series.js';
+import {
+  appendOnResponse,
+  childrenByValue,
+  gaugeReadOnScrape,
+  LATENCY_BUCKETS_SECONDS,
+  LazyObserver,
+  StatusClassCounters,
+} from '../../lib/metrics/series.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
 import type { V3Operation } from '../legacy/v3-contract.js';
-import { V3OperationMatcher, v3OperationLabel } from './v3-routes.js';
+import { v3OperationLabel, V3OperationMatcher } from './v3-routes.js';
 
 export const GATEWAY_METRICS_PREFIX = 'fxgate_gateway_';
 
@@ -33,7 +41,14 @@ export type IdempotencyOutcome = (typeof IDEMPOTENCY_OUTCOMES)[number];
  * success body the declarations cannot read; `credential`: the gateway's own v3 key missing or
  * unusable (no call was made).
  */
-export const UPSTREAM_FAILURE_KINDS = ['unreachable', 'timeout', 'deadline', 'protocol', 'contract_violation', 'credential'] as const;
+export const UPSTREAM_FAILURE_KINDS = [
+  'unreachable',
+  'timeout',
+  'deadline',
+  'protocol',
+  'contract_violation',
+  'credential',
+] as const;
 export type UpstreamFailureKind = (typeof UPSTREAM_FAILURE_KINDS)[number];
 
 /** What an attempt of a legacy webhook delivery led to; `gave_up` includes a subscription removed before the attempt. */
@@ -92,11 +107,15 @@ export class OperationSeries {
   }
 
   upstreamFailed(kind: UpstreamFailureKind): void {
-    (this.failures ??= childrenByValue(this.families.upstreamFailures, this.labels, UPSTREAM_FAILURE_KINDS))[kind].inc();
+    (this.failures ??= childrenByValue(this.families.upstreamFailures, this.labels, UPSTREAM_FAILURE_KINDS))[
+      kind
+    ].inc();
   }
 
   idempotency(outcome: IdempotencyOutcome): void {
-    (this.idempotencyOutcomes ??= childrenByValue(this.families.idempotency, this.labels, IDEMPOTENCY_OUTCOMES))[outcome].inc();
+    (this.idempotencyOutcomes ??= childrenByValue(this.families.idempotency, this.labels, IDEMPOTENCY_OUTCOMES))[
+      outcome
+    ].inc();
   }
 }
 
@@ -156,11 +175,22 @@ export class GatewayMetrics implements PassthroughObserver {
         buckets: [...LATENCY_BUCKETS_SECONDS],
         registers,
       }),
-      upstreamFailures: new Counter({ name: FAMILY.upstreamFailures, help: 'Requests v3 gave no usable answer to, by kind.', labelNames: [...byOperation, 'kind'], registers }),
-      idempotency: new Counter({ name: FAMILY.idempotency, help: 'Legacy requests with an Idempotency-Key, by how the key was found.', labelNames: [...byOperation, 'outcome'], registers }),
+      upstreamFailures: new Counter({
+        name: FAMILY.upstreamFailures,
+        help: 'Requests v3 gave no usable answer to, by kind.',
+        labelNames: [...byOperation, 'kind'],
+        registers,
+      }),
+      idempotency: new Counter({
+        name: FAMILY.idempotency,
+        help: 'Legacy requests with an Idempotency-Key, by how the key was found.',
+        labelNames: [...byOperation, 'outcome'],
+        registers,
+      }),
     };
     for (const generation of LEGACY_GENERATIONS) {
-      for (const operation of LEGACY_OPERATIONS[generation]) this.legacyRoutes.set(legacyRoutePath(generation, operation), this.of(generation, operation));
+      for (const operation of LEGACY_OPERATIONS[generation])
+        this.legacyRoutes.set(legacyRoutePath(generation, operation), this.of(generation, operation));
     }
   }
 
@@ -244,13 +274,25 @@ export class GatewayMetrics implements PassthroughObserver {
   /** Legacy webhook deliveries by outcome, and the outbox's backlog read on each scrape; once, when the gateway has legacy webhooks. */
   legacyWebhooks(db: Queryable): (outcome: WebhookDeliveryOutcome) => void {
     if (this.webhookOutcomes === null) {
-      const deliveries = new Counter({ name: FAMILY.webhookDeliveries, help: 'Attempts of legacy webhook deliveries, by outcome.', labelNames: ['outcome'], registers: [this.registry] });
+      const deliveries = new Counter({
+        name: FAMILY.webhookDeliveries,
+        help: 'Attempts of legacy webhook deliveries, by outcome.',
+        labelNames: ['outcome'],
+        registers: [this.registry],
+      });
       this.webhookOutcomes = childrenByValue(deliveries, [], WEBHOOK_DELIVERY_OUTCOMES);
       gaugeReadOnScrape({
         name: FAMILY.webhookBacklog,
         help: 'Legacy webhook deliveries waiting in the outbox (pending), read when scraped; NaN when the database did not answer within 1 s.',
         registry: this.registry,
-        read: async () => Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM legacy_webhook_deliveries WHERE status = 'PENDING'`)).rows[0]!.n),
+        read: async () =>
+          Number(
+            (
+              await db.query<{ n: string }>(
+                `SELECT count(*)::text AS n FROM legacy_webhook_deliveries WHERE status = 'PENDING'`,
+              )
+            ).rows[0]!.n,
+          ),
       });
     }
     const outcomes = this.webhookOutcomes;

@@ -27,7 +27,8 @@ function matches(template: Template, url: string): boolean {
     if (url.charCodeAt(at) !== 47) return false;
     const start = at + 1;
     const end = segmentEnd(url, start);
-    if (segment === null ? end === start : end - start !== segment.length || !url.startsWith(segment, start)) return false;
+    if (segment === null ? end === start : end - start !== segment.length || !url.startsWith(segment, start))
+      return false;
     at = end;
   }
   // The whole path, and no more: a longer path or a trailing `/` names another operation.

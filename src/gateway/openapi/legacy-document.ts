@@ -8,24 +8,24 @@
  */
 import { ERROR_CODES, type ErrorCode } from '../../lib/errors/catalog.js';
 import {
-  OPENAPI_VERSION,
-  type OpenApiDocument,
-  type OpenApiOperation,
-  type OpenApiSchema,
-  REQUEST_ID_PARAMETER,
-  type ResponseHeaderName,
   anyCasePattern,
   documentPath,
   headerComponents,
   headerRefs,
   idempotencyKeyParameter,
+  OPENAPI_VERSION,
+  type OpenApiDocument,
+  type OpenApiOperation,
   openApiPath,
+  type OpenApiSchema,
   operationIdOf,
+  REQUEST_ID_PARAMETER,
+  type ResponseHeaderName,
 } from '../../lib/openapi/document.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
 import type { BodyField, EndpointMapping, Filter, IdempotencyRule, LayoutNode } from '../legacy/endpoint-mappings.js';
 import type { LegacyErrorAnswer, LegacyErrorRow, LegacyErrorTables } from '../legacy/error-tables.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
 import type { FieldType, LegacyField, RecordShape } from '../legacy/record-shapes.js';
 
 type Schema = OpenApiSchema | { readonly $ref: string };
@@ -119,11 +119,16 @@ function layoutSchema(node: LayoutNode): Schema {
   if ('record' in node) return ref(node.record);
   if ('list' in node) {
     if ('keyedBy' in node) {
-      return { type: 'array', description: node.reason, items: { type: 'object', additionalProperties: ref(node.list), minProperties: 1, maxProperties: 1 } };
+      return {
+        type: 'array',
+        description: node.reason,
+        items: { type: 'object', additionalProperties: ref(node.list), minProperties: 1, maxProperties: 1 },
+      };
     }
     return { type: 'array', items: ref(node.list) };
   }
-  if ('entries' in node) return { type: 'object', description: node.reason, additionalProperties: fieldTypeSchema(node.type) };
+  if ('entries' in node)
+    return { type: 'object', description: node.reason, additionalProperties: fieldTypeSchema(node.type) };
   return { ...fieldTypeSchema(node.type), description: node.reason };
 }
 
@@ -138,8 +143,17 @@ function paginationSchema(mappings: LegacyMappings): OpenApiSchema {
           total: count('Exact once the list has been walked to its end; until then a lower bound above end.'),
           start: count("The 0-based offset of the page's first record."),
           end: count('The offset after its last record.'),
-          page: { type: 'integer', minimum: mappings.conventions.pagination.page.min, description: 'As requested, or its default.' },
-          limit: { type: 'integer', minimum: mappings.conventions.pagination.limit.min, maximum: mappings.conventions.pagination.limit.max, description: 'As requested, or its default.' },
+          page: {
+            type: 'integer',
+            minimum: mappings.conventions.pagination.page.min,
+            description: 'As requested, or its default.',
+          },
+          limit: {
+            type: 'integer',
+            minimum: mappings.conventions.pagination.limit.min,
+            maximum: mappings.conventions.pagination.limit.max,
+            description: 'As requested, or its default.',
+          },
         },
         required: ['total', 'start', 'end', 'page', 'limit'],
         additionalProperties: false,
@@ -169,7 +183,11 @@ function bodyFieldSchema(field: BodyField): OpenApiSchema {
   const base = ((): OpenApiSchema => {
     switch (field.type) {
       case 'amount':
-        return { type: 'number', exclusiveMinimum: 0, description: 'A JSON number greater than 0 with at most 8 decimals, read from its text; a string is refused.' };
+        return {
+          type: 'number',
+          exclusiveMinimum: 0,
+          description: 'A JSON number greater than 0 with at most 8 decimals, read from its text; a string is refused.',
+        };
       case 'currency':
         return { type: 'string', pattern: CURRENCY };
       case 'id':
@@ -188,7 +206,11 @@ function filterParameter(name: string, filter: Filter, mappings: LegacyMappings)
   let schema: OpenApiSchema = { type: 'string', minLength: 1, maxLength: 64 };
   if (filter.value === 'boolean') schema = { type: 'string', pattern: anyCasePattern(['true', 'false']) };
   if (filter.value === 'currency') schema = { type: 'string', pattern: '^[A-Za-z]{3,5}$' };
-  if (map && filter.closed) schema = { type: 'string', pattern: anyCasePattern([...new Set([...Object.values(map.values), ...Object.keys(map.values)])]) };
+  if (map && filter.closed)
+    schema = {
+      type: 'string',
+      pattern: anyCasePattern([...new Set([...Object.values(map.values), ...Object.keys(map.values)])]),
+    };
   return { name, in: 'query' as const, required: false, description: `${filter.reason} Any case.`, schema };
 }
 
@@ -197,18 +219,33 @@ function idempotencyParameters(rule: IdempotencyRule) {
     case 'none':
       return [];
     case 'required':
-      return [idempotencyKeyParameter(true, `Required; the first final answer is kept ${rule.lifetimeSeconds} s and replayed to the same request. A UUID fits.`)];
+      return [
+        idempotencyKeyParameter(
+          true,
+          `Required; the first final answer is kept ${rule.lifetimeSeconds} s and replayed to the same request. A UUID fits.`,
+        ),
+      ];
     case 'honoured-if-sent':
-      return [idempotencyKeyParameter(false, `Honoured when sent: the first final answer is kept ${rule.lifetimeSeconds} s and replayed to the same request.`)];
+      return [
+        idempotencyKeyParameter(
+          false,
+          `Honoured when sent: the first final answer is kept ${rule.lifetimeSeconds} s and replayed to the same request.`,
+        ),
+      ];
   }
 }
 
 /** The answers the generation gives for these v3 codes, by status, each once (the operation's own wording where it has one). */
-function errorAnswers<G extends LegacyGeneration>(tables: LegacyErrorTables<G>, operation: string, codes: readonly ErrorCode[]): Map<number, LegacyErrorAnswer<G>[]> {
+function errorAnswers<G extends LegacyGeneration>(
+  tables: LegacyErrorTables<G>,
+  operation: string,
+  codes: readonly ErrorCode[],
+): Map<number, LegacyErrorAnswer<G>[]> {
   const byStatus = new Map<number, LegacyErrorAnswer<G>[]>();
   const rows: LegacyErrorRow<G>[] = codes.map((code) => tables.byCode[code]);
   for (const row of rows) {
-    const answer = ((row.byOperation as Readonly<Record<string, LegacyErrorAnswer<G>>> | undefined)?.[operation] ?? row) as LegacyErrorAnswer<G>;
+    const answer = ((row.byOperation as Readonly<Record<string, LegacyErrorAnswer<G>>> | undefined)?.[operation] ??
+      row) as LegacyErrorAnswer<G>;
     const list = byStatus.get(answer.status) ?? [];
     const key = (candidate: LegacyErrorAnswer<G>) => `${candidate.message}\n${candidate.error?.code ?? ''}`;
     if (!list.some((seen) => key(seen) === key(answer))) list.push(answer);
@@ -221,7 +258,11 @@ function errorSchema<G extends LegacyGeneration>(answers: readonly LegacyErrorAn
   const codes = [...new Set(answers.flatMap((answer) => (answer.error ? [answer.error.code] : [])))];
   const properties: Record<string, OpenApiSchema> = {
     status: { type: 'string', const: 'error' },
-    message: { type: 'string', enum: [...new Set(answers.map((answer) => answer.message))], description: 'Not stable: switch on the status, or on error.code.' },
+    message: {
+      type: 'string',
+      enum: [...new Set(answers.map((answer) => answer.message))],
+      description: 'Not stable: switch on the status, or on error.code.',
+    },
   };
   if (codes.length > 0) {
     properties.error = {
@@ -236,7 +277,10 @@ function errorSchema<G extends LegacyGeneration>(answers: readonly LegacyErrorAn
 
 const RETIRED_SCHEMA: OpenApiSchema = {
   type: 'object',
-  properties: { status: { type: 'string', const: 'error' }, message: { type: 'string', description: 'Names the sunset or the brownout window, and the migration guide.' } },
+  properties: {
+    status: { type: 'string', const: 'error' },
+    message: { type: 'string', description: 'Names the sunset or the brownout window, and the migration guide.' },
+  },
   required: ['status', 'message'],
   additionalProperties: false,
 };
@@ -259,10 +303,15 @@ function headersOf(extra: readonly ResponseHeaderName[]): readonly ResponseHeade
 }
 
 /** The error responses of these codes, one per status. */
-function errorResponses<G extends LegacyGeneration>(tables: LegacyErrorTables<G>, operation: string, codes: readonly ErrorCode[]): OpenApiOperation['responses'] {
+function errorResponses<G extends LegacyGeneration>(
+  tables: LegacyErrorTables<G>,
+  operation: string,
+  codes: readonly ErrorCode[],
+): OpenApiOperation['responses'] {
   const responses: OpenApiOperation['responses'] = {};
   for (const [status, answers] of [...errorAnswers(tables, operation, codes)].sort(([a], [b]) => a - b)) {
-    const retryAfter: readonly ResponseHeaderName[] = status === 409 || status === 429 || status === 503 ? ['RetryAfter'] : [];
+    const retryAfter: readonly ResponseHeaderName[] =
+      status === 409 || status === 429 || status === 503 ? ['RetryAfter'] : [];
     responses[String(status)] = {
       description: `${STATUS_TEXT[status] ?? 'Error'}: ${answers.map((answer) => answer.message).join(' | ')}`,
       headers: headerRefs(headersOf([...retryAfter, 'RateLimitLimit', 'RateLimitReset'])),
@@ -275,19 +324,51 @@ function errorResponses<G extends LegacyGeneration>(tables: LegacyErrorTables<G>
 /** What the HTTP server answers before any route runs, in the envelope of the generation the request line names (docs/contract.md#errors-before-routing). */
 const BEFORE_ROUTING: readonly ErrorCode[] = ['REQUEST_MALFORMED', 'REQUEST_HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT'];
 
-function operationObject<G extends LegacyGeneration>(generation: G, operation: string, mapping: EndpointMapping, mappings: LegacyMappings): OpenApiOperation {
+function operationObject<G extends LegacyGeneration>(
+  generation: G,
+  operation: string,
+  mapping: EndpointMapping,
+  mappings: LegacyMappings,
+): OpenApiOperation {
   const path = openApiPath(legacyRoutePath(generation, operation));
   const pagination = mappings.conventions.pagination;
   const parameters: NonNullable<OpenApiOperation['parameters']> = [{ $ref: '#/components/parameters/OrgId' }];
-  if (path.includes('{id}')) parameters.push({ name: 'id', in: 'path', required: true, description: 'The trade, by its UUID (any case); a malformed id is the legacy 400.', schema: { type: 'string' } });
+  if (path.includes('{id}'))
+    parameters.push({
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: 'The trade, by its UUID (any case); a malformed id is the legacy 400.',
+      schema: { type: 'string' },
+    });
   if (mapping.pagination === 'page-limit') {
     parameters.push(
-      { name: 'page', in: 'query', required: false, schema: { type: 'integer', minimum: pagination.page.min, default: pagination.page.default } },
-      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: pagination.limit.min, maximum: pagination.limit.max, default: pagination.limit.default } },
+      {
+        name: 'page',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: pagination.page.min, default: pagination.page.default },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        schema: {
+          type: 'integer',
+          minimum: pagination.limit.min,
+          maximum: pagination.limit.max,
+          default: pagination.limit.default,
+        },
+      },
     );
   }
-  for (const [name, filter] of Object.entries(mapping.filters)) parameters.push(filterParameter(name, filter, mappings));
-  parameters.push(...idempotencyParameters(mapping.idempotency), { $ref: '#/components/parameters/AppMode' }, { $ref: '#/components/parameters/RequestId' });
+  for (const [name, filter] of Object.entries(mapping.filters))
+    parameters.push(filterParameter(name, filter, mappings));
+  parameters.push(
+    ...idempotencyParameters(mapping.idempotency),
+    { $ref: '#/components/parameters/AppMode' },
+    { $ref: '#/components/parameters/RequestId' },
+  );
 
   const fields = mapping.request?.fields ?? {};
   const requestBody =
@@ -300,8 +381,12 @@ function operationObject<G extends LegacyGeneration>(generation: G, operation: s
               schema: {
                 type: 'object' as const,
                 description: 'Other fields are ignored, as the legacy service ignored them.',
-                properties: Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, bodyFieldSchema(field)])),
-                required: Object.entries(fields).filter(([, field]) => field.required).map(([name]) => name),
+                properties: Object.fromEntries(
+                  Object.entries(fields).map(([name, field]) => [name, bodyFieldSchema(field)]),
+                ),
+                required: Object.entries(fields)
+                  .filter(([, field]) => field.required)
+                  .map(([name]) => name),
               },
             },
           },
@@ -328,7 +413,9 @@ function operationObject<G extends LegacyGeneration>(generation: G, operation: s
   return {
     operationId: operationIdOf(mapping.method, path, 3),
     summary: mapping.summary.replace(/\.$/, ''),
-    description: `Scope: \`${mapping.scope}\`. Calls v3: ${Object.values(mapping.v3).map((call) => `\`${call.method} ${call.path}\``).join(', ')}.`,
+    description: `Scope: \`${mapping.scope}\`. Calls v3: ${Object.values(mapping.v3)
+      .map((call) => `\`${call.method} ${call.path}\``)
+      .join(', ')}.`,
     tags: [TAG_OF[operation] ?? 'Other'],
     ...(generation === 'v1' ? { deprecated: true } : {}),
     security: [{ bearerToken: [mapping.scope] }],
@@ -371,7 +458,10 @@ const COMMON_INTRODUCTION = [
 ].join('\n');
 
 /** The record shapes the paths refer to (v1 answers no reversal details, for one). */
-function usedRecordSchemas(paths: NonNullable<OpenApiDocument['paths']>, mappings: LegacyMappings): Record<string, OpenApiSchema> {
+function usedRecordSchemas(
+  paths: NonNullable<OpenApiDocument['paths']>,
+  mappings: LegacyMappings,
+): Record<string, OpenApiSchema> {
   const text = JSON.stringify(paths);
   return Object.fromEntries(
     Object.entries(mappings.records)
@@ -387,22 +477,59 @@ export function buildLegacyDocument(mappings: LegacyMappings, generation: Legacy
   for (const operation of LEGACY_OPERATIONS[generation]) {
     const mapping = table[operation]!;
     const path = openApiPath(legacyRoutePath(generation, operation));
-    paths[path] = { ...paths[path], [mapping.method.toLowerCase()]: operationObject(generation, operation, mapping, mappings) };
+    paths[path] = {
+      ...paths[path],
+      [mapping.method.toLowerCase()]: operationObject(generation, operation, mapping, mappings),
+    };
   }
   paths[documentPath(generation)] = { get: documentOperation(generation, mappings) };
   const modes = Object.keys(mappings.conventions.appModes.values).map((mode) => mode.toLowerCase());
-  const headerNames: readonly ResponseHeaderName[] = ['RequestId', 'TraceId', 'RateLimitLimit', 'RateLimitReset', 'RetryAfter', 'IdempotencyReplayed', 'ServerTiming', 'Deprecation', 'Sunset', 'Link'];
+  const headerNames: readonly ResponseHeaderName[] = [
+    'RequestId',
+    'TraceId',
+    'RateLimitLimit',
+    'RateLimitReset',
+    'RetryAfter',
+    'IdempotencyReplayed',
+    'ServerTiming',
+    'Deprecation',
+    'Sunset',
+    'Link',
+  ];
   return {
     openapi: OPENAPI_VERSION,
-    info: { title: `fxgate ${generation}`, version: generation.slice(1), description: `${INTRODUCTIONS[generation]}\n${COMMON_INTRODUCTION}`, license: { name: 'UNLICENSED' } },
+    info: {
+      title: `fxgate ${generation}`,
+      version: generation.slice(1),
+      description: `${INTRODUCTIONS[generation]}\n${COMMON_INTRODUCTION}`,
+      license: { name: 'UNLICENSED' },
+    },
     servers: [{ url: '/', description: 'The gateway that serves this document.' }],
-    tags: TAGS.filter((tag) => tag.name === 'Reference' || Object.values(paths).some((item) => Object.values(item).some((op) => (op as OpenApiOperation).tags?.includes(tag.name)))).map((tag) => ({ ...tag })),
+    tags: TAGS.filter(
+      (tag) =>
+        tag.name === 'Reference' ||
+        Object.values(paths).some((item) =>
+          Object.values(item).some((op) => (op as OpenApiOperation).tags?.includes(tag.name)),
+        ),
+    ).map((tag) => ({ ...tag })),
     paths,
     components: {
       schemas: usedRecordSchemas(paths, mappings),
       parameters: {
-        OrgId: { name: 'orgId', in: 'path', required: true, description: "The key's organisation (any case); another is \"Route not found\".", schema: { type: 'string', pattern: UUID_ANY_CASE } },
-        AppMode: { name: 'x-app-mode', in: 'header', required: false, description: 'The book: sandbox, or live (also production); any case; absent means live.', schema: { type: 'string', pattern: anyCasePattern(modes) } },
+        OrgId: {
+          name: 'orgId',
+          in: 'path',
+          required: true,
+          description: 'The key\'s organisation (any case); another is "Route not found".',
+          schema: { type: 'string', pattern: UUID_ANY_CASE },
+        },
+        AppMode: {
+          name: 'x-app-mode',
+          in: 'header',
+          required: false,
+          description: 'The book: sandbox, or live (also production); any case; absent means live.',
+          schema: { type: 'string', pattern: anyCasePattern(modes) },
+        },
         RequestId: REQUEST_ID_PARAMETER,
       },
       headers: headerComponents(headerNames),
@@ -411,7 +538,8 @@ export function buildLegacyDocument(mappings: LegacyMappings, generation: Legacy
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An ES256 JWT signed with the legacy API key: kid and sub the key name, a 16-byte hex nonce, aud ["developer-api"], exp - iat at most 120 s, good for one request. The scopes listed are the key scopes the operation needs.',
+          description:
+            'An ES256 JWT signed with the legacy API key: kid and sub the key name, a 16-byte hex nonce, aud ["developer-api"], exp - iat at most 120 s, good for one request. The scopes listed are the key scopes the operation needs.',
         },
       },
     },

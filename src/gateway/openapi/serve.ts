@@ -6,12 +6,13 @@
  * v3 only. Part of the gateway; the page itself is lib's.
  */
 import type { FastifyInstance } from 'fastify';
-import { randomHex } from '../../lib/random.js';
-import { type Generation, documentPath } from '../../lib/openapi/document.js';
+
+import { documentPath, type Generation } from '../../lib/openapi/document.js';
 import { registerReferencePage } from '../../lib/openapi/reference-page.js';
-import { type LegacyReplyOptions, generationHeaders } from '../legacy/reply.js';
-import type { LegacyMappings } from '../legacy/mappings-loader.js';
+import { randomHex } from '../../lib/random.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
+import type { LegacyMappings } from '../legacy/mappings-loader.js';
+import { generationHeaders, type LegacyReplyOptions } from '../legacy/reply.js';
 import { buildLegacyDocument } from './legacy-document.js';
 
 export interface GatewayReferenceOptions {
@@ -30,12 +31,18 @@ export async function registerGatewayReference(app: FastifyInstance, options: Ga
       const body = JSON.stringify(buildLegacyDocument(options.mappings, generation));
       app.get(documentPath(generation), async (request, reply) =>
         reply
-          .headers({ 'x-request-id': request.id, 'x-trace-id': randomHex(16), ...generationHeaders(generation, options.reply) })
+          .headers({
+            'x-request-id': request.id,
+            'x-trace-id': randomHex(16),
+            ...generationHeaders(generation, options.reply),
+          })
           .header('content-type', 'application/json; charset=utf-8')
           .send(body),
       );
     }
     generations.push('v2', 'v1');
   }
-  await registerReferencePage(app, { documents: generations.map((generation) => ({ title: generation, url: documentPath(generation) })) });
+  await registerReferencePage(app, {
+    documents: generations.map((generation) => ({ title: generation, url: documentPath(generation) })),
+  });
 }

@@ -6,6 +6,7 @@
  * element of both lists has one, else by position.
  */
 import { isLosslessNumber } from 'lossless-json';
+
 import { type LegacyFieldIndex } from '../compare/legacy-fields.js';
 import { legacyValueText, parseLegacyAnswer, sameLegacyValue } from '../compare/legacy-values.js';
 
@@ -38,7 +39,12 @@ interface Leaf {
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.getPrototypeOf(value) === Object.prototype
+  );
 }
 
 function join(prefix: string, key: string): string {
@@ -76,7 +82,9 @@ function leavesOf(body: unknown, known: ReadonlySet<string>, matchById: (path: s
   const walk = (value: unknown, at: string, normalized: string): void => {
     if (Array.isArray(value)) {
       const byId = matchById(normalized);
-      value.forEach((element, position) => walk(element, `${at}[${byId ? `id=${idOf(element)!}` : position}]`, `${normalized}[]`));
+      value.forEach((element, position) =>
+        walk(element, `${at}[${byId ? `id=${idOf(element)!}` : position}]`, `${normalized}[]`),
+      );
     } else if (isObject(value)) {
       for (const [key, child] of Object.entries(value)) {
         const named = join(normalized, key);
@@ -126,11 +134,29 @@ function bodyDifferences(index: LegacyFieldIndex, legacy: unknown, gateway: unkn
   const differences: FieldDifference[] = [];
   for (const [at, leaf] of left) {
     const other = right.get(at);
-    if (other === undefined) differences.push({ path: leaf.normalized, at, legacy: legacyValueText(leaf.value), gateway: legacyValueText(undefined) });
-    else if (!sameValue(index, leaf.normalized, leaf.value, other.value)) differences.push({ path: leaf.normalized, at, legacy: legacyValueText(leaf.value), gateway: legacyValueText(other.value) });
+    if (other === undefined)
+      differences.push({
+        path: leaf.normalized,
+        at,
+        legacy: legacyValueText(leaf.value),
+        gateway: legacyValueText(undefined),
+      });
+    else if (!sameValue(index, leaf.normalized, leaf.value, other.value))
+      differences.push({
+        path: leaf.normalized,
+        at,
+        legacy: legacyValueText(leaf.value),
+        gateway: legacyValueText(other.value),
+      });
   }
   for (const [at, leaf] of right) {
-    if (!left.has(at)) differences.push({ path: leaf.normalized, at, legacy: legacyValueText(undefined), gateway: legacyValueText(leaf.value) });
+    if (!left.has(at))
+      differences.push({
+        path: leaf.normalized,
+        at,
+        legacy: legacyValueText(undefined),
+        gateway: legacyValueText(leaf.value),
+      });
   }
   return differences;
 }
@@ -156,7 +182,12 @@ export function compareAnswers(index: LegacyFieldIndex, legacy: AnswerText, gate
   const legacyBody = parse(legacy.body);
   if (!legacyBody.ok) return { comparable: false, reason: 'the legacy answer is not JSON' };
   if (legacy.status !== gateway.status) {
-    return { comparable: true, differences: [{ path: STATUS_PATH, at: STATUS_PATH, legacy: String(legacy.status), gateway: String(gateway.status) }] };
+    return {
+      comparable: true,
+      differences: [
+        { path: STATUS_PATH, at: STATUS_PATH, legacy: String(legacy.status), gateway: String(gateway.status) },
+      ],
+    };
   }
   const gatewayBody = parse(gateway.body);
   if (!gatewayBody.ok) return { comparable: false, reason: 'the gateway answer is not JSON' };

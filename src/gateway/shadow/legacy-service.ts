@@ -16,10 +16,12 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Dispatcher, Pool } from 'undici';
+
 import { forwardedFor } from '../forwarded-for.js';
-import { NOT_SENT_CODES, errorCodesOf } from '../upstream/error-codes.js';
+import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
 
 /** What the gateway adds to `Via` on what it sends on (RFC 9110 7.6.3). */
@@ -76,16 +78,21 @@ function parseBase(url: string): { origin: string; prefix: string } {
   } catch {
     throw new InvalidLegacyServiceUrlError(url, 'not a URL');
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidLegacyServiceUrlError(url, 'must start with http:// or https://');
-  if (parsed.search !== '' || parsed.hash !== '') throw new InvalidLegacyServiceUrlError(url, 'must not carry a query or fragment');
-  if (parsed.username !== '' || parsed.password !== '') throw new InvalidLegacyServiceUrlError(url, 'must not carry credentials');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new InvalidLegacyServiceUrlError(url, 'must start with http:// or https://');
+  if (parsed.search !== '' || parsed.hash !== '')
+    throw new InvalidLegacyServiceUrlError(url, 'must not carry a query or fragment');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new InvalidLegacyServiceUrlError(url, 'must not carry credentials');
   return { origin: parsed.origin, prefix: parsed.pathname.replace(/\/+$/, '') };
 }
 
 /** The request body to forward: the client's stream, when it announced one. */
 function bodyOf(request: FastifyRequest): Readable | null {
   const { headers } = request.raw;
-  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  const announced =
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   return announced ? request.raw : null;
 }
 
@@ -114,7 +121,13 @@ export class LegacyService {
     this.origin = origin;
     this.prefix = prefix;
     this.host = new URL(origin).host;
-    this.ownPool = options.dispatcher ? null : new Pool(origin, { connect: { timeout: options.connectTimeoutMs }, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+    this.ownPool = options.dispatcher
+      ? null
+      : new Pool(origin, {
+          connect: { timeout: options.connectTimeoutMs },
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+        });
     this.dispatcher = options.dispatcher ?? this.ownPool!;
   }
 
@@ -125,7 +138,8 @@ export class LegacyService {
     headers.via = headers.via === undefined ? VIA : `${String(headers.via)}, ${VIA}`;
     if (withBody) return headers;
     const bodiless: IncomingHttpHeaders = {};
-    for (const name in headers) if (name !== 'content-length' && name !== 'transfer-encoding') bodiless[name] = headers[name];
+    for (const name in headers)
+      if (name !== 'content-length' && name !== 'transfer-encoding') bodiless[name] = headers[name];
     return bodiless;
   }
 
@@ -135,7 +149,11 @@ export class LegacyService {
    * and not over MAX_COMPARED_BODY_BYTES; else null. A client that leaves does not stop the
    * legacy service's answer from being read to its end: the request still took effect there.
    */
-  async relay(request: FastifyRequest, reply: FastifyReply, options: { readonly deadlineMs: number; readonly capture: boolean; readonly onFailure: RelayFailure }): Promise<LegacyAnswerBytes | null> {
+  async relay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { readonly deadlineMs: number; readonly capture: boolean; readonly onFailure: RelayFailure },
+  ): Promise<LegacyAnswerBytes | null> {
     const body = bodyOf(request);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new LegacyTimeoutError(options.deadlineMs)), options.deadlineMs);
@@ -211,7 +229,14 @@ export class LegacyService {
       }, timeoutMs);
       const tooLarge = (): Error => new Error(`the legacy answer is larger than ${MAX_COMPARED_BODY_BYTES} bytes`);
       this.dispatcher.dispatch(
-        { origin: this.origin, path: this.prefix + request.url, method: 'GET', headers: this.headersOf(request, false), headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+        {
+          origin: this.origin,
+          path: this.prefix + request.url,
+          method: 'GET',
+          headers: this.headersOf(request, false),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
         {
           onRequestStart(started) {
             controller = started;

@@ -8,7 +8,14 @@
 import { isLosslessNumber, parse, stringify } from 'lossless-json';
 
 /** The last segment of the path names the field (`data[].accountNumber` -> accountNumber). */
-const ACCOUNT_FIELDS: ReadonlySet<string> = new Set(['accountnumber', 'routingnumber', 'swiftcode', 'address', 'iban', 'bic']);
+const ACCOUNT_FIELDS: ReadonlySet<string> = new Set([
+  'accountnumber',
+  'routingnumber',
+  'swiftcode',
+  'address',
+  'iban',
+  'bic',
+]);
 const SECRET_FIELD = /token|secret|password|passphrase|authorization|signature|privatekey|apikey|credential/i;
 /** An IBAN: country, check digits, then 11 to 30 letters and digits (spaces allowed between groups). */
 const IBAN_LIKE = /^[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}$/i;

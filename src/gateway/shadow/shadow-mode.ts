@@ -23,17 +23,23 @@
  * finds nothing costs one translation, as without shadow mode.
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+
 import type { Queryable } from '../../lib/db/database.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
-import { legacyFieldIndex, type LegacyFieldIndex } from '../compare/legacy-fields.js';
+import { type LegacyFieldIndex, legacyFieldIndex } from '../compare/legacy-fields.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import { type ShadowVolatileField, volatilePathsOf } from '../legacy/conventions.js';
 import type { EndpointMapping } from '../legacy/endpoint-mappings.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import type { LegacyAnswer } from '../legacy/pipeline/answer.js';
 import type { LegacyTranslation, ShadowObserver } from '../legacy/pipeline/operation-handler.js';
 import { type AnswerText, compareAnswers, differingPaths } from './answer-diff.js';
-import { type LegacyAnswerBytes, LegacyService, type LegacyServiceOptions, cameThroughGateway } from './legacy-service.js';
+import {
+  cameThroughGateway,
+  type LegacyAnswerBytes,
+  LegacyService,
+  type LegacyServiceOptions,
+} from './legacy-service.js';
 import { ShadowRecorder, type ShadowRecorderOptions } from './shadow-recorder.js';
 
 export type ShadowServe = 'gateway' | 'legacy';
@@ -130,28 +136,39 @@ export class ShadowMode implements ShadowObserver {
     private readonly deps: ShadowModeDependencies,
   ) {
     const resolved = { ...SHADOW_DEFAULTS, ...options };
-    if (!(resolved.sample >= 0 && resolved.sample <= 1)) throw new RangeError(`the shadow sample must be from 0 to 1, got ${resolved.sample}`);
-    if (!Number.isInteger(resolved.maxInFlight) || resolved.maxInFlight < 1) throw new RangeError(`the cap on mirrored reads must be a positive whole number, got ${resolved.maxInFlight}`);
+    if (!(resolved.sample >= 0 && resolved.sample <= 1))
+      throw new RangeError(`the shadow sample must be from 0 to 1, got ${resolved.sample}`);
+    if (!Number.isInteger(resolved.maxInFlight) || resolved.maxInFlight < 1)
+      throw new RangeError(`the cap on mirrored reads must be a positive whole number, got ${resolved.maxInFlight}`);
     this.serve = resolved.serve;
     this.sample = resolved.sample;
     this.cutover = new Set(resolved.cutoverOrgs.map((org) => org.toLowerCase()));
     this.maxInFlight = resolved.maxInFlight;
     this.timeoutMs = resolved.timeoutMs;
     this.random = resolved.random ?? Math.random;
-    const conventions = options.volatile === undefined ? deps.mappings.conventions : { ...deps.mappings.conventions, shadow: { volatile: options.volatile } };
+    const conventions =
+      options.volatile === undefined
+        ? deps.mappings.conventions
+        : { ...deps.mappings.conventions, shadow: { volatile: options.volatile } };
     for (const generation of LEGACY_GENERATIONS) {
       const table: Readonly<Record<string, EndpointMapping>> = deps.mappings.endpoints[generation];
       for (const [name, mapping] of Object.entries(table)) {
         if (mapping.method !== 'GET') continue;
         const index = legacyFieldIndex(mapping, deps.mappings.records);
-        this.operations.set(`${generation} ${name}`, { generation, name, index, volatile: volatilePathsOf(conventions, name, new Set(index.keys())) });
+        this.operations.set(`${generation} ${name}`, {
+          generation,
+          name,
+          index,
+          volatile: volatilePathsOf(conventions, name, new Set(index.keys())),
+        });
       }
     }
     this.legacy = new LegacyService({ ...deps.legacy, url: resolved.legacyUrl });
     this.recorder = new ShadowRecorder(deps.database, {
       flushIntervalMs: resolved.flushIntervalMs,
       examplesPerField: resolved.examplesPerField,
-      onFlushError: (error) => deps.log.warn({ err: error }, 'shadow report: writing the counts failed; kept for the next flush'),
+      onFlushError: (error) =>
+        deps.log.warn({ err: error }, 'shadow report: writing the counts failed; kept for the next flush'),
       ...(deps.onCount === undefined ? {} : { onCount: deps.onCount }),
     });
   }
@@ -189,11 +206,24 @@ export class ShadowMode implements ShadowObserver {
   }
 
   /** The gateway answered a read (it serves this org): ask the legacy service the same, and compare. */
-  gatewayAnswered(operation: { readonly generation: LegacyGeneration; readonly name: string }, request: FastifyRequest, translation: LegacyTranslation): void {
+  gatewayAnswered(
+    operation: { readonly generation: LegacyGeneration; readonly name: string },
+    request: FastifyRequest,
+    translation: LegacyTranslation,
+  ): void {
     const compared = this.operations.get(`${operation.generation} ${operation.name}`);
     // A HEAD is not mirrored as a GET: only the client's request as it came is sent; nor is one a gateway sent on.
-    if (compared === undefined || request.method !== 'GET' || cameThroughGateway(request.headers.via) || !this.sampled() || !this.admit(compared)) return;
-    this.run(this.compare(compared, this.legacy.mirror(request, this.timeoutMs).then(textOf), Promise.resolve(translation)));
+    if (
+      compared === undefined ||
+      request.method !== 'GET' ||
+      cameThroughGateway(request.headers.via) ||
+      !this.sampled() ||
+      !this.admit(compared)
+    )
+      return;
+    this.run(
+      this.compare(compared, this.legacy.mirror(request, this.timeoutMs).then(textOf), Promise.resolve(translation)),
+    );
   }
 
   /**
@@ -201,14 +231,22 @@ export class ShadowMode implements ShadowObserver {
    * the answer, compares a sampled read with the gateway's translation of it.
    */
   async relay(request: FastifyRequest, reply: FastifyReply, route: LegacyRouteContext): Promise<void> {
-    const compared = route.translate !== null && route.operation !== null && request.method === 'GET' ? this.operations.get(`${route.generation} ${route.operation}`) : undefined;
+    const compared =
+      route.translate !== null && route.operation !== null && request.method === 'GET'
+        ? this.operations.get(`${route.generation} ${route.operation}`)
+        : undefined;
     const sampled = compared !== undefined && this.sampled();
     const answer = await this.legacy.relay(request, reply, {
       deadlineMs: this.deps.deadlineMs,
       capture: sampled,
       onFailure: (failed, error, mayHaveReached) => {
         request.log.warn({ err: error }, 'legacy service: no answer to a relayed request');
-        route.fail(failed, mayHaveReached && request.method !== 'GET' && request.method !== 'HEAD' ? 'INTERNAL_ERROR' : 'SERVICE_UNAVAILABLE');
+        route.fail(
+          failed,
+          mayHaveReached && request.method !== 'GET' && request.method !== 'HEAD'
+            ? 'INTERNAL_ERROR'
+            : 'SERVICE_UNAVAILABLE',
+        );
       },
     });
     if (!sampled || compared === undefined || route.translate === null) return;
@@ -220,19 +258,29 @@ export class ShadowMode implements ShadowObserver {
     this.run(this.compare(compared, Promise.resolve(textOf(answer)), route.translate(request)));
   }
 
-  private async compare(operation: ComparedOperation, legacySide: Promise<AnswerText>, gatewaySide: Promise<LegacyTranslation>): Promise<void> {
+  private async compare(
+    operation: ComparedOperation,
+    legacySide: Promise<AnswerText>,
+    gatewaySide: Promise<LegacyTranslation>,
+  ): Promise<void> {
     let legacy: AnswerText;
     let translation: LegacyTranslation;
     try {
       [legacy, translation] = await Promise.all([legacySide, gatewaySide]);
     } catch (error) {
-      this.deps.log.debug({ err: error, operation: operation.name, generation: operation.generation }, 'shadow: not compared');
+      this.deps.log.debug(
+        { err: error, operation: operation.name, generation: operation.generation },
+        'shadow: not compared',
+      );
       this.recorder.notCompared(operation);
       return;
     }
     const result = compareAnswers(operation.index, legacy, translation.answer);
     if (!result.comparable) {
-      this.deps.log.debug({ reason: result.reason, operation: operation.name, generation: operation.generation }, 'shadow: not compared');
+      this.deps.log.debug(
+        { reason: result.reason, operation: operation.name, generation: operation.generation },
+        'shadow: not compared',
+      );
       this.recorder.notCompared(operation);
       return;
     }

@@ -76,7 +76,15 @@ export interface ShadowRecorderOptions {
   readonly onCount?: (operation: ShadowOperationName, result: ShadowResult) => void;
 }
 
-const emptyTally = (): OperationTally => ({ since: new Date().toISOString(), compared: 0, differing: 0, notCompared: 0, dropped: 0, fields: new Map(), noise: new Map() });
+const emptyTally = (): OperationTally => ({
+  since: new Date().toISOString(),
+  compared: 0,
+  differing: 0,
+  notCompared: 0,
+  dropped: 0,
+  fields: new Map(),
+  noise: new Map(),
+});
 
 /** One statement: the operations' counts added, and the fields' counts added with their examples merged, newest first. */
 const FLUSH_SQL = `
@@ -132,7 +140,11 @@ export class ShadowRecorder {
    * A comparison made: `differences` are the real ones (any number per path; one count per
    * path), `noise` the paths (each once) that differed only as the translation itself moves.
    */
-  compared(operation: ShadowOperationName, differences: readonly FieldDifference[], noise: ReadonlySet<string> | readonly string[]): void {
+  compared(
+    operation: ShadowOperationName,
+    differences: readonly FieldDifference[],
+    noise: ReadonlySet<string> | readonly string[],
+  ): void {
     const tally = this.tally(operation);
     tally.compared += 1;
     this.options.onCount?.(operation, 'compared');
@@ -150,7 +162,12 @@ export class ShadowRecorder {
         tally.fields.set(path, field);
       }
       field.count += 1;
-      const example = { at: difference.at, legacy: maskExample(path, difference.legacy), gateway: maskExample(path, difference.gateway), seenAt };
+      const example = {
+        at: difference.at,
+        legacy: maskExample(path, difference.legacy),
+        gateway: maskExample(path, difference.gateway),
+        seenAt,
+      };
       field.examples = [example, ...field.examples].slice(0, this.options.examplesPerField);
     }
   }
@@ -177,16 +194,30 @@ export class ShadowRecorder {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    const operations: [string[], string[], number[], number[], number[], number[], string[]] = [[], [], [], [], [], [], []];
+    const operations: [string[], string[], number[], number[], number[], number[], string[]] = [
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+    ];
     const fields: [string[], string[], string[], string[], number[], string[]] = [[], [], [], [], [], []];
     for (const [key, tally] of batch) {
       const [generation, name] = [key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)];
-      [generation, name, tally.compared, tally.differing, tally.notCompared, tally.dropped, tally.since].forEach((value, column) => (operations[column] as unknown[]).push(value));
+      [generation, name, tally.compared, tally.differing, tally.notCompared, tally.dropped, tally.since].forEach(
+        (value, column) => (operations[column] as unknown[]).push(value),
+      );
       for (const [path, field] of tally.fields) {
-        [generation, name, 'difference', path, field.count, JSON.stringify(field.examples)].forEach((value, column) => (fields[column] as unknown[]).push(value));
+        [generation, name, 'difference', path, field.count, JSON.stringify(field.examples)].forEach((value, column) =>
+          (fields[column] as unknown[]).push(value),
+        );
       }
       for (const [path, count] of tally.noise) {
-        [generation, name, 'noise', path, count, '[]'].forEach((value, column) => (fields[column] as unknown[]).push(value));
+        [generation, name, 'noise', path, count, '[]'].forEach((value, column) =>
+          (fields[column] as unknown[]).push(value),
+        );
       }
     }
     try {
@@ -212,7 +243,11 @@ export class ShadowRecorder {
       for (const [path, field] of tally.fields) {
         const kept = older.fields.get(path);
         if (kept === undefined) older.fields.set(path, field);
-        else older.fields.set(path, { count: kept.count + field.count, examples: [...field.examples, ...kept.examples].slice(0, this.options.examplesPerField) });
+        else
+          older.fields.set(path, {
+            count: kept.count + field.count,
+            examples: [...field.examples, ...kept.examples].slice(0, this.options.examplesPerField),
+          });
       }
       for (const [path, count] of tally.noise) older.noise.set(path, (older.noise.get(path) ?? 0) + count);
     }
@@ -237,10 +272,25 @@ function isoOf(value: unknown): string {
 
 /** The report as the database holds it: operations by generation and name, fields by count. */
 export async function readShadowReport(db: Queryable): Promise<ShadowReport> {
-  const operations = await db.query<{ generation: string; operation: string; compared: string; differing: string; not_compared: string; dropped: string; first_at: unknown }>(
+  const operations = await db.query<{
+    generation: string;
+    operation: string;
+    compared: string;
+    differing: string;
+    not_compared: string;
+    dropped: string;
+    first_at: unknown;
+  }>(
     'SELECT generation, operation, compared, differing, not_compared, dropped, first_at FROM shadow_operations ORDER BY generation, operation',
   );
-  const fields = await db.query<{ generation: string; operation: string; kind: string; path: string; count: string; examples: unknown }>(
+  const fields = await db.query<{
+    generation: string;
+    operation: string;
+    kind: string;
+    path: string;
+    count: string;
+    examples: unknown;
+  }>(
     'SELECT generation, operation, kind, path, count, examples FROM shadow_fields ORDER BY generation, operation, kind, count DESC, path',
   );
   let since: string | null = null;
@@ -261,7 +311,9 @@ export async function readShadowReport(db: Queryable): Promise<ShadowReport> {
           const examples = examplesOf(field.examples);
           return { path: field.path, count: Number(field.count), example: examples[0] ?? null, examples };
         }),
-      noise: own.filter((field) => field.kind === 'noise').map((field) => ({ path: field.path, count: Number(field.count) })),
+      noise: own
+        .filter((field) => field.kind === 'noise')
+        .map((field) => ({ path: field.path, count: Number(field.count) })),
     };
   });
   return { since, operations: report };

@@ -18,9 +18,10 @@
 import { randomBytes } from 'node:crypto';
 import { rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MODES, type Mode, type Scope } from '../../lib/auth/credentials.js';
+
+import { type Mode, MODES, type Scope } from '../../lib/auth/credentials.js';
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
-import { readKeyFile, writeKeyFile, type LoadedKey, loadKey } from '../../lib/keys/key-file.js';
+import { type LoadedKey, loadKey, readKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 
 export interface UpstreamCredentials {
@@ -59,7 +60,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  */
 export function credentialPath(dir: string, orgId: string, mode: string): string {
   if (!UUID.test(orgId) || !(MODES as readonly string[]).includes(mode)) {
-    throw new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_BAD_REQUEST', orgId, mode, `no v3 credential can exist for org ${JSON.stringify(orgId)} in mode ${JSON.stringify(mode)}`);
+    throw new UpstreamCredentialError(
+      'FXGATE_UPSTREAM_CREDENTIAL_BAD_REQUEST',
+      orgId,
+      mode,
+      `no v3 credential can exist for org ${JSON.stringify(orgId)} in mode ${JSON.stringify(mode)}`,
+    );
   }
   return join(dir, `${orgId}.${mode}.json`);
 }
@@ -75,7 +81,13 @@ async function readCredential(path: string, orgId: string, mode: Mode): Promise<
     key = await readKeyFile(path);
   } catch (error) {
     if (isMissingFile(error)) return null;
-    throw new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_INVALID', orgId, mode, `${path} is not a usable key file: ${(error as Error).message}`, { cause: error });
+    throw new UpstreamCredentialError(
+      'FXGATE_UPSTREAM_CREDENTIAL_INVALID',
+      orgId,
+      mode,
+      `${path} is not a usable key file: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   if (key.file.orgId !== orgId || key.file.mode !== mode) {
     throw new UpstreamCredentialError(
@@ -114,7 +126,12 @@ export class KeyDirectoryCredentials implements UpstreamCredentials {
     const path = credentialPath(this.dir, orgId, mode);
     const key = await readCredential(path, orgId, mode);
     if (!key) {
-      throw new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_MISSING', orgId, mode, `no v3 credential for org ${orgId} in mode ${mode}: provision ${path}`);
+      throw new UpstreamCredentialError(
+        'FXGATE_UPSTREAM_CREDENTIAL_MISSING',
+        orgId,
+        mode,
+        `no v3 credential for org ${orgId} in mode ${mode}: provision ${path}`,
+      );
     }
     return new V3RequestSigner(key, { issuer: this.issuer });
   }
@@ -174,7 +191,12 @@ export class ProvisioningCredentials implements UpstreamCredentials {
     const active = key && key.file.name !== revokedName ? await this.options.registry.findActive(key.file.name) : null;
     const narrower = active !== null && !PROVISIONED_SCOPES.every((scope) => active.record.scopes.includes(scope));
     if (!key || active === null || narrower) {
-      const file = await this.options.registry.createKey({ orgId, mode, scopes: PROVISIONED_SCOPES, label: PROVISIONED_LABEL });
+      const file = await this.options.registry.createKey({
+        orgId,
+        mode,
+        scopes: PROVISIONED_SCOPES,
+        label: PROVISIONED_LABEL,
+      });
       await writeAtomically(path, file);
       // Left active, a superseded key would be a credential nobody uses; processes holding it re-read the file once it is revoked.
       if (narrower) await this.options.registry.revoke(key!.file.name);

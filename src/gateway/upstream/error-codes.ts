@@ -3,7 +3,14 @@
  * the socket's, and reply-from's wrappers around them), and which of them mean the request
  * never left the gateway, so that retrying it cannot repeat anything on v3.
  */
-export const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 export function errorCodesOf(error: unknown): string[] {
   const codes: string[] = [];

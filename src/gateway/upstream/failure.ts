@@ -8,7 +8,7 @@
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { UpstreamFailureKind } from '../metrics/gateway-metrics.js';
 import { isWriteMethod } from '../v3/errors.js';
-import { NOT_SENT_CODES, errorCodesOf } from './error-codes.js';
+import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
 
 /** The passthrough's total bound on one upstream answer ran out (the relay aborts the call with it). */
 export class UpstreamDeadlineError extends Error {
@@ -26,12 +26,20 @@ export class UpstreamDeadlineError extends Error {
 export function upstreamFailure(error: unknown, method: string, requestWritten: boolean): ApiError {
   const neverSent = !requestWritten || errorCodesOf(error).some((code) => NOT_SENT_CODES.has(code));
   if (neverSent || !isWriteMethod(method)) {
-    return new ApiError('SERVICE_UNAVAILABLE', {}, { message: 'The v3 service behind this gateway is unavailable; retry later.', cause: error });
+    return new ApiError(
+      'SERVICE_UNAVAILABLE',
+      {},
+      { message: 'The v3 service behind this gateway is unavailable; retry later.', cause: error },
+    );
   }
-  return new ApiError('INTERNAL_ERROR', {}, {
-    message: 'The v3 service behind this gateway did not answer in time; the request may have taken effect.',
-    cause: error,
-  });
+  return new ApiError(
+    'INTERNAL_ERROR',
+    {},
+    {
+      message: 'The v3 service behind this gateway did not answer in time; the request may have taken effect.',
+      cause: error,
+    },
+  );
 }
 
 const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -46,6 +54,12 @@ export function upstreamFailureKind(error: unknown, requestWritten: boolean): Up
   const codes = errorCodesOf(error);
   if (!requestWritten || codes.some((code) => NOT_SENT_CODES.has(code))) return 'unreachable';
   if (codes.some((code) => TIMEOUT_CODES.has(code))) return 'timeout';
-  if (codes.some((code) => code.startsWith('HPE_') || code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')) return 'protocol';
+  if (
+    codes.some(
+      (code) =>
+        code.startsWith('HPE_') || code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+    )
+  )
+    return 'protocol';
   return 'timeout';
 }

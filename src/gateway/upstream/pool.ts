@@ -36,11 +36,13 @@ export function upstreamOrigin(url: string): string {
   } catch {
     throw new InvalidUpstreamError(url, 'not a URL');
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidUpstreamError(url, 'must start with http:// or https://');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new InvalidUpstreamError(url, 'must start with http:// or https://');
   if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '') {
     throw new InvalidUpstreamError(url, 'must be an origin only (scheme, host, port): v3 paths are signed as sent');
   }
-  if (parsed.username !== '' || parsed.password !== '') throw new InvalidUpstreamError(url, 'must not carry credentials');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new InvalidUpstreamError(url, 'must not carry credentials');
   return parsed.origin;
 }
 

@@ -17,8 +17,10 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
+
 import { UpstreamDeadlineError } from './failure.js';
 
 export interface UpstreamRelayOptions {
@@ -50,7 +52,17 @@ export type RelayFailure = UpstreamRelayOptions['onFailure'];
  * them; Node and undici write their own. `expect` is answered by Node's server before the body
  * arrives (100 Continue), so the upstream must not be asked again; undici refuses it anyway.
  */
-const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'http2-settings', 'expect']);
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'http2-settings',
+  'expect',
+]);
 
 /** The header names a Connection header lists besides its usual `keep-alive` or `close`; null when it lists none. */
 function connectionListed(connection: string | string[] | undefined): ReadonlySet<string> | null {
@@ -84,7 +96,9 @@ export function endToEndHeaders(headers: IncomingHttpHeaders): IncomingHttpHeade
 function bodyOf(request: FastifyRequest): Buffer | Readable | null {
   if (Buffer.isBuffer(request.body)) return request.body;
   const { headers } = request.raw;
-  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  const announced =
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   return announced ? request.raw : null;
 }
 
@@ -92,7 +106,9 @@ function bodyOf(request: FastifyRequest): Buffer | Readable | null {
  * Returns the http-proxy handler. It answers through the raw response once the upstream's status
  * line arrives (the reply is hijacked then), or through `onFailure` if the upstream fails first.
  */
-export function createUpstreamRelay(options: UpstreamRelayOptions): (request: FastifyRequest, reply: FastifyReply, dest: string) => void {
+export function createUpstreamRelay(
+  options: UpstreamRelayOptions,
+): (request: FastifyRequest, reply: FastifyReply, dest: string) => void {
   const { origin, dispatcher, forwardedFor, deadlineMs, onFailure, observer = null } = options;
   const host = new URL(origin).host;
   return function relayToUpstream(request, reply, dest) {

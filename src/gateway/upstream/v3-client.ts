@@ -17,11 +17,12 @@
  * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through.
  */
 import type { Dispatcher } from 'undici';
+
 import type { Mode } from '../../lib/auth/credentials.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
-import { ERROR_TYPES, RETRY_STRATEGIES, type ErrorType, type RetryStrategy } from '../../lib/errors/catalog.js';
+import { ERROR_TYPES, type ErrorType, RETRY_STRATEGIES, type RetryStrategy } from '../../lib/errors/catalog.js';
 import type { UpstreamCredentials } from './credentials.js';
-import { NOT_SENT_CODES, errorCodesOf } from './error-codes.js';
+import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
 
 export type UpstreamErrorCode = 'FXGATE_UPSTREAM_UNREACHABLE' | 'FXGATE_UPSTREAM_TIMEOUT' | 'FXGATE_UPSTREAM_PROTOCOL';
 
@@ -93,7 +94,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function parseV3Error(body: Buffer | string, status?: number): V3Error {
   const fail = (reason: string, cause?: unknown): never => {
-    throw new UpstreamProtocolError(`v3 answered ${status ?? 'an error'} with ${reason}`, status, cause === undefined ? undefined : { cause });
+    throw new UpstreamProtocolError(
+      `v3 answered ${status ?? 'an error'} with ${reason}`,
+      status,
+      cause === undefined ? undefined : { cause },
+    );
   };
   let parsed: unknown;
   try {
@@ -106,7 +111,8 @@ export function parseV3Error(body: Buffer | string, status?: number): V3Error {
   const { code, type, message, retryStrategy, details } = error;
   if (typeof code !== 'string' || code === '') return fail('an error without a code');
   if (type !== undefined && typeof type !== 'string') return fail('an error type that is not a string');
-  if (retryStrategy !== undefined && typeof retryStrategy !== 'string') return fail('a retryStrategy that is not a string');
+  if (retryStrategy !== undefined && typeof retryStrategy !== 'string')
+    return fail('a retryStrategy that is not a string');
   if (message !== undefined && typeof message !== 'string') return fail('an error message that is not a string');
   if (details !== undefined && !isRecord(details)) return fail('error details that are not an object');
   const rawType = type ?? '';
@@ -116,7 +122,9 @@ export function parseV3Error(body: Buffer | string, status?: number): V3Error {
     type: (ERROR_TYPES as readonly string[]).includes(rawType) ? (rawType as ErrorType) : 'INTERNAL_ERROR',
     rawType,
     message: message ?? '',
-    retryStrategy: (RETRY_STRATEGIES as readonly string[]).includes(rawRetryStrategy) ? (rawRetryStrategy as RetryStrategy) : 'TERMINAL',
+    retryStrategy: (RETRY_STRATEGIES as readonly string[]).includes(rawRetryStrategy)
+      ? (rawRetryStrategy as RetryStrategy)
+      : 'TERMINAL',
     rawRetryStrategy,
     details: details ?? {},
   };
@@ -129,8 +137,10 @@ export function classifyUpstreamFailure(error: unknown, what: string): UpstreamE
   if (error instanceof UpstreamError) return error;
   const codes = errorCodesOf(error);
   const detail = codes[0] ?? (error instanceof Error ? error.message : String(error));
-  if (codes.some((code) => NOT_SENT_CODES.has(code))) return new UpstreamUnreachableError(`v3 is unreachable for ${what} (${detail})`, { cause: error });
-  if (codes.some((code) => TIMEOUT_CODES.has(code))) return new UpstreamTimeoutError(`v3 did not answer ${what} in time (${detail})`, { cause: error });
+  if (codes.some((code) => NOT_SENT_CODES.has(code)))
+    return new UpstreamUnreachableError(`v3 is unreachable for ${what} (${detail})`, { cause: error });
+  if (codes.some((code) => TIMEOUT_CODES.has(code)))
+    return new UpstreamTimeoutError(`v3 did not answer ${what} in time (${detail})`, { cause: error });
   // A reset or a closed socket after sending: as unknown an outcome as a timeout.
   return new UpstreamTimeoutError(`v3 connection lost during ${what} (${detail})`, { cause: error });
 }
@@ -180,7 +190,12 @@ export class V3Client {
 
   async request(call: V3CallRequest): Promise<V3CallResponse> {
     const signer = await this.options.credentials.signerFor(call.orgId, call.mode);
-    const signed = await signer.headers({ method: call.method, pathAndQuery: call.pathAndQuery, body: call.body, idempotencyKey: call.idempotencyKey });
+    const signed = await signer.headers({
+      method: call.method,
+      pathAndQuery: call.pathAndQuery,
+      body: call.body,
+      idempotencyKey: call.idempotencyKey,
+    });
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers, ...signed };
     const what = `${call.method} ${call.pathAndQuery.split('?')[0]}`;
     let status: number;
@@ -190,13 +205,23 @@ export class V3Client {
     const signal = AbortSignal.timeout(deadlineMs);
     const sent = performance.now();
     try {
-      const response = await this.options.dispatcher.request({ method: call.method, path: call.pathAndQuery, headers, body: call.body, signal });
+      const response = await this.options.dispatcher.request({
+        method: call.method,
+        path: call.pathAndQuery,
+        headers,
+        body: call.body,
+        signal,
+      });
       status = response.statusCode;
       responseHeaders = response.headers;
       body = await this.readBody(response.body, status, what);
     } catch (error) {
       // Whatever undici reports once the deadline has aborted the call, the deadline is the cause.
-      if (signal.aborted) throw new UpstreamTimeoutError(`v3 did not finish answering ${what} within the ${deadlineMs} ms deadline`, { cause: error, deadline: true });
+      if (signal.aborted)
+        throw new UpstreamTimeoutError(`v3 did not finish answering ${what} within the ${deadlineMs} ms deadline`, {
+          cause: error,
+          deadline: true,
+        });
       throw classifyUpstreamFailure(error, what);
     }
     const elapsedMs = performance.now() - sent;

@@ -13,7 +13,7 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
-import { TimeTextError, parseSince } from '../../lib/time-text.js';
+import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
@@ -129,7 +129,12 @@ export class UsageRecorder implements UsageObserver {
 
   seen(event: UsageEvent): void {
     const at = this.now();
-    const row = { orgId: event.caller?.orgId.toLowerCase() ?? null, keyName: event.caller?.keyName ?? null, generation: event.generation, operation: event.operation };
+    const row = {
+      orgId: event.caller?.orgId.toLowerCase() ?? null,
+      keyName: event.caller?.keyName ?? null,
+      generation: event.generation,
+      operation: event.operation,
+    };
     const key = identity(row);
     let tally = this.pending.get(key);
     if (tally === undefined) {
@@ -159,7 +164,18 @@ export class UsageRecorder implements UsageObserver {
     const columns: unknown[][] = Array.from({ length: 10 }, () => []);
     for (const key of [...batch.keys()].sort()) {
       const tally = batch.get(key)!;
-      const values = [tally.orgId, tally.keyName, tally.generation, tally.operation, tally.count, tally.brownout, tally.sunset, new Date(tally.firstSeen).toISOString(), new Date(tally.lastSeen).toISOString(), tally.lastAddress];
+      const values = [
+        tally.orgId,
+        tally.keyName,
+        tally.generation,
+        tally.operation,
+        tally.count,
+        tally.brownout,
+        tally.sunset,
+        new Date(tally.firstSeen).toISOString(),
+        new Date(tally.lastSeen).toISOString(),
+        tally.lastAddress,
+      ];
       values.forEach((value, column) => columns[column]!.push(value));
     }
     try {
@@ -261,7 +277,10 @@ const QUERY_PARAMETERS = ['generation', 'since'] as const;
  */
 export function parseUsageQuery(input: Readonly<Record<string, unknown>>, now: number): UsageQuery {
   const unknown = Object.keys(input).filter((name) => !(QUERY_PARAMETERS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new UsageQueryError(`unknown parameter ${unknown.map((name) => JSON.stringify(name)).join(', ')}; the report takes generation (v1 or v2) and since (such as 7d)`);
+  if (unknown.length > 0)
+    throw new UsageQueryError(
+      `unknown parameter ${unknown.map((name) => JSON.stringify(name)).join(', ')}; the report takes generation (v1 or v2) and since (such as 7d)`,
+    );
   const single = (name: string): string | undefined => {
     const value = input[name];
     if (value === undefined) return undefined;
@@ -270,7 +289,9 @@ export function parseUsageQuery(input: Readonly<Record<string, unknown>>, now: n
   };
   const generation = single('generation');
   if (generation !== undefined && !(LEGACY_GENERATIONS as readonly string[]).includes(generation)) {
-    throw new UsageQueryError(`generation must be ${LEGACY_GENERATIONS.join(' or ')}, got ${JSON.stringify(generation.slice(0, 32))}; leave it out for both`);
+    throw new UsageQueryError(
+      `generation must be ${LEGACY_GENERATIONS.join(' or ')}, got ${JSON.stringify(generation.slice(0, 32))}; leave it out for both`,
+    );
   }
   const sinceText = single('since');
   let since: number | undefined;
@@ -290,7 +311,11 @@ export function parseUsageQuery(input: Readonly<Record<string, unknown>>, now: n
  * process's pending counts are written (other processes' reach the database within their flush
  * interval). A query it cannot read is a 400 whose message says what to send.
  */
-export function usageAdminRoute(db: Queryable, recorder: UsageRecorder | null, now: () => number = Date.now): AdminRoute {
+export function usageAdminRoute(
+  db: Queryable,
+  recorder: UsageRecorder | null,
+  now: () => number = Date.now,
+): AdminRoute {
   return {
     method: 'GET',
     url: USAGE_ADMIN_PATH,

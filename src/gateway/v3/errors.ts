@@ -3,6 +3,7 @@
  * exactly): the v3 envelope from the shared catalog, as the upstream would have written it.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 
 /** v3 counts GET and HEAD as reads; everything else is a write, whose retry advice differs. */
@@ -33,10 +34,19 @@ export function sendV3Error<R extends ErrorReply>(reply: R, error: ApiError): R 
  * answer is that it has none, whatever the body.
  */
 function requestRefusal(error: FastifyError, request: FastifyRequest): ApiError {
-  if (request.is404) return new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }, { cause: error });
+  if (request.is404)
+    return new ApiError(
+      'ROUTE_NOT_FOUND',
+      { method: request.method, path: request.url.split('?', 1)[0]! },
+      { cause: error },
+    );
   if (error.statusCode === 413) return new ApiError('VALIDATION_PAYLOAD_TOO_LARGE', {}, { cause: error });
   if (error.statusCode === 415) return new ApiError('VALIDATION_CONTENT_TYPE', {}, { cause: error });
-  return new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: '', code: 'invalid_body', message: error.message }] }, { cause: error });
+  return new ApiError(
+    'VALIDATION_BODY_FAILED',
+    { issues: [{ path: '', code: 'invalid_body', message: error.message }] },
+    { cause: error },
+  );
 }
 
 /**
@@ -45,7 +55,11 @@ function requestRefusal(error: FastifyError, request: FastifyRequest): ApiError 
  * a load generator stopping): a proxied answer's stream is aborted on its way here, nothing can be
  * sent, and nothing failed on this side, so it is an info line, not one for the platform's alerts.
  */
-export async function handleGatewayError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function handleGatewayError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   if (reply.raw.destroyed) {
     request.log.info({ err: error }, 'client closed the connection before the answer');
     return reply;

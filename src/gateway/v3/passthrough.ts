@@ -8,12 +8,13 @@
 import proxy from '@fastify/http-proxy';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
+
 import { ApiError } from '../../lib/errors/api-error.js';
 import { forwardedFor } from '../forwarded-for.js';
 import type { PassthroughObserver } from '../metrics/gateway-metrics.js';
-import { handleGatewayError, sendV3Error } from './errors.js';
 import { upstreamFailure, upstreamFailureKind } from '../upstream/failure.js';
-import { type RelayObserver, createUpstreamRelay } from '../upstream/relay.js';
+import { createUpstreamRelay, type RelayObserver } from '../upstream/relay.js';
+import { handleGatewayError, sendV3Error } from './errors.js';
 
 export const V3_PREFIX = '/v3';
 
@@ -71,14 +72,21 @@ export function pathSurvivesForwarding(url: string): boolean {
 /** An async hook that answers early must return the reply, so fastify stops the request there. */
 async function refuseInexactPaths(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (pathSurvivesForwarding(request.url)) return undefined;
-  return sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }));
+  return sendV3Error(
+    reply,
+    new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }),
+  );
 }
 
 /**
  * An oversized body, as v3 itself words it. Fastify has already asked for the connection to be
  * closed after the answer, so a client still sending is not left writing; said here again all the same.
  */
-async function handlePassthroughError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function handlePassthroughError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     request.log.info({ code: 'VALIDATION_PAYLOAD_TOO_LARGE' }, 'request rejected');
     return sendV3Error(reply.header('connection', 'close'), new ApiError('VALIDATION_PAYLOAD_TOO_LARGE'));
@@ -91,7 +99,9 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
     scope.addHook('onRequest', refuseInexactPaths);
     // A write's body is read whole, up to v3's limit: past a Content-Length over it nothing is read, and a chunked body stops at it.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: V3_BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: V3_BODY_LIMIT_BYTES }, (_request, body, done) =>
+      done(null, body),
+    );
     scope.setErrorHandler(handlePassthroughError);
     await scope.register(proxy, {
       upstream: options.origin,

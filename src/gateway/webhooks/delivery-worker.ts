@@ -16,10 +16,12 @@
  *   folder is locked), so a lease found at start-up is a dead process's and is released.
  */
 import { performance } from 'node:perf_hooks';
+
 import { Agent, type Dispatcher, request } from 'undici';
+
 import type { Database, Queryable } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, outcomeAfterAttempt } from '../../lib/webhooks/retry-schedule.js';
+import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
 import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
 import { subscriptionSecretBinding } from './subscriptions.js';
@@ -103,7 +105,8 @@ const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.subscription_id, s.url,
 const DUE = `SELECT id FROM legacy_webhook_deliveries
   WHERE status = 'PENDING' AND next_attempt_at <= $1 AND (leased_until IS NULL OR leased_until <= $1)
   ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
-const JOINS = 'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
+const JOINS =
+  'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
 
 type AttemptResult = { readonly durationMs: number } & (
   | { readonly kind: 'answered'; readonly statusCode: number }
@@ -162,7 +165,11 @@ export class LegacyDeliveryWorker {
   constructor(deps: DeliveryWorkerDependencies) {
     this.db = deps.db;
     this.sealer = deps.sealer;
-    this.options = { ...DELIVERY_WORKER_DEFAULTS, claim: deps.db.driver === 'pglite' ? 'lease' : 'lock', ...deps.options };
+    this.options = {
+      ...DELIVERY_WORKER_DEFAULTS,
+      claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
+      ...deps.options,
+    };
     this.now = deps.now ?? (() => new Date());
     this.random = deps.random ?? Math.random;
     this.log = deps.log ?? null;
@@ -172,7 +179,12 @@ export class LegacyDeliveryWorker {
       this.fetcher = deps.fetcher;
     } else {
       const timeout = this.options.requestTimeoutMs;
-      this.agent = new Agent({ connections: this.options.concurrency, connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout });
+      this.agent = new Agent({
+        connections: this.options.concurrency,
+        connect: { timeout },
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
       this.fetcher = undiciFetcher(this.agent);
     }
   }
@@ -182,7 +194,9 @@ export class LegacyDeliveryWorker {
     if (this.running || this.closed) return;
     this.log ??= log ?? null;
     if (this.options.claim === 'lease' && this.db.driver === 'pglite') {
-      await this.db.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE status = 'PENDING' AND leased_until IS NOT NULL`);
+      await this.db.query(
+        `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE status = 'PENDING' AND leased_until IS NOT NULL`,
+      );
     }
     this.running = true;
     this.schedule(0);
@@ -220,7 +234,9 @@ export class LegacyDeliveryWorker {
     const round = new AbortController();
     this.rounds.add(round);
     try {
-      return this.options.claim === 'lock' ? await this.lockedRound(round.signal) : await this.leasedRound(round.signal);
+      return this.options.claim === 'lock'
+        ? await this.lockedRound(round.signal)
+        : await this.leasedRound(round.signal);
     } finally {
       this.rounds.delete(round);
     }
@@ -278,11 +294,16 @@ export class LegacyDeliveryWorker {
       );
       return claimed.rows;
     });
-    const reached = await this.attemptAll(rows, signal, (row, result, at) => this.db.transaction((tx) => this.record(tx, row, result, at)));
+    const reached = await this.attemptAll(rows, signal, (row, result, at) =>
+      this.db.transaction((tx) => this.record(tx, row, result, at)),
+    );
     const unreached = rows.filter((row) => !reached.has(row.id));
     if (unreached.length > 0) {
       // Stopped before these were tried: hand them back now rather than at the lease's end.
-      await this.db.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`, [unreached.map((row) => row.id)]);
+      await this.db.query(
+        `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+        [unreached.map((row) => row.id)],
+      );
     }
     return rows.length;
   }
@@ -306,7 +327,9 @@ export class LegacyDeliveryWorker {
       }
     };
     // Every lane is awaited even when one fails, so nothing uses the round's transaction after it ends.
-    const lanes = await Promise.allSettled(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane));
+    const lanes = await Promise.allSettled(
+      Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane),
+    );
     const failed = lanes.find((settled): settled is PromiseRejectedResult => settled.status === 'rejected');
     if (failed) throw failed.reason;
     return reached;
@@ -319,9 +342,17 @@ export class LegacyDeliveryWorker {
       secret = this.sealer.open(row.secret, subscriptionSecretBinding(row.subscription_id));
     } catch (error) {
       // Recorded as a failed attempt rather than thrown: one bad row must not hold back the round.
-      return { kind: 'failed', error: `the subscription's secret does not open: ${describeError(error)}`, durationMs: 0 };
+      return {
+        kind: 'failed',
+        error: `the subscription's secret does not open: ${describeError(error)}`,
+        durationMs: 0,
+      };
     }
-    const headers = { 'content-type': 'application/json', 'user-agent': LEGACY_USER_AGENT, [LEGACY_SIGNATURE_HEADER]: signLegacyWebhook(secret, body) };
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': LEGACY_USER_AGENT,
+      [LEGACY_SIGNATURE_HEADER]: signLegacyWebhook(secret, body),
+    };
     const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
     const signal = AbortSignal.any([stopSignal, timeout]);
     const started = performance.now();
@@ -331,31 +362,45 @@ export class LegacyDeliveryWorker {
       return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
     } catch (error) {
       const durationMs = elapsed();
-      if (stopSignal.aborted) return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
-      if (timeout.aborted) return { kind: 'failed', error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`, durationMs };
+      if (stopSignal.aborted)
+        return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
+      if (timeout.aborted)
+        return {
+          kind: 'failed',
+          error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`,
+          durationMs,
+        };
       return { kind: 'failed', error: describeError(error), durationMs };
     }
   }
 
   /** Writes the attempt and the delivery's new state; `attempts = claimed` makes a stale lease's late result change nothing. */
-  private async record(tx: Queryable, row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date): Promise<void> {
+  private async record(
+    tx: Queryable,
+    row: ClaimedDelivery,
+    result: AttemptResult | null,
+    attemptedAt: Date,
+  ): Promise<void> {
     if (result === null) {
-      const { rowCount } = await tx.query(`UPDATE legacy_webhook_deliveries SET status = 'GAVE_UP', leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      const { rowCount } = await tx.query(
+        `UPDATE legacy_webhook_deliveries SET status = 'GAVE_UP', leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
+        [row.id, row.attempts],
+      );
       if (rowCount > 0) this.onOutcome?.('gave_up');
       return;
     }
     const statusCode = result.kind === 'answered' ? result.statusCode : null;
     const error = result.kind === 'answered' ? null : result.error;
-    await tx.query('INSERT INTO legacy_webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)', [
-      row.id,
-      attemptedAt,
-      statusCode,
-      error,
-      result.durationMs,
-    ]);
+    await tx.query(
+      'INSERT INTO legacy_webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)',
+      [row.id, attemptedAt, statusCode, error, result.durationMs],
+    );
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once.
-      await tx.query(`UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`, [row.id, row.attempts]);
+      await tx.query(
+        `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
+        [row.id, row.attempts],
+      );
       this.onOutcome?.('interrupted');
       return;
     }
@@ -376,6 +421,9 @@ export class LegacyDeliveryWorker {
       [row.id, row.attempts, outcome.status, outcome.status === 'PENDING' ? outcome.nextAttemptAt : null, attemptedAt],
     );
     // A stale lease's late result changed nothing, and is not counted either.
-    if (rowCount > 0) this.onOutcome?.(outcome.status === 'DELIVERED' ? 'delivered' : outcome.status === 'PENDING' ? 'retrying' : 'gave_up');
+    if (rowCount > 0)
+      this.onOutcome?.(
+        outcome.status === 'DELIVERED' ? 'delivered' : outcome.status === 'PENDING' ? 'retrying' : 'gave_up',
+      );
   }
 }

@@ -6,13 +6,19 @@
  * numbers with exactly the v3 digits. Compiled once when the gateway starts.
  */
 import { z } from 'zod';
+
 import { idToLegacyUuid, isId } from '../../lib/ids.js';
 import { stringifyLegacyJson } from '../legacy/lossless-json.js';
 import type { ValueMapTable } from '../legacy/record-shapes.js';
 import { compileRecord } from '../legacy/transforms/response-body.js';
 import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
-import { V3_RECORDS, readV3 } from '../legacy/transforms/v3-records.js';
-import { type EnvelopeValue, type LegacyWebhookTable, V3_WEBHOOK_EVENTS, defaultWebhookEvents } from '../legacy/webhook-shapes.js';
+import { readV3, V3_RECORDS } from '../legacy/transforms/v3-records.js';
+import {
+  defaultWebhookEvents,
+  type EnvelopeValue,
+  type LegacyWebhookTable,
+  V3_WEBHOOK_EVENTS,
+} from '../legacy/webhook-shapes.js';
 
 /** The v3 delivery envelope, as much of it as the gateway reads. */
 const v3EnvelopeSchema = z.object({
@@ -55,7 +61,13 @@ export interface LegacyWebhookBuilder {
   build(envelope: V3WebhookEnvelope, orgId: string): LegacyWebhookBody | null;
 }
 
-type EnvelopeBuild = (input: { readonly envelope: V3WebhookEnvelope; readonly eventId: string; readonly resource: string; readonly message: string; readonly record: Record<string, unknown> }) => unknown;
+type EnvelopeBuild = (input: {
+  readonly envelope: V3WebhookEnvelope;
+  readonly eventId: string;
+  readonly resource: string;
+  readonly message: string;
+  readonly record: Record<string, unknown>;
+}) => unknown;
 
 const ENVELOPE_BUILDS: Readonly<Record<EnvelopeValue, EnvelopeBuild>> = {
   eventUuid: ({ eventId }) => eventId,
@@ -66,8 +78,18 @@ const ENVELOPE_BUILDS: Readonly<Record<EnvelopeValue, EnvelopeBuild>> = {
 };
 
 export function compileLegacyWebhooks(table: LegacyWebhookTable, maps: ValueMapTable): LegacyWebhookBuilder {
-  const envelopeFields = Object.entries(table.envelope).map(([name, field]) => [name, ENVELOPE_BUILDS[field.value]] as const);
-  const byV3 = new Map<string, { name: string; event: LegacyWebhookTable['events'][string]; schema: z.ZodType<Record<string, unknown>>; record: ReturnType<typeof compileRecord> }>(
+  const envelopeFields = Object.entries(table.envelope).map(
+    ([name, field]) => [name, ENVELOPE_BUILDS[field.value]] as const,
+  );
+  const byV3 = new Map<
+    string,
+    {
+      name: string;
+      event: LegacyWebhookTable['events'][string];
+      schema: z.ZodType<Record<string, unknown>>;
+      record: ReturnType<typeof compileRecord>;
+    }
+  >(
     Object.entries(table.events).map(([name, event]) => {
       const shape = table.records[event.record]!;
       const schema = V3_RECORDS[V3_WEBHOOK_EVENTS[event.v3]] as unknown as z.ZodType<Record<string, unknown>>;

@@ -6,12 +6,18 @@
  * port), and stopped when the app closes.
  */
 import type { FastifyInstance } from 'fastify';
+
 import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { V3Client } from '../upstream/v3-client.js';
-import { type DeliveryFetcher, type DeliveryWorkerDependencies, type DeliveryWorkerOptions, LegacyDeliveryWorker } from './delivery-worker.js';
-import { type LegacyWebhookBuilder, compileLegacyWebhooks } from './legacy-payload.js';
+import {
+  type DeliveryFetcher,
+  type DeliveryWorkerDependencies,
+  type DeliveryWorkerOptions,
+  LegacyDeliveryWorker,
+} from './delivery-worker.js';
+import { compileLegacyWebhooks, type LegacyWebhookBuilder } from './legacy-payload.js';
 import { registerWebhookReceiver } from './receiver.js';
 import { type ReconcileReport, WebhookRegistrar } from './registrations.js';
 
@@ -58,14 +64,36 @@ export class LegacyWebhooks {
   constructor(readonly options: LegacyWebhookOptions) {}
 
   /** Adds the receiver route and the start and stop hooks to the gateway app (before it is ready). */
-  async attach(app: FastifyInstance, parts: { readonly mappings: LegacyMappings; readonly client: V3Client; readonly onDelivery?: DeliveryWorkerDependencies['onOutcome'] }): Promise<void> {
+  async attach(
+    app: FastifyInstance,
+    parts: {
+      readonly mappings: LegacyMappings;
+      readonly client: V3Client;
+      readonly onDelivery?: DeliveryWorkerDependencies['onOutcome'];
+    },
+  ): Promise<void> {
     if (this.attached !== null) throw new Error('legacy webhooks are attached to a gateway already');
     const { db } = this.options;
     const sealer = await SecretSealer.open(db, SEALING_SECRET_NAME);
     const builder = compileLegacyWebhooks(parts.mappings.webhooks, parts.mappings.maps);
     const { enabled: _enabled, ...workerOptions } = this.options.worker ?? {};
-    const worker = new LegacyDeliveryWorker({ db, sealer, options: workerOptions, fetcher: this.options.fetcher, now: this.options.now, random: this.options.random, log: app.log, onOutcome: parts.onDelivery });
-    const registrar = new WebhookRegistrar({ db, client: parts.client, sealer, v3EventTypes: builder.v3EventTypes, now: this.options.now });
+    const worker = new LegacyDeliveryWorker({
+      db,
+      sealer,
+      options: workerOptions,
+      fetcher: this.options.fetcher,
+      now: this.options.now,
+      random: this.options.random,
+      log: app.log,
+      onOutcome: parts.onDelivery,
+    });
+    const registrar = new WebhookRegistrar({
+      db,
+      client: parts.client,
+      sealer,
+      v3EventTypes: builder.v3EventTypes,
+      now: this.options.now,
+    });
     this.attached = { worker, registrar, builder, app };
     await registerWebhookReceiver(app, {
       db,
@@ -108,9 +136,16 @@ export class LegacyWebhooks {
         (report) => {
           if (report.unregistered > 0 && !this.warnedUnregistered) {
             this.warnedUnregistered = true;
-            this.parts().app.log.warn({ unregistered: report.unregistered }, 'legacy webhooks: subscriptions exist but FXGATE_GATEWAY_WEBHOOK_URL is unset, so v3 is not told where to deliver; events already stored are still delivered');
+            this.parts().app.log.warn(
+              { unregistered: report.unregistered },
+              'legacy webhooks: subscriptions exist but FXGATE_GATEWAY_WEBHOOK_URL is unset, so v3 is not told where to deliver; events already stored are still delivered',
+            );
           }
-          for (const failure of report.failed) this.parts().app.log.error({ err: failure, orgId: failure.orgId, mode: failure.mode }, 'legacy webhooks: registration with v3 failed; retried at the next reconciliation');
+          for (const failure of report.failed)
+            this.parts().app.log.error(
+              { err: failure, orgId: failure.orgId, mode: failure.mode },
+              'legacy webhooks: registration with v3 failed; retried at the next reconciliation',
+            );
           return report;
         },
         (error: unknown) => {

@@ -8,12 +8,19 @@
  * (a v3 retry, or two endpoints during a URL change) is answered 2xx and stored once.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { MODES, type Mode } from '../../lib/auth/credentials.js';
+
+import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isUuid } from '../../lib/ids.js';
-import { DEFAULT_TOLERANCE_SECONDS, SIGNATURE_HEADER, VERSION_HEADER, WEBHOOK_VERSION, verifyWebhookSignature } from '../../lib/webhooks/signature.js';
+import {
+  DEFAULT_TOLERANCE_SECONDS,
+  SIGNATURE_HEADER,
+  verifyWebhookSignature,
+  VERSION_HEADER,
+  WEBHOOK_VERSION,
+} from '../../lib/webhooks/signature.js';
 import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
 import { sendV3Error } from '../v3/errors.js';
 import { type LegacyWebhookBuilder, parseV3WebhookEnvelope } from './legacy-payload.js';
@@ -66,7 +73,10 @@ function headerIssue(header: string, code: string, message: string): ApiError {
 export async function receiveV3Delivery(deps: ReceiverDependencies, delivery: V3Delivery): Promise<Receipt> {
   const orgId = delivery.orgId;
   if (!isUuid(orgId) || !(MODES as readonly string[]).includes(delivery.mode)) {
-    throw new ApiError('ROUTE_NOT_FOUND', { method: 'POST', path: `${LEGACY_WEBHOOK_PATH}/${delivery.orgId}/${delivery.mode}` });
+    throw new ApiError('ROUTE_NOT_FOUND', {
+      method: 'POST',
+      path: `${LEGACY_WEBHOOK_PATH}/${delivery.orgId}/${delivery.mode}`,
+    });
   }
   const mode = delivery.mode as Mode;
   const now = deps.now?.() ?? new Date();
@@ -74,7 +84,8 @@ export async function receiveV3Delivery(deps: ReceiverDependencies, delivery: V3
   if (header === undefined) throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MISSING' });
   // The receiver is on the public listener: a header that cannot be a signature costs no database read.
   const shape = verifyWebhookSignature({ secret: [], rawBody: '', header });
-  if (!shape.ok && shape.reason === 'MALFORMED') throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MALFORMED' });
+  if (!shape.ok && shape.reason === 'MALFORMED')
+    throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MALFORMED' });
   const secrets = await endpointSecrets(deps, orgId, mode);
   // Nothing of this org and mode is registered: no delivery can verify.
   if (secrets.length === 0) throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_INVALID' });
@@ -86,12 +97,19 @@ export async function receiveV3Delivery(deps: ReceiverDependencies, delivery: V3
     nowSeconds: Math.floor(now.getTime() / 1000),
   });
   if (!verified.ok) {
-    if (verified.reason === 'MALFORMED') throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MALFORMED' });
-    if (verified.reason === 'SIGNATURE_MISMATCH') throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_INVALID' });
-    throw headerIssue(SIGNATURE_HEADER, 'timestamp_out_of_tolerance', `the signature's timestamp is more than ${deps.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS} s from the gateway's clock: a replay, or a clock to fix`);
+    if (verified.reason === 'MALFORMED')
+      throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_MALFORMED' });
+    if (verified.reason === 'SIGNATURE_MISMATCH')
+      throw new ApiError('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_INVALID' });
+    throw headerIssue(
+      SIGNATURE_HEADER,
+      'timestamp_out_of_tolerance',
+      `the signature's timestamp is more than ${deps.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS} s from the gateway's clock: a replay, or a clock to fix`,
+    );
   }
   const version = delivery.headers[VERSION_HEADER];
-  if (version !== WEBHOOK_VERSION) throw headerIssue(VERSION_HEADER, 'unsupported_version', `the gateway reads ${WEBHOOK_VERSION} deliveries`);
+  if (version !== WEBHOOK_VERSION)
+    throw headerIssue(VERSION_HEADER, 'unsupported_version', `the gateway reads ${WEBHOOK_VERSION} deliveries`);
 
   let built;
   let envelope;
@@ -102,7 +120,9 @@ export async function receiveV3Delivery(deps: ReceiverDependencies, delivery: V3
     if (!(error instanceof V3ContractError)) throw error;
     // Signed by v3 and still not a v3 event: its sender breaks the contract; v3 retries it, and the log says why.
     deps.log?.error({ err: error, orgId, mode }, 'legacy webhooks: a v3 delivery breaks the v3 contract');
-    throw new ApiError('VALIDATION_BODY_FAILED', { issues: error.problems.map((problem) => ({ path: '', code: 'v3_contract', message: problem })) });
+    throw new ApiError('VALIDATION_BODY_FAILED', {
+      issues: error.problems.map((problem) => ({ path: '', code: 'v3_contract', message: problem })),
+    });
   }
   if (built === null) return { outcome: 'ignored', reason: `no legacy event is made from ${envelope.eventType}` };
   const legacy = built;
@@ -113,7 +133,8 @@ export async function receiveV3Delivery(deps: ReceiverDependencies, delivery: V3
       `SELECT id FROM legacy_webhook_subscriptions WHERE org_id = $1 AND mode = $2 AND status = 'ACTIVE' AND $3 = ANY(events)`,
       [orgId, mode, legacy.event],
     );
-    if (subscriptions.length === 0) return { outcome: 'ignored', reason: `no subscription of org ${orgId} (${mode}) asks for ${legacy.event}` };
+    if (subscriptions.length === 0)
+      return { outcome: 'ignored', reason: `no subscription of org ${orgId} (${mode}) asks for ${legacy.event}` };
     const inserted = await tx.query(
       `INSERT INTO legacy_webhook_events (id, v3_event_id, org_id, mode, v3_event_type, legacy_event, body, created_at, received_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
@@ -135,21 +156,29 @@ export async function receiveV3Delivery(deps: ReceiverDependencies, delivery: V3
 export async function registerWebhookReceiver(app: FastifyInstance, deps: ReceiverDependencies): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RECEIVER_BODY_LIMIT }, (_request, body, done) => done(null, body));
-    scope.post<{ Params: { orgId: string; mode: string } }>(`${LEGACY_WEBHOOK_PATH}/:orgId/:mode`, async (request: FastifyRequest<{ Params: { orgId: string; mode: string } }>, reply: FastifyReply) => {
-      try {
-        const receipt = await receiveV3Delivery(deps, {
-          orgId: request.params.orgId,
-          mode: request.params.mode,
-          rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-          headers: request.headers,
-        });
-        return reply.code(200).send({ received: true, ...receipt });
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        request.log.warn({ err: error, orgId: request.params.orgId, mode: request.params.mode }, 'legacy webhooks: a v3 delivery was refused');
-        return sendV3Error(reply, error);
-      }
-    });
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RECEIVER_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.post<{ Params: { orgId: string; mode: string } }>(
+      `${LEGACY_WEBHOOK_PATH}/:orgId/:mode`,
+      async (request: FastifyRequest<{ Params: { orgId: string; mode: string } }>, reply: FastifyReply) => {
+        try {
+          const receipt = await receiveV3Delivery(deps, {
+            orgId: request.params.orgId,
+            mode: request.params.mode,
+            rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+            headers: request.headers,
+          });
+          return reply.code(200).send({ received: true, ...receipt });
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          request.log.warn(
+            { err: error, orgId: request.params.orgId, mode: request.params.mode },
+            'legacy webhooks: a v3 delivery was refused',
+          );
+          return sendV3Error(reply, error);
+        }
+      },
+    );
   });
 }

@@ -112,11 +112,19 @@ export class WebhookRegistrar {
    * without a base), released when none does. A failure of one is reported, not thrown.
    */
   async reconcile(base: string | null): Promise<ReconcileReport> {
-    const report = { registered: [] as Registration[], removed: [] as string[], unregistered: 0, failed: [] as RegistrationError[] };
+    const report = {
+      registered: [] as Registration[],
+      removed: [] as string[],
+      unregistered: 0,
+      failed: [] as RegistrationError[],
+    };
     const subscribed = await subscribedBooks(this.deps.db);
-    const { rows } = await this.deps.db.query<{ org_id: string; mode: Mode }>('SELECT DISTINCT org_id, mode FROM legacy_webhook_registrations');
+    const { rows } = await this.deps.db.query<{ org_id: string; mode: Mode }>(
+      'SELECT DISTINCT org_id, mode FROM legacy_webhook_registrations',
+    );
     const books = new Map<string, { orgId: string; mode: Mode; subscribed: boolean }>();
-    for (const row of rows) books.set(`${row.org_id}.${row.mode}`, { orgId: row.org_id, mode: row.mode, subscribed: false });
+    for (const row of rows)
+      books.set(`${row.org_id}.${row.mode}`, { orgId: row.org_id, mode: row.mode, subscribed: false });
     for (const book of subscribed) books.set(`${book.orgId}.${book.mode}`, { ...book, subscribed: true });
     for (const book of books.values()) {
       try {
@@ -124,7 +132,16 @@ export class WebhookRegistrar {
         else if (base !== null) report.registered.push(await this.ensure(book.orgId, book.mode, base));
         else report.unregistered += 1;
       } catch (error) {
-        report.failed.push(error instanceof RegistrationError ? error : new RegistrationError(book.orgId, book.mode, `org ${book.orgId} (${book.mode}): ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        report.failed.push(
+          error instanceof RegistrationError
+            ? error
+            : new RegistrationError(
+                book.orgId,
+                book.mode,
+                `org ${book.orgId} (${book.mode}): ${error instanceof Error ? error.message : String(error)}`,
+                { cause: error },
+              ),
+        );
       }
     }
     return report;
@@ -156,7 +173,10 @@ export class WebhookRegistrar {
     let row = await this.current(db, orgId, mode);
     if (row !== null && row.url !== url && row.status === 'ACTIVE') {
       // The gateway moved: the old endpoint is deleted once the new one is active.
-      await db.query(`UPDATE legacy_webhook_registrations SET status = 'REMOVING', updated_at = $2 WHERE id = $1 AND status = 'ACTIVE'`, [row.id, this.now()]);
+      await db.query(
+        `UPDATE legacy_webhook_registrations SET status = 'REMOVING', updated_at = $2 WHERE id = $1 AND status = 'ACTIVE'`,
+        [row.id, this.now()],
+      );
       row = null;
     }
     if (row === null) {
@@ -168,7 +188,12 @@ export class WebhookRegistrar {
         [id, orgId, mode, url, `fxgwwh.${id}`, this.now()],
       );
       row = await this.current(db, orgId, mode);
-      if (row === null) throw new RegistrationError(orgId, mode, `org ${orgId} (${mode}): its registration was removed while it was being made`);
+      if (row === null)
+        throw new RegistrationError(
+          orgId,
+          mode,
+          `org ${orgId} (${mode}): its registration was removed while it was being made`,
+        );
     }
     if (row.status === 'REGISTERING') {
       const created = await this.create(row);
@@ -197,7 +222,10 @@ export class WebhookRegistrar {
   /** Deletes the v3 endpoint of every REMOVING row of the org and mode, then the row. */
   private async finishRemovals(orgId: string, mode: Mode): Promise<string[]> {
     const { db } = this.deps;
-    const { rows } = await db.query<RegistrationRow>(`SELECT ${COLUMNS} FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND status = 'REMOVING'`, [orgId, mode]);
+    const { rows } = await db.query<RegistrationRow>(
+      `SELECT ${COLUMNS} FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND status = 'REMOVING'`,
+      [orgId, mode],
+    );
     const removed: string[] = [];
     for (const row of rows) {
       // A registration that never learnt its endpoint asks v3 again with its key: the replay names it.
@@ -217,46 +245,78 @@ export class WebhookRegistrar {
         : error.code === 'WEBHOOK_URL_INVALID'
           ? `: ${JSON.stringify(error.details)} (FXGATE_GATEWAY_WEBHOOK_URL)`
           : '';
-    throw new RegistrationError(row.org_id, row.mode, `org ${row.org_id} (${row.mode}): v3 refused ${what} with ${response.status} ${error.code}${hint}`);
+    throw new RegistrationError(
+      row.org_id,
+      row.mode,
+      `org ${row.org_id} (${row.mode}): v3 refused ${what} with ${response.status} ${error.code}${hint}`,
+    );
   }
 
-  private async call(row: Pick<RegistrationRow, 'org_id' | 'mode'>, request: Omit<Parameters<V3Client['request']>[0], 'orgId' | 'mode'>): Promise<V3CallResponse> {
+  private async call(
+    row: Pick<RegistrationRow, 'org_id' | 'mode'>,
+    request: Omit<Parameters<V3Client['request']>[0], 'orgId' | 'mode'>,
+  ): Promise<V3CallResponse> {
     try {
       return await this.deps.client.request({ orgId: row.org_id, mode: row.mode, ...request });
     } catch (error) {
-      throw new RegistrationError(row.org_id, row.mode, `org ${row.org_id} (${row.mode}): ${request.method} ${request.pathAndQuery} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new RegistrationError(
+        row.org_id,
+        row.mode,
+        `org ${row.org_id} (${row.mode}): ${request.method} ${request.pathAndQuery} failed: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
   }
 
   private async create(row: RegistrationRow): Promise<{ id: string; secret: string }> {
     const body = Buffer.from(JSON.stringify({ url: row.url, eventTypes: this.deps.v3EventTypes }));
-    let response = await this.call(row, { method: 'POST', pathAndQuery: ENDPOINTS, body, idempotencyKey: row.idempotency_key });
+    let response = await this.call(row, {
+      method: 'POST',
+      pathAndQuery: ENDPOINTS,
+      body,
+      idempotencyKey: row.idempotency_key,
+    });
     // Another process is making this very registration (same key): its answer is ours once v3 has it.
     for (let waited = 0; response.error?.code === 'IDEMPOTENCY_IN_FLIGHT' && waited < IN_FLIGHT_RETRIES; waited += 1) {
       await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_WAIT_MS));
-      response = await this.call(row, { method: 'POST', pathAndQuery: ENDPOINTS, body, idempotencyKey: row.idempotency_key });
+      response = await this.call(row, {
+        method: 'POST',
+        pathAndQuery: ENDPOINTS,
+        body,
+        idempotencyKey: row.idempotency_key,
+      });
     }
     if (response.error) this.fail(row, 'the webhook endpoint', response);
     const data = (JSON.parse(response.body.toString('utf8')) as { data?: { id?: unknown; secret?: unknown } }).data;
     if (typeof data?.id !== 'string' || typeof data.secret !== 'string') {
-      throw new RegistrationError(row.org_id, row.mode, `org ${row.org_id} (${row.mode}): v3 created a webhook endpoint without an id and a secret`);
+      throw new RegistrationError(
+        row.org_id,
+        row.mode,
+        `org ${row.org_id} (${row.mode}): v3 created a webhook endpoint without an id and a secret`,
+      );
     }
     return { id: data.id, secret: data.secret };
   }
 
   private async deleteEndpoint(row: Pick<RegistrationRow, 'org_id' | 'mode'>, endpointId: string): Promise<void> {
-    const response = await this.call(row, { method: 'DELETE', pathAndQuery: `${ENDPOINTS}/${encodeURIComponent(endpointId)}` });
+    const response = await this.call(row, {
+      method: 'DELETE',
+      pathAndQuery: `${ENDPOINTS}/${encodeURIComponent(endpointId)}`,
+    });
     // Already gone is what was wanted.
-    if (response.error && response.error.code !== 'WEBHOOK_ENDPOINT_NOT_FOUND') this.fail(row, `deleting ${endpointId}`, response);
+    if (response.error && response.error.code !== 'WEBHOOK_ENDPOINT_NOT_FOUND')
+      this.fail(row, `deleting ${endpointId}`, response);
   }
 
   /** Endpoints of the book at this registration's URL other than its own: a crashed registration's leftovers. */
   private async deleteStrays(row: RegistrationRow, keep: string): Promise<void> {
     const response = await this.call(row, { method: 'GET', pathAndQuery: ENDPOINTS });
     if (response.error) this.fail(row, 'listing the webhook endpoints', response);
-    const endpoints = (JSON.parse(response.body.toString('utf8')) as { data?: { id?: unknown; url?: unknown }[] }).data ?? [];
+    const endpoints =
+      (JSON.parse(response.body.toString('utf8')) as { data?: { id?: unknown; url?: unknown }[] }).data ?? [];
     for (const endpoint of endpoints) {
-      if (typeof endpoint.id === 'string' && endpoint.id !== keep && endpoint.url === row.url) await this.deleteEndpoint(row, endpoint.id);
+      if (typeof endpoint.id === 'string' && endpoint.id !== keep && endpoint.url === row.url)
+        await this.deleteEndpoint(row, endpoint.id);
     }
   }
 }

@@ -4,7 +4,8 @@
  * subscription) and stored sealed; only the delivery worker opens it, to sign.
  */
 import { randomBytes } from 'node:crypto';
-import { MODES, type Mode } from '../../lib/auth/credentials.js';
+
+import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { isUuid, newUuid } from '../../lib/ids.js';
@@ -66,7 +67,9 @@ export function newSigningSecret(): string {
 }
 
 function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname);
+  return (
+    hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname)
+  );
 }
 
 /**
@@ -84,21 +87,30 @@ export function checkSubscriptionUrl(url: string, mode: Mode): string {
   } catch {
     return refuse('not an absolute URL');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') refuse('the scheme must be https (or http in the sandbox)');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    refuse('the scheme must be https (or http in the sandbox)');
   // Credentials in a URL end up in logs; the signature is the authentication.
   if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
   if (parsed.hash !== '') refuse('the URL must not contain a fragment');
-  if (parsed.protocol === 'http:' && mode === 'live' && !isLoopback(parsed.hostname)) refuse('live subscriptions must use https');
+  if (parsed.protocol === 'http:' && mode === 'live' && !isLoopback(parsed.hostname))
+    refuse('live subscriptions must use https');
   return parsed.href;
 }
 
 /** The event names, checked against the declared ones; the default ones when none are given. */
-export function checkEvents(events: readonly string[] | undefined, declared: readonly string[], defaults: readonly string[]): string[] {
+export function checkEvents(
+  events: readonly string[] | undefined,
+  declared: readonly string[],
+  defaults: readonly string[],
+): string[] {
   if (events === undefined) return [...defaults];
   const chosen = [...new Set(events.map((event) => event.trim()).filter((event) => event !== ''))];
   if (chosen.length === 0) throw new SubscriptionInputError(`--events: name at least one of ${declared.join(', ')}`);
   const unknown = chosen.filter((event) => !declared.includes(event));
-  if (unknown.length > 0) throw new SubscriptionInputError(`--events: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not an event' : 'are not events'}; the events are ${declared.join(', ')}`);
+  if (unknown.length > 0)
+    throw new SubscriptionInputError(
+      `--events: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not an event' : 'are not events'}; the events are ${declared.join(', ')}`,
+    );
   // The declared order, so that a listing reads the same whatever order they were typed in.
   return declared.filter((event) => chosen.includes(event));
 }
@@ -113,10 +125,15 @@ export interface AddSubscriptionInput {
 }
 
 /** Stores a new subscription; returns it and its secret, which is never read back out in clear again. */
-export async function addSubscription(db: Queryable, sealer: SecretSealer, input: AddSubscriptionInput): Promise<{ subscription: Subscription; secret: string }> {
+export async function addSubscription(
+  db: Queryable,
+  sealer: SecretSealer,
+  input: AddSubscriptionInput,
+): Promise<{ subscription: Subscription; secret: string }> {
   const orgId = input.orgId.toLowerCase();
   if (!isUuid(orgId)) throw new SubscriptionInputError(`--org ${JSON.stringify(input.orgId)}: an org id is a UUID`);
-  if (!(MODES as readonly string[]).includes(input.mode)) throw new SubscriptionInputError(`--mode ${JSON.stringify(input.mode)}: sandbox or live`);
+  if (!(MODES as readonly string[]).includes(input.mode))
+    throw new SubscriptionInputError(`--mode ${JSON.stringify(input.mode)}: sandbox or live`);
   const url = checkSubscriptionUrl(input.url, input.mode);
   if (input.events.length === 0) throw new SubscriptionInputError('--events: name at least one event');
   const id = newUuid(input.at.getTime());
@@ -133,8 +150,13 @@ export async function addSubscription(db: Queryable, sealer: SecretSealer, input
 export async function listSubscriptions(db: Queryable, orgId?: string): Promise<Subscription[]> {
   const { rows } =
     orgId === undefined
-      ? await db.query<SubscriptionRow>(`SELECT ${COLUMNS} FROM legacy_webhook_subscriptions WHERE status = 'ACTIVE' ORDER BY created_at, id`)
-      : await db.query<SubscriptionRow>(`SELECT ${COLUMNS} FROM legacy_webhook_subscriptions WHERE status = 'ACTIVE' AND org_id = $1 ORDER BY created_at, id`, [orgId.toLowerCase()]);
+      ? await db.query<SubscriptionRow>(
+          `SELECT ${COLUMNS} FROM legacy_webhook_subscriptions WHERE status = 'ACTIVE' ORDER BY created_at, id`,
+        )
+      : await db.query<SubscriptionRow>(
+          `SELECT ${COLUMNS} FROM legacy_webhook_subscriptions WHERE status = 'ACTIVE' AND org_id = $1 ORDER BY created_at, id`,
+          [orgId.toLowerCase()],
+        );
   return rows.map(toSubscription);
 }
 
@@ -163,6 +185,8 @@ export async function removeSubscription(db: Database, id: string, at: Date): Pr
 
 /** The org and mode pairs that have an active subscription. */
 export async function subscribedBooks(db: Queryable): Promise<{ orgId: string; mode: Mode }[]> {
-  const { rows } = await db.query<{ org_id: string; mode: Mode }>(`SELECT DISTINCT org_id, mode FROM legacy_webhook_subscriptions WHERE status = 'ACTIVE' ORDER BY org_id, mode`);
+  const { rows } = await db.query<{ org_id: string; mode: Mode }>(
+    `SELECT DISTINCT org_id, mode FROM legacy_webhook_subscriptions WHERE status = 'ACTIVE' ORDER BY org_id, mode`,
+  );
   return rows.map((row) => ({ orgId: row.org_id, mode: row.mode }));
 }

@@ -12,7 +12,8 @@ function cell(text: string): string {
 }
 
 function originText(field: LegacyField): string {
-  if ('from' in field) return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
+  if ('from' in field)
+    return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
   if ('derived' in field) return `derived: ${field.derived}${field.map ? ` via ${field.map}` : ''}`;
   if ('constant' in field) return `always \`${field.constant}\``;
   return `the subscription's ${field.context}`;
@@ -21,17 +22,30 @@ function originText(field: LegacyField): string {
 export function renderLegacyWebhooks(mappings: Pick<LegacyMappings, 'webhooks'>): string {
   const { envelope, events, records } = mappings.webhooks;
   const lines: string[] = ['**Events** (`--events`; the default ones are what the legacy service sent)', ''];
-  lines.push('| event | from v3 | `type` | `message` | record | default | source | reason |', '|---|---|---|---|---|---|---|---|');
+  lines.push(
+    '| event | from v3 | `type` | `message` | record | default | source | reason |',
+    '|---|---|---|---|---|---|---|---|',
+  );
   for (const [name, event] of Object.entries(events)) {
-    lines.push(`| \`${name}\` | \`${event.v3}\` | ${event.type} | ${event.message} | ${event.record} | ${event.byDefault ? 'yes' : 'no'} | ${event.source} | ${cell(`${event.summary} ${event.reason}`)} |`);
+    lines.push(
+      `| \`${name}\` | \`${event.v3}\` | ${event.type} | ${event.message} | ${event.record} | ${event.byDefault ? 'yes' : 'no'} | ${event.source} | ${cell(`${event.summary} ${event.reason}`)} |`,
+    );
   }
   lines.push('', '**Envelope**', '', '| field | value | source | reason |', '|---|---|---|---|');
-  for (const [name, field] of Object.entries(envelope)) lines.push(`| \`${name}\` | ${ENVELOPE_VALUES[field.value]} | ${field.source} | ${cell(field.reason)} |`);
+  for (const [name, field] of Object.entries(envelope))
+    lines.push(`| \`${name}\` | ${ENVELOPE_VALUES[field.value]} | ${field.source} | ${cell(field.reason)} |`);
   lines.push('');
   for (const [name, shape] of Object.entries(records)) {
-    lines.push(`**${name}** (from the v3 ${shape.v3} in the event's data): ${cell(shape.summary)}`, '', '| field | type | from v3 | source | reason |', '|---|---|---|---|---|');
+    lines.push(
+      `**${name}** (from the v3 ${shape.v3} in the event's data): ${cell(shape.summary)}`,
+      '',
+      '| field | type | from v3 | source | reason |',
+      '|---|---|---|---|---|',
+    );
     for (const [field, declared] of Object.entries(shape.fields)) {
-      lines.push(`| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`);
+      lines.push(
+        `| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`,
+      );
     }
     lines.push('');
   }

@@ -14,6 +14,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
+
 import { loggerOptions } from '../logger.js';
 import { MetricsExposition } from '../metrics/exposition.js';
 
@@ -45,15 +46,21 @@ export class AdminListener implements AdminRoutes {
   constructor(private readonly options: AdminListenerOptions = {}) {}
 
   add(route: AdminRoute): void {
-    if (this.app !== null) throw new Error(`admin route ${route.method} ${route.url} added after the admin listener was built`);
-    if (this.routes.some((known) => known.method === route.method && known.url === route.url)) throw new Error(`admin route ${route.method} ${route.url} added twice`);
+    if (this.app !== null)
+      throw new Error(`admin route ${route.method} ${route.url} added after the admin listener was built`);
+    if (this.routes.some((known) => known.method === route.method && known.url === route.url))
+      throw new Error(`admin route ${route.method} ${route.url} added twice`);
     this.routes.push(route);
   }
 
   addMetrics(registry: Registry): void {
     if (this.metrics === null) {
       const exposition = new MetricsExposition();
-      this.add({ method: 'GET', url: '/metrics', handler: async (_request, reply) => reply.type(exposition.contentType).send(await exposition.text()) });
+      this.add({
+        method: 'GET',
+        url: '/metrics',
+        handler: async (_request, reply) => reply.type(exposition.contentType).send(await exposition.text()),
+      });
       this.metrics = exposition;
     }
     this.metrics.add(registry);
@@ -67,14 +74,38 @@ export class AdminListener implements AdminRoutes {
   /** The fastify application with every route added so far; built once. */
   async build(): Promise<FastifyInstance> {
     if (this.app !== null) return this.app;
-    const app = Fastify({ logger: loggerOptions(this.options.logLevel ?? 'info'), return503OnClosing: true, exposeHeadRoutes: false });
+    const app = Fastify({
+      logger: loggerOptions(this.options.logLevel ?? 'info'),
+      return503OnClosing: true,
+      exposeHeadRoutes: false,
+    });
     this.app = app;
-    for (const route of this.routes) app.route({ method: route.method, url: route.url, handler: route.handler, ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }) });
-    app.setNotFoundHandler(async (request, reply) => reply.code(404).send({ status: 404, error: 'not_found', message: `The admin listener has no route ${request.method} ${request.url.split('?', 1)[0]!}` }));
+    for (const route of this.routes)
+      app.route({
+        method: route.method,
+        url: route.url,
+        handler: route.handler,
+        ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
+      });
+    app.setNotFoundHandler(async (request, reply) =>
+      reply.code(404).send({
+        status: 404,
+        error: 'not_found',
+        message: `The admin listener has no route ${request.method} ${request.url.split('?', 1)[0]!}`,
+      }),
+    );
     app.setErrorHandler(async (error, request, reply) => {
       request.log.error({ err: error }, 'admin route failed');
-      const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' && (error as { statusCode: number }).statusCode < 500 ? (error as { statusCode: number }).statusCode : 500;
-      return reply.code(status).send({ status, error: status === 500 ? 'internal_error' : 'bad_request', message: status === 500 ? 'The admin route failed; see the server log.' : (error as Error).message });
+      const status =
+        typeof (error as { statusCode?: unknown }).statusCode === 'number' &&
+        (error as { statusCode: number }).statusCode < 500
+          ? (error as { statusCode: number }).statusCode
+          : 500;
+      return reply.code(status).send({
+        status,
+        error: status === 500 ? 'internal_error' : 'bad_request',
+        message: status === 500 ? 'The admin route failed; see the server log.' : (error as Error).message,
+      });
     });
     await app.ready();
     return app;

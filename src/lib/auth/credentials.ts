@@ -7,7 +7,8 @@ export type Scope = (typeof SCOPES)[number];
 export const MODES = ['sandbox', 'live'] as const;
 export type Mode = (typeof MODES)[number];
 
-const KEY_NAME = /^org\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/apiKey\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+const KEY_NAME =
+  /^org\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/apiKey\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 export function keyName(orgId: string, keyId: string): string {
   return `org/${orgId}/apiKey/${keyId}`;

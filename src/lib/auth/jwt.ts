@@ -5,7 +5,8 @@
  * each maps the typed failure to its own generation's error. Single use (the nonce store) is
  * the caller's step.
  */
-import { sign, verify, type KeyObject } from 'node:crypto';
+import { type KeyObject, sign, verify } from 'node:crypto';
+
 import type { ErrorCode } from '../errors/catalog.js';
 import { randomHex } from '../random.js';
 
@@ -37,7 +38,10 @@ export const TOKEN_FAILURE_ERROR_CODES: Readonly<Record<TokenFailure, ErrorCode>
 
 export class TokenVerificationError extends Error {
   readonly code = 'FXGATE_TOKEN_INVALID';
-  constructor(readonly failure: TokenFailure, message: string) {
+  constructor(
+    readonly failure: TokenFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'TokenVerificationError';
   }
@@ -78,14 +82,21 @@ function malformed(message: string): TokenVerificationError {
 function jsonObjectOf(segment: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
 }
 
 /** ECDSA P-256 / SHA-256 over the signing input: on libuv's thread pool (node:crypto's callback form) or inline. */
-function verifyEs256(signingInput: string, key: KeyObject, signature: Buffer, on: 'thread-pool' | 'event-loop'): Promise<boolean> {
+function verifyEs256(
+  signingInput: string,
+  key: KeyObject,
+  signature: Buffer,
+  on: 'thread-pool' | 'event-loop',
+): Promise<boolean> {
   const data = Buffer.from(signingInput, 'ascii');
   if (on === 'event-loop') {
     try {
@@ -121,14 +132,16 @@ export interface ParsedApiToken {
  */
 export function parseApiToken(token: string): ParsedApiToken {
   const segments = token.split('.');
-  if (segments.length !== 3 || !segments.every((segment) => SEGMENT_PATTERN.test(segment))) throw malformed('not a JWT');
+  if (segments.length !== 3 || !segments.every((segment) => SEGMENT_PATTERN.test(segment)))
+    throw malformed('not a JWT');
   const [encodedHeader, encodedClaims, encodedSignature] = segments as [string, string, string];
   const header = jsonObjectOf(encodedHeader);
   if (!header) throw malformed('not a JWT');
   if (header.alg !== 'ES256') throw malformed('alg must be ES256');
   if (header.crit !== undefined) throw malformed('no crit extension is supported');
   if (header.typ !== undefined && header.typ !== 'JWT') throw malformed('typ must be JWT');
-  if (typeof header.kid !== 'string' || header.kid.length === 0) throw new TokenVerificationError('KEY_MISSING', 'kid missing');
+  if (typeof header.kid !== 'string' || header.kid.length === 0)
+    throw new TokenVerificationError('KEY_MISSING', 'kid missing');
   const nonce = header.nonce;
   if (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce)) throw malformed('nonce must be 32 lower-case hex');
   return {
@@ -147,9 +160,16 @@ export type CheckOptions = Omit<VerifyOptions, 'resolveKey'>;
  * jose's rules for iss, sub, aud, exp and nbf would, with the skew tolerance. Throws a
  * TokenVerificationError.
  */
-export async function checkApiToken(parsed: ParsedApiToken, key: KeyObject, options: CheckOptions): Promise<VerifiedToken> {
+export async function checkApiToken(
+  parsed: ParsedApiToken,
+  key: KeyObject,
+  options: CheckOptions,
+): Promise<VerifiedToken> {
   const { keyName, nonce, signature } = parsed;
-  if (signature.length !== ES256_SIGNATURE_BYTES || !(await verifyEs256(parsed.signingInput, key, signature, options.verifyOn ?? 'thread-pool'))) {
+  if (
+    signature.length !== ES256_SIGNATURE_BYTES ||
+    !(await verifyEs256(parsed.signingInput, key, signature, options.verifyOn ?? 'thread-pool'))
+  ) {
     throw new TokenVerificationError('SIGNATURE_INVALID', 'token signature invalid');
   }
   const claims = jsonObjectOf(parsed.encodedClaims);
@@ -161,11 +181,13 @@ export async function checkApiToken(parsed: ParsedApiToken, key: KeyObject, opti
   if (typeof claims.iss !== 'string' || !options.issuers.includes(claims.iss)) throw malformed('unexpected iss');
   if (claims.sub !== keyName) throw malformed('sub must be the kid');
   const aud = claims.aud;
-  if (!Array.isArray(aud) || aud.length !== 1 || aud[0] !== JWT_AUDIENCE) throw malformed(`aud must be ["${JWT_AUDIENCE}"]`);
+  if (!Array.isArray(aud) || aud.length !== 1 || aud[0] !== JWT_AUDIENCE)
+    throw malformed(`aud must be ["${JWT_AUDIENCE}"]`);
   if (exp <= now - JWT_CLOCK_SKEW_SECONDS) throw new TokenVerificationError('EXPIRED', 'token expired');
   if (nbf > now + JWT_CLOCK_SKEW_SECONDS) throw malformed('not valid yet (nbf)');
   if (iat > now + JWT_CLOCK_SKEW_SECONDS) throw malformed('iat is in the future');
-  if (exp - iat > options.maxLifetimeSeconds) throw new TokenVerificationError('LIFETIME_TOO_LONG', `lifetime over ${options.maxLifetimeSeconds} s`);
+  if (exp - iat > options.maxLifetimeSeconds)
+    throw new TokenVerificationError('LIFETIME_TOO_LONG', `lifetime over ${options.maxLifetimeSeconds} s`);
   return { keyName, nonce, expiresAt: exp };
 }
 
@@ -206,7 +228,14 @@ export async function signApiToken(options: SignOptions): Promise<{ token: strin
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const nonce = options.nonce ?? newNonce();
   const header = { alg: 'ES256', typ: 'JWT', kid: options.keyName, nonce };
-  const claims = { iss: options.issuer, sub: options.keyName, aud: [JWT_AUDIENCE], iat: now, nbf: now, exp: now + options.lifetimeSeconds };
+  const claims = {
+    iss: options.issuer,
+    sub: options.keyName,
+    aud: [JWT_AUDIENCE],
+    iat: now,
+    nbf: now,
+    exp: now + options.lifetimeSeconds,
+  };
   const signingInput = `${base64UrlJson(header)}.${base64UrlJson(claims)}`;
   const signature = sign('sha256', Buffer.from(signingInput), { key: options.privateKey, dsaEncoding: 'ieee-p1363' });
   return { token: `${signingInput}.${signature.toString('base64url')}`, nonce };

@@ -11,7 +11,7 @@
  *
  * The verifier hashes the bytes it received, before any parsing, so a re-serialised body fails.
  */
-import { createHash, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, type KeyObject, sign, verify } from 'node:crypto';
 
 export interface SignedRequestParts {
   readonly method: string;
@@ -29,11 +29,20 @@ export function sha256Hex(body: Uint8Array | undefined): string {
 }
 
 export function canonicalRequestString(parts: SignedRequestParts): string {
-  return [parts.method.toUpperCase(), parts.pathAndQuery, parts.nonce, parts.idempotencyKey ?? '', sha256Hex(parts.body)].join('\n');
+  return [
+    parts.method.toUpperCase(),
+    parts.pathAndQuery,
+    parts.nonce,
+    parts.idempotencyKey ?? '',
+    sha256Hex(parts.body),
+  ].join('\n');
 }
 
 export function signRequest(privateKey: KeyObject, parts: SignedRequestParts): string {
-  const signature = sign('sha256', Buffer.from(canonicalRequestString(parts)), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+  const signature = sign('sha256', Buffer.from(canonicalRequestString(parts)), {
+    key: privateKey,
+    dsaEncoding: 'ieee-p1363',
+  });
   return signature.toString('base64url');
 }
 
@@ -43,12 +52,20 @@ export type SignatureCheck = 'VALID' | 'SIGNATURE_MALFORMED' | 'SIGNATURE_INVALI
  * Verifies on libuv's thread pool (the callback form of crypto.verify): an ECDSA check is the
  * most expensive step of a request, and off the event loop it overlaps with other requests' I/O.
  */
-export async function verifyRequestSignature(publicKey: KeyObject, parts: SignedRequestParts, signature: string): Promise<SignatureCheck> {
+export async function verifyRequestSignature(
+  publicKey: KeyObject,
+  parts: SignedRequestParts,
+  signature: string,
+): Promise<SignatureCheck> {
   if (!SIGNATURE_PATTERN.test(signature)) return 'SIGNATURE_MALFORMED';
   const data = Buffer.from(canonicalRequestString(parts));
   const ok = await new Promise<boolean>((resolve, reject) => {
-    verify('sha256', data, { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'), (error, result) =>
-      error ? reject(error) : resolve(result),
+    verify(
+      'sha256',
+      data,
+      { key: publicKey, dsaEncoding: 'ieee-p1363' },
+      Buffer.from(signature, 'base64url'),
+      (error, result) => (error ? reject(error) : resolve(result)),
     );
   });
   return ok ? 'VALID' : 'SIGNATURE_INVALID';

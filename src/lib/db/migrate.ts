@@ -5,6 +5,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+
 import type { Database } from './database.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
@@ -30,7 +31,9 @@ export async function migrate(db: Database): Promise<MigrationReport> {
          applied_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
-    const done = new Set((await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    const done = new Set(
+      (await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name),
+    );
     const applied: string[] = [];
     for (const name of files) {
       if (done.has(name)) continue;

@@ -4,7 +4,8 @@
  * connection, so transactions are serialised here; that is the embedded default's price.
  */
 import { PGlite, types } from '@electric-sql/pglite';
-import type { Database, QueryResult, Queryable } from './database.js';
+
+import type { Database, Queryable, QueryResult } from './database.js';
 
 /** Return the same JS types as `pg` does, so code never depends on the driver. */
 const PARSERS = {
@@ -18,7 +19,13 @@ const PARSERS = {
  * than a new one is initialised and migrated.
  */
 export async function openPglite(dataDir?: string, options: { readonly loadDataDir?: Blob } = {}): Promise<Database> {
-  return wrapPglite(await PGlite.create({ parsers: PARSERS, ...(dataDir ? { dataDir } : {}), ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) }));
+  return wrapPglite(
+    await PGlite.create({
+      parsers: PARSERS,
+      ...(dataDir ? { dataDir } : {}),
+      ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    }),
+  );
 }
 
 /** A PGlite instance as a Database; closing the Database closes the instance. */

@@ -1,7 +1,9 @@
 /** The PostgreSQL driver of the Database interface, over a `pg` connection pool. */
 import { createHash } from 'node:crypto';
+
 import pg from 'pg';
-import type { Database, QueryResult, Queryable } from './database.js';
+
+import type { Database, Queryable, QueryResult } from './database.js';
 
 export interface PostgresOptions {
   readonly connectionString: string;
@@ -61,7 +63,11 @@ class StatementNames {
  */
 function isStalePreparedStatement(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
-  return e?.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan must not change result type');
+  return (
+    e?.code === '0A000' &&
+    typeof e.message === 'string' &&
+    e.message.includes('cached plan must not change result type')
+  );
 }
 
 function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames, inTransaction: boolean): Queryable {

@@ -9,6 +9,7 @@
  * another row does not open there.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
 import type { Queryable } from './database.js';
 import { loadOrCreateServiceSecret } from './service-secrets.js';
 
@@ -43,15 +44,23 @@ export class SecretSealer {
     const cipher = createCipheriv(ALGORITHM, this.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(boundTo, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return [VERSION, iv.toString('base64url'), ciphertext.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    return [
+      VERSION,
+      iv.toString('base64url'),
+      ciphertext.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+    ].join('.');
   }
 
   /** The secret, or a SealedSecretError when the text was not sealed by this key for `boundTo`. */
   open(sealed: string, boundTo: string): string {
     const [version, iv, ciphertext, tag, ...rest] = sealed.split('.');
-    if (version !== VERSION || iv === undefined || ciphertext === undefined || tag === undefined || rest.length > 0) throw new SealedSecretError('not a sealed secret');
+    if (version !== VERSION || iv === undefined || ciphertext === undefined || tag === undefined || rest.length > 0)
+      throw new SealedSecretError('not a sealed secret');
     try {
-      const decipher = createDecipheriv(ALGORITHM, this.key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv(ALGORITHM, this.key, Buffer.from(iv, 'base64url'), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAAD(Buffer.from(boundTo, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');

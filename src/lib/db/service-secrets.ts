@@ -4,6 +4,7 @@
  * without an operator having to supply one. Concurrent first uses converge on one value.
  */
 import { randomBytes } from 'node:crypto';
+
 import type { Queryable } from './database.js';
 
 export const SERVICE_SECRET_BYTES = 32;

@@ -5,6 +5,7 @@
  * be generated. Library code: reads the catalog and the schema, writes nothing.
  */
 import { z } from 'zod';
+
 import { configSchema } from '../config.js';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCatalogRow } from '../errors/catalog.js';
 

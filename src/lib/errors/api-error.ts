@@ -3,6 +3,7 @@
  * error handler turns it into the v3 envelope. Details are typed per code by the catalog.
  */
 import type { z } from 'zod';
+
 import { ERROR_CATALOG, type ErrorCode, type ErrorType, type RetryStrategy, retryStrategyFor } from './catalog.js';
 
 export type ErrorDetails<C extends ErrorCode> = z.input<(typeof ERROR_CATALOG)[C]['details']>;
@@ -36,7 +37,10 @@ export class ApiError<C extends ErrorCode = ErrorCode> extends Error {
       : [details: ErrorDetails<C>, options?: ApiErrorOptions]
   ) {
     const [details, options] = args;
-    super(options?.message ?? ERROR_CATALOG[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      options?.message ?? ERROR_CATALOG[code].message,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'ApiError';
     this.code = code;
     this.statusCode = ERROR_CATALOG[code].status;

@@ -28,9 +28,15 @@ export function issuePath(path: readonly PropertyKey[]): string {
 export function toIssues(error: z.ZodError): ValidationIssue[] {
   return error.issues.flatMap((issue): ValidationIssue[] => {
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ path: issuePath([...issue.path, key]), code: issue.code, message: `Unrecognized key: "${key}"` }));
+      return issue.keys.map((key) => ({
+        path: issuePath([...issue.path, key]),
+        code: issue.code,
+        message: `Unrecognized key: "${key}"`,
+      }));
     }
     const named = issue.code === 'custom' ? issue.params?.code : undefined;
-    return [{ path: issuePath(issue.path), code: typeof named === 'string' ? named : issue.code, message: issue.message }];
+    return [
+      { path: issuePath(issue.path), code: typeof named === 'string' ? named : issue.code, message: issue.message },
+    ];
   });
 }

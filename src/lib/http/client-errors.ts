@@ -11,16 +11,18 @@
  * the request Node parsed, when its headers were complete (a slow body), or else from the
  * request line at the start of the bytes Node could not parse (`error.rawPacket`).
  */
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+
 import { ApiError } from '../errors/api-error.js';
+import { newId } from '../ids.js';
 import { randomHex } from '../random.js';
 import { generateRequestId } from '../request-id.js';
-import { newId } from '../ids.js';
 import { MAX_HEADER_BYTES } from './server-timeouts.js';
 
 /** The codes a client error is answered with. */
-export type ClientErrorCode = 'REQUEST_MALFORMED' | 'REQUEST_HEADERS_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'VALIDATION_PAYLOAD_TOO_LARGE';
+export type ClientErrorCode =
+  'REQUEST_MALFORMED' | 'REQUEST_HEADERS_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'VALIDATION_PAYLOAD_TOO_LARGE';
 
 /** What Node hands the 'clientError' listener: a parser error (`HPE_*`, with the bytes it stopped in), a timeout, or a socket error. */
 export interface ClientError extends Error {
@@ -71,7 +73,10 @@ export function requestLineOf(raw: Buffer): { readonly method: string; readonly 
   // A request line is part of the header limit, so nothing past it is one.
   const scanned = raw.subarray(0, MAX_HEADER_BYTES);
   const newline = scanned.indexOf(0x0a);
-  const line = scanned.subarray(0, newline === -1 ? scanned.length : newline).toString('latin1').trim();
+  const line = scanned
+    .subarray(0, newline === -1 ? scanned.length : newline)
+    .toString('latin1')
+    .trim();
   if (line === '') return null;
   const [method, target] = line.split(/ +/);
   return { method: method!, target };
@@ -104,7 +109,11 @@ function endedRequest(socket: ServedSocket): IncomingMessage | null | 'answered'
   return incoming !== null && !incoming.complete ? 'answered' : null;
 }
 
-function describeRequest(code: ClientErrorCode, request: IncomingMessage | null, error: ClientError): ClientErrorRequest {
+function describeRequest(
+  code: ClientErrorCode,
+  request: IncomingMessage | null,
+  error: ClientError,
+): ClientErrorRequest {
   if (request !== null) {
     return { code, method: request.method, path: pathOf(request.url), requestId: generateRequestId(request) };
   }
@@ -123,7 +132,11 @@ export function v3ClientErrorAnswer(request: ClientErrorRequest): RawAnswer {
   return {
     status: error.statusCode,
     body: JSON.stringify(error.toEnvelope(isWrite(request.method))),
-    headers: { 'x-request-id': request.requestId, 'x-trace-id': randomHex(16), 'x-request-timestamp': new Date().toISOString() },
+    headers: {
+      'x-request-id': request.requestId,
+      'x-trace-id': randomHex(16),
+      'x-request-timestamp': new Date().toISOString(),
+    },
   };
 }
 
@@ -158,7 +171,9 @@ export interface ClientErrorLog {
  * itself as `this`, whose logger records each answer (never the raw bytes: they may hold a
  * token). A connection is answered once; the parser reports every later chunk too.
  */
-export function createClientErrorHandler(answer: (request: ClientErrorRequest) => RawAnswer): (this: { readonly log: ClientErrorLog } | undefined, error: ClientError, socket: Socket) => void {
+export function createClientErrorHandler(
+  answer: (request: ClientErrorRequest) => RawAnswer,
+): (this: { readonly log: ClientErrorLog } | undefined, error: ClientError, socket: Socket) => void {
   const seen = new WeakSet<Socket>();
   return function handleClientError(error, socket) {
     if (seen.has(socket)) return;
@@ -172,7 +187,17 @@ export function createClientErrorHandler(answer: (request: ClientErrorRequest) =
     try {
       const request = describeRequest(code, ended, error);
       const answered = answer(request);
-      this?.log.info({ clientError: error.code, code, status: answered.status, method: request.method?.slice(0, 16), path: request.path?.slice(0, 200), reqId: request.requestId }, 'request refused before routing');
+      this?.log.info(
+        {
+          clientError: error.code,
+          code,
+          status: answered.status,
+          method: request.method?.slice(0, 16),
+          path: request.path?.slice(0, 200),
+          reqId: request.requestId,
+        },
+        'request refused before routing',
+      );
       answerAndClose(socket, renderRawResponse(answered));
     } catch (failure) {
       // An event listener that throws takes the process down; this connection is not worth it.

@@ -20,7 +20,10 @@ export function connectionsCheckingIntervalMs(requestTimeoutMs: number): number 
 }
 
 /** The fastify options (`requestTimeout`, and Node's own in `http`) of a listener bounding requests by requestTimeoutMs. */
-export function serverTimeoutOptions(requestTimeoutMs: number): { readonly requestTimeout: number; readonly http: ServerOptions } {
+export function serverTimeoutOptions(requestTimeoutMs: number): {
+  readonly requestTimeout: number;
+  readonly http: ServerOptions;
+} {
   if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
     throw new RangeError(`the request timeout must be a positive whole number of ms, got ${requestTimeoutMs}`);
   }

@@ -4,10 +4,12 @@
  * It is what a client (and the gateway, for its own v3 credential) signs with.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+
 import { z } from 'zod';
-import { MODES, SCOPES, keyName, parseKeyName } from '../auth/credentials.js';
+
+import { keyName, MODES, parseKeyName, SCOPES } from '../auth/credentials.js';
 
 export const keyFileSchema = z
   .object({
@@ -28,7 +30,12 @@ export interface LoadedKey {
   readonly publicKey: KeyObject;
 }
 
-export function generateKeyFile(input: { orgId: string; keyId: string; scopes: KeyFile['scopes']; mode: KeyFile['mode'] }): KeyFile {
+export function generateKeyFile(input: {
+  orgId: string;
+  keyId: string;
+  scopes: KeyFile['scopes'];
+  mode: KeyFile['mode'];
+}): KeyFile {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   return {
     name: keyName(input.orgId, input.keyId),
@@ -46,7 +53,10 @@ export function loadKey(file: KeyFile): LoadedKey {
 
 export async function readKeyFile(path: string): Promise<LoadedKey> {
   const parsed = keyFileSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
-  if (!parsed.success) throw new Error(`${path} is not an fxgate key file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `${path} is not an fxgate key file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return loadKey(parsed.data);
 }
 

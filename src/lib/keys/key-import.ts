@@ -19,9 +19,10 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { MODES, SCOPES, parseKeyName, type Mode, type Scope } from '../auth/credentials.js';
+
+import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../auth/credentials.js';
 import type { Database, Queryable } from '../db/database.js';
-import { InvalidCidrError, ensureOrgIn, normaliseCidrs } from './key-registry.js';
+import { ensureOrgIn, InvalidCidrError, normaliseCidrs } from './key-registry.js';
 
 /** One key to register, checked and in the registry's spelling. */
 export interface KeyImportRecord {
@@ -76,7 +77,12 @@ export class KeyImportError extends Error {
     readonly file: string,
     readonly problems: readonly KeyImportProblem[],
   ) {
-    super(`${file}: nothing imported:\n${problems.slice(0, MAX_PROBLEMS_SHOWN).map((problem) => `  - ${describeProblem(file, problem)}`).join('\n')}${moreProblems(problems.length)}`);
+    super(
+      `${file}: nothing imported:\n${problems
+        .slice(0, MAX_PROBLEMS_SHOWN)
+        .map((problem) => `  - ${describeProblem(file, problem)}`)
+        .join('\n')}${moreProblems(problems.length)}`,
+    );
     this.name = 'KeyImportError';
   }
 }
@@ -189,7 +195,8 @@ function splitRecords(text: string, problems: KeyImportProblem[]): RawRecord[] {
       return [];
     }
     const values = parsed.value as unknown[];
-    if (values.length === 0) problems.push({ line: lineAt(text, start), field: null, message: 'the array holds no key records' });
+    if (values.length === 0)
+      problems.push({ line: lineAt(text, start), field: null, message: 'the array holds no key records' });
     const lines = arrayElementLines(text);
     return values.map((value, index) => ({ line: lines[index] ?? lineAt(text, start), value }));
   }
@@ -217,14 +224,28 @@ function splitRecords(text: string, problems: KeyImportProblem[]): RawRecord[] {
   return records;
 }
 
-function readName(record: Record<string, unknown>, problem: (field: string, message: string) => void): { name: string; orgId: string; keyId: string } | null {
+function readName(
+  record: Record<string, unknown>,
+  problem: (field: string, message: string) => void,
+): { name: string; orgId: string; keyId: string } | null {
   const name = record.name;
   const orgId = record.orgId;
   // The UUIDs in lower case, as the registry stores them; the literal parts stay as they must be.
-  const spelt = typeof name === 'string' ? name.trim().replace(/^org\/([^/]+)\/apiKey\/([^/]+)$/, (_match, org: string, key: string) => `org/${org.toLowerCase()}/apiKey/${key.toLowerCase()}`) : null;
+  const spelt =
+    typeof name === 'string'
+      ? name
+          .trim()
+          .replace(
+            /^org\/([^/]+)\/apiKey\/([^/]+)$/,
+            (_match, org: string, key: string) => `org/${org.toLowerCase()}/apiKey/${key.toLowerCase()}`,
+          )
+      : null;
   const parts = spelt === null ? null : parseKeyName(spelt);
   if (parts === null) {
-    problem('name', 'must be the key name org/{orgId}/apiKey/{keyId}, both UUIDs, as the integrator\'s tokens carry it in kid and sub');
+    problem(
+      'name',
+      "must be the key name org/{orgId}/apiKey/{keyId}, both UUIDs, as the integrator's tokens carry it in kid and sub",
+    );
   }
   let org: string | null = null;
   if (typeof orgId !== 'string' || !UUID.test(orgId.trim().toLowerCase())) {
@@ -234,7 +255,10 @@ function readName(record: Record<string, unknown>, problem: (field: string, mess
   }
   if (parts === null || org === null) return null;
   if (parts.orgId !== org) {
-    problem('orgId', `${org} is not the org of the key name, ${parts.orgId}; a key belongs to the org its name gives, so one of the two was changed: take both from the original record`);
+    problem(
+      'orgId',
+      `${org} is not the org of the key name, ${parts.orgId}; a key belongs to the org its name gives, so one of the two was changed: take both from the original record`,
+    );
     return null;
   }
   return { name: `org/${parts.orgId}/apiKey/${parts.keyId}`, orgId: parts.orgId, keyId: parts.keyId };
@@ -242,7 +266,9 @@ function readName(record: Record<string, unknown>, problem: (field: string, mess
 
 function describeKey(key: KeyObject): string {
   const curve = key.asymmetricKeyDetails?.namedCurve;
-  return curve === undefined ? `an ${key.asymmetricKeyType ?? 'unknown'} key` : `an ${key.asymmetricKeyType ?? 'unknown'} key on ${curve}`;
+  return curve === undefined
+    ? `an ${key.asymmetricKeyType ?? 'unknown'} key`
+    : `an ${key.asymmetricKeyType ?? 'unknown'} key on ${curve}`;
 }
 
 function readPublicKey(value: unknown, problem: (field: string, message: string) => void): string | null {
@@ -252,18 +278,27 @@ function readPublicKey(value: unknown, problem: (field: string, message: string)
   }
   const pem = value.trim();
   if (pem.includes('PRIVATE KEY')) {
-    problem('publicKey', `holds a private key, which never leaves its owner; put the public key here instead (${PUBLIC_KEY_HINT})`);
+    problem(
+      'publicKey',
+      `holds a private key, which never leaves its owner; put the public key here instead (${PUBLIC_KEY_HINT})`,
+    );
     return null;
   }
   if (!SPKI_PEM.test(pem)) {
-    problem('publicKey', `must be SPKI PEM, -----BEGIN PUBLIC KEY----- ... -----END PUBLIC KEY-----, with the line breaks written \\n in JSON; ${PUBLIC_KEY_HINT}`);
+    problem(
+      'publicKey',
+      `must be SPKI PEM, -----BEGIN PUBLIC KEY----- ... -----END PUBLIC KEY-----, with the line breaks written \\n in JSON; ${PUBLIC_KEY_HINT}`,
+    );
     return null;
   }
   let key: KeyObject;
   try {
     key = createPublicKey({ key: pem, format: 'pem' });
   } catch (error) {
-    problem('publicKey', `is not a readable public key (${error instanceof Error ? error.message : String(error)}); ${PUBLIC_KEY_HINT}`);
+    problem(
+      'publicKey',
+      `is not a readable public key (${error instanceof Error ? error.message : String(error)}); ${PUBLIC_KEY_HINT}`,
+    );
     return null;
   }
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
@@ -303,9 +338,17 @@ function readMode(value: unknown, problem: (field: string, message: string) => v
 
 function readAllowlist(value: unknown, problem: (field: string, message: string) => void): string[] | null {
   if (value === undefined || value === null) return [];
-  const entries = typeof value === 'string' ? value.split(',').filter((entry) => entry.trim() !== '') : Array.isArray(value) ? value : null;
+  const entries =
+    typeof value === 'string'
+      ? value.split(',').filter((entry) => entry.trim() !== '')
+      : Array.isArray(value)
+        ? value
+        : null;
   if (entries === null || entries.some((entry) => typeof entry !== 'string')) {
-    problem('ipAllowlist', 'must be a list of IPv4 or IPv6 addresses or CIDR blocks, e.g. ["203.0.113.0/24"]; leave it out for any address');
+    problem(
+      'ipAllowlist',
+      'must be a list of IPv4 or IPv6 addresses or CIDR blocks, e.g. ["203.0.113.0/24"]; leave it out for any address',
+    );
     return null;
   }
   const normalised: string[] = [];
@@ -314,7 +357,10 @@ function readAllowlist(value: unknown, problem: (field: string, message: string)
       normalised.push(...normaliseCidrs([entry]));
     } catch (error) {
       if (!(error instanceof InvalidCidrError)) throw error;
-      problem('ipAllowlist', `${JSON.stringify(entry)} is not an IPv4 or IPv6 address or CIDR block, e.g. 203.0.113.0/24`);
+      problem(
+        'ipAllowlist',
+        `${JSON.stringify(entry)} is not an IPv4 or IPv6 address or CIDR block, e.g. 203.0.113.0/24`,
+      );
       return null;
     }
   }
@@ -325,12 +371,19 @@ function readRecord(raw: RawRecord, problems: KeyImportProblem[]): KeyImportReco
   const before = problems.length;
   const problem = (field: string, message: string) => problems.push({ line: raw.line, field, message });
   if (typeof raw.value !== 'object' || raw.value === null || Array.isArray(raw.value)) {
-    problems.push({ line: raw.line, field: null, message: `a key record is a JSON object {name, orgId, publicKey, scopes, mode, ipAllowlist?}; ${FORMAT_HINT}` });
+    problems.push({
+      line: raw.line,
+      field: null,
+      message: `a key record is a JSON object {name, orgId, publicKey, scopes, mode, ipAllowlist?}; ${FORMAT_HINT}`,
+    });
     return null;
   }
   const record = raw.value as Record<string, unknown>;
   if ('privateKey' in record) {
-    problem('privateKey', `a private key never leaves its owner, so fxgate will not take one: remove privateKey and import the public key only (${PUBLIC_KEY_HINT})`);
+    problem(
+      'privateKey',
+      `a private key never leaves its owner, so fxgate will not take one: remove privateKey and import the public key only (${PUBLIC_KEY_HINT})`,
+    );
   }
   for (const field of Object.keys(record)) {
     if (field !== 'privateKey' && !(FIELDS as readonly string[]).includes(field)) {
@@ -343,7 +396,15 @@ function readRecord(raw: RawRecord, problems: KeyImportProblem[]): KeyImportReco
   const scopes = readScopes(record.scopes, problem);
   const mode = readMode(record.mode, problem);
   const ipAllowlist = readAllowlist(record.ipAllowlist, problem);
-  if (problems.length > before || name === null || publicKeyPem === null || scopes === null || mode === null || ipAllowlist === null) return null;
+  if (
+    problems.length > before ||
+    name === null ||
+    publicKeyPem === null ||
+    scopes === null ||
+    mode === null ||
+    ipAllowlist === null
+  )
+    return null;
   return { line: raw.line, ...name, publicKeyPem, scopes, mode, ipAllowlist };
 }
 
@@ -363,7 +424,11 @@ export function parseKeyImport(text: string, file: string): KeyImportRecord[] {
     // The key id alone is unique in the registry, so a repeat under another org is caught too.
     const earlier = firstLineOf.get(record.keyId);
     if (earlier !== undefined) {
-      problems.push({ line: record.line, field: 'name', message: `the key id ${record.keyId} is also on line ${earlier}; give each key once` });
+      problems.push({
+        line: record.line,
+        field: 'name',
+        message: `the key id ${record.keyId} is also on line ${earlier}; give each key once`,
+      });
       continue;
     }
     firstLineOf.set(record.keyId, record.line);
@@ -379,7 +444,13 @@ export async function readKeyImportFile(path: string): Promise<KeyImportRecord[]
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new KeyImportInvalidError(path, [{ line: null, field: null, message: `cannot read the file (${error instanceof Error ? error.message : String(error)})` }]);
+    throw new KeyImportInvalidError(path, [
+      {
+        line: null,
+        field: null,
+        message: `cannot read the file (${error instanceof Error ? error.message : String(error)})`,
+      },
+    ]);
   }
   return parseKeyImport(text, path);
 }
@@ -412,7 +483,8 @@ function sameKey(registeredPem: string, record: KeyImportRecord): boolean {
 function differences(row: KeyRow, record: KeyImportRecord): string[] {
   const found: string[] = [];
   if (!sameKey(row.public_key_pem, record)) found.push('another public key');
-  if (!sameSet(row.scopes, record.scopes)) found.push(`scopes ${row.scopes.join(',')} (the file: ${record.scopes.join(',')})`);
+  if (!sameSet(row.scopes, record.scopes))
+    found.push(`scopes ${row.scopes.join(',')} (the file: ${record.scopes.join(',')})`);
   if (row.mode !== record.mode) found.push(`mode ${row.mode} (the file: ${record.mode})`);
   if (!sameSet(row.ip_allowlist, record.ipAllowlist)) {
     const shown = (list: readonly string[]) => (list.length > 0 ? list.join(',') : 'any address');
@@ -421,7 +493,8 @@ function differences(row: KeyRow, record: KeyImportRecord): string[] {
   return found;
 }
 
-const NEVER_REPLACED = 'an import never replaces a registered key; if the file is right, revoke the registered key (`fxgate keys revoke NAME`) and import the new one under a key id of its own';
+const NEVER_REPLACED =
+  'an import never replaces a registered key; if the file is right, revoke the registered key (`fxgate keys revoke NAME`) and import the new one under a key id of its own';
 
 /** Registers one record in the transaction: imported, unchanged, or a problem (the caller rolls back). */
 async function registerOne(tx: Queryable, record: KeyImportRecord): Promise<KeyImportOutcome | KeyImportProblem> {
@@ -436,18 +509,26 @@ async function registerOne(tx: Queryable, record: KeyImportRecord): Promise<KeyI
     [record.name, record.keyId, record.orgId, record.publicKeyPem, record.scopes, record.mode, record.ipAllowlist],
   );
   if (inserted.rowCount > 0) return 'imported';
-  const { rows } = await tx.query<KeyRow>('SELECT name, public_key_pem, scopes, mode, ip_allowlist, revoked_at FROM api_keys WHERE name = $1', [record.name]);
+  const { rows } = await tx.query<KeyRow>(
+    'SELECT name, public_key_pem, scopes, mode, ip_allowlist, revoked_at FROM api_keys WHERE name = $1',
+    [record.name],
+  );
   const row = rows[0];
   const problem = (message: string): KeyImportProblem => ({ line: record.line, field: 'name', message });
   if (row === undefined) {
     const other = await tx.query<{ name: string }>('SELECT name FROM api_keys WHERE id = $1', [record.keyId]);
-    return problem(`the key id ${record.keyId} is already registered as ${other.rows[0]?.name ?? 'another key'}; key ids are unique across orgs, so this record's name was changed or the id is not this key's`);
+    return problem(
+      `the key id ${record.keyId} is already registered as ${other.rows[0]?.name ?? 'another key'}; key ids are unique across orgs, so this record's name was changed or the id is not this key's`,
+    );
   }
   if (row.revoked_at !== null) {
-    return problem(`${record.name} is registered but was revoked at ${row.revoked_at.toISOString()}; an import does not bring a revoked key back: issue a new key to the integrator (\`fxgate keys create\`)`);
+    return problem(
+      `${record.name} is registered but was revoked at ${row.revoked_at.toISOString()}; an import does not bring a revoked key back: issue a new key to the integrator (\`fxgate keys create\`)`,
+    );
   }
   const found = differences(row, record);
-  if (found.length > 0) return problem(`${record.name} is already registered with ${found.join(', ')}; ${NEVER_REPLACED}`);
+  if (found.length > 0)
+    return problem(`${record.name} is already registered with ${found.join(', ')}; ${NEVER_REPLACED}`);
   return 'unchanged';
 }
 
@@ -456,7 +537,11 @@ async function registerOne(tx: Queryable, record: KeyImportRecord): Promise<KeyI
  * create` makes them), each key under its own name. Throws a KeyImportConflictError, with
  * nothing registered, when any name or key id is already registered otherwise.
  */
-export async function registerImportedKeys(db: Database, records: readonly KeyImportRecord[], file: string): Promise<KeyImportResult[]> {
+export async function registerImportedKeys(
+  db: Database,
+  records: readonly KeyImportRecord[],
+  file: string,
+): Promise<KeyImportResult[]> {
   return db.transaction(async (tx) => {
     const results: KeyImportResult[] = [];
     const conflicts: KeyImportProblem[] = [];

@@ -11,6 +11,7 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
+
 import type { Mode, Scope } from '../auth/credentials.js';
 import { parseKeyName } from '../auth/credentials.js';
 import type { Database, Queryable } from '../db/database.js';
@@ -182,20 +183,33 @@ export class KeyRegistry {
    */
   async registerKey(input: RegisterKeyInput): Promise<void> {
     const keyId = parseKeyName(input.name)?.orgId === input.orgId ? parseKeyName(input.name)!.keyId : null;
-    if (keyId === null) throw new InvalidKeyRegistrationError(`${input.name} is not a key name of org ${input.orgId} (org/{orgId}/apiKey/{keyId})`);
+    if (keyId === null)
+      throw new InvalidKeyRegistrationError(
+        `${input.name} is not a key name of org ${input.orgId} (org/{orgId}/apiKey/{keyId})`,
+      );
     let curve: string | undefined;
     try {
       curve = createPublicKey(input.publicKey).asymmetricKeyDetails?.namedCurve;
     } catch {
       curve = undefined;
     }
-    if (curve !== 'prime256v1') throw new InvalidKeyRegistrationError(`the public key of ${input.name} is not an EC P-256 key in SPKI PEM`);
+    if (curve !== 'prime256v1')
+      throw new InvalidKeyRegistrationError(`the public key of ${input.name} is not an EC P-256 key in SPKI PEM`);
     const ipAllowlist = normaliseCidrs(input.ipAllowlist ?? []);
     await this.ensureOrg(input.orgId);
     await this.db.query(
       `INSERT INTO api_keys (name, id, org_id, public_key_pem, scopes, mode, ip_allowlist, label)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [input.name, keyId, input.orgId, input.publicKey, [...input.scopes], input.mode, ipAllowlist, input.label ?? null],
+      [
+        input.name,
+        keyId,
+        input.orgId,
+        input.publicKey,
+        [...input.scopes],
+        input.mode,
+        ipAllowlist,
+        input.label ?? null,
+      ],
     );
   }
 
@@ -208,7 +222,10 @@ export class KeyRegistry {
 
   /** Revokes a key; false when no such key was active. */
   async revoke(name: string): Promise<boolean> {
-    const { rowCount } = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name]);
+    const { rowCount } = await this.db.query(
+      'UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL',
+      [name],
+    );
     this.cache.delete(name);
     // A look-up that began before the revocation must not put the key back when it lands.
     this.lookUps.delete(name);
@@ -266,10 +283,16 @@ export class KeyRegistry {
   }
 
   private async load(name: string): Promise<ActiveKey | null> {
-    const { rows } = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE name = $1 AND revoked_at IS NULL', [name]);
+    const { rows } = await this.db.query<KeyRow>('SELECT * FROM api_keys WHERE name = $1 AND revoked_at IS NULL', [
+      name,
+    ]);
     const row = rows[0];
     if (!row) return null;
     const record = toRecord(row);
-    return { record, publicKey: createPublicKey(row.public_key_pem), allowsAddress: compileAllowlist(record.ipAllowlist) };
+    return {
+      record,
+      publicKey: createPublicKey(row.public_key_pem),
+      allowsAddress: compileAllowlist(record.ipAllowlist),
+    };
   }
 }

@@ -14,7 +14,8 @@
  * and event-loop delay are kept.
  */
 import { createRequire } from 'node:module';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+
+import { collectDefaultMetrics, Registry } from 'prom-client';
 
 /** One of prom-client's default collectors, as collectDefaultMetrics calls each. */
 type DefaultCollector = (registry: Registry, config: { readonly eventLoopMonitoringPrecision: number }) => void;

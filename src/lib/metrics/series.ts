@@ -21,7 +21,9 @@ export function statusClassIndex(status: number): number {
  * Seconds, from a cached read (1 ms) to the upstream deadline (15 s by default) and beyond it
  * for a legacy request that makes several calls in turn.
  */
-export const LATENCY_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+export const LATENCY_BUCKETS_SECONDS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30,
+];
 
 /**
  * A counter's series per status class. A request adds to a plain number; the counter is brought
@@ -30,7 +32,13 @@ export const LATENCY_BUCKETS_SECONDS: readonly number[] = [0.001, 0.0025, 0.005,
  */
 export class StatusClassCounters {
   private readonly counts = [0, 0, 0, 0, 0];
-  private readonly children: ({ inc(value: number): void } | undefined)[] = [undefined, undefined, undefined, undefined, undefined];
+  private readonly children: ({ inc(value: number): void } | undefined)[] = [
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ];
 
   constructor(
     private readonly counter: Counter<string>,
@@ -82,8 +90,15 @@ export class LazyObserver {
 }
 
 /** One child per value of an enum label, made up front (the families are small). */
-export function childrenByValue<V extends string>(counter: Counter<string>, labels: readonly string[], values: readonly V[]): Readonly<Record<V, { inc(): void }>> {
-  return Object.fromEntries(values.map((value) => [value, counter.labels(...labels, value)])) as Record<V, { inc(): void }>;
+export function childrenByValue<V extends string>(
+  counter: Counter<string>,
+  labels: readonly string[],
+  values: readonly V[],
+): Readonly<Record<V, { inc(): void }>> {
+  return Object.fromEntries(values.map((value) => [value, counter.labels(...labels, value)])) as Record<
+    V,
+    { inc(): void }
+  >;
 }
 
 /** How long a scrape waits for a database read before it reports the value as unknown. */
@@ -111,7 +126,13 @@ export async function readWithin<T>(read: () => Promise<T>, timeoutMs: number): 
  * A gauge whose value the database gives when it is scraped (an outbox's backlog), read within
  * `timeoutMs`; NaN when the database did not answer in time.
  */
-export function gaugeReadOnScrape(options: { readonly name: string; readonly help: string; readonly registry: Registry; readonly read: () => Promise<number>; readonly timeoutMs?: number }): Gauge {
+export function gaugeReadOnScrape(options: {
+  readonly name: string;
+  readonly help: string;
+  readonly registry: Registry;
+  readonly read: () => Promise<number>;
+  readonly timeoutMs?: number;
+}): Gauge {
   const { read, timeoutMs = SCRAPE_READ_TIMEOUT_MS } = options;
   return new Gauge({
     name: options.name,
@@ -124,7 +145,10 @@ export function gaugeReadOnScrape(options: { readonly name: string; readonly hel
 }
 
 /** A route's own onResponse hook (an `onRoute` hook adds it), after any it has. */
-export function appendOnResponse(route: RouteOptions, hook: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void): void {
+export function appendOnResponse(
+  route: RouteOptions,
+  hook: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void,
+): void {
   const existing = route.onResponse;
   route.onResponse = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook];
 }

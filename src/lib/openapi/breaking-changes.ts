@@ -12,6 +12,7 @@
  * does, over the subset of JSON Schema the generated documents use. Part of lib: imports no part.
  */
 import type { oas31 } from 'zod-openapi';
+
 import type { OpenApiDocument } from './document.js';
 
 export type BreakingChangeKind =
@@ -41,8 +42,12 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 
 /** A document's `$ref`s followed; a cycle or a missing target ends as an empty schema. */
 function resolver(document: OpenApiDocument) {
-  return function resolve<T>(node: T | oas31.ReferenceObject | undefined, seen: ReadonlySet<string> = new Set()): T | undefined {
-    if (node === undefined || typeof node !== 'object' || node === null || !('$ref' in node)) return node as T | undefined;
+  return function resolve<T>(
+    node: T | oas31.ReferenceObject | undefined,
+    seen: ReadonlySet<string> = new Set(),
+  ): T | undefined {
+    if (node === undefined || typeof node !== 'object' || node === null || !('$ref' in node))
+      return node as T | undefined;
     const ref = node.$ref;
     if (seen.has(ref) || !ref.startsWith('#/')) return undefined;
     const target = ref
@@ -84,8 +89,18 @@ function compareOutput(c: Comparison, where: string, path: string, beforeNode: N
   if (beforeTypes.size > 0) {
     // integer to number widens too: a client reading integers may now meet a fraction.
     const added = [...afterTypes].filter((type) => !beforeTypes.has(type));
-    if (afterTypes.size === 0) c.changes.push({ kind: 'response-type-widened', where, detail: `${at} is no longer of type ${[...beforeTypes].join(' or ')}` });
-    else if (added.length > 0) c.changes.push({ kind: 'response-type-widened', where, detail: `${at} may now be ${added.join(' or ')} (was ${[...beforeTypes].join(' or ')})` });
+    if (afterTypes.size === 0)
+      c.changes.push({
+        kind: 'response-type-widened',
+        where,
+        detail: `${at} is no longer of type ${[...beforeTypes].join(' or ')}`,
+      });
+    else if (added.length > 0)
+      c.changes.push({
+        kind: 'response-type-widened',
+        where,
+        detail: `${at} may now be ${added.join(' or ')} (was ${[...beforeTypes].join(' or ')})`,
+      });
   }
   const beforeProperties = before.properties ?? {};
   const afterProperties = after.properties ?? {};
@@ -117,15 +132,23 @@ function compareInput(c: Comparison, where: string, path: string, beforeNode: No
   const afterTypes = typesOf(after);
   if (afterTypes.size > 0) {
     // number to integer narrows; integer to number does not (every integer is a number).
-    const lost = beforeTypes.size === 0 ? [`anything but ${[...afterTypes].join(' or ')}`] : [...beforeTypes].filter((type) => !afterTypes.has(type) && !(type === 'integer' && afterTypes.has('number')));
-    if (lost.length > 0) c.changes.push({ kind: 'input-narrowed', where, detail: `${at} no longer takes ${lost.join(' or ')}` });
+    const lost =
+      beforeTypes.size === 0
+        ? [`anything but ${[...afterTypes].join(' or ')}`]
+        : [...beforeTypes].filter((type) => !afterTypes.has(type) && !(type === 'integer' && afterTypes.has('number')));
+    if (lost.length > 0)
+      c.changes.push({ kind: 'input-narrowed', where, detail: `${at} no longer takes ${lost.join(' or ')}` });
   }
   const beforeValues = valuesOf(before);
   const afterValues = valuesOf(after);
   if (afterValues !== undefined) {
     const allowed = new Set(afterValues.map(key));
-    const lost = beforeValues === undefined ? [`values outside ${afterValues.map(key).join(', ')}`] : beforeValues.filter((value) => !allowed.has(key(value))).map(key);
-    if (lost.length > 0) c.changes.push({ kind: 'input-narrowed', where, detail: `${at} no longer takes ${lost.join(', ')}` });
+    const lost =
+      beforeValues === undefined
+        ? [`values outside ${afterValues.map(key).join(', ')}`]
+        : beforeValues.filter((value) => !allowed.has(key(value))).map(key);
+    if (lost.length > 0)
+      c.changes.push({ kind: 'input-narrowed', where, detail: `${at} no longer takes ${lost.join(', ')}` });
   }
   const bounds: ReadonlyArray<readonly [keyof Schema, 'min' | 'max']> = [
     ['minimum', 'min'],
@@ -141,33 +164,53 @@ function compareInput(c: Comparison, where: string, path: string, beforeNode: No
     const was = before[bound] as number | undefined;
     const is = after[bound] as number | undefined;
     if (is === undefined) continue;
-    if (was === undefined || (side === 'min' ? is > was : is < was)) c.changes.push({ kind: 'input-narrowed', where, detail: `${at}: ${String(bound)} is now ${is}${was === undefined ? '' : ` (was ${was})`}` });
+    if (was === undefined || (side === 'min' ? is > was : is < was))
+      c.changes.push({
+        kind: 'input-narrowed',
+        where,
+        detail: `${at}: ${String(bound)} is now ${is}${was === undefined ? '' : ` (was ${was})`}`,
+      });
   }
   if (after.pattern !== undefined && after.pattern !== before.pattern) {
-    c.changes.push({ kind: 'input-narrowed', where, detail: `${at} must now match ${after.pattern}${before.pattern === undefined ? '' : ` (was ${before.pattern})`}` });
+    c.changes.push({
+      kind: 'input-narrowed',
+      where,
+      detail: `${at} must now match ${after.pattern}${before.pattern === undefined ? '' : ` (was ${before.pattern})`}`,
+    });
   }
   const beforeProperties = before.properties ?? {};
   const afterProperties = after.properties ?? {};
   const beforeRequired = new Set(before.required ?? []);
   for (const name of after.required ?? []) {
-    if (!beforeRequired.has(name)) c.changes.push({ kind: 'input-required', where, detail: `${joined(path, name)} is now required` });
+    if (!beforeRequired.has(name))
+      c.changes.push({ kind: 'input-required', where, detail: `${joined(path, name)} is now required` });
   }
   for (const [name, property] of Object.entries(beforeProperties)) {
     const field = joined(path, name);
     if (Object.hasOwn(afterProperties, name)) compareInput(c, where, field, property, afterProperties[name], depth + 1);
-    else if (after.additionalProperties === false) c.changes.push({ kind: 'input-narrowed', where, detail: `${field} is no longer accepted` });
+    else if (after.additionalProperties === false)
+      c.changes.push({ kind: 'input-narrowed', where, detail: `${field} is no longer accepted` });
   }
   if (before.items !== undefined) compareInput(c, where, `${path}[]`, before.items, after.items, depth + 1);
 }
 
 type Parameter = oas31.ParameterObject;
 
-function parametersOf(resolve: ReturnType<typeof resolver>, item: oas31.PathItemObject, operation: oas31.OperationObject): Map<string, Parameter> {
-  const all = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((parameter) => resolve<Parameter>(parameter)).filter((parameter): parameter is Parameter => parameter !== undefined);
+function parametersOf(
+  resolve: ReturnType<typeof resolver>,
+  item: oas31.PathItemObject,
+  operation: oas31.OperationObject,
+): Map<string, Parameter> {
+  const all = [...(item.parameters ?? []), ...(operation.parameters ?? [])]
+    .map((parameter) => resolve<Parameter>(parameter))
+    .filter((parameter): parameter is Parameter => parameter !== undefined);
   return new Map(all.map((parameter) => [`${parameter.in} ${parameter.name.toLowerCase()}`, parameter]));
 }
 
-function jsonBody(resolve: ReturnType<typeof resolver>, node: oas31.RequestBodyObject | oas31.ResponseObject | oas31.ReferenceObject | undefined) {
+function jsonBody(
+  resolve: ReturnType<typeof resolver>,
+  node: oas31.RequestBodyObject | oas31.ResponseObject | oas31.ReferenceObject | undefined,
+) {
   const body = resolve<oas31.RequestBodyObject | oas31.ResponseObject>(node);
   return { body, schema: body?.content?.['application/json']?.schema };
 }
@@ -189,15 +232,20 @@ export function breakingChanges(beforeDocument: OpenApiDocument, afterDocument: 
       const beforeParameters = parametersOf(c.before, beforeItem, beforeOperation);
       for (const [name, parameter] of parametersOf(c.after, afterItem, afterOperation)) {
         const previous = beforeParameters.get(name);
-        if (parameter.required && !previous?.required) c.changes.push({ kind: 'input-required', where, detail: `${name} is now required` });
+        if (parameter.required && !previous?.required)
+          c.changes.push({ kind: 'input-required', where, detail: `${name} is now required` });
         if (previous !== undefined) compareInput(c, where, name, previous.schema, parameter.schema);
       }
       const beforeBody = jsonBody(c.before, beforeOperation.requestBody);
       const afterBody = jsonBody(c.after, afterOperation.requestBody);
-      if ((afterBody.body as oas31.RequestBodyObject | undefined)?.required && !(beforeBody.body as oas31.RequestBodyObject | undefined)?.required) {
+      if (
+        (afterBody.body as oas31.RequestBodyObject | undefined)?.required &&
+        !(beforeBody.body as oas31.RequestBodyObject | undefined)?.required
+      ) {
         c.changes.push({ kind: 'input-required', where, detail: 'a body is now required' });
       }
-      if (beforeBody.schema !== undefined && afterBody.schema !== undefined) compareInput(c, `${where} body`, '', beforeBody.schema, afterBody.schema);
+      if (beforeBody.schema !== undefined && afterBody.schema !== undefined)
+        compareInput(c, `${where} body`, '', beforeBody.schema, afterBody.schema);
       for (const [status, response] of Object.entries(beforeOperation.responses ?? {})) {
         if (!status.startsWith('2')) continue;
         const afterResponse = afterOperation.responses?.[status];

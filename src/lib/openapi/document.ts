@@ -6,6 +6,7 @@
  * src/gateway/openapi/; neither imports the other. Part of lib: imports no part.
  */
 import type { oas31 } from 'zod-openapi';
+
 import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency-key.js';
 import { REQUEST_ID_PATTERN } from '../request-id.js';
 
@@ -49,23 +50,34 @@ export function openApiPath(fastifyPath: string): string {
   return fastifyPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-const string = (description: string, extra: Record<string, unknown> = {}): oas31.HeaderObject => ({ description, schema: { type: 'string', ...extra } });
+const string = (description: string, extra: Record<string, unknown> = {}): oas31.HeaderObject => ({
+  description,
+  schema: { type: 'string', ...extra },
+});
 const integer = (description: string): oas31.HeaderObject => ({ description, schema: { type: 'integer', minimum: 0 } });
 /** A header every answer of the generation carries, the answers the HTTP server gives before routing included. */
 const always = (header: oas31.HeaderObject): oas31.HeaderObject => ({ ...header, required: true });
 
 /** Response headers, by component name; each document takes the ones its generation sends. */
 export const RESPONSE_HEADERS = {
-  RequestId: always(string("The client's X-Request-Id when well formed, else a generated req_ id.", { pattern: REQUEST_ID_PATTERN.source })),
-  TraceId: always(string('The trace id: 32 hex, continuing traceparent when one was sent.', { pattern: '^[0-9a-f]{32}$' })),
+  RequestId: always(
+    string("The client's X-Request-Id when well formed, else a generated req_ id.", {
+      pattern: REQUEST_ID_PATTERN.source,
+    }),
+  ),
+  TraceId: always(
+    string('The trace id: 32 hex, continuing traceparent when one was sent.', { pattern: '^[0-9a-f]{32}$' }),
+  ),
   RequestTimestamp: always(string('When the request arrived.', { format: 'date-time' })),
   RateLimitLimit: integer("The rate-limit cell's limit."),
   RateLimitRemaining: integer('Requests left in the cell.'),
   RateLimitReset: integer('Seconds until the cell is full again.'),
   RetryAfter: integer('Seconds to wait before retrying (at least 1).'),
-  IdempotencyReplayed: string('true when this success is the replay of a stored answer; false on a first success.', { enum: ['true', 'false'] }),
+  IdempotencyReplayed: string('true when this success is the replay of a stored answer; false on a first success.', {
+    enum: ['true', 'false'],
+  }),
   Allow: string('The methods the path serves.'),
-  ServerTiming: string('upstream;dur=<ms>, gateway;dur=<ms>: time waiting on v3, and the gateway\'s own time.'),
+  ServerTiming: string("upstream;dur=<ms>, gateway;dur=<ms>: time waiting on v3, and the gateway's own time."),
   Deprecation: string('When the generation was deprecated, as @<unix seconds>.'),
   Sunset: string('When the generation is retired, as an HTTP date.'),
   Link: string('The migration guide, rel="deprecation" and rel="sunset".'),
@@ -92,7 +104,9 @@ export const RESPONSE_HEADER_NAMES: Readonly<Record<ResponseHeaderName, string>>
 
 /** A response's headers, as references to the components. */
 export function headerRefs(names: readonly ResponseHeaderName[]): Record<string, oas31.ReferenceObject> {
-  return Object.fromEntries(names.map((name) => [RESPONSE_HEADER_NAMES[name], { $ref: `#/components/headers/${name}` }]));
+  return Object.fromEntries(
+    names.map((name) => [RESPONSE_HEADER_NAMES[name], { $ref: `#/components/headers/${name}` }]),
+  );
 }
 
 /** The components.headers section holding the headers a document refers to. */
@@ -102,7 +116,13 @@ export function headerComponents(names: readonly ResponseHeaderName[]): Record<s
 
 /** Request header parameters both generations read. */
 export function idempotencyKeyParameter(required: boolean, description: string): oas31.ParameterObject {
-  return { name: 'Idempotency-Key', in: 'header', required, description, schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source } };
+  return {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required,
+    description,
+    schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
+  };
 }
 
 export const REQUEST_ID_PARAMETER: oas31.ParameterObject = {
@@ -115,6 +135,7 @@ export const REQUEST_ID_PARAMETER: oas31.ParameterObject = {
 
 /** A case-insensitive match of exact words, in the ECMA-262 dialect JSON Schema patterns use (which has no `i` flag). */
 export function anyCasePattern(words: readonly string[]): string {
-  const letters = (word: string) => [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+  const letters = (word: string) =>
+    [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
   return `^(${words.map(letters).join('|')})$`;
 }

@@ -11,6 +11,7 @@ import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 export const REFERENCE_PAGE_PATH = '/docs';
@@ -55,7 +56,10 @@ export function rendererBundlePath(): string {
     const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
     return join(dirname(main), 'browser', 'standalone.js');
   } catch (error) {
-    throw new Error('the /docs renderer is missing: run `npm run build` (it copies it to dist/assets/), or `npm ci` in a checkout', { cause: error });
+    throw new Error(
+      'the /docs renderer is missing: run `npm run build` (it copies it to dist/assets/), or `npm ci` in a checkout',
+      { cause: error },
+    );
   }
 }
 
@@ -86,8 +90,15 @@ function escapeHtml(text: string): string {
 }
 
 export function referencePageHtml(options: ReferencePageOptions): string {
-  const sources = options.documents.map((document, index) => ({ title: document.title, slug: document.title, url: document.url, default: index === 0 }));
-  const links = options.documents.map((document) => `<a href="${escapeHtml(document.url)}">${escapeHtml(document.title)}</a>`).join(' · ');
+  const sources = options.documents.map((document, index) => ({
+    title: document.title,
+    slug: document.title,
+    url: document.url,
+    default: index === 0,
+  }));
+  const links = options.documents
+    .map((document) => `<a href="${escapeHtml(document.url)}">${escapeHtml(document.title)}</a>`)
+    .join(' · ');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -120,10 +131,16 @@ export async function registerReferencePage(app: FastifyInstance, options: Refer
   const bundle = rendererBundlePath();
   await stat(bundle);
   const html = referencePageHtml(options);
-  app.get(REFERENCE_PAGE_PATH, async (_request, reply) => secured(reply, 'text/html; charset=utf-8').header('cache-control', 'no-cache').send(html));
-  app.get(INIT_PATH, async (_request, reply) => secured(reply, 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(INIT_SCRIPT));
+  app.get(REFERENCE_PAGE_PATH, async (_request, reply) =>
+    secured(reply, 'text/html; charset=utf-8').header('cache-control', 'no-cache').send(html),
+  );
+  app.get(INIT_PATH, async (_request, reply) =>
+    secured(reply, 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(INIT_SCRIPT),
+  );
   app.get(RENDERER_PATH, async (_request, reply) =>
-    secured(reply, 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(createReadStream(bundle)),
+    secured(reply, 'text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600')
+      .send(createReadStream(bundle)),
   );
 }
 

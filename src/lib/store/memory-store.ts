@@ -60,7 +60,10 @@ export class MemoryStore implements EphemeralStore {
   constructor(options: MemoryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
     this.maxEntries = options.maxEntries ?? MEMORY_STORE_DEFAULTS.maxEntries;
-    this.sweepTimer = setInterval(() => this.sweepExpired(), options.sweepIntervalMs ?? MEMORY_STORE_DEFAULTS.sweepIntervalMs);
+    this.sweepTimer = setInterval(
+      () => this.sweepExpired(),
+      options.sweepIntervalMs ?? MEMORY_STORE_DEFAULTS.sweepIntervalMs,
+    );
     // The sweep is housekeeping: it must never keep a process alive on its own.
     this.sweepTimer.unref();
   }
@@ -88,7 +91,8 @@ export class MemoryStore implements EphemeralStore {
       this.put(input.key, { kind: 'in_flight', fingerprint: input.fingerprint, owner: input.owner }, input.lockTtlMs);
       return { outcome: 'acquired' };
     }
-    if (record.fingerprint !== input.fingerprint) return { outcome: 'mismatch', originalFingerprint: record.fingerprint };
+    if (record.fingerprint !== input.fingerprint)
+      return { outcome: 'mismatch', originalFingerprint: record.fingerprint };
     if (record.kind === 'completed') return { outcome: 'completed', response: decodeStoredResponse(record.response) };
     return { outcome: 'in_flight', retryAfterMs: Math.max(1, Math.ceil(entry.expiresAt - this.now())) };
   }
@@ -98,7 +102,11 @@ export class MemoryStore implements EphemeralStore {
     assertTtlMs('ttlMs', ttlMs);
     const record = this.live(key)?.value;
     if (record?.kind !== 'in_flight' || record.owner !== owner) return false;
-    this.put(key, { kind: 'completed', fingerprint: record.fingerprint, response: encodeStoredResponse(response) }, ttlMs);
+    this.put(
+      key,
+      { kind: 'completed', fingerprint: record.fingerprint, response: encodeStoredResponse(response) },
+      ttlMs,
+    );
     return true;
   }
 
@@ -120,7 +128,12 @@ export class MemoryStore implements EphemeralStore {
     this.assertOpen();
     assertRateLimitInput(input);
     const record = this.live(input.key)?.value;
-    const step = gcraStep(record?.kind === 'rate' ? record.tatUs : undefined, this.now() * 1000, input.limit, input.periodMs);
+    const step = gcraStep(
+      record?.kind === 'rate' ? record.tatUs : undefined,
+      this.now() * 1000,
+      input.limit,
+      input.periodMs,
+    );
     if (step.store !== undefined) this.put(input.key, { kind: 'rate', tatUs: step.store.tatUs }, step.store.ttlMs);
     return step.result;
   }

@@ -9,6 +9,7 @@
  * nobody completes expires after lockTtlMs).
  */
 import { Redis } from 'ioredis';
+
 import {
   type EphemeralStore,
   type IdempotencyBeginInput,
@@ -42,7 +43,16 @@ const RECONNECT_STEP_MS = 100;
 const RECONNECT_MAX_DELAY_MS = 1_000;
 
 /** Reply errors that mean "Redis cannot serve you now" rather than "this command is wrong". */
-const UNAVAILABLE_REPLY_PREFIXES = ['LOADING', 'BUSY', 'READONLY', 'MASTERDOWN', 'CLUSTERDOWN', 'TRYAGAIN', 'NOREPLICAS', 'OOM'];
+const UNAVAILABLE_REPLY_PREFIXES = [
+  'LOADING',
+  'BUSY',
+  'READONLY',
+  'MASTERDOWN',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'NOREPLICAS',
+  'OOM',
+];
 
 type ScriptCommand = (key: string, ...args: (string | number)[]) => Promise<unknown>;
 
@@ -76,9 +86,13 @@ function waitForReady(client: Redis, timeoutMs: number): Promise<void> {
       else reject(error);
     };
     const onReady = (): void => settle();
-    const onError = (error: Error): void => settle(new StoreUnavailableError(`Redis is unreachable: ${error.message}`, { cause: error }));
+    const onError = (error: Error): void =>
+      settle(new StoreUnavailableError(`Redis is unreachable: ${error.message}`, { cause: error }));
     const onEnd = (): void => settle(new StoreUnavailableError('The Redis connection has ended'));
-    const timer = setTimeout(() => settle(new StoreUnavailableError(`Redis was not ready within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => settle(new StoreUnavailableError(`Redis was not ready within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     client.on('ready', onReady);
     client.on('error', onError);
     client.on('end', onEnd);
@@ -124,8 +138,10 @@ export class RedisStore implements EphemeralStore {
     if (!Array.isArray(reply)) throw unexpectedReply('idempotencyBegin', reply);
     const [outcome, detail] = reply as unknown[];
     if (outcome === 'acquired') return { outcome: 'acquired' };
-    if (outcome === 'mismatch' && typeof detail === 'string') return { outcome: 'mismatch', originalFingerprint: detail };
-    if (outcome === 'completed' && typeof detail === 'string') return { outcome: 'completed', response: decodeStoredResponse(detail) };
+    if (outcome === 'mismatch' && typeof detail === 'string')
+      return { outcome: 'mismatch', originalFingerprint: detail };
+    if (outcome === 'completed' && typeof detail === 'string')
+      return { outcome: 'completed', response: decodeStoredResponse(detail) };
     if (outcome === 'in_flight' && typeof detail === 'number') return { outcome: 'in_flight', retryAfterMs: detail };
     throw unexpectedReply('idempotencyBegin', reply);
   }
@@ -154,7 +170,12 @@ export class RedisStore implements EphemeralStore {
       throw unexpectedReply('rateLimit', reply);
     }
     const [allowed, remaining, resetMs, retryAfterMs] = reply as number[];
-    return { allowed: allowed === 1, remaining: remaining ?? 0, resetMs: resetMs ?? 0, retryAfterMs: retryAfterMs ?? 0 };
+    return {
+      allowed: allowed === 1,
+      remaining: remaining ?? 0,
+      resetMs: resetMs ?? 0,
+      retryAfterMs: retryAfterMs ?? 0,
+    };
   }
 
   async cacheGet(key: string): Promise<string | null> {

@@ -27,6 +27,8 @@ export function assertRateLimitInput(input: RateLimitInput): void {
   assertTtlMs('periodMs', input.periodMs);
   // GCRA keeps time in whole microseconds (gcra.ts): a cell cannot tell two requests in one apart.
   if (input.limit > input.periodMs * 1000) {
-    throw new InvalidStoreInputError(`limit ${input.limit} per ${input.periodMs} ms exceeds one request per microsecond`);
+    throw new InvalidStoreInputError(
+      `limit ${input.limit} per ${input.periodMs} ms exceeds one request per microsecond`,
+    );
   }
 }

@@ -15,7 +15,11 @@ export class CorruptStoreRecordError extends Error {
 
 export function encodeStoredResponse(response: StoredResponse): string {
   // Named fields only: extra properties on the caller's object must not leak into the record.
-  return JSON.stringify({ statusCode: response.statusCode, headers: response.headers, bodyBase64: response.bodyBase64 });
+  return JSON.stringify({
+    statusCode: response.statusCode,
+    headers: response.headers,
+    bodyBase64: response.bodyBase64,
+  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -29,7 +33,12 @@ export function decodeStoredResponse(text: string): StoredResponse {
   } catch (error) {
     throw new CorruptStoreRecordError('Stored response is not JSON', { cause: error });
   }
-  if (!isRecord(parsed) || !Number.isInteger(parsed.statusCode) || typeof parsed.bodyBase64 !== 'string' || !isRecord(parsed.headers)) {
+  if (
+    !isRecord(parsed) ||
+    !Number.isInteger(parsed.statusCode) ||
+    typeof parsed.bodyBase64 !== 'string' ||
+    !isRecord(parsed.headers)
+  ) {
     throw new CorruptStoreRecordError('Stored response does not have the expected shape');
   }
   const headers: Record<string, string> = {};

@@ -21,7 +21,11 @@ export interface RetryPolicy {
 }
 
 /** 5 min, doubling to 24 h, for 72 h: 11 to 13 attempts for a receiver that never answers. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ baseMs: 5 * 60 * 1000, capMs: 24 * 60 * 60 * 1000, maxAgeMs: 72 * 60 * 60 * 1000 });
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  baseMs: 5 * 60 * 1000,
+  capMs: 24 * 60 * 60 * 1000,
+  maxAgeMs: 72 * 60 * 60 * 1000,
+});
 
 /** The upper bound of the wait after `failures` failed attempts (1 or more). */
 export function retryCeilingFor(policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>, failures: number): number {
@@ -30,7 +34,11 @@ export function retryCeilingFor(policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>, f
 }
 
 /** The wait after `failures` failed attempts, in [ceiling / 2, ceiling); random() in [0, 1). */
-export function retryDelayFor(policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>, failures: number, random: () => number = Math.random): number {
+export function retryDelayFor(
+  policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>,
+  failures: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = retryCeilingFor(policy, failures);
   return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
 }
@@ -46,11 +54,20 @@ export type DeliveryOutcome =
  */
 export function outcomeAfterAttempt(
   policy: RetryPolicy,
-  input: { readonly succeeded: boolean; readonly failures: number; readonly now: Date; readonly eventCreatedAt: Date; readonly random?: () => number },
+  input: {
+    readonly succeeded: boolean;
+    readonly failures: number;
+    readonly now: Date;
+    readonly eventCreatedAt: Date;
+    readonly random?: () => number;
+  },
 ): DeliveryOutcome {
   if (input.succeeded) return { status: 'DELIVERED' };
   const deadline = input.eventCreatedAt.getTime() + policy.maxAgeMs;
   const now = input.now.getTime();
   if (now >= deadline) return { status: 'GAVE_UP' };
-  return { status: 'PENDING', nextAttemptAt: new Date(Math.min(now + retryDelayFor(policy, input.failures, input.random), deadline)) };
+  return {
+    status: 'PENDING',
+    nextAttemptAt: new Date(Math.min(now + retryDelayFor(policy, input.failures, input.random), deadline)),
+  };
 }

@@ -40,7 +40,8 @@ function hmac(secret: string, parts: readonly RawBody[]): Buffer {
 
 /** The headers a delivery of rawBody carries, signed at timestampSeconds. */
 export function signWebhook(secret: string, rawBody: RawBody, timestampSeconds: number): WebhookSignatureHeaders {
-  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) throw new RangeError('timestampSeconds must be a non-negative integer');
+  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0)
+    throw new RangeError('timestampSeconds must be a non-negative integer');
   const v1 = hmac(secret, [`${timestampSeconds}.`, rawBody]).toString('hex');
   return {
     'x-service-signature': `t=${timestampSeconds},v1=${v1}`,
@@ -139,9 +140,18 @@ const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
  * Compared in constant time with every secret. It has no timestamp, so it cannot tell a replay
  * from a delivery: receivers dedupe by the body's eventId.
  */
-export function verifyLegacyWebhook(rawBody: RawBody, signatureHeader: string | readonly string[] | undefined, secret: string | readonly string[]): LegacyVerifyResult {
+export function verifyLegacyWebhook(
+  rawBody: RawBody,
+  signatureHeader: string | readonly string[] | undefined,
+  secret: string | readonly string[],
+): LegacyVerifyResult {
   // Two headers are two claims about one body; refusing them is simpler than choosing one.
-  const header = typeof signatureHeader === 'string' ? signatureHeader.trim() : signatureHeader?.length === 1 ? signatureHeader[0]!.trim() : undefined;
+  const header =
+    typeof signatureHeader === 'string'
+      ? signatureHeader.trim()
+      : signatureHeader?.length === 1
+        ? signatureHeader[0]!.trim()
+        : undefined;
   if (header === undefined || !BASE64_SHA256.test(header)) return { ok: false, reason: 'MALFORMED' };
   const candidate = Buffer.from(header, 'base64');
   let matched = false;

@@ -2,8 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWithdrawalAccount, findWithdrawalAccount, type WithdrawalAccountCreateInput, type WithdrawalAccountRow } from '../../../src/core/money-movement/withdrawal-accounts.js';
+
+import {
+  createWithdrawalAccount,
+  findWithdrawalAccount,
+  type WithdrawalAccountCreateInput,
+  type WithdrawalAccountRow,
+} from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { newId } from '../../../src/lib/ids.js';
@@ -23,7 +30,13 @@ const FEDWIRE = {
   accountNumber: '000123456789',
   routingNumber: '021000021',
 } as const satisfies WithdrawalAccountCreateInput;
-const TRON = { currency: 'USDT', assetType: 'STABLECOIN', accountName: 'Acme wallet', network: 'TRON', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' } as const satisfies WithdrawalAccountCreateInput;
+const TRON = {
+  currency: 'USDT',
+  assetType: 'STABLECOIN',
+  accountName: 'Acme wallet',
+  network: 'TRON',
+  address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+} as const satisfies WithdrawalAccountCreateInput;
 
 /** The `label: value` lines of `formatAccount` output. */
 function accountFields(stdout: string): Record<string, string> {
@@ -47,14 +60,27 @@ describe('fxgate accounts on PostgreSQL', () => {
   let registered = 0;
 
   async function register(mode: Mode, input: WithdrawalAccountCreateInput): Promise<WithdrawalAccountRow> {
-    const principal = { orgId: ORG, environment: mode, keyName: `org/${ORG}/apiKey/${randomUUID()}`, scopes: ['withdraw' as const] };
+    const principal = {
+      orgId: ORG,
+      environment: mode,
+      keyName: `org/${ORG}/apiKey/${randomUUID()}`,
+      scopes: ['withdraw' as const],
+    };
     // A second apart, so that newest first is a fixed order.
     registered += 1;
-    const context = { db: database.db, reference: referenceData(database.db), now: () => new Date(Date.UTC(2025, 0, 1, 0, 0, registered)) };
-    return createWithdrawalAccount(context, principal, input, { key: randomUUID(), fingerprint: `sha256:${'0'.repeat(64)}` });
+    const context = {
+      db: database.db,
+      reference: referenceData(database.db),
+      now: () => new Date(Date.UTC(2025, 0, 1, 0, 0, registered)),
+    };
+    return createWithdrawalAccount(context, principal, input, {
+      key: randomUUID(),
+      fingerprint: `sha256:${'0'.repeat(64)}`,
+    });
   }
 
-  const reread = async (row: WithdrawalAccountRow) => (await findWithdrawalAccount(database.db, { orgId: ORG, environment: row.environment }, row.id))!;
+  const reread = async (row: WithdrawalAccountRow) =>
+    (await findWithdrawalAccount(database.db, { orgId: ORG, environment: row.environment }, row.id))!;
 
   beforeAll(async () => {
     database = await createTestPostgres();
@@ -71,15 +97,28 @@ describe('fxgate accounts on PostgreSQL', () => {
   });
 
   it('lists the accounts of both books, or of one', async () => {
-    const [both, onlyLive] = await Promise.all([fxgate(['accounts', 'list', ORG.toUpperCase()], env), fxgate(['accounts', 'list', ORG, '--mode', 'live'], env)]);
+    const [both, onlyLive] = await Promise.all([
+      fxgate(['accounts', 'list', ORG.toUpperCase()], env),
+      fxgate(['accounts', 'list', ORG, '--mode', 'live'], env),
+    ]);
     expect(both.stderr).toBe('');
     expect(both.code).toBe(0);
     const lines = both.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+MODE\s+CURRENCY\s+RAIL\s+DESTINATION\s+STATUS\s+VERIFIED\s+WITHDRAWALS\s+NAME\s+CREATED$/);
+    expect(lines[0]).toMatch(
+      /^ID\s+MODE\s+CURRENCY\s+RAIL\s+DESTINATION\s+STATUS\s+VERIFIED\s+WITHDRAWALS\s+NAME\s+CREATED$/,
+    );
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(new RegExp(`^${sandbox.id}\\s+sandbox\\s+USDT\\s+TRON\\s+${TRON.address}\\s+PENDING_VERIFICATION\\s+no\\s+enabled\\s+Acme wallet\\s+\\d{4}-`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${sandbox.id}\\s+sandbox\\s+USDT\\s+TRON\\s+${TRON.address}\\s+PENDING_VERIFICATION\\s+no\\s+enabled\\s+Acme wallet\\s+\\d{4}-`,
+      ),
+    );
     expect(lines[2]).toMatch(new RegExp(`^${liveWallet.id}\\s+live\\s+USDT\\s+TRON\\s+`));
-    expect(lines[3]).toMatch(new RegExp(`^${live.id}\\s+live\\s+USD\\s+FEDWIRE\\s+000123456789 @ 021000021\\s+PENDING_VERIFICATION\\s+no\\s+enabled\\s+Acme Treasury`));
+    expect(lines[3]).toMatch(
+      new RegExp(
+        `^${live.id}\\s+live\\s+USD\\s+FEDWIRE\\s+000123456789 @ 021000021\\s+PENDING_VERIFICATION\\s+no\\s+enabled\\s+Acme Treasury`,
+      ),
+    );
 
     expect(onlyLive.code).toBe(0);
     expect(onlyLive.stdout).toContain(live.id);
@@ -99,7 +138,13 @@ describe('fxgate accounts on PostgreSQL', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')[0]).toBe(`withdrawal account ${live.id} (org ${ORG} live)`);
-    expect(accountFields(result.stdout)).toMatchObject({ currency: 'USD', rail: 'FEDWIRE', status: 'ACTIVE', verified: 'yes', withdrawals: 'enabled' });
+    expect(accountFields(result.stdout)).toMatchObject({
+      currency: 'USD',
+      rail: 'FEDWIRE',
+      status: 'ACTIVE',
+      verified: 'yes',
+      withdrawals: 'enabled',
+    });
     expect(await reread(live)).toMatchObject({ status: 'ACTIVE', verified: true, withdrawals_enabled: true });
     expect(await reread(sandbox)).toMatchObject({ status: 'PENDING_VERIFICATION', verified: false });
   });
@@ -125,8 +170,14 @@ describe('fxgate accounts on PostgreSQL', () => {
     const cases: [string[], RegExp][] = [
       [['verify', ORG, 'wac_123', '--mode', 'live'], /A withdrawal account id is wac_/],
       [['verify', ORG, newId('withdrawalAccount')], /required option '--mode <mode>' not specified/],
-      [['withdrawals', ORG, newId('withdrawalAccount'), '--mode', 'live'], /give exactly one of --enable and --disable/],
-      [['withdrawals', ORG, newId('withdrawalAccount'), '--mode', 'live', '--enable', '--disable'], /cannot be used with/],
+      [
+        ['withdrawals', ORG, newId('withdrawalAccount'), '--mode', 'live'],
+        /give exactly one of --enable and --disable/,
+      ],
+      [
+        ['withdrawals', ORG, newId('withdrawalAccount'), '--mode', 'live', '--enable', '--disable'],
+        /cannot be used with/,
+      ],
       [['list', 'nope'], /An org id is a UUID/],
     ];
     // Parse errors end before any database work; the runs share nothing, so they go side by side.

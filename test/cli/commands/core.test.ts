@@ -1,12 +1,13 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { testServices } from '../../support/services.js';
 import { expectRawV3Error, rawExchange } from '../../support/raw-http.js';
+import { testServices } from '../../support/services.js';
 import { killAllCliProcesses, startCli } from '../cli-process.js';
 
 describe('fxgate core on PostgreSQL and Redis', () => {
@@ -32,14 +33,18 @@ describe('fxgate core on PostgreSQL and Redis', () => {
     const registry = new KeyRegistry(database.db);
     const key = loadKey(await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' }));
     const signer = new V3RequestSigner(key, { issuer: 'acme-fx' });
-    const response = await request(`${url}/v3/fx/pairs`, { headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }) });
+    const response = await request(`${url}/v3/fx/pairs`, {
+      headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }),
+    });
     expect(response.statusCode).toBe(200);
     await response.body.dump();
     expect((await request(`${url}/readyz`)).statusCode).toBe(200);
     // FXGATE_REQUEST_TIMEOUT_MS bounds a request's arrival; what the parser refuses is the v3 envelope.
     const [silent, oversized] = await Promise.all([
       rawExchange(url!, { steps: [] }),
-      rawExchange(url!, { steps: [`GET /v3/fx/pairs HTTP/1.1\r\nHost: fxgate\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`] }),
+      rawExchange(url!, {
+        steps: [`GET /v3/fx/pairs HTTP/1.1\r\nHost: fxgate\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`],
+      }),
     ]);
     expectRawV3Error(silent, 'REQUEST_TIMEOUT');
     expect(silent.answeredAfterMs).toBeGreaterThanOrEqual(1_480);

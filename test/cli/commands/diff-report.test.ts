@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { formatShadowReport } from '../../../src/cli/diff/report-command.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
@@ -14,13 +16,45 @@ import { RecordingUpstream } from '../../gateway/recording-upstream.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate, startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
-const EXAMPLE = { at: 'data[id=0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c].accountNumber', legacy: '"********7766"', gateway: '"********6789"', seenAt: '2026-11-26T02:00:00.000Z' };
+const EXAMPLE = {
+  at: 'data[id=0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c].accountNumber',
+  legacy: '"********7766"',
+  gateway: '"********6789"',
+  seenAt: '2026-11-26T02:00:00.000Z',
+};
 const REPORT: ShadowReport = {
   since: '2026-11-26T01:00:00.000Z',
   operations: [
-    { generation: 'v1', operation: 'trades', compared: 120, differing: 0, notCompared: 3, dropped: 0, fields: [], noise: [] },
-    { generation: 'v2', operation: 'balances', compared: 80, differing: 0, notCompared: 0, dropped: 2, fields: [], noise: [{ path: 'netBalanceInUSD', count: 80 }] },
-    { generation: 'v2', operation: 'fiat_withdrawal_addresses', compared: 12, differing: 3, notCompared: 0, dropped: 0, fields: [{ path: 'data[].accountNumber', count: 3, example: EXAMPLE, examples: [EXAMPLE] }], noise: [] },
+    {
+      generation: 'v1',
+      operation: 'trades',
+      compared: 120,
+      differing: 0,
+      notCompared: 3,
+      dropped: 0,
+      fields: [],
+      noise: [],
+    },
+    {
+      generation: 'v2',
+      operation: 'balances',
+      compared: 80,
+      differing: 0,
+      notCompared: 0,
+      dropped: 2,
+      fields: [],
+      noise: [{ path: 'netBalanceInUSD', count: 80 }],
+    },
+    {
+      generation: 'v2',
+      operation: 'fiat_withdrawal_addresses',
+      compared: 12,
+      differing: 3,
+      notCompared: 0,
+      dropped: 0,
+      fields: [{ path: 'data[].accountNumber', count: 3, example: EXAMPLE, examples: [EXAMPLE] }],
+      noise: [],
+    },
   ],
 };
 
@@ -109,7 +143,9 @@ describe('fxgate gateway in shadow mode', () => {
     });
     const [, url] = gateway.stdout.match(/^fxgate gateway: listening on (http:\/\/\S+), in front of/m)!;
     const [, adminUrl] = gateway.stdout.match(/^fxgate gateway: admin listener on (http:\/\/\S+)$/m)!;
-    expect(gateway.stdout).toContain('fxgate gateway: shadow mode beside http://127.0.0.1:1: gateway answers clients, 50% of reads compared');
+    expect(gateway.stdout).toContain(
+      'fxgate gateway: shadow mode beside http://127.0.0.1:1: gateway answers clients, 50% of reads compared',
+    );
     expect((await fetch(`${url}/admin/shadow/report`)).status).toBe(404);
     expect(await (await fetch(`${adminUrl}/admin/shadow/report`)).json()).toEqual({ since: null, operations: [] });
     const printed = await fxgate(['diff', 'report', '--url', adminUrl!]);
@@ -122,14 +158,27 @@ describe('fxgate gateway in shadow mode', () => {
 
   it('ends with 1 naming FXGATE_ADMIN_PORT when the admin port is taken', async () => {
     const taken = new URL(upstream.url).port;
-    const result = await fxgate(['gateway', '--upstream', upstream.url], { DATABASE_URL: database.url!, FXGATE_DATA_DIR: dataDir, PORT: '0', FXGATE_ADMIN_PORT: taken });
+    const result = await fxgate(['gateway', '--upstream', upstream.url], {
+      DATABASE_URL: database.url!,
+      FXGATE_DATA_DIR: dataDir,
+      PORT: '0',
+      FXGATE_ADMIN_PORT: taken,
+    });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`fxgate: the admin listener cannot listen on 127.0.0.1:${taken}: the port is taken (FXGATE_ADMIN_PORT)`);
+    expect(result.stderr).toContain(
+      `fxgate: the admin listener cannot listen on 127.0.0.1:${taken}: the port is taken (FXGATE_ADMIN_PORT)`,
+    );
   });
 
   it('refuses a cut-over list while the gateway serves everyone: exit 2', async () => {
-    const result = await fxgate(['gateway', '--upstream', upstream.url], { DATABASE_URL: database.url!, FXGATE_SHADOW_URL: 'http://127.0.0.1:1', FXGATE_CUTOVER_ORGS: '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c' });
+    const result = await fxgate(['gateway', '--upstream', upstream.url], {
+      DATABASE_URL: database.url!,
+      FXGATE_SHADOW_URL: 'http://127.0.0.1:1',
+      FXGATE_CUTOVER_ORGS: '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c',
+    });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('FXGATE_CUTOVER_ORGS: lists the orgs served by the gateway while the rest get the legacy answer');
+    expect(result.stderr).toContain(
+      'FXGATE_CUTOVER_ORGS: lists the orgs served by the gateway while the rest get the legacy answer',
+    );
   });
 });

@@ -1,8 +1,10 @@
-import { cp, mkdtemp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { generatedFiles } from '../../../src/cli/commands/docs.js';
 import { headingAnchors } from '../../../src/lib/docs/anchors.js';
 import { isStale, renderGeneratedFiles } from '../../../src/lib/docs/generated-files.js';
@@ -12,7 +14,9 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The manual: the README, the changelog and every page of docs/. */
 async function manualFiles(): Promise<string[]> {
-  const pages = (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+  const pages = (await readdir(join(ROOT, 'docs')))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`);
   return ['README.md', 'CHANGELOG.md', ...pages.sort()];
 }
 
@@ -42,7 +46,8 @@ async function deadLinks(page: string, root = ROOT): Promise<string[]> {
     }
     const found = await stat(file).catch(() => undefined);
     if (!found) dead.push(`${page}: ${target} (no such file)`);
-    else if (anchor !== undefined && !(found.isFile() && file.endsWith('.md') && (await anchorsOf(file)).has(anchor))) dead.push(`${page}: ${target} (no such anchor)`);
+    else if (anchor !== undefined && !(found.isFile() && file.endsWith('.md') && (await anchorsOf(file)).has(anchor)))
+      dead.push(`${page}: ${target} (no such anchor)`);
   }
   return dead;
 }
@@ -56,12 +61,15 @@ describe('fxgate docs', () => {
 
   it('every committed file with generated sections is what `npm run docs` generates', async () => {
     const states = await renderGeneratedFiles(ROOT, await generatedFiles());
-    for (const state of states) expect(state.current, `${state.path} is stale: run \`npm run docs\``).toBe(state.generated);
+    for (const state of states)
+      expect(state.current, `${state.path} is stale: run \`npm run docs\``).toBe(state.generated);
   });
 
   it('every link of the manual leads to a file of the repository, and to an anchor that page has', async () => {
     const files = await manualFiles();
-    expect(files).toEqual(expect.arrayContaining(['docs/contract.md', 'docs/architecture.md', 'docs/v3-api.md', 'docs/legacy-api.md']));
+    expect(files).toEqual(
+      expect.arrayContaining(['docs/contract.md', 'docs/architecture.md', 'docs/v3-api.md', 'docs/legacy-api.md']),
+    );
     const dead = (await Promise.all(files.map((file) => deadLinks(file)))).flat();
     expect(dead).toEqual([]);
   });
@@ -74,9 +82,20 @@ describe('fxgate docs', () => {
     const page = 'docs/page.md';
     await writeFile(
       join(root, page),
-      ['# Page', '[fine](contract.md#errors-catalog) [self](#page) [gone](missing.md) [anchor](v3-api.md#nowhere) [out](../../etc/hosts)', '`[in code](missing.md)`', '```', '[fenced](missing.md)', '```'].join('\n'),
+      [
+        '# Page',
+        '[fine](contract.md#errors-catalog) [self](#page) [gone](missing.md) [anchor](v3-api.md#nowhere) [out](../../etc/hosts)',
+        '`[in code](missing.md)`',
+        '```',
+        '[fenced](missing.md)',
+        '```',
+      ].join('\n'),
     );
-    expect(await deadLinks(page, root)).toEqual([`${page}: missing.md (no such file)`, `${page}: v3-api.md#nowhere (no such anchor)`, `${page}: ../../etc/hosts (outside the repository)`]);
+    expect(await deadLinks(page, root)).toEqual([
+      `${page}: missing.md (no such file)`,
+      `${page}: v3-api.md#nowhere (no such anchor)`,
+      `${page}: ../../etc/hosts (outside the repository)`,
+    ]);
   });
 
   it('--check names every stale file and exits 1; --write regenerates them and nothing else', async () => {
@@ -99,7 +118,8 @@ describe('fxgate docs', () => {
     const check = await runCli(['docs', '--check', '--root', root]);
     expect(check.code).toBe(1);
     expect(check.stderr).toContain(`${first!.path}, ${second!.path} are stale: run \`npm run docs\``);
-    for (const file of files) expect(check.stdout).toContain(`${file.path}: ${file === first || file === second ? 'stale' : 'up to date'}`);
+    for (const file of files)
+      expect(check.stdout).toContain(`${file.path}: ${file === first || file === second ? 'stale' : 'up to date'}`);
 
     const write = await runCli(['docs', '--write', '--root', root]);
     expect(write.code).toBe(0);

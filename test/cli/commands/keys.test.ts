@@ -2,7 +2,9 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { keyFileSchema } from '../../../src/lib/keys/key-file.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate } from '../in-process-cli.js';
@@ -26,7 +28,22 @@ describe('fxgate keys on PostgreSQL', () => {
 
   it('creates, lists and revokes a key', async () => {
     const created = await fxgate(
-      ['keys', 'create', '--org', ORG.toUpperCase(), '--mode', 'live', '--scopes', 'trade,view', '--ip', '203.0.113.0/24', '--ip', '2001:db8::1', '--label', 'ci'],
+      [
+        'keys',
+        'create',
+        '--org',
+        ORG.toUpperCase(),
+        '--mode',
+        'live',
+        '--scopes',
+        'trade,view',
+        '--ip',
+        '203.0.113.0/24',
+        '--ip',
+        '2001:db8::1',
+        '--label',
+        'ci',
+      ],
       env,
     );
     expect(created.stderr).toBe('');
@@ -39,7 +56,10 @@ describe('fxgate keys on PostgreSQL', () => {
     const file = keyFileSchema.parse(JSON.parse(await readFile(path, 'utf8')));
     expect(file).toMatchObject({ name, orgId: ORG, mode: 'live', scopes: ['view', 'trade'] });
 
-    const { rows } = await database.db.query<{ ip_allowlist: string[]; label: string }>('SELECT ip_allowlist, label FROM api_keys WHERE name = $1', [name]);
+    const { rows } = await database.db.query<{ ip_allowlist: string[]; label: string }>(
+      'SELECT ip_allowlist, label FROM api_keys WHERE name = $1',
+      [name],
+    );
     expect(rows).toEqual([{ ip_allowlist: ['203.0.113.0/24', '2001:db8::1/128'], label: 'ci' }]);
 
     const listed = await fxgate(['keys', 'list', '--org', ORG], env);
@@ -47,7 +67,14 @@ describe('fxgate keys on PostgreSQL', () => {
     const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
     expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'MODE', 'SCOPES', 'IP ALLOWLIST', 'CREATED', 'REVOKED']);
     expect(rest).toEqual([]);
-    expect(row!.split(/\s{2,}/)).toEqual([name, 'live', 'view,trade', '203.0.113.0/24,2001:db8::1/128', expect.stringMatching(/^\d{4}-\d\d-\d\dT/), '-']);
+    expect(row!.split(/\s{2,}/)).toEqual([
+      name,
+      'live',
+      'view,trade',
+      '203.0.113.0/24,2001:db8::1/128',
+      expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      '-',
+    ]);
 
     const revoked = await fxgate(['keys', 'revoke', name], env);
     expect(revoked).toMatchObject({ code: 0, stdout: `revoked: ${name}\n` });
@@ -61,12 +88,18 @@ describe('fxgate keys on PostgreSQL', () => {
 
   it('writes the key file where --out says, and never over an existing file', async () => {
     const out = join(dataDir, 'mine.json');
-    const created = await fxgate(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
+    const created = await fxgate(
+      ['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out],
+      env,
+    );
     expect(created.code).toBe(0);
     expect(created.stdout).toContain(`file: ${out}\n`);
     const before = await database.db.query('SELECT name FROM api_keys');
 
-    const refused = await fxgate(['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out], env);
+    const refused = await fxgate(
+      ['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--out', out],
+      env,
+    );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`${out} already exists`);
     expect((await database.db.query('SELECT name FROM api_keys')).rowCount).toBe(before.rowCount);
@@ -74,8 +107,14 @@ describe('fxgate keys on PostgreSQL', () => {
 
   // Each parser is tested in arguments.test.ts; these check that the CLI turns a bad value into exit 2.
   it.each([
-    [['--org', 'not-a-uuid', '--mode', 'live', '--scopes', 'view'], /--org <uuid>.*'not-a-uuid' is invalid\. An org id is a UUID/],
-    [['--org', ORG, '--mode', 'live', '--scopes', 'view', '--ip', '10.0.0.0/33'], /--ip <cidr>.*'10\.0\.0\.0\/33' is invalid/],
+    [
+      ['--org', 'not-a-uuid', '--mode', 'live', '--scopes', 'view'],
+      /--org <uuid>.*'not-a-uuid' is invalid\. An org id is a UUID/,
+    ],
+    [
+      ['--org', ORG, '--mode', 'live', '--scopes', 'view', '--ip', '10.0.0.0/33'],
+      /--ip <cidr>.*'10\.0\.0\.0\/33' is invalid/,
+    ],
     [['--mode', 'live', '--scopes', 'view'], /required option '--org <uuid>' not specified/],
   ])('refuses bad input with exit 2: %j', async (args, message) => {
     const result = await fxgate(['keys', 'create', ...args], env);
@@ -89,19 +128,35 @@ describe('fxgate keys on PostgreSQL', () => {
     const name = `org/${orgId}/apiKey/${randomUUID()}`;
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const file = join(dataDir, 'legacy-keys.jsonl');
-    const record = { name, orgId: orgId.toUpperCase(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }), scopes: 'View,Trade', mode: 'Sandbox' };
+    const record = {
+      name,
+      orgId: orgId.toUpperCase(),
+      publicKey: publicKey.export({ type: 'spki', format: 'pem' }),
+      scopes: 'View,Trade',
+      mode: 'Sandbox',
+    };
     await writeFile(file, `${JSON.stringify(record)}\n`);
 
     const imported = await fxgate(['keys', 'import', file], env);
-    expect(imported).toMatchObject({ code: 0, stderr: '', stdout: `imported: ${name}\nsummary: 1 imported, 0 unchanged, 0 files refused\n` });
+    expect(imported).toMatchObject({
+      code: 0,
+      stderr: '',
+      stdout: `imported: ${name}\nsummary: 1 imported, 0 unchanged, 0 files refused\n`,
+    });
     // Again, beside a bad file: the first is unchanged, the second a usage error naming its line and field.
     const bad = join(dataDir, 'bad-keys.jsonl');
-    await writeFile(bad, `${JSON.stringify({ ...record, name: `org/${orgId}/apiKey/${randomUUID()}`, mode: 'staging' })}\n`);
+    await writeFile(
+      bad,
+      `${JSON.stringify({ ...record, name: `org/${orgId}/apiKey/${randomUUID()}`, mode: 'staging' })}\n`,
+    );
     const refused = await fxgate(['keys', 'import', file, bad], env);
     expect(refused.code).toBe(2);
     expect(refused.stdout).toBe(`unchanged: ${name}\nsummary: 0 imported, 1 unchanged, 1 file refused\n`);
     expect(refused.stderr).toContain(`${bad}:1: mode: must be sandbox or live`);
-    const { rows } = await database.db.query<{ scopes: string[]; mode: string }>('SELECT scopes, mode FROM api_keys WHERE org_id = $1', [orgId]);
+    const { rows } = await database.db.query<{ scopes: string[]; mode: string }>(
+      'SELECT scopes, mode FROM api_keys WHERE org_id = $1',
+      [orgId],
+    );
     expect(rows).toEqual([{ scopes: ['view', 'trade'], mode: 'sandbox' }]);
   });
 
@@ -114,8 +169,13 @@ describe('fxgate keys on PostgreSQL', () => {
   it('says so when an --out folder cannot be written, after registering the key', async () => {
     const blocker = join(dataDir, 'a-file');
     await writeFile(blocker, 'x');
-    const result = await fxgate(['keys', 'create', '--org', ORG, '--mode', 'live', '--scopes', 'view', '--out', join(blocker, 'k.json')], env);
+    const result = await fxgate(
+      ['keys', 'create', '--org', ORG, '--mode', 'live', '--scopes', 'view', '--out', join(blocker, 'k.json')],
+      env,
+    );
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/key org\/\S+ is registered, but writing .* failed: .*revoke it with `fxgate keys revoke org\//);
+    expect(result.stderr).toMatch(
+      /key org\/\S+ is registered, but writing .* failed: .*revoke it with `fxgate keys revoke org\//,
+    );
   });
 });

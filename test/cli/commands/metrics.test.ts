@@ -8,8 +8,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
@@ -53,12 +55,22 @@ afterAll(async () => {
 describe('GET /metrics from the CLI', () => {
   it('fxgate core: its own admin listener with FXGATE_ADMIN_PORT, the core families and the process metrics', async () => {
     database = await createTestPostgres();
-    const core = await startFxgate(['core'], { DATABASE_URL: database.url!, REDIS_URL: testServices().redisUrl, HOST: '127.0.0.1', PORT: '0', FXGATE_ADMIN_PORT: '0' });
+    const core = await startFxgate(['core'], {
+      DATABASE_URL: database.url!,
+      REDIS_URL: testServices().redisUrl,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      FXGATE_ADMIN_PORT: '0',
+    });
     const [, url] = core.stdout.match(/^fxgate core: listening on (http:\/\/\S+)$/m)!;
     const [, adminUrl] = core.stdout.match(/^fxgate core: admin listener on (http:\/\/\S+)$/m)!;
-    const key = loadKey(await new KeyRegistry(database.db).createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' }));
+    const key = loadKey(
+      await new KeyRegistry(database.db).createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' }),
+    );
     const signer = new V3RequestSigner(key, { issuer: 'fx-service' });
-    const pairs = await request(`${url}/v3/fx/pairs`, { headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }) });
+    const pairs = await request(`${url}/v3/fx/pairs`, {
+      headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }),
+    });
     expect(pairs.statusCode).toBe(200);
     await pairs.body.dump();
     expect((await request(`${url}/metrics`)).statusCode).toBe(404);
@@ -67,7 +79,9 @@ describe('GET /metrics from the CLI', () => {
     expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
     expect(familiesWith(families, 'fxgate_gateway_')).toEqual([]);
     expect(families.has('process_cpu_user_seconds_total')).toBe(true);
-    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' })).toBe(1);
+    expect(
+      sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' }),
+    ).toBe(1);
     expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'unknown', status_class: '4xx' })).toBe(1);
     // An empty ledger balances, checked by this scrape.
     expect(sampleValue(families, 'fxgate_core_ledger_balanced')).toBe(1);
@@ -76,43 +90,72 @@ describe('GET /metrics from the CLI', () => {
   });
 
   // PGlite's first start creates its database cluster (initdb), which takes seconds on a busy machine.
-  it('fxgate all: one admin listener with the gateway and the core families side by side', { timeout: 180_000 }, async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-metrics-'));
-    const server = await startFxgate(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
-    const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m)!;
-    const [, adminUrl] = server.stdout.match(/^fxgate: admin listener on (http:\/\/\S+)/m)!;
-    const [, keyPath] = server.stdout.match(/^fxgate: sandbox key created: (\S+)$/m)!;
-    const key = await readKeyFile(keyPath!);
-    const signer = new V3RequestSigner(key, { issuer: 'fx-service' });
-    const pairs = await request(`${url}/v3/fx/pairs`, { headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }) });
-    expect(pairs.statusCode).toBe(200);
-    await pairs.body.dump();
-    const balances = await request(`${url}/v2/brokerage/${key.file.orgId}/balances`, { headers: { authorization: `Bearer ${legacyToken(key)}`, 'x-app-mode': 'SANDBOX' } });
-    expect(balances.statusCode).toBe(200);
-    await balances.body.dump();
-    expect((await request(`${url}/metrics`)).statusCode).toBe(404);
+  it(
+    'fxgate all: one admin listener with the gateway and the core families side by side',
+    { timeout: 180_000 },
+    async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-metrics-'));
+      const server = await startFxgate(['all'], { FXGATE_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0' });
+      const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m)!;
+      const [, adminUrl] = server.stdout.match(/^fxgate: admin listener on (http:\/\/\S+)/m)!;
+      const [, keyPath] = server.stdout.match(/^fxgate: sandbox key created: (\S+)$/m)!;
+      const key = await readKeyFile(keyPath!);
+      const signer = new V3RequestSigner(key, { issuer: 'fx-service' });
+      const pairs = await request(`${url}/v3/fx/pairs`, {
+        headers: await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' }),
+      });
+      expect(pairs.statusCode).toBe(200);
+      await pairs.body.dump();
+      const balances = await request(`${url}/v2/brokerage/${key.file.orgId}/balances`, {
+        headers: { authorization: `Bearer ${legacyToken(key)}`, 'x-app-mode': 'SANDBOX' },
+      });
+      expect(balances.statusCode).toBe(200);
+      await balances.body.dump();
+      expect((await request(`${url}/metrics`)).statusCode).toBe(404);
 
-    // The grammar check refuses a family declared twice: the process metrics are there once.
-    const families = await scrape(adminUrl!);
-    expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
-    expect(familiesWith(families, 'fxgate_gateway_')).toEqual([
-      'fxgate_gateway_idempotency_total',
-      'fxgate_gateway_request_duration_seconds',
-      'fxgate_gateway_requests_total',
-      'fxgate_gateway_upstream_duration_seconds',
-      'fxgate_gateway_upstream_failures_total',
-      'fxgate_gateway_webhook_backlog',
-      'fxgate_gateway_webhook_deliveries_total',
-    ]);
-    expect(families.has('process_cpu_user_seconds_total')).toBe(true);
-    expect(sampleValue(families, 'fxgate_gateway_requests_total', { generation: 'v3', operation: 'GET /v3/fx/pairs', status_class: '2xx' })).toBe(1);
-    expect(sampleValue(families, 'fxgate_gateway_requests_total', { generation: 'v2', operation: 'balances', status_class: '2xx' })).toBe(1);
-    // The core saw the passthrough's read, and the gateway's own v3 call for v2 balances.
-    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' })).toBe(1);
-    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' })).toBeGreaterThanOrEqual(1);
-    expect(sampleValue(families, 'fxgate_gateway_upstream_duration_seconds_count', { generation: 'v2', operation: 'balances' })).toBe(
-      sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' }),
-    );
-    expect((await server.stop('SIGINT')).code).toBe(0);
-  });
+      // The grammar check refuses a family declared twice: the process metrics are there once.
+      const families = await scrape(adminUrl!);
+      expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
+      expect(familiesWith(families, 'fxgate_gateway_')).toEqual([
+        'fxgate_gateway_idempotency_total',
+        'fxgate_gateway_request_duration_seconds',
+        'fxgate_gateway_requests_total',
+        'fxgate_gateway_upstream_duration_seconds',
+        'fxgate_gateway_upstream_failures_total',
+        'fxgate_gateway_webhook_backlog',
+        'fxgate_gateway_webhook_deliveries_total',
+      ]);
+      expect(families.has('process_cpu_user_seconds_total')).toBe(true);
+      expect(
+        sampleValue(families, 'fxgate_gateway_requests_total', {
+          generation: 'v3',
+          operation: 'GET /v3/fx/pairs',
+          status_class: '2xx',
+        }),
+      ).toBe(1);
+      expect(
+        sampleValue(families, 'fxgate_gateway_requests_total', {
+          generation: 'v2',
+          operation: 'balances',
+          status_class: '2xx',
+        }),
+      ).toBe(1);
+      // The core saw the passthrough's read, and the gateway's own v3 call for v2 balances.
+      expect(
+        sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' }),
+      ).toBe(1);
+      expect(
+        sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(
+        sampleValue(families, 'fxgate_gateway_upstream_duration_seconds_count', {
+          generation: 'v2',
+          operation: 'balances',
+        }),
+      ).toBe(
+        sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' }),
+      );
+      expect((await server.stop('SIGINT')).code).toBe(0);
+    },
+  );
 });

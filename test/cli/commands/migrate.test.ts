@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { listMigrations } from '../../../src/lib/db/migrate.js';
 import { testServices } from '../../support/services.js';
 import { fxgate } from '../in-process-cli.js';
@@ -42,6 +44,8 @@ describe('fxgate migrate', () => {
   it('says which database it could not reach', async () => {
     const result = await fxgate(['migrate'], { DATABASE_URL: 'postgres://fxgate:secret@127.0.0.1:1/nowhere' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^fxgate: cannot reach PostgreSQL at postgres:\/\/fxgate:\*\*\*@127\.0\.0\.1:1\/nowhere \(DATABASE_URL\): /);
+    expect(result.stderr).toMatch(
+      /^fxgate: cannot reach PostgreSQL at postgres:\/\/fxgate:\*\*\*@127\.0\.0\.1:1\/nowhere \(DATABASE_URL\): /,
+    );
   });
 });

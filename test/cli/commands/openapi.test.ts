@@ -8,8 +8,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
+
 import { isStale, snapshotPath, snapshotStates } from '../../../src/cli/commands/openapi.js';
 import { describeBreakingChange } from '../../../src/lib/openapi/breaking-changes.js';
 import { GENERATIONS } from '../../../src/lib/openapi/document.js';
@@ -44,11 +46,16 @@ describe('fxgate openapi', () => {
   it('--check fails naming every missing snapshot; --write writes them; --check then passes', async () => {
     const missing = await fxgate(['openapi', '--check', '--root', root]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('docs/openapi/v3.json, docs/openapi/v2.json, docs/openapi/v1.json are stale: run `npm run openapi`');
+    expect(missing.stderr).toContain(
+      'docs/openapi/v3.json, docs/openapi/v2.json, docs/openapi/v1.json are stale: run `npm run openapi`',
+    );
     const written = await fxgate(['openapi', '--write', '--root', root]);
     expect(written.code, written.stderr).toBe(0);
     expect(written.stdout).toBe(GENERATIONS.map((generation) => `${snapshotPath(generation)}: written\n`).join(''));
-    for (const generation of GENERATIONS) expect(await readFile(snapshot(generation), 'utf8')).toBe(await readFile(join(ROOT, snapshotPath(generation)), 'utf8'));
+    for (const generation of GENERATIONS)
+      expect(await readFile(snapshot(generation), 'utf8')).toBe(
+        await readFile(join(ROOT, snapshotPath(generation)), 'utf8'),
+      );
     const checked = await fxgate(['openapi', '--check', '--root', root]);
     expect(checked.code).toBe(0);
     expect(checked.stdout).toContain('docs/openapi/v3.json: up to date');
@@ -57,7 +64,9 @@ describe('fxgate openapi', () => {
   it('rewrites a snapshot the code only adds to without being asked', async () => {
     // A committed document that lacked an optional body field: the generated one adds it, which breaks nobody.
     const committed = JSON.parse(await readFile(snapshot('v3'), 'utf8')) as oas31.OpenAPIObject;
-    const body = (committed.paths!['/v3/fx/trades']!.post!.requestBody as oas31.RequestBodyObject).content['application/json']!.schema as oas31.SchemaObject;
+    const body = (committed.paths!['/v3/fx/trades']!.post!.requestBody as oas31.RequestBodyObject).content[
+      'application/json'
+    ]!.schema as oas31.SchemaObject;
     delete body.properties!.clientReferenceId;
     delete (committed.components!.schemas!.Trade as oas31.SchemaObject).properties!.metadata;
     await writeFile(snapshot('v3'), JSON.stringify(committed));
@@ -79,8 +88,12 @@ describe('fxgate openapi', () => {
     const checked = await fxgate(['openapi', '--check', '--root', root]);
     expect(checked.code).toBe(1);
     expect(checked.stdout).toContain('docs/openapi/v2.json: stale');
-    expect(checked.stdout).toContain('  breaking: response-field-removed: GET /v2/brokerage/{orgId}/trades 200: data[].legacyOnly is no longer answered');
-    expect(checked.stdout).toContain('  breaking: response-field-removed: GET /v2/brokerage/{orgId}/trade/{id} 200: data.legacyOnly is no longer answered');
+    expect(checked.stdout).toContain(
+      '  breaking: response-field-removed: GET /v2/brokerage/{orgId}/trades 200: data[].legacyOnly is no longer answered',
+    );
+    expect(checked.stdout).toContain(
+      '  breaking: response-field-removed: GET /v2/brokerage/{orgId}/trade/{id} 200: data.legacyOnly is no longer answered',
+    );
 
     const refused = await fxgate(['openapi', '--write', '--root', root]);
     expect(refused.code).toBe(1);

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate } from '../in-process-cli.js';
@@ -45,7 +47,10 @@ describe('fxgate orgs on PostgreSQL', () => {
     expect(set.code).toBe(0);
     expect(bookFields(set.stdout, 'live')['credit line']).toBe('250000.5 USD');
 
-    await database.db.query(`UPDATE org_environments SET committed_usd = 1000.25 WHERE org_id = $1 AND environment = 'live'`, [ORG]);
+    await database.db.query(
+      `UPDATE org_environments SET committed_usd = 1000.25 WHERE org_id = $1 AND environment = 'live'`,
+      [ORG],
+    );
     const shown = await fxgate(['orgs', 'show', ORG.toUpperCase()], env);
     expect(shown.stderr).toBe('');
     expect(shown.code).toBe(0);
@@ -57,14 +62,21 @@ describe('fxgate orgs on PostgreSQL', () => {
       'disabled currencies': 'none',
       'disabled pairs': 'none',
     });
-    expect(bookFields(shown.stdout, 'sandbox')).toMatchObject({ 'credit line': '1000000 USD', committed: '0 USD', available: '1000000 USD' });
+    expect(bookFields(shown.stdout, 'sandbox')).toMatchObject({
+      'credit line': '1000000 USD',
+      committed: '0 USD',
+      available: '1000000 USD',
+    });
 
     const onlySandbox = await fxgate(['orgs', 'show', ORG, '--mode', 'sandbox'], env);
     expect(onlySandbox.code).toBe(0);
     expect(onlySandbox.stdout).not.toContain(`org ${ORG} live`);
     expect(onlySandbox.stdout).toContain(`org ${ORG} sandbox`);
 
-    const { rows } = await database.db.query<{ credit_line_usd: string }>(`SELECT credit_line_usd FROM org_environments WHERE org_id = $1 AND environment = 'live'`, [ORG]);
+    const { rows } = await database.db.query<{ credit_line_usd: string }>(
+      `SELECT credit_line_usd FROM org_environments WHERE org_id = $1 AND environment = 'live'`,
+      [ORG],
+    );
     expect(rows[0]!.credit_line_usd).toMatch(/^250000\.50*$/);
   });
 
@@ -79,7 +91,10 @@ describe('fxgate orgs on PostgreSQL', () => {
     expect(off.stderr).toBe('');
     expect(off.code).toBe(0);
     expect(bookFields(off.stdout, 'sandbox').trading).toBe('disabled');
-    const { rows } = await database.db.query<{ trading_enabled: boolean }>('SELECT trading_enabled FROM org_environments WHERE org_id = $1 ORDER BY environment', [ORG]);
+    const { rows } = await database.db.query<{ trading_enabled: boolean }>(
+      'SELECT trading_enabled FROM org_environments WHERE org_id = $1 ORDER BY environment',
+      [ORG],
+    );
     expect(rows.map((row) => row.trading_enabled)).toEqual([true, false]);
 
     const currency = await fxgate(['orgs', 'currency', ORG, 'usdc', '--mode', 'sandbox', '--disable'], env);
@@ -96,7 +111,10 @@ describe('fxgate orgs on PostgreSQL', () => {
   });
 
   it.each([
-    [['set-credit-line', ORG, '12abc'], /'12abc' is invalid for argument 'amount'\. A credit line is a plain unsigned decimal/],
+    [
+      ['set-credit-line', ORG, '12abc'],
+      /'12abc' is invalid for argument 'amount'\. A credit line is a plain unsigned decimal/,
+    ],
     [['set-credit-line', ORG, '1e6'], /'1e6' is invalid/],
     [['set-credit-line', ORG, '0.0000000000000000001'], /is invalid/],
     [['set-credit-line', ORG, '100', '--mode', 'prod'], /The mode is one of sandbox, live/],
@@ -128,7 +146,10 @@ describe('fxgate orgs on PostgreSQL', () => {
   });
 
   it('explains every subcommand with --help', async () => {
-    const [top, setLine] = await Promise.all([fxgate(['orgs', '--help'], env), fxgate(['orgs', 'set-credit-line', '--help'], env)]);
+    const [top, setLine] = await Promise.all([
+      fxgate(['orgs', '--help'], env),
+      fxgate(['orgs', 'set-credit-line', '--help'], env),
+    ]);
     expect(top.code).toBe(0);
     for (const name of ['show', 'set-credit-line', 'trading', 'currency', 'pair']) expect(top.stdout).toContain(name);
     expect(setLine.code).toBe(0);

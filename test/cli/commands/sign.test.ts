@@ -6,8 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { signedHeaderLines } from '../../../src/cli/commands/sign.js';
 import { EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
@@ -15,7 +17,13 @@ import { JWT_AUDIENCE, verifyApiToken } from '../../../src/lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../../src/lib/auth/request-signature.js';
 import { DEFAULT_JWT_ISSUERS } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';
-import { generateKeyFile, loadKey, writeKeyFile, type KeyFile, type LoadedKey } from '../../../src/lib/keys/key-file.js';
+import {
+  generateKeyFile,
+  type KeyFile,
+  type LoadedKey,
+  loadKey,
+  writeKeyFile,
+} from '../../../src/lib/keys/key-file.js';
 import { CapturedIo, fxgate, type InProcessResult } from '../in-process-cli.js';
 
 const LEGACY_LIFETIME_SECONDS = 120;
@@ -34,7 +42,12 @@ async function keyFileAt(name: string, file: KeyFile): Promise<string> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fxgate-sign-'));
-  const sandboxFile = generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view', 'trade'], mode: 'sandbox' });
+  const sandboxFile = generateKeyFile({
+    orgId: newUuid(),
+    keyId: newUuid(),
+    scopes: ['view', 'trade'],
+    mode: 'sandbox',
+  });
   const liveFile = generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'live' });
   sandboxPath = await keyFileAt('sandbox.json', sandboxFile);
   livePath = await keyFileAt('live.json', liveFile);
@@ -55,7 +68,9 @@ async function runSign(args: readonly string[], env: Record<string, string> = {}
 /** `Name: value` lines as a map, checking that no header is printed twice. */
 function headersOf(output: string): Map<string, string> {
   const lines = output.split('\n');
-  const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)] as const));
+  const headers = new Map(
+    lines.map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)] as const),
+  );
   expect(headers.size).toBe(lines.length);
   return headers;
 }
@@ -96,7 +111,12 @@ describe('fxgate sign --legacy', () => {
       typ: 'JWT',
       requiredClaims: ['iat', 'nbf', 'exp'],
     });
-    expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'JWT', kid: sandbox.file.name, nonce: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(protectedHeader).toEqual({
+      alg: 'ES256',
+      typ: 'JWT',
+      kid: sandbox.file.name,
+      nonce: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
     expect(protectedHeader.nonce).toBe(verified.nonce);
     expect(Object.keys(payload).sort()).toEqual(['aud', 'exp', 'iat', 'iss', 'nbf', 'sub']);
     expect(payload).toMatchObject({ iss: 'fx-service', sub: sandbox.file.name, aud: [JWT_AUDIENCE] });
@@ -121,39 +141,88 @@ describe('fxgate sign --legacy', () => {
   });
 
   it('takes --method, --path and --body without binding the token to them', async () => {
-    const headers = headersOf(await runSign(['--key', livePath, '--legacy', '--method', 'POST', '--path', '/v2/brokerage/x/trade', '--body', '{"quoteId":"q"}']));
+    const headers = headersOf(
+      await runSign([
+        '--key',
+        livePath,
+        '--legacy',
+        '--method',
+        'POST',
+        '--path',
+        '/v2/brokerage/x/trade',
+        '--body',
+        '{"quoteId":"q"}',
+      ]),
+    );
     expect([...headers.keys()]).toEqual(['Authorization', 'Content-Type']);
   });
 
   it('signs with --issuer, or else with the first configured issuer', async () => {
     // The flag wins over the run's configuration.
     const run = new CliRun(new CapturedIo({ FXGATE_JWT_ISSUER: 'acme-fx' }).io);
-    const withFlag = tokenOf(headersOf(await signedHeaderLines(run, { key: livePath, legacy: true, issuer: 'openfx' })));
+    const withFlag = tokenOf(
+      headersOf(await signedHeaderLines(run, { key: livePath, legacy: true, issuer: 'openfx' })),
+    );
     expect((await jwtVerify(withFlag, await importSPKI(live.file.publicKey, 'ES256'))).payload.iss).toBe('openfx');
 
     // Without it, the first issuer of the run's environment.
-    const configured = tokenOf(headersOf(await runSign(['--key', livePath, '--legacy'], { FXGATE_JWT_ISSUER: 'acme-fx, openfx' })));
+    const configured = tokenOf(
+      headersOf(await runSign(['--key', livePath, '--legacy'], { FXGATE_JWT_ISSUER: 'acme-fx, openfx' })),
+    );
     expect((await jwtVerify(configured, await importSPKI(live.file.publicKey, 'ES256'))).payload.iss).toBe('acme-fx');
   });
 });
 
 describe('fxgate sign for v3', () => {
   it('still prints the signed v3 headers, the token bound to method, path and body by X-Request-Signature', async () => {
-    const headers = headersOf(await runSign(['--key', sandboxPath, '--method', 'post', '--path', '/v3/fx/quotes', '--body', '{"a":1}', '--idempotency-key', 'q1']));
-    expect([...headers.keys()]).toEqual(['Authorization', 'X-Request-Signature', 'X-App-Mode', 'Idempotency-Key', 'Content-Type']);
+    const headers = headersOf(
+      await runSign([
+        '--key',
+        sandboxPath,
+        '--method',
+        'post',
+        '--path',
+        '/v3/fx/quotes',
+        '--body',
+        '{"a":1}',
+        '--idempotency-key',
+        'q1',
+      ]),
+    );
+    expect([...headers.keys()]).toEqual([
+      'Authorization',
+      'X-Request-Signature',
+      'X-App-Mode',
+      'Idempotency-Key',
+      'Content-Type',
+    ]);
     const verified = await verifyLegacy(tokenOf(headers), sandbox, 60);
     const check = await verifyRequestSignature(
       sandbox.publicKey,
-      { method: 'POST', pathAndQuery: '/v3/fx/quotes', nonce: verified.nonce, idempotencyKey: 'q1', body: Buffer.from('{"a":1}') },
+      {
+        method: 'POST',
+        pathAndQuery: '/v3/fx/quotes',
+        nonce: verified.nonce,
+        idempotencyKey: 'q1',
+        body: Buffer.from('{"a":1}'),
+      },
       headers.get('X-Request-Signature')!,
     );
     expect(check).toBe('VALID');
   });
 
   it('refuses to sign a v3 request without --method and --path, as a usage error pointing to --legacy', async () => {
-    for (const args of [['--key', livePath], ['--key', livePath, '--method', 'GET'], ['--key', livePath, '--path', '/v3/fx/pairs']]) {
+    for (const args of [
+      ['--key', livePath],
+      ['--key', livePath, '--method', 'GET'],
+      ['--key', livePath, '--path', '/v3/fx/pairs'],
+    ]) {
       const refused = await fxgate(['sign', ...args]);
-      expect(refused).toMatchObject({ code: EXIT_CODES.usage, stdout: '', stderr: expect.stringMatching(/^fxgate: a v3 request needs --method and --path.*add --legacy/) });
+      expect(refused).toMatchObject({
+        code: EXIT_CODES.usage,
+        stdout: '',
+        stderr: expect.stringMatching(/^fxgate: a v3 request needs --method and --path.*add --legacy/),
+      });
     }
   });
 });

@@ -6,10 +6,11 @@
  */
 import { Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type UsageSource, csvField, registerUsageCommand } from '../../../src/cli/commands/usage.js';
+
+import { csvField, registerUsageCommand, type UsageSource } from '../../../src/cli/commands/usage.js';
 import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
-import { NO_OPERATION, type UsageReport, UsageRecorder, readUsage } from '../../../src/gateway/usage/usage-recorder.js';
+import { NO_OPERATION, readUsage, UsageRecorder, type UsageReport } from '../../../src/gateway/usage/usage-recorder.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { CapturedIo, fxgate } from '../in-process-cli.js';
@@ -57,13 +58,36 @@ function parseCsv(text: string): string[][] {
 async function seed(database: TestDatabase): Promise<void> {
   const at = (ms: number) => () => ms;
   const old = new UsageRecorder(database.db, { flushIntervalMs: 3_600_000, now: at(NOW - 30 * DAY) });
-  old.seen({ generation: 'v1', operation: 'balances', caller: { orgId: OTHER_ORG, keyName: OTHER_KEY }, address: '203.0.113.9' });
+  old.seen({
+    generation: 'v1',
+    operation: 'balances',
+    caller: { orgId: OTHER_ORG, keyName: OTHER_KEY },
+    address: '203.0.113.9',
+  });
   await old.close();
   const recent = new UsageRecorder(database.db, { flushIntervalMs: 3_600_000, now: at(NOW - DAY) });
-  for (let n = 0; n < 3; n += 1) recent.seen({ generation: 'v1', operation: 'trades', caller: { orgId: ORG, keyName: KEY }, address: '2001:db8::7' });
-  recent.seen({ generation: 'v1', operation: 'trades', caller: { orgId: ORG, keyName: KEY }, address: '2001:db8::7', refused: 'brownout' });
+  for (let n = 0; n < 3; n += 1)
+    recent.seen({
+      generation: 'v1',
+      operation: 'trades',
+      caller: { orgId: ORG, keyName: KEY },
+      address: '2001:db8::7',
+    });
+  recent.seen({
+    generation: 'v1',
+    operation: 'trades',
+    caller: { orgId: ORG, keyName: KEY },
+    address: '2001:db8::7',
+    refused: 'brownout',
+  });
   recent.seen({ generation: 'v1', operation: 'trades', caller: null, address: '198.51.100.1' });
-  recent.seen({ generation: 'v2', operation: 'trade/{id}', caller: { orgId: ORG, keyName: KEY }, address: '10.0.0.1', refused: 'sunset' });
+  recent.seen({
+    generation: 'v2',
+    operation: 'trade/{id}',
+    caller: { orgId: ORG, keyName: KEY },
+    address: '10.0.0.1',
+    refused: 'sunset',
+  });
   // Not an operation the gateway has: text that CSV must quote.
   recent.seen({ generation: 'v2', operation: 'odd, "quoted"\r\nname', caller: null, address: '10.0.0.2' });
   await recent.close();
@@ -92,21 +116,61 @@ describe('fxgate usage, in process', () => {
     const text = await usage('--generation', 'v1');
     const lines = text.trimEnd().split('\n');
     expect(lines[0]).toBe('Legacy usage (counts since the first request counted)');
-    expect(lines[2]).toMatch(/^GENERATION {2}ORG +KEY ID +OPERATION +COUNT {2}BROWNOUT 410 {2}SUNSET 410 {2}FIRST SEEN +LAST SEEN +LAST ADDRESS$/);
+    expect(lines[2]).toMatch(
+      /^GENERATION {2}ORG +KEY ID +OPERATION +COUNT {2}BROWNOUT 410 {2}SUNSET 410 {2}FIRST SEEN +LAST SEEN +LAST ADDRESS$/,
+    );
     const rows = lines.slice(3).map((line) => line.split(/ {2,}/));
     // By org (the two orgs' ids sort either way), the unattributed last.
     const attributed = [
-      ['v1', ORG, KEY.split('/').at(-1)!, 'trades', '4', '1', '0', new Date(NOW - DAY).toISOString(), new Date(NOW - DAY).toISOString(), '2001:db8::7'],
-      ['v1', OTHER_ORG, OTHER_KEY.split('/').at(-1)!, 'balances', '1', '0', '0', new Date(NOW - 30 * DAY).toISOString(), new Date(NOW - 30 * DAY).toISOString(), '203.0.113.9'],
+      [
+        'v1',
+        ORG,
+        KEY.split('/').at(-1)!,
+        'trades',
+        '4',
+        '1',
+        '0',
+        new Date(NOW - DAY).toISOString(),
+        new Date(NOW - DAY).toISOString(),
+        '2001:db8::7',
+      ],
+      [
+        'v1',
+        OTHER_ORG,
+        OTHER_KEY.split('/').at(-1)!,
+        'balances',
+        '1',
+        '0',
+        '0',
+        new Date(NOW - 30 * DAY).toISOString(),
+        new Date(NOW - 30 * DAY).toISOString(),
+        '203.0.113.9',
+      ],
     ].sort((a, b) => a[1]!.localeCompare(b[1]!));
-    expect(rows).toEqual([...attributed, ['v1', '(no key)', '-', 'trades', '1', '0', '0', new Date(NOW - DAY).toISOString(), new Date(NOW - DAY).toISOString(), '198.51.100.1']]);
+    expect(rows).toEqual([
+      ...attributed,
+      [
+        'v1',
+        '(no key)',
+        '-',
+        'trades',
+        '1',
+        '0',
+        '0',
+        new Date(NOW - DAY).toISOString(),
+        new Date(NOW - DAY).toISOString(),
+        '198.51.100.1',
+      ],
+    ]);
     // The columns line up: every row is as wide as the header up to its last column.
     const lastColumn = lines[2]!.indexOf('LAST ADDRESS');
     for (const line of lines.slice(3)) expect(line.slice(0, lastColumn).length).toBe(lastColumn);
   });
 
   it('says when nothing was counted', async () => {
-    expect(await usage('--since', '1h')).toBe(`No legacy requests counted since ${new Date(NOW - 3_600_000).toISOString()}.\n`);
+    expect(await usage('--since', '1h')).toBe(
+      `No legacy requests counted since ${new Date(NOW - 3_600_000).toISOString()}.\n`,
+    );
   });
 
   it('prints what GET /admin/usage serves with --format json, since a duration back from now', async () => {
@@ -114,16 +178,56 @@ describe('fxgate usage, in process', () => {
     const report = JSON.parse(text) as UsageReport;
     expect(report).toEqual(JSON.parse(JSON.stringify(await readUsage(database.db, { since: NOW - 7 * DAY }))));
     expect(report.since).toBe(new Date(NOW - 7 * DAY).toISOString());
-    expect(report.rows.map((row) => `${row.generation} ${row.operation}`)).toEqual(['v1 trades', 'v1 trades', 'v2 trade/{id}', 'v2 odd, "quoted"\r\nname']);
+    expect(report.rows.map((row) => `${row.generation} ${row.operation}`)).toEqual([
+      'v1 trades',
+      'v1 trades',
+      'v2 trade/{id}',
+      'v2 odd, "quoted"\r\nname',
+    ]);
   });
 
   it('prints RFC 4180 CSV with a header row, nulls as empty fields, quoting what needs it', async () => {
     const text = await usage('--format', 'csv');
     const records = parseCsv(text);
-    expect(records[0]).toEqual(['orgId', 'keyName', 'generation', 'operation', 'count', 'refusedInBrownout', 'refusedAfterSunset', 'firstSeen', 'lastSeen', 'lastAddress']);
+    expect(records[0]).toEqual([
+      'orgId',
+      'keyName',
+      'generation',
+      'operation',
+      'count',
+      'refusedInBrownout',
+      'refusedAfterSunset',
+      'firstSeen',
+      'lastSeen',
+      'lastAddress',
+    ]);
     const { rows } = await readUsage(database.db);
-    expect(records.slice(1)).toEqual(rows.map((row) => [row.orgId ?? '', row.keyName ?? '', row.generation, row.operation, String(row.count), String(row.refusedInBrownout), String(row.refusedAfterSunset), row.firstSeen, row.lastSeen, row.lastAddress ?? '']));
-    expect(records.slice(1).find((record) => record[3] === 'trade/{id}')).toEqual([ORG, KEY, 'v2', 'trade/{id}', '1', '0', '1', expect.any(String), expect.any(String), '10.0.0.1']);
+    expect(records.slice(1)).toEqual(
+      rows.map((row) => [
+        row.orgId ?? '',
+        row.keyName ?? '',
+        row.generation,
+        row.operation,
+        String(row.count),
+        String(row.refusedInBrownout),
+        String(row.refusedAfterSunset),
+        row.firstSeen,
+        row.lastSeen,
+        row.lastAddress ?? '',
+      ]),
+    );
+    expect(records.slice(1).find((record) => record[3] === 'trade/{id}')).toEqual([
+      ORG,
+      KEY,
+      'v2',
+      'trade/{id}',
+      '1',
+      '0',
+      '1',
+      expect.any(String),
+      expect.any(String),
+      '10.0.0.1',
+    ]);
     expect(text).toContain(',"odd, ""quoted""\r\nname",');
   });
 
@@ -139,7 +243,10 @@ describe('fxgate usage, in process', () => {
 
   it('refuses a since or a generation it cannot read as a usage error (exit 2) saying what to write', async () => {
     for (const [args, message] of [
-      [['--since', 'last week'], /^--since: "last week" is not a time to count from: write a duration back from now such as 7d, 24h or 30m/],
+      [
+        ['--since', 'last week'],
+        /^--since: "last week" is not a time to count from: write a duration back from now such as 7d, 24h or 30m/,
+      ],
       [['--since', '2026-12-01T00:00:00'], /^--since: .*add its zone/],
       [['--generation', 'v3'], /^--generation must be v1 or v2, got "v3"/],
     ] as const) {

@@ -4,8 +4,16 @@
  * codes and its help. Registration with v3 through the command line is in the e2e webhook tests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
-import { addWebhook, describeNote, formatWebhookTable, listWebhooks, removeWebhook, type WebhookCommandDeps } from '../../../src/cli/commands/webhooks.js';
+import {
+  addWebhook,
+  describeNote,
+  formatWebhookTable,
+  listWebhooks,
+  removeWebhook,
+  type WebhookCommandDeps,
+} from '../../../src/cli/commands/webhooks.js';
 import { CliError } from '../../../src/cli/exit.js';
 import { SEALING_SECRET_NAME } from '../../../src/gateway/webhooks/legacy-webhooks.js';
 import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscriptions.js';
@@ -26,7 +34,10 @@ beforeAll(async () => {
   deps = {
     db: database.db,
     sealer: await SecretSealer.open(database.db, SEALING_SECRET_NAME),
-    events: { names: ['deposits', 'withdrawals', 'failed-deposits', 'failed-withdrawals'], defaults: ['deposits', 'withdrawals'] },
+    events: {
+      names: ['deposits', 'withdrawals', 'failed-deposits', 'failed-withdrawals'],
+      defaults: ['deposits', 'withdrawals'],
+    },
     registration: null,
   };
   env = { DATABASE_URL: database.url! };
@@ -48,11 +59,21 @@ async function refusal(run: Promise<unknown>): Promise<CliError> {
 describe('the functions the commands run', () => {
   it('adds a subscription with the default events and a fresh secret, kept sealed; registration is left to the gateway', async () => {
     const added = await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks' });
-    expect(added.subscription).toMatchObject({ orgId: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks', events: ['deposits', 'withdrawals'], status: 'ACTIVE', removedAt: null });
+    expect(added.subscription).toMatchObject({
+      orgId: ORG,
+      mode: 'sandbox',
+      url: 'http://localhost:9000/hooks',
+      events: ['deposits', 'withdrawals'],
+      status: 'ACTIVE',
+      removedAt: null,
+    });
     expect(added.subscription.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(added.secret).toMatch(SECRET);
     expect(added.note).toEqual({ state: 'deferred' });
-    const { rows } = await database.db.query<{ secret: string }>('SELECT secret FROM legacy_webhook_subscriptions WHERE id = $1', [added.subscription.id]);
+    const { rows } = await database.db.query<{ secret: string }>(
+      'SELECT secret FROM legacy_webhook_subscriptions WHERE id = $1',
+      [added.subscription.id],
+    );
     expect(rows[0]!.secret).not.toContain(added.secret);
     expect(deps.sealer.open(rows[0]!.secret, subscriptionSecretBinding(added.subscription.id))).toBe(added.secret);
     const again = await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks' });
@@ -60,12 +81,19 @@ describe('the functions the commands run', () => {
   });
 
   it('keeps the events asked for, in the declared order, once each', async () => {
-    const added = await addWebhook(deps, { org: ORG, mode: 'live', url: 'https://example.com/fx', events: ['failed-withdrawals', 'deposits', 'deposits', ' withdrawals '] });
+    const added = await addWebhook(deps, {
+      org: ORG,
+      mode: 'live',
+      url: 'https://example.com/fx',
+      events: ['failed-withdrawals', 'deposits', 'deposits', ' withdrawals '],
+    });
     expect(added.subscription.events).toEqual(['deposits', 'withdrawals', 'failed-withdrawals']);
   });
 
   it('refuses what cannot be a subscription as a usage error (exit 2), storing nothing', async () => {
-    const { rows: before } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM legacy_webhook_subscriptions');
+    const { rows: before } = await database.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM legacy_webhook_subscriptions',
+    );
     const cases: [Parameters<typeof addWebhook>[1], RegExp][] = [
       [{ org: ORG, mode: 'live', url: 'http://example.com/fx' }, /live subscriptions must use https/],
       [{ org: ORG, mode: 'sandbox', url: 'ftp://example.com/fx' }, /the scheme must be https/],
@@ -73,7 +101,10 @@ describe('the functions the commands run', () => {
       [{ org: ORG, mode: 'sandbox', url: 'https://example.com/fx#top' }, /fragment/],
       [{ org: ORG, mode: 'sandbox', url: '/relative' }, /not an absolute URL/],
       [{ org: ORG, mode: 'sandbox', url: `https://example.com/${'a'.repeat(2048)}` }, /longer than 2048/],
-      [{ org: ORG, mode: 'sandbox', url: 'https://example.com/fx', events: ['trades'] }, /trades is not an event; the events are deposits, withdrawals, failed-deposits, failed-withdrawals/],
+      [
+        { org: ORG, mode: 'sandbox', url: 'https://example.com/fx', events: ['trades'] },
+        /trades is not an event; the events are deposits, withdrawals, failed-deposits, failed-withdrawals/,
+      ],
       [{ org: ORG, mode: 'sandbox', url: 'https://example.com/fx', events: ['', ' '] }, /name at least one of/],
       [{ org: 'not-an-org', mode: 'sandbox', url: 'https://example.com/fx' }, /an org id is a UUID/],
     ];
@@ -83,8 +114,12 @@ describe('the functions the commands run', () => {
       expect(error.message).toMatch(message);
     }
     // Live receivers on loopback may use http, as v3's own endpoints may.
-    expect((await addWebhook(deps, { org: ORG, mode: 'live', url: 'http://127.0.0.1:9/fx' })).subscription.url).toBe('http://127.0.0.1:9/fx');
-    const { rows: after } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM legacy_webhook_subscriptions');
+    expect((await addWebhook(deps, { org: ORG, mode: 'live', url: 'http://127.0.0.1:9/fx' })).subscription.url).toBe(
+      'http://127.0.0.1:9/fx',
+    );
+    const { rows: after } = await database.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM legacy_webhook_subscriptions',
+    );
     expect(after[0]!.n).toBe(before[0]!.n + 1);
   });
 
@@ -105,7 +140,15 @@ describe('the functions the commands run', () => {
     expect(JSON.stringify(listed)).not.toContain('whsec_');
     const table = formatWebhookTable(listed).split('\n');
     expect(table[0]!.split(/\s{2,}/)).toEqual(['ID', 'ORG', 'MODE', 'URL', 'EVENTS', 'CREATED', 'V3 ENDPOINT']);
-    expect(table[2]!.split(/\s{2,}/)).toEqual([second.subscription.id, org, 'live', 'https://example.com/b', 'withdrawals', second.subscription.createdAt, 'pending']);
+    expect(table[2]!.split(/\s{2,}/)).toEqual([
+      second.subscription.id,
+      org,
+      'live',
+      'https://example.com/b',
+      'withdrawals',
+      second.subscription.createdAt,
+      'pending',
+    ]);
     expect((await listWebhooks(deps)).length).toBeGreaterThan(listed.length);
   });
 
@@ -117,11 +160,21 @@ describe('the functions the commands run', () => {
        VALUES ($1, 'evt_x', $2, 'sandbox', 'deposit.completed', 'deposits', '{}', now(), now())`,
       [eventId, added.subscription.orgId],
     );
-    await database.db.query(`INSERT INTO legacy_webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at) VALUES ($1, $2, 'PENDING', now(), now())`, [eventId, added.subscription.id]);
+    await database.db.query(
+      `INSERT INTO legacy_webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at) VALUES ($1, $2, 'PENDING', now(), now())`,
+      [eventId, added.subscription.id],
+    );
     const removed = await removeWebhook(deps, added.subscription.id.toUpperCase());
-    expect(removed.subscription).toMatchObject({ id: added.subscription.id, status: 'REMOVED', removedAt: expect.any(String) });
+    expect(removed.subscription).toMatchObject({
+      id: added.subscription.id,
+      status: 'REMOVED',
+      removedAt: expect.any(String),
+    });
     expect(removed.note).toEqual({ state: 'deferred' });
-    const { rows } = await database.db.query<{ status: string }>('SELECT status FROM legacy_webhook_deliveries WHERE subscription_id = $1', [added.subscription.id]);
+    const { rows } = await database.db.query<{ status: string }>(
+      'SELECT status FROM legacy_webhook_deliveries WHERE subscription_id = $1',
+      [added.subscription.id],
+    );
     expect(rows).toEqual([{ status: 'GAVE_UP' }]);
     expect(await listWebhooks(deps, added.subscription.orgId)).toEqual([]);
     for (const id of [added.subscription.id, newUuid(), 'nonsense']) {
@@ -132,18 +185,45 @@ describe('the functions the commands run', () => {
   });
 
   it('says what happened at v3 in one line', () => {
-    expect(describeNote({ state: 'registered', registration: { orgId: ORG, mode: 'live', endpointId: 'whe_1', url: 'https://gw/x' } }, 'add')).toBe(`v3 endpoint: whe_1 delivers org ${ORG} (live) to https://gw/x`);
-    expect(describeNote({ state: 'removed', endpointIds: ['whe_1'] }, 'remove')).toBe('v3 endpoint deleted: whe_1 (no subscription of the org and mode is left)');
-    expect(describeNote({ state: 'removed', endpointIds: [] }, 'remove')).toBe('v3 endpoint kept: other subscriptions of the org and mode use it');
-    expect(describeNote({ state: 'failed', message: 'v3 is unreachable' }, 'add')).toBe('v3 registration failed: v3 is unreachable; the gateway retries it at start-up and every 30 s while it runs');
-    expect(describeNote({ state: 'deferred' }, 'remove')).toMatch(/^v3 endpoint removal: left to the gateway .*FXGATE_UPSTREAM_URL and FXGATE_GATEWAY_WEBHOOK_URL/);
+    expect(
+      describeNote(
+        { state: 'registered', registration: { orgId: ORG, mode: 'live', endpointId: 'whe_1', url: 'https://gw/x' } },
+        'add',
+      ),
+    ).toBe(`v3 endpoint: whe_1 delivers org ${ORG} (live) to https://gw/x`);
+    expect(describeNote({ state: 'removed', endpointIds: ['whe_1'] }, 'remove')).toBe(
+      'v3 endpoint deleted: whe_1 (no subscription of the org and mode is left)',
+    );
+    expect(describeNote({ state: 'removed', endpointIds: [] }, 'remove')).toBe(
+      'v3 endpoint kept: other subscriptions of the org and mode use it',
+    );
+    expect(describeNote({ state: 'failed', message: 'v3 is unreachable' }, 'add')).toBe(
+      'v3 registration failed: v3 is unreachable; the gateway retries it at start-up and every 30 s while it runs',
+    );
+    expect(describeNote({ state: 'deferred' }, 'remove')).toMatch(
+      /^v3 endpoint removal: left to the gateway .*FXGATE_UPSTREAM_URL and FXGATE_GATEWAY_WEBHOOK_URL/,
+    );
   });
 });
 
 describe('the command line', () => {
   it('adds (text and --json), lists and removes', async () => {
     const org = newUuid();
-    const text = await fxgate(['webhooks', 'add', '--org', org.toUpperCase(), '--mode', 'SANDBOX', '--url', 'https://example.com/hooks', '--events', 'Withdrawals,failed-withdrawals'], env);
+    const text = await fxgate(
+      [
+        'webhooks',
+        'add',
+        '--org',
+        org.toUpperCase(),
+        '--mode',
+        'SANDBOX',
+        '--url',
+        'https://example.com/hooks',
+        '--events',
+        'Withdrawals,failed-withdrawals',
+      ],
+      env,
+    );
     expect(text.code, text.stderr).toBe(0);
     expect(text.stderr).toBe('');
     expect(text.stdout).toMatch(
@@ -152,11 +232,20 @@ describe('the command line', () => {
           '\\(the secret is shown only now: keep it where the receiver can read it\\)\\nv3 registration: left to the gateway',
       ),
     );
-    const json = await fxgate(['webhooks', 'add', '--org', org, '--mode', 'live', '--url', 'https://example.com/live', '--json'], env);
+    const json = await fxgate(
+      ['webhooks', 'add', '--org', org, '--mode', 'live', '--url', 'https://example.com/live', '--json'],
+      env,
+    );
     expect(json.code, json.stderr).toBe(0);
     const printed = JSON.parse(json.stdout) as Record<string, unknown>;
     expect(Object.keys(printed)).toEqual(['id', 'orgId', 'mode', 'url', 'events', 'secret']);
-    expect(printed).toMatchObject({ orgId: org, mode: 'live', url: 'https://example.com/live', events: ['deposits', 'withdrawals'], secret: expect.stringMatching(SECRET) });
+    expect(printed).toMatchObject({
+      orgId: org,
+      mode: 'live',
+      url: 'https://example.com/live',
+      events: ['deposits', 'withdrawals'],
+      secret: expect.stringMatching(SECRET),
+    });
     expect(json.stderr).toMatch(/^fxgate: v3 registration: left to the gateway/);
 
     const listed = await fxgate(['webhooks', 'list', '--org', org], env);
@@ -164,7 +253,13 @@ describe('the command line', () => {
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
     expect(header!.split(/\s{2,}/)).toEqual(['ID', 'ORG', 'MODE', 'URL', 'EVENTS', 'CREATED', 'V3 ENDPOINT']);
     expect(rows.map((row) => row.split(/\s{2,}/).slice(2))).toEqual([
-      ['sandbox', 'https://example.com/hooks', 'withdrawals,failed-withdrawals', expect.stringMatching(/^\d{4}-/), 'pending'],
+      [
+        'sandbox',
+        'https://example.com/hooks',
+        'withdrawals,failed-withdrawals',
+        expect.stringMatching(/^\d{4}-/),
+        'pending',
+      ],
       ['live', 'https://example.com/live', 'deposits,withdrawals', expect.stringMatching(/^\d{4}-/), 'pending'],
     ]);
     expect(listed.stdout).not.toContain('whsec_');
@@ -173,15 +268,24 @@ describe('the command line', () => {
     expect(removed.code, removed.stderr).toBe(0);
     expect(JSON.parse(removed.stdout)).toEqual({ id: printed.id, removed: true });
     const gone = await fxgate(['webhooks', 'remove', String(printed.id)], env);
-    expect(gone).toMatchObject({ code: 1, stderr: `fxgate: no active legacy webhook subscription ${String(printed.id)}\n` });
+    expect(gone).toMatchObject({
+      code: 1,
+      stderr: `fxgate: no active legacy webhook subscription ${String(printed.id)}\n`,
+    });
     expect((await fxgate(['webhooks', 'list', '--org', newUuid()], env)).stdout).toBe('no subscriptions\n');
   });
 
   it.each([
     [['--mode', 'sandbox', '--url', 'https://example.com'], /required option '--org <uuid>' not specified/],
-    [['--org', ORG, '--mode', 'test', '--url', 'https://example.com'], /--mode <mode>.*The mode is one of sandbox, live/],
+    [
+      ['--org', ORG, '--mode', 'test', '--url', 'https://example.com'],
+      /--mode <mode>.*The mode is one of sandbox, live/,
+    ],
     [['--org', ORG, '--mode', 'live', '--url', 'http://example.com'], /live subscriptions must use https/],
-    [['--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com', '--events', 'trades'], /trades is not an event/],
+    [
+      ['--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com', '--events', 'trades'],
+      /trades is not an event/,
+    ],
   ])('refuses bad arguments with exit 2: %j', async (args, message) => {
     const result = await fxgate(['webhooks', 'add', ...args], env);
     expect(result.code).toBe(2);
@@ -191,8 +295,16 @@ describe('the command line', () => {
   it('its help names exactly the declared events, the default ones first', async () => {
     const help = await fxgate(['webhooks', 'add', '--help'], env);
     expect(help.code).toBe(0);
-    const listed = [...help.stdout.matchAll(/^ {2}([a-z-]+) {2,}.*\{type: "(\w+)", message: "([^"]+)"\}$/gm)].map(([, name, type, message]) => ({ name, type, message }));
-    expect(listed).toEqual(Object.entries(LEGACY_WEBHOOKS.events).map(([name, event]) => ({ name, type: event.type, message: event.message })));
+    const listed = [...help.stdout.matchAll(/^ {2}([a-z-]+) {2,}.*\{type: "(\w+)", message: "([^"]+)"\}$/gm)].map(
+      ([, name, type, message]) => ({ name, type, message }),
+    );
+    expect(listed).toEqual(
+      Object.entries(LEGACY_WEBHOOKS.events).map(([name, event]) => ({
+        name,
+        type: event.type,
+        message: event.message,
+      })),
+    );
     expect(help.stdout).toContain('Events (default: deposits,withdrawals');
   });
 });

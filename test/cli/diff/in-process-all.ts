@@ -7,11 +7,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
+
 import { Closers } from '../../../src/cli/closers.js';
 import { ensureSandboxKey } from '../../../src/cli/sandbox-key.js';
 import { seedSandbox } from '../../../src/cli/sandbox-seed.js';
-import { type StartedCore, startCore, upstreamKeysDir } from '../../../src/cli/servers.js';
+import { startCore, type StartedCore, upstreamKeysDir } from '../../../src/cli/servers.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { lifecycleOptionsFromConfig } from '../../../src/gateway/legacy/generation-lifecycle.js';
 import type { MappingsLocation } from '../../../src/gateway/legacy/mappings-loader.js';
@@ -44,9 +46,18 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
   closers.add('data folder', () => rm(dataDir, { recursive: true, force: true }));
   try {
     // The test services answer: a warning would be a failure to start.
-    const core: StartedCore = await startCore(config, closers, { extraTrustedProxies: ['127.0.0.1', '::1'], warn: (line) => { throw new Error(line); } });
+    const core: StartedCore = await startCore(config, closers, {
+      extraTrustedProxies: ['127.0.0.1', '::1'],
+      warn: (line) => {
+        throw new Error(line);
+      },
+    });
     const coreUrl = await core.app.listen({ host: '127.0.0.1', port: 0 });
-    const credentials = new ProvisioningCredentials({ registry: core.deps.registry, dir: upstreamKeysDir(config), issuer: signingIssuer(config) });
+    const credentials = new ProvisioningCredentials({
+      registry: core.deps.registry,
+      dir: upstreamKeysDir(config),
+      issuer: signingIssuer(config),
+    });
     const gateway = async (options: { mappingsLocation?: MappingsLocation } = {}): Promise<string> => {
       const app: FastifyInstance = await buildGatewayApp({
         upstreamUrl: coreUrl,
@@ -72,7 +83,17 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
     const url = await gateway();
     const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
     await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
-    return { url, coreUrl, keyPath: sandbox.path, orgId: sandbox.orgId, issuer: signingIssuer(config), config, db: core.deps.db, gateway, close: () => closers.closeAll() };
+    return {
+      url,
+      coreUrl,
+      keyPath: sandbox.path,
+      orgId: sandbox.orgId,
+      issuer: signingIssuer(config),
+      config,
+      db: core.deps.db,
+      gateway,
+      close: () => closers.closeAll(),
+    };
   } catch (error) {
     await closers.closeAll();
     throw error;

@@ -5,6 +5,7 @@
  * be compared, and text XML cannot hold escaped.
  */
 import { describe, expect, it } from 'vitest';
+
 import { renderJson, renderJunit, renderTable } from '../../../src/cli/diff/reporters.js';
 import type { DiffReport, OperationReport } from '../../../src/cli/diff/runner.js';
 
@@ -15,7 +16,9 @@ const agreeing: OperationReport = {
   fieldsCompared: 13,
   fieldsDeclared: 0,
   durationMs: 31,
-  fields: [{ field: 'status', verdict: 'agrees', declaration: 'the envelope: always "success"', values: 1, problems: [] }],
+  fields: [
+    { field: 'status', verdict: 'agrees', declaration: 'the envelope: always "success"', values: 1, problems: [] },
+  ],
   lists: [],
 };
 
@@ -34,7 +37,13 @@ const differing: OperationReport = {
       values: 1,
       problems: [{ path: 'data.tradingPair', kind: 'differs', expected: '"EUR/USD"', actual: '"<EUR & USD>"' }],
     },
-    { field: 'data.fee', verdict: 'unaccounted', declaration: 'not in the declarations', values: 0, problems: [{ path: 'data.fee', kind: 'unaccounted', actual: '0', note: 'the trade record declares no fee' }] },
+    {
+      field: 'data.fee',
+      verdict: 'unaccounted',
+      declaration: 'not in the declarations',
+      values: 0,
+      problems: [{ path: 'data.fee', kind: 'unaccounted', actual: '0', note: 'the trade record declares no fee' }],
+    },
   ],
   lists: [],
 };
@@ -83,7 +92,20 @@ describe('the table', () => {
   });
 
   it('cuts a long list of failures short, pointing at the JSON', () => {
-    const many = { ...differing, fields: [{ ...differing.fields[0]!, problems: Array.from({ length: 25 }, (_, index) => ({ path: `data[${index}].amount`, kind: 'differs' as const, expected: '1', actual: '2' })) }] };
+    const many = {
+      ...differing,
+      fields: [
+        {
+          ...differing.fields[0]!,
+          problems: Array.from({ length: 25 }, (_, index) => ({
+            path: `data[${index}].amount`,
+            kind: 'differs' as const,
+            expected: '1',
+            actual: '2',
+          })),
+        },
+      ],
+    };
     const text = renderTable({ ...report, operations: [many] }, 20);
     expect(text).toContain('  data[19].amount: differs, expected 1, actual 2\n  ... and 5 more (see --json)');
     expect(text).not.toContain('data[20].amount');

@@ -1,7 +1,9 @@
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
   ADMIN_ADDRESS_FILE,
   ADMIN_TOKEN_FILE,
@@ -39,7 +41,8 @@ describe('admin discovery files', () => {
     } finally {
       process.umask(previous);
     }
-    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE]) expect((await stat(join(dir, file))).mode & 0o777).toBe(0o600);
+    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE])
+      expect((await stat(join(dir, file))).mode & 0o777).toBe(0o600);
     expect(await readPublishedAdmin(dir)).toEqual({ pid: process.pid, url: 'http://127.0.0.1:8081' });
     expect(await readAdminToken(dir)).toBe(token);
 
@@ -66,16 +69,22 @@ describe('admin discovery files', () => {
 
   it('refuses files that are not what fxgate writes', async () => {
     await writeFile(join(dir, ADMIN_ADDRESS_FILE), '{"pid":"1"}', { mode: 0o600 });
-    await expect(readPublishedAdmin(dir)).rejects.toThrow(`refusing ${join(dir, ADMIN_ADDRESS_FILE)}: it is not what fxgate writes`);
+    await expect(readPublishedAdmin(dir)).rejects.toThrow(
+      `refusing ${join(dir, ADMIN_ADDRESS_FILE)}: it is not what fxgate writes`,
+    );
     await writeFile(join(dir, ADMIN_TOKEN_FILE), 'short\n', { mode: 0o600 });
     await chmod(join(dir, ADMIN_TOKEN_FILE), 0o600);
-    await expect(readAdminToken(dir)).rejects.toThrow(`refusing ${join(dir, ADMIN_TOKEN_FILE)}: it is not what fxgate writes`);
+    await expect(readAdminToken(dir)).rejects.toThrow(
+      `refusing ${join(dir, ADMIN_TOKEN_FILE)}: it is not what fxgate writes`,
+    );
     await clearPublishedAdmin(dir);
   });
 
   it('names loopback addresses, and the local URL of a listener', () => {
-    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) expect(isLoopbackAddress(address)).toBe(true);
-    for (const address of ['10.0.0.1', '0.0.0.0', '::', '::ffff:10.0.0.1', 'localhost', '128.0.0.1', '']) expect(isLoopbackAddress(address)).toBe(false);
+    for (const address of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'])
+      expect(isLoopbackAddress(address)).toBe(true);
+    for (const address of ['10.0.0.1', '0.0.0.0', '::', '::ffff:10.0.0.1', 'localhost', '128.0.0.1', ''])
+      expect(isLoopbackAddress(address)).toBe(false);
     expect(localAdminUrl({ address: '0.0.0.0', family: 'IPv4', port: 81 })).toBe('http://127.0.0.1:81');
     expect(localAdminUrl({ address: '::', family: 'IPv6', port: 81 })).toBe('http://[::1]:81');
     expect(localAdminUrl({ address: '::1', family: 'IPv6', port: 81 })).toBe('http://[::1]:81');
@@ -85,7 +94,14 @@ describe('admin discovery files', () => {
   it('sends the token only to http on loopback', () => {
     expect(checkAdminUrl('http://127.0.0.1:8081', 1).origin).toBe('http://127.0.0.1:8081');
     expect(checkAdminUrl('http://[::1]:8081', 1).origin).toBe('http://[::1]:8081');
-    for (const url of ['http://10.0.0.5:8081', 'http://localhost:8081', 'https://127.0.0.1:8081', 'http://127.0.0.1:8081/x', 'not a url', 'http://127.0.0.1.example.com:1']) {
+    for (const url of [
+      'http://10.0.0.5:8081',
+      'http://localhost:8081',
+      'https://127.0.0.1:8081',
+      'http://127.0.0.1:8081/x',
+      'not a url',
+      'http://127.0.0.1.example.com:1',
+    ]) {
       expect(() => checkAdminUrl(url, 1)).toThrow('not an http:// URL of a loopback address');
     }
   });

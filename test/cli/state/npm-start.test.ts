@@ -8,8 +8,10 @@
 import { access, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from '../../../src/cli/state/admin-discovery.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
@@ -32,7 +34,10 @@ afterAll(async () => {
 
 async function pairsStatus(url: string, keyPath: string): Promise<number> {
   const key = await readKeyFile(keyPath);
-  const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+  const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({
+    method: 'GET',
+    pathAndQuery: '/v3/fx/pairs',
+  });
   const response = await request(`${url}/v3/fx/pairs`, { headers });
   await response.body.dump();
   return response.statusCode;
@@ -62,6 +67,7 @@ describe('fxgate keys create while fxgate all runs', () => {
     expect(await pairsStatus(url!, keyPath!)).toBe(401);
 
     expect((await server.stop('SIGTERM')).code).toBe(0);
-    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, 'pglite.lock']) await expect(access(join(dataDir, file))).rejects.toMatchObject({ code: 'ENOENT' });
+    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, 'pglite.lock'])
+      await expect(access(join(dataDir, file))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

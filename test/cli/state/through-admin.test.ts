@@ -4,15 +4,17 @@
  * command prints what it prints directly, with the same exit code; the discovery files and the
  * token are checked before use; a server without an admin listener, and a stale lock, are handled.
  */
-import { generateKeyPairSync } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { Closers } from '../../../src/cli/closers.js';
-import { type StartedAll, startAll } from '../../../src/cli/commands/all.js';
+import { startAll, type StartedAll } from '../../../src/cli/commands/all.js';
 import { PGLITE_LOCK_FILE } from '../../../src/cli/database.js';
 import { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from '../../../src/cli/state/admin-discovery.js';
 import { openState } from '../../../src/cli/state/session.js';
@@ -49,28 +51,57 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   const closers = new Closers();
   try {
     // Nothing may warn: the in-process store needs no Redis.
-    return { started: await startAll(config, closers, (line) => { throw new Error(line); }), stop: () => closers.closeAll() };
+    return {
+      started: await startAll(config, closers, (line) => {
+        throw new Error(line);
+      }),
+      stop: () => closers.closeAll(),
+    };
   } catch (error) {
     await closers.closeAll();
     throw error;
   }
 }
 
-const exists = (path: string): Promise<boolean> => stat(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 function publicPem(): string {
-  return generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .publicKey.export({ type: 'spki', format: 'pem' })
+    .toString();
 }
 
 /** The key import files of one run of the script: one that imports, one that conflicts with it, one invalid. */
-async function importFiles(dir: string, orgId: string): Promise<{ good: string; conflicting: string; invalid: string }> {
+async function importFiles(
+  dir: string,
+  orgId: string,
+): Promise<{ good: string; conflicting: string; invalid: string }> {
   await mkdir(dir, { recursive: true });
   const name = `org/${orgId}/apiKey/${newUuid()}`;
-  const record = (publicKey: string) => JSON.stringify({ name, orgId, publicKey, scopes: ['View', 'Trade'], mode: 'Live', ipAllowlist: ['198.51.100.0/24'] });
-  const files = { good: join(dir, 'good.jsonl'), conflicting: join(dir, 'conflicting.json'), invalid: join(dir, 'invalid.json') };
+  const record = (publicKey: string) =>
+    JSON.stringify({
+      name,
+      orgId,
+      publicKey,
+      scopes: ['View', 'Trade'],
+      mode: 'Live',
+      ipAllowlist: ['198.51.100.0/24'],
+    });
+  const files = {
+    good: join(dir, 'good.jsonl'),
+    conflicting: join(dir, 'conflicting.json'),
+    invalid: join(dir, 'invalid.json'),
+  };
   await writeFile(files.good, `${record(publicPem())}\n`);
   await writeFile(files.conflicting, record(publicPem()));
-  await writeFile(files.invalid, JSON.stringify({ name, orgId, publicKey: publicPem(), privateKey: 'x', scopes: ['view'], mode: 'live' }));
+  await writeFile(
+    files.invalid,
+    JSON.stringify({ name, orgId, publicKey: publicPem(), privateKey: 'x', scopes: ['view'], mode: 'live' }),
+  );
   return files;
 }
 
@@ -80,7 +111,13 @@ interface Transcript {
 }
 
 /** Every state command, with its failures; what they change in the sandbox org's book is undone by the end, so the script runs twice alike. */
-async function script(input: { dir: string; org: string; webhookOrg: string; sandboxOrg: string; account: string }): Promise<Transcript> {
+async function script(input: {
+  dir: string;
+  org: string;
+  webhookOrg: string;
+  sandboxOrg: string;
+  account: string;
+}): Promise<Transcript> {
   const { dir, org, webhookOrg, sandboxOrg, account } = input;
   const results: InProcessResult[] = [];
   let text = '';
@@ -92,7 +129,20 @@ async function script(input: { dir: string; org: string; webhookOrg: string; san
   };
   const files = await importFiles(dir, org);
 
-  const created = await run('keys', 'create', '--org', org, '--mode', 'live', '--scopes', 'trade,view', '--ip', '203.0.113.0/24', '--label', 'ci');
+  const created = await run(
+    'keys',
+    'create',
+    '--org',
+    org,
+    '--mode',
+    'live',
+    '--scopes',
+    'trade,view',
+    '--ip',
+    '203.0.113.0/24',
+    '--label',
+    'ci',
+  );
   const name = /^name: (\S+)$/m.exec(created.stdout)?.[1] ?? 'none';
   await run('keys', 'create', '--org', org, '--mode', 'sandbox', '--scopes', 'view', '--out', join(dir, 'mine.json'));
   await run('keys', 'create', '--org', org, '--mode', 'sandbox', '--scopes', 'view', '--out', join(dir, 'mine.json'));
@@ -128,11 +178,43 @@ async function script(input: { dir: string; org: string; webhookOrg: string; san
   await run('accounts', 'verify', sandboxOrg, NO_ACCOUNT, '--mode', 'sandbox');
   await run('accounts', 'disable', UNKNOWN_ORG, NO_ACCOUNT, '--mode', 'live');
 
-  const added = await run('webhooks', 'add', '--org', webhookOrg, '--mode', 'sandbox', '--url', 'http://127.0.0.1:9/hooks');
+  const added = await run(
+    'webhooks',
+    'add',
+    '--org',
+    webhookOrg,
+    '--mode',
+    'sandbox',
+    '--url',
+    'http://127.0.0.1:9/hooks',
+  );
   const subscription = /^id: (\S+)$/m.exec(added.stdout)?.[1] ?? 'none';
-  await run('webhooks', 'add', '--org', webhookOrg, '--mode', 'sandbox', '--url', 'https://example.com/hooks', '--events', 'deposits,failed-withdrawals', '--json');
+  await run(
+    'webhooks',
+    'add',
+    '--org',
+    webhookOrg,
+    '--mode',
+    'sandbox',
+    '--url',
+    'https://example.com/hooks',
+    '--events',
+    'deposits,failed-withdrawals',
+    '--json',
+  );
   await run('webhooks', 'add', '--org', webhookOrg, '--mode', 'live', '--url', 'http://example.com/hooks');
-  await run('webhooks', 'add', '--org', webhookOrg, '--mode', 'sandbox', '--url', 'https://example.com/x', '--events', 'trades');
+  await run(
+    'webhooks',
+    'add',
+    '--org',
+    webhookOrg,
+    '--mode',
+    'sandbox',
+    '--url',
+    'https://example.com/x',
+    '--events',
+    'trades',
+  );
   await run('webhooks', 'list', '--org', webhookOrg);
   await run('webhooks', 'list', '--org', webhookOrg, '--json');
   await run('webhooks', 'remove', subscription);
@@ -176,7 +258,10 @@ async function reads(orgs: { org: string; webhookOrg: string; sandboxOrg: string
     ['usage', '--format', 'json'],
   ]) {
     const result = await fxgate(...args);
-    results.push({ ...result, stdout: result.stdout.replace(/"v3EndpointId":"whe_[0-9a-f]{32}"/g, '"v3EndpointId":null') });
+    results.push({
+      ...result,
+      stdout: result.stdout.replace(/"v3EndpointId":"whe_[0-9a-f]{32}"/g, '"v3EndpointId":null'),
+    });
   }
   return results;
 }
@@ -200,24 +285,69 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     expect(server.started.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const published = JSON.parse(await readFile(join(dataDir, ADMIN_ADDRESS_FILE), 'utf8')) as unknown;
     expect(published).toEqual({ pid: process.pid, url: server.started.adminUrl });
-    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE]) expect((await stat(join(dataDir, file))).mode & 0o777).toBe(0o600);
+    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE])
+      expect((await stat(join(dataDir, file))).mode & 0o777).toBe(0o600);
     expect(await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
 
     // One legacy request, counted and written (GET /admin/usage writes the pending counts), for `usage` to report.
     const sandboxKey = await readKeyFile(server.started.sandbox.path);
-    const legacy = await request(`${server.started.url}/v2/brokerage/${sandboxOrg}/balances`, { headers: { authorization: `Bearer ${legacyToken(sandboxKey)}`, 'x-app-mode': 'SANDBOX' } });
+    const legacy = await request(`${server.started.url}/v2/brokerage/${sandboxOrg}/balances`, {
+      headers: { authorization: `Bearer ${legacyToken(sandboxKey)}`, 'x-app-mode': 'SANDBOX' },
+    });
     expect(legacy.statusCode).toBe(200);
     await legacy.body.dump();
-    expect(((await (await request(`${server.started.adminUrl}/admin/usage`)).body.json()) as { rows: unknown[] }).rows).toHaveLength(1);
+    expect(
+      ((await (await request(`${server.started.adminUrl}/admin/usage`)).body.json()) as { rows: unknown[] }).rows,
+    ).toHaveLength(1);
 
     remote = await script({ dir: join(dataDir, 'remote'), ...orgs, sandboxOrg, account });
     // The exit codes the script expects: each command's own, as directly.
     expect(remote.results.map((result) => result.code)).toEqual([
-      0, 0, 2, 2, 0, 0, 1, 0, 0, 1, 2, 0, // keys
-      0, 0, 0, 0, 2, 0, 2, 0, 1, 1, // orgs
-      0, 0, 1, 0, 0, 0, 0, 0, 1, 1, // accounts
-      0, 0, 2, 2, 0, 0, 0, 1, // webhooks
-      0, 0, 0, 2, 2, // usage
+      0,
+      0,
+      2,
+      2,
+      0,
+      0,
+      1,
+      0,
+      0,
+      1,
+      2,
+      0, // keys
+      0,
+      0,
+      0,
+      0,
+      2,
+      0,
+      2,
+      0,
+      1,
+      1, // orgs
+      0,
+      0,
+      1,
+      0,
+      0,
+      0,
+      0,
+      0,
+      1,
+      1, // accounts
+      0,
+      0,
+      2,
+      2,
+      0,
+      0,
+      0,
+      1, // webhooks
+      0,
+      0,
+      0,
+      2,
+      2, // usage
     ]);
     expect(remote.text).not.toContain('in use');
 
@@ -225,7 +355,11 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     const [, keyName, keyPath] = /^name: (\S+)\nfile: (\S+)$/m.exec(remote.results[0]!.stdout)!;
     expect(keyPath).toBe(join(dataDir, 'keys', `${keyName!.split('/')[3]}.json`));
     expect((await stat(keyPath!)).mode & 0o777).toBe(0o600);
-    expect(keyFileSchema.parse(JSON.parse(await readFile(keyPath!, 'utf8')))).toMatchObject({ name: keyName, orgId: orgs.org, mode: 'live' });
+    expect(keyFileSchema.parse(JSON.parse(await readFile(keyPath!, 'utf8')))).toMatchObject({
+      name: keyName,
+      orgId: orgs.org,
+      mode: 'live',
+    });
   });
 
   it('refuses a wrong token, or none, and a request for an unknown route', async () => {
@@ -236,15 +370,27 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     expect(none.statusCode).toBe(401);
     expect(none.headers['www-authenticate']).toBe('Bearer');
     await none.body.dump();
-    const wrong = await request(`${url}/admin/cli/keys/list`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${'0'.repeat(64)}` }, body });
+    const wrong = await request(`${url}/admin/cli/keys/list`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${'0'.repeat(64)}` },
+      body,
+    });
     expect(wrong.statusCode).toBe(401);
     await wrong.body.dump();
     const token = (await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).trim();
-    const right = await request(`${url}/admin/cli/keys/list`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body });
+    const right = await request(`${url}/admin/cli/keys/list`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${token}` },
+      body,
+    });
     expect(right.statusCode).toBe(200);
     expect(((await right.body.json()) as unknown[]).length).toBe(3);
     // The public listener has none of these routes.
-    const publicAnswer = await request(`${server!.started.url}/admin/cli/keys/list`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body });
+    const publicAnswer = await request(`${server!.started.url}/admin/cli/keys/list`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${token}` },
+      body,
+    });
     expect(publicAnswer.statusCode).toBe(404);
     await publicAnswer.body.dump();
 
@@ -253,13 +399,17 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     await writeFile(tokenPath, `${'1'.repeat(64)}\n`, { mode: 0o600 });
     try {
       const refused = await fxgate('keys', 'list', '--org', orgs.org);
-      expect(refused).toEqual({ code: 1, stdout: '', stderr: `fxgate: the admin listener of fxgate (pid ${process.pid}) at ${url} refused the token in the data folder: stop that process and start it again, which writes a new one\n` });
+      expect(refused).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `fxgate: the admin listener of fxgate (pid ${process.pid}) at ${url} refused the token in the data folder: stop that process and start it again, which writes a new one\n`,
+      });
     } finally {
       await writeFile(tokenPath, `${token}\n`, { mode: 0o600 });
     }
   });
 
-  it('refuses a token or address file that others can open, that is not the user\'s, or is a link', async () => {
+  it("refuses a token or address file that others can open, that is not the user's, or is a link", async () => {
     const tokenPath = join(dataDir, ADMIN_TOKEN_FILE);
     const addressPath = join(dataDir, ADMIN_ADDRESS_FILE);
     const refusal = (path: string, reason: string) => ({
@@ -267,10 +417,17 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
       stdout: '',
       stderr: `fxgate: refusing ${path}: ${reason}. Stop the running fxgate and start it again, which writes it afresh\n`,
     });
-    for (const [path, mode] of [[tokenPath, 0o644], [tokenPath, 0o640], [tokenPath, 0o602], [addressPath, 0o666]] as const) {
+    for (const [path, mode] of [
+      [tokenPath, 0o644],
+      [tokenPath, 0o640],
+      [tokenPath, 0o602],
+      [addressPath, 0o666],
+    ] as const) {
       await chmod(path, mode);
       try {
-        expect(await fxgate('keys', 'list', '--org', orgs.org)).toEqual(refusal(path, `its mode is ${mode.toString(8).padStart(4, '0')}, open to other users; it must be 0600`));
+        expect(await fxgate('keys', 'list', '--org', orgs.org)).toEqual(
+          refusal(path, `its mode is ${mode.toString(8).padStart(4, '0')}, open to other users; it must be 0600`),
+        );
       } finally {
         await chmod(path, 0o600);
       }
@@ -279,7 +436,9 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     if (process.getuid!() === 0) {
       await chown(tokenPath, 65_534, 65_534);
       try {
-        expect(await fxgate('keys', 'list', '--org', orgs.org)).toEqual(refusal(tokenPath, 'it belongs to user 65534, not to you (0)'));
+        expect(await fxgate('keys', 'list', '--org', orgs.org)).toEqual(
+          refusal(tokenPath, 'it belongs to user 65534, not to you (0)'),
+        );
       } finally {
         await chown(tokenPath, 0, 0);
       }
@@ -302,7 +461,12 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     const addressPath = join(dataDir, ADMIN_ADDRESS_FILE);
     const original = await readFile(addressPath, 'utf8');
     try {
-      for (const url of ['http://10.1.2.3:8081', 'http://localhost:8081', 'https://127.0.0.1:8081', 'http://example.com:8081']) {
+      for (const url of [
+        'http://10.1.2.3:8081',
+        'http://localhost:8081',
+        'https://127.0.0.1:8081',
+        'http://example.com:8081',
+      ]) {
         await writeFile(addressPath, JSON.stringify({ pid: process.pid, url }), { mode: 0o600 });
         expect(await fxgate('keys', 'list', '--org', orgs.org)).toEqual({
           code: 1,
@@ -315,24 +479,38 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     }
   });
 
-  it('prints what the commands print directly: the same state read both ways, and the script run again on new orgs', { timeout: 300_000 }, async () => {
-    remoteReads = await reads({ ...orgs, sandboxOrg });
-    await server!.stop();
-    server = null;
-    // A clean shutdown takes back what it published, and the lock.
-    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, PGLITE_LOCK_FILE]) expect(await exists(join(dataDir, file))).toBe(false);
+  it(
+    'prints what the commands print directly: the same state read both ways, and the script run again on new orgs',
+    { timeout: 300_000 },
+    async () => {
+      remoteReads = await reads({ ...orgs, sandboxOrg });
+      await server!.stop();
+      server = null;
+      // A clean shutdown takes back what it published, and the lock.
+      for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, PGLITE_LOCK_FILE])
+        expect(await exists(join(dataDir, file))).toBe(false);
 
-    expect(await reads({ ...orgs, sandboxOrg })).toEqual(remoteReads);
-    expect(remoteReads.every((result) => result.code === 0 && result.stderr === '')).toBe(true);
+      expect(await reads({ ...orgs, sandboxOrg })).toEqual(remoteReads);
+      expect(remoteReads.every((result) => result.code === 0 && result.stderr === '')).toBe(true);
 
-    const direct = await script({ dir: join(dataDir, 'direct'), org: newUuid(), webhookOrg: newUuid(), sandboxOrg, account });
-    expect(normalise(direct.text, join(dataDir, 'direct'))).toBe(normalise(remote.text, join(dataDir, 'remote')));
-  });
+      const direct = await script({
+        dir: join(dataDir, 'direct'),
+        org: newUuid(),
+        webhookOrg: newUuid(),
+        sandboxOrg,
+        account,
+      });
+      expect(normalise(direct.text, join(dataDir, 'direct'))).toBe(normalise(remote.text, join(dataDir, 'remote')));
+    },
+  );
 
   it('says how to fix a server without an admin listener', { timeout: 120_000 }, async () => {
     server = await startServer({ FXGATE_ADMIN_PORT: 'off' });
     expect(server.started.adminUrl).toBeNull();
-    expect(JSON.parse(await readFile(join(dataDir, ADMIN_ADDRESS_FILE), 'utf8'))).toEqual({ pid: process.pid, url: null });
+    expect(JSON.parse(await readFile(join(dataDir, ADMIN_ADDRESS_FILE), 'utf8'))).toEqual({
+      pid: process.pid,
+      url: null,
+    });
     expect(await exists(join(dataDir, ADMIN_TOKEN_FILE))).toBe(false);
     expect(await fxgate('keys', 'list')).toEqual({
       code: 1,
@@ -351,11 +529,14 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     const dead = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
     const deadPid = await new Promise<number>((resolve) => dead.once('exit', () => resolve(dead.pid!)));
     await writeFile(join(dataDir, PGLITE_LOCK_FILE), `${deadPid}\n`);
-    await writeFile(join(dataDir, ADMIN_ADDRESS_FILE), JSON.stringify({ pid: deadPid, url: 'http://127.0.0.1:9' }), { mode: 0o600 });
+    await writeFile(join(dataDir, ADMIN_ADDRESS_FILE), JSON.stringify({ pid: deadPid, url: 'http://127.0.0.1:9' }), {
+      mode: 0o600,
+    });
     await writeFile(join(dataDir, ADMIN_TOKEN_FILE), `${'2'.repeat(64)}\n`, { mode: 0o600 });
     const listed = await fxgate('keys', 'list', '--org', orgs.org);
     expect(listed).toEqual(remoteReads[0]);
-    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, PGLITE_LOCK_FILE]) expect(await exists(join(dataDir, file))).toBe(false);
+    for (const file of [ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE, PGLITE_LOCK_FILE])
+      expect(await exists(join(dataDir, file))).toBe(false);
   });
 
   it('waits a while for a holder that has published nothing, then says so', async () => {
@@ -366,7 +547,9 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
       const config = loadConfig({ FXGATE_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
       const started = Date.now();
       const waiting: string[] = [];
-      await expect(openState(config, closers, { publishWaitMs: 600, warn: (line) => waiting.push(line) })).rejects.toThrow(
+      await expect(
+        openState(config, closers, { publishWaitMs: 600, warn: (line) => waiting.push(line) }),
+      ).rejects.toThrow(
         `${dataDir} (FXGATE_DATA_DIR) is in use by another fxgate process (pid ${holder.pid}), which published no admin listener within 0.6 s ` +
           '(it may still be starting, or not be a server). Run the command again once it has started, or stop it first, or set DATABASE_URL so that several processes share PostgreSQL.',
       );

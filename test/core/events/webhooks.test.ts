@@ -8,15 +8,26 @@
  * block runs PGlite, whose worker uses leases so a slow receiver cannot stall the API.
  */
 import { randomUUID } from 'node:crypto';
+
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { buildCoreApp } from '../../../src/core/app.js';
-import { recordEvent, type EventInput } from '../../../src/core/events/outbox.js';
+import { type EventInput, recordEvent } from '../../../src/core/events/outbox.js';
 import { MAX_ACTIVE_ENDPOINTS } from '../../../src/core/events/webhook-endpoints.js';
-import { DELIVERY_MAX_AGE_MS, afterAttempt, retryCeilingMs, retryDelayMs } from '../../../src/core/events/webhook-schedule.js';
-import { WebhookDeliveryWorker, type ClaimMode, type WebhookWorkerDependencies } from '../../../src/core/events/webhook-worker.js';
+import {
+  afterAttempt,
+  DELIVERY_MAX_AGE_MS,
+  retryCeilingMs,
+  retryDelayMs,
+} from '../../../src/core/events/webhook-schedule.js';
+import {
+  type ClaimMode,
+  WebhookDeliveryWorker,
+  type WebhookWorkerDependencies,
+} from '../../../src/core/events/webhook-worker.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { openPostgres } from '../../../src/lib/db/postgres-database.js';
@@ -64,14 +75,21 @@ class Receiver {
       const self = receiver!;
       const rawBody = request.body as Buffer;
       const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
-      const partial = { path: request.url, headers, rawBody, eventId: (JSON.parse(rawBody.toString('utf8')) as { id: string }).id };
+      const partial = {
+        path: request.url,
+        headers,
+        rawBody,
+        eventId: (JSON.parse(rawBody.toString('utf8')) as { id: string }).id,
+      };
       const answer = self.answer(partial, self.hits.length);
       self.hits.push({ ...partial, answer });
       if (answer === 'hang') {
         await new Promise<void>((resolve) => self.hanging.add(resolve));
         return reply.code(503).send();
       }
-      return answer === 'ok' ? reply.code(200).send({ received: true }) : reply.code(500).send({ error: 'receiver failure' });
+      return answer === 'ok'
+        ? reply.code(200).send({ received: true })
+        : reply.code(500).send({ error: 'receiver failure' });
     });
     const address = await app.listen({ host: '127.0.0.1', port });
     receiver = new Receiver(app, Number(new URL(address).port));
@@ -200,7 +218,13 @@ function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
       return state.harness!.createKey({ mode, orgId });
     },
     createEndpoint(key: LoadedKey, body: Record<string, unknown>, idempotencyKey: string = randomUUID()) {
-      return state.harness!.signed({ key, method: 'POST', path: ENDPOINTS, body: JSON.stringify(body), idempotencyKey });
+      return state.harness!.signed({
+        key,
+        method: 'POST',
+        path: ENDPOINTS,
+        body: JSON.stringify(body),
+        idempotencyKey,
+      });
     },
     async endpoint(key: LoadedKey, url: string, eventTypes?: string[]): Promise<EndpointCreated> {
       const response = await h.createEndpoint(key, eventTypes ? { url, eventTypes } : { url });
@@ -208,7 +232,12 @@ function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
       return response.json<{ data: EndpointCreated }>().data;
     },
     /** Records an event the way a state change does: in a transaction, through the outbox. */
-    async event(key: LoadedKey, eventType: string, data: Record<string, unknown> = {}, at: Date = state.clock): Promise<string> {
+    async event(
+      key: LoadedKey,
+      eventType: string,
+      data: Record<string, unknown> = {},
+      at: Date = state.clock,
+    ): Promise<string> {
       const input: EventInput = {
         orgId: key.file.orgId,
         environment: key.file.mode,
@@ -246,7 +275,20 @@ function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
 describe('retry schedule', () => {
   it('doubles from 5 min to a 24 h cap, waiting between half the ceiling and the ceiling', () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 50].map(retryCeilingMs)).toEqual([
-      300_000, 600_000, 1_200_000, 2_400_000, 4_800_000, 9_600_000, 19_200_000, 38_400_000, 76_800_000, 24 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR,
+      300_000,
+      600_000,
+      1_200_000,
+      2_400_000,
+      4_800_000,
+      9_600_000,
+      19_200_000,
+      38_400_000,
+      76_800_000,
+      24 * HOUR,
+      24 * HOUR,
+      24 * HOUR,
+      24 * HOUR,
+      24 * HOUR,
     ]);
     expect(retryDelayMs(1, () => 0)).toBe(150_000);
     expect(retryDelayMs(1, () => 0.5)).toBe(225_000);
@@ -263,9 +305,32 @@ describe('retry schedule', () => {
     const created = new Date('2030-01-01T00:00:00.000Z');
     const deadline = created.getTime() + DELIVERY_MAX_AGE_MS;
     expect(DELIVERY_MAX_AGE_MS).toBe(72 * HOUR);
-    expect(afterAttempt({ succeeded: true, failures: 1, now: new Date(deadline + HOUR), eventCreatedAt: created, maxAgeMs: DELIVERY_MAX_AGE_MS })).toEqual({ status: 'DELIVERED' });
-    expect(afterAttempt({ succeeded: false, failures: 3, now: new Date(deadline), eventCreatedAt: created, maxAgeMs: DELIVERY_MAX_AGE_MS })).toEqual({ status: 'GAVE_UP' });
-    const clamped = afterAttempt({ succeeded: false, failures: 12, now: new Date(deadline - 1000), eventCreatedAt: created, maxAgeMs: DELIVERY_MAX_AGE_MS, random: () => 0.9 });
+    expect(
+      afterAttempt({
+        succeeded: true,
+        failures: 1,
+        now: new Date(deadline + HOUR),
+        eventCreatedAt: created,
+        maxAgeMs: DELIVERY_MAX_AGE_MS,
+      }),
+    ).toEqual({ status: 'DELIVERED' });
+    expect(
+      afterAttempt({
+        succeeded: false,
+        failures: 3,
+        now: new Date(deadline),
+        eventCreatedAt: created,
+        maxAgeMs: DELIVERY_MAX_AGE_MS,
+      }),
+    ).toEqual({ status: 'GAVE_UP' });
+    const clamped = afterAttempt({
+      succeeded: false,
+      failures: 12,
+      now: new Date(deadline - 1000),
+      eventCreatedAt: created,
+      maxAgeMs: DELIVERY_MAX_AGE_MS,
+      random: () => 0.9,
+    });
     expect(clamped).toEqual({ status: 'PENDING', nextAttemptAt: new Date(deadline) });
   });
 });
@@ -274,7 +339,13 @@ describe('retry schedule', () => {
 // PostgreSQL
 
 describe('webhooks on PostgreSQL', () => {
-  const h = webhookSuite(() => V3Harness.start({ driver: 'postgres', storeKind: 'redis', core: { rateLimits: { reads: 100_000, writes: 100_000 } } }));
+  const h = webhookSuite(() =>
+    V3Harness.start({
+      driver: 'postgres',
+      storeKind: 'redis',
+      core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+    }),
+  );
 
   describe('endpoint API', () => {
     it('creates an endpoint and shows its secret in that response only', async () => {
@@ -284,8 +355,23 @@ describe('webhooks on PostgreSQL', () => {
       const created = await h.createEndpoint(key, body, idempotencyKey);
       expect(created.status, created.text).toBe(200);
       const record = created.json<{ data: EndpointCreated }>().data;
-      expect(Object.keys(record).sort()).toEqual(['createdAt', 'deletedAt', 'eventTypes', 'id', 'object', 'secret', 'status', 'url']);
-      expect(record).toMatchObject({ object: 'webhook_endpoint', url: 'http://127.0.0.1:9/hook', eventTypes: [], status: 'ACTIVE', deletedAt: null });
+      expect(Object.keys(record).sort()).toEqual([
+        'createdAt',
+        'deletedAt',
+        'eventTypes',
+        'id',
+        'object',
+        'secret',
+        'status',
+        'url',
+      ]);
+      expect(record).toMatchObject({
+        object: 'webhook_endpoint',
+        url: 'http://127.0.0.1:9/hook',
+        eventTypes: [],
+        status: 'ACTIVE',
+        deletedAt: null,
+      });
       expect(record.id).toMatch(/^whe_[0-9a-f]{32}$/);
       expect(record.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
       expect(Buffer.from(record.secret.slice(6), 'base64url')).toHaveLength(32);
@@ -305,15 +391,27 @@ describe('webhooks on PostgreSQL', () => {
       const replay = await h.createEndpoint(key, body, idempotencyKey);
       expect(replay.headers['idempotency-replayed']).toBe('true');
       expect(replay.text).toBe(created.text);
-      const { rows } = await h.db.query<{ n: number; secret: string }>('SELECT count(*)::int AS n, min(secret) AS secret FROM webhook_endpoints WHERE org_id = $1', [key.file.orgId]);
+      const { rows } = await h.db.query<{ n: number; secret: string }>(
+        'SELECT count(*)::int AS n, min(secret) AS secret FROM webhook_endpoints WHERE org_id = $1',
+        [key.file.orgId],
+      );
       expect(rows[0]).toEqual({ n: 1, secret });
     });
 
     it('keeps event types sorted and unique, and refuses unknown ones and bad bodies', async () => {
       const key = await h.key();
-      const record = await h.endpoint(key, 'http://127.0.0.1:9/hook', ['withdrawal.completed', 'deposit.failed', 'withdrawal.completed']);
+      const record = await h.endpoint(key, 'http://127.0.0.1:9/hook', [
+        'withdrawal.completed',
+        'deposit.failed',
+        'withdrawal.completed',
+      ]);
       expect(record.eventTypes).toEqual(['deposit.failed', 'withdrawal.completed']);
-      for (const body of [{ url: 'http://127.0.0.1:9/hook', eventTypes: ['trade.executed'] }, { url: 'http://127.0.0.1:9/hook', eventTypes: 'deposit.failed' }, {}, { url: 'http://127.0.0.1:9/hook', extra: 1 }]) {
+      for (const body of [
+        { url: 'http://127.0.0.1:9/hook', eventTypes: ['trade.executed'] },
+        { url: 'http://127.0.0.1:9/hook', eventTypes: 'deposit.failed' },
+        {},
+        { url: 'http://127.0.0.1:9/hook', extra: 1 },
+      ]) {
         expectV3Error(await h.createEndpoint(key, body), 'VALIDATION_BODY_FAILED');
       }
     });
@@ -322,8 +420,16 @@ describe('webhooks on PostgreSQL', () => {
       const live = await h.key('live');
       const sandbox = await h.key('sandbox');
       const refused = await h.createEndpoint(live, { url: 'http://example.com/hook' });
-      expectV3Error(refused, 'WEBHOOK_URL_INVALID', { details: { url: 'http://example.com/hook', reason: 'live endpoints must use https' } });
-      for (const url of ['https://example.com/hook', 'http://127.0.0.1:8080/hook', 'http://localhost:8080/hook', 'http://[::1]:8080/hook', 'http://127.10.0.1/hook']) {
+      expectV3Error(refused, 'WEBHOOK_URL_INVALID', {
+        details: { url: 'http://example.com/hook', reason: 'live endpoints must use https' },
+      });
+      for (const url of [
+        'https://example.com/hook',
+        'http://127.0.0.1:8080/hook',
+        'http://localhost:8080/hook',
+        'http://[::1]:8080/hook',
+        'http://127.10.0.1/hook',
+      ]) {
         expect((await h.endpoint(live, url)).url).toBe(url);
       }
       expect((await h.endpoint(sandbox, 'http://example.com/hook')).url).toBe('http://example.com/hook');
@@ -340,11 +446,19 @@ describe('webhooks on PostgreSQL', () => {
         [`https://example.com/${'a'.repeat(2048)}`, 'longer than 2048 characters'],
       ];
       for (const [url, reason] of bad) {
-        for (const key of [live, sandbox]) expectV3Error(await h.createEndpoint(key, { url }), 'WEBHOOK_URL_INVALID', { details: { url, reason } });
+        for (const key of [live, sandbox])
+          expectV3Error(await h.createEndpoint(key, { url }), 'WEBHOOK_URL_INVALID', { details: { url, reason } });
       }
       // Each book sees its own endpoints.
-      const liveList = (await h.harness.signed({ key: live, path: ENDPOINTS })).json<{ data: EndpointCreated[] }>().data;
-      expect(liveList.map((endpoint) => endpoint.url).sort()).toEqual(['http://127.0.0.1:8080/hook', 'http://127.10.0.1/hook', 'http://[::1]:8080/hook', 'http://localhost:8080/hook', 'https://example.com/hook']);
+      const liveList = (await h.harness.signed({ key: live, path: ENDPOINTS })).json<{ data: EndpointCreated[] }>()
+        .data;
+      expect(liveList.map((endpoint) => endpoint.url).sort()).toEqual([
+        'http://127.0.0.1:8080/hook',
+        'http://127.10.0.1/hook',
+        'http://[::1]:8080/hook',
+        'http://localhost:8080/hook',
+        'https://example.com/hook',
+      ]);
     });
 
     it('deletes an endpoint: 404 afterwards, pending deliveries given up, no new ones', async () => {
@@ -353,11 +467,23 @@ describe('webhooks on PostgreSQL', () => {
       const endpoint = await h.endpoint(key, 'http://127.0.0.1:9/hook');
       const kept = await h.endpoint(key, 'http://127.0.0.1:9/other');
       const before = [await h.event(key, 'deposit.completed'), await h.event(key, 'withdrawal.completed')];
-      expect((await h.deliveries(before)).map((row) => row.status)).toEqual(['PENDING', 'PENDING', 'PENDING', 'PENDING']);
+      expect((await h.deliveries(before)).map((row) => row.status)).toEqual([
+        'PENDING',
+        'PENDING',
+        'PENDING',
+        'PENDING',
+      ]);
 
       // Another org cannot see or delete it.
-      expectV3Error(await h.harness.signed({ key: stranger, method: 'DELETE', path: `${ENDPOINTS}/${endpoint.id}` }), 'WEBHOOK_ENDPOINT_NOT_FOUND', { details: { webhookEndpointId: endpoint.id } });
-      expectV3Error(await h.harness.signed({ key: stranger, path: `${ENDPOINTS}/${endpoint.id}` }), 'WEBHOOK_ENDPOINT_NOT_FOUND');
+      expectV3Error(
+        await h.harness.signed({ key: stranger, method: 'DELETE', path: `${ENDPOINTS}/${endpoint.id}` }),
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+        { details: { webhookEndpointId: endpoint.id } },
+      );
+      expectV3Error(
+        await h.harness.signed({ key: stranger, path: `${ENDPOINTS}/${endpoint.id}` }),
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+      );
 
       const deleted = await h.harness.signed({ key, method: 'DELETE', path: `${ENDPOINTS}/${endpoint.id}` });
       expect(deleted.status, deleted.text).toBe(200);
@@ -367,11 +493,27 @@ describe('webhooks on PostgreSQL', () => {
       expect(hasKeyDeep(deleted.json(), 'secret')).toBe(false);
 
       const rows = await h.deliveries(before);
-      expect(rows.filter((row) => row.endpoint_id === endpoint.id).map((row) => row.status)).toEqual(['GAVE_UP', 'GAVE_UP']);
-      expect(rows.filter((row) => row.endpoint_id === kept.id).map((row) => row.status)).toEqual(['PENDING', 'PENDING']);
-      expectV3Error(await h.harness.signed({ key, path: `${ENDPOINTS}/${endpoint.id}` }), 'WEBHOOK_ENDPOINT_NOT_FOUND', { details: { webhookEndpointId: endpoint.id } });
-      expectV3Error(await h.harness.signed({ key, method: 'DELETE', path: `${ENDPOINTS}/${endpoint.id}` }), 'WEBHOOK_ENDPOINT_NOT_FOUND');
-      expectV3Error(await h.harness.signed({ key, method: 'DELETE', path: `${ENDPOINTS}/whe_${'0'.repeat(32)}` }), 'WEBHOOK_ENDPOINT_NOT_FOUND');
+      expect(rows.filter((row) => row.endpoint_id === endpoint.id).map((row) => row.status)).toEqual([
+        'GAVE_UP',
+        'GAVE_UP',
+      ]);
+      expect(rows.filter((row) => row.endpoint_id === kept.id).map((row) => row.status)).toEqual([
+        'PENDING',
+        'PENDING',
+      ]);
+      expectV3Error(
+        await h.harness.signed({ key, path: `${ENDPOINTS}/${endpoint.id}` }),
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+        { details: { webhookEndpointId: endpoint.id } },
+      );
+      expectV3Error(
+        await h.harness.signed({ key, method: 'DELETE', path: `${ENDPOINTS}/${endpoint.id}` }),
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+      );
+      expectV3Error(
+        await h.harness.signed({ key, method: 'DELETE', path: `${ENDPOINTS}/whe_${'0'.repeat(32)}` }),
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+      );
       const list = (await h.harness.signed({ key, path: ENDPOINTS })).json<{ data: EndpointCreated[] }>().data;
       expect(list.map((item) => item.id)).toEqual([kept.id]);
 
@@ -381,15 +523,22 @@ describe('webhooks on PostgreSQL', () => {
 
     it('needs the webhooks scope', async () => {
       const key = await h.harness.createKey({ scopes: ['view', 'trade', 'withdraw'] });
-      expectV3Error(await h.createEndpoint(key, { url: 'http://127.0.0.1:9/hook' }), 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'webhooks' } });
+      expectV3Error(await h.createEndpoint(key, { url: 'http://127.0.0.1:9/hook' }), 'AUTH_INSUFFICIENT_SCOPE', {
+        details: { requiredScope: 'webhooks' },
+      });
       expectV3Error(await h.harness.signed({ key, path: ENDPOINTS }), 'AUTH_INSUFFICIENT_SCOPE');
     });
 
     it(`caps a book at ${MAX_ACTIVE_ENDPOINTS} active endpoints, so the list is complete`, async () => {
       const key = await h.key();
-      const created = await Promise.all(Array.from({ length: MAX_ACTIVE_ENDPOINTS + 3 }, (_, i) => h.createEndpoint(key, { url: `http://127.0.0.1:9/hook/${i}` })));
+      const created = await Promise.all(
+        Array.from({ length: MAX_ACTIVE_ENDPOINTS + 3 }, (_, i) =>
+          h.createEndpoint(key, { url: `http://127.0.0.1:9/hook/${i}` }),
+        ),
+      );
       expect(created.filter((response) => response.status === 200)).toHaveLength(MAX_ACTIVE_ENDPOINTS);
-      for (const response of created.filter((item) => item.status !== 200)) expectV3Error(response, 'WEBHOOK_URL_INVALID');
+      for (const response of created.filter((item) => item.status !== 200))
+        expectV3Error(response, 'WEBHOOK_URL_INVALID');
       const list = (await h.harness.signed({ key, path: ENDPOINTS })).json<{ data: EndpointCreated[] }>().data;
       expect(list).toHaveLength(MAX_ACTIVE_ENDPOINTS);
       expect((await h.harness.signed({ key, method: 'DELETE', path: `${ENDPOINTS}/${list[0]!.id}` })).status).toBe(200);
@@ -407,7 +556,14 @@ describe('webhooks on PostgreSQL', () => {
       // A transaction that rolls back leaves no event and nothing to deliver.
       await expect(
         h.db.transaction(async (tx) => {
-          await recordEvent(tx, { orgId: key.file.orgId, environment: 'sandbox', type: 'deposits', eventType: 'deposit.completed', data: {}, at: clock });
+          await recordEvent(tx, {
+            orgId: key.file.orgId,
+            environment: 'sandbox',
+            type: 'deposits',
+            eventType: 'deposit.completed',
+            data: {},
+            at: clock,
+          });
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
@@ -425,16 +581,38 @@ describe('webhooks on PostgreSQL', () => {
         createdAt: clock.toISOString(),
         data: { id: 'wtd_0', amount: '1234.56', currency: 'USD' },
       });
-      expect(Object.keys(JSON.parse(hit.rawBody.toString('utf8')) as object)).toEqual(['id', 'type', 'eventType', 'createdAt', 'data']);
+      expect(Object.keys(JSON.parse(hit.rawBody.toString('utf8')) as object)).toEqual([
+        'id',
+        'type',
+        'eventType',
+        'createdAt',
+        'data',
+      ]);
       expect(hit.headers['content-type']).toBe('application/json');
       expect(hit.headers['x-service-webhook-version']).toBe('v3');
 
       // Our verifier, and the HMAC recomputed here with another implementation.
       const t = Math.floor(clock.getTime() / 1000);
-      expect(verifyWebhookSignature({ secret: endpoint.secret, rawBody: hit.rawBody, header: hit.headers['x-service-signature'], nowSeconds: t })).toEqual({ ok: true });
-      expect(hit.headers['x-service-signature']).toBe(`t=${t},v1=${independentHmac(endpoint.secret, Buffer.concat([Buffer.from(`${t}.`), hit.rawBody]), 'hex')}`);
+      expect(
+        verifyWebhookSignature({
+          secret: endpoint.secret,
+          rawBody: hit.rawBody,
+          header: hit.headers['x-service-signature'],
+          nowSeconds: t,
+        }),
+      ).toEqual({ ok: true });
+      expect(hit.headers['x-service-signature']).toBe(
+        `t=${t},v1=${independentHmac(endpoint.secret, Buffer.concat([Buffer.from(`${t}.`), hit.rawBody]), 'hex')}`,
+      );
       expect(hit.headers['x-webhook-signature']).toBe(independentHmac(endpoint.secret, hit.rawBody, 'base64'));
-      expect(verifyWebhookSignature({ secret: 'whsec_wrong', rawBody: hit.rawBody, header: hit.headers['x-service-signature'], nowSeconds: t })).toEqual({ ok: false, reason: 'SIGNATURE_MISMATCH' });
+      expect(
+        verifyWebhookSignature({
+          secret: 'whsec_wrong',
+          rawBody: hit.rawBody,
+          header: hit.headers['x-service-signature'],
+          nowSeconds: t,
+        }),
+      ).toEqual({ ok: false, reason: 'SIGNATURE_MISMATCH' });
 
       const [delivery] = await h.deliveries([eventId]);
       expect(delivery).toMatchObject({ status: 'DELIVERED', attempts: 1, delivered_at: clock });
@@ -456,7 +634,11 @@ describe('webhooks on PostgreSQL', () => {
       await h.endpoint(key, url('deposits'), ['deposit.pending', 'deposit.completed', 'deposit.failed']);
       await h.endpoint(live, url('live'));
       await h.endpoint(stranger, url('stranger'));
-      const events = [await h.event(key, 'deposit.completed'), await h.event(key, 'withdrawal.completed'), await h.event(key, 'withdrawal.failed')];
+      const events = [
+        await h.event(key, 'deposit.completed'),
+        await h.event(key, 'withdrawal.completed'),
+        await h.event(key, 'withdrawal.failed'),
+      ];
       expect(await h.worker().runOnce()).toBe(5);
       const received = (to: string) =>
         receiver.hits
@@ -481,12 +663,20 @@ describe('webhooks on PostgreSQL', () => {
 
       expect(await worker.runOnce()).toBe(1);
       let [delivery] = await h.deliveries([eventId]);
-      expect(delivery).toMatchObject({ status: 'PENDING', attempts: 1, next_attempt_at: new Date(start.getTime() + 225_000) });
+      expect(delivery).toMatchObject({
+        status: 'PENDING',
+        attempts: 1,
+        next_attempt_at: new Date(start.getTime() + 225_000),
+      });
       expect(await worker.runOnce()).toBe(0); // not due yet
       h.advance(225_000);
       expect(await worker.runOnce()).toBe(1);
       [delivery] = await h.deliveries([eventId]);
-      expect(delivery).toMatchObject({ status: 'PENDING', attempts: 2, next_attempt_at: new Date(start.getTime() + 225_000 + 450_000) });
+      expect(delivery).toMatchObject({
+        status: 'PENDING',
+        attempts: 2,
+        next_attempt_at: new Date(start.getTime() + 225_000 + 450_000),
+      });
       h.advance(449_999);
       expect(await worker.runOnce()).toBe(0);
       h.advance(1);
@@ -496,12 +686,23 @@ describe('webhooks on PostgreSQL', () => {
 
       const attempts = await h.attempts(delivery!.id);
       expect(attempts.map((attempt) => attempt.status_code)).toEqual([500, 500, 200]);
-      expect(attempts.map((attempt) => attempt.attempted_at.getTime() - start.getTime())).toEqual([0, 225_000, 675_000]);
+      expect(attempts.map((attempt) => attempt.attempted_at.getTime() - start.getTime())).toEqual([
+        0, 225_000, 675_000,
+      ]);
       // Each attempt is signed at its own time, and every one verifies.
-      expect(receiver.hits.map((hit) => hit.headers['x-service-signature']!.split(',')[0])).toEqual([0, 225, 675].map((s) => `t=${start.getTime() / 1000 + s}`));
+      expect(receiver.hits.map((hit) => hit.headers['x-service-signature']!.split(',')[0])).toEqual(
+        [0, 225, 675].map((s) => `t=${start.getTime() / 1000 + s}`),
+      );
       receiver.hits.forEach((hit, i) => {
         const nowSeconds = start.getTime() / 1000 + [0, 225, 675][i]!;
-        expect(verifyWebhookSignature({ secret: endpoint.secret, rawBody: hit.rawBody, header: hit.headers['x-service-signature'], nowSeconds })).toEqual({ ok: true });
+        expect(
+          verifyWebhookSignature({
+            secret: endpoint.secret,
+            rawBody: hit.rawBody,
+            header: hit.headers['x-service-signature'],
+            nowSeconds,
+          }),
+        ).toEqual({ ok: true });
       });
     });
 
@@ -604,7 +805,9 @@ describe('webhooks on PostgreSQL', () => {
       const key = await h.key();
       await h.endpoint(key, first.url);
       await first.close(); // down: connections refused
-      const events = await Promise.all(Array.from({ length: 5 }, (_, i) => h.event(key, 'withdrawal.completed', { n: i })));
+      const events = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => h.event(key, 'withdrawal.completed', { n: i })),
+      );
       const worker = h.worker();
       expect(await worker.runOnce()).toBe(5);
       h.advance(HOUR);
@@ -636,7 +839,10 @@ describe('webhooks on PostgreSQL', () => {
         const events: string[] = [];
         for (let n = 0; n < 50; n += 1) events.push(await h.event(key, 'deposit.completed', { n }));
 
-        const otherPool = openPostgres({ connectionString: await databaseUrl(h.db, 'webhook_worker_b'), maxConnections: 4 });
+        const otherPool = openPostgres({
+          connectionString: await databaseUrl(h.db, 'webhook_worker_b'),
+          maxConnections: 4,
+        });
         try {
           const options = { batchSize: 7, concurrency: 3, claim };
           const a = h.worker({ options });
@@ -660,7 +866,9 @@ describe('webhooks on PostgreSQL', () => {
             const attempts = await h.attempts(row.id);
             attemptsTotal += attempts.length;
             // One request per recorded attempt, and exactly one successful one.
-            expect(hits.map((hit) => hit.answer)).toEqual(attempts.map((attempt) => (attempt.status_code === 200 ? 'ok' : 'fail')));
+            expect(hits.map((hit) => hit.answer)).toEqual(
+              attempts.map((attempt) => (attempt.status_code === 200 ? 'ok' : 'fail')),
+            );
             expect(hits.filter((hit) => hit.answer === 'ok')).toHaveLength(1);
             expect(row.attempts).toBe(attempts.length);
           }
@@ -679,7 +887,9 @@ describe('webhooks on PostgreSQL', () => {
       receiver.answer = (_hit, index) => (index < 5 ? 'hang' : 'ok');
       const key = await h.key();
       const endpoint = await h.endpoint(key, receiver.url);
-      const events = await Promise.all(Array.from({ length: 5 }, (_, i) => h.event(key, 'withdrawal.processing', { n: i })));
+      const events = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => h.event(key, 'withdrawal.processing', { n: i })),
+      );
 
       // Worker A on its own connection, found by its application_name.
       const poolA = openPostgres({ connectionString: await databaseUrl(h.db, 'webhook_worker_a'), maxConnections: 2 });
@@ -694,7 +904,15 @@ describe('webhooks on PostgreSQL', () => {
       );
       expect(killed.rows.length).toBeGreaterThan(0);
       // PostgreSQL rolled A's transaction back: the rows are unlocked and still PENDING.
-      await waitFor(async () => (await h.db.query("SELECT 1 FROM webhook_deliveries WHERE event_id = ANY($1::text[]) AND status = 'PENDING' FOR UPDATE SKIP LOCKED", [events])).rowCount === 5);
+      await waitFor(
+        async () =>
+          (
+            await h.db.query(
+              "SELECT 1 FROM webhook_deliveries WHERE event_id = ANY($1::text[]) AND status = 'PENDING' FOR UPDATE SKIP LOCKED",
+              [events],
+            )
+          ).rowCount === 5,
+      );
 
       const b = h.worker();
       expect(await b.runOnce()).toBe(5);
@@ -704,7 +922,14 @@ describe('webhooks on PostgreSQL', () => {
         const hits = receiver.hitsFor(eventId);
         expect(hits.map((hit) => hit.answer)).toEqual(['hang', 'ok']); // at least once
         const t = Number(/^t=([0-9]+)/.exec(hits[1]!.headers['x-service-signature']!)![1]);
-        expect(verifyWebhookSignature({ secret: endpoint.secret, rawBody: hits[1]!.rawBody, header: hits[1]!.headers['x-service-signature'], nowSeconds: t })).toEqual({ ok: true });
+        expect(
+          verifyWebhookSignature({
+            secret: endpoint.secret,
+            rawBody: hits[1]!.rawBody,
+            header: hits[1]!.headers['x-service-signature'],
+            nowSeconds: t,
+          }),
+        ).toEqual({ ok: true });
       }
 
       // A itself, once stopped, cannot record anything: its transaction is gone.
@@ -721,7 +946,11 @@ describe('webhooks on PostgreSQL', () => {
       const key = await h.key();
       await h.endpoint(key, receiver.url);
       const eventId = await h.event(key, 'deposit.completed');
-      const worker = new WebhookDeliveryWorker({ db: h.db, now: () => h.clock, options: { pollIntervalMs: 20, requestTimeoutMs: 20_000 } });
+      const worker = new WebhookDeliveryWorker({
+        db: h.db,
+        now: () => h.clock,
+        options: { pollIntervalMs: 20, requestTimeoutMs: 20_000 },
+      });
       worker.start();
       await waitFor(() => receiver.hits.length === 1);
       const started = Date.now();
@@ -741,7 +970,11 @@ describe('webhooks on PostgreSQL', () => {
       const key = await h.key();
       await h.endpoint(key, receiver.url);
       const deps = { db: h.db, store: h.harness.store, registry: h.harness.registry };
-      const quiet = { logLevel: 'silent', depositCompleter: { enabled: false }, withdrawalProcessor: { enabled: false } } as const;
+      const quiet = {
+        logLevel: 'silent',
+        depositCompleter: { enabled: false },
+        withdrawalProcessor: { enabled: false },
+      } as const;
 
       const off = await buildCoreApp(deps, { ...quiet, webhookWorker: { enabled: false, pollIntervalMs: 20 } });
       const first = await h.event(key, 'deposit.completed', {}, new Date());
@@ -767,7 +1000,13 @@ describe('webhooks on PostgreSQL', () => {
 // PGlite: leases instead of held locks
 
 describe('webhooks on PGlite (lease claims)', () => {
-  const h = webhookSuite(() => V3Harness.start({ driver: 'pglite', storeKind: 'memory', core: { rateLimits: { reads: 100_000, writes: 100_000 } } }));
+  const h = webhookSuite(() =>
+    V3Harness.start({
+      driver: 'pglite',
+      storeKind: 'memory',
+      core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+    }),
+  );
 
   it('delivers signed, and a hanging receiver does not stall the database', async () => {
     const clock = h.resetClock();
@@ -792,7 +1031,14 @@ describe('webhooks on PGlite (lease claims)', () => {
     expect(await worker.runOnce()).toBe(1);
     expect((await h.deliveries([eventId]))[0]).toMatchObject({ status: 'DELIVERED', attempts: 2 });
     const hit = receiver.hits[1]!;
-    expect(verifyWebhookSignature({ secret: endpoint.secret, rawBody: hit.rawBody, header: hit.headers['x-service-signature'], nowSeconds: h.clock.getTime() / 1000 })).toEqual({ ok: true });
+    expect(
+      verifyWebhookSignature({
+        secret: endpoint.secret,
+        rawBody: hit.rawBody,
+        header: hit.headers['x-service-signature'],
+        nowSeconds: h.clock.getTime() / 1000,
+      }),
+    ).toEqual({ ok: true });
     expect(JSON.parse(hit.rawBody.toString())).toMatchObject({ id: eventId, createdAt: clock.toISOString() });
   });
 
@@ -818,7 +1064,9 @@ describe('webhooks on PGlite (lease claims)', () => {
     expect(await stuckRound).toBe(1);
     const [delivery] = await h.deliveries([eventId]);
     expect(delivery).toMatchObject({ status: 'DELIVERED', attempts: 1 });
-    expect((await h.attempts(delivery!.id)).map((attempt) => attempt.status_code ?? attempt.error!.split(':')[0])).toEqual([200, 'interrupted']);
+    expect(
+      (await h.attempts(delivery!.id)).map((attempt) => attempt.status_code ?? attempt.error!.split(':')[0]),
+    ).toEqual([200, 'interrupted']);
   });
 });
 

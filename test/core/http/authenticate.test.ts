@@ -3,12 +3,14 @@
  * order of docs/contract.md#auth-check-order.
  */
 import { generateKeyPairSync } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { makeJwt, signCanonical, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
-import { TEST_ISSUER, TEST_ISSUERS, V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { TEST_ISSUER, TEST_ISSUERS, type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 let harness: V3Harness;
 let key: LoadedKey;
@@ -24,7 +26,15 @@ type Token = ReturnType<typeof standardToken>;
 function expectError(response: TestResponse, status: number, code: string, details: Record<string, unknown> = {}) {
   expect({ status: response.status, body: response.json() }).toEqual({
     status,
-    body: { error: { code, type: expect.any(String), message: expect.any(String), retryStrategy: expect.any(String), details } },
+    body: {
+      error: {
+        code,
+        type: expect.any(String),
+        message: expect.any(String),
+        retryStrategy: expect.any(String),
+        details,
+      },
+    },
   });
 }
 
@@ -57,14 +67,30 @@ describe('bearer token', () => {
   });
 
   it('AUTH_TOKEN_INVALID for another scheme or a token that is not a JWT', async () => {
-    expectError(await harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Basic dXNlcjpwYXNz' } }), 401, 'AUTH_TOKEN_INVALID');
-    expectError(await harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Bearer not.a.jwt' } }), 401, 'AUTH_TOKEN_INVALID');
+    expectError(
+      await harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+      401,
+      'AUTH_TOKEN_INVALID',
+    );
+    expectError(
+      await harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Bearer not.a.jwt' } }),
+      401,
+      'AUTH_TOKEN_INVALID',
+    );
   });
 
   it('AUTH_TOKEN_INVALID for alg none and for HS256 keyed with the public key', async () => {
-    expectError(await sendWithToken((t) => (t.header.alg = 'none'), { signer: { kind: 'none' } }), 401, 'AUTH_TOKEN_INVALID');
+    expectError(
+      await sendWithToken((t) => (t.header.alg = 'none'), { signer: { kind: 'none' } }),
+      401,
+      'AUTH_TOKEN_INVALID',
+    );
     const publicPem = Buffer.from(key.file.publicKey);
-    expectError(await sendWithToken((t) => (t.header.alg = 'HS256'), { signer: { kind: 'hs256', secret: publicPem } }), 401, 'AUTH_TOKEN_INVALID');
+    expectError(
+      await sendWithToken((t) => (t.header.alg = 'HS256'), { signer: { kind: 'hs256', secret: publicPem } }),
+      401,
+      'AUTH_TOKEN_INVALID',
+    );
   });
 
   it('AUTH_TOKEN_INVALID for a token signed by another key', async () => {
@@ -94,7 +120,7 @@ describe('bearer token', () => {
     expectError(await sendWithToken(edit), 401, 'AUTH_TOKEN_INVALID');
   });
 
-  it('accepts a token with any configured issuer, the legacy service\'s name included', async () => {
+  it("accepts a token with any configured issuer, the legacy service's name included", async () => {
     expect(TEST_ISSUERS).toEqual(['fx-service', 'openfx']);
     for (const iss of TEST_ISSUERS) expect((await sendWithToken((t) => (t.payload.iss = iss))).status).toBe(200);
   });
@@ -173,7 +199,9 @@ describe('request signature', () => {
 
   it('SIGNATURE_INVALID when the signature was made by another key', async () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    expectError(await sendWithToken(() => {}, { signatureKey: other }), 401, 'AUTH_TOKEN_INVALID_CONFIG', { reason: 'SIGNATURE_INVALID' });
+    expectError(await sendWithToken(() => {}, { signatureKey: other }), 401, 'AUTH_TOKEN_INVALID_CONFIG', {
+      reason: 'SIGNATURE_INVALID',
+    });
   });
 
   it('a failing token is reported before the request signature, though both are checked together', async () => {
@@ -184,11 +212,19 @@ describe('request signature', () => {
       t.payload.nbf = past;
       t.payload.exp = past + 30;
     };
-    expectError(await sendWithToken(() => {}, { signer: { kind: 'es256', key: other }, signatureKey: other }), 401, 'AUTH_TOKEN_INVALID');
+    expectError(
+      await sendWithToken(() => {}, { signer: { kind: 'es256', key: other }, signatureKey: other }),
+      401,
+      'AUTH_TOKEN_INVALID',
+    );
     expectError(await sendWithToken(expire, { signatureKey: other }), 401, 'AUTH_TOKEN_EXPIRED');
     expectError(await sendWithToken(expire, { signatureHeader: undefined }), 401, 'AUTH_TOKEN_EXPIRED');
     expectError(await sendWithToken(expire, { signatureHeader: 'abc' }), 401, 'AUTH_TOKEN_EXPIRED');
-    expectError(await sendWithToken((t) => (t.payload.aud = ['someone-else']), { signatureHeader: undefined }), 401, 'AUTH_TOKEN_INVALID');
+    expectError(
+      await sendWithToken((t) => (t.payload.aud = ['someone-else']), { signatureHeader: undefined }),
+      401,
+      'AUTH_TOKEN_INVALID',
+    );
   });
 
   it('SIGNATURE_INVALID when the body, query or idempotency key differ from what was signed', async () => {
@@ -200,7 +236,12 @@ describe('request signature', () => {
       { path: '/v3/fx/test/echo', body, idem: 'k2' },
     ];
     for (const sent of tampered) {
-      const headers = await signer.headers({ method: 'POST', pathAndQuery: '/v3/fx/test/echo', body, idempotencyKey: 'k1' });
+      const headers = await signer.headers({
+        method: 'POST',
+        pathAndQuery: '/v3/fx/test/echo',
+        body,
+        idempotencyKey: 'k1',
+      });
       const response = await harness.send({
         method: 'POST',
         path: sent.path,
@@ -220,21 +261,41 @@ describe('mode, address, scope', () => {
   });
 
   it('AUTH_API_KEY_LIVE_REQUIRED when a sandbox key declares live or nothing', async () => {
-    expectError(await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-app-mode': 'LIVE' } }), 403, 'AUTH_API_KEY_LIVE_REQUIRED');
-    expectError(await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-app-mode': undefined } }), 403, 'AUTH_API_KEY_LIVE_REQUIRED');
+    expectError(
+      await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-app-mode': 'LIVE' } }),
+      403,
+      'AUTH_API_KEY_LIVE_REQUIRED',
+    );
+    expectError(
+      await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-app-mode': undefined } }),
+      403,
+      'AUTH_API_KEY_LIVE_REQUIRED',
+    );
   });
 
   it('VALIDATION_HEADER_FAILED for an X-App-Mode other than SANDBOX or LIVE', async () => {
     const response = await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-app-mode': 'TEST' } });
     expect(response.status).toBe(400);
-    expect(response.json()).toMatchObject({ error: { code: 'VALIDATION_HEADER_FAILED', details: { header: 'X-App-Mode' } } });
+    expect(response.json()).toMatchObject({
+      error: { code: 'VALIDATION_HEADER_FAILED', details: { header: 'X-App-Mode' } },
+    });
   });
 
   it('SANDBOX_MODE_REQUIRED for a sandbox-only operation called live', async () => {
     const live = await harness.createKey({ scopes: ['trade'], mode: 'live' });
-    const response = await harness.signed({ key: live, method: 'POST', path: '/v3/fx/test/sandbox-only', idempotencyKey: 'sbx-1' });
+    const response = await harness.signed({
+      key: live,
+      method: 'POST',
+      path: '/v3/fx/test/sandbox-only',
+      idempotencyKey: 'sbx-1',
+    });
     expectError(response, 403, 'SANDBOX_MODE_REQUIRED');
-    const sandbox = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/sandbox-only', idempotencyKey: 'sbx-1' });
+    const sandbox = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/sandbox-only',
+      idempotencyKey: 'sbx-1',
+    });
     expect(sandbox.status).toBe(200);
   });
 
@@ -247,13 +308,19 @@ describe('mode, address, scope', () => {
 
   it('ignores X-Forwarded-For when no proxy is trusted', async () => {
     const onlyTen = await harness.createKey({ scopes: ['view'], ipAllowlist: ['10.1.2.3'] });
-    const response = await harness.signed({ key: onlyTen, path: '/v3/fx/pairs', headers: { 'x-forwarded-for': '10.1.2.3' } });
+    const response = await harness.signed({
+      key: onlyTen,
+      path: '/v3/fx/pairs',
+      headers: { 'x-forwarded-for': '10.1.2.3' },
+    });
     expectError(response, 403, 'AUTH_FORBIDDEN_IP');
   });
 
   it('AUTH_INSUFFICIENT_SCOPE names the required scope', async () => {
     const tradeOnly = await harness.createKey({ scopes: ['trade'] });
-    expectError(await harness.signed({ key: tradeOnly, path: '/v3/fx/pairs' }), 403, 'AUTH_INSUFFICIENT_SCOPE', { requiredScope: 'view' });
+    expectError(await harness.signed({ key: tradeOnly, path: '/v3/fx/pairs' }), 403, 'AUTH_INSUFFICIENT_SCOPE', {
+      requiredScope: 'view',
+    });
     const viewOnly = await harness.createKey({ scopes: ['view'] });
     const write = await harness.signed({
       key: viewOnly,

@@ -6,13 +6,15 @@
  * operations: parameterless-body.test.ts).
  */
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { request as undiciRequest } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
-import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { TEST_ISSUER, type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 const LIMIT = 8192;
 
@@ -22,7 +24,10 @@ const log = new OperationLog();
 let keyCounter = 0;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ operations: withTestOperations(log), core: { rateLimits: { reads: 1000, writes: 1000 } } });
+  harness = await V3Harness.start({
+    operations: withTestOperations(log),
+    core: { rateLimits: { reads: 1000, writes: 1000 } },
+  });
   key = await harness.createKey({ scopes: ['view', 'trade'] });
 });
 afterAll(async () => harness?.close());
@@ -48,7 +53,11 @@ async function sendChunked(path: string, body: Buffer, headers: Record<string, s
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   }
-  const response = await undiciRequest(`${harness.baseUrl}${path}`, { method: 'POST', headers, body: Readable.from(chunks()) });
+  const response = await undiciRequest(`${harness.baseUrl}${path}`, {
+    method: 'POST',
+    headers,
+    body: Readable.from(chunks()),
+  });
   const text = await response.body.text();
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers)) {
@@ -82,27 +91,45 @@ describe('size limit (8 KB)', () => {
 
   it('refuses 8193 bytes even from a correctly signed request', async () => {
     const body = echoBodyOfSize(LIMIT + 1);
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: nextIdempotencyKey() });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body,
+      idempotencyKey: nextIdempotencyKey(),
+    });
     expectV3Error(response, 'VALIDATION_PAYLOAD_TOO_LARGE');
   });
 
   it('refuses a chunked body without Content-Length once it passes 8 KB, before auth', async () => {
     const before = log.count('echo');
-    const response = await sendChunked('/v3/fx/test/echo', Buffer.from(echoBodyOfSize(20_000)), { 'content-type': 'application/json' });
+    const response = await sendChunked('/v3/fx/test/echo', Buffer.from(echoBodyOfSize(20_000)), {
+      'content-type': 'application/json',
+    });
     expectV3Error(response, 'VALIDATION_PAYLOAD_TOO_LARGE');
     expect(log.count('echo')).toBe(before);
   });
 
   it('refuses a chunked body of 8193 bytes', async () => {
-    const response = await sendChunked('/v3/fx/test/echo', Buffer.from(echoBodyOfSize(LIMIT + 1)), { 'content-type': 'application/json' });
+    const response = await sendChunked('/v3/fx/test/echo', Buffer.from(echoBodyOfSize(LIMIT + 1)), {
+      'content-type': 'application/json',
+    });
     expectV3Error(response, 'VALIDATION_PAYLOAD_TOO_LARGE');
   });
 
   it('accepts exactly 8192 bytes: the request goes on to the handler', async () => {
     const body = echoBodyOfSize(LIMIT);
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: nextIdempotencyKey() });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body,
+      idempotencyKey: nextIdempotencyKey(),
+    });
     expect(response.status).toBe(200);
-    expect(response.json<{ data: { metadata: { pad: string } } }>().data.metadata.pad).toHaveLength(JSON.parse(body).metadata.pad.length);
+    expect(response.json<{ data: { metadata: { pad: string } } }>().data.metadata.pad).toHaveLength(
+      JSON.parse(body).metadata.pad.length,
+    );
   });
 
   it('accepts exactly 8192 bytes sent chunked', async () => {
@@ -137,7 +164,12 @@ describe('Content-Type', () => {
     ['application/json with a non-UTF-8 charset', 'application/json; charset=latin1'],
     ['multipart/form-data', 'multipart/form-data; boundary=x'],
   ])('refuses a body declared as %s with 400, signed or not', async (_label, contentType) => {
-    const unsigned = await harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: valid, headers: { 'content-type': contentType } });
+    const unsigned = await harness.send({
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body: valid,
+      headers: { 'content-type': contentType },
+    });
     expectV3Error(unsigned, 'VALIDATION_CONTENT_TYPE', { details: {} });
     const signed = await harness.signed({
       key,
@@ -175,25 +207,32 @@ describe('Content-Type', () => {
     expectV3Error(response, 'VALIDATION_CONTENT_TYPE');
   });
 
-  it.each(['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON'])(
-    'accepts %s',
-    async (contentType) => {
-      const response = await harness.signed({
-        key,
-        method: 'POST',
-        path: '/v3/fx/test/echo',
-        body: valid,
-        idempotencyKey: nextIdempotencyKey(),
-        headers: { 'content-type': contentType },
-      });
-      expect(response.status).toBe(200);
-      expect(response.json()).toMatchObject({ data: { amount: '1.00', currency: 'USD' } });
-    },
-  );
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json;charset=UTF-8',
+    'Application/JSON',
+  ])('accepts %s', async (contentType) => {
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body: valid,
+      idempotencyKey: nextIdempotencyKey(),
+      headers: { 'content-type': contentType },
+    });
+    expect(response.status).toBe(200);
+    expect(response.json()).toMatchObject({ data: { amount: '1.00', currency: 'USD' } });
+  });
 
   it('accepts a bodyless POST without Content-Type on an operation that takes no body', async () => {
     const before = log.count('flaky');
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey: nextIdempotencyKey() });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/flaky',
+      idempotencyKey: nextIdempotencyKey(),
+    });
     expect(response.status).toBe(200);
     expect(log.count('flaky')).toBe(before + 1);
     expect(response.json()).toMatchObject({ data: { ok: true } });
@@ -219,7 +258,13 @@ describe('Content-Type', () => {
 describe('operations that take no parameters', () => {
   it.each(['{}', '{ }', '\n{}\n'])('run with the body %j', async (body) => {
     const before = log.count('flaky');
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/flaky', body, idempotencyKey: nextIdempotencyKey() });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/flaky',
+      body,
+      idempotencyKey: nextIdempotencyKey(),
+    });
     expect(response.status, response.text).toBe(200);
     expect(log.count('flaky')).toBe(before + 1);
   });
@@ -231,9 +276,17 @@ describe('operations that take no parameters', () => {
     ['{', [['', 'invalid_json']]],
   ])('answer VALIDATION_BODY_FAILED to the body %s', async (body, issues) => {
     const before = log.count('flaky');
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/flaky', body, idempotencyKey: nextIdempotencyKey() });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/flaky',
+      body,
+      idempotencyKey: nextIdempotencyKey(),
+    });
     const error = expectV3Error(response, 'VALIDATION_BODY_FAILED');
-    expect((error.details.issues as Array<{ path: string; code: string }>).map((issue) => [issue.path, issue.code])).toEqual(issues);
+    expect(
+      (error.details.issues as Array<{ path: string; code: string }>).map((issue) => [issue.path, issue.code]),
+    ).toEqual(issues);
     expect(log.count('flaky')).toBe(before);
   });
 });

@@ -7,15 +7,16 @@
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { newNonce, signApiToken } from '../../../src/lib/auth/jwt.js';
 import { signRequest } from '../../../src/lib/auth/request-signature.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { ErrorCode } from '../../../src/lib/errors/catalog.js';
-import { generateKeyFile, loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { generateKeyFile, type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { expectPipelineHeaders, expectV3Error, type ExpectV3ErrorOptions } from '../../support/v3-assertions.js';
-import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { TEST_ISSUER, type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 const RESOURCE_ID = 'trd_0190b5a0c0de7000800000000000abcd';
 
@@ -28,7 +29,10 @@ let fencedKey: LoadedKey;
 let counter = 0;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ operations: withTestOperations(log), core: { rateLimits: { reads: 1000, writes: 1000 } } });
+  harness = await V3Harness.start({
+    operations: withTestOperations(log),
+    core: { rateLimits: { reads: 1000, writes: 1000 } },
+  });
   sandboxKey = await harness.createKey({ scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' });
   liveKey = await harness.createKey({ scopes: ['view', 'trade', 'withdraw'], mode: 'live' });
   viewerKey = await harness.createKey({ scopes: ['view'] });
@@ -43,14 +47,27 @@ function nextKey(): string {
 
 const ECHO = JSON.stringify({ amount: '1.00', currency: 'USD' });
 
-function post(path: string, key: LoadedKey = sandboxKey, extra: { body?: string; headers?: Record<string, string | undefined> } = {}) {
+function post(
+  path: string,
+  key: LoadedKey = sandboxKey,
+  extra: { body?: string; headers?: Record<string, string | undefined> } = {},
+) {
   return harness.signed({ key, method: 'POST', path, idempotencyKey: nextKey(), ...extra });
 }
 
 /** GET /v3/fx/pairs with a token signed by hand (for expired and kid-less tokens). */
 async function pairsWithToken(token: string, nonce: string, privateKey = sandboxKey.privateKey): Promise<TestResponse> {
-  const signature = signRequest(privateKey, { method: 'GET', pathAndQuery: '/v3/fx/pairs', nonce, idempotencyKey: undefined, body: undefined });
-  return harness.send({ path: '/v3/fx/pairs', headers: { authorization: `Bearer ${token}`, 'x-request-signature': signature, 'x-app-mode': 'SANDBOX' } });
+  const signature = signRequest(privateKey, {
+    method: 'GET',
+    pathAndQuery: '/v3/fx/pairs',
+    nonce,
+    idempotencyKey: undefined,
+    body: undefined,
+  });
+  return harness.send({
+    path: '/v3/fx/pairs',
+    headers: { authorization: `Bearer ${token}`, 'x-request-signature': signature, 'x-app-mode': 'SANDBOX' },
+  });
 }
 
 describe('unexpected failures', () => {
@@ -93,7 +110,12 @@ describe('unexpected failures', () => {
 
     // The resource is absent, so the client retries with the SAME key, and it runs again
     // (docs/contract.md#errors-recovery).
-    const retried = await harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey });
+    const retried = await harness.signed({
+      key: sandboxKey,
+      method: 'POST',
+      path: '/v3/fx/test/flaky',
+      idempotencyKey,
+    });
     expect(retried.status).toBe(200);
     expect(retried.headers['idempotency-replayed']).toBe('false');
     expect(log.count('flaky')).toBe(before + 2);
@@ -112,30 +134,50 @@ interface ErrorCase {
 }
 
 const CASES: Record<string, ErrorCase> = {
-  'unknown route': { code: 'ROUTE_NOT_FOUND', send: () => harness.send({ path: '/v3/fx/missing' }), options: { details: { method: 'GET', path: '/v3/fx/missing' } } },
+  'unknown route': {
+    code: 'ROUTE_NOT_FOUND',
+    send: () => harness.send({ path: '/v3/fx/missing' }),
+    options: { details: { method: 'GET', path: '/v3/fx/missing' } },
+  },
   'malformed URL': { code: 'ROUTE_NOT_FOUND', send: () => harness.send({ path: '/v3/fx/test/items/%zz' }) },
   'wrong method': {
     code: 'METHOD_NOT_ALLOWED',
     send: () => harness.send({ method: 'PATCH', path: '/v3/fx/test/echo' }),
     options: { details: { method: 'PATCH', allowed: ['POST'] } },
   },
-  'bad X-Request-Id': { code: 'VALIDATION_HEADER_FAILED', send: () => harness.send({ path: '/v3/fx/pairs', headers: { 'x-request-id': 'x'.repeat(200) } }) },
+  'bad X-Request-Id': {
+    code: 'VALIDATION_HEADER_FAILED',
+    send: () => harness.send({ path: '/v3/fx/pairs', headers: { 'x-request-id': 'x'.repeat(200) } }),
+  },
   'bad X-App-Mode': {
     code: 'VALIDATION_HEADER_FAILED',
     send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/pairs', headers: { 'x-app-mode': 'STAGING' } }),
   },
   'text/plain body': {
     code: 'VALIDATION_CONTENT_TYPE',
-    send: () => harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: ECHO, headers: { 'content-type': 'text/plain' } }),
+    send: () =>
+      harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: ECHO, headers: { 'content-type': 'text/plain' } }),
     options: { details: {} },
   },
   'body over 8 KB': {
     code: 'VALIDATION_PAYLOAD_TOO_LARGE',
-    send: () => harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: ' '.repeat(8193), headers: { 'content-type': 'application/json' } }),
+    send: () =>
+      harness.send({
+        method: 'POST',
+        path: '/v3/fx/test/echo',
+        body: ' '.repeat(8193),
+        headers: { 'content-type': 'application/json' },
+      }),
   },
   'no token': { code: 'AUTH_TOKEN_MISSING', send: () => harness.send({ path: '/v3/fx/pairs' }) },
-  'not a bearer token': { code: 'AUTH_TOKEN_INVALID', send: () => harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Basic dXNlcjpwYXNz' } }) },
-  'garbage token': { code: 'AUTH_TOKEN_INVALID', send: () => harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Bearer abc.def.ghi' } }) },
+  'not a bearer token': {
+    code: 'AUTH_TOKEN_INVALID',
+    send: () => harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+  },
+  'garbage token': {
+    code: 'AUTH_TOKEN_INVALID',
+    send: () => harness.send({ path: '/v3/fx/pairs', headers: { authorization: 'Bearer abc.def.ghi' } }),
+  },
   'expired token': {
     code: 'AUTH_TOKEN_EXPIRED',
     send: async () => {
@@ -168,22 +210,30 @@ const CASES: Record<string, ErrorCase> = {
   'unknown key': {
     code: 'AUTH_API_KEY_INVALID',
     send: () =>
-      harness.signed({ key: loadKey(generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'sandbox' })), path: '/v3/fx/pairs' }),
+      harness.signed({
+        key: loadKey(generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'sandbox' })),
+        path: '/v3/fx/pairs',
+      }),
   },
   'missing signature': {
     code: 'AUTH_TOKEN_INVALID_CONFIG',
-    send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/pairs', headers: { 'x-request-signature': undefined } }),
+    send: () =>
+      harness.signed({ key: sandboxKey, path: '/v3/fx/pairs', headers: { 'x-request-signature': undefined } }),
     options: { details: { reason: 'SIGNATURE_MISSING' } },
   },
   'malformed signature': {
     code: 'AUTH_TOKEN_INVALID_CONFIG',
-    send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/pairs', headers: { 'x-request-signature': 'not-a-signature' } }),
+    send: () =>
+      harness.signed({ key: sandboxKey, path: '/v3/fx/pairs', headers: { 'x-request-signature': 'not-a-signature' } }),
     options: { details: { reason: 'SIGNATURE_MALFORMED' } },
   },
   'signature over another request': {
     code: 'AUTH_TOKEN_INVALID_CONFIG',
     send: async () => {
-      const headers = await new V3RequestSigner(sandboxKey, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs?x=1' });
+      const headers = await new V3RequestSigner(sandboxKey, { issuer: TEST_ISSUER }).headers({
+        method: 'GET',
+        pathAndQuery: '/v3/fx/pairs?x=1',
+      });
       return harness.send({ path: '/v3/fx/pairs', headers });
     },
     options: { details: { reason: 'SIGNATURE_INVALID' } },
@@ -196,8 +246,14 @@ const CASES: Record<string, ErrorCase> = {
     code: 'AUTH_API_KEY_LIVE_REQUIRED',
     send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/pairs', headers: { 'x-app-mode': undefined } }),
   },
-  'address outside the allowlist': { code: 'AUTH_FORBIDDEN_IP', send: () => harness.signed({ key: fencedKey, path: '/v3/fx/pairs' }) },
-  'sandbox-only operation in live mode': { code: 'SANDBOX_MODE_REQUIRED', send: () => post('/v3/fx/test/sandbox-only', liveKey) },
+  'address outside the allowlist': {
+    code: 'AUTH_FORBIDDEN_IP',
+    send: () => harness.signed({ key: fencedKey, path: '/v3/fx/pairs' }),
+  },
+  'sandbox-only operation in live mode': {
+    code: 'SANDBOX_MODE_REQUIRED',
+    send: () => post('/v3/fx/test/sandbox-only', liveKey),
+  },
   'missing scope': {
     code: 'AUTH_INSUFFICIENT_SCOPE',
     send: () => post('/v3/fx/test/echo', viewerKey, { body: ECHO }),
@@ -210,22 +266,35 @@ const CASES: Record<string, ErrorCase> = {
   },
   'malformed Idempotency-Key': {
     code: 'IDEMPOTENCY_KEY_INVALID',
-    send: () => harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey: 'k'.repeat(256) }),
+    send: () =>
+      harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey: 'k'.repeat(256) }),
     options: { details: {} },
   },
   'reused Idempotency-Key': {
     code: 'IDEMPOTENCY_MISMATCH',
     send: async () => {
       const idempotencyKey = nextKey();
-      const first = await harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/echo', body: ECHO, idempotencyKey });
+      const first = await harness.signed({
+        key: sandboxKey,
+        method: 'POST',
+        path: '/v3/fx/test/echo',
+        body: ECHO,
+        idempotencyKey,
+      });
       expect(first.status).toBe(200);
       const other = JSON.stringify({ amount: '2.00', currency: 'USD' });
       return harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/echo', body: other, idempotencyKey });
     },
   },
   'malformed JSON': { code: 'VALIDATION_BODY_FAILED', send: () => post('/v3/fx/test/echo', sandboxKey, { body: '{' }) },
-  'invalid body': { code: 'VALIDATION_BODY_FAILED', send: () => post('/v3/fx/test/echo', sandboxKey, { body: '{"amount":"-1","currency":"USD"}' }) },
-  'invalid query': { code: 'VALIDATION_QUERY_FAILED', send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/test/items/a?expand=x' }) },
+  'invalid body': {
+    code: 'VALIDATION_BODY_FAILED',
+    send: () => post('/v3/fx/test/echo', sandboxKey, { body: '{"amount":"-1","currency":"USD"}' }),
+  },
+  'invalid query': {
+    code: 'VALIDATION_QUERY_FAILED',
+    send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/test/items/a?expand=x' }),
+  },
   'business rule': { code: 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', send: () => post('/v3/fx/test/rejected') },
   'state conflict': {
     code: 'WITHDRAWAL_INSUFFICIENT_BALANCE',
@@ -235,7 +304,11 @@ const CASES: Record<string, ErrorCase> = {
     },
     options: { details: { requiredAmount: '10.00', availableAmount: '5.00', currency: 'USD' } },
   },
-  'read failure': { code: 'INTERNAL_ERROR', send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/test/boom' }), options: { write: false } },
+  'read failure': {
+    code: 'INTERNAL_ERROR',
+    send: () => harness.signed({ key: sandboxKey, path: '/v3/fx/test/boom' }),
+    options: { write: false },
+  },
   'write failure': {
     code: 'INTERNAL_ERROR',
     send: () => {
@@ -257,7 +330,12 @@ describe('every error body is the envelope, with the catalog row and details sch
     const first = harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/slow', idempotencyKey });
     while (log.count('slow') === before) await new Promise((resolve) => setTimeout(resolve, 5));
     try {
-      const second = await harness.signed({ key: sandboxKey, method: 'POST', path: '/v3/fx/test/slow', idempotencyKey });
+      const second = await harness.signed({
+        key: sandboxKey,
+        method: 'POST',
+        path: '/v3/fx/test/slow',
+        idempotencyKey,
+      });
       expectV3Error(second, 'IDEMPOTENCY_IN_FLIGHT', { details: {} });
     } finally {
       log.openGate();

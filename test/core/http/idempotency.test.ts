@@ -4,11 +4,13 @@
  * closed when the store is down. Runs on Redis and on the in-process store.
  */
 import { createHash, randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
-import { V3Harness, type StoreName } from '../../support/v3-harness.js';
+import { type StoreName, V3Harness } from '../../support/v3-harness.js';
 
 const ECHO = '/v3/fx/test/echo';
 const body = (amount: string) => JSON.stringify({ amount, currency: 'USD', metadata: { order: 'A-1' } });
@@ -20,7 +22,11 @@ describe.each<StoreName>(['redis', 'memory'])('idempotency on the %s store', (st
 
   beforeAll(async () => {
     log = new OperationLog();
-    harness = await V3Harness.start({ storeKind, operations: withTestOperations(log), core: { rateLimits: { reads: 10_000, writes: 10_000 } } });
+    harness = await V3Harness.start({
+      storeKind,
+      operations: withTestOperations(log),
+      core: { rateLimits: { reads: 10_000, writes: 10_000 } },
+    });
     key = await harness.createKey({ scopes: ['view', 'trade', 'withdraw'] });
   });
   afterAll(async () => harness?.close());
@@ -42,11 +48,14 @@ describe.each<StoreName>(['redis', 'memory'])('idempotency on the %s store', (st
     });
   });
 
-  it.each(['', 'a'.repeat(256), 'has space', 'ümlaut', 'semi;colon'])('400 IDEMPOTENCY_KEY_INVALID for %j', async (bad) => {
-    const response = await post(bad);
-    expect(response.status).toBe(400);
-    expect(response.json()).toMatchObject({ error: { code: 'IDEMPOTENCY_KEY_INVALID', details: {} } });
-  });
+  it.each(['', 'a'.repeat(256), 'has space', 'ümlaut', 'semi;colon'])(
+    '400 IDEMPOTENCY_KEY_INVALID for %j',
+    async (bad) => {
+      const response = await post(bad);
+      expect(response.status).toBe(400);
+      expect(response.json()).toMatchObject({ error: { code: 'IDEMPOTENCY_KEY_INVALID', details: {} } });
+    },
+  );
 
   it('accepts the whole allowed alphabet up to 255 characters', async () => {
     const response = await post(`Az09-_.:${'x'.repeat(247)}`);
@@ -90,7 +99,12 @@ describe.each<StoreName>(['redis', 'memory'])('idempotency on the %s store', (st
   it('422 IDEMPOTENCY_MISMATCH when the same key is reused on another endpoint', async () => {
     const idem = randomUUID();
     expect((await post(idem)).status).toBe(200);
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/sandbox-only', idempotencyKey: idem });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/sandbox-only',
+      idempotencyKey: idem,
+    });
     expect(response.status).toBe(422);
   });
 
@@ -100,7 +114,14 @@ describe.each<StoreName>(['redis', 'memory'])('idempotency on the %s store', (st
     await expect.poll(() => log.count('slow')).toBeGreaterThan(0);
     const during = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/slow', idempotencyKey: idem });
     expect(during.status).toBe(409);
-    expect(during.json()).toMatchObject({ error: { code: 'IDEMPOTENCY_IN_FLIGHT', type: 'CONFLICT', retryStrategy: 'WAIT_THEN_RETRY_SAME_KEY', details: {} } });
+    expect(during.json()).toMatchObject({
+      error: {
+        code: 'IDEMPOTENCY_IN_FLIGHT',
+        type: 'CONFLICT',
+        retryStrategy: 'WAIT_THEN_RETRY_SAME_KEY',
+        details: {},
+      },
+    });
     expect(Number(during.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     log.openGate();
     expect((await first).status).toBe(200);
@@ -126,7 +147,11 @@ describe.each<StoreName>(['redis', 'memory'])('idempotency on the %s store', (st
     const failed = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey: idem });
     expect(failed.status).toBe(500);
     expect(failed.json()).toMatchObject({
-      error: { code: 'INTERNAL_ERROR', retryStrategy: 'CHECK_STATE_THEN_RETRY', details: { resourceId: 'trd_0190b5a0c0de7000800000000000abcd' } },
+      error: {
+        code: 'INTERNAL_ERROR',
+        retryStrategy: 'CHECK_STATE_THEN_RETRY',
+        details: { resourceId: 'trd_0190b5a0c0de7000800000000000abcd' },
+      },
     });
     const retried = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/flaky', idempotencyKey: idem });
     expect(retried.status).toBe(200);
@@ -195,7 +220,13 @@ describe('idempotency store down', () => {
   afterAll(async () => harness?.close());
 
   it('writes fail closed with 503 IDEMPOTENCY_UNAVAILABLE', async () => {
-    const response = await harness.signed({ key, method: 'POST', path: ECHO, body: body('5.00'), idempotencyKey: randomUUID() });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: ECHO,
+      body: body('5.00'),
+      idempotencyKey: randomUUID(),
+    });
     expect(response.status).toBe(503);
     expect(response.json()).toEqual({
       error: {

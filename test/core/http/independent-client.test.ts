@@ -4,7 +4,9 @@
  * signer), gets 200 on a read and on a write.
  */
 import { createPrivateKey } from 'node:crypto';
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import type { KeyFile } from '../../../src/lib/keys/key-file.js';
 import { makeJwt, signCanonical, standardToken } from '../../support/independent-signing.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
@@ -25,7 +27,13 @@ async function independentRequest(method: string, pathAndQuery: string, body?: s
   const { header, payload } = standardToken({ keyName: keyFile.name, lifetimeSeconds: 60 });
   const jwt = makeJwt(header, payload, { kind: 'es256', key: privateKey });
   const bytes = body === undefined ? undefined : Buffer.from(body, 'utf8');
-  const signature = signCanonical(privateKey, { method, pathAndQuery, nonce: String(header.nonce), idempotencyKey, body: bytes });
+  const signature = signCanonical(privateKey, {
+    method,
+    pathAndQuery,
+    nonce: String(header.nonce),
+    idempotencyKey,
+    body: bytes,
+  });
   return harness.send({
     method,
     path: pathAndQuery,

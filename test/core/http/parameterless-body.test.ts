@@ -7,13 +7,15 @@
  * over the bytes as sent, so `{}` and an empty body under one Idempotency-Key are a mismatch.
  */
 import { createHash, randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { coreOperations } from '../../../src/core/app.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { FEDWIRE_ACCOUNT, postData, postEmpty, recordTestDeposit } from '../../support/book-fixtures.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
-import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { TEST_ISSUER, type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 interface Target {
   readonly name: string;
@@ -35,12 +37,22 @@ beforeAll(async () => {
   harness = await V3Harness.start({ core: { rateLimits: { reads: 100_000, writes: 100_000 } } });
   key = await harness.createKey();
   // Enough USD that every trade below is funded (settle) and every withdrawal covered.
-  await recordTestDeposit(harness.db, { orgId: key.file.orgId, environment: key.file.mode, currency: 'USD', amount: '1000000' });
+  await recordTestDeposit(harness.db, {
+    orgId: key.file.orgId,
+    environment: key.file.mode,
+    currency: 'USD',
+    amount: '1000000',
+  });
 });
 afterAll(async () => harness?.close());
 
 async function executedTrade(): Promise<string> {
-  const quote = await postData(harness, key, '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'EUR' });
+  const quote = await postData(harness, key, '/v3/fx/quotes', {
+    buyCurrency: 'EUR',
+    sellCurrency: 'USD',
+    amount: '10.00',
+    amountCurrency: 'EUR',
+  });
   return (await postData(harness, key, '/v3/fx/trades', { quoteId: quote.id })).id!;
 }
 
@@ -52,7 +64,13 @@ async function pendingAccount(): Promise<string> {
 async function pendingWithdrawal(): Promise<string> {
   const accountId = await pendingAccount();
   await postEmpty(harness, key, `/v3/fx/sandbox/withdrawal-accounts/${accountId}/verify`);
-  return (await postData(harness, key, '/v3/fx/withdrawals', { withdrawalAccountId: accountId, withdrawalAmount: '1.00', currency: 'USD' })).id!;
+  return (
+    await postData(harness, key, '/v3/fx/withdrawals', {
+      withdrawalAccountId: accountId,
+      withdrawalAmount: '1.00',
+      currency: 'USD',
+    })
+  ).id!;
 }
 
 const TARGETS: readonly Target[] = [
@@ -125,7 +143,13 @@ const TARGETS: readonly Target[] = [
 ];
 const PARAMETERLESS = TARGETS.filter((target) => target.parameterless);
 
-function act(target: Target, path: string, body?: string, headers?: Record<string, string | undefined>, idempotencyKey?: string): Promise<TestResponse> {
+function act(
+  target: Target,
+  path: string,
+  body?: string,
+  headers?: Record<string, string | undefined>,
+  idempotencyKey?: string,
+): Promise<TestResponse> {
   const idem = target.method === 'POST' ? (idempotencyKey ?? randomUUID()) : undefined;
   return harness.signed({ key, method: target.method, path, body, idempotencyKey: idem, headers });
 }
@@ -149,7 +173,8 @@ function issuesOf(response: TestResponse): Array<[string, string]> {
 it('covers every write of the core without a body schema', async () => {
   const operations = await coreOperations({ db: harness.db, store: harness.store, registry: harness.registry });
   const bodiless = operations.filter((operation) => operation.method !== 'GET' && operation.body === undefined);
-  const display = (operation: { method: string; path: string }) => `${operation.method} ${operation.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
+  const display = (operation: { method: string; path: string }) =>
+    `${operation.method} ${operation.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
   expect(bodiless.map(display).sort()).toEqual(PARAMETERLESS.map((target) => target.name).sort());
 });
 
@@ -177,7 +202,14 @@ describe.each(TARGETS)('$name', (target) => {
 
   it.each<[string, string, Array<[string, string]>]>([
     ['{"foo":1}', '{"foo":1}', [['foo', 'unrecognized_keys']]],
-    ['two unknown fields', '{ "foo": 1, "bar": {} }', [['foo', 'unrecognized_keys'], ['bar', 'unrecognized_keys']]],
+    [
+      'two unknown fields',
+      '{ "foo": 1, "bar": {} }',
+      [
+        ['foo', 'unrecognized_keys'],
+        ['bar', 'unrecognized_keys'],
+      ],
+    ],
     ['[]', '[]', [['', 'invalid_type']]],
     ['[{}]', '[{}]', [['', 'invalid_type']]],
     ['null', 'null', [['', 'invalid_type']]],
@@ -204,16 +236,26 @@ describe.each(TARGETS)('$name', (target) => {
   it('checks the signature over the bytes as sent: signed {}, sent { }, is refused', async () => {
     const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
     const idempotencyKey = target.method === 'POST' ? randomUUID() : undefined;
-    const headers = await signer.headers({ method: target.method, pathAndQuery: refused.path, body: '{}', idempotencyKey });
-    expectV3Error(await harness.send({ method: target.method, path: refused.path, body: '{ }', headers }), 'AUTH_TOKEN_INVALID_CONFIG', {
-      details: { reason: 'SIGNATURE_INVALID' },
+    const headers = await signer.headers({
+      method: target.method,
+      pathAndQuery: refused.path,
+      body: '{}',
+      idempotencyKey,
     });
+    expectV3Error(
+      await harness.send({ method: target.method, path: refused.path, body: '{ }', headers }),
+      'AUTH_TOKEN_INVALID_CONFIG',
+      {
+        details: { reason: 'SIGNATURE_INVALID' },
+      },
+    );
     expect(await statusOf(refused.read)).toBe(target.before);
   });
 });
 
 describe.each(PARAMETERLESS.filter((target) => target.method === 'POST'))('idempotency of $name', (target) => {
-  const hashOf = (path: string, body: string) => `sha256:${createHash('sha256').update(`POST\n${path}\n`).update(body).digest('hex')}`;
+  const hashOf = (path: string, body: string) =>
+    `sha256:${createHash('sha256').update(`POST\n${path}\n`).update(body).digest('hex')}`;
 
   it('replays {} under the same key; an empty body (or { }) under it is 422 IDEMPOTENCY_MISMATCH', async () => {
     const { path } = await target.prepare();
@@ -226,7 +268,9 @@ describe.each(PARAMETERLESS.filter((target) => target.method === 'POST'))('idemp
     expect(replay.headers['idempotency-replayed']).toBe('true');
     expect(replay.text).toBe(first.text);
     for (const other of [undefined, '{ }']) {
-      expectV3Error(await act(target, path, other, undefined, idem), 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: hashOf(path, '{}') } });
+      expectV3Error(await act(target, path, other, undefined, idem), 'IDEMPOTENCY_MISMATCH', {
+        details: { originalRequestHash: hashOf(path, '{}') },
+      });
     }
   });
 
@@ -238,6 +282,8 @@ describe.each(PARAMETERLESS.filter((target) => target.method === 'POST'))('idemp
     const replay = await act(target, path, undefined, undefined, idem);
     expect(replay.headers['idempotency-replayed']).toBe('true');
     expect(replay.text).toBe(first.text);
-    expectV3Error(await act(target, path, '{}', undefined, idem), 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: hashOf(path, '') } });
+    expectV3Error(await act(target, path, '{}', undefined, idem), 'IDEMPOTENCY_MISMATCH', {
+      details: { originalRequestHash: hashOf(path, '') },
+    });
   });
 });

@@ -6,8 +6,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
-import { ERROR_CATALOG, ERROR_TYPES, RETRY_STRATEGIES, isErrorCode } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_TYPES, isErrorCode, RETRY_STRATEGIES } from '../../../src/lib/errors/catalog.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';
@@ -45,17 +46,39 @@ const envelope = z
   })
   .strict();
 
-const printable = (max: number) => fc.string({ unit: fc.constantFrom(...' !#$%&()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~'), maxLength: max });
+const printable = (max: number) =>
+  fc.string({
+    unit: fc.constantFrom(
+      ...' !#$%&()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~',
+    ),
+    maxLength: max,
+  });
 const paths = fc.oneof(
-  fc.constantFrom('/v3/fx/pairs', '/v3/fx/test/echo', '/v3/fx/test/slow', '/v3/fx/test/items/x1', '/v3/fx/test/sandbox-only', '/v3/fx/nope', '/', '/v3'),
-  fc.tuple(fc.constantFrom('/v3/fx/pairs', '/v3/fx/test/echo', '/v3/fx/test/items/'), printable(40)).map(([p, q]) => `${p}?${encodeURIComponent(q)}=${encodeURIComponent(q)}`),
+  fc.constantFrom(
+    '/v3/fx/pairs',
+    '/v3/fx/test/echo',
+    '/v3/fx/test/slow',
+    '/v3/fx/test/items/x1',
+    '/v3/fx/test/sandbox-only',
+    '/v3/fx/nope',
+    '/',
+    '/v3',
+  ),
+  fc
+    .tuple(fc.constantFrom('/v3/fx/pairs', '/v3/fx/test/echo', '/v3/fx/test/items/'), printable(40))
+    .map(([p, q]) => `${p}?${encodeURIComponent(q)}=${encodeURIComponent(q)}`),
   fc.array(fc.stringMatching(/^[A-Za-z0-9%._~-]{0,12}$/), { maxLength: 5 }).map((segments) => `/${segments.join('/')}`),
 );
 const bodies = fc.oneof(
   fc.constant(undefined),
   fc.constant('{"amount":"10.00","currency":"USD"}'),
   fc.json().map((json) => json),
-  fc.record({ amount: fc.oneof(fc.string(), fc.double().map(String), fc.constant('1.123456789')), currency: fc.string({ maxLength: 5 }) }).map((o) => JSON.stringify(o)),
+  fc
+    .record({
+      amount: fc.oneof(fc.string(), fc.double().map(String), fc.constant('1.123456789')),
+      currency: fc.string({ maxLength: 5 }),
+    })
+    .map((o) => JSON.stringify(o)),
   fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
   fc.integer({ min: 8000, max: 9000 }).map((n) => 'x'.repeat(n)),
 );
@@ -68,9 +91,17 @@ const randomRequests = fc.record({
   signWith: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
   tamper: fc.constantFrom('none', 'signature', 'token', 'path'),
   headers: fc.record({
-    authorization: optionalHeader(fc.oneof(printable(200), printable(120).map((t) => `Bearer ${t}`), fc.constant('Bearer a.b.c'))),
+    authorization: optionalHeader(
+      fc.oneof(
+        printable(200),
+        printable(120).map((t) => `Bearer ${t}`),
+        fc.constant('Bearer a.b.c'),
+      ),
+    ),
     'x-request-signature': optionalHeader(fc.oneof(printable(100), fc.constant('A'.repeat(86)))),
-    'content-type': optionalHeader(fc.constantFrom('application/json', 'text/plain', 'application/json; charset=utf-8', 'multipart/form-data', '')),
+    'content-type': optionalHeader(
+      fc.constantFrom('application/json', 'text/plain', 'application/json; charset=utf-8', 'multipart/form-data', ''),
+    ),
     'idempotency-key': optionalHeader(printable(300)),
     'x-app-mode': optionalHeader(fc.constantFrom('SANDBOX', 'LIVE', 'sandbox', 'nonsense', '')),
     'x-request-id': optionalHeader(printable(140)),
@@ -86,7 +117,9 @@ const wellFormedRequests = fc
       { method: 'POST', path: '/v3/fx/test/echo' },
     ),
     body: fc.oneof(
-      fc.record({ amount: fc.stringMatching(/^[0-9]{1,6}(\.[0-9]{1,8})?$/), currency: fc.constantFrom('USD', 'EUR') }).map((o) => JSON.stringify(o)),
+      fc
+        .record({ amount: fc.stringMatching(/^[0-9]{1,6}(\.[0-9]{1,8})?$/), currency: fc.constantFrom('USD', 'EUR') })
+        .map((o) => JSON.stringify(o)),
       bodies,
     ),
     signWith: fc.integer({ min: 0, max: 2 }),
@@ -98,7 +131,10 @@ const wellFormedRequests = fc
     body,
     signWith,
     tamper: 'none' as const,
-    headers: { 'idempotency-key': call.method === 'POST' ? idempotencyKey : undefined } as Record<string, string | undefined>,
+    headers: { 'idempotency-key': call.method === 'POST' ? idempotencyKey : undefined } as Record<
+      string,
+      string | undefined
+    >,
   }));
 
 const requests = fc.oneof(randomRequests, wellFormedRequests);
@@ -113,7 +149,15 @@ it(`answers ${RUNS} random requests with a 2xx or a well-formed 4xx v3 error, ne
       if (input.signWith !== undefined) {
         const key = keys[input.signWith]!;
         const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
-        Object.assign(headers, await signer.headers({ method: input.method, pathAndQuery: input.path, body, idempotencyKey: headers['idempotency-key'] }));
+        Object.assign(
+          headers,
+          await signer.headers({
+            method: input.method,
+            pathAndQuery: input.path,
+            body,
+            idempotencyKey: headers['idempotency-key'],
+          }),
+        );
         if (input.tamper === 'signature') headers['x-request-signature'] = 'B'.repeat(86);
         if (input.tamper === 'token') headers.authorization = `${headers.authorization}x`;
       }
@@ -136,5 +180,6 @@ it(`answers ${RUNS} random requests with a 2xx or a well-formed 4xx v3 error, ne
     { numRuns: RUNS },
   );
   // The generator must reach every stage, past authentication too, or the property says little.
-  for (const status of [200, 400, 401, 403, 404, 405]) expect(seen.get(status) ?? 0, `status ${status}`).toBeGreaterThanOrEqual(5);
+  for (const status of [200, 400, 401, 403, 404, 405])
+    expect(seen.get(status) ?? 0, `status ${status}`).toBeGreaterThanOrEqual(5);
 }, 240_000);

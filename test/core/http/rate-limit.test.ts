@@ -8,14 +8,15 @@
  * test has its own address cell.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
-import { generateKeyFile, loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { generateKeyFile, type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { testServices } from '../../support/services.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
-import { TEST_ISSUER, V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { TEST_ISSUER, type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 const READS = 3;
 const WRITES = 2;
@@ -48,7 +49,13 @@ function read(key: LoadedKey, from?: string): Promise<TestResponse> {
 function write(key: LoadedKey): Promise<TestResponse> {
   idempotencyCounter += 1;
   const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
-  return harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: `rl-${idempotencyCounter}` });
+  return harness.signed({
+    key,
+    method: 'POST',
+    path: '/v3/fx/test/echo',
+    body,
+    idempotencyKey: `rl-${idempotencyCounter}`,
+  });
 }
 
 function remaining(response: TestResponse): string | undefined {
@@ -143,7 +150,10 @@ describe('per API key', () => {
   it('charges failures after the token proved the key (replayed nonce, missing scope) to the key', async () => {
     const key = await harness.createKey({ scopes: ['view'] });
     const address = freshAddress();
-    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({
+      method: 'GET',
+      pathAndQuery: '/v3/fx/pairs',
+    });
     const first = await harness.send({ path: '/v3/fx/pairs', headers: { ...headers, 'x-forwarded-for': address } });
     expect(first.status).toBe(200);
     expect(remaining(first)).toBe('2');
@@ -158,7 +168,13 @@ describe('per API key', () => {
     expect(remaining(anonymous)).toBe('2');
 
     const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
-    const forbidden = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: 'rl-scope' });
+    const forbidden = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body,
+      idempotencyKey: 'rl-scope',
+    });
     expectV3Error(forbidden, 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'trade' } });
     expect(remaining(forbidden)).toBe('1');
     expect(forbidden.headers['ratelimit-limit']).toBe(String(WRITES));
@@ -169,7 +185,8 @@ describe('per client address when the token proves no key', () => {
   it('limits requests without a token: 401s, then 429', async () => {
     const address = freshAddress();
     const responses: TestResponse[] = [];
-    for (let i = 0; i < READS; i += 1) responses.push(await harness.send({ path: '/v3/fx/pairs', headers: { 'x-forwarded-for': address } }));
+    for (let i = 0; i < READS; i += 1)
+      responses.push(await harness.send({ path: '/v3/fx/pairs', headers: { 'x-forwarded-for': address } }));
     for (const response of responses) expectV3Error(response, 'AUTH_TOKEN_MISSING');
     expect(responses.map(remaining)).toEqual(['2', '1', '0']);
     expectLimited(await harness.send({ path: '/v3/fx/pairs', headers: { 'x-forwarded-for': address } }), READS);
@@ -187,7 +204,9 @@ describe('per client address when the token proves no key', () => {
 
   it('limits a token naming an unknown key per address: 401 AUTH_API_KEY_INVALID, then 429', async () => {
     const address = freshAddress();
-    const stranger = loadKey(generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'sandbox' }));
+    const stranger = loadKey(
+      generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'sandbox' }),
+    );
     const responses: TestResponse[] = [];
     for (let i = 0; i < READS; i += 1) responses.push(await read(stranger, address));
     for (const response of responses) expectV3Error(response, 'AUTH_API_KEY_INVALID');
@@ -264,7 +283,8 @@ describe('per client address when the token proves no key', () => {
 
   it('does not let an exhausted address stop a proven key coming from it', async () => {
     const address = freshAddress();
-    for (let i = 0; i < READS; i += 1) await harness.send({ path: '/v3/fx/pairs', headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < READS; i += 1)
+      await harness.send({ path: '/v3/fx/pairs', headers: { 'x-forwarded-for': address } });
     expectLimited(await harness.send({ path: '/v3/fx/pairs', headers: { 'x-forwarded-for': address } }), READS);
     const key = await harness.createKey({ scopes: ['view'] });
     const response = await read(key, address);
@@ -298,18 +318,28 @@ describe('rate-limit store outage', () => {
   });
 
   it('skips the nonce replay check for reads (the same token is accepted twice)', async () => {
-    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({
+      method: 'GET',
+      pathAndQuery: '/v3/fx/pairs',
+    });
     expect((await outage.send({ path: '/v3/fx/pairs', headers })).status).toBe(200);
     expect((await outage.send({ path: '/v3/fx/pairs', headers })).status).toBe(200);
   });
 
   it('never turns an unauthenticated client into a 429 either', async () => {
-    for (let i = 0; i < READS + 2; i += 1) expectV3Error(await outage.send({ path: '/v3/fx/pairs' }), 'AUTH_TOKEN_MISSING');
+    for (let i = 0; i < READS + 2; i += 1)
+      expectV3Error(await outage.send({ path: '/v3/fx/pairs' }), 'AUTH_TOKEN_MISSING');
   });
 
   it('still fails writes closed at the idempotency step (503 IDEMPOTENCY_UNAVAILABLE)', async () => {
     const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
-    const response = await outage.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: 'outage-1' });
+    const response = await outage.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body,
+      idempotencyKey: 'outage-1',
+    });
     expectV3Error(response, 'IDEMPOTENCY_UNAVAILABLE', { details: {} });
   });
 });
@@ -346,7 +376,10 @@ describe('the charge of a proven key', () => {
 
   it('goes to the store with the nonce claim, not a round trip after it, and a 429 still answers before a replay 401', async () => {
     const key = await own.createKey({ scopes: ['view'] });
-    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({
+      method: 'GET',
+      pathAndQuery: '/v3/fx/pairs',
+    });
     const first = await own.send({ path: '/v3/fx/pairs', headers });
     expect(first.status).toBe(200);
     // Before: claim sent, claim answered, charge sent.

@@ -3,6 +3,7 @@
  * traceparent), X-Request-Timestamp, and the headers every response carries whatever its status.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { expectGeneratedRequestId, expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
@@ -59,7 +60,11 @@ describe('X-Request-Id', () => {
     ['a quote', 'id"1'],
     ['empty', ''],
   ])('is 400 VALIDATION_HEADER_FAILED when %s, with a generated id and the other headers', async (_label, id) => {
-    const response = await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-request-id': id, traceparent: TRACEPARENT } });
+    const response = await harness.signed({
+      key,
+      path: '/v3/fx/pairs',
+      headers: { 'x-request-id': id, traceparent: TRACEPARENT },
+    });
     expectV3Error(response, 'VALIDATION_HEADER_FAILED', {
       details: {
         header: 'X-Request-Id',
@@ -136,7 +141,13 @@ describe('headers on every response', () => {
 
   it('200 on a write', async () => {
     const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: 'ctx-write-1' });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body,
+      idempotencyKey: 'ctx-write-1',
+    });
     expect(response.status).toBe(200);
     expectPipelineHeaders(response);
     expect(response.headers['ratelimit-limit']).toBe('1000');
@@ -153,7 +164,13 @@ describe('headers on every response', () => {
   it('403', async () => {
     const viewer = await harness.createKey({ scopes: ['view'] });
     const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
-    const response = await harness.signed({ key: viewer, method: 'POST', path: '/v3/fx/test/echo', body, idempotencyKey: 'ctx-403' });
+    const response = await harness.signed({
+      key: viewer,
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body,
+      idempotencyKey: 'ctx-403',
+    });
     expectV3Error(response, 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'trade' } });
   });
 
@@ -177,9 +194,13 @@ describe('headers on every response', () => {
 
   it('428', async () => {
     const body = JSON.stringify({ amount: '1.00', currency: 'USD' });
-    expectV3Error(await harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body }), 'IDEMPOTENCY_KEY_MISSING', {
-      details: { endpoint: 'POST /v3/fx/test/echo' },
-    });
+    expectV3Error(
+      await harness.signed({ key, method: 'POST', path: '/v3/fx/test/echo', body }),
+      'IDEMPOTENCY_KEY_MISSING',
+      {
+        details: { endpoint: 'POST /v3/fx/test/echo' },
+      },
+    );
   });
 
   it('500', async () => {

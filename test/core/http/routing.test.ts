@@ -4,6 +4,7 @@
  * before the caller is authenticated. HEAD is served on every GET operation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
@@ -15,7 +16,10 @@ let key: LoadedKey;
 const log = new OperationLog();
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ operations: withTestOperations(log), core: { rateLimits: { reads: 1000, writes: 1000 } } });
+  harness = await V3Harness.start({
+    operations: withTestOperations(log),
+    core: { rateLimits: { reads: 1000, writes: 1000 } },
+  });
   key = await harness.createKey({ scopes: ['view', 'trade'] });
 });
 afterAll(async () => harness?.close());
@@ -53,7 +57,12 @@ describe('404 ROUTE_NOT_FOUND', () => {
   });
 
   it('is decided before Content-Type: a text/plain write to an unknown path is 404', async () => {
-    const response = await harness.send({ method: 'POST', path: '/v3/fx/nope', body: 'hi', headers: { 'content-type': 'text/plain' } });
+    const response = await harness.send({
+      method: 'POST',
+      path: '/v3/fx/nope',
+      body: 'hi',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectV3Error(response, 'ROUTE_NOT_FOUND');
   });
 
@@ -97,7 +106,13 @@ describe('405 METHOD_NOT_ALLOWED', () => {
   });
 
   it('keeps its answer with a query string and a signed request', async () => {
-    const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/pairs?limit=1', body: '{}', idempotencyKey: 'rt-405' });
+    const response = await harness.signed({
+      key,
+      method: 'POST',
+      path: '/v3/fx/pairs?limit=1',
+      body: '{}',
+      idempotencyKey: 'rt-405',
+    });
     expectV3Error(response, 'METHOD_NOT_ALLOWED', { details: { method: 'POST', allowed: ['GET', 'HEAD'] } });
   });
 
@@ -113,7 +128,12 @@ describe('405 METHOD_NOT_ALLOWED', () => {
 
   it('never runs the handler', async () => {
     const before = log.count('echo');
-    await harness.send({ method: 'PUT', path: '/v3/fx/test/echo', body: '{"amount":"1","currency":"USD"}', headers: { 'content-type': 'application/json' } });
+    await harness.send({
+      method: 'PUT',
+      path: '/v3/fx/test/echo',
+      body: '{"amount":"1","currency":"USD"}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(log.count('echo')).toBe(before);
   });
 
@@ -151,7 +171,10 @@ describe('HEAD on a GET operation', () => {
   });
 
   it('needs a signature over the HEAD method: a GET signature does not verify', async () => {
-    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const headers = await new V3RequestSigner(key, { issuer: TEST_ISSUER }).headers({
+      method: 'GET',
+      pathAndQuery: '/v3/fx/pairs',
+    });
     const head = await harness.send({ method: 'HEAD', path: '/v3/fx/pairs', headers });
     expect(head.status).toBe(401);
   });

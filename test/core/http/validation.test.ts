@@ -6,10 +6,11 @@
  * an error (docs/contract.md#types-metadata).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { expectV3Error, type V3ErrorBody } from '../../support/v3-assertions.js';
-import { V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 let harness: V3Harness;
 let key: LoadedKey;
@@ -17,7 +18,10 @@ const log = new OperationLog();
 let counter = 0;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ operations: withTestOperations(log), core: { rateLimits: { reads: 1000, writes: 1000 } } });
+  harness = await V3Harness.start({
+    operations: withTestOperations(log),
+    core: { rateLimits: { reads: 1000, writes: 1000 } },
+  });
   key = await harness.createKey({ scopes: ['view', 'trade'] });
 });
 afterAll(async () => harness?.close());
@@ -40,25 +44,36 @@ function pathsAndCodes(error: V3ErrorBody): Array<[string, string]> {
 }
 
 describe('body', () => {
-  it.each(['{"amount":', '{amount: "1"}', "{'amount':'1'}", '{"amount":"1","currency":"USD",}', 'not json', '{"a":1}}'])(
-    'refuses malformed JSON %s with invalid_json',
-    async (body) => {
-      const before = log.count('echo');
-      const error = expectV3Error(await echo(body), 'VALIDATION_BODY_FAILED');
-      expect(error.retryStrategy).toBe('FIX_AND_RESUBMIT');
-      expect(error.type).toBe('VALIDATION_ERROR');
-      expect(issuesOf(error)).toHaveLength(1);
-      expect(issuesOf(error)[0]).toEqual({ path: '', code: 'invalid_json', message: expect.stringMatching(/\S/) });
-      expect(log.count('echo')).toBe(before);
-    },
-  );
+  it.each([
+    '{"amount":',
+    '{amount: "1"}',
+    "{'amount':'1'}",
+    '{"amount":"1","currency":"USD",}',
+    'not json',
+    '{"a":1}}',
+  ])('refuses malformed JSON %s with invalid_json', async (body) => {
+    const before = log.count('echo');
+    const error = expectV3Error(await echo(body), 'VALIDATION_BODY_FAILED');
+    expect(error.retryStrategy).toBe('FIX_AND_RESUBMIT');
+    expect(error.type).toBe('VALIDATION_ERROR');
+    expect(issuesOf(error)).toHaveLength(1);
+    expect(issuesOf(error)[0]).toEqual({ path: '', code: 'invalid_json', message: expect.stringMatching(/\S/) });
+    expect(log.count('echo')).toBe(before);
+  });
 
   it.each([
     ['a number amount', { amount: 5, currency: 'USD' }, [['amount', 'invalid_type']]],
     ['a number currency', { amount: '5', currency: 840 }, [['currency', 'invalid_type']]],
     ['a boolean amount', { amount: true, currency: 'USD' }, [['amount', 'invalid_type']]],
     ['a null amount', { amount: null, currency: 'USD' }, [['amount', 'invalid_type']]],
-    ['no fields', {}, [['amount', 'invalid_type'], ['currency', 'invalid_type']]],
+    [
+      'no fields',
+      {},
+      [
+        ['amount', 'invalid_type'],
+        ['currency', 'invalid_type'],
+      ],
+    ],
     ['no currency', { amount: '1.00' }, [['currency', 'invalid_type']]],
     ['a negative amount', { amount: '-1', currency: 'USD' }, [['amount', 'invalid_format']]],
     ['a plus sign', { amount: '+1', currency: 'USD' }, [['amount', 'invalid_format']]],
@@ -69,10 +84,28 @@ describe('body', () => {
     ['a 4-letter currency', { amount: '1', currency: 'USDC' }, [['currency', 'too_big']]],
     ['a 2-letter currency', { amount: '1', currency: 'US' }, [['currency', 'too_small']]],
     ['an unknown field', { amount: '1', currency: 'USD', foo: 1 }, [['foo', 'unrecognized_keys']]],
-    ['two unknown fields', { amount: '1', currency: 'USD', foo: 1, bar: 'x' }, [['foo', 'unrecognized_keys'], ['bar', 'unrecognized_keys']]],
-    ['a non-string metadata value', { amount: '1', currency: 'USD', metadata: { a: 1 } }, [['metadata.a', 'invalid_type']]],
+    [
+      'two unknown fields',
+      { amount: '1', currency: 'USD', foo: 1, bar: 'x' },
+      [
+        ['foo', 'unrecognized_keys'],
+        ['bar', 'unrecognized_keys'],
+      ],
+    ],
+    [
+      'a non-string metadata value',
+      { amount: '1', currency: 'USD', metadata: { a: 1 } },
+      [['metadata.a', 'invalid_type']],
+    ],
     ['metadata that is not an object', { amount: '1', currency: 'USD', metadata: 'x' }, [['metadata', 'invalid_type']]],
-    ['two faults at once', { amount: '-1', currency: 1 }, [['amount', 'invalid_format'], ['currency', 'invalid_type']]],
+    [
+      'two faults at once',
+      { amount: '-1', currency: 1 },
+      [
+        ['amount', 'invalid_format'],
+        ['currency', 'invalid_type'],
+      ],
+    ],
   ])('refuses %s with the issue paths', async (_label, body, expected) => {
     const before = log.count('echo');
     const error = expectV3Error(await echo(JSON.stringify(body)), 'VALIDATION_BODY_FAILED');
@@ -103,17 +136,26 @@ describe('body', () => {
   });
 
   it('validates only after authentication: an unsigned malformed body is 401', async () => {
-    const response = await harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: '{oops', headers: { 'content-type': 'application/json' } });
+    const response = await harness.send({
+      method: 'POST',
+      path: '/v3/fx/test/echo',
+      body: '{oops',
+      headers: { 'content-type': 'application/json' },
+    });
     expectV3Error(response, 'AUTH_TOKEN_MISSING');
   });
 
   it('validates only after authorisation: a view-only key with a malformed body is 403', async () => {
     const viewer = await harness.createKey({ scopes: ['view'] });
-    expectV3Error(await echo('{oops', { key: viewer }), 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'trade' } });
+    expectV3Error(await echo('{oops', { key: viewer }), 'AUTH_INSUFFICIENT_SCOPE', {
+      details: { requiredScope: 'trade' },
+    });
   });
 
   it('validates only after the idempotency step: a malformed body without Idempotency-Key is 428', async () => {
-    expectV3Error(await echo('{oops', { idempotencyKey: null }), 'IDEMPOTENCY_KEY_MISSING', { details: { endpoint: 'POST /v3/fx/test/echo' } });
+    expectV3Error(await echo('{oops', { idempotencyKey: null }), 'IDEMPOTENCY_KEY_MISSING', {
+      details: { endpoint: 'POST /v3/fx/test/echo' },
+    });
   });
 });
 
@@ -126,12 +168,23 @@ describe('query', () => {
 
   it.each([
     ['an unknown parameter', '/v3/fx/test/items/a?foo=1', [['foo', 'unrecognized_keys']]],
-    ['an unknown parameter next to a valid one', '/v3/fx/test/items/a?expand=all&zzz=2', [['zzz', 'unrecognized_keys']]],
+    [
+      'an unknown parameter next to a valid one',
+      '/v3/fx/test/items/a?expand=all&zzz=2',
+      [['zzz', 'unrecognized_keys']],
+    ],
     ['a value outside the enum', '/v3/fx/test/items/a?expand=bogus', [['expand', 'invalid_value']]],
     ['an empty enum value', '/v3/fx/test/items/a?expand=', [['expand', 'invalid_value']]],
     ['a repeated parameter', '/v3/fx/test/items/a?expand=all&expand=none', [['expand', 'invalid_value']]],
     ['a parameter on an operation that takes none', '/v3/fx/pairs?limit=10', [['limit', 'unrecognized_keys']]],
-    ['two parameters on an operation that takes none', '/v3/fx/pairs?a=1&b=2', [['a', 'unrecognized_keys'], ['b', 'unrecognized_keys']]],
+    [
+      'two parameters on an operation that takes none',
+      '/v3/fx/pairs?a=1&b=2',
+      [
+        ['a', 'unrecognized_keys'],
+        ['b', 'unrecognized_keys'],
+      ],
+    ],
   ])('refuses %s with VALIDATION_QUERY_FAILED', async (_label, path, expected) => {
     const error = expectV3Error(await harness.signed({ key, path }), 'VALIDATION_QUERY_FAILED');
     expect(error.retryStrategy).toBe('FIX_AND_RESUBMIT');
@@ -171,13 +224,26 @@ describe('metadata', () => {
       [await echo(withMetadata({ amount: '1', currency: 'USD', extra: MARKER })), 'VALIDATION_BODY_FAILED'],
       [await echo(withMetadata({ amount: '1', currency: 'USD' }), { key: viewer }), 'AUTH_INSUFFICIENT_SCOPE'],
       [await echo(withMetadata({ amount: '1', currency: 'USD' }), { idempotencyKey: null }), 'IDEMPOTENCY_KEY_MISSING'],
-      [await echo(withMetadata({ amount: '1', currency: 'USD' }), { idempotencyKey: 'bad key with spaces' }), 'IDEMPOTENCY_KEY_INVALID'],
       [
-        await harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: withMetadata({ amount: '1', currency: 'USD' }), headers: { 'content-type': 'application/json' } }),
+        await echo(withMetadata({ amount: '1', currency: 'USD' }), { idempotencyKey: 'bad key with spaces' }),
+        'IDEMPOTENCY_KEY_INVALID',
+      ],
+      [
+        await harness.send({
+          method: 'POST',
+          path: '/v3/fx/test/echo',
+          body: withMetadata({ amount: '1', currency: 'USD' }),
+          headers: { 'content-type': 'application/json' },
+        }),
         'AUTH_TOKEN_MISSING',
       ],
       [
-        await harness.send({ method: 'POST', path: '/v3/fx/test/echo', body: withMetadata({ amount: '1', currency: 'USD' }), headers: { 'content-type': 'text/plain' } }),
+        await harness.send({
+          method: 'POST',
+          path: '/v3/fx/test/echo',
+          body: withMetadata({ amount: '1', currency: 'USD' }),
+          headers: { 'content-type': 'text/plain' },
+        }),
         'VALIDATION_CONTENT_TYPE',
       ],
       [
@@ -190,13 +256,23 @@ describe('metadata', () => {
         'VALIDATION_PAYLOAD_TOO_LARGE',
       ],
       [
-        await harness.send({ method: 'PUT', path: '/v3/fx/test/echo', body: withMetadata({ amount: '1' }), headers: { 'content-type': 'application/json' } }),
+        await harness.send({
+          method: 'PUT',
+          path: '/v3/fx/test/echo',
+          body: withMetadata({ amount: '1' }),
+          headers: { 'content-type': 'application/json' },
+        }),
         'METHOD_NOT_ALLOWED',
       ],
     ];
     // Same key, another body: 422 IDEMPOTENCY_MISMATCH must not leak the first request's metadata either.
-    expect((await echo(withMetadata({ amount: '1', currency: 'USD' }), { idempotencyKey: 'meta-mismatch' })).status).toBe(200);
-    cases.push([await echo(withMetadata({ amount: '2', currency: 'USD' }), { idempotencyKey: 'meta-mismatch' }), 'IDEMPOTENCY_MISMATCH']);
+    expect(
+      (await echo(withMetadata({ amount: '1', currency: 'USD' }), { idempotencyKey: 'meta-mismatch' })).status,
+    ).toBe(200);
+    cases.push([
+      await echo(withMetadata({ amount: '2', currency: 'USD' }), { idempotencyKey: 'meta-mismatch' }),
+      'IDEMPOTENCY_MISMATCH',
+    ]);
 
     for (const [response, code] of cases) {
       expectV3Error(response, code, { write: true });

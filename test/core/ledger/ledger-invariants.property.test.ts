@@ -5,13 +5,15 @@
  * USD value of the book's unsettled trades and stays within the credit line.
  */
 import { randomUUID } from 'node:crypto';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
-import { parseDecimal } from '../../../src/lib/money.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { V3Harness } from '../../support/v3-harness.js';
+import { parseDecimal } from '../../../src/lib/money.js';
 import { recordTestDeposit } from '../../support/book-fixtures.js';
+import { V3Harness } from '../../support/v3-harness.js';
 
 const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'USDC'] as const;
 const RUNS = 40;
@@ -31,14 +33,29 @@ type Action =
 
 const amounts = fc.integer({ min: 1, max: 400_000 }).map((n) => String(n));
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('trade' as const), buy: fc.nat(4), sell: fc.nat(4), amount: amounts, fixBuy: fc.boolean() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('trade' as const),
+      buy: fc.nat(4),
+      sell: fc.nat(4),
+      amount: amounts,
+      fixBuy: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('reverse' as const), pick: fc.nat(50) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('settle' as const), pick: fc.nat(50), fund: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('deposit' as const), currency: fc.nat(4), amount: amounts }) },
 );
 
 async function post(key: LoadedKey, path: string, body?: unknown) {
-  return harness.signed({ key, method: 'POST', path, body: body === undefined ? undefined : JSON.stringify(body), idempotencyKey: randomUUID() });
+  return harness.signed({
+    key,
+    method: 'POST',
+    path,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    idempotencyKey: randomUUID(),
+  });
 }
 
 async function apply(key: LoadedKey, trades: string[], step: Action): Promise<number> {
@@ -46,7 +63,12 @@ async function apply(key: LoadedKey, trades: string[], step: Action): Promise<nu
     case 'trade': {
       const buy = CURRENCIES[step.buy]!;
       const sell = CURRENCIES[step.sell]!;
-      const quote = await post(key, '/v3/fx/quotes', { buyCurrency: buy, sellCurrency: sell, amount: step.amount, amountCurrency: step.fixBuy ? buy : sell });
+      const quote = await post(key, '/v3/fx/quotes', {
+        buyCurrency: buy,
+        sellCurrency: sell,
+        amount: step.amount,
+        amountCurrency: step.fixBuy ? buy : sell,
+      });
       if (quote.status !== 200) return quote.status;
       const trade = await post(key, '/v3/fx/trades', { quoteId: quote.json<{ data: { id: string } }>().data.id });
       if (trade.status === 200) trades.push(trade.json<{ data: { id: string } }>().data.id);
@@ -57,7 +79,9 @@ async function apply(key: LoadedKey, trades: string[], step: Action): Promise<nu
       if (!id) return 0;
       const quote = await post(key, `/v3/fx/trades/${id}/reverse-quote`);
       if (quote.status !== 200) return quote.status;
-      const reversal = await post(key, `/v3/fx/trades/${id}/reverse`, { quoteId: quote.json<{ data: { id: string } }>().data.id });
+      const reversal = await post(key, `/v3/fx/trades/${id}/reverse`, {
+        quoteId: quote.json<{ data: { id: string } }>().data.id,
+      });
       return reversal.status;
     }
     case 'settle': {
@@ -65,7 +89,9 @@ async function apply(key: LoadedKey, trades: string[], step: Action): Promise<nu
       if (!id) return 0;
       if (step.fund) {
         // Deposit what the trade sold, so that settlement is often possible.
-        const trade = (await harness.signed({ key, path: `/v3/fx/trades/${id}` })).json<{ data: { sellCurrency: string; sellAmount: string } }>().data;
+        const trade = (await harness.signed({ key, path: `/v3/fx/trades/${id}` })).json<{
+          data: { sellCurrency: string; sellAmount: string };
+        }>().data;
         await deposit(key, trade.sellCurrency, trade.sellAmount);
       }
       return (await post(key, `/v3/fx/trades/${id}/settle`)).status;
@@ -90,7 +116,10 @@ async function expectInvariants(orgId: string) {
     [orgId],
   );
   const book = rows[0]!;
-  expect(parseDecimal(book.committed).eq(parseDecimal(book.unsettled)), `committed ${book.committed} vs unsettled ${book.unsettled}`).toBe(true);
+  expect(
+    parseDecimal(book.committed).eq(parseDecimal(book.unsettled)),
+    `committed ${book.committed} vs unsettled ${book.unsettled}`,
+  ).toBe(true);
   expect(parseDecimal(book.committed).lte(parseDecimal(book.line))).toBe(true);
 }
 
@@ -110,5 +139,6 @@ it(`keeps the books sound through ${RUNS} random sequences of trading steps`, as
     { numRuns: RUNS },
   );
   // The sequences must really trade, reverse and settle, or the property proves little.
-  for (const outcome of ['trade:200', 'reverse:200', 'settle:200']) expect(statuses.get(outcome) ?? 0, outcome).toBeGreaterThan(0);
+  for (const outcome of ['trade:200', 'reverse:200', 'settle:200'])
+    expect(statuses.get(outcome) ?? 0, outcome).toBeGreaterThan(0);
 }, 300_000);

@@ -9,8 +9,10 @@
  * is the outbox's, and the ledger gauge turns 0 when an entry is planted that unbalances a currency.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { buildCoreApp } from '../../../src/core/app.js';
 import { CoreMetrics } from '../../../src/core/metrics/core-metrics.js';
 import { verifyWithdrawalAccount } from '../../../src/core/money-movement/withdrawal-accounts.js';
@@ -29,7 +31,7 @@ import { FEDWIRE_ACCOUNT, recordTestDeposit } from '../../support/book-fixtures.
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { type Family, labelValues, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { testServices } from '../../support/services.js';
-import { TEST_ISSUER, TEST_ISSUERS, sendTo, type TestResponse } from '../../support/v3-harness.js';
+import { sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const BUY_EUR = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.00', amountCurrency: 'EUR' };
@@ -49,7 +51,9 @@ beforeAll(async () => {
   // PostgreSQL and Redis, or what `npm start` uses in the embedded project.
   const embedded = process.env.FXGATE_TEST_BACKEND === 'embedded';
   database = embedded ? await createTestPglite() : await createTestPostgres();
-  store = embedded ? new MemoryStore() : new RedisStore({ url: testServices().redisUrl, keyPrefix: `m${randomBytes(4).toString('hex')}:` });
+  store = embedded
+    ? new MemoryStore()
+    : new RedisStore({ url: testServices().redisUrl, keyPrefix: `m${randomBytes(4).toString('hex')}:` });
   registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
   metrics = new CoreMetrics({ db: database.db, ledgerCheck: { now: () => clockMs } });
   admin = new AdminListener({ logLevel: 'silent' });
@@ -78,17 +82,35 @@ afterAll(async () => {
 });
 
 async function newKey(mode: Mode): Promise<LoadedKey> {
-  const key = loadKey(await registry.createKey({ orgId: newUuid(), scopes: ['view', 'trade', 'withdraw', 'webhooks'], mode }));
+  const key = loadKey(
+    await registry.createKey({ orgId: newUuid(), scopes: ['view', 'trade', 'withdraw', 'webhooks'], mode }),
+  );
   if (mode === 'live') await setCreditLine(database.db, key.file.orgId, 'live', new Decimal('1000000'));
   await recordTestDeposit(database.db, { orgId: key.file.orgId, environment: mode, currency: 'USD', amount: '100000' });
   return key;
 }
 
-async function signed(key: LoadedKey, method: string, path: string, body?: unknown, idempotencyKey: string = randomUUID()): Promise<TestResponse> {
+async function signed(
+  key: LoadedKey,
+  method: string,
+  path: string,
+  body?: unknown,
+  idempotencyKey: string = randomUUID(),
+): Promise<TestResponse> {
   const text = body === undefined ? undefined : JSON.stringify(body);
   const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
-  const headers = await signer.headers({ method, pathAndQuery: path, body: text, ...(method === 'POST' ? { idempotencyKey } : {}) });
-  return sendTo(url, { method, path, ...(text === undefined ? {} : { body: text }), headers: { ...headers, ...(text === undefined ? {} : { 'content-type': 'application/json' }) } });
+  const headers = await signer.headers({
+    method,
+    pathAndQuery: path,
+    body: text,
+    ...(method === 'POST' ? { idempotencyKey } : {}),
+  });
+  return sendTo(url, {
+    method,
+    path,
+    ...(text === undefined ? {} : { body: text }),
+    headers: { ...headers, ...(text === undefined ? {} : { 'content-type': 'application/json' }) },
+  });
 }
 
 async function data(response: Promise<TestResponse>): Promise<Record<string, string>> {
@@ -120,8 +142,13 @@ describe('GET /metrics of the core', () => {
   it('is served by the admin listener only, with the process metrics and every core family', async () => {
     expect((await sendTo(url, { path: '/metrics' })).status).toBe(404);
     const families = await scrape();
-    for (const name of ['process_cpu_user_seconds_total', 'nodejs_eventloop_lag_seconds']) expect(families.has(name), name).toBe(true);
-    const types = Object.fromEntries([...families.values()].filter((family) => family.name.startsWith('fxgate_core_')).map((family) => [family.name, family.type]));
+    for (const name of ['process_cpu_user_seconds_total', 'nodejs_eventloop_lag_seconds'])
+      expect(families.has(name), name).toBe(true);
+    const types = Object.fromEntries(
+      [...families.values()]
+        .filter((family) => family.name.startsWith('fxgate_core_'))
+        .map((family) => [family.name, family.type]),
+    );
     expect(types).toEqual({
       fxgate_core_requests_total: 'counter',
       fxgate_core_request_duration_seconds: 'histogram',
@@ -156,21 +183,39 @@ describe('GET /metrics of the core', () => {
     // A live withdrawal through the rail (created, processing, completed), and a sandbox one failed.
     const liveAccount = await data(signed(live, 'POST', '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT));
     await verifyWithdrawalAccount(database.db, live.file.orgId, 'live', liveAccount.id!);
-    await data(signed(live, 'POST', '/v3/fx/withdrawals', { withdrawalAccountId: liveAccount.id, withdrawalAmount: '10.00', currency: 'USD' }));
+    await data(
+      signed(live, 'POST', '/v3/fx/withdrawals', {
+        withdrawalAccountId: liveAccount.id,
+        withdrawalAmount: '10.00',
+        currency: 'USD',
+      }),
+    );
     const sandboxAccount = await data(signed(sandbox, 'POST', '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT));
     await data(signed(sandbox, 'POST', `/v3/fx/sandbox/withdrawal-accounts/${sandboxAccount.id}/verify`));
-    const failing = await data(signed(sandbox, 'POST', '/v3/fx/withdrawals', { withdrawalAccountId: sandboxAccount.id, withdrawalAmount: '5.00', currency: 'USD' }));
+    const failing = await data(
+      signed(sandbox, 'POST', '/v3/fx/withdrawals', {
+        withdrawalAccountId: sandboxAccount.id,
+        withdrawalAmount: '5.00',
+        currency: 'USD',
+      }),
+    );
     await data(signed(sandbox, 'POST', `/v3/fx/sandbox/withdrawals/${failing.id}/fail`));
     // Unrouted, a known path with another method, and health.
     expect((await sendTo(url, { path: `/v3/fx/nothing/${live.file.orgId}` })).status).toBe(404);
     expect((await sendTo(url, { method: 'DELETE', path: '/v3/fx/trades' })).status).toBe(405);
     expect((await sendTo(url, { path: '/healthz' })).status).toBe(200);
 
-    const transitions = (of: Map<string, Family>, from: string, to: string) => sampleValue(of, 'fxgate_core_withdrawal_transitions_total', { from, to });
-    await until(async () => transitions(await scrape(), 'processing', 'completed') - transitions(before, 'processing', 'completed') === 1, 'the live withdrawal completed');
+    const transitions = (of: Map<string, Family>, from: string, to: string) =>
+      sampleValue(of, 'fxgate_core_withdrawal_transitions_total', { from, to });
+    await until(
+      async () =>
+        transitions(await scrape(), 'processing', 'completed') - transitions(before, 'processing', 'completed') === 1,
+      'the live withdrawal completed',
+    );
 
     const after = await scrape();
-    const moved = (name: string, labels: Record<string, string>) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    const moved = (name: string, labels: Record<string, string>) =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
     expect(moved('fxgate_core_trades_total', { event: 'executed' })).toBe(2);
     expect(moved('fxgate_core_trades_total', { event: 'reversed' })).toBe(1);
     expect(moved('fxgate_core_trades_total', { event: 'settled' })).toBe(1);
@@ -178,7 +223,8 @@ describe('GET /metrics of the core', () => {
     expect(moved('fxgate_core_withdrawal_transitions_total', { from: 'pending', to: 'processing' })).toBe(1);
     expect(moved('fxgate_core_withdrawal_transitions_total', { from: 'processing', to: 'completed' })).toBe(1);
     expect(moved('fxgate_core_withdrawal_transitions_total', { from: 'pending', to: 'failed' })).toBe(1);
-    const requests = (operation: string, statusClass: string) => moved('fxgate_core_requests_total', { operation, status_class: statusClass });
+    const requests = (operation: string, statusClass: string) =>
+      moved('fxgate_core_requests_total', { operation, status_class: statusClass });
     expect(requests('POST /v3/fx/quotes', '2xx')).toBe(2);
     expect(requests('POST /v3/fx/trades/:id/reverse-quote', '2xx')).toBe(1);
     // The trade, its replay (answered by the idempotency step, not executed again) and the settled one's.
@@ -191,18 +237,24 @@ describe('GET /metrics of the core', () => {
     expect(moved('fxgate_core_request_duration_seconds_count', { operation: 'POST /v3/fx/trades' })).toBe(3);
     // prom-client's registry agrees with the text.
     const json = await metrics.registry.getMetricsAsJSON();
-    const executed = json.find((metric) => metric.name === 'fxgate_core_trades_total')!.values.find((value) => value.labels.event === 'executed')!.value;
+    const executed = json
+      .find((metric) => metric.name === 'fxgate_core_trades_total')!
+      .values.find((value) => value.labels.event === 'executed')!.value;
     expect(executed).toBe(sampleValue(after, 'fxgate_core_trades_total', { event: 'executed' }));
 
     // The backlog is the outbox's: the live book's three withdrawal events, one endpoint.
-    const { rows } = await database.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_deliveries WHERE status = 'PENDING'`);
+    const { rows } = await database.db.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM webhook_deliveries WHERE status = 'PENDING'`,
+    );
     expect(Number(rows[0]!.n)).toBe(3);
     expect(sampleValue(after, 'fxgate_core_webhook_backlog')).toBe(3);
 
     // The ledger check: balanced, then an entry planted that unbalances USD (seen once the interval has passed).
     expect(sampleValue(after, 'fxgate_core_ledger_balanced')).toBe(1);
     expect(sampleValue(after, 'fxgate_core_ledger_check_timestamp_seconds')).toBeCloseTo(clockMs / 1000, 0);
-    await database.db.query(`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) SELECT transaction_id, account_id, currency, 1 FROM ledger_entries WHERE currency = 'USD' LIMIT 1`);
+    await database.db.query(
+      `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) SELECT transaction_id, account_id, currency, 1 FROM ledger_entries WHERE currency = 'USD' LIMIT 1`,
+    );
     expect(sampleValue(await scrape(), 'fxgate_core_ledger_balanced')).toBe(1);
     clockMs += 60_000;
     expect(sampleValue(await scrape(), 'fxgate_core_ledger_balanced')).toBe(0);

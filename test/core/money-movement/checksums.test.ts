@@ -1,15 +1,16 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { decodeBase58 } from '../../../src/core/money-movement/base58.js';
 import {
-  STABLECOIN_NETWORKS,
-  type StablecoinNetwork,
   isValidAbaRoutingNumber,
   isValidBic,
   isValidIban,
   isValidStablecoinAddress,
   normaliseIban,
+  STABLECOIN_NETWORKS,
+  type StablecoinNetwork,
 } from '../../../src/core/money-movement/checksums.js';
 
 // Independent reference helpers, written with BigInt so the tests do not share the
@@ -74,7 +75,10 @@ describe('decodeBase58', () => {
     ['ecac89cad93923c02321', 'EJDM8drfXA6uyA'],
     ['10c8511e', 'Rt5zm'],
     ['00000000000000000000', '1111111111'],
-    ['000111d38e5fc9071ffcd20b4a763cc9ae4f252bb4e48fd66a835e252ada93ff480d6dd43dc62a641155a5', '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'],
+    [
+      '000111d38e5fc9071ffcd20b4a763cc9ae4f252bb4e48fd66a835e252ada93ff480d6dd43dc62a641155a5',
+      '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz',
+    ],
     ['271F359E', 'zzzzy'],
     ['271F35A0', '211111'],
   ];
@@ -84,7 +88,8 @@ describe('decodeBase58', () => {
   });
 
   it('rejects characters outside the Bitcoin alphabet', () => {
-    for (const bad of ['0', 'O', 'I', 'l', '+', '/', ' ', '2g ', 'é', '\u{1F600}']) expect(decodeBase58(bad)).toBeUndefined();
+    for (const bad of ['0', 'O', 'I', 'l', '+', '/', ' ', '2g ', 'é', '\u{1F600}'])
+      expect(decodeBase58(bad)).toBeUndefined();
   });
 
   it('round-trips any bytes, keeping leading zero bytes as leading 1s', () => {
@@ -138,7 +143,17 @@ describe('isValidStablecoinAddress: EVM (EIP-55)', () => {
 
   it('rejects wrong prefixes, lengths and characters', () => {
     const ok = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
-    for (const bad of ['', '0x', ok.slice(2), '0X' + ok.slice(2), ok.slice(0, -1), ok + 'd', replaceAt(ok, 5, 'g'), ` ${ok}`, `${ok}\n`]) {
+    for (const bad of [
+      '',
+      '0x',
+      ok.slice(2),
+      '0X' + ok.slice(2),
+      ok.slice(0, -1),
+      ok + 'd',
+      replaceAt(ok, 5, 'g'),
+      ` ${ok}`,
+      `${ok}\n`,
+    ]) {
       expect(isValidStablecoinAddress('ETHEREUM', bad), JSON.stringify(bad)).toBe(false);
     }
   });
@@ -192,7 +207,11 @@ describe('isValidStablecoinAddress: TRON', () => {
 
 describe('isValidStablecoinAddress: SOLANA', () => {
   // Source: Solana documentation: System Program and SPL Token Program ids; Circle: USDC mint on Solana.
-  const valid = ['11111111111111111111111111111111', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'];
+  const valid = [
+    '11111111111111111111111111111111',
+    'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+    'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+  ];
 
   it.each(valid)('accepts %s', (address) => {
     expect(isValidStablecoinAddress('SOLANA', address)).toBe(true);
@@ -210,7 +229,11 @@ describe('isValidStablecoinAddress: SOLANA', () => {
   });
 
   it('rejects characters outside the alphabet', () => {
-    for (const bad of ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5D0', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DI', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5D ']) {
+    for (const bad of [
+      'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5D0',
+      'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DI',
+      'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5D ',
+    ]) {
       expect(isValidStablecoinAddress('SOLANA', bad)).toBe(false);
     }
   });
@@ -233,7 +256,20 @@ describe('isValidAbaRoutingNumber', () => {
   });
 
   it('rejects each published number with one digit changed, and malformed input', () => {
-    for (const bad of ['011000016', '021000022', '026009594', '121000021', '026009393', '000000000', '02100002', '0210000211', '02100002a', ' 021000021', '021-000-021', '０２１００００２１']) {
+    for (const bad of [
+      '011000016',
+      '021000022',
+      '026009594',
+      '121000021',
+      '026009393',
+      '000000000',
+      '02100002',
+      '0210000211',
+      '02100002a',
+      ' 021000021',
+      '021-000-021',
+      '０２１００００２１',
+    ]) {
       expect(isValidAbaRoutingNumber(bad), bad).toBe(false);
     }
   });
@@ -255,7 +291,13 @@ describe('isValidAbaRoutingNumber', () => {
 
 describe('isValidIban and normaliseIban', () => {
   // Sources: Wikipedia "International Bank Account Number" and the ECBS/SWIFT IBAN registry examples.
-  const printed = ['GB82 WEST 1234 5698 7654 32', 'DE89 3704 0044 0532 0130 00', 'FR14 2004 1010 0505 0001 3M02 606', 'NL91ABNA0417164300', 'CH93 0076 2011 6238 5295 7'];
+  const printed = [
+    'GB82 WEST 1234 5698 7654 32',
+    'DE89 3704 0044 0532 0130 00',
+    'FR14 2004 1010 0505 0001 3M02 606',
+    'NL91ABNA0417164300',
+    'CH93 0076 2011 6238 5295 7',
+  ];
 
   it.each(printed)('accepts %s in printed and electronic form', (iban) => {
     expect(isValidIban(iban)).toBe(true);
@@ -280,7 +322,25 @@ describe('isValidIban and normaliseIban', () => {
   });
 
   it('holds each listed country to its length, including the brief’s 17', () => {
-    const lengths: Record<string, number> = { DE: 22, GB: 22, FR: 27, NL: 18, ES: 24, IT: 27, CH: 21, BE: 16, IE: 22, AT: 20, PL: 28, PT: 25, SE: 24, DK: 18, NO: 15, FI: 18, LU: 20 };
+    const lengths: Record<string, number> = {
+      DE: 22,
+      GB: 22,
+      FR: 27,
+      NL: 18,
+      ES: 24,
+      IT: 27,
+      CH: 21,
+      BE: 16,
+      IE: 22,
+      AT: 20,
+      PL: 28,
+      PT: 25,
+      SE: 24,
+      DK: 18,
+      NO: 15,
+      FI: 18,
+      LU: 20,
+    };
     for (const [country, length] of Object.entries(lengths)) {
       const right = makeIban(country, '1'.repeat(length - 4));
       expect(isValidIban(right), right).toBe(true);
@@ -329,9 +389,21 @@ describe('isValidIban and normaliseIban', () => {
 
   it('detects any same-class single-character substitution (digit for digit, letter for letter)', () => {
     // Listed countries at their lengths plus an unlisted one; BBANs mix letters and digits.
-    const country = fc.constantFrom<[string, number]>(['GB', 22], ['DE', 22], ['FR', 27], ['NL', 18], ['CH', 21], ['NO', 15], ['PL', 28], ['MT', 31], ['ZZ', 34]);
+    const country = fc.constantFrom<[string, number]>(
+      ['GB', 22],
+      ['DE', 22],
+      ['FR', 27],
+      ['NL', 18],
+      ['CH', 21],
+      ['NO', 15],
+      ['PL', 28],
+      ['MT', 31],
+      ['ZZ', 34],
+    );
     const validIban = country.chain(([cc, length]) =>
-      fc.string({ unit: fc.constantFrom(...DIGITS, ...UPPER), minLength: length - 4, maxLength: length - 4 }).map((bban) => makeIban(cc, bban)),
+      fc
+        .string({ unit: fc.constantFrom(...DIGITS, ...UPPER), minLength: length - 4, maxLength: length - 4 })
+        .map((bban) => makeIban(cc, bban)),
     );
     fc.assert(
       fc.property(validIban, fc.nat(), fc.nat(), (iban, at, pick) => {
@@ -361,7 +433,19 @@ describe('isValidBic', () => {
     expect(isValidBic(bic)).toBe(true);
   });
 
-  it.each(['DEUTDEF', 'deutdeff', 'DEUT1EFF', 'DEUTDEFF50', 'DEUTDEFF5000', 'DEUTD3FF', ' DEUTDEFF', 'DEUTDEFF ', 'DEUTDEff', 'DEUTDEFF5_0', ''])('rejects %j', (bic) => {
+  it.each([
+    'DEUTDEF',
+    'deutdeff',
+    'DEUT1EFF',
+    'DEUTDEFF50',
+    'DEUTDEFF5000',
+    'DEUTD3FF',
+    ' DEUTDEFF',
+    'DEUTDEFF ',
+    'DEUTDEff',
+    'DEUTDEFF5_0',
+    '',
+  ])('rejects %j', (bic) => {
     expect(isValidBic(bic)).toBe(false);
   });
 });
@@ -369,16 +453,20 @@ describe('isValidBic', () => {
 describe('garbage input', () => {
   it('never throws and returns a boolean or string for any value', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.anything(), fc.string(), fc.string({ unit: 'binary' })), fc.oneof(fc.constantFrom(...STABLECOIN_NETWORKS), fc.anything()), (value, network) => {
-        const v = value as string;
-        expect(typeof isValidStablecoinAddress(network as StablecoinNetwork, v)).toBe('boolean');
-        expect(typeof isValidAbaRoutingNumber(v)).toBe('boolean');
-        expect(typeof isValidIban(v)).toBe('boolean');
-        expect(typeof isValidBic(v)).toBe('boolean');
-        expect(typeof normaliseIban(v)).toBe('string');
-        const decoded = decodeBase58(v);
-        expect(decoded === undefined || decoded instanceof Uint8Array).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(fc.anything(), fc.string(), fc.string({ unit: 'binary' })),
+        fc.oneof(fc.constantFrom(...STABLECOIN_NETWORKS), fc.anything()),
+        (value, network) => {
+          const v = value as string;
+          expect(typeof isValidStablecoinAddress(network as StablecoinNetwork, v)).toBe('boolean');
+          expect(typeof isValidAbaRoutingNumber(v)).toBe('boolean');
+          expect(typeof isValidIban(v)).toBe('boolean');
+          expect(typeof isValidBic(v)).toBe('boolean');
+          expect(typeof normaliseIban(v)).toBe('string');
+          const decoded = decodeBase58(v);
+          expect(decoded === undefined || decoded instanceof Uint8Array).toBe(true);
+        },
+      ),
     );
   });
 

@@ -5,11 +5,17 @@
  * After every test the ledger balances.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { buildCoreApp } from '../../../src/core/app.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { createDepositCompleter } from '../../../src/core/money-movement/deposit-completer.js';
-import { type DepositContext, completePendingDeposit, createSandboxDeposit } from '../../../src/core/money-movement/deposits.js';
+import {
+  completePendingDeposit,
+  createSandboxDeposit,
+  type DepositContext,
+} from '../../../src/core/money-movement/deposits.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
@@ -81,10 +87,20 @@ afterEach(async () => {
 });
 
 function postDeposit(key: LoadedKey, body: unknown, idempotencyKey: string = randomUUID()) {
-  return harness.signed({ key, method: 'POST', path: SANDBOX_DEPOSITS, body: typeof body === 'string' ? body : JSON.stringify(body), idempotencyKey });
+  return harness.signed({
+    key,
+    method: 'POST',
+    path: SANDBOX_DEPOSITS,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    idempotencyKey,
+  });
 }
 
-async function deposited(key: LoadedKey, body: Record<string, unknown>, idempotencyKey?: string): Promise<DepositRecord> {
+async function deposited(
+  key: LoadedKey,
+  body: Record<string, unknown>,
+  idempotencyKey?: string,
+): Promise<DepositRecord> {
   const response = await postDeposit(key, body, idempotencyKey);
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: DepositRecord }>().data;
@@ -101,7 +117,12 @@ async function listDeposits(key: LoadedKey, query = ''): Promise<{ data: Deposit
 }
 
 /** The org's balance of one ledger account, as the database prints it (absent: null). */
-async function ledgerBalance(orgId: string, kind: string, currency: string, mode: Mode = 'sandbox'): Promise<string | null> {
+async function ledgerBalance(
+  orgId: string,
+  kind: string,
+  currency: string,
+  mode: Mode = 'sandbox',
+): Promise<string | null> {
   const { rows } = await harness.db.query<{ balance: string }>(
     'SELECT balance::text AS balance FROM ledger_accounts WHERE org_id = $1 AND environment = $2 AND kind = $3 AND currency = $4',
     [orgId, mode, kind, currency],
@@ -110,7 +131,11 @@ async function ledgerBalance(orgId: string, kind: string, currency: string, mode
 }
 
 async function ledgerTransactionsOf(depositId: string): Promise<Array<{ kind: string }>> {
-  return (await harness.db.query<{ kind: string }>('SELECT kind FROM ledger_transactions WHERE reference_id = $1', [depositId])).rows;
+  return (
+    await harness.db.query<{ kind: string }>('SELECT kind FROM ledger_transactions WHERE reference_id = $1', [
+      depositId,
+    ])
+  ).rows;
 }
 
 interface EventRow {
@@ -124,23 +149,34 @@ interface EventRow {
 }
 
 async function eventsOf(depositId: string): Promise<EventRow[]> {
-  const { rows } = await harness.db.query<EventRow>("SELECT * FROM events WHERE data->>'id' = $1 ORDER BY created_at, event_type DESC", [depositId]);
+  const { rows } = await harness.db.query<EventRow>(
+    "SELECT * FROM events WHERE data->>'id' = $1 ORDER BY created_at, event_type DESC",
+    [depositId],
+  );
   return rows;
 }
 
 async function depositCount(orgId: string): Promise<number> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM deposits WHERE org_id = $1', [orgId]);
+  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM deposits WHERE org_id = $1', [
+    orgId,
+  ]);
   return Number(rows[0]!.n);
 }
 
-const sandboxKey = (scopes: Array<'view' | 'trade' | 'withdraw'> = ['view', 'trade']) => harness.createKey({ mode: 'sandbox', scopes });
+const sandboxKey = (scopes: Array<'view' | 'trade' | 'withdraw'> = ['view', 'trade']) =>
+  harness.createKey({ mode: 'sandbox', scopes });
 
 describe('POST /v3/fx/sandbox/deposits, completing at once', () => {
   it('creates a fiat deposit: every field, COMPLETED, the ledger credited once, both events', async () => {
     const key = await sandboxKey();
     const orgId = key.file.orgId;
     clock = T0;
-    const response = await postDeposit(key, { currency: 'USD', amount: '100.5', referenceId: 'wire-42', comments: 'first funding' });
+    const response = await postDeposit(key, {
+      currency: 'USD',
+      amount: '100.5',
+      referenceId: 'wire-42',
+      comments: 'first funding',
+    });
     expect(response.status, response.text).toBe(200);
     expect(response.headers['idempotency-replayed']).toBe('false');
     const body = response.json<{ data: DepositRecord }>();
@@ -174,7 +210,11 @@ describe('POST /v3/fx/sandbox/deposits, completing at once', () => {
     ]);
     for (const event of events) {
       expect(event.id).toMatch(/^evt_[0-9a-f]{32}$/);
-      expect([event.org_id, event.environment, event.created_at.toISOString()]).toEqual([orgId, 'sandbox', T0.toISOString()]);
+      expect([event.org_id, event.environment, event.created_at.toISOString()]).toEqual([
+        orgId,
+        'sandbox',
+        T0.toISOString(),
+      ]);
     }
     expect(events[0]!.data).toEqual({ ...deposit, status: 'PENDING', completedAt: null });
     expect(events[1]!.data).toEqual(deposit);
@@ -184,10 +224,18 @@ describe('POST /v3/fx/sandbox/deposits, completing at once', () => {
     expect(fetched.json<{ data: DepositRecord }>().data).toEqual(deposit);
   });
 
-  it('creates stablecoin deposits: default network, a chain hash, the currency\'s decimals', async () => {
+  it("creates stablecoin deposits: default network, a chain hash, the currency's decimals", async () => {
     const key = await sandboxKey();
     const usdc = await deposited(key, { currency: 'USDC', amount: '12.3456' });
-    expect(usdc).toMatchObject({ currency: 'USDC', amount: '12.345600', network: 'ETHEREUM', assetType: 'STABLECOIN', status: 'COMPLETED', referenceId: null, comments: null });
+    expect(usdc).toMatchObject({
+      currency: 'USDC',
+      amount: '12.345600',
+      network: 'ETHEREUM',
+      assetType: 'STABLECOIN',
+      status: 'COMPLETED',
+      referenceId: null,
+      comments: null,
+    });
     expect(usdc.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(usdc.createdAt).toMatch(ISO_MS);
     const usdt = await deposited(key, { currency: 'USDT', amount: '5', network: 'TRON' });
@@ -206,7 +254,9 @@ describe('POST /v3/fx/sandbox/deposits, completing at once', () => {
     const response = await harness.signed({ key, path: '/v3/fx/balances' });
     expect(response.status, response.text).toBe(200);
     const { data } = response.json<{ data: Array<{ currency: string; amount: string; withdrawableAmount: string }> }>();
-    expect(data).toEqual([expect.objectContaining({ currency: 'EUR', amount: '250.75', withdrawableAmount: '250.75' })]);
+    expect(data).toEqual([
+      expect.objectContaining({ currency: 'EUR', amount: '250.75', withdrawableAmount: '250.75' }),
+    ]);
   });
 });
 
@@ -217,7 +267,12 @@ describe('delayed deposits and the completer', () => {
     const completer = createDepositCompleter(context);
     clock = T0;
     const pending = await deposited(key, { currency: 'GBP', amount: '40', completeAfterSeconds: 60 });
-    expect(pending).toMatchObject({ status: 'PENDING', completedAt: null, createdAt: T0.toISOString(), updatedAt: T0.toISOString() });
+    expect(pending).toMatchObject({
+      status: 'PENDING',
+      completedAt: null,
+      createdAt: T0.toISOString(),
+      updatedAt: T0.toISOString(),
+    });
     expect(await ledgerBalance(orgId, 'client', 'GBP')).toBeNull();
     expect(await ledgerTransactionsOf(pending.id)).toEqual([]);
     expect((await eventsOf(pending.id)).map((e) => e.event_type)).toEqual(['deposit.pending']);
@@ -233,7 +288,12 @@ describe('delayed deposits and the completer', () => {
     expect(await completer.runOnce()).toBe(1);
     expect(await completer.runOnce()).toBe(0);
     const completed = (await getDeposit(key, pending.id)).json<{ data: DepositRecord }>().data;
-    expect(completed).toEqual({ ...pending, status: 'COMPLETED', updatedAt: due.toISOString(), completedAt: due.toISOString() });
+    expect(completed).toEqual({
+      ...pending,
+      status: 'COMPLETED',
+      updatedAt: due.toISOString(),
+      completedAt: due.toISOString(),
+    });
     expect(await ledgerBalance(orgId, 'client', 'GBP')).toBe('40.000000000000000000');
     expect(await ledgerTransactionsOf(pending.id)).toEqual([{ kind: 'deposit' }]);
     const events = await eventsOf(pending.id);
@@ -247,10 +307,19 @@ describe('delayed deposits and the completer', () => {
     const orgId = key.file.orgId;
     clock = T0;
     const ids: string[] = [];
-    for (let i = 0; i < 12; i += 1) ids.push((await deposited(key, { currency: 'USD', amount: '1.25', completeAfterSeconds: 5 + (i % 3) })).id);
+    for (let i = 0; i < 12; i += 1)
+      ids.push((await deposited(key, { currency: 'USD', amount: '1.25', completeAfterSeconds: 5 + (i % 3) })).id);
     clock = new Date(T0.getTime() + 10_000);
-    const completers = [createDepositCompleter(context), createDepositCompleter(context), createDepositCompleter(context, { batchSize: 2 })];
-    const counts = await Promise.all([...completers.map((c) => c.runOnce()), completers[0]!.runOnce(), completers[1]!.runOnce()]);
+    const completers = [
+      createDepositCompleter(context),
+      createDepositCompleter(context),
+      createDepositCompleter(context, { batchSize: 2 }),
+    ];
+    const counts = await Promise.all([
+      ...completers.map((c) => c.runOnce()),
+      completers[0]!.runOnce(),
+      completers[1]!.runOnce(),
+    ]);
     // Other tests' deposits are all complete by now, so every completion counted is one of these.
     expect(counts.reduce((a, b) => a + b, 0)).toBe(12);
     expect(await completers[2]!.runOnce()).toBe(0);
@@ -268,7 +337,11 @@ describe('delayed deposits and the completer', () => {
     const pending = await deposited(key, { currency: 'USD', amount: '2', completeAfterSeconds: 30 });
     const reference = await context.reference();
     const at = new Date(T0.getTime() + 30_000);
-    const outcomes = await Promise.all(Array.from({ length: 6 }, () => harness.db.transaction((tx) => completePendingDeposit(tx, pending, reference, at))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        harness.db.transaction((tx) => completePendingDeposit(tx, pending, reference, at)),
+      ),
+    );
     expect(outcomes.filter((row) => row !== null)).toHaveLength(1);
     expect(await ledgerBalance(key.file.orgId, 'client', 'USD')).toBe('2.000000000000000000');
     expect(await ledgerTransactionsOf(pending.id)).toEqual([{ kind: 'deposit' }]);
@@ -283,7 +356,11 @@ describe('delayed deposits and the completer', () => {
     completer.start();
     completer.start();
     clock = new Date(T0.getTime() + 1000);
-    await expect.poll(async () => (await getDeposit(key, first.id)).json<{ data: DepositRecord }>().data.status, { timeout: 5000 }).toBe('COMPLETED');
+    await expect
+      .poll(async () => (await getDeposit(key, first.id)).json<{ data: DepositRecord }>().data.status, {
+        timeout: 5000,
+      })
+      .toBe('COMPLETED');
     await completer.stop();
     const second = await deposited(key, { currency: 'USD', amount: '4', completeAfterSeconds: 1 });
     clock = new Date(T0.getTime() + 5000);
@@ -299,9 +376,17 @@ describe('delayed deposits and the completer', () => {
     clock = T0;
     const app = await buildCoreApp(deps, { logLevel: 'silent', depositCompleter: { intervalMs: 10 } });
     try {
-      const first = await createSandboxDeposit(context, book, { currency: 'EUR', amount: '1', completeAfterSeconds: 2 });
+      const first = await createSandboxDeposit(context, book, {
+        currency: 'EUR',
+        amount: '1',
+        completeAfterSeconds: 2,
+      });
       clock = new Date(T0.getTime() + 2000);
-      await expect.poll(async () => (await getDeposit(key, first.id)).json<{ data: DepositRecord }>().data.status, { timeout: 5000 }).toBe('COMPLETED');
+      await expect
+        .poll(async () => (await getDeposit(key, first.id)).json<{ data: DepositRecord }>().data.status, {
+          timeout: 5000,
+        })
+        .toBe('COMPLETED');
     } finally {
       await app.close();
     }
@@ -310,7 +395,10 @@ describe('delayed deposits and the completer', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await getDeposit(key, second.id)).json<{ data: DepositRecord }>().data.status).toBe('PENDING');
 
-    const disabled = await buildCoreApp(deps, { logLevel: 'silent', depositCompleter: { enabled: false, intervalMs: 10 } });
+    const disabled = await buildCoreApp(deps, {
+      logLevel: 'silent',
+      depositCompleter: { enabled: false, intervalMs: 10 },
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await disabled.close();
     expect((await getDeposit(key, second.id)).json<{ data: DepositRecord }>().data.status).toBe('PENDING');
@@ -345,7 +433,7 @@ describe('GET /v3/fx/deposits', () => {
     await createDepositCompleter(context).runOnce();
   });
 
-  it('lists the book\'s deposits newest first, whole when they fit', async () => {
+  it("lists the book's deposits newest first, whole when they fit", async () => {
     const page = await listDeposits(key);
     expect(page.data).toEqual([...made].reverse());
     expect(page.pagination).toEqual({ hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null });
@@ -354,7 +442,10 @@ describe('GET /v3/fx/deposits', () => {
   it('filters by currency and by status', async () => {
     expect((await listDeposits(key, '?currency=USD')).data.map((d) => d.amount)).toEqual(['50.00', '40.00', '10.00']);
     expect((await listDeposits(key, '?status=PENDING')).data.map((d) => d.id)).toEqual([made[3]!.id]);
-    expect((await listDeposits(key, '?status=COMPLETED&currency=USD')).data.map((d) => d.amount)).toEqual(['50.00', '10.00']);
+    expect((await listDeposits(key, '?status=COMPLETED&currency=USD')).data.map((d) => d.amount)).toEqual([
+      '50.00',
+      '10.00',
+    ]);
     expect((await listDeposits(key, '?status=FAILED')).data).toEqual([]);
     expect((await listDeposits(key, '?currency=GBP')).data).toEqual([]);
   });
@@ -363,16 +454,25 @@ describe('GET /v3/fx/deposits', () => {
     const first = await listDeposits(key, '?limit=2');
     expect(first.data.map((d) => d.id)).toEqual([made[4]!.id, made[3]!.id]);
     expect(first.pagination).toMatchObject({ hasNext: true, hasPrev: false, prevCursor: null });
-    const second = await listDeposits(key, `?limit=2&startingAfter=${encodeURIComponent(first.pagination.nextCursor!)}`);
+    const second = await listDeposits(
+      key,
+      `?limit=2&startingAfter=${encodeURIComponent(first.pagination.nextCursor!)}`,
+    );
     expect(second.data.map((d) => d.id)).toEqual([made[2]!.id, made[1]!.id]);
     expect(second.pagination).toMatchObject({ hasNext: true, hasPrev: true });
-    const third = await listDeposits(key, `?limit=2&startingAfter=${encodeURIComponent(second.pagination.nextCursor!)}`);
+    const third = await listDeposits(
+      key,
+      `?limit=2&startingAfter=${encodeURIComponent(second.pagination.nextCursor!)}`,
+    );
     expect(third.data.map((d) => d.id)).toEqual([made[0]!.id]);
     expect(third.pagination).toMatchObject({ hasNext: false, hasPrev: true, nextCursor: null });
     const back = await listDeposits(key, `?limit=2&endingBefore=${encodeURIComponent(second.pagination.prevCursor!)}`);
     expect(back.data.map((d) => d.id)).toEqual([made[4]!.id, made[3]!.id]);
     // A cursor is bound to its filters.
-    const filtered = await harness.signed({ key, path: `${DEPOSITS}?currency=USD&startingAfter=${encodeURIComponent(first.pagination.nextCursor!)}` });
+    const filtered = await harness.signed({
+      key,
+      path: `${DEPOSITS}?currency=USD&startingAfter=${encodeURIComponent(first.pagination.nextCursor!)}`,
+    });
     expectV3Error(filtered, 'VALIDATION_QUERY_FAILED');
   });
 
@@ -404,7 +504,8 @@ describe('GET /v3/fx/deposits/{id}', () => {
       [stranger, deposit.id],
       [live, deposit.id],
     ];
-    for (const [as, id] of cases) expectV3Error(await getDeposit(as, id), 'DEPOSIT_NOT_FOUND', { details: { depositId: id } });
+    for (const [as, id] of cases)
+      expectV3Error(await getDeposit(as, id), 'DEPOSIT_NOT_FOUND', { details: { depositId: id } });
   });
 });
 
@@ -413,14 +514,18 @@ describe('refusals', () => {
     const live = await harness.createKey({ mode: 'live', scopes: ['view', 'trade', 'withdraw', 'webhooks'] });
     expectV3Error(await postDeposit(live, { currency: 'USD', amount: '10' }), 'SANDBOX_MODE_REQUIRED', { details: {} });
     expect(await depositCount(live.file.orgId)).toBe(0);
-    await expect(createSandboxDeposit(context, { orgId: live.file.orgId, environment: 'live' }, { currency: 'USD', amount: '1' })).rejects.toMatchObject({
+    await expect(
+      createSandboxDeposit(context, { orgId: live.file.orgId, environment: 'live' }, { currency: 'USD', amount: '1' }),
+    ).rejects.toMatchObject({
       code: 'SANDBOX_MODE_REQUIRED',
     });
   });
 
   it('needs scope trade', async () => {
     const viewer = await sandboxKey(['view', 'withdraw']);
-    expectV3Error(await postDeposit(viewer, { currency: 'USD', amount: '10' }), 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'trade' } });
+    expectV3Error(await postDeposit(viewer, { currency: 'USD', amount: '10' }), 'AUTH_INSUFFICIENT_SCOPE', {
+      details: { requiredScope: 'trade' },
+    });
   });
 
   it('refuses invalid bodies with VALIDATION_BODY_FAILED, naming each fault, and writes nothing', async () => {
@@ -440,7 +545,13 @@ describe('refusals', () => {
       [{ currency: 'USD', amount: '1', network: 'ETHEREUM' }, [['network', 'unsupported_network']]],
       [{ currency: 'USDC', amount: '1', network: 'TRON' }, [['network', 'unsupported_network']]],
       [{ currency: 'USDC', amount: '1', network: 'FIAT' }, [['network', 'unsupported_network']]],
-      [{ currency: 'USD', amount: '1.001', network: 'ETHEREUM' }, [['amount', 'too_many_decimals'], ['network', 'unsupported_network']]],
+      [
+        { currency: 'USD', amount: '1.001', network: 'ETHEREUM' },
+        [
+          ['amount', 'too_many_decimals'],
+          ['network', 'unsupported_network'],
+        ],
+      ],
       [{ currency: 'USD', amount: '1', completeAfterSeconds: 3601 }, [['completeAfterSeconds', 'too_big']]],
       [{ currency: 'USD', amount: '1', completeAfterSeconds: -1 }, [['completeAfterSeconds', 'too_small']]],
       [{ currency: 'USD', amount: '1', completeAfterSeconds: 1.5 }, [['completeAfterSeconds', 'invalid_type']]],
@@ -450,7 +561,10 @@ describe('refusals', () => {
     ];
     for (const [body, expected] of cases) {
       const error = expectV3Error(await postDeposit(key, body), 'VALIDATION_BODY_FAILED');
-      const issues = (error.details.issues as Array<{ path: string; code: string }>).map((issue) => [issue.path, issue.code]);
+      const issues = (error.details.issues as Array<{ path: string; code: string }>).map((issue) => [
+        issue.path,
+        issue.code,
+      ]);
       expect(issues, JSON.stringify(body)).toEqual(expected);
     }
     expect(await depositCount(key.file.orgId)).toBe(0);
@@ -484,7 +598,10 @@ describe('idempotency', () => {
     const again = await createSandboxDeposit(context, book, { ...input });
     expect(again).toEqual(results[0]);
     await expect(createSandboxDeposit(context, book, { ...input, amount: '26' })).rejects.toSatisfy(
-      (error) => error instanceof ApiError && error.code === 'IDEMPOTENCY_MISMATCH' && /^sha256:[0-9a-f]{64}$/.test(String(error.details.originalRequestHash)),
+      (error) =>
+        error instanceof ApiError &&
+        error.code === 'IDEMPOTENCY_MISMATCH' &&
+        /^sha256:[0-9a-f]{64}$/.test(String(error.details.originalRequestHash)),
     );
     expect(await depositCount(book.orgId)).toBe(1);
     expect(await ledgerBalance(book.orgId, 'client', 'USDC')).toBe('25.000000000000000000');
@@ -492,7 +609,9 @@ describe('idempotency', () => {
 
   it('validates in-process input like the HTTP body', async () => {
     const book = { orgId: (await sandboxKey()).file.orgId, environment: 'sandbox' as const };
-    await expect(createSandboxDeposit(context, book, { currency: 'USD', amount: '-5' })).rejects.toMatchObject({ code: 'VALIDATION_BODY_FAILED' });
+    await expect(createSandboxDeposit(context, book, { currency: 'USD', amount: '-5' })).rejects.toMatchObject({
+      code: 'VALIDATION_BODY_FAILED',
+    });
     await expect(createSandboxDeposit(context, book, { currency: 'USD', amount: '5.555' })).rejects.toMatchObject({
       code: 'VALIDATION_BODY_FAILED',
       details: { issues: [expect.objectContaining({ path: 'amount', code: 'too_many_decimals' })] },
@@ -526,7 +645,13 @@ describe('on the embedded database (PGlite), as `npm start` runs by default', ()
     try {
       const key = await embedded.createKey({ mode: 'sandbox', scopes: ['view', 'trade'] });
       const post = (body: Record<string, unknown>) =>
-        embedded.signed({ key, method: 'POST', path: SANDBOX_DEPOSITS, body: JSON.stringify(body), idempotencyKey: randomUUID() });
+        embedded.signed({
+          key,
+          method: 'POST',
+          path: SANDBOX_DEPOSITS,
+          body: JSON.stringify(body),
+          idempotencyKey: randomUUID(),
+        });
       const first = await post({ currency: 'USDT', amount: '9.5', network: 'SOLANA' });
       expect(first.status, first.text).toBe(200);
       expect(first.json<{ data: DepositRecord }>().data.status).toBe('COMPLETED');
@@ -534,9 +659,15 @@ describe('on the embedded database (PGlite), as `npm start` runs by default', ()
       const later = await post({ currency: 'USD', amount: '3', completeAfterSeconds: 10 });
       expect(later.json<{ data: DepositRecord }>().data.status).toBe('PENDING');
 
-      const completer = createDepositCompleter({ db: embedded.db, reference: referenceData(embedded.db), now: () => embeddedClock });
+      const completer = createDepositCompleter({
+        db: embedded.db,
+        reference: referenceData(embedded.db),
+        now: () => embeddedClock,
+      });
       embeddedClock = new Date(T0.getTime() + 10_001);
-      expect(await Promise.all([completer.runOnce(), completer.runOnce()])).toSatisfy((counts: number[]) => counts[0]! + counts[1]! === 1);
+      expect(await Promise.all([completer.runOnce(), completer.runOnce()])).toSatisfy(
+        (counts: number[]) => counts[0]! + counts[1]! === 1,
+      );
       const list = await embedded.signed({ key, path: DEPOSITS });
       expect(list.json<{ data: DepositRecord[] }>().data.map((d) => [d.currency, d.status])).toEqual([
         ['USD', 'COMPLETED'],

@@ -5,7 +5,9 @@
  * across orgs and books, and the sandbox-only verify and update endpoints.
  */
 import { createHash, randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
   accountChecksumFailure,
   createWithdrawalAccount,
@@ -14,11 +16,11 @@ import {
   verifyWithdrawalAccount,
   type WithdrawalAccountCreateInput,
 } from '../../../src/core/money-movement/withdrawal-accounts.js';
-import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Principal } from '../../../src/core/principal.js';
+import { referenceData } from '../../../src/core/trading/reference-data.js';
+import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
 
@@ -116,7 +118,10 @@ let frozenAt: Date | null = null;
 let harness: V3Harness;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ now: () => frozenAt ?? new Date(), core: { rateLimits: { reads: 100_000, writes: 100_000 } } });
+  harness = await V3Harness.start({
+    now: () => frozenAt ?? new Date(),
+    core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+  });
 });
 afterAll(async () => harness?.close());
 
@@ -147,19 +152,28 @@ async function list(key: LoadedKey, query = ''): Promise<AccountRecord[]> {
 }
 
 async function accountCount(orgId: string): Promise<number> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM withdrawal_accounts WHERE org_id = $1', [orgId]);
+  const { rows } = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM withdrawal_accounts WHERE org_id = $1',
+    [orgId],
+  );
   return Number(rows[0]!.n);
 }
 
 /** Expects the refusal and proves no account was written by it. */
-async function expectRefused(key: LoadedKey, body: unknown, code: Parameters<typeof expectV3Error>[1], details?: Record<string, unknown>) {
+async function expectRefused(
+  key: LoadedKey,
+  body: unknown,
+  code: Parameters<typeof expectV3Error>[1],
+  details?: Record<string, unknown>,
+) {
   const before = await accountCount(key.file.orgId);
   const error = expectV3Error(await post(key, ACCOUNTS, body), code, details === undefined ? {} : { details });
   expect(await accountCount(key.file.orgId)).toBe(before);
   return error;
 }
 
-const issuesOf = (error: { details: Record<string, unknown> }) => error.details.issues as { path: string; code: string; message: string }[];
+const issuesOf = (error: { details: Record<string, unknown> }) =>
+  error.details.issues as { path: string; code: string; message: string }[];
 const pathsOf = (error: { details: Record<string, unknown> }) => issuesOf(error).map((issue) => issue.path);
 
 function actorIdOf(key: LoadedKey): string {
@@ -217,7 +231,10 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
   });
 
   it('registers a SWIFT account with an IBAN, stored in electronic form, and a BIC in upper case', async () => {
-    const account = await created(key, swift({ accountNumber: ' gb82 west 1234 5698 7654 32 ', swiftCode: ' deutdeff500 ', currency: 'GBP' }));
+    const account = await created(
+      key,
+      swift({ accountNumber: ' gb82 west 1234 5698 7654 32 ', swiftCode: ' deutdeff500 ', currency: 'GBP' }),
+    );
     expect(account).toMatchObject({
       assetType: 'FIAT',
       transferType: 'SWIFT',
@@ -298,7 +315,9 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
     });
 
     it('refuses malformed JSON and a body that is not an object', async () => {
-      expect(issuesOf(await expectRefused(key, '{"currency":', 'VALIDATION_BODY_FAILED'))[0]!.code).toBe('invalid_json');
+      expect(issuesOf(await expectRefused(key, '{"currency":', 'VALIDATION_BODY_FAILED'))[0]!.code).toBe(
+        'invalid_json',
+      );
       expect(pathsOf(await expectRefused(key, '[]', 'VALIDATION_BODY_FAILED'))).toEqual(['']);
     });
   });
@@ -317,7 +336,11 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
     });
 
     it('comes before the checksum: an unknown currency with a bad routing number is a 400', async () => {
-      expect(pathsOf(await expectRefused(key, fedwire({ currency: 'XYZ', routingNumber: '021000022' }), 'VALIDATION_BODY_FAILED'))).toEqual(['currency']);
+      expect(
+        pathsOf(
+          await expectRefused(key, fedwire({ currency: 'XYZ', routingNumber: '021000022' }), 'VALIDATION_BODY_FAILED'),
+        ),
+      ).toEqual(['currency']);
     });
   });
 
@@ -333,7 +356,10 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
       ['a TRON address on SOLANA', 'USDT', 'SOLANA', TRON_USDT],
       ['a non-base58 SOLANA address', 'USDC', 'SOLANA', `0${SOLANA_USDC.slice(1)}`],
     ])('%s', async (_name, currency, network, address) => {
-      await expectRefused(key, stablecoin({ currency, network, address }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', { address, network });
+      await expectRefused(key, stablecoin({ currency, network, address }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
+        address,
+        network,
+      });
     });
 
     it.each([
@@ -343,16 +369,26 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
       ['a routing number with a letter', '02100002A'],
       ['the all-zero routing number', '000000000'],
     ])('FEDWIRE: %s', async (_name, routingNumber) => {
-      await expectRefused(key, fedwire({ routingNumber }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', { address: routingNumber, network: 'FEDWIRE' });
+      await expectRefused(key, fedwire({ routingNumber }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
+        address: routingNumber,
+        network: 'FEDWIRE',
+      });
     });
 
     it.each([
       ['a GB IBAN with its last digit changed', 'GB82WEST12345698765431', 'GB82WEST12345698765431'],
       ['a DE IBAN with its check digits changed', 'DE88370400440532013000', 'DE88370400440532013000'],
       ['a DE IBAN one digit short', 'DE8937040044053201300', 'DE8937040044053201300'],
-      ['a printed IBAN with a typo, reported in electronic form', 'de89 3704 0044 0532 0130 01', 'DE89370400440532013001'],
+      [
+        'a printed IBAN with a typo, reported in electronic form',
+        'de89 3704 0044 0532 0130 01',
+        'DE89370400440532013001',
+      ],
     ])('SWIFT: %s', async (_name, accountNumber, reported) => {
-      await expectRefused(key, swift({ accountNumber }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', { address: reported, network: 'SWIFT' });
+      await expectRefused(key, swift({ accountNumber }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
+        address: reported,
+        network: 'SWIFT',
+      });
     });
 
     it.each([
@@ -361,14 +397,22 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
       ['a BIC of 9 characters', 'DEUTDEFF5', 'DEUTDEFF5'],
       ['a BIC with an inner space', 'DEUT DEFF', 'DEUT DEFF'],
     ])('SWIFT: %s', async (_name, swiftCode, reported) => {
-      await expectRefused(key, swift({ swiftCode }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', { address: reported, network: 'SWIFT' });
+      await expectRefused(key, swift({ swiftCode }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
+        address: reported,
+        network: 'SWIFT',
+      });
     });
 
     it('SWIFT: checks the BIC before the IBAN', async () => {
-      await expectRefused(key, swift({ swiftCode: 'DEUTDE', accountNumber: 'DE88370400440532013000' }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
-        address: 'DEUTDE',
-        network: 'SWIFT',
-      });
+      await expectRefused(
+        key,
+        swift({ swiftCode: 'DEUTDE', accountNumber: 'DE88370400440532013000' }),
+        'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED',
+        {
+          address: 'DEUTDE',
+          network: 'SWIFT',
+        },
+      );
     });
   });
 
@@ -391,32 +435,55 @@ describe('POST /v3/fx/withdrawal-accounts', () => {
       const body = JSON.stringify(fedwire());
       const idem = randomUUID();
       expect((await post(org, ACCOUNTS, body, idem)).status).toBe(200);
-      expectV3Error(await post(org, ACCOUNTS, fedwire({ accountName: 'other' }), idem), 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: fingerprintOf(body) } });
+      expectV3Error(await post(org, ACCOUNTS, fedwire({ accountName: 'other' }), idem), 'IDEMPOTENCY_MISMATCH', {
+        details: { originalRequestHash: fingerprintOf(body) },
+      });
       expect(await accountCount(org.file.orgId)).toBe(1);
     });
 
     it('428 IDEMPOTENCY_KEY_MISSING without a key', async () => {
       const before = await accountCount(key.file.orgId);
-      expectV3Error(await post(key, ACCOUNTS, fedwire(), null), 'IDEMPOTENCY_KEY_MISSING', { details: { endpoint: `POST ${ACCOUNTS}` } });
+      expectV3Error(await post(key, ACCOUNTS, fedwire(), null), 'IDEMPOTENCY_KEY_MISSING', {
+        details: { endpoint: `POST ${ACCOUNTS}` },
+      });
       expect(await accountCount(key.file.orgId)).toBe(before);
     });
 
     it('holds by the unique key when the store has lost the record: replay, mismatch, and racing attempts make one account', async () => {
       const org = await harness.createKey();
-      const principal: Principal = { orgId: org.file.orgId, environment: 'sandbox', keyName: org.file.name, scopes: ['withdraw'] };
+      const principal: Principal = {
+        orgId: org.file.orgId,
+        environment: 'sandbox',
+        keyName: org.file.name,
+        scopes: ['withdraw'],
+      };
       const context = { db: harness.db, reference: referenceData(harness.db), now: () => new Date() };
-      const input = { currency: 'USDT', assetType: 'STABLECOIN', accountName: 'race', network: 'TRON', address: TRON_USDT } as WithdrawalAccountCreateInput;
+      const input = {
+        currency: 'USDT',
+        assetType: 'STABLECOIN',
+        accountName: 'race',
+        network: 'TRON',
+        address: TRON_USDT,
+      } as WithdrawalAccountCreateInput;
       const idempotency = { key: randomUUID(), fingerprint: `sha256:${'a'.repeat(64)}` };
 
-      const raced = await Promise.all(Array.from({ length: 8 }, () => createWithdrawalAccount(context, principal, input, idempotency)));
+      const raced = await Promise.all(
+        Array.from({ length: 8 }, () => createWithdrawalAccount(context, principal, input, idempotency)),
+      );
       expect(new Set(raced.map((row) => row.id)).size).toBe(1);
       expect(await accountCount(org.file.orgId)).toBe(1);
 
       const again = await createWithdrawalAccount(context, principal, input, idempotency);
       expect(again.id).toBe(raced[0]!.id);
-      const mismatch = await createWithdrawalAccount(context, principal, input, { ...idempotency, fingerprint: `sha256:${'b'.repeat(64)}` }).catch((error: unknown) => error);
+      const mismatch = await createWithdrawalAccount(context, principal, input, {
+        ...idempotency,
+        fingerprint: `sha256:${'b'.repeat(64)}`,
+      }).catch((error: unknown) => error);
       expect(mismatch).toBeInstanceOf(ApiError);
-      expect(mismatch).toMatchObject({ code: 'IDEMPOTENCY_MISMATCH', details: { originalRequestHash: idempotency.fingerprint } });
+      expect(mismatch).toMatchObject({
+        code: 'IDEMPOTENCY_MISMATCH',
+        details: { originalRequestHash: idempotency.fingerprint },
+      });
       expect(await accountCount(org.file.orgId)).toBe(1);
     });
   });
@@ -456,7 +523,9 @@ describe('GET /v3/fx/withdrawal-accounts', () => {
     }
     expect((await post(key, `/v3/fx/sandbox/withdrawal-accounts/${ids.eurSwift}/verify`, undefined)).status).toBe(200);
     expect((await post(key, `/v3/fx/sandbox/withdrawal-accounts/${ids.usdtTron}/verify`, undefined)).status).toBe(200);
-    expect((await post(key, `/v3/fx/sandbox/withdrawal-accounts/${ids.usdcSol}`, { status: 'DISABLED' })).status).toBe(200);
+    expect((await post(key, `/v3/fx/sandbox/withdrawal-accounts/${ids.usdcSol}`, { status: 'DISABLED' })).status).toBe(
+      200,
+    );
   });
 
   const idsOf = (accounts: AccountRecord[]) => accounts.map((account) => account.id);
@@ -517,8 +586,16 @@ describe('GET /v3/fx/withdrawal-accounts/{id}', () => {
     const live = await harness.createKey({ mode: 'live', orgId: key.file.orgId });
     const theirs = await created(otherOrg, fedwire());
     const liveAccount = await created(live, fedwire());
-    for (const id of [newId('withdrawalAccount'), 'wac_nothex', 'trd_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c', theirs.id, liveAccount.id]) {
-      expectV3Error(await get(key, `${ACCOUNTS}/${encodeURIComponent(id)}`), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: id } });
+    for (const id of [
+      newId('withdrawalAccount'),
+      'wac_nothex',
+      'trd_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c',
+      theirs.id,
+      liveAccount.id,
+    ]) {
+      expectV3Error(await get(key, `${ACCOUNTS}/${encodeURIComponent(id)}`), 'WITHDRAWAL_ADDRESS_NOT_FOUND', {
+        details: { accountId: id },
+      });
     }
     expect((await get(otherOrg, `${ACCOUNTS}/${theirs.id}`)).status).toBe(200);
     expect((await get(live, `${ACCOUNTS}/${liveAccount.id}`)).status).toBe(200);
@@ -559,14 +636,37 @@ describe('sandbox endpoints', () => {
       expect(response.status, response.text).toBe(200);
       return response.json<{ data: AccountRecord }>().data;
     };
-    expect(await update({ status: 'ACTIVE' })).toMatchObject({ status: 'ACTIVE', verified: false, withdrawalsEnabled: true });
-    expect(await update({ verified: true })).toMatchObject({ status: 'ACTIVE', verified: true, withdrawalsEnabled: true });
-    expect(await update({ withdrawalsEnabled: false })).toMatchObject({ status: 'ACTIVE', verified: true, withdrawalsEnabled: false });
-    expect(await update({ status: 'DISABLED', verified: false, withdrawalsEnabled: true })).toMatchObject({ status: 'DISABLED', verified: false, withdrawalsEnabled: true });
+    expect(await update({ status: 'ACTIVE' })).toMatchObject({
+      status: 'ACTIVE',
+      verified: false,
+      withdrawalsEnabled: true,
+    });
+    expect(await update({ verified: true })).toMatchObject({
+      status: 'ACTIVE',
+      verified: true,
+      withdrawalsEnabled: true,
+    });
+    expect(await update({ withdrawalsEnabled: false })).toMatchObject({
+      status: 'ACTIVE',
+      verified: true,
+      withdrawalsEnabled: false,
+    });
+    expect(await update({ status: 'DISABLED', verified: false, withdrawalsEnabled: true })).toMatchObject({
+      status: 'DISABLED',
+      verified: false,
+      withdrawalsEnabled: true,
+    });
     // Verify lifts a disable.
     const verified = await post(key, verifyPath(account.id), undefined);
-    expect(verified.json<{ data: AccountRecord }>().data).toMatchObject({ status: 'ACTIVE', verified: true, withdrawalsEnabled: true });
-    expect(await update({ status: 'PENDING_VERIFICATION' })).toMatchObject({ status: 'PENDING_VERIFICATION', verified: true });
+    expect(verified.json<{ data: AccountRecord }>().data).toMatchObject({
+      status: 'ACTIVE',
+      verified: true,
+      withdrawalsEnabled: true,
+    });
+    expect(await update({ status: 'PENDING_VERIFICATION' })).toMatchObject({
+      status: 'PENDING_VERIFICATION',
+      verified: true,
+    });
   });
 
   it.each([
@@ -595,8 +695,12 @@ describe('sandbox endpoints', () => {
     const other = await harness.createKey();
     const theirs = await created(other, fedwire());
     for (const id of [newId('withdrawalAccount'), 'nope', theirs.id]) {
-      expectV3Error(await post(key, verifyPath(id), undefined), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: id } });
-      expectV3Error(await post(key, updatePath(id), { verified: true }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: id } });
+      expectV3Error(await post(key, verifyPath(id), undefined), 'WITHDRAWAL_ADDRESS_NOT_FOUND', {
+        details: { accountId: id },
+      });
+      expectV3Error(await post(key, updatePath(id), { verified: true }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', {
+        details: { accountId: id },
+      });
     }
     expect((await get(other, `${ACCOUNTS}/${theirs.id}`)).json<{ data: AccountRecord }>().data).toEqual(theirs);
   });
@@ -613,7 +717,9 @@ describe('sandbox endpoints', () => {
     const owner = await harness.createKey();
     const account = await created(owner, fedwire());
     const viewer = await harness.createKey({ orgId: owner.file.orgId, scopes: ['view'] });
-    expectV3Error(await post(viewer, verifyPath(account.id), undefined), 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'withdraw' } });
+    expectV3Error(await post(viewer, verifyPath(account.id), undefined), 'AUTH_INSUFFICIENT_SCOPE', {
+      details: { requiredScope: 'withdraw' },
+    });
   });
 });
 
@@ -624,11 +730,20 @@ describe('in-process helpers', () => {
     const { orgId } = key.file;
     const at = new Date('2025-06-01T12:00:00.000Z');
     expect(await verifyWithdrawalAccount(harness.db, orgId, 'live', account.id, at)).toBeNull();
-    expect(await verifyWithdrawalAccount(harness.db, '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c', 'sandbox', account.id, at)).toBeNull();
+    expect(
+      await verifyWithdrawalAccount(harness.db, '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c', 'sandbox', account.id, at),
+    ).toBeNull();
     expect(await updateWithdrawalAccount(harness.db, orgId, 'sandbox', 'garbage', { verified: true }, at)).toBeNull();
     const verified = await verifyWithdrawalAccount(harness.db, orgId, 'sandbox', account.id, at);
     expect(verified).toMatchObject({ status: 'ACTIVE', verified: true, withdrawals_enabled: true, updated_at: at });
-    const off = await updateWithdrawalAccount(harness.db, orgId, 'sandbox', account.id, { withdrawalsEnabled: false }, at);
+    const off = await updateWithdrawalAccount(
+      harness.db,
+      orgId,
+      'sandbox',
+      account.id,
+      { withdrawalsEnabled: false },
+      at,
+    );
     expect(off).toMatchObject({ status: 'ACTIVE', verified: true, withdrawals_enabled: false });
     const row = await findWithdrawalAccount(harness.db, { orgId, environment: 'sandbox' }, account.id);
     expect(row?.withdrawals_enabled).toBe(false);
@@ -639,13 +754,35 @@ describe('in-process helpers', () => {
     const key = await harness.createKey();
     const account = await created(key, stablecoin());
     // A row that reached the table without the API's checks.
-    await harness.db.query('UPDATE withdrawal_accounts SET address = $2 WHERE id = $1', [account.id, EIP55_CASE_BROKEN]);
-    const row = (await findWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: 'sandbox' }, account.id))!;
+    await harness.db.query('UPDATE withdrawal_accounts SET address = $2 WHERE id = $1', [
+      account.id,
+      EIP55_CASE_BROKEN,
+    ]);
+    const row = (await findWithdrawalAccount(
+      harness.db,
+      { orgId: key.file.orgId, environment: 'sandbox' },
+      account.id,
+    ))!;
     expect(accountChecksumFailure(row)).toEqual({ address: EIP55_CASE_BROKEN, network: 'ETHEREUM' });
-    const fiat = { asset_type: 'FIAT', transfer_type: 'SWIFT', account_number: IBAN_GB, routing_number: null, swift_code: BIC, network: null, address: null } as const;
+    const fiat = {
+      asset_type: 'FIAT',
+      transfer_type: 'SWIFT',
+      account_number: IBAN_GB,
+      routing_number: null,
+      swift_code: BIC,
+      network: null,
+      address: null,
+    } as const;
     expect(accountChecksumFailure(fiat)).toBeNull();
-    expect(accountChecksumFailure({ ...fiat, account_number: 'GB82WEST12345698765431' })).toEqual({ address: 'GB82WEST12345698765431', network: 'SWIFT' });
-    expect(accountChecksumFailure({ ...fiat, transfer_type: 'FEDWIRE', routing_number: ABA, swift_code: null })).toBeNull();
-    expect(accountChecksumFailure({ ...fiat, transfer_type: 'FEDWIRE', routing_number: '021000022', swift_code: null })).toEqual({ address: '021000022', network: 'FEDWIRE' });
+    expect(accountChecksumFailure({ ...fiat, account_number: 'GB82WEST12345698765431' })).toEqual({
+      address: 'GB82WEST12345698765431',
+      network: 'SWIFT',
+    });
+    expect(
+      accountChecksumFailure({ ...fiat, transfer_type: 'FEDWIRE', routing_number: ABA, swift_code: null }),
+    ).toBeNull();
+    expect(
+      accountChecksumFailure({ ...fiat, transfer_type: 'FEDWIRE', routing_number: '021000022', swift_code: null }),
+    ).toEqual({ address: '021000022', network: 'FEDWIRE' });
   });
 });

@@ -12,17 +12,23 @@
  *   a response lost after the commit answers the same 500 and GET finds the withdrawal.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
-import type { Principal } from '../../../src/core/principal.js';
-import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
+
 import { postMovement } from '../../../src/core/ledger/ledger.js';
-import { type WithdrawalAccountRow, createWithdrawalAccount, verifyWithdrawalAccount } from '../../../src/core/money-movement/withdrawal-accounts.js';
+import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
+import {
+  createWithdrawalAccount,
+  verifyWithdrawalAccount,
+  type WithdrawalAccountRow,
+} from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { createWithdrawal } from '../../../src/core/money-movement/withdrawals.js';
+import type { Principal } from '../../../src/core/principal.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
+import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
@@ -64,7 +70,12 @@ afterEach(async () => {
 });
 
 function context() {
-  return { db: harness.db, reference: referenceData(harness.db), rates: new StaticRateSource(DEFAULT_USD_PRICES), now: () => new Date() };
+  return {
+    db: harness.db,
+    reference: referenceData(harness.db),
+    rates: new StaticRateSource(DEFAULT_USD_PRICES),
+    now: () => new Date(),
+  };
 }
 
 function principalOf(key: LoadedKey): Principal {
@@ -91,7 +102,15 @@ async function fundedBook(mode: Mode, usd: string): Promise<{ key: LoadedKey; ac
   const created = await createWithdrawalAccount(
     context(),
     principalOf(key),
-    { currency: 'USD', assetType: 'FIAT', transferType: 'FEDWIRE', accountName: 'Ops', bankName: 'JPMorgan Chase', accountNumber: '123456789', routingNumber: '021000021' },
+    {
+      currency: 'USD',
+      assetType: 'FIAT',
+      transferType: 'FEDWIRE',
+      accountName: 'Ops',
+      bankName: 'JPMorgan Chase',
+      accountNumber: '123456789',
+      routingNumber: '021000021',
+    },
     { key: randomUUID(), fingerprint: `sha256:${randomBytes(32).toString('hex')}` },
   );
   const account = (await verifyWithdrawalAccount(harness.db, key.file.orgId, mode, created.id))!;
@@ -121,13 +140,20 @@ async function bookState(key: LoadedKey): Promise<BookState> {
     `SELECT kind, balance::text AS balance FROM ledger_accounts WHERE org_id = $1 AND environment = $2 AND currency = 'USD'`,
     params,
   );
-  const balanceOf = (kind: string) => new Decimal(accounts.rows.find((row) => row.kind === kind)?.balance ?? '0').toFixed();
+  const balanceOf = (kind: string) =>
+    new Decimal(accounts.rows.find((row) => row.kind === kind)?.balance ?? '0').toFixed();
   const withdrawals = await harness.db.query<{ id: string; amount: string; idempotency_key: string }>(
     'SELECT id, amount::text AS amount, idempotency_key FROM withdrawals WHERE org_id = $1 AND environment = $2 ORDER BY id',
     params,
   );
-  const ledger = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2', params);
-  const events = await harness.db.query<{ n: string }>("SELECT count(*)::text AS n FROM events WHERE org_id = $1 AND environment = $2 AND type = 'withdrawals'", params);
+  const ledger = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2',
+    params,
+  );
+  const events = await harness.db.query<{ n: string }>(
+    "SELECT count(*)::text AS n FROM events WHERE org_id = $1 AND environment = $2 AND type = 'withdrawals'",
+    params,
+  );
   return {
     client: balanceOf('client'),
     held: balanceOf('withdrawal_hold'),
@@ -142,7 +168,9 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     const balance = 500;
     const each = 7;
     const { key, account } = await fundedBook(mode, String(balance));
-    const responses = await Promise.all(Array.from({ length: PARALLEL }, () => post(key, body(account, `${each}.00`), randomUUID())));
+    const responses = await Promise.all(
+      Array.from({ length: PARALLEL }, () => post(key, body(account, `${each}.00`), randomUUID())),
+    );
 
     const accepted = responses.filter((r) => r.status === 200).map(withdrawalOf);
     const refused = responses.filter((r) => r.status !== 200);
@@ -168,7 +196,9 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     const balance = new Decimal('1234.56');
     const { key, account } = await fundedBook(mode, balance.toFixed());
     const sizes = ['37.10', '53.25', '71.00', '5.01', '149.99'];
-    const responses = await Promise.all(Array.from({ length: PARALLEL }, (_, i) => post(key, body(account, sizes[i % sizes.length]!), randomUUID())));
+    const responses = await Promise.all(
+      Array.from({ length: PARALLEL }, (_, i) => post(key, body(account, sizes[i % sizes.length]!), randomUUID())),
+    );
     const state = await bookState(key);
     let acceptedSum = new Decimal(0);
     responses.forEach((response, i) => {
@@ -209,7 +239,10 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
   it('a retry after Redis lost the idempotency records finds the same withdrawal, never a second one', async () => {
     const { key, account } = await fundedBook(mode, '100');
     // 30 requests of 5: 20 fit.
-    const requests = Array.from({ length: 30 }, (_, i) => ({ raw: body(account, '5', { metadata: { n: String(i) } }), idem: randomUUID() }));
+    const requests = Array.from({ length: 30 }, (_, i) => ({
+      raw: body(account, '5', { metadata: { n: String(i) } }),
+      idem: randomUUID(),
+    }));
     const first = await Promise.all(requests.map((r) => post(key, r.raw, r.idem)));
     expect(first.filter((r) => r.status === 200)).toHaveLength(20);
     const before = await bookState(key);
@@ -233,7 +266,9 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     const winner = requests[first.findIndex((r) => r.status === 200)]!;
     await redis.loseIdempotencyRecords();
     const mismatch = await post(key, body(account, '1'), winner.idem);
-    expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: requestFingerprint('POST', WITHDRAWALS, Buffer.from(winner.raw)) } });
+    expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', {
+      details: { originalRequestHash: requestFingerprint('POST', WITHDRAWALS, Buffer.from(winner.raw)) },
+    });
     expect(await bookState(key)).toEqual(before);
   });
 
@@ -243,8 +278,12 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     const raw = body(account, '100');
     const idempotency = { key: randomUUID(), fingerprint: requestFingerprint('POST', WITHDRAWALS, Buffer.from(raw)) };
     const request = { withdrawalAccountId: account.id, withdrawalAmount: '100', currency: 'USD' };
-    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => createWithdrawal(context(), principal, request, idempotency)));
-    const errors = outcomes.flatMap((o) => (o.status === 'rejected' ? [String((o.reason as { code?: string }).code ?? o.reason)] : []));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () => createWithdrawal(context(), principal, request, idempotency)),
+    );
+    const errors = outcomes.flatMap((o) =>
+      o.status === 'rejected' ? [String((o.reason as { code?: string }).code ?? o.reason)] : [],
+    );
     expect(errors).toEqual([]);
     const ids = new Set(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.id : '')));
     expect(ids.size).toBe(1);
@@ -252,34 +291,37 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
   });
 
   describe('crash safety', () => {
-    it.each(IN_TRANSACTION)('a failure at %s writes nothing; the retry with the same key withdraws once', async (point) => {
-      const { key, account } = await fundedBook(mode, '100');
-      const raw = body(account, '40', { metadata: { step: point } });
-      const idem = randomUUID();
-      const before = await bookState(key);
+    it.each(IN_TRANSACTION)(
+      'a failure at %s writes nothing; the retry with the same key withdraws once',
+      async (point) => {
+        const { key, account } = await fundedBook(mode, '100');
+        const raw = body(account, '40', { metadata: { step: point } });
+        const idem = randomUUID();
+        const before = await bookState(key);
 
-      armFailpoint(point);
-      const failed = await post(key, raw, idem);
-      const error = expectV3Error(failed, 'WITHDRAWAL_INITIATION_FAILED');
-      const resourceId = error.details.resourceId as string;
-      expect(resourceId).toMatch(/^wtd_[0-9a-f]{32}$/);
-      // Recovery (docs/contract.md#errors-recovery): fetch by resourceId. Absent, and nothing
-      // half-written anywhere.
-      expectV3Error(await getWithdrawal(key, resourceId), 'WITHDRAWAL_NOT_FOUND');
-      expect(await bookState(key)).toEqual(before);
+        armFailpoint(point);
+        const failed = await post(key, raw, idem);
+        const error = expectV3Error(failed, 'WITHDRAWAL_INITIATION_FAILED');
+        const resourceId = error.details.resourceId as string;
+        expect(resourceId).toMatch(/^wtd_[0-9a-f]{32}$/);
+        // Recovery (docs/contract.md#errors-recovery): fetch by resourceId. Absent, and nothing
+        // half-written anywhere.
+        expectV3Error(await getWithdrawal(key, resourceId), 'WITHDRAWAL_NOT_FOUND');
+        expect(await bookState(key)).toEqual(before);
 
-      // ...so retry with the SAME key: a 500 was not stored.
-      const retried = await post(key, raw, idem);
-      expect(retried.status, retried.text).toBe(200);
-      expect(retried.headers['idempotency-replayed']).toBe('false');
-      const withdrawal = withdrawalOf(retried);
-      expect(withdrawal).toMatchObject({ withdrawalAmount: '40.00', status: 'PENDING', metadata: { step: point } });
-      expect(withdrawal.id).not.toBe(resourceId);
-      const after = await bookState(key);
-      expect(after).toMatchObject({ client: '60', held: '40', ledgerTransactions: 2, events: 1 });
-      expect(after.withdrawals.map((row) => row.id)).toEqual([withdrawal.id]);
-      expectV3Error(await getWithdrawal(key, resourceId), 'WITHDRAWAL_NOT_FOUND');
-    });
+        // ...so retry with the SAME key: a 500 was not stored.
+        const retried = await post(key, raw, idem);
+        expect(retried.status, retried.text).toBe(200);
+        expect(retried.headers['idempotency-replayed']).toBe('false');
+        const withdrawal = withdrawalOf(retried);
+        expect(withdrawal).toMatchObject({ withdrawalAmount: '40.00', status: 'PENDING', metadata: { step: point } });
+        expect(withdrawal.id).not.toBe(resourceId);
+        const after = await bookState(key);
+        expect(after).toMatchObject({ client: '60', held: '40', ledgerTransactions: 2, events: 1 });
+        expect(after.withdrawals.map((row) => row.id)).toEqual([withdrawal.id]);
+        expectV3Error(await getWithdrawal(key, resourceId), 'WITHDRAWAL_NOT_FOUND');
+      },
+    );
 
     it('a response lost after the commit: 500 with resourceId, GET finds the withdrawal, the retry returns it', async () => {
       const { key, account } = await fundedBook(mode, '100');
@@ -306,7 +348,9 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     it('fails only the armed attempt: parallel withdrawals around a failure stay whole', async () => {
       const { key, account } = await fundedBook(mode, '100');
       armFailpoint('withdrawal.after-ledger');
-      const responses = await Promise.all(Array.from({ length: 10 }, () => post(key, body(account, '5'), randomUUID())));
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, () => post(key, body(account, '5'), randomUUID())),
+      );
       const failed = responses.filter((r) => r.status !== 200);
       expect(failed).toHaveLength(1);
       const resourceId = expectV3Error(failed[0]!, 'WITHDRAWAL_INITIATION_FAILED').details.resourceId as string;

@@ -8,20 +8,27 @@
  * GET by id and the list; and the live processor over the simulated rail.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../../src/core/principal.js';
-import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
+
 import { postMovement } from '../../../src/core/ledger/ledger.js';
-import { SIMULATED_FAILURE_REASON, SimulatedPaymentRail, fedwireMessageIds, simulatedTransactionHash } from '../../../src/core/money-movement/payment-rails.js';
+import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import {
-  type WithdrawalAccountCreateInput,
-  type WithdrawalAccountRow,
+  fedwireMessageIds,
+  SIMULATED_FAILURE_REASON,
+  SimulatedPaymentRail,
+  simulatedTransactionHash,
+} from '../../../src/core/money-movement/payment-rails.js';
+import {
   createWithdrawalAccount,
   updateWithdrawalAccount,
   verifyWithdrawalAccount,
+  type WithdrawalAccountCreateInput,
+  type WithdrawalAccountRow,
 } from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { createWithdrawalProcessor } from '../../../src/core/money-movement/withdrawal-processor.js';
 import { transitionWithdrawal } from '../../../src/core/money-movement/withdrawals.js';
+import type { Principal } from '../../../src/core/principal.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
@@ -30,9 +37,9 @@ import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.j
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
+import { recordTestDeposit } from '../../support/book-fixtures.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
-import { recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface WithdrawalRecord {
   object: 'withdrawal';
@@ -161,15 +168,32 @@ const SWIFT_GBP: WithdrawalAccountCreateInput = {
   accountNumber: IBAN,
   swiftCode: BIC,
 };
-const USDC_ETHEREUM: WithdrawalAccountCreateInput = { currency: 'USDC', assetType: 'STABLECOIN', accountName: 'Treasury wallet', network: 'ETHEREUM', address: EIP55 };
+const USDC_ETHEREUM: WithdrawalAccountCreateInput = {
+  currency: 'USDC',
+  assetType: 'STABLECOIN',
+  accountName: 'Treasury wallet',
+  network: 'ETHEREUM',
+  address: EIP55,
+};
 
 /** A withdrawal account, verified (ACTIVE) unless told otherwise. */
-async function account(key: LoadedKey, input: WithdrawalAccountCreateInput = FEDWIRE_USD, verify = true): Promise<WithdrawalAccountRow> {
-  const row = await createWithdrawalAccount(context(), principalOf(key), input, { key: randomUUID(), fingerprint: `sha256:${randomBytes(32).toString('hex')}` });
+async function account(
+  key: LoadedKey,
+  input: WithdrawalAccountCreateInput = FEDWIRE_USD,
+  verify = true,
+): Promise<WithdrawalAccountRow> {
+  const row = await createWithdrawalAccount(context(), principalOf(key), input, {
+    key: randomUUID(),
+    fingerprint: `sha256:${randomBytes(32).toString('hex')}`,
+  });
   return verify ? (await verifyWithdrawalAccount(harness.db, key.file.orgId, key.file.mode, row.id))! : row;
 }
 
-function postWithdrawal(key: LoadedKey, body: Record<string, unknown>, idempotencyKey: string = randomUUID()): Promise<TestResponse> {
+function postWithdrawal(
+  key: LoadedKey,
+  body: Record<string, unknown>,
+  idempotencyKey: string = randomUUID(),
+): Promise<TestResponse> {
   return harness.signed({ key, method: 'POST', path: WITHDRAWALS, body: JSON.stringify(body), idempotencyKey });
 }
 
@@ -181,8 +205,19 @@ async function withdraw(key: LoadedKey, body: Record<string, unknown>): Promise<
   return withdrawalOf(response);
 }
 
-function sandboxDrive(key: LoadedKey, id: string, action: 'complete' | 'fail', body?: Record<string, unknown>): Promise<TestResponse> {
-  return harness.signed({ key, method: 'POST', path: `/v3/fx/sandbox/withdrawals/${id}/${action}`, body: body && JSON.stringify(body), idempotencyKey: randomUUID() });
+function sandboxDrive(
+  key: LoadedKey,
+  id: string,
+  action: 'complete' | 'fail',
+  body?: Record<string, unknown>,
+): Promise<TestResponse> {
+  return harness.signed({
+    key,
+    method: 'POST',
+    path: `/v3/fx/sandbox/withdrawals/${id}/${action}`,
+    body: body && JSON.stringify(body),
+    idempotencyKey: randomUUID(),
+  });
 }
 
 /** The book's ledger balances by account kind and currency (only non-zero ones). */
@@ -195,7 +230,10 @@ async function ledger(key: LoadedKey): Promise<Record<string, string>> {
 }
 
 async function withdrawalRows(key: LoadedKey): Promise<number> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM withdrawals WHERE org_id = $1 AND environment = $2', [key.file.orgId, key.file.mode]);
+  const { rows } = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM withdrawals WHERE org_id = $1 AND environment = $2',
+    [key.file.orgId, key.file.mode],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -246,11 +284,19 @@ async function expectNothingWritten(key: LoadedKey, ledgerBefore: Record<string,
 
 describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
   /** A request that passes every rule: funded USD 1000, a verified FEDWIRE account. */
-  async function passingSetup(): Promise<{ key: LoadedKey; account: WithdrawalAccountRow; body: Record<string, unknown> }> {
+  async function passingSetup(): Promise<{
+    key: LoadedKey;
+    account: WithdrawalAccountRow;
+    body: Record<string, unknown>;
+  }> {
     const key = await newKey();
     await fund(key, 'USD', '1000');
     const wac = await account(key);
-    return { key, account: wac, body: { withdrawalAccountId: wac.id, withdrawalAmount: '100.00', currency: 'USD', metadata: { order: 'o-1' } } };
+    return {
+      key,
+      account: wac,
+      body: { withdrawalAccountId: wac.id, withdrawalAmount: '100.00', currency: 'USD', metadata: { order: 'o-1' } },
+    };
   }
 
   it('the passing request passes (the baseline every rule test changes one thing of)', async () => {
@@ -265,16 +311,30 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     const { key, body } = await passingSetup();
     const before = await ledger(key);
     const unknown = newId('withdrawalAccount');
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAccountId: unknown }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: unknown } });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAccountId: unknown }),
+      'WITHDRAWAL_ADDRESS_NOT_FOUND',
+      { details: { accountId: unknown } },
+    );
     // A malformed id names no account either: 404, not 400.
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAccountId: 'nope' }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: 'nope' } });
+    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAccountId: 'nope' }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', {
+      details: { accountId: 'nope' },
+    });
     // Another org's account, and the same org's account in the other book, are not found.
     const other = await newKey();
     const foreign = await account(other);
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAccountId: foreign.id }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: foreign.id } });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAccountId: foreign.id }),
+      'WITHDRAWAL_ADDRESS_NOT_FOUND',
+      { details: { accountId: foreign.id } },
+    );
     const live = await harness.createKey({ orgId: key.file.orgId, mode: 'live', scopes: ['view', 'withdraw'] });
     const liveAccount = await account(live);
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAccountId: liveAccount.id }), 'WITHDRAWAL_ADDRESS_NOT_FOUND', { details: { accountId: liveAccount.id } });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAccountId: liveAccount.id }),
+      'WITHDRAWAL_ADDRESS_NOT_FOUND',
+      { details: { accountId: liveAccount.id } },
+    );
     await expectNothingWritten(key, before);
   });
 
@@ -285,11 +345,17 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     // New accounts are PENDING_VERIFICATION.
     const pending = await account(key, FEDWIRE_USD, false);
     const body = { withdrawalAccountId: pending.id, withdrawalAmount: '100.00', currency: 'USD' };
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ACCOUNT_NOT_LIVE', { details: { accountId: pending.id, status: 'PENDING_VERIFICATION' } });
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ACCOUNT_NOT_LIVE', {
+      details: { accountId: pending.id, status: 'PENDING_VERIFICATION' },
+    });
     // Verified once but disabled since.
     const disabled = await account(key);
     await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', disabled.id, { status: 'DISABLED' });
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAccountId: disabled.id }), 'WITHDRAWAL_ACCOUNT_NOT_LIVE', { details: { accountId: disabled.id, status: 'DISABLED' } });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAccountId: disabled.id }),
+      'WITHDRAWAL_ACCOUNT_NOT_LIVE',
+      { details: { accountId: disabled.id, status: 'DISABLED' } },
+    );
     await expectNothingWritten(key, before);
   });
 
@@ -297,7 +363,9 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     const { key, account: wac, body } = await passingSetup();
     const before = await ledger(key);
     await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', wac.id, { status: 'ACTIVE', verified: false });
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', { details: { accountId: wac.id } });
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', {
+      details: { accountId: wac.id },
+    });
     await expectNothingWritten(key, before);
   });
 
@@ -305,9 +373,13 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     const { key, body } = await passingSetup();
     await fund(key, 'EUR', '1000');
     const before = await ledger(key);
-    expectV3Error(await postWithdrawal(key, { ...body, currency: 'EUR' }), 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', { details: { expected: 'USD', received: 'EUR' } });
+    expectV3Error(await postWithdrawal(key, { ...body, currency: 'EUR' }), 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', {
+      details: { expected: 'USD', received: 'EUR' },
+    });
     // A code that names no currency at all is a mismatch too (rule 4 comes before rule 5).
-    expectV3Error(await postWithdrawal(key, { ...body, currency: 'XYZ' }), 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', { details: { expected: 'USD', received: 'XYZ' } });
+    expectV3Error(await postWithdrawal(key, { ...body, currency: 'XYZ' }), 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', {
+      details: { expected: 'USD', received: 'XYZ' },
+    });
     await expectNothingWritten(key, before);
   });
 
@@ -315,8 +387,20 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     const key = await newKey();
     await fund(key, 'JPY', '100000');
     const before = await ledger(key);
-    const jpy = await account(key, { ...FEDWIRE_USD, currency: 'JPY', accountName: 'Tokyo' } as WithdrawalAccountCreateInput);
-    const error = expectV3Error(await postWithdrawal(key, { withdrawalAccountId: jpy.id, withdrawalAmount: '1000', currency: 'JPY', metadata: { a: 'b' } }), 'WITHDRAWAL_CURRENCY_NOT_SUPPORTED');
+    const jpy = await account(key, {
+      ...FEDWIRE_USD,
+      currency: 'JPY',
+      accountName: 'Tokyo',
+    } as WithdrawalAccountCreateInput);
+    const error = expectV3Error(
+      await postWithdrawal(key, {
+        withdrawalAccountId: jpy.id,
+        withdrawalAmount: '1000',
+        currency: 'JPY',
+        metadata: { a: 'b' },
+      }),
+      'WITHDRAWAL_CURRENCY_NOT_SUPPORTED',
+    );
     expect(error.details).toEqual({});
     await expectNothingWritten(key, before);
   });
@@ -326,9 +410,17 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     await fund(key, 'USDC', '1000');
     const usdc = await account(key, USDC_ETHEREUM);
     const before = await ledger(key);
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAmount: '10.001' }), 'WITHDRAWAL_INVALID_AMOUNT_PRECISION', { details: { maxDecimals: 2, currency: 'USD' } });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAmount: '10.001' }),
+      'WITHDRAWAL_INVALID_AMOUNT_PRECISION',
+      { details: { maxDecimals: 2, currency: 'USD' } },
+    );
     // Counted as written: a trailing zero is a decimal place asked for.
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAmount: '10.000' }), 'WITHDRAWAL_INVALID_AMOUNT_PRECISION', { details: { maxDecimals: 2, currency: 'USD' } });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAmount: '10.000' }),
+      'WITHDRAWAL_INVALID_AMOUNT_PRECISION',
+      { details: { maxDecimals: 2, currency: 'USD' } },
+    );
     expectV3Error(
       await postWithdrawal(key, { withdrawalAccountId: usdc.id, withdrawalAmount: '1.1234567', currency: 'USDC' }),
       'WITHDRAWAL_INVALID_AMOUNT_PRECISION',
@@ -340,46 +432,66 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
   it('rule 7: more than the withdrawable balance is 409 WITHDRAWAL_INSUFFICIENT_BALANCE {requiredAmount, availableAmount, currency}', async () => {
     const { key, body } = await passingSetup();
     const before = await ledger(key);
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAmount: '1000.01' }), 'WITHDRAWAL_INSUFFICIENT_BALANCE', {
-      details: { requiredAmount: '1000.01', availableAmount: '1000.00', currency: 'USD' },
-    });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAmount: '1000.01' }),
+      'WITHDRAWAL_INSUFFICIENT_BALANCE',
+      {
+        details: { requiredAmount: '1000.01', availableAmount: '1000.00', currency: 'USD' },
+      },
+    );
     await expectNothingWritten(key, before);
 
     // Pending withdrawals are not withdrawable twice.
     await withdraw(key, { ...body, withdrawalAmount: '600' });
-    expectV3Error(await postWithdrawal(key, { ...body, withdrawalAmount: '400.5' }), 'WITHDRAWAL_INSUFFICIENT_BALANCE', {
-      details: { requiredAmount: '400.50', availableAmount: '400.00', currency: 'USD' },
-    });
+    expectV3Error(
+      await postWithdrawal(key, { ...body, withdrawalAmount: '400.5' }),
+      'WITHDRAWAL_INSUFFICIENT_BALANCE',
+      {
+        details: { requiredAmount: '400.50', availableAmount: '400.00', currency: 'USD' },
+      },
+    );
     // Exactly the rest is fine.
     await withdraw(key, { ...body, withdrawalAmount: '400' });
 
     // No balance at all in the currency: nothing is available.
     const empty = await newKey();
     const wac = await account(empty);
-    expectV3Error(await postWithdrawal(empty, { ...body, withdrawalAccountId: wac.id, withdrawalAmount: '0.01' }), 'WITHDRAWAL_INSUFFICIENT_BALANCE', {
-      details: { requiredAmount: '0.01', availableAmount: '0.00', currency: 'USD' },
-    });
+    expectV3Error(
+      await postWithdrawal(empty, { ...body, withdrawalAccountId: wac.id, withdrawalAmount: '0.01' }),
+      'WITHDRAWAL_INSUFFICIENT_BALANCE',
+      {
+        details: { requiredAmount: '0.01', availableAmount: '0.00', currency: 'USD' },
+      },
+    );
   });
 
   it('rule 7 before rule 8: a negative balance in the currency itself has nothing available', async () => {
     const key = await newKey();
     await owe(key, 'USD', '50');
     const wac = await account(key);
-    expectV3Error(await postWithdrawal(key, { withdrawalAccountId: wac.id, withdrawalAmount: '1.00', currency: 'USD' }), 'WITHDRAWAL_INSUFFICIENT_BALANCE', {
-      details: { requiredAmount: '1.00', availableAmount: '0.00', currency: 'USD' },
-    });
+    expectV3Error(
+      await postWithdrawal(key, { withdrawalAccountId: wac.id, withdrawalAmount: '1.00', currency: 'USD' }),
+      'WITHDRAWAL_INSUFFICIENT_BALANCE',
+      {
+        details: { requiredAmount: '1.00', availableAmount: '0.00', currency: 'USD' },
+      },
+    );
   });
 
   it('rule 8: owing money in any currency is 409 WITHDRAWAL_PENDING_DEPOSIT_REQUIRED {outstandingAmount, currency}, the largest debt in USD', async () => {
     const { key, body } = await passingSetup();
     await owe(key, 'GBP', '5.00');
     const before = await ledger(key);
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', { details: { outstandingAmount: '5.00', currency: 'GBP' } });
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', {
+      details: { outstandingAmount: '5.00', currency: 'GBP' },
+    });
     // EUR 10 (10.80 USD) outweighs GBP 5 (6.35 USD); JPY 1000 (6.70 USD) is the most units but
     // not the largest debt.
     await owe(key, 'EUR', '10.00');
     await owe(key, 'JPY', '1000');
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', { details: { outstandingAmount: '10.00', currency: 'EUR' } });
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', {
+      details: { outstandingAmount: '10.00', currency: 'EUR' },
+    });
     expect(await withdrawalRows(key)).toBe(0);
     expect(Object.keys(await ledger(key)).length).toBeGreaterThan(Object.keys(before).length);
 
@@ -409,15 +521,28 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     // Rows that reached the table some other way (an import, an old rule): checked again here.
     await harness.db.query('UPDATE withdrawal_accounts SET routing_number = $2 WHERE id = $1', [wac.id, ABA_BROKEN]);
     await harness.db.query('UPDATE withdrawal_accounts SET address = $2 WHERE id = $1', [usdc.id, EIP55_CASE_BROKEN]);
-    await harness.db.query('UPDATE withdrawal_accounts SET account_number = $2 WHERE id = $1', [swift.id, 'GB82WEST12345698765433']);
+    await harness.db.query('UPDATE withdrawal_accounts SET account_number = $2 WHERE id = $1', [
+      swift.id,
+      'GB82WEST12345698765433',
+    ]);
 
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', { details: { address: ABA_BROKEN, network: 'FEDWIRE' } });
-    expectV3Error(await postWithdrawal(key, { withdrawalAccountId: usdc.id, withdrawalAmount: '1', currency: 'USDC' }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
-      details: { address: EIP55_CASE_BROKEN, network: 'ETHEREUM' },
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
+      details: { address: ABA_BROKEN, network: 'FEDWIRE' },
     });
-    expectV3Error(await postWithdrawal(key, { withdrawalAccountId: swift.id, withdrawalAmount: '1', currency: 'GBP' }), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
-      details: { address: 'GB82WEST12345698765433', network: 'SWIFT' },
-    });
+    expectV3Error(
+      await postWithdrawal(key, { withdrawalAccountId: usdc.id, withdrawalAmount: '1', currency: 'USDC' }),
+      'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED',
+      {
+        details: { address: EIP55_CASE_BROKEN, network: 'ETHEREUM' },
+      },
+    );
+    expectV3Error(
+      await postWithdrawal(key, { withdrawalAccountId: swift.id, withdrawalAmount: '1', currency: 'GBP' }),
+      'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED',
+      {
+        details: { address: 'GB82WEST12345698765433', network: 'SWIFT' },
+      },
+    );
     await expectNothingWritten(key, before);
   });
 
@@ -431,11 +556,15 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
 
     expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_INSUFFICIENT_BALANCE');
     await fund(key, 'USD', '10');
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', { details: { outstandingAmount: '3.00', currency: 'EUR' } });
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', {
+      details: { outstandingAmount: '3.00', currency: 'EUR' },
+    });
     await fund(key, 'EUR', '3');
     expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_DISABLED_FOR_ACCOUNT');
     await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', wac.id, { withdrawalsEnabled: true });
-    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', { details: { address: ABA_BROKEN, network: 'FEDWIRE' } });
+    expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
+      details: { address: ABA_BROKEN, network: 'FEDWIRE' },
+    });
     await harness.db.query('UPDATE withdrawal_accounts SET routing_number = $2 WHERE id = $1', [wac.id, ABA]);
     await withdraw(key, body);
     // 409s are not stored by the idempotency layer, so none of the refusals above stuck to a key.
@@ -456,7 +585,13 @@ describe('POST /v3/fx/withdrawals: the body', () => {
   ])('refuses %s with 400 VALIDATION_BODY_FAILED', async (_, change, path) => {
     const key = await newKey();
     const wac = await account(key);
-    const body = { withdrawalAccountId: wac.id, withdrawalAmount: '1.00', currency: 'USD', metadata: { m: '1' }, ...change };
+    const body = {
+      withdrawalAccountId: wac.id,
+      withdrawalAmount: '1.00',
+      currency: 'USD',
+      metadata: { m: '1' },
+      ...change,
+    };
     const error = expectV3Error(await postWithdrawal(key, body), 'VALIDATION_BODY_FAILED');
     expect((error.details.issues as Array<{ path: string }>).map((issue) => issue.path)).toContain(path);
     expect(await withdrawalRows(key)).toBe(0);
@@ -464,7 +599,11 @@ describe('POST /v3/fx/withdrawals: the body', () => {
 
   it('needs the withdraw scope', async () => {
     const key = await harness.createKey({ scopes: ['view', 'trade'] });
-    const response = await postWithdrawal(key, { withdrawalAccountId: newId('withdrawalAccount'), withdrawalAmount: '1.00', currency: 'USD' });
+    const response = await postWithdrawal(key, {
+      withdrawalAccountId: newId('withdrawalAccount'),
+      withdrawalAmount: '1.00',
+      currency: 'USD',
+    });
     expectV3Error(response, 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'withdraw' } });
   });
 });
@@ -474,7 +613,13 @@ describe('the withdrawal record and its events', () => {
     const key = await newKey();
     await fund(key, 'USD', '1000');
     const wac = await account(key);
-    const response = await postWithdrawal(key, { withdrawalAccountId: wac.id, withdrawalAmount: '250.5', currency: 'USD', comments: 'rent', metadata: { invoice: 'inv-7' } });
+    const response = await postWithdrawal(key, {
+      withdrawalAccountId: wac.id,
+      withdrawalAmount: '250.5',
+      currency: 'USD',
+      comments: 'rent',
+      metadata: { invoice: 'inv-7' },
+    });
     expect(response.status, response.text).toBe(200);
     expect(Object.keys(response.json())).toEqual(['data']);
     const record = expectRecordShape(withdrawalOf(response));
@@ -500,7 +645,11 @@ describe('the withdrawal record and its events', () => {
       completedAt: null,
       failureReason: null,
     });
-    expect(await ledger(key)).toEqual({ 'client:USD': '749.5', 'rail_in_transit:USD': '-1000', 'withdrawal_hold:USD': '250.5' });
+    expect(await ledger(key)).toEqual({
+      'client:USD': '749.5',
+      'rail_in_transit:USD': '-1000',
+      'withdrawal_hold:USD': '250.5',
+    });
     expect(await events(record.id)).toEqual([{ type: 'withdrawals', eventType: 'withdrawal.pending', data: record }]);
 
     // GET answers the same record.
@@ -513,15 +662,29 @@ describe('the withdrawal record and its events', () => {
     const key = await newKey();
     await fund(key, 'USDC', '10');
     const wac = await account(key, USDC_ETHEREUM);
-    const record = expectRecordShape(await withdraw(key, { withdrawalAccountId: wac.id, withdrawalAmount: '1.5', currency: 'USDC' }));
-    expect(record).toMatchObject({ assetType: 'STABLECOIN', network: 'ETHEREUM', withdrawalAmount: '1.500000', comments: '', metadata: {}, transactionHash: null });
+    const record = expectRecordShape(
+      await withdraw(key, { withdrawalAccountId: wac.id, withdrawalAmount: '1.5', currency: 'USDC' }),
+    );
+    expect(record).toMatchObject({
+      assetType: 'STABLECOIN',
+      network: 'ETHEREUM',
+      withdrawalAmount: '1.500000',
+      comments: '',
+      metadata: {},
+      transactionHash: null,
+    });
   });
 
   it('echoes metadata on success (and its replay) only, never on an error', async () => {
     const key = await newKey();
     await fund(key, 'USD', '100');
     const wac = await account(key);
-    const body = JSON.stringify({ withdrawalAccountId: wac.id, withdrawalAmount: '60', currency: 'USD', metadata: { secret: 'echo-me' } });
+    const body = JSON.stringify({
+      withdrawalAccountId: wac.id,
+      withdrawalAmount: '60',
+      currency: 'USD',
+      metadata: { secret: 'echo-me' },
+    });
     const idem = randomUUID();
     const first = await harness.signed({ key, method: 'POST', path: WITHDRAWALS, body, idempotencyKey: idem });
     expect(withdrawalOf(first).metadata).toEqual({ secret: 'echo-me' });
@@ -529,10 +692,20 @@ describe('the withdrawal record and its events', () => {
     expect(replay.headers['idempotency-replayed']).toBe('true');
     expect(replay.text).toBe(first.text);
     // The same metadata on a refused request (insufficient balance) is nowhere in the error.
-    const refused = await postWithdrawal(key, { withdrawalAccountId: wac.id, withdrawalAmount: '60', currency: 'USD', metadata: { secret: 'echo-me' } });
+    const refused = await postWithdrawal(key, {
+      withdrawalAccountId: wac.id,
+      withdrawalAmount: '60',
+      currency: 'USD',
+      metadata: { secret: 'echo-me' },
+    });
     expectV3Error(refused, 'WITHDRAWAL_INSUFFICIENT_BALANCE');
     expect(refused.text).not.toContain('echo-me');
-    const invalid = await postWithdrawal(key, { withdrawalAccountId: wac.id, withdrawalAmount: '-1', currency: 'USD', metadata: { secret: 'echo-me' } });
+    const invalid = await postWithdrawal(key, {
+      withdrawalAccountId: wac.id,
+      withdrawalAmount: '-1',
+      currency: 'USD',
+      metadata: { secret: 'echo-me' },
+    });
     expectV3Error(invalid, 'VALIDATION_BODY_FAILED');
     expect(invalid.text).not.toContain('echo-me');
   });
@@ -544,7 +717,11 @@ describe('the withdrawal record and its events', () => {
     const idem = randomUUID();
     const body = JSON.stringify({ withdrawalAccountId: wac.id, withdrawalAmount: '10', currency: 'USD' });
     await harness.signed({ key, method: 'POST', path: WITHDRAWALS, body, idempotencyKey: idem });
-    const other = await postWithdrawal(key, { withdrawalAccountId: wac.id, withdrawalAmount: '11', currency: 'USD' }, idem);
+    const other = await postWithdrawal(
+      key,
+      { withdrawalAccountId: wac.id, withdrawalAmount: '11', currency: 'USD' },
+      idem,
+    );
     const hash = `sha256:${createHash('sha256').update(`POST\n${WITHDRAWALS}\n`).update(body).digest('hex')}`;
     expectV3Error(other, 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: hash } });
     expect(await withdrawalRows(key)).toBe(1);
@@ -552,11 +729,19 @@ describe('the withdrawal record and its events', () => {
 });
 
 describe('the lifecycle', () => {
-  async function pending(input: WithdrawalAccountCreateInput = FEDWIRE_USD, amount = '100.00'): Promise<{ key: LoadedKey; record: WithdrawalRecord }> {
+  async function pending(
+    input: WithdrawalAccountCreateInput = FEDWIRE_USD,
+    amount = '100.00',
+  ): Promise<{ key: LoadedKey; record: WithdrawalRecord }> {
     const key = await newKey();
     await fund(key, input.currency, '1000');
     const wac = await account(key, input);
-    const record = await withdraw(key, { withdrawalAccountId: wac.id, withdrawalAmount: amount, currency: input.currency, metadata: { k: 'v' } });
+    const record = await withdraw(key, {
+      withdrawalAccountId: wac.id,
+      withdrawalAmount: amount,
+      currency: input.currency,
+      metadata: { k: 'v' },
+    });
     return { key, record };
   }
 
@@ -565,7 +750,14 @@ describe('the lifecycle', () => {
     const response = await sandboxDrive(key, record.id, 'complete');
     expect(response.status, response.text).toBe(200);
     const done = expectRecordShape(withdrawalOf(response));
-    expect(done).toMatchObject({ id: record.id, status: 'COMPLETED', metadata: { k: 'v' }, transactionHash: null, failureReason: null, createdAt: record.createdAt });
+    expect(done).toMatchObject({
+      id: record.id,
+      status: 'COMPLETED',
+      metadata: { k: 'v' },
+      transactionHash: null,
+      failureReason: null,
+      createdAt: record.createdAt,
+    });
     expect(Object.keys(done.paymentDetails)).toEqual(['FEDWIRE']);
     expect(Object.keys(done.paymentDetails.FEDWIRE!)).toEqual(['imad', 'omad']);
     expect(done.paymentDetails.FEDWIRE!.imad).toMatch(IMAD);
@@ -575,7 +767,11 @@ describe('the lifecycle', () => {
     expect(await ledger(key)).toEqual({ 'client:USD': '900', 'rail_in_transit:USD': '-900' });
 
     const history = await events(record.id);
-    expect(history.map((event) => event.eventType)).toEqual(['withdrawal.pending', 'withdrawal.processing', 'withdrawal.completed']);
+    expect(history.map((event) => event.eventType)).toEqual([
+      'withdrawal.pending',
+      'withdrawal.processing',
+      'withdrawal.completed',
+    ]);
     for (const event of history) {
       expect(event.type).toBe('withdrawals');
       expectRecordShape(event.data, false);
@@ -597,11 +793,18 @@ describe('the lifecycle', () => {
   it('sandbox complete (SWIFT): a UETR; (stablecoin): a transaction hash and no paymentDetails', async () => {
     const swift = await pending(SWIFT_GBP);
     const swiftDone = withdrawalOf(await sandboxDrive(swift.key, swift.record.id, 'complete'));
-    expect(swiftDone.paymentDetails).toEqual({ SWIFT: { uetr: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) } });
+    expect(swiftDone.paymentDetails).toEqual({
+      SWIFT: { uetr: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) },
+    });
 
     const coin = await pending(USDC_ETHEREUM, '12.345678');
     const coinDone = expectRecordShape(withdrawalOf(await sandboxDrive(coin.key, coin.record.id, 'complete')));
-    expect(coinDone).toMatchObject({ status: 'COMPLETED', network: 'ETHEREUM', withdrawalAmount: '12.345678', paymentDetails: {} });
+    expect(coinDone).toMatchObject({
+      status: 'COMPLETED',
+      network: 'ETHEREUM',
+      withdrawalAmount: '12.345678',
+      paymentDetails: {},
+    });
     expect(coinDone.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await ledger(coin.key)).toEqual({ 'client:USDC': '987.654322', 'rail_in_transit:USDC': '-987.654322' });
   });
@@ -611,9 +814,17 @@ describe('the lifecycle', () => {
     const response = await sandboxDrive(key, record.id, 'fail', { failureReason: 'Beneficiary bank closed' });
     expect(response.status, response.text).toBe(200);
     const failed = expectRecordShape(withdrawalOf(response));
-    expect(failed).toMatchObject({ status: 'FAILED', failureReason: 'Beneficiary bank closed', completedAt: null, paymentDetails: {} });
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'Beneficiary bank closed',
+      completedAt: null,
+      paymentDetails: {},
+    });
     expect(await ledger(key)).toEqual({ 'client:USD': '1000', 'rail_in_transit:USD': '-1000' });
-    expect((await events(record.id)).map((event) => event.eventType)).toEqual(['withdrawal.pending', 'withdrawal.failed']);
+    expect((await events(record.id)).map((event) => event.eventType)).toEqual([
+      'withdrawal.pending',
+      'withdrawal.failed',
+    ]);
     expectV3Error(await sandboxDrive(key, record.id, 'complete'), 'WITHDRAWAL_INVALID_STATE_TRANSITION', {
       details: { withdrawalId: record.id, status: 'FAILED', requestedStatus: 'COMPLETED' },
     });
@@ -627,14 +838,22 @@ describe('the lifecycle', () => {
   it('PROCESSING -> FAILED releases the hold; PROCESSING -> CANCELLED is refused', async () => {
     const { key, record } = await pending();
     const principal = principalOf(key);
-    const processing = await transitionWithdrawal(context(), principal, record.id, 'PROCESSING', { estimatedCompletionAt: new Date(Date.now() + 1000) });
+    const processing = await transitionWithdrawal(context(), principal, record.id, 'PROCESSING', {
+      estimatedCompletionAt: new Date(Date.now() + 1000),
+    });
     expect(processing.status).toBe('PROCESSING');
     await expect(transitionWithdrawal(context(), principal, record.id, 'CANCELLED')).rejects.toMatchObject({
       code: 'WITHDRAWAL_INVALID_STATE_TRANSITION',
       details: { withdrawalId: record.id, status: 'PROCESSING', requestedStatus: 'CANCELLED' },
     });
-    expect(await ledger(key)).toEqual({ 'client:USD': '900', 'rail_in_transit:USD': '-1000', 'withdrawal_hold:USD': '100' });
-    const failed = await transitionWithdrawal(context(), principal, record.id, 'FAILED', { failureReason: 'rail said no' });
+    expect(await ledger(key)).toEqual({
+      'client:USD': '900',
+      'rail_in_transit:USD': '-1000',
+      'withdrawal_hold:USD': '100',
+    });
+    const failed = await transitionWithdrawal(context(), principal, record.id, 'FAILED', {
+      failureReason: 'rail said no',
+    });
     expect(failed).toMatchObject({ status: 'FAILED', failure_reason: 'rail said no' });
     expect(await ledger(key)).toEqual({ 'client:USD': '1000', 'rail_in_transit:USD': '-1000' });
   });
@@ -646,15 +865,23 @@ describe('the lifecycle', () => {
     expect(cancelled.status).toBe('CANCELLED');
     expect(cancelled.failure_reason).toEqual(expect.any(String));
     expect(await ledger(key)).toEqual({ 'client:USD': '1000', 'rail_in_transit:USD': '-1000' });
-    expect((await events(record.id)).map((event) => event.eventType)).toEqual(['withdrawal.pending', 'withdrawal.cancelled']);
+    expect((await events(record.id)).map((event) => event.eventType)).toEqual([
+      'withdrawal.pending',
+      'withdrawal.cancelled',
+    ]);
     for (const to of ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const) {
       const error = await transitionWithdrawal(context(), principal, record.id, to).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApiError);
-      expect(error).toMatchObject({ code: 'WITHDRAWAL_INVALID_STATE_TRANSITION', details: { status: 'CANCELLED', requestedStatus: to } });
+      expect(error).toMatchObject({
+        code: 'WITHDRAWAL_INVALID_STATE_TRANSITION',
+        details: { status: 'CANCELLED', requestedStatus: to },
+      });
     }
     // PENDING -> COMPLETED skips the rail: refused too.
     const other = await pending();
-    await expect(transitionWithdrawal(context(), principalOf(other.key), other.record.id, 'COMPLETED')).rejects.toMatchObject({
+    await expect(
+      transitionWithdrawal(context(), principalOf(other.key), other.record.id, 'COMPLETED'),
+    ).rejects.toMatchObject({
       details: { status: 'PENDING', requestedStatus: 'COMPLETED' },
     });
   });
@@ -676,11 +903,23 @@ describe('GET /v3/fx/balances shows holds', () => {
     const wac = await account(key);
     const balance = async () => {
       const response = await harness.signed({ key, path: '/v3/fx/balances' });
-      const usd = response.json<{ data: Array<Record<string, string>> }>().data.find((record) => record.currency === 'USD')!;
-      return { amount: usd.amount, withdrawableAmount: usd.withdrawableAmount, usdValue: usd.usdValue, withdrawableUsdValue: usd.withdrawableUsdValue };
+      const usd = response
+        .json<{ data: Array<Record<string, string>> }>()
+        .data.find((record) => record.currency === 'USD')!;
+      return {
+        amount: usd.amount,
+        withdrawableAmount: usd.withdrawableAmount,
+        usdValue: usd.usdValue,
+        withdrawableUsdValue: usd.withdrawableUsdValue,
+      };
     };
     const first = await withdraw(key, { withdrawalAccountId: wac.id, withdrawalAmount: '600', currency: 'USD' });
-    expect(await balance()).toEqual({ amount: '1000.00', withdrawableAmount: '400.00', usdValue: '1000.00', withdrawableUsdValue: '400.00' });
+    expect(await balance()).toEqual({
+      amount: '1000.00',
+      withdrawableAmount: '400.00',
+      usdValue: '1000.00',
+      withdrawableUsdValue: '400.00',
+    });
     const second = await withdraw(key, { withdrawalAccountId: wac.id, withdrawalAmount: '100', currency: 'USD' });
     expect(await balance()).toMatchObject({ amount: '1000.00', withdrawableAmount: '300.00' });
     await sandboxDrive(key, first.id, 'complete');
@@ -697,10 +936,14 @@ describe('GET /v3/fx/withdrawals and /v3/fx/withdrawals/{id}', () => {
     const wac = await account(key);
     const mine = await withdraw(key, { withdrawalAccountId: wac.id, withdrawalAmount: '1', currency: 'USD' });
     for (const id of [newId('withdrawal'), 'wtd_123', 'x']) {
-      expectV3Error(await harness.signed({ key, path: `${WITHDRAWALS}/${id}` }), 'WITHDRAWAL_NOT_FOUND', { details: {} });
+      expectV3Error(await harness.signed({ key, path: `${WITHDRAWALS}/${id}` }), 'WITHDRAWAL_NOT_FOUND', {
+        details: {},
+      });
     }
     const other = await newKey();
-    expectV3Error(await harness.signed({ key: other, path: `${WITHDRAWALS}/${mine.id}` }), 'WITHDRAWAL_NOT_FOUND', { details: {} });
+    expectV3Error(await harness.signed({ key: other, path: `${WITHDRAWALS}/${mine.id}` }), 'WITHDRAWAL_NOT_FOUND', {
+      details: {},
+    });
   });
 
   it('lists newest first with cursors, filtered by status and currency', async () => {
@@ -711,13 +954,23 @@ describe('GET /v3/fx/withdrawals and /v3/fx/withdrawals/{id}', () => {
     const usdc = await account(key, USDC_ETHEREUM);
     const made: WithdrawalRecord[] = [];
     for (let i = 0; i < 5; i += 1) {
-      made.push(await withdraw(key, i % 2 === 0 ? { withdrawalAccountId: usd.id, withdrawalAmount: `${i + 1}`, currency: 'USD' } : { withdrawalAccountId: usdc.id, withdrawalAmount: `${i + 1}`, currency: 'USDC' }));
+      made.push(
+        await withdraw(
+          key,
+          i % 2 === 0
+            ? { withdrawalAccountId: usd.id, withdrawalAmount: `${i + 1}`, currency: 'USD' }
+            : { withdrawalAccountId: usdc.id, withdrawalAmount: `${i + 1}`, currency: 'USDC' },
+        ),
+      );
     }
     await sandboxDrive(key, made[0]!.id, 'complete');
     const list = async (query: string) => {
       const response = await harness.signed({ key, path: `${WITHDRAWALS}${query}` });
       expect(response.status, response.text).toBe(200);
-      return response.json<{ data: WithdrawalRecord[]; pagination: { hasNext: boolean; hasPrev: boolean; nextCursor: string | null; prevCursor: string | null } }>();
+      return response.json<{
+        data: WithdrawalRecord[];
+        pagination: { hasNext: boolean; hasPrev: boolean; nextCursor: string | null; prevCursor: string | null };
+      }>();
     };
     const all = await list('');
     expect(all.data.map((record) => record.id)).toEqual(made.map((record) => record.id).reverse());
@@ -733,10 +986,15 @@ describe('GET /v3/fx/withdrawals and /v3/fx/withdrawals/{id}', () => {
 
     expect((await list('?currency=USDC')).data.map((record) => record.id)).toEqual([made[3]!.id, made[1]!.id]);
     expect((await list('?status=COMPLETED')).data.map((record) => record.id)).toEqual([made[0]!.id]);
-    expect((await list('?status=PENDING&currency=USD')).data.map((record) => record.id)).toEqual([made[4]!.id, made[2]!.id]);
+    expect((await list('?status=PENDING&currency=USD')).data.map((record) => record.id)).toEqual([
+      made[4]!.id,
+      made[2]!.id,
+    ]);
     expectV3Error(await harness.signed({ key, path: `${WITHDRAWALS}?status=DONE` }), 'VALIDATION_QUERY_FAILED');
     // Another org sees none of them.
-    expect((await harness.signed({ key: await newKey(), path: WITHDRAWALS })).json<{ data: unknown[] }>().data).toEqual([]);
+    expect((await harness.signed({ key: await newKey(), path: WITHDRAWALS })).json<{ data: unknown[] }>().data).toEqual(
+      [],
+    );
   });
 });
 
@@ -748,10 +1006,15 @@ describe('the live withdrawal processor over the simulated rail', () => {
     const record = await withdraw(live, { withdrawalAccountId: wac.id, withdrawalAmount: '200', currency: 'USD' });
     const sandbox = await newKey();
     await fund(sandbox, 'USD', '500');
-    const sandboxRecord = await withdraw(sandbox, { withdrawalAccountId: (await account(sandbox)).id, withdrawalAmount: '200', currency: 'USD' });
+    const sandboxRecord = await withdraw(sandbox, {
+      withdrawalAccountId: (await account(sandbox)).id,
+      withdrawalAmount: '200',
+      currency: 'USD',
+    });
 
     const processor = createWithdrawalProcessor(context(), new SimulatedPaymentRail({ delayMs: 2000 }));
-    const get = async (key: LoadedKey, id: string) => withdrawalOf(await harness.signed({ key, path: `${WITHDRAWALS}/${id}` }));
+    const get = async (key: LoadedKey, id: string) =>
+      withdrawalOf(await harness.signed({ key, path: `${WITHDRAWALS}/${id}` }));
     // Other tests' live withdrawals may be claimed too; only this one's state is asserted.
     const submittedFrom = now().getTime();
     await processor.runOnce();
@@ -770,7 +1033,11 @@ describe('the live withdrawal processor over the simulated rail', () => {
     expect(done.status).toBe('COMPLETED');
     expect(done.paymentDetails.FEDWIRE!.imad).toMatch(IMAD);
     expect(await ledger(live)).toEqual({ 'client:USD': '300', 'rail_in_transit:USD': '-300' });
-    expect((await events(record.id)).map((event) => event.eventType)).toEqual(['withdrawal.pending', 'withdrawal.processing', 'withdrawal.completed']);
+    expect((await events(record.id)).map((event) => event.eventType)).toEqual([
+      'withdrawal.pending',
+      'withdrawal.processing',
+      'withdrawal.completed',
+    ]);
     expect((await get(sandbox, sandboxRecord.id)).status).toBe('PENDING');
   });
 
@@ -793,7 +1060,8 @@ describe('the live withdrawal processor over the simulated rail', () => {
     const wac = await account(live);
     const record = await withdraw(live, { withdrawalAccountId: wac.id, withdrawalAmount: '30', currency: 'USD' });
     const processor = createWithdrawalProcessor(context(), new SimulatedPaymentRail({ delayMs: 0 }));
-    const status = async () => withdrawalOf(await harness.signed({ key: live, path: `${WITHDRAWALS}/${record.id}` })).status;
+    const status = async () =>
+      withdrawalOf(await harness.signed({ key: live, path: `${WITHDRAWALS}/${record.id}` })).status;
 
     // Submission fails after its status update: nothing of it stays.
     armFailpoint('withdrawal.transition-after-update');
@@ -805,11 +1073,19 @@ describe('the live withdrawal processor over the simulated rail', () => {
     armFailpoint('withdrawal.transition-after-ledger');
     await processor.runOnce();
     expect(await status()).toBe('PROCESSING');
-    expect(await ledger(live)).toEqual({ 'client:USD': '70', 'rail_in_transit:USD': '-100', 'withdrawal_hold:USD': '30' });
+    expect(await ledger(live)).toEqual({
+      'client:USD': '70',
+      'rail_in_transit:USD': '-100',
+      'withdrawal_hold:USD': '30',
+    });
 
     await processor.runOnce();
     expect(await status()).toBe('COMPLETED');
-    expect((await events(record.id)).map((event) => event.eventType)).toEqual(['withdrawal.pending', 'withdrawal.processing', 'withdrawal.completed']);
+    expect((await events(record.id)).map((event) => event.eventType)).toEqual([
+      'withdrawal.pending',
+      'withdrawal.processing',
+      'withdrawal.completed',
+    ]);
     expect(await ledger(live)).toEqual({ 'client:USD': '70', 'rail_in_transit:USD': '-70' });
   });
 
@@ -817,11 +1093,22 @@ describe('the live withdrawal processor over the simulated rail', () => {
     const live = await newKey('live');
     await fund(live, 'USD', '100');
     const wac = await account(live);
-    const records = await Promise.all(Array.from({ length: 10 }, () => withdraw(live, { withdrawalAccountId: wac.id, withdrawalAmount: '10', currency: 'USD' })));
+    const records = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        withdraw(live, { withdrawalAccountId: wac.id, withdrawalAmount: '10', currency: 'USD' }),
+      ),
+    );
     const rail = new SimulatedPaymentRail({ delayMs: 0 });
-    await Promise.all([createWithdrawalProcessor(context(), rail).runOnce(), createWithdrawalProcessor(context(), rail).runOnce()]);
+    await Promise.all([
+      createWithdrawalProcessor(context(), rail).runOnce(),
+      createWithdrawalProcessor(context(), rail).runOnce(),
+    ]);
     for (const record of records) {
-      expect((await events(record.id)).map((event) => event.eventType)).toEqual(['withdrawal.pending', 'withdrawal.processing', 'withdrawal.completed']);
+      expect((await events(record.id)).map((event) => event.eventType)).toEqual([
+        'withdrawal.pending',
+        'withdrawal.processing',
+        'withdrawal.completed',
+      ]);
     }
     // All 100 USD funded went out: every account is back to 0.
     expect(await ledger(live)).toEqual({});

@@ -4,7 +4,9 @@
  * Content-Security-Policy of this origin only, with the renderer served from node_modules.
  */
 import { readFileSync } from 'node:fs';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { coreV3Document } from '../../../src/core/openapi/declared-operations.js';
 import { REFERENCE_PAGE_CSP, rendererBundlePath } from '../../../src/lib/openapi/reference-page.js';
 import { V3Harness } from '../../support/v3-harness.js';
@@ -25,11 +27,22 @@ describe('the v3 reference served by the core', () => {
   });
 
   it('answers another method with the v3 405 and Allow, before any authentication', async () => {
-    const response = await harness.send({ method: 'POST', path: '/v3/openapi.json', body: '{}', headers: { 'content-type': 'application/json' } });
+    const response = await harness.send({
+      method: 'POST',
+      path: '/v3/openapi.json',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(405);
     expect(response.headers.allow).toBe('GET, HEAD');
     expect(response.json()).toEqual({
-      error: { code: 'METHOD_NOT_ALLOWED', type: 'VALIDATION_ERROR', message: expect.any(String), retryStrategy: 'FIX_AND_RESUBMIT', details: { method: 'POST', allowed: ['GET', 'HEAD'] } },
+      error: {
+        code: 'METHOD_NOT_ALLOWED',
+        type: 'VALIDATION_ERROR',
+        message: expect.any(String),
+        retryStrategy: 'FIX_AND_RESUBMIT',
+        details: { method: 'POST', allowed: ['GET', 'HEAD'] },
+      },
     });
   });
 
@@ -40,10 +53,15 @@ describe('the v3 reference served by the core', () => {
     expect(page.headers['content-security-policy']).toBe(REFERENCE_PAGE_CSP);
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     const config = /<script id="fxgate-reference-config" type="application\/json">(.*?)<\/script>/s.exec(page.text);
-    expect(JSON.parse(config![1]!)).toEqual({ sources: [{ title: 'v3', slug: 'v3', url: '/v3/openapi.json', default: true }] });
+    expect(JSON.parse(config![1]!)).toEqual({
+      sources: [{ title: 'v3', slug: 'v3', url: '/v3/openapi.json', default: true }],
+    });
     // Every script is a file of this origin; none is inline, none from elsewhere.
     const scripts = [...page.text.matchAll(/<script([^>]*)>/g)].map((match) => match[1]!);
-    expect(scripts.filter((attributes) => !attributes.includes('application/json'))).toEqual([' src="/docs/scalar.js"', ' src="/docs/init.js"']);
+    expect(scripts.filter((attributes) => !attributes.includes('application/json'))).toEqual([
+      ' src="/docs/scalar.js"',
+      ' src="/docs/init.js"',
+    ]);
     expect(page.text).not.toMatch(/https?:\/\//);
   });
 

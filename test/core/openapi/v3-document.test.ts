@@ -4,16 +4,22 @@
  * registers under /v3 (read from the app), and matched by a success of every operation on it.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
-import { declaredCoreOperations, DetachedContextError, coreV3Document } from '../../../src/core/openapi/declared-operations.js';
-import { buildV3Document } from '../../../src/core/openapi/v3-document.js';
+
 import { operationErrorCodes } from '../../../src/core/http/pipeline-errors.js';
+import {
+  coreV3Document,
+  declaredCoreOperations,
+  DetachedContextError,
+} from '../../../src/core/openapi/declared-operations.js';
+import { buildV3Document } from '../../../src/core/openapi/v3-document.js';
 import { ERROR_CATALOG, ERROR_CODES, retryStrategyFor } from '../../../src/lib/errors/catalog.js';
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
-import { openApiPath, type OpenApiDocument } from '../../../src/lib/openapi/document.js';
-import { lintProblems, openApiSchemaErrors } from '../../support/openapi-checks.js';
+import { type OpenApiDocument, openApiPath } from '../../../src/lib/openapi/document.js';
 import { FEDWIRE_ACCOUNT } from '../../support/book-fixtures.js';
+import { lintProblems, openApiSchemaErrors } from '../../support/openapi-checks.js';
 import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 const document: OpenApiDocument = coreV3Document();
@@ -22,7 +28,9 @@ const operations = declaredCoreOperations();
 /** `METHOD /path` of every operation the document describes. */
 function documentedOperations(doc: OpenApiDocument): string[] {
   return Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
-    (['get', 'post', 'delete', 'put', 'patch'] as const).filter((method) => item[method] !== undefined).map((method) => `${method.toUpperCase()} ${path}`),
+    (['get', 'post', 'delete', 'put', 'patch'] as const)
+      .filter((method) => item[method] !== undefined)
+      .map((method) => `${method.toUpperCase()} ${path}`),
   );
 }
 
@@ -34,7 +42,8 @@ function operationOf(method: string, path: string): oas31.OperationObject {
 
 /** The `error.code` constants a response's schema admits. */
 function documentedCodes(response: oas31.ResponseObject | oas31.ReferenceObject): string[] {
-  const schema = (response as oas31.ResponseObject).content?.['application/json']?.schema as oas31.SchemaObject | oas31.ReferenceObject;
+  const schema = (response as oas31.ResponseObject).content?.['application/json']?.schema as
+    oas31.SchemaObject | oas31.ReferenceObject;
   const members = 'anyOf' in schema && schema.anyOf ? schema.anyOf : [schema];
   return members.map((member) => {
     const name = (member as oas31.ReferenceObject).$ref.split('/').at(-1)!;
@@ -53,7 +62,10 @@ describe('the v3 OpenAPI document', () => {
   });
 
   it('describes every declared operation with its scope, summary and success body, and the document itself', () => {
-    const expected = [...operations.map((operation) => `${operation.method} ${openApiPath(operation.path)}`), 'GET /v3/openapi.json'];
+    const expected = [
+      ...operations.map((operation) => `${operation.method} ${openApiPath(operation.path)}`),
+      'GET /v3/openapi.json',
+    ];
     expect(documentedOperations(document).sort()).toEqual(expected.sort());
     for (const operation of operations) {
       const described = operationOf(operation.method, operation.path);
@@ -68,33 +80,57 @@ describe('the v3 OpenAPI document', () => {
       const described = operationOf(operation.method, operation.path);
       const codes = operationErrorCodes(operation);
       const statuses = [...new Set(codes.map((code) => String(ERROR_CATALOG[code].status)))].sort();
-      expect(Object.keys(described.responses!).filter((status) => status !== '200').sort(), `${operation.method} ${operation.path}`).toEqual(statuses);
+      expect(
+        Object.keys(described.responses!)
+          .filter((status) => status !== '200')
+          .sort(),
+        `${operation.method} ${operation.path}`,
+      ).toEqual(statuses);
       for (const status of statuses) {
         const expectedCodes = codes.filter((code) => String(ERROR_CATALOG[code].status) === status);
         expect(documentedCodes(described.responses![status]!).sort()).toEqual([...expectedCodes].sort());
       }
     }
     const trade = operationOf('POST', '/v3/fx/trades');
-    expect(documentedCodes(trade.responses!['409']!)).toEqual(expect.arrayContaining(['QUOTE_EXPIRED', 'QUOTE_ALREADY_USED', 'TRADE_CREDIT_LIMIT_EXCEEDED', 'IDEMPOTENCY_IN_FLIGHT']));
-    expect(documentedCodes(trade.responses!['500']!)).toEqual(expect.arrayContaining(['TRADE_EXECUTION_FAILED', 'INTERNAL_ERROR']));
+    expect(documentedCodes(trade.responses!['409']!)).toEqual(
+      expect.arrayContaining([
+        'QUOTE_EXPIRED',
+        'QUOTE_ALREADY_USED',
+        'TRADE_CREDIT_LIMIT_EXCEEDED',
+        'IDEMPOTENCY_IN_FLIGHT',
+      ]),
+    );
+    expect(documentedCodes(trade.responses!['500']!)).toEqual(
+      expect.arrayContaining(['TRADE_EXECUTION_FAILED', 'INTERNAL_ERROR']),
+    );
   });
 
   it("gives each code's envelope its catalog type and details schema, and INTERNAL_ERROR the strategy of reads and of writes", () => {
     const schemas = document.components!.schemas!;
     for (const code of ERROR_CODES) {
-      const names = Object.keys(schemas).filter((name) => name === `Error_${code}` || name.startsWith(`Error_${code}_`));
+      const names = Object.keys(schemas).filter(
+        (name) => name === `Error_${code}` || name.startsWith(`Error_${code}_`),
+      );
       for (const name of names) {
         const error = (schemas[name] as oas31.SchemaObject).properties!.error as oas31.SchemaObject;
         expect((error.properties!.type as oas31.SchemaObject).const).toBe(ERROR_CATALOG[code].type);
         expect(error.required).toEqual(['code', 'type', 'message', 'retryStrategy', 'details']);
       }
     }
-    const read = (operationOf('GET', '/v3/fx/trades').responses!['500'] as oas31.ResponseObject).content!['application/json']!.schema as oas31.SchemaObject;
-    const write = (operationOf('POST', '/v3/fx/trades').responses!['500'] as oas31.ResponseObject).content!['application/json']!.schema as oas31.SchemaObject;
+    const read = (operationOf('GET', '/v3/fx/trades').responses!['500'] as oas31.ResponseObject).content![
+      'application/json'
+    ]!.schema as oas31.SchemaObject;
+    const write = (operationOf('POST', '/v3/fx/trades').responses!['500'] as oas31.ResponseObject).content![
+      'application/json'
+    ]!.schema as oas31.SchemaObject;
     expect(JSON.stringify(read)).toContain(`Error_INTERNAL_ERROR_${retryStrategyFor('INTERNAL_ERROR', false)}`);
     expect(JSON.stringify(write)).toContain(`Error_INTERNAL_ERROR_${retryStrategyFor('INTERNAL_ERROR', true)}`);
     const details = (schemas.Error_QUOTE_EXPIRED as oas31.SchemaObject).properties!.error as oas31.SchemaObject;
-    expect(details.properties!.details).toMatchObject({ type: 'object', required: ['quoteId', 'expiredAt'], additionalProperties: false });
+    expect(details.properties!.details).toMatchObject({
+      type: 'object',
+      required: ['quoteId', 'expiredAt'],
+      additionalProperties: false,
+    });
   });
 
   it('requires Idempotency-Key on every POST and on nothing else', () => {
@@ -127,7 +163,12 @@ describe('the routes of a live core against the v3 document', () => {
     const key = await harness.createKey({ mode: 'sandbox' });
     const answered = new Set<string>();
     /** Calls one operation, expects its success (the harness has held the answer against the document), returns `data`. */
-    const call = async (method: string, template: string, path: string, body?: object): Promise<Record<string, string>> => {
+    const call = async (
+      method: string,
+      template: string,
+      path: string,
+      body?: object,
+    ): Promise<Record<string, string>> => {
       const response: TestResponse = await harness.signed({
         key,
         method,
@@ -140,17 +181,31 @@ describe('the routes of a live core against the v3 document', () => {
       return response.json<{ data: Record<string, string> }>().data;
     };
     await call('GET', '/v3/fx/pairs', '/v3/fx/pairs');
-    const deposit = await call('POST', '/v3/fx/sandbox/deposits', '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '5000.00' });
+    const deposit = await call('POST', '/v3/fx/sandbox/deposits', '/v3/fx/sandbox/deposits', {
+      currency: 'USD',
+      amount: '5000.00',
+    });
     await call('GET', '/v3/fx/deposits', '/v3/fx/deposits');
     await call('GET', '/v3/fx/deposits/{id}', `/v3/fx/deposits/${deposit.id}`);
     const trade = async () => {
-      const quote = await call('POST', '/v3/fx/quotes', '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'EUR' });
+      const quote = await call('POST', '/v3/fx/quotes', '/v3/fx/quotes', {
+        buyCurrency: 'EUR',
+        sellCurrency: 'USD',
+        amount: '10.00',
+        amountCurrency: 'EUR',
+      });
       await call('GET', '/v3/fx/quotes/{id}', `/v3/fx/quotes/${quote.id}`);
       return call('POST', '/v3/fx/trades', '/v3/fx/trades', { quoteId: quote.id });
     };
     const reversed = await trade();
-    const reverseQuote = await call('POST', '/v3/fx/trades/{id}/reverse-quote', `/v3/fx/trades/${reversed.id}/reverse-quote`);
-    await call('POST', '/v3/fx/trades/{id}/reverse', `/v3/fx/trades/${reversed.id}/reverse`, { quoteId: reverseQuote.id });
+    const reverseQuote = await call(
+      'POST',
+      '/v3/fx/trades/{id}/reverse-quote',
+      `/v3/fx/trades/${reversed.id}/reverse-quote`,
+    );
+    await call('POST', '/v3/fx/trades/{id}/reverse', `/v3/fx/trades/${reversed.id}/reverse`, {
+      quoteId: reverseQuote.id,
+    });
     const settled = await trade();
     await call('POST', '/v3/fx/trades/{id}/settle', `/v3/fx/trades/${settled.id}/settle`);
     await call('GET', '/v3/fx/trades', '/v3/fx/trades?limit=2');
@@ -158,18 +213,39 @@ describe('the routes of a live core against the v3 document', () => {
     await call('GET', '/v3/fx/exposure', '/v3/fx/exposure');
     await call('GET', '/v3/fx/balances', '/v3/fx/balances');
     const account = await call('POST', '/v3/fx/withdrawal-accounts', '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
-    await call('POST', '/v3/fx/sandbox/withdrawal-accounts/{id}/verify', `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
-    await call('POST', '/v3/fx/sandbox/withdrawal-accounts/{id}', `/v3/fx/sandbox/withdrawal-accounts/${account.id}`, { withdrawalsEnabled: true });
+    await call(
+      'POST',
+      '/v3/fx/sandbox/withdrawal-accounts/{id}/verify',
+      `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`,
+    );
+    await call('POST', '/v3/fx/sandbox/withdrawal-accounts/{id}', `/v3/fx/sandbox/withdrawal-accounts/${account.id}`, {
+      withdrawalsEnabled: true,
+    });
     await call('GET', '/v3/fx/withdrawal-accounts', '/v3/fx/withdrawal-accounts?assetType=FIAT');
     await call('GET', '/v3/fx/withdrawal-accounts/{id}', `/v3/fx/withdrawal-accounts/${account.id}`);
-    const withdraw = () => call('POST', '/v3/fx/withdrawals', '/v3/fx/withdrawals', { withdrawalAccountId: account.id, withdrawalAmount: '10.00', currency: 'USD', metadata: { purpose: 'walk' } });
+    const withdraw = () =>
+      call('POST', '/v3/fx/withdrawals', '/v3/fx/withdrawals', {
+        withdrawalAccountId: account.id,
+        withdrawalAmount: '10.00',
+        currency: 'USD',
+        metadata: { purpose: 'walk' },
+      });
     const completed = await withdraw();
-    await call('POST', '/v3/fx/sandbox/withdrawals/{id}/complete', `/v3/fx/sandbox/withdrawals/${completed.id}/complete`);
+    await call(
+      'POST',
+      '/v3/fx/sandbox/withdrawals/{id}/complete',
+      `/v3/fx/sandbox/withdrawals/${completed.id}/complete`,
+    );
     const failed = await withdraw();
-    await call('POST', '/v3/fx/sandbox/withdrawals/{id}/fail', `/v3/fx/sandbox/withdrawals/${failed.id}/fail`, { failureReason: 'walked' });
+    await call('POST', '/v3/fx/sandbox/withdrawals/{id}/fail', `/v3/fx/sandbox/withdrawals/${failed.id}/fail`, {
+      failureReason: 'walked',
+    });
     await call('GET', '/v3/fx/withdrawals', '/v3/fx/withdrawals');
     await call('GET', '/v3/fx/withdrawals/{id}', `/v3/fx/withdrawals/${completed.id}`);
-    const endpoint = await call('POST', '/v3/fx/webhook-endpoints', '/v3/fx/webhook-endpoints', { url: 'https://receiver.example/hooks', eventTypes: ['withdrawal.completed'] });
+    const endpoint = await call('POST', '/v3/fx/webhook-endpoints', '/v3/fx/webhook-endpoints', {
+      url: 'https://receiver.example/hooks',
+      eventTypes: ['withdrawal.completed'],
+    });
     await call('GET', '/v3/fx/webhook-endpoints', '/v3/fx/webhook-endpoints');
     await call('GET', '/v3/fx/webhook-endpoints/{id}', `/v3/fx/webhook-endpoints/${endpoint.id}`);
     await call('DELETE', '/v3/fx/webhook-endpoints/{id}', `/v3/fx/webhook-endpoints/${endpoint.id}`);
@@ -183,10 +259,20 @@ describe('the routes of a live core against the v3 document', () => {
     const routes = routesOf(harness.app);
     // fastify adds HEAD to every GET; the 405 catch-alls answer only METHOD_NOT_ALLOWED.
     const served = routes.filter((route) => route.method !== 'HEAD' && route.config.methodNotAllowed === undefined);
-    const v3 = served.filter((route) => route.url.startsWith('/v3/')).map((route) => `${route.method} ${openApiPath(route.url)}`);
+    const v3 = served
+      .filter((route) => route.url.startsWith('/v3/'))
+      .map((route) => `${route.method} ${openApiPath(route.url)}`);
     expect(v3.sort()).toEqual(documentedOperations(document).sort());
     // Outside /v3 only the operational paths (docs/contract.md#generations-operational-paths) and the reference page.
-    const others = served.filter((route) => !route.url.startsWith('/v3/')).map((route) => `${route.method} ${route.url}`);
-    expect(others.sort()).toEqual(['GET /docs', 'GET /docs/init.js', 'GET /docs/scalar.js', 'GET /healthz', 'GET /readyz']);
+    const others = served
+      .filter((route) => !route.url.startsWith('/v3/'))
+      .map((route) => `${route.method} ${route.url}`);
+    expect(others.sort()).toEqual([
+      'GET /docs',
+      'GET /docs/init.js',
+      'GET /docs/scalar.js',
+      'GET /healthz',
+      'GET /readyz',
+    ]);
   });
 });

@@ -3,9 +3,10 @@
  * parameters, body, success body and error codes by status, then every record field by field.
  */
 import { describe, expect, it } from 'vitest';
+
+import { operationErrorCodes } from '../../../src/core/http/pipeline-errors.js';
 import { declaredCoreOperations } from '../../../src/core/openapi/declared-operations.js';
 import { renderV3ApiReference } from '../../../src/core/openapi/v3-reference.js';
-import { operationErrorCodes } from '../../../src/core/http/pipeline-errors.js';
 import { ERROR_CATALOG } from '../../../src/lib/errors/catalog.js';
 import { openApiPath } from '../../../src/lib/openapi/document.js';
 
@@ -35,11 +36,16 @@ describe('renderV3ApiReference', () => {
     expect(trade).toContain('| `Idempotency-Key` | header | string | yes |');
     expect(trade).toContain('| `quoteId` | string | yes | 1 to 64 characters |');
     expect(trade).toContain('`data` is Trade.');
-    expect(trade).toMatch(/^\| 409 \| `IDEMPOTENCY_IN_FLIGHT`, `QUOTE_EXPIRED`, `QUOTE_ALREADY_USED`, `TRADE_CREDIT_LIMIT_EXCEEDED` \|$/m);
+    expect(trade).toMatch(
+      /^\| 409 \| `IDEMPOTENCY_IN_FLIGHT`, `QUOTE_EXPIRED`, `QUOTE_ALREADY_USED`, `TRADE_CREDIT_LIMIT_EXCEEDED` \|$/m,
+    );
   });
 
   it('lists every record field by field, ids, decimals and timestamps by name', () => {
-    const trade = reference.slice(reference.indexOf('### Trade\n'), reference.indexOf('\n### ', reference.indexOf('### Trade\n') + 1));
+    const trade = reference.slice(
+      reference.indexOf('### Trade\n'),
+      reference.indexOf('\n### ', reference.indexOf('### Trade\n') + 1),
+    );
     expect(trade).toContain('| `id` | trd_ id | yes |');
     expect(trade).toContain('| `buyAmount` | decimal string | yes |');
     expect(trade).toContain('| `settledAt` | timestamp or null | yes |');
@@ -54,7 +60,9 @@ describe('renderV3ApiReference: the index and bodies of several shapes', () => {
       const heading = `\`${operation.method} ${openApiPath(operation.path)}\``;
       const row = index.split('\n').filter((line) => line.startsWith(`| [${heading}](#`));
       expect(row, heading).toHaveLength(1);
-      expect(row[0]).toContain(`| \`${operation.scope}\` | ${operation.method === 'POST' ? 'required' : ''} | ${operation.sandboxOnly ? 'yes' : ''} |`);
+      expect(row[0]).toContain(
+        `| \`${operation.scope}\` | ${operation.method === 'POST' ? 'required' : ''} | ${operation.sandboxOnly ? 'yes' : ''} |`,
+      );
     }
   });
 

@@ -1,10 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CursorPosition, MAX_CURSOR_LENGTH, createCursorCodec, cursorScope } from '../../../src/core/pagination/cursor-codec.js';
+
+import {
+  createCursorCodec,
+  type CursorPosition,
+  cursorScope,
+  MAX_CURSOR_LENGTH,
+} from '../../../src/core/pagination/cursor-codec.js';
 
 const codec = createCursorCodec(Buffer.alloc(32, 1));
 const scope = cursorScope('trades', 'org-1', 'live', { status: 'completed' });
-const position: CursorPosition = { createdAtMs: Date.parse('2025-03-01T12:00:00.123Z'), id: 'trd_0190a1b2c3d4e5f60718293a4b5c6d7e', inclusive: false };
+const position: CursorPosition = {
+  createdAtMs: Date.parse('2025-03-01T12:00:00.123Z'),
+  id: 'trd_0190a1b2c3d4e5f60718293a4b5c6d7e',
+  inclusive: false,
+};
 
 describe('cursor codec', () => {
   it('round-trips positions, including the inclusive flag', () => {
@@ -108,7 +118,9 @@ describe('cursor codec', () => {
     const [payload = '', mac = ''] = cursor.split('.');
     const last = payload.at(-1) ?? '';
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    const sameBytes = [...alphabet].filter((c) => c !== last && Buffer.from(payload.slice(0, -1) + c, 'base64url').equals(Buffer.from(payload, 'base64url')));
+    const sameBytes = [...alphabet].filter(
+      (c) => c !== last && Buffer.from(payload.slice(0, -1) + c, 'base64url').equals(Buffer.from(payload, 'base64url')),
+    );
     expect(sameBytes.length).toBeGreaterThan(0);
     for (const c of sameBytes) expect(codec.decode(`${payload.slice(0, -1)}${c}.${mac}`, scope)).toBeNull();
   });
@@ -125,7 +137,12 @@ describe('cursor codec', () => {
     );
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), fc.uint8Array({ maxLength: 40 }), (payload, mac) => {
-        expect(codec.decode(`${Buffer.from(payload).toString('base64url')}.${Buffer.from(mac).toString('base64url')}`, scope)).toBeNull();
+        expect(
+          codec.decode(
+            `${Buffer.from(payload).toString('base64url')}.${Buffer.from(mac).toString('base64url')}`,
+            scope,
+          ),
+        ).toBeNull();
       }),
     );
   });

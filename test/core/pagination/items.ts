@@ -2,11 +2,11 @@
  * A small table to paginate in tests, shaped like the real lists (org filter, created_at at
  * millisecond precision, text ids), and the in-memory order the database must agree with.
  */
-import type { Queryable } from '../../../src/lib/db/database.js';
+import { validateQuery } from '../../../src/core/http/validation.js';
 import { createCursorCodec, cursorScope } from '../../../src/core/pagination/cursor-codec.js';
 import { cursorQuerySchema } from '../../../src/core/pagination/cursor-query.js';
-import { validateQuery } from '../../../src/core/http/validation.js';
 import { type Page, paginate } from '../../../src/core/pagination/paginate.js';
+import type { Queryable } from '../../../src/lib/db/database.js';
 
 export interface Item {
   readonly id: string;
@@ -24,11 +24,14 @@ export const CREATE_ITEMS = `
 
 export async function insertItems(db: Queryable, items: readonly Item[]): Promise<void> {
   if (items.length === 0) return;
-  await db.query('INSERT INTO items (id, org, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]::timestamptz[])', [
-    items.map((item) => item.id),
-    items.map((item) => item.org),
-    items.map((item) => new Date(item.createdAtMs).toISOString()),
-  ]);
+  await db.query(
+    'INSERT INTO items (id, org, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]::timestamptz[])',
+    [
+      items.map((item) => item.id),
+      items.map((item) => item.org),
+      items.map((item) => new Date(item.createdAtMs).toISOString()),
+    ],
+  );
 }
 
 export async function replaceItems(db: Queryable, items: readonly Item[]): Promise<void> {
@@ -57,7 +60,11 @@ export function scopeFor(org: string): string {
 
 /** One GET of the list, through the real query parser, as a route would do it. */
 /** Async like a route handler, so that a bad query rejects rather than throws. */
-export async function listItems(db: Queryable, org: string, rawQuery: Readonly<Record<string, string>>): Promise<Page<string>> {
+export async function listItems(
+  db: Queryable,
+  org: string,
+  rawQuery: Readonly<Record<string, string>>,
+): Promise<Page<string>> {
   return paginate<{ id: string }, string>(db, {
     from: 'items',
     where: { sql: 'org = $1', params: [org] },

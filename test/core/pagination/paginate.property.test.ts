@@ -5,9 +5,19 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Page } from '../../../src/core/pagination/paginate.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
-import { BASE_MS, CREATE_ITEMS, type Item, compareNewestFirst, cursorAt, listItems, newestFirst, replaceItems } from './items.js';
+import {
+  BASE_MS,
+  compareNewestFirst,
+  CREATE_ITEMS,
+  cursorAt,
+  type Item,
+  listItems,
+  newestFirst,
+  replaceItems,
+} from './items.js';
 
 const ORG = 'a';
 
@@ -26,7 +36,13 @@ const limitArb = fc.integer({ min: 1, max: 8 });
 type Move =
   | { readonly kind: 'next'; readonly limit: number }
   | { readonly kind: 'prev'; readonly limit: number }
-  | { readonly kind: 'after' | 'before'; readonly limit: number; readonly target: number; readonly shiftMs: number; readonly inclusive: boolean };
+  | {
+      readonly kind: 'after' | 'before';
+      readonly limit: number;
+      readonly target: number;
+      readonly shiftMs: number;
+      readonly inclusive: boolean;
+    };
 
 const moveArb: fc.Arbitrary<Move> = fc.oneof(
   fc.record({ kind: fc.constant('next' as const), limit: limitArb }),
@@ -46,7 +62,11 @@ interface Slice {
 }
 
 /** How many records of sorted lie strictly before the boundary in newest-first order. */
-function boundaryIndex(sorted: readonly Item[], position: Pick<Item, 'createdAtMs' | 'id'>, countEqual: boolean): number {
+function boundaryIndex(
+  sorted: readonly Item[],
+  position: Pick<Item, 'createdAtMs' | 'id'>,
+  countEqual: boolean,
+): number {
   return sorted.filter((item) => {
     const order = compareNewestFirst(item, position);
     return order < 0 || (countEqual && order === 0);

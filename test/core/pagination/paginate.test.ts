@@ -3,10 +3,23 @@
  * a table with many ties in created_at and a second org whose records interleave with the first.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { type Page, paginate } from '../../../src/core/pagination/paginate.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
-import { BASE_MS, CREATE_ITEMS, type Item, codec, cursorAt, insertItems, itemId, listItems, newestFirst, replaceItems, scopeFor } from './items.js';
+import {
+  BASE_MS,
+  codec,
+  CREATE_ITEMS,
+  cursorAt,
+  insertItems,
+  type Item,
+  itemId,
+  listItems,
+  newestFirst,
+  replaceItems,
+  scopeFor,
+} from './items.js';
 
 const ORG = 'org-a';
 const OTHER = 'org-b';
@@ -72,7 +85,16 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
     it('rejects startingAfter with endingBefore', async () => {
       const cursor = cursorAt(sorted[3]!, ORG);
       await expectQueryError(list({ startingAfter: cursor, endingBefore: cursor }), 'startingAfter');
-      await expectQueryError(paginate(db(), { from: 'items', scope: scopeFor(ORG), codec, toRecord: () => null, query: { limit: 5, startingAfter: cursor, endingBefore: cursor } }), 'endingBefore');
+      await expectQueryError(
+        paginate(db(), {
+          from: 'items',
+          scope: scopeFor(ORG),
+          codec,
+          toRecord: () => null,
+          query: { limit: 5, startingAfter: cursor, endingBefore: cursor },
+        }),
+        'endingBefore',
+      );
     });
 
     it.each(['0', '101', 'abc', '1.5'])('rejects limit %j', async (limit) => {
@@ -115,7 +137,7 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
       expect(page.pagination.hasNext).toBe(true);
     });
 
-    it("rejects a cursor of another org, scope or secret, naming the parameter", async () => {
+    it('rejects a cursor of another org, scope or secret, naming the parameter', async () => {
       await expectQueryError(list({ startingAfter: cursorAt(sorted[3]!, OTHER) }), 'startingAfter');
       await expectQueryError(list({ endingBefore: cursorAt(sorted[3]!, OTHER) }), 'endingBefore');
       const own = (await list({ limit: '3' })).pagination.nextCursor!;
@@ -128,9 +150,13 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
     it('pages from a position whose record left the filter set or the table', async () => {
       const first = await list({ limit: '5' });
       await db().query('UPDATE items SET org = $1 WHERE id = $2', [OTHER, sorted[4]!.id]);
-      expect((await list({ limit: '5', startingAfter: first.pagination.nextCursor! })).data).toEqual(ids(sorted.slice(5, 10)));
+      expect((await list({ limit: '5', startingAfter: first.pagination.nextCursor! })).data).toEqual(
+        ids(sorted.slice(5, 10)),
+      );
       await db().query('DELETE FROM items WHERE id = $1', [sorted[4]!.id]);
-      expect((await list({ limit: '5', startingAfter: first.pagination.nextCursor! })).data).toEqual(ids(sorted.slice(5, 10)));
+      expect((await list({ limit: '5', startingAfter: first.pagination.nextCursor! })).data).toEqual(
+        ids(sorted.slice(5, 10)),
+      );
       const back = await list({ limit: '5', endingBefore: first.pagination.nextCursor! });
       expect(back.data).toEqual(ids(sorted.slice(0, 4)));
       expect(back.pagination.hasPrev).toBe(false);
@@ -142,7 +168,12 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
       const page = await list({ limit: '5', startingAfter: cursorAt(sorted[5]!, ORG) });
       expect(Object.keys(page).sort()).toEqual(['data', 'pagination']);
       expect(Object.keys(page.pagination).sort()).toEqual(['hasNext', 'hasPrev', 'nextCursor', 'prevCursor']);
-      expect(page.pagination).toEqual({ hasNext: true, hasPrev: true, nextCursor: expect.any(String), prevCursor: expect.any(String) });
+      expect(page.pagination).toEqual({
+        hasNext: true,
+        hasPrev: true,
+        nextCursor: expect.any(String),
+        prevCursor: expect.any(String),
+      });
     });
   });
 
@@ -175,7 +206,10 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
     });
 
     it('returns an empty set as one empty page', async () => {
-      expect(await list({}, 'org-empty')).toEqual({ data: [], pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } });
+      expect(await list({}, 'org-empty')).toEqual({
+        data: [],
+        pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null },
+      });
     });
   });
 
@@ -204,7 +238,10 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
       const oldest = sorted.at(-1)!;
       await db().query('DELETE FROM items WHERE org = $1', [ORG]);
       const empty = await list({ startingAfter: cursorAt(oldest, ORG) });
-      expect(empty).toEqual({ data: [], pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } });
+      expect(empty).toEqual({
+        data: [],
+        pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null },
+      });
     });
 
     it('counts the cursor record itself as previous when it is still in the set', async () => {
@@ -285,12 +322,20 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
       // it: a walk must meet exactly the records ahead, in order, each once.
       let arrivals = 0;
       const arrive = async (behindMs: number, aheadMs: number): Promise<Item> => {
-        const [behind, ahead] = [behindMs, aheadMs].map((createdAtMs) => ({ id: itemId(1000 + arrivals++), org: ORG, createdAtMs }));
+        const [behind, ahead] = [behindMs, aheadMs].map((createdAtMs) => ({
+          id: itemId(1000 + arrivals++),
+          org: ORG,
+          createdAtMs,
+        }));
         await insertItems(db(), [behind!, ahead!]);
         return ahead!;
       };
       const current = async (): Promise<Item[]> =>
-        newestFirst((await db().query<{ id: string; created_at: Date }>('SELECT id, created_at FROM items WHERE org = $1', [ORG])).rows.map((row) => ({ id: row.id, org: ORG, createdAtMs: row.created_at.getTime() })));
+        newestFirst(
+          (
+            await db().query<{ id: string; created_at: Date }>('SELECT id, created_at FROM items WHERE org = $1', [ORG])
+          ).rows.map((row) => ({ id: row.id, org: ORG, createdAtMs: row.created_at.getTime() })),
+        );
 
       const forward: string[] = [];
       let page = await list({ limit: '7' });
@@ -320,7 +365,9 @@ describe.each(DATABASE_DRIVERS)('paginate on $driver', ({ create }) => {
     it('refuses created_at with sub-millisecond precision instead of skipping records', async () => {
       await db().exec('CREATE TABLE micro (id text PRIMARY KEY, created_at timestamptz NOT NULL)');
       await db().query(`INSERT INTO micro VALUES ('a', '2025-03-01T12:00:00.123456Z')`);
-      await expect(paginate(db(), { from: 'micro', scope: 's', codec, query: { limit: 5 }, toRecord: (row) => row })).rejects.toThrow(/millisecond precision/);
+      await expect(
+        paginate(db(), { from: 'micro', scope: 's', codec, query: { limit: 5 }, toRecord: (row) => row }),
+      ).rejects.toThrow(/millisecond precision/);
       await db().exec('DROP TABLE micro');
     });
 

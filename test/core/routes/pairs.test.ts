@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { V3Harness, type DriverName, type StoreName } from '../../support/v3-harness.js';
+
+import { type DriverName, type StoreName, V3Harness } from '../../support/v3-harness.js';
 
 const SETUPS: Array<{ driver: DriverName; storeKind: StoreName }> = [
   { driver: 'postgres', storeKind: 'redis' },
@@ -29,7 +30,9 @@ describe.each(SETUPS)('GET /v3/fx/pairs on $driver + $storeKind', ({ driver, sto
 
   it('writes limits as decimal strings with the base currency decimals', async () => {
     const key = await harness.createKey({ scopes: ['view'] });
-    const { data } = (await harness.signed({ key, path: '/v3/fx/pairs' })).json<{ data: Array<Record<string, unknown>> }>();
+    const { data } = (await harness.signed({ key, path: '/v3/fx/pairs' })).json<{
+      data: Array<Record<string, unknown>>;
+    }>();
     expect(data.find((p) => p.symbol === 'EUR/USD')).toEqual({
       object: 'pair',
       symbol: 'EUR/USD',
@@ -40,8 +43,17 @@ describe.each(SETUPS)('GET /v3/fx/pairs on $driver + $storeKind', ({ driver, sto
       minAmount: '1.00',
       maxAmount: '1000000.00',
     });
-    expect(data.find((p) => p.symbol === 'JPY/USDC')).toMatchObject({ minAmount: '100', maxAmount: '150000000', baseDecimals: 0, quoteDecimals: 6 });
-    expect(data.find((p) => p.symbol === 'USDC/JPY')).toMatchObject({ minAmount: '1.000000', baseDecimals: 6, quoteDecimals: 0 });
+    expect(data.find((p) => p.symbol === 'JPY/USDC')).toMatchObject({
+      minAmount: '100',
+      maxAmount: '150000000',
+      baseDecimals: 0,
+      quoteDecimals: 6,
+    });
+    expect(data.find((p) => p.symbol === 'USDC/JPY')).toMatchObject({
+      minAmount: '1.000000',
+      baseDecimals: 6,
+      quoteDecimals: 0,
+    });
   });
 
   it('carries the pipeline headers on success', async () => {
@@ -49,7 +61,9 @@ describe.each(SETUPS)('GET /v3/fx/pairs on $driver + $storeKind', ({ driver, sto
     const response = await harness.signed({ key, path: '/v3/fx/pairs', headers: { 'x-request-id': 'client-req-1' } });
     expect(response.headers['x-request-id']).toBe('client-req-1');
     expect(response.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);
-    expect(new Date(response.headers['x-request-timestamp']!).toISOString()).toBe(response.headers['x-request-timestamp']);
+    expect(new Date(response.headers['x-request-timestamp']!).toISOString()).toBe(
+      response.headers['x-request-timestamp'],
+    );
     expect(response.headers['ratelimit-limit']).toBe('100');
     expect(response.headers['ratelimit-reset']).toMatch(/^\d+$/);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -60,6 +74,8 @@ describe.each(SETUPS)('GET /v3/fx/pairs on $driver + $storeKind', ({ driver, sto
     const key = await harness.createKey({ scopes: ['view'] });
     const response = await harness.signed({ key, path: '/v3/fx/pairs?limit=10' });
     expect(response.status).toBe(400);
-    expect(response.json()).toMatchObject({ error: { code: 'VALIDATION_QUERY_FAILED', details: { issues: [{ path: 'limit' }] } } });
+    expect(response.json()).toMatchObject({
+      error: { code: 'VALIDATION_QUERY_FAILED', details: { issues: [{ path: 'limit' }] } },
+    });
   });
 });

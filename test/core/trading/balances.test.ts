@@ -8,15 +8,16 @@
  * - buy 5.00 USD for USDC: sells 5.010000 USDC.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { postMovement } from '../../../src/core/ledger/ledger.js';
 import { withdrawableBalance } from '../../../src/core/trading/balances.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
+import { quoteAndTrade, recordTestDeposit, type TradeRequest } from '../../support/book-fixtures.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
-import { type TradeRequest, quoteAndTrade, recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface Balance {
   object: string;
@@ -84,7 +85,10 @@ function figures(records: readonly Balance[]): Figures[] {
 describe('GET /v3/fx/balances', () => {
   it('is an empty list with zero totals before any movement', async () => {
     const key = await harness.createKey({ scopes: ['view'] });
-    expect(await balances(key)).toEqual({ data: [], totals: { netPositiveUsd: '0.00', netNegativeUsd: '0.00', netUsd: '0.00' } });
+    expect(await balances(key)).toEqual({
+      data: [],
+      totals: { netPositiveUsd: '0.00', netNegativeUsd: '0.00', netUsd: '0.00' },
+    });
   });
 
   it('lists one record per client account after a trade, negative where the org owes', async () => {
@@ -108,8 +112,20 @@ describe('GET /v3/fx/balances', () => {
     );
     for (const record of data) expect(record.id).toMatch(/^bal_/);
     expect(figures(data)).toEqual([
-      { currency: 'EUR', amount: '100.00', withdrawableAmount: '100.00', usdValue: '108.00', withdrawableUsdValue: '108.00' },
-      { currency: 'USD', amount: '-108.22', withdrawableAmount: '0.00', usdValue: '-108.22', withdrawableUsdValue: '0.00' },
+      {
+        currency: 'EUR',
+        amount: '100.00',
+        withdrawableAmount: '100.00',
+        usdValue: '108.00',
+        withdrawableUsdValue: '108.00',
+      },
+      {
+        currency: 'USD',
+        amount: '-108.22',
+        withdrawableAmount: '0.00',
+        usdValue: '-108.22',
+        withdrawableUsdValue: '0.00',
+      },
     ]);
     expect(totals).toEqual({ netPositiveUsd: '108.00', netNegativeUsd: '-108.22', netUsd: '-0.22' });
   });
@@ -137,9 +153,21 @@ describe('GET /v3/fx/balances', () => {
 
     const { data, totals } = await balances(key);
     expect(figures(data)).toEqual([
-      { currency: 'EUR', amount: '-9.28', withdrawableAmount: '0.00', usdValue: '-10.02', withdrawableUsdValue: '0.00' },
+      {
+        currency: 'EUR',
+        amount: '-9.28',
+        withdrawableAmount: '0.00',
+        usdValue: '-10.02',
+        withdrawableUsdValue: '0.00',
+      },
       { currency: 'USD', amount: '5.00', withdrawableAmount: '5.00', usdValue: '5.00', withdrawableUsdValue: '5.00' },
-      { currency: 'USDC', amount: '4.990000', withdrawableAmount: '4.990000', usdValue: '4.99', withdrawableUsdValue: '4.99' },
+      {
+        currency: 'USDC',
+        amount: '4.990000',
+        withdrawableAmount: '4.990000',
+        usdValue: '4.99',
+        withdrawableUsdValue: '4.99',
+      },
     ]);
     expect(totals).toEqual({ netPositiveUsd: '9.99', netNegativeUsd: '-10.02', netUsd: '-0.03' });
   });
@@ -158,9 +186,27 @@ describe('GET /v3/fx/balances', () => {
     const after = data.find((record) => record.currency === 'USD')!;
     expect(after).toMatchObject({ id: before.id, createdAt: before.createdAt, updatedAt: later.toISOString() });
     expect(figures(data)).toEqual([
-      { currency: 'EUR', amount: '100.00', withdrawableAmount: '100.00', usdValue: '108.00', withdrawableUsdValue: '108.00' },
-      { currency: 'GBP', amount: '25.00', withdrawableAmount: '25.00', usdValue: '31.75', withdrawableUsdValue: '31.75' },
-      { currency: 'USD', amount: '891.78', withdrawableAmount: '891.78', usdValue: '891.78', withdrawableUsdValue: '891.78' },
+      {
+        currency: 'EUR',
+        amount: '100.00',
+        withdrawableAmount: '100.00',
+        usdValue: '108.00',
+        withdrawableUsdValue: '108.00',
+      },
+      {
+        currency: 'GBP',
+        amount: '25.00',
+        withdrawableAmount: '25.00',
+        usdValue: '31.75',
+        withdrawableUsdValue: '31.75',
+      },
+      {
+        currency: 'USD',
+        amount: '891.78',
+        withdrawableAmount: '891.78',
+        usdValue: '891.78',
+        withdrawableUsdValue: '891.78',
+      },
     ]);
     expect(totals).toEqual({ netPositiveUsd: '1031.53', netNegativeUsd: '0.00', netUsd: '1031.53' });
   });
@@ -189,7 +235,15 @@ describe('GET /v3/fx/balances', () => {
     // One record per currency still (the hold is no balance of its own), the client account's id.
     expect(data).toHaveLength(1);
     expect(data[0]).toMatchObject({ id: before.id, updatedAt: later.toISOString() });
-    expect(figures(data)).toEqual([{ currency: 'USD', amount: '1000.00', withdrawableAmount: '749.50', usdValue: '1000.00', withdrawableUsdValue: '749.50' }]);
+    expect(figures(data)).toEqual([
+      {
+        currency: 'USD',
+        amount: '1000.00',
+        withdrawableAmount: '749.50',
+        usdValue: '1000.00',
+        withdrawableUsdValue: '749.50',
+      },
+    ]);
     expect(totals).toEqual({ netPositiveUsd: '1000.00', netNegativeUsd: '0.00', netUsd: '1000.00' });
   });
 

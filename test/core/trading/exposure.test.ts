@@ -8,14 +8,15 @@
  * - sell 10.00 EUR for USD: holds 10.80.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { availableCredit } from '../../../src/core/trading/exposure.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal, formatToDecimals } from '../../../src/lib/money.js';
+import { postData, quoteAndTrade, recordTestDeposit, type TradeRequest } from '../../support/book-fixtures.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
-import { type TradeRequest, postData, quoteAndTrade, recordTestDeposit } from '../../support/book-fixtures.js';
 
 interface Exposure {
   object: string;
@@ -135,7 +136,9 @@ describe('GET /v3/fx/exposure', () => {
 
     // USD balance: -108.22 + the 1.90 bought = -106.32; 106.31 leaves it a cent short.
     await deposit(orgId, 'sandbox', 'USD', '106.31');
-    expect((await exposure(key)).breakdown.find((entry) => entry.currency === 'USD')!.settlementStage).toBe('AWAITING_FUNDING');
+    expect((await exposure(key)).breakdown.find((entry) => entry.currency === 'USD')!.settlementStage).toBe(
+      'AWAITING_FUNDING',
+    );
     await deposit(orgId, 'sandbox', 'USD', '500.00');
     await deposit(orgId, 'sandbox', 'GBP', '1.50');
 
@@ -166,7 +169,13 @@ describe('GET /v3/fx/exposure', () => {
 
     // With no line, the live book refuses to trade on credit.
     const quote = await post(live, '/v3/fx/quotes', BUY_100_EUR);
-    const refused = await harness.signed({ key: live, method: 'POST', path: '/v3/fx/trades', body: JSON.stringify({ quoteId: quote.id }), idempotencyKey: `exposure-${next()}` });
+    const refused = await harness.signed({
+      key: live,
+      method: 'POST',
+      path: '/v3/fx/trades',
+      body: JSON.stringify({ quoteId: quote.id }),
+      idempotencyKey: `exposure-${next()}`,
+    });
     expectV3Error(refused, 'TRADE_CREDIT_LIMIT_EXCEEDED');
 
     await setCreditLine(harness.db, orgId, 'live', new Decimal('500000'));
@@ -192,7 +201,9 @@ describe('GET /v3/fx/exposure', () => {
       creditLine: '1000000.00',
       committedAmount: '108.22',
       availableCredit: '999891.78',
-      breakdown: [{ currency: 'USD', settlementStage: 'AWAITING_FUNDING', tradeCount: 1, amount: '108.22', usdValue: '108.22' }],
+      breakdown: [
+        { currency: 'USD', settlementStage: 'AWAITING_FUNDING', tradeCount: 1, amount: '108.22', usdValue: '108.22' },
+      ],
     });
     await expectCommittedMatchesTrades(sandbox, sandboxData);
   });
@@ -201,7 +212,11 @@ describe('GET /v3/fx/exposure', () => {
     const trader = await harness.createKey();
     await trade(trader, BUY_100_EUR);
     const other = await harness.createKey({ scopes: ['view'] });
-    expect(await exposure(other)).toMatchObject({ committedAmount: '0.00', availableCredit: '1000000.00', breakdown: [] });
+    expect(await exposure(other)).toMatchObject({
+      committedAmount: '0.00',
+      availableCredit: '1000000.00',
+      breakdown: [],
+    });
   });
 
   it('needs the view scope', async () => {

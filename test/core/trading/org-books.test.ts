@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
   assertTradingAllowed,
   CreditLineBelowCommittedError,
@@ -51,16 +52,27 @@ describe('assertTradingAllowed', () => {
 
   it('checks trading first, then either currency (bought first), then the pair', () => {
     const all = { tradingEnabled: false, disabledCurrencies: ['EUR', 'USD'], disabledPairs: ['EUR/USD'] };
-    expect(apiErrorOf(() => assertTradingAllowed(book(all), 'EUR', 'USD'))).toEqual({ code: 'TRADE_DISABLED', details: {} });
+    expect(apiErrorOf(() => assertTradingAllowed(book(all), 'EUR', 'USD'))).toEqual({
+      code: 'TRADE_DISABLED',
+      details: {},
+    });
     expect(apiErrorOf(() => assertTradingAllowed(book({ ...all, tradingEnabled: true }), 'EUR', 'USD'))).toEqual({
       code: 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
       details: { currency: 'EUR' },
     });
-    expect(apiErrorOf(() => assertTradingAllowed(book({ ...all, tradingEnabled: true, disabledCurrencies: ['USD'] }), 'EUR', 'USD'))).toEqual({
+    expect(
+      apiErrorOf(() =>
+        assertTradingAllowed(book({ ...all, tradingEnabled: true, disabledCurrencies: ['USD'] }), 'EUR', 'USD'),
+      ),
+    ).toEqual({
       code: 'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
       details: { currency: 'USD' },
     });
-    expect(apiErrorOf(() => assertTradingAllowed(book({ ...all, tradingEnabled: true, disabledCurrencies: [] }), 'EUR', 'USD'))).toEqual({
+    expect(
+      apiErrorOf(() =>
+        assertTradingAllowed(book({ ...all, tradingEnabled: true, disabledCurrencies: [] }), 'EUR', 'USD'),
+      ),
+    ).toEqual({
       code: 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
       details: { buyCurrency: 'EUR', sellCurrency: 'USD' },
     });
@@ -98,13 +110,23 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
   }
 
   async function setCommitted(orgId: string, environment: 'sandbox' | 'live', amount: string): Promise<void> {
-    await database.db.query('UPDATE org_environments SET committed_usd = $3 WHERE org_id = $1 AND environment = $2', [orgId, environment, amount]);
+    await database.db.query('UPDATE org_environments SET committed_usd = $3 WHERE org_id = $1 AND environment = $2', [
+      orgId,
+      environment,
+      amount,
+    ]);
   }
 
   it('reads both books of a new org, and null for an unknown org', async () => {
     const orgId = await newOrg();
     const sandbox = await readOrgBook(database.db, orgId, 'sandbox');
-    expect(sandbox).toMatchObject({ orgId, environment: 'sandbox', tradingEnabled: true, disabledCurrencies: [], disabledPairs: [] });
+    expect(sandbox).toMatchObject({
+      orgId,
+      environment: 'sandbox',
+      tradingEnabled: true,
+      disabledCurrencies: [],
+      disabledPairs: [],
+    });
     expect(formatDecimal(sandbox!.creditLineUsd)).toBe('1000000');
     expect(formatDecimal(sandbox!.committedUsd)).toBe('0');
     expect(sandbox!.updatedAt).toBeInstanceOf(Date);
@@ -134,7 +156,9 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
     const orgId = await newOrg();
     await setCreditLine(database.db, orgId, 'live', new Decimal(1000));
     await setCommitted(orgId, 'live', '400.5');
-    const refused = await setCreditLine(database.db, orgId, 'live', new Decimal('400.49')).catch((error: unknown) => error);
+    const refused = await setCreditLine(database.db, orgId, 'live', new Decimal('400.49')).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(CreditLineBelowCommittedError);
     expect(refused).toMatchObject({ code: 'FXGATE_CREDIT_LINE_BELOW_COMMITTED', orgId, environment: 'live' });
     expect(formatDecimal((refused as CreditLineBelowCommittedError).committedUsd)).toBe('400.5');
@@ -147,10 +171,20 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
 
   it('refuses a negative, non-finite or too precise credit line before touching the database', async () => {
     const orgId = await newOrg();
-    for (const bad of [new Decimal(-1), new Decimal(NaN), new Decimal(Infinity), new Decimal('0.0000000000000000001'), new Decimal('1e20')]) {
-      await expect(setCreditLine(database.db, orgId, 'live', bad), String(bad)).rejects.toMatchObject({ code: 'FXGATE_INVALID_CREDIT_LINE' });
+    for (const bad of [
+      new Decimal(-1),
+      new Decimal(NaN),
+      new Decimal(Infinity),
+      new Decimal('0.0000000000000000001'),
+      new Decimal('1e20'),
+    ]) {
+      await expect(setCreditLine(database.db, orgId, 'live', bad), String(bad)).rejects.toMatchObject({
+        code: 'FXGATE_INVALID_CREDIT_LINE',
+      });
     }
-    await expect(setCreditLine(database.db, orgId, 'live', new Decimal(-1))).rejects.toBeInstanceOf(InvalidCreditLineError);
+    await expect(setCreditLine(database.db, orgId, 'live', new Decimal(-1))).rejects.toBeInstanceOf(
+      InvalidCreditLineError,
+    );
     expect(formatDecimal((await readOrgBook(database.db, orgId, 'live'))!.creditLineUsd)).toBe('0');
   });
 
@@ -201,7 +235,9 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
     expect(error).toBeInstanceOf(UnknownCurrencyError);
     expect(error).toMatchObject({ code: 'FXGATE_UNKNOWN_CURRENCY', currency: 'XYZ' });
     // Codes are exact: the CLI upper-cases what an operator types, the repository does not guess.
-    await expect(setCurrencyEnabled(database.db, orgId, 'live', 'eur', false)).rejects.toBeInstanceOf(UnknownCurrencyError);
+    await expect(setCurrencyEnabled(database.db, orgId, 'live', 'eur', false)).rejects.toBeInstanceOf(
+      UnknownCurrencyError,
+    );
   });
 
   it('disables and enables one direction of a pair, idempotently', async () => {
@@ -210,7 +246,13 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
     await setPairEnabled(database.db, orgId, 'sandbox', eurUsd, false);
     const twice = await setPairEnabled(database.db, orgId, 'sandbox', eurUsd, false);
     expect(twice.disabledPairs).toEqual(['EUR/USD']);
-    const both = await setPairEnabled(database.db, orgId, 'sandbox', { buyCurrency: 'USD', sellCurrency: 'EUR' }, false);
+    const both = await setPairEnabled(
+      database.db,
+      orgId,
+      'sandbox',
+      { buyCurrency: 'USD', sellCurrency: 'EUR' },
+      false,
+    );
     expect(both.disabledPairs).toEqual(['EUR/USD', 'USD/EUR']);
     expect(apiErrorOf(() => assertTradingAllowed(both, 'EUR', 'USD'))?.code).toBe('TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT');
     expect(apiErrorOf(() => assertTradingAllowed(both, 'EUR', 'GBP'))).toBeNull();
@@ -222,14 +264,24 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
 
   it('refuses a pair of one currency or of an unknown currency', async () => {
     const orgId = await newOrg();
-    const same = await setPairEnabled(database.db, orgId, 'live', { buyCurrency: 'EUR', sellCurrency: 'EUR' }, false).catch((e: unknown) => e);
+    const same = await setPairEnabled(
+      database.db,
+      orgId,
+      'live',
+      { buyCurrency: 'EUR', sellCurrency: 'EUR' },
+      false,
+    ).catch((e: unknown) => e);
     expect(same).toBeInstanceOf(InvalidPairError);
     expect(same).toMatchObject({ code: 'FXGATE_INVALID_PAIR' });
-    await expect(setPairEnabled(database.db, orgId, 'live', { buyCurrency: 'EUR', sellCurrency: 'ABC' }, false)).rejects.toMatchObject({
+    await expect(
+      setPairEnabled(database.db, orgId, 'live', { buyCurrency: 'EUR', sellCurrency: 'ABC' }, false),
+    ).rejects.toMatchObject({
       code: 'FXGATE_UNKNOWN_CURRENCY',
       currency: 'ABC',
     });
-    await expect(setPairEnabled(database.db, orgId, 'live', { buyCurrency: 'ABC', sellCurrency: 'USD' }, false)).rejects.toMatchObject({ currency: 'ABC' });
+    await expect(
+      setPairEnabled(database.db, orgId, 'live', { buyCurrency: 'ABC', sellCurrency: 'USD' }, false),
+    ).rejects.toMatchObject({ currency: 'ABC' });
     expect((await readOrgBook(database.db, orgId, 'live'))!.disabledPairs).toEqual([]);
   });
 
@@ -245,7 +297,10 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
         [code],
       );
     }
-    const pairs = currencies.map((code, i) => ({ buyCurrency: code, sellCurrency: currencies[(i + 1) % currencies.length]! }));
+    const pairs = currencies.map((code, i) => ({
+      buyCurrency: code,
+      sellCurrency: currencies[(i + 1) % currencies.length]!,
+    }));
     await Promise.all([
       ...currencies.map((currency) => setCurrencyEnabled(database.db, orgId, 'live', currency, false)),
       ...pairs.map((pair) => setPairEnabled(database.db, orgId, 'live', pair, false)),
@@ -255,7 +310,11 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
     expect(after.disabledPairs).toEqual(pairs.map((pair) => `${pair.buyCurrency}/${pair.sellCurrency}`).sort());
 
     // Enabling concurrently, some of them twice, leaves none behind.
-    await Promise.all([...currencies, ...currencies.slice(0, 5)].map((currency) => setCurrencyEnabled(database.db, orgId, 'live', currency, true)));
+    await Promise.all(
+      [...currencies, ...currencies.slice(0, 5)].map((currency) =>
+        setCurrencyEnabled(database.db, orgId, 'live', currency, true),
+      ),
+    );
     expect((await readOrgBook(database.db, orgId, 'live'))!.disabledCurrencies).toEqual([]);
   });
 
@@ -264,23 +323,27 @@ describe.each(DATABASE_DRIVERS)('org books on $driver', ({ driver, create }) => 
   it('fx_trading_allowed answers as assertTradingAllowed does, for any settings and pair', async () => {
     const codes = ['EUR', 'USD', 'GBP', 'JPY'];
     const code = fc.constantFrom(...codes);
-    const pairKeyArb = fc.tuple(code, code).filter(([a, b]) => a !== b).map(([a, b]) => `${a}/${b}`);
+    const pairKeyArb = fc
+      .tuple(code, code)
+      .filter(([a, b]) => a !== b)
+      .map(([a, b]) => `${a}/${b}`);
     const settings = fc.record({
       tradingEnabled: fc.boolean(),
       disabledCurrencies: fc.uniqueArray(code, { maxLength: 3 }),
       disabledPairs: fc.uniqueArray(pairKeyArb, { maxLength: 6 }),
     });
     await fc.assert(
-      fc.asyncProperty(settings, fc.tuple(code, code).filter(([a, b]) => a !== b), async (permissions, [buy, sell]) => {
-        const { rows } = await database.db.query<{ allowed: boolean }>('SELECT fx_trading_allowed($1, $2::text[], $3::text[], $4, $5) AS allowed', [
-          permissions.tradingEnabled,
-          permissions.disabledCurrencies,
-          permissions.disabledPairs,
-          buy,
-          sell,
-        ]);
-        expect(rows[0]!.allowed).toBe(apiErrorOf(() => assertTradingAllowed(book(permissions), buy, sell)) === null);
-      }),
+      fc.asyncProperty(
+        settings,
+        fc.tuple(code, code).filter(([a, b]) => a !== b),
+        async (permissions, [buy, sell]) => {
+          const { rows } = await database.db.query<{ allowed: boolean }>(
+            'SELECT fx_trading_allowed($1, $2::text[], $3::text[], $4, $5) AS allowed',
+            [permissions.tradingEnabled, permissions.disabledCurrencies, permissions.disabledPairs, buy, sell],
+          );
+          expect(rows[0]!.allowed).toBe(apiErrorOf(() => assertTradingAllowed(book(permissions), buy, sell)) === null);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import type { PriceInput } from '../../../src/core/trading/pricing.js';
-import { InvalidPriceInputError, divideRounded, priceQuote, reversalDifferential, usdValue } from '../../../src/core/trading/pricing.js';
+import {
+  divideRounded,
+  InvalidPriceInputError,
+  priceQuote,
+  reversalDifferential,
+  usdValue,
+} from '../../../src/core/trading/pricing.js';
 import { DEFAULT_USD_PRICES, RATE_DECIMALS, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { Decimal, formatDecimal, parseDecimal } from '../../../src/lib/money.js';
 
@@ -21,7 +28,11 @@ async function convert(sell: string, buy: string, amount: string, amountCurrency
     midRate: await rates.midRate(buy, sell),
     spreadBps,
   });
-  return { rate: formatDecimal(quote.rate), buyAmount: formatDecimal(quote.buyAmount), sellAmount: formatDecimal(quote.sellAmount) };
+  return {
+    rate: formatDecimal(quote.rate),
+    buyAmount: formatDecimal(quote.buyAmount),
+    sellAmount: formatDecimal(quote.sellAmount),
+  };
 }
 
 function input(overrides: Partial<PriceInput> = {}): PriceInput {
@@ -52,9 +63,12 @@ describe('priceQuote on the built-in rates, spread 20 bps', () => {
     ['USDC', 'EUR', '1234.567891', 'USDC', '1.08216', '1140.83', '1234.567891'],
     ['GBP', 'EURC', '0.000001', 'EURC', '0.8520944883', '0.000001', '0.01'],
     ['GBP', 'EURC', '0.01', 'GBP', '0.8520944883', '0.011735', '0.01'],
-  ])('%s→%s, %s %s: rate %s, buys %s, sells %s', async (sell, buy, amount, amountCurrency, rate, buyAmount, sellAmount) => {
-    expect(await convert(sell, buy, amount, amountCurrency)).toEqual({ rate, buyAmount, sellAmount });
-  });
+  ])(
+    '%s→%s, %s %s: rate %s, buys %s, sells %s',
+    async (sell, buy, amount, amountCurrency, rate, buyAmount, sellAmount) => {
+      expect(await convert(sell, buy, amount, amountCurrency)).toEqual({ rate, buyAmount, sellAmount });
+    },
+  );
 });
 
 describe('priceQuote with spread 0', () => {
@@ -68,14 +82,18 @@ describe('priceQuote with spread 0', () => {
     ['JPY', 'USDC', '150000', 'JPY', '149.2537313433', '1004.999999', '150000'],
     ['USDC', 'EUR', '1234.56', 'EUR', '1.08', '1234.56', '1333.3248'],
     ['USDC', 'EUR', '1234.567891', 'USDC', '1.08', '1143.11', '1234.567891'],
-  ])('%s→%s, %s %s: rate %s (the mid), buys %s, sells %s', async (sell, buy, amount, amountCurrency, rate, buyAmount, sellAmount) => {
-    expect(await convert(sell, buy, amount, amountCurrency, 0)).toEqual({ rate, buyAmount, sellAmount });
-  });
+  ])(
+    '%s→%s, %s %s: rate %s (the mid), buys %s, sells %s',
+    async (sell, buy, amount, amountCurrency, rate, buyAmount, sellAmount) => {
+      expect(await convert(sell, buy, amount, amountCurrency, 0)).toEqual({ rate, buyAmount, sellAmount });
+    },
+  );
 });
 
 describe('priceQuote rounding directions', () => {
   it('rounds the client rate UP at the 10th place', () => {
-    const at = (midRate: string, spreadBps: number) => formatDecimal(priceQuote(input({ midRate: parseDecimal(midRate), spreadBps })).rate);
+    const at = (midRate: string, spreadBps: number) =>
+      formatDecimal(priceQuote(input({ midRate: parseDecimal(midRate), spreadBps })).rate);
     expect(at('0.0000000001', 1)).toBe('0.0000000002'); // 1.0001e-10
     expect(at('1', 20)).toBe('1.002'); // exact: no rounding
     expect(at('1.2345678901', 0)).toBe('1.2345678901');
@@ -96,13 +114,23 @@ describe('priceQuote rounding directions', () => {
   it('does not round an exact result', () => {
     const quote = priceQuote(input({ midRate: parseDecimal('1.5'), spreadBps: 0, amount: parseDecimal('3') }));
     expect(formatDecimal(quote.sellAmount)).toBe('4.5');
-    const back = priceQuote(input({ midRate: parseDecimal('1.5'), spreadBps: 0, amount: parseDecimal('4.5'), amountCurrency: 'EUR' }));
+    const back = priceQuote(
+      input({ midRate: parseDecimal('1.5'), spreadBps: 0, amount: parseDecimal('4.5'), amountCurrency: 'EUR' }),
+    );
     expect(formatDecimal(back.buyAmount)).toBe('3');
   });
 
   it('may buy 0 of a currency when the sell amount is too small: the caller rejects it', () => {
     const quote = priceQuote(
-      input({ buyCurrency: 'JPY', sellCurrency: 'USD', buyDecimals: 0, amount: parseDecimal('0.01'), amountCurrency: 'USD', midRate: parseDecimal('0.0134'), spreadBps: 0 }),
+      input({
+        buyCurrency: 'JPY',
+        sellCurrency: 'USD',
+        buyDecimals: 0,
+        amount: parseDecimal('0.01'),
+        amountCurrency: 'USD',
+        midRate: parseDecimal('0.0134'),
+        spreadBps: 0,
+      }),
     );
     expect(formatDecimal(quote.buyAmount)).toBe('0'); // 0.746 JPY
     expect(formatDecimal(quote.sellAmount)).toBe('0.01');
@@ -115,7 +143,9 @@ describe('priceQuote rounding directions', () => {
     const amount = parseDecimal('100999999999999999998.989999999999999999');
     const quote = priceQuote(input({ midRate, spreadBps: 0, amount, amountCurrency: 'EUR', sellDecimals: 18 }));
     expect(formatDecimal(quote.buyAmount)).toBe('1');
-    expect(formatDecimal(amount.div(midRate).decimalPlaces(2, Decimal.ROUND_DOWN)), 'the naive way rounds twice').toBe('1.01');
+    expect(formatDecimal(amount.div(midRate).decimalPlaces(2, Decimal.ROUND_DOWN)), 'the naive way rounds twice').toBe(
+      '1.01',
+    );
   });
 });
 
@@ -131,8 +161,12 @@ describe('priceQuote on huge amounts', () => {
       buyAmount: '133067197734670379708284.66',
       sellAmount: '123456789012345678901234.56',
     });
-    expect(await convert('USD', 'JPY', '98765432109876543210987', 'JPY')).toMatchObject({ sellAmount: '663051851926445185192.65' });
-    expect(await convert('JPY', 'USDC', '98765432109876543210987', 'JPY')).toMatchObject({ buyAmount: '660407579976088580835.94579' });
+    expect(await convert('USD', 'JPY', '98765432109876543210987', 'JPY')).toMatchObject({
+      sellAmount: '663051851926445185192.65',
+    });
+    expect(await convert('JPY', 'USDC', '98765432109876543210987', 'JPY')).toMatchObject({
+      buyAmount: '660407579976088580835.94579',
+    });
   });
 });
 
@@ -144,7 +178,11 @@ describe('priceQuote input checks', () => {
     ['a negative amount', { amount: new Decimal(-1) }, 'amount'],
     ['a NaN amount', { amount: new Decimal(NaN) }, 'amount'],
     ['an amount finer than its currency', { amount: parseDecimal('1.001') }, 'amount'],
-    ['an amount finer than the sell currency', { amount: parseDecimal('0.5'), amountCurrency: 'EUR', sellDecimals: 0 }, 'amount'],
+    [
+      'an amount finer than the sell currency',
+      { amount: parseDecimal('0.5'), amountCurrency: 'EUR', sellDecimals: 0 },
+      'amount',
+    ],
     ['a zero mid rate', { midRate: new Decimal(0) }, 'midRate'],
     ['an infinite mid rate', { midRate: new Decimal(Infinity) }, 'midRate'],
     ['a negative spread', { spreadBps: -1 }, 'spreadBps'],
@@ -166,23 +204,40 @@ describe('priceQuote input checks', () => {
 describe('priceQuote properties', () => {
   const decimals = fc.constantFrom(0, 2, 6, 8, 18);
   /** A positive decimal with up to `places` places, from 1 unit of the last place to about 1e24. */
-  const positive = (places: number) => fc.bigInt({ min: 1n, max: 10n ** 24n }).map((units) => new Decimal(units.toString()).shiftedBy(-places));
+  const positive = (places: number) =>
+    fc.bigInt({ min: 1n, max: 10n ** 24n }).map((units) => new Decimal(units.toString()).shiftedBy(-places));
   const cases = fc
-    .record({ buyDecimals: decimals, sellDecimals: decimals, spreadBps: fc.integer({ min: 0, max: 1000 }), buyFixed: fc.boolean() })
+    .record({
+      buyDecimals: decimals,
+      sellDecimals: decimals,
+      spreadBps: fc.integer({ min: 0, max: 1000 }),
+      buyFixed: fc.boolean(),
+    })
     .chain((shape) =>
       fc.record({
         shape: fc.constant(shape),
         // Mid rates from 1e-10 to 1e8, with up to 10 places as a rate source gives them.
-        midRate: fc.bigInt({ min: 1n, max: 10n ** 18n }).map((units) => new Decimal(units.toString()).shiftedBy(-RATE_DECIMALS)),
+        midRate: fc
+          .bigInt({ min: 1n, max: 10n ** 18n })
+          .map((units) => new Decimal(units.toString()).shiftedBy(-RATE_DECIMALS)),
         amount: positive(shape.buyFixed ? shape.buyDecimals : shape.sellDecimals),
       }),
     );
 
-  it('never charges less than amount × rate nor gives more than amount ÷ rate, to the currency\'s decimals, and misses by under one unit', () => {
+  it("never charges less than amount × rate nor gives more than amount ÷ rate, to the currency's decimals, and misses by under one unit", () => {
     fc.assert(
       fc.property(cases, ({ shape, midRate, amount }) => {
         const { buyDecimals, sellDecimals, spreadBps, buyFixed } = shape;
-        const quote = priceQuote({ buyCurrency: 'BBB', sellCurrency: 'SSS', amount, amountCurrency: buyFixed ? 'BBB' : 'SSS', buyDecimals, sellDecimals, midRate, spreadBps });
+        const quote = priceQuote({
+          buyCurrency: 'BBB',
+          sellCurrency: 'SSS',
+          amount,
+          amountCurrency: buyFixed ? 'BBB' : 'SSS',
+          buyDecimals,
+          sellDecimals,
+          midRate,
+          spreadBps,
+        });
         // The client rate is at least the mid plus the spread, by less than one 10th-place unit.
         const floorRate = midRate.times(10_000 + spreadBps).div(10_000);
         expect(quote.rate.gte(floorRate)).toBe(true);
@@ -252,7 +307,10 @@ describe('reversalDifferential', () => {
   });
 
   it('is exact on huge amounts', () => {
-    const result = reversalDifferential({ sellAmount: parseDecimal('123456789012345678901234.56') }, { buyAmount: parseDecimal('123456789012345678901234.57') });
+    const result = reversalDifferential(
+      { sellAmount: parseDecimal('123456789012345678901234.56') },
+      { buyAmount: parseDecimal('123456789012345678901234.57') },
+    );
     expect(result).toMatchObject({ direction: 'CREDIT' });
     expect(formatDecimal(result.differentialAmount)).toBe('0.01');
   });
@@ -260,10 +318,24 @@ describe('reversalDifferential', () => {
   it('follows a reversal priced after the rate moved', async () => {
     // Sell 1000 EUR for USD, then sell that USD back for EUR after EUR weakens: more EUR returns.
     const source = new StaticRateSource(DEFAULT_USD_PRICES);
-    const original = priceQuote(input({ amount: parseDecimal('1000'), amountCurrency: 'EUR', midRate: await source.midRate('USD', 'EUR'), spreadBps: 0 }));
+    const original = priceQuote(
+      input({
+        amount: parseDecimal('1000'),
+        amountCurrency: 'EUR',
+        midRate: await source.midRate('USD', 'EUR'),
+        spreadBps: 0,
+      }),
+    );
     source.replacePrices({ ...DEFAULT_USD_PRICES, EUR: '1.05' });
     const reversal = priceQuote(
-      input({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: original.buyAmount, amountCurrency: 'USD', midRate: await source.midRate('EUR', 'USD'), spreadBps: 0 }),
+      input({
+        buyCurrency: 'EUR',
+        sellCurrency: 'USD',
+        amount: original.buyAmount,
+        amountCurrency: 'USD',
+        midRate: await source.midRate('EUR', 'USD'),
+        spreadBps: 0,
+      }),
     );
     expect(formatDecimal(original.buyAmount)).toBe('1080');
     expect(formatDecimal(reversal.buyAmount)).toBe('1028.57'); // 1080 ÷ 1.05 = 1028.5714...

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+
 import {
   DEFAULT_USD_PRICES,
   InvalidRateTableError,
   RATE_DECIMALS,
+  rateSourceFromConfig,
   StaticRateSource,
   UnknownCurrencyRateError,
-  rateSourceFromConfig,
 } from '../../../src/core/trading/rate-source.js';
 import { loadConfig } from '../../../src/lib/config.js';
 import { Decimal, formatDecimal } from '../../../src/lib/money.js';
@@ -56,8 +57,14 @@ describe('StaticRateSource with the built-in prices', () => {
 
   it('throws UnknownCurrencyRateError, with a stable code, for a currency on either side', async () => {
     await expect(source.usdPrice('CHF')).rejects.toThrow(UnknownCurrencyRateError);
-    await expect(source.midRate('CHF', 'USD')).rejects.toMatchObject({ code: 'FXGATE_UNKNOWN_CURRENCY_RATE', currency: 'CHF' });
-    await expect(source.midRate('USD', 'CHF')).rejects.toMatchObject({ code: 'FXGATE_UNKNOWN_CURRENCY_RATE', currency: 'CHF' });
+    await expect(source.midRate('CHF', 'USD')).rejects.toMatchObject({
+      code: 'FXGATE_UNKNOWN_CURRENCY_RATE',
+      currency: 'CHF',
+    });
+    await expect(source.midRate('USD', 'CHF')).rejects.toMatchObject({
+      code: 'FXGATE_UNKNOWN_CURRENCY_RATE',
+      currency: 'CHF',
+    });
     await expect(source.usdPrice('usd')).rejects.toThrow(UnknownCurrencyRateError);
   });
 });
@@ -76,7 +83,9 @@ describe('midRate rounding', () => {
     const price = '0.0000000001499999999999999999999999999999';
     const source = new StaticRateSource({ TIE: price });
     expect(formatDecimal(await source.midRate('TIE', 'USD'))).toBe('0.0000000001');
-    expect(formatDecimal(new Decimal(price).div(1).decimalPlaces(RATE_DECIMALS)), 'the naive way rounds twice').toBe('0.0000000002');
+    expect(formatDecimal(new Decimal(price).div(1).decimalPlaces(RATE_DECIMALS)), 'the naive way rounds twice').toBe(
+      '0.0000000002',
+    );
   });
 
   it('keeps huge and tiny prices exact', async () => {

@@ -5,7 +5,9 @@
  * after every test.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { setCreditLine, setPairEnabled } from '../../../src/core/trading/org-books.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
@@ -17,7 +19,7 @@ import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
-import { V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 const WINDOW_MS = 10 * 60 * 1000;
 
@@ -79,8 +81,19 @@ afterEach(async () => {
   expect(await checkLedger(harness.db)).toEqual([]);
 });
 
-function post(key: LoadedKey, path: string, body?: unknown, idempotencyKey: string = randomUUID()): Promise<TestResponse> {
-  return harness.signed({ key, method: 'POST', path, body: body === undefined ? undefined : JSON.stringify(body), idempotencyKey });
+function post(
+  key: LoadedKey,
+  path: string,
+  body?: unknown,
+  idempotencyKey: string = randomUUID(),
+): Promise<TestResponse> {
+  return harness.signed({
+    key,
+    method: 'POST',
+    path,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    idempotencyKey,
+  });
 }
 
 function get(key: LoadedKey, path: string): Promise<TestResponse> {
@@ -151,9 +164,13 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       expect((await reverseQuote(key, trade.id, {})).reversesTradeId).toBe(trade.id);
       const bad = await post(key, `/v3/fx/trades/${trade.id}/reverse-quote`, { validForSeconds: 7 });
       expect(bad.status).toBe(400);
-      expect(bad.json()).toMatchObject({ error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'validForSeconds' }] } } });
+      expect(bad.json()).toMatchObject({
+        error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'validForSeconds' }] } },
+      });
       const unknown = await post(key, `/v3/fx/trades/${trade.id}/reverse-quote`, { amount: '5' });
-      expect(unknown.json()).toMatchObject({ error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'amount' }] } } });
+      expect(unknown.json()).toMatchObject({
+        error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'amount' }] } },
+      });
     });
 
     it('answers 404 TRADE_NOT_FOUND for an unknown, malformed, other org or other book id', async () => {
@@ -164,7 +181,9 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const sameOrgOtherBook = await newBook(otherMode, key.file.orgId);
       const ownInOtherBook = await executeTrade(sameOrgOtherBook);
       for (const id of [newId('trade'), 'trd_nope', theirs.id, ownInOtherBook.id]) {
-        expectV3Error(await post(key, `/v3/fx/trades/${id}/reverse-quote`), 'TRADE_NOT_FOUND', { details: { tradeId: id } });
+        expectV3Error(await post(key, `/v3/fx/trades/${id}/reverse-quote`), 'TRADE_NOT_FOUND', {
+          details: { tradeId: id },
+        });
       }
     });
 
@@ -196,7 +215,11 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const trade = await executeTrade(key);
       expect(await committedUsd(key)).not.toEqual(new Decimal(0));
       const quote = await reverseQuote(key, trade.id);
-      const response = await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id, clientReferenceId: 'undo-1', metadata: { why: 'test' } });
+      const response = await post(key, `/v3/fx/trades/${trade.id}/reverse`, {
+        quoteId: quote.id,
+        clientReferenceId: 'undo-1',
+        metadata: { why: 'test' },
+      });
       const { trade: reversal, reversalDetails } = dataOf<ReversalJson>(response);
       expect(response.headers['idempotency-replayed']).toBe('false');
 
@@ -221,7 +244,12 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       expect(reversalDetails).toEqual({ direction: 'DEBIT', differentialAmount: '0.44', currency: 'USD' });
 
       const original = dataOf<TradeJson>(await get(key, `/v3/fx/trades/${trade.id}`));
-      expect(original).toMatchObject({ status: 'REVERSED', settlementStage: 'CLOSED', reversedByTradeId: reversal.id, originalTradeId: null });
+      expect(original).toMatchObject({
+        status: 'REVERSED',
+        settlementStage: 'CLOSED',
+        reversedByTradeId: reversal.id,
+        originalTradeId: null,
+      });
       expect(original.updatedAt).toBe(reversal.createdAt);
       expect(dataOf<TradeJson>(await get(key, `/v3/fx/trades/${reversal.id}`))).toEqual(reversal);
 
@@ -235,7 +263,9 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const trade = await executeTrade(key);
       rates.replacePrices({ ...DEFAULT_USD_PRICES, EUR: '1.10' });
       const quote = await reverseQuote(key, trade.id);
-      const { trade: reversal, reversalDetails } = dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }));
+      const { trade: reversal, reversalDetails } = dataOf<ReversalJson>(
+        await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }),
+      );
       // 100 EUR now fetch 100 / (1/1.10 + 20 bps) = 109.78 USD, 1.56 more than the 108.22 paid.
       expect(reversal.buyAmount).toBe('109.78');
       expect(reversalDetails).toEqual({ direction: 'CREDIT', differentialAmount: '1.56', currency: 'USD' });
@@ -245,14 +275,25 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
 
     it('reports the differential in the sold currency with its decimals (USD bought with JPY)', async () => {
       const key = await newBook(mode);
-      const trade = await executeTrade(key, { buyCurrency: 'USD', sellCurrency: 'JPY', amount: '50.00', amountCurrency: 'USD' });
+      const trade = await executeTrade(key, {
+        buyCurrency: 'USD',
+        sellCurrency: 'JPY',
+        amount: '50.00',
+        amountCurrency: 'USD',
+      });
       rates.replacePrices({ ...DEFAULT_USD_PRICES, JPY: '0.0066' });
       const quote = await reverseQuote(key, trade.id);
       expect(quote).toMatchObject({ buyCurrency: 'JPY', sellCurrency: 'USD', sellAmount: '50.00' });
-      const { reversalDetails } = dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }));
+      const { reversalDetails } = dataOf<ReversalJson>(
+        await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }),
+      );
       const expected = new Decimal(quote.buyAmount).minus(trade.sellAmount);
       expect(expected.isPositive() && !expected.isZero()).toBe(true);
-      expect(reversalDetails).toEqual({ direction: 'CREDIT', differentialAmount: expected.toFixed(0), currency: 'JPY' });
+      expect(reversalDetails).toEqual({
+        direction: 'CREDIT',
+        differentialAmount: expected.toFixed(0),
+        currency: 'JPY',
+      });
     });
 
     it('replays the same request with the same Idempotency-Key', async () => {
@@ -271,17 +312,27 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const key = await newBook(mode);
       const trade = await executeTrade(key);
       const quote = await reverseQuote(key, trade.id);
-      const { trade: reversal } = dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }));
+      const { trade: reversal } = dataOf<ReversalJson>(
+        await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }),
+      );
 
       for (const path of [`/v3/fx/trades/${trade.id}/reverse-quote`, `/v3/fx/trades/${trade.id}/reverse`]) {
-        expectV3Error(await post(key, path, path.endsWith('reverse') ? { quoteId: quote.id } : undefined), 'TRADE_ALREADY_REVERSED', {
-          details: { tradeId: trade.id, reversedByTradeId: reversal.id },
-        });
+        expectV3Error(
+          await post(key, path, path.endsWith('reverse') ? { quoteId: quote.id } : undefined),
+          'TRADE_ALREADY_REVERSED',
+          {
+            details: { tradeId: trade.id, reversedByTradeId: reversal.id },
+          },
+        );
       }
       for (const path of [`/v3/fx/trades/${reversal.id}/reverse-quote`, `/v3/fx/trades/${reversal.id}/reverse`]) {
-        expectV3Error(await post(key, path, path.endsWith('reverse') ? { quoteId: quote.id } : undefined), 'TRADE_NOT_REVERSIBLE', {
-          details: { tradeId: reversal.id, status: 'REVERSED' },
-        });
+        expectV3Error(
+          await post(key, path, path.endsWith('reverse') ? { quoteId: quote.id } : undefined),
+          'TRADE_NOT_REVERSIBLE',
+          {
+            details: { tradeId: reversal.id, status: 'REVERSED' },
+          },
+        );
       }
 
       // Settled: settling a USD sale needs a USD balance of at least 0, so the org buys USD first.
@@ -289,10 +340,16 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const funded = await executeTrade(key);
       const fundedQuote = await reverseQuote(key, funded.id);
       expect(dataOf<TradeJson>(await post(key, `/v3/fx/trades/${funded.id}/settle`)).status).toBe('SETTLED');
-      expectV3Error(await post(key, `/v3/fx/trades/${funded.id}/reverse-quote`), 'TRADE_ALREADY_SETTLED', { details: { tradeId: funded.id } });
-      expectV3Error(await post(key, `/v3/fx/trades/${funded.id}/reverse`, { quoteId: fundedQuote.id }), 'TRADE_ALREADY_SETTLED', {
+      expectV3Error(await post(key, `/v3/fx/trades/${funded.id}/reverse-quote`), 'TRADE_ALREADY_SETTLED', {
         details: { tradeId: funded.id },
       });
+      expectV3Error(
+        await post(key, `/v3/fx/trades/${funded.id}/reverse`, { quoteId: fundedQuote.id }),
+        'TRADE_ALREADY_SETTLED',
+        {
+          details: { tradeId: funded.id },
+        },
+      );
     });
 
     it('refuses once the window has closed, even with a reverse quote taken inside it', async () => {
@@ -302,24 +359,36 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       clockMs = windowEnd - 10_000;
       const quote = await reverseQuote(key, trade.id, { validForSeconds: 60 });
       clockMs = windowEnd;
-      expectV3Error(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }), 'TRADE_REVERSAL_WINDOW_CLOSED', {
-        details: { tradeId: trade.id, windowEndedAt: new Date(windowEnd).toISOString() },
-      });
+      expectV3Error(
+        await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }),
+        'TRADE_REVERSAL_WINDOW_CLOSED',
+        {
+          details: { tradeId: trade.id, windowEndedAt: new Date(windowEnd).toISOString() },
+        },
+      );
       clockMs = windowEnd - 1;
-      expect(dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id })).trade.status).toBe('REVERSED');
+      expect(
+        dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id })).trade.status,
+      ).toBe('REVERSED');
     });
 
     it('refuses a quote that is not a reverse quote of this trade (422 REVERSE_QUOTE_INVALID)', async () => {
       const key = await newBook(mode);
       const trade = await executeTrade(key);
       const other = await executeTrade(key);
-      const ordinary = dataOf<QuoteJson>(await post(key, '/v3/fx/quotes', { ...BUY_EUR, buyCurrency: 'USD', sellCurrency: 'EUR' }));
+      const ordinary = dataOf<QuoteJson>(
+        await post(key, '/v3/fx/quotes', { ...BUY_EUR, buyCurrency: 'USD', sellCurrency: 'EUR' }),
+      );
       const ofOther = await reverseQuote(key, other.id);
       for (const quoteId of [ordinary.id, ofOther.id]) {
-        expectV3Error(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId }), 'REVERSE_QUOTE_INVALID', { details: { quoteId, tradeId: trade.id } });
+        expectV3Error(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId }), 'REVERSE_QUOTE_INVALID', {
+          details: { quoteId, tradeId: trade.id },
+        });
       }
       // Nor can a reverse quote execute as an ordinary trade.
-      expectV3Error(await post(key, '/v3/fx/trades', { quoteId: ofOther.id }), 'REVERSE_QUOTE_INVALID', { details: { quoteId: ofOther.id, tradeId: other.id } });
+      expectV3Error(await post(key, '/v3/fx/trades', { quoteId: ofOther.id }), 'REVERSE_QUOTE_INVALID', {
+        details: { quoteId: ofOther.id, tradeId: other.id },
+      });
       expect(dataOf<TradeJson>(await get(key, `/v3/fx/trades/${trade.id}`)).status).toBe('EXECUTED');
     });
 
@@ -333,20 +402,29 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       });
       // A fresh reverse quote still works: the trade is untouched.
       const fresh = await reverseQuote(key, trade.id);
-      expect(dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: fresh.id })).trade.originalTradeId).toBe(trade.id);
+      expect(
+        dataOf<ReversalJson>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: fresh.id })).trade
+          .originalTradeId,
+      ).toBe(trade.id);
     });
 
     it('refuses a used quote (409 QUOTE_ALREADY_USED) and an unknown or foreign one (404 QUOTE_NOT_FOUND)', async () => {
       const key = await newBook(mode);
       const first = await executeTrade(key);
       const trade = await executeTrade(key);
-      expectV3Error(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: first.quoteId }), 'QUOTE_ALREADY_USED', {
-        details: { quoteId: first.quoteId, tradeId: first.id },
-      });
+      expectV3Error(
+        await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: first.quoteId }),
+        'QUOTE_ALREADY_USED',
+        {
+          details: { quoteId: first.quoteId, tradeId: first.id },
+        },
+      );
       const stranger = await newBook(mode);
       const strangerQuote = await reverseQuote(stranger, (await executeTrade(stranger)).id);
       for (const quoteId of [newId('quote'), strangerQuote.id]) {
-        expectV3Error(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId }), 'QUOTE_NOT_FOUND', { details: { quoteId } });
+        expectV3Error(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId }), 'QUOTE_NOT_FOUND', {
+          details: { quoteId },
+        });
       }
     });
 
@@ -356,7 +434,9 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const theirs = await executeTrade(stranger);
       const theirQuote = await reverseQuote(stranger, theirs.id);
       for (const id of [newId('trade'), 'not-a-trade', theirs.id]) {
-        expectV3Error(await post(key, `/v3/fx/trades/${id}/reverse`, { quoteId: theirQuote.id }), 'TRADE_NOT_FOUND', { details: { tradeId: id } });
+        expectV3Error(await post(key, `/v3/fx/trades/${id}/reverse`, { quoteId: theirQuote.id }), 'TRADE_NOT_FOUND', {
+          details: { tradeId: id },
+        });
       }
     });
 
@@ -364,9 +444,13 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const key = await newBook(mode);
       const trade = await executeTrade(key);
       const missing = await post(key, `/v3/fx/trades/${trade.id}/reverse`, {});
-      expect(missing.json()).toMatchObject({ error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'quoteId' }] } } });
+      expect(missing.json()).toMatchObject({
+        error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'quoteId' }] } },
+      });
       const extra = await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: 'qte_x', tradeId: trade.id });
-      expect(extra.json()).toMatchObject({ error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'tradeId' }] } } });
+      expect(extra.json()).toMatchObject({
+        error: { code: 'VALIDATION_BODY_FAILED', details: { issues: [{ path: 'tradeId' }] } },
+      });
     });
 
     it('lets exactly one of two racing reversals through, with different quotes or the same one', async () => {
@@ -376,13 +460,20 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
         const [a, b] = [await reverseQuote(key, trade.id), await reverseQuote(key, trade.id)];
         // Odd rounds race on one quote: the loser then finds it used, and is told the trade is reversed.
         const quotes = round % 2 === 0 ? [a.id, b.id] : [a.id, a.id];
-        const responses = await Promise.all(quotes.map((quoteId) => post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId })));
+        const responses = await Promise.all(
+          quotes.map((quoteId) => post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId })),
+        );
         const winners = responses.filter((response) => response.status === 200);
         expect(winners, responses.map((r) => r.text).join('\n')).toHaveLength(1);
         const reversal = winners[0]!.json<{ data: ReversalJson }>().data.trade;
         const loser = responses.find((response) => response.status !== 200)!;
-        expectV3Error(loser, 'TRADE_ALREADY_REVERSED', { details: { tradeId: trade.id, reversedByTradeId: reversal.id } });
-        const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM trades WHERE original_trade_id = $1', [trade.id]);
+        expectV3Error(loser, 'TRADE_ALREADY_REVERSED', {
+          details: { tradeId: trade.id, reversedByTradeId: reversal.id },
+        });
+        const { rows } = await harness.db.query<{ n: string }>(
+          'SELECT count(*)::text AS n FROM trades WHERE original_trade_id = $1',
+          [trade.id],
+        );
         expect(rows[0]!.n).toBe('1');
       }
       expect((await committedUsd(key)).toFixed()).toBe('0');
@@ -406,7 +497,12 @@ describe.each<Mode>(['sandbox', 'live'])('reversal in a %s book', (mode) => {
       const again = await reverseTrade(context, principal, trade.id, { quoteId: quote.id, idempotency });
       expect(again.reversal.id).toBe(first.reversal.id);
       // Another key is a new attempt, refused because the trade is reversed.
-      await expect(reverseTrade(context, principal, trade.id, { quoteId: quote.id, idempotency: { ...idempotency, key: randomUUID() } })).rejects.toMatchObject({
+      await expect(
+        reverseTrade(context, principal, trade.id, {
+          quoteId: quote.id,
+          idempotency: { ...idempotency, key: randomUUID() },
+        }),
+      ).rejects.toMatchObject({
         code: 'TRADE_ALREADY_REVERSED',
       });
     });

@@ -5,16 +5,18 @@
  * the trade held and moves no money. The ledger is checked sound after every test.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
-import { expectV3Error } from '../../support/v3-assertions.js';
-import { V3Harness, type TestResponse } from '../../support/v3-harness.js';
 import { recordTestDeposit } from '../../support/book-fixtures.js';
+import { expectV3Error } from '../../support/v3-assertions.js';
+import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 interface TradeJson {
   id: string;
@@ -45,8 +47,19 @@ afterEach(async () => {
   expect(await checkLedger(harness.db)).toEqual([]);
 });
 
-function post(key: LoadedKey, path: string, body?: unknown, idempotencyKey: string = randomUUID()): Promise<TestResponse> {
-  return harness.signed({ key, method: 'POST', path, body: body === undefined ? undefined : JSON.stringify(body), idempotencyKey });
+function post(
+  key: LoadedKey,
+  path: string,
+  body?: unknown,
+  idempotencyKey: string = randomUUID(),
+): Promise<TestResponse> {
+  return harness.signed({
+    key,
+    method: 'POST',
+    path,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    idempotencyKey,
+  });
 }
 
 function settle(key: LoadedKey, tradeId: string, idempotencyKey?: string): Promise<TestResponse> {
@@ -87,15 +100,18 @@ async function committedUsd(key: LoadedKey): Promise<string> {
 }
 
 async function sellUsdValue(tradeId: string): Promise<Decimal> {
-  const { rows } = await harness.db.query<{ value: string }>('SELECT sell_usd_value::text AS value FROM trades WHERE id = $1', [tradeId]);
+  const { rows } = await harness.db.query<{ value: string }>(
+    'SELECT sell_usd_value::text AS value FROM trades WHERE id = $1',
+    [tradeId],
+  );
   return new Decimal(rows[0]!.value);
 }
 
 async function ledgerTransactionCount(key: LoadedKey): Promise<number> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2', [
-    key.file.orgId,
-    key.file.mode,
-  ]);
+  const { rows } = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2',
+    [key.file.orgId, key.file.mode],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -125,7 +141,13 @@ describe.each<Mode>(['sandbox', 'live'])('settlement in a %s book', (mode) => {
     const response = await settle(key, trade.id);
     const settled = dataOf<TradeJson>(response);
     expect(response.headers['idempotency-replayed']).toBe('false');
-    expect(settled).toMatchObject({ id: trade.id, status: 'SETTLED', settlementStage: 'SETTLED', sellAmount: '108.22', buyAmount: '100.00' });
+    expect(settled).toMatchObject({
+      id: trade.id,
+      status: 'SETTLED',
+      settlementStage: 'SETTLED',
+      sellAmount: '108.22',
+      buyAmount: '100.00',
+    });
     expect(settled.settledAt).not.toBeNull();
     expect(settled.updatedAt).toBe(settled.settledAt);
     expect(await getTrade(key, trade.id)).toEqual(settled);
@@ -173,7 +195,9 @@ describe.each<Mode>(['sandbox', 'live'])('settlement in a %s book', (mode) => {
     await deposit(key, 'USD', '1000');
     const trade = await executeTrade(key);
     const quote = dataOf<{ id: string }>(await post(key, `/v3/fx/trades/${trade.id}/reverse-quote`));
-    const reversal = dataOf<{ trade: TradeJson }>(await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id })).trade;
+    const reversal = dataOf<{ trade: TradeJson }>(
+      await post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }),
+    ).trade;
     expect(await committedUsd(key)).toBe('0');
     for (const id of [trade.id, reversal.id]) {
       expectV3Error(await settle(key, id), 'TRADE_NOT_SETTLEABLE', { details: { tradeId: id, status: 'REVERSED' } });
@@ -211,7 +235,10 @@ describe.each<Mode>(['sandbox', 'live'])('settlement in a %s book', (mode) => {
     for (let round = 0; round < 4; round += 1) {
       const trade = await executeTrade(key);
       const quote = dataOf<{ id: string }>(await post(key, `/v3/fx/trades/${trade.id}/reverse-quote`));
-      const [settled, reversed] = await Promise.all([settle(key, trade.id), post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id })]);
+      const [settled, reversed] = await Promise.all([
+        settle(key, trade.id),
+        post(key, `/v3/fx/trades/${trade.id}/reverse`, { quoteId: quote.id }),
+      ]);
       expect([settled.status, reversed.status].sort(), `${settled.text}\n${reversed.text}`).toEqual([200, 409]);
       if (settled.status === 200) expectV3Error(reversed, 'TRADE_ALREADY_SETTLED', { details: { tradeId: trade.id } });
       else expectV3Error(settled, 'TRADE_NOT_SETTLEABLE', { details: { tradeId: trade.id, status: 'REVERSED' } });

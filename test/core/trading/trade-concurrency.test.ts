@@ -5,22 +5,24 @@
  * with the same key still finds the trade the database holds instead of making a second one.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
+
 import { readClientBalances } from '../../../src/core/ledger/ledger.js';
+import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import type { Principal } from '../../../src/core/principal.js';
 import { readOrgBook, setCreditLine } from '../../../src/core/trading/org-books.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import { TRADING_DEFAULTS, type TradingContext } from '../../../src/core/trading/trading-context.js';
 import { executeTrade } from '../../../src/core/trading/trades.js';
-import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
+import { TRADING_DEFAULTS, type TradingContext } from '../../../src/core/trading/trading-context.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
+import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { ForgetfulRedis } from '../../support/book-fixtures.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
-import { V3Harness, type TestResponse } from '../../support/v3-harness.js';
+import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 interface TradeRecord {
   id: string;
@@ -54,7 +56,13 @@ afterEach(async () => {
 });
 
 async function quote(key: LoadedKey, body: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/quotes', body: JSON.stringify(body), idempotencyKey: randomUUID() });
+  const response = await harness.signed({
+    key,
+    method: 'POST',
+    path: '/v3/fx/quotes',
+    body: JSON.stringify(body),
+    idempotencyKey: randomUUID(),
+  });
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: { id: string } }>().data;
 }
@@ -65,8 +73,16 @@ function postTrade(key: LoadedKey, body: string, idempotencyKey: string): Promis
 
 const tradeOf = (response: TestResponse) => response.json<{ data: TradeRecord }>().data;
 
-async function rowsOf(orgId: string, mode: Mode): Promise<Array<{ id: string; quote_id: string; idempotency_key: string; sell_usd_value: string }>> {
-  const { rows } = await harness.db.query<{ id: string; quote_id: string; idempotency_key: string; sell_usd_value: string }>(
+async function rowsOf(
+  orgId: string,
+  mode: Mode,
+): Promise<Array<{ id: string; quote_id: string; idempotency_key: string; sell_usd_value: string }>> {
+  const { rows } = await harness.db.query<{
+    id: string;
+    quote_id: string;
+    idempotency_key: string;
+    sell_usd_value: string;
+  }>(
     'SELECT id, quote_id, idempotency_key, sell_usd_value::text FROM trades WHERE org_id = $1 AND environment = $2 ORDER BY id',
     [orgId, mode],
   );
@@ -74,7 +90,10 @@ async function rowsOf(orgId: string, mode: Mode): Promise<Array<{ id: string; qu
 }
 
 async function ledgerTransactions(orgId: string, mode: Mode): Promise<number> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2', [orgId, mode]);
+  const { rows } = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2',
+    [orgId, mode],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -111,7 +130,9 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     for (const response of others) expectV3Error(response, 'IDEMPOTENCY_IN_FLIGHT');
 
     const trade = tradeOf(ok[0]!);
-    expect(await rowsOf(key.file.orgId, mode)).toEqual([{ id: trade.id, quote_id: q.id, idempotency_key: idem, sell_usd_value: expect.any(String) }]);
+    expect(await rowsOf(key.file.orgId, mode)).toEqual([
+      { id: trade.id, quote_id: q.id, idempotency_key: idem, sell_usd_value: expect.any(String) },
+    ]);
     expect(await ledgerTransactions(key.file.orgId, mode)).toBe(1);
     expect((await committedUsd(key.file.orgId, mode)).toFixed()).toBe('108.22');
     const balances = await readClientBalances(harness.db, key.file.orgId, mode);
@@ -133,9 +154,13 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const key = await newOrgKey(mode, line);
     const org = key.file.orgId;
     const quotes = await Promise.all(
-      Array.from({ length: PARALLEL }, () => quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: String(perTrade), amountCurrency: 'USD' })),
+      Array.from({ length: PARALLEL }, () =>
+        quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: String(perTrade), amountCurrency: 'USD' }),
+      ),
     );
-    const responses = await Promise.all(quotes.map((q) => postTrade(key, JSON.stringify({ quoteId: q.id }), randomUUID())));
+    const responses = await Promise.all(
+      quotes.map((q) => postTrade(key, JSON.stringify({ quoteId: q.id }), randomUUID())),
+    );
 
     const accepted = responses.filter((r) => r.status === 200).map(tradeOf);
     const refused = responses.filter((r) => r.status !== 200);
@@ -164,10 +189,17 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const sizes = [37, 53, 71, 5, 149];
     const quotes = await Promise.all(
       Array.from({ length: PARALLEL }, (_, i) =>
-        quote(key, { buyCurrency: 'GBP', sellCurrency: 'USD', amount: String(sizes[i % sizes.length]), amountCurrency: 'USD' }),
+        quote(key, {
+          buyCurrency: 'GBP',
+          sellCurrency: 'USD',
+          amount: String(sizes[i % sizes.length]),
+          amountCurrency: 'USD',
+        }),
       ),
     );
-    const responses = await Promise.all(quotes.map((q) => postTrade(key, JSON.stringify({ quoteId: q.id }), randomUUID())));
+    const responses = await Promise.all(
+      quotes.map((q) => postTrade(key, JSON.stringify({ quoteId: q.id }), randomUUID())),
+    );
 
     const committed = await committedUsd(org, mode);
     let acceptedSum = new Decimal(0);
@@ -178,7 +210,10 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
       } else {
         expectV3Error(response, 'TRADE_CREDIT_LIMIT_EXCEEDED');
         // Committed credit only grows here, so what did not fit then does not fit now.
-        expect(committed.plus(size).gt(line), `a refused ${size} USD trade fits ${committed.toFixed()} of ${line}`).toBe(true);
+        expect(
+          committed.plus(size).gt(line),
+          `a refused ${size} USD trade fits ${committed.toFixed()} of ${line}`,
+        ).toBe(true);
       }
     });
     expect(acceptedSum.lte(line)).toBe(true);
@@ -192,9 +227,14 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const key = await newOrgKey(mode, line);
     const org = key.file.orgId;
     const quotes = await Promise.all(
-      Array.from({ length: 40 }, () => quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '37', amountCurrency: 'USD' })),
+      Array.from({ length: 40 }, () =>
+        quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '37', amountCurrency: 'USD' }),
+      ),
     );
-    const requests = quotes.map((q) => ({ body: JSON.stringify({ quoteId: q.id, metadata: { q: q.id } }), idem: randomUUID() }));
+    const requests = quotes.map((q) => ({
+      body: JSON.stringify({ quoteId: q.id, metadata: { q: q.id } }),
+      idem: randomUUID(),
+    }));
     const first = await Promise.all(requests.map((r) => postTrade(key, r.body, r.idem)));
     const acceptedIds = first.filter((r) => r.status === 200).map((r) => tradeOf(r).id);
     expect(acceptedIds).toHaveLength(27);
@@ -227,7 +267,9 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     expect(await redis.loseIdempotencyRecords()).toBeGreaterThan(0);
     const other = await quote(key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5', amountCurrency: 'USD' });
     const mismatch = await postTrade(key, JSON.stringify({ quoteId: other.id }), winner.idem);
-    expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', { details: { originalRequestHash: requestFingerprint('POST', TRADES, Buffer.from(winner.body)) } });
+    expectV3Error(mismatch, 'IDEMPOTENCY_MISMATCH', {
+      details: { originalRequestHash: requestFingerprint('POST', TRADES, Buffer.from(winner.body)) },
+    });
     // Also when the other body would be refused on its own (a quote that does not exist, one
     // another trade used): the earlier trade of the key answers first, not the refusal.
     const usedQuoteId = quotes[first.findIndex((r, i) => r.status === 200 && requests[i] !== winner)]!.id;
@@ -274,8 +316,12 @@ describe.each<Mode>(['sandbox', 'live'])('concurrent trades in the %s book', (mo
     const body = JSON.stringify({ quoteId: q.id });
     const idempotency = { key: randomUUID(), fingerprint: requestFingerprint('POST', TRADES, Buffer.from(body)) };
 
-    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => executeTrade(context, principal, { quoteId: q.id, idempotency })));
-    const errors = outcomes.flatMap((o) => (o.status === 'rejected' ? [String((o.reason as { code?: string }).code ?? o.reason)] : []));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () => executeTrade(context, principal, { quoteId: q.id, idempotency })),
+    );
+    const errors = outcomes.flatMap((o) =>
+      o.status === 'rejected' ? [String((o.reason as { code?: string }).code ?? o.reason)] : [],
+    );
     expect(errors).toEqual([]);
     const ids = new Set(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.id : '')));
     expect(ids.size).toBe(1);

@@ -8,7 +8,9 @@
  * spot-checked.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
@@ -55,7 +57,9 @@ beforeAll(async () => {
 afterAll(async () => harness?.close());
 
 function pathOf(query: Query): string {
-  const params = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const params = new URLSearchParams(
+    Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   const text = params.toString();
   return `/v3/fx/trades${text ? `?${text}` : ''}`;
 }
@@ -72,8 +76,12 @@ async function list(key: LoadedKey, query: Query, pageSize = Number(query.limit 
   expect(Object.keys(page).sort()).toEqual(['data', 'pagination']);
   expect(Object.keys(page.pagination).sort()).toEqual(['hasNext', 'hasPrev', 'nextCursor', 'prevCursor']);
   expect(page.data.length).toBeLessThanOrEqual(pageSize);
-  expect(page.pagination.nextCursor === null, 'nextCursor is null exactly when hasNext is false').toBe(!page.pagination.hasNext);
-  expect(page.pagination.prevCursor === null, 'prevCursor is null exactly when hasPrev is false').toBe(!page.pagination.hasPrev);
+  expect(page.pagination.nextCursor === null, 'nextCursor is null exactly when hasNext is false').toBe(
+    !page.pagination.hasNext,
+  );
+  expect(page.pagination.prevCursor === null, 'prevCursor is null exactly when hasPrev is false').toBe(
+    !page.pagination.hasPrev,
+  );
   for (let i = 1; i < page.data.length; i += 1) {
     expect(Date.parse(page.data[i - 1]!.createdAt)).toBeGreaterThanOrEqual(Date.parse(page.data[i]!.createdAt));
   }
@@ -84,7 +92,12 @@ async function list(key: LoadedKey, query: Query, pageSize = Number(query.limit 
  * Walks the whole list forward from the newest page, then back from the last page; returns the
  * ids each way visited. Every page but the last of a direction is full: the end is the flag.
  */
-async function walk(key: LoadedKey, filters: Query, limit: string | undefined, pageSize: number): Promise<{ forward: string[]; backward: string[] }> {
+async function walk(
+  key: LoadedKey,
+  filters: Query,
+  limit: string | undefined,
+  pageSize: number,
+): Promise<{ forward: string[]; backward: string[] }> {
   const base = { ...filters, limit };
   let page = await list(key, base, pageSize);
   expect(page.pagination.hasPrev).toBe(false);
@@ -114,7 +127,11 @@ async function walk(key: LoadedKey, filters: Query, limit: string | undefined, p
 }
 
 /** The ids of a book in the order cursor lists require, from the database itself. */
-async function expectedOrder(orgId: string, mode: Mode, filter: { status?: string; currency?: string } = {}): Promise<string[]> {
+async function expectedOrder(
+  orgId: string,
+  mode: Mode,
+  filter: { status?: string; currency?: string } = {},
+): Promise<string[]> {
   const { rows } = await harness.db.query<{ id: string }>(
     `SELECT id FROM trades WHERE org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3)
         AND ($4::text IS NULL OR $4 IN (buy_currency, sell_currency))
@@ -138,7 +155,13 @@ const PAIRS = [
 ];
 
 async function postJson(key: LoadedKey, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await harness.signed({ key, method: 'POST', path, body: JSON.stringify(body), idempotencyKey: randomUUID() });
+  const response = await harness.signed({
+    key,
+    method: 'POST',
+    path,
+    body: JSON.stringify(body),
+    idempotencyKey: randomUUID(),
+  });
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: Record<string, unknown> }>().data;
 }
@@ -164,11 +187,14 @@ describe('a book of 250 trades made over HTTP (sandbox)', () => {
     expect(expected).toHaveLength(TRADE_COUNT);
   });
 
-  it.each(LIMITS)('walks forward and back at limit %s, visiting every trade once, newest first', async (_label, limit, pageSize) => {
-    const { forward, backward } = await walk(key, {}, limit, pageSize);
-    expect(forward).toEqual(expected);
-    expect(backward).toEqual(expected);
-  });
+  it.each(LIMITS)(
+    'walks forward and back at limit %s, visiting every trade once, newest first',
+    async (_label, limit, pageSize) => {
+      const { forward, backward } = await walk(key, {}, limit, pageSize);
+      expect(forward).toEqual(expected);
+      expect(backward).toEqual(expected);
+    },
+  );
 
   it('lists the same records GET /v3/fx/trades/{id} answers, sorted by createdAt then id', async () => {
     const page = await list(key, { limit: '100' });
@@ -176,7 +202,9 @@ describe('a book of 250 trades made over HTTP (sandbox)', () => {
       const single = await harness.signed({ key, path: `/v3/fx/trades/${record.id}` });
       expect(single.json<{ data: TradeRecord }>().data).toEqual(record);
     }
-    const sorted = [...page.data].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const sorted = [...page.data].sort(
+      (a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+    );
     expect(page.data.map((t) => t.id)).toEqual(sorted.map((t) => t.id));
   });
 
@@ -194,7 +222,10 @@ describe('a book of 250 trades made over HTTP (sandbox)', () => {
   it('rule 7: an empty filter result is one page with both flags false', async () => {
     for (const query of [{ status: 'SETTLED' }, { currency: 'USDT' }, { status: 'REVERSED', currency: 'EUR' }]) {
       const page = await list(key, query);
-      expect(page).toEqual({ data: [], pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null } });
+      expect(page).toEqual({
+        data: [],
+        pagination: { hasNext: false, hasPrev: false, nextCursor: null, prevCursor: null },
+      });
     }
     const executed = await walk(key, { status: 'EXECUTED' }, '100', 100);
     expect(executed.forward).toEqual(expected);
@@ -234,7 +265,14 @@ describe('a book of 250 trades inserted in SQL, five per millisecond (live)', ()
       const at = baseMs + Math.floor(i / 5);
       // Three trades (0, 100, 200) are the only ones in EURC: a filter whose result fits one page.
       const [buy, sell] = i % 100 === 0 ? ['EURC', 'USD'] : SQL_PAIRS[i % SQL_PAIRS.length]!;
-      return { tradeId: newId('trade', at), quoteId: newId('quote', at), buy: buy!, sell: sell!, status: STATUSES[i % 3]!, at: new Date(at).toISOString() };
+      return {
+        tradeId: newId('trade', at),
+        quoteId: newId('quote', at),
+        buy: buy!,
+        sell: sell!,
+        status: STATUSES[i % 3]!,
+        at: new Date(at).toISOString(),
+      };
     });
     const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name]);
     await harness.db.query(
@@ -260,27 +298,32 @@ describe('a book of 250 trades inserted in SQL, five per millisecond (live)', ()
     expect(expected).toEqual(ordered.map((row) => row.tradeId));
   });
 
-  it.each(LIMITS)('walks forward and back at limit %s through ties, visiting every trade once, newest first', async (_label, limit, pageSize) => {
-    const { forward, backward } = await walk(key, {}, limit, pageSize);
-    expect(forward).toEqual(expected);
-    expect(backward).toEqual(expected);
-  });
-
-  it.each([{ status: 'SETTLED' }, { status: 'REVERSED' }, { currency: 'JPY' }, { status: 'EXECUTED', currency: 'EUR' }])(
-    'filters %o and walks the filtered list both ways',
-    async (filter) => {
-      const subset = await expectedOrder(orgId, 'live', filter);
-      expect(subset.length).toBeGreaterThan(7);
-      const { forward, backward } = await walk(key, filter, '7', 7);
-      expect(forward).toEqual(subset);
-      expect(backward).toEqual(subset);
-      const page = await list(key, { ...filter, limit: '100' });
-      for (const trade of page.data) {
-        if (filter.status) expect(trade.status).toBe(filter.status);
-        if (filter.currency) expect([trade.buyCurrency, trade.sellCurrency]).toContain(filter.currency);
-      }
+  it.each(LIMITS)(
+    'walks forward and back at limit %s through ties, visiting every trade once, newest first',
+    async (_label, limit, pageSize) => {
+      const { forward, backward } = await walk(key, {}, limit, pageSize);
+      expect(forward).toEqual(expected);
+      expect(backward).toEqual(expected);
     },
   );
+
+  it.each([
+    { status: 'SETTLED' },
+    { status: 'REVERSED' },
+    { currency: 'JPY' },
+    { status: 'EXECUTED', currency: 'EUR' },
+  ])('filters %o and walks the filtered list both ways', async (filter) => {
+    const subset = await expectedOrder(orgId, 'live', filter);
+    expect(subset.length).toBeGreaterThan(7);
+    const { forward, backward } = await walk(key, filter, '7', 7);
+    expect(forward).toEqual(subset);
+    expect(backward).toEqual(subset);
+    const page = await list(key, { ...filter, limit: '100' });
+    for (const trade of page.data) {
+      if (filter.status) expect(trade.status).toBe(filter.status);
+      if (filter.currency) expect([trade.buyCurrency, trade.sellCurrency]).toContain(filter.currency);
+    }
+  });
 
   it('rule 1: no cursor gives the newest page; both cursors are refused', async () => {
     const page = await list(key, {});
@@ -288,7 +331,11 @@ describe('a book of 250 trades inserted in SQL, five per millisecond (live)', ()
     expect(page.pagination.hasPrev).toBe(false);
     expect(page.pagination.hasNext).toBe(true);
     const cursor = page.pagination.nextCursor!;
-    expectQueryFailed(await listRaw(key, { startingAfter: cursor, endingBefore: cursor }), 'startingAfter', 'endingBefore');
+    expectQueryFailed(
+      await listRaw(key, { startingAfter: cursor, endingBefore: cursor }),
+      'startingAfter',
+      'endingBefore',
+    );
   });
 
   it('rule 3: the cursor record is excluded, on both sides', async () => {
@@ -299,7 +346,10 @@ describe('a book of 250 trades inserted in SQL, five per millisecond (live)', ()
     expect(before.data.map((t) => t.id)).toEqual(expected.slice(0, 7));
     expect(before.pagination.hasPrev).toBe(false);
     // A shorter page going back: only 3 records are newer than the 4th.
-    const fourth = await list(key, { limit: '1', startingAfter: (await list(key, { limit: '3' })).pagination.nextCursor! });
+    const fourth = await list(key, {
+      limit: '1',
+      startingAfter: (await list(key, { limit: '3' })).pagination.nextCursor!,
+    });
     expect(fourth.data.map((t) => t.id)).toEqual([expected[3]]);
     const short = await list(key, { limit: '10', endingBefore: fourth.pagination.prevCursor! });
     expect(short.data.map((t) => t.id)).toEqual(expected.slice(0, 3));
@@ -368,7 +418,10 @@ describe('a book of 250 trades inserted in SQL, five per millisecond (live)', ()
     expect((await list(key, { status: 'SETTLED', startingAfter: cursor })).data.length).toBeGreaterThan(0);
     expectQueryFailed(await listRaw(key, { status: 'REVERSED', startingAfter: cursor }), 'startingAfter');
     expectQueryFailed(await listRaw(key, { startingAfter: cursor }), 'startingAfter');
-    expectQueryFailed(await listRaw(key, { status: 'SETTLED', currency: 'EUR', startingAfter: cursor }), 'startingAfter');
+    expectQueryFailed(
+      await listRaw(key, { status: 'SETTLED', currency: 'EUR', startingAfter: cursor }),
+      'startingAfter',
+    );
     expectQueryFailed(await listRaw(key, { currency: 'JPY', endingBefore: cursor }), 'endingBefore');
 
     const unfiltered = (await list(key, { limit: '5' })).pagination.nextCursor!;

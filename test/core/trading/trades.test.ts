@@ -5,10 +5,18 @@
  * (checkLedger is empty), and every refused trade leaves balances, credit and rows as they were.
  */
 import { createHash, randomUUID } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
+
 import { readClientBalances } from '../../../src/core/ledger/ledger.js';
-import { readOrgBook, setCreditLine, setCurrencyEnabled, setPairEnabled, setTradingEnabled } from '../../../src/core/trading/org-books.js';
+import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
+import {
+  readOrgBook,
+  setCreditLine,
+  setCurrencyEnabled,
+  setPairEnabled,
+  setTradingEnabled,
+} from '../../../src/core/trading/org-books.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
@@ -85,7 +93,10 @@ let frozenAt: Date | null = null;
 let harness: V3Harness;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ now: () => frozenAt ?? new Date(), core: { rateLimits: { reads: 100_000, writes: 100_000 } } });
+  harness = await V3Harness.start({
+    now: () => frozenAt ?? new Date(),
+    core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+  });
 });
 afterAll(async () => harness?.close());
 afterEach(async () => {
@@ -94,19 +105,40 @@ afterEach(async () => {
 });
 
 async function quote(key: LoadedKey, body: Record<string, unknown>): Promise<QuoteRecord> {
-  const response = await harness.signed({ key, method: 'POST', path: '/v3/fx/quotes', body: JSON.stringify(body), idempotencyKey: randomUUID() });
+  const response = await harness.signed({
+    key,
+    method: 'POST',
+    path: '/v3/fx/quotes',
+    body: JSON.stringify(body),
+    idempotencyKey: randomUUID(),
+  });
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: QuoteRecord }>().data;
 }
 
-const eurForUsd = (amount = '100', amountCurrency = 'EUR') => ({ buyCurrency: 'EUR', sellCurrency: 'USD', amount, amountCurrency });
+const eurForUsd = (amount = '100', amountCurrency = 'EUR') => ({
+  buyCurrency: 'EUR',
+  sellCurrency: 'USD',
+  amount,
+  amountCurrency,
+});
 
 /** idempotencyKey null sends none. */
 function postTrade(key: LoadedKey, body: unknown, idempotencyKey: string | null = randomUUID()) {
-  return harness.signed({ key, method: 'POST', path: TRADES, body: typeof body === 'string' ? body : JSON.stringify(body), idempotencyKey: idempotencyKey ?? undefined });
+  return harness.signed({
+    key,
+    method: 'POST',
+    path: TRADES,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    idempotencyKey: idempotencyKey ?? undefined,
+  });
 }
 
-async function executed(key: LoadedKey, body: Record<string, unknown>, idempotencyKey = randomUUID()): Promise<TradeRecord> {
+async function executed(
+  key: LoadedKey,
+  body: Record<string, unknown>,
+  idempotencyKey = randomUUID(),
+): Promise<TradeRecord> {
   const response = await postTrade(key, body, idempotencyKey);
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: TradeRecord }>().data;
@@ -127,7 +159,8 @@ function expectMoved(before: Map<string, Decimal>, after: Map<string, Decimal>, 
     const delta = (after.get(currency) ?? new Decimal(0)).minus(before.get(currency) ?? new Decimal(0));
     expect(delta.toFixed(), `balance change in ${currency}`).toBe(new Decimal(moves[currency] ?? '0').toFixed());
   }
-  for (const currency of Object.keys(moves)) expect(currencies.has(currency) || new Decimal(moves[currency]!).isZero(), currency).toBe(true);
+  for (const currency of Object.keys(moves))
+    expect(currencies.has(currency) || new Decimal(moves[currency]!).isZero(), currency).toBe(true);
 }
 
 async function committed(orgId: string, mode: Mode): Promise<string> {
@@ -135,7 +168,10 @@ async function committed(orgId: string, mode: Mode): Promise<string> {
 }
 
 async function tradeCount(orgId: string, mode: Mode): Promise<number> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM trades WHERE org_id = $1 AND environment = $2', [orgId, mode]);
+  const { rows } = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM trades WHERE org_id = $1 AND environment = $2',
+    [orgId, mode],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -147,8 +183,16 @@ interface BookState {
 }
 
 async function bookState(orgId: string, mode: Mode): Promise<BookState> {
-  const { rows } = await harness.db.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2', [orgId, mode]);
-  return { balances: await balances(orgId, mode), committed: await committed(orgId, mode), trades: await tradeCount(orgId, mode), ledgerTransactions: Number(rows[0]!.n) };
+  const { rows } = await harness.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM ledger_transactions WHERE org_id = $1 AND environment = $2',
+    [orgId, mode],
+  );
+  return {
+    balances: await balances(orgId, mode),
+    committed: await committed(orgId, mode),
+    trades: await tradeCount(orgId, mode),
+    ledgerTransactions: Number(rows[0]!.n),
+  };
 }
 
 function actorIdOf(key: LoadedKey): string {
@@ -177,7 +221,13 @@ describe.each(MODES)('trades in the %s book', (mode) => {
   });
 
   /** Expects the refusal and proves the book untouched by it. */
-  async function expectRefused(as: LoadedKey, body: unknown, code: Parameters<typeof expectV3Error>[1], details?: Record<string, unknown>, idempotencyKey: string | null = randomUUID()) {
+  async function expectRefused(
+    as: LoadedKey,
+    body: unknown,
+    code: Parameters<typeof expectV3Error>[1],
+    details?: Record<string, unknown>,
+    idempotencyKey: string | null = randomUUID(),
+  ) {
     const before = await bookState(as.file.orgId, mode);
     const response = await postTrade(as, body, idempotencyKey);
     const error = expectV3Error(response, code, details === undefined ? {} : { details });
@@ -244,7 +294,10 @@ describe.each(MODES)('trades in the %s book', (mode) => {
         [trade.id],
       );
       expect(rows).toEqual([{ kind: 'trade', entries: '4' }]);
-      const row = await harness.db.query<{ environment: string; sell_usd_value: string }>('SELECT environment, sell_usd_value::text FROM trades WHERE id = $1', [trade.id]);
+      const row = await harness.db.query<{ environment: string; sell_usd_value: string }>(
+        'SELECT environment, sell_usd_value::text FROM trades WHERE id = $1',
+        [trade.id],
+      );
       expect(row.rows[0]!.environment).toBe(mode);
       expect(new Decimal(row.rows[0]!.sell_usd_value).toFixed()).toBe('108.22');
     });
@@ -275,9 +328,14 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       const fresh = await newOrgKey();
       const first = await executed(fresh, { quoteId: (await quote(fresh, eurForUsd('100'))).id });
       // Sell 50 of the 100 EUR just bought: the EUR balance stays positive.
-      const second = await executed(fresh, { quoteId: (await quote(fresh, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '50', amountCurrency: 'EUR' })).id });
+      const second = await executed(fresh, {
+        quoteId: (await quote(fresh, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '50', amountCurrency: 'EUR' }))
+          .id,
+      });
       expect(second).toMatchObject({ buyAmount: '53.89', sellAmount: '50.00', settlementStage: 'FUNDED' });
-      expect((await getTrade(fresh, first.id)).json<{ data: TradeRecord }>().data.settlementStage).toBe('AWAITING_FUNDING');
+      expect((await getTrade(fresh, first.id)).json<{ data: TradeRecord }>().data.settlementStage).toBe(
+        'AWAITING_FUNDING',
+      );
       expectMoved(new Map(), await balances(fresh.file.orgId, mode), { EUR: '50', USD: '-54.33' });
     });
 
@@ -286,7 +344,9 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       const viewer = await harness.createKey({ mode, scopes: ['view'], orgId });
       expect((await getTrade(viewer, trade.id)).status).toBe(200);
       const trader = await harness.createKey({ mode, scopes: ['trade'], orgId });
-      expectV3Error(await getTrade(trader, trade.id), 'AUTH_INSUFFICIENT_SCOPE', { details: { requiredScope: 'view' } });
+      expectV3Error(await getTrade(trader, trade.id), 'AUTH_INSUFFICIENT_SCOPE', {
+        details: { requiredScope: 'view' },
+      });
       const q = await quote(key, eurForUsd('10'));
       await expectRefused(viewer, { quoteId: q.id }, 'AUTH_INSUFFICIENT_SCOPE', { requiredScope: 'trade' });
     });
@@ -329,7 +389,9 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       await expectRefused(key, { quoteId: theirs.id, metadata }, 'QUOTE_NOT_FOUND', { quoteId: theirs.id });
       const otherBook = await harness.createKey({ mode: otherMode, scopes: ['trade'], orgId });
       const otherBookQuote = await quote(otherBook, eurForUsd('10'));
-      await expectRefused(key, { quoteId: otherBookQuote.id, metadata }, 'QUOTE_NOT_FOUND', { quoteId: otherBookQuote.id });
+      await expectRefused(key, { quoteId: otherBookQuote.id, metadata }, 'QUOTE_NOT_FOUND', {
+        quoteId: otherBookQuote.id,
+      });
       const unknown = newId('quote');
       await expectRefused(key, { quoteId: unknown, metadata }, 'QUOTE_NOT_FOUND', { quoteId: unknown });
       await expectRefused(key, { quoteId: 'garbage', metadata }, 'QUOTE_NOT_FOUND', { quoteId: 'garbage' });
@@ -349,7 +411,10 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       expect(inTime.createdAt).toBe(frozenAt.toISOString());
 
       frozenAt = new Date(start.getTime() + 3000);
-      await expectRefused(key, { quoteId: late.id, metadata: { a: 'b' } }, 'QUOTE_EXPIRED', { quoteId: late.id, expiredAt: late.expiresAt });
+      await expectRefused(key, { quoteId: late.id, metadata: { a: 'b' } }, 'QUOTE_EXPIRED', {
+        quoteId: late.id,
+        expiredAt: late.expiresAt,
+      });
       frozenAt = new Date(start.getTime() + 3_600_000);
       await expectRefused(key, { quoteId: late.id }, 'QUOTE_EXPIRED', { quoteId: late.id, expiredAt: late.expiresAt });
 
@@ -363,7 +428,10 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       const first = await executed(key, { quoteId: q.id });
       await expectRefused(key, { quoteId: q.id }, 'QUOTE_ALREADY_USED', { quoteId: q.id, tradeId: first.id });
       const secondApiKey = await harness.createKey({ mode, scopes: ['trade'], orgId });
-      await expectRefused(secondApiKey, { quoteId: q.id, clientReferenceId: 'again' }, 'QUOTE_ALREADY_USED', { quoteId: q.id, tradeId: first.id });
+      await expectRefused(secondApiKey, { quoteId: q.id, clientReferenceId: 'again' }, 'QUOTE_ALREADY_USED', {
+        quoteId: q.id,
+        tradeId: first.id,
+      });
       const { rows } = await harness.db.query('SELECT id FROM trades WHERE quote_id = $1', [q.id]);
       expect(rows).toEqual([{ id: first.id }]);
     });
@@ -394,7 +462,10 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       }
       await setPairEnabled(harness.db, org, mode, { buyCurrency: 'EUR', sellCurrency: 'USD' }, false);
       try {
-        await expectRefused(fresh, { quoteId: q.id }, 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', { buyCurrency: 'EUR', sellCurrency: 'USD' });
+        await expectRefused(fresh, { quoteId: q.id }, 'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT', {
+          buyCurrency: 'EUR',
+          sellCurrency: 'USD',
+        });
       } finally {
         await setPairEnabled(harness.db, org, mode, { buyCurrency: 'EUR', sellCurrency: 'USD' }, true);
       }
@@ -416,15 +487,29 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       const over = await quote(fresh, eurForUsd('100.01', 'USD'));
       const refusedKey = randomUUID();
       const details = { creditLine: '500.00', committedAmount: '400.00', requiredAmount: '100.01', currency: 'USD' };
-      await expectRefused(fresh, { quoteId: over.id, metadata: { m: '1' } }, 'TRADE_CREDIT_LIMIT_EXCEEDED', details, refusedKey);
+      await expectRefused(
+        fresh,
+        { quoteId: over.id, metadata: { m: '1' } },
+        'TRADE_CREDIT_LIMIT_EXCEEDED',
+        details,
+        refusedKey,
+      );
       // A non-USD sell side counts at its USD value, rounded up: 92.60 EUR × 1.08 = 100.008.
-      const overInEur = await quote(fresh, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '92.60', amountCurrency: 'EUR' });
+      const overInEur = await quote(fresh, {
+        buyCurrency: 'USD',
+        sellCurrency: 'EUR',
+        amount: '92.60',
+        amountCurrency: 'EUR',
+      });
       await expectRefused(fresh, { quoteId: overInEur.id }, 'TRADE_CREDIT_LIMIT_EXCEEDED', details);
 
       // Exactly up to the line is allowed.
       await executed(fresh, { quoteId: (await quote(fresh, eurForUsd('100', 'USD'))).id });
       expect(await committed(org, mode)).toBe('500');
-      await expectRefused(fresh, { quoteId: overInEur.id }, 'TRADE_CREDIT_LIMIT_EXCEEDED', { ...details, committedAmount: '500.00' });
+      await expectRefused(fresh, { quoteId: overInEur.id }, 'TRADE_CREDIT_LIMIT_EXCEEDED', {
+        ...details,
+        committedAmount: '500.00',
+      });
 
       // A 409 is not stored: once the line is raised, the same key executes the same request.
       await setCreditLine(harness.db, org, mode, new Decimal(1000));
@@ -488,9 +573,21 @@ describe.each(MODES)('trades in the %s book', (mode) => {
       const idem = randomUUID();
       const first = await postTrade(key, body, idem);
       expect(first.status).toBe(200);
-      await expectRefused(key, { quoteId: q.id, clientReferenceId: 'mm-2' }, 'IDEMPOTENCY_MISMATCH', { originalRequestHash: fingerprintOf(body) }, idem);
+      await expectRefused(
+        key,
+        { quoteId: q.id, clientReferenceId: 'mm-2' },
+        'IDEMPOTENCY_MISMATCH',
+        { originalRequestHash: fingerprintOf(body) },
+        idem,
+      );
       const other = await quote(key, eurForUsd('31'));
-      await expectRefused(key, { quoteId: other.id, clientReferenceId: 'mm-1' }, 'IDEMPOTENCY_MISMATCH', { originalRequestHash: fingerprintOf(body) }, idem);
+      await expectRefused(
+        key,
+        { quoteId: other.id, clientReferenceId: 'mm-1' },
+        'IDEMPOTENCY_MISMATCH',
+        { originalRequestHash: fingerprintOf(body) },
+        idem,
+      );
       expect((await postTrade(key, body, idem)).text).toBe(first.text);
     });
 
@@ -501,18 +598,31 @@ describe.each(MODES)('trades in the %s book', (mode) => {
   });
 
   describe('400 VALIDATION_BODY_FAILED', () => {
-    const paths = (error: { details: Record<string, unknown> }) => (error.details.issues as { path: string }[]).map((issue) => issue.path);
+    const paths = (error: { details: Record<string, unknown> }) =>
+      (error.details.issues as { path: string }[]).map((issue) => issue.path);
 
     it('rejects a missing or empty quoteId, unknown fields and bad optional fields', async () => {
       const q = await quote(key, eurForUsd('10'));
       expect(paths(await expectRefused(key, {}, 'VALIDATION_BODY_FAILED'))).toEqual(['quoteId']);
       expect(paths(await expectRefused(key, { quoteId: '' }, 'VALIDATION_BODY_FAILED'))).toEqual(['quoteId']);
-      expect(paths(await expectRefused(key, { quoteId: q.id, amount: '10' }, 'VALIDATION_BODY_FAILED'))).toEqual(['amount']);
-      expect(paths(await expectRefused(key, { quoteId: q.id, clientReferenceId: '' }, 'VALIDATION_BODY_FAILED'))).toEqual(['clientReferenceId']);
-      expect(paths(await expectRefused(key, { quoteId: q.id, metadata: { n: 1 } }, 'VALIDATION_BODY_FAILED'))).toEqual(['metadata.n']);
+      expect(paths(await expectRefused(key, { quoteId: q.id, amount: '10' }, 'VALIDATION_BODY_FAILED'))).toEqual([
+        'amount',
+      ]);
+      expect(
+        paths(await expectRefused(key, { quoteId: q.id, clientReferenceId: '' }, 'VALIDATION_BODY_FAILED')),
+      ).toEqual(['clientReferenceId']);
+      expect(paths(await expectRefused(key, { quoteId: q.id, metadata: { n: 1 } }, 'VALIDATION_BODY_FAILED'))).toEqual([
+        'metadata.n',
+      ]);
       const tooMany = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v']));
-      expect(paths(await expectRefused(key, { quoteId: q.id, metadata: tooMany }, 'VALIDATION_BODY_FAILED'))).toEqual(['metadata']);
-      expect(paths(await expectRefused(key, { quoteId: q.id, metadata: { ['x'.repeat(41)]: 'v' } }, 'VALIDATION_BODY_FAILED'))).toContain(`metadata.${'x'.repeat(41)}`);
+      expect(paths(await expectRefused(key, { quoteId: q.id, metadata: tooMany }, 'VALIDATION_BODY_FAILED'))).toEqual([
+        'metadata',
+      ]);
+      expect(
+        paths(
+          await expectRefused(key, { quoteId: q.id, metadata: { ['x'.repeat(41)]: 'v' } }, 'VALIDATION_BODY_FAILED'),
+        ),
+      ).toContain(`metadata.${'x'.repeat(41)}`);
       // Nothing consumed the quote.
       expect((await executed(key, { quoteId: q.id })).quoteId).toBe(q.id);
     });

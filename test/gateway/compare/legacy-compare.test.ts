@@ -4,13 +4,15 @@
  * the same (amounts as decimals, timestamps to the millisecond, ids in any case).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { legacyFieldIndex, legacyLeaves } from '../../../src/gateway/compare/legacy-fields.js';
 import { legacyValueText, parseLegacyAnswer, sameLegacyValue } from '../../../src/gateway/compare/legacy-values.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 
 let mappings: LegacyMappings;
-const mapping = (generation: 'v1' | 'v2', operation: string): EndpointMapping => (mappings.endpoints[generation] as Readonly<Record<string, EndpointMapping>>)[operation]!;
+const mapping = (generation: 'v1' | 'v2', operation: string): EndpointMapping =>
+  (mappings.endpoints[generation] as Readonly<Record<string, EndpointMapping>>)[operation]!;
 
 beforeAll(async () => {
   mappings = await loadLegacyMappings();
@@ -25,7 +27,11 @@ describe('legacyFieldIndex', () => {
       ...Object.keys(mappings.records.deposit!.fields).map((field) => `data[].${field}`),
       ...['total', 'start', 'end', 'page', 'limit'].map((field) => `meta.pagination.${field}`),
     ]);
-    expect(index.get('data[].amount')).toMatchObject({ type: 'amount', nullable: false, origin: { kind: 'record', record: 'deposit', field: 'amount' } });
+    expect(index.get('data[].amount')).toMatchObject({
+      type: 'amount',
+      nullable: false,
+      origin: { kind: 'record', record: 'deposit', field: 'amount' },
+    });
     expect(index.get('data[].completedAt')).toMatchObject({ type: 'timestamp', nullable: true });
     expect(index.get('message')).toMatchObject({ origin: { kind: 'envelope', constant: 'Data fetched successfully' } });
   });
@@ -47,7 +53,9 @@ describe('legacyFieldIndex', () => {
 describe('legacyLeaves', () => {
   it('normalises array positions and data-keyed object keys, and keeps unknown fields as they are', () => {
     const index = legacyFieldIndex(mapping('v2', 'available_markets'), mappings.records);
-    const body = parseLegacyAnswer('{"status":"success","message":"m","data":{"tradingPairs":[{"buy":"EUR","sell":"USD"}],"tradeLimits":[{"EUR/USD":{"minTradeLimit":1.00,"maxTradeLimit":10}}]},"extra":{"a":[true]}}');
+    const body = parseLegacyAnswer(
+      '{"status":"success","message":"m","data":{"tradingPairs":[{"buy":"EUR","sell":"USD"}],"tradeLimits":[{"EUR/USD":{"minTradeLimit":1.00,"maxTradeLimit":10}}]},"extra":{"a":[true]}}',
+    );
     expect(legacyLeaves(body, index).map((leaf) => [leaf.path, leaf.normalized, legacyValueText(leaf.value)])).toEqual([
       ['status', 'status', '"success"'],
       ['message', 'message', '"m"'],

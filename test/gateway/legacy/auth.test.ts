@@ -5,25 +5,27 @@
  * error tables, so the test shows what a v1 or v2 client reads.
  */
 import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
 import { V1_ERROR_CHANGES } from '../../../mappings/errors.v1.js';
 import { V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
-import type { Scope } from '../../../src/lib/auth/credentials.js';
-import { keyName } from '../../../src/lib/auth/credentials.js';
-import { newUuid } from '../../../src/lib/ids.js';
-import { loadKey, type LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
-import { declaredMode } from '../../../src/gateway/legacy/conventions.js';
-import { applyV1ErrorChanges, resolveLegacyError } from '../../../src/gateway/legacy/error-tables.js';
 import {
   createLegacyAuthenticator,
+  type LegacyAuthenticator,
   type LegacyAuthLogEvent,
   type LegacyAuthRequest,
   type LegacyAuthResult,
-  type LegacyAuthenticator,
 } from '../../../src/gateway/legacy/auth.js';
+import { declaredMode } from '../../../src/gateway/legacy/conventions.js';
+import { applyV1ErrorChanges, resolveLegacyError } from '../../../src/gateway/legacy/error-tables.js';
+import type { Scope } from '../../../src/lib/auth/credentials.js';
+import { keyName } from '../../../src/lib/auth/credentials.js';
+import { newUuid } from '../../../src/lib/ids.js';
+import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 
@@ -59,7 +61,14 @@ beforeAll(async () => {
   tradeKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade', 'withdraw'], mode: 'live' }));
   viewKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view'], mode: 'live' }));
   sandboxKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade'], mode: 'sandbox' }));
-  allowlistedKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view'], mode: 'live', ipAllowlist: ['10.0.0.0/8', '2001:db8::/32'] }));
+  allowlistedKey = loadKey(
+    await registry.createKey({
+      orgId: orgA,
+      scopes: ['view'],
+      mode: 'live',
+      ipAllowlist: ['10.0.0.0/8', '2001:db8::/32'],
+    }),
+  );
   revokedKey = loadKey(await registry.createKey({ orgId: orgA, scopes: ['view', 'trade'], mode: 'live' }));
   await registry.revoke(revokedKey.file.name);
   orgBKey = loadKey(await registry.createKey({ orgId: orgB, scopes: ['view', 'trade'], mode: 'live' }));
@@ -80,8 +89,16 @@ interface TokenOptions {
 
 /** A legacy token (docs/contract.md#auth-tokens) for the key, with single fields overridden. */
 function token(key: LoadedKey, options: TokenOptions = {}): string {
-  const base = standardToken({ keyName: key.file.name, issuer: options.issuer ?? ISSUER, lifetimeSeconds: options.lifetimeSeconds ?? 60 });
-  return makeJwt({ ...base.header, ...options.header }, { ...base.payload, ...options.payload }, options.signer ?? { kind: 'es256', key: key.privateKey });
+  const base = standardToken({
+    keyName: key.file.name,
+    issuer: options.issuer ?? ISSUER,
+    lifetimeSeconds: options.lifetimeSeconds ?? 60,
+  });
+  return makeJwt(
+    { ...base.header, ...options.header },
+    { ...base.payload, ...options.payload },
+    options.signer ?? { kind: 'es256', key: key.privateKey },
+  );
 }
 
 function request(overrides: Partial<LegacyAuthRequest> & { token?: string }): LegacyAuthRequest {
@@ -118,7 +135,9 @@ function expectLegacy401(result: LegacyAuthResult): void {
 describe('legacy authentication: valid tokens', () => {
   it('accepts a well-formed legacy token and returns the key, its org, scopes and mode', async () => {
     for (const generation of ['v1', 'v2'] as const) {
-      const result = await authenticate(request({ generation, token: token(tradeKey), requiredScope: 'trade', write: true }));
+      const result = await authenticate(
+        request({ generation, token: token(tradeKey), requiredScope: 'trade', write: true }),
+      );
       expect(result).toEqual({
         ok: true,
         principal: { keyName: tradeKey.file.name, orgId: orgA, scopes: ['view', 'trade', 'withdraw'], mode: 'live' },
@@ -159,21 +178,27 @@ describe('legacy authentication: the token', () => {
   });
 
   it('refuses alg none', async () => {
-    const result = await authenticate(request({ token: token(tradeKey, { header: { alg: 'none' }, signer: { kind: 'none' } }) }));
+    const result = await authenticate(
+      request({ token: token(tradeKey, { header: { alg: 'none' }, signer: { kind: 'none' } }) }),
+    );
     expect(refusal(result)).toBe('AUTH_TOKEN_INVALID');
     expectLegacy401(result);
   });
 
   it('refuses HS256, also keyed with the public key (algorithm confusion)', async () => {
     for (const secret of [randomBytes(32), Buffer.from(tradeKey.file.publicKey)]) {
-      const result = await authenticate(request({ token: token(tradeKey, { header: { alg: 'HS256' }, signer: { kind: 'hs256', secret } }) }));
+      const result = await authenticate(
+        request({ token: token(tradeKey, { header: { alg: 'HS256' }, signer: { kind: 'hs256', secret } }) }),
+      );
       expect(refusal(result)).toBe('AUTH_TOKEN_INVALID');
       expectLegacy401(result);
     }
   });
 
   it('refuses a token signed by another key than its kid names', async () => {
-    const result = await authenticate(request({ token: token(tradeKey, { signer: { kind: 'es256', key: viewKey.privateKey } }) }));
+    const result = await authenticate(
+      request({ token: token(tradeKey, { signer: { kind: 'es256', key: viewKey.privateKey } }) }),
+    );
     expect(refusal(result)).toBe('AUTH_TOKEN_INVALID');
   });
 
@@ -186,13 +211,23 @@ describe('legacy authentication: the token', () => {
 
   it('refuses an expired token, and one not valid yet beyond the 5 s skew', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const expired = await authenticate(request({ token: token(tradeKey, { payload: { iat: now - 100, nbf: now - 100, exp: now - 10 } }) }));
+    const expired = await authenticate(
+      request({ token: token(tradeKey, { payload: { iat: now - 100, nbf: now - 100, exp: now - 10 } }) }),
+    );
     expect(refusal(expired)).toBe('AUTH_TOKEN_EXPIRED');
     expectLegacy401(expired);
-    const future = await authenticate(request({ token: token(tradeKey, { payload: { iat: now + 30, nbf: now + 30, exp: now + 60 } }) }));
+    const future = await authenticate(
+      request({ token: token(tradeKey, { payload: { iat: now + 30, nbf: now + 30, exp: now + 60 } }) }),
+    );
     expect(refusal(future)).toBe('AUTH_TOKEN_INVALID');
     // Within the skew: a client clock 3 s ahead still works.
-    expect((await authenticate(request({ token: token(tradeKey, { payload: { iat: now + 3, nbf: now + 3, exp: now + 63 } }) }))).ok).toBe(true);
+    expect(
+      (
+        await authenticate(
+          request({ token: token(tradeKey, { payload: { iat: now + 3, nbf: now + 3, exp: now + 63 } }) }),
+        )
+      ).ok,
+    ).toBe(true);
   });
 
   it('refuses a wrong audience, an audience that is not a one-element array, and a wrong issuer', async () => {
@@ -206,8 +241,9 @@ describe('legacy authentication: the token', () => {
     expectLegacy401(issuer);
   });
 
-  it('accepts a token with any configured issuer, the legacy service\'s own included, and no other', async () => {
-    for (const iss of ISSUERS) expect((await authenticate(request({ token: token(tradeKey, { issuer: iss }) }))).ok).toBe(true);
+  it("accepts a token with any configured issuer, the legacy service's own included, and no other", async () => {
+    for (const iss of ISSUERS)
+      expect((await authenticate(request({ token: token(tradeKey, { issuer: iss }) }))).ok).toBe(true);
     // Compared exactly: neither another case nor the list's text as one value is an issuer on it.
     for (const iss of ['OpenFX', 'fx-service,openfx', '']) {
       const result = await authenticate(request({ token: token(tradeKey, { issuer: iss }) }));
@@ -231,7 +267,9 @@ describe('legacy authentication: the token', () => {
     expectLegacy401(missing);
 
     const unknownName = keyName(orgA, newUuid());
-    const unknown = await authenticate(request({ token: token(tradeKey, { header: { kid: unknownName }, payload: { sub: unknownName } }) }));
+    const unknown = await authenticate(
+      request({ token: token(tradeKey, { header: { kid: unknownName }, payload: { sub: unknownName } }) }),
+    );
     expect(refusal(unknown)).toBe('AUTH_API_KEY_INVALID');
     expectLegacy401(unknown);
 
@@ -244,7 +282,9 @@ describe('legacy authentication: the token', () => {
 describe('legacy authorization: org, scope, mode, address', () => {
   it("answers org A's key on org B's path with the legacy not-found, the same as for an org that does not exist", async () => {
     for (const pathOrgId of [orgB, newUuid(), 'not-an-org']) {
-      const result = await authenticate(request({ token: token(tradeKey), pathOrgId, requiredScope: 'trade', write: true }));
+      const result = await authenticate(
+        request({ token: token(tradeKey), pathOrgId, requiredScope: 'trade', write: true }),
+      );
       expect(refusal(result)).toBe('ROUTE_NOT_FOUND');
       const answers = legacyAnswers(result);
       expect(answers.v1).toEqual({ status: 400, message: 'Route not found' });
@@ -270,7 +310,9 @@ describe('legacy authorization: org, scope, mode, address', () => {
       expect(refusal(result)).toBe('AUTH_API_KEY_LIVE_REQUIRED');
       expectLegacy401(result);
     }
-    const sandbox = await authenticate(request({ token: token(sandboxKey), appMode: 'SANDBOX', requiredScope: 'trade' }));
+    const sandbox = await authenticate(
+      request({ token: token(sandboxKey), appMode: 'SANDBOX', requiredScope: 'trade' }),
+    );
     expect(sandbox).toMatchObject({ ok: true, principal: { mode: 'sandbox', orgId: orgA } });
 
     const live = await authenticate(request({ token: token(tradeKey), appMode: 'sandbox' }));
@@ -299,7 +341,9 @@ describe('legacy authorization: org, scope, mode, address', () => {
 
   it('spends the token even when the request is refused after the signature check', async () => {
     const jwt = token(viewKey);
-    expect(refusal(await authenticate(request({ token: jwt, requiredScope: 'trade' })))).toBe('AUTH_INSUFFICIENT_SCOPE');
+    expect(refusal(await authenticate(request({ token: jwt, requiredScope: 'trade' })))).toBe(
+      'AUTH_INSUFFICIENT_SCOPE',
+    );
     expect(refusal(await authenticate(request({ token: jwt, requiredScope: 'view' })))).toBe('AUTH_TOKEN_INVALID');
   });
 });
@@ -309,11 +353,15 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
    * Runs a test with an authenticator whose store answers nonce claims only when the test lets
    * them (`release`); `pending` counts the claims waiting.
    */
-  async function withHeldClaims(test: (held: { authenticate: LegacyAuthenticator; release: () => void; pending: () => number }) => Promise<void>) {
+  async function withHeldClaims(
+    test: (held: { authenticate: LegacyAuthenticator; release: () => void; pending: () => number }) => Promise<void>,
+  ) {
     const inner = new MemoryStore();
     const held: (() => void)[] = [];
     const claimOnce = (key: string, ttlMs: number) =>
-      new Promise<boolean>((resolve, reject) => held.push(() => void inner.claimOnce(key, ttlMs).then(resolve, reject)));
+      new Promise<boolean>((resolve, reject) =>
+        held.push(() => void inner.claimOnce(key, ttlMs).then(resolve, reject)),
+      );
     const store = new Proxy(inner, {
       get: (target, property) => {
         if (property === 'claimOnce') return claimOnce;
@@ -351,13 +399,17 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
   it('never defers a write, nor a refusal: both wait for the claim (a replay is refused as a replay)', () =>
     withHeldClaims(async (held) => {
       const jwt = token(tradeKey);
-      const write = held.authenticate(request({ token: jwt, requiredScope: 'trade', write: true, deferReplayCheck: true }));
+      const write = held.authenticate(
+        request({ token: jwt, requiredScope: 'trade', write: true, deferReplayCheck: true }),
+      );
       await expect.poll(() => held.pending()).toBe(1);
       held.release();
       expect((await write).ok).toBe(true);
 
       // The same token again, on another org's path: the replay is what the client is told.
-      const elsewhere = held.authenticate(request({ token: jwt, pathOrgId: orgB, write: false, deferReplayCheck: true }));
+      const elsewhere = held.authenticate(
+        request({ token: jwt, pathOrgId: orgB, write: false, deferReplayCheck: true }),
+      );
       await expect.poll(() => held.pending()).toBe(1);
       held.release();
       expect(refusal(await elsewhere)).toBe('AUTH_TOKEN_INVALID');
@@ -374,14 +426,21 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
       expect(replay.ok && (await replay.replayCheck)).toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
       // Caught once: the next replays are refused here, with no claim sent to the store.
       expect(refusal(await read())).toBe('AUTH_TOKEN_INVALID');
-      expect(refusal(await held.authenticate(request({ token: jwt, requiredScope: 'trade', write: true })))).toBe('AUTH_TOKEN_INVALID');
+      expect(refusal(await held.authenticate(request({ token: jwt, requiredScope: 'trade', write: true })))).toBe(
+        'AUTH_TOKEN_INVALID',
+      );
       expect(held.pending()).toBe(0);
     }));
 
   it('lets a deferred read through when the store is down, as an undeferred one', async () => {
     const down = new MemoryStore();
     await down.close();
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, declaredMode: DECLARED_MODE });
+    const degraded = createLegacyAuthenticator({
+      registry,
+      store: down,
+      issuers: ISSUERS,
+      declaredMode: DECLARED_MODE,
+    });
     const result = await degraded(request({ token: token(tradeKey), write: false, deferReplayCheck: true }));
     expect(result.ok && (await result.replayCheck)).toBeNull();
   });
@@ -392,7 +451,13 @@ describe('legacy authentication: nonce store unavailable', () => {
     const down = new MemoryStore();
     await down.close();
     const events: LegacyAuthLogEvent[] = [];
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, declaredMode: DECLARED_MODE, log: (event) => events.push(event) });
+    const degraded = createLegacyAuthenticator({
+      registry,
+      store: down,
+      issuers: ISSUERS,
+      declaredMode: DECLARED_MODE,
+      log: (event) => events.push(event),
+    });
 
     const write = await degraded(request({ token: token(tradeKey), requiredScope: 'trade', write: true }));
     expect(refusal(write)).toBe('IDEMPOTENCY_UNAVAILABLE');
@@ -411,8 +476,15 @@ describe('legacy authentication: nonce store unavailable', () => {
   it('still refuses a bad token before it needs the store', async () => {
     const down = new MemoryStore();
     await down.close();
-    const degraded = createLegacyAuthenticator({ registry, store: down, issuers: ISSUERS, declaredMode: DECLARED_MODE });
-    expect(refusal(await degraded(request({ token: token(tradeKey, { lifetimeSeconds: 121 }), write: false })))).toBe('AUTH_TOKEN_INVALID');
+    const degraded = createLegacyAuthenticator({
+      registry,
+      store: down,
+      issuers: ISSUERS,
+      declaredMode: DECLARED_MODE,
+    });
+    expect(refusal(await degraded(request({ token: token(tradeKey, { lifetimeSeconds: 121 }), write: false })))).toBe(
+      'AUTH_TOKEN_INVALID',
+    );
   });
 });
 
@@ -421,7 +493,13 @@ describe('legacy authentication: nonce lifetime', () => {
     let nowMs = Date.now();
     const clockStore = new MemoryStore({ now: () => nowMs });
     try {
-      const timed = createLegacyAuthenticator({ registry, store: clockStore, issuers: ISSUERS, declaredMode: DECLARED_MODE, now: () => nowMs });
+      const timed = createLegacyAuthenticator({
+        registry,
+        store: clockStore,
+        issuers: ISSUERS,
+        declaredMode: DECLARED_MODE,
+        now: () => nowMs,
+      });
       const nowSeconds = Math.floor(nowMs / 1000);
       const jwt = token(tradeKey, { payload: { iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + 20 } });
       expect((await timed(request({ token: jwt }))).ok).toBe(true);

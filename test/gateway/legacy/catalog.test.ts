@@ -11,9 +11,10 @@
 import nock from 'nock';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/catalog.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/catalog.js';
 import { NOCKED_V3_ORIGIN, NockedGateway } from '../scripted-gateway.js';
 import * as S from './transforms/v3-samples.js';
 
@@ -57,8 +58,15 @@ interface OperationCase {
 }
 
 const QUOTE_BODY = '{"amount":100.50,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":30}';
-const V3_QUOTE = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.5', amountCurrency: 'EUR', validForSeconds: 30 };
-const WITHDRAWAL = (account: string, currency: string) => `{"amount":12.5,"currency":"${currency}","withdrawalAddressId":"${account}"}`;
+const V3_QUOTE = {
+  buyCurrency: 'EUR',
+  sellCurrency: 'USD',
+  amount: '100.5',
+  amountCurrency: 'EUR',
+  validForSeconds: 30,
+};
+const WITHDRAWAL = (account: string, currency: string) =>
+  `{"amount":12.5,"currency":"${currency}","withdrawalAddressId":"${account}"}`;
 const get = (call: string): Call => ({ call: `GET ${call}`, body: null });
 
 /**
@@ -73,7 +81,11 @@ const CASES: Readonly<Record<string, OperationCase>> = {
   trade: {
     path: 'trade',
     body: `{"quoteId":"${S.UUIDS.quote}"}`,
-    calls: [{ call: 'POST /v3/fx/trades', body: { quoteId: S.QUOTE.id } }, get('/v3/fx/balances'), get('/v3/fx/exposure')],
+    calls: [
+      { call: 'POST /v3/fx/trades', body: { quoteId: S.QUOTE.id } },
+      get('/v3/fx/balances'),
+      get('/v3/fx/exposure'),
+    ],
   },
   trades: { path: 'trades?page=1&limit=5', calls: [get('/v3/fx/trades?limit=100')] },
   'trade/{id}': { path: `trade/${S.UUIDS.trade}`, calls: [get(`/v3/fx/trades/${S.TRADE.id}`)] },
@@ -84,20 +96,43 @@ const CASES: Readonly<Record<string, OperationCase>> = {
   withdrawal: {
     path: 'withdrawal',
     body: WITHDRAWAL(S.UUIDS.walletAccount, 'USDC'),
-    calls: [{ call: 'POST /v3/fx/withdrawals', body: { withdrawalAccountId: v3Id('wac', S.UUIDS.walletAccount), withdrawalAmount: '12.5', currency: 'USDC' } }],
+    calls: [
+      {
+        call: 'POST /v3/fx/withdrawals',
+        body: { withdrawalAccountId: v3Id('wac', S.UUIDS.walletAccount), withdrawalAmount: '12.5', currency: 'USDC' },
+      },
+    ],
   },
   fiat_withdrawal: {
     path: 'fiat_withdrawal',
     body: WITHDRAWAL(S.UUIDS.fiatAccount, 'USD'),
-    calls: [{ call: 'POST /v3/fx/withdrawals', body: { withdrawalAccountId: v3Id('wac', S.UUIDS.fiatAccount), withdrawalAmount: '12.5', currency: 'USD' } }],
+    calls: [
+      {
+        call: 'POST /v3/fx/withdrawals',
+        body: { withdrawalAccountId: v3Id('wac', S.UUIDS.fiatAccount), withdrawalAmount: '12.5', currency: 'USD' },
+      },
+    ],
   },
-  'trade/reverse-quote': { path: 'trade/reverse-quote', body: `{"tradeId":"${S.UUIDS.trade}"}`, calls: [{ call: `POST /v3/fx/trades/${S.TRADE.id}/reverse-quote`, body: null }] },
+  'trade/reverse-quote': {
+    path: 'trade/reverse-quote',
+    body: `{"tradeId":"${S.UUIDS.trade}"}`,
+    calls: [{ call: `POST /v3/fx/trades/${S.TRADE.id}/reverse-quote`, body: null }],
+  },
   'trade/reverse': {
     path: 'trade/reverse',
     body: `{"tradeId":"${S.UUIDS.trade}","quoteId":"${S.UUIDS.reverseQuote}","clientReferenceId":"undo-1"}`,
-    calls: [{ call: `POST /v3/fx/trades/${S.TRADE.id}/reverse`, body: { quoteId: v3Id('qte', S.UUIDS.reverseQuote), clientReferenceId: 'undo-1' } }],
+    calls: [
+      {
+        call: `POST /v3/fx/trades/${S.TRADE.id}/reverse`,
+        body: { quoteId: v3Id('qte', S.UUIDS.reverseQuote), clientReferenceId: 'undo-1' },
+      },
+    ],
   },
-  'trade/settle': { path: 'trade/settle', body: `{"tradeId":"${S.UUIDS.trade}"}`, calls: [{ call: `POST /v3/fx/trades/${S.TRADE.id}/settle`, body: null }] },
+  'trade/settle': {
+    path: 'trade/settle',
+    body: `{"tradeId":"${S.UUIDS.trade}"}`,
+    calls: [{ call: `POST /v3/fx/trades/${S.TRADE.id}/settle`, body: null }],
+  },
 };
 
 interface Row extends OperationCase {
@@ -132,7 +167,10 @@ afterAll(async () => {
 });
 
 /** What the gateway's calls must carry, whatever the operation. */
-const SIGNED = { authorization: /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/, 'x-request-signature': /^[A-Za-z0-9_-]{86}$/ } as const;
+const SIGNED = {
+  authorization: /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/,
+  'x-request-signature': /^[A-Za-z0-9_-]{86}$/,
+} as const;
 
 /** One interceptor per declared call, each answering once from ANSWERS; returns them all. */
 function expectCalls(row: Pick<Row, 'generation' | 'calls'>): nock.Scope[] {
@@ -145,8 +183,14 @@ function expectCalls(row: Pick<Row, 'generation' | 'calls'>): nock.Scope[] {
     const scope = nock(NOCKED_V3_ORIGIN, write ? {} : { badheaders: ['idempotency-key'] })
       .matchHeader('authorization', SIGNED.authorization)
       .matchHeader('x-request-signature', SIGNED['x-request-signature']);
-    if (write) scope.matchHeader('idempotency-key', row.generation === 'v1' ? /^fxgw1\.[0-9a-f-]{36}$/ : /^fxgw2\.[0-9a-f]{64}$/);
-    const interceptor = write ? scope.post(url, body === null ? (sent: unknown) => sent === '' : (body as nock.RequestBodyMatcher)) : scope.get(url);
+    if (write)
+      scope.matchHeader(
+        'idempotency-key',
+        row.generation === 'v1' ? /^fxgw1\.[0-9a-f-]{36}$/ : /^fxgw2\.[0-9a-f]{64}$/,
+      );
+    const interceptor = write
+      ? scope.post(url, body === null ? (sent: unknown) => sent === '' : (body as nock.RequestBodyMatcher))
+      : scope.get(url);
     return interceptor.reply(200, answer as nock.Body, { 'content-type': 'application/json' });
   });
 }
@@ -167,10 +211,13 @@ function expectEnvelope(body: Record<string, unknown>, row: Row): void {
     expect(Object.keys(body.data as object)).toEqual(fieldsOf(data.record));
   } else if ('object' in data) {
     expect(Object.keys(body.data as object)).toEqual(Object.keys(data.object));
-    if (response.dataAlsoAtRoot) for (const key of Object.keys(data.object)) expect(body[key]).toEqual((body.data as Record<string, unknown>)[key]);
+    if (response.dataAlsoAtRoot)
+      for (const key of Object.keys(data.object))
+        expect(body[key]).toEqual((body.data as Record<string, unknown>)[key]);
   }
   for (const key of Object.keys(response.root ?? {})) expect(body).toHaveProperty(key);
-  if (row.mapping.pagination === 'page-limit') expect(body.meta).toMatchObject({ pagination: { total: expect.any(Number) as number } });
+  if (row.mapping.pagination === 'page-limit')
+    expect(body.meta).toMatchObject({ pagination: { total: expect.any(Number) as number } });
   else expect(body).not.toHaveProperty('meta');
 }
 
@@ -178,7 +225,11 @@ it('the table covers every operation of both generations once: 12 on v1, 15 on v
   expect(ROWS.filter((row) => row.generation === 'v1')).toHaveLength(12);
   expect(ROWS.filter((row) => row.generation === 'v2')).toHaveLength(15);
   expect(Object.keys(CASES).sort()).toEqual([...LEGACY_OPERATIONS.v2].sort());
-  for (const row of ROWS) expect(row.calls.map(({ call }) => call.split(' ')[0]), `${row.generation} ${row.operation}`).toEqual(Object.values(row.mapping.v3).map((call) => call.method));
+  for (const row of ROWS)
+    expect(
+      row.calls.map(({ call }) => call.split(' ')[0]),
+      `${row.generation} ${row.operation}`,
+    ).toEqual(Object.values(row.mapping.v3).map((call) => call.method));
 });
 
 describe.each(ROWS)('$generation $operation', (row) => {
@@ -217,7 +268,12 @@ describe('the nocked v3 itself', () => {
     expectCalls({ generation: 'v2', calls: [{ call: 'POST /v3/fx/quotes', body: { ...V3_QUOTE, amount: '100.51' } }] });
     const response = await request(`${gw.url}/v2/brokerage/${gw.key.file.orgId}/generate_quote`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json', 'idempotency-key': 'mismatch-1' },
+      headers: {
+        authorization: `Bearer ${gw.token()}`,
+        'x-app-mode': 'SANDBOX',
+        'content-type': 'application/json',
+        'idempotency-key': 'mismatch-1',
+      },
       body: QUOTE_BODY,
     });
     expect(response.statusCode).toBe(500);

@@ -5,10 +5,11 @@
  * each of v1's declared changes from v2; every entry with its source and reason.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { renderGenerationChangelog } from '../../../src/gateway/legacy/changelog.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 
 let mappings: LegacyMappings;
 let text: string;
@@ -55,38 +56,54 @@ describe('the generated changelog of the legacy generations', () => {
   it('lists a record field only where it is not the v3 field of its name', () => {
     const items = itemsAfter('Record fields v3 names or computes otherwise');
     expect(items).toContain('- `trade.createdAtUtc`: v3 `createdAt` — doc: The v1 name of createdAt.');
-    expect(items).toContain('- `trade.orderType`: always `MARKET` — doc: Every v3 trade executes a quote at once: the legacy market order.');
+    expect(items).toContain(
+      '- `trade.orderType`: always `MARKET` — doc: Every v3 trade executes a quote at once: the legacy market order.',
+    );
     const plain = Object.entries(mappings.records).flatMap(([record, shape]) =>
       Object.entries(shape.fields)
         .filter(([name, field]) => 'from' in field && field.from === name && !field.map && !field.convert)
         .map(([name]) => `- \`${record}.${name}\`:`),
     );
     expect(plain.length).toBeGreaterThan(0);
-    for (const prefix of plain) expect(items.some((item) => item.startsWith(prefix)), prefix).toBe(false);
+    for (const prefix of plain)
+      expect(
+        items.some((item) => item.startsWith(prefix)),
+        prefix,
+      ).toBe(false);
   });
 
   it('lists the words each map changes, and only those', () => {
     const items = itemsAfter('Words');
-    expect(items).toContain("- depositStatus: `FAILED` is `ERROR` — client: The v2 client knows PENDING, COMPLETED and ERROR; v3 calls a failed deposit FAILED.");
+    expect(items).toContain(
+      '- depositStatus: `FAILED` is `ERROR` — client: The v2 client knows PENDING, COMPLETED and ERROR; v3 calls a failed deposit FAILED.',
+    );
   });
 
-  it('lists every code whose v2 status is not v3\'s, with the basis and the note', () => {
+  it("lists every code whose v2 status is not v3's, with the basis and the note", () => {
     const items = itemsAfter("Error statuses other than v3's");
     expect(items).toContain(
-      "- `AUTH_INSUFFICIENT_SCOPE`: v3 403, v2 401 \"The authorization key provided is either invalid or expired, please try again\" — closest: v2 has no 403; a key without the scope is not valid for the operation: 401.",
+      '- `AUTH_INSUFFICIENT_SCOPE`: v3 403, v2 401 "The authorization key provided is either invalid or expired, please try again" — closest: v2 has no 403; a key without the scope is not valid for the operation: 401.',
     );
     expect(items.some((item) => item.startsWith('- `VALIDATION_BODY_FAILED`:'))).toBe(false);
-    expect(items.find((item) => item.startsWith('- `REVERSE_QUOTE_INVALID`:'))).toContain('on `trade/reverse` 404 "Trade not found"');
+    expect(items.find((item) => item.startsWith('- `REVERSE_QUOTE_INVALID`:'))).toContain(
+      'on `trade/reverse` 404 "Trade not found"',
+    );
   });
 
-  it('lists each of v1\'s declared endpoint changes and its error changes with their reasons', () => {
+  it("lists each of v1's declared endpoint changes and its error changes with their reasons", () => {
     const v1 = text.slice(text.indexOf('### v1'));
     const changes = itemsAfter('Operations and idempotency', v1);
     expect(changes).toHaveLength(V1_ENDPOINTS.changes.length);
-    expect(changes[0]).toBe('- no `trade/reverse-quote` — doc: The v1 documentation has no reversal or settlement section; v2 added them.');
+    expect(changes[0]).toBe(
+      '- no `trade/reverse-quote` — doc: The v1 documentation has no reversal or settlement section; v2 added them.',
+    );
     const errors = itemsAfter('Error answers', v1);
     expect(errors).toHaveLength(mappings.v1ErrorChanges.length);
-    expect(errors).toContain('- `ROUTE_NOT_FOUND`: v2 `404 Route not found`, v1 `400 Route not found` — v1 has no 404: a business refusal or not-found is v1\'s 400.');
-    expect(errors.find((item) => item.startsWith('- `IDEMPOTENCY_MISMATCH`:'))).toMatch(/^- `IDEMPOTENCY_MISMATCH`: v1 answers as v2, `422 /);
+    expect(errors).toContain(
+      "- `ROUTE_NOT_FOUND`: v2 `404 Route not found`, v1 `400 Route not found` — v1 has no 404: a business refusal or not-found is v1's 400.",
+    );
+    expect(errors.find((item) => item.startsWith('- `IDEMPOTENCY_MISMATCH`:'))).toMatch(
+      /^- `IDEMPOTENCY_MISMATCH`: v1 answers as v2, `422 /,
+    );
   });
 });

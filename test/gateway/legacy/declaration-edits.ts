@@ -3,6 +3,7 @@
  * the LegacyMappingError a validator throws for it.
  */
 import { expect } from 'vitest';
+
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
 
 /**

@@ -6,14 +6,19 @@
  * that problem.
  */
 import { describe, expect, it } from 'vitest';
+
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
 import { V2_ENDPOINTS } from '../../../mappings/endpoints.v2.js';
 import { LEGACY_RECORDS } from '../../../mappings/records.js';
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
-import { type EndpointContext, type EndpointMapping, validateEndpointTable } from '../../../src/gateway/legacy/endpoint-mappings.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/catalog.js';
+import {
+  type EndpointContext,
+  type EndpointMapping,
+  validateEndpointTable,
+} from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { applyGenerationChanges } from '../../../src/gateway/legacy/generation-changes.js';
 import { SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../../src/gateway/legacy/catalog.js';
 import { SOURCES } from '../../../src/gateway/legacy/record-shapes.js';
 import { edited, mappingError } from './declaration-edits.js';
 
@@ -25,7 +30,16 @@ const TABLES = { v1: V1, v2: V2 };
 
 /** The legacy surface by method: the three reversal and settlement writes are v2's only. */
 const V2_ONLY = ['trade/reverse-quote', 'trade/reverse', 'trade/settle'];
-const GETS = ['available_markets', 'balances', 'trades', 'trade/{id}', 'deposits', 'withdrawal_addresses', 'fiat_withdrawal_addresses', 'withdrawals'];
+const GETS = [
+  'available_markets',
+  'balances',
+  'trades',
+  'trade/{id}',
+  'deposits',
+  'withdrawal_addresses',
+  'fiat_withdrawal_addresses',
+  'withdrawals',
+];
 const POSTS = ['generate_quote', 'trade', 'withdrawal', 'fiat_withdrawal', ...V2_ONLY];
 
 const HOUR = 3600;
@@ -42,9 +56,12 @@ describe('the shipped endpoint declarations', () => {
     expect(validateEndpointTable('v1', V1, CONTEXT)).toBe(V1);
   });
 
-  it.each(LEGACY_GENERATIONS)('%s maps every operation of LEGACY_OPERATIONS, in its order, and nothing else', (generation) => {
-    expect(Object.keys(TABLES[generation])).toEqual([...LEGACY_OPERATIONS[generation]]);
-  });
+  it.each(LEGACY_GENERATIONS)(
+    '%s maps every operation of LEGACY_OPERATIONS, in its order, and nothing else',
+    (generation) => {
+      expect(Object.keys(TABLES[generation])).toEqual([...LEGACY_OPERATIONS[generation]]);
+    },
+  );
 
   it('v1 is v2 without trade/reverse-quote, trade/reverse and trade/settle', () => {
     expect(Object.keys(V2).filter((operation) => !Object.hasOwn(V1, operation))).toEqual(V2_ONLY);
@@ -56,14 +73,21 @@ describe('the shipped endpoint declarations', () => {
       const { dataAlsoAtRoot: _dropped, ...response } = mapping.response;
       return { ...mapping, idempotency: null, response };
     };
-    for (const [operation, mapping] of Object.entries(V1)) expect([operation, sameAsV2(mapping)]).toEqual([operation, sameAsV2(V2[operation]!)]);
+    for (const [operation, mapping] of Object.entries(V1))
+      expect([operation, sameAsV2(mapping)]).toEqual([operation, sameAsV2(V2[operation]!)]);
   });
 
   it('reads are GETs and writes POSTs', () => {
-    const methods = (table: Readonly<Record<string, EndpointMapping>>) => Object.fromEntries(Object.entries(table).map(([operation, mapping]) => [operation, mapping.method]));
-    const expected = Object.fromEntries([...GETS.map((operation) => [operation, 'GET']), ...POSTS.map((operation) => [operation, 'POST'])]);
+    const methods = (table: Readonly<Record<string, EndpointMapping>>) =>
+      Object.fromEntries(Object.entries(table).map(([operation, mapping]) => [operation, mapping.method]));
+    const expected = Object.fromEntries([
+      ...GETS.map((operation) => [operation, 'GET']),
+      ...POSTS.map((operation) => [operation, 'POST']),
+    ]);
     expect(methods(V2)).toEqual(expected);
-    expect(methods(V1)).toEqual(Object.fromEntries(Object.entries(expected).filter(([operation]) => !V2_ONLY.includes(operation))));
+    expect(methods(V1)).toEqual(
+      Object.fromEntries(Object.entries(expected).filter(([operation]) => !V2_ONLY.includes(operation))),
+    );
   });
 
   it('v2 writes require a key, kept 24 h for trades, 7 days for withdrawals and 30 minutes for quotes; v2 reads honour one if sent', () => {
@@ -77,12 +101,24 @@ describe('the shipped endpoint declarations', () => {
       'trade/reverse': { kind: 'required', lifetimeSeconds: 24 * HOUR },
       'trade/settle': { kind: 'required', lifetimeSeconds: 24 * HOUR },
     });
-    for (const operation of GETS) expect([operation, V2[operation]!.idempotency]).toEqual([operation, { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR }]);
+    for (const operation of GETS)
+      expect([operation, V2[operation]!.idempotency]).toEqual([
+        operation,
+        { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR },
+      ]);
   });
 
   it("v1 reads take no key; v1 writes honour one if sent, with v2's lifetimes", () => {
-    for (const operation of GETS) expect([operation, V1[operation]!.idempotency]).toEqual([operation, { kind: 'none' }]);
-    expect(Object.fromEntries(POSTS.filter((operation) => !V2_ONLY.includes(operation)).map((operation) => [operation, V1[operation]!.idempotency]))).toEqual({
+    for (const operation of GETS)
+      expect([operation, V1[operation]!.idempotency]).toEqual([operation, { kind: 'none' }]);
+    expect(
+      Object.fromEntries(
+        POSTS.filter((operation) => !V2_ONLY.includes(operation)).map((operation) => [
+          operation,
+          V1[operation]!.idempotency,
+        ]),
+      ),
+    ).toEqual({
       generate_quote: { kind: 'honoured-if-sent', lifetimeSeconds: 30 * 60 },
       trade: { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR },
       withdrawal: { kind: 'honoured-if-sent', lifetimeSeconds: 7 * 24 * HOUR },
@@ -91,7 +127,8 @@ describe('the shipped endpoint declarations', () => {
   });
 
   it('v1 trade, and only it, writes its data at the top of the body too', () => {
-    const withDataAtRoot = (table: Readonly<Record<string, EndpointMapping>>) => Object.keys(table).filter((operation) => table[operation]!.response.dataAlsoAtRoot !== undefined);
+    const withDataAtRoot = (table: Readonly<Record<string, EndpointMapping>>) =>
+      Object.keys(table).filter((operation) => table[operation]!.response.dataAlsoAtRoot !== undefined);
     expect(withDataAtRoot(V1)).toEqual(['trade']);
     expect(withDataAtRoot(V2)).toEqual([]);
     expect(V1.trade!.response.dataAlsoAtRoot?.source).toBe('doc');
@@ -118,18 +155,32 @@ describe('the shipped endpoint declarations', () => {
   });
 
   it('the five lists page with page/limit; deposits filter by currency in v3, the address lists on their records', () => {
-    const paginated = (table: Readonly<Record<string, EndpointMapping>>) => Object.keys(table).filter((operation) => table[operation]!.pagination === 'page-limit');
+    const paginated = (table: Readonly<Record<string, EndpointMapping>>) =>
+      Object.keys(table).filter((operation) => table[operation]!.pagination === 'page-limit');
     const lists = ['trades', 'deposits', 'withdrawal_addresses', 'fiat_withdrawal_addresses', 'withdrawals'];
     expect(paginated(V2)).toEqual(lists);
     expect(paginated(V1)).toEqual(lists);
     const filters = Object.fromEntries(
       Object.entries(V2)
         .filter(([, mapping]) => Object.keys(mapping.filters).length > 0)
-        .map(([operation, mapping]) => [operation, Object.fromEntries(Object.entries(mapping.filters).map(([name, filter]) => [name, 'v3Query' in filter ? `v3 ${filter.v3Query}` : `record ${filter.field}`]))]),
+        .map(([operation, mapping]) => [
+          operation,
+          Object.fromEntries(
+            Object.entries(mapping.filters).map(([name, filter]) => [
+              name,
+              'v3Query' in filter ? `v3 ${filter.v3Query}` : `record ${filter.field}`,
+            ]),
+          ),
+        ]),
     );
     expect(filters).toEqual({
       deposits: { currency: 'v3 currency' },
-      withdrawal_addresses: { verified: 'record verified', status: 'record status', coinNetwork: 'record coinNetworkName', coin: 'record coinName' },
+      withdrawal_addresses: {
+        verified: 'record verified',
+        status: 'record status',
+        coinNetwork: 'record coinNetworkName',
+        coin: 'record coinName',
+      },
       fiat_withdrawal_addresses: { verified: 'record verified', status: 'record status', currency: 'record currency' },
     });
   });
@@ -157,7 +208,13 @@ describe('the shipped endpoint declarations', () => {
     walk(V1, 'v1');
     walk(V2, 'v2');
     // The walk reached the kinds of declaration that carry a reason: messages, filters, body fields, layout values, data at the top.
-    for (const sample of ['v2.balances.response.message', 'v2.deposits.filters.currency', 'v2.generate_quote.request.fields.amount', 'v2.trade.response.data.object.balances', 'v1.trade.response.dataAlsoAtRoot']) {
+    for (const sample of [
+      'v2.balances.response.message',
+      'v2.deposits.filters.currency',
+      'v2.generate_quote.request.fields.amount',
+      'v2.trade.response.data.object.balances',
+      'v1.trade.response.dataAlsoAtRoot',
+    ]) {
       expect(found).toContain(sample);
     }
   });
@@ -165,18 +222,46 @@ describe('the shipped endpoint declarations', () => {
 
 describe('validateEndpointTable: the v3 calls', () => {
   it.each([
-    ['a v3 path the contract lacks', { 'balances.v3.balances.path': '/v3/fx/wallets' }, ['balances.v3.balances: /v3/fx/wallets is not a v3 path']],
-    ['a method the v3 path does not take', { 'deposits.v3.deposits.method': 'POST' }, ['deposits.v3.deposits: POST /v3/fx/deposits is not a v3 operation (it takes GET)']],
-    ['a sandbox-only target', { 'trade.v3.trade.path': '/v3/fx/sandbox/deposits' }, ['trade.v3.trade: POST /v3/fx/sandbox/deposits is a sandbox-only simulation']],
-    ["a scope that is not the first call's", { 'withdrawal.scope': 'trade' }, ['withdrawal.scope: must be withdraw, the scope of POST /v3/fx/withdrawals']],
-    ['a later call that is not a GET', { 'trade.v3.balances': { method: 'POST', path: '/v3/fx/quotes' } }, ['trade.v3.balances: calls after the first must be reads (GET)']],
-    ['a path parameter without a source', { 'trade/{id}.v3.trade.params': undefined }, ['trade/{id}.v3.trade.params: no source for :id']],
+    [
+      'a v3 path the contract lacks',
+      { 'balances.v3.balances.path': '/v3/fx/wallets' },
+      ['balances.v3.balances: /v3/fx/wallets is not a v3 path'],
+    ],
+    [
+      'a method the v3 path does not take',
+      { 'deposits.v3.deposits.method': 'POST' },
+      ['deposits.v3.deposits: POST /v3/fx/deposits is not a v3 operation (it takes GET)'],
+    ],
+    [
+      'a sandbox-only target',
+      { 'trade.v3.trade.path': '/v3/fx/sandbox/deposits' },
+      ['trade.v3.trade: POST /v3/fx/sandbox/deposits is a sandbox-only simulation'],
+    ],
+    [
+      "a scope that is not the first call's",
+      { 'withdrawal.scope': 'trade' },
+      ['withdrawal.scope: must be withdraw, the scope of POST /v3/fx/withdrawals'],
+    ],
+    [
+      'a later call that is not a GET',
+      { 'trade.v3.balances': { method: 'POST', path: '/v3/fx/quotes' } },
+      ['trade.v3.balances: calls after the first must be reads (GET)'],
+    ],
+    [
+      'a path parameter without a source',
+      { 'trade/{id}.v3.trade.params': undefined },
+      ['trade/{id}.v3.trade.params: no source for :id'],
+    ],
     [
       'a source for a parameter the v3 path lacks',
       { 'trade/{id}.v3.trade.params.tradeId': { from: 'path', field: 'id', idKind: 'trade' } },
       ['trade/{id}.v3.trade.params.tradeId: /v3/fx/trades/:id has no :tradeId'],
     ],
-    ['a path source the legacy path lacks', { 'trade/settle.v3.settlement.params.id.from': 'path' }, ['trade/settle.v3.settlement.params.id: the legacy path has no :tradeId']],
+    [
+      'a path source the legacy path lacks',
+      { 'trade/settle.v3.settlement.params.id.from': 'path' },
+      ['trade/settle.v3.settlement.params.id: the legacy path has no :tradeId'],
+    ],
     [
       'a body source of another id kind than the body field',
       { 'trade/reverse.v3.reversal.params.id.idKind': 'quote' },
@@ -222,19 +307,49 @@ describe('validateEndpointTable: pagination and filters', () => {
     [
       'pagination over a v3 answer that is not a list',
       { 'trade/{id}.pagination': 'page-limit' },
-      ['trade/{id}.pagination: GET /v3/fx/trades/:id is not a list', "trade/{id}.response.data: a paginated list answers a list node over trade's data"],
+      [
+        'trade/{id}.pagination: GET /v3/fx/trades/:id is not a list',
+        "trade/{id}.response.data: a paginated list answers a list node over trade's data",
+      ],
     ],
-    ['a paginated list whose data is not a list node', { 'trades.response.data': { record: 'trade', from: 'trades' } }, ["trades.response.data: a paginated list answers a list node over trades's data"]],
-    ["a paginated list whose data is not the first call's list", { 'trades.response.data.at': 'data.items' }, ["trades.response.data: a paginated list answers a list node over trades's data"]],
-    ['a cursor list answered unpaginated', { 'withdrawals.pagination': 'none' }, ['withdrawals.pagination: GET /v3/fx/withdrawals is a cursor list: it must be page-limit']],
-    ['a filter named page', { 'trades.filters.page': filter({ v3Query: 'limit', value: 'word' }) }, ['trades.filters.page: page and limit belong to pagination']],
-    ['a filter named limit', { 'deposits.filters.limit': filter({ v3Query: 'limit', value: 'word' }) }, ['deposits.filters.limit: page and limit belong to pagination']],
+    [
+      'a paginated list whose data is not a list node',
+      { 'trades.response.data': { record: 'trade', from: 'trades' } },
+      ["trades.response.data: a paginated list answers a list node over trades's data"],
+    ],
+    [
+      "a paginated list whose data is not the first call's list",
+      { 'trades.response.data.at': 'data.items' },
+      ["trades.response.data: a paginated list answers a list node over trades's data"],
+    ],
+    [
+      'a cursor list answered unpaginated',
+      { 'withdrawals.pagination': 'none' },
+      ['withdrawals.pagination: GET /v3/fx/withdrawals is a cursor list: it must be page-limit'],
+    ],
+    [
+      'a filter named page',
+      { 'trades.filters.page': filter({ v3Query: 'limit', value: 'word' }) },
+      ['trades.filters.page: page and limit belong to pagination'],
+    ],
+    [
+      'a filter named limit',
+      { 'deposits.filters.limit': filter({ v3Query: 'limit', value: 'word' }) },
+      ['deposits.filters.limit: page and limit belong to pagination'],
+    ],
     [
       'a filter on a POST',
       { 'trade.filters.currency': filter({ v3Query: 'currency', value: 'currency' }) },
-      ['trade.filters.currency: only GET takes query filters', 'trade.filters.currency: POST /v3/fx/trades takes no query parameter currency'],
+      [
+        'trade.filters.currency: only GET takes query filters',
+        'trade.filters.currency: POST /v3/fx/trades takes no query parameter currency',
+      ],
     ],
-    ['a v3Query filter v3 does not take', { 'trades.filters.pair': filter({ v3Query: 'pair', value: 'word' }) }, ['trades.filters.pair: GET /v3/fx/trades takes no query parameter pair']],
+    [
+      'a v3Query filter v3 does not take',
+      { 'trades.filters.pair': filter({ v3Query: 'pair', value: 'word' }) },
+      ['trades.filters.pair: GET /v3/fx/trades takes no query parameter pair'],
+    ],
     [
       'a v3Query filter the call already fixes',
       { 'fiat_withdrawal_addresses.filters.type': filter({ v3Query: 'assetType', value: 'word' }) },
@@ -243,7 +358,9 @@ describe('validateEndpointTable: pagination and filters', () => {
     [
       'a field filter on a cursor list',
       { 'deposits.filters.status': filter({ field: 'status', value: 'word' }) },
-      ['deposits.filters.status: a filter on the legacy records needs a list v3 returns whole (a cursor list would page before filtering)'],
+      [
+        'deposits.filters.status: a filter on the legacy records needs a list v3 returns whole (a cursor list would page before filtering)',
+      ],
     ],
     [
       'a field filter naming a field the listed record lacks',
@@ -258,11 +375,26 @@ describe('validateEndpointTable: pagination and filters', () => {
     [
       'field filters on a list answered unpaginated',
       { 'withdrawal_addresses.pagination': 'none' },
-      ['verified', 'status', 'coinNetwork', 'coin'].map((name) => `withdrawal_addresses.filters.${name}: a filter on the legacy records needs a paginated list of them as data`),
+      ['verified', 'status', 'coinNetwork', 'coin'].map(
+        (name) =>
+          `withdrawal_addresses.filters.${name}: a filter on the legacy records needs a paginated list of them as data`,
+      ),
     ],
-    ['a map on a filter that is not a word', { 'withdrawal_addresses.filters.coin.map': 'networkName' }, ['withdrawal_addresses.filters.coin.map: only word filters are read through a map']],
-    ['a closed filter without a map', { 'fiat_withdrawal_addresses.filters.currency.closed': true }, ['fiat_withdrawal_addresses.filters.currency.closed: only a filter read through a map can be closed']],
-    ['a filter map no value map defines', { 'withdrawal_addresses.filters.status.map': 'addressStatuses' }, ['withdrawal_addresses.filters.status.map: no value map named addressStatuses']],
+    [
+      'a map on a filter that is not a word',
+      { 'withdrawal_addresses.filters.coin.map': 'networkName' },
+      ['withdrawal_addresses.filters.coin.map: only word filters are read through a map'],
+    ],
+    [
+      'a closed filter without a map',
+      { 'fiat_withdrawal_addresses.filters.currency.closed': true },
+      ['fiat_withdrawal_addresses.filters.currency.closed: only a filter read through a map can be closed'],
+    ],
+    [
+      'a filter map no value map defines',
+      { 'withdrawal_addresses.filters.status.map': 'addressStatuses' },
+      ['withdrawal_addresses.filters.status.map: no value map named addressStatuses'],
+    ],
   ])('refuses %s', (_rule, edits, expected) => {
     expect(problemsWith('v2', edits)).toEqual(expected);
   });
@@ -270,30 +402,85 @@ describe('validateEndpointTable: pagination and filters', () => {
 
 describe('validateEndpointTable: idempotency per generation', () => {
   it.each([
-    ['v2', 'a POST without a required key', { 'trade.idempotency': { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR } }, 'trade.idempotency: v2 writes require Idempotency-Key'],
-    ['v2', 'a GET that does not honour a key', { 'balances.idempotency': { kind: 'none' } }, 'balances.idempotency: v2 reads honour a key if sent'],
-    ['v1', 'a GET that takes a key', { 'trades.idempotency': { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR } }, 'trades.idempotency: v1 reads take no key'],
-    ['v1', 'a POST that requires a key', { 'trade.idempotency': { kind: 'required', lifetimeSeconds: 24 * HOUR } }, 'trade.idempotency: v1 writes honour a key if sent'],
-    ['v1', 'a POST that takes no key', { 'withdrawal.idempotency': { kind: 'none' } }, 'withdrawal.idempotency: v1 writes honour a key if sent'],
+    [
+      'v2',
+      'a POST without a required key',
+      { 'trade.idempotency': { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR } },
+      'trade.idempotency: v2 writes require Idempotency-Key',
+    ],
+    [
+      'v2',
+      'a GET that does not honour a key',
+      { 'balances.idempotency': { kind: 'none' } },
+      'balances.idempotency: v2 reads honour a key if sent',
+    ],
+    [
+      'v1',
+      'a GET that takes a key',
+      { 'trades.idempotency': { kind: 'honoured-if-sent', lifetimeSeconds: 24 * HOUR } },
+      'trades.idempotency: v1 reads take no key',
+    ],
+    [
+      'v1',
+      'a POST that requires a key',
+      { 'trade.idempotency': { kind: 'required', lifetimeSeconds: 24 * HOUR } },
+      'trade.idempotency: v1 writes honour a key if sent',
+    ],
+    [
+      'v1',
+      'a POST that takes no key',
+      { 'withdrawal.idempotency': { kind: 'none' } },
+      'withdrawal.idempotency: v1 writes honour a key if sent',
+    ],
   ] as const)('%s: refuses %s', (generation, _rule, edits, expected) => {
     expect(problemsWith(generation, edits)).toEqual([expected]);
   });
 
   it('refuses a key kept for no time', () => {
-    expect(problemsWith('v2', { 'withdrawal.idempotency.lifetimeSeconds': 0 })).toEqual([expect.stringMatching(/^withdrawal\.idempotency\.lifetimeSeconds: Too small/)]);
+    expect(problemsWith('v2', { 'withdrawal.idempotency.lifetimeSeconds': 0 })).toEqual([
+      expect.stringMatching(/^withdrawal\.idempotency\.lifetimeSeconds: Too small/),
+    ]);
   });
 });
 
 describe('validateEndpointTable: the request body', () => {
   it.each([
     ['a GET with a request', { 'balances.request': { fields: {} } }, ['balances.request: a GET has no body']],
-    ['a POST without one', { 'generate_quote.request': null }, ['generate_quote.request: a POST declares its body (an empty field list for none)']],
-    ['an id field without its idKind', { 'trade.request.fields.quoteId.idKind': undefined }, ['trade.request.fields.quoteId: an id field, and only one, names its idKind']],
-    ['an idKind on a field that is no id', { 'trade.request.fields.clientReferenceId.idKind': 'trade' }, ['trade.request.fields.clientReferenceId: an id field, and only one, names its idKind']],
-    ['oneOf on a field that is no integer', { 'generate_quote.request.fields.buy.oneOf': [1, 2] }, ['generate_quote.request.fields.buy.oneOf: only integer fields take oneOf']],
-    ['maxLength on a field that is no string', { 'generate_quote.request.fields.amount.maxLength': 20 }, ['generate_quote.request.fields.amount.maxLength: only string fields take maxLength']],
-    ['two fields sent as the same v3 field', { 'generate_quote.request.fields.sell.to': 'buyCurrency' }, ['generate_quote.request.fields.sell.to: buyCurrency is already sent by another field']],
-    ['a request check nothing registers', { 'generate_quote.request.checks': ['buyDiffersFromSell', 'sameSide'] }, ['generate_quote.request.checks: no request check is registered as sameSide']],
+    [
+      'a POST without one',
+      { 'generate_quote.request': null },
+      ['generate_quote.request: a POST declares its body (an empty field list for none)'],
+    ],
+    [
+      'an id field without its idKind',
+      { 'trade.request.fields.quoteId.idKind': undefined },
+      ['trade.request.fields.quoteId: an id field, and only one, names its idKind'],
+    ],
+    [
+      'an idKind on a field that is no id',
+      { 'trade.request.fields.clientReferenceId.idKind': 'trade' },
+      ['trade.request.fields.clientReferenceId: an id field, and only one, names its idKind'],
+    ],
+    [
+      'oneOf on a field that is no integer',
+      { 'generate_quote.request.fields.buy.oneOf': [1, 2] },
+      ['generate_quote.request.fields.buy.oneOf: only integer fields take oneOf'],
+    ],
+    [
+      'maxLength on a field that is no string',
+      { 'generate_quote.request.fields.amount.maxLength': 20 },
+      ['generate_quote.request.fields.amount.maxLength: only string fields take maxLength'],
+    ],
+    [
+      'two fields sent as the same v3 field',
+      { 'generate_quote.request.fields.sell.to': 'buyCurrency' },
+      ['generate_quote.request.fields.sell.to: buyCurrency is already sent by another field'],
+    ],
+    [
+      'a request check nothing registers',
+      { 'generate_quote.request.checks': ['buyDiffersFromSell', 'sameSide'] },
+      ['generate_quote.request.checks: no request check is registered as sameSide'],
+    ],
   ])('refuses %s', (_rule, edits, expected) => {
     expect(problemsWith('v2', edits)).toEqual(expected);
   });
@@ -304,42 +491,88 @@ describe('validateEndpointTable: the response layout', () => {
     [
       'a layout node reading a call the mapping does not make',
       { 'trade.response.data.object.userCreditLimit.from': 'credit' },
-      ['trade.response.data.object.userCreditLimit.from: no v3 call named credit (the mapping calls trade, balances, exposure)'],
+      [
+        'trade.response.data.object.userCreditLimit.from: no v3 call named credit (the mapping calls trade, balances, exposure)',
+      ],
     ],
-    ['a root node reading a call the mapping does not make', { 'balances.response.root.netBalanceInUSD.from': 'totals' }, ['balances.response.root.netBalanceInUSD.from: no v3 call named totals (the mapping calls balances)']],
-    ['a record node naming no record shape', { 'trade/{id}.response.data.record': 'order' }, ['trade/{id}.response.data: no record shape named order in mappings/records']],
+    [
+      'a root node reading a call the mapping does not make',
+      { 'balances.response.root.netBalanceInUSD.from': 'totals' },
+      ['balances.response.root.netBalanceInUSD.from: no v3 call named totals (the mapping calls balances)'],
+    ],
+    [
+      'a record node naming no record shape',
+      { 'trade/{id}.response.data.record': 'order' },
+      ['trade/{id}.response.data: no record shape named order in mappings/records'],
+    ],
     [
       'a list node naming no record shape',
       { 'available_markets.response.data.object.tradingPairs.list': 'pair' },
       ['available_markets.response.data.object.tradingPairs: no record shape named pair in mappings/records'],
     ],
-    ['keyedBy naming no field of the v3 record', { 'available_markets.response.data.object.tradeLimits.keyedBy': 'pair' }, ['available_markets.response.data.object.tradeLimits.keyedBy: the v3 pair record has no field pair']],
-    ['an entries key that is no v3 field', { 'trade.response.data.object.balances.key': 'code' }, ['trade.response.data.object.balances: the v3 balance record has no field code']],
-    ['an entries value that is no v3 field', { 'trade.response.data.object.balances.value': 'total' }, ['trade.response.data.object.balances: the v3 balance record has no field total']],
-    ['data at the top of the body when data is no object', { 'balances.response.dataAlsoAtRoot': PROVENANCE }, ['balances.response.dataAlsoAtRoot: only an object data can also be written at the root']],
+    [
+      'keyedBy naming no field of the v3 record',
+      { 'available_markets.response.data.object.tradeLimits.keyedBy': 'pair' },
+      ['available_markets.response.data.object.tradeLimits.keyedBy: the v3 pair record has no field pair'],
+    ],
+    [
+      'an entries key that is no v3 field',
+      { 'trade.response.data.object.balances.key': 'code' },
+      ['trade.response.data.object.balances: the v3 balance record has no field code'],
+    ],
+    [
+      'an entries value that is no v3 field',
+      { 'trade.response.data.object.balances.value': 'total' },
+      ['trade.response.data.object.balances: the v3 balance record has no field total'],
+    ],
+    [
+      'data at the top of the body when data is no object',
+      { 'balances.response.dataAlsoAtRoot': PROVENANCE },
+      ['balances.response.dataAlsoAtRoot: only an object data can also be written at the root'],
+    ],
   ])('refuses %s', (_rule, edits, expected) => {
     expect(problemsWith('v2', edits)).toEqual(expected);
   });
 
   it('refuses a layout node of no known kind', () => {
-    expect(problemsWith('v2', { 'balances.response.data': { list: 'balance' } })).toEqual(['balances.response.data: Invalid input']);
+    expect(problemsWith('v2', { 'balances.response.data': { list: 'balance' } })).toEqual([
+      'balances.response.data: Invalid input',
+    ]);
   });
 
   it('declares the reversal details answer only: v3 answers them once, with the reversal', () => {
-    expect(V2['trade/reverse']!.response.data).toMatchObject({ object: { reversalDetails: { answerOnly: { source: 'spec', reason: expect.stringMatching(/\.$/) } } } });
+    expect(V2['trade/reverse']!.response.data).toMatchObject({
+      object: { reversalDetails: { answerOnly: { source: 'spec', reason: expect.stringMatching(/\.$/) } } },
+    });
     // Nothing else is: every other value of every answer is read back through v3.
     const answerOnly = JSON.stringify(TABLES).match(/"answerOnly"/g) ?? [];
     expect(answerOnly).toHaveLength(1);
   });
 
   it('takes answerOnly on a node read from a write, with its source and reason', () => {
-    expect(() => validateEndpointTable('v2', edited(V2, { 'trade.response.data.object.trade.answerOnly': PROVENANCE }), CONTEXT)).not.toThrow();
+    expect(() =>
+      validateEndpointTable('v2', edited(V2, { 'trade.response.data.object.trade.answerOnly': PROVENANCE }), CONTEXT),
+    ).not.toThrow();
   });
 
   it.each([
-    ['answerOnly on a node a read serves again', { 'trade.response.data.object.userCreditLimit.answerOnly': PROVENANCE }, ['trade.response.data.object.userCreditLimit.answerOnly: exposure is a read (GET /v3/fx/exposure), which can be read again']],
-    ['answerOnly on a list of a read', { 'trades.response.data.answerOnly': PROVENANCE }, ['trades.response.data.answerOnly: trades is a read (GET /v3/fx/trades), which can be read again']],
-    ['answerOnly without its reason', { 'trade/reverse.response.data.object.reversalDetails.answerOnly': { source: 'spec' } }, ['trade/reverse.response.data: Invalid input']],
+    [
+      'answerOnly on a node a read serves again',
+      { 'trade.response.data.object.userCreditLimit.answerOnly': PROVENANCE },
+      [
+        'trade.response.data.object.userCreditLimit.answerOnly: exposure is a read (GET /v3/fx/exposure), which can be read again',
+      ],
+    ],
+    [
+      'answerOnly on a list of a read',
+      { 'trades.response.data.answerOnly': PROVENANCE },
+      ['trades.response.data.answerOnly: trades is a read (GET /v3/fx/trades), which can be read again'],
+    ],
+    [
+      'answerOnly without its reason',
+      { 'trade/reverse.response.data.object.reversalDetails.answerOnly': { source: 'spec' } },
+      ['trade/reverse.response.data: Invalid input'],
+    ],
     [
       'answerOnly with an unknown field',
       { 'trade/reverse.response.data.object.reversalDetails.answerOnly': { ...PROVENANCE, why: 'x' } },
@@ -379,16 +612,24 @@ describe('validateEndpointTable: the table as a whole', () => {
   });
 
   it('refuses a missing operation and an unknown one', () => {
-    expect(problemsWith('v2', { trades: undefined, 'trade/cancel': V2.trade })).toEqual(['trades: no mapping for this v2 operation', 'trade/cancel: not a v2 operation (unknown key)']);
-    expect(problemsWith('v1', { 'trade/settle': V2['trade/settle'] })).toEqual(['trade/settle: not a v1 operation (unknown key)']);
+    expect(problemsWith('v2', { trades: undefined, 'trade/cancel': V2.trade })).toEqual([
+      'trades: no mapping for this v2 operation',
+      'trade/cancel: not a v2 operation (unknown key)',
+    ]);
+    expect(problemsWith('v1', { 'trade/settle': V2['trade/settle'] })).toEqual([
+      'trade/settle: not a v1 operation (unknown key)',
+    ]);
   });
 
   it('refuses input that is no table', () => {
-    for (const input of [null, [], 'endpoints', 42]) expect(mappingError(() => validateEndpointTable('v2', input, CONTEXT)).problems).toHaveLength(1);
+    for (const input of [null, [], 'endpoints', 42])
+      expect(mappingError(() => validateEndpointTable('v2', input, CONTEXT)).problems).toHaveLength(1);
   });
 
   it('names the table and lists every problem in its message', () => {
-    const error = mappingError(() => validateEndpointTable('v1', edited(V1, { balances: undefined, 'trades.scope': 'trade' }), CONTEXT));
+    const error = mappingError(() =>
+      validateEndpointTable('v1', edited(V1, { balances: undefined, 'trades.scope': 'trade' }), CONTEXT),
+    );
     expect(error.table).toBe('mappings/endpoints.v1');
     expect(error.message).toBe(
       'mappings/endpoints.v1 is not a valid legacy mapping table (2 problems):\n' +

@@ -1,21 +1,23 @@
 import { readFileSync } from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
+
 import { V1_ERROR_CHANGES } from '../../../mappings/errors.v1.js';
-import { V2_ERRORS, V2_ERRORS_BY_TYPE, V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
+import { V2_ERROR_TABLES, V2_ERRORS, V2_ERRORS_BY_TYPE } from '../../../mappings/errors.v2.js';
+import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy/catalog.js';
 import {
-  V1_BASE_STATUSES,
-  V1_ERROR_STATUSES,
-  V1_LACKED_STATUSES,
-  V2_ERROR_STATUSES,
   applyV1ErrorChanges,
   describeV1ErrorChanges,
   legacyErrorBody,
   resolveLegacyError,
+  V1_BASE_STATUSES,
+  V1_ERROR_STATUSES,
+  V1_LACKED_STATUSES,
+  V2_ERROR_STATUSES,
   validateErrorTables,
   validateV1ErrorChanges,
 } from '../../../src/gateway/legacy/error-tables.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
-import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy/catalog.js';
 import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../../../src/lib/errors/catalog.js';
 import { mappingError } from './declaration-edits.js';
 
@@ -36,7 +38,7 @@ const v1Body = (code: string, operation?: V1Operation) => {
 };
 
 describe('every v3 code has a legacy mapping', () => {
-  it('the catalog has the 62 codes of the v3 contract and the HTTP server\'s three', () => {
+  it("the catalog has the 62 codes of the v3 contract and the HTTP server's three", () => {
     expect(ERROR_CODES).toHaveLength(65);
   });
 
@@ -75,12 +77,19 @@ describe('every v3 code has a legacy mapping', () => {
   it('a v1 answer is the bare envelope except for the idempotency codes a key-sending v1 client meets', () => {
     const withCode = new Set(['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH']);
     for (const code of ERROR_CODES) {
-      for (const operation of [undefined, ...V1_OPERATIONS]) expect('error' in v1Body(code, operation).body).toBe(withCode.has(code));
+      for (const operation of [undefined, ...V1_OPERATIONS])
+        expect('error' in v1Body(code, operation).body).toBe(withCode.has(code));
     }
   });
 
   it('every v2 answer has a v2 status, and error.code only for the idempotency cases', () => {
-    const withCode = new Set(['IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH', 'IDEMPOTENCY_UNAVAILABLE']);
+    const withCode = new Set([
+      'IDEMPOTENCY_KEY_MISSING',
+      'IDEMPOTENCY_KEY_INVALID',
+      'IDEMPOTENCY_IN_FLIGHT',
+      'IDEMPOTENCY_MISMATCH',
+      'IDEMPOTENCY_UNAVAILABLE',
+    ]);
     for (const code of ERROR_CODES) {
       const { status, body } = v2Body(code);
       expect(V2_ERROR_STATUSES).toContain(status);
@@ -101,24 +110,36 @@ describe('the v2 rows', () => {
     expect(v2Body(code)).toEqual({ status: 400, body: { status: 'error', message: VALIDATION } });
   });
 
-  it.each(['AUTH_TOKEN_MISSING', 'AUTH_TOKEN_INVALID', 'AUTH_TOKEN_EXPIRED', 'AUTH_TOKEN_INVALID_CONFIG', 'AUTH_API_KEY_MISSING', 'AUTH_API_KEY_INVALID'])(
-    '%s (bad JWT) is 401 with the authorization message',
-    (code) => {
-      expect(v2Body(code)).toEqual({ status: 401, body: { status: 'error', message: AUTH } });
-    },
-  );
+  it.each([
+    'AUTH_TOKEN_MISSING',
+    'AUTH_TOKEN_INVALID',
+    'AUTH_TOKEN_EXPIRED',
+    'AUTH_TOKEN_INVALID_CONFIG',
+    'AUTH_API_KEY_MISSING',
+    'AUTH_API_KEY_INVALID',
+  ])('%s (bad JWT) is 401 with the authorization message', (code) => {
+    expect(v2Body(code)).toEqual({ status: 401, body: { status: 'error', message: AUTH } });
+  });
 
   it('409 IDEMPOTENCY_IN_FLIGHT', () => {
     expect(v2Body('IDEMPOTENCY_IN_FLIGHT')).toEqual({
       status: 409,
-      body: { status: 'error', message: 'Request with this idempotency key is currently processing', error: { code: 'IDEMPOTENCY_IN_FLIGHT', details: expect.any(String) } },
+      body: {
+        status: 'error',
+        message: 'Request with this idempotency key is currently processing',
+        error: { code: 'IDEMPOTENCY_IN_FLIGHT', details: expect.any(String) },
+      },
     });
   });
 
   it('422 IDEMPOTENCY_MISMATCH', () => {
     expect(v2Body('IDEMPOTENCY_MISMATCH')).toEqual({
       status: 422,
-      body: { status: 'error', message: 'Idempotency key reused with different parameters', error: { code: 'IDEMPOTENCY_MISMATCH', details: expect.any(String) } },
+      body: {
+        status: 'error',
+        message: 'Idempotency key reused with different parameters',
+        error: { code: 'IDEMPOTENCY_MISMATCH', details: expect.any(String) },
+      },
     });
   });
 
@@ -134,7 +155,11 @@ describe('the v2 rows', () => {
   ] as const)('%s is %i with code %s', (code, status, legacyCode) => {
     const answer = v2Body(code);
     expect(answer.status).toBe(status);
-    expect(answer.body).toEqual({ status: 'error', message: expect.any(String), error: { code: legacyCode, details: expect.any(String) } });
+    expect(answer.body).toEqual({
+      status: 'error',
+      message: expect.any(String),
+      error: { code: legacyCode, details: expect.any(String) },
+    });
     expect(answer.body.message.length).toBeGreaterThan(0);
     expect(typeof answer.body.error?.details).toBe('string');
   });
@@ -160,26 +185,49 @@ describe('the v2 rows', () => {
       expect(v2Body('INTERNAL_ERROR', operation)).toEqual({ status: 500, body: { status: 'error', message } });
     });
 
-    it.each(['trade/reverse', 'trade/reverse-quote', 'trade/settle'] as const)('%s: TRADE_NOT_FOUND is 404 Trade not found', (operation) => {
-      expect(v2Body('TRADE_NOT_FOUND', operation)).toEqual({ status: 404, body: { status: 'error', message: 'Trade not found' } });
-    });
+    it.each(['trade/reverse', 'trade/reverse-quote', 'trade/settle'] as const)(
+      '%s: TRADE_NOT_FOUND is 404 Trade not found',
+      (operation) => {
+        expect(v2Body('TRADE_NOT_FOUND', operation)).toEqual({
+          status: 404,
+          body: { status: 'error', message: 'Trade not found' },
+        });
+      },
+    );
 
     it('trade/reverse: an unresolvable quoteId is 404 Trade not found too', () => {
-      expect(v2Body('QUOTE_NOT_FOUND', 'trade/reverse')).toEqual({ status: 404, body: { status: 'error', message: 'Trade not found' } });
-      expect(v2Body('REVERSE_QUOTE_INVALID', 'trade/reverse')).toEqual({ status: 404, body: { status: 'error', message: 'Trade not found' } });
+      expect(v2Body('QUOTE_NOT_FOUND', 'trade/reverse')).toEqual({
+        status: 404,
+        body: { status: 'error', message: 'Trade not found' },
+      });
+      expect(v2Body('REVERSE_QUOTE_INVALID', 'trade/reverse')).toEqual({
+        status: 404,
+        body: { status: 'error', message: 'Trade not found' },
+      });
     });
 
-    it.each(['TRADE_NOT_REVERSIBLE', 'TRADE_ALREADY_REVERSED', 'TRADE_ALREADY_SETTLED', 'TRADE_REVERSAL_WINDOW_CLOSED'])(
+    it.each([
+      'TRADE_NOT_REVERSIBLE',
+      'TRADE_ALREADY_REVERSED',
+      'TRADE_ALREADY_SETTLED',
+      'TRADE_REVERSAL_WINDOW_CLOSED',
+    ])(
       'trade/reverse: %s (outside the window, already reversed or settled) is 409 The trade cannot be reversed',
       (code) => {
-        expect(v2Body(code, 'trade/reverse')).toEqual({ status: 409, body: { status: 'error', message: 'The trade cannot be reversed' } });
+        expect(v2Body(code, 'trade/reverse')).toEqual({
+          status: 409,
+          body: { status: 'error', message: 'The trade cannot be reversed' },
+        });
       },
     );
 
     it.each(['TRADE_NOT_SETTLEABLE', 'TRADE_ALREADY_SETTLED', 'TRADE_ALREADY_REVERSED', 'TRADE_SETTLEMENT_UNFUNDED'])(
       'trade/settle: %s is 409 The trade cannot be settled',
       (code) => {
-        expect(v2Body(code, 'trade/settle')).toEqual({ status: 409, body: { status: 'error', message: 'The trade cannot be settled (not in a settleable state)' } });
+        expect(v2Body(code, 'trade/settle')).toEqual({
+          status: 409,
+          body: { status: 'error', message: 'The trade cannot be settled (not in a settleable state)' },
+        });
       },
     );
   });
@@ -207,40 +255,62 @@ describe('the v2 rows', () => {
 });
 
 describe("the v1 documentation's rows", () => {
-  it.each(['VALIDATION_BODY_FAILED', 'VALIDATION_QUERY_FAILED', 'VALIDATION_HEADER_FAILED', 'VALIDATION_CONTENT_TYPE', 'VALIDATION_PAYLOAD_TOO_LARGE'])(
-    '%s is 400 Query validation failed',
-    (code) => {
-      expect(v1Body(code)).toEqual({ status: 400, body: { status: 'error', message: VALIDATION } });
-    },
-  );
-
-  it.each(['AUTH_TOKEN_MISSING', 'AUTH_TOKEN_INVALID', 'AUTH_TOKEN_EXPIRED', 'AUTH_TOKEN_INVALID_CONFIG', 'AUTH_API_KEY_MISSING', 'AUTH_API_KEY_INVALID'])(
-    '%s is 401 with the v2 authorization message',
-    (code) => {
-      expect(v1Body(code)).toEqual({ status: 401, body: { status: 'error', message: AUTH } });
-    },
-  );
-
-  it.each(['INTERNAL_ERROR', 'TRADE_EXECUTION_FAILED', 'SERVICE_UNAVAILABLE'])('%s is 500 An internal error has occurred', (code) => {
-    expect(v1Body(code)).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+  it.each([
+    'VALIDATION_BODY_FAILED',
+    'VALIDATION_QUERY_FAILED',
+    'VALIDATION_HEADER_FAILED',
+    'VALIDATION_CONTENT_TYPE',
+    'VALIDATION_PAYLOAD_TOO_LARGE',
+  ])('%s is 400 Query validation failed', (code) => {
+    expect(v1Body(code)).toEqual({ status: 400, body: { status: 'error', message: VALIDATION } });
   });
+
+  it.each([
+    'AUTH_TOKEN_MISSING',
+    'AUTH_TOKEN_INVALID',
+    'AUTH_TOKEN_EXPIRED',
+    'AUTH_TOKEN_INVALID_CONFIG',
+    'AUTH_API_KEY_MISSING',
+    'AUTH_API_KEY_INVALID',
+  ])('%s is 401 with the v2 authorization message', (code) => {
+    expect(v1Body(code)).toEqual({ status: 401, body: { status: 'error', message: AUTH } });
+  });
+
+  it.each(['INTERNAL_ERROR', 'TRADE_EXECUTION_FAILED', 'SERVICE_UNAVAILABLE'])(
+    '%s is 500 An internal error has occurred',
+    (code) => {
+      expect(v1Body(code)).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    },
+  );
 
   it('a missing trade is the v1 400 (v1 has no 404), on trade/{id} too', () => {
     expect(v1Body('TRADE_NOT_FOUND')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
-    expect(v1Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
+    expect(v1Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({
+      status: 400,
+      body: { status: 'error', message: 'Trade not found' },
+    });
   });
 });
 
 describe('resolving codes the catalog does not know', () => {
   it('goes by the v3 type', () => {
-    expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'NOT_FOUND' })).toEqual({ status: 400, message: 'Not found' });
-    expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'AUTHENTICATION_ERROR' })).toEqual({ status: 401, message: AUTH });
+    expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'NOT_FOUND' })).toEqual({
+      status: 400,
+      message: 'Not found',
+    });
+    expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'AUTHENTICATION_ERROR' })).toEqual({
+      status: 401,
+      message: AUTH,
+    });
     expect(resolveLegacyError(v1, { code: 'SOMETHING_NEW', type: 'CONFLICT' }).status).toBe(400);
     expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'CONFLICT' }).status).toBe(409);
   });
 
   it('treats an unknown or missing type as INTERNAL_ERROR', () => {
-    expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'BRAND_NEW_TYPE' })).toEqual({ status: 500, message: INTERNAL });
+    expect(resolveLegacyError(v2, { code: 'SOMETHING_NEW', type: 'BRAND_NEW_TYPE' })).toEqual({
+      status: 500,
+      message: INTERNAL,
+    });
     expect(resolveLegacyError(v1, { code: 'SOMETHING_NEW' })).toEqual({ status: 500, message: INTERNAL });
   });
 
@@ -262,7 +332,10 @@ describe('the load-time validator', () => {
   });
 
   it('rejects a table with an unknown code', () => {
-    const byCode = { ...clone(v1.byCode), NOT_A_V3_CODE: { status: 400, message: VALIDATION, basis: 'closest', note: 'x' } };
+    const byCode = {
+      ...clone(v1.byCode),
+      NOT_A_V3_CODE: { status: 400, message: VALIDATION, basis: 'closest', note: 'x' },
+    };
     const error = mappingError(() => validateErrorTables('v1', { byCode, byType: v1.byType }));
     expect(error.problems).toEqual(['byCode.NOT_A_V3_CODE: not a v3 error code (unknown key)']);
   });
@@ -276,14 +349,21 @@ describe('the load-time validator', () => {
   it('rejects a status the generation does not have', () => {
     const v1Tables = clone(v1) as unknown as { byCode: Record<string, { status: number }> };
     v1Tables.byCode.TRADE_NOT_FOUND!.status = 404;
-    expect(mappingError(() => validateErrorTables('v1', v1Tables)).problems).toEqual([expect.stringMatching(/^byCode\.TRADE_NOT_FOUND\.status: must be one of v1's statuses/)]);
+    expect(mappingError(() => validateErrorTables('v1', v1Tables)).problems).toEqual([
+      expect.stringMatching(/^byCode\.TRADE_NOT_FOUND\.status: must be one of v1's statuses/),
+    ]);
     const v2Tables = clone(V2_ERROR_TABLES) as unknown as { byCode: Record<string, { status: number }> };
     v2Tables.byCode.AUTH_FORBIDDEN_IP!.status = 403;
-    expect(mappingError(() => validateErrorTables('v2', v2Tables)).problems).toEqual([expect.stringMatching(/^byCode\.AUTH_FORBIDDEN_IP\.status: must be one of v2's statuses/)]);
+    expect(mappingError(() => validateErrorTables('v2', v2Tables)).problems).toEqual([
+      expect.stringMatching(/^byCode\.AUTH_FORBIDDEN_IP\.status: must be one of v2's statuses/),
+    ]);
   });
 
   it('rejects empty messages, notes and details', () => {
-    const tables = clone(V2_ERROR_TABLES) as unknown as { byCode: Record<string, Record<string, unknown>>; byType: Record<string, Record<string, unknown>> };
+    const tables = clone(V2_ERROR_TABLES) as unknown as {
+      byCode: Record<string, Record<string, unknown>>;
+      byType: Record<string, Record<string, unknown>>;
+    };
     tables.byCode.INTERNAL_ERROR!.message = '  ';
     tables.byCode.RATE_LIMIT_EXCEEDED!.note = '';
     (tables.byCode.IDEMPOTENCY_MISMATCH!.error as Record<string, unknown>).details = '';
@@ -310,7 +390,10 @@ describe('the load-time validator', () => {
   });
 
   it('takes a v1 error.code, but 409 and 422 on v1 only with one, and each code only with its status', () => {
-    const v1Tables = clone(v1) as unknown as { byCode: Record<string, Record<string, unknown>>; byType: Record<string, Record<string, unknown>> };
+    const v1Tables = clone(v1) as unknown as {
+      byCode: Record<string, Record<string, unknown>>;
+      byType: Record<string, Record<string, unknown>>;
+    };
     v1Tables.byCode.TRADE_NOT_REVERSIBLE!.status = 409;
     v1Tables.byCode.QUOTE_AMOUNT_OUT_OF_RANGE!.byOperation = { generate_quote: { status: 422, message: 'x' } };
     v1Tables.byType.CONFLICT!.status = 409;
@@ -326,7 +409,9 @@ describe('the load-time validator', () => {
   it('rejects a v2 error.code under a status it never comes with', () => {
     const tables = clone(V2_ERROR_TABLES) as unknown as { byCode: Record<string, Record<string, unknown>> };
     tables.byCode.IDEMPOTENCY_IN_FLIGHT!.status = 400;
-    tables.byCode.INTERNAL_ERROR!.byOperation = { generate_quote: { status: 500, message: 'x', error: { code: 'IDEMPOTENCY_MISMATCH', details: 'y' } } };
+    tables.byCode.INTERNAL_ERROR!.byOperation = {
+      generate_quote: { status: 500, message: 'x', error: { code: 'IDEMPOTENCY_MISMATCH', details: 'y' } },
+    };
     expect(mappingError(() => validateErrorTables('v2', tables)).problems).toEqual([
       'byCode.IDEMPOTENCY_IN_FLIGHT: error.code IDEMPOTENCY_IN_FLIGHT goes with status 409, not 400',
       'byCode.INTERNAL_ERROR.byOperation.generate_quote: error.code IDEMPOTENCY_MISMATCH goes with status 422, not 500',
@@ -336,7 +421,9 @@ describe('the load-time validator', () => {
   it('rejects a missing type fallback and input that is no table at all', () => {
     const byType: Record<string, unknown> = clone(V2_ERRORS_BY_TYPE);
     delete byType.RATE_LIMITED;
-    expect(mappingError(() => validateErrorTables('v2', { byCode: V2_ERRORS, byType })).problems).toEqual(['byType: no row for v3 error type RATE_LIMITED']);
+    expect(mappingError(() => validateErrorTables('v2', { byCode: V2_ERRORS, byType })).problems).toEqual([
+      'byType: no row for v3 error type RATE_LIMITED',
+    ]);
     expect(() => validateErrorTables('v2', undefined)).toThrow(LegacyMappingError);
     expect(() => validateErrorTables('v2', { byCode: V2_ERRORS })).toThrow(LegacyMappingError);
   });
@@ -436,7 +523,13 @@ const TODAYS_V1_BY_TYPE: Readonly<Record<string, readonly [number, string]>> = {
 describe('v1 as changes from v2', () => {
   const IDEMPOTENCY_KEPT = ['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_IN_FLIGHT', 'IDEMPOTENCY_MISMATCH'] as const;
   /** v2's fiat_withdrawal wording ("account"), which v1 takes now that it withdraws. */
-  const FIAT_ACCOUNT_WORDING = ['WITHDRAWAL_ACCOUNT_NOT_LIVE', 'WITHDRAWAL_DISABLED_FOR_ACCOUNT', 'WITHDRAWAL_ADDRESS_NOT_FOUND', 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', 'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH'];
+  const FIAT_ACCOUNT_WORDING = [
+    'WITHDRAWAL_ACCOUNT_NOT_LIVE',
+    'WITHDRAWAL_DISABLED_FOR_ACCOUNT',
+    'WITHDRAWAL_ADDRESS_NOT_FOUND',
+    'WITHDRAWAL_ADDRESS_NOT_VERIFIED',
+    'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH',
+  ];
 
   it("answers as v1's own table did, for every code on every v1 operation, except the idempotency codes and fiat_withdrawal's account wording", () => {
     const changed: string[] = [];
@@ -444,7 +537,8 @@ describe('v1 as changes from v2', () => {
       const [status, message] = TODAYS_V1_BY_CODE[code];
       for (const operation of [undefined, ...V1_OPERATIONS]) {
         const answer = resolveLegacyError(v1, { code }, operation);
-        if (answer.status !== status || answer.message !== message) changed.push(`${code}${operation === undefined ? '' : ` on ${operation}`}`);
+        if (answer.status !== status || answer.message !== message)
+          changed.push(`${code}${operation === undefined ? '' : ` on ${operation}`}`);
       }
     }
     const expected = [
@@ -458,20 +552,34 @@ describe('v1 as changes from v2', () => {
   });
 
   it('the status rule maps exactly the v2 statuses v1 lacks, each to one v1 has, with a reason', () => {
-    expect([...V1_LACKED_STATUSES]).toEqual(V2_ERROR_STATUSES.filter((status) => !(V1_BASE_STATUSES as readonly number[]).includes(status)));
+    expect([...V1_LACKED_STATUSES]).toEqual(
+      V2_ERROR_STATUSES.filter((status) => !(V1_BASE_STATUSES as readonly number[]).includes(status)),
+    );
     expect(Object.keys(V1_ERROR_CHANGES.statuses).map(Number).sort()).toEqual([...V1_LACKED_STATUSES]);
-    expect(Object.fromEntries(Object.entries(V1_ERROR_CHANGES.statuses).map(([from, change]) => [from, change.to]))).toEqual({ 404: 400, 409: 400, 422: 400, 503: 500 });
+    expect(
+      Object.fromEntries(Object.entries(V1_ERROR_CHANGES.statuses).map(([from, change]) => [from, change.to])),
+    ).toEqual({ 404: 400, 409: 400, 422: 400, 503: 500 });
   });
 
   it('every override is a real difference, and every row without one is v2 under the rule', () => {
     expect(() => validateV1ErrorChanges(v2, V1_ERROR_CHANGES)).not.toThrow();
-    expect(Object.keys(V1_ERROR_CHANGES.overrides).sort()).toEqual(['IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_UNAVAILABLE', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'TRADE_ALREADY_SETTLED']);
+    expect(Object.keys(V1_ERROR_CHANGES.overrides).sort()).toEqual([
+      'IDEMPOTENCY_KEY_MISSING',
+      'IDEMPOTENCY_UNAVAILABLE',
+      'INTERNAL_ERROR',
+      'SERVICE_UNAVAILABLE',
+      'TRADE_ALREADY_SETTLED',
+    ]);
     const rule = V1_ERROR_CHANGES.statuses as Readonly<Record<number, { readonly to: number }>>;
     for (const code of ERROR_CODES) {
-      if (Object.hasOwn(V1_ERROR_CHANGES.overrides, code) || (IDEMPOTENCY_KEPT as readonly string[]).includes(code)) continue;
+      if (Object.hasOwn(V1_ERROR_CHANGES.overrides, code) || (IDEMPOTENCY_KEPT as readonly string[]).includes(code))
+        continue;
       for (const operation of [undefined, ...V1_OPERATIONS]) {
         const fromV2 = resolveLegacyError(v2, { code }, operation);
-        expect(resolveLegacyError(v1, { code }, operation)).toEqual({ status: rule[fromV2.status]?.to ?? fromV2.status, message: fromV2.message });
+        expect(resolveLegacyError(v1, { code }, operation)).toEqual({
+          status: rule[fromV2.status]?.to ?? fromV2.status,
+          message: fromV2.message,
+        });
       }
     }
   });
@@ -481,15 +589,31 @@ describe('v1 as changes from v2', () => {
     expect(v1.byCode.QUOTE_NOT_FOUND.byOperation).toBeUndefined();
     expect(v1.byCode.TRADE_ALREADY_REVERSED.byOperation).toBeUndefined();
     for (const code of ERROR_CODES) {
-      for (const operation of Object.keys(v1.byCode[code].byOperation ?? {})) expect(V1_OPERATIONS).toContain(operation);
+      for (const operation of Object.keys(v1.byCode[code].byOperation ?? {}))
+        expect(V1_OPERATIONS).toContain(operation);
     }
   });
 
   it('keeps the documentation fields: the rule makes a row our choice and says why; an unchanged row is as v2', () => {
-    expect(v1.byCode.TRADE_NOT_REVERSIBLE).toMatchObject({ status: 400, basis: 'closest', note: expect.stringContaining("a business refusal or not-found is v1's 400") });
-    expect(v1.byCode.ROUTE_NOT_FOUND).toMatchObject({ status: 400, basis: 'closest', note: expect.stringContaining('v1 has no 404') });
-    expect(v1.byCode.AUTH_TOKEN_INVALID).toMatchObject({ status: 401, basis: 'spec', note: `As v2: ${V2_ERRORS.AUTH_TOKEN_INVALID.note}` });
-    expect(v1.byCode.IDEMPOTENCY_KEY_MISSING).toMatchObject({ basis: 'closest', note: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_KEY_MISSING.note });
+    expect(v1.byCode.TRADE_NOT_REVERSIBLE).toMatchObject({
+      status: 400,
+      basis: 'closest',
+      note: expect.stringContaining("a business refusal or not-found is v1's 400"),
+    });
+    expect(v1.byCode.ROUTE_NOT_FOUND).toMatchObject({
+      status: 400,
+      basis: 'closest',
+      note: expect.stringContaining('v1 has no 404'),
+    });
+    expect(v1.byCode.AUTH_TOKEN_INVALID).toMatchObject({
+      status: 401,
+      basis: 'spec',
+      note: `As v2: ${V2_ERRORS.AUTH_TOKEN_INVALID.note}`,
+    });
+    expect(v1.byCode.IDEMPOTENCY_KEY_MISSING).toMatchObject({
+      basis: 'closest',
+      note: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_KEY_MISSING.note,
+    });
   });
 
   it('the mapping file is pure data: it imports only types', () => {
@@ -516,29 +640,55 @@ describe('v1 idempotency: a key-sending v1 client gets v2 answers', () => {
 
   it('a missing key is a gateway defect on v1 (v1 never requires one): the bare 500', () => {
     expect(v1Body('IDEMPOTENCY_KEY_MISSING')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
-    expect(v1Body('IDEMPOTENCY_KEY_MISSING', 'trade')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    expect(v1Body('IDEMPOTENCY_KEY_MISSING', 'trade')).toEqual({
+      status: 500,
+      body: { status: 'error', message: INTERNAL },
+    });
   });
 
   it('the idempotency (or nonce) store down is the bare 500 on v1, not v2 503 IDEMPOTENCY_SERVICE_UNAVAILABLE', () => {
     expect(v1Body('IDEMPOTENCY_UNAVAILABLE')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
-    expect(v1Body('IDEMPOTENCY_UNAVAILABLE', 'withdrawal')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
+    expect(v1Body('IDEMPOTENCY_UNAVAILABLE', 'withdrawal')).toEqual({
+      status: 500,
+      body: { status: 'error', message: INTERNAL },
+    });
   });
 });
 
 describe('the operations v1 now shares with v2', () => {
   it.each([
-    ['WITHDRAWAL_ACCOUNT_NOT_LIVE', 'Withdrawal address is not active or verified', 'Withdrawal account is not active or verified'],
-    ['WITHDRAWAL_DISABLED_FOR_ACCOUNT', 'Withdrawal address is not active or verified', 'Withdrawal account is not active or verified'],
-    ['WITHDRAWAL_ADDRESS_NOT_VERIFIED', 'Withdrawal address is not active or verified', 'Withdrawal account is not active or verified'],
+    [
+      'WITHDRAWAL_ACCOUNT_NOT_LIVE',
+      'Withdrawal address is not active or verified',
+      'Withdrawal account is not active or verified',
+    ],
+    [
+      'WITHDRAWAL_DISABLED_FOR_ACCOUNT',
+      'Withdrawal address is not active or verified',
+      'Withdrawal account is not active or verified',
+    ],
+    [
+      'WITHDRAWAL_ADDRESS_NOT_VERIFIED',
+      'Withdrawal address is not active or verified',
+      'Withdrawal account is not active or verified',
+    ],
     ['WITHDRAWAL_ADDRESS_NOT_FOUND', 'Withdrawal address not found', 'Withdrawal account not found'],
-    ['WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH', 'Currency does not match the withdrawal address', 'Currency does not match the withdrawal account'],
+    [
+      'WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH',
+      'Currency does not match the withdrawal address',
+      'Currency does not match the withdrawal account',
+    ],
   ] as const)('%s: v1 withdrawal says %j, fiat_withdrawal %j, as v2', (code, address, account) => {
     expect(v1Body(code, 'withdrawal')).toEqual({ status: 400, body: { status: 'error', message: address } });
     expect(v1Body(code, 'fiat_withdrawal')).toEqual({ status: 400, body: { status: 'error', message: account } });
     expect(v1Body(code, 'fiat_withdrawal')).toEqual(v2Body(code, 'fiat_withdrawal'));
   });
 
-  it.each(['WITHDRAWAL_INSUFFICIENT_BALANCE', 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', 'WITHDRAWAL_CURRENCY_NOT_SUPPORTED'])('%s on a v1 withdrawal is v2 answer (a 400)', (code) => {
+  it.each([
+    'WITHDRAWAL_INSUFFICIENT_BALANCE',
+    'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED',
+    'WITHDRAWAL_CURRENCY_NOT_SUPPORTED',
+  ])('%s on a v1 withdrawal is v2 answer (a 400)', (code) => {
     for (const operation of ['withdrawal', 'fiat_withdrawal'] as const) {
       expect(v1Body(code, operation)).toEqual(v2Body(code, operation));
       expect(v1Body(code, operation).status).toBe(400);
@@ -546,21 +696,43 @@ describe('the operations v1 now shares with v2', () => {
   });
 
   it("trade/{id} with an unknown trade is 400 Trade not found on v2 as on v1: v2's 404 rows are only reverse, reverse-quote and settle", () => {
-    expect(v2Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
-    expect(v1Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({ status: 400, body: { status: 'error', message: 'Trade not found' } });
-    expect(Object.keys(V2_ERRORS.TRADE_NOT_FOUND.byOperation).sort()).toEqual(['trade/reverse', 'trade/reverse-quote', 'trade/settle']);
+    expect(v2Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({
+      status: 400,
+      body: { status: 'error', message: 'Trade not found' },
+    });
+    expect(v1Body('TRADE_NOT_FOUND', 'trade/{id}')).toEqual({
+      status: 400,
+      body: { status: 'error', message: 'Trade not found' },
+    });
+    expect(Object.keys(V2_ERRORS.TRADE_NOT_FOUND.byOperation).sort()).toEqual([
+      'trade/reverse',
+      'trade/reverse-quote',
+      'trade/settle',
+    ]);
     expect(V2_ERRORS.TRADE_NOT_FOUND.note).toContain('trade/{id}');
   });
 
   it("generate_quote's 500 is the v1 documentation's message on v1, v2's own on v2", () => {
-    expect(v1Body('INTERNAL_ERROR', 'generate_quote')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
-    expect(v1Body('SERVICE_UNAVAILABLE', 'generate_quote')).toEqual({ status: 500, body: { status: 'error', message: INTERNAL } });
-    expect(v2Body('INTERNAL_ERROR', 'generate_quote').body.message).toBe('Error while creating a quote, please try again later');
+    expect(v1Body('INTERNAL_ERROR', 'generate_quote')).toEqual({
+      status: 500,
+      body: { status: 'error', message: INTERNAL },
+    });
+    expect(v1Body('SERVICE_UNAVAILABLE', 'generate_quote')).toEqual({
+      status: 500,
+      body: { status: 'error', message: INTERNAL },
+    });
+    expect(v2Body('INTERNAL_ERROR', 'generate_quote').body.message).toBe(
+      'Error while creating a quote, please try again later',
+    );
   });
 });
 
 describe('the v1 changes validator', () => {
-  type Mutable = { statuses: Record<string, unknown>; idempotency: { codes: string[]; basis: string; note: string }; overrides: Record<string, Record<string, unknown>> } & Record<string, unknown>;
+  type Mutable = {
+    statuses: Record<string, unknown>;
+    idempotency: { codes: string[]; basis: string; note: string };
+    overrides: Record<string, Record<string, unknown>>;
+  } & Record<string, unknown>;
   const changes = (): Mutable => structuredClone(V1_ERROR_CHANGES) as unknown as Mutable;
   const problems = (value: unknown) => mappingError(() => applyV1ErrorChanges(v2, value)).problems;
 
@@ -590,9 +762,26 @@ describe('the v1 changes validator', () => {
 
   it('refuses 409 or 422 without an idempotency error.code, and an error.code under another status', () => {
     const value = changes();
-    value.overrides.TRADE_NOT_REVERSIBLE = { status: 409, message: 'The trade cannot be reversed', basis: 'closest', note: 'x' };
-    value.overrides.PAIR_NOT_SUPPORTED = { status: 400, message: 'x', basis: 'closest', note: 'x', byOperation: { generate_quote: { status: 422, message: 'x' } } };
-    value.overrides.QUOTE_EXPIRED = { status: 409, message: 'x', error: { code: 'IDEMPOTENCY_MISMATCH', details: 'x' }, basis: 'closest', note: 'x' };
+    value.overrides.TRADE_NOT_REVERSIBLE = {
+      status: 409,
+      message: 'The trade cannot be reversed',
+      basis: 'closest',
+      note: 'x',
+    };
+    value.overrides.PAIR_NOT_SUPPORTED = {
+      status: 400,
+      message: 'x',
+      basis: 'closest',
+      note: 'x',
+      byOperation: { generate_quote: { status: 422, message: 'x' } },
+    };
+    value.overrides.QUOTE_EXPIRED = {
+      status: 409,
+      message: 'x',
+      error: { code: 'IDEMPOTENCY_MISMATCH', details: 'x' },
+      basis: 'closest',
+      note: 'x',
+    };
     expect(problems(value)).toEqual([
       'overrides.TRADE_NOT_REVERSIBLE: v1 answers 409 only with an idempotency error.code (IDEMPOTENCY_IN_FLIGHT)',
       'overrides.PAIR_NOT_SUPPORTED.byOperation.generate_quote: v1 answers 422 only with an idempotency error.code (IDEMPOTENCY_MISMATCH)',
@@ -602,7 +791,13 @@ describe('the v1 changes validator', () => {
 
   it('refuses an override for an operation v1 does not have, naming it', () => {
     const value = changes();
-    value.overrides.TRADE_NOT_FOUND = { status: 400, message: 'Trade not found', basis: 'closest', note: 'x', byOperation: { 'trade/settle': { status: 400, message: 'x' } } };
+    value.overrides.TRADE_NOT_FOUND = {
+      status: 400,
+      message: 'Trade not found',
+      basis: 'closest',
+      note: 'x',
+      byOperation: { 'trade/settle': { status: 400, message: 'x' } },
+    };
     const found = problems(value);
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/^overrides\.TRADE_NOT_FOUND\.byOperation: .*"trade\/settle"/);
@@ -611,7 +806,9 @@ describe('the v1 changes validator', () => {
   it('refuses an override that answers as the rule already does', () => {
     const value = changes();
     value.overrides.ROUTE_NOT_FOUND = { status: 400, message: 'Route not found', basis: 'closest', note: 'x' };
-    expect(problems(value)).toEqual(["overrides.ROUTE_NOT_FOUND: answers as v2's row under the status rule does; only differences are overrides"]);
+    expect(problems(value)).toEqual([
+      "overrides.ROUTE_NOT_FOUND: answers as v2's row under the status rule does; only differences are overrides",
+    ]);
   });
 
   it('refuses a status rule that is missing, unknown or lands on a status v1 lacks', () => {
@@ -624,7 +821,9 @@ describe('the v1 changes validator', () => {
       'statuses: no row for v2 status v1 lacks 503',
       'statuses.400: not a v2 status v1 lacks (unknown key)',
       'statuses.404.reason: must not be empty',
-      expect.stringMatching(/^statuses\.409\.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500$/),
+      expect.stringMatching(
+        /^statuses\.409\.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500$/,
+      ),
     ]);
   });
 
@@ -644,7 +843,9 @@ describe('the v1 changes validator', () => {
   it('refuses a code both kept and overridden, unknown fields, and input that is no changes at all', () => {
     const value = changes();
     value.overrides.IDEMPOTENCY_MISMATCH = { status: 500, message: INTERNAL, basis: 'closest', note: 'x' };
-    expect(problems(value)).toEqual(['idempotency.codes.2: IDEMPOTENCY_MISMATCH has an override too; a code is either kept from v2 or overridden']);
+    expect(problems(value)).toEqual([
+      'idempotency.codes.2: IDEMPOTENCY_MISMATCH has an override too; a code is either kept from v2 or overridden',
+    ]);
     const extra = changes();
     extra.byType = {};
     expect(problems(extra)).toEqual(['V1_ERROR_CHANGES: Unrecognized key: "byType"']);
@@ -657,10 +858,13 @@ describe('the v1 changes validator', () => {
 
 describe('listing the v1 changes for the docs', () => {
   const lines = describeV1ErrorChanges(v2, V1_ERROR_CHANGES);
-  const entry = (code: string, operation?: string) => lines.find((line) => line.code === code && line.operation === operation);
+  const entry = (code: string, operation?: string) =>
+    lines.find((line) => line.code === code && line.operation === operation);
 
   it('lists every code v1 answers differently, the kept idempotency codes, and nothing else', () => {
-    expect(lines.map((line) => (line.operation === undefined ? line.code : `${line.code} on ${line.operation}`))).toEqual([
+    expect(
+      lines.map((line) => (line.operation === undefined ? line.code : `${line.code} on ${line.operation}`)),
+    ).toEqual([
       'IDEMPOTENCY_KEY_INVALID',
       'ROUTE_NOT_FOUND',
       'METHOD_NOT_ALLOWED',
@@ -681,7 +885,13 @@ describe('listing the v1 changes for the docs', () => {
   });
 
   it('says each v2 answer, v1 answer and reason in words', () => {
-    expect(entry('ROUTE_NOT_FOUND')).toEqual({ code: 'ROUTE_NOT_FOUND', operation: undefined, v2: '404 Route not found', v1: '400 Route not found', reason: V1_ERROR_CHANGES.statuses[404].reason });
+    expect(entry('ROUTE_NOT_FOUND')).toEqual({
+      code: 'ROUTE_NOT_FOUND',
+      operation: undefined,
+      v2: '404 Route not found',
+      v1: '400 Route not found',
+      reason: V1_ERROR_CHANGES.statuses[404].reason,
+    });
     expect(entry('IDEMPOTENCY_UNAVAILABLE')).toEqual({
       code: 'IDEMPOTENCY_UNAVAILABLE',
       operation: undefined,
@@ -689,13 +899,25 @@ describe('listing the v1 changes for the docs', () => {
       v1: `500 ${INTERNAL}`,
       reason: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_UNAVAILABLE.note,
     });
-    expect(entry('IDEMPOTENCY_IN_FLIGHT')).toMatchObject({ v2: entry('IDEMPOTENCY_IN_FLIGHT')!.v1, reason: V1_ERROR_CHANGES.idempotency.note });
-    expect(entry('INTERNAL_ERROR', 'generate_quote')).toMatchObject({ v2: '500 Error while creating a quote, please try again later', v1: `500 ${INTERNAL}` });
-    expect(entry('(new CONFLICT code)')).toMatchObject({ v2: expect.stringMatching(/^409 /), v1: expect.stringMatching(/^400 /), reason: V1_ERROR_CHANGES.statuses[409].reason });
+    expect(entry('IDEMPOTENCY_IN_FLIGHT')).toMatchObject({
+      v2: entry('IDEMPOTENCY_IN_FLIGHT')!.v1,
+      reason: V1_ERROR_CHANGES.idempotency.note,
+    });
+    expect(entry('INTERNAL_ERROR', 'generate_quote')).toMatchObject({
+      v2: '500 Error while creating a quote, please try again later',
+      v1: `500 ${INTERNAL}`,
+    });
+    expect(entry('(new CONFLICT code)')).toMatchObject({
+      v2: expect.stringMatching(/^409 /),
+      v1: expect.stringMatching(/^400 /),
+      reason: V1_ERROR_CHANGES.statuses[409].reason,
+    });
     for (const line of lines) expect(line.reason.trim()).not.toBe('');
   });
 
   it('refuses bad changes as applying them does', () => {
-    expect(() => describeV1ErrorChanges(v2, { ...V1_ERROR_CHANGES, overrides: { NOPE: {} } })).toThrow(LegacyMappingError);
+    expect(() => describeV1ErrorChanges(v2, { ...V1_ERROR_CHANGES, overrides: { NOPE: {} } })).toThrow(
+      LegacyMappingError,
+    );
   });
 });

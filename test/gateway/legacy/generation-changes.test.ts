@@ -5,10 +5,11 @@
  * key left without a lifetime) and a malformed change are refused, naming the change.
  */
 import { describe, expect, it } from 'vitest';
+
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
 import { V2_ENDPOINTS } from '../../../mappings/endpoints.v2.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
-import { type GenerationChange, applyGenerationChanges } from '../../../src/gateway/legacy/generation-changes.js';
+import { applyGenerationChanges, type GenerationChange } from '../../../src/gateway/legacy/generation-changes.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
 
 const V2: Readonly<Record<string, EndpointMapping>> = V2_ENDPOINTS;
@@ -38,7 +39,8 @@ describe('applyGenerationChanges: each kind of change', () => {
 
   it('idempotency none: every operation of the method takes no key; the other method keeps its rule', () => {
     const { table } = apply({ kind: 'idempotency', method: 'GET', becomes: 'none', ...WHY });
-    for (const operation of GETS) expect([operation, table[operation]]).toEqual([operation, { ...V2[operation], idempotency: { kind: 'none' } }]);
+    for (const operation of GETS)
+      expect([operation, table[operation]]).toEqual([operation, { ...V2[operation], idempotency: { kind: 'none' } }]);
     for (const operation of POSTS) expect(table[operation]).toBe(V2[operation]);
   });
 
@@ -47,7 +49,10 @@ describe('applyGenerationChanges: each kind of change', () => {
     for (const operation of POSTS) {
       const base = V2[operation]!.idempotency;
       expect(base.kind).toBe('required');
-      expect([operation, table[operation]!.idempotency]).toEqual([operation, { kind: 'honoured-if-sent', lifetimeSeconds: base.kind === 'none' ? null : base.lifetimeSeconds }]);
+      expect([operation, table[operation]!.idempotency]).toEqual([
+        operation,
+        { kind: 'honoured-if-sent', lifetimeSeconds: base.kind === 'none' ? null : base.lifetimeSeconds },
+      ]);
     }
     for (const operation of GETS) expect(table[operation]).toBe(V2[operation]);
   });
@@ -60,7 +65,8 @@ describe('applyGenerationChanges: each kind of change', () => {
   it("data-also-at-root adds the change's provenance to that operation's response only", () => {
     const { table } = apply({ kind: 'data-also-at-root', operation: 'trade', ...WHY });
     expect(table.trade).toEqual({ ...V2.trade, response: { ...V2.trade!.response, dataAlsoAtRoot: WHY } });
-    for (const operation of Object.keys(V2).filter((name) => name !== 'trade')) expect(table[operation]).toBe(V2[operation]);
+    for (const operation of Object.keys(V2).filter((name) => name !== 'trade'))
+      expect(table[operation]).toBe(V2[operation]);
   });
 
   it('returns the base and the changes as declared, and leaves the base table untouched', () => {
@@ -83,37 +89,85 @@ describe('applyGenerationChanges refuses', () => {
       table: 'mappings/endpoints.v1',
       problems: ['changes[0].operation: v2 has no operation trade/cancel'],
     });
-    expect(problemsOf(() => apply({ kind: 'data-also-at-root', operation: 'orders', ...WHY })).problems).toEqual(['changes[0].operation: v2 has no operation orders']);
+    expect(problemsOf(() => apply({ kind: 'data-also-at-root', operation: 'orders', ...WHY })).problems).toEqual([
+      'changes[0].operation: v2 has no operation orders',
+    ]);
   });
 
   it('the shipped v1 changes on a base that lacks an operation they name', () => {
     const { 'trade/settle': _dropped, ...base } = V2;
-    expect(problemsOf(() => applyGenerationChanges('v1', base, V1_ENDPOINTS)).problems).toEqual(['changes[2].operation: v2 has no operation trade/settle']);
+    expect(problemsOf(() => applyGenerationChanges('v1', base, V1_ENDPOINTS)).problems).toEqual([
+      'changes[2].operation: v2 has no operation trade/settle',
+    ]);
   });
 
   it('a change to an operation an earlier change removed (changes apply in order)', () => {
     const removed = { kind: 'operation-removed', operation: 'trade/reverse', ...WHY } as const;
-    expect(problemsOf(() => apply(removed, { kind: 'data-also-at-root', operation: 'trade/reverse', ...WHY })).problems).toEqual(['changes[1].operation: v2 has no operation trade/reverse']);
-    expect(problemsOf(() => apply(removed, removed)).problems).toEqual(['changes[1].operation: v2 has no operation trade/reverse']);
+    expect(
+      problemsOf(() => apply(removed, { kind: 'data-also-at-root', operation: 'trade/reverse', ...WHY })).problems,
+    ).toEqual(['changes[1].operation: v2 has no operation trade/reverse']);
+    expect(problemsOf(() => apply(removed, removed)).problems).toEqual([
+      'changes[1].operation: v2 has no operation trade/reverse',
+    ]);
   });
 
   it('a change that makes a key honoured-if-sent where no lifetime is left to keep it for', () => {
     const problems = problemsOf(() =>
-      apply({ kind: 'idempotency', method: 'GET', becomes: 'none', ...WHY }, { kind: 'idempotency', method: 'GET', becomes: 'honoured-if-sent', ...WHY }),
+      apply(
+        { kind: 'idempotency', method: 'GET', becomes: 'none', ...WHY },
+        { kind: 'idempotency', method: 'GET', becomes: 'honoured-if-sent', ...WHY },
+      ),
     ).problems;
     expect(problems).toEqual(GETS.map((operation) => `changes[1]: ${operation} has no lifetime to keep a key for`));
   });
 
   it.each([
-    ['an unknown key on a change', { base: 'v2', changes: [{ kind: 'operation-removed', operation: 'trade/settle', note: 'x', ...WHY }] }, ['changes.0: Unrecognized key: "note"']],
-    ['an unknown kind of change', { base: 'v2', changes: [{ kind: 'operation-renamed', operation: 'trade/settle', ...WHY }] }, ["changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root'"]],
-    ['an idempotency change to an unknown rule', { base: 'v2', changes: [{ kind: 'idempotency', method: 'GET', becomes: 'required', ...WHY }] }, [expect.stringMatching(/^changes\.0\.becomes: Invalid option/)]],
-    ['an idempotency change for an unknown method', { base: 'v2', changes: [{ kind: 'idempotency', method: 'PUT', becomes: 'none', ...WHY }] }, [expect.stringMatching(/^changes\.0\.method: Invalid option/)]],
-    ['a change without a reason', { base: 'v2', changes: [{ kind: 'operation-removed', operation: 'trade/settle', source: 'doc', reason: '' }] }, ['changes.0.reason: must not be empty']],
-    ['a change of an unknown source', { base: 'v2', changes: [{ kind: 'operation-removed', operation: 'trade/settle', source: 'rumour', reason: 'Why.' }] }, [expect.stringMatching(/^changes\.0\.source: Invalid option/)]],
+    [
+      'an unknown key on a change',
+      { base: 'v2', changes: [{ kind: 'operation-removed', operation: 'trade/settle', note: 'x', ...WHY }] },
+      ['changes.0: Unrecognized key: "note"'],
+    ],
+    [
+      'an unknown kind of change',
+      { base: 'v2', changes: [{ kind: 'operation-renamed', operation: 'trade/settle', ...WHY }] },
+      [
+        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root'",
+      ],
+    ],
+    [
+      'an idempotency change to an unknown rule',
+      { base: 'v2', changes: [{ kind: 'idempotency', method: 'GET', becomes: 'required', ...WHY }] },
+      [expect.stringMatching(/^changes\.0\.becomes: Invalid option/)],
+    ],
+    [
+      'an idempotency change for an unknown method',
+      { base: 'v2', changes: [{ kind: 'idempotency', method: 'PUT', becomes: 'none', ...WHY }] },
+      [expect.stringMatching(/^changes\.0\.method: Invalid option/)],
+    ],
+    [
+      'a change without a reason',
+      { base: 'v2', changes: [{ kind: 'operation-removed', operation: 'trade/settle', source: 'doc', reason: '' }] },
+      ['changes.0.reason: must not be empty'],
+    ],
+    [
+      'a change of an unknown source',
+      {
+        base: 'v2',
+        changes: [{ kind: 'operation-removed', operation: 'trade/settle', source: 'rumour', reason: 'Why.' }],
+      },
+      [expect.stringMatching(/^changes\.0\.source: Invalid option/)],
+    ],
     ['an unknown base', { base: 'v3', changes: [] }, [expect.stringMatching(/^base: Invalid option/)]],
-    ['an unknown key beside the changes', { base: 'v2', changes: [], comment: 'x' }, [expect.stringMatching(/Unrecognized key: "comment"$/)]],
-    ['changes that are no list', { base: 'v2', changes: { 0: { kind: 'operation-removed', operation: 'trade/settle', ...WHY } } }, [expect.stringMatching(/^changes: Invalid input: expected array/)]],
+    [
+      'an unknown key beside the changes',
+      { base: 'v2', changes: [], comment: 'x' },
+      [expect.stringMatching(/Unrecognized key: "comment"$/)],
+    ],
+    [
+      'changes that are no list',
+      { base: 'v2', changes: { 0: { kind: 'operation-removed', operation: 'trade/settle', ...WHY } } },
+      [expect.stringMatching(/^changes: Invalid input: expected array/)],
+    ],
   ])('%s', (_rule, changes, expected) => {
     expect(problemsOf(() => applyGenerationChanges('v1', V2, changes)).problems).toEqual(expected);
   });

@@ -7,14 +7,19 @@
  */
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
 import { gatewayClientErrorAnswer } from '../../../src/gateway/client-errors.js';
-import { GenerationLifecycle, type GenerationLifecycleOptions, lifecycleOptionsFromConfig } from '../../../src/gateway/legacy/generation-lifecycle.js';
+import {
+  GenerationLifecycle,
+  type GenerationLifecycleOptions,
+  lifecycleOptionsFromConfig,
+} from '../../../src/gateway/legacy/generation-lifecycle.js';
 import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 import { readUsage } from '../../../src/gateway/usage/usage-recorder.js';
 import { loadConfig } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { parseInstant } from '../../../src/lib/time-text.js';
-import { IMF_FIXDATE, LINK, SF_DATE, linkRelations } from '../../support/http-date-grammar.js';
+import { IMF_FIXDATE, LINK, linkRelations, SF_DATE } from '../../support/http-date-grammar.js';
 import { rawExchange } from '../../support/raw-http.js';
 import { ScriptedGateway } from '../scripted-gateway.js';
 import * as S from './transforms/v3-samples.js';
@@ -27,7 +32,11 @@ const WINDOW = { start: parseInstant('2026-12-10T15:00:00Z'), end: parseInstant(
 const LATER_WINDOW = { start: parseInstant('2026-12-17T15:00:00Z'), end: parseInstant('2026-12-17T17:00:00Z') };
 
 /** The three headers of a generation with both dates, each to its RFC's grammar, pointing at `guide`. */
-function expectDeprecationHeaders(headers: Record<string, string | string[] | undefined>, expected: { deprecation: string; sunset: string }, guide = GUIDE): void {
+function expectDeprecationHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  expected: { deprecation: string; sunset: string },
+  guide = GUIDE,
+): void {
   expect(headers.deprecation).toMatch(SF_DATE);
   expect(headers.sunset).toMatch(IMF_FIXDATE);
   expect(headers.link).toMatch(LINK);
@@ -41,7 +50,7 @@ function expectDeprecationHeaders(headers: Record<string, string | string[] | un
 const V1_DEFAULT = { deprecation: '@1767225600', sunset: 'Thu, 31 Dec 2026 23:59:59 GMT' };
 
 describe('the headers', () => {
-  it('are v1\'s default dates, and none on v2, without configuration', () => {
+  it("are v1's default dates, and none on v2, without configuration", () => {
     const lifecycle = new GenerationLifecycle({ migrationUrl: GUIDE });
     expectDeprecationHeaders(lifecycle.deprecationHeaders.v1, V1_DEFAULT);
     expect(lifecycle.deprecationHeaders.v2).toEqual({});
@@ -56,8 +65,14 @@ describe('the headers', () => {
       FXGATE_V2_SUNSET_AT: '2028-02-29T12:30:00Z',
     });
     const lifecycle = new GenerationLifecycle(lifecycleOptionsFromConfig(config));
-    expectDeprecationHeaders(lifecycle.deprecationHeaders.v1, { deprecation: `@${Date.UTC(2025, 5, 30, 10) / 1000}`, sunset: 'Wed, 31 Mar 2027 23:00:00 GMT' });
-    expectDeprecationHeaders(lifecycle.deprecationHeaders.v2, { deprecation: `@${Date.UTC(2027, 0, 1) / 1000}`, sunset: 'Tue, 29 Feb 2028 12:30:00 GMT' });
+    expectDeprecationHeaders(lifecycle.deprecationHeaders.v1, {
+      deprecation: `@${Date.UTC(2025, 5, 30, 10) / 1000}`,
+      sunset: 'Wed, 31 Mar 2027 23:00:00 GMT',
+    });
+    expectDeprecationHeaders(lifecycle.deprecationHeaders.v2, {
+      deprecation: `@${Date.UTC(2027, 0, 1) / 1000}`,
+      sunset: 'Tue, 29 Feb 2028 12:30:00 GMT',
+    });
   });
 
   it('carry only what is set: a deprecation without a sunset links rel="deprecation" alone', () => {
@@ -70,28 +85,57 @@ describe('the headers', () => {
   it('keep the Link target one URI: characters that would end it are escaped', () => {
     const lifecycle = new GenerationLifecycle({ migrationUrl: 'https://example.test/guide?from=v1&to=v2>x' });
     expect(lifecycle.deprecationHeaders.v1.link).toMatch(LINK);
-    expect(linkRelations(lifecycle.deprecationHeaders.v1.link!)[0]!.target).toBe('https://example.test/guide?from=v1&to=v2%3Ex');
+    expect(linkRelations(lifecycle.deprecationHeaders.v1.link!)[0]!.target).toBe(
+      'https://example.test/guide?from=v1&to=v2%3Ex',
+    );
   });
 
   it('refuse a sunset before the deprecation', () => {
-    expect(() => new GenerationLifecycle({ v1: { deprecatedAt: SUNSET, sunsetAt: DEPRECATED } })).toThrow(/sunset .* is before its deprecation/);
+    expect(() => new GenerationLifecycle({ v1: { deprecatedAt: SUNSET, sunsetAt: DEPRECATED } })).toThrow(
+      /sunset .* is before its deprecation/,
+    );
   });
 
   it('are on the server-edge answers of each generation with dates', async () => {
     const { errors } = await loadLegacyMappings();
-    const lifecycle = new GenerationLifecycle({ migrationUrl: GUIDE, v2: { deprecatedAt: DEPRECATED, sunsetAt: SUNSET } });
+    const lifecycle = new GenerationLifecycle({
+      migrationUrl: GUIDE,
+      v2: { deprecatedAt: DEPRECATED, sunsetAt: SUNSET },
+    });
     for (const generation of ['v1', 'v2'] as const) {
-      const answer = gatewayClientErrorAnswer(errors, lifecycle, { code: 'REQUEST_TIMEOUT', method: 'GET', path: `/${generation}/brokerage/o/balances`, requestId: 'req_x' });
+      const answer = gatewayClientErrorAnswer(errors, lifecycle, {
+        code: 'REQUEST_TIMEOUT',
+        method: 'GET',
+        path: `/${generation}/brokerage/o/balances`,
+        requestId: 'req_x',
+      });
       expectDeprecationHeaders(answer.headers, V1_DEFAULT);
     }
-    expect(gatewayClientErrorAnswer(errors, lifecycle, { code: 'REQUEST_TIMEOUT', method: 'GET', path: '/v3/fx/pairs', requestId: 'req_x' }).headers.deprecation).toBeUndefined();
+    expect(
+      gatewayClientErrorAnswer(errors, lifecycle, {
+        code: 'REQUEST_TIMEOUT',
+        method: 'GET',
+        path: '/v3/fx/pairs',
+        requestId: 'req_x',
+      }).headers.deprecation,
+    ).toBeUndefined();
   });
 });
 
 describe('the refusal, by the clock', () => {
   let now = 0;
   const lifecycle = (options: GenerationLifecycleOptions = {}) =>
-    new GenerationLifecycle({ migrationUrl: GUIDE, v1: { deprecatedAt: DEPRECATED, sunsetAt: SUNSET, brownouts: [WINDOW, LATER_WINDOW], brownoutExempt: ['0190C5A8-7D2E-7C1A-9F3B-2A4D6E8F0B1C'] }, now: () => now, ...options });
+    new GenerationLifecycle({
+      migrationUrl: GUIDE,
+      v1: {
+        deprecatedAt: DEPRECATED,
+        sunsetAt: SUNSET,
+        brownouts: [WINDOW, LATER_WINDOW],
+        brownoutExempt: ['0190C5A8-7D2E-7C1A-9F3B-2A4D6E8F0B1C'],
+      },
+      now: () => now,
+      ...options,
+    });
   const ORG = newUuid();
 
   it.each([
@@ -124,13 +168,15 @@ describe('the refusal, by the clock', () => {
     expect(lifecycle({ v1: { sunsetAt: SUNSET, afterSunset: 'serve' } }).refusal('v1', ORG)).toBeNull();
   });
 
-  it('names the window\'s end, the sunset and the guide in the message', () => {
+  it("names the window's end, the sunset and the guide in the message", () => {
     now = WINDOW.start;
     expect(lifecycle().refusal('v1', ORG)?.message).toBe(
       `v1 is unavailable until 2026-12-10T16:00:00Z for a scheduled brownout, a rehearsal of its retirement on 2026-12-31T23:59:59Z. Migrate before then: ${GUIDE}`,
     );
     now = SUNSET;
-    expect(lifecycle().refusal('v1', ORG)?.message).toBe(`v1 was retired on 2026-12-31T23:59:59Z and no longer serves requests. Migrate to a supported version: ${GUIDE}`);
+    expect(lifecycle().refusal('v1', ORG)?.message).toBe(
+      `v1 was retired on 2026-12-31T23:59:59Z and no longer serves requests. Migrate to a supported version: ${GUIDE}`,
+    );
   });
 });
 
@@ -141,7 +187,12 @@ describe('through the gateway', () => {
   let serving: ScriptedGateway;
   const clock = () => now;
 
-  async function legacy(gateway: ScriptedGateway, method: 'GET' | 'POST', path: string, options: { body?: string; token?: string | null; headers?: Record<string, string> } = {}) {
+  async function legacy(
+    gateway: ScriptedGateway,
+    method: 'GET' | 'POST',
+    path: string,
+    options: { body?: string; token?: string | null; headers?: Record<string, string> } = {},
+  ) {
     const response = await request(`${gateway.url}${path.replace('{org}', gateway.key.file.orgId)}`, {
       method,
       headers: {
@@ -159,7 +210,13 @@ describe('through the gateway', () => {
   const plan = (orgId: string, extra: { exempt?: boolean; afterSunset?: 'refuse' | 'serve' } = {}) => ({
     lifecycle: {
       migrationUrl: GUIDE,
-      v1: { deprecatedAt: DEPRECATED, sunsetAt: SUNSET, brownouts: [WINDOW], brownoutExempt: extra.exempt ? [orgId] : [], ...(extra.afterSunset ? { afterSunset: extra.afterSunset } : {}) },
+      v1: {
+        deprecatedAt: DEPRECATED,
+        sunsetAt: SUNSET,
+        brownouts: [WINDOW],
+        brownoutExempt: extra.exempt ? [orgId] : [],
+        ...(extra.afterSunset ? { afterSunset: extra.afterSunset } : {}),
+      },
       now: clock,
     },
     usage: { flushIntervalMs: 20 },
@@ -171,7 +228,12 @@ describe('through the gateway', () => {
       ScriptedGateway.start({ legacy: (orgId) => plan(orgId, { exempt: true }) }),
       ScriptedGateway.start({ legacy: (orgId) => plan(orgId, { afterSunset: 'serve' }) }),
     ]);
-    for (const gateway of [gw, exempt, serving]) gateway.upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(S.BALANCES) };
+    for (const gateway of [gw, exempt, serving])
+      gateway.upstream.answer = {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(S.BALANCES),
+      };
   });
   afterAll(async () => {
     await Promise.all([gw?.close(), exempt?.close(), serving?.close()]);
@@ -193,17 +255,23 @@ describe('through the gateway', () => {
       now = at;
       const read = await legacy(gw, 'GET', '/v1/brokerage/{org}/balances');
       expect(read.status).toBe(410);
-      expect(read.json()).toEqual({ status: 'error', message: expect.stringMatching(/brownout.*2026-12-31T23:59:59Z.*https:\/\/example\.test\/migrate\/v1$/) });
+      expect(read.json()).toEqual({
+        status: 'error',
+        message: expect.stringMatching(/brownout.*2026-12-31T23:59:59Z.*https:\/\/example\.test\/migrate\/v1$/),
+      });
       expect(read.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(read.headers['x-request-id']).toBeDefined();
       expectDeprecationHeaders(read.headers, V1_DEFAULT);
-      const write = await legacy(gw, 'POST', '/v1/brokerage/{org}/trade', { body: '{"quoteId":"01a21585-2549-76d2-ac9d-8bb4e3f21838"}', headers: { 'idempotency-key': `k-${at}` } });
+      const write = await legacy(gw, 'POST', '/v1/brokerage/{org}/trade', {
+        body: '{"quoteId":"01a21585-2549-76d2-ac9d-8bb4e3f21838"}',
+        headers: { 'idempotency-key': `k-${at}` },
+      });
       expect(write.status).toBe(410);
     }
     expect(gw.upstream.requests).toHaveLength(0);
   });
 
-  it('serves v1 again at the window\'s end, and v2 throughout', async () => {
+  it("serves v1 again at the window's end, and v2 throughout", async () => {
     now = WINDOW.start;
     expect((await legacy(gw, 'GET', '/v2/brokerage/{org}/balances')).status).toBe(200);
     now = WINDOW.end;
@@ -229,7 +297,10 @@ describe('through the gateway', () => {
     for (const gateway of [gw, exempt]) {
       const answer = await legacy(gateway, 'GET', '/v1/brokerage/{org}/balances');
       expect(answer.status).toBe(410);
-      expect(answer.json()).toEqual({ status: 'error', message: `v1 was retired on 2026-12-31T23:59:59Z and no longer serves requests. Migrate to a supported version: ${GUIDE}` });
+      expect(answer.json()).toEqual({
+        status: 'error',
+        message: `v1 was retired on 2026-12-31T23:59:59Z and no longer serves requests. Migrate to a supported version: ${GUIDE}`,
+      });
       expectDeprecationHeaders(answer.headers, V1_DEFAULT);
     }
     expect((await legacy(gw, 'GET', '/v2/brokerage/{org}/balances')).status).toBe(200);
@@ -242,9 +313,13 @@ describe('through the gateway', () => {
     const unknown = await legacy(gw, 'GET', '/v1/brokerage/{org}/nothing-here', { token: null });
     expect(unknown.status).toBe(400);
     expectDeprecationHeaders(unknown.headers, V1_DEFAULT);
-    const edge = await rawExchange(gw.url, { steps: [`GET /v1/brokerage/x/balances HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`] });
+    const edge = await rawExchange(gw.url, {
+      steps: [`GET /v1/brokerage/x/balances HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`],
+    });
     expectDeprecationHeaders(edge.response!.headers, V1_DEFAULT);
-    const v2Edge = await rawExchange(gw.url, { steps: [`GET /v2/brokerage/x/balances HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`] });
+    const v2Edge = await rawExchange(gw.url, {
+      steps: [`GET /v2/brokerage/x/balances HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`],
+    });
     expect(v2Edge.response!.headers.deprecation).toBeUndefined();
   });
 
@@ -255,10 +330,25 @@ describe('through the gateway', () => {
         const rows = (await readUsage(gw.database.db, { generation: 'v1' })).rows;
         const balances = rows.find((row) => row.orgId === orgId && row.operation === 'balances');
         // Served: before, at the end, after (1 + 1); 410: the window's two edges (2) and the sunset (1).
-        expect(balances).toMatchObject({ keyName: gw.key.file.name, count: 5, refusedInBrownout: 2, refusedAfterSunset: 1, lastAddress: '127.0.0.1' });
-        expect(rows.find((row) => row.orgId === orgId && row.operation === 'trade')).toMatchObject({ count: 2, refusedInBrownout: 2, refusedAfterSunset: 0 });
+        expect(balances).toMatchObject({
+          keyName: gw.key.file.name,
+          count: 5,
+          refusedInBrownout: 2,
+          refusedAfterSunset: 1,
+          lastAddress: '127.0.0.1',
+        });
+        expect(rows.find((row) => row.orgId === orgId && row.operation === 'trade')).toMatchObject({
+          count: 2,
+          refusedInBrownout: 2,
+          refusedAfterSunset: 0,
+        });
         // The bad token and the unknown path: no org, no key.
-        expect(rows.filter((row) => row.orgId === null).map((row) => [row.operation, row.count])).toEqual(expect.arrayContaining([['balances', 1], ['(no operation)', 1]]));
+        expect(rows.filter((row) => row.orgId === null).map((row) => [row.operation, row.count])).toEqual(
+          expect.arrayContaining([
+            ['balances', 1],
+            ['(no operation)', 1],
+          ]),
+        );
       },
       { timeout: 5_000, interval: 50 },
     );

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { KnownReplays } from '../../../src/gateway/legacy/known-replays.js';
 
 describe('KnownReplays', () => {

@@ -5,19 +5,20 @@
  * safe integer; whatever cannot be read or written so is a typed error that says where.
  */
 import fc from 'fast-check';
-import { LosslessNumber, isLosslessNumber, stringify as losslessStringify } from 'lossless-json';
+import { isLosslessNumber, LosslessNumber, stringify as losslessStringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
+
 import { JsonPathSyntaxError, parseJsonPath } from '../../../src/gateway/legacy/json-paths.js';
 import {
+  jsonNumberToDecimalString,
   LEGACY_JSON_MAX_DEPTH,
   LegacyAmount,
   LegacyJsonParseError,
   LegacyJsonWriteError,
-  jsonNumberToDecimalString,
   parseLegacyJson,
   stringifyLegacyJson,
 } from '../../../src/gateway/legacy/lossless-json.js';
-import { DECIMAL_PATTERN, Decimal, formatDecimal } from '../../../src/lib/money.js';
+import { Decimal, DECIMAL_PATTERN, formatDecimal } from '../../../src/lib/money.js';
 
 function parseError(run: () => unknown): LegacyJsonParseError {
   try {
@@ -42,9 +43,22 @@ function writeError(run: () => unknown): LegacyJsonWriteError {
 describe('JSON paths', () => {
   it('parses keys, array elements and object values', () => {
     expect(parseJsonPath('amount')).toEqual([{ kind: 'key', key: 'amount' }]);
-    expect(parseJsonPath('data[].amount')).toEqual([{ kind: 'key', key: 'data' }, { kind: 'each' }, { kind: 'key', key: 'amount' }]);
-    expect(parseJsonPath('data.balances.*')).toEqual([{ kind: 'key', key: 'data' }, { kind: 'key', key: 'balances' }, { kind: 'values' }]);
-    expect(parseJsonPath('rows[][].x')).toEqual([{ kind: 'key', key: 'rows' }, { kind: 'each' }, { kind: 'each' }, { kind: 'key', key: 'x' }]);
+    expect(parseJsonPath('data[].amount')).toEqual([
+      { kind: 'key', key: 'data' },
+      { kind: 'each' },
+      { kind: 'key', key: 'amount' },
+    ]);
+    expect(parseJsonPath('data.balances.*')).toEqual([
+      { kind: 'key', key: 'data' },
+      { kind: 'key', key: 'balances' },
+      { kind: 'values' },
+    ]);
+    expect(parseJsonPath('rows[][].x')).toEqual([
+      { kind: 'key', key: 'rows' },
+      { kind: 'each' },
+      { kind: 'each' },
+      { kind: 'key', key: 'x' },
+    ]);
   });
 
   it.each(['', '.', 'a..b', 'a[', 'a[0]', '1a', 'a b', 'a.*x', 'a.'])('refuses %j', (path) => {
@@ -81,7 +95,9 @@ describe('reading a legacy body', () => {
   });
 
   it('makes other numbers JS numbers only when they are exactly safe integers', () => {
-    const body = parseLegacyJson('{"quoteForSeconds":30,"alsoThirty":3e1,"big":12345678901234567890,"half":1.5}') as Record<string, unknown>;
+    const body = parseLegacyJson(
+      '{"quoteForSeconds":30,"alsoThirty":3e1,"big":12345678901234567890,"half":1.5}',
+    ) as Record<string, unknown>;
     expect(body.quoteForSeconds).toBe(30);
     expect(body.alsoThirty).toBe(30);
     expect(body.big).toBeInstanceOf(LosslessNumber);
@@ -102,12 +118,21 @@ describe('reading a legacy body', () => {
     expect(stringifyLegacyJson({ amount: new LegacyAmount((body as { amount: string }).amount) })).toBe(text);
   });
 
-  it.each(['', '{', '{"amount": 01}', '{"amount": 1.}', '{"amount": .5}', '{"amount": +1}', '{"amount": NaN}', '{"amount": Infinity}', '{"amount": -Infinity}', '[1,]', '{"a":1} x'])(
-    'refuses malformed JSON %j',
-    (text) => {
-      expect(parseError(() => parseLegacyJson(text, ['amount'])).reason).toBe('MALFORMED_JSON');
-    },
-  );
+  it.each([
+    '',
+    '{',
+    '{"amount": 01}',
+    '{"amount": 1.}',
+    '{"amount": .5}',
+    '{"amount": +1}',
+    '{"amount": NaN}',
+    '{"amount": Infinity}',
+    '{"amount": -Infinity}',
+    '[1,]',
+    '{"a":1} x',
+  ])('refuses malformed JSON %j', (text) => {
+    expect(parseError(() => parseLegacyJson(text, ['amount'])).reason).toBe('MALFORMED_JSON');
+  });
 
   it('refuses a key repeated with a different value, and keeps an identical repeat once', () => {
     expect(parseError(() => parseLegacyJson('{"amount":1,"amount":2}', ['amount'])).reason).toBe('MALFORMED_JSON');
@@ -115,20 +140,26 @@ describe('reading a legacy body', () => {
     expect(parseLegacyJson('{"amount":1,"amount":1}', ['amount'])).toEqual({ amount: '1' });
   });
 
-  it.each(['1e99999', '1e-99999', '1e64', '1e-65', `1${'0'.repeat(64)}`, `0.${'0'.repeat(64)}1`])('refuses the out-of-range amount %s where it is', (literal) => {
-    const error = parseError(() => parseLegacyJson(`{"data":[{"amount":${literal}}]}`, ['data[].amount']));
-    expect(error.reason).toBe('NUMBER_OUT_OF_RANGE');
-    expect(error.location).toBe('data[0].amount');
-  });
+  it.each(['1e99999', '1e-99999', '1e64', '1e-65', `1${'0'.repeat(64)}`, `0.${'0'.repeat(64)}1`])(
+    'refuses the out-of-range amount %s where it is',
+    (literal) => {
+      const error = parseError(() => parseLegacyJson(`{"data":[{"amount":${literal}}]}`, ['data[].amount']));
+      expect(error.reason).toBe('NUMBER_OUT_OF_RANGE');
+      expect(error.location).toBe('data[0].amount');
+    },
+  );
 
   it('accepts the largest amounts within the limits', () => {
     expect(parseLegacyJson('{"amount":1e63}', ['amount'])).toEqual({ amount: `1${'0'.repeat(63)}` });
     expect(parseLegacyJson('{"amount":1e-64}', ['amount'])).toEqual({ amount: `0.${'0'.repeat(63)}1` });
   });
 
-  it.each(['Infinity', 'NaN', '-', '1e', '+1', '', ' 1', '0x10', '1_000'])('jsonNumberToDecimalString refuses %j', (text) => {
-    expect(parseError(() => jsonNumberToDecimalString(text)).reason).toBe('INVALID_NUMBER');
-  });
+  it.each(['Infinity', 'NaN', '-', '1e', '+1', '', ' 1', '0x10', '1_000'])(
+    'jsonNumberToDecimalString refuses %j',
+    (text) => {
+      expect(parseError(() => jsonNumberToDecimalString(text)).reason).toBe('INVALID_NUMBER');
+    },
+  );
 
   it('refuses absurd nesting with a typed error, not a stack overflow', () => {
     expect(parseError(() => parseLegacyJson('['.repeat(200_000))).reason).toBe('MALFORMED_JSON');
@@ -158,9 +189,12 @@ describe('LegacyAmount', () => {
     expect(new LegacyAmount('-0.01').digits).toBe('-0.01');
   });
 
-  it.each(['1e5', '01', '1.', '.5', '', '+1', ' 1', '1,5', 'NaN', '0x10'])('refuses %j, which is not decimal text', (text) => {
-    expect(writeError(() => new LegacyAmount(text)).reason).toBe('NOT_A_DECIMAL_STRING');
-  });
+  it.each(['1e5', '01', '1.', '.5', '', '+1', ' 1', '1,5', 'NaN', '0x10'])(
+    'refuses %j, which is not decimal text',
+    (text) => {
+      expect(writeError(() => new LegacyAmount(text)).reason).toBe('NOT_A_DECIMAL_STRING');
+    },
+  );
 
   it('is its digits as text to JSON.stringify (logs), and a number only to the legacy writer', () => {
     expect(JSON.stringify({ amount: new LegacyAmount('1.10') })).toBe('{"amount":"1.10"}');
@@ -187,7 +221,9 @@ describe('writing a legacy body', () => {
   });
 
   it('writes decimal text that is not a LegacyAmount as the string it is', () => {
-    expect(stringifyLegacyJson({ amount: '12.50', accountNumber: '000123456789' })).toBe('{"amount":"12.50","accountNumber":"000123456789"}');
+    expect(stringifyLegacyJson({ amount: '12.50', accountNumber: '000123456789' })).toBe(
+      '{"amount":"12.50","accountNumber":"000123456789"}',
+    );
   });
 
   it('writes null and leaves out what is absent', () => {
@@ -196,7 +232,9 @@ describe('writing a legacy body', () => {
   });
 
   it('escapes strings as JSON does', () => {
-    expect(stringifyLegacyJson({ message: 'a "quoted"\nline\u0000' })).toBe(JSON.stringify({ message: 'a "quoted"\nline\u0000' }));
+    expect(stringifyLegacyJson({ message: 'a "quoted"\nline\u0000' })).toBe(
+      JSON.stringify({ message: 'a "quoted"\nline\u0000' }),
+    );
   });
 
   it.each([
@@ -225,7 +263,9 @@ describe('writing a legacy body', () => {
     const error = writeError(() => stringifyLegacyJson({ data: [{ amount: new LegacyAmount('1') }, { amount: 2.5 }] }));
     expect([error.reason, error.location]).toEqual(['UNSAFE_NUMBER', 'data[1].amount']);
     expect(writeError(() => stringifyLegacyJson({ rows: [[1, 0.5]] })).location).toBe('rows[0][1]');
-    expect(writeError(() => stringifyLegacyJson({ totals: { USD: new LegacyAmount('1'), EUR: 0.5 } })).location).toBe('totals.EUR');
+    expect(writeError(() => stringifyLegacyJson({ totals: { USD: new LegacyAmount('1'), EUR: 0.5 } })).location).toBe(
+      'totals.EUR',
+    );
   });
 
   it('writes what JSON.stringify writes when there is no LegacyAmount (property)', () => {
@@ -249,13 +289,23 @@ describe('writing a legacy body', () => {
   });
 
   it('writes what lossless-json writes for the same amounts as LosslessNumbers (property)', () => {
-    const record = fc.record({ id: fc.string(), amount: fc.option(decimalText, { nil: null }), count: fc.maxSafeInteger() });
-    const body = fc.record({ data: fc.array(record, { maxLength: 5 }), totals: fc.dictionary(fc.string({ minLength: 1 }), decimalText, { maxKeys: 4 }) });
+    const record = fc.record({
+      id: fc.string(),
+      amount: fc.option(decimalText, { nil: null }),
+      count: fc.maxSafeInteger(),
+    });
+    const body = fc.record({
+      data: fc.array(record, { maxLength: 5 }),
+      totals: fc.dictionary(fc.string({ minLength: 1 }), decimalText, { maxKeys: 4 }),
+    });
     const asNumber = (text: string) => new LosslessNumber(new Decimal(text).isZero() ? text.replace(/^-/, '') : text);
     fc.assert(
       fc.property(body, (value) => {
         const legacy = {
-          data: value.data.map((row) => ({ ...row, amount: row.amount === null ? null : new LegacyAmount(row.amount) })),
+          data: value.data.map((row) => ({
+            ...row,
+            amount: row.amount === null ? null : new LegacyAmount(row.amount),
+          })),
           totals: Object.fromEntries(Object.entries(value.totals).map(([key, text]) => [key, new LegacyAmount(text)])),
         };
         const oracle = {
@@ -277,16 +327,23 @@ describe('writing a legacy body', () => {
 });
 
 const digit = fc.constantFrom(...'0123456789'.split(''));
-const digits = (length: number) => fc.array(digit, { minLength: length, maxLength: length }).map((chars) => chars.join(''));
+const digits = (length: number) =>
+  fc.array(digit, { minLength: length, maxLength: length }).map((chars) => chars.join(''));
 
 /** Plain decimal text as v3 writes it: up to 30 digits, up to 18 of them decimals, maybe negative. */
 const decimalText = fc.integer({ min: 0, max: 18 }).chain((fractionLength) =>
   fc
     .tuple(
       fc.boolean(),
-      fc.integer({ min: 1, max: 30 - fractionLength }).chain((integerLength) =>
-        integerLength === 1 ? digits(1) : fc.tuple(fc.constantFrom(...'123456789'.split('')), digits(integerLength - 1)).map(([first, rest]) => first + rest),
-      ),
+      fc
+        .integer({ min: 1, max: 30 - fractionLength })
+        .chain((integerLength) =>
+          integerLength === 1
+            ? digits(1)
+            : fc
+                .tuple(fc.constantFrom(...'123456789'.split('')), digits(integerLength - 1))
+                .map(([first, rest]) => first + rest),
+        ),
       digits(fractionLength),
     )
     .map(([negative, integer, fraction]) => `${negative ? '-' : ''}${integer}${fraction === '' ? '' : `.${fraction}`}`),

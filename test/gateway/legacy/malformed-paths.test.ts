@@ -6,6 +6,7 @@
  */
 import { Client } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 import { ScriptedGateway } from '../scripted-gateway.js';
@@ -42,17 +43,24 @@ describe('a path the router cannot decode', () => {
     ['v2', 'GET', '/v2/%E0%A4%A', 404],
     ['v1', 'GET', '/v1/brokerage/%zz/trades', 400],
     ['v1', 'POST', '/v1/brokerage/x%zzy/generate_quote', 400],
-  ] as const)('%s %s %s: the generation\'s own not-found, nothing sent to v3', async (generation, method, path, status) => {
-    const signed = { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json' };
-    const response = await send(gw.url, method, path, signed);
-    expect(response.status).toBe(status);
-    expect(JSON.parse(response.text)).toEqual(ROUTE_NOT_FOUND);
-    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(response.headers['x-request-id']).toBeDefined();
-    if (generation === 'v1') expect(response.headers.sunset).toBe('Thu, 31 Dec 2026 23:59:59 GMT');
-    else expect(response.headers.sunset).toBeUndefined();
-    expect(gw.upstream.requests).toEqual([]);
-  });
+  ] as const)(
+    "%s %s %s: the generation's own not-found, nothing sent to v3",
+    async (generation, method, path, status) => {
+      const signed = {
+        authorization: `Bearer ${gw.token()}`,
+        'x-app-mode': 'SANDBOX',
+        'content-type': 'application/json',
+      };
+      const response = await send(gw.url, method, path, signed);
+      expect(response.status).toBe(status);
+      expect(JSON.parse(response.text)).toEqual(ROUTE_NOT_FOUND);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.headers['x-request-id']).toBeDefined();
+      if (generation === 'v1') expect(response.headers.sunset).toBe('Thu, 31 Dec 2026 23:59:59 GMT');
+      else expect(response.headers.sunset).toBeUndefined();
+      expect(gw.upstream.requests).toEqual([]);
+    },
+  );
 
   it('/v1%zz is under no generation: the v3 not-found envelope', async () => {
     const response = await send(gw.url, 'GET', '/v1%zz');
@@ -67,9 +75,12 @@ describe('an escaped / or backslash in a legacy path', () => {
     ['/v1/brokerage/{org}%2F/trades', 400],
     ['/v2/brokerage/x%5Cy/balances', 404],
     ['/v2/brokerage/..%2F../balances', 404],
-  ] as const)('%s: the generation\'s own not-found, nothing sent to v3', async (template, status) => {
+  ] as const)("%s: the generation's own not-found, nothing sent to v3", async (template, status) => {
     const path = template.replace('{org}', gw.key.file.orgId);
-    const response = await send(gw.url, 'GET', path, { authorization: `Bearer ${gw.token()}`, 'x-app-mode': 'SANDBOX' });
+    const response = await send(gw.url, 'GET', path, {
+      authorization: `Bearer ${gw.token()}`,
+      'x-app-mode': 'SANDBOX',
+    });
     expect(response.status).toBe(status);
     expect(JSON.parse(response.text)).toEqual(ROUTE_NOT_FOUND);
     expect(gw.upstream.requests).toEqual([]);
@@ -85,7 +96,10 @@ describe('a gateway without the legacy options', () => {
       for (const path of ['/v2/brokerage/%zz/balances', '/v1/%zz']) {
         const response = await send(url, 'GET', path);
         expect(response.status, path).toBe(501);
-        expect(JSON.parse(response.text)).toEqual({ status: 'error', message: 'The v1 and v2 generations are not configured on this gateway' });
+        expect(JSON.parse(response.text)).toEqual({
+          status: 'error',
+          message: 'The v1 and v2 generations are not configured on this gateway',
+        });
       }
       expect(upstream.requests).toEqual([]);
     } finally {

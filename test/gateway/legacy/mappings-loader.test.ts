@@ -6,13 +6,15 @@
  * whole mappings/ folder with one file changed in one place.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
 import { V2_ENDPOINTS } from '../../../mappings/endpoints.v2.js';
@@ -20,11 +22,17 @@ import { V1_ERROR_CHANGES } from '../../../mappings/errors.v1.js';
 import { V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
 import { LEGACY_RECORDS } from '../../../mappings/records.js';
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { applyV1ErrorChanges } from '../../../src/gateway/legacy/error-tables.js';
 import { applyGenerationChanges } from '../../../src/gateway/legacy/generation-changes.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
-import { MAPPING_MODULES, type MappingsLocation, SHIPPED_CODE, loadLegacyMappings, mappingsLocation } from '../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
+import {
+  loadLegacyMappings,
+  MAPPING_MODULES,
+  type MappingsLocation,
+  mappingsLocation,
+  SHIPPED_CODE,
+} from '../../../src/gateway/legacy/mappings-loader.js';
 import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
 
 const MAPPINGS = fileURLToPath(new URL('../../../mappings/', import.meta.url));
@@ -72,17 +80,29 @@ async function refusal(location: MappingsLocation, code = SHIPPED_CODE): Promise
 
 describe('where the declarations are', () => {
   it('from source: mappings/*.ts at the repository root', () => {
-    expect(mappingsLocation('file:///app/src/gateway/legacy/mappings-loader.ts')).toEqual({ directory: new URL('file:///app/mappings/'), extension: '.ts' });
+    expect(mappingsLocation('file:///app/src/gateway/legacy/mappings-loader.ts')).toEqual({
+      directory: new URL('file:///app/mappings/'),
+      extension: '.ts',
+    });
     expect(mappingsLocation()).toEqual({ directory: pathToFileURL(MAPPINGS), extension: '.ts' });
   });
 
   it('built: dist/mappings/*.js beside dist/gateway', () => {
-    expect(mappingsLocation('file:///app/dist/gateway/legacy/mappings-loader.js')).toEqual({ directory: new URL('file:///app/dist/mappings/'), extension: '.js' });
+    expect(mappingsLocation('file:///app/dist/gateway/legacy/mappings-loader.js')).toEqual({
+      directory: new URL('file:///app/dist/mappings/'),
+      extension: '.js',
+    });
   });
 
   it('every module of mappings/ is loaded, each for its export', async () => {
-    const files = (await readdir(MAPPINGS)).filter((name) => name.endsWith('.ts')).map((name) => name.replace(/\.ts$/, ''));
-    expect(Object.values(MAPPING_MODULES).map((module) => module.file).sort()).toEqual(files.sort());
+    const files = (await readdir(MAPPINGS))
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => name.replace(/\.ts$/, ''));
+    expect(
+      Object.values(MAPPING_MODULES)
+        .map((module) => module.file)
+        .sort(),
+    ).toEqual(files.sort());
   });
 });
 
@@ -108,8 +128,15 @@ describe('loading the shipped declarations', () => {
   it('loads them as the build emits them: compiled by mappings/tsconfig.build.json, importing nothing', async () => {
     const outDir = await mkdtemp(path.join(scratch, 'dist-'));
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    await promisify(execFile)(process.execPath, [tsc, '-p', path.join(MAPPINGS, 'tsconfig.build.json'), '--outDir', outDir]);
-    for (const module of Object.values(MAPPING_MODULES)) expect(await readFile(path.join(outDir, `${module.file}.js`), 'utf8')).not.toMatch(/^import /m);
+    await promisify(execFile)(process.execPath, [
+      tsc,
+      '-p',
+      path.join(MAPPINGS, 'tsconfig.build.json'),
+      '--outDir',
+      outDir,
+    ]);
+    for (const module of Object.values(MAPPING_MODULES))
+      expect(await readFile(path.join(outDir, `${module.file}.js`), 'utf8')).not.toMatch(/^import /m);
     const mappings = await loadLegacyMappings({ directory: pathToFileURL(`${outDir}/`), extension: '.js' });
     expect(mappings).toEqual(await loadLegacyMappings());
   }, 60_000);
@@ -119,7 +146,11 @@ describe('refusing a broken declaration, naming its table', () => {
   it.each([
     [
       'a record field derived by code nothing registers',
-      { file: 'records.ts', replace: "computedAmount: { type: 'amount', derived: 'counterAmount'", by: "computedAmount: { type: 'amount', derived: 'otherAmount'" },
+      {
+        file: 'records.ts',
+        replace: "computedAmount: { type: 'amount', derived: 'counterAmount'",
+        by: "computedAmount: { type: 'amount', derived: 'otherAmount'",
+      },
       'mappings/records is not a valid legacy mapping table (1 problem):\n- trade.fields.computedAmount.derived: no derived field otherAmount is registered for the v3 trade record',
     ],
     [
@@ -149,7 +180,11 @@ describe('refusing a broken declaration, naming its table', () => {
     ],
     [
       'a v2 error row without its note',
-      { file: 'errors.v2.ts', replace: "basis: 'closest', note: 'A malformed header is a bad request; v2 has one 400 for all of them.' }", by: "basis: 'closest' }" },
+      {
+        file: 'errors.v2.ts',
+        replace: "basis: 'closest', note: 'A malformed header is a bad request; v2 has one 400 for all of them.' }",
+        by: "basis: 'closest' }",
+      },
       'mappings/errors.v2 is not a valid legacy mapping table (1 problem):\n- byCode.VALIDATION_HEADER_FAILED.note: Invalid input: expected string, received undefined',
     ],
     [
@@ -163,20 +198,31 @@ describe('refusing a broken declaration, naming its table', () => {
   });
 
   it('v1 endpoints that, once its changes apply, break a v1 rule: v1 is validated as served', async () => {
-    const error = await refusal(await copyOfMappings({ file: 'endpoints.v1.ts', replace: "    { kind: 'idempotency', method: 'GET', becomes: 'none', source: 'spec', reason: 'v1 reads never took an Idempotency-Key.' },\n", by: '' }));
+    const error = await refusal(
+      await copyOfMappings({
+        file: 'endpoints.v1.ts',
+        replace:
+          "    { kind: 'idempotency', method: 'GET', becomes: 'none', source: 'spec', reason: 'v1 reads never took an Idempotency-Key.' },\n",
+        by: '',
+      }),
+    );
     expect(error.table).toBe('mappings/endpoints.v1');
     const gets = LEGACY_OPERATIONS.v1.filter((operation) => V2_ENDPOINTS[operation].method === 'GET');
     expect(error.problems).toEqual(gets.map((operation) => `${operation}.idempotency: v1 reads take no key`));
   });
 
   it('a v1 error change the validator refuses', async () => {
-    const error = await refusal(await copyOfMappings({ file: 'errors.v1.ts', replace: "503: { to: 500,", by: '503: { to: 503,' }));
+    const error = await refusal(
+      await copyOfMappings({ file: 'errors.v1.ts', replace: '503: { to: 500,', by: '503: { to: 503,' }),
+    );
     expect(error.table).toBe('mappings/errors.v1');
     expect(error.problems).toEqual([expect.stringMatching(/^statuses\.503\.to: /)]);
   });
 
   it('a module that is not there', async () => {
-    const error = await refusal(await copyOfMappings({ file: 'records.ts', replace: 'export const LEGACY_RECORDS', by: null }));
+    const error = await refusal(
+      await copyOfMappings({ file: 'records.ts', replace: 'export const LEGACY_RECORDS', by: null }),
+    );
     expect(error.table).toBe('mappings/records');
     expect(error.problems).toEqual([expect.stringMatching(/^cannot be loaded from file:\/\/.*\/records\.ts: /)]);
   });
@@ -184,9 +230,15 @@ describe('refusing a broken declaration, naming its table', () => {
   it('a declaration naming code the registry lacks', async () => {
     const noChecks = await refusal(mappingsLocation(), { ...SHIPPED_CODE, checks: [] });
     expect(noChecks.table).toBe('mappings/endpoints.v2');
-    expect(noChecks.problems).toEqual(['generate_quote.request.checks: no request check is registered as buyDiffersFromSell', 'generate_quote.request.checks: no request check is registered as referencedUnitIsASide']);
+    expect(noChecks.problems).toEqual([
+      'generate_quote.request.checks: no request check is registered as buyDiffersFromSell',
+      'generate_quote.request.checks: no request check is registered as referencedUnitIsASide',
+    ]);
     const noConverters = await refusal(mappingsLocation(), { ...SHIPPED_CODE, converters: [] });
     expect(noConverters.table).toBe('mappings/records');
-    expect(noConverters.problems).toEqual(['withdrawalAddress.fields.coinId.convert: no converter is registered as coinUuid', 'withdrawalAddress.fields.coinNetworkId.convert: no converter is registered as networkUuid']);
+    expect(noConverters.problems).toEqual([
+      'withdrawalAddress.fields.coinId.convert: no converter is registered as coinUuid',
+      'withdrawalAddress.fields.coinNetworkId.convert: no converter is registered as networkUuid',
+    ]);
   });
 });

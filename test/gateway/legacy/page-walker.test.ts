@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
+
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
-  CursorRejectedError,
   type CursorListPage,
+  CursorRejectedError,
   type FetchCursorPage,
   PAGE_TOTALS_MODES,
   PAGE_WALKER_DEFAULTS,
+  type PageResult,
   type PageTotalsMode,
-  PageWalkError,
   PageWalker,
   type PageWalkerOptions,
-  type PageResult,
+  PageWalkError,
 } from '../../../src/gateway/legacy/page-walker.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
@@ -129,7 +131,13 @@ const ids = (records: readonly ListRecord[]): string[] => records.map((record) =
 const newKey = (): string => `lpages:{org-${randomUUID()}:sandbox}:/v3/fx/trades`;
 
 /** Asks for a page and checks the walker's own call count against the simulator's. */
-async function ask(walker: PageWalker, listKey: string, list: V3List, page: number, limit: number): Promise<PageResult> {
+async function ask(
+  walker: PageWalker,
+  listKey: string,
+  list: V3List,
+  page: number,
+  limit: number,
+): Promise<PageResult> {
   const before = list.calls;
   const result = await walker.page(listKey, { page, limit }, list.fetch);
   expect(result.upstreamCalls).toBe(list.calls - before);
@@ -268,16 +276,27 @@ describe('the V3List simulator', () => {
     const last = await list.fetch({ limit: 1, startingAfter: all.pagination.nextCursor ?? '' });
     expect(ids(last.data)).toEqual(ids(list.records.slice(4)));
     const past = await list.fetch({ limit: 1, startingAfter: last.pagination.prevCursor ?? '' });
-    expect(past).toEqual({ data: [], pagination: { hasNext: false, hasPrev: true, nextCursor: null, prevCursor: expect.any(String) } });
+    expect(past).toEqual({
+      data: [],
+      pagination: { hasNext: false, hasPrev: true, nextCursor: null, prevCursor: expect.any(String) },
+    });
     list.expireCursors();
-    await expect(list.fetch({ limit: 1, startingAfter: first.pagination.nextCursor ?? '' })).rejects.toBeInstanceOf(CursorRejectedError);
+    await expect(list.fetch({ limit: 1, startingAfter: first.pagination.nextCursor ?? '' })).rejects.toBeInstanceOf(
+      CursorRejectedError,
+    );
     await expect(list.fetch({ limit: 101 })).rejects.toThrow(/out of range/);
   });
 });
 
 describe('PageWalker', () => {
   it('exports its defaults and a typed error', () => {
-    expect(PAGE_WALKER_DEFAULTS).toEqual({ totals: 'bounded', snapshotTtlMs: 600_000, refreshAfterMs: 60_000, maxCallsPerRequest: 1_000, maxRecentCursors: 64 });
+    expect(PAGE_WALKER_DEFAULTS).toEqual({
+      totals: 'bounded',
+      snapshotTtlMs: 600_000,
+      refreshAfterMs: 60_000,
+      maxCallsPerRequest: 1_000,
+      maxRecentCursors: 64,
+    });
     expect(PAGE_TOTALS_MODES).toEqual(['bounded', 'exact']);
     expect(new PageWalkError('x')).toMatchObject({ code: 'FXGATE_PAGE_WALK_FAILED', name: 'PageWalkError' });
   });
@@ -312,7 +331,8 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
   const { mode } = storeMode;
   const { store, snapshotOf } = useStore(storeMode);
 
-  const walkerWith = (options: Partial<PageWalkerOptions> = {}): PageWalker => new PageWalker({ store: store(), totals: mode, ...options });
+  const walkerWith = (options: Partial<PageWalkerOptions> = {}): PageWalker =>
+    new PageWalker({ store: store(), totals: mode, ...options });
   const cold = (total: number, page: number, limit: number): number => coldCostIn(mode, total, page, limit);
 
   /** A walker whose clock the test moves. */
@@ -328,7 +348,8 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
         const walker = walkerWith();
         const listKey = newKey();
         await expectPage(walker, listKey, list, 1, limit, cold(size, 1, limit));
-        for (let page = 2; page <= lastPage(size, limit); page += 1) await expectPage(walker, listKey, list, page, limit, 1);
+        for (let page = 2; page <= lastPage(size, limit); page += 1)
+          await expectPage(walker, listKey, list, page, limit, 1);
         // Beyond the end: the snapshot knows the total, v3 is not asked.
         await expectPage(walker, listKey, list, lastPage(size, limit) + 1, limit, 0, size);
         await expectPage(walker, listKey, list, lastPage(size, limit) + 100, limit, 0, size);
@@ -388,7 +409,10 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
         known += added;
         await expectPage(walker, listKey, list, 1, 10, 1, mode === 'exact' ? known : known + 1);
       }
-      expect(await snapshotOf(listKey)).toMatchObject({ known: mode === 'exact' ? 250 + 1 + 7 + 99 : 100 + 1 + 7 + 99, ended: mode === 'exact' });
+      expect(await snapshotOf(listKey)).toMatchObject({
+        known: mode === 'exact' ? 250 + 1 + 7 + 99 : 100 + 1 + 7 + 99,
+        ended: mode === 'exact',
+      });
       // The shifted cursors still name their records: deep pages stay right and cheap.
       await expectPage(walker, listKey, list, 30, 10);
       await expectPage(walker, listKey, list, 31, 10, 1);
@@ -483,12 +507,16 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
       list.rejectEveryCursor = true;
       const before = list.calls;
       // Page 12 lies past the first 100 records: even a bounded cold walk needs a cursor for it.
-      await expect(walker.page(listKey, { page: 12, limit: 10 }, list.fetch)).rejects.toBeInstanceOf(CursorRejectedError);
+      await expect(walker.page(listKey, { page: 12, limit: 10 }, list.fetch)).rejects.toBeInstanceOf(
+        CursorRejectedError,
+      );
       // Refused, then the cold walk's head read and its refused second read.
       expect(list.calls - before).toBe(3);
       // A cold walk refused has no snapshot to blame: no retry.
       const coldFrom = list.calls;
-      await expect(walker.page(newKey(), { page: 12, limit: 10 }, list.fetch)).rejects.toBeInstanceOf(CursorRejectedError);
+      await expect(walker.page(newKey(), { page: 12, limit: 10 }, list.fetch)).rejects.toBeInstanceOf(
+        CursorRejectedError,
+      );
       expect(list.calls - coldFrom).toBe(2);
     });
 
@@ -562,7 +590,8 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
       const list = new V3List(250);
       const { walker, advance } = clocked();
       const listKey = newKey();
-      for (let page = 1; page <= 250; page += 1) await expectPage(walker, listKey, list, page, 1, page === 1 ? cold(250, 1, 1) : 1);
+      for (let page = 1; page <= 250; page += 1)
+        await expectPage(walker, listKey, list, page, 1, page === 1 ? cold(250, 1, 1) : 1);
       const walked = await snapshotOf(listKey);
       expect(walked).toMatchObject({ known: 250, ended: true });
       expect(walked.recent.length).toBe(PAGE_WALKER_DEFAULTS.maxRecentCursors);
@@ -629,7 +658,9 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
       };
       const listKey = newKey();
       // Page 50 of 50 ends at 2,500: more than 20 reads of 100 even when the walk may stop there.
-      await expect(walkerWith({ maxCallsPerRequest: 20 }).page(listKey, { page: 50, limit: 50 }, fetch)).rejects.toBeInstanceOf(PageWalkError);
+      await expect(
+        walkerWith({ maxCallsPerRequest: 20 }).page(listKey, { page: 50, limit: 50 }, fetch),
+      ).rejects.toBeInstanceOf(PageWalkError);
       expect(calls).toBe(20);
       await expect(store().cacheGet(listKey)).resolves.toBeNull();
     });
@@ -650,7 +681,8 @@ describe.each(STORE_MODES)('PageWalker on $name with $mode totals', (storeMode) 
 
 describe.each(STORES)('PageWalker on $name with bounded totals', (storeCase) => {
   const { store, snapshotOf } = useStore(storeCase);
-  const walkerWith = (options: Partial<PageWalkerOptions> = {}): PageWalker => new PageWalker({ store: store(), totals: 'bounded', ...options });
+  const walkerWith = (options: Partial<PageWalkerOptions> = {}): PageWalker =>
+    new PageWalker({ store: store(), totals: 'bounded', ...options });
 
   it('a cold page N costs at most ceil(N*limit/100)+1 calls, whatever the list length', async () => {
     const walker = walkerWith();
@@ -755,28 +787,35 @@ describe.each(STORES)('PageWalker on $name with bounded totals', (storeCase) => 
     await expectPage(walker, listKey, list, 2, 10, 1, 101);
   });
 
-  it.each([7, 50])('a sequential walk of 1,234 records with limit %i costs one call per page and ends exact', async (limit) => {
-    const length = 1234;
-    const list = new V3List(length);
-    const walker = walkerWith();
-    const listKey = newKey();
-    const last = lastPage(length, limit);
-    for (let page = 1; page <= last; page += 1) {
-      const exact = page * limit >= length;
-      const known = Math.max(100, page * limit);
-      const result = await expectPage(walker, listKey, list, page, limit, 1, exact ? length : known + 1);
-      expect(result.totalExact).toBe(exact);
-    }
-    const snapshot = await snapshotOf(listKey);
-    expect(snapshot).toMatchObject({ known: length, ended: true });
-    expect(Object.keys(snapshot.cursors).length).toBeLessThanOrEqual(2 * Math.ceil(length / 100) + PAGE_WALKER_DEFAULTS.maxRecentCursors);
-    await expectPage(walker, listKey, list, last + 1, limit, 0, length);
-    await expectPage(walker, listKey, list, 1, limit, 1, length);
-    // The cursors the walk left are boundaries, not just the most recent: any page stays close.
-    for (const page of [Math.ceil(last / 5), Math.ceil(last / 3), Math.ceil(last / 2)]) {
-      expect((await expectPage(walker, listKey, list, page, limit, undefined, length)).upstreamCalls).toBeLessThanOrEqual(2);
-    }
-  });
+  it.each([7, 50])(
+    'a sequential walk of 1,234 records with limit %i costs one call per page and ends exact',
+    async (limit) => {
+      const length = 1234;
+      const list = new V3List(length);
+      const walker = walkerWith();
+      const listKey = newKey();
+      const last = lastPage(length, limit);
+      for (let page = 1; page <= last; page += 1) {
+        const exact = page * limit >= length;
+        const known = Math.max(100, page * limit);
+        const result = await expectPage(walker, listKey, list, page, limit, 1, exact ? length : known + 1);
+        expect(result.totalExact).toBe(exact);
+      }
+      const snapshot = await snapshotOf(listKey);
+      expect(snapshot).toMatchObject({ known: length, ended: true });
+      expect(Object.keys(snapshot.cursors).length).toBeLessThanOrEqual(
+        2 * Math.ceil(length / 100) + PAGE_WALKER_DEFAULTS.maxRecentCursors,
+      );
+      await expectPage(walker, listKey, list, last + 1, limit, 0, length);
+      await expectPage(walker, listKey, list, 1, limit, 1, length);
+      // The cursors the walk left are boundaries, not just the most recent: any page stays close.
+      for (const page of [Math.ceil(last / 5), Math.ceil(last / 3), Math.ceil(last / 2)]) {
+        expect(
+          (await expectPage(walker, listKey, list, page, limit, undefined, length)).upstreamCalls,
+        ).toBeLessThanOrEqual(2);
+      }
+    },
+  );
 
   it('a v3 that serves fewer records than asked costs more reads, and what it shows is known', async () => {
     const list = new V3List(500);
@@ -813,14 +852,18 @@ describe.each(PAGE_TOTALS_MODES)('PageWalker with its store down, %s totals', (m
   it.each([
     ['reads and writes fail', () => new DownCacheStore(true)],
     ['writes fail', () => new DownCacheStore(false)],
-    ['Redis is unreachable', () => new RedisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200, connectTimeoutMs: 200 })],
+    [
+      'Redis is unreachable',
+      () => new RedisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200, connectTimeoutMs: 200 }),
+    ],
   ])('still answers every page right when %s, walking cold', async (_name, open) => {
     const store = open();
     stores.push(store);
     const walker = new PageWalker({ store, totals: mode });
     const list = new V3List(250);
     const listKey = newKey();
-    for (const page of [1, 2, 3, 12, 25, 26]) await expectPage(walker, listKey, list, page, 10, coldCostIn(mode, 250, page, 10));
+    for (const page of [1, 2, 3, 12, 25, 26])
+      await expectPage(walker, listKey, list, page, 10, coldCostIn(mode, 250, page, 10));
   });
 
   it('an error from the store that is not StoreUnavailableError propagates', async () => {
@@ -830,6 +873,8 @@ describe.each(PAGE_TOTALS_MODES)('PageWalker with its store down, %s totals', (m
     store.cacheGet = async () => {
       throw bug;
     };
-    await expect(new PageWalker({ store, totals: mode }).page(newKey(), { page: 1, limit: 10 }, new V3List(5).fetch)).rejects.toBe(bug);
+    await expect(
+      new PageWalker({ store, totals: mode }).page(newKey(), { page: 1, limit: 10 }, new V3List(5).fetch),
+    ).rejects.toBe(bug);
   });
 });

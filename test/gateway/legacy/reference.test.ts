@@ -5,10 +5,15 @@
  * checked exactly; the counts prove nothing is left out or written twice.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { LEGACY_RECORDS } from '../../../mappings/records.js';
-import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../../src/gateway/legacy/reference.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
+import {
+  renderLegacyErrors,
+  renderLegacyOperations,
+  renderLegacyRecords,
+} from '../../../src/gateway/legacy/reference.js';
 import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
 
 let mappings: LegacyMappings;
@@ -30,8 +35,15 @@ const rowsOf = (table: readonly string[]) => table.slice(2);
 
 describe('renderLegacyOperations', () => {
   it.each(LEGACY_GENERATIONS)('%s: one row per operation, in order, each once', (generation) => {
-    const rows = rowsOf(tableAfter(renderLegacyOperations(mappings), `**${generation}** (${LEGACY_OPERATIONS[generation].length} operations)`));
-    expect(rows.map((row) => /^\| `(?:GET|POST) …\/([^`]+)` \|/.exec(row)?.[1])).toEqual([...LEGACY_OPERATIONS[generation]]);
+    const rows = rowsOf(
+      tableAfter(
+        renderLegacyOperations(mappings),
+        `**${generation}** (${LEGACY_OPERATIONS[generation].length} operations)`,
+      ),
+    );
+    expect(rows.map((row) => /^\| `(?:GET|POST) …\/([^`]+)` \|/.exec(row)?.[1])).toEqual([
+      ...LEGACY_OPERATIONS[generation],
+    ]);
   });
 
   it('writes the v3 calls, scope, idempotency, query, body and answer of each operation', () => {
@@ -46,8 +58,12 @@ describe('renderLegacyOperations', () => {
     expect(v2).toContain(
       '| `POST …/generate_quote` | `POST /v3/fx/quotes` | trade | required, kept 30 min |  | `amount`, `buy`, `sell`, `referencedUnit`, `quoteForSeconds`? | `data.quote`: quote | A quote, answered under data.quote. |',
     );
-    expect(v2).toContain('| `POST …/withdrawal` | `POST /v3/fx/withdrawals` | withdraw | required, kept 7 d |  | `amount`, `currency`, `withdrawalAddressId` | `data`: withdrawal | A stablecoin withdrawal to an address. |');
-    expect(v1).toContain('| `GET …/deposits` | `GET /v3/fx/deposits` | view | none | `page`, `limit`, `currency` |  | `data[]`: deposit | Fiat and stablecoin deposits, newest first, page by page. |');
+    expect(v2).toContain(
+      '| `POST …/withdrawal` | `POST /v3/fx/withdrawals` | withdraw | required, kept 7 d |  | `amount`, `currency`, `withdrawalAddressId` | `data`: withdrawal | A stablecoin withdrawal to an address. |',
+    );
+    expect(v1).toContain(
+      '| `GET …/deposits` | `GET /v3/fx/deposits` | view | none | `page`, `limit`, `currency` |  | `data[]`: deposit | Fiat and stablecoin deposits, newest first, page by page. |',
+    );
     expect(v2).toContain(
       '| `GET …/fiat_withdrawal_addresses` | `GET /v3/fx/withdrawal-accounts?assetType=FIAT&status=ACTIVE&verified=true` | view | honoured if sent, kept 24 h | `page`, `limit`, `verified`, `status`, `currency` |  | `data[]`: fiatWithdrawalAddress | Approved fiat withdrawal accounts, page by page. |',
     );
@@ -75,15 +91,21 @@ describe('renderLegacyOperations', () => {
   it('marks the answer-only values in the answer column, and lists each with its source and reason', () => {
     const text = renderLegacyOperations(mappings);
     expect(rowsOf(tableAfter(text, '**v2** (15 operations)'))).toContain(
-      "| `POST …/trade/reverse` | `POST /v3/fx/trades/:id/reverse` | trade | required, kept 24 h |  | `tradeId`, `quoteId`, `clientReferenceId`? | `data.trade`: tradeResult, `data.reversalDetails`: reversalDetails (answer only) | Reverse a trade with an approved reverse quote. |",
+      '| `POST …/trade/reverse` | `POST /v3/fx/trades/:id/reverse` | trade | required, kept 24 h |  | `tradeId`, `quoteId`, `clientReferenceId`? | `data.trade`: tradeResult, `data.reversalDetails`: reversalDetails (answer only) | Reverse a trade with an approved reverse quote. |',
     );
-    const heading = '**Answer only**: values no v3 read serves again, which `fxgate diff generations` reports instead of comparing';
-    expect(rowsOf(tableAfter(text, heading))).toEqual(['| v2 | `trade/reverse` | `data.reversalDetails` | spec | v3 answers the reversal details once, with the reversal; no v3 read serves them again. |']);
+    const heading =
+      '**Answer only**: values no v3 read serves again, which `fxgate diff generations` reports instead of comparing';
+    expect(rowsOf(tableAfter(text, heading))).toEqual([
+      '| v2 | `trade/reverse` | `data.reversalDetails` | spec | v3 answers the reversal details once, with the reversal; no v3 read serves them again. |',
+    ]);
   });
 
   it('escapes a pipe in a summary, so a row keeps its columns', () => {
     const balances = { ...mappings.endpoints.v2.balances, summary: 'Balances | totals' };
-    const text = renderLegacyOperations({ ...mappings, endpoints: { ...mappings.endpoints, v2: { ...mappings.endpoints.v2, balances } } });
+    const text = renderLegacyOperations({
+      ...mappings,
+      endpoints: { ...mappings.endpoints, v2: { ...mappings.endpoints.v2, balances } },
+    });
     expect(text).toContain('| Balances \\| totals |');
   });
 });
@@ -102,7 +124,7 @@ describe('renderLegacyRecords', () => {
       '| `id` | id | `id` | doc | Legacy ids are UUIDs: the same 128 bits as the v3 id, without its prefix. |',
       '| `originalTradeId` | id or null | `originalTradeId` | spec | For a reversal, the trade it reversed; else null. |',
       '| `orderType` | string | always `MARKET` | doc | Every v3 trade executes a quote at once: the legacy market order. |',
-      '| `userId` | id | the caller\'s keyId | both | Legacy quotes belonged to the user (API key) that asked; the key id of the caller. |',
+      "| `userId` | id | the caller's keyId | both | Legacy quotes belonged to the user (API key) that asked; the key id of the caller. |",
       '| `status` | string | `status` via depositStatus | client | PENDING, COMPLETED or ERROR. |',
       '| `coinId` | id | `currency` via coinUuid | doc | A stable UUID of the currency, the same on every call and instance. |',
       '| `status` | string | derived: verificationStatus via addressStatus | doc | Verified, Pending (an active address not yet verified counts as pending) or Disabled. |',
@@ -113,7 +135,9 @@ describe('renderLegacyRecords', () => {
   });
 
   it('lists every value map with its words', () => {
-    const lines = renderLegacyRecords(mappings).split('\n').filter((line) => line.startsWith('- **'));
+    const lines = renderLegacyRecords(mappings)
+      .split('\n')
+      .filter((line) => line.startsWith('- **'));
     expect(lines.map((line) => /^- \*\*(\w+)\*\*/.exec(line)?.[1])).toEqual(Object.keys(mappings.maps));
     expect(lines).toContain(
       '- **depositStatus** (client): `PENDING` → `PENDING`, `COMPLETED` → `COMPLETED`, `FAILED` → `ERROR`. The v2 client knows PENDING, COMPLETED and ERROR; v3 calls a failed deposit FAILED.',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEGACY_NOT_CONFIGURED_MESSAGE, buildGatewayApp } from '../../../src/gateway/app.js';
+
+import { buildGatewayApp, LEGACY_NOT_CONFIGURED_MESSAGE } from '../../../src/gateway/app.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
 describe('a gateway built without the legacy options (a /v3-only gateway)', () => {
@@ -21,10 +22,13 @@ describe('a gateway built without the legacy options (a /v3-only gateway)', () =
     ['GET', '/v2/trades?page=2&limit=5'],
     ['POST', '/v2/withdrawal'],
     ['GET', '/v2'],
-  ] as const)('%s %s answers 501 in the legacy envelope, saying so, without calling the upstream', async (method, url) => {
-    const response = await app.inject({ method, url, payload: method === 'POST' ? { amount: 1 } : undefined });
-    expect(response.statusCode).toBe(501);
-    expect(response.json()).toEqual({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE });
-    expect(upstream.requests).toEqual([]);
-  });
+  ] as const)(
+    '%s %s answers 501 in the legacy envelope, saying so, without calling the upstream',
+    async (method, url) => {
+      const response = await app.inject({ method, url, payload: method === 'POST' ? { amount: 1 } : undefined });
+      expect(response.statusCode).toBe(501);
+      expect(response.json()).toEqual({ status: 'error', message: LEGACY_NOT_CONFIGURED_MESSAGE });
+      expect(upstream.requests).toEqual([]);
+    },
+  );
 });

@@ -11,14 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { addWebhook } from '../../../src/cli/commands/webhooks.js';
 import { WebhookDeliveryWorker } from '../../../src/core/events/webhook-worker.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
-import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
+import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { LegacyWebhooks, SEALING_SECRET_NAME } from '../../../src/gateway/webhooks/legacy-webhooks.js';
@@ -32,7 +34,7 @@ import { legacyToken } from '../../support/independent-signing.js';
 import { LegacyWebhookReceiver } from '../../support/legacy-webhook-receiver.js';
 import { type Family, labelValues, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
-import { TEST_ISSUER, TEST_ISSUERS, sendTo, type TestResponse } from '../../support/v3-harness.js';
+import { sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
 import { type LegacySide, startLegacySide } from '../shadow/shadow-setup.js';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
@@ -111,7 +113,11 @@ afterAll(async () => {
   if (keysDir !== undefined) await rm(keysDir, { recursive: true, force: true });
 });
 
-function legacy(generation: 'v1' | 'v2', path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<TestResponse> {
+function legacy(
+  generation: 'v1' | 'v2',
+  path: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<TestResponse> {
   return sendTo(gatewayUrl, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     path: path.startsWith('/') ? path : `/${generation}/brokerage/${key.file.orgId}/${path}`,
@@ -140,7 +146,11 @@ async function scrape(): Promise<Map<string, Family>> {
 /** prom-client's own view of one counter: the value of the series with exactly these labels. */
 async function registryValue(name: string, labels: Record<string, string>): Promise<number> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((entry) => entry.name === name);
-  const series = metric?.values.find((value) => Object.keys(labels).length === Object.keys(value.labels).length && Object.entries(labels).every(([label, v]) => value.labels[label] === v));
+  const series = metric?.values.find(
+    (value) =>
+      Object.keys(labels).length === Object.keys(value.labels).length &&
+      Object.entries(labels).every(([label, v]) => value.labels[label] === v),
+  );
   return series?.value ?? 0;
 }
 
@@ -156,7 +166,13 @@ describe('GET /metrics of the gateway', () => {
   it('is served by the admin listener only, in the text format, with the process metrics and every gateway family', async () => {
     expect((await sendTo(gatewayUrl, { path: '/metrics' })).status).toBe(404);
     const families = await scrape();
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) expect(families.has(name), name).toBe(true);
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+    ])
+      expect(families.has(name), name).toBe(true);
     expect(families.get(FAMILIES.requests)?.type).toBe('counter');
     expect(families.get(FAMILIES.duration)?.type).toBe('histogram');
     expect(families.get(FAMILIES.upstream)?.type).toBe('histogram');
@@ -179,7 +195,10 @@ describe('GET /metrics of the gateway', () => {
     expect(first.status, first.text).toBe(200);
     const replay = await legacy('v2', 'generate_quote', { body: QUOTE_BODY, headers: { 'idempotency-key': idem } });
     expect(replay.headers['idempotency-replayed']).toBe('true');
-    const mismatch = await legacy('v2', 'generate_quote', { body: QUOTE_BODY.replace('1000', '2000'), headers: { 'idempotency-key': idem } });
+    const mismatch = await legacy('v2', 'generate_quote', {
+      body: QUOTE_BODY.replace('1000', '2000'),
+      headers: { 'idempotency-key': idem },
+    });
     expect(mismatch.status).toBeGreaterThanOrEqual(400);
     // The passthrough: a declared operation, and a path v3 does not have.
     expect((await passthrough('/v3/fx/pairs')).status).toBe(200);
@@ -198,24 +217,42 @@ describe('GET /metrics of the gateway', () => {
     // A legacy webhook: subscribed and registered with v3, then a sandbox deposit on the core.
     const sealer = await SecretSealer.open(side.h.core.db, SEALING_SECRET_NAME);
     const added = await addWebhook(
-      { db: side.h.core.db, sealer, events: { names: webhooks.builder.eventNames, defaults: webhooks.builder.defaultEvents }, registration: { registrar: webhooks.registrar, base: webhooks.callbackBase! } },
+      {
+        db: side.h.core.db,
+        sealer,
+        events: { names: webhooks.builder.eventNames, defaults: webhooks.builder.defaultEvents },
+        registration: { registrar: webhooks.registrar, base: webhooks.callbackBase! },
+      },
       { org, mode: 'sandbox', url: receiver.url('/hooks/metrics'), events: ['deposits'] },
     );
     expect(added.note.state, JSON.stringify(added.note)).toBe('registered');
-    await postData(side.h.core, key, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '10.00', referenceId: 'INV-1' });
+    await postData(side.h.core, key, '/v3/fx/sandbox/deposits', {
+      currency: 'USD',
+      amount: '10.00',
+      referenceId: 'INV-1',
+    });
     await receiver.waitFor(() => receiver.received.some((hit) => hit.path === '/hooks/metrics'));
-    await until(async () => (await registryValue(FAMILIES.deliveries, { outcome: 'delivered' })) === 1, 'the delivery counted');
+    await until(
+      async () => (await registryValue(FAMILIES.deliveries, { outcome: 'delivered' })) === 1,
+      'the delivery counted',
+    );
     // The shadow comparisons settle after the answers; the report counts them independently.
-    const report = async (): Promise<ShadowReport> => (await sendTo(adminUrl, { path: '/admin/shadow/report' })).json<ShadowReport>();
+    const report = async (): Promise<ShadowReport> =>
+      (await sendTo(adminUrl, { path: '/admin/shadow/report' })).json<ShadowReport>();
     const reads = { v1: ['balances', 'available_markets'], v2: ['balances'] } as const;
     await until(async () => {
-      const counted = (await report()).operations.reduce((sum, operation) => sum + operation.compared + operation.notCompared + operation.dropped, 0);
+      const counted = (await report()).operations.reduce(
+        (sum, operation) => sum + operation.compared + operation.notCompared + operation.dropped,
+        0,
+      );
       return counted === 4;
     }, 'four shadow comparisons');
 
     const families = await scrape();
-    const value = (name: string, labels: Record<string, string>) => sampleValue(families, name, labels) - sampleValue(before, name, labels);
-    const requests = (generation: string, operation: string, statusClass: string) => value(FAMILIES.requests, { generation, operation, status_class: statusClass });
+    const value = (name: string, labels: Record<string, string>) =>
+      sampleValue(families, name, labels) - sampleValue(before, name, labels);
+    const requests = (generation: string, operation: string, statusClass: string) =>
+      value(FAMILIES.requests, { generation, operation, status_class: statusClass });
     expect(requests('v1', 'balances', '2xx')).toBe(2);
     expect(requests('v2', 'balances', '2xx')).toBe(1);
     expect(requests('v2', 'generate_quote', '2xx')).toBe(2);
@@ -242,22 +279,35 @@ describe('GET /metrics of the gateway', () => {
     expect(value(FAMILIES.idempotency, { generation: 'v2', operation: 'generate_quote', outcome: 'mismatch' })).toBe(1);
     expect(value(FAMILIES.failures, { generation: 'v1', operation: 'available_markets', kind: 'unreachable' })).toBe(1);
     expect(value(FAMILIES.failures, { generation: 'v3', operation: 'GET /v3/fx/pairs', kind: 'unreachable' })).toBe(1);
-    const total = (of: Map<string, Family>) => of.get(FAMILIES.failures)!.samples.reduce((sum, sample) => sum + sample.value, 0);
+    const total = (of: Map<string, Family>) =>
+      of.get(FAMILIES.failures)!.samples.reduce((sum, sample) => sum + sample.value, 0);
     expect(total(families) - total(before)).toBe(2);
     expect(value(FAMILIES.deliveries, { outcome: 'delivered' })).toBe(1);
     expect(sampleValue(families, FAMILIES.backlog)).toBe(0);
     const shadowReport = await report();
     for (const [generation, operations] of Object.entries(reads)) {
       for (const operation of operations) {
-        const reported = shadowReport.operations.find((entry) => entry.generation === generation && entry.operation === operation)!;
-        expect(value(FAMILIES.shadow, { generation, operation, result: 'compared' }), `${generation} ${operation}`).toBe(reported.compared);
-        expect(value(FAMILIES.shadow, { generation, operation, result: 'differing' }), `${generation} ${operation}`).toBe(reported.differing);
+        const reported = shadowReport.operations.find(
+          (entry) => entry.generation === generation && entry.operation === operation,
+        )!;
+        expect(
+          value(FAMILIES.shadow, { generation, operation, result: 'compared' }),
+          `${generation} ${operation}`,
+        ).toBe(reported.compared);
+        expect(
+          value(FAMILIES.shadow, { generation, operation, result: 'differing' }),
+          `${generation} ${operation}`,
+        ).toBe(reported.differing);
         expect(value(FAMILIES.shadow, { generation, operation, result: 'not_compared' })).toBe(reported.notCompared);
       }
     }
     // prom-client's registry agrees with the text.
-    expect(await registryValue(FAMILIES.requests, { generation: 'v1', operation: 'balances', status_class: '2xx' })).toBe(2);
-    expect(await registryValue(FAMILIES.idempotency, { generation: 'v2', operation: 'generate_quote', outcome: 'replay' })).toBe(1);
+    expect(
+      await registryValue(FAMILIES.requests, { generation: 'v1', operation: 'balances', status_class: '2xx' }),
+    ).toBe(2);
+    expect(
+      await registryValue(FAMILIES.idempotency, { generation: 'v2', operation: 'generate_quote', outcome: 'replay' }),
+    ).toBe(1);
 
     // Bounded labels only: nothing the test sent (org, key, ids, paths, addresses) is a label value.
     const allowedOperations = new Set<string>([
@@ -275,7 +325,8 @@ describe('GET /metrics of the gateway', () => {
       if (label !== 'le') expect(labelValue, `${sample} ${label}`).not.toMatch(IPV6);
       expect(labelValue, `${sample} ${label}`).not.toContain(org);
       expect(labelValue, `${sample} ${label}`).not.toContain(key.file.name);
-      if (sample.startsWith('fxgate_gateway_') && label === 'operation') expect(allowedOperations.has(labelValue), labelValue).toBe(true);
+      if (sample.startsWith('fxgate_gateway_') && label === 'operation')
+        expect(allowedOperations.has(labelValue), labelValue).toBe(true);
     }
   });
 });

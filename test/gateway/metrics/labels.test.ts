@@ -5,17 +5,22 @@
  * of a legacy idempotency key where the record store decides it.
  */
 import { describe, expect, it } from 'vitest';
+
 import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/idempotency.js';
-import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
-import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { upstreamFailureKindOf } from '../../../src/gateway/legacy/pipeline/failure.js';
 import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
-import { V3OperationMatcher, v3OperationLabel } from '../../../src/gateway/metrics/v3-routes.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
+import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
+import { v3OperationLabel, V3OperationMatcher } from '../../../src/gateway/metrics/v3-routes.js';
 import { UpstreamCredentialError } from '../../../src/gateway/upstream/credentials.js';
-import { UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnreachableError } from '../../../src/gateway/upstream/v3-client.js';
 import { UpstreamDeadlineError, upstreamFailureKind } from '../../../src/gateway/upstream/failure.js';
+import {
+  UpstreamProtocolError,
+  UpstreamTimeoutError,
+  UpstreamUnreachableError,
+} from '../../../src/gateway/upstream/v3-client.js';
+import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 
 const matcher = new V3OperationMatcher();
 const label = (method: string, url: string): string | null => {
@@ -28,7 +33,9 @@ describe('V3OperationMatcher', () => {
     for (const operation of V3_OPERATIONS) {
       const concrete = operation.path.replaceAll(/:[A-Za-z]+/g, 'abc_0193a1b2c3d4e5f6');
       expect(label(operation.method, concrete), concrete).toBe(`${operation.method} ${operation.path}`);
-      expect(label(operation.method, `${concrete}?limit=10&startingAfter=x%2Fy`)).toBe(`${operation.method} ${operation.path}`);
+      expect(label(operation.method, `${concrete}?limit=10&startingAfter=x%2Fy`)).toBe(
+        `${operation.method} ${operation.path}`,
+      );
     }
   });
 
@@ -44,8 +51,12 @@ describe('V3OperationMatcher', () => {
     expect(label('GET', '/v3/fx/trades//')).toBeNull();
     expect(label('GET', '/v3/fx/tradesX')).toBeNull();
     expect(label('GET', '/v3')).toBeNull();
-    expect(label('POST', '/v3/fx/sandbox/withdrawal-accounts/wac_1/verify')).toBe('POST /v3/fx/sandbox/withdrawal-accounts/:id/verify');
-    expect(label('POST', '/v3/fx/sandbox/withdrawal-accounts/wac_1')).toBe('POST /v3/fx/sandbox/withdrawal-accounts/:id');
+    expect(label('POST', '/v3/fx/sandbox/withdrawal-accounts/wac_1/verify')).toBe(
+      'POST /v3/fx/sandbox/withdrawal-accounts/:id/verify',
+    );
+    expect(label('POST', '/v3/fx/sandbox/withdrawal-accounts/wac_1')).toBe(
+      'POST /v3/fx/sandbox/withdrawal-accounts/:id',
+    );
   });
 });
 
@@ -56,7 +67,9 @@ describe('upstream failure kinds', () => {
     expect(upstreamFailureKindOf(new UpstreamTimeoutError('x', { deadline: true }))).toBe('deadline');
     expect(upstreamFailureKindOf(new UpstreamProtocolError('x', 502))).toBe('protocol');
     expect(upstreamFailureKindOf(new V3ContractError('trades', ['data: must be an array']))).toBe('contract_violation');
-    expect(upstreamFailureKindOf(new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_MISSING', 'org', 'sandbox', 'x'))).toBe('credential');
+    expect(
+      upstreamFailureKindOf(new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_MISSING', 'org', 'sandbox', 'x')),
+    ).toBe('credential');
     expect(upstreamFailureKindOf(new Error('x'))).toBeNull();
   });
 
@@ -77,17 +90,42 @@ describe('idempotency outcomes', () => {
     const metrics = new GatewayMetrics();
     const store = new MemoryStore();
     const idempotency = new LegacyIdempotency({ store, lockTtlMs: 30_000, metrics });
-    const scope: LegacyIdempotencyScope = { generation: 'v2', orgId: 'org', mode: 'sandbox', operation: 'trade', key: 'k-1' };
+    const scope: LegacyIdempotencyScope = {
+      generation: 'v2',
+      orgId: 'org',
+      mode: 'sandbox',
+      operation: 'trade',
+      key: 'k-1',
+    };
     const first = await idempotency.begin(scope, 'fp-1');
     await expect(idempotency.begin(scope, 'fp-1')).rejects.toMatchObject({ code: 'IDEMPOTENCY_IN_FLIGHT' });
-    await idempotency.complete(scope, first.kind === 'acquired' ? first.owner : '', { statusCode: 200, headers: {}, bodyBase64: '' }, 60);
+    await idempotency.complete(
+      scope,
+      first.kind === 'acquired' ? first.owner : '',
+      { statusCode: 200, headers: {}, bodyBase64: '' },
+      60,
+    );
     expect((await idempotency.begin(scope, 'fp-1')).kind).toBe('replay');
     await expect(idempotency.begin(scope, 'fp-2')).rejects.toMatchObject({ code: 'IDEMPOTENCY_MISMATCH' });
-    const down = Object.assign(new MemoryStore(), { idempotencyBegin: () => Promise.reject(new StoreUnavailableError('down')) });
-    await expect(new LegacyIdempotency({ store: down, lockTtlMs: 30_000, metrics }).begin(scope, 'fp-1')).rejects.toMatchObject({ code: 'IDEMPOTENCY_UNAVAILABLE' });
-    const counted = (await metrics.registry.getMetricsAsJSON()).find((metric) => metric.name === 'fxgate_gateway_idempotency_total')!.values;
-    expect(Object.fromEntries(counted.map((value) => [value.labels.outcome, value.value]))).toEqual({ new: 1, replay: 1, in_flight: 1, mismatch: 1, store_down: 1 });
-    expect(new Set(counted.map((value) => `${value.labels.generation} ${value.labels.operation}`))).toEqual(new Set(['v2 trade']));
+    const down = Object.assign(new MemoryStore(), {
+      idempotencyBegin: () => Promise.reject(new StoreUnavailableError('down')),
+    });
+    await expect(
+      new LegacyIdempotency({ store: down, lockTtlMs: 30_000, metrics }).begin(scope, 'fp-1'),
+    ).rejects.toMatchObject({ code: 'IDEMPOTENCY_UNAVAILABLE' });
+    const counted = (await metrics.registry.getMetricsAsJSON()).find(
+      (metric) => metric.name === 'fxgate_gateway_idempotency_total',
+    )!.values;
+    expect(Object.fromEntries(counted.map((value) => [value.labels.outcome, value.value]))).toEqual({
+      new: 1,
+      replay: 1,
+      in_flight: 1,
+      mismatch: 1,
+      store_down: 1,
+    });
+    expect(new Set(counted.map((value) => `${value.labels.generation} ${value.labels.operation}`))).toEqual(
+      new Set(['v2 trade']),
+    );
     await store.close();
   });
 });

@@ -5,6 +5,7 @@
  * gateway without the legacy generations lists v3 alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { coreV3Document } from '../../../src/core/openapi/declared-operations.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
@@ -13,7 +14,10 @@ import { REFERENCE_PAGE_CSP } from '../../../src/lib/openapi/reference-page.js';
 import { LegacyHarness } from '../../support/legacy-harness.js';
 import { sendTo } from '../../support/v3-harness.js';
 
-const configOf = (html: string) => JSON.parse(/<script id="fxgate-reference-config" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as { sources: Array<{ title: string; url: string }> };
+const configOf = (html: string) =>
+  JSON.parse(/<script id="fxgate-reference-config" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as {
+    sources: Array<{ title: string; url: string }>;
+  };
 
 describe('the reference served by a gateway with the legacy generations', () => {
   let h: LegacyHarness;
@@ -27,7 +31,9 @@ describe('the reference served by a gateway with the legacy generations', () => 
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.headers['x-request-id']).toBeDefined();
-    expect(response.json()).toEqual(JSON.parse(JSON.stringify(buildLegacyDocument(await loadLegacyMappings(), generation))));
+    expect(response.json()).toEqual(
+      JSON.parse(JSON.stringify(buildLegacyDocument(await loadLegacyMappings(), generation))),
+    );
   });
 
   it("carries v1's deprecation headers, like every v1 answer", async () => {
@@ -38,7 +44,12 @@ describe('the reference served by a gateway with the legacy generations', () => 
   });
 
   it('answers another method in the generation\'s own "not found": v2 404, v1 400', async () => {
-    const v2 = await h.send({ method: 'POST', path: '/v2/openapi.json', body: '{}', headers: { 'content-type': 'application/json' } });
+    const v2 = await h.send({
+      method: 'POST',
+      path: '/v2/openapi.json',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(v2.status).toBe(404);
     expect(v2.json()).toEqual({ status: 'error', message: 'Route not found' });
     const v1 = await h.send({ method: 'DELETE', path: '/v1/openapi.json' });
@@ -50,7 +61,12 @@ describe('the reference served by a gateway with the legacy generations', () => 
     const response = await h.send({ path: '/v3/openapi.json' });
     expect(response.status).toBe(200);
     expect(response.json()).toEqual(JSON.parse(JSON.stringify(coreV3Document())));
-    const wrong = await h.send({ method: 'PUT', path: '/v3/openapi.json', body: '{}', headers: { 'content-type': 'application/json' } });
+    const wrong = await h.send({
+      method: 'PUT',
+      path: '/v3/openapi.json',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(wrong.status).toBe(405);
     expect(wrong.json<{ error: { code: string } }>().error.code).toBe('METHOD_NOT_ALLOWED');
   });
@@ -64,7 +80,12 @@ describe('the reference served by a gateway with the legacy generations', () => 
       ['v2', '/v2/openapi.json'],
       ['v1', '/v1/openapi.json'],
     ]);
-    const wrong = await h.send({ method: 'POST', path: '/docs', body: '{}', headers: { 'content-type': 'application/json' } });
+    const wrong = await h.send({
+      method: 'POST',
+      path: '/docs',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(wrong.status).toBe(404);
     expect(wrong.json<{ error: { code: string } }>().error.code).toBe('ROUTE_NOT_FOUND');
   });

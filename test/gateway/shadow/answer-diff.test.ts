@@ -6,7 +6,8 @@
  * comparable at all. differingPaths gives the paths two translations disagree on (the noise).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { legacyFieldIndex, type LegacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
+
+import { type LegacyFieldIndex, legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 import { type AnswerText, compareAnswers, differingPaths } from '../../../src/gateway/shadow/answer-diff.js';
@@ -55,7 +56,10 @@ describe('compareAnswers', () => {
     const legacy = depositsBody(deposit(ID_A, '1.00'), deposit(ID_B, '2.00')).replace('"meta"', '"extra":true,"meta"');
     const gateway = depositsBody(deposit(ID_A, '1.00'));
     const result = compareAnswers(deposits, ok(legacy), ok(gateway));
-    expect(result.comparable && result.differences.map((difference) => [difference.path, difference.legacy, difference.gateway])).toEqual(
+    expect(
+      result.comparable &&
+        result.differences.map((difference) => [difference.path, difference.legacy, difference.gateway]),
+    ).toEqual(
       expect.arrayContaining([
         ['data[].id', `"${ID_B}"`, '(absent)'],
         ['data[].amount', '2.00', '(absent)'],
@@ -66,34 +70,50 @@ describe('compareAnswers', () => {
   });
 
   it('matches by position where the records have no id, and normalises data-keyed maps to *', () => {
-    const legacy = '{"status":"success","message":"m","data":{"tradingPairs":[{"buy":"EUR","sell":"USD"}],"tradeLimits":[{"EUR/USD":{"minTradeLimit":1.00,"maxTradeLimit":10}}]}}';
-    const gateway = '{"status":"success","message":"m","data":{"tradingPairs":[{"buy":"EUR","sell":"GBP"}],"tradeLimits":[{"EUR/USD":{"minTradeLimit":1,"maxTradeLimit":10.5}}]}}';
+    const legacy =
+      '{"status":"success","message":"m","data":{"tradingPairs":[{"buy":"EUR","sell":"USD"}],"tradeLimits":[{"EUR/USD":{"minTradeLimit":1.00,"maxTradeLimit":10}}]}}';
+    const gateway =
+      '{"status":"success","message":"m","data":{"tradingPairs":[{"buy":"EUR","sell":"GBP"}],"tradeLimits":[{"EUR/USD":{"minTradeLimit":1,"maxTradeLimit":10.5}}]}}';
     const result = compareAnswers(markets, ok(legacy), ok(gateway));
     expect(result).toEqual({
       comparable: true,
       differences: [
         { path: 'data.tradingPairs[].sell', at: 'data.tradingPairs[0].sell', legacy: '"USD"', gateway: '"GBP"' },
-        { path: 'data.tradeLimits[].*.maxTradeLimit', at: 'data.tradeLimits[0].EUR/USD.maxTradeLimit', legacy: '10', gateway: '10.5' },
+        {
+          path: 'data.tradeLimits[].*.maxTradeLimit',
+          at: 'data.tradeLimits[0].EUR/USD.maxTradeLimit',
+          legacy: '10',
+          gateway: '10.5',
+        },
       ],
     });
   });
 
   it('compares amounts with their exact digits, beyond what a JS number holds', () => {
     const body = (amount: string) => `{"status":"success","message":"m","data":[],"netBalanceInUSD":${amount}}`;
-    expect(compareAnswers(balances, ok(body('12345678901234567890.10')), ok(body('12345678901234567890.1')))).toEqual({ comparable: true, differences: [] });
+    expect(compareAnswers(balances, ok(body('12345678901234567890.10')), ok(body('12345678901234567890.1')))).toEqual({
+      comparable: true,
+      differences: [],
+    });
     const result = compareAnswers(balances, ok(body('12345678901234567890.10')), ok(body('12345678901234567890.11')));
     expect(result.comparable && result.differences.map((difference) => difference.path)).toEqual(['netBalanceInUSD']);
   });
 
   it('reports different statuses as one difference, without comparing the bodies', () => {
-    expect(compareAnswers(deposits, { status: 401, body: '{"status":"error","message":"x"}' }, ok(depositsBody()))).toEqual({
+    expect(
+      compareAnswers(deposits, { status: 401, body: '{"status":"error","message":"x"}' }, ok(depositsBody())),
+    ).toEqual({
       comparable: true,
       differences: [{ path: '(status)', at: '(status)', legacy: '401', gateway: '200' }],
     });
   });
 
   it('compares two error answers field by field', () => {
-    const result = compareAnswers(deposits, { status: 400, body: '{"status":"error","message":"Invalid page"}' }, { status: 400, body: '{"status":"error","message":"Query validation failed"}' });
+    const result = compareAnswers(
+      deposits,
+      { status: 400, body: '{"status":"error","message":"Invalid page"}' },
+      { status: 400, body: '{"status":"error","message":"Query validation failed"}' },
+    );
     expect(result.comparable && result.differences.map((difference) => difference.path)).toEqual(['message']);
   });
 

@@ -3,17 +3,27 @@
  * base URL's path, with Via and X-Forwarded-For added and no body; the whole answer, or a
  * rejection when it is too slow, too large, or refused. And the base URL it accepts.
  */
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidLegacyServiceUrlError, LegacyService, LegacyTimeoutError, MAX_COMPARED_BODY_BYTES, cameThroughGateway } from '../../../src/gateway/shadow/legacy-service.js';
+
+import {
+  cameThroughGateway,
+  InvalidLegacyServiceUrlError,
+  LegacyService,
+  LegacyTimeoutError,
+  MAX_COMPARED_BODY_BYTES,
+} from '../../../src/gateway/shadow/legacy-service.js';
 import { freePortUrl } from './shadow-setup.js';
 
 const servers: Server[] = [];
 const services: LegacyService[] = [];
 
-async function serve(answer: (request: IncomingMessage, response: ServerResponse) => void): Promise<{ url: string; seen: IncomingMessage[] }> {
+async function serve(
+  answer: (request: IncomingMessage, response: ServerResponse) => void,
+): Promise<{ url: string; seen: IncomingMessage[] }> {
   const seen: IncomingMessage[] = [];
   const server = createServer((request, response) => {
     seen.push(request);
@@ -32,7 +42,11 @@ function service(url: string): LegacyService {
 
 /** What the client sent, as fastify hands it on. */
 function clientRequest(url: string, headers: Record<string, string> = {}): FastifyRequest {
-  return { url, headers: { host: 'gateway.example', authorization: 'Bearer token-of-the-client', ...headers }, ip: '203.0.113.7' } as unknown as FastifyRequest;
+  return {
+    url,
+    headers: { host: 'gateway.example', authorization: 'Bearer token-of-the-client', ...headers },
+    ip: '203.0.113.7',
+  } as unknown as FastifyRequest;
 }
 
 afterEach(async () => {
@@ -45,25 +59,41 @@ afterEach(async () => {
 
 describe('LegacyService.mirror', () => {
   it('sends the read as it came under the base path, adding Via and X-Forwarded-For, and returns the whole answer', async () => {
-    const legacy = await serve((_request, response) => response.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"error"}'));
-    const answer = await service(`${legacy.url}/legacy-api/`).mirror(clientRequest('/v2/brokerage/o/trades?page=2', { via: '1.1 edge', 'content-length': '0' }), 1_000);
+    const legacy = await serve((_request, response) =>
+      response.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"error"}'),
+    );
+    const answer = await service(`${legacy.url}/legacy-api/`).mirror(
+      clientRequest('/v2/brokerage/o/trades?page=2', { via: '1.1 edge', 'content-length': '0' }),
+      1_000,
+    );
     expect(answer).toEqual({ status: 404, body: Buffer.from('{"status":"error"}') });
     const [seen] = legacy.seen;
     expect(seen!.url).toBe('/legacy-api/v2/brokerage/o/trades?page=2');
     expect(seen!.method).toBe('GET');
-    expect(seen!.headers).toMatchObject({ authorization: 'Bearer token-of-the-client', via: '1.1 edge, 1.1 fxgate', 'x-forwarded-for': '203.0.113.7', host: new URL(legacy.url).host });
+    expect(seen!.headers).toMatchObject({
+      authorization: 'Bearer token-of-the-client',
+      via: '1.1 edge, 1.1 fxgate',
+      'x-forwarded-for': '203.0.113.7',
+      host: new URL(legacy.url).host,
+    });
     expect(seen!.headers['content-length']).toBeUndefined();
   });
 
   it('gives up after the timeout, on an answer larger than it keeps, and on a service that is not there', async () => {
     const silent = await serve(() => undefined);
-    await expect(service(silent.url).mirror(clientRequest('/v1/brokerage/o/balances'), 200)).rejects.toBeInstanceOf(LegacyTimeoutError);
+    await expect(service(silent.url).mirror(clientRequest('/v1/brokerage/o/balances'), 200)).rejects.toBeInstanceOf(
+      LegacyTimeoutError,
+    );
     const huge = await serve((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(Buffer.alloc(MAX_COMPARED_BODY_BYTES + 1, 0x20));
     });
-    await expect(service(huge.url).mirror(clientRequest('/v1/brokerage/o/balances'), 5_000)).rejects.toThrow(/larger than/);
-    await expect(service(await freePortUrl()).mirror(clientRequest('/v1/brokerage/o/balances'), 1_000)).rejects.toThrow();
+    await expect(service(huge.url).mirror(clientRequest('/v1/brokerage/o/balances'), 5_000)).rejects.toThrow(
+      /larger than/,
+    );
+    await expect(
+      service(await freePortUrl()).mirror(clientRequest('/v1/brokerage/o/balances'), 1_000),
+    ).rejects.toThrow();
   });
 });
 

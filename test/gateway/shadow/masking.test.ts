@@ -4,7 +4,8 @@
  * signatures) nothing; every other value as it is.
  */
 import { describe, expect, it } from 'vitest';
-import { REDACTED, keepLastFour, maskExample } from '../../../src/gateway/shadow/masking.js';
+
+import { keepLastFour, maskExample, REDACTED } from '../../../src/gateway/shadow/masking.js';
 
 describe('maskExample', () => {
   it.each([
@@ -25,7 +26,9 @@ describe('maskExample', () => {
   it('drops secrets whole, by field name or by shape', () => {
     expect(maskExample('data.token', '"abc"')).toBe(JSON.stringify(REDACTED));
     expect(maskExample('data[].apiKey', '"k-123"')).toBe(JSON.stringify(REDACTED));
-    expect(maskExample('data[].comments', '"eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"')).toBe(JSON.stringify(REDACTED));
+    expect(maskExample('data[].comments', '"eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"')).toBe(
+      JSON.stringify(REDACTED),
+    );
     expect(maskExample('data[].comments', '"-----BEGIN PRIVATE KEY-----\\nMIG..."')).toBe(JSON.stringify(REDACTED));
   });
 

@@ -8,9 +8,18 @@
  */
 import { LosslessNumber } from 'lossless-json';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { V3Side } from '../legacy/contract/v3-setup.js';
-import { GatewayUnderTest, type LegacySide, clearReport, freePortUrl, operationOf, startLegacySide, totalSettled } from './shadow-setup.js';
+import {
+  clearReport,
+  freePortUrl,
+  GatewayUnderTest,
+  type LegacySide,
+  operationOf,
+  startLegacySide,
+  totalSettled,
+} from './shadow-setup.js';
 
 let side: LegacySide;
 /** Two orgs, each with a funded sandbox book; the first is the one cut over. */
@@ -18,19 +27,27 @@ let cutOver: LoadedKey;
 let stayed: LoadedKey;
 const gateways: GatewayUnderTest[] = [];
 
-async function gateway(...args: Parameters<typeof GatewayUnderTest.start> extends [unknown, ...infer Rest] ? Rest : never): Promise<GatewayUnderTest> {
+async function gateway(
+  ...args: Parameters<typeof GatewayUnderTest.start> extends [unknown, ...infer Rest] ? Rest : never
+): Promise<GatewayUnderTest> {
   const started = await GatewayUnderTest.start(side, ...args);
   gateways.push(started);
   return started;
 }
 
 async function quotesOf(key: LoadedKey): Promise<number> {
-  const { rows } = await side.h.core.db.query<{ n: string }>('SELECT count(*)::text AS n FROM quotes WHERE org_id = $1', [key.file.orgId]);
+  const { rows } = await side.h.core.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM quotes WHERE org_id = $1',
+    [key.file.orgId],
+  );
   return Number(rows[0]!.n);
 }
 
 async function tradesOf(key: LoadedKey): Promise<number> {
-  const { rows } = await side.h.core.db.query<{ n: string }>('SELECT count(*)::text AS n FROM trades WHERE org_id = $1', [key.file.orgId]);
+  const { rows } = await side.h.core.db.query<{ n: string }>(
+    'SELECT count(*)::text AS n FROM trades WHERE org_id = $1',
+    [key.file.orgId],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -59,7 +76,12 @@ afterAll(async () => {
 
 describe('an org the legacy service serves', () => {
   it('gets the legacy answer byte for byte, and its read is still compared with the translation', async () => {
-    side.double.plant({ operation: 'trades', generation: 'v1', path: 'data[].amount', value: () => new LosslessNumber('39.99') });
+    side.double.plant({
+      operation: 'trades',
+      generation: 'v1',
+      path: 'data[].amount',
+      value: () => new LosslessNumber('39.99'),
+    });
     const shadowed = await gateway({ legacyUrl: side.double.url, serve: 'legacy' });
     const answer = await shadowed.call('v1', stayed, 'trades?page=1&limit=5');
     expect(answer.status).toBe(200);
@@ -71,7 +93,11 @@ describe('an org the legacy service serves', () => {
     expect(answer.headers).toMatchObject({ deprecation: '@1767225600' });
     expect(answer.headers['server-timing']).toBeUndefined();
     const report = await shadowed.reportWhen((current) => totalSettled(current) === 1);
-    expect(operationOf(report, 'v1', 'trades')).toMatchObject({ compared: 1, differing: 1, fields: [{ path: 'data[].amount', count: 1, example: { legacy: '39.99', gateway: '40.00' } }] });
+    expect(operationOf(report, 'v1', 'trades')).toMatchObject({
+      compared: 1,
+      differing: 1,
+      fields: [{ path: 'data[].amount', count: 1, example: { legacy: '39.99', gateway: '40.00' } }],
+    });
   });
 
   it('has the request relayed as the client sent it, headers and all, even one the gateway would refuse', async () => {
@@ -80,16 +106,29 @@ describe('an org the legacy service serves', () => {
     expect(answer.status).toBe(404);
     const [received] = side.double.received;
     expect(received).toMatchObject({ method: 'GET', url: `/v2/brokerage/${stayed.file.orgId}/no_such_operation?x=1` });
-    expect(received!.headers).toMatchObject({ 'x-client': 'kept', 'x-app-mode': 'SANDBOX', 'x-forwarded-for': '127.0.0.1', via: '1.1 fxgate' });
+    expect(received!.headers).toMatchObject({
+      'x-client': 'kept',
+      'x-app-mode': 'SANDBOX',
+      'x-forwarded-for': '127.0.0.1',
+      via: '1.1 fxgate',
+    });
     expect(String(received!.headers.authorization)).toMatch(/^Bearer ey/);
     expect(answer.text).toBe(side.double.answers[0]!.body.toString('utf8'));
   });
 
-  it('gets its generation\'s error when the legacy service cannot be reached, and nothing is done in its place', async () => {
+  it("gets its generation's error when the legacy service cannot be reached, and nothing is done in its place", async () => {
     const shadowed = await gateway({ legacyUrl: await freePortUrl(), serve: 'legacy' });
     const before = await quotesOf(stayed);
-    for (const [generation, path, body] of [['v2', 'balances', undefined], ['v1', 'generate_quote', QUOTE]] as const) {
-      const answer = await shadowed.call(generation, stayed, path, body === undefined ? {} : { body, headers: { 'idempotency-key': 'q-unreachable' } });
+    for (const [generation, path, body] of [
+      ['v2', 'balances', undefined],
+      ['v1', 'generate_quote', QUOTE],
+    ] as const) {
+      const answer = await shadowed.call(
+        generation,
+        stayed,
+        path,
+        body === undefined ? {} : { body, headers: { 'idempotency-key': 'q-unreachable' } },
+      );
       // SERVICE_UNAVAILABLE in both tables: their 500 with the legacy message.
       expect(answer.status).toBe(500);
       expect(answer.json()).toEqual({ status: 'error', message: expect.any(String) });
@@ -104,7 +143,9 @@ describe('a request a gateway already sent on (its Via names fxgate)', () => {
     for (const serve of ['legacy', 'gateway'] as const) {
       side.double.clear();
       const shadowed = await gateway({ legacyUrl: side.double.url, serve });
-      const answer = await shadowed.call('v2', stayed, 'balances', { headers: { via: '1.1 proxy.example, 1.1 fxgate' } });
+      const answer = await shadowed.call('v2', stayed, 'balances', {
+        headers: { via: '1.1 proxy.example, 1.1 fxgate' },
+      });
       expect(answer.status).toBe(200);
       expect(answer.headers['server-timing']).toMatch(/^upstream;dur=/);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -117,7 +158,10 @@ describe('writes', () => {
   it('of an org the legacy service serves go to it alone, once, as they came, and are never compared', async () => {
     const shadowed = await gateway({ legacyUrl: side.double.url, serve: 'legacy' });
     const [quotesBefore, tradesBefore] = [await quotesOf(stayed), await tradesOf(stayed)];
-    const quote = await shadowed.call('v1', stayed, 'generate_quote', { body: QUOTE, headers: { 'idempotency-key': 'q-legacy-1' } });
+    const quote = await shadowed.call('v1', stayed, 'generate_quote', {
+      body: QUOTE,
+      headers: { 'idempotency-key': 'q-legacy-1' },
+    });
     expect(quote.status, quote.text).toBe(200);
     const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
     const trade = await shadowed.call('v1', stayed, 'trade', { body: JSON.stringify({ quoteId }) });
@@ -134,11 +178,17 @@ describe('writes', () => {
   });
 
   it('of an org the gateway serves go to v3 alone, once, and never to the legacy service', async () => {
-    for (const options of [{ serve: 'gateway' as const }, { serve: 'legacy' as const, cutoverOrgs: [cutOver.file.orgId.toUpperCase()] }]) {
+    for (const options of [
+      { serve: 'gateway' as const },
+      { serve: 'legacy' as const, cutoverOrgs: [cutOver.file.orgId.toUpperCase()] },
+    ]) {
       side.double.clear();
       const shadowed = await gateway({ legacyUrl: side.double.url, ...options });
       const before = await quotesOf(cutOver);
-      const quote = await shadowed.call('v2', cutOver, 'generate_quote', { body: QUOTE, headers: { 'idempotency-key': `q-${options.serve}` } });
+      const quote = await shadowed.call('v2', cutOver, 'generate_quote', {
+        body: QUOTE,
+        headers: { 'idempotency-key': `q-${options.serve}` },
+      });
       expect(quote.status, quote.text).toBe(200);
       expect(await quotesOf(cutOver)).toBe(before + 1);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -157,9 +207,15 @@ describe('FXGATE_CUTOVER_ORGS', () => {
     expect(translated.text).not.toContain('"amount":0.01');
     expect(translated.headers['server-timing']).toMatch(/^upstream;dur=/);
     expect(relayed.text).toContain('"amount":0.01');
-    expect(relayed.text).toBe(side.double.answers.find((answer) => answer.url.includes(stayed.file.orgId))!.body.toString('utf8'));
+    expect(relayed.text).toBe(
+      side.double.answers.find((answer) => answer.url.includes(stayed.file.orgId))!.body.toString('utf8'),
+    );
     const report = await mixed.reportWhen((current) => totalSettled(current) === 2);
-    expect(operationOf(report, 'v2', 'balances')).toMatchObject({ compared: 2, differing: 2, fields: [{ path: 'data[].amount', count: 2 }] });
+    expect(operationOf(report, 'v2', 'balances')).toMatchObject({
+      compared: 2,
+      differing: 2,
+      fields: [{ path: 'data[].amount', count: 2 }],
+    });
 
     // The org taken off the list is served by the legacy service again.
     const movedBack = await gateway({ legacyUrl: side.double.url, serve: 'legacy', cutoverOrgs: [] });

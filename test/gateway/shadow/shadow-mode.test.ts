@@ -11,12 +11,30 @@
  */
 import { LosslessNumber } from 'lossless-json';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_USD_PRICES, StaticRateSource, type RateSource } from '../../../src/core/trading/rate-source.js';
-import { Decimal } from '../../../src/lib/money.js';
+
+import { DEFAULT_USD_PRICES, type RateSource, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
+import { Decimal } from '../../../src/lib/money.js';
 import { legacyIdOf } from '../legacy/contract/legacy-client.js';
-import { EVM_ADDRESSES, FEDWIRE_ACCOUNT, SWIFT_ACCOUNT, V3Side, stablecoinAccount, type V3Trade } from '../legacy/contract/v3-setup.js';
-import { GatewayUnderTest, type Generation, type LegacySide, clearReport, freePortUrl, operationOf, settled, startLegacySide, totalSettled } from './shadow-setup.js';
+import {
+  EVM_ADDRESSES,
+  FEDWIRE_ACCOUNT,
+  stablecoinAccount,
+  SWIFT_ACCOUNT,
+  V3Side,
+  type V3Trade,
+} from '../legacy/contract/v3-setup.js';
+import {
+  clearReport,
+  freePortUrl,
+  GatewayUnderTest,
+  type Generation,
+  type LegacySide,
+  operationOf,
+  settled,
+  startLegacySide,
+  totalSettled,
+} from './shadow-setup.js';
 
 /** USD prices that move on every read while `moving` is set: the USD valuations of balances then differ between any two answers. */
 class MovingRates implements RateSource {
@@ -37,7 +55,16 @@ class MovingRates implements RateSource {
   }
 }
 
-const READS = ['available_markets', 'balances', 'trades', 'trade/{id}', 'deposits', 'withdrawal_addresses', 'fiat_withdrawal_addresses', 'withdrawals'] as const;
+const READS = [
+  'available_markets',
+  'balances',
+  'trades',
+  'trade/{id}',
+  'deposits',
+  'withdrawal_addresses',
+  'fiat_withdrawal_addresses',
+  'withdrawals',
+] as const;
 
 let side: LegacySide;
 let key: LoadedKey;
@@ -45,7 +72,9 @@ let trade: V3Trade;
 const rates = new MovingRates();
 const gateways: GatewayUnderTest[] = [];
 
-async function gateway(...args: Parameters<typeof GatewayUnderTest.start> extends [unknown, ...infer Rest] ? Rest : never): Promise<GatewayUnderTest> {
+async function gateway(
+  ...args: Parameters<typeof GatewayUnderTest.start> extends [unknown, ...infer Rest] ? Rest : never
+): Promise<GatewayUnderTest> {
   const started = await GatewayUnderTest.start(side, ...args);
   gateways.push(started);
   return started;
@@ -94,11 +123,22 @@ describe('with nothing planted', () => {
     expect(report.since).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(report.operations).toHaveLength(2 * READS.length);
     for (const operation of report.operations) {
-      expect(operation, `${operation.generation} ${operation.operation}`).toMatchObject({ compared: 1, differing: 0, notCompared: 0, dropped: 0, fields: [], noise: [] });
+      expect(operation, `${operation.generation} ${operation.operation}`).toMatchObject({
+        compared: 1,
+        differing: 0,
+        notCompared: 0,
+        dropped: 0,
+        fields: [],
+        noise: [],
+      });
     }
     // Each read went to the legacy service as the client sent it, its token included; nothing else did.
     expect(side.double.received).toHaveLength(2 * READS.length);
-    expect(side.double.received.every((request) => request.method === 'GET' && /^Bearer ey/.test(String(request.headers.authorization)))).toBe(true);
+    expect(
+      side.double.received.every(
+        (request) => request.method === 'GET' && /^Bearer ey/.test(String(request.headers.authorization)),
+      ),
+    ).toBe(true);
   });
 
   it('reports USD valuations that move under it as noise, found by translating again, never as differences', async () => {
@@ -110,7 +150,12 @@ describe('with nothing planted', () => {
     for (const generation of ['v1', 'v2'] as const) {
       const balances = operationOf(report, generation, 'balances')!;
       expect(balances).toMatchObject({ compared: 1, differing: 0, fields: [] });
-      expect(balances.noise.map((noise) => noise.path).sort()).toEqual(['data[].totalBalanceInUSD', 'data[].withdrawableBalanceInUSD', 'netBalanceInUSD', 'netPositiveBalanceInUSD']);
+      expect(balances.noise.map((noise) => noise.path).sort()).toEqual([
+        'data[].totalBalanceInUSD',
+        'data[].withdrawableBalanceInUSD',
+        'netBalanceInUSD',
+        'netPositiveBalanceInUSD',
+      ]);
       expect(balances.noise.every((noise) => noise.count === 1)).toBe(true);
     }
   });
@@ -121,13 +166,23 @@ describe('with nothing planted', () => {
     const shadowed = await gateway({ legacyUrl: side.double.url });
     await shadowed.call('v2', key, 'balances');
     const report = await shadowed.reportWhen((current) => totalSettled(current) === 1);
-    expect(operationOf(report, 'v2', 'balances')).toMatchObject({ compared: 1, differing: 0, fields: [], noise: [{ path: 'netBalanceInUSD', count: 1 }] });
+    expect(operationOf(report, 'v2', 'balances')).toMatchObject({
+      compared: 1,
+      differing: 0,
+      fields: [],
+      noise: [{ path: 'netBalanceInUSD', count: 1 }],
+    });
   });
 });
 
 describe('with a change planted in one field of one operation', () => {
   it('reports exactly that path, with its count and an example masked but for its last four characters', async () => {
-    side.double.plant({ operation: 'fiat_withdrawal_addresses', generation: 'v2', path: 'data[].accountNumber', value: () => '000999887766' });
+    side.double.plant({
+      operation: 'fiat_withdrawal_addresses',
+      generation: 'v2',
+      path: 'data[].accountNumber',
+      value: () => '000999887766',
+    });
     const shadowed = await gateway({ legacyUrl: side.double.url });
     for (let round = 0; round < 3; round += 1) {
       for (const generation of ['v1', 'v2'] as const) {
@@ -136,19 +191,33 @@ describe('with a change planted in one field of one operation', () => {
     }
     const report = await shadowed.reportWhen((current) => totalSettled(current) === 3 * 2 * READS.length);
     const differing = report.operations.filter((operation) => operation.differing > 0 || operation.fields.length > 0);
-    expect(differing.map((operation) => `${operation.generation} ${operation.operation}`)).toEqual(['v2 fiat_withdrawal_addresses']);
+    expect(differing.map((operation) => `${operation.generation} ${operation.operation}`)).toEqual([
+      'v2 fiat_withdrawal_addresses',
+    ]);
     const changed = differing[0]!;
     expect(changed).toMatchObject({ compared: 3, differing: 3, notCompared: 0, dropped: 0, noise: [] });
     expect(changed.fields).toHaveLength(1);
     // Counted once per answer though both accounts of the list differ; an example per answer, its record named by id.
     expect(changed.fields[0]).toMatchObject({ path: 'data[].accountNumber', count: 3 });
     expect(changed.fields[0]!.examples).toHaveLength(3);
-    expect(changed.fields[0]!.examples.map((example) => [example.legacy, example.gateway])).toContainEqual(['"********7766"', '"******************3000"']);
+    expect(changed.fields[0]!.examples.map((example) => [example.legacy, example.gateway])).toContainEqual([
+      '"********7766"',
+      '"******************3000"',
+    ]);
     expect(changed.fields[0]!.example).toEqual(changed.fields[0]!.examples[0]);
-    for (const example of changed.fields[0]!.examples) expect(example.at).toMatch(/^data\[id=[0-9a-f-]{36}\]\.accountNumber$/);
+    for (const example of changed.fields[0]!.examples)
+      expect(example.at).toMatch(/^data\[id=[0-9a-f-]{36}\]\.accountNumber$/);
     // No account number, and no token, is kept anywhere in the report.
     const stored = JSON.stringify(await side.h.core.db.query('SELECT * FROM shadow_fields'));
-    for (const secret of ['000999887766', FEDWIRE_ACCOUNT.accountNumber, SWIFT_ACCOUNT.accountNumber, '123456789', 'Bearer', 'eyJ']) expect(stored).not.toContain(secret);
+    for (const secret of [
+      '000999887766',
+      FEDWIRE_ACCOUNT.accountNumber,
+      SWIFT_ACCOUNT.accountNumber,
+      '123456789',
+      'Bearer',
+      'eyJ',
+    ])
+      expect(stored).not.toContain(secret);
   });
 });
 
@@ -165,34 +234,39 @@ describe('a legacy service that fails', () => {
     ['slow (10 s)', 'slow'],
     ['answering bytes that are not HTTP', 'garbage-bytes'],
     ['answering 200 with a body that is not JSON', 'garbage-body'],
-  ] as const)('%s: the client gets the same bytes as without shadow mode, as fast, and the read counts as not compared', async (_name, failure) => {
-    const reads = [
-      ['v1', 'trades'],
-      ['v2', `trade/${legacyIdOf(trade.id)}`],
-      ['v2', 'fiat_withdrawal_addresses'],
-    ] as const;
-    const expected = [];
-    for (const [generation, path] of reads) expected.push(await baseline(generation, path));
-    let legacyUrl = side.double.url;
-    if (failure === 'down') {
-      legacyUrl = await freePortUrl();
-    } else if (failure === 'slow') {
-      side.double.behaviour = { kind: 'slow', delayMs: 10_000 };
-    } else {
-      side.double.behaviour = { kind: failure };
-    }
-    const shadowed = await gateway({ legacyUrl, timeoutMs: 1_000 });
-    // Warm the gateway's own v3 credential and connections first, as the baseline's were.
-    await shadowed.call('v2', key, 'available_markets');
-    for (const [index, [generation, path]] of reads.entries()) {
-      const answer = await shadowed.call(generation, key, path);
-      expect({ status: answer.status, text: answer.text }).toEqual(expected[index]);
-      expect(answer.ms).toBeLessThan(500);
-    }
-    const report = await shadowed.reportWhen((current) => totalSettled(current) === reads.length + 1);
-    expect(report.operations.reduce((sum, operation) => sum + operation.notCompared, 0)).toBe(reads.length + 1);
-    expect(report.operations.every((operation) => operation.compared === 0 && operation.fields.length === 0)).toBe(true);
-  });
+  ] as const)(
+    '%s: the client gets the same bytes as without shadow mode, as fast, and the read counts as not compared',
+    async (_name, failure) => {
+      const reads = [
+        ['v1', 'trades'],
+        ['v2', `trade/${legacyIdOf(trade.id)}`],
+        ['v2', 'fiat_withdrawal_addresses'],
+      ] as const;
+      const expected = [];
+      for (const [generation, path] of reads) expected.push(await baseline(generation, path));
+      let legacyUrl = side.double.url;
+      if (failure === 'down') {
+        legacyUrl = await freePortUrl();
+      } else if (failure === 'slow') {
+        side.double.behaviour = { kind: 'slow', delayMs: 10_000 };
+      } else {
+        side.double.behaviour = { kind: failure };
+      }
+      const shadowed = await gateway({ legacyUrl, timeoutMs: 1_000 });
+      // Warm the gateway's own v3 credential and connections first, as the baseline's were.
+      await shadowed.call('v2', key, 'available_markets');
+      for (const [index, [generation, path]] of reads.entries()) {
+        const answer = await shadowed.call(generation, key, path);
+        expect({ status: answer.status, text: answer.text }).toEqual(expected[index]);
+        expect(answer.ms).toBeLessThan(500);
+      }
+      const report = await shadowed.reportWhen((current) => totalSettled(current) === reads.length + 1);
+      expect(report.operations.reduce((sum, operation) => sum + operation.notCompared, 0)).toBe(reads.length + 1);
+      expect(report.operations.every((operation) => operation.compared === 0 && operation.fields.length === 0)).toBe(
+        true,
+      );
+    },
+  );
 });
 
 describe('bounds', () => {
@@ -202,7 +276,12 @@ describe('bounds', () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => shadowed.call('v2', key, 'available_markets')));
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
     const report = await shadowed.reportWhen((current) => totalSettled(current) === 6);
-    expect(operationOf(report, 'v2', 'available_markets')).toMatchObject({ compared: 2, differing: 0, notCompared: 0, dropped: 4 });
+    expect(operationOf(report, 'v2', 'available_markets')).toMatchObject({
+      compared: 2,
+      differing: 0,
+      notCompared: 0,
+      dropped: 4,
+    });
     expect(side.double.requests('GET')).toHaveLength(2);
   });
 
@@ -218,7 +297,9 @@ describe('bounds', () => {
         }
       }),
     );
-    const report = await shadowed.reportWhen((current) => settled(operationOf(current, 'v1', 'available_markets')) === side.double.received.length);
+    const report = await shadowed.reportWhen(
+      (current) => settled(operationOf(current, 'v1', 'available_markets')) === side.double.received.length,
+    );
     const mirrored = side.double.received.length;
     expect(mirrored).toBeGreaterThanOrEqual(60);
     expect(mirrored).toBeLessThanOrEqual(140);
@@ -237,7 +318,11 @@ describe('the report', () => {
     gateways.splice(gateways.indexOf(first), 1);
     const second = await gateway(undefined);
     expect(await second.report()).toEqual(before);
-    expect(operationOf(before, 'v1', 'trades')).toMatchObject({ compared: 1, differing: 1, fields: [{ path: 'data[].amount', count: 1 }] });
+    expect(operationOf(before, 'v1', 'trades')).toMatchObject({
+      compared: 1,
+      differing: 1,
+      fields: [{ path: 'data[].amount', count: 1 }],
+    });
   });
 
   it('is served on the admin listener only: the data plane has no /admin route, the admin listener nothing else', async () => {
@@ -245,7 +330,13 @@ describe('the report', () => {
     const direct = await fetch(`${shadowed.url}/admin/shadow/report`);
     expect(direct.status).toBe(404);
     expect(await direct.text()).not.toContain('operations');
-    for (const path of ['/healthz', `/v2/brokerage/${key.file.orgId}/balances`, '/v3/fx/pairs', '/admin', '/admin/shadow/report/x']) {
+    for (const path of [
+      '/healthz',
+      `/v2/brokerage/${key.file.orgId}/balances`,
+      '/v3/fx/pairs',
+      '/admin',
+      '/admin/shadow/report/x',
+    ]) {
       expect((await fetch(`${shadowed.adminUrl}${path}`)).status, path).toBe(404);
     }
     expect((await fetch(`${shadowed.adminUrl}/admin/shadow/report`)).status).toBe(200);

@@ -9,8 +9,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
+
 import type { RateSource } from '../../../src/core/trading/rate-source.js';
 import { buildGatewayApp, type GatewayOptions } from '../../../src/gateway/app.js';
 import type { ShadowOptions } from '../../../src/gateway/shadow/shadow-mode.js';
@@ -23,7 +25,7 @@ import { legacyToken } from '../../support/independent-signing.js';
 import { LegacyDouble, type LegacyDoubleOptions } from '../../support/legacy-double.js';
 import { LegacyHarness } from '../../support/legacy-harness.js';
 import { TEST_LIFECYCLE } from '../../support/legacy-lifecycle.js';
-import { TEST_ISSUER, TEST_ISSUERS, sendTo, type TestResponse } from '../../support/v3-harness.js';
+import { sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
 
 export type Generation = 'v1' | 'v2';
 
@@ -34,8 +36,13 @@ export interface LegacySide {
   close(): Promise<void>;
 }
 
-export async function startLegacySide(options: { rates?: RateSource; double?: Omit<LegacyDoubleOptions, 'target'> & { target?: false } } = {}): Promise<LegacySide> {
-  const h = await LegacyHarness.start({ gatewayStore: new MemoryStore(), ...(options.rates === undefined ? {} : { rates: options.rates }) });
+export async function startLegacySide(
+  options: { rates?: RateSource; double?: Omit<LegacyDoubleOptions, 'target'> & { target?: false } } = {},
+): Promise<LegacySide> {
+  const h = await LegacyHarness.start({
+    gatewayStore: new MemoryStore(),
+    ...(options.rates === undefined ? {} : { rates: options.rates }),
+  });
   const { target, ...rest } = options.double ?? {};
   const double = await LegacyDouble.start({ ...(target === false ? {} : { target: h.gatewayUrl }), ...rest });
   return {
@@ -77,7 +84,11 @@ export class GatewayUnderTest {
     readonly keysDir: string,
   ) {}
 
-  static async start(side: LegacySide, shadow: ShadowOptions | undefined, extra: Partial<GatewayOptions> = {}): Promise<GatewayUnderTest> {
+  static async start(
+    side: LegacySide,
+    shadow: ShadowOptions | undefined,
+    extra: Partial<GatewayOptions> = {},
+  ): Promise<GatewayUnderTest> {
     const { h } = side;
     const keysDir = await mkdtemp(join(tmpdir(), 'fxgate-shadow-keys-'));
     const admin = new AdminListener({ logLevel: 'silent' });
@@ -102,7 +113,12 @@ export class GatewayUnderTest {
   }
 
   /** A legacy request as a client sends it, with a fresh token; its answer and how long it took. */
-  async call(generation: Generation, key: LoadedKey, path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<TimedResponse> {
+  async call(
+    generation: Generation,
+    key: LoadedKey,
+    path: string,
+    init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+  ): Promise<TimedResponse> {
     const started = performance.now();
     const response = await sendTo(this.url, {
       method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
@@ -130,7 +146,8 @@ export class GatewayUnderTest {
     for (;;) {
       const report = await this.report();
       if (done(report)) return report;
-      if (Date.now() > until) throw new Error(`the shadow report did not get there in ${timeoutMs} ms: ${JSON.stringify(report, null, 1)}`);
+      if (Date.now() > until)
+        throw new Error(`the shadow report did not get there in ${timeoutMs} ms: ${JSON.stringify(report, null, 1)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -152,7 +169,11 @@ export function settled(operation: ShadowReportOperation | undefined): number {
   return operation === undefined ? 0 : operation.compared + operation.notCompared + operation.dropped;
 }
 
-export function operationOf(report: ShadowReport, generation: Generation, operation: string): ShadowReportOperation | undefined {
+export function operationOf(
+  report: ShadowReport,
+  generation: Generation,
+  operation: string,
+): ShadowReportOperation | undefined {
   return report.operations.find((entry) => entry.generation === generation && entry.operation === operation);
 }
 

@@ -1,13 +1,15 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import {
+  credentialPath,
   KeyDirectoryCredentials,
   PROVISIONED_LABEL,
   ProvisioningCredentials,
   UpstreamCredentialError,
-  credentialPath,
 } from '../../../src/gateway/upstream/credentials.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { writeKeyFile } from '../../../src/lib/keys/key-file.js';
@@ -37,16 +39,29 @@ describe('ProvisioningCredentials', () => {
     expect(new Set(signers.map((s) => s.keyName)).size).toBe(1);
     const keys = await harness.registry.list(orgId);
     expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatchObject({ name: signers[0]!.keyName, mode: 'sandbox', scopes: ['view', 'trade', 'withdraw', 'webhooks'], label: PROVISIONED_LABEL, revokedAt: null });
+    expect(keys[0]).toMatchObject({
+      name: signers[0]!.keyName,
+      mode: 'sandbox',
+      scopes: ['view', 'trade', 'withdraw', 'webhooks'],
+      label: PROVISIONED_LABEL,
+      revokedAt: null,
+    });
     const path = credentialPath(dir, orgId, 'sandbox');
     expect((await stat(path)).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ name: signers[0]!.keyName, orgId, mode: 'sandbox' });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
+      name: signers[0]!.keyName,
+      orgId,
+      mode: 'sandbox',
+    });
   });
 
   it('keeps sandbox and live apart', async () => {
     const orgId = newUuid();
     const credentials = provisioning();
-    const [sandbox, live] = await Promise.all([credentials.signerFor(orgId, 'sandbox'), credentials.signerFor(orgId, 'live')]);
+    const [sandbox, live] = await Promise.all([
+      credentials.signerFor(orgId, 'sandbox'),
+      credentials.signerFor(orgId, 'live'),
+    ]);
     expect(sandbox.keyName).not.toBe(live.keyName);
     const keys = await harness.registry.list(orgId);
     expect(keys.map((k) => k.mode).sort()).toEqual(['live', 'sandbox']);
@@ -88,7 +103,12 @@ describe('ProvisioningCredentials', () => {
 
   it('replaces, and then revokes, a key provisioned before the gateway needed the webhooks scope', async () => {
     const orgId = newUuid();
-    const earlier = await harness.registry.createKey({ orgId, mode: 'live', scopes: ['view', 'trade', 'withdraw'], label: PROVISIONED_LABEL });
+    const earlier = await harness.registry.createKey({
+      orgId,
+      mode: 'live',
+      scopes: ['view', 'trade', 'withdraw'],
+      label: PROVISIONED_LABEL,
+    });
     await writeKeyFile(credentialPath(dir, orgId, 'live'), earlier);
     const signer = await provisioning().signerFor(orgId, 'live');
     expect(signer.keyName).not.toBe(earlier.name);
@@ -135,12 +155,18 @@ describe('KeyDirectoryCredentials', () => {
     const orgId = newUuid();
     const otherMode = await harness.registry.createKey({ orgId, mode: 'sandbox', scopes: ['view'] });
     await writeKeyFile(credentialPath(dir, orgId, 'live'), otherMode);
-    await expect(credentials.signerFor(orgId, 'live')).rejects.toMatchObject({ code: 'FXGATE_UPSTREAM_CREDENTIAL_INVALID' });
+    await expect(credentials.signerFor(orgId, 'live')).rejects.toMatchObject({
+      code: 'FXGATE_UPSTREAM_CREDENTIAL_INVALID',
+    });
 
     const garbled = newUuid();
     await writeFile(credentialPath(dir, garbled, 'sandbox'), '{"name": 1}');
-    await expect(credentials.signerFor(garbled, 'sandbox')).rejects.toMatchObject({ code: 'FXGATE_UPSTREAM_CREDENTIAL_INVALID' });
+    await expect(credentials.signerFor(garbled, 'sandbox')).rejects.toMatchObject({
+      code: 'FXGATE_UPSTREAM_CREDENTIAL_INVALID',
+    });
 
-    await expect(credentials.signerFor('../../etc/passwd', 'sandbox')).rejects.toMatchObject({ code: 'FXGATE_UPSTREAM_CREDENTIAL_BAD_REQUEST' });
+    await expect(credentials.signerFor('../../etc/passwd', 'sandbox')).rejects.toMatchObject({
+      code: 'FXGATE_UPSTREAM_CREDENTIAL_BAD_REQUEST',
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { InvalidUpstreamError, upstreamOrigin } from '../../../src/gateway/upstream/pool.js';
 
 describe('upstreamOrigin', () => {
@@ -7,7 +8,10 @@ describe('upstreamOrigin', () => {
     expect(upstreamOrigin('https://v3.example.com/')).toBe('https://v3.example.com');
   });
 
-  it.each(['http://127.0.0.1:8081/base', 'http://h/?x=1', 'ftp://h', 'not a url', 'http://user:pw@h'])('refuses %s', (url) => {
-    expect(() => upstreamOrigin(url)).toThrow(InvalidUpstreamError);
-  });
+  it.each(['http://127.0.0.1:8081/base', 'http://h/?x=1', 'ftp://h', 'not a url', 'http://user:pw@h'])(
+    'refuses %s',
+    (url) => {
+      expect(() => upstreamOrigin(url)).toThrow(InvalidUpstreamError);
+    },
+  );
 });

@@ -7,12 +7,22 @@
  * where the case needs an upstream that misbehaves on purpose.
  */
 import { once } from 'node:events';
-import { Agent, request as httpRequest, createServer, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import {
+  Agent,
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request as httpRequest,
+  type RequestOptions,
+  type Server,
+} from 'node:http';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
@@ -22,7 +32,8 @@ const upstreamSockets = new Set<Socket>();
 afterEach(async () => {
   for (const socket of upstreamSockets) socket.destroy();
   // Bounded, so that a relay which never lets go fails its case instead of hanging the run.
-  for (const cleanup of cleanups.splice(0).reverse()) await Promise.race([cleanup(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  for (const cleanup of cleanups.splice(0).reverse())
+    await Promise.race([cleanup(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
 });
 
 async function gatewayFor(upstreamUrl: string): Promise<string> {
@@ -43,7 +54,11 @@ async function listening(server: Server | ReturnType<typeof createNetServer>): P
 }
 
 /** node:http, because undici refuses to send Connection tokens, Keep-Alive, TE, Expect, or a body with a GET. */
-function rawRequest(url: string, options: RequestOptions, body?: string): Promise<{ response: IncomingMessage; body: string }> {
+function rawRequest(
+  url: string,
+  options: RequestOptions,
+  body?: string,
+): Promise<{ response: IncomingMessage; body: string }> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(url, { ...options, agent: false }, (response) => {
       let received = '';
@@ -60,13 +75,25 @@ describe('the passthrough relay', () => {
     cleanups.push(() => upstream.close());
     upstream.answer = {
       status: 200,
-      headers: { 'content-type': 'application/json', connection: 'x-upstream-hop', 'x-upstream-hop': '1', 'keep-alive': 'timeout=99', 'x-upstream-kept': '1' },
+      headers: {
+        'content-type': 'application/json',
+        connection: 'x-upstream-hop',
+        'x-upstream-hop': '1',
+        'keep-alive': 'timeout=99',
+        'x-upstream-kept': '1',
+      },
       body: '{}',
     };
     const gateway = await gatewayFor(upstream.url);
 
     const { response } = await rawRequest(`${gateway}/v3/fx/pairs`, {
-      headers: { connection: 'x-client-hop', 'x-client-hop': 'secret', 'keep-alive': 'timeout=5', te: 'trailers', 'x-client-kept': '1' },
+      headers: {
+        connection: 'x-client-hop',
+        'x-client-hop': 'secret',
+        'keep-alive': 'timeout=5',
+        te: 'trailers',
+        'x-client-kept': '1',
+      },
     });
 
     const sent = upstream.requests[0]!.headers;
@@ -117,7 +144,11 @@ describe('the passthrough relay', () => {
     });
     const gateway = await gatewayFor(await listening(upstream));
 
-    const { response } = await rawRequest(`${gateway}/v3/fx/pairs`, { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': '9' } }, '{"a": 1 }');
+    const { response } = await rawRequest(
+      `${gateway}/v3/fx/pairs`,
+      { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': '9' } },
+      '{"a": 1 }',
+    );
 
     expect(response.statusCode).toBe(200);
     expect(seen).toEqual([{ method: 'GET', length: '9', body: '{"a": 1 }' }]);
@@ -126,10 +157,19 @@ describe('the passthrough relay', () => {
   it('lets the upstream finish a request whose client left before the answer, once, and keeps serving', async () => {
     const upstream = await RecordingUpstream.start();
     cleanups.push(() => upstream.close());
-    upstream.answer = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"data":{}}', delayMs: 300 };
+    upstream.answer = {
+      status: 201,
+      headers: { 'content-type': 'application/json' },
+      body: '{"data":{}}',
+      delayMs: 300,
+    };
     const gateway = await gatewayFor(upstream.url);
 
-    const outgoing = httpRequest(`${gateway}/v3/fx/withdrawals`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' } });
+    const outgoing = httpRequest(`${gateway}/v3/fx/withdrawals`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+    });
     outgoing.on('error', () => undefined).end('{"amount":"1.00"}');
     await new Promise((resolve) => setTimeout(resolve, 100));
     outgoing.destroy();
@@ -218,7 +258,10 @@ describe('the passthrough relay', () => {
     await reader.next();
     response.body.destroy();
 
-    const outcome = await Promise.race([closedEarly.then(() => 'upstream answer closed'), new Promise((resolve) => setTimeout(resolve, 2_000, 'still streaming'))]);
+    const outcome = await Promise.race([
+      closedEarly.then(() => 'upstream answer closed'),
+      new Promise((resolve) => setTimeout(resolve, 2_000, 'still streaming')),
+    ]);
     expect(outcome).toBe('upstream answer closed');
     expect(chunksWritten).toBeLessThan(500);
   });
@@ -227,7 +270,11 @@ describe('the passthrough relay', () => {
   it('closes a connection whose request body the upstream answered without reading, even for a client that asked to keep it', async () => {
     const upstream = createServer((_request, response) => {
       // An upstream that means to keep its own connection open says so; that is no promise about the client's.
-      response.writeHead(400, { 'content-type': 'application/json', connection: 'keep-alive', 'keep-alive': 'timeout=5' });
+      response.writeHead(400, {
+        'content-type': 'application/json',
+        connection: 'keep-alive',
+        'keep-alive': 'timeout=5',
+      });
       response.end('{"error":{"code":"NOT_READ"}}');
     });
     const gateway = await gatewayFor(await listening(upstream));
@@ -243,17 +290,23 @@ describe('the passthrough relay', () => {
         }
       })(),
     );
-    const answer = await new Promise<{ status: number | undefined; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
-      const outgoing = httpRequest(`${gateway}/v3/fx/pairs`, { method: 'GET', agent, headers: { 'content-type': 'application/json', 'content-length': String(40 * 1024) } });
-      outgoing.on('response', (response) => {
-        let body = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, body }));
-      });
-      // The gateway closes the connection once it has answered; the unsent rest of the body then fails to write.
-      outgoing.on('error', (error) => (outgoing.writableFinished ? undefined : reject(error)));
-      trickle.pipe(outgoing);
-    });
+    const answer = await new Promise<{ status: number | undefined; headers: IncomingHttpHeaders; body: string }>(
+      (resolve, reject) => {
+        const outgoing = httpRequest(`${gateway}/v3/fx/pairs`, {
+          method: 'GET',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': String(40 * 1024) },
+        });
+        outgoing.on('response', (response) => {
+          let body = '';
+          response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, body }));
+        });
+        // The gateway closes the connection once it has answered; the unsent rest of the body then fails to write.
+        outgoing.on('error', (error) => (outgoing.writableFinished ? undefined : reject(error)));
+        trickle.pipe(outgoing);
+      },
+    );
 
     expect(answer.status).toBe(400);
     expect(answer.body).toBe('{"error":{"code":"NOT_READ"}}');

@@ -1,19 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
-import { ProvisioningCredentials, UpstreamCredentialError, KeyDirectoryCredentials } from '../../../src/gateway/upstream/credentials.js';
+
 import {
+  KeyDirectoryCredentials,
+  ProvisioningCredentials,
+  UpstreamCredentialError,
+} from '../../../src/gateway/upstream/credentials.js';
+import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
+import {
+  parseV3Error,
   UpstreamProtocolError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
   V3Client,
-  parseV3Error,
 } from '../../../src/gateway/upstream/v3-client.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';
@@ -50,7 +56,12 @@ describe('V3Client against the real core', () => {
   });
 
   it('GET /v3/fx/pairs is signed and answered 200', async () => {
-    const response = await client.request({ orgId: newUuid(), mode: 'sandbox', method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const response = await client.request({
+      orgId: newUuid(),
+      mode: 'sandbox',
+      method: 'GET',
+      pathAndQuery: '/v3/fx/pairs',
+    });
     expect(response.status, response.body.toString()).toBe(200);
     expect(response.error).toBeUndefined();
     expect(JSON.parse(response.body.toString())).toHaveProperty('data');
@@ -59,8 +70,17 @@ describe('V3Client against the real core', () => {
   it('POST /v3/fx/quotes with an idempotency key is signed (body, key) and answered 200, and replayed', async () => {
     const orgId = newUuid();
     const idempotencyKey = randomUUID();
-    const body = Buffer.from(JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100', amountCurrency: 'EUR' }));
-    const call = { orgId, mode: 'sandbox' as const, method: 'POST' as const, pathAndQuery: '/v3/fx/quotes', body, idempotencyKey };
+    const body = Buffer.from(
+      JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100', amountCurrency: 'EUR' }),
+    );
+    const call = {
+      orgId,
+      mode: 'sandbox' as const,
+      method: 'POST' as const,
+      pathAndQuery: '/v3/fx/quotes',
+      body,
+      idempotencyKey,
+    };
     const first = await client.request(call);
     expect(first.status, first.body.toString()).toBe(200);
     const quote = JSON.parse(first.body.toString()).data as { id: string };
@@ -71,21 +91,40 @@ describe('V3Client against the real core', () => {
   });
 
   it('works in live mode too, with its own key', async () => {
-    const response = await client.request({ orgId: newUuid(), mode: 'live', method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    const response = await client.request({
+      orgId: newUuid(),
+      mode: 'live',
+      method: 'GET',
+      pathAndQuery: '/v3/fx/pairs',
+    });
     expect(response.status, response.body.toString()).toBe(200);
   });
 
   it('returns a v3 error of the real core parsed', async () => {
-    const body = Buffer.from(JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'EUR', amount: '-1', amountCurrency: 'EUR' }));
-    const response = await client.request({ orgId: newUuid(), mode: 'sandbox', method: 'POST', pathAndQuery: '/v3/fx/quotes', body, idempotencyKey: randomUUID() });
+    const body = Buffer.from(
+      JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'EUR', amount: '-1', amountCurrency: 'EUR' }),
+    );
+    const response = await client.request({
+      orgId: newUuid(),
+      mode: 'sandbox',
+      method: 'POST',
+      pathAndQuery: '/v3/fx/quotes',
+      body,
+      idempotencyKey: randomUUID(),
+    });
     expect(response.status).toBe(400);
     expect(response.error).toMatchObject({ type: 'VALIDATION_ERROR' });
     expect(response.error!.code).toBeTruthy();
   });
 
   it('lets a credential error through, untouched', async () => {
-    const stand = new V3Client({ dispatcher: pool(harness.baseUrl), credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER) });
-    const error = await stand.request({ orgId: newUuid(), mode: 'sandbox', method: 'GET', pathAndQuery: '/v3/fx/pairs' }).catch((e: unknown) => e);
+    const stand = new V3Client({
+      dispatcher: pool(harness.baseUrl),
+      credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER),
+    });
+    const error = await stand
+      .request({ orgId: newUuid(), mode: 'sandbox', method: 'GET', pathAndQuery: '/v3/fx/pairs' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamCredentialError);
   });
 });
@@ -122,7 +161,14 @@ describe('V3Client failures', () => {
     upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };
   });
 
-  const call = { orgId: newUuid(), mode: 'sandbox' as const, method: 'POST' as const, pathAndQuery: '/v3/fx/quotes', body: Buffer.from('{}'), idempotencyKey: 'k' };
+  const call = {
+    orgId: newUuid(),
+    mode: 'sandbox' as const,
+    method: 'POST' as const,
+    pathAndQuery: '/v3/fx/quotes',
+    body: Buffer.from('{}'),
+    idempotencyKey: 'k',
+  };
 
   it('an unreachable port is UpstreamUnreachableError, quickly', async () => {
     const client = new V3Client({ dispatcher: pool(`http://127.0.0.1:${await freePort()}`), credentials });
@@ -167,12 +213,20 @@ describe('V3Client failures', () => {
     trickling.listen(0, '127.0.0.1');
     await new Promise((resolve) => trickling.once('listening', resolve));
     try {
-      const client = new V3Client({ dispatcher: pool(`http://127.0.0.1:${(trickling.address() as AddressInfo).port}`), credentials, deadlineMs: DEADLINE_MS });
+      const client = new V3Client({
+        dispatcher: pool(`http://127.0.0.1:${(trickling.address() as AddressInfo).port}`),
+        credentials,
+        deadlineMs: DEADLINE_MS,
+      });
       const started = Date.now();
       const error = await client.request(call).catch((e: unknown) => e);
       const elapsed = Date.now() - started;
       expect(error).toBeInstanceOf(UpstreamTimeoutError);
-      expect(error).toMatchObject({ code: 'FXGATE_UPSTREAM_TIMEOUT', mayHaveReachedUpstream: true, message: expect.stringContaining('deadline') });
+      expect(error).toMatchObject({
+        code: 'FXGATE_UPSTREAM_TIMEOUT',
+        mayHaveReachedUpstream: true,
+        message: expect.stringContaining('deadline'),
+      });
       expect(elapsed).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
       expect(elapsed).toBeLessThan(DEADLINE_MS + 500);
     } finally {
@@ -182,7 +236,12 @@ describe('V3Client failures', () => {
   });
 
   it('an answer that finishes inside the deadline is unaffected by it', async () => {
-    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}', delayMs: 100 };
+    upstream.answer = {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"data":[]}',
+      delayMs: 100,
+    };
     const client = new V3Client({ dispatcher: pool(upstream.url), credentials, deadlineMs: 400 });
     const response = await client.request(call);
     expect(response.status).toBe(200);
@@ -226,7 +285,11 @@ describe('V3Client failures', () => {
 describe('parseV3Error', () => {
   it('reads the envelope, allowing unknown codes, types and strategies', () => {
     const parsed = parseV3Error(
-      Buffer.from(JSON.stringify({ error: { code: 'SOMETHING_NEW', type: 'NEW_TYPE', message: 'm', retryStrategy: 'NEW', details: { a: 1 } } })),
+      Buffer.from(
+        JSON.stringify({
+          error: { code: 'SOMETHING_NEW', type: 'NEW_TYPE', message: 'm', retryStrategy: 'NEW', details: { a: 1 } },
+        }),
+      ),
       409,
     );
     expect(parsed).toEqual({
@@ -238,7 +301,9 @@ describe('parseV3Error', () => {
       rawRetryStrategy: 'NEW',
       details: { a: 1 },
     });
-    expect(parseV3Error('{"error":{"code":"QUOTE_EXPIRED","type":"CONFLICT","retryStrategy":"FIX_AND_RESUBMIT"}}')).toMatchObject({
+    expect(
+      parseV3Error('{"error":{"code":"QUOTE_EXPIRED","type":"CONFLICT","retryStrategy":"FIX_AND_RESUBMIT"}}'),
+    ).toMatchObject({
       type: 'CONFLICT',
       retryStrategy: 'FIX_AND_RESUBMIT',
       message: '',
@@ -246,10 +311,17 @@ describe('parseV3Error', () => {
     });
   });
 
-  it.each(['', 'not json', '[]', '{}', '{"error":"x"}', '{"error":{"code":""}}', '{"error":{"code":1}}', '{"error":{"code":"X","details":[]}}', '{"error":{"code":"X","type":5}}'])(
-    'refuses %j',
-    (body) => {
-      expect(() => parseV3Error(body, 500)).toThrow(UpstreamProtocolError);
-    },
-  );
+  it.each([
+    '',
+    'not json',
+    '[]',
+    '{}',
+    '{"error":"x"}',
+    '{"error":{"code":""}}',
+    '{"error":{"code":1}}',
+    '{"error":{"code":"X","details":[]}}',
+    '{"error":{"code":"X","type":5}}',
+  ])('refuses %j', (body) => {
+    expect(() => parseV3Error(body, 500)).toThrow(UpstreamProtocolError);
+  });
 });

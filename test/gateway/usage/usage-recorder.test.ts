@@ -7,11 +7,18 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_OPERATION, UsageRecorder, parseUsageQuery, readUsage, usageAdminRoute } from '../../../src/gateway/usage/usage-recorder.js';
+
+import {
+  NO_OPERATION,
+  parseUsageQuery,
+  readUsage,
+  usageAdminRoute,
+  UsageRecorder,
+} from '../../../src/gateway/usage/usage-recorder.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import type { Queryable, QueryResult } from '../../../src/lib/db/database.js';
 import { newUuid } from '../../../src/lib/ids.js';
-import { DATABASE_DRIVERS, createTestPostgres, type TestDatabase } from '../../support/databases.js';
+import { createTestPostgres, DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
 
 const NO_TIMER = { flushIntervalMs: 3_600_000 };
 const T0 = Date.UTC(2026, 11, 1, 9);
@@ -47,7 +54,13 @@ describe('batching', () => {
     const recorder = new UsageRecorder(db, { ...NO_TIMER, now: time.now });
     for (let n = 0; n < 1_000; n += 1) {
       time.set(T0 + n);
-      recorder.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: `10.0.0.${n % 7}`, ...(n % 10 === 0 ? { refused: 'brownout' as const } : {}) });
+      recorder.seen({
+        generation: 'v1',
+        operation: 'trades',
+        caller: CALLER,
+        address: `10.0.0.${n % 7}`,
+        ...(n % 10 === 0 ? { refused: 'brownout' as const } : {}),
+      });
     }
     recorder.seen({ generation: 'v2', operation: 'balances', caller: null, address: '10.0.0.9', refused: 'sunset' });
     expect(db.queries).toHaveLength(0);
@@ -55,7 +68,15 @@ describe('batching', () => {
     expect(db.queries).toHaveLength(1);
     const params = db.queries[0]!.params;
     // In the order of their identity: the unattributed row ('' org) first.
-    expect(params.slice(0, 7)).toEqual([[null, ORG], [null, KEY], ['v2', 'v1'], ['balances', 'trades'], [1, 1_000], [0, 100], [1, 0]]);
+    expect(params.slice(0, 7)).toEqual([
+      [null, ORG],
+      [null, KEY],
+      ['v2', 'v1'],
+      ['balances', 'trades'],
+      [1, 1_000],
+      [0, 100],
+      [1, 0],
+    ]);
     expect(params.slice(7)).toEqual([
       [new Date(T0 + 999).toISOString(), new Date(T0).toISOString()],
       [new Date(T0 + 999).toISOString(), new Date(T0 + 999).toISOString()],
@@ -70,7 +91,11 @@ describe('batching', () => {
     const db = new RecordingDatabase();
     const time = clock();
     const failures: unknown[] = [];
-    const recorder = new UsageRecorder(db, { ...NO_TIMER, now: time.now, onFlushError: (error) => failures.push(error) });
+    const recorder = new UsageRecorder(db, {
+      ...NO_TIMER,
+      now: time.now,
+      onFlushError: (error) => failures.push(error),
+    });
     recorder.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: '10.0.0.1' });
     db.failing = true;
     await recorder.flush();
@@ -80,7 +105,18 @@ describe('batching', () => {
     recorder.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: '10.0.0.2', refused: 'brownout' });
     await recorder.close();
     expect(db.queries).toHaveLength(1);
-    expect(db.queries[0]!.params).toEqual([[ORG], [KEY], ['v1'], ['trades'], [2], [1], [0], [new Date(T0).toISOString()], [new Date(T0 + MINUTE).toISOString()], ['10.0.0.2']]);
+    expect(db.queries[0]!.params).toEqual([
+      [ORG],
+      [KEY],
+      ['v1'],
+      ['trades'],
+      [2],
+      [1],
+      [0],
+      [new Date(T0).toISOString()],
+      [new Date(T0 + MINUTE).toISOString()],
+      ['10.0.0.2'],
+    ]);
   });
 
   it('writes by itself every flush interval', async () => {
@@ -108,7 +144,12 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
     const other = new UsageRecorder(database.db, { ...NO_TIMER, now: second.now });
     one.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: '10.0.0.1' });
     one.seen({ generation: 'v1', operation: 'trades', caller: null, address: '10.0.0.66' });
-    one.seen({ generation: 'v2', operation: 'balances', caller: { orgId: ORG.toUpperCase(), keyName: KEY }, address: '10.0.0.1' });
+    one.seen({
+      generation: 'v2',
+      operation: 'balances',
+      caller: { orgId: ORG.toUpperCase(), keyName: KEY },
+      address: '10.0.0.1',
+    });
     await one.flush();
     other.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: '10.0.0.2', refused: 'brownout' });
     other.seen({ generation: 'v1', operation: 'trades', caller: null, address: '10.0.0.67' });
@@ -121,15 +162,63 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
 
     const report = await readUsage(database.db);
     expect(report.rows).toEqual([
-      { orgId: ORG, keyName: KEY, generation: 'v1', operation: 'trades', count: 3, refusedInBrownout: 1, refusedAfterSunset: 1, firstSeen: new Date(T0).toISOString(), lastSeen: new Date(T0 + 10 * MINUTE).toISOString(), lastAddress: '10.0.0.2' },
-      { orgId: null, keyName: null, generation: 'v1', operation: NO_OPERATION, count: 1, refusedInBrownout: 0, refusedAfterSunset: 0, firstSeen: new Date(T0 + 10 * MINUTE).toISOString(), lastSeen: new Date(T0 + 10 * MINUTE).toISOString(), lastAddress: '10.0.0.67' },
-      { orgId: null, keyName: null, generation: 'v1', operation: 'trades', count: 2, refusedInBrownout: 0, refusedAfterSunset: 0, firstSeen: new Date(T0).toISOString(), lastSeen: new Date(T0 + 10 * MINUTE).toISOString(), lastAddress: '10.0.0.67' },
-      { orgId: ORG, keyName: KEY, generation: 'v2', operation: 'balances', count: 1, refusedInBrownout: 0, refusedAfterSunset: 0, firstSeen: new Date(T0).toISOString(), lastSeen: new Date(T0).toISOString(), lastAddress: '10.0.0.1' },
+      {
+        orgId: ORG,
+        keyName: KEY,
+        generation: 'v1',
+        operation: 'trades',
+        count: 3,
+        refusedInBrownout: 1,
+        refusedAfterSunset: 1,
+        firstSeen: new Date(T0).toISOString(),
+        lastSeen: new Date(T0 + 10 * MINUTE).toISOString(),
+        lastAddress: '10.0.0.2',
+      },
+      {
+        orgId: null,
+        keyName: null,
+        generation: 'v1',
+        operation: NO_OPERATION,
+        count: 1,
+        refusedInBrownout: 0,
+        refusedAfterSunset: 0,
+        firstSeen: new Date(T0 + 10 * MINUTE).toISOString(),
+        lastSeen: new Date(T0 + 10 * MINUTE).toISOString(),
+        lastAddress: '10.0.0.67',
+      },
+      {
+        orgId: null,
+        keyName: null,
+        generation: 'v1',
+        operation: 'trades',
+        count: 2,
+        refusedInBrownout: 0,
+        refusedAfterSunset: 0,
+        firstSeen: new Date(T0).toISOString(),
+        lastSeen: new Date(T0 + 10 * MINUTE).toISOString(),
+        lastAddress: '10.0.0.67',
+      },
+      {
+        orgId: ORG,
+        keyName: KEY,
+        generation: 'v2',
+        operation: 'balances',
+        count: 1,
+        refusedInBrownout: 0,
+        refusedAfterSunset: 0,
+        firstSeen: new Date(T0).toISOString(),
+        lastSeen: new Date(T0).toISOString(),
+        lastAddress: '10.0.0.1',
+      },
     ]);
     expect((await readUsage(database.db, { generation: 'v2' })).rows.map((row) => row.operation)).toEqual(['balances']);
     const recent = await readUsage(database.db, { since: T0 + MINUTE });
     expect(recent.since).toBe(new Date(T0 + MINUTE).toISOString());
-    expect(recent.rows.map((row) => `${row.generation} ${row.orgId ?? '-'} ${row.operation}`)).toEqual([`v1 ${ORG} trades`, `v1 - ${NO_OPERATION}`, 'v1 - trades']);
+    expect(recent.rows.map((row) => `${row.generation} ${row.orgId ?? '-'} ${row.operation}`)).toEqual([
+      `v1 ${ORG} trades`,
+      `v1 - ${NO_OPERATION}`,
+      'v1 - trades',
+    ]);
   });
 });
 
@@ -183,7 +272,10 @@ describe('GET /admin/usage', () => {
 
   const get = async (query: string) => {
     const response = await app.inject({ method: 'GET', url: `/admin/usage${query}` });
-    return { status: response.statusCode, body: response.json<{ since: string | null; rows: { generation: string }[]; message?: string }>() };
+    return {
+      status: response.statusCode,
+      body: response.json<{ since: string | null; rows: { generation: string }[]; message?: string }>(),
+    };
   };
 
   it('answers every row without a query, and the counts this process has not written yet', async () => {
@@ -225,7 +317,10 @@ describe('GET /admin/usage', () => {
   });
 
   it('reads the same query the CLI passes', () => {
-    expect(parseUsageQuery({ generation: 'v1', since: '7d' }, NOW)).toEqual({ generation: 'v1', since: NOW - 7 * 24 * 3_600_000 });
+    expect(parseUsageQuery({ generation: 'v1', since: '7d' }, NOW)).toEqual({
+      generation: 'v1',
+      since: NOW - 7 * 24 * 3_600_000,
+    });
     expect(parseUsageQuery({}, NOW)).toEqual({});
   });
 });

@@ -7,18 +7,26 @@
  * loopback throughout: the gateway, a counting node:http upstream, and the real core.
  */
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+
 import type { FastifyInstance } from 'fastify';
 import { Client, Pool, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { buildGatewayApp, type GatewayOptions } from '../../../src/gateway/app.js';
 import { V3_BODY_LIMIT_BYTES } from '../../../src/gateway/v3/passthrough.js';
 import { V3Harness } from '../../support/v3-harness.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
 const PAYLOAD_TOO_LARGE = {
-  error: { code: 'VALIDATION_PAYLOAD_TOO_LARGE', type: 'VALIDATION_ERROR', message: 'The request body exceeds 8 KB.', retryStrategy: 'FIX_AND_RESUBMIT', details: {} },
+  error: {
+    code: 'VALIDATION_PAYLOAD_TOO_LARGE',
+    type: 'VALIDATION_ERROR',
+    message: 'The request body exceeds 8 KB.',
+    retryStrategy: 'FIX_AND_RESUBMIT',
+    details: {},
+  },
 };
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -26,7 +34,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function gatewayFor(upstreamUrl: string, options: Partial<GatewayOptions> = {}): Promise<{ app: FastifyInstance; url: string; port: number }> {
+async function gatewayFor(
+  upstreamUrl: string,
+  options: Partial<GatewayOptions> = {},
+): Promise<{ app: FastifyInstance; url: string; port: number }> {
   const app = await buildGatewayApp({ upstreamUrl, logLevel: 'silent', ...options });
   cleanups.push(() => app.close());
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -34,7 +45,12 @@ async function gatewayFor(upstreamUrl: string, options: Partial<GatewayOptions> 
 }
 
 /** An upstream that counts every connection and every byte it is sent, and answers 200 `{}` to whatever request completes. */
-async function countingUpstream(): Promise<{ url: string; connections: () => number; bytes: () => number; bodies: Buffer[] }> {
+async function countingUpstream(): Promise<{
+  url: string;
+  connections: () => number;
+  bytes: () => number;
+  bodies: Buffer[];
+}> {
   let connections = 0;
   let bytes = 0;
   const bodies: Buffer[] = [];
@@ -56,7 +72,12 @@ async function countingUpstream(): Promise<{ url: string; connections: () => num
     server.closeAllConnections();
     return new Promise((resolve) => server.close(resolve));
   });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, bytes: () => bytes, bodies };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: () => connections,
+    bytes: () => bytes,
+    bodies,
+  };
 }
 
 interface RawOutcome {
@@ -86,7 +107,9 @@ function rawWrite(port: number, head: string, bodyBytes: number, chunked = false
     const writeMore = (): void => {
       while (!ended && written < bodyBytes) {
         const size = Math.min(piece.length, bodyBytes - written);
-        const chunk = chunked ? Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece.subarray(0, size), Buffer.from('\r\n')]) : piece.subarray(0, size);
+        const chunk = chunked
+          ? Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece.subarray(0, size), Buffer.from('\r\n')])
+          : piece.subarray(0, size);
         written += size;
         if (!socket.write(chunk)) {
           socket.once('drain', writeMore);
@@ -115,7 +138,9 @@ function rawWrite(port: number, head: string, bodyBytes: number, chunked = false
 function parseAnswer(answer: string): { status: number; headers: Record<string, string>; body: string } {
   const split = answer.indexOf('\r\n\r\n');
   const [statusLine, ...lines] = answer.slice(0, split).split('\r\n');
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   return { status: Number(statusLine!.split(' ')[1]), headers, body: answer.slice(split + 4) };
 }
 
@@ -124,35 +149,41 @@ describe('the /v3 passthrough holds a write body to 8 KB', () => {
     ['one byte over', V3_BODY_LIMIT_BYTES + 1],
     ['1 MB', 1024 * 1024],
     ['10 MB', 10 * 1024 * 1024],
-  ])('a Content-Length %s: 413 at once, nothing sent upstream, and the connection closed after the answer', async (_name, size) => {
-    const upstream = await countingUpstream();
-    const gateway = await gatewayFor(upstream.url);
-    const head = `POST /v3/fx/quotes HTTP/1.1\r\nhost: gw\r\nconnection: keep-alive\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`;
+  ])(
+    'a Content-Length %s: 413 at once, nothing sent upstream, and the connection closed after the answer',
+    async (_name, size) => {
+      const upstream = await countingUpstream();
+      const gateway = await gatewayFor(upstream.url);
+      const head = `POST /v3/fx/quotes HTTP/1.1\r\nhost: gw\r\nconnection: keep-alive\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`;
 
-    const outcome = await rawWrite(gateway.port, head, size);
+      const outcome = await rawWrite(gateway.port, head, size);
 
-    const answer = parseAnswer(outcome.answer);
-    expect(answer.status).toBe(413);
-    expect(answer.headers.connection).toBe('close');
-    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(JSON.parse(answer.body)).toEqual(PAYLOAD_TOO_LARGE);
-    expect(outcome.answeredAfterMs).toBeLessThan(1_000);
-    // The client is not left writing into a connection nobody reads.
-    expect(outcome.closedAfterMs).toBeLessThan(3_000);
-    expect(upstream.connections()).toBe(0);
-  });
+      const answer = parseAnswer(outcome.answer);
+      expect(answer.status).toBe(413);
+      expect(answer.headers.connection).toBe('close');
+      expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(JSON.parse(answer.body)).toEqual(PAYLOAD_TOO_LARGE);
+      expect(outcome.answeredAfterMs).toBeLessThan(1_000);
+      // The client is not left writing into a connection nobody reads.
+      expect(outcome.closedAfterMs).toBeLessThan(3_000);
+      expect(upstream.connections()).toBe(0);
+    },
+  );
 
   it('a chunked body: 413 once it passes the limit, nothing of it sent upstream, and the connection closed', async () => {
     const upstream = await countingUpstream();
     const gateway = await gatewayFor(upstream.url);
-    const head = 'POST /v3/fx/withdrawals HTTP/1.1\r\nhost: gw\r\nconnection: keep-alive\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n';
+    const head =
+      'POST /v3/fx/withdrawals HTTP/1.1\r\nhost: gw\r\nconnection: keep-alive\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n';
 
     const outcome = await rawWrite(gateway.port, head, 4 * 1024 * 1024, true);
 
     const answer = parseAnswer(outcome.answer);
     expect(answer.status).toBe(413);
     expect(answer.headers.connection).toBe('close');
-    expect(JSON.parse(answer.body.replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, ''))).toEqual(PAYLOAD_TOO_LARGE);
+    expect(JSON.parse(answer.body.replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, ''))).toEqual(
+      PAYLOAD_TOO_LARGE,
+    );
     expect(outcome.closedAfterMs).toBeLessThan(3_000);
     expect(upstream.connections()).toBe(0);
   });
@@ -161,15 +192,23 @@ describe('the /v3 passthrough holds a write body to 8 KB', () => {
     const upstream = await countingUpstream();
     const gateway = await gatewayFor(upstream.url);
     const exact = Buffer.alloc(V3_BODY_LIMIT_BYTES, 0x61);
-    const response = await request(`${gateway.url}/v3/fx/quotes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: exact });
+    const response = await request(`${gateway.url}/v3/fx/quotes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: exact,
+    });
     expect(response.statusCode).toBe(200);
     await response.body.dump();
 
     const chunked = await new Promise<number | undefined>((resolve, reject) => {
-      const outgoing = httpRequest(`${gateway.url}/v3/fx/quotes`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (answer) => {
-        answer.resume();
-        resolve(answer.statusCode);
-      });
+      const outgoing = httpRequest(
+        `${gateway.url}/v3/fx/quotes`,
+        { method: 'POST', headers: { 'content-type': 'application/json' } },
+        (answer) => {
+          answer.resume();
+          resolve(answer.statusCode);
+        },
+      );
       outgoing.on('error', reject);
       outgoing.write('{"a":');
       outgoing.write(' "b" ');
@@ -185,7 +224,12 @@ describe('the /v3 passthrough holds a write body to 8 KB', () => {
     const body = Buffer.alloc(V3_BODY_LIMIT_BYTES * 2, 0x62);
     const client = new Client(gateway.url);
     cleanups.push(() => client.close());
-    const response = await client.request({ method: 'GET', path: '/v3/fx/pairs', body, headers: { 'content-length': String(body.length) } });
+    const response = await client.request({
+      method: 'GET',
+      path: '/v3/fx/pairs',
+      body,
+      headers: { 'content-length': String(body.length) },
+    });
     expect(response.statusCode).toBe(200);
     await response.body.dump();
     expect(upstream.bodies[0]!.length).toBe(body.length);
@@ -199,7 +243,10 @@ describe('the gateway refuses an oversized body as the core does', () => {
   beforeAll(async () => {
     core = await V3Harness.start();
     app = await buildGatewayApp({ upstreamUrl: core.baseUrl, logLevel: 'silent' });
-    gateway = { url: await app.listen({ host: '127.0.0.1', port: 0 }), port: (app.server.address() as AddressInfo).port };
+    gateway = {
+      url: await app.listen({ host: '127.0.0.1', port: 0 }),
+      port: (app.server.address() as AddressInfo).port,
+    };
   });
   afterAll(async () => {
     await app?.close();
@@ -210,7 +257,11 @@ describe('the gateway refuses an oversized body as the core does', () => {
     const body = Buffer.alloc(9_000, 0x20);
     const answers: Array<{ status: number; body: unknown; headers: IncomingHttpHeaders }> = [];
     for (const base of [core.baseUrl, gateway.url]) {
-      const response = await request(`${base}/v3/fx/quotes`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' }, body });
+      const response = await request(`${base}/v3/fx/quotes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+        body,
+      });
       answers.push({ status: response.statusCode, body: await response.body.json(), headers: response.headers });
     }
     expect(answers[0]!.status).toBe(413);
@@ -235,20 +286,38 @@ describe('a write the upstream never received whole', () => {
     const upstream = await RecordingUpstream.start();
     cleanups.push(() => upstream.close());
     // One connection, which the test itself holds with a request the upstream never answers.
-    upstream.answerFor = (seen) => (seen.url === '/held' ? { status: 200, hang: true } : { status: 201, headers: { 'content-type': 'application/json' }, body: '{"data":{}}' });
+    upstream.answerFor = (seen) =>
+      seen.url === '/held'
+        ? { status: 200, hang: true }
+        : { status: 201, headers: { 'content-type': 'application/json' }, body: '{"data":{}}' };
     const pool = new Pool(upstream.url, { connections: 1 });
     cleanups.push(() => pool.destroy());
     const held = new AbortController();
     const holding = pool.request({ method: 'GET', path: '/held', signal: held.signal }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const gateway = await gatewayFor(upstream.url, { upstreamDispatcher: pool, connectTimeoutMs: 200, timeoutMs: 200, deadlineMs: 400 });
+    const gateway = await gatewayFor(upstream.url, {
+      upstreamDispatcher: pool,
+      connectTimeoutMs: 200,
+      timeoutMs: 200,
+      deadlineMs: 400,
+    });
 
     const started = Date.now();
-    const response = await request(`${gateway.url}/v3/fx/withdrawals`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'w-1' }, body: '{"amount":"1.00"}' });
+    const response = await request(`${gateway.url}/v3/fx/withdrawals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'w-1' },
+      body: '{"amount":"1.00"}',
+    });
     const elapsed = Date.now() - started;
     expect(response.statusCode).toBe(503);
     expect(await response.body.json()).toEqual({
-      error: { code: 'SERVICE_UNAVAILABLE', type: 'INTERNAL_ERROR', message: 'The v3 service behind this gateway is unavailable; retry later.', retryStrategy: 'RETRY_WITH_BACKOFF', details: {} },
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        type: 'INTERNAL_ERROR',
+        message: 'The v3 service behind this gateway is unavailable; retry later.',
+        retryStrategy: 'RETRY_WITH_BACKOFF',
+        details: {},
+      },
     });
     expect(elapsed).toBeGreaterThanOrEqual(350);
     expect(elapsed).toBeLessThan(1_400);
@@ -265,9 +334,15 @@ describe('a write the upstream never received whole', () => {
     cleanups.push(() => upstream.close());
     upstream.answer = { status: 200, hang: true };
     const gateway = await gatewayFor(upstream.url, { timeoutMs: 200, connectTimeoutMs: 200, deadlineMs: 400 });
-    const response = await request(`${gateway.url}/v3/fx/withdrawals`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'w-2' }, body: '{"amount":"1.00"}' });
+    const response = await request(`${gateway.url}/v3/fx/withdrawals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'w-2' },
+      body: '{"amount":"1.00"}',
+    });
     expect(response.statusCode).toBe(500);
-    expect(await response.body.json()).toMatchObject({ error: { code: 'INTERNAL_ERROR', retryStrategy: 'CHECK_STATE_THEN_RETRY' } });
+    expect(await response.body.json()).toMatchObject({
+      error: { code: 'INTERNAL_ERROR', retryStrategy: 'CHECK_STATE_THEN_RETRY' },
+    });
     expect(upstream.requests).toHaveLength(1);
   });
 });

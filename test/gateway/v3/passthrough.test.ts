@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { Client, request } from 'undici';
-import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { buildGatewayApp, type GatewayOptions } from '../../../src/gateway/app.js';
-import { PLAIN_PATH, pathSurvivesForwarding } from '../../../src/gateway/v3/passthrough.js';
+import { pathSurvivesForwarding, PLAIN_PATH } from '../../../src/gateway/v3/passthrough.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
 async function startGateway(options: GatewayOptions): Promise<{ app: FastifyInstance; url: string }> {
@@ -70,21 +71,33 @@ describe('the /v3 passthrough', () => {
       },
       body,
     };
-    const response = await request(`${gateway.url}/v3/fx/trades`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const response = await request(`${gateway.url}/v3/fx/trades`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.statusCode).toBe(422);
     expect(await response.body.text()).toBe(body);
     expect(response.headers).toMatchObject(upstream.answer.headers!);
   });
 
   it('streams a body the upstream sends in chunks', async () => {
-    upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, chunks: ['{"data":', ' [1, ', '2]}'] };
+    upstream.answer = {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      chunks: ['{"data":', ' [1, ', '2]}'],
+    };
     const response = await request(`${gateway.url}/v3/fx/pairs`);
     expect(response.headers['transfer-encoding']).toBe('chunked');
     expect(await response.body.text()).toBe('{"data": [1, 2]}');
   });
 
   it('answers an upstream 503 once, without retrying it', async () => {
-    upstream.answer = { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' }, body: '{"error":{}}' };
+    upstream.answer = {
+      status: 503,
+      headers: { 'content-type': 'application/json', 'retry-after': '1' },
+      body: '{"error":{}}',
+    };
     const started = Date.now();
     const response = await request(`${gateway.url}/v3/fx/pairs`);
     expect(response.statusCode).toBe(503);
@@ -106,7 +119,9 @@ describe('the /v3 passthrough', () => {
       try {
         const response = await client.request({ method: 'GET', path });
         expect(response.statusCode, path).toBe(404);
-        expect(await response.body.json(), path).toMatchObject({ error: { code: 'ROUTE_NOT_FOUND', type: 'NOT_FOUND' } });
+        expect(await response.body.json(), path).toMatchObject({
+          error: { code: 'ROUTE_NOT_FOUND', type: 'NOT_FOUND' },
+        });
       } finally {
         await client.close();
       }
@@ -117,12 +132,29 @@ describe('the /v3 passthrough', () => {
   it('refuses an escaped / or backslash in the path, which the proxy would throw on: 404, never a 500, nothing sent', async () => {
     const client = new Client(gateway.url);
     try {
-      for (const path of ['/v3/fx/trades/..%2F..', '/v3/fx/trades/..%2f..%2fadmin', '/v3/fx/trades/..%5C..', '/v3/fx/trades/%5c', '/v3/fx/trades/trd_1%2Fsettle', '/v3/fx/pairs%2F']) {
+      for (const path of [
+        '/v3/fx/trades/..%2F..',
+        '/v3/fx/trades/..%2f..%2fadmin',
+        '/v3/fx/trades/..%5C..',
+        '/v3/fx/trades/%5c',
+        '/v3/fx/trades/trd_1%2Fsettle',
+        '/v3/fx/pairs%2F',
+      ]) {
         for (const method of ['GET', 'POST'] as const) {
-          const response = await client.request({ method, path, ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+          const response = await client.request({
+            method,
+            path,
+            ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}),
+          });
           expect(response.statusCode, `${method} ${path}`).toBe(404);
           expect(await response.body.json(), path).toEqual({
-            error: { code: 'ROUTE_NOT_FOUND', type: 'NOT_FOUND', message: 'No operation exists at this path.', retryStrategy: 'TERMINAL', details: { method, path } },
+            error: {
+              code: 'ROUTE_NOT_FOUND',
+              type: 'NOT_FOUND',
+              message: 'No operation exists at this path.',
+              retryStrategy: 'TERMINAL',
+              details: { method, path },
+            },
           });
         }
       }
@@ -134,7 +166,45 @@ describe('the /v3 passthrough', () => {
 
   it('never answers a path with a 500: each one is forwarded exactly as sent, or refused with 404 before the upstream', async () => {
     const client = new Client(gateway.url);
-    const segment = fc.array(fc.constantFrom('a', '.', '..', '%2e', '%2E', '%2f', '%2F', '%5c', '%5C', '%zz', '%', '%25', '%41', '~', '-', '_', ':', ';', '@', '!', '*', "'", '(', '=', '+', ',', '$', '&', '%20', '%00', '%c3%a9', '%c3'), { maxLength: 4 }).map((parts) => parts.join(''));
+    const segment = fc
+      .array(
+        fc.constantFrom(
+          'a',
+          '.',
+          '..',
+          '%2e',
+          '%2E',
+          '%2f',
+          '%2F',
+          '%5c',
+          '%5C',
+          '%zz',
+          '%',
+          '%25',
+          '%41',
+          '~',
+          '-',
+          '_',
+          ':',
+          ';',
+          '@',
+          '!',
+          '*',
+          "'",
+          '(',
+          '=',
+          '+',
+          ',',
+          '$',
+          '&',
+          '%20',
+          '%00',
+          '%c3%a9',
+          '%c3',
+        ),
+        { maxLength: 4 },
+      )
+      .map((parts) => parts.join(''));
     const paths = fc.array(segment, { minLength: 1, maxLength: 4 }).map((segments) => `/v3/fx/${segments.join('/')}`);
     try {
       await fc.assert(
@@ -161,7 +231,13 @@ describe('the /v3 passthrough', () => {
     const response = await request(`${gateway.url}/nowhere?x=1`);
     expect(response.statusCode).toBe(404);
     expect(await response.body.json()).toEqual({
-      error: { code: 'ROUTE_NOT_FOUND', type: 'NOT_FOUND', message: 'No operation exists at this path.', retryStrategy: 'TERMINAL', details: { method: 'GET', path: '/nowhere' } },
+      error: {
+        code: 'ROUTE_NOT_FOUND',
+        type: 'NOT_FOUND',
+        message: 'No operation exists at this path.',
+        retryStrategy: 'TERMINAL',
+        details: { method: 'GET', path: '/nowhere' },
+      },
     });
   });
 });
@@ -200,7 +276,10 @@ describe('the /v3 passthrough when the upstream fails', () => {
     try {
       for (const method of ['GET', 'POST'] as const) {
         const started = Date.now();
-        const response = await request(`${gateway.url}/v3/fx/trades`, { method, body: method === 'POST' ? '{}' : undefined });
+        const response = await request(`${gateway.url}/v3/fx/trades`, {
+          method,
+          body: method === 'POST' ? '{}' : undefined,
+        });
         expect(response.statusCode).toBe(503);
         expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
         expect(await response.body.json()).toEqual(serviceUnavailable);
@@ -224,7 +303,11 @@ describe('the /v3 passthrough when the upstream fails', () => {
       expect(Date.now() - started).toBeLessThan(3_000);
 
       started = Date.now();
-      const write = await request(`${gateway.url}/v3/fx/trades`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      const write = await request(`${gateway.url}/v3/fx/trades`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(write.statusCode).toBe(500);
       expect(await write.body.json()).toMatchObject({
         error: { code: 'INTERNAL_ERROR', type: 'INTERNAL_ERROR', retryStrategy: 'CHECK_STATE_THEN_RETRY', details: {} },

@@ -4,6 +4,7 @@
  * gateway registers only at the configured URL, `fxgate all` at its own listener unless told.
  */
 import { describe, expect, it } from 'vitest';
+
 import { legacyWebhooks, ownWebhookBase } from '../../../src/cli/servers.js';
 import { LEGACY_WEBHOOK_PATH, registrationUrl } from '../../../src/gateway/webhooks/registrations.js';
 import { ConfigError, loadConfig } from '../../../src/lib/config.js';
@@ -25,8 +26,13 @@ describe('FXGATE_GATEWAY_WEBHOOK_URL', () => {
   });
 
   it('takes an http or https URL with a path, without its trailing slashes', () => {
-    expect(loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'https://gateway.example.com/_fxgate/webhooks/v3/' }).FXGATE_GATEWAY_WEBHOOK_URL).toBe('https://gateway.example.com/_fxgate/webhooks/v3');
-    expect(loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'http://10.0.0.5:8080/hooks' }).FXGATE_GATEWAY_WEBHOOK_URL).toBe('http://10.0.0.5:8080/hooks');
+    expect(
+      loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'https://gateway.example.com/_fxgate/webhooks/v3/' })
+        .FXGATE_GATEWAY_WEBHOOK_URL,
+    ).toBe('https://gateway.example.com/_fxgate/webhooks/v3');
+    expect(loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'http://10.0.0.5:8080/hooks' }).FXGATE_GATEWAY_WEBHOOK_URL).toBe(
+      'http://10.0.0.5:8080/hooks',
+    );
   });
 
   it.each([
@@ -42,15 +48,24 @@ describe('FXGATE_GATEWAY_WEBHOOK_URL', () => {
   });
 
   it('is where each org and mode is registered: <url>/<orgId>/<mode>', () => {
-    const base = loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'https://Gateway.example.com/_fxgate/webhooks/v3/' }).FXGATE_GATEWAY_WEBHOOK_URL!;
-    expect(registrationUrl(base, '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c', 'live')).toBe('https://gateway.example.com/_fxgate/webhooks/v3/0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c/live');
+    const base = loadConfig({
+      FXGATE_GATEWAY_WEBHOOK_URL: 'https://Gateway.example.com/_fxgate/webhooks/v3/',
+    }).FXGATE_GATEWAY_WEBHOOK_URL!;
+    expect(registrationUrl(base, '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c', 'live')).toBe(
+      'https://gateway.example.com/_fxgate/webhooks/v3/0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c/live',
+    );
   });
 });
 
-describe('the CLI\'s legacy webhooks', () => {
-  const deps = { database: { driver: 'postgres' } as unknown as Database, registry: null!, store: null!, credentials: null! };
+describe("the CLI's legacy webhooks", () => {
+  const deps = {
+    database: { driver: 'postgres' } as unknown as Database,
+    registry: null!,
+    store: null!,
+    credentials: null!,
+  };
 
-  it('fxgate all: the gateway\'s own listener, over loopback, unless FXGATE_GATEWAY_WEBHOOK_URL says otherwise', () => {
+  it("fxgate all: the gateway's own listener, over loopback, unless FXGATE_GATEWAY_WEBHOOK_URL says otherwise", () => {
     expect(ownWebhookBase('127.0.0.1', 8080)).toBe(`http://127.0.0.1:8080${LEGACY_WEBHOOK_PATH}`);
     expect(ownWebhookBase('0.0.0.0', 8080)).toBe(`http://127.0.0.1:8080${LEGACY_WEBHOOK_PATH}`);
     expect(ownWebhookBase('::', 8080)).toBe(`http://127.0.0.1:8080${LEGACY_WEBHOOK_PATH}`);
@@ -59,11 +74,21 @@ describe('the CLI\'s legacy webhooks', () => {
     expect(ownWebhookBase('10.0.0.5', 9000)).toBe(`http://10.0.0.5:9000${LEGACY_WEBHOOK_PATH}`);
     const own = (port: number) => ownWebhookBase('0.0.0.0', port);
     expect(legacyWebhooks(loadConfig({}), { ...deps, ownWebhookBase: own }).options.callbackBaseUrl).toBe(own);
-    expect(legacyWebhooks(loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'https://gw.example.com/hooks' }), { ...deps, ownWebhookBase: own }).options.callbackBaseUrl).toBe('https://gw.example.com/hooks');
+    expect(
+      legacyWebhooks(loadConfig({ FXGATE_GATEWAY_WEBHOOK_URL: 'https://gw.example.com/hooks' }), {
+        ...deps,
+        ownWebhookBase: own,
+      }).options.callbackBaseUrl,
+    ).toBe('https://gw.example.com/hooks');
   });
 
   it('fxgate gateway: only the configured URL; the worker as FXGATE_WEBHOOK_WORKER and _POLL_MS say', () => {
-    expect(legacyWebhooks(loadConfig({}), deps).options).toMatchObject({ callbackBaseUrl: null, worker: { enabled: true, pollIntervalMs: 1000 } });
-    expect(legacyWebhooks(loadConfig({ FXGATE_WEBHOOK_WORKER: 'off', FXGATE_WEBHOOK_POLL_MS: '250' }), deps).options.worker).toEqual({ enabled: false, pollIntervalMs: 250 });
+    expect(legacyWebhooks(loadConfig({}), deps).options).toMatchObject({
+      callbackBaseUrl: null,
+      worker: { enabled: true, pollIntervalMs: 1000 },
+    });
+    expect(
+      legacyWebhooks(loadConfig({ FXGATE_WEBHOOK_WORKER: 'off', FXGATE_WEBHOOK_POLL_MS: '250' }), deps).options.worker,
+    ).toEqual({ enabled: false, pollIntervalMs: 250 });
   });
 });

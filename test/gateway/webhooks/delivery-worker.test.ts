@@ -6,8 +6,14 @@
  * attempt, a stop during an attempt, and a dead process's leases released at start-up.
  */
 import { randomBytes } from 'node:crypto';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type DeliveryFetcher, type DeliveryRequest, LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-worker.js';
+
+import {
+  type DeliveryFetcher,
+  type DeliveryRequest,
+  LegacyDeliveryWorker,
+} from '../../../src/gateway/webhooks/delivery-worker.js';
 import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
@@ -57,14 +63,30 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   }
 
   function worker(fetch: DeliveryFetcher, random: () => number = () => 0): LegacyDeliveryWorker {
-    const made = new LegacyDeliveryWorker({ db, sealer, fetcher: fetch, now: () => clock, random, options: { requestTimeoutMs: 2_000 } });
+    const made = new LegacyDeliveryWorker({
+      db,
+      sealer,
+      fetcher: fetch,
+      now: () => clock,
+      random,
+      options: { requestTimeoutMs: 2_000 },
+    });
     workers.push(made);
     return made;
   }
 
   /** A subscription with `count` events waiting for it; returns its secret and delivery ids. */
-  async function pending(count = 1, at: Date = clock): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
-    const { subscription, secret } = await addSubscription(db, sealer, { orgId: newUuid(), mode: 'sandbox', url: 'https://receiver.example/hooks', events: ['deposits'], at });
+  async function pending(
+    count = 1,
+    at: Date = clock,
+  ): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
+    const { subscription, secret } = await addSubscription(db, sealer, {
+      orgId: newUuid(),
+      mode: 'sandbox',
+      url: 'https://receiver.example/hooks',
+      events: ['deposits'],
+      at,
+    });
     const deliveryIds: string[] = [];
     const bodies: string[] = [];
     for (let index = 0; index < count; index += 1) {
@@ -86,7 +108,13 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   }
 
   async function delivery(id: string) {
-    const { rows } = await db.query<{ status: string; attempts: number; next_attempt_at: Date; delivered_at: Date | null; leased_until: Date | null }>(
+    const { rows } = await db.query<{
+      status: string;
+      attempts: number;
+      next_attempt_at: Date;
+      delivered_at: Date | null;
+      leased_until: Date | null;
+    }>(
       'SELECT status, attempts, next_attempt_at, delivered_at, leased_until FROM legacy_webhook_deliveries WHERE id = $1',
       [id],
     );
@@ -94,7 +122,12 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   }
 
   async function attempts(id: string) {
-    const { rows } = await db.query<{ attempted_at: Date; status_code: number | null; error: string | null; duration_ms: number }>(
+    const { rows } = await db.query<{
+      attempted_at: Date;
+      status_code: number | null;
+      error: string | null;
+      duration_ms: number;
+    }>(
       'SELECT attempted_at, status_code, error, duration_ms FROM legacy_webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY id',
       [id],
     );
@@ -115,8 +148,15 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     expect(sent[0]!.body.toString('utf8')).toBe(bodies[0]);
     expect(Object.keys(sent[0]!.headers).sort()).toEqual(['content-type', 'user-agent', 'x-webhook-signature']);
     expect(verifyLegacyWebhook(sent[0]!.body, sent[0]!.headers['x-webhook-signature'], secret)).toEqual({ ok: true });
-    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 1, delivered_at: clock, leased_until: null });
-    expect(await attempts(deliveryIds[0]!)).toEqual([{ attempted_at: clock, status_code: 204, error: null, duration_ms: expect.any(Number) }]);
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({
+      status: 'DELIVERED',
+      attempts: 1,
+      delivered_at: clock,
+      leased_until: null,
+    });
+    expect(await attempts(deliveryIds[0]!)).toEqual([
+      { attempted_at: clock, status_code: 204, error: null, duration_ms: expect.any(Number) },
+    ]);
   });
 
   it('retries on the backoff schedule until it succeeds; refusals and errors recorded', async () => {
@@ -131,7 +171,11 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
       clock = new Date(expectedNext);
       expect(await runner.runOnce()).toBe(1);
       expectedNext = clock.getTime() + retryDelayFor(DEFAULT_RETRY_POLICY, failures, () => 0.5);
-      expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'PENDING', attempts: failures, next_attempt_at: new Date(expectedNext) });
+      expect(await delivery(deliveryIds[0]!)).toMatchObject({
+        status: 'PENDING',
+        attempts: failures,
+        next_attempt_at: new Date(expectedNext),
+      });
       // Not due a millisecond before its time.
       clock = new Date(expectedNext - 1);
       expect(await runner.runOnce()).toBe(0);
@@ -154,10 +198,16 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     clock = start;
     const { deliveryIds } = await pending();
     const { fetch } = fetcher(() => 503);
-    await db.query('UPDATE legacy_webhook_deliveries SET next_attempt_at = $2 WHERE id = $1', [deliveryIds[0], new Date(start.getTime() + 72 * HOUR - 1000)]);
+    await db.query('UPDATE legacy_webhook_deliveries SET next_attempt_at = $2 WHERE id = $1', [
+      deliveryIds[0],
+      new Date(start.getTime() + 72 * HOUR - 1000),
+    ]);
     clock = new Date(start.getTime() + 72 * HOUR - 1000);
     await worker(fetch).runOnce();
-    expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'PENDING', next_attempt_at: new Date(start.getTime() + 72 * HOUR) });
+    expect(await delivery(deliveryIds[0]!)).toMatchObject({
+      status: 'PENDING',
+      next_attempt_at: new Date(start.getTime() + 72 * HOUR),
+    });
     clock = new Date(start.getTime() + 72 * HOUR);
     await worker(fetch).runOnce();
     expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP', attempts: 2 });
@@ -168,7 +218,15 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     clock = start;
     const outcomes: string[] = [];
     const told = (fetch: DeliveryFetcher) => {
-      const made = new LegacyDeliveryWorker({ db, sealer, fetcher: fetch, now: () => clock, random: () => 0, options: { requestTimeoutMs: 2_000 }, onOutcome: (outcome) => outcomes.push(outcome) });
+      const made = new LegacyDeliveryWorker({
+        db,
+        sealer,
+        fetcher: fetch,
+        now: () => clock,
+        random: () => 0,
+        options: { requestTimeoutMs: 2_000 },
+        onOutcome: (outcome) => outcomes.push(outcome),
+      });
       workers.push(made);
       return made;
     };
@@ -183,7 +241,9 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     clock = new Date(start.getTime() + 72 * HOUR);
     await told(fetcher(() => 503).fetch).runOnce();
     const removed = await pending(1, clock);
-    await db.query(`UPDATE legacy_webhook_subscriptions SET status = 'REMOVED', removed_at = now() WHERE id = $1`, [removed.subscriptionId]);
+    await db.query(`UPDATE legacy_webhook_subscriptions SET status = 'REMOVED', removed_at = now() WHERE id = $1`, [
+      removed.subscriptionId,
+    ]);
     await told(fetcher().fetch).runOnce();
     expect(outcomes).toEqual(['retrying', 'delivered', 'gave_up', 'gave_up']);
     expect(await delivery(late.deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP' });
@@ -192,7 +252,9 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   it('gives up, without sending, a delivery of a subscription removed after it was written', async () => {
     clock = new Date();
     const { subscriptionId, deliveryIds } = await pending();
-    await db.query(`UPDATE legacy_webhook_subscriptions SET status = 'REMOVED', removed_at = now() WHERE id = $1`, [subscriptionId]);
+    await db.query(`UPDATE legacy_webhook_subscriptions SET status = 'REMOVED', removed_at = now() WHERE id = $1`, [
+      subscriptionId,
+    ]);
     const { sent, fetch } = fetcher();
     await worker(fetch).runOnce();
     expect(sent).toEqual([]);
@@ -203,7 +265,10 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     clock = new Date();
     const broken = await pending();
     const fine = await pending();
-    await db.query('UPDATE legacy_webhook_subscriptions SET secret = $2 WHERE id = $1', [broken.subscriptionId, sealer.seal('whsec_x', 'another row')]);
+    await db.query('UPDATE legacy_webhook_subscriptions SET secret = $2 WHERE id = $1', [
+      broken.subscriptionId,
+      sealer.seal('whsec_x', 'another row'),
+    ]);
     const { sent, fetch } = fetcher();
     expect(await worker(fetch).runOnce()).toBe(2);
     expect(sent).toHaveLength(1);
@@ -224,7 +289,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     for (const id of deliveryIds) expect(await delivery(id)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
   });
 
-  it('a stop during an attempt is not the receiver\'s failure: nothing counted, due again at once', async () => {
+  it("a stop during an attempt is not the receiver's failure: nothing counted, due again at once", async () => {
     clock = new Date();
     const { deliveryIds } = await pending();
     const { sent, fetch } = fetcher(() => 200, 10_000);
@@ -234,26 +299,40 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     await runner.stop();
     await round;
     expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'PENDING', attempts: 0, leased_until: null });
-    expect((await attempts(deliveryIds[0]!)).map((attempt) => attempt.error)).toEqual(['interrupted: the worker stopped during the attempt']);
+    expect((await attempts(deliveryIds[0]!)).map((attempt) => attempt.error)).toEqual([
+      'interrupted: the worker stopped during the attempt',
+    ]);
     await worker(fetcher().fetch).runOnce();
     expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
   });
 
-  it.runIf(driver === 'pglite')('releases at start-up the leases a dead process left (PGlite serves one process)', async () => {
-    clock = new Date();
-    const { deliveryIds } = await pending();
-    await db.query('UPDATE legacy_webhook_deliveries SET leased_until = $2 WHERE id = $1', [deliveryIds[0], new Date(clock.getTime() + HOUR)]);
-    const { fetch } = fetcher();
-    expect(await worker(fetch).runOnce()).toBe(0);
-    const restarted = worker(fetch);
-    await restarted.start();
-    await expect.poll(async () => (await delivery(deliveryIds[0]!)).status).toBe('DELIVERED');
-  });
+  it.runIf(driver === 'pglite')(
+    'releases at start-up the leases a dead process left (PGlite serves one process)',
+    async () => {
+      clock = new Date();
+      const { deliveryIds } = await pending();
+      await db.query('UPDATE legacy_webhook_deliveries SET leased_until = $2 WHERE id = $1', [
+        deliveryIds[0],
+        new Date(clock.getTime() + HOUR),
+      ]);
+      const { fetch } = fetcher();
+      expect(await worker(fetch).runOnce()).toBe(0);
+      const restarted = worker(fetch);
+      await restarted.start();
+      await expect.poll(async () => (await delivery(deliveryIds[0]!)).status).toBe('DELIVERED');
+    },
+  );
 
   it('a nudge runs a round at once rather than at the next poll', async () => {
     clock = new Date();
     const { sent, fetch } = fetcher();
-    const runner = new LegacyDeliveryWorker({ db, sealer, fetcher: fetch, now: () => clock, options: { pollIntervalMs: 3_600_000 } });
+    const runner = new LegacyDeliveryWorker({
+      db,
+      sealer,
+      fetcher: fetch,
+      now: () => clock,
+      options: { pollIntervalMs: 3_600_000 },
+    });
     workers.push(runner);
     await runner.start();
     await expect.poll(() => sent.length).toBe(0);

@@ -5,17 +5,32 @@
  * refusing declarations that could not be served. docs/legacy-api.md's reference is generated from them.
  */
 import { readFile } from 'node:fs/promises';
+
 import { describe, expect, it } from 'vitest';
-import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
+
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
-import { SHIPPED_CODE, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
+import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
+import { loadLegacyMappings, SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
 import { validateValueMaps } from '../../../src/gateway/legacy/record-shapes.js';
+import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
 import { defaultWebhookEvents, validateWebhookTable } from '../../../src/gateway/legacy/webhook-shapes.js';
-import { compileLegacyWebhooks, parseV3WebhookEnvelope, type V3WebhookEnvelope } from '../../../src/gateway/webhooks/legacy-payload.js';
+import {
+  compileLegacyWebhooks,
+  parseV3WebhookEnvelope,
+  type V3WebhookEnvelope,
+} from '../../../src/gateway/webhooks/legacy-payload.js';
 import { renderLegacyWebhooks } from '../../../src/gateway/webhooks/webhook-reference.js';
 import { edited, mappingError } from '../legacy/declaration-edits.js';
-import { BIG, DEPOSIT_FAILED, DEPOSIT_USD, DEPOSIT_USDC, FIAT_WITHDRAWAL, ORG_ID, UUIDS, WITHDRAWAL } from '../legacy/transforms/v3-samples.js';
+import {
+  BIG,
+  DEPOSIT_FAILED,
+  DEPOSIT_USD,
+  DEPOSIT_USDC,
+  FIAT_WITHDRAWAL,
+  ORG_ID,
+  UUIDS,
+  WITHDRAWAL,
+} from '../legacy/transforms/v3-samples.js';
 
 const maps = validateValueMaps(VALUE_MAPS);
 const table = validateWebhookTable(LEGACY_WEBHOOKS, maps, SHIPPED_CODE);
@@ -24,13 +39,22 @@ const EVENT_ID = 'evt_01a207ceaaaa7bbb8ccc0000000000e1';
 const EVENT_UUID = '01a207ce-aaaa-7bbb-8ccc-0000000000e1';
 
 function envelope(eventType: string, data: object, createdAt = '2026-11-23T10:05:00.123Z'): V3WebhookEnvelope {
-  return { id: EVENT_ID, type: eventType.startsWith('deposit') ? 'deposits' : 'withdrawals', eventType, createdAt, data: data as Record<string, unknown> };
+  return {
+    id: EVENT_ID,
+    type: eventType.startsWith('deposit') ? 'deposits' : 'withdrawals',
+    eventType,
+    createdAt,
+    data: data as Record<string, unknown>,
+  };
 }
 
 function built(eventType: string, data: object) {
   const result = builder.build(envelope(eventType, data), ORG_ID);
   expect(result).not.toBeNull();
-  return { ...result!, parsed: JSON.parse(result!.body) as { data: Record<string, unknown>[] } & Record<string, unknown> };
+  return {
+    ...result!,
+    parsed: JSON.parse(result!.body) as { data: Record<string, unknown>[] } & Record<string, unknown>,
+  };
 }
 
 describe('the declared events', () => {
@@ -38,7 +62,12 @@ describe('the declared events', () => {
     expect(builder.eventNames).toEqual(['deposits', 'withdrawals', 'failed-deposits', 'failed-withdrawals']);
     expect(builder.defaultEvents).toEqual(['deposits', 'withdrawals']);
     expect(defaultWebhookEvents(table)).toEqual(['deposits', 'withdrawals']);
-    expect(builder.v3EventTypes).toEqual(['deposit.completed', 'deposit.failed', 'withdrawal.completed', 'withdrawal.failed']);
+    expect(builder.v3EventTypes).toEqual([
+      'deposit.completed',
+      'deposit.failed',
+      'withdrawal.completed',
+      'withdrawal.failed',
+    ]);
   });
 
   it('are loaded and validated with the other declarations', async () => {
@@ -60,8 +89,18 @@ describe('a completed deposit', () => {
   });
 
   it('of fiat names its network FIAT and keeps the payer reference; an amount keeps every digit', () => {
-    const result = built('deposit.completed', { ...DEPOSIT_USD, status: 'COMPLETED', amount: BIG, completedAt: '2026-11-23T09:45:00.000Z' });
-    expect(result.parsed.data[0]).toMatchObject({ network: 'FIAT', referenceId: 'wire-42', comments: 'March top-up', transactionHash: null });
+    const result = built('deposit.completed', {
+      ...DEPOSIT_USD,
+      status: 'COMPLETED',
+      amount: BIG,
+      completedAt: '2026-11-23T09:45:00.000Z',
+    });
+    expect(result.parsed.data[0]).toMatchObject({
+      network: 'FIAT',
+      referenceId: 'wire-42',
+      comments: 'March top-up',
+      transactionHash: null,
+    });
     expect(result.body).toContain(`"amount":${BIG},`);
   });
 });
@@ -71,7 +110,12 @@ describe('the other events', () => {
     const result = built('deposit.failed', DEPOSIT_FAILED);
     expect(result.event).toBe('failed-deposits');
     expect(result.parsed).toMatchObject({ type: 'deposits', message: 'Failed Deposits' });
-    expect(result.parsed.data[0]).toMatchObject({ id: UUIDS.depositFailed, status: 'ERROR', completedAt: null, comments: 'returned by the bank' });
+    expect(result.parsed.data[0]).toMatchObject({
+      id: UUIDS.depositFailed,
+      status: 'ERROR',
+      completedAt: null,
+      comments: 'returned by the bank',
+    });
   });
 
   it('a completed fiat withdrawal: its IMAD as referenceId, who asked, amount with its digits', () => {
@@ -85,23 +129,43 @@ describe('the other events', () => {
     );
   });
 
-  it('a SWIFT withdrawal\'s reference is its UETR; a stablecoin one has none, and its chain and hash', () => {
+  it("a SWIFT withdrawal's reference is its UETR; a stablecoin one has none, and its chain and hash", () => {
     const uetr = '8a562c67-ca16-48ba-b074-65581be6f011';
-    expect(built('withdrawal.completed', { ...FIAT_WITHDRAWAL, currency: 'EUR', paymentDetails: { SWIFT: { uetr } } }).parsed.data[0]).toMatchObject({ referenceId: uetr });
-    const coin = built('withdrawal.completed', { ...WITHDRAWAL, status: 'COMPLETED', transactionHash: '0xabc', completedAt: '2026-11-23T10:06:00.000Z' });
+    expect(
+      built('withdrawal.completed', { ...FIAT_WITHDRAWAL, currency: 'EUR', paymentDetails: { SWIFT: { uetr } } }).parsed
+        .data[0],
+    ).toMatchObject({ referenceId: uetr });
+    const coin = built('withdrawal.completed', {
+      ...WITHDRAWAL,
+      status: 'COMPLETED',
+      transactionHash: '0xabc',
+      completedAt: '2026-11-23T10:06:00.000Z',
+    });
     expect(coin.parsed.data[0]).toMatchObject({ network: 'ETHEREUM', transactionHash: '0xabc', referenceId: null });
     expect(coin.body).toContain('"amount":12.500000,');
   });
 
   it('a failed withdrawal: "Failed Withdrawals", status FAILED', () => {
-    const result = built('withdrawal.failed', { ...FIAT_WITHDRAWAL, status: 'FAILED', paymentDetails: {}, completedAt: null, failureReason: 'closed account' });
+    const result = built('withdrawal.failed', {
+      ...FIAT_WITHDRAWAL,
+      status: 'FAILED',
+      paymentDetails: {},
+      completedAt: null,
+      failureReason: 'closed account',
+    });
     expect(result.event).toBe('failed-withdrawals');
     expect(result.parsed).toMatchObject({ type: 'withdrawals', message: 'Failed Withdrawals' });
     expect(result.parsed.data[0]).toMatchObject({ status: 'FAILED', referenceId: null, completedAt: null });
   });
 
   it('no legacy event is made from the other v3 events', () => {
-    for (const eventType of ['deposit.pending', 'withdrawal.pending', 'withdrawal.processing', 'withdrawal.cancelled', 'trade.executed']) {
+    for (const eventType of [
+      'deposit.pending',
+      'withdrawal.pending',
+      'withdrawal.processing',
+      'withdrawal.cancelled',
+      'trade.executed',
+    ]) {
       expect(builder.build(envelope(eventType, WITHDRAWAL), ORG_ID), eventType).toBeNull();
     }
   });
@@ -110,52 +174,94 @@ describe('the other events', () => {
 describe('v3 deliveries that break the contract', () => {
   it('a body that is not JSON or not the envelope', () => {
     expect(() => parseV3WebhookEnvelope(Buffer.from('not json'))).toThrow(V3ContractError);
-    expect(() => parseV3WebhookEnvelope(Buffer.from('{"id":"dep_01","type":"deposits","eventType":"deposit.completed","createdAt":"2026-11-23T10:05:00.000Z","data":{}}'))).toThrow(/id: must be an evt_ id/);
-    expect(() => parseV3WebhookEnvelope(Buffer.from(`{"id":"${EVENT_ID}","type":"deposits","eventType":"deposit.completed","createdAt":"yesterday","data":{}}`))).toThrow(/createdAt/);
-    expect(parseV3WebhookEnvelope(Buffer.from(JSON.stringify({ ...envelope('deposit.completed', DEPOSIT_USDC), extra: 1 })))).toMatchObject({ id: EVENT_ID, eventType: 'deposit.completed' });
+    expect(() =>
+      parseV3WebhookEnvelope(
+        Buffer.from(
+          '{"id":"dep_01","type":"deposits","eventType":"deposit.completed","createdAt":"2026-11-23T10:05:00.000Z","data":{}}',
+        ),
+      ),
+    ).toThrow(/id: must be an evt_ id/);
+    expect(() =>
+      parseV3WebhookEnvelope(
+        Buffer.from(
+          `{"id":"${EVENT_ID}","type":"deposits","eventType":"deposit.completed","createdAt":"yesterday","data":{}}`,
+        ),
+      ),
+    ).toThrow(/createdAt/);
+    expect(
+      parseV3WebhookEnvelope(Buffer.from(JSON.stringify({ ...envelope('deposit.completed', DEPOSIT_USDC), extra: 1 }))),
+    ).toMatchObject({ id: EVENT_ID, eventType: 'deposit.completed' });
   });
 
   it('data whose amount is a number, or lacks a field, names the field', () => {
-    expect(() => builder.build(envelope('deposit.completed', { ...DEPOSIT_USDC, amount: 100 }), ORG_ID)).toThrow(/data\.amount: .*expected string/);
+    expect(() => builder.build(envelope('deposit.completed', { ...DEPOSIT_USDC, amount: 100 }), ORG_ID)).toThrow(
+      /data\.amount: .*expected string/,
+    );
     const { actorEmail: _dropped, ...withoutEmail } = FIAT_WITHDRAWAL;
     expect(() => builder.build(envelope('withdrawal.completed', withoutEmail), ORG_ID)).toThrow(/data\.actorEmail/);
-    expect(() => builder.build(envelope('withdrawal.completed', { ...FIAT_WITHDRAWAL, id: 'dep_01a207ce70007000800000000000f002' }), ORG_ID)).toThrow(/data\.id: must be a wtd_ id/);
+    expect(() =>
+      builder.build(
+        envelope('withdrawal.completed', { ...FIAT_WITHDRAWAL, id: 'dep_01a207ce70007000800000000000f002' }),
+        ORG_ID,
+      ),
+    ).toThrow(/data\.id: must be a wtd_ id/);
   });
 });
 
 describe('validateWebhookTable', () => {
-  const refused = (edits: Record<string, unknown>) => mappingError(() => validateWebhookTable(edited(LEGACY_WEBHOOKS, edits), maps, SHIPPED_CODE)).problems;
+  const refused = (edits: Record<string, unknown>) =>
+    mappingError(() => validateWebhookTable(edited(LEGACY_WEBHOOKS, edits), maps, SHIPPED_CODE)).problems;
 
   it('refuses an event whose record, type or v3 event does not fit', () => {
-    expect(refused({ 'events.deposits.record': 'withdrawal' })).toEqual(['events.deposits.record: withdrawal is built from the v3 withdrawal, but deposit.completed carries a deposit']);
+    expect(refused({ 'events.deposits.record': 'withdrawal' })).toEqual([
+      'events.deposits.record: withdrawal is built from the v3 withdrawal, but deposit.completed carries a deposit',
+    ]);
     expect(refused({ 'events.deposits.record': 'payout' })).toEqual(['events.deposits.record: no record named payout']);
-    expect(refused({ 'events.deposits.type': 'withdrawals' })).toEqual(['events.deposits.type: deposit.completed is about deposits, not withdrawals']);
-    expect(refused({ 'events.failed-deposits.v3': 'deposit.completed' })).toEqual(['events.failed-deposits.v3: deposit.completed already makes deposits']);
+    expect(refused({ 'events.deposits.type': 'withdrawals' })).toEqual([
+      'events.deposits.type: deposit.completed is about deposits, not withdrawals',
+    ]);
+    expect(refused({ 'events.failed-deposits.v3': 'deposit.completed' })).toEqual([
+      'events.failed-deposits.v3: deposit.completed already makes deposits',
+    ]);
     expect(refused({ 'events.deposits.v3': 'trade.executed' })[0]).toMatch(/^events\.deposits\.v3: /);
-    expect(refused({ 'events.deposits.byDefault': false, 'events.withdrawals.byDefault': false })).toEqual(['events: at least one must be sent by default']);
+    expect(refused({ 'events.deposits.byDefault': false, 'events.withdrawals.byDefault': false })).toEqual([
+      'events: at least one must be sent by default',
+    ]);
     expect(refused({ 'events.Deposits': LEGACY_WEBHOOKS.events.deposits })[0]).toMatch(/^events\.Deposits: /);
     expect(refused({ 'events.deposits.reason': undefined })[0]).toMatch(/^events\.deposits\.reason/);
   });
 
   it('refuses an envelope without each value exactly once', () => {
-    expect(refused({ 'envelope.timestamp': undefined })).toEqual(['envelope: eventCreatedAt (when the v3 event happened (ISO 8601 UTC)) must be declared exactly once, not 0 times']);
-    expect(refused({ 'envelope.sentAt': { value: 'eventCreatedAt', source: 'ours', reason: 'twice' } })[0]).toMatch(/eventCreatedAt .* not 2 times/);
+    expect(refused({ 'envelope.timestamp': undefined })).toEqual([
+      'envelope: eventCreatedAt (when the v3 event happened (ISO 8601 UTC)) must be declared exactly once, not 0 times',
+    ]);
+    expect(refused({ 'envelope.sentAt': { value: 'eventCreatedAt', source: 'ours', reason: 'twice' } })[0]).toMatch(
+      /eventCreatedAt .* not 2 times/,
+    );
     expect(refused({ 'envelope.eventId.value': 'eventId' })[0]).toMatch(/^envelope\.eventId\.value/);
   });
 
-  it('refuses records the record format refuses, and a caller\'s key id, which no webhook has', () => {
-    expect(refused({ 'records.deposit.fields.amount.from': 'amountt' })[0]).toMatch(/the v3 deposit record has no field amountt/);
-    expect(refused({ 'records.withdrawal.fields.actorEmail': { type: 'id', context: 'keyId', source: 'ours', reason: 'the key' } })).toEqual([
-      'records.withdrawal.fields.actorEmail.context: a webhook knows the org, not a caller\'s keyId',
-    ]);
-    expect(refused({ 'records.withdrawal.fields.referenceId.derived': 'wireReference' })[0]).toMatch(/no derived field wireReference/);
+  it("refuses records the record format refuses, and a caller's key id, which no webhook has", () => {
+    expect(refused({ 'records.deposit.fields.amount.from': 'amountt' })[0]).toMatch(
+      /the v3 deposit record has no field amountt/,
+    );
+    expect(
+      refused({
+        'records.withdrawal.fields.actorEmail': { type: 'id', context: 'keyId', source: 'ours', reason: 'the key' },
+      }),
+    ).toEqual(["records.withdrawal.fields.actorEmail.context: a webhook knows the org, not a caller's keyId"]);
+    expect(refused({ 'records.withdrawal.fields.referenceId.derived': 'wireReference' })[0]).toMatch(
+      /no derived field wireReference/,
+    );
   });
 });
 
 describe('the generated reference', () => {
-  it('lists every event, the envelope and every field, and is docs/legacy-api.md\'s', async () => {
+  it("lists every event, the envelope and every field, and is docs/legacy-api.md's", async () => {
     const rendered = renderLegacyWebhooks({ webhooks: table });
-    expect(rendered).toContain('| `failed-withdrawals` | `withdrawal.failed` | withdrawals | Failed Withdrawals | withdrawal | no | ours |');
+    expect(rendered).toContain(
+      '| `failed-withdrawals` | `withdrawal.failed` | withdrawals | Failed Withdrawals | withdrawal | no | ours |',
+    );
     expect(rendered).toContain('| `referenceId` | string or null | derived: railReference | ours |');
     const reference = await readFile(new URL('../../../docs/legacy-api.md', import.meta.url), 'utf8');
     expect(reference).toContain(`<!-- generated:legacy-webhooks -->\n${rendered}\n<!-- /generated:legacy-webhooks -->`);

@@ -3,11 +3,20 @@
  * refusal, and a differential test against jose, the reference JWS implementation, which signs
  * and verifies the same tokens independently.
  */
-import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHmac, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+
 import fc from 'fast-check';
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JWT_AUDIENCE, JWT_CLOCK_SKEW_SECONDS, newNonce, signApiToken, verifyApiToken, type TokenFailure } from '../../../src/lib/auth/jwt.js';
+
+import {
+  JWT_AUDIENCE,
+  JWT_CLOCK_SKEW_SECONDS,
+  newNonce,
+  signApiToken,
+  type TokenFailure,
+  verifyApiToken,
+} from '../../../src/lib/auth/jwt.js';
 
 const ISSUER = 'fxgate-test';
 /** The verifier's list: fxgate's own issuer first, then a second one it also accepts (as it does the legacy service's). */
@@ -18,7 +27,8 @@ const NOW = 1_800_000_000;
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 /** A token of any header and claims, ES256-signed by `key` (so only what the test changes is wrong). */
 function craft(header: unknown, claims: unknown, key: KeyObject = privateKey): string {
@@ -61,8 +71,18 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
   });
 
   it("accepts the project's own tokens and jose's, and jose accepts the project's", async () => {
-    const own = await signApiToken({ privateKey, keyName: KEY_NAME, issuer: ISSUER, lifetimeSeconds: MAX_LIFETIME, nowSeconds: NOW });
-    expect(await verifyApiToken(own.token, options())).toEqual({ keyName: KEY_NAME, nonce: own.nonce, expiresAt: NOW + MAX_LIFETIME });
+    const own = await signApiToken({
+      privateKey,
+      keyName: KEY_NAME,
+      issuer: ISSUER,
+      lifetimeSeconds: MAX_LIFETIME,
+      nowSeconds: NOW,
+    });
+    expect(await verifyApiToken(own.token, options())).toEqual({
+      keyName: KEY_NAME,
+      nonce: own.nonce,
+      expiresAt: NOW + MAX_LIFETIME,
+    });
     const { payload, protectedHeader } = await jwtVerify(own.token, publicKey, {
       algorithms: ['ES256'],
       issuer: ISSUER,
@@ -93,55 +113,113 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     ['an empty segment', () => good().replace(/\.[^.]+$/, '.'), 'TOKEN_MALFORMED'],
     ['base64 padding', () => `${good()}=`, 'TOKEN_MALFORMED'],
     ['a character outside base64url', () => good().replace('.', '+.'), 'TOKEN_MALFORMED'],
-    ['a header that is not JSON', () => `${b64('{"alg":')}.${good().split('.')[1]}.${good().split('.')[2]}`, 'TOKEN_MALFORMED'],
+    [
+      'a header that is not JSON',
+      () => `${b64('{"alg":')}.${good().split('.')[1]}.${good().split('.')[2]}`,
+      'TOKEN_MALFORMED',
+    ],
     ['a header that is an array', () => craft(['ES256'], goodClaims()), 'TOKEN_MALFORMED'],
     ['alg none, unsigned', () => `${b64({ ...goodHeader(), alg: 'none' })}.${b64(goodClaims())}.`, 'TOKEN_MALFORMED'],
     ['alg ES384', () => craft(goodHeader({ alg: 'ES384' }), goodClaims()), 'TOKEN_MALFORMED'],
     ['a crit extension', () => craft(goodHeader({ crit: ['b64'], b64: false }), goodClaims()), 'TOKEN_MALFORMED'],
     ['typ other than JWT', () => craft(goodHeader({ typ: 'at+jwt' }), goodClaims()), 'TOKEN_MALFORMED'],
     ['no kid', () => craft(goodHeader({ kid: undefined }), goodClaims()), 'KEY_MISSING'],
-    ['an unknown kid', () => craft(goodHeader({ kid: 'org/x/apiKey/y' }), goodClaims({ sub: 'org/x/apiKey/y' })), 'KEY_UNKNOWN'],
-    ['a nonce in upper case', () => craft(goodHeader({ nonce: newNonce().toUpperCase() }), goodClaims()), 'TOKEN_MALFORMED'],
+    [
+      'an unknown kid',
+      () => craft(goodHeader({ kid: 'org/x/apiKey/y' }), goodClaims({ sub: 'org/x/apiKey/y' })),
+      'KEY_UNKNOWN',
+    ],
+    [
+      'a nonce in upper case',
+      () => craft(goodHeader({ nonce: newNonce().toUpperCase() }), goodClaims()),
+      'TOKEN_MALFORMED',
+    ],
     ['a signature by another key', () => craft(goodHeader(), goodClaims(), other.privateKey), 'SIGNATURE_INVALID'],
-    ['a DER signature', () => {
-      const input = `${b64(goodHeader())}.${b64(goodClaims())}`;
-      return `${input}.${sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
-    }, 'SIGNATURE_INVALID'],
-    ['claims changed after signing', () => {
-      const [header, , signature] = good().split('.');
-      return `${header}.${b64(goodClaims({ exp: NOW + 3600 }))}.${signature}`;
-    }, 'SIGNATURE_INVALID'],
-    ['HS256 keyed with the public key', () => {
-      const input = `${b64(goodHeader({ alg: 'HS256' }))}.${b64(goodClaims())}`;
-      const pem = publicKey.export({ type: 'spki', format: 'pem' });
-      return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
-    }, 'TOKEN_MALFORMED'],
+    [
+      'a DER signature',
+      () => {
+        const input = `${b64(goodHeader())}.${b64(goodClaims())}`;
+        return `${input}.${sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+      },
+      'SIGNATURE_INVALID',
+    ],
+    [
+      'claims changed after signing',
+      () => {
+        const [header, , signature] = good().split('.');
+        return `${header}.${b64(goodClaims({ exp: NOW + 3600 }))}.${signature}`;
+      },
+      'SIGNATURE_INVALID',
+    ],
+    [
+      'HS256 keyed with the public key',
+      () => {
+        const input = `${b64(goodHeader({ alg: 'HS256' }))}.${b64(goodClaims())}`;
+        const pem = publicKey.export({ type: 'spki', format: 'pem' });
+        return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
+      },
+      'TOKEN_MALFORMED',
+    ],
     ['claims that are an array', () => craft(goodHeader(), [goodClaims()]), 'TOKEN_MALFORMED'],
     ['no exp', () => craft(goodHeader(), goodClaims({ exp: undefined })), 'TOKEN_MALFORMED'],
     ['exp as a string', () => craft(goodHeader(), goodClaims({ exp: String(NOW + 30) })), 'TOKEN_MALFORMED'],
     ['no nbf', () => craft(goodHeader(), goodClaims({ nbf: undefined })), 'TOKEN_MALFORMED'],
     ['no iat', () => craft(goodHeader(), goodClaims({ iat: undefined })), 'TOKEN_MALFORMED'],
     ['another issuer', () => craft(goodHeader(), goodClaims({ iss: 'someone' })), 'TOKEN_MALFORMED'],
-    ['an issuer in another case', () => craft(goodHeader(), goodClaims({ iss: ISSUERS[1].toUpperCase() })), 'TOKEN_MALFORMED'],
-    ['the issuer list as one value', () => craft(goodHeader(), goodClaims({ iss: ISSUERS.join(',') })), 'TOKEN_MALFORMED'],
+    [
+      'an issuer in another case',
+      () => craft(goodHeader(), goodClaims({ iss: ISSUERS[1].toUpperCase() })),
+      'TOKEN_MALFORMED',
+    ],
+    [
+      'the issuer list as one value',
+      () => craft(goodHeader(), goodClaims({ iss: ISSUERS.join(',') })),
+      'TOKEN_MALFORMED',
+    ],
     ['iss as an array of the issuers', () => craft(goodHeader(), goodClaims({ iss: [...ISSUERS] })), 'TOKEN_MALFORMED'],
     ['no iss', () => craft(goodHeader(), goodClaims({ iss: undefined })), 'TOKEN_MALFORMED'],
     ['sub other than kid', () => craft(goodHeader(), goodClaims({ sub: 'org/x/apiKey/y' })), 'TOKEN_MALFORMED'],
     ['aud as a string', () => craft(goodHeader(), goodClaims({ aud: JWT_AUDIENCE })), 'TOKEN_MALFORMED'],
     ['aud of two', () => craft(goodHeader(), goodClaims({ aud: [JWT_AUDIENCE, 'other'] })), 'TOKEN_MALFORMED'],
     ['another aud', () => craft(goodHeader(), goodClaims({ aud: ['other'] })), 'TOKEN_MALFORMED'],
-    ['exp at now minus the skew', () => craft(goodHeader(), goodClaims({ iat: NOW - 30, nbf: NOW - 30, exp: NOW - JWT_CLOCK_SKEW_SECONDS })), 'EXPIRED'],
-    ['nbf beyond the skew', () => craft(goodHeader(), goodClaims({ nbf: NOW + JWT_CLOCK_SKEW_SECONDS + 1 })), 'TOKEN_MALFORMED'],
-    ['iat beyond the skew', () => craft(goodHeader(), goodClaims({ iat: NOW + JWT_CLOCK_SKEW_SECONDS + 1 })), 'TOKEN_MALFORMED'],
-    ['a lifetime over the maximum', () => craft(goodHeader(), goodClaims({ exp: NOW + MAX_LIFETIME + 1 })), 'LIFETIME_TOO_LONG'],
+    [
+      'exp at now minus the skew',
+      () => craft(goodHeader(), goodClaims({ iat: NOW - 30, nbf: NOW - 30, exp: NOW - JWT_CLOCK_SKEW_SECONDS })),
+      'EXPIRED',
+    ],
+    [
+      'nbf beyond the skew',
+      () => craft(goodHeader(), goodClaims({ nbf: NOW + JWT_CLOCK_SKEW_SECONDS + 1 })),
+      'TOKEN_MALFORMED',
+    ],
+    [
+      'iat beyond the skew',
+      () => craft(goodHeader(), goodClaims({ iat: NOW + JWT_CLOCK_SKEW_SECONDS + 1 })),
+      'TOKEN_MALFORMED',
+    ],
+    [
+      'a lifetime over the maximum',
+      () => craft(goodHeader(), goodClaims({ exp: NOW + MAX_LIFETIME + 1 })),
+      'LIFETIME_TOO_LONG',
+    ],
   ])('refuses %s as %s', async (_name, make, failure) => {
     expect(await failureOf(make())).toBe(failure);
   });
 
   it('accepts the second issuer of the list as it does the first, signed by the project and by jose', async () => {
     expect(await failureOf(craft(goodHeader(), goodClaims({ iss: ISSUERS[1] })))).toBe('accepted');
-    const own = await signApiToken({ privateKey, keyName: KEY_NAME, issuer: ISSUERS[1], lifetimeSeconds: MAX_LIFETIME, nowSeconds: NOW });
-    expect(await verifyApiToken(own.token, options())).toEqual({ keyName: KEY_NAME, nonce: own.nonce, expiresAt: NOW + MAX_LIFETIME });
+    const own = await signApiToken({
+      privateKey,
+      keyName: KEY_NAME,
+      issuer: ISSUERS[1],
+      lifetimeSeconds: MAX_LIFETIME,
+      nowSeconds: NOW,
+    });
+    expect(await verifyApiToken(own.token, options())).toEqual({
+      keyName: KEY_NAME,
+      nonce: own.nonce,
+      expiresAt: NOW + MAX_LIFETIME,
+    });
     const nonce = newNonce();
     const byJose = await new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: KEY_NAME, nonce })
@@ -154,20 +232,34 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
       .sign(privateKey);
     expect(await verifyApiToken(byJose, options())).toEqual({ keyName: KEY_NAME, nonce, expiresAt: NOW + 30 });
     // A verifier given only the first issuer refuses the same token.
-    await expect(verifyApiToken(byJose, { ...options(), issuers: [ISSUER] })).rejects.toMatchObject({ failure: 'TOKEN_MALFORMED', message: 'unexpected iss' });
+    await expect(verifyApiToken(byJose, { ...options(), issuers: [ISSUER] })).rejects.toMatchObject({
+      failure: 'TOKEN_MALFORMED',
+      message: 'unexpected iss',
+    });
   });
 
   it('accepts exp one second inside the skew, and nbf and iat at the edge of it', async () => {
-    expect(await failureOf(craft(goodHeader(), goodClaims({ iat: NOW - 30, nbf: NOW - 30, exp: NOW - JWT_CLOCK_SKEW_SECONDS + 1 })))).toBe('accepted');
+    expect(
+      await failureOf(
+        craft(goodHeader(), goodClaims({ iat: NOW - 30, nbf: NOW - 30, exp: NOW - JWT_CLOCK_SKEW_SECONDS + 1 })),
+      ),
+    ).toBe('accepted');
     const edge = NOW + JWT_CLOCK_SKEW_SECONDS;
-    expect(await failureOf(craft(goodHeader(), goodClaims({ iat: edge, nbf: edge, exp: edge + MAX_LIFETIME })))).toBe('accepted');
+    expect(await failureOf(craft(goodHeader(), goodClaims({ iat: edge, nbf: edge, exp: edge + MAX_LIFETIME })))).toBe(
+      'accepted',
+    );
   });
 
   it('agrees with jose on random claims, signed right: accepted, expired or refused', async () => {
     // Each claim mostly right, so that about a third of the tokens pass and the rest fail one or two ways.
-    const mostly = <T,>(right: T, ...wrong: T[]) => fc.oneof({ arbitrary: fc.constant(right), weight: 6 }, fc.constantFrom(...wrong));
+    const mostly = <T>(right: T, ...wrong: T[]) =>
+      fc.oneof({ arbitrary: fc.constant(right), weight: 6 }, fc.constantFrom(...wrong));
     const numeric = (right: number) =>
-      fc.oneof({ arbitrary: fc.constant(right), weight: 3 }, fc.integer({ min: NOW - 200, max: NOW + 200 }), fc.constantFrom<unknown>(undefined, '1800000000', null, 1.5e9 + 0.5));
+      fc.oneof(
+        { arbitrary: fc.constant(right), weight: 3 },
+        fc.integer({ min: NOW - 200, max: NOW + 200 }),
+        fc.constantFrom<unknown>(undefined, '1800000000', null, 1.5e9 + 0.5),
+      );
     const claimSets = fc.record({
       iss: mostly<unknown>(ISSUER, ISSUERS[1], 'other', undefined),
       sub: mostly<unknown>(KEY_NAME, 'other', undefined),
@@ -203,7 +295,9 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
           (typeof claims.iat === 'number' && claims.iat > NOW + JWT_CLOCK_SKEW_SECONDS) ||
           (typeof claims.iat === 'number' && typeof claims.exp === 'number' && claims.exp - claims.iat > MAX_LIFETIME);
         if (ours === 'accepted') accepted += 1;
-        expect(ours === 'accepted' ? 'accepted' : 'refused').toBe(jose === 'accepted' && !extraRefusal ? 'accepted' : 'refused');
+        expect(ours === 'accepted' ? 'accepted' : 'refused').toBe(
+          jose === 'accepted' && !extraRefusal ? 'accepted' : 'refused',
+        );
         // Expiry is named alike, unless our stricter aud refused the token first.
         if (jose === 'EXPIRED' && Array.isArray(claims.aud) && claims.aud.length === 1) expect(ours).toBe('EXPIRED');
       }),

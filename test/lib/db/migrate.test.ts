@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { listMigrations, migrate } from '../../../src/lib/db/migrate.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
 
@@ -65,8 +67,11 @@ describe('0004_quote_claim on a database with trades', () => {
       await db.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
       // The schema as it stood before 0004, holding a used and an unused quote.
       const earlier = (await listMigrations()).filter((name) => name < '0004');
-      for (const name of earlier) await db.exec(await readFile(new URL(`../../../src/lib/db/migrations/${name}`, import.meta.url), 'utf8'));
-      await db.exec('CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      for (const name of earlier)
+        await db.exec(await readFile(new URL(`../../../src/lib/db/migrations/${name}`, import.meta.url), 'utf8'));
+      await db.exec(
+        'CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
       for (const name of earlier) await db.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);
       const org = '00000000-0000-4000-8000-000000000001';
       await db.query("INSERT INTO orgs (id, name) VALUES ($1, 'o')", [org]);
@@ -87,7 +92,9 @@ describe('0004_quote_claim on a database with trades', () => {
       );
 
       expect((await migrate(db)).applied).toEqual((await listMigrations()).filter((name) => name >= '0004'));
-      const { rows } = await db.query<{ id: string; used_by_trade_id: string | null }>('SELECT id, used_by_trade_id FROM quotes ORDER BY id');
+      const { rows } = await db.query<{ id: string; used_by_trade_id: string | null }>(
+        'SELECT id, used_by_trade_id FROM quotes ORDER BY id',
+      );
       expect(rows).toEqual([
         { id: 'qte_unused', used_by_trade_id: null },
         { id: 'qte_used', used_by_trade_id: 'trd_1' },

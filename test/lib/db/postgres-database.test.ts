@@ -5,6 +5,7 @@
  * And the pool's idle timeout: a connection is kept while it is used, and closed once unused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Database } from '../../../src/lib/db/database.js';
 import { openPostgres } from '../../../src/lib/db/postgres-database.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
@@ -26,7 +27,10 @@ afterAll(async () => {
 const SELECT_ONE = 'SELECT * FROM prepared_probe WHERE id = $1';
 
 async function preparedTexts(): Promise<string[]> {
-  const { rows } = await db.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'fx%' AND $1::int = 1", [1]);
+  const { rows } = await db.query<{ statement: string }>(
+    "SELECT statement FROM pg_prepared_statements WHERE name LIKE 'fx%' AND $1::int = 1",
+    [1],
+  );
   return rows.map((row) => row.statement);
 }
 
@@ -53,9 +57,11 @@ describe('the PostgreSQL driver', () => {
 });
 
 describe('the pool', () => {
-  const backendPid = async (on: Database): Promise<number> => (await on.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const backendPid = async (on: Database): Promise<number> =>
+    (await on.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   const isConnected = async (pid: number): Promise<boolean> =>
-    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]!.n === 1;
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]!
+      .n === 1;
 
   it('keeps a connection open while it is used within idleTimeoutMs, and closes it once unused for longer', async () => {
     const pooled = openPostgres({ connectionString: database.url!, maxConnections: 1, idleTimeoutMs: 300 });

@@ -4,7 +4,9 @@
  * database and shared by every process on it.
  */
 import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { SealedSecretError, SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 
@@ -29,11 +31,20 @@ describe('SecretSealer', () => {
     expect(() => sealer.open(sealed, 'row:2')).toThrow(SealedSecretError);
     expect(() => SecretSealer.withKey(randomBytes(32)).open(sealed, 'row:1')).toThrow(SealedSecretError);
     const [version, iv, ciphertext, tag] = sealed.split('.') as [string, string, string, string];
-    const flipped = (text: string) => Buffer.from(Buffer.from(text, 'base64url').map((byte, index) => (index === 0 ? byte ^ 1 : byte))).toString('base64url');
-    for (const changed of [[version, flipped(iv), ciphertext, tag], [version, iv, flipped(ciphertext), tag], [version, iv, ciphertext, flipped(tag)], ['v2', iv, ciphertext, tag]]) {
+    const flipped = (text: string) =>
+      Buffer.from(Buffer.from(text, 'base64url').map((byte, index) => (index === 0 ? byte ^ 1 : byte))).toString(
+        'base64url',
+      );
+    for (const changed of [
+      [version, flipped(iv), ciphertext, tag],
+      [version, iv, flipped(ciphertext), tag],
+      [version, iv, ciphertext, flipped(tag)],
+      ['v2', iv, ciphertext, tag],
+    ]) {
       expect(() => sealer.open(changed.join('.'), 'row:1')).toThrow(SealedSecretError);
     }
-    for (const garbage of ['', SECRET, 'v1.a.b', `${sealed}.extra`]) expect(() => sealer.open(garbage, 'row:1')).toThrow(SealedSecretError);
+    for (const garbage of ['', SECRET, 'v1.a.b', `${sealed}.extra`])
+      expect(() => sealer.open(garbage, 'row:1')).toThrow(SealedSecretError);
   });
 
   it('wants a 256-bit key', () => {
@@ -49,9 +60,14 @@ describe('SecretSealer.open on a database', () => {
   afterAll(async () => database?.drop());
 
   it('makes its key once: every sealer of the same name, concurrent or later, opens what another sealed', async () => {
-    const sealers = await Promise.all(Array.from({ length: 5 }, () => SecretSealer.open(database.db, 'test-sealing-key')));
+    const sealers = await Promise.all(
+      Array.from({ length: 5 }, () => SecretSealer.open(database.db, 'test-sealing-key')),
+    );
     const sealed = sealers[0]!.seal(SECRET, 'row');
-    for (const other of [...sealers, await SecretSealer.open(database.db, 'test-sealing-key')]) expect(other.open(sealed, 'row')).toBe(SECRET);
-    expect(() => SecretSealer.open(database.db, 'another-key').then((other) => other.open(sealed, 'row'))).rejects.toThrow(SealedSecretError);
+    for (const other of [...sealers, await SecretSealer.open(database.db, 'test-sealing-key')])
+      expect(other.open(sealed, 'row')).toBe(SECRET);
+    expect(() =>
+      SecretSealer.open(database.db, 'another-key').then((other) => other.open(sealed, 'row')),
+    ).rejects.toThrow(SealedSecretError);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_SECRET_BYTES, loadOrCreateServiceSecret } from '../../../src/lib/db/service-secrets.js';
+
+import { loadOrCreateServiceSecret, SERVICE_SECRET_BYTES } from '../../../src/lib/db/service-secrets.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
 
 describe.each(DATABASE_DRIVERS)('service secrets on $driver', ({ create }) => {

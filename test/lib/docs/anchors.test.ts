@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { headingAnchor, headingAnchors } from '../../../src/lib/docs/anchors.js';
 
 describe('heading anchors', () => {

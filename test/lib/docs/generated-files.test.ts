@@ -1,14 +1,16 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import {
   type GeneratedFile,
-  MissingMarkerError,
-  UnknownSectionError,
   isStale,
+  MissingMarkerError,
   regenerateSections,
   renderGeneratedFiles,
+  UnknownSectionError,
   writeGeneratedFiles,
 } from '../../../src/lib/docs/generated-files.js';
 

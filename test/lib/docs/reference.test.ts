@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { configSchema } from '../../../src/lib/config.js';
 import { renderConfigTable, renderErrorReference } from '../../../src/lib/docs/reference.js';
 import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';

@@ -5,13 +5,36 @@
  * strict details schema per code.
  */
 import { describe, expect, it } from 'vitest';
+
 import { ApiError } from '../../../src/lib/errors/api-error.js';
-import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, RETRY_STRATEGIES, isErrorCode, retryStrategyFor, type ErrorCode } from '../../../src/lib/errors/catalog.js';
+import {
+  ERROR_CATALOG,
+  ERROR_CODES,
+  ERROR_TYPES,
+  type ErrorCode,
+  isErrorCode,
+  RETRY_STRATEGIES,
+  retryStrategyFor,
+} from '../../../src/lib/errors/catalog.js';
 
 /** The seven types of docs/contract.md#errors-types: a closed set in the catalog. */
-const CONTRACT_TYPES = ['VALIDATION_ERROR', 'AUTHENTICATION_ERROR', 'AUTHORIZATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_ERROR'];
+const CONTRACT_TYPES = [
+  'VALIDATION_ERROR',
+  'AUTHENTICATION_ERROR',
+  'AUTHORIZATION_ERROR',
+  'NOT_FOUND',
+  'CONFLICT',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+];
 /** The five retry strategies of docs/contract.md#errors-retry-strategies. */
-const CONTRACT_STRATEGIES = ['TERMINAL', 'FIX_AND_RESUBMIT', 'WAIT_THEN_RETRY_SAME_KEY', 'CHECK_STATE_THEN_RETRY', 'RETRY_WITH_BACKOFF'];
+const CONTRACT_STRATEGIES = [
+  'TERMINAL',
+  'FIX_AND_RESUBMIT',
+  'WAIT_THEN_RETRY_SAME_KEY',
+  'CHECK_STATE_THEN_RETRY',
+  'RETRY_WITH_BACKOFF',
+];
 
 interface PublishedRow {
   readonly status: number;
@@ -43,16 +66,52 @@ const PUBLISHED_ROWS: readonly PublishedRow[] = [
   { status: 401, codes: ['AUTH_TOKEN_MISSING'], type: 'AUTHENTICATION_ERROR', retry: 'TERMINAL', details: 'none' },
   { status: 401, codes: ['AUTH_TOKEN_INVALID'], type: 'AUTHENTICATION_ERROR', retry: 'TERMINAL', details: 'none' },
   { status: 401, codes: ['AUTH_TOKEN_EXPIRED'], type: 'AUTHENTICATION_ERROR', retry: 'TERMINAL', details: 'none' },
-  { status: 401, codes: ['AUTH_TOKEN_INVALID_CONFIG'], type: 'AUTHENTICATION_ERROR', retry: 'TERMINAL', details: ['reason'] },
+  {
+    status: 401,
+    codes: ['AUTH_TOKEN_INVALID_CONFIG'],
+    type: 'AUTHENTICATION_ERROR',
+    retry: 'TERMINAL',
+    details: ['reason'],
+  },
   { status: 401, codes: ['AUTH_API_KEY_MISSING'], type: 'AUTHENTICATION_ERROR', retry: 'TERMINAL', details: 'none' },
   { status: 401, codes: ['AUTH_API_KEY_INVALID'], type: 'AUTHENTICATION_ERROR', retry: 'TERMINAL', details: 'none' },
-  { status: 403, codes: ['AUTH_API_KEY_SANDBOX_REQUIRED'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: 'none' },
-  { status: 403, codes: ['AUTH_API_KEY_LIVE_REQUIRED'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: 'none' },
+  {
+    status: 403,
+    codes: ['AUTH_API_KEY_SANDBOX_REQUIRED'],
+    type: 'AUTHORIZATION_ERROR',
+    retry: 'TERMINAL',
+    details: 'none',
+  },
+  {
+    status: 403,
+    codes: ['AUTH_API_KEY_LIVE_REQUIRED'],
+    type: 'AUTHORIZATION_ERROR',
+    retry: 'TERMINAL',
+    details: 'none',
+  },
   { status: 403, codes: ['SANDBOX_MODE_REQUIRED'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: 'none' },
   { status: 403, codes: ['AUTH_FORBIDDEN_IP'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: 'none' },
-  { status: 403, codes: ['AUTH_INSUFFICIENT_SCOPE'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: ['requiredScope'] },
-  { status: 403, codes: ['WITHDRAWAL_ACCOUNT_NOT_LIVE'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: ['accountId', 'status'] },
-  { status: 403, codes: ['WITHDRAWAL_DISABLED_FOR_ACCOUNT'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: 'none' },
+  {
+    status: 403,
+    codes: ['AUTH_INSUFFICIENT_SCOPE'],
+    type: 'AUTHORIZATION_ERROR',
+    retry: 'TERMINAL',
+    details: ['requiredScope'],
+  },
+  {
+    status: 403,
+    codes: ['WITHDRAWAL_ACCOUNT_NOT_LIVE'],
+    type: 'AUTHORIZATION_ERROR',
+    retry: 'TERMINAL',
+    details: ['accountId', 'status'],
+  },
+  {
+    status: 403,
+    codes: ['WITHDRAWAL_DISABLED_FOR_ACCOUNT'],
+    type: 'AUTHORIZATION_ERROR',
+    retry: 'TERMINAL',
+    details: 'none',
+  },
   { status: 403, codes: ['FEATURE_NOT_ENABLED'], type: 'AUTHORIZATION_ERROR', retry: 'TERMINAL', details: 'none' },
   {
     status: 403,
@@ -60,22 +119,76 @@ const PUBLISHED_ROWS: readonly PublishedRow[] = [
     type: 'AUTHORIZATION_ERROR',
   },
   { status: 404, codes: ['WITHDRAWAL_NOT_FOUND'], type: 'NOT_FOUND', retry: 'TERMINAL', details: 'none' },
-  { status: 404, codes: ['WITHDRAWAL_ADDRESS_NOT_FOUND'], type: 'NOT_FOUND', retry: 'TERMINAL', details: ['accountId'] },
+  {
+    status: 404,
+    codes: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
+    type: 'NOT_FOUND',
+    retry: 'TERMINAL',
+    details: ['accountId'],
+  },
   { status: 404, codes: ['TRADE_NOT_FOUND'], type: 'NOT_FOUND' },
   { status: 405, codes: ['METHOD_NOT_ALLOWED'], type: VE, retry: FIX, details: ['method', 'allowed'] },
-  { status: 409, codes: ['IDEMPOTENCY_IN_FLIGHT'], type: 'CONFLICT', retry: 'WAIT_THEN_RETRY_SAME_KEY', details: 'none' },
-  { status: 409, codes: ['WITHDRAWAL_INSUFFICIENT_BALANCE'], type: 'CONFLICT', retry: FIX, details: ['requiredAmount', 'availableAmount', 'currency'] },
+  {
+    status: 409,
+    codes: ['IDEMPOTENCY_IN_FLIGHT'],
+    type: 'CONFLICT',
+    retry: 'WAIT_THEN_RETRY_SAME_KEY',
+    details: 'none',
+  },
+  {
+    status: 409,
+    codes: ['WITHDRAWAL_INSUFFICIENT_BALANCE'],
+    type: 'CONFLICT',
+    retry: FIX,
+    details: ['requiredAmount', 'availableAmount', 'currency'],
+  },
   { status: 409, codes: ['WITHDRAWAL_ADDRESS_NOT_VERIFIED'], type: 'CONFLICT', retry: FIX, details: ['accountId'] },
-  { status: 409, codes: ['WITHDRAWAL_PENDING_DEPOSIT_REQUIRED'], type: 'CONFLICT', retry: FIX, details: ['outstandingAmount', 'currency'] },
+  {
+    status: 409,
+    codes: ['WITHDRAWAL_PENDING_DEPOSIT_REQUIRED'],
+    type: 'CONFLICT',
+    retry: FIX,
+    details: ['outstandingAmount', 'currency'],
+  },
   { status: 413, codes: ['VALIDATION_PAYLOAD_TOO_LARGE'], type: VE, retry: FIX, details: 'none' },
   { status: 422, codes: ['IDEMPOTENCY_MISMATCH'], type: 'CONFLICT', retry: FIX, details: ['originalRequestHash'] },
-  { status: 422, codes: ['WITHDRAWAL_INVALID_AMOUNT_PRECISION'], type: VE, retry: FIX, details: ['maxDecimals', 'currency'] },
+  {
+    status: 422,
+    codes: ['WITHDRAWAL_INVALID_AMOUNT_PRECISION'],
+    type: VE,
+    retry: FIX,
+    details: ['maxDecimals', 'currency'],
+  },
   { status: 422, codes: ['WITHDRAWAL_ADDRESS_CHECKSUM_FAILED'], type: VE, retry: FIX, details: ['address', 'network'] },
-  { status: 422, codes: ['WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH'], type: VE, retry: FIX, details: ['expected', 'received'] },
+  {
+    status: 422,
+    codes: ['WITHDRAWAL_ADDRESS_CURRENCY_MISMATCH'],
+    type: VE,
+    retry: FIX,
+    details: ['expected', 'received'],
+  },
   { status: 428, codes: ['IDEMPOTENCY_KEY_MISSING'], type: VE, retry: FIX, details: ['endpoint'] },
-  { status: 429, codes: ['RATE_LIMIT_EXCEEDED'], type: 'RATE_LIMITED', retry: 'WAIT_THEN_RETRY_SAME_KEY', details: 'none' },
-  { status: 500, codes: ['INTERNAL_ERROR'], type: 'INTERNAL_ERROR', retryOnWrite: 'CHECK_STATE_THEN_RETRY', details: [], optionalDetails: ['resourceId'] },
-  { status: 500, codes: ['TRADE_EXECUTION_FAILED', 'WITHDRAWAL_INITIATION_FAILED'], retry: 'CHECK_STATE_THEN_RETRY', details: ['resourceId'] },
+  {
+    status: 429,
+    codes: ['RATE_LIMIT_EXCEEDED'],
+    type: 'RATE_LIMITED',
+    retry: 'WAIT_THEN_RETRY_SAME_KEY',
+    details: 'none',
+  },
+  {
+    status: 500,
+    codes: ['INTERNAL_ERROR'],
+    type: 'INTERNAL_ERROR',
+    retryOnWrite: 'CHECK_STATE_THEN_RETRY',
+    details: [],
+    optionalDetails: ['resourceId'],
+  },
+  {
+    status: 500,
+    codes: ['TRADE_EXECUTION_FAILED', 'WITHDRAWAL_INITIATION_FAILED'],
+    retry: 'CHECK_STATE_THEN_RETRY',
+    details: ['resourceId'],
+  },
   { status: 503, codes: ['IDEMPOTENCY_UNAVAILABLE'] },
 ];
 
@@ -85,7 +198,10 @@ const PUBLISHED_CODES = PUBLISHED_ROWS.flatMap((row) => row.codes);
 const EXAMPLES = {
   VALIDATION_BODY_FAILED: { issues: [{ path: 'amount', code: 'invalid_format', message: 'Invalid string' }] },
   VALIDATION_QUERY_FAILED: { issues: [{ path: 'limit', code: 'too_big', message: 'at most 100' }] },
-  VALIDATION_HEADER_FAILED: { header: 'X-Request-Id', issues: [{ path: 'X-Request-Id', code: 'invalid_format', message: 'bad' }] },
+  VALIDATION_HEADER_FAILED: {
+    header: 'X-Request-Id',
+    issues: [{ path: 'X-Request-Id', code: 'invalid_format', message: 'bad' }],
+  },
   VALIDATION_CONTENT_TYPE: {},
   IDEMPOTENCY_KEY_INVALID: {},
   WITHDRAWAL_CURRENCY_NOT_SUPPORTED: {},
@@ -120,14 +236,32 @@ const EXAMPLES = {
   WITHDRAWAL_INSUFFICIENT_BALANCE: { requiredAmount: '10.00', availableAmount: '5.00', currency: 'USD' },
   WITHDRAWAL_ADDRESS_NOT_VERIFIED: { accountId: 'wac_0190b5a0c0de7000800000000000abcd' },
   WITHDRAWAL_PENDING_DEPOSIT_REQUIRED: { outstandingAmount: '250.00', currency: 'USD' },
-  WITHDRAWAL_INVALID_STATE_TRANSITION: { withdrawalId: 'wtd_0190b5a0c0de7000800000000000abcd', status: 'COMPLETED', requestedStatus: 'FAILED' },
+  WITHDRAWAL_INVALID_STATE_TRANSITION: {
+    withdrawalId: 'wtd_0190b5a0c0de7000800000000000abcd',
+    status: 'COMPLETED',
+    requestedStatus: 'FAILED',
+  },
   QUOTE_EXPIRED: { quoteId: 'qte_0190b5a0c0de7000800000000000abcd', expiredAt: '2026-01-01T00:00:00.000Z' },
-  QUOTE_ALREADY_USED: { quoteId: 'qte_0190b5a0c0de7000800000000000abcd', tradeId: 'trd_0190b5a0c0de7000800000000000abcd' },
-  TRADE_CREDIT_LIMIT_EXCEEDED: { creditLine: '100000.00', committedAmount: '99000.00', requiredAmount: '2000.00', currency: 'USD' },
+  QUOTE_ALREADY_USED: {
+    quoteId: 'qte_0190b5a0c0de7000800000000000abcd',
+    tradeId: 'trd_0190b5a0c0de7000800000000000abcd',
+  },
+  TRADE_CREDIT_LIMIT_EXCEEDED: {
+    creditLine: '100000.00',
+    committedAmount: '99000.00',
+    requiredAmount: '2000.00',
+    currency: 'USD',
+  },
   TRADE_NOT_REVERSIBLE: { tradeId: 'trd_0190b5a0c0de7000800000000000abcd', status: 'SETTLED' },
-  TRADE_ALREADY_REVERSED: { tradeId: 'trd_0190b5a0c0de7000800000000000abcd', reversedByTradeId: 'trd_0190b5a0c0de7000800000000000abce' },
+  TRADE_ALREADY_REVERSED: {
+    tradeId: 'trd_0190b5a0c0de7000800000000000abcd',
+    reversedByTradeId: 'trd_0190b5a0c0de7000800000000000abce',
+  },
   TRADE_ALREADY_SETTLED: { tradeId: 'trd_0190b5a0c0de7000800000000000abcd' },
-  TRADE_REVERSAL_WINDOW_CLOSED: { tradeId: 'trd_0190b5a0c0de7000800000000000abcd', windowEndedAt: '2026-01-01T00:00:00.000Z' },
+  TRADE_REVERSAL_WINDOW_CLOSED: {
+    tradeId: 'trd_0190b5a0c0de7000800000000000abcd',
+    windowEndedAt: '2026-01-01T00:00:00.000Z',
+  },
   TRADE_NOT_SETTLEABLE: { tradeId: 'trd_0190b5a0c0de7000800000000000abcd', status: 'REVERSED' },
   TRADE_SETTLEMENT_UNFUNDED: { requiredAmount: '10.00', availableAmount: '-5.00', currency: 'EUR' },
   VALIDATION_PAYLOAD_TOO_LARGE: {},
@@ -138,7 +272,10 @@ const EXAMPLES = {
   PAIR_NOT_SUPPORTED: { buyCurrency: 'JPY', sellCurrency: 'JPY' },
   QUOTE_AMOUNT_OUT_OF_RANGE: { minAmount: '1.00', maxAmount: '1000000.00', currency: 'USD' },
   QUOTE_INVALID_AMOUNT_PRECISION: { maxDecimals: 0, currency: 'JPY' },
-  REVERSE_QUOTE_INVALID: { quoteId: 'qte_0190b5a0c0de7000800000000000abcd', tradeId: 'trd_0190b5a0c0de7000800000000000abcd' },
+  REVERSE_QUOTE_INVALID: {
+    quoteId: 'qte_0190b5a0c0de7000800000000000abcd',
+    tradeId: 'trd_0190b5a0c0de7000800000000000abcd',
+  },
   WEBHOOK_URL_INVALID: { url: 'http://127.0.0.1/hook', reason: 'must be https' },
   IDEMPOTENCY_KEY_MISSING: { endpoint: 'POST /v3/fx/withdrawals' },
   RATE_LIMIT_EXCEEDED: {},
@@ -155,10 +292,14 @@ function accepts(code: ErrorCode, details: unknown): boolean {
 }
 
 describe('the code list', () => {
-  it('has exactly 65 codes: the 62 of the contract and the HTTP server\'s three answers before routing', () => {
+  it("has exactly 65 codes: the 62 of the contract and the HTTP server's three answers before routing", () => {
     expect(ERROR_CODES).toHaveLength(65);
     expect(Object.keys(ERROR_CATALOG)).toHaveLength(65);
-    expect(ERROR_CODES.filter((code) => code.startsWith('REQUEST_')).sort()).toEqual(['REQUEST_HEADERS_TOO_LARGE', 'REQUEST_MALFORMED', 'REQUEST_TIMEOUT']);
+    expect(ERROR_CODES.filter((code) => code.startsWith('REQUEST_')).sort()).toEqual([
+      'REQUEST_HEADERS_TOO_LARGE',
+      'REQUEST_MALFORMED',
+      'REQUEST_TIMEOUT',
+    ]);
   });
 
   it('has unique codes, ERROR_CODES matching the table', () => {
@@ -199,35 +340,38 @@ describe('the codes v3 was first published with', () => {
     expect([...specOrigin].sort()).toEqual([...PUBLISHED_CODES].sort());
   });
 
-  it.each(PUBLISHED_ROWS.flatMap((row) => row.codes.map((code) => [code, row] as const)))('%s has the status, type, retryStrategy and details of its row', (name, row) => {
-    expect(isErrorCode(name), `${name} is in the catalog`).toBe(true);
-    const code = name as ErrorCode;
-    const entry = ERROR_CATALOG[code];
-    expect(entry.status).toBe(row.status);
-    if (row.type !== undefined) expect(entry.type).toBe(row.type);
-    if (row.retry !== undefined) {
-      expect(retryStrategyFor(code, false)).toBe(row.retry);
-      expect(retryStrategyFor(code, true)).toBe(row.retry);
-    }
-    if (row.retryOnWrite !== undefined) expect(retryStrategyFor(code, true)).toBe(row.retryOnWrite);
+  it.each(PUBLISHED_ROWS.flatMap((row) => row.codes.map((code) => [code, row] as const)))(
+    '%s has the status, type, retryStrategy and details of its row',
+    (name, row) => {
+      expect(isErrorCode(name), `${name} is in the catalog`).toBe(true);
+      const code = name as ErrorCode;
+      const entry = ERROR_CATALOG[code];
+      expect(entry.status).toBe(row.status);
+      if (row.type !== undefined) expect(entry.type).toBe(row.type);
+      if (row.retry !== undefined) {
+        expect(retryStrategyFor(code, false)).toBe(row.retry);
+        expect(retryStrategyFor(code, true)).toBe(row.retry);
+      }
+      if (row.retryOnWrite !== undefined) expect(retryStrategyFor(code, true)).toBe(row.retryOnWrite);
 
-    const example = EXAMPLES[code] as Record<string, unknown>;
-    if (row.details === 'none') {
-      expect(example).toEqual({});
-      expect(accepts(code, {})).toBe(true);
-    } else if (row.details !== undefined) {
-      expect(Object.keys(example).sort()).toEqual([...row.details, ...(row.optionalDetails ?? [])].sort());
-      expect(accepts(code, example)).toBe(true);
-      for (const field of row.details) {
-        const { [field]: _dropped, ...without } = example;
-        expect(accepts(code, without), `${code} without ${field}`).toBe(false);
+      const example = EXAMPLES[code] as Record<string, unknown>;
+      if (row.details === 'none') {
+        expect(example).toEqual({});
+        expect(accepts(code, {})).toBe(true);
+      } else if (row.details !== undefined) {
+        expect(Object.keys(example).sort()).toEqual([...row.details, ...(row.optionalDetails ?? [])].sort());
+        expect(accepts(code, example)).toBe(true);
+        for (const field of row.details) {
+          const { [field]: _dropped, ...without } = example;
+          expect(accepts(code, without), `${code} without ${field}`).toBe(false);
+        }
+        for (const field of row.optionalDetails ?? []) {
+          const { [field]: _dropped, ...without } = example;
+          expect(accepts(code, without), `${code} without optional ${field}`).toBe(true);
+        }
       }
-      for (const field of row.optionalDetails ?? []) {
-        const { [field]: _dropped, ...without } = example;
-        expect(accepts(code, without), `${code} without optional ${field}`).toBe(true);
-      }
-    }
-  });
+    },
+  );
 
   it('types their details fields', () => {
     // issues[]: objects of path, code and message
@@ -235,13 +379,18 @@ describe('the codes v3 was first published with', () => {
     expect(accepts('VALIDATION_BODY_FAILED', { issues: [{ path: 'a', code: 'b' }] })).toBe(false);
     expect(accepts('VALIDATION_BODY_FAILED', { issues: 'amount is wrong' })).toBe(false);
     // reason: one of the three of docs/contract.md#auth-v3-signature
-    for (const reason of ['SIGNATURE_MISSING', 'SIGNATURE_MALFORMED', 'SIGNATURE_INVALID']) expect(accepts('AUTH_TOKEN_INVALID_CONFIG', { reason })).toBe(true);
+    for (const reason of ['SIGNATURE_MISSING', 'SIGNATURE_MALFORMED', 'SIGNATURE_INVALID'])
+      expect(accepts('AUTH_TOKEN_INVALID_CONFIG', { reason })).toBe(true);
     expect(accepts('AUTH_TOKEN_INVALID_CONFIG', { reason: 'SOMETHING_ELSE' })).toBe(false);
     // allowed[]
     expect(accepts('METHOD_NOT_ALLOWED', { method: 'POST', allowed: 'GET' })).toBe(false);
     // requiredAmount and availableAmount are strings
-    expect(accepts('WITHDRAWAL_INSUFFICIENT_BALANCE', { requiredAmount: 10, availableAmount: '5.00', currency: 'USD' })).toBe(false);
-    expect(accepts('WITHDRAWAL_INSUFFICIENT_BALANCE', { requiredAmount: '10.00', availableAmount: 5, currency: 'USD' })).toBe(false);
+    expect(
+      accepts('WITHDRAWAL_INSUFFICIENT_BALANCE', { requiredAmount: 10, availableAmount: '5.00', currency: 'USD' }),
+    ).toBe(false);
+    expect(
+      accepts('WITHDRAWAL_INSUFFICIENT_BALANCE', { requiredAmount: '10.00', availableAmount: 5, currency: 'USD' }),
+    ).toBe(false);
     expect(accepts('WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', { outstandingAmount: 250, currency: 'USD' })).toBe(false);
     // originalRequestHash: string of the form sha256:<hex>
     expect(accepts('IDEMPOTENCY_MISMATCH', { originalRequestHash: 'ab'.repeat(32) })).toBe(false);
@@ -340,7 +489,10 @@ describe('ApiError envelopes follow the catalog', () => {
   });
 
   it('keeps a custom message but never the cause in the envelope', () => {
-    const error = new ApiError('AUTH_TOKEN_INVALID', undefined, { message: 'Replayed token.', cause: new Error('secret detail') });
+    const error = new ApiError('AUTH_TOKEN_INVALID', undefined, {
+      message: 'Replayed token.',
+      cause: new Error('secret detail'),
+    });
     expect(JSON.stringify(error.toEnvelope(false))).not.toContain('secret detail');
     expect(error.toEnvelope(false).error.message).toBe('Replayed token.');
   });

@@ -8,18 +8,20 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { keyName } from '../../../src/lib/auth/credentials.js';
 import { signApiToken, verifyApiToken } from '../../../src/lib/auth/jwt.js';
 import { DEFAULT_JWT_ISSUERS } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import {
+  importKeyFile,
   KeyImportConflictError,
   KeyImportError,
   KeyImportInvalidError,
-  importKeyFile,
-  parseKeyImport,
   type KeyImportProblem,
+  parseKeyImport,
 } from '../../../src/lib/keys/key-import.js';
 import { KeyRegistry, SANDBOX_CREDIT_LINE_USD } from '../../../src/lib/keys/key-registry.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
@@ -36,9 +38,19 @@ function newPair(): Pair {
 }
 
 /** A good record of a new key in a new org; a test overrides single fields. */
-function record(pair: Pair = newPair(), overrides: Record<string, unknown> = {}): Record<string, unknown> & { name: string; orgId: string } {
+function record(
+  pair: Pair = newPair(),
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> & { name: string; orgId: string } {
   const orgId = newUuid();
-  return { name: keyName(orgId, newUuid()), orgId, publicKey: pair.publicPem, scopes: ['view'], mode: 'live', ...overrides };
+  return {
+    name: keyName(orgId, newUuid()),
+    orgId,
+    publicKey: pair.publicPem,
+    scopes: ['view'],
+    mode: 'live',
+    ...overrides,
+  };
 }
 
 const jsonLines = (...records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
@@ -92,7 +104,8 @@ describe('reading key records', () => {
   });
 
   it("reads fxgate's and the dashboard's scopes in any case, as an array or comma-separated, repeats collapsed", () => {
-    const scopesOf = (scopes: unknown) => parseKeyImport(JSON.stringify(record(undefined, { scopes })), 'k.json')[0]!.scopes;
+    const scopesOf = (scopes: unknown) =>
+      parseKeyImport(JSON.stringify(record(undefined, { scopes })), 'k.json')[0]!.scopes;
     expect(scopesOf(['View'])).toEqual(['view']);
     // The dashboard's Trade is trading plus the trade history and balances.
     expect(scopesOf(['Trade'])).toEqual(['view', 'trade']);
@@ -103,29 +116,57 @@ describe('reading key records', () => {
   });
 
   it('reads the mode in any case, normalises the allowlist, and keeps names and org ids in lower case', () => {
-    const upper = record(undefined, { mode: 'Sandbox', ipAllowlist: [' 203.0.113.0/24', '2001:db8::1', '203.0.113.0/24'] });
-    const text = JSON.stringify({ ...upper, name: upper.name.toUpperCase().replace('ORG/', 'org/').replace('/APIKEY/', '/apiKey/'), orgId: upper.orgId.toUpperCase() });
+    const upper = record(undefined, {
+      mode: 'Sandbox',
+      ipAllowlist: [' 203.0.113.0/24', '2001:db8::1', '203.0.113.0/24'],
+    });
+    const text = JSON.stringify({
+      ...upper,
+      name: upper.name.toUpperCase().replace('ORG/', 'org/').replace('/APIKEY/', '/apiKey/'),
+      orgId: upper.orgId.toUpperCase(),
+    });
     const [read] = parseKeyImport(text, 'k.json');
-    expect(read).toMatchObject({ name: upper.name, orgId: upper.orgId, mode: 'sandbox', ipAllowlist: ['203.0.113.0/24', '2001:db8::1/128'] });
-    expect(parseKeyImport(JSON.stringify(record(undefined, { mode: 'LIVE', ipAllowlist: '10.0.0.0/8, 10.1.2.3' })), 'k.json')[0]).toMatchObject({
+    expect(read).toMatchObject({
+      name: upper.name,
+      orgId: upper.orgId,
+      mode: 'sandbox',
+      ipAllowlist: ['203.0.113.0/24', '2001:db8::1/128'],
+    });
+    expect(
+      parseKeyImport(
+        JSON.stringify(record(undefined, { mode: 'LIVE', ipAllowlist: '10.0.0.0/8, 10.1.2.3' })),
+        'k.json',
+      )[0],
+    ).toMatchObject({
       mode: 'live',
       ipAllowlist: ['10.0.0.0/8', '10.1.2.3/32'],
     });
-    expect(parseKeyImport(JSON.stringify(record(undefined, { ipAllowlist: null })), 'k.json')[0]!.ipAllowlist).toEqual([]);
+    expect(parseKeyImport(JSON.stringify(record(undefined, { ipAllowlist: null })), 'k.json')[0]!.ipAllowlist).toEqual(
+      [],
+    );
   });
 
   it('refuses a record that carries a private key, saying why and how to export the public key', () => {
     const { privateKey, publicPem } = newPair();
-    const withPrivate = record({ privateKey, publicPem }, { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() });
+    const withPrivate = record(
+      { privateKey, publicPem },
+      { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+    );
     expect(problemsOf(jsonLines(record(), withPrivate))).toEqual([
-      { line: 2, field: 'privateKey', message: expect.stringMatching(/private key never leaves its owner.*openssl pkey -in key\.pem -pubout/) },
+      {
+        line: 2,
+        field: 'privateKey',
+        message: expect.stringMatching(/private key never leaves its owner.*openssl pkey -in key\.pem -pubout/),
+      },
     ]);
     // The private key in the publicKey field is refused too, never turned into its public half.
     const inPlace = record(undefined, { publicKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() });
-    expect(problemsOf(JSON.stringify(inPlace))).toEqual([{ line: 1, field: 'publicKey', message: expect.stringMatching(/holds a private key/) }]);
+    expect(problemsOf(JSON.stringify(inPlace))).toEqual([
+      { line: 1, field: 'publicKey', message: expect.stringMatching(/holds a private key/) },
+    ]);
   });
 
-  it('refuses a name whose org is not the record\'s orgId, as a record changed by hand would be', () => {
+  it("refuses a name whose org is not the record's orgId, as a record changed by hand would be", () => {
     const tampered = { ...record(), orgId: newUuid() };
     expect(problemsOf(jsonLines(record(), record(), tampered))).toEqual([
       { line: 3, field: 'orgId', message: expect.stringMatching(/is not the org of the key name/) },
@@ -133,22 +174,74 @@ describe('reading key records', () => {
   });
 
   it.each<[string, () => Record<string, unknown>, string, RegExp]>([
-    ['a P-384 key', () => record(undefined, { publicKey: generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ type: 'spki', format: 'pem' }).toString() }), 'publicKey', /secp384r1.*P-256/],
-    ['an RSA key', () => record(undefined, { publicKey: generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString() }), 'publicKey', /an rsa key.*P-256/],
-    ['a PKCS#1 public key', () => record(undefined, { publicKey: generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'pkcs1', format: 'pem' }).toString() }), 'publicKey', /must be SPKI PEM/],
-    ['a public key of garbage', () => record(undefined, { publicKey: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n' }), 'publicKey', /not a readable public key/],
+    [
+      'a P-384 key',
+      () =>
+        record(undefined, {
+          publicKey: generateKeyPairSync('ec', { namedCurve: 'P-384' })
+            .publicKey.export({ type: 'spki', format: 'pem' })
+            .toString(),
+        }),
+      'publicKey',
+      /secp384r1.*P-256/,
+    ],
+    [
+      'an RSA key',
+      () =>
+        record(undefined, {
+          publicKey: generateKeyPairSync('rsa', { modulusLength: 1024 })
+            .publicKey.export({ type: 'spki', format: 'pem' })
+            .toString(),
+        }),
+      'publicKey',
+      /an rsa key.*P-256/,
+    ],
+    [
+      'a PKCS#1 public key',
+      () =>
+        record(undefined, {
+          publicKey: generateKeyPairSync('rsa', { modulusLength: 1024 })
+            .publicKey.export({ type: 'pkcs1', format: 'pem' })
+            .toString(),
+        }),
+      'publicKey',
+      /must be SPKI PEM/,
+    ],
+    [
+      'a public key of garbage',
+      () => record(undefined, { publicKey: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n' }),
+      'publicKey',
+      /not a readable public key/,
+    ],
     ['no public key', () => record(undefined, { publicKey: undefined }), 'publicKey', /SPKI PEM/],
-    ['a malformed name', () => record(undefined, { name: 'org/x/apiKey/y' }), 'name', /org\/\{orgId\}\/apiKey\/\{keyId\}/],
+    [
+      'a malformed name',
+      () => record(undefined, { name: 'org/x/apiKey/y' }),
+      'name',
+      /org\/\{orgId\}\/apiKey\/\{keyId\}/,
+    ],
     ['an org id that is no UUID', () => record(undefined, { orgId: 'acme' }), 'orgId', /UUID/],
     ['an unknown scope', () => record(undefined, { scopes: ['view', 'admin'] }), 'scopes', /unknown scope "admin"/],
-    ['a scope named like an object property', () => record(undefined, { scopes: 'constructor' }), 'scopes', /unknown scope "constructor"/],
+    [
+      'a scope named like an object property',
+      () => record(undefined, { scopes: 'constructor' }),
+      'scopes',
+      /unknown scope "constructor"/,
+    ],
     ['no scope', () => record(undefined, { scopes: ' , ' }), 'scopes', /at least one scope/],
     ['scopes that are not names', () => record(undefined, { scopes: [1] }), 'scopes', /list of scope names/],
     ['another mode', () => record(undefined, { mode: 'test' }), 'mode', /sandbox or live/],
-    ['a bad allowlist entry', () => record(undefined, { ipAllowlist: ['10.0.0.0/33'] }), 'ipAllowlist', /"10\.0\.0\.0\/33" is not an IPv4 or IPv6 address/],
+    [
+      'a bad allowlist entry',
+      () => record(undefined, { ipAllowlist: ['10.0.0.0/33'] }),
+      'ipAllowlist',
+      /"10\.0\.0\.0\/33" is not an IPv4 or IPv6 address/,
+    ],
     ['a misspelt field', () => record(undefined, { ipAllowList: ['10.0.0.0/8'] }), 'ipAllowList', /unknown field/],
   ])('refuses %s, naming its line and field', (_name, make, field, message) => {
-    expect(problemsOf(jsonLines(record(), make()))).toEqual([{ line: 2, field, message: expect.stringMatching(message) }]);
+    expect(problemsOf(jsonLines(record(), make()))).toEqual([
+      { line: 2, field, message: expect.stringMatching(message) },
+    ]);
   });
 
   it('refuses a key id given twice, even under two orgs', () => {
@@ -156,18 +249,30 @@ describe('reading key records', () => {
     const keyId = first.name.split('/')[3]!;
     const again = record(undefined, {});
     const sameId = { ...again, name: keyName(again.orgId, keyId) };
-    expect(problemsOf(jsonLines(first, sameId))).toEqual([{ line: 2, field: 'name', message: expect.stringMatching(/also on line 1/) }]);
+    expect(problemsOf(jsonLines(first, sameId))).toEqual([
+      { line: 2, field: 'name', message: expect.stringMatching(/also on line 1/) },
+    ]);
   });
 
   it('refuses what is no list of key records, naming the line', () => {
     expect(problemsOf('')).toEqual([{ line: null, field: null, message: expect.stringMatching(/empty/) }]);
     expect(problemsOf('[]')).toEqual([{ line: 1, field: null, message: expect.stringMatching(/no key records/) }]);
-    expect(problemsOf('"keys"')).toEqual([{ line: 1, field: null, message: expect.stringMatching(/one JSON object, a JSON array of objects/) }]);
-    expect(problemsOf(`[\n${JSON.stringify(record())},\n"x"\n]`)).toEqual([{ line: 3, field: null, message: expect.stringMatching(/is a JSON object/) }]);
-    expect(problemsOf(`[\n${JSON.stringify(record())}\n${JSON.stringify(record())}\n]`)).toEqual([{ line: 3, field: null, message: expect.stringMatching(/not valid JSON/) }]);
+    expect(problemsOf('"keys"')).toEqual([
+      { line: 1, field: null, message: expect.stringMatching(/one JSON object, a JSON array of objects/) },
+    ]);
+    expect(problemsOf(`[\n${JSON.stringify(record())},\n"x"\n]`)).toEqual([
+      { line: 3, field: null, message: expect.stringMatching(/is a JSON object/) },
+    ]);
+    expect(problemsOf(`[\n${JSON.stringify(record())}\n${JSON.stringify(record())}\n]`)).toEqual([
+      { line: 3, field: null, message: expect.stringMatching(/not valid JSON/) },
+    ]);
     // A pretty-printed object that is broken: reported as one object, not as lines.
-    expect(problemsOf(`{\n  "name": "x",\n  "orgId" "y"\n}`)).toEqual([{ line: 3, field: null, message: expect.stringMatching(/not valid JSON/) }]);
-    expect(problemsOf(`${JSON.stringify(record())}\n${JSON.stringify(record())}\n{"name": \n`)).toEqual([{ line: 3, field: null, message: expect.stringMatching(/not valid JSON/) }]);
+    expect(problemsOf(`{\n  "name": "x",\n  "orgId" "y"\n}`)).toEqual([
+      { line: 3, field: null, message: expect.stringMatching(/not valid JSON/) },
+    ]);
+    expect(problemsOf(`${JSON.stringify(record())}\n${JSON.stringify(record())}\n{"name": \n`)).toEqual([
+      { line: 3, field: null, message: expect.stringMatching(/not valid JSON/) },
+    ]);
   });
 
   it('names the file, the line and the field in its message, as file:line: field:', () => {
@@ -178,7 +283,9 @@ describe('reading key records', () => {
       caught = error;
     }
     expect(caught).toBeInstanceOf(KeyImportError);
-    expect((caught as Error).message).toMatch(/^legacy\/keys\.jsonl: nothing imported:\n {2}- legacy\/keys\.jsonl:3: scopes: unknown scope "admin"; scopes are view, trade, withdraw, webhooks/);
+    expect((caught as Error).message).toMatch(
+      /^legacy\/keys\.jsonl: nothing imported:\n {2}- legacy\/keys\.jsonl:3: scopes: unknown scope "admin"; scopes are view, trade, withdraw, webhooks/,
+    );
   });
 });
 
@@ -195,18 +302,34 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
   });
 
   const keyRow = async (name: string) =>
-    (await database.db.query<{ org_id: string; scopes: string[]; mode: string; ip_allowlist: string[]; label: string | null }>(
-      'SELECT org_id, scopes, mode, ip_allowlist, label FROM api_keys WHERE name = $1',
-      [name],
-    )).rows[0];
-  const keyCount = async () => Number((await database.db.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0]!.n);
-  const orgExists = async (orgId: string) => (await database.db.query('SELECT 1 FROM orgs WHERE id = $1', [orgId])).rowCount === 1;
+    (
+      await database.db.query<{
+        org_id: string;
+        scopes: string[];
+        mode: string;
+        ip_allowlist: string[];
+        label: string | null;
+      }>('SELECT org_id, scopes, mode, ip_allowlist, label FROM api_keys WHERE name = $1', [name])
+    ).rows[0];
+  const keyCount = async () =>
+    Number((await database.db.query<{ n: string }>('SELECT count(*) AS n FROM api_keys')).rows[0]!.n);
+  const orgExists = async (orgId: string) =>
+    (await database.db.query('SELECT 1 FROM orgs WHERE id = $1', [orgId])).rowCount === 1;
 
   it('imports a single object, creating its org with both books as keys create does', async () => {
     const one = record(undefined, { scopes: 'Trade', mode: 'Sandbox', ipAllowlist: ['203.0.113.0/24'] });
     const path = await fileWith(JSON.stringify(one, null, 2), 'json');
-    expect(await importKeyFile(database.db, path)).toEqual({ file: path, keys: [{ name: one.name, outcome: 'imported' }] });
-    expect(await keyRow(one.name)).toEqual({ org_id: one.orgId, scopes: ['view', 'trade'], mode: 'sandbox', ip_allowlist: ['203.0.113.0/24'], label: null });
+    expect(await importKeyFile(database.db, path)).toEqual({
+      file: path,
+      keys: [{ name: one.name, outcome: 'imported' }],
+    });
+    expect(await keyRow(one.name)).toEqual({
+      org_id: one.orgId,
+      scopes: ['view', 'trade'],
+      mode: 'sandbox',
+      ip_allowlist: ['203.0.113.0/24'],
+      label: null,
+    });
     const books = await database.db.query<{ environment: string; credit_line_usd: string }>(
       'SELECT environment, credit_line_usd FROM org_environments WHERE org_id = $1 ORDER BY environment',
       [one.orgId],
@@ -220,7 +343,11 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
   it('imports a JSON array and JSON lines, into an org that exists and orgs that do not', async () => {
     const existing = await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' });
     const intoExisting = { ...record(), orgId: existing.orgId, name: keyName(existing.orgId, newUuid()) };
-    const [a, b, c] = [record(), record(undefined, { scopes: ['View'] }), record(undefined, { scopes: 'withdraw,webhooks' })];
+    const [a, b, c] = [
+      record(),
+      record(undefined, { scopes: ['View'] }),
+      record(undefined, { scopes: 'withdraw,webhooks' }),
+    ];
     const arrayFile = await fileWith(JSON.stringify([intoExisting, a], null, 2), 'json');
     const linesFile = await fileWith(jsonLines(b, c));
     expect((await importKeyFile(database.db, arrayFile)).keys).toEqual([
@@ -232,7 +359,9 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
       { name: c.name, outcome: 'imported' },
     ]);
     expect((await keyRow(c.name))?.scopes).toEqual(['withdraw', 'webhooks']);
-    expect((await registry.list(existing.orgId)).map((key) => key.name).sort()).toEqual([existing.name, intoExisting.name].sort());
+    expect((await registry.list(existing.orgId)).map((key) => key.name).sort()).toEqual(
+      [existing.name, intoExisting.name].sort(),
+    );
   });
 
   it('imports nothing of a JSON-lines file whose line 3 is bad, naming the file, the line and the field', async () => {
@@ -251,7 +380,10 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
   it('refuses a file with a private key, and a tampered name, importing none of their keys', async () => {
     const good = record();
     const { privateKey, publicPem } = newPair();
-    const withPrivate = record({ privateKey, publicPem }, { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() });
+    const withPrivate = record(
+      { privateKey, publicPem },
+      { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+    );
     const tampered = { ...record(), orgId: good.orgId };
     for (const [bad, field] of [
       [withPrivate, 'privateKey'],
@@ -265,9 +397,21 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
 
   it('reports a re-import unchanged, however the same record is spelt', async () => {
     const pair = newPair();
-    const first = record(pair, { scopes: ['view', 'trade'], mode: 'live', ipAllowlist: ['10.0.0.0/8', '2001:db8::/32'] });
-    expect((await importKeyFile(database.db, await fileWith(jsonLines(first)))).keys).toEqual([{ name: first.name, outcome: 'imported' }]);
-    const again = { ...first, scopes: 'Trade', mode: 'LIVE', ipAllowlist: ['2001:db8::/32', '10.0.0.0/8'], publicKey: pair.publicPem.replace(/\n/g, '\r\n') };
+    const first = record(pair, {
+      scopes: ['view', 'trade'],
+      mode: 'live',
+      ipAllowlist: ['10.0.0.0/8', '2001:db8::/32'],
+    });
+    expect((await importKeyFile(database.db, await fileWith(jsonLines(first)))).keys).toEqual([
+      { name: first.name, outcome: 'imported' },
+    ]);
+    const again = {
+      ...first,
+      scopes: 'Trade',
+      mode: 'LIVE',
+      ipAllowlist: ['2001:db8::/32', '10.0.0.0/8'],
+      publicKey: pair.publicPem.replace(/\n/g, '\r\n'),
+    };
     const fresh = record();
     const before = await keyCount();
     expect((await importKeyFile(database.db, await fileWith(jsonLines(again, fresh)))).keys).toEqual([
@@ -304,13 +448,23 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
   it('refuses a revoked key, and a key id registered under another name', async () => {
     const revoked = await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' });
     await registry.revoke(revoked.name);
-    const again = { name: revoked.name, orgId: revoked.orgId, publicKey: revoked.publicKey, scopes: ['view'], mode: 'live' };
-    await expect(importKeyFile(database.db, await fileWith(jsonLines(again)))).rejects.toThrow(/was revoked at .*does not bring a revoked key back/);
+    const again = {
+      name: revoked.name,
+      orgId: revoked.orgId,
+      publicKey: revoked.publicKey,
+      scopes: ['view'],
+      mode: 'live',
+    };
+    await expect(importKeyFile(database.db, await fileWith(jsonLines(again)))).rejects.toThrow(
+      /was revoked at .*does not bring a revoked key back/,
+    );
 
     const live = await registry.createKey({ orgId: newUuid(), scopes: ['view'], mode: 'live' });
     const otherOrg = newUuid();
     const sameId = { ...record(), orgId: otherOrg, name: keyName(otherOrg, live.name.split('/')[3]!) };
-    await expect(importKeyFile(database.db, await fileWith(jsonLines(sameId)))).rejects.toThrow(`is already registered as ${live.name}`);
+    await expect(importKeyFile(database.db, await fileWith(jsonLines(sameId)))).rejects.toThrow(
+      `is already registered as ${live.name}`,
+    );
   });
 
   it('a token signed with the private half of an imported key is accepted by the registry and the verifier', async () => {
@@ -319,10 +473,21 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
     const legacy = record(pair, { scopes: 'Trade', mode: 'Live' });
     await importKeyFile(database.db, await fileWith(JSON.stringify(legacy)));
     const active = await registry.findActive(legacy.name);
-    expect(active?.record).toMatchObject({ name: legacy.name, orgId: legacy.orgId, scopes: ['view', 'trade'], mode: 'live', revokedAt: null });
+    expect(active?.record).toMatchObject({
+      name: legacy.name,
+      orgId: legacy.orgId,
+      scopes: ['view', 'trade'],
+      mode: 'live',
+      revokedAt: null,
+    });
 
     // What the integrator's client already sends: its own name, the legacy service's issuer, 120 s.
-    const { token, nonce } = await signApiToken({ privateKey: pair.privateKey, keyName: legacy.name, issuer: 'openfx', lifetimeSeconds: 120 });
+    const { token, nonce } = await signApiToken({
+      privateKey: pair.privateKey,
+      keyName: legacy.name,
+      issuer: 'openfx',
+      lifetimeSeconds: 120,
+    });
     const verified = await verifyApiToken(token, {
       issuers: DEFAULT_JWT_ISSUERS,
       maxLifetimeSeconds: 120,
@@ -331,14 +496,25 @@ describe.each(DATABASE_DRIVERS)('importing keys on $driver', ({ create }) => {
     expect(verified).toMatchObject({ keyName: legacy.name, nonce });
 
     // Another private key under the same name is refused.
-    const forged = await signApiToken({ privateKey: newPair().privateKey, keyName: legacy.name, issuer: 'openfx', lifetimeSeconds: 120 });
+    const forged = await signApiToken({
+      privateKey: newPair().privateKey,
+      keyName: legacy.name,
+      issuer: 'openfx',
+      lifetimeSeconds: 120,
+    });
     await expect(
-      verifyApiToken(forged.token, { issuers: DEFAULT_JWT_ISSUERS, maxLifetimeSeconds: 120, resolveKey: async (name) => (await registry.findActive(name))?.publicKey ?? null }),
+      verifyApiToken(forged.token, {
+        issuers: DEFAULT_JWT_ISSUERS,
+        maxLifetimeSeconds: 120,
+        resolveKey: async (name) => (await registry.findActive(name))?.publicKey ?? null,
+      }),
     ).rejects.toMatchObject({ failure: 'SIGNATURE_INVALID' });
   });
 
   it('names a file it cannot read', async () => {
     const missing = join(dir, 'missing.jsonl');
-    await expect(importKeyFile(database.db, missing)).rejects.toThrow(new RegExp(`^${missing}: nothing imported:\\n  - ${missing}: cannot read the file`));
+    await expect(importKeyFile(database.db, missing)).rejects.toThrow(
+      new RegExp(`^${missing}: nothing imported:\\n  - ${missing}: cannot read the file`),
+    );
   });
 });

@@ -1,5 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Database } from '../../../src/lib/db/database.js';
 import { InvalidKeyRegistrationError, KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
@@ -32,7 +34,7 @@ class ObservedDatabase {
 
   readonly db: Database = {
     driver: 'postgres',
-    query: <Row,>(sql: string, params?: readonly unknown[]) => {
+    query: <Row>(sql: string, params?: readonly unknown[]) => {
       if (!sql.startsWith(LOOK_UP)) return this.inner.query<Row>(sql, params);
       this.lookUps += 1;
       const lookUp = (async () => {
@@ -65,7 +67,8 @@ describe('KeyRegistry key cache', () => {
 
   beforeAll(async () => {
     database = await createTestPostgres();
-    keyName = (await new KeyRegistry(database.db).createKey({ orgId: randomUUID(), scopes: ['view'], mode: 'sandbox' })).name;
+    keyName = (await new KeyRegistry(database.db).createKey({ orgId: randomUUID(), scopes: ['view'], mode: 'sandbox' }))
+      .name;
   });
   afterAll(async () => {
     await database?.drop();
@@ -189,14 +192,25 @@ describe('KeyRegistry.registerKey', () => {
     await database?.drop();
   });
 
-  const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const p256 = () =>
+    generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
   it('registers the public half of a pair made elsewhere, with its org, and the key is found', async () => {
     const registry = new KeyRegistry(database.db);
     const orgId = randomUUID();
     const name = `org/${orgId}/apiKey/${randomUUID()}`;
-    await registry.registerKey({ name, orgId, publicKey: p256(), scopes: ['view'], mode: 'live', ipAllowlist: ['203.0.113.7'], label: 'cli' });
-    expect(await registry.list(orgId)).toMatchObject([{ name, orgId, scopes: ['view'], mode: 'live', ipAllowlist: ['203.0.113.7/32'], label: 'cli', revokedAt: null }]);
+    await registry.registerKey({
+      name,
+      orgId,
+      publicKey: p256(),
+      scopes: ['view'],
+      mode: 'live',
+      ipAllowlist: ['203.0.113.7'],
+      label: 'cli',
+    });
+    expect(await registry.list(orgId)).toMatchObject([
+      { name, orgId, scopes: ['view'], mode: 'live', ipAllowlist: ['203.0.113.7/32'], label: 'cli', revokedAt: null },
+    ]);
     expect((await registry.findActive(name))?.record.name).toBe(name);
     expect((await database.db.query('SELECT 1 FROM org_environments WHERE org_id = $1', [orgId])).rowCount).toBe(2);
   });
@@ -205,10 +219,22 @@ describe('KeyRegistry.registerKey', () => {
     const registry = new KeyRegistry(database.db);
     const orgId = randomUUID();
     const otherOrgName = `org/${randomUUID()}/apiKey/${randomUUID()}`;
-    await expect(registry.registerKey({ name: otherOrgName, orgId, publicKey: p256(), scopes: ['view'], mode: 'live' })).rejects.toBeInstanceOf(InvalidKeyRegistrationError);
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    await expect(
+      registry.registerKey({ name: otherOrgName, orgId, publicKey: p256(), scopes: ['view'], mode: 'live' }),
+    ).rejects.toBeInstanceOf(InvalidKeyRegistrationError);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .publicKey.export({ type: 'spki', format: 'pem' })
+      .toString();
     for (const publicKey of [rsa, 'not a key']) {
-      await expect(registry.registerKey({ name: `org/${orgId}/apiKey/${randomUUID()}`, orgId, publicKey, scopes: ['view'], mode: 'live' })).rejects.toThrow('is not an EC P-256 key in SPKI PEM');
+      await expect(
+        registry.registerKey({
+          name: `org/${orgId}/apiKey/${randomUUID()}`,
+          orgId,
+          publicKey,
+          scopes: ['view'],
+          mode: 'live',
+        }),
+      ).rejects.toThrow('is not an EC P-256 key in SPKI PEM');
     }
     expect(await registry.list(orgId)).toEqual([]);
   });

@@ -8,9 +8,10 @@
  */
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import { MetricsExposition, processMetrics } from '../../../src/lib/metrics/exposition.js';
-import { gaugeReadOnScrape, readWithin, statusClassIndex, STATUS_CLASSES } from '../../../src/lib/metrics/series.js';
+import { gaugeReadOnScrape, readWithin, STATUS_CLASSES, statusClassIndex } from '../../../src/lib/metrics/series.js';
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 
 const listeners: AdminListener[] = [];
@@ -20,7 +21,10 @@ afterEach(async () => {
 
 function part(name: string): { registry: Registry; counter: Counter } {
   const registry = new Registry();
-  return { registry, counter: new Counter({ name, help: `${name} help`, labelNames: ['kind'], registers: [registry] }) };
+  return {
+    registry,
+    counter: new Counter({ name, help: `${name} help`, labelNames: ['kind'], registers: [registry] }),
+  };
 }
 
 describe('the metrics of the admin listener', () => {
@@ -44,7 +48,14 @@ describe('the metrics of the admin listener', () => {
     expect(sampleValue(families, 'fxgate_two_total', { kind: 'b' })).toBe(1);
     expect(families.has('fxgate_three_total')).toBe(false);
     // prom-client's default metrics, but for the GC durations (their GC tracking costs every collection).
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_space_size_used_bytes', 'nodejs_version_info']) expect(families.has(name), name).toBe(true);
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_heap_space_size_used_bytes',
+      'nodejs_version_info',
+    ])
+      expect(families.has(name), name).toBe(true);
     expect(families.has('nodejs_gc_duration_seconds')).toBe(false);
     // The same registry of process metrics for the whole process.
     expect(processMetrics()).toBe(processMetrics());
@@ -75,6 +86,8 @@ describe('the metrics of the admin listener', () => {
   });
 
   it('gives a status its class', () => {
-    expect([100, 200, 204, 301, 404, 429, 500, 503, 599, 700].map((status) => STATUS_CLASSES[statusClassIndex(status)])).toEqual(['1xx', '2xx', '2xx', '3xx', '4xx', '4xx', '5xx', '5xx', '5xx', '5xx']);
+    expect(
+      [100, 200, 204, 301, 404, 429, 500, 503, 599, 700].map((status) => STATUS_CLASSES[statusClassIndex(status)]),
+    ).toEqual(['1xx', '2xx', '2xx', '3xx', '4xx', '4xx', '5xx', '5xx', '5xx', '5xx']);
   });
 });

@@ -5,19 +5,29 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
+
 import { breakingChanges, describeBreakingChange } from '../../../src/lib/openapi/breaking-changes.js';
 import type { Generation, OpenApiDocument } from '../../../src/lib/openapi/document.js';
 import { generatedDocuments } from '../../support/openapi-responses.js';
 
 /** A one-operation document: POST /things with a body, a query parameter and a success body. */
-function documentWith(parts: { body?: oas31.SchemaObject; query?: oas31.ParameterObject[]; success?: oas31.SchemaObject; components?: Record<string, oas31.SchemaObject> } = {}): OpenApiDocument {
+function documentWith(
+  parts: {
+    body?: oas31.SchemaObject;
+    query?: oas31.ParameterObject[];
+    success?: oas31.SchemaObject;
+    components?: Record<string, oas31.SchemaObject>;
+  } = {},
+): OpenApiDocument {
   return {
     openapi: '3.1.0',
     info: { title: 't', version: '1' },
     paths: {
       '/things': {
         post: {
-          parameters: parts.query ?? [{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } }],
+          parameters: parts.query ?? [
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
+          ],
           requestBody: {
             required: true,
             content: {
@@ -36,7 +46,11 @@ function documentWith(parts: { body?: oas31.SchemaObject; query?: oas31.Paramete
               description: 'ok',
               content: {
                 'application/json': {
-                  schema: parts.success ?? { type: 'object', properties: { data: { $ref: '#/components/schemas/Thing' } }, required: ['data'] },
+                  schema: parts.success ?? {
+                    type: 'object',
+                    properties: { data: { $ref: '#/components/schemas/Thing' } },
+                    required: ['data'],
+                  },
                 },
               },
             },
@@ -47,14 +61,23 @@ function documentWith(parts: { body?: oas31.SchemaObject; query?: oas31.Paramete
     },
     components: {
       schemas: parts.components ?? {
-        Thing: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string', enum: ['NEW', 'DONE'] }, size: { type: 'integer' } }, required: ['id', 'status', 'size'] },
+        Thing: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            status: { type: 'string', enum: ['NEW', 'DONE'] },
+            size: { type: 'integer' },
+          },
+          required: ['id', 'status', 'size'],
+        },
       },
     },
   };
 }
 
 const base = documentWith();
-const kinds = (before: OpenApiDocument, after: OpenApiDocument) => breakingChanges(before, after).map(describeBreakingChange);
+const kinds = (before: OpenApiDocument, after: OpenApiDocument) =>
+  breakingChanges(before, after).map(describeBreakingChange);
 
 describe('breakingChanges', () => {
   it('finds nothing between a document and itself', () => {
@@ -70,14 +93,49 @@ describe('breakingChanges', () => {
   });
 
   it('names a removed or no longer required response field, through $refs', () => {
-    const removed = documentWith({ components: { Thing: { type: 'object', properties: { id: { type: 'string' }, size: { type: 'integer' } }, required: ['id', 'size'] } } });
-    expect(kinds(base, removed)).toEqual(['response-field-removed: POST /things 200: data.status is no longer answered']);
-    const optional = documentWith({ components: { Thing: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string', enum: ['NEW', 'DONE'] }, size: { type: 'integer' } }, required: ['id', 'size'] } } });
+    const removed = documentWith({
+      components: {
+        Thing: {
+          type: 'object',
+          properties: { id: { type: 'string' }, size: { type: 'integer' } },
+          required: ['id', 'size'],
+        },
+      },
+    });
+    expect(kinds(base, removed)).toEqual([
+      'response-field-removed: POST /things 200: data.status is no longer answered',
+    ]);
+    const optional = documentWith({
+      components: {
+        Thing: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            status: { type: 'string', enum: ['NEW', 'DONE'] },
+            size: { type: 'integer' },
+          },
+          required: ['id', 'size'],
+        },
+      },
+    });
     expect(kinds(base, optional)).toEqual(['response-field-optional: POST /things 200: data.status may now be absent']);
   });
 
   it('names a widened response type, and lets a new response enum value and a new field pass', () => {
-    const widened = documentWith({ components: { Thing: { type: 'object', properties: { id: { type: ['string', 'null'] }, status: { type: 'string', enum: ['NEW', 'DONE', 'LATER'] }, size: { type: 'number' }, extra: { type: 'string' } }, required: ['id', 'status', 'size'] } } });
+    const widened = documentWith({
+      components: {
+        Thing: {
+          type: 'object',
+          properties: {
+            id: { type: ['string', 'null'] },
+            status: { type: 'string', enum: ['NEW', 'DONE', 'LATER'] },
+            size: { type: 'number' },
+            extra: { type: 'string' },
+          },
+          required: ['id', 'status', 'size'],
+        },
+      },
+    });
     expect(kinds(base, widened)).toEqual([
       'response-type-widened: POST /things 200: data.id may now be null (was string)',
       'response-type-widened: POST /things 200: data.size may now be number (was integer)',
@@ -87,11 +145,16 @@ describe('breakingChanges', () => {
   it('names a narrowed input enum, type or bound, and a body field no longer accepted', () => {
     const narrowed = documentWith({
       query: [{ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 50 } }],
-      body: { type: 'object', properties: { kind: { type: 'string', enum: ['a'] } }, required: ['kind'], additionalProperties: false },
+      body: {
+        type: 'object',
+        properties: { kind: { type: 'string', enum: ['a'] } },
+        required: ['kind'],
+        additionalProperties: false,
+      },
     });
     expect(kinds(base, narrowed)).toEqual([
       'input-narrowed: POST /things: query limit: maximum is now 50 (was 100)',
-      "input-narrowed: POST /things body: kind no longer takes \"b\"",
+      'input-narrowed: POST /things body: kind no longer takes "b"',
       'input-narrowed: POST /things body: note is no longer accepted',
     ]);
   });
@@ -104,12 +167,20 @@ describe('breakingChanges', () => {
       ],
       body: {
         type: 'object',
-        properties: { kind: { type: 'string', enum: ['a', 'b'] }, note: { type: 'string', maxLength: 10 }, owner: { type: 'string' }, tag: { type: 'string' } },
+        properties: {
+          kind: { type: 'string', enum: ['a', 'b'] },
+          note: { type: 'string', maxLength: 10 },
+          owner: { type: 'string' },
+          tag: { type: 'string' },
+        },
         required: ['kind', 'owner'],
         additionalProperties: false,
       },
     });
-    expect(kinds(base, required)).toEqual(['input-required: POST /things: query limit is now required', 'input-required: POST /things body: owner is now required']);
+    expect(kinds(base, required)).toEqual([
+      'input-required: POST /things: query limit is now required',
+      'input-required: POST /things body: owner is now required',
+    ]);
   });
 
   it('lets a widened input and an error status added or removed pass', () => {
@@ -139,17 +210,25 @@ describe('breakingChanges on the generated documents', () => {
     const trade = edited.components!.schemas!.Trade as oas31.SchemaObject;
     delete trade.properties!.settlementStage;
     trade.required = trade.required!.filter((name) => name !== 'settlementStage');
-    const quote = (edited.paths!['/v3/fx/quotes']!.post!.requestBody as oas31.RequestBodyObject).content['application/json']!.schema as oas31.SchemaObject;
+    const quote = (edited.paths!['/v3/fx/quotes']!.post!.requestBody as oas31.RequestBodyObject).content[
+      'application/json'
+    ]!.schema as oas31.SchemaObject;
     quote.required = [...quote.required!, 'validForSeconds'];
     const found = kinds(documents.v3, edited);
-    expect(found).toContain('response-field-removed: POST /v3/fx/trades 200: data.settlementStage is no longer answered');
-    expect(found).toContain('response-field-removed: GET /v3/fx/trades 200: data[].settlementStage is no longer answered');
+    expect(found).toContain(
+      'response-field-removed: POST /v3/fx/trades 200: data.settlementStage is no longer answered',
+    );
+    expect(found).toContain(
+      'response-field-removed: GET /v3/fx/trades 200: data[].settlementStage is no longer answered',
+    );
     expect(found).toContain('input-required: POST /v3/fx/quotes body: validForSeconds is now required');
   });
 
   it('names v1 operations v2 has and v1 lacks as removed, going from v2 to v1', () => {
     const v2AsV1 = structuredClone(documents.v2);
-    v2AsV1.paths = Object.fromEntries(Object.entries(v2AsV1.paths!).filter(([path]) => !path.includes('/trade/re') && !path.endsWith('/trade/settle')));
+    v2AsV1.paths = Object.fromEntries(
+      Object.entries(v2AsV1.paths!).filter(([path]) => !path.includes('/trade/re') && !path.endsWith('/trade/settle')),
+    );
     expect(kinds(documents.v2, v2AsV1).sort()).toEqual([
       'operation-removed: POST /v2/brokerage/{orgId}/trade/reverse-quote: the operation is gone',
       'operation-removed: POST /v2/brokerage/{orgId}/trade/reverse: the operation is gone',

@@ -9,8 +9,10 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { LegacyHarness } from '../../support/legacy-harness.js';
 
 /** Debian's package; CI installs it when missing (.ci/run). */
@@ -25,7 +27,9 @@ describe('/docs in a headless browser', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: the /docs test needs Debian's Chromium. Install it with: apt-get update && apt-get install -y --no-install-recommends chromium`);
+      throw new Error(
+        `${CHROMIUM} is missing: the /docs test needs Debian's Chromium. Install it with: apt-get update && apt-get install -y --no-install-recommends chromium`,
+      );
     }
     folder = await mkdtemp(join(tmpdir(), 'fxgate-docs-page-'));
     h = await LegacyHarness.start();
@@ -44,7 +48,8 @@ describe('/docs in a headless browser', () => {
     });
     page.on('pageerror', (error) => seen.errors.push(error.message));
     page.on('request', (request) => {
-      if (!request.url().startsWith(h.gatewayUrl) && !request.url().startsWith('data:')) seen.elsewhere.push(request.url());
+      if (!request.url().startsWith(h.gatewayUrl) && !request.url().startsWith('data:'))
+        seen.elsewhere.push(request.url());
     });
     await page.goto(`${h.gatewayUrl}/docs${hash}`);
     return page;
@@ -72,10 +77,19 @@ describe('/docs in a headless browser', () => {
     expect(operation).toContain('POST');
     expect(operation).toContain('/v3/fx/trades');
     expect(operation).toContain('Idempotency-Key');
-    for (const code of ['QUOTE_NOT_FOUND', 'QUOTE_EXPIRED', 'QUOTE_ALREADY_USED', 'TRADE_CREDIT_LIMIT_EXCEEDED', 'IDEMPOTENCY_MISMATCH', 'TRADE_EXECUTION_FAILED', 'AUTH_INSUFFICIENT_SCOPE']) {
+    for (const code of [
+      'QUOTE_NOT_FOUND',
+      'QUOTE_EXPIRED',
+      'QUOTE_ALREADY_USED',
+      'TRADE_CREDIT_LIMIT_EXCEEDED',
+      'IDEMPOTENCY_MISMATCH',
+      'TRADE_EXECUTION_FAILED',
+      'AUTH_INSUFFICIENT_SCOPE',
+    ]) {
       expect(operation, code).toContain(code);
     }
-    for (const status of ['200', '404', '409', '422', '428', '500']) expect(operation).toMatch(new RegExp(`^${status}\\b`, 'm'));
+    for (const status of ['200', '404', '409', '422', '428', '500'])
+      expect(operation).toMatch(new RegExp(`^${status}\\b`, 'm'));
     const screenshot = join(folder, 'post-v3-fx-trades.png');
     await page.screenshot({ path: screenshot });
     expect(statSync(screenshot).size).toBeGreaterThan(10_000);

@@ -6,7 +6,12 @@
  * others it sleeps, so timing tests use short real TTLs and assert ranges that hold either way.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+
+import {
+  type EphemeralStore,
+  type StoredResponse,
+  StoreUnavailableError,
+} from '../../../src/lib/store/ephemeral-store.js';
 import { InvalidStoreInputError } from '../../../src/lib/store/store-input.js';
 
 export interface StoreHarness {
@@ -52,7 +57,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
 
     describe('idempotencyBegin', () => {
       it('acquires a fresh key', async () => {
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'acquired',
         });
       });
@@ -75,7 +82,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
 
       it('reports a mismatch with the original fingerprint while in flight', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'mismatch',
           originalFingerprint: 'fp-a',
         });
@@ -84,7 +93,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('replays the completed response for the same fingerprint', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await store.idempotencyComplete(KEY, 'o1', response('done'), 60_000);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'completed',
           response: response('done'),
         });
@@ -93,7 +104,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('reports a mismatch with the original fingerprint once completed', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await store.idempotencyComplete(KEY, 'o1', response('done'), 60_000);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'mismatch',
           originalFingerprint: 'fp-a',
         });
@@ -102,14 +115,21 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('keeps keys independent', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await expect(
-          store.idempotencyBegin({ key: 'idem:{acct-1:test}:order-43', fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 }),
+          store.idempotencyBegin({
+            key: 'idem:{acct-1:test}:order-43',
+            fingerprint: 'fp-b',
+            owner: 'o2',
+            lockTtlMs: 10_000,
+          }),
         ).resolves.toEqual({ outcome: 'acquired' });
       });
 
       it('lets another attempt acquire once the lock expires', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 150 });
         await passTime(220);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'acquired',
         });
       });
@@ -117,16 +137,22 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('forgets a completed response after its TTL', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await store.idempotencyComplete(KEY, 'o1', response('done'), 150);
-        expect((await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome).toBe('completed');
+        expect(
+          (await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome,
+        ).toBe('completed');
         await passTime(220);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o3', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o3', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'acquired',
         });
       });
 
       it('gives exactly one of 100 concurrent attempts the key', async () => {
         const results = await Promise.all(
-          Array.from({ length: 100 }, (_, i) => store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: `o${i}`, lockTtlMs: 10_000 })),
+          Array.from({ length: 100 }, (_, i) =>
+            store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: `o${i}`, lockTtlMs: 10_000 }),
+          ),
         );
         expect(results.filter((r) => r.outcome === 'acquired')).toHaveLength(1);
         expect(results.filter((r) => r.outcome === 'in_flight')).toHaveLength(99);
@@ -144,9 +170,13 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('keeps the record in flight when another owner tries to complete it', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await expect(store.idempotencyComplete(KEY, 'intruder', response('forged'), 60_000)).resolves.toBe(false);
-        expect((await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome).toBe('in_flight');
+        expect(
+          (await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome,
+        ).toBe('in_flight');
         await expect(store.idempotencyComplete(KEY, 'o1', response('real'), 60_000)).resolves.toBe(true);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o3', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o3', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'completed',
           response: response('real'),
         });
@@ -154,7 +184,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
 
       it('returns false and creates nothing for a missing key', async () => {
         await expect(store.idempotencyComplete(KEY, 'o1', response('ghost'), 60_000)).resolves.toBe(false);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'acquired',
         });
       });
@@ -163,7 +195,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await expect(store.idempotencyComplete(KEY, 'o1', response('first'), 60_000)).resolves.toBe(true);
         await expect(store.idempotencyComplete(KEY, 'o1', response('second'), 60_000)).resolves.toBe(false);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'completed',
           response: response('first'),
         });
@@ -172,14 +206,20 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('refuses a stale owner whose lock expired and was taken by another', async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'stale', lockTtlMs: 150 });
         await passTime(220);
-        expect((await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'fresh', lockTtlMs: 10_000 })).outcome).toBe('acquired');
+        expect(
+          (await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'fresh', lockTtlMs: 10_000 })).outcome,
+        ).toBe('acquired');
 
         await expect(store.idempotencyComplete(KEY, 'stale', response('stale'), 60_000)).resolves.toBe(false);
         await store.idempotencyRelease(KEY, 'stale');
-        expect((await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'other', lockTtlMs: 10_000 })).outcome).toBe('in_flight');
+        expect(
+          (await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'other', lockTtlMs: 10_000 })).outcome,
+        ).toBe('in_flight');
 
         await expect(store.idempotencyComplete(KEY, 'fresh', response('fresh'), 60_000)).resolves.toBe(true);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'late', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'late', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'completed',
           response: response('fresh'),
         });
@@ -189,7 +229,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 150 });
         await passTime(220);
         await expect(store.idempotencyComplete(KEY, 'o1', response('late'), 60_000)).resolves.toBe(false);
-        expect((await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome).toBe('acquired');
+        expect(
+          (await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome,
+        ).toBe('acquired');
       });
     });
 
@@ -197,7 +239,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it("drops the owner's lock so that any request may run again", async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await store.idempotencyRelease(KEY, 'o1');
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-b', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'acquired',
         });
       });
@@ -205,7 +249,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it("leaves another owner's lock alone", async () => {
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await store.idempotencyRelease(KEY, 'intruder');
-        expect((await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome).toBe('in_flight');
+        expect(
+          (await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).outcome,
+        ).toBe('in_flight');
         await expect(store.idempotencyComplete(KEY, 'o1', response('done'), 60_000)).resolves.toBe(true);
       });
 
@@ -213,7 +259,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
         await store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o1', lockTtlMs: 10_000 });
         await store.idempotencyComplete(KEY, 'o1', response('done'), 60_000);
         await store.idempotencyRelease(KEY, 'o1');
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 })).resolves.toEqual({
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp-a', owner: 'o2', lockTtlMs: 10_000 }),
+        ).resolves.toEqual({
           outcome: 'completed',
           response: response('done'),
         });
@@ -240,7 +288,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       });
 
       it('gives exactly one of 100 concurrent claims true', async () => {
-        const results = await Promise.all(Array.from({ length: 100 }, () => store.claimOnce('nonce:{iss-1}:race', 60_000)));
+        const results = await Promise.all(
+          Array.from({ length: 100 }, () => store.claimOnce('nonce:{iss-1}:race', 60_000)),
+        );
         expect(results.filter(Boolean)).toHaveLength(1);
       });
     });
@@ -297,7 +347,10 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('keeps cells independent', async () => {
         for (let i = 0; i < 5; i++) await store.rateLimit(cell);
         expect((await store.rateLimit(cell)).allowed).toBe(false);
-        expect(await store.rateLimit({ ...cell, key: 'rl:{acct-2}:orders' })).toMatchObject({ allowed: true, remaining: 4 });
+        expect(await store.rateLimit({ ...cell, key: 'rl:{acct-2}:orders' })).toMatchObject({
+          allowed: true,
+          remaining: 4,
+        });
       });
 
       it('admits exactly `limit` requests when the interval is not a whole number of milliseconds', async () => {
@@ -312,7 +365,12 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
 
       it('with a limit of 1, waits about a whole period', async () => {
         const single = { key: 'rl:{acct-1}:single', limit: 1, periodMs: 10_000 };
-        expect(await store.rateLimit(single)).toEqual({ allowed: true, remaining: 0, resetMs: 10_000, retryAfterMs: 0 });
+        expect(await store.rateLimit(single)).toEqual({
+          allowed: true,
+          remaining: 0,
+          resetMs: 10_000,
+          retryAfterMs: 0,
+        });
         const denied = await store.rateLimit(single);
         expect(denied.allowed).toBe(false);
         expect(denied.retryAfterMs).toBeGreaterThan(9_500);
@@ -323,14 +381,24 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
         const busy = { key: 'rl:{acct-1}:busy', limit: 10, periodMs: 60_000 };
         const results = await Promise.all(Array.from({ length: 40 }, () => store.rateLimit(busy)));
         expect(results.filter((r) => r.allowed)).toHaveLength(10);
-        expect(results.filter((r) => r.allowed).map((r) => r.remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        expect(
+          results
+            .filter((r) => r.allowed)
+            .map((r) => r.remaining)
+            .sort((a, b) => a - b),
+        ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       });
 
       it('rejects a limit or period no store can honour', async () => {
         await expect(store.rateLimit({ ...cell, limit: 0 })).rejects.toBeInstanceOf(InvalidStoreInputError);
         await expect(store.rateLimit({ ...cell, periodMs: 1.5 })).rejects.toBeInstanceOf(InvalidStoreInputError);
-        await expect(store.rateLimit({ ...cell, limit: 1_001, periodMs: 1 })).rejects.toBeInstanceOf(InvalidStoreInputError);
-        await expect(store.rateLimit({ ...cell, limit: 1_000, periodMs: 1 })).resolves.toMatchObject({ allowed: true, remaining: 999 });
+        await expect(store.rateLimit({ ...cell, limit: 1_001, periodMs: 1 })).rejects.toBeInstanceOf(
+          InvalidStoreInputError,
+        );
+        await expect(store.rateLimit({ ...cell, limit: 1_000, periodMs: 1 })).resolves.toMatchObject({
+          allowed: true,
+          remaining: 999,
+        });
       });
     });
 
@@ -355,10 +423,12 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       it('rejects TTLs that are not positive whole milliseconds', async () => {
         await expect(store.claimOnce('nonce:{iss-1}:x', 0)).rejects.toBeInstanceOf(InvalidStoreInputError);
         await expect(store.cacheSet('cursor:{acct-1}:x', 'v', -5)).rejects.toBeInstanceOf(InvalidStoreInputError);
-        await expect(store.idempotencyBegin({ key: KEY, fingerprint: 'fp', owner: 'o', lockTtlMs: 0.5 })).rejects.toBeInstanceOf(
+        await expect(
+          store.idempotencyBegin({ key: KEY, fingerprint: 'fp', owner: 'o', lockTtlMs: 0.5 }),
+        ).rejects.toBeInstanceOf(InvalidStoreInputError);
+        await expect(store.idempotencyComplete(KEY, 'o', response('x'), Number.NaN)).rejects.toBeInstanceOf(
           InvalidStoreInputError,
         );
-        await expect(store.idempotencyComplete(KEY, 'o', response('x'), Number.NaN)).rejects.toBeInstanceOf(InvalidStoreInputError);
         // Nothing was written by the rejected calls.
         await expect(store.claimOnce('nonce:{iss-1}:x', 1_000)).resolves.toBe(true);
       });

@@ -1,9 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+
 import { gcraStep } from '../../../src/lib/store/gcra.js';
 
 /** Runs `count` requests at one instant, threading the stored TAT like a store does. */
-function burst(limit: number, periodMs: number, nowMs: number, count: number): { results: ReturnType<typeof gcraStep>[]; tatUs?: number } {
+function burst(
+  limit: number,
+  periodMs: number,
+  nowMs: number,
+  count: number,
+): { results: ReturnType<typeof gcraStep>[]; tatUs?: number } {
   let tatUs: number | undefined;
   const results = [];
   for (let i = 0; i < count; i++) {
@@ -62,6 +68,11 @@ describe('gcraStep', () => {
   });
 
   it('forgets a TAT from the past: an idle cell is a full bucket', () => {
-    expect(gcraStep(1_000_000, 9_000_000, 4, 1_000).result).toEqual({ allowed: true, remaining: 3, resetMs: 250, retryAfterMs: 0 });
+    expect(gcraStep(1_000_000, 9_000_000, 4, 1_000).result).toEqual({
+      allowed: true,
+      remaining: 3,
+      resetMs: 250,
+      retryAfterMs: 0,
+    });
   });
 });

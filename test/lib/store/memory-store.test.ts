@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+
 import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
 import { MEMORY_STORE_DEFAULTS, MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { describeEphemeralStoreContract } from './ephemeral-store.contract.js';
@@ -39,9 +40,15 @@ describe('MemoryStore on a fake clock', () => {
     const begin = { key: 'idem:{a}:k', fingerprint: 'fp', owner: 'o1', lockTtlMs: 1_000 };
     await store.idempotencyBegin(begin);
     advance(300);
-    await expect(store.idempotencyBegin({ ...begin, owner: 'o2' })).resolves.toEqual({ outcome: 'in_flight', retryAfterMs: 700 });
+    await expect(store.idempotencyBegin({ ...begin, owner: 'o2' })).resolves.toEqual({
+      outcome: 'in_flight',
+      retryAfterMs: 700,
+    });
     advance(699);
-    await expect(store.idempotencyBegin({ ...begin, owner: 'o3' })).resolves.toEqual({ outcome: 'in_flight', retryAfterMs: 1 });
+    await expect(store.idempotencyBegin({ ...begin, owner: 'o3' })).resolves.toEqual({
+      outcome: 'in_flight',
+      retryAfterMs: 1,
+    });
     advance(1);
     await expect(store.idempotencyBegin({ ...begin, owner: 'o4' })).resolves.toEqual({ outcome: 'acquired' });
   });
@@ -50,17 +57,42 @@ describe('MemoryStore on a fake clock', () => {
     const { store, advance } = open();
     const cell = { key: 'rl:{a}', limit: 5, periodMs: 500 };
     for (let i = 1; i <= 5; i++) {
-      await expect(store.rateLimit(cell)).resolves.toEqual({ allowed: true, remaining: 5 - i, resetMs: i * 100, retryAfterMs: 0 });
+      await expect(store.rateLimit(cell)).resolves.toEqual({
+        allowed: true,
+        remaining: 5 - i,
+        resetMs: i * 100,
+        retryAfterMs: 0,
+      });
     }
-    await expect(store.rateLimit(cell)).resolves.toEqual({ allowed: false, remaining: 0, resetMs: 500, retryAfterMs: 100 });
+    await expect(store.rateLimit(cell)).resolves.toEqual({
+      allowed: false,
+      remaining: 0,
+      resetMs: 500,
+      retryAfterMs: 100,
+    });
     advance(99);
-    await expect(store.rateLimit(cell)).resolves.toEqual({ allowed: false, remaining: 0, resetMs: 401, retryAfterMs: 1 });
+    await expect(store.rateLimit(cell)).resolves.toEqual({
+      allowed: false,
+      remaining: 0,
+      resetMs: 401,
+      retryAfterMs: 1,
+    });
     advance(1);
     // Exactly at retryAfterMs the request is allowed.
-    await expect(store.rateLimit(cell)).resolves.toEqual({ allowed: true, remaining: 0, resetMs: 500, retryAfterMs: 0 });
+    await expect(store.rateLimit(cell)).resolves.toEqual({
+      allowed: true,
+      remaining: 0,
+      resetMs: 500,
+      retryAfterMs: 0,
+    });
     advance(250);
     // Two and a half intervals have drained: two whole requests are possible now.
-    await expect(store.rateLimit(cell)).resolves.toEqual({ allowed: true, remaining: 1, resetMs: 350, retryAfterMs: 0 });
+    await expect(store.rateLimit(cell)).resolves.toEqual({
+      allowed: true,
+      remaining: 1,
+      resetMs: 350,
+      retryAfterMs: 0,
+    });
   });
 
   it('rounds a fractional interval so that the burst is exactly `limit`', async () => {
@@ -117,7 +149,9 @@ describe('MemoryStore on a fake clock', () => {
     const { store, advance } = open({ maxEntries: 3 });
     for (let i = 0; i < 3; i++) await store.cacheSet(`c:{a}:${i}`, 'v', 1_000);
     await expect(store.claimOnce('n:{a}:x', 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
-    await expect(store.rateLimit({ key: 'rl:{a}', limit: 1, periodMs: 1_000 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.rateLimit({ key: 'rl:{a}', limit: 1, periodMs: 1_000 })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
     // Rewriting a key that is already held does not grow the store.
     await expect(store.cacheSet('c:{a}:0', 'w', 1_000)).resolves.toBeUndefined();
     advance(1_000);
@@ -140,7 +174,15 @@ describe('MemoryStore on a fake clock', () => {
     const first = await store.idempotencyBegin({ key: 'idem:{a}:k', fingerprint: 'fp', owner: 'o2', lockTtlMs: 1_000 });
     if (first.outcome !== 'completed') throw new Error(`expected completed, got ${first.outcome}`);
     (first.response.headers as Record<string, string>)['x-extra'] = 'added';
-    const second = await store.idempotencyBegin({ key: 'idem:{a}:k', fingerprint: 'fp', owner: 'o3', lockTtlMs: 1_000 });
-    expect(second).toEqual({ outcome: 'completed', response: { statusCode: 201, headers: { 'content-type': 'application/json' }, bodyBase64: 'e30=' } });
+    const second = await store.idempotencyBegin({
+      key: 'idem:{a}:k',
+      fingerprint: 'fp',
+      owner: 'o3',
+      lockTtlMs: 1_000,
+    });
+    expect(second).toEqual({
+      outcome: 'completed',
+      response: { statusCode: 201, headers: { 'content-type': 'application/json' }, bodyBase64: 'e30=' },
+    });
   });
 });

@@ -1,7 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
 import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
 import { REDIS_SCRIPTS } from '../../../src/lib/store/redis-scripts.js';
 import { REDIS_STORE_DEFAULTS, RedisStore, type RedisStoreOptions } from '../../../src/lib/store/redis-store.js';
@@ -80,7 +82,12 @@ describe('RedisStore against a live Redis', () => {
     await Promise.all(stores.map((store) => store.ping()));
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        (stores[i % 5] as RedisStore).idempotencyBegin({ key: 'idem:{acct}:race', fingerprint: 'fp', owner: `o${i}`, lockTtlMs: 10_000 }),
+        (stores[i % 5] as RedisStore).idempotencyBegin({
+          key: 'idem:{acct}:race',
+          fingerprint: 'fp',
+          owner: `o${i}`,
+          lockTtlMs: 10_000,
+        }),
       ),
     );
     expect(results.filter((r) => r.outcome === 'acquired')).toHaveLength(1);
@@ -91,7 +98,9 @@ describe('RedisStore against a live Redis', () => {
     const stores = openProcesses(5);
     await Promise.all(stores.map((store) => store.ping()));
     const results = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => (stores[i % 5] as RedisStore).rateLimit({ key: 'rl:{acct}:race', limit: 12, periodMs: 60_000 })),
+      Array.from({ length: 60 }, (_, i) =>
+        (stores[i % 5] as RedisStore).rateLimit({ key: 'rl:{acct}:race', limit: 12, periodMs: 60_000 }),
+      ),
     );
     expect(results.filter((r) => r.allowed)).toHaveLength(12);
   });
@@ -103,11 +112,15 @@ describe('RedisStore against a live Redis', () => {
     const response = { statusCode: 200, headers: { a: 'b' }, bodyBase64: 'AAEC' };
     const completions = await Promise.all([
       first.idempotencyComplete('idem:{acct}:k', 'winner', response, 60_000),
-      ...others.map((store) => store.idempotencyComplete('idem:{acct}:k', 'loser', { ...response, statusCode: 500 }, 60_000)),
+      ...others.map((store) =>
+        store.idempotencyComplete('idem:{acct}:k', 'loser', { ...response, statusCode: 500 }, 60_000),
+      ),
     ]);
     expect(completions).toEqual([true, false, false, false]);
     for (const store of others) {
-      await expect(store.idempotencyBegin({ key: 'idem:{acct}:k', fingerprint: 'fp', owner: 'x', lockTtlMs: 1_000 })).resolves.toEqual({
+      await expect(
+        store.idempotencyBegin({ key: 'idem:{acct}:k', fingerprint: 'fp', owner: 'x', lockTtlMs: 1_000 }),
+      ).resolves.toEqual({
         outcome: 'completed',
         response,
       });
@@ -138,7 +151,11 @@ describe('RedisStore against a live Redis', () => {
     const lockTtl = await admin.pttl(`${keyPrefix}idem:{acct}:k`);
     expect(lockTtl).toBeGreaterThan(4_000);
     expect(lockTtl).toBeLessThanOrEqual(5_000);
-    await expect(admin.hgetall(`${keyPrefix}idem:{acct}:k`)).resolves.toEqual({ state: 'in_flight', fingerprint: 'fp', owner: 'o' });
+    await expect(admin.hgetall(`${keyPrefix}idem:{acct}:k`)).resolves.toEqual({
+      state: 'in_flight',
+      fingerprint: 'fp',
+      owner: 'o',
+    });
     // One request on a 4-per-2s cell: the TAT lies one interval (500 ms) ahead and expires then.
     const cellTtl = await admin.pttl(`${keyPrefix}rl:{acct}`);
     expect(cellTtl).toBeGreaterThan(0);
@@ -169,11 +186,15 @@ describe('RedisStore against a live Redis', () => {
   it('refuses to replay a record it cannot read', async () => {
     const keyPrefix = uniquePrefix();
     const store = open({ keyPrefix });
-    await admin.hset(`${keyPrefix}idem:{acct}:bad`, { state: 'completed', fingerprint: 'fp', response: '{"statusCode":"oops"}' });
+    await admin.hset(`${keyPrefix}idem:{acct}:bad`, {
+      state: 'completed',
+      fingerprint: 'fp',
+      response: '{"statusCode":"oops"}',
+    });
     await admin.pexpire(`${keyPrefix}idem:{acct}:bad`, 10_000);
-    await expect(store.idempotencyBegin({ key: 'idem:{acct}:bad', fingerprint: 'fp', owner: 'o', lockTtlMs: 1_000 })).rejects.toBeInstanceOf(
-      CorruptStoreRecordError,
-    );
+    await expect(
+      store.idempotencyBegin({ key: 'idem:{acct}:bad', fingerprint: 'fp', owner: 'o', lockTtlMs: 1_000 }),
+    ).rejects.toBeInstanceOf(CorruptStoreRecordError);
   });
 });
 
@@ -247,8 +268,14 @@ describe('RedisStore when Redis does not answer', () => {
   /** Every operation, so that none of them can hang or leak a raw ioredis error. */
   const operations: [string, (store: EphemeralStore) => Promise<unknown>][] = [
     ['ping', (s) => s.ping()],
-    ['idempotencyBegin', (s) => s.idempotencyBegin({ key: 'idem:{a}:k', fingerprint: 'fp', owner: 'o', lockTtlMs: 1_000 })],
-    ['idempotencyComplete', (s) => s.idempotencyComplete('idem:{a}:k', 'o', { statusCode: 200, headers: {}, bodyBase64: '' }, 1_000)],
+    [
+      'idempotencyBegin',
+      (s) => s.idempotencyBegin({ key: 'idem:{a}:k', fingerprint: 'fp', owner: 'o', lockTtlMs: 1_000 }),
+    ],
+    [
+      'idempotencyComplete',
+      (s) => s.idempotencyComplete('idem:{a}:k', 'o', { statusCode: 200, headers: {}, bodyBase64: '' }, 1_000),
+    ],
     ['idempotencyRelease', (s) => s.idempotencyRelease('idem:{a}:k', 'o')],
     ['claimOnce', (s) => s.claimOnce('nonce:{a}:n', 1_000)],
     ['rateLimit', (s) => s.rateLimit({ key: 'rl:{a}', limit: 1, periodMs: 1_000 })],

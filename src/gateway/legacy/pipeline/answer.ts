@@ -26,7 +26,11 @@ export function newRequestState(): RequestState {
 }
 
 export function replayed(response: StoredResponse): LegacyAnswer {
-  return { status: response.statusCode, body: Buffer.from(response.bodyBase64, 'base64').toString('utf8'), headers: { ...response.headers, 'idempotency-replayed': 'true' } };
+  return {
+    status: response.statusCode,
+    body: Buffer.from(response.bodyBase64, 'base64').toString('utf8'),
+    headers: { ...response.headers, 'idempotency-replayed': 'true' },
+  };
 }
 
 /**

@@ -4,8 +4,9 @@
  * reader (transforms/request-body.ts). Any failure is VALIDATION_BODY_FAILED: the legacy 400.
  */
 import type { FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../../lib/errors/api-error.js';
-import { INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE, decodeUtf8 } from '../../../lib/text.js';
+import { decodeUtf8, INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE } from '../../../lib/text.js';
 import { LegacyJsonParseError, parseLegacyJson } from '../lossless-json.js';
 import type { ReadBody, ReadRequest } from '../transforms/request-body.js';
 
@@ -14,15 +15,25 @@ export function rawBodyOf(request: FastifyRequest): Buffer {
 }
 
 export function readLegacyBody(raw: Buffer, amountPaths: readonly string[], read: ReadRequest): ReadBody {
-  if (raw.length === 0) throw new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: '', code: 'invalid_json', message: 'a JSON object body is required' }] });
+  if (raw.length === 0)
+    throw new ApiError('VALIDATION_BODY_FAILED', {
+      issues: [{ path: '', code: 'invalid_json', message: 'a JSON object body is required' }],
+    });
   const text = decodeUtf8(raw);
-  if (text === null) throw new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: '', code: UNSTORABLE_TEXT_CODE, message: INVALID_UTF8_MESSAGE }] });
+  if (text === null)
+    throw new ApiError('VALIDATION_BODY_FAILED', {
+      issues: [{ path: '', code: UNSTORABLE_TEXT_CODE, message: INVALID_UTF8_MESSAGE }],
+    });
   let body: unknown;
   try {
     body = parseLegacyJson(text, amountPaths);
   } catch (error) {
     if (error instanceof LegacyJsonParseError) {
-      throw new ApiError('VALIDATION_BODY_FAILED', { issues: [{ path: error.location, code: error.reason.toLowerCase(), message: error.message }] }, { cause: error });
+      throw new ApiError(
+        'VALIDATION_BODY_FAILED',
+        { issues: [{ path: error.location, code: error.reason.toLowerCase(), message: error.message }] },
+        { cause: error },
+      );
     }
     throw error;
   }

@@ -4,12 +4,12 @@
  * route of the legacy layer is served from one of these.
  */
 import { parseKeyName } from '../../../lib/auth/credentials.js';
-import { type EndpointMapping, type V3Call, operationCall } from '../endpoint-mappings.js';
-import type { LegacyErrorTables } from '../error-tables.js';
 import type { LegacyPrincipal } from '../auth.js';
-import type { LegacyMappings } from '../mappings-loader.js';
 import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../catalog.js';
-import { type ReadRequest, compileRequest, requestAmountPaths } from '../transforms/request-body.js';
+import { type EndpointMapping, operationCall, type V3Call } from '../endpoint-mappings.js';
+import type { LegacyErrorTables } from '../error-tables.js';
+import type { LegacyMappings } from '../mappings-loader.js';
+import { compileRequest, type ReadRequest, requestAmountPaths } from '../transforms/request-body.js';
 import { type BuildBody, compileResponse } from '../transforms/response-body.js';
 import { findV3Operation, type V3ListKind } from '../v3-contract.js';
 import { compileQuery, type ReadQuery } from './query.js';
@@ -41,11 +41,16 @@ export interface CompiledOperation<G extends LegacyGeneration> {
 function keyIdOf(principal: LegacyPrincipal): string {
   const parts = parseKeyName(principal.keyName);
   // The authenticator only admits registered key names, so this is a gateway defect, not v3's.
-  if (parts === null) throw new Error(`the legacy principal's key name is not org/{orgId}/apiKey/{keyId}: ${principal.keyName}`);
+  if (parts === null)
+    throw new Error(`the legacy principal's key name is not org/{orgId}/apiKey/{keyId}: ${principal.keyName}`);
   return parts.keyId;
 }
 
-export function compileOperation<G extends LegacyGeneration>(mappings: LegacyMappings, generation: G, name: LegacyOperation<G>): CompiledOperation<G> {
+export function compileOperation<G extends LegacyGeneration>(
+  mappings: LegacyMappings,
+  generation: G,
+  name: LegacyOperation<G>,
+): CompiledOperation<G> {
   const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
   const mapping = table[name]!;
   const first = operationCall(mapping);

@@ -7,14 +7,21 @@
  * the gateway's own answer, outside the tables.
  */
 import type { FastifyRequest } from 'fastify';
+
 import { isApiError } from '../../../lib/errors/api-error.js';
 import type { ErrorCode } from '../../../lib/errors/catalog.js';
-import { UpstreamCredentialError } from '../../upstream/credentials.js';
 import type { OperationSeries, UpstreamFailureKind } from '../../metrics/gateway-metrics.js';
-import { UpstreamError, UpstreamProtocolError, UpstreamTimeoutError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
-import { type LegacyErrorTables, legacyErrorBody, resolveLegacyError } from '../error-tables.js';
-import { GenerationRetired } from '../generation-lifecycle.js';
+import { UpstreamCredentialError } from '../../upstream/credentials.js';
+import {
+  UpstreamError,
+  UpstreamProtocolError,
+  UpstreamTimeoutError,
+  UpstreamUnreachableError,
+  type V3Error,
+} from '../../upstream/v3-client.js';
 import type { LegacyGeneration, LegacyOperation } from '../catalog.js';
+import { legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from '../error-tables.js';
+import { GenerationRetired } from '../generation-lifecycle.js';
 import { V3ContractError } from '../transforms/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
 
@@ -46,11 +53,22 @@ function isGatewayDefect(error: V3Error, status: number): boolean {
   return (
     status === 401 ||
     error.code.startsWith('AUTH_') ||
-    ['SANDBOX_MODE_REQUIRED', 'ROUTE_NOT_FOUND', 'METHOD_NOT_ALLOWED', 'IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_INVALID', 'VALIDATION_CONTENT_TYPE', 'VALIDATION_HEADER_FAILED'].includes(error.code)
+    [
+      'SANDBOX_MODE_REQUIRED',
+      'ROUTE_NOT_FOUND',
+      'METHOD_NOT_ALLOWED',
+      'IDEMPOTENCY_KEY_MISSING',
+      'IDEMPOTENCY_KEY_INVALID',
+      'VALIDATION_CONTENT_TYPE',
+      'VALIDATION_HEADER_FAILED',
+    ].includes(error.code)
   );
 }
 
-function classify(error: unknown, log: (level: 'warn' | 'error', message: string) => void): { code: string; type?: string; headers: Readonly<Record<string, string>> } {
+function classify(
+  error: unknown,
+  log: (level: 'warn' | 'error', message: string) => void,
+): { code: string; type?: string; headers: Readonly<Record<string, string>> } {
   if (isApiError(error)) return { code: error.code, headers: error.headers };
   if (error instanceof GatewayRefusal) return { code: error.code, headers: {} };
   if (error instanceof V3Refusal) {
@@ -58,7 +76,11 @@ function classify(error: unknown, log: (level: 'warn' | 'error', message: string
       log('error', 'v3 refused the gateway itself (credential or wiring)');
       return { code: 'INTERNAL_ERROR', headers: error.headers };
     }
-    return { code: error.error.code, ...(error.error.rawType === undefined ? {} : { type: error.error.rawType }), headers: error.headers };
+    return {
+      code: error.error.code,
+      ...(error.error.rawType === undefined ? {} : { type: error.error.rawType }),
+      headers: error.headers,
+    };
   }
   if (error instanceof UpstreamUnreachableError) {
     log('warn', 'v3 unreachable');
@@ -87,16 +109,28 @@ export function failureAnswer<G extends LegacyGeneration>(
   error: unknown,
   request: FastifyRequest,
   state: RequestState,
-  where: { readonly generation: G; readonly operation: LegacyOperation<G>; readonly tables: LegacyErrorTables<G>; readonly metrics?: OperationSeries | undefined },
+  where: {
+    readonly generation: G;
+    readonly operation: LegacyOperation<G>;
+    readonly tables: LegacyErrorTables<G>;
+    readonly metrics?: OperationSeries | undefined;
+  },
 ): LegacyAnswer {
   if (error instanceof GenerationRetired) return { status: error.status, body: error.body, headers: {} };
-  const log = (level: 'warn' | 'error', message: string) => request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
+  const log = (level: 'warn' | 'error', message: string) =>
+    request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
   const { code, type, headers } = classify(error, log);
   const kind = upstreamFailureKindOf(error);
   if (kind !== null) where.metrics?.upstreamFailed(kind);
   const answer = resolveLegacyError(where.tables, { code, type }, where.operation);
   const legacyCode = 'error' in answer ? answer.error?.code : undefined;
   const retryAfter = headers['retry-after'] ?? state.upstreamHeaders['retry-after'];
-  const waitHeaders: Record<string, string> = retryAfter !== undefined && [409, 429, 503].includes(answer.status) ? { 'retry-after': retryAfter } : {};
-  return { status: answer.status, body: JSON.stringify(legacyErrorBody(answer)), headers: waitHeaders, ...(legacyCode === undefined ? {} : { legacyCode }) };
+  const waitHeaders: Record<string, string> =
+    retryAfter !== undefined && [409, 429, 503].includes(answer.status) ? { 'retry-after': retryAfter } : {};
+  return {
+    status: answer.status,
+    body: JSON.stringify(legacyErrorBody(answer)),
+    headers: waitHeaders,
+    ...(legacyCode === undefined ? {} : { legacyCode }),
+  };
 }

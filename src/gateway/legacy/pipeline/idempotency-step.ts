@@ -6,12 +6,20 @@
  * legacy one (idempotency.ts).
  */
 import type { FastifyRequest } from 'fastify';
+
 import { ApiError } from '../../../lib/errors/api-error.js';
 import { requestFingerprint } from '../../../lib/idempotency-key.js';
 import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
 import type { LegacyPrincipal } from '../auth.js';
-import { type LegacyIdempotency, type LegacyIdempotencyScope, derivedV3Key, freshV3Key, isReplayable, readIdempotencyKey } from '../idempotency.js';
 import type { LegacyGeneration } from '../catalog.js';
+import {
+  derivedV3Key,
+  freshV3Key,
+  isReplayable,
+  type LegacyIdempotency,
+  type LegacyIdempotencyScope,
+  readIdempotencyKey,
+} from '../idempotency.js';
 import { type LegacyAnswer, replayed } from './answer.js';
 import { rawBodyOf } from './body.js';
 import type { CompiledOperation } from './compiled-operation.js';
@@ -21,7 +29,8 @@ function keyOf(request: FastifyRequest, operation: CompiledOperation<LegacyGener
   const rule = operation.mapping.idempotency;
   if (rule.kind === 'none') return undefined;
   const key = readIdempotencyKey(request.headers['idempotency-key']);
-  if (key === undefined && rule.kind === 'required') throw new ApiError('IDEMPOTENCY_KEY_MISSING', { endpoint: `${operation.mapping.method} ${operation.route}` });
+  if (key === undefined && rule.kind === 'required')
+    throw new ApiError('IDEMPOTENCY_KEY_MISSING', { endpoint: `${operation.mapping.method} ${operation.route}` });
   return key;
 }
 
@@ -40,8 +49,18 @@ export async function withIdempotency(
   const key = keyOf(request, operation);
   if (key === undefined) return run(operation.write ? freshV3Key() : undefined);
 
-  const scope: LegacyIdempotencyScope = { generation: operation.generation, orgId: principal.orgId, mode: principal.mode, operation: operation.name, key };
-  const fingerprint = requestFingerprint(request.method, request.url, operation.write ? rawBodyOf(request) : Buffer.alloc(0));
+  const scope: LegacyIdempotencyScope = {
+    generation: operation.generation,
+    orgId: principal.orgId,
+    mode: principal.mode,
+    operation: operation.name,
+    key,
+  };
+  const fingerprint = requestFingerprint(
+    request.method,
+    request.url,
+    operation.write ? rawBodyOf(request) : Buffer.alloc(0),
+  );
   const begun = await idempotency.begin(scope, fingerprint);
   if (begun.kind === 'replay') return replayed(begun.response);
 
@@ -68,7 +87,11 @@ async function settle(
   const lifetimeSeconds = rule.kind === 'none' ? 0 : rule.lifetimeSeconds;
   try {
     if (isReplayable(answer.status, answer.legacyCode) && lifetimeSeconds > 0) {
-      const stored: StoredResponse = { statusCode: answer.status, headers: { 'content-type': 'application/json; charset=utf-8' }, bodyBase64: Buffer.from(answer.body).toString('base64') };
+      const stored: StoredResponse = {
+        statusCode: answer.status,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        bodyBase64: Buffer.from(answer.body).toString('base64'),
+      };
       await idempotency.complete(scope, owner, stored, lifetimeSeconds);
     } else {
       await idempotency.release(scope, owner);

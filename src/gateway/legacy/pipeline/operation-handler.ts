@@ -19,26 +19,27 @@
  * translated here too (`translate`), without replying, for the comparison.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
 import { randomHex } from '../../../lib/random.js';
 import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3Client } from '../../upstream/v3-client.js';
 import type { UsageCaller, UsageObserver } from '../../usage/usage-recorder.js';
-import { GenerationRetired, type GenerationLifecycle } from '../generation-lifecycle.js';
 import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../auth.js';
-import type { LegacyIdempotency } from '../idempotency.js';
-import { type LegacyReplyOptions, generationHeaders } from '../reply.js';
-import { stringifyLegacyJson } from '../lossless-json.js';
 import type { LegacyGeneration } from '../catalog.js';
+import { type GenerationLifecycle, GenerationRetired } from '../generation-lifecycle.js';
+import type { LegacyIdempotency } from '../idempotency.js';
+import { stringifyLegacyJson } from '../lossless-json.js';
 import type { PageWalker } from '../page-walker.js';
+import { generationHeaders, type LegacyReplyOptions } from '../reply.js';
 import type { ReadBody } from '../transforms/request-body.js';
 import type { V3SuccessBody } from '../transforms/response-body.js';
-import { type LegacyAnswer, type RequestState, newRequestState, serverTiming } from './answer.js';
+import { type LegacyAnswer, newRequestState, type RequestState, serverTiming } from './answer.js';
 import { rawBodyOf, readLegacyBody } from './body.js';
 import type { CompiledOperation } from './compiled-operation.js';
-import { GatewayRefusal, failureAnswer } from './failure.js';
+import { failureAnswer, GatewayRefusal } from './failure.js';
 import { withIdempotency } from './idempotency-step.js';
 import { applyListQuery } from './pagination.js';
-import { type V3CallContext, callV3, readAll, resolvePath, walkCursorList, withQuery } from './v3-calls.js';
+import { callV3, readAll, resolvePath, type V3CallContext, walkCursorList, withQuery } from './v3-calls.js';
 
 export interface LegacyServices {
   readonly authenticate: LegacyAuthenticator;
@@ -64,7 +65,11 @@ export interface LegacyTranslation {
 
 export interface ShadowObserver {
   /** Called after the client has the answer; must not throw or wait. */
-  gatewayAnswered(operation: { readonly generation: LegacyGeneration; readonly name: string }, request: FastifyRequest, translation: LegacyTranslation): void;
+  gatewayAnswered(
+    operation: { readonly generation: LegacyGeneration; readonly name: string },
+    request: FastifyRequest,
+    translation: LegacyTranslation,
+  ): void;
 }
 
 const NO_BODY: ReadBody = { fields: {}, v3Body: null };
@@ -114,16 +119,33 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       seen.principal = undefined;
       answer = failureAnswer(error, request, state, { generation, operation: name, tables, metrics: this.metrics });
     }
-    this.services.usage?.seen({ generation, operation: name, caller, address: request.ip, ...(retired === null ? {} : { refused: retired.kind }) });
+    this.services.usage?.seen({
+      generation,
+      operation: name,
+      caller,
+      address: request.ip,
+      ...(retired === null ? {} : { refused: retired.kind }),
+    });
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
-    const passOn = Object.fromEntries(Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'));
-    reply.headers({ 'x-trace-id': randomHex(16), ...passOn, ...answer.headers, ...fixed, 'server-timing': serverTiming(state) });
+    const passOn = Object.fromEntries(
+      Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'),
+    );
+    reply.headers({
+      'x-trace-id': randomHex(16),
+      ...passOn,
+      ...answer.headers,
+      ...fixed,
+      'server-timing': serverTiming(state),
+    });
     const sent = reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
     // A 410 of the gateway's own is no translation to compare.
     if (this.services.shadow !== undefined && !this.operation.write && retired === null) {
       const { principal } = seen;
-      this.services.shadow.gatewayAnswered(this.operation, request, { answer, retranslate: principal === undefined ? null : () => this.answerFor(request, principal) });
+      this.services.shadow.gatewayAnswered(this.operation, request, {
+        answer,
+        retranslate: principal === undefined ? null : () => this.answerFor(request, principal),
+      });
     }
     return sent;
   };
@@ -158,7 +180,11 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     return failureAnswer(error, request, state, { generation, operation: name, tables, metrics: this.metrics });
   }
 
-  private async serve(request: FastifyRequest, state: RequestState, seen: { principal?: LegacyPrincipal }): Promise<LegacyAnswer> {
+  private async serve(
+    request: FastifyRequest,
+    state: RequestState,
+    seen: { principal?: LegacyPrincipal },
+  ): Promise<LegacyAnswer> {
     const { operation } = this;
     // A read that keeps no answer may be sent while its token's replay check is still on its
     // way (auth.ts); anything that keeps or replays an answer waits for the check.
@@ -172,13 +198,27 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       const refused = Promise.reject(retired);
       return deferReplayCheck ? this.afterReplayCheck(request, state, refused, replayCheck) : refused;
     }
-    const answer = withIdempotency(request, operation, principal, this.services.idempotency, (v3Key) => this.run(request, principal, state, v3Key), (error) =>
-      failureAnswer(error, request, state, { generation: operation.generation, operation: operation.name, tables: operation.tables, metrics: this.metrics }),
+    const answer = withIdempotency(
+      request,
+      operation,
+      principal,
+      this.services.idempotency,
+      (v3Key) => this.run(request, principal, state, v3Key),
+      (error) =>
+        failureAnswer(error, request, state, {
+          generation: operation.generation,
+          operation: operation.name,
+          tables: operation.tables,
+          metrics: this.metrics,
+        }),
     );
     return deferReplayCheck ? this.afterReplayCheck(request, state, answer, replayCheck) : answer;
   }
 
-  private async authenticate(request: FastifyRequest, deferReplayCheck: boolean): Promise<{ principal: LegacyPrincipal; replayCheck: Promise<LegacyAuthRefusal | null> }> {
+  private async authenticate(
+    request: FastifyRequest,
+    deferReplayCheck: boolean,
+  ): Promise<{ principal: LegacyPrincipal; replayCheck: Promise<LegacyAuthRefusal | null> }> {
     const result = await this.services.authenticate({
       generation: this.operation.generation,
       authorization: request.headers.authorization,
@@ -194,7 +234,10 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   }
 
   private refused(request: FastifyRequest, refusal: LegacyAuthRefusal): GatewayRefusal {
-    request.log.info({ operation: this.operation.name, code: refusal.code, reason: refusal.reason }, 'legacy request refused');
+    request.log.info(
+      { operation: this.operation.name, code: refusal.code, reason: refusal.reason },
+      'legacy request refused',
+    );
     return new AuthRefusal(refusal, refusal.caller ?? null);
   }
 
@@ -202,7 +245,12 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
    * The read's answer once its token's replay check has settled. A replay's answer, success or
    * failure, is dropped unseen, with whatever v3 headers it brought: the client gets the refusal.
    */
-  private async afterReplayCheck(request: FastifyRequest, state: RequestState, answer: Promise<LegacyAnswer>, replayCheck: Promise<LegacyAuthRefusal | null>): Promise<LegacyAnswer> {
+  private async afterReplayCheck(
+    request: FastifyRequest,
+    state: RequestState,
+    answer: Promise<LegacyAnswer>,
+    replayCheck: Promise<LegacyAuthRefusal | null>,
+  ): Promise<LegacyAnswer> {
     const [settled, check] = await Promise.allSettled([answer, replayCheck]);
     if (check.status === 'rejected' || check.value !== null) state.upstreamHeaders = {};
     if (check.status === 'rejected') throw check.reason;
@@ -212,11 +260,25 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   }
 
   /** Steps 3 to 5: the v3 key is the one the idempotency step chose for a write. */
-  private async run(request: FastifyRequest, principal: LegacyPrincipal, state: RequestState, v3Key: string | undefined): Promise<LegacyAnswer> {
+  private async run(
+    request: FastifyRequest,
+    principal: LegacyPrincipal,
+    state: RequestState,
+    v3Key: string | undefined,
+  ): Promise<LegacyAnswer> {
     const { operation } = this;
     const query = operation.readQuery(request.query);
-    const body = operation.readBody ? readLegacyBody(rawBodyOf(request), operation.amountPaths, operation.readBody) : NO_BODY;
-    const context: V3CallContext = { request, principal, state, client: this.services.client, operation: operation.name, metrics: this.metrics };
+    const body = operation.readBody
+      ? readLegacyBody(rawBodyOf(request), operation.amountPaths, operation.readBody)
+      : NO_BODY;
+    const context: V3CallContext = {
+      request,
+      principal,
+      state,
+      client: this.services.client,
+      operation: operation.name,
+      metrics: this.metrics,
+    };
     const params = request.params as Record<string, unknown>;
     const [firstName, first] = operation.first;
     const firstQuery = { ...first.query, ...query.v3Query };
@@ -224,7 +286,12 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     let firstAnswer: V3SuccessBody;
     let cursorTotal: number | null = null;
     if (query.paging && operation.listKind === 'cursor') {
-      const walked = await walkCursorList(context, this.services.pages, { path: first.path, query: firstQuery }, query.paging);
+      const walked = await walkCursorList(
+        context,
+        this.services.pages,
+        { path: first.path, query: firstQuery },
+        query.paging,
+      );
       firstAnswer = walked.answer;
       cursorTotal = walked.total;
     } else {
@@ -238,10 +305,15 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     }
     const reads = await readAll(
       context,
-      operation.reads.map(([readName, call]) => [readName, withQuery(resolvePath(call, params, body.fields), call.query ?? {})] as const),
+      operation.reads.map(
+        ([readName, call]) => [readName, withQuery(resolvePath(call, params, body.fields), call.query ?? {})] as const,
+      ),
     );
 
-    const legacy = operation.buildBody({ ...reads, [firstName]: firstAnswer }, { orgId: principal.orgId, keyId: operation.keyIdOf(principal) });
+    const legacy = operation.buildBody(
+      { ...reads, [firstName]: firstAnswer },
+      { orgId: principal.orgId, keyId: operation.keyIdOf(principal) },
+    );
     applyListQuery(legacy, query, cursorTotal);
     return { status: 200, body: stringifyLegacyJson(legacy), headers: {} };
   }

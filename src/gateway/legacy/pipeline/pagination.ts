@@ -20,5 +20,7 @@ export function applyListQuery(legacy: LegacyBody, query: ReadQuery, cursorTotal
     data = data.slice(start, start + limit);
   }
   legacy.data = data;
-  legacy.meta = { pagination: { total, start: Math.min(start, total), end: Math.min(start, total) + data.length, page, limit } };
+  legacy.meta = {
+    pagination: { total, start: Math.min(start, total), end: Math.min(start, total) + data.length, page, limit },
+  };
 }

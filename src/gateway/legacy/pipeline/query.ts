@@ -34,17 +34,23 @@ type Parsed = { ok: true; value: string | boolean } | { ok: false; message: stri
 function parseFilterValue(filter: Filter, text: string, maps: ValueMapTable): Parsed {
   switch (filter.value) {
     case 'currency':
-      return /^[A-Za-z]{3,5}$/.test(text) ? { ok: true, value: text.toUpperCase() } : { ok: false, message: 'must be a currency code such as USD' };
+      return /^[A-Za-z]{3,5}$/.test(text)
+        ? { ok: true, value: text.toUpperCase() }
+        : { ok: false, message: 'must be a currency code such as USD' };
     case 'boolean': {
       const lower = text.toLowerCase();
-      return lower === 'true' || lower === 'false' ? { ok: true, value: lower === 'true' } : { ok: false, message: 'must be true or false' };
+      return lower === 'true' || lower === 'false'
+        ? { ok: true, value: lower === 'true' }
+        : { ok: false, message: 'must be true or false' };
     }
     case 'word': {
       if (filter.map === undefined) return { ok: true, value: text };
       const values = maps[filter.map]!.values;
       const upper = text.toUpperCase();
       // The client may give either word of the map, in any case.
-      const entry = Object.entries(values).find(([v3Word, legacyWord]) => v3Word.toUpperCase() === upper || legacyWord.toUpperCase() === upper);
+      const entry = Object.entries(values).find(
+        ([v3Word, legacyWord]) => v3Word.toUpperCase() === upper || legacyWord.toUpperCase() === upper,
+      );
       if (entry !== undefined) return { ok: true, value: 'v3Query' in filter ? entry[0] : entry[1] };
       if (!filter.closed) return { ok: true, value: text };
       return { ok: false, message: `must be one of ${Object.values(values).join(', ')}` };
@@ -62,7 +68,11 @@ function refuse(issues: ValidationIssue[]): never {
 }
 
 /** The query reader of one operation. */
-export function compileQuery(mapping: EndpointMapping, conventions: LegacyConventions, maps: ValueMapTable): (query: unknown) => ReadQuery {
+export function compileQuery(
+  mapping: EndpointMapping,
+  conventions: LegacyConventions,
+  maps: ValueMapTable,
+): (query: unknown) => ReadQuery {
   const { page: pageRule, limit: limitRule } = conventions.pagination;
   const paginated = mapping.pagination === 'page-limit';
   const filters = Object.entries(mapping.filters);
@@ -70,7 +80,14 @@ export function compileQuery(mapping: EndpointMapping, conventions: LegacyConven
   const limitMessage = `must be a whole number from ${limitRule.min} to ${limitRule.max}`;
   const pageMessage = `must be a whole number of at least ${pageRule.min}`;
 
-  const wholeNumber = (name: string, text: unknown, min: number, max: number, message: string, issues: ValidationIssue[]): number => {
+  const wholeNumber = (
+    name: string,
+    text: unknown,
+    min: number,
+    max: number,
+    message: string,
+    issues: ValidationIssue[],
+  ): number => {
     const value = typeof text === 'string' && /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
     if (!(value >= min && value <= max)) issues.push({ path: name, code: 'invalid_value', message });
     return value;
@@ -80,12 +97,23 @@ export function compileQuery(mapping: EndpointMapping, conventions: LegacyConven
     const query = (raw ?? {}) as Record<string, unknown>;
     const issues: ValidationIssue[] = [];
     for (const name of Object.keys(query)) {
-      if (!known.has(name)) issues.push({ path: name, code: 'unrecognized_keys', message: `not a query parameter of this operation${known.size > 0 ? ` (it takes ${[...known].join(', ')})` : ''}` });
+      if (!known.has(name))
+        issues.push({
+          path: name,
+          code: 'unrecognized_keys',
+          message: `not a query parameter of this operation${known.size > 0 ? ` (it takes ${[...known].join(', ')})` : ''}`,
+        });
     }
     let paging: PageQuery | null = null;
     if (paginated) {
-      const page = query.page === undefined ? pageRule.default : wholeNumber('page', query.page, pageRule.min, Number.MAX_SAFE_INTEGER, pageMessage, issues);
-      const limit = query.limit === undefined ? limitRule.default : wholeNumber('limit', query.limit, limitRule.min, limitRule.max, limitMessage, issues);
+      const page =
+        query.page === undefined
+          ? pageRule.default
+          : wholeNumber('page', query.page, pageRule.min, Number.MAX_SAFE_INTEGER, pageMessage, issues);
+      const limit =
+        query.limit === undefined
+          ? limitRule.default
+          : wholeNumber('limit', query.limit, limitRule.min, limitRule.max, limitMessage, issues);
       paging = { page, limit };
     }
     const v3Query: Record<string, string> = {};
@@ -94,7 +122,11 @@ export function compileQuery(mapping: EndpointMapping, conventions: LegacyConven
       const text = query[name];
       if (text === undefined) continue;
       if (typeof text !== 'string' || text === '' || text.length > MAX_FILTER_LENGTH) {
-        issues.push({ path: name, code: 'invalid_type', message: `must be given once, as 1 to ${MAX_FILTER_LENGTH} characters` });
+        issues.push({
+          path: name,
+          code: 'invalid_type',
+          message: `must be given once, as 1 to ${MAX_FILTER_LENGTH} characters`,
+        });
         continue;
       }
       const parsed = parseFilterValue(filter, text, maps);
@@ -106,7 +138,11 @@ export function compileQuery(mapping: EndpointMapping, conventions: LegacyConven
       else matches.push([filter.field, parsed.value]);
     }
     if (issues.length > 0) refuse(issues);
-    const keep = matches.length === 0 ? null : (record: Readonly<Record<string, unknown>>) => matches.every(([field, wanted]) => sameValue(record[field], wanted));
+    const keep =
+      matches.length === 0
+        ? null
+        : (record: Readonly<Record<string, unknown>>) =>
+            matches.every(([field, wanted]) => sameValue(record[field], wanted));
     return { paging, v3Query, keep };
   };
 }

@@ -7,15 +7,16 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+
 import { ApiError } from '../../../lib/errors/api-error.js';
 import { legacyUuidToId } from '../../../lib/ids.js';
 import { forwardedFor } from '../../forwarded-for.js';
 import type { OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3CallResponse, V3Client } from '../../upstream/v3-client.js';
-import type { V3Call } from '../endpoint-mappings.js';
 import type { LegacyPrincipal } from '../auth.js';
+import type { V3Call } from '../endpoint-mappings.js';
+import { type CursorListPage, CursorRejectedError, type FetchCursorPage, type PageWalker } from '../page-walker.js';
 import { forwardedHeaders } from '../reply.js';
-import { CursorRejectedError, type CursorListPage, type FetchCursorPage, type PageWalker } from '../page-walker.js';
 import type { V3Answers, V3SuccessBody } from '../transforms/response-body.js';
 import { V3ContractError } from '../transforms/v3-contract-error.js';
 import type { RequestState } from './answer.js';
@@ -35,7 +36,12 @@ export interface V3CallContext {
 /** One signed v3 call; the parsed success body, or a V3Refusal / V3ContractError. */
 export async function callV3(
   context: V3CallContext,
-  call: { readonly method: 'GET' | 'POST'; readonly pathAndQuery: string; readonly body?: Buffer | undefined; readonly idempotencyKey?: string | undefined },
+  call: {
+    readonly method: 'GET' | 'POST';
+    readonly pathAndQuery: string;
+    readonly body?: Buffer | undefined;
+    readonly idempotencyKey?: string | undefined;
+  },
 ): Promise<V3SuccessBody> {
   const { request, principal, state } = context;
   const response: V3CallResponse = await context.client.request({
@@ -51,7 +57,10 @@ export async function callV3(
   context.metrics?.upstream.observe(response.elapsedMs / 1000);
   const forwarded = forwardedHeaders(response.headers);
   // The trace id of the first call names the operation; rate-limit headers are the latest.
-  state.upstreamHeaders = { ...forwarded, ...(state.upstreamHeaders['x-trace-id'] ? { 'x-trace-id': state.upstreamHeaders['x-trace-id'] } : {}) };
+  state.upstreamHeaders = {
+    ...forwarded,
+    ...(state.upstreamHeaders['x-trace-id'] ? { 'x-trace-id': state.upstreamHeaders['x-trace-id'] } : {}),
+  };
   if (response.error) throw new V3Refusal(response.error, response.status, forwarded);
   const where = `${call.method} ${call.pathAndQuery.split('?')[0]}`;
   let parsed: unknown;
@@ -60,14 +69,23 @@ export async function callV3(
   } catch {
     throw new V3ContractError(context.operation, [`${where} answered ${response.status} with a body that is not JSON`]);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || (parsed as { data?: unknown }).data === undefined) {
+  if (
+    parsed === null ||
+    typeof parsed !== 'object' ||
+    Array.isArray(parsed) ||
+    (parsed as { data?: unknown }).data === undefined
+  ) {
     throw new V3ContractError(context.operation, [`${where} answered without data`]);
   }
   return parsed as V3SuccessBody;
 }
 
 /** Fills the v3 path's `:params` from the legacy path or the body's ids (already v3 ids); a malformed legacy id never reaches v3. */
-export function resolvePath(call: V3Call, pathParams: Readonly<Record<string, unknown>>, bodyFields: Readonly<Record<string, unknown>>): string {
+export function resolvePath(
+  call: V3Call,
+  pathParams: Readonly<Record<string, unknown>>,
+  bodyFields: Readonly<Record<string, unknown>>,
+): string {
   let path = call.path;
   for (const [param, source] of Object.entries(call.params ?? {})) {
     let id: string | null;
@@ -76,7 +94,10 @@ export function resolvePath(call: V3Call, pathParams: Readonly<Record<string, un
     } else {
       const value = pathParams[source.field];
       id = typeof value === 'string' ? legacyUuidToId(source.idKind, value) : null;
-      if (id === null) throw new ApiError('VALIDATION_QUERY_FAILED', { issues: [{ path: source.field, code: 'invalid_format', message: `${source.field} must be a UUID` }] });
+      if (id === null)
+        throw new ApiError('VALIDATION_QUERY_FAILED', {
+          issues: [{ path: source.field, code: 'invalid_format', message: `${source.field} must be a UUID` }],
+        });
     }
     path = path.replace(`:${param}`, encodeURIComponent(id));
   }
@@ -93,7 +114,12 @@ export function withQuery(path: string, query: Readonly<Record<string, string>>)
  * checked by hand: a zod object schema would copy every record it passes, and the response
  * builder reads the records through their own schemas anyway.
  */
-const cursorPaginationSchema = z.looseObject({ hasNext: z.boolean(), hasPrev: z.boolean(), nextCursor: z.string().nullable(), prevCursor: z.string().nullable() });
+const cursorPaginationSchema = z.looseObject({
+  hasNext: z.boolean(),
+  hasPrev: z.boolean(),
+  nextCursor: z.string().nullable(),
+  prevCursor: z.string().nullable(),
+});
 
 function cursorPageProblems(answer: V3SuccessBody): string[] {
   const problems: string[] = [];
@@ -106,7 +132,12 @@ function cursorPageProblems(answer: V3SuccessBody): string[] {
     });
   }
   const pagination = cursorPaginationSchema.safeParse(answer.pagination);
-  if (!pagination.success) problems.push(...pagination.error.issues.map((issue) => `pagination${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}: ${issue.message}`));
+  if (!pagination.success)
+    problems.push(
+      ...pagination.error.issues.map(
+        (issue) => `pagination${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}: ${issue.message}`,
+      ),
+    );
   return problems;
 }
 
@@ -124,7 +155,8 @@ export async function walkCursorList(
     try {
       answer = await callV3(context, { method: 'GET', pathAndQuery: withQuery(list.path, query) });
     } catch (error) {
-      if (startingAfter !== undefined && error instanceof V3Refusal && error.error.code === 'VALIDATION_QUERY_FAILED') throw new CursorRejectedError(undefined, { cause: error });
+      if (startingAfter !== undefined && error instanceof V3Refusal && error.error.code === 'VALIDATION_QUERY_FAILED')
+        throw new CursorRejectedError(undefined, { cause: error });
       throw error;
     }
     const problems = cursorPageProblems(answer);
@@ -137,7 +169,10 @@ export async function walkCursorList(
 }
 
 /** The reads after the operation, sent together: their answers by call name. */
-export async function readAll(context: V3CallContext, reads: readonly (readonly [string, string])[]): Promise<V3Answers> {
+export async function readAll(
+  context: V3CallContext,
+  reads: readonly (readonly [string, string])[],
+): Promise<V3Answers> {
   const { state } = context;
   const before = state.upstreamMs;
   const startedAt = performance.now();

@@ -32,7 +32,8 @@ type DerivedOf<K extends V3RecordKind> = Readonly<Record<string, (record: V3Reco
 type DerivedTable = { readonly [K in V3RecordKind]?: DerivedOf<K> };
 
 /** A fiat deposit or withdrawal has no chain; legacy records name its rail FIAT. */
-const networkOrFiat = (record: { readonly assetType: string; readonly network: string | null }) => (record.assetType === 'FIAT' ? 'FIAT' : record.network);
+const networkOrFiat = (record: { readonly assetType: string; readonly network: string | null }) =>
+  record.assetType === 'FIAT' ? 'FIAT' : record.network;
 
 /** The reference each rail gives a payment it made; what a bank statement shows the receiver. */
 const RAIL_REFERENCES: Readonly<Record<string, string>> = { FEDWIRE: 'imad', SWIFT: 'uetr' };
@@ -41,7 +42,8 @@ const RAIL_REFERENCES: Readonly<Record<string, string>> = { FEDWIRE: 'imad', SWI
 function railReference(withdrawal: { readonly paymentDetails: Readonly<Record<string, unknown>> }): string | null {
   for (const [rail, field] of Object.entries(RAIL_REFERENCES)) {
     const details = withdrawal.paymentDetails[rail];
-    const reference = typeof details === 'object' && details !== null ? (details as Record<string, unknown>)[field] : undefined;
+    const reference =
+      typeof details === 'object' && details !== null ? (details as Record<string, unknown>)[field] : undefined;
     if (typeof reference === 'string') return reference;
   }
   return null;
@@ -61,7 +63,8 @@ export const DERIVED_FIELDS = {
   },
   withdrawalAccount: {
     // An active account that is not verified yet cannot be used: it still awaits verification.
-    verificationStatus: (account) => (account.status === 'ACTIVE' && !account.verified ? 'PENDING_VERIFICATION' : account.status),
+    verificationStatus: (account) =>
+      account.status === 'ACTIVE' && !account.verified ? 'PENDING_VERIFICATION' : account.status,
   },
   deposit: { networkOrFiat },
   withdrawal: { networkOrFiat, railReference },
@@ -72,12 +75,15 @@ const LEGACY_VOCABULARY_NAMESPACE = '5a3c2f0e-8d1b-4c6a-9e7f-0b2d4f6a8c1e';
 
 export const CONVERTERS: Readonly<Record<string, (value: unknown) => unknown>> = {
   coinUuid: (code) => (typeof code === 'string' ? nameBasedUuid(LEGACY_VOCABULARY_NAMESPACE, `coin:${code}`) : null),
-  networkUuid: (code) => (typeof code === 'string' ? nameBasedUuid(LEGACY_VOCABULARY_NAMESPACE, `network:${code}`) : null),
+  networkUuid: (code) =>
+    typeof code === 'string' ? nameBasedUuid(LEGACY_VOCABULARY_NAMESPACE, `network:${code}`) : null,
 };
 
 /** A derived field's function, for the record builder (the validator has checked that it exists). */
 export function derivedField(kind: V3RecordKind, name: string): (record: unknown) => unknown {
-  const table: Readonly<Record<string, (record: never) => unknown>> | undefined = (DERIVED_FIELDS as DerivedTable)[kind];
+  const table: Readonly<Record<string, (record: never) => unknown>> | undefined = (DERIVED_FIELDS as DerivedTable)[
+    kind
+  ];
   const derive = table?.[name];
   if (derive === undefined) throw new Error(`no derived field ${name} for the v3 ${kind} record`);
   return derive as (record: unknown) => unknown;

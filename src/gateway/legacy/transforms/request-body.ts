@@ -15,6 +15,7 @@
  * boolean, a string the client sent) is refused, never coerced.
  */
 import { z } from 'zod';
+
 import { ApiError } from '../../../lib/errors/api-error.js';
 import { toIssues } from '../../../lib/errors/validation-issues.js';
 import { type IdKind, legacyUuidToId } from '../../../lib/ids.js';
@@ -28,13 +29,18 @@ function expected(what: string) {
 }
 
 // Legacy clients sent upper-case codes; a lower-case one is refused rather than guessed at.
-const currencyCode = z.string(expected('a currency code')).regex(/^[A-Z]{3,5}$/, 'must be an upper-case currency code such as USD or USDC');
+const currencyCode = z
+  .string(expected('a currency code'))
+  .regex(/^[A-Z]{3,5}$/, 'must be an upper-case currency code such as USD or USDC');
 
 const amount = z
   .string(expected('a decimal number'))
   .regex(V3_AMOUNT_PATTERN, 'must be a positive decimal number with at most 8 decimals')
   // The pattern admits zero; the guard keeps a malformed amount to one issue.
-  .refine((value) => !V3_AMOUNT_PATTERN.test(value) || /[1-9]/.test(value), { message: 'must be greater than zero', params: { code: 'too_small' } });
+  .refine((value) => !V3_AMOUNT_PATTERN.test(value) || /[1-9]/.test(value), {
+    message: 'must be greater than zero',
+    params: { code: 'too_small' },
+  });
 
 /** A legacy UUID (any case), read as the v3 id of its kind. */
 function legacyId(kind: IdKind) {
@@ -63,7 +69,10 @@ function fieldSchema(field: BodyField): z.ZodType {
     case 'string': {
       // The bounds name their own messages: the type's message ("must be a string") would be wrong for them.
       const maxLength = field.maxLength ?? 255;
-      schema = z.string(expected('a string')).min(1, 'must not be empty').max(maxLength, `must be at most ${maxLength} characters`);
+      schema = z
+        .string(expected('a string'))
+        .min(1, 'must not be empty')
+        .max(maxLength, `must be at most ${maxLength} characters`);
       break;
     }
     case 'integer': {
@@ -71,7 +80,10 @@ function fieldSchema(field: BodyField): z.ZodType {
       schema = z
         .number(expected('a whole number'))
         .int()
-        .refine((value) => allowed === undefined || allowed.includes(value), { message: `must be one of ${allowed?.join(', ')}`, params: { code: 'invalid_value' } });
+        .refine((value) => allowed === undefined || allowed.includes(value), {
+          message: `must be one of ${allowed?.join(', ')}`,
+          params: { code: 'invalid_value' },
+        });
       break;
     }
   }
@@ -83,9 +95,12 @@ type Check = (body: Body) => { readonly path: string; readonly code: string; rea
 
 /** Cross-field rules the request declarations name. */
 export const REQUEST_CHECKS: Readonly<Record<string, Check>> = {
-  buyDiffersFromSell: (body) => (body.buy === body.sell ? { path: 'sell', code: 'same_currency', message: 'must differ from buy' } : null),
+  buyDiffersFromSell: (body) =>
+    body.buy === body.sell ? { path: 'sell', code: 'same_currency', message: 'must differ from buy' } : null,
   referencedUnitIsASide: (body) =>
-    body.referencedUnit !== body.buy && body.referencedUnit !== body.sell ? { path: 'referencedUnit', code: 'invalid_value', message: 'must be the buy or the sell currency' } : null,
+    body.referencedUnit !== body.buy && body.referencedUnit !== body.sell
+      ? { path: 'referencedUnit', code: 'invalid_value', message: 'must be the buy or the sell currency' }
+      : null,
 };
 
 /** What a legacy body becomes: its fields read (ids as v3 ids), and the v3 body, or null when v3 takes none. */
@@ -100,20 +115,27 @@ export type ReadRequest = (body: unknown) => ReadBody;
 export function compileRequest(request: RequestShape): ReadRequest {
   const checks = (request.checks ?? []).map((name) => REQUEST_CHECKS[name]!);
   const schema = z
-    .object(Object.fromEntries(Object.entries(request.fields).map(([name, field]) => [name, fieldSchema(field)])), { error: 'must be a JSON object' })
+    .object(Object.fromEntries(Object.entries(request.fields).map(([name, field]) => [name, fieldSchema(field)])), {
+      error: 'must be a JSON object',
+    })
     .superRefine((body, ctx) => {
       for (const check of checks) {
         const issue = check(body);
-        if (issue) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message, params: { code: issue.code } });
+        if (issue)
+          ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message, params: { code: issue.code } });
       }
     });
-  const sent = Object.entries(request.fields).flatMap(([name, field]) => (field.to === undefined ? [] : [[name, field.to] as const]));
+  const sent = Object.entries(request.fields).flatMap(([name, field]) =>
+    field.to === undefined ? [] : [[name, field.to] as const],
+  );
   const declared = Object.keys(request.fields);
   return (body) => {
     // Text v3 cannot store (U+0000, an unpaired surrogate) is refused here, as v3 refuses it, with
     // no upstream call; only declared fields are read, since unknown ones are ignored.
     const fieldsSent = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Body) : {};
-    const textIssues = declared.flatMap((name) => (Object.hasOwn(fieldsSent, name) ? unstorableTextIssues(fieldsSent[name], [name]) : []));
+    const textIssues = declared.flatMap((name) =>
+      Object.hasOwn(fieldsSent, name) ? unstorableTextIssues(fieldsSent[name], [name]) : [],
+    );
     if (textIssues.length > 0) throw new ApiError('VALIDATION_BODY_FAILED', { issues: textIssues });
     const parsed = schema.safeParse(body);
     if (!parsed.success) throw new ApiError('VALIDATION_BODY_FAILED', { issues: toIssues(parsed.error) });

@@ -8,13 +8,14 @@
  * writer emits as JSON numbers with exactly their digits.
  */
 import { z } from 'zod';
+
 import { DECIMAL_PATTERN } from '../../../lib/money.js';
 import type { LayoutNode, ResponseShape } from '../endpoint-mappings.js';
 import { LegacyAmount } from '../lossless-json.js';
 import type { FieldType, LegacyField, RecordShape, RecordTable, ValueMapTable } from '../record-shapes.js';
 import { CONVERTERS, derivedField } from './derived-fields.js';
 import { V3ContractError } from './v3-contract-error.js';
-import { V3_RECORDS, type V3RecordKind, readV3 } from './v3-records.js';
+import { readV3, V3_RECORDS, type V3RecordKind } from './v3-records.js';
 
 /** What a legacy record may take from the caller rather than from v3. */
 export interface RecordContext {
@@ -43,11 +44,15 @@ const CURRENCY = /^[A-Z]{3,5}$/;
 function typed(type: FieldType, value: unknown): { ok: true; value: unknown } | { ok: false; expected: string } {
   switch (type) {
     case 'amount':
-      return typeof value === 'string' && DECIMAL_PATTERN.test(value) ? { ok: true, value: new LegacyAmount(value) } : { ok: false, expected: 'a decimal string' };
+      return typeof value === 'string' && DECIMAL_PATTERN.test(value)
+        ? { ok: true, value: new LegacyAmount(value) }
+        : { ok: false, expected: 'a decimal string' };
     case 'id':
       return typeof value === 'string' && UUID.test(value) ? { ok: true, value } : { ok: false, expected: 'a UUID' };
     case 'currency':
-      return typeof value === 'string' && CURRENCY.test(value) ? { ok: true, value } : { ok: false, expected: 'a currency code' };
+      return typeof value === 'string' && CURRENCY.test(value)
+        ? { ok: true, value }
+        : { ok: false, expected: 'a currency code' };
     case 'timestamp':
     case 'string':
       return typeof value === 'string' ? { ok: true, value } : { ok: false, expected: 'a string' };
@@ -62,7 +67,8 @@ function typed(type: FieldType, value: unknown): { ok: true; value: unknown } | 
 function checked(type: FieldType, nullable: boolean, value: unknown, operation: string, where: string): unknown {
   if (value === null && nullable) return null;
   const result = typed(type, value);
-  if (!result.ok) throw new V3ContractError(operation, [`${where}: must be ${result.expected}${nullable ? ' or null' : ''}`]);
+  if (!result.ok)
+    throw new V3ContractError(operation, [`${where}: must be ${result.expected}${nullable ? ' or null' : ''}`]);
   return result.value;
 }
 
@@ -95,13 +101,30 @@ function valueOf(field: LegacyField, kind: V3RecordKind, maps: ValueMapTable): F
 }
 
 /** One record shape as a function of a v3 record already read through its schema. */
-export type BuildRecord = (v3: Record<string, unknown>, context: RecordContext, operation: string, where: string) => Record<string, unknown>;
+export type BuildRecord = (
+  v3: Record<string, unknown>,
+  context: RecordContext,
+  operation: string,
+  where: string,
+) => Record<string, unknown>;
 
 export function compileRecord(shape: RecordShape, maps: ValueMapTable): BuildRecord {
-  const fields = Object.entries(shape.fields).map(([name, field]) => ({ name, type: field.type, nullable: field.nullable === true, value: valueOf(field, shape.v3, maps) }));
+  const fields = Object.entries(shape.fields).map(([name, field]) => ({
+    name,
+    type: field.type,
+    nullable: field.nullable === true,
+    value: valueOf(field, shape.v3, maps),
+  }));
   return (v3, context, operation, where) => {
     const legacy: Record<string, unknown> = {};
-    for (const field of fields) legacy[field.name] = checked(field.type, field.nullable, field.value(v3, context), operation, `${where}.${field.name}`);
+    for (const field of fields)
+      legacy[field.name] = checked(
+        field.type,
+        field.nullable,
+        field.value(v3, context),
+        operation,
+        `${where}.${field.name}`,
+      );
     return legacy;
   };
 }
@@ -122,7 +145,8 @@ function listOf(kind: V3RecordKind): z.ZodType<Record<string, unknown>[]> {
 function at(answer: unknown, path: readonly string[]): unknown {
   let value = answer;
   for (const key of path) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined;
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, key))
+      return undefined;
     value = (value as Record<string, unknown>)[key];
   }
   return value;
@@ -132,7 +156,9 @@ type BuildNode = (answers: V3Answers, context: RecordContext) => unknown;
 
 function compileNode(node: LayoutNode, records: RecordTable, maps: ValueMapTable, operation: string): BuildNode {
   if ('object' in node) {
-    const children = Object.entries(node.object).map(([key, child]) => [key, compileNode(child, records, maps, operation)] as const);
+    const children = Object.entries(node.object).map(
+      ([key, child]) => [key, compileNode(child, records, maps, operation)] as const,
+    );
     return (answers, context) => Object.fromEntries(children.map(([key, build]) => [key, build(answers, context)]));
   }
   const from = node.from;
@@ -152,7 +178,8 @@ function compileNode(node: LayoutNode, records: RecordTable, maps: ValueMapTable
       list.forEach((record, index) => {
         const name = String(record[key]);
         // Keyed by the field: a second record with the same key would silently replace the first.
-        if (Object.hasOwn(entries, name)) throw new V3ContractError(operation, [`${where}[${index}].${key}: a second record for ${name}`]);
+        if (Object.hasOwn(entries, name))
+          throw new V3ContractError(operation, [`${where}[${index}].${key}: a second record for ${name}`]);
         entries[name] = checked(type, false, record[value], operation, `${where}[${index}].${value}`);
       });
       return entries;
@@ -162,7 +189,8 @@ function compileNode(node: LayoutNode, records: RecordTable, maps: ValueMapTable
     const shape = records[node.record]!;
     const build = compileRecord(shape, maps);
     const schema = V3_RECORDS[shape.v3] as unknown as z.ZodType<Record<string, unknown>>;
-    return (answers, context) => build(readV3(schema, at(answers[from], path), operation, where), context, operation, where);
+    return (answers, context) =>
+      build(readV3(schema, at(answers[from], path), operation, where), context, operation, where);
   }
   const shape = records[node.list]!;
   const build = compileRecord(shape, maps);
@@ -176,9 +204,16 @@ function compileNode(node: LayoutNode, records: RecordTable, maps: ValueMapTable
 }
 
 /** An operation's success body, `{status: 'success', message, data, ...root}`, as a function of its v3 answers. */
-export function compileResponse(response: ResponseShape, records: RecordTable, maps: ValueMapTable, operation: string): BuildBody {
+export function compileResponse(
+  response: ResponseShape,
+  records: RecordTable,
+  maps: ValueMapTable,
+  operation: string,
+): BuildBody {
   const data = compileNode(response.data, records, maps, operation);
-  const root = Object.entries(response.root ?? {}).map(([key, node]) => [key, compileNode(node, records, maps, operation)] as const);
+  const root = Object.entries(response.root ?? {}).map(
+    ([key, node]) => [key, compileNode(node, records, maps, operation)] as const,
+  );
   const message = response.message.text;
   const dataAlsoAtRoot = response.dataAlsoAtRoot !== undefined;
   return (answers, context) => {

@@ -21,6 +21,7 @@
  *     the legacy quote are derived from them.
  */
 import { z } from 'zod';
+
 import { issuePath } from '../../../lib/errors/validation-issues.js';
 import { ID_PREFIXES, type IdKind, idToLegacyUuid } from '../../../lib/ids.js';
 import { DECIMAL_PATTERN } from '../../../lib/money.js';

@@ -7,11 +7,22 @@
  * the 422 IDEMPOTENCY_MISMATCH.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../../../support/legacy-harness.js';
 import { type LegacyClient, legacyIdOf } from './legacy-client.js';
-import { EVM_ADDRESSES, FEDWIRE_ACCOUNT, V3Side, type V3Trade, type V3Withdrawal, legacyClients, refusal, stablecoinAccount } from './v3-setup.js';
+import {
+  EVM_ADDRESSES,
+  FEDWIRE_ACCOUNT,
+  legacyClients,
+  refusal,
+  stablecoinAccount,
+  V3Side,
+  type V3Trade,
+  type V3Withdrawal,
+} from './v3-setup.js';
 
 let h: LegacyHarness;
 let key: LoadedKey;
@@ -28,7 +39,9 @@ beforeAll(async () => {
   await v3.deposit({ currency: 'USD', amount: '50000.00' });
   await v3.deposit({ currency: 'USDC', amount: '5000', network: 'ETHEREUM' });
   fiatAddress = legacyIdOf((await v3.account(FEDWIRE_ACCOUNT)).id);
-  coinAddress = legacyIdOf((await v3.account(stablecoinAccount('USDC', 'ETHEREUM', 'ETH USDC Wallet', EVM_ADDRESSES[0]))).id);
+  coinAddress = legacyIdOf(
+    (await v3.account(stablecoinAccount('USDC', 'ETHEREUM', 'ETH USDC Wallet', EVM_ADDRESSES[0]))).id,
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -38,8 +51,16 @@ const v3Withdrawals = () => v3.all<V3Withdrawal>('/v3/fx/withdrawals');
 const v3Trades = () => v3.all<V3Trade>('/v3/fx/trades');
 
 const WITHDRAWALS = [
-  { operation: 'withdrawal', send: (key: string | null, amount: string) => v1.withdrawal({ amount, currency: 'USDC', withdrawalAddressId: coinAddress }, { idempotencyKey: key }) },
-  { operation: 'fiat_withdrawal', send: (key: string | null, amount: string) => v1.fiatWithdrawal({ amount, currency: 'USD', withdrawalAddressId: fiatAddress }, { idempotencyKey: key }) },
+  {
+    operation: 'withdrawal',
+    send: (key: string | null, amount: string) =>
+      v1.withdrawal({ amount, currency: 'USDC', withdrawalAddressId: coinAddress }, { idempotencyKey: key }),
+  },
+  {
+    operation: 'fiat_withdrawal',
+    send: (key: string | null, amount: string) =>
+      v1.fiatWithdrawal({ amount, currency: 'USD', withdrawalAddressId: fiatAddress }, { idempotencyKey: key }),
+  },
 ] as const;
 
 describe.each(WITHDRAWALS)('v1 $operation', ({ send }) => {
@@ -62,7 +83,11 @@ describe.each(WITHDRAWALS)('v1 $operation', ({ send }) => {
     const before = (await v3Withdrawals()).length;
     const mismatch = await refusal(send(idempotencyKey, '9.00'));
     expect(mismatch.status).toBe(422);
-    expect(mismatch.body).toMatchObject({ status: 'error', message: expect.any(String), error: { code: 'IDEMPOTENCY_MISMATCH', details: expect.any(String) } });
+    expect(mismatch.body).toMatchObject({
+      status: 'error',
+      message: expect.any(String),
+      error: { code: 'IDEMPOTENCY_MISMATCH', details: expect.any(String) },
+    });
     expect(await v3Withdrawals()).toHaveLength(before);
   });
 
@@ -92,7 +117,8 @@ describe('v1 generate_quote and trade', () => {
   });
 
   it('a trade with a key replays its answer; one trade in v3', async () => {
-    const quote = (await v1.generateQuote({ amount: '15', buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' })).body.data.quote;
+    const quote = (await v1.generateQuote({ amount: '15', buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' })).body.data
+      .quote;
     const before = (await v3Trades()).length;
     const idempotencyKey = randomUUID();
     const first = await v1.trade(quote.id, { idempotencyKey });

@@ -13,7 +13,8 @@
  * comes out as the exact digits the gateway wrote: an amount is read as decimal text and
  * compared as a decimal, never through a JS double.
  */
-import { createPrivateKey, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject, randomBytes, randomUUID, sign } from 'node:crypto';
+
 import BigNumber from 'bignumber.js';
 import { LosslessNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import { z } from 'zod';
@@ -39,9 +40,20 @@ export const LEGACY_ISSUER = 'openfx';
 /** What the documentation's example clients use: iat + 110. */
 export const TOKEN_LIFETIME_SECONDS = 110;
 
-export function signLegacyToken(keyName: string, privateKey: KeyObject, nowSeconds = Math.floor(Date.now() / 1000)): string {
+export function signLegacyToken(
+  keyName: string,
+  privateKey: KeyObject,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): string {
   const header = { alg: 'ES256', typ: 'JWT', kid: keyName, nonce: randomBytes(16).toString('hex') };
-  const claims = { iss: LEGACY_ISSUER, sub: keyName, aud: ['developer-api'], iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + TOKEN_LIFETIME_SECONDS };
+  const claims = {
+    iss: LEGACY_ISSUER,
+    sub: keyName,
+    aud: ['developer-api'],
+    iat: nowSeconds,
+    nbf: nowSeconds,
+    exp: nowSeconds + TOKEN_LIFETIME_SECONDS,
+  };
   const input = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(claims))}`;
   const signature = sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
   return `${input}.${signature.toString('base64url')}`;
@@ -209,7 +221,11 @@ export const withdrawalRecord = z.object({
 /** What each operation answers, as the contract describes it. v1's trade has its result at the root as well. */
 export const READERS = {
   availableMarkets: success(marketsData),
-  balances: success(z.array(balanceRecord)).extend({ netPositiveBalanceInUSD: amount, netNegativeBalanceInUSD: amount, netBalanceInUSD: amount }),
+  balances: success(z.array(balanceRecord)).extend({
+    netPositiveBalanceInUSD: amount,
+    netNegativeBalanceInUSD: amount,
+    netBalanceInUSD: amount,
+  }),
   generateQuote: success(z.object({ quote: quoteRecord })),
   tradeV2: success(tradeData),
   tradeV1: success(tradeData).extend(tradeData.shape),
@@ -355,7 +371,11 @@ export class LegacyClient {
   // The twelve operations.
 
   availableMarkets(query?: Query): Promise<Answer<Markets>> {
-    return this.read('available_markets', READERS.availableMarkets, { method: 'GET', path: 'available_markets', query });
+    return this.read('available_markets', READERS.availableMarkets, {
+      method: 'GET',
+      path: 'available_markets',
+      query,
+    });
   }
 
   balances(query?: Query): Promise<Answer<Balances>> {
@@ -363,9 +383,19 @@ export class LegacyClient {
   }
 
   generateQuote(request: QuoteRequest, options: WriteOptions = {}): Promise<Answer<QuoteAnswer>> {
-    const body: Record<string, unknown> = { amount: new LosslessNumber(request.amount), buy: request.buy, sell: request.sell, referencedUnit: request.referencedUnit };
+    const body: Record<string, unknown> = {
+      amount: new LosslessNumber(request.amount),
+      buy: request.buy,
+      sell: request.sell,
+      referencedUnit: request.referencedUnit,
+    };
     if (request.quoteForSeconds !== undefined) body.quoteForSeconds = request.quoteForSeconds;
-    return this.read('generate_quote', READERS.generateQuote, { method: 'POST', path: 'generate_quote', body, ...options });
+    return this.read('generate_quote', READERS.generateQuote, {
+      method: 'POST',
+      path: 'generate_quote',
+      body,
+      ...options,
+    });
   }
 
   trade(quoteId: string, options: WriteOptions = {}): Promise<Answer<TradeAnswer>> {
@@ -386,11 +416,19 @@ export class LegacyClient {
   }
 
   withdrawalAddresses(query?: Query): Promise<Answer<AddressList>> {
-    return this.read('withdrawal_addresses', READERS.withdrawalAddresses, { method: 'GET', path: 'withdrawal_addresses', query });
+    return this.read('withdrawal_addresses', READERS.withdrawalAddresses, {
+      method: 'GET',
+      path: 'withdrawal_addresses',
+      query,
+    });
   }
 
   fiatWithdrawalAddresses(query?: Query): Promise<Answer<FiatAddressList>> {
-    return this.read('fiat_withdrawal_addresses', READERS.fiatWithdrawalAddresses, { method: 'GET', path: 'fiat_withdrawal_addresses', query });
+    return this.read('fiat_withdrawal_addresses', READERS.fiatWithdrawalAddresses, {
+      method: 'GET',
+      path: 'fiat_withdrawal_addresses',
+      query,
+    });
   }
 
   withdrawals(query?: Query): Promise<Answer<WithdrawalList>> {
@@ -398,11 +436,21 @@ export class LegacyClient {
   }
 
   withdrawal(request: WithdrawalRequest, options: WriteOptions = {}): Promise<Answer<WithdrawalAnswer>> {
-    return this.read('withdrawal', READERS.withdrawal, { method: 'POST', path: 'withdrawal', body: withdrawalBody(request), ...options });
+    return this.read('withdrawal', READERS.withdrawal, {
+      method: 'POST',
+      path: 'withdrawal',
+      body: withdrawalBody(request),
+      ...options,
+    });
   }
 
   fiatWithdrawal(request: WithdrawalRequest, options: WriteOptions = {}): Promise<Answer<WithdrawalAnswer>> {
-    return this.read('fiat_withdrawal', READERS.withdrawal, { method: 'POST', path: 'fiat_withdrawal', body: withdrawalBody(request), ...options });
+    return this.read('fiat_withdrawal', READERS.withdrawal, {
+      method: 'POST',
+      path: 'fiat_withdrawal',
+      body: withdrawalBody(request),
+      ...options,
+    });
   }
 
   // Underneath.
@@ -433,11 +481,17 @@ export class LegacyClient {
   }
 
   /** Sends, counts a non-2xx or `status: "error"` answer as an error, and reads the rest through the operation's reader. */
-  private async read<Schema extends z.ZodType>(operation: string, reader: Schema, request: RawRequest): Promise<Answer<z.output<Schema>>> {
+  private async read<Schema extends z.ZodType>(
+    operation: string,
+    reader: Schema,
+    request: RawRequest,
+  ): Promise<Answer<z.output<Schema>>> {
     const answer = await this.send(request);
     const exact = parseExact(answer.text);
-    const saysError = exact !== null && typeof exact === 'object' && (exact as Record<string, unknown>).status === 'error';
-    if (answer.status < 200 || answer.status > 299 || saysError) throw new LegacyApiError(answer, safeJson(answer.text));
+    const saysError =
+      exact !== null && typeof exact === 'object' && (exact as Record<string, unknown>).status === 'error';
+    if (answer.status < 200 || answer.status > 299 || saysError)
+      throw new LegacyApiError(answer, safeJson(answer.text));
     const parsed = reader.safeParse(exact);
     if (!parsed.success) {
       throw new ContractViolation(
@@ -451,7 +505,11 @@ export class LegacyClient {
 }
 
 function withdrawalBody(request: WithdrawalRequest): Record<string, unknown> {
-  return { amount: new LosslessNumber(request.amount), currency: request.currency, withdrawalAddressId: request.withdrawalAddressId };
+  return {
+    amount: new LosslessNumber(request.amount),
+    currency: request.currency,
+    withdrawalAddressId: request.withdrawalAddressId,
+  };
 }
 
 function safeJson(text: string): unknown {

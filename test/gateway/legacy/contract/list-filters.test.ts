@@ -10,11 +10,29 @@
  */
 import { LosslessNumber } from 'lossless-json';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../../../support/legacy-harness.js';
-import { GENERATIONS, type Generation, type LegacyClient, type Query, type RawRequest, legacyIdOf } from './legacy-client.js';
-import { EVM_ADDRESSES, FEDWIRE_ACCOUNT, SWIFT_ACCOUNT, V3Side, type V3Account, type V3Trade, type V3Withdrawal, legacyClients, stablecoinAccount } from './v3-setup.js';
+import {
+  type Generation,
+  GENERATIONS,
+  type LegacyClient,
+  legacyIdOf,
+  type Query,
+  type RawRequest,
+} from './legacy-client.js';
+import {
+  EVM_ADDRESSES,
+  FEDWIRE_ACCOUNT,
+  legacyClients,
+  stablecoinAccount,
+  SWIFT_ACCOUNT,
+  type V3Account,
+  V3Side,
+  type V3Trade,
+  type V3Withdrawal,
+} from './v3-setup.js';
 
 const mappings = await loadLegacyMappings();
 const { limit: LIMIT, page: PAGE } = mappings.conventions.pagination;
@@ -146,19 +164,36 @@ const LISTS: Readonly<Record<string, readonly Label[]>> = {
 
 /** Every query parameter any operation takes: a parameter of one list must be refused by the others. */
 const EVERY_PARAMETER = [
-  ...new Set(['page', 'limit', ...GENERATIONS.flatMap((generation) => Object.values(mappings.endpoints[generation]).flatMap((mapping) => Object.keys(mapping.filters)))]),
+  ...new Set([
+    'page',
+    'limit',
+    ...GENERATIONS.flatMap((generation) =>
+      Object.values(mappings.endpoints[generation]).flatMap((mapping) => Object.keys(mapping.filters)),
+    ),
+  ]),
 ];
 
-const operationsOf = (generation: Generation) => Object.entries(mappings.endpoints[generation]).map(([operation, mapping]) => ({ operation, mapping }));
+const operationsOf = (generation: Generation) =>
+  Object.entries(mappings.endpoints[generation]).map(([operation, mapping]) => ({ operation, mapping }));
 const filterRows = GENERATIONS.flatMap((generation) =>
-  operationsOf(generation).flatMap(({ operation, mapping }) => Object.keys(mapping.filters).map((filter) => ({ generation, operation, filter }))),
+  operationsOf(generation).flatMap(({ operation, mapping }) =>
+    Object.keys(mapping.filters).map((filter) => ({ generation, operation, filter })),
+  ),
 );
 const paginatedRows = GENERATIONS.flatMap((generation) =>
   operationsOf(generation)
     .filter(({ mapping }) => mapping.pagination === 'page-limit')
     .map(({ operation }) => ({ generation, operation })),
 );
-const operationRows = GENERATIONS.flatMap((generation) => operationsOf(generation).map(({ operation, mapping }) => ({ generation, operation, method: mapping.method, paginated: mapping.pagination === 'page-limit', filters: Object.keys(mapping.filters) })));
+const operationRows = GENERATIONS.flatMap((generation) =>
+  operationsOf(generation).map(({ operation, mapping }) => ({
+    generation,
+    operation,
+    method: mapping.method,
+    paginated: mapping.pagination === 'page-limit',
+    filters: Object.keys(mapping.filters),
+  })),
+);
 
 let h: LegacyHarness;
 let key: LoadedKey;
@@ -183,11 +218,17 @@ beforeAll(async () => {
   name('depositUsd', (await v3.deposit({ currency: 'USD', amount: '100000.00' })).id);
   name('depositEur', (await v3.deposit({ currency: 'EUR', amount: '5000.00' })).id);
   name('depositUsdc', (await v3.deposit({ currency: 'USDC', amount: '3000', network: 'ETHEREUM' })).id);
-  name('depositUsdcPending', (await v3.deposit({ currency: 'USDC', amount: '20', network: 'POLYGON', completeAfterSeconds: 3600 })).id);
+  name(
+    'depositUsdcPending',
+    (await v3.deposit({ currency: 'USDC', amount: '20', network: 'POLYGON', completeAfterSeconds: 3600 })).id,
+  );
 
   wallet = await v3.account(stablecoinAccount('USDC', 'ETHEREUM', 'ETH USDC Wallet', EVM_ADDRESSES[0]));
   name('walletVerified', wallet.id);
-  name('walletPending', (await v3.account(stablecoinAccount('USDC', 'POLYGON', 'Polygon wallet', EVM_ADDRESSES[1]), { verify: false })).id);
+  name(
+    'walletPending',
+    (await v3.account(stablecoinAccount('USDC', 'POLYGON', 'Polygon wallet', EVM_ADDRESSES[1]), { verify: false })).id,
+  );
   const disabled = await v3.account(stablecoinAccount('USDT', 'ETHEREUM', 'Old tether wallet', EVM_ADDRESSES[2]));
   name('walletDisabled', (await v3.setAccount(disabled.id, { status: 'DISABLED' })).id);
 
@@ -195,7 +236,10 @@ beforeAll(async () => {
   name('bankUsd', bank.id);
   name('bankEur', (await v3.account(SWIFT_ACCOUNT)).id);
   // Fiat accounts that are not approved: never on the fiat list, whatever the filter.
-  await v3.account({ ...FEDWIRE_ACCOUNT, accountName: 'Not verified yet', accountNumber: '000987654321' }, { verify: false });
+  await v3.account(
+    { ...FEDWIRE_ACCOUNT, accountName: 'Not verified yet', accountNumber: '000987654321' },
+    { verify: false },
+  );
   const closed = await v3.account({ ...FEDWIRE_ACCOUNT, accountName: 'Closed account', accountNumber: '000555555555' });
   await v3.setAccount(closed.id, { status: 'DISABLED' });
 
@@ -214,13 +258,24 @@ afterAll(async () => {
 interface ListBody {
   readonly status: string;
   readonly data: readonly { readonly id: string }[];
-  readonly meta: { readonly pagination: { readonly total: number; readonly start: number; readonly end: number; readonly page: number; readonly limit: number } };
+  readonly meta: {
+    readonly pagination: {
+      readonly total: number;
+      readonly start: number;
+      readonly end: number;
+      readonly page: number;
+      readonly limit: number;
+    };
+  };
 }
 
 /** A list operation called with this query; expects a success and returns its body (numbers as JS numbers: pagination is all small integers). */
 async function list(generation: Generation, operation: string, query: Query): Promise<ListBody> {
   const answer = await clients[generation].send({ method: 'GET', path: operation, query });
-  expect(answer.status, `${generation} ${operation}?${new URLSearchParams(query as Record<string, string>)}: ${answer.text}`).toBe(200);
+  expect(
+    answer.status,
+    `${generation} ${operation}?${new URLSearchParams(query as Record<string, string>)}: ${answer.text}`,
+  ).toBe(200);
   const body = JSON.parse(answer.text) as ListBody;
   expect(body.status).toBe('success');
   return body;
@@ -235,7 +290,12 @@ function labels(body: ListBody): Label[] {
   });
 }
 
-async function expectKeeps(generation: Generation, operation: string, query: Query, keeps: readonly Label[]): Promise<void> {
+async function expectKeeps(
+  generation: Generation,
+  operation: string,
+  query: Query,
+  keeps: readonly Label[],
+): Promise<void> {
   const body = await list(generation, operation, { ...query, limit: String(LIMIT.max) });
   expect([...labels(body)].sort(), `${operation} ${JSON.stringify(query)}`).toEqual([...keeps].sort());
   expect(body.meta.pagination.total).toBe(keeps.length);
@@ -253,7 +313,9 @@ describe('the declarations', () => {
   it('name the filters this suite has cases for, and nothing else', () => {
     expect(filterRows.length).toBeGreaterThan(0);
     const declared = new Set(filterRows.map(({ operation, filter }) => `${operation}.${filter}`));
-    const cased = Object.entries(CASES).flatMap(([operation, filters]) => Object.keys(filters).map((filter) => `${operation}.${filter}`));
+    const cased = Object.entries(CASES).flatMap(([operation, filters]) =>
+      Object.keys(filters).map((filter) => `${operation}.${filter}`),
+    );
     expect([...declared].sort()).toEqual(cased.sort());
     const filtered = new Set(filterRows.map(({ operation }) => operation));
     expect([...filtered].sort()).toEqual(Object.keys(LISTS).sort());
@@ -278,7 +340,10 @@ describe.each(filterRows)('$generation $operation ?$filter', ({ generation, oper
     const universe = LISTS[operation]!;
     const kept = [keeps, ...others.map((other) => other.keeps)];
     expect(keeps.length, 'the main value must keep something').toBeGreaterThan(0);
-    expect(kept.some((set) => set.length < universe.length), 'some value must drop something').toBe(true);
+    expect(
+      kept.some((set) => set.length < universe.length),
+      'some value must drop something',
+    ).toBe(true);
     await expectKeeps(generation, operation, { [filter]: value }, keeps);
     for (const spelling of sameAs) await expectKeeps(generation, operation, { [filter]: spelling }, keeps);
     for (const other of others) await expectKeeps(generation, operation, { [filter]: other.value }, other.keeps);
@@ -286,7 +351,12 @@ describe.each(filterRows)('$generation $operation ?$filter', ({ generation, oper
 
   it('answers a malformed value with the legacy 400', async () => {
     const { value, malformed } = filterCase();
-    const cases: Query[] = [...malformed.map((text) => ({ [filter]: text })), { [filter]: '' }, { [filter]: [value, value] }, { [filter]: 'x'.repeat(65) }];
+    const cases: Query[] = [
+      ...malformed.map((text) => ({ [filter]: text })),
+      { [filter]: '' },
+      { [filter]: [value, value] },
+      { [filter]: 'x'.repeat(65) },
+    ];
     for (const query of cases) await expectLegacy400(generation, { method: 'GET', path: operation, query });
   });
 
@@ -294,7 +364,13 @@ describe.each(filterRows)('$generation $operation ?$filter', ({ generation, oper
     const { value, keeps } = filterCase();
     const body = await list(generation, operation, { [filter]: value, limit: '1', page: String(keeps.length) });
     expect(body.data).toHaveLength(1);
-    expect(body.meta.pagination).toEqual({ total: keeps.length, start: keeps.length - 1, end: keeps.length, page: keeps.length, limit: 1 });
+    expect(body.meta.pagination).toEqual({
+      total: keeps.length,
+      start: keeps.length - 1,
+      end: keeps.length,
+      page: keeps.length,
+      limit: 1,
+    });
     expect(keeps).toContain(labels(body)[0]);
   });
 });
@@ -302,12 +378,19 @@ describe.each(filterRows)('$generation $operation ?$filter', ({ generation, oper
 describe.each(GENERATIONS)('%s filters together', (generation) => {
   it('withdrawal_addresses: every filter given applies', async () => {
     await expectKeeps(generation, 'withdrawal_addresses', { coin: 'USDC', verified: 'true' }, ['walletVerified']);
-    await expectKeeps(generation, 'withdrawal_addresses', { coin: 'usdc', coinNetwork: 'polygon', status: 'Pending' }, ['walletPending']);
+    await expectKeeps(generation, 'withdrawal_addresses', { coin: 'usdc', coinNetwork: 'polygon', status: 'Pending' }, [
+      'walletPending',
+    ]);
     await expectKeeps(generation, 'withdrawal_addresses', { coin: 'USDT', status: 'Verified' }, []);
   });
 
   it('fiat_withdrawal_addresses: every filter given applies', async () => {
-    await expectKeeps(generation, 'fiat_withdrawal_addresses', { currency: 'EUR', status: 'active', verified: 'true' }, ['bankEur']);
+    await expectKeeps(
+      generation,
+      'fiat_withdrawal_addresses',
+      { currency: 'EUR', status: 'active', verified: 'true' },
+      ['bankEur'],
+    );
   });
 });
 
@@ -316,7 +399,11 @@ function acceptableRequest(operation: string, quoteId: string, tradeId: string):
   const requests: Record<string, Omit<RawRequest, 'query'>> = {
     available_markets: { method: 'GET', path: 'available_markets' },
     balances: { method: 'GET', path: 'balances' },
-    generate_quote: { method: 'POST', path: 'generate_quote', body: { amount: new LosslessNumber('25'), buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' } },
+    generate_quote: {
+      method: 'POST',
+      path: 'generate_quote',
+      body: { amount: new LosslessNumber('25'), buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' },
+    },
     trade: { method: 'POST', path: 'trade', body: { quoteId } },
     trades: { method: 'GET', path: 'trades' },
     'trade/{id}': { method: 'GET', path: `trade/${tradeId}` },
@@ -324,8 +411,16 @@ function acceptableRequest(operation: string, quoteId: string, tradeId: string):
     withdrawal_addresses: { method: 'GET', path: 'withdrawal_addresses' },
     fiat_withdrawal_addresses: { method: 'GET', path: 'fiat_withdrawal_addresses' },
     withdrawals: { method: 'GET', path: 'withdrawals' },
-    withdrawal: { method: 'POST', path: 'withdrawal', body: { amount: new LosslessNumber('1'), currency: 'USDC', withdrawalAddressId: legacyIdOf(wallet.id) } },
-    fiat_withdrawal: { method: 'POST', path: 'fiat_withdrawal', body: { amount: new LosslessNumber('1.00'), currency: 'USD', withdrawalAddressId: legacyIdOf(bank.id) } },
+    withdrawal: {
+      method: 'POST',
+      path: 'withdrawal',
+      body: { amount: new LosslessNumber('1'), currency: 'USDC', withdrawalAddressId: legacyIdOf(wallet.id) },
+    },
+    fiat_withdrawal: {
+      method: 'POST',
+      path: 'fiat_withdrawal',
+      body: { amount: new LosslessNumber('1.00'), currency: 'USD', withdrawalAddressId: legacyIdOf(bank.id) },
+    },
     'trade/reverse-quote': { method: 'POST', path: 'trade/reverse-quote', body: { tradeId } },
     'trade/reverse': { method: 'POST', path: 'trade/reverse', body: { tradeId, quoteId } },
     'trade/settle': { method: 'POST', path: 'trade/settle', body: { tradeId } },
@@ -334,24 +429,33 @@ function acceptableRequest(operation: string, quoteId: string, tradeId: string):
 }
 
 describe('a query parameter an operation does not take', () => {
-  it.each(operationRows)('$generation $operation: an unknown one, or one of another list, is the legacy 400 and reaches nothing', async ({ generation, operation, paginated, filters }) => {
-    const quote = await v3.post<{ id: string }>('/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5.00', amountCurrency: 'EUR' });
-    const target = tradeTarget;
-    const request = acceptableRequest(operation, legacyIdOf(quote.id), legacyIdOf(target.id));
-    expect(request, `no acceptable request for ${operation}: add one to acceptableRequest`).toBeDefined();
-    const tradesBefore = (await v3.all<V3Trade>('/v3/fx/trades')).length;
-    const withdrawalsBefore = (await v3.all<V3Withdrawal>('/v3/fx/withdrawals')).length;
+  it.each(operationRows)(
+    '$generation $operation: an unknown one, or one of another list, is the legacy 400 and reaches nothing',
+    async ({ generation, operation, paginated, filters }) => {
+      const quote = await v3.post<{ id: string }>('/v3/fx/quotes', {
+        buyCurrency: 'EUR',
+        sellCurrency: 'USD',
+        amount: '5.00',
+        amountCurrency: 'EUR',
+      });
+      const target = tradeTarget;
+      const request = acceptableRequest(operation, legacyIdOf(quote.id), legacyIdOf(target.id));
+      expect(request, `no acceptable request for ${operation}: add one to acceptableRequest`).toBeDefined();
+      const tradesBefore = (await v3.all<V3Trade>('/v3/fx/trades')).length;
+      const withdrawalsBefore = (await v3.all<V3Withdrawal>('/v3/fx/withdrawals')).length;
 
-    const taken = new Set([...(paginated ? ['page', 'limit'] : []), ...filters]);
-    const refused = ['unknownParam', 'Limit', ...EVERY_PARAMETER.filter((name) => !taken.has(name))];
-    for (const name of refused) await expectLegacy400(generation, { ...request!, query: { [name]: '1' } });
+      const taken = new Set([...(paginated ? ['page', 'limit'] : []), ...filters]);
+      const refused = ['unknownParam', 'Limit', ...EVERY_PARAMETER.filter((name) => !taken.has(name))];
+      for (const name of refused) await expectLegacy400(generation, { ...request!, query: { [name]: '1' } });
 
-    // Nothing moved: no trade, no withdrawal, the trade still as it was, and a quote the request named still unspent.
-    expect(await v3.all<V3Trade>('/v3/fx/trades')).toHaveLength(tradesBefore);
-    expect(await v3.all<V3Withdrawal>('/v3/fx/withdrawals')).toHaveLength(withdrawalsBefore);
-    expect((await v3.get<V3Trade>(`/v3/fx/trades/${target.id}`)).data.status).toBe(target.status);
-    if (request!.body !== undefined && 'quoteId' in request!.body) await v3.post('/v3/fx/trades', { quoteId: quote.id });
-  });
+      // Nothing moved: no trade, no withdrawal, the trade still as it was, and a quote the request named still unspent.
+      expect(await v3.all<V3Trade>('/v3/fx/trades')).toHaveLength(tradesBefore);
+      expect(await v3.all<V3Withdrawal>('/v3/fx/withdrawals')).toHaveLength(withdrawalsBefore);
+      expect((await v3.get<V3Trade>(`/v3/fx/trades/${target.id}`)).data.status).toBe(target.status);
+      if (request!.body !== undefined && 'quoteId' in request!.body)
+        await v3.post('/v3/fx/trades', { quoteId: quote.id });
+    },
+  );
 });
 
 describe.each(paginatedRows)('$generation $operation pagination', ({ generation, operation }) => {
@@ -359,7 +463,13 @@ describe.each(paginatedRows)('$generation $operation pagination', ({ generation,
     const body = await list(generation, operation, {});
     const { total } = body.meta.pagination;
     expect(total, 'the setup must give every list at least two records').toBeGreaterThanOrEqual(2);
-    expect(body.meta.pagination).toEqual({ total, start: 0, end: Math.min(LIMIT.default, total), page: PAGE.default, limit: LIMIT.default });
+    expect(body.meta.pagination).toEqual({
+      total,
+      start: 0,
+      end: Math.min(LIMIT.default, total),
+      page: PAGE.default,
+      limit: LIMIT.default,
+    });
   });
 
   it('walks every record one page at a time, in the order of the whole list, and answers an empty page past the end', async () => {

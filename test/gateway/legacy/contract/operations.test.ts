@@ -10,19 +10,20 @@
  */
 import BigNumber from 'bignumber.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../../../support/legacy-harness.js';
-import { GENERATIONS, LegacyClient, legacyIdOf, sameDecimal, type Generation } from './legacy-client.js';
+import { type Generation, GENERATIONS, LegacyClient, legacyIdOf, sameDecimal } from './legacy-client.js';
 import {
   EVM_ADDRESSES,
   FEDWIRE_ACCOUNT,
-  V3Side,
   legacyClients,
   stablecoinAccount,
   type V3Account,
   type V3Balance,
   type V3Deposit,
   type V3Pair,
+  V3Side,
   type V3Trade,
   type V3Withdrawal,
 } from './v3-setup.js';
@@ -62,7 +63,12 @@ beforeAll(async () => {
   onCredit = { v3: new V3Side(h, creditKey), clients: legacyClients(h, creditKey) };
   await onCredit.v3.trade({ buyCurrency: 'USD', sellCurrency: 'GBP', amount: '50.00', amountCurrency: 'USD' });
 
-  setup.completedFiat = await v3.deposit({ currency: 'USD', amount: '100000.00', referenceId: 'wire-0001', comments: 'opening balance' });
+  setup.completedFiat = await v3.deposit({
+    currency: 'USD',
+    amount: '100000.00',
+    referenceId: 'wire-0001',
+    comments: 'opening balance',
+  });
   setup.completedCoin = await v3.deposit({ currency: 'USDC', amount: '5000.000000', network: 'ETHEREUM' });
   setup.pending = await v3.deposit({ currency: 'EUR', amount: '250.00', completeAfterSeconds: 3600 });
   // v3 has no way to fail a deposit (the sandbox completes them, nothing fails them), so the
@@ -79,8 +85,16 @@ beforeAll(async () => {
   setup.polygonWallet = await v3.account(stablecoinAccount('USDC', 'POLYGON', 'Polygon USDC wallet', EVM_ADDRESSES[3]));
 
   setup.trade = await v3.trade({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '40.00', amountCurrency: 'EUR' });
-  setup.fiatWithdrawal = await v3.withdraw({ withdrawalAccountId: setup.fiatAccount.id, withdrawalAmount: '10.00', currency: 'USD' });
-  setup.coinWithdrawal = await v3.withdraw({ withdrawalAccountId: setup.walletA.id, withdrawalAmount: '2.5', currency: 'USDC' });
+  setup.fiatWithdrawal = await v3.withdraw({
+    withdrawalAccountId: setup.fiatAccount.id,
+    withdrawalAmount: '10.00',
+    currency: 'USD',
+  });
+  setup.coinWithdrawal = await v3.withdraw({
+    withdrawalAccountId: setup.walletA.id,
+    withdrawalAmount: '2.5',
+    currency: 'USDC',
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -94,7 +108,22 @@ function counterOf(trade: V3Trade): { other: string; amount: string; direction: 
 }
 
 /** A legacy trade record (trades list, trade/{id}) against the v3 trade it shows. */
-function expectTradeRecord(legacy: { id: string; tradingPair: string; referencedUnit: string; tradeDirection: string; amount: string; computedAmount: string; createdAtUtc: string; updatedAtUtc: string; orderType: string; status: string; source: string }, trade: V3Trade): void {
+function expectTradeRecord(
+  legacy: {
+    id: string;
+    tradingPair: string;
+    referencedUnit: string;
+    tradeDirection: string;
+    amount: string;
+    computedAmount: string;
+    createdAtUtc: string;
+    updatedAtUtc: string;
+    orderType: string;
+    status: string;
+    source: string;
+  },
+  trade: V3Trade,
+): void {
   const counter = counterOf(trade);
   expect(legacy.id).toBe(legacyIdOf(trade.id));
   expect(legacy).toMatchObject({
@@ -107,8 +136,14 @@ function expectTradeRecord(legacy: { id: string; tradingPair: string; referenced
     status: trade.status,
     source: trade.source,
   });
-  expect(sameDecimal(legacy.amount, trade.referencedAmount), `amount ${legacy.amount} = ${trade.referencedAmount}`).toBe(true);
-  expect(sameDecimal(legacy.computedAmount, counter.amount), `computedAmount ${legacy.computedAmount} = ${counter.amount}`).toBe(true);
+  expect(
+    sameDecimal(legacy.amount, trade.referencedAmount),
+    `amount ${legacy.amount} = ${trade.referencedAmount}`,
+  ).toBe(true);
+  expect(
+    sameDecimal(legacy.computedAmount, counter.amount),
+    `computedAmount ${legacy.computedAmount} = ${counter.amount}`,
+  ).toBe(true);
 }
 
 function expectSuccessMessage(body: { status: string; message: string }): void {
@@ -145,14 +180,28 @@ describe.each(GENERATIONS)('%s', (generation) => {
     expectSuccessMessage(body);
     const answer = await v3.get<V3Balance[]>('/v3/fx/balances');
     const totals = answer.totals as { netPositiveUsd: string; netNegativeUsd: string; netUsd: string };
-    expect(body.data.map((balance) => balance.id).sort()).toEqual(answer.data.map((balance) => legacyIdOf(balance.id)).sort());
+    expect(body.data.map((balance) => balance.id).sort()).toEqual(
+      answer.data.map((balance) => legacyIdOf(balance.id)).sort(),
+    );
     for (const balance of answer.data) {
       const legacy = body.data.find((one) => one.id === legacyIdOf(balance.id))!;
-      expect(legacy).toMatchObject({ currency: balance.currency, createdAt: balance.createdAt, updatedAt: balance.updatedAt });
+      expect(legacy).toMatchObject({
+        currency: balance.currency,
+        createdAt: balance.createdAt,
+        updatedAt: balance.updatedAt,
+      });
       expect(sameDecimal(legacy.amount, balance.amount), `${balance.currency} amount`).toBe(true);
-      expect(sameDecimal(legacy.totalBalanceInUSD, balance.usdValue), `${balance.currency} totalBalanceInUSD`).toBe(true);
-      expect(sameDecimal(legacy.withdrawableBalanceInUSD, balance.withdrawableUsdValue), `${balance.currency} withdrawableBalanceInUSD`).toBe(true);
-      expect(sameDecimal(legacy.withdrawableBalance, balance.withdrawableAmount), `${balance.currency} withdrawableBalance`).toBe(true);
+      expect(sameDecimal(legacy.totalBalanceInUSD, balance.usdValue), `${balance.currency} totalBalanceInUSD`).toBe(
+        true,
+      );
+      expect(
+        sameDecimal(legacy.withdrawableBalanceInUSD, balance.withdrawableUsdValue),
+        `${balance.currency} withdrawableBalanceInUSD`,
+      ).toBe(true);
+      expect(
+        sameDecimal(legacy.withdrawableBalance, balance.withdrawableAmount),
+        `${balance.currency} withdrawableBalance`,
+      ).toBe(true);
     }
     expect(sameDecimal(body.netPositiveBalanceInUSD, totals.netPositiveUsd)).toBe(true);
     expect(sameDecimal(body.netNegativeBalanceInUSD, totals.netNegativeUsd)).toBe(true);
@@ -168,14 +217,28 @@ describe.each(GENERATIONS)('%s', (generation) => {
     expect(new BigNumber(gbp!.amount).isNegative()).toBe(true);
     expect(sameDecimal(gbp!.amount, v3Gbp.amount)).toBe(true);
     expect(new BigNumber(body.netNegativeBalanceInUSD).isNegative()).toBe(true);
-    expect(sameDecimal(body.netNegativeBalanceInUSD, (answer.totals as { netNegativeUsd: string }).netNegativeUsd)).toBe(true);
+    expect(
+      sameDecimal(body.netNegativeBalanceInUSD, (answer.totals as { netNegativeUsd: string }).netNegativeUsd),
+    ).toBe(true);
   });
 
   it('generate_quote: the quote under data.quote, valid for the quoteForSeconds sent, and v3 executes it with the same amounts', async () => {
-    const { body } = await client().generateQuote({ amount: '100.50', buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', quoteForSeconds: 30 });
+    const { body } = await client().generateQuote({
+      amount: '100.50',
+      buy: 'EUR',
+      sell: 'USD',
+      referencedUnit: 'EUR',
+      quoteForSeconds: 30,
+    });
     expectSuccessMessage(body);
     const { quote } = body.data;
-    expect(quote).toMatchObject({ userId: client().keyId, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', expiryTimeinSeconds: 30 });
+    expect(quote).toMatchObject({
+      userId: client().keyId,
+      buy: 'EUR',
+      sell: 'USD',
+      referencedUnit: 'EUR',
+      expiryTimeinSeconds: 30,
+    });
     expect(quote.id.startsWith('mock-')).toBe(false);
     expect(sameDecimal(quote.referencedAmount, '100.50')).toBe(true);
     expect(Math.abs(Date.parse(quote.createdAt) - Date.now())).toBeLessThan(60_000);
@@ -187,26 +250,42 @@ describe.each(GENERATIONS)('%s', (generation) => {
   });
 
   it('trade: the result with referencedAmount = referenceAmount, amount the counter amount, balances and credit; on v1 also at the root', async () => {
-    const quote = (await client().generateQuote({ amount: '50', buy: 'EUR', sell: 'USD', referencedUnit: 'USD' })).body.data.quote;
+    const quote = (await client().generateQuote({ amount: '50', buy: 'EUR', sell: 'USD', referencedUnit: 'USD' })).body
+      .data.quote;
     const { body } = await client().trade(quote.id);
     expectSuccessMessage(body);
     const { trade } = body.data;
     expect(trade).toMatchObject({ buy: 'EUR', sell: 'USD', referencedUnit: 'USD', quoteId: quote.id });
     expect(trade.referencedAmount).toBe(trade.referenceAmount);
     expect(sameDecimal(trade.referencedAmount, '50')).toBe(true);
-    expect(sameDecimal(trade.amount, quote.quoteAmount), `amount ${trade.amount} is the counter amount ${quote.quoteAmount}`).toBe(true);
+    expect(
+      sameDecimal(trade.amount, quote.quoteAmount),
+      `amount ${trade.amount} is the counter amount ${quote.quoteAmount}`,
+    ).toBe(true);
     if (generation === 'v1') {
-      expect({ balances: body.balances, trade: body.trade, userCreditLimit: body.userCreditLimit, userCreditUsed: body.userCreditUsed }).toEqual(body.data);
+      expect({
+        balances: body.balances,
+        trade: body.trade,
+        userCreditLimit: body.userCreditLimit,
+        userCreditUsed: body.userCreditUsed,
+      }).toEqual(body.data);
     }
 
     const executed = (await v3.get<V3Trade>(`/v3/fx/trades/trd_${trade.id.replaceAll('-', '')}`)).data;
-    expect(executed).toMatchObject({ buyCurrency: 'EUR', sellCurrency: 'USD', referencedCurrency: 'USD', status: trade.status, createdAt: trade.transactedAt });
+    expect(executed).toMatchObject({
+      buyCurrency: 'EUR',
+      sellCurrency: 'USD',
+      referencedCurrency: 'USD',
+      status: trade.status,
+      createdAt: trade.transactedAt,
+    });
     expect(legacyIdOf(executed.quoteId)).toBe(quote.id);
     expect(sameDecimal(trade.referencedAmount, executed.referencedAmount)).toBe(true);
     expect(sameDecimal(trade.amount, executed.buyAmount)).toBe(true);
     const balances = (await v3.get<V3Balance[]>('/v3/fx/balances')).data;
     expect(Object.keys(body.data.balances).sort()).toEqual(balances.map((balance) => balance.currency).sort());
-    for (const balance of balances) expect(sameDecimal(body.data.balances[balance.currency]!, balance.amount), balance.currency).toBe(true);
+    for (const balance of balances)
+      expect(sameDecimal(body.data.balances[balance.currency]!, balance.amount), balance.currency).toBe(true);
     const exposure = (await v3.get<{ creditLine: string; committedAmount: string }>('/v3/fx/exposure')).data;
     expect(sameDecimal(body.data.userCreditLimit, exposure.creditLine)).toBe(true);
     expect(sameDecimal(body.data.userCreditUsed, exposure.committedAmount)).toBe(true);
@@ -254,7 +333,12 @@ describe.each(GENERATIONS)('%s', (generation) => {
     });
     const byId = (deposit: V3Deposit) => body.data.find((one) => one.id === legacyIdOf(deposit.id))!;
     expect(byId(setup.pending)).toMatchObject({ status: 'PENDING', completedAt: null, network: 'FIAT' });
-    expect(byId(setup.completedFiat)).toMatchObject({ status: 'COMPLETED', network: 'FIAT', referenceId: 'wire-0001', comments: 'opening balance' });
+    expect(byId(setup.completedFiat)).toMatchObject({
+      status: 'COMPLETED',
+      network: 'FIAT',
+      referenceId: 'wire-0001',
+      comments: 'opening balance',
+    });
     expect(byId(setup.completedFiat).completedAt).toMatch(TIMESTAMP);
     expect(byId(setup.completedCoin)).toMatchObject({ status: 'COMPLETED', network: 'ETHEREUM', currency: 'USDC' });
     expect(byId(setup.completedCoin).completedAt).toMatch(TIMESTAMP);
@@ -283,9 +367,15 @@ describe.each(GENERATIONS)('%s', (generation) => {
         comments: account.comments,
       });
     }
-    const find = (list: typeof first, account: V3Account) => list.data.find((one) => one.id === legacyIdOf(account.id))!;
+    const find = (list: typeof first, account: V3Account) =>
+      list.data.find((one) => one.id === legacyIdOf(account.id))!;
     const a = find(first, setup.walletA);
-    expect(a).toMatchObject({ name: 'ETH USDC Wallet', coinName: 'USDC', coinNetworkName: 'Ethereum', status: 'Verified' });
+    expect(a).toMatchObject({
+      name: 'ETH USDC Wallet',
+      coinName: 'USDC',
+      coinNetworkName: 'Ethereum',
+      status: 'Verified',
+    });
     // The same coin and network: the same ids, on every call and in both generations.
     for (const list of [first, second, other]) {
       for (const wallet of [setup.walletA, setup.walletB]) {
@@ -333,7 +423,9 @@ describe.each(GENERATIONS)('%s', (generation) => {
     expectSuccessMessage(body);
     const withdrawals = await v3.all<V3Withdrawal>('/v3/fx/withdrawals');
     expect(body.meta.pagination.total).toBe(withdrawals.length);
-    expect(body.data.map((withdrawal) => withdrawal.id)).toEqual(withdrawals.map((withdrawal) => legacyIdOf(withdrawal.id)));
+    expect(body.data.map((withdrawal) => withdrawal.id)).toEqual(
+      withdrawals.map((withdrawal) => legacyIdOf(withdrawal.id)),
+    );
     body.data.forEach((legacy, index) => {
       const withdrawal = withdrawals[index]!;
       expect(legacy).toMatchObject({
@@ -348,8 +440,16 @@ describe.each(GENERATIONS)('%s', (generation) => {
       expect(sameDecimal(legacy.amount, withdrawal.withdrawalAmount)).toBe(true);
     });
     const byId = (withdrawal: V3Withdrawal) => body.data.find((one) => one.id === legacyIdOf(withdrawal.id))!;
-    expect(byId(setup.fiatWithdrawal)).toMatchObject({ network: 'FIAT', currency: 'USD', withdrawalAddressId: legacyIdOf(setup.fiatAccount.id) });
-    expect(byId(setup.coinWithdrawal)).toMatchObject({ network: 'ETHEREUM', currency: 'USDC', withdrawalAddressId: legacyIdOf(setup.walletA.id) });
+    expect(byId(setup.fiatWithdrawal)).toMatchObject({
+      network: 'FIAT',
+      currency: 'USD',
+      withdrawalAddressId: legacyIdOf(setup.fiatAccount.id),
+    });
+    expect(byId(setup.coinWithdrawal)).toMatchObject({
+      network: 'ETHEREUM',
+      currency: 'USDC',
+      withdrawalAddressId: legacyIdOf(setup.walletA.id),
+    });
   });
 
   it('the mode header is read in any case: x-app-mode sandbox works as SANDBOX does', async () => {
@@ -360,22 +460,50 @@ describe.each(GENERATIONS)('%s', (generation) => {
   });
 
   it('withdrawal: a stablecoin withdrawal answers its withdrawal record, the one v3 now holds', async () => {
-    const { body } = await client().withdrawal({ amount: '3.25', currency: 'USDC', withdrawalAddressId: legacyIdOf(setup.walletB.id) });
+    const { body } = await client().withdrawal({
+      amount: '3.25',
+      currency: 'USDC',
+      withdrawalAddressId: legacyIdOf(setup.walletB.id),
+    });
     expectSuccessMessage(body);
-    expect(body.data).toMatchObject({ currency: 'USDC', network: 'ETHEREUM', withdrawalAddressId: legacyIdOf(setup.walletB.id) });
+    expect(body.data).toMatchObject({
+      currency: 'USDC',
+      network: 'ETHEREUM',
+      withdrawalAddressId: legacyIdOf(setup.walletB.id),
+    });
     expect(sameDecimal(body.data.amount, '3.25')).toBe(true);
     const held = (await v3.get<V3Withdrawal>(`/v3/fx/withdrawals/wtd_${body.data.id.replaceAll('-', '')}`)).data;
-    expect(held).toMatchObject({ currency: 'USDC', network: 'ETHEREUM', withdrawalAccountId: setup.walletB.id, status: body.data.status, createdAt: body.data.createdAt });
+    expect(held).toMatchObject({
+      currency: 'USDC',
+      network: 'ETHEREUM',
+      withdrawalAccountId: setup.walletB.id,
+      status: body.data.status,
+      createdAt: body.data.createdAt,
+    });
     expect(sameDecimal(held.withdrawalAmount, body.data.amount)).toBe(true);
   });
 
   it('fiat_withdrawal: a fiat withdrawal answers its withdrawal record with network FIAT, the one v3 now holds', async () => {
-    const { body } = await client().fiatWithdrawal({ amount: '125.40', currency: 'USD', withdrawalAddressId: legacyIdOf(setup.fiatAccount.id) });
+    const { body } = await client().fiatWithdrawal({
+      amount: '125.40',
+      currency: 'USD',
+      withdrawalAddressId: legacyIdOf(setup.fiatAccount.id),
+    });
     expectSuccessMessage(body);
-    expect(body.data).toMatchObject({ currency: 'USD', network: 'FIAT', withdrawalAddressId: legacyIdOf(setup.fiatAccount.id) });
+    expect(body.data).toMatchObject({
+      currency: 'USD',
+      network: 'FIAT',
+      withdrawalAddressId: legacyIdOf(setup.fiatAccount.id),
+    });
     expect(sameDecimal(body.data.amount, '125.40')).toBe(true);
     const held = (await v3.get<V3Withdrawal>(`/v3/fx/withdrawals/wtd_${body.data.id.replaceAll('-', '')}`)).data;
-    expect(held).toMatchObject({ currency: 'USD', assetType: 'FIAT', withdrawalAccountId: setup.fiatAccount.id, status: body.data.status, createdAt: body.data.createdAt });
+    expect(held).toMatchObject({
+      currency: 'USD',
+      assetType: 'FIAT',
+      withdrawalAccountId: setup.fiatAccount.id,
+      status: body.data.status,
+      createdAt: body.data.createdAt,
+    });
     expect(sameDecimal(held.withdrawalAmount, body.data.amount)).toBe(true);
   });
 });

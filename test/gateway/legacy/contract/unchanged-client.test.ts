@@ -7,9 +7,10 @@
  * taken from those lists, and finds both withdrawals in its withdrawal list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { LegacyHarness } from '../../../support/legacy-harness.js';
 import { GENERATIONS, LegacyClient, sameDecimal } from './legacy-client.js';
-import { EVM_ADDRESSES, FEDWIRE_ACCOUNT, V3Side, stablecoinAccount } from './v3-setup.js';
+import { EVM_ADDRESSES, FEDWIRE_ACCOUNT, stablecoinAccount, V3Side } from './v3-setup.js';
 
 let h: LegacyHarness;
 
@@ -32,7 +33,13 @@ describe.each(GENERATIONS)('%s', (generation) => {
 
     const client = new LegacyClient({ baseUrl: h.gatewayUrl, generation, key: key.file });
 
-    const quote = await client.generateQuote({ amount: '120', buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', quoteForSeconds: 60 });
+    const quote = await client.generateQuote({
+      amount: '120',
+      buy: 'EUR',
+      sell: 'USD',
+      referencedUnit: 'EUR',
+      quoteForSeconds: 60,
+    });
     const quoteId = quote.body.data.quote.id;
 
     const trade = await client.trade(quoteId);
@@ -55,11 +62,21 @@ describe.each(GENERATIONS)('%s', (generation) => {
     const wallet = addresses.body.data[0]!;
     const bank = fiatAddresses.body.data[0]!;
 
-    const coinWithdrawal = await client.withdrawal({ amount: '10', currency: wallet.coinName, withdrawalAddressId: wallet.id });
-    const fiatWithdrawal = await client.fiatWithdrawal({ amount: '25.00', currency: bank.currency, withdrawalAddressId: bank.id });
+    const coinWithdrawal = await client.withdrawal({
+      amount: '10',
+      currency: wallet.coinName,
+      withdrawalAddressId: wallet.id,
+    });
+    const fiatWithdrawal = await client.fiatWithdrawal({
+      amount: '25.00',
+      currency: bank.currency,
+      withdrawalAddressId: bank.id,
+    });
 
     const withdrawals = await client.withdrawals();
-    expect(withdrawals.body.data.map((one) => one.id)).toEqual(expect.arrayContaining([coinWithdrawal.body.data.id, fiatWithdrawal.body.data.id]));
+    expect(withdrawals.body.data.map((one) => one.id)).toEqual(
+      expect.arrayContaining([coinWithdrawal.body.data.id, fiatWithdrawal.body.data.id]),
+    );
     expect(withdrawals.body.meta.pagination.total).toBe(2);
   });
 });

@@ -5,10 +5,12 @@
  * test are called through the legacy client.
  */
 import { randomUUID } from 'node:crypto';
+
 import { expect } from 'vitest';
+
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import type { LegacyHarness } from '../../../support/legacy-harness.js';
-import { LegacyApiError, LegacyClient, type Generation } from './legacy-client.js';
+import { type Generation, LegacyApiError, LegacyClient } from './legacy-client.js';
 
 export { FEDWIRE_ACCOUNT, SWIFT_ACCOUNT } from '../../../support/book-fixtures.js';
 
@@ -106,7 +108,13 @@ export class V3Side {
 
   /** POST with a fresh Idempotency-Key, expects 200, returns `data`. */
   async post<T = Record<string, unknown>>(path: string, body?: object): Promise<T> {
-    const response = await this.h.core.signed({ key: this.key, method: 'POST', path, body: body === undefined ? undefined : JSON.stringify(body), idempotencyKey: randomUUID() });
+    const response = await this.h.core.signed({
+      key: this.key,
+      method: 'POST',
+      path,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      idempotencyKey: randomUUID(),
+    });
     expect(response.status, `POST ${path}: ${response.text}`).toBe(200);
     return response.json<{ data: T }>().data;
   }
@@ -117,14 +125,23 @@ export class V3Side {
   }
 
   /** A sandbox deposit: completed at once unless it is told to wait. */
-  deposit(body: { currency: string; amount: string; network?: string; completeAfterSeconds?: number; referenceId?: string; comments?: string }): Promise<V3Deposit> {
+  deposit(body: {
+    currency: string;
+    amount: string;
+    network?: string;
+    completeAfterSeconds?: number;
+    referenceId?: string;
+    comments?: string;
+  }): Promise<V3Deposit> {
     return this.post<V3Deposit>('/v3/fx/sandbox/deposits', body);
   }
 
   /** Registers a withdrawal account and, unless told otherwise, verifies it through the sandbox. */
   async account(body: Record<string, unknown>, options: { verify?: boolean } = {}): Promise<V3Account> {
     const account = await this.post<V3Account>('/v3/fx/withdrawal-accounts', body);
-    return options.verify === false ? account : this.post<V3Account>(`/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
+    return options.verify === false
+      ? account
+      : this.post<V3Account>(`/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
   }
 
   /** The sandbox's switch: status, verified, withdrawalsEnabled. */
@@ -132,7 +149,12 @@ export class V3Side {
     return this.post<V3Account>(`/v3/fx/sandbox/withdrawal-accounts/${id}`, changes);
   }
 
-  async trade(request: { buyCurrency: string; sellCurrency: string; amount: string; amountCurrency: string }): Promise<V3Trade> {
+  async trade(request: {
+    buyCurrency: string;
+    sellCurrency: string;
+    amount: string;
+    amountCurrency: string;
+  }): Promise<V3Trade> {
     const quote = await this.post<{ id: string }>('/v3/fx/quotes', request);
     return this.post<V3Trade>('/v3/fx/trades', { quoteId: quote.id });
   }
@@ -163,11 +185,14 @@ export function legacyClients(h: LegacyHarness, key: LoadedKey): Record<Generati
 }
 
 /** Awaits an operation the test expects the client to count as an error, and returns that error. */
-export async function refusal(promise: Promise<unknown>): Promise<{ status: number; body: unknown; headers: Readonly<Record<string, string>> }> {
+export async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ status: number; body: unknown; headers: Readonly<Record<string, string>> }> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof LegacyApiError) return { status: error.answer.status, body: error.body, headers: error.answer.headers };
+    if (error instanceof LegacyApiError)
+      return { status: error.answer.status, body: error.body, headers: error.answer.headers };
     throw error;
   }
   throw new Error('the operation succeeded where an error answer was expected');

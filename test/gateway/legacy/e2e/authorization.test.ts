@@ -6,16 +6,21 @@
  * existing name) works on its own org with the token the integrator signs, and on nothing else.
  */
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { LEGACY_OPERATIONS, type LegacyGeneration } from '../../../../src/gateway/legacy/catalog.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
 import type { Scope } from '../../../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { parseKeyImport, registerImportedKeys } from '../../../../src/lib/keys/key-import.js';
 import { legacyToken } from '../../../support/independent-signing.js';
-import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';
+import { idemKey, LegacyHarness } from '../../../support/legacy-harness.js';
 
-const AUTH = { status: 'error', message: 'The authorization key provided is either invalid or expired, please try again' };
+const AUTH = {
+  status: 'error',
+  message: 'The authorization key provided is either invalid or expired, please try again',
+};
 const NOT_FOUND = { status: 'error', message: 'Route not found' };
 const LEGACY_SCOPES: readonly Scope[] = ['view', 'trade', 'withdraw'];
 
@@ -25,19 +30,28 @@ const scopes = new Map<string, Scope>();
 const methods = new Map<string, 'GET' | 'POST'>();
 
 /** Each operation's route with its parameters filled; a body that would pass, were the caller allowed. */
-function requestFor(generation: LegacyGeneration, operation: string): { path: string; body?: string; headers: Record<string, string> } {
+function requestFor(
+  generation: LegacyGeneration,
+  operation: string,
+): { path: string; body?: string; headers: Record<string, string> } {
   const path = operation.replace('{id}', randomUUID());
-  return methods.get(`${generation} ${operation}`) === 'POST' ? { path, body: '{}', headers: { 'idempotency-key': idemKey() } } : { path, headers: {} };
+  return methods.get(`${generation} ${operation}`) === 'POST'
+    ? { path, body: '{}', headers: { 'idempotency-key': idemKey() } }
+    : { path, headers: {} };
 }
 
-const CASES = (['v1', 'v2'] as const).flatMap((generation) => LEGACY_OPERATIONS[generation].map((operation) => ({ generation, operation })));
+const CASES = (['v1', 'v2'] as const).flatMap((generation) =>
+  LEGACY_OPERATIONS[generation].map((operation) => ({ generation, operation })),
+);
 
 beforeAll(async () => {
   h = await LegacyHarness.start();
   key = await h.createKey();
   const mappings = await loadLegacyMappings();
   for (const { generation, operation } of CASES) {
-    const mapping = (mappings.endpoints[generation] as Readonly<Record<string, { scope: Scope; method: 'GET' | 'POST' }>>)[operation]!;
+    const mapping = (
+      mappings.endpoints[generation] as Readonly<Record<string, { scope: Scope; method: 'GET' | 'POST' }>>
+    )[operation]!;
     scopes.set(`${generation} ${operation}`, mapping.scope);
     methods.set(`${generation} ${operation}`, mapping.method);
   }
@@ -49,7 +63,10 @@ afterAll(async () => {
 describe.each(CASES)('$generation $operation', ({ generation, operation }) => {
   it('a key without its scope gets the legacy 401', async () => {
     const required = scopes.get(`${generation} ${operation}`)!;
-    const lacking = await h.createKey({ scopes: LEGACY_SCOPES.filter((scope) => scope !== required), orgId: key.file.orgId });
+    const lacking = await h.createKey({
+      scopes: LEGACY_SCOPES.filter((scope) => scope !== required),
+      orgId: key.file.orgId,
+    });
     const response = await h.call(generation, lacking, requestFor(generation, operation));
     expect(response.status, response.text).toBe(401);
     expect(response.json()).toEqual(AUTH);
@@ -67,12 +84,26 @@ describe('a key imported from an integrator', () => {
     const orgId = randomUUID();
     const name = `org/${orgId}/apiKey/${randomUUID()}`;
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const record = { name, orgId, publicKey: publicKey.export({ type: 'spki', format: 'pem' }), scopes: ['View', 'Trade'], mode: 'Sandbox' };
+    const record = {
+      name,
+      orgId,
+      publicKey: publicKey.export({ type: 'spki', format: 'pem' }),
+      scopes: ['View', 'Trade'],
+      mode: 'Sandbox',
+    };
     await registerImportedKeys(h.core.db, parseKeyImport(JSON.stringify(record), 'keys.json'), 'keys.json');
 
     const integrator = { file: { name }, privateKey };
     const signed = (path: string) =>
-      h.send({ method: 'GET', path, headers: { authorization: `Bearer ${legacyToken(integrator, 110, 'openfx')}`, 'x-app-mode': 'sandbox', 'content-type': 'application/json' } });
+      h.send({
+        method: 'GET',
+        path,
+        headers: {
+          authorization: `Bearer ${legacyToken(integrator, 110, 'openfx')}`,
+          'x-app-mode': 'sandbox',
+          'content-type': 'application/json',
+        },
+      });
     for (const generation of ['v1', 'v2'] as const) {
       const own = await signed(`/${generation}/brokerage/${orgId}/balances`);
       expect(own.status, own.text).toBe(200);

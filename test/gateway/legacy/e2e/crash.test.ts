@@ -7,23 +7,25 @@
  * Between the gateway and the core sits an interposer, a plain forwarding HTTP server that does
  * the killing when it sees the write's answer come back: no hook in the gateway's own code.
  */
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeKeyFile, loadKey, type LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { KeyRegistry } from '../../../../src/lib/keys/key-registry.js';
+
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
+import { type LoadedKey, loadKey, writeKeyFile } from '../../../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../../../src/lib/keys/key-registry.js';
+import { type CliProcess, killAllCliProcesses, startCli } from '../../../cli/cli-process.js';
 import { postData, postEmpty, recordTestDeposit } from '../../../support/book-fixtures.js';
 import { createTestPostgres, type TestDatabase } from '../../../support/databases.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import { idemKey } from '../../../support/legacy-harness.js';
 import { testServices } from '../../../support/services.js';
 import { TEST_ISSUER, V3Harness } from '../../../support/v3-harness.js';
-import { type CliProcess, killAllCliProcesses, startCli } from '../../../cli/cli-process.js';
 
 let core: V3Harness;
 let gatewayDb: TestDatabase;
@@ -54,7 +56,12 @@ async function v2(url: string, path: string, body: string, key: string) {
   const token = legacyToken(legacyKey);
   return request(`${url}/v2/brokerage/${legacyKey.file.orgId}/${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json', 'idempotency-key': key },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'x-app-mode': 'SANDBOX',
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
     body,
   });
 }
@@ -63,7 +70,12 @@ async function v2(url: string, path: string, body: string, key: string) {
  * The retry a client makes: the dead process's lock lives FXGATE_IDEMPOTENCY_LOCK_TTL_MS (1 s),
  * and until then the answer is 409 IDEMPOTENCY_IN_FLIGHT; the client waits and retries, same key.
  */
-async function retryWhileInFlight(url: string, path: string, body: string, key: string): Promise<{ status: number; text: string }> {
+async function retryWhileInFlight(
+  url: string,
+  path: string,
+  body: string,
+  key: string,
+): Promise<{ status: number; text: string }> {
   for (let attempt = 0; ; attempt++) {
     const response = await v2(url, path, body, key);
     const text = await response.body.text();
@@ -85,18 +97,35 @@ beforeAll(async () => {
   // The stand-alone gateway's own registry holds the legacy key; the core knows only the
   // gateway's v3 credential for the same org (docs/contract.md#auth-legacy).
   const gatewayRegistry = new KeyRegistry(gatewayDb.db, { cacheTtlMs: 0 });
-  legacyKey = loadKey(await gatewayRegistry.createKey({ orgId: newUuid(), scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
-  const credential = await core.registry.createKey({ orgId: legacyKey.file.orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' });
+  legacyKey = loadKey(
+    await gatewayRegistry.createKey({ orgId: newUuid(), scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }),
+  );
+  const credential = await core.registry.createKey({
+    orgId: legacyKey.file.orgId,
+    scopes: ['view', 'trade', 'withdraw'],
+    mode: 'sandbox',
+  });
   await writeKeyFile(join(keysDir, `${legacyKey.file.orgId}.sandbox.json`), credential);
   v3Key = loadKey(credential);
-  await recordTestDeposit(core.db, { orgId: legacyKey.file.orgId, environment: 'sandbox', currency: 'USDC', amount: '1000.000000' });
+  await recordTestDeposit(core.db, {
+    orgId: legacyKey.file.orgId,
+    environment: 'sandbox',
+    currency: 'USDC',
+    amount: '1000.000000',
+  });
 
   interposer = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
-      const headers = Object.fromEntries(Object.entries(incoming.headers).filter(([name]) => name !== 'host' && name !== 'connection'));
-      request(`${core.baseUrl}${incoming.url}`, { method: incoming.method as 'GET', headers: headers as Record<string, string>, body: chunks.length ? Buffer.concat(chunks) : undefined })
+      const headers = Object.fromEntries(
+        Object.entries(incoming.headers).filter(([name]) => name !== 'host' && name !== 'connection'),
+      );
+      request(`${core.baseUrl}${incoming.url}`, {
+        method: incoming.method as 'GET',
+        headers: headers as Record<string, string>,
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+      })
         .then(async (answer) => {
           const body = Buffer.from(await answer.body.arrayBuffer());
           const path = `${incoming.method} ${(incoming.url ?? '').split('?')[0]}`;
@@ -126,7 +155,12 @@ afterAll(async () => {
 describe('a gateway killed after the upstream write', () => {
   it('trade: restarted, the retry with the same v2 key makes no second trade', async () => {
     let url = await startGateway();
-    const quote = await postData(core, v3Key, '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USDC', amount: '10.00', amountCurrency: 'EUR' });
+    const quote = await postData(core, v3Key, '/v3/fx/quotes', {
+      buyCurrency: 'EUR',
+      sellCurrency: 'USDC',
+      amount: '10.00',
+      amountCurrency: 'EUR',
+    });
     const body = JSON.stringify({ quoteId: idToLegacyUuid('quote', quote.id!) });
     const key = idemKey();
     const before = await count('/v3/fx/trades');
@@ -152,7 +186,11 @@ describe('a gateway killed after the upstream write', () => {
       address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
     });
     await postEmpty(core, v3Key, `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
-    const body = JSON.stringify({ amount: 25, currency: 'USDC', withdrawalAddressId: idToLegacyUuid('withdrawalAccount', account.id!) });
+    const body = JSON.stringify({
+      amount: 25,
+      currency: 'USDC',
+      withdrawalAddressId: idToLegacyUuid('withdrawalAccount', account.id!),
+    });
     const key = idemKey();
     let url = await startGateway();
 

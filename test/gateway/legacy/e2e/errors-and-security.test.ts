@@ -4,12 +4,14 @@
  * credential may do. Scopes and orgs on every route: authorization.test.ts.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { idToLegacyUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { makeJwt, standardToken } from '../../../support/independent-signing.js';
 import { postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../../../support/book-fixtures.js';
-import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';
+import { makeJwt, standardToken } from '../../../support/independent-signing.js';
+import { idemKey, LegacyHarness } from '../../../support/legacy-harness.js';
 import { TEST_ISSUER } from '../../../support/v3-harness.js';
 
 const AUTH_MESSAGE = 'The authorization key provided is either invalid or expired, please try again';
@@ -21,7 +23,12 @@ let usdcAccountId: string;
 beforeAll(async () => {
   h = await LegacyHarness.start();
   key = await h.createKey();
-  await recordTestDeposit(h.core.db, { orgId: key.file.orgId, environment: 'sandbox', currency: 'USDC', amount: '100.000000' });
+  await recordTestDeposit(h.core.db, {
+    orgId: key.file.orgId,
+    environment: 'sandbox',
+    currency: 'USDC',
+    amount: '100.000000',
+  });
   const account = await postData(h.core, key, '/v3/fx/withdrawal-accounts', {
     currency: 'USDC',
     assetType: 'STABLECOIN',
@@ -65,7 +72,12 @@ describe('v1 errors', () => {
 
 describe('v2 errors', () => {
   it('400 Query validation failed for a bad body', async () => {
-    for (const body of ['{', '{"amount":"abc","buy":"EUR","sell":"USD","referencedUnit":"EUR"}', '{"amount":1.123456789,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}', '[]']) {
+    for (const body of [
+      '{',
+      '{"amount":"abc","buy":"EUR","sell":"USD","referencedUnit":"EUR"}',
+      '{"amount":1.123456789,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}',
+      '[]',
+    ]) {
       const response = await h.v2(key, { path: 'generate_quote', body, headers: { 'idempotency-key': idemKey() } });
       expect(response.status, body).toBe(400);
       expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
@@ -75,20 +87,36 @@ describe('v2 errors', () => {
   it('401 for a token past its expiry and for a token that lives longer than 120 s', async () => {
     const long = await h.v2(key, { path: 'balances', lifetimeSeconds: 121 });
     expect(long.status).toBe(401);
-    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER, nowSeconds: Math.floor(Date.now() / 1000) - 200, lifetimeSeconds: 60 });
-    const expired = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: key.privateKey })}` } });
+    const { header, payload } = standardToken({
+      keyName: key.file.name,
+      issuer: TEST_ISSUER,
+      nowSeconds: Math.floor(Date.now() / 1000) - 200,
+      lifetimeSeconds: 60,
+    });
+    const expired = await h.v2(key, {
+      path: 'balances',
+      headers: { authorization: `Bearer ${makeJwt(header, payload, { kind: 'es256', key: key.privateKey })}` },
+    });
     expect(expired.status).toBe(401);
     expect(expired.json()).toEqual({ status: 'error', message: AUTH_MESSAGE });
   });
 
   it('withdrawal: 400 Checksum verification failed, 400 Insufficient balance, 400 not active or verified', async () => {
-    const unverified = await h.v2(key, { path: 'withdrawal', body: `{"amount":1,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
+    const unverified = await h.v2(key, {
+      path: 'withdrawal',
+      body: `{"amount":1,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`,
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(unverified.status).toBe(400);
     expect(unverified.json()).toEqual({ status: 'error', message: 'Withdrawal address is not active or verified' });
 
     const id = `wac_${usdcAccountId.replaceAll('-', '')}`;
     await postEmpty(h.core, key, `/v3/fx/sandbox/withdrawal-accounts/${id}/verify`);
-    const tooMuch = await h.v2(key, { path: 'withdrawal', body: `{"amount":1000,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
+    const tooMuch = await h.v2(key, {
+      path: 'withdrawal',
+      body: `{"amount":1000,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`,
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.json()).toEqual({ status: 'error', message: 'Insufficient balance for this withdraw.' });
     // v3 sends Retry-After with its 409; the legacy 400 it became does not carry it.
@@ -97,22 +125,53 @@ describe('v2 errors', () => {
 
   it('trade/reverse: 404 Trade not found, 409 The trade cannot be reversed; trade/settle: 404 and 409', async () => {
     const headers = () => ({ 'idempotency-key': idemKey() });
-    const missing = await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId: randomUUID(), quoteId: randomUUID() }), headers: headers() });
+    const missing = await h.v2(key, {
+      path: 'trade/reverse',
+      body: JSON.stringify({ tradeId: randomUUID(), quoteId: randomUUID() }),
+      headers: headers(),
+    });
     expect(missing.status).toBe(404);
     expect(missing.json()).toEqual({ status: 'error', message: 'Trade not found' });
-    const unsettledMissing = await h.v2(key, { path: 'trade/settle', body: JSON.stringify({ tradeId: randomUUID() }), headers: headers() });
+    const unsettledMissing = await h.v2(key, {
+      path: 'trade/settle',
+      body: JSON.stringify({ tradeId: randomUUID() }),
+      headers: headers(),
+    });
     expect(unsettledMissing.status).toBe(404);
 
     // Funded from credit: the sold EUR balance is negative, so it is not settleable; reverse it.
-    const trade = await quoteAndTrade(h.core, key, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '20.00', amountCurrency: 'EUR' });
+    const trade = await quoteAndTrade(h.core, key, {
+      buyCurrency: 'USD',
+      sellCurrency: 'EUR',
+      amount: '20.00',
+      amountCurrency: 'EUR',
+    });
     const tradeId = idToLegacyUuid('trade', trade.id!)!;
-    const unsettleable = await h.v2(key, { path: 'trade/settle', body: JSON.stringify({ tradeId }), headers: headers() });
+    const unsettleable = await h.v2(key, {
+      path: 'trade/settle',
+      body: JSON.stringify({ tradeId }),
+      headers: headers(),
+    });
     expect(unsettleable.status).toBe(409);
-    expect(unsettleable.json()).toEqual({ status: 'error', message: 'The trade cannot be settled (not in a settleable state)' });
-    const quote = await h.v2(key, { path: 'trade/reverse-quote', body: JSON.stringify({ tradeId }), headers: headers() });
+    expect(unsettleable.json()).toEqual({
+      status: 'error',
+      message: 'The trade cannot be settled (not in a settleable state)',
+    });
+    const quote = await h.v2(key, {
+      path: 'trade/reverse-quote',
+      body: JSON.stringify({ tradeId }),
+      headers: headers(),
+    });
     const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
-    expect((await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId, quoteId }), headers: headers() })).status).toBe(200);
-    const again = await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId, quoteId }), headers: headers() });
+    expect(
+      (await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId, quoteId }), headers: headers() }))
+        .status,
+    ).toBe(200);
+    const again = await h.v2(key, {
+      path: 'trade/reverse',
+      body: JSON.stringify({ tradeId, quoteId }),
+      headers: headers(),
+    });
     expect(again.status).toBe(409);
     expect(again.json()).toEqual({ status: 'error', message: 'The trade cannot be reversed' });
   });
@@ -141,16 +200,25 @@ describe('text v3 cannot store', () => {
   ] as const;
 
   async function tradesOf(orgId: string): Promise<number> {
-    const { rows } = await h.core.db.query<{ n: number }>('SELECT count(*)::int AS n FROM trades WHERE org_id = $1', [orgId]);
+    const { rows } = await h.core.db.query<{ n: number }>('SELECT count(*)::int AS n FROM trades WHERE org_id = $1', [
+      orgId,
+    ]);
     return rows[0]!.n;
   }
 
   async function legacyQuoteId(trader: LoadedKey): Promise<string> {
-    const quote = await postData(h.core, trader, '/v3/fx/quotes', { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5.00', amountCurrency: 'EUR' });
+    const quote = await postData(h.core, trader, '/v3/fx/quotes', {
+      buyCurrency: 'EUR',
+      sellCurrency: 'USD',
+      amount: '5.00',
+      amountCurrency: 'EUR',
+    });
     return idToLegacyUuid('quote', quote.id!)!;
   }
 
-  it.each((['v1', 'v2'] as const).flatMap((generation) => BAD.map(([label, bad]) => [generation, label, bad] as const)))(
+  it.each(
+    (['v1', 'v2'] as const).flatMap((generation) => BAD.map(([label, bad]) => [generation, label, bad] as const)),
+  )(
     '%s trade with %s in clientReferenceId: the legacy 400 with no upstream call, replayed for its key',
     async (generation, _label, bad) => {
       const trader = await h.createKey();
@@ -166,46 +234,83 @@ describe('text v3 cannot store', () => {
       expect(retry.text).toBe(first.text);
       expect(await tradesOf(trader.file.orgId)).toBe(0);
       // The quote was never executed: the same trade with well-formed text goes through.
-      const fixed = await h.call(generation, trader, { path: 'trade', body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }), headers: { 'idempotency-key': idemKey() } });
+      const fixed = await h.call(generation, trader, {
+        path: 'trade',
+        body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }),
+        headers: { 'idempotency-key': idemKey() },
+      });
       expect(fixed.status, fixed.text).toBe(200);
     },
   );
 
-  it.each(BAD)('v2 trade/reverse with %s in clientReferenceId is the legacy 400 with no upstream call', async (_label, bad) => {
-    const trader = await h.createKey();
-    const trade = await quoteAndTrade(h.core, trader, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '5.00', amountCurrency: 'EUR' });
-    const quote = await postData(h.core, trader, `/v3/fx/trades/${trade.id}/reverse-quote`, {});
-    const body = JSON.stringify({ tradeId: idToLegacyUuid('trade', trade.id!), quoteId: idToLegacyUuid('quote', quote.id!), clientReferenceId: `r${bad}` });
-    const response = await h.v2(trader, { path: 'trade/reverse', body, headers: { 'idempotency-key': idemKey() } });
-    expect(response.status, response.text).toBe(400);
-    expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
-    expect(response.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
-    expect(await tradesOf(trader.file.orgId)).toBe(1);
-  });
+  it.each(BAD)(
+    'v2 trade/reverse with %s in clientReferenceId is the legacy 400 with no upstream call',
+    async (_label, bad) => {
+      const trader = await h.createKey();
+      const trade = await quoteAndTrade(h.core, trader, {
+        buyCurrency: 'EUR',
+        sellCurrency: 'USD',
+        amount: '5.00',
+        amountCurrency: 'EUR',
+      });
+      const quote = await postData(h.core, trader, `/v3/fx/trades/${trade.id}/reverse-quote`, {});
+      const body = JSON.stringify({
+        tradeId: idToLegacyUuid('trade', trade.id!),
+        quoteId: idToLegacyUuid('quote', quote.id!),
+        clientReferenceId: `r${bad}`,
+      });
+      const response = await h.v2(trader, { path: 'trade/reverse', body, headers: { 'idempotency-key': idemKey() } });
+      expect(response.status, response.text).toBe(400);
+      expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+      expect(response.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
+      expect(await tradesOf(trader.file.orgId)).toBe(1);
+    },
+  );
 
-  it.each(['v1', 'v2'] as const)('%s trade with a body of bytes that are not UTF-8 is the legacy 400 with no upstream call', async (generation) => {
-    const trader = await h.createKey();
-    const body = Buffer.concat([Buffer.from(`{"quoteId":"${await legacyQuoteId(trader)}","clientReferenceId":"a`), Buffer.from([0xff]), Buffer.from('"}')]);
-    const response = await h.send({
-      method: 'POST',
-      path: `/${generation}/brokerage/${trader.file.orgId}/trade`,
-      body,
-      headers: { authorization: `Bearer ${h.token(trader)}`, 'x-app-mode': 'SANDBOX', 'content-type': 'application/json', 'idempotency-key': idemKey() },
-    });
-    expect(response.status, response.text).toBe(400);
-    expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
-    expect(response.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
-    expect(await tradesOf(trader.file.orgId)).toBe(0);
-  });
+  it.each(['v1', 'v2'] as const)(
+    '%s trade with a body of bytes that are not UTF-8 is the legacy 400 with no upstream call',
+    async (generation) => {
+      const trader = await h.createKey();
+      const body = Buffer.concat([
+        Buffer.from(`{"quoteId":"${await legacyQuoteId(trader)}","clientReferenceId":"a`),
+        Buffer.from([0xff]),
+        Buffer.from('"}'),
+      ]);
+      const response = await h.send({
+        method: 'POST',
+        path: `/${generation}/brokerage/${trader.file.orgId}/trade`,
+        body,
+        headers: {
+          authorization: `Bearer ${h.token(trader)}`,
+          'x-app-mode': 'SANDBOX',
+          'content-type': 'application/json',
+          'idempotency-key': idemKey(),
+        },
+      });
+      expect(response.status, response.text).toBe(400);
+      expect(response.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+      expect(response.headers['server-timing']).toMatch(/^upstream;dur=0\.000,/);
+      expect(await tradesOf(trader.file.orgId)).toBe(0);
+    },
+  );
 
-  it.each(['v1', 'v2'] as const)('%s trade keeps well-formed text of any kind exactly, and still ignores unknown fields', async (generation) => {
-    const trader = await h.createKey();
-    const clientReferenceId = 'Zoë\t東京 😀\n\u0001 end';
-    const body = JSON.stringify({ quoteId: await legacyQuoteId(trader), clientReferenceId, ignored: '\u0000\ud800' });
-    const response = await h.call(generation, trader, { path: 'trade', body, headers: { 'idempotency-key': idemKey() } });
-    expect(response.status, response.text).toBe(200);
-    expect(response.json<{ data: { trade: { clientReferenceId: string } } }>().data.trade.clientReferenceId).toBe(clientReferenceId);
-  });
+  it.each(['v1', 'v2'] as const)(
+    '%s trade keeps well-formed text of any kind exactly, and still ignores unknown fields',
+    async (generation) => {
+      const trader = await h.createKey();
+      const clientReferenceId = 'Zoë\t東京 😀\n\u0001 end';
+      const body = JSON.stringify({ quoteId: await legacyQuoteId(trader), clientReferenceId, ignored: '\u0000\ud800' });
+      const response = await h.call(generation, trader, {
+        path: 'trade',
+        body,
+        headers: { 'idempotency-key': idemKey() },
+      });
+      expect(response.status, response.text).toBe(200);
+      expect(response.json<{ data: { trade: { clientReferenceId: string } } }>().data.trade.clientReferenceId).toBe(
+        clientReferenceId,
+      );
+    },
+  );
 });
 
 describe('security', () => {
@@ -220,7 +325,10 @@ describe('security', () => {
   it('alg none and HS256 tokens are refused', async () => {
     const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
     const none = makeJwt({ ...header, alg: 'none' }, payload, { kind: 'none' });
-    const hs256 = makeJwt({ ...header, alg: 'HS256' }, payload, { kind: 'hs256', secret: Buffer.from(key.file.publicKey) });
+    const hs256 = makeJwt({ ...header, alg: 'HS256' }, payload, {
+      kind: 'hs256',
+      secret: Buffer.from(key.file.publicKey),
+    });
     for (const token of [none, hs256]) {
       const response = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(401);

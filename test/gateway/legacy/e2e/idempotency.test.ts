@@ -5,11 +5,12 @@
  * gone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';
-import { recordTestDeposit } from '../../../support/book-fixtures.js';
+
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { MemoryStore } from '../../../../src/lib/store/memory-store.js';
 import type { EphemeralStore } from '../../../../src/lib/store/ephemeral-store.js';
+import { MemoryStore } from '../../../../src/lib/store/memory-store.js';
+import { recordTestDeposit } from '../../../support/book-fixtures.js';
+import { idemKey, LegacyHarness } from '../../../support/legacy-harness.js';
 
 let h: LegacyHarness;
 let key: LoadedKey;
@@ -25,7 +26,11 @@ const swappable: EphemeralStore = new Proxy({} as EphemeralStore, {
 });
 
 async function quoteId(): Promise<string> {
-  const response = await h.v2(key, { path: 'generate_quote', body: '{"amount":5,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}', headers: { 'idempotency-key': idemKey() } });
+  const response = await h.v2(key, {
+    path: 'generate_quote',
+    body: '{"amount":5,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}',
+    headers: { 'idempotency-key': idemKey() },
+  });
   expect(response.status, response.text).toBe(200);
   return response.json<{ data: { quote: { id: string } } }>().data.quote.id;
 }
@@ -39,7 +44,12 @@ beforeAll(async () => {
   gatewayStore = new MemoryStore();
   h = await LegacyHarness.start({ gatewayStore: swappable });
   key = await h.createKey();
-  await recordTestDeposit(h.core.db, { orgId: key.file.orgId, environment: 'sandbox', currency: 'USD', amount: '10000.00' });
+  await recordTestDeposit(h.core.db, {
+    orgId: key.file.orgId,
+    environment: 'sandbox',
+    currency: 'USD',
+    amount: '10000.00',
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -51,12 +61,19 @@ describe('the v2 contract', () => {
     const before = await v3TradeCount();
     const response = await h.v2(key, { path: 'trade', body: JSON.stringify({ quoteId: await quoteId() }) });
     expect(response.status).toBe(400);
-    expect(response.json()).toMatchObject({ status: 'error', error: { code: 'IDEMPOTENCY_KEY_REQUIRED', details: expect.any(String) } });
+    expect(response.json()).toMatchObject({
+      status: 'error',
+      error: { code: 'IDEMPOTENCY_KEY_REQUIRED', details: expect.any(String) },
+    });
     expect(await v3TradeCount()).toBe(before);
   });
 
   it('a malformed key is 400 INVALID_IDEMPOTENCY_KEY', async () => {
-    const response = await h.v2(key, { path: 'trade', body: '{"quoteId":"x"}', headers: { 'idempotency-key': 'not a key!' } });
+    const response = await h.v2(key, {
+      path: 'trade',
+      body: '{"quoteId":"x"}',
+      headers: { 'idempotency-key': 'not a key!' },
+    });
     expect(response.status).toBe(400);
     expect(response.json()).toMatchObject({ error: { code: 'INVALID_IDEMPOTENCY_KEY' } });
   });
@@ -77,8 +94,16 @@ describe('the v2 contract', () => {
 
   it('the same key with another body is 422 IDEMPOTENCY_MISMATCH', async () => {
     const k = idemKey();
-    await h.v2(key, { path: 'trade', body: JSON.stringify({ quoteId: await quoteId() }), headers: { 'idempotency-key': k } });
-    const other = await h.v2(key, { path: 'trade', body: JSON.stringify({ quoteId: await quoteId() }), headers: { 'idempotency-key': k } });
+    await h.v2(key, {
+      path: 'trade',
+      body: JSON.stringify({ quoteId: await quoteId() }),
+      headers: { 'idempotency-key': k },
+    });
+    const other = await h.v2(key, {
+      path: 'trade',
+      body: JSON.stringify({ quoteId: await quoteId() }),
+      headers: { 'idempotency-key': k },
+    });
     expect(other.status).toBe(422);
     expect(other.json()).toMatchObject({ status: 'error', error: { code: 'IDEMPOTENCY_MISMATCH' } });
   });
@@ -87,14 +112,21 @@ describe('the v2 contract', () => {
     const before = await v3TradeCount();
     const body = JSON.stringify({ quoteId: await quoteId() });
     const k = idemKey();
-    const responses = await Promise.all(Array.from({ length: 20 }, () => h.v2(key, { path: 'trade', body, headers: { 'idempotency-key': k } })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => h.v2(key, { path: 'trade', body, headers: { 'idempotency-key': k } })),
+    );
     const statuses = responses.map((response) => response.status);
-    expect(statuses.every((status) => status === 200 || status === 409), statuses.join(',')).toBe(true);
+    expect(
+      statuses.every((status) => status === 200 || status === 409),
+      statuses.join(','),
+    ).toBe(true);
     for (const conflict of responses.filter((response) => response.status === 409)) {
       expect(conflict.json()).toMatchObject({ error: { code: 'IDEMPOTENCY_IN_FLIGHT' } });
       expect(Number(conflict.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
-    const ids = new Set(responses.filter((r) => r.status === 200).map((r) => r.json<{ data: { trade: { id: string } } }>().data.trade.id));
+    const ids = new Set(
+      responses.filter((r) => r.status === 200).map((r) => r.json<{ data: { trade: { id: string } } }>().data.trade.id),
+    );
     expect(ids.size).toBe(1);
     expect(await v3TradeCount()).toBe(before + 1);
   });
@@ -132,8 +164,14 @@ describe('the derived v3 key', () => {
   it('v1 writes sent without a key get a fresh v3 key each: two v1 trades of two quotes are two trades', async () => {
     const before = await v3TradeCount();
     for (let i = 0; i < 2; i++) {
-      const quote = await h.v1(key, { path: 'generate_quote', body: '{"amount":5,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}' });
-      const trade = await h.v1(key, { path: 'trade', body: JSON.stringify({ quoteId: quote.json<{ data: { quote: { id: string } } }>().data.quote.id }) });
+      const quote = await h.v1(key, {
+        path: 'generate_quote',
+        body: '{"amount":5,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}',
+      });
+      const trade = await h.v1(key, {
+        path: 'trade',
+        body: JSON.stringify({ quoteId: quote.json<{ data: { quote: { id: string } } }>().data.quote.id }),
+      });
       expect(trade.status, trade.text).toBe(200);
     }
     expect(await v3TradeCount()).toBe(before + 2);
@@ -145,7 +183,11 @@ describe('the derived v3 key', () => {
     await down.close();
     gatewayStore = down;
     try {
-      const response = await h.v2(key, { path: 'trade', body: '{"quoteId":"00000000-0000-7000-8000-000000000000"}', headers: { 'idempotency-key': idemKey() } });
+      const response = await h.v2(key, {
+        path: 'trade',
+        body: '{"quoteId":"00000000-0000-7000-8000-000000000000"}',
+        headers: { 'idempotency-key': idemKey() },
+      });
       expect(response.status).toBe(503);
       expect(response.json()).toMatchObject({ status: 'error', error: { code: 'IDEMPOTENCY_SERVICE_UNAVAILABLE' } });
     } finally {

@@ -6,11 +6,19 @@
  * client written from the public legacy contract does.
  */
 import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { idToLegacyUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { FEDWIRE_ACCOUNT, postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../../../support/book-fixtures.js';
-import { LegacyHarness, idemKey } from '../../../support/legacy-harness.js';
+import {
+  FEDWIRE_ACCOUNT,
+  postData,
+  postEmpty,
+  quoteAndTrade,
+  recordTestDeposit,
+} from '../../../support/book-fixtures.js';
+import { idemKey, LegacyHarness } from '../../../support/legacy-harness.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -51,25 +59,54 @@ describe('quotes and trades', () => {
     const body = '{"amount":100.50,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":60}';
     const response = await h.v2(key, { path: 'generate_quote', body, headers: { 'idempotency-key': idemKey() } });
     expect(response.status, response.text).toBe(200);
-    const { data: { quote: data } } = response.json<{ data: { quote: Record<string, unknown> } }>();
+    const {
+      data: { quote: data },
+    } = response.json<{ data: { quote: Record<string, unknown> } }>();
     expect(response.json()).toMatchObject({ status: 'success', message: 'Quote generated successfully' });
-    expect(data).toMatchObject({ buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', referencedAmount: 100.5, expiryTimeinSeconds: 60 });
+    expect(data).toMatchObject({
+      buy: 'EUR',
+      sell: 'USD',
+      referencedUnit: 'EUR',
+      referencedAmount: 100.5,
+      expiryTimeinSeconds: 60,
+    });
     expect(data.id).toMatch(UUID);
     expect(rawNumber(response.text, 'referencedAmount')).toEqual(['100.50']);
     expect(rawNumber(response.text, 'quoteAmount')[0]).toMatch(/^[0-9]+\.[0-9]{2}$/);
   });
 
   it('v1 generate_quote then trade: the trade result with balances and credit, in data and at the top', async () => {
-    const quote = await h.v1(key, { path: 'generate_quote', body: '{"amount":250,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}' });
+    const quote = await h.v1(key, {
+      path: 'generate_quote',
+      body: '{"amount":250,"buy":"EUR","sell":"USD","referencedUnit":"EUR"}',
+    });
     expect(quote.status, quote.text).toBe(200);
     const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
     const trade = await h.v1(key, { path: 'trade', body: JSON.stringify({ quoteId }) });
     expect(trade.status, trade.text).toBe(200);
-    type Result = { trade: Record<string, unknown>; balances: Record<string, number>; userCreditLimit: number; userCreditUsed: number };
+    type Result = {
+      trade: Record<string, unknown>;
+      balances: Record<string, number>;
+      userCreditLimit: number;
+      userCreditUsed: number;
+    };
     const body = trade.json<{ data: Result } & Result>();
     const { data } = body;
-    expect(data.trade).toMatchObject({ buy: 'EUR', sell: 'USD', referencedUnit: 'EUR', referencedAmount: 250, referenceAmount: 250, status: 'EXECUTED', quoteId });
-    expect({ trade: body.trade, balances: body.balances, userCreditLimit: body.userCreditLimit, userCreditUsed: body.userCreditUsed }).toEqual(data);
+    expect(data.trade).toMatchObject({
+      buy: 'EUR',
+      sell: 'USD',
+      referencedUnit: 'EUR',
+      referencedAmount: 250,
+      referenceAmount: 250,
+      status: 'EXECUTED',
+      quoteId,
+    });
+    expect({
+      trade: body.trade,
+      balances: body.balances,
+      userCreditLimit: body.userCreditLimit,
+      userCreditUsed: body.userCreditUsed,
+    }).toEqual(data);
     expect(data.trade.id).toMatch(UUID);
     expect(Object.keys(data.balances)).toEqual(expect.arrayContaining(['USD', 'EUR']));
     expect(data.userCreditLimit).toBe(1_000_000);
@@ -80,50 +117,116 @@ describe('quotes and trades', () => {
 
     const v3 = await h.core.signed({ key, path: `/v3/fx/trades/trd_${(data.trade.id as string).replaceAll('-', '')}` });
     expect(v3.status).toBe(200);
-    expect(v3.json<{ data: { referencedAmount: string; sellAmount: string } }>().data).toMatchObject({ referencedAmount: '250.00' });
-    expect(rawNumber(trade.text, 'amount')).toEqual(Array(2).fill(v3.json<{ data: { sellAmount: string } }>().data.sellAmount));
+    expect(v3.json<{ data: { referencedAmount: string; sellAmount: string } }>().data).toMatchObject({
+      referencedAmount: '250.00',
+    });
+    expect(rawNumber(trade.text, 'amount')).toEqual(
+      Array(2).fill(v3.json<{ data: { sellAmount: string } }>().data.sellAmount),
+    );
   });
 
   it('v2 trade answers {balances, trade, userCreditLimit, userCreditUsed}', async () => {
-    const quote = await h.v2(key, { path: 'generate_quote', body: '{"amount":10,"buy":"USD","sell":"EUR","referencedUnit":"USD"}', headers: { 'idempotency-key': idemKey() } });
+    const quote = await h.v2(key, {
+      path: 'generate_quote',
+      body: '{"amount":10,"buy":"USD","sell":"EUR","referencedUnit":"USD"}',
+      headers: { 'idempotency-key': idemKey() },
+    });
     const quoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
-    const trade = await h.v2(key, { path: 'trade', body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }), headers: { 'idempotency-key': idemKey() } });
+    const trade = await h.v2(key, {
+      path: 'trade',
+      body: JSON.stringify({ quoteId, clientReferenceId: 'inv-7' }),
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(trade.status, trade.text).toBe(200);
     const { data } = trade.json<{ data: { trade: Record<string, unknown> } }>();
-    expect(data.trade).toMatchObject({ buy: 'USD', sell: 'EUR', referencedUnit: 'USD', referencedAmount: 10, referenceAmount: 10, status: 'EXECUTED', quoteId, clientReferenceId: 'inv-7', originalTradeId: null });
+    expect(data.trade).toMatchObject({
+      buy: 'USD',
+      sell: 'EUR',
+      referencedUnit: 'USD',
+      referencedAmount: 10,
+      referenceAmount: 10,
+      status: 'EXECUTED',
+      quoteId,
+      clientReferenceId: 'inv-7',
+      originalTradeId: null,
+    });
     expect(trade.json()).not.toHaveProperty('trade');
     expect(trade.headers.deprecation).toBeUndefined();
   });
 
   it('v2 reverse-quote, reverse and settle', async () => {
-    const original = await quoteAndTrade(h.core, key, { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '40.00', amountCurrency: 'EUR' });
+    const original = await quoteAndTrade(h.core, key, {
+      buyCurrency: 'EUR',
+      sellCurrency: 'USD',
+      amount: '40.00',
+      amountCurrency: 'EUR',
+    });
     const tradeId = idToLegacyUuid('trade', original.id!)!;
-    const quote = await h.v2(key, { path: 'trade/reverse-quote', body: JSON.stringify({ tradeId }), headers: { 'idempotency-key': idemKey() } });
+    const quote = await h.v2(key, {
+      path: 'trade/reverse-quote',
+      body: JSON.stringify({ tradeId }),
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(quote.status, quote.text).toBe(200);
     const reverseQuoteId = quote.json<{ data: { quote: { id: string } } }>().data.quote.id;
-    const reversed = await h.v2(key, { path: 'trade/reverse', body: JSON.stringify({ tradeId, quoteId: reverseQuoteId }), headers: { 'idempotency-key': idemKey() } });
+    const reversed = await h.v2(key, {
+      path: 'trade/reverse',
+      body: JSON.stringify({ tradeId, quoteId: reverseQuoteId }),
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(reversed.status, reversed.text).toBe(200);
-    const result = reversed.json<{ data: { trade: Record<string, unknown>; reversalDetails: Record<string, unknown> } }>().data;
+    const result = reversed.json<{
+      data: { trade: Record<string, unknown>; reversalDetails: Record<string, unknown> };
+    }>().data;
     expect(result.trade).toMatchObject({ status: 'REVERSED', originalTradeId: tradeId });
-    expect(result.reversalDetails).toMatchObject({ direction: expect.stringMatching(/^(CREDIT|DEBIT)$/), currency: 'USD' });
+    expect(result.reversalDetails).toMatchObject({
+      direction: expect.stringMatching(/^(CREDIT|DEBIT)$/),
+      currency: 'USD',
+    });
 
-    const toSettle = await quoteAndTrade(h.core, key, { buyCurrency: 'USDC', sellCurrency: 'USD', amount: '10', amountCurrency: 'USD' });
-    const settled = await h.v2(key, { path: 'trade/settle', body: JSON.stringify({ tradeId: idToLegacyUuid('trade', toSettle.id!) }), headers: { 'idempotency-key': idemKey() } });
+    const toSettle = await quoteAndTrade(h.core, key, {
+      buyCurrency: 'USDC',
+      sellCurrency: 'USD',
+      amount: '10',
+      amountCurrency: 'USD',
+    });
+    const settled = await h.v2(key, {
+      path: 'trade/settle',
+      body: JSON.stringify({ tradeId: idToLegacyUuid('trade', toSettle.id!) }),
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(settled.status, settled.text).toBe(200);
-    expect(settled.json<{ data: { trade: Record<string, unknown> } }>().data.trade).toMatchObject({ status: 'SETTLED' });
+    expect(settled.json<{ data: { trade: Record<string, unknown> } }>().data.trade).toMatchObject({
+      status: 'SETTLED',
+    });
   });
 });
 
 describe('reads', () => {
-  it.each(['v1', 'v2'] as const)('%s trade/{id} answers the trade record; a malformed id is the legacy 400 without an upstream call', async (generation) => {
-    const trade = await quoteAndTrade(h.core, key, { buyCurrency: 'USD', sellCurrency: 'EUR', amount: '12.34', amountCurrency: 'EUR' });
-    const response = await h.call(generation, key, { path: `trade/${idToLegacyUuid('trade', trade.id!)}` });
-    expect(response.status, response.text).toBe(200);
-    expect(response.json<{ data: unknown }>().data).toMatchObject({ tradingPair: 'EUR/USD', tradeDirection: 'SELL', amount: 12.34, status: 'EXECUTED', buy: 'USD', sell: 'EUR' });
-    const malformed = await h.call(generation, key, { path: 'trade/not-a-uuid' });
-    expect(malformed.status).toBe(400);
-    expect(malformed.json()).toEqual({ status: 'error', message: 'Query validation failed' });
-  });
+  it.each(['v1', 'v2'] as const)(
+    '%s trade/{id} answers the trade record; a malformed id is the legacy 400 without an upstream call',
+    async (generation) => {
+      const trade = await quoteAndTrade(h.core, key, {
+        buyCurrency: 'USD',
+        sellCurrency: 'EUR',
+        amount: '12.34',
+        amountCurrency: 'EUR',
+      });
+      const response = await h.call(generation, key, { path: `trade/${idToLegacyUuid('trade', trade.id!)}` });
+      expect(response.status, response.text).toBe(200);
+      expect(response.json<{ data: unknown }>().data).toMatchObject({
+        tradingPair: 'EUR/USD',
+        tradeDirection: 'SELL',
+        amount: 12.34,
+        status: 'EXECUTED',
+        buy: 'USD',
+        sell: 'EUR',
+      });
+      const malformed = await h.call(generation, key, { path: 'trade/not-a-uuid' });
+      expect(malformed.status).toBe(400);
+      expect(malformed.json()).toEqual({ status: 'error', message: 'Query validation failed' });
+    },
+  );
 
   it.each(['v1', 'v2'] as const)('%s balances: the balance records with the USD totals', async (generation) => {
     const response = await h.call(generation, key, { path: 'balances' });
@@ -134,7 +237,9 @@ describe('reads', () => {
     expect(usd.id).toMatch(UUID);
     expect(typeof body.netBalanceInUSD).toBe('number');
     const v3 = await h.core.signed({ key, path: '/v3/fx/balances' });
-    const v3Usd = v3.json<{ data: { currency: string; amount: string }[] }>().data.find((balance) => balance.currency === 'USD')!;
+    const v3Usd = v3
+      .json<{ data: { currency: string; amount: string }[] }>()
+      .data.find((balance) => balance.currency === 'USD')!;
     expect(rawNumber(response.text, 'amount')).toContain(v3Usd.amount);
   });
 
@@ -154,7 +259,14 @@ describe('reads', () => {
     expect(eur.status, eur.text).toBe(200);
     const body = eur.json<{ data: Record<string, unknown>[]; meta: { pagination: { total: number } } }>();
     expect(body.meta.pagination.total).toBe(1);
-    expect(body.data[0]).toMatchObject({ currency: 'EUR', amount: 75.25, orgId: key.file.orgId, network: 'FIAT', status: 'COMPLETED', completedAt: expect.any(String) });
+    expect(body.data[0]).toMatchObject({
+      currency: 'EUR',
+      amount: 75.25,
+      orgId: key.file.orgId,
+      network: 'FIAT',
+      status: 'COMPLETED',
+      completedAt: expect.any(String),
+    });
     const all = await h.v2(key, { path: 'deposits' });
     expect(all.json<{ meta: { pagination: { total: number } } }>().meta.pagination.total).toBe(2);
   });
@@ -176,14 +288,23 @@ describe('reads', () => {
     ]);
     const crypto = await h.v1(key, { path: 'withdrawal_addresses' });
     expect(crypto.json<{ data: unknown[] }>().data).toEqual([
-      expect.objectContaining({ id: usdcAccountId, name: 'Treasury wallet', coinName: 'USDC', coinNetworkName: 'Ethereum', status: 'Verified', verified: true }),
+      expect.objectContaining({
+        id: usdcAccountId,
+        name: 'Treasury wallet',
+        coinName: 'USDC',
+        coinNetworkName: 'Ethereum',
+        status: 'Verified',
+        verified: true,
+      }),
     ]);
   });
 
-  it.each(['v1', 'v2'] as const)('%s available_markets: the pairs and each pair\'s limits', async (generation) => {
+  it.each(['v1', 'v2'] as const)("%s available_markets: the pairs and each pair's limits", async (generation) => {
     const response = await h.call(generation, key, { path: 'available_markets' });
     expect(response.status, response.text).toBe(200);
-    const { data } = response.json<{ data: { tradingPairs: { buy: string; sell: string }[]; tradeLimits: Record<string, { minTradeLimit: number }>[] } }>();
+    const { data } = response.json<{
+      data: { tradingPairs: { buy: string; sell: string }[]; tradeLimits: Record<string, { minTradeLimit: number }>[] };
+    }>();
     expect(data.tradingPairs).toContainEqual({ buy: 'EUR', sell: 'USD' });
     expect(data.tradeLimits.map((limit) => Object.keys(limit))).toContainEqual(['EUR/USD']);
     expect(rawNumber(response.text, 'minTradeLimit')[0]).toMatch(/^[0-9]+(\.[0-9]+)?$/);
@@ -192,11 +313,24 @@ describe('reads', () => {
 
 describe('withdrawals', () => {
   it('v2 withdrawal (stablecoin) and fiat_withdrawal, then the v2 withdrawals list', async () => {
-    const crypto = await h.v2(key, { path: 'withdrawal', body: `{"amount":12.5,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
+    const crypto = await h.v2(key, {
+      path: 'withdrawal',
+      body: `{"amount":12.5,"currency":"USDC","withdrawalAddressId":"${usdcAccountId}"}`,
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(crypto.status, crypto.text).toBe(200);
-    expect(crypto.json<{ data: unknown }>().data).toMatchObject({ currency: 'USDC', amount: 12.5, withdrawalAddressId: usdcAccountId, network: 'ETHEREUM' });
+    expect(crypto.json<{ data: unknown }>().data).toMatchObject({
+      currency: 'USDC',
+      amount: 12.5,
+      withdrawalAddressId: usdcAccountId,
+      network: 'ETHEREUM',
+    });
     expect(rawNumber(crypto.text, 'amount')).toEqual(['12.500000']);
-    const fiat = await h.v2(key, { path: 'fiat_withdrawal', body: `{"amount":1e2,"currency":"USD","withdrawalAddressId":"${usdAccountId}"}`, headers: { 'idempotency-key': idemKey() } });
+    const fiat = await h.v2(key, {
+      path: 'fiat_withdrawal',
+      body: `{"amount":1e2,"currency":"USD","withdrawalAddressId":"${usdAccountId}"}`,
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(fiat.status, fiat.text).toBe(200);
     expect(rawNumber(fiat.text, 'amount')).toEqual(['100.00']);
     expect(fiat.json<{ data: unknown }>().data).toMatchObject({ network: 'FIAT', withdrawalAddressId: usdAccountId });
@@ -216,7 +350,11 @@ describe('withdrawals', () => {
   });
 
   it('an unknown withdrawal address is the v2 400, a not-found in v2 terms', async () => {
-    const response = await h.v2(key, { path: 'withdrawal', body: `{"amount":1,"currency":"USDC","withdrawalAddressId":"${randomUUID()}"}`, headers: { 'idempotency-key': idemKey() } });
+    const response = await h.v2(key, {
+      path: 'withdrawal',
+      body: `{"amount":1,"currency":"USDC","withdrawalAddressId":"${randomUUID()}"}`,
+      headers: { 'idempotency-key': idemKey() },
+    });
     expect(response.status).toBe(400);
     expect(response.json()).toEqual({ status: 'error', message: 'Withdrawal address not found' });
   });

@@ -12,7 +12,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
 import { LEGACY_WEBHOOK_PATH } from '../../../../src/gateway/webhooks/registrations.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
@@ -44,7 +46,12 @@ async function freePort(): Promise<number> {
 }
 
 async function startGateway(): Promise<void> {
-  gateway = startCli(['gateway', '--upstream', core.baseUrl], { ...env, HOST: '127.0.0.1', PORT: String(port), FXGATE_WEBHOOK_POLL_MS: '100' });
+  gateway = startCli(['gateway', '--upstream', core.baseUrl], {
+    ...env,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    FXGATE_WEBHOOK_POLL_MS: '100',
+  });
   await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+),/m);
 }
 
@@ -68,7 +75,11 @@ beforeAll(async () => {
 
   // The gateway's own v3 credential for the org, as an operator provisions it: with the webhooks scope.
   const orgId = newUuid();
-  const credential = await core.registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw', 'webhooks'], mode: 'sandbox' });
+  const credential = await core.registry.createKey({
+    orgId,
+    scopes: ['view', 'trade', 'withdraw', 'webhooks'],
+    mode: 'sandbox',
+  });
   await writeFile(join(keysDir, `${orgId}.sandbox.json`), JSON.stringify(credential), { mode: 0o600 });
   v3Key = loadKey(await core.registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
   env = {
@@ -93,12 +104,43 @@ afterAll(async () => {
 describe('a gateway killed between receipt and delivery', () => {
   it('delivers every event after a restart, each at least once, none lost', { timeout: 120_000 }, async () => {
     const orgId = v3Key.file.orgId;
-    const added = await runCli(['webhooks', 'add', '--org', orgId, '--mode', 'sandbox', '--url', receiver.url('/hooks/crash'), '--events', 'deposits,withdrawals,failed-withdrawals', '--json'], env);
+    const added = await runCli(
+      [
+        'webhooks',
+        'add',
+        '--org',
+        orgId,
+        '--mode',
+        'sandbox',
+        '--url',
+        receiver.url('/hooks/crash'),
+        '--events',
+        'deposits,withdrawals,failed-withdrawals',
+        '--json',
+      ],
+      env,
+    );
     expect(added.code, added.stderr).toBe(0);
-    const subscription = JSON.parse(added.stdout) as { id: string; orgId: string; mode: string; url: string; events: string[]; secret: string };
+    const subscription = JSON.parse(added.stdout) as {
+      id: string;
+      orgId: string;
+      mode: string;
+      url: string;
+      events: string[];
+      secret: string;
+    };
     expect(Object.keys(subscription)).toEqual(['id', 'orgId', 'mode', 'url', 'events', 'secret']);
-    expect(subscription).toMatchObject({ orgId, mode: 'sandbox', url: receiver.url('/hooks/crash'), events: ['deposits', 'withdrawals', 'failed-withdrawals'] });
-    expect(added.stderr).toMatch(new RegExp(`^fxgate: v3 endpoint: whe_[0-9a-f]{32} delivers org ${orgId} \\(sandbox\\) to http://127\\.0\\.0\\.1:${port}${LEGACY_WEBHOOK_PATH}/${orgId}/sandbox\\n$`));
+    expect(subscription).toMatchObject({
+      orgId,
+      mode: 'sandbox',
+      url: receiver.url('/hooks/crash'),
+      events: ['deposits', 'withdrawals', 'failed-withdrawals'],
+    });
+    expect(added.stderr).toMatch(
+      new RegExp(
+        `^fxgate: v3 endpoint: whe_[0-9a-f]{32} delivers org ${orgId} \\(sandbox\\) to http://127\\.0\\.0\\.1:${port}${LEGACY_WEBHOOK_PATH}/${orgId}/sandbox\\n$`,
+      ),
+    );
 
     // Seven events: five deposits, a withdrawal paid and one failed.
     const expected = 7;
@@ -110,7 +152,8 @@ describe('a gateway killed between receipt and delivery', () => {
       killing ??= (async () => {
         // Only once v3 has every event acknowledged by the gateway: they are all stored, none delivered.
         const deadline = Date.now() + 20_000;
-        while ((await acknowledgedByGateway()) < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        while ((await acknowledgedByGateway()) < expected && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 20));
         gateway!.child.kill('SIGKILL');
         await gateway!.exited;
         killed = true;
@@ -122,12 +165,22 @@ describe('a gateway killed between receipt and delivery', () => {
 
     const deposits: string[] = [];
     for (let index = 0; index < 5; index += 1) {
-      deposits.push((await postData(core, v3Key, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: `${100 + index}.00` })).id!);
+      deposits.push(
+        (await postData(core, v3Key, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: `${100 + index}.00` })).id!,
+      );
     }
     const account = await postData(core, v3Key, '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
     await postEmpty(core, v3Key, `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
-    const paid = await postData(core, v3Key, '/v3/fx/withdrawals', { withdrawalAccountId: account.id, withdrawalAmount: '20.00', currency: 'USD' });
-    const refused = await postData(core, v3Key, '/v3/fx/withdrawals', { withdrawalAccountId: account.id, withdrawalAmount: '30.00', currency: 'USD' });
+    const paid = await postData(core, v3Key, '/v3/fx/withdrawals', {
+      withdrawalAccountId: account.id,
+      withdrawalAmount: '20.00',
+      currency: 'USD',
+    });
+    const refused = await postData(core, v3Key, '/v3/fx/withdrawals', {
+      withdrawalAccountId: account.id,
+      withdrawalAmount: '30.00',
+      currency: 'USD',
+    });
     await postEmpty(core, v3Key, `/v3/fx/sandbox/withdrawals/${paid.id}/complete`);
     await postEmpty(core, v3Key, `/v3/fx/sandbox/withdrawals/${refused.id}/fail`);
 
@@ -149,20 +202,45 @@ describe('a gateway killed between receipt and delivery', () => {
     ];
     const seen = () => new Set(receiver.received.map((hit) => `${hit.body.message} ${String(hit.body.data[0]!.id)}`));
     await receiver.waitFor(() => wanted.every((entry) => seen().has(entry)), 30_000);
-    if (process.env.FXGATE_PRINT_TIMINGS === '1') process.stdout.write(`restarted gateway delivered all ${expected} events ${Date.now() - restarted} ms after it printed that it listens\n`);
-    for (const hit of receiver.received) expect(verifyLegacyWebhook(hit.rawBody, hit.headers['x-webhook-signature'], subscription.secret)).toEqual({ ok: true });
+    if (process.env.FXGATE_PRINT_TIMINGS === '1')
+      process.stdout.write(
+        `restarted gateway delivered all ${expected} events ${Date.now() - restarted} ms after it printed that it listens\n`,
+      );
+    for (const hit of receiver.received)
+      expect(verifyLegacyWebhook(hit.rawBody, hit.headers['x-webhook-signature'], subscription.secret)).toEqual({
+        ok: true,
+      });
     expect(new Set(receiver.received.map((hit) => hit.body.eventId)).size).toBe(expected);
-    await expect.poll(async () => (await gatewayDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM legacy_webhook_deliveries WHERE status = 'DELIVERED'`)).rows[0]!.n, { timeout: 5_000 }).toBe(expected);
+    await expect
+      .poll(
+        async () =>
+          (
+            await gatewayDb.db.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM legacy_webhook_deliveries WHERE status = 'DELIVERED'`,
+            )
+          ).rows[0]!.n,
+        { timeout: 5_000 },
+      )
+      .toBe(expected);
 
     // While it runs, the CLI lists and removes (on PostgreSQL the two share the database); the last removal deletes the v3 endpoint.
     const listed = await runCli(['webhooks', 'list', '--org', orgId, '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: subscription.id, v3EndpointId: expect.stringMatching(/^whe_/) })]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ id: subscription.id, v3EndpointId: expect.stringMatching(/^whe_/) }),
+    ]);
     expect(listed.stdout).not.toContain(subscription.secret);
     const removed = await runCli(['webhooks', 'remove', subscription.id], env);
     expect(removed.code, removed.stderr).toBe(0);
-    expect(removed.stdout).toMatch(new RegExp(`^removed: ${subscription.id}\\nv3 endpoint deleted: whe_[0-9a-f]{32} \\(no subscription of the org and mode is left\\)\\n$`));
-    const { rows: endpoints } = await core.db.query<{ status: string }>('SELECT status FROM webhook_endpoints WHERE org_id = $1', [orgId]);
+    expect(removed.stdout).toMatch(
+      new RegExp(
+        `^removed: ${subscription.id}\\nv3 endpoint deleted: whe_[0-9a-f]{32} \\(no subscription of the org and mode is left\\)\\n$`,
+      ),
+    );
+    const { rows: endpoints } = await core.db.query<{ status: string }>(
+      'SELECT status FROM webhook_endpoints WHERE org_id = $1',
+      [orgId],
+    );
     expect(endpoints).toEqual([{ status: 'DELETED' }]);
     await gateway!.stop();
   });

@@ -12,26 +12,36 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { Pool } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import { addWebhook, type WebhookCommandDeps } from '../../../../src/cli/commands/webhooks.js';
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
-import { LegacyWebhooks, SEALING_SECRET_NAME } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
 import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
 import { V3Client } from '../../../../src/gateway/upstream/v3-client.js';
-import { LEGACY_WEBHOOK_PATH, WebhookRegistrar, registrationSecretBinding } from '../../../../src/gateway/webhooks/registrations.js';
+import { LegacyWebhooks, SEALING_SECRET_NAME } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
+import {
+  LEGACY_WEBHOOK_PATH,
+  registrationSecretBinding,
+  WebhookRegistrar,
+} from '../../../../src/gateway/webhooks/registrations.js';
 import { addSubscription, removeSubscription } from '../../../../src/gateway/webhooks/subscriptions.js';
 import type { Mode } from '../../../../src/lib/auth/credentials.js';
 import { SecretSealer } from '../../../../src/lib/db/sealed-secrets.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { type WebhookSignatureHeaders, signWebhook, verifyLegacyWebhook } from '../../../../src/lib/webhooks/signature.js';
+import {
+  signWebhook,
+  verifyLegacyWebhook,
+  type WebhookSignatureHeaders,
+} from '../../../../src/lib/webhooks/signature.js';
 import { FEDWIRE_ACCOUNT, postData, postEmpty } from '../../../support/book-fixtures.js';
 import { LegacyHarness } from '../../../support/legacy-harness.js';
-import { TEST_ISSUER } from '../../../support/v3-harness.js';
 import { LegacyWebhookReceiver, type ReceivedWebhook } from '../../../support/legacy-webhook-receiver.js';
+import { TEST_ISSUER } from '../../../support/v3-harness.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ALL_EVENTS = ['deposits', 'withdrawals', 'failed-deposits', 'failed-withdrawals'];
@@ -68,7 +78,8 @@ afterAll(async () => {
   await coreWorker?.stop();
   await h?.close();
   await receiver?.close();
-  if (process.env.FXGATE_PRINT_TIMINGS === '1') process.stdout.write(`legacy webhook delivery timings:\n${timings.join('\n')}\n`);
+  if (process.env.FXGATE_PRINT_TIMINGS === '1')
+    process.stdout.write(`legacy webhook delivery timings:\n${timings.join('\n')}\n`);
 });
 
 /** The webhooks commands as the CLI runs them, in process, registering through the running gateway's registrar. */
@@ -89,7 +100,11 @@ interface Book {
 }
 
 /** A new org with a sandbox v3 key and one subscription of `events` to the receiver at `path`. */
-async function book(events: string[] = ALL_EVENTS, path = `/hooks/${randomUUID()}`, mode: Mode = 'sandbox'): Promise<Book> {
+async function book(
+  events: string[] = ALL_EVENTS,
+  path = `/hooks/${randomUUID()}`,
+  mode: Mode = 'sandbox',
+): Promise<Book> {
   const key = await h.core.createKey({ mode });
   const added = await addWebhook(commandDeps(), { org: key.file.orgId, mode, url: receiver.url(path), events });
   expect(added.note.state, JSON.stringify(added.note)).toBe('registered');
@@ -101,18 +116,26 @@ function hitsAt(path: string): ReceivedWebhook[] {
 }
 
 async function subscriptionPath(id: string): Promise<string> {
-  const { rows } = await h.core.db.query<{ url: string }>('SELECT url FROM legacy_webhook_subscriptions WHERE id = $1', [id]);
+  const { rows } = await h.core.db.query<{ url: string }>(
+    'SELECT url FROM legacy_webhook_subscriptions WHERE id = $1',
+    [id],
+  );
   return new URL(rows[0]!.url).pathname;
 }
 
 /** Waits for the legacy event made from this v3 resource at the subscription's URL, and returns it. */
-async function delivered(subscriptionId: string, match: (hit: ReceivedWebhook) => boolean, timeoutMs = 15_000): Promise<ReceivedWebhook> {
+async function delivered(
+  subscriptionId: string,
+  match: (hit: ReceivedWebhook) => boolean,
+  timeoutMs = 15_000,
+): Promise<ReceivedWebhook> {
   const path = await subscriptionPath(subscriptionId);
   await receiver.waitFor(() => hitsAt(path).some(match), timeoutMs);
   return hitsAt(path).find(match)!;
 }
 
-const isRecord = (id: string, message: string) => (hit: ReceivedWebhook) => hit.body.data[0]?.id === id && hit.body.message === message;
+const isRecord = (id: string, message: string) => (hit: ReceivedWebhook) =>
+  hit.body.data[0]?.id === id && hit.body.message === message;
 
 function independentBase64Hmac(secret: string, body: Buffer): string {
   return Buffer.from(hmac(sha256, new TextEncoder().encode(secret), new Uint8Array(body))).toString('base64');
@@ -123,7 +146,10 @@ function expectLegacyDelivery(hit: ReceivedWebhook, secret: string): void {
   expect(hit.headers['content-type']).toBe('application/json');
   expect(hit.headers['x-webhook-signature']).toBe(independentBase64Hmac(secret, hit.rawBody));
   expect(verifyLegacyWebhook(hit.rawBody, hit.headers['x-webhook-signature'], secret)).toEqual({ ok: true });
-  expect(verifyLegacyWebhook(hit.rawBody, hit.headers['x-webhook-signature'], 'whsec_another')).toEqual({ ok: false, reason: 'SIGNATURE_MISMATCH' });
+  expect(verifyLegacyWebhook(hit.rawBody, hit.headers['x-webhook-signature'], 'whsec_another')).toEqual({
+    ok: false,
+    reason: 'SIGNATURE_MISMATCH',
+  });
   // One signature, the legacy one: no v3 headers leak through.
   expect(Object.keys(hit.headers).filter((name) => name.startsWith('x-service'))).toEqual([]);
   expect(Object.keys(hit.body)).toEqual(['eventId', 'type', 'message', 'timestamp', 'data']);
@@ -131,7 +157,10 @@ function expectLegacyDelivery(hit: ReceivedWebhook, secret: string): void {
   expect(hit.body.data).toHaveLength(1);
 }
 
-async function v3EventOf(resourceId: string, eventType: string): Promise<{ id: string; created_at: Date; data: Record<string, unknown> }> {
+async function v3EventOf(
+  resourceId: string,
+  eventType: string,
+): Promise<{ id: string; created_at: Date; data: Record<string, unknown> }> {
   const { rows } = await h.core.db.query<{ id: string; created_at: Date; data: Record<string, unknown> }>(
     `SELECT id, created_at, data FROM events WHERE event_type = $1 AND data->>'id' = $2`,
     [eventType, resourceId],
@@ -147,23 +176,51 @@ async function legacyEventCount(): Promise<number> {
 
 /** The secret of the gateway's v3 endpoint for the org, as the gateway keeps it. */
 async function endpointSecret(orgId: string, mode: Mode = 'sandbox'): Promise<string> {
-  const { rows } = await h.core.db.query<{ id: string; secret: string }>(`SELECT id, secret FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND status = 'ACTIVE'`, [orgId, mode]);
+  const { rows } = await h.core.db.query<{ id: string; secret: string }>(
+    `SELECT id, secret FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND status = 'ACTIVE'`,
+    [orgId, mode],
+  );
   return sealer.open(rows[0]!.secret, registrationSecretBinding(rows[0]!.id));
 }
 
 /** POSTs a v3 delivery to the gateway's receiver as v3 would, or as a forger would. */
-function sendToReceiver(orgId: string, body: string, headers: Readonly<Record<string, string>> | WebhookSignatureHeaders, mode: Mode = 'sandbox') {
-  return h.send({ method: 'POST', path: `${LEGACY_WEBHOOK_PATH}/${orgId}/${mode}`, body, headers: { 'content-type': 'application/json', ...headers } });
+function sendToReceiver(
+  orgId: string,
+  body: string,
+  headers: Readonly<Record<string, string>> | WebhookSignatureHeaders,
+  mode: Mode = 'sandbox',
+) {
+  return h.send({
+    method: 'POST',
+    path: `${LEGACY_WEBHOOK_PATH}/${orgId}/${mode}`,
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }
 
-function v3Body(event: { id: string; created_at: Date; data: Record<string, unknown> }, eventType: string, data: Record<string, unknown> = event.data): string {
-  return JSON.stringify({ id: event.id, type: eventType.startsWith('deposit') ? 'deposits' : 'withdrawals', eventType, createdAt: event.created_at.toISOString(), data });
+function v3Body(
+  event: { id: string; created_at: Date; data: Record<string, unknown> },
+  eventType: string,
+  data: Record<string, unknown> = event.data,
+): string {
+  return JSON.stringify({
+    id: event.id,
+    type: eventType.startsWith('deposit') ? 'deposits' : 'withdrawals',
+    eventType,
+    createdAt: event.created_at.toISOString(),
+    data,
+  });
 }
 
 async function sandboxWithdrawal(key: LoadedKey, amount: string): Promise<{ accountId: string; withdrawalId: string }> {
   const account = await postData(h.core, key, '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT);
   await postEmpty(h.core, key, `/v3/fx/sandbox/withdrawal-accounts/${account.id}/verify`);
-  const withdrawal = await postData(h.core, key, '/v3/fx/withdrawals', { withdrawalAccountId: account.id, withdrawalAmount: amount, currency: 'USD', comments: 'payout 7' });
+  const withdrawal = await postData(h.core, key, '/v3/fx/withdrawals', {
+    withdrawalAccountId: account.id,
+    withdrawalAmount: amount,
+    currency: 'USD',
+    comments: 'payout 7',
+  });
   return { accountId: account.id!, withdrawalId: withdrawal.id! };
 }
 
@@ -171,8 +228,16 @@ describe('legacy webhooks from the real core', () => {
   it('a completed sandbox deposit reaches the receiver in the legacy shape, signed with the subscription secret', async () => {
     const { key, orgId, secret, subscriptionId } = await book();
     const started = Date.now();
-    const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '1234.50', referenceId: 'INV-77', comments: 'first funding' });
-    const hit = await delivered(subscriptionId, isRecord(idToLegacyUuid('deposit', deposit.id!)!, 'Completed Deposits'));
+    const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', {
+      currency: 'USD',
+      amount: '1234.50',
+      referenceId: 'INV-77',
+      comments: 'first funding',
+    });
+    const hit = await delivered(
+      subscriptionId,
+      isRecord(idToLegacyUuid('deposit', deposit.id!)!, 'Completed Deposits'),
+    );
     timings.push(`deposit completed: ${hit.at - started} ms from POST /v3/fx/sandbox/deposits to the receiver`);
 
     expectLegacyDelivery(hit, secret);
@@ -199,7 +264,18 @@ describe('legacy webhooks from the real core', () => {
     });
     // The amount is a JSON number with exactly the v3 digits, trailing zero included.
     expect(hit.rawBody.toString('utf8')).toContain('"amount":1234.50,');
-    expect(Object.keys(hit.body.data[0]!)).toEqual(['id', 'orgId', 'amount', 'currency', 'status', 'network', 'referenceId', 'comments', 'transactionHash', 'completedAt']);
+    expect(Object.keys(hit.body.data[0]!)).toEqual([
+      'id',
+      'orgId',
+      'amount',
+      'currency',
+      'status',
+      'network',
+      'referenceId',
+      'comments',
+      'transactionHash',
+      'completedAt',
+    ]);
     // The pending event of the same deposit is no legacy event.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(hitsAt(await subscriptionPath(subscriptionId))).toHaveLength(1);
@@ -208,23 +284,41 @@ describe('legacy webhooks from the real core', () => {
   it('a stablecoin deposit names its chain and its transaction, with six decimals', async () => {
     const { key, secret, subscriptionId } = await book();
     const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', { currency: 'USDC', amount: '0.000100' });
-    const hit = await delivered(subscriptionId, isRecord(idToLegacyUuid('deposit', deposit.id!)!, 'Completed Deposits'));
+    const hit = await delivered(
+      subscriptionId,
+      isRecord(idToLegacyUuid('deposit', deposit.id!)!, 'Completed Deposits'),
+    );
     expectLegacyDelivery(hit, secret);
-    expect(hit.body.data[0]).toMatchObject({ currency: 'USDC', network: 'ETHEREUM', transactionHash: deposit.transactionHash, referenceId: null, comments: null });
+    expect(hit.body.data[0]).toMatchObject({
+      currency: 'USDC',
+      network: 'ETHEREUM',
+      transactionHash: deposit.transactionHash,
+      referenceId: null,
+      comments: null,
+    });
     expect(hit.rawBody.toString('utf8')).toContain('"amount":0.000100,');
   });
 
   it('withdrawals: completed and failed, each in its legacy shape; a default subscription gets only the completed one', async () => {
     const { key, orgId, secret, subscriptionId } = await book();
-    const defaults = await addWebhook(commandDeps(), { org: orgId, mode: 'sandbox', url: receiver.url(`/hooks/defaults-${randomUUID()}`) });
+    const defaults = await addWebhook(commandDeps(), {
+      org: orgId,
+      mode: 'sandbox',
+      url: receiver.url(`/hooks/defaults-${randomUUID()}`),
+    });
     expect(defaults.subscription.events).toEqual(['deposits', 'withdrawals']);
     await postData(h.core, key, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '500.00' });
 
     const paid = await sandboxWithdrawal(key, '120.25');
     let started = Date.now();
     const completed = await postEmpty(h.core, key, `/v3/fx/sandbox/withdrawals/${paid.withdrawalId}/complete`);
-    const paidHit = await delivered(subscriptionId, isRecord(idToLegacyUuid('withdrawal', paid.withdrawalId)!, 'Completed Withdrawals'));
-    timings.push(`withdrawal completed: ${paidHit.at - started} ms from POST /v3/fx/sandbox/withdrawals/{id}/complete to the receiver`);
+    const paidHit = await delivered(
+      subscriptionId,
+      isRecord(idToLegacyUuid('withdrawal', paid.withdrawalId)!, 'Completed Withdrawals'),
+    );
+    timings.push(
+      `withdrawal completed: ${paidHit.at - started} ms from POST /v3/fx/sandbox/withdrawals/{id}/complete to the receiver`,
+    );
     expectLegacyDelivery(paidHit, secret);
     const paymentDetails = completed.paymentDetails as unknown as { FEDWIRE: { imad: string } };
     expect(paidHit.body).toMatchObject({ type: 'withdrawals', message: 'Completed Withdrawals' });
@@ -241,23 +335,51 @@ describe('legacy webhooks from the real core', () => {
       transactionHash: null,
       completedAt: completed.completedAt,
     });
-    expect(Object.keys(paidHit.body.data[0]!)).toEqual(['id', 'orgId', 'amount', 'currency', 'status', 'network', 'actorEmail', 'referenceId', 'comments', 'transactionHash', 'completedAt']);
+    expect(Object.keys(paidHit.body.data[0]!)).toEqual([
+      'id',
+      'orgId',
+      'amount',
+      'currency',
+      'status',
+      'network',
+      'actorEmail',
+      'referenceId',
+      'comments',
+      'transactionHash',
+      'completedAt',
+    ]);
 
     const refused = await sandboxWithdrawal(key, '80.00');
     started = Date.now();
-    await postData(h.core, key, `/v3/fx/sandbox/withdrawals/${refused.withdrawalId}/fail`, { failureReason: 'beneficiary bank closed' });
-    const failedHit = await delivered(subscriptionId, isRecord(idToLegacyUuid('withdrawal', refused.withdrawalId)!, 'Failed Withdrawals'));
-    timings.push(`withdrawal failed: ${failedHit.at - started} ms from POST /v3/fx/sandbox/withdrawals/{id}/fail to the receiver`);
+    await postData(h.core, key, `/v3/fx/sandbox/withdrawals/${refused.withdrawalId}/fail`, {
+      failureReason: 'beneficiary bank closed',
+    });
+    const failedHit = await delivered(
+      subscriptionId,
+      isRecord(idToLegacyUuid('withdrawal', refused.withdrawalId)!, 'Failed Withdrawals'),
+    );
+    timings.push(
+      `withdrawal failed: ${failedHit.at - started} ms from POST /v3/fx/sandbox/withdrawals/{id}/fail to the receiver`,
+    );
     expectLegacyDelivery(failedHit, secret);
     expect(failedHit.body).toMatchObject({ type: 'withdrawals', message: 'Failed Withdrawals' });
-    expect(failedHit.body.data[0]).toMatchObject({ status: 'FAILED', amount: 80, completedAt: null, referenceId: null });
+    expect(failedHit.body.data[0]).toMatchObject({
+      status: 'FAILED',
+      amount: 80,
+      completedAt: null,
+      referenceId: null,
+    });
     expect(failedHit.rawBody.toString('utf8')).toContain('"amount":80.00,');
 
     // The default subscription has its own secret, gets the completed withdrawal and never the failed one.
     const defaultPath = await subscriptionPath(defaults.subscription.id);
     await receiver.waitFor(() => hitsAt(defaultPath).some((hit) => hit.body.message === 'Completed Withdrawals'));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(hitsAt(defaultPath).map((hit) => hit.body.message).sort()).toEqual(['Completed Deposits', 'Completed Withdrawals']);
+    expect(
+      hitsAt(defaultPath)
+        .map((hit) => hit.body.message)
+        .sort(),
+    ).toEqual(['Completed Deposits', 'Completed Withdrawals']);
     for (const hit of hitsAt(defaultPath)) expectLegacyDelivery(hit, defaults.secret);
   });
 
@@ -266,25 +388,43 @@ describe('legacy webhooks from the real core', () => {
     const port = down.port;
     await down.down();
     const { key, orgId } = await book(['deposits']);
-    const other = await addWebhook(commandDeps(), { org: orgId, mode: 'sandbox', url: `http://127.0.0.1:${port}/hooks/down`, events: ['deposits'] });
+    const other = await addWebhook(commandDeps(), {
+      org: orgId,
+      mode: 'sandbox',
+      url: `http://127.0.0.1:${port}/hooks/down`,
+      events: ['deposits'],
+    });
     // And one that answers 503 three times before it takes the event.
     let refusals = 0;
     receiver.answer = (hit) => (hit.path === '/hooks/flaky' && refusals++ < 3 ? 503 : 200);
-    const flaky = await addWebhook(commandDeps(), { org: orgId, mode: 'sandbox', url: receiver.url('/hooks/flaky'), events: ['deposits'] });
+    const flaky = await addWebhook(commandDeps(), {
+      org: orgId,
+      mode: 'sandbox',
+      url: receiver.url('/hooks/flaky'),
+      events: ['deposits'],
+    });
 
     const started = Date.now();
     const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', { currency: 'EUR', amount: '75.00' });
     const legacyId = idToLegacyUuid('deposit', deposit.id!)!;
     const attemptsOf = async (subscriptionId: string) =>
       (
-        await h.core.db.query<{ status_code: number | null; error: string | null; duration_ms: number; status: string; attempts: number }>(
+        await h.core.db.query<{
+          status_code: number | null;
+          error: string | null;
+          duration_ms: number;
+          status: string;
+          attempts: number;
+        }>(
           `SELECT a.status_code, a.error, a.duration_ms, d.status, d.attempts FROM legacy_webhook_delivery_attempts a JOIN legacy_webhook_deliveries d ON d.id = a.delivery_id
             WHERE d.subscription_id = $1 ORDER BY a.id`,
           [subscriptionId],
         )
       ).rows;
     // Refused connections, recorded, while the receiver is down.
-    await expect.poll(async () => (await attemptsOf(other.subscription.id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await attemptsOf(other.subscription.id)).length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
     for (const attempt of await attemptsOf(other.subscription.id)) {
       expect(attempt.status_code).toBeNull();
       expect(attempt.error).toMatch(/ECONNREFUSED/);
@@ -294,18 +434,34 @@ describe('legacy webhooks from the real core', () => {
     await down.up();
     try {
       await down.waitFor(() => down.received.some((hit) => hit.body.data[0]?.id === legacyId));
-      timings.push(`receiver down, then up: delivered ${Date.now() - back} ms after it came back (${back - started} ms after the deposit)`);
-      await expect.poll(async () => (await attemptsOf(other.subscription.id)).at(-1)?.status, { timeout: 5_000 }).toBe('DELIVERED');
+      timings.push(
+        `receiver down, then up: delivered ${Date.now() - back} ms after it came back (${back - started} ms after the deposit)`,
+      );
+      await expect
+        .poll(async () => (await attemptsOf(other.subscription.id)).at(-1)?.status, { timeout: 5_000 })
+        .toBe('DELIVERED');
       const attempts = await attemptsOf(other.subscription.id);
-      expect(attempts.at(-1)).toMatchObject({ status_code: 200, error: null, status: 'DELIVERED', attempts: attempts.length });
-      expectLegacyDelivery(down.received.find((hit) => hit.body.data[0]?.id === legacyId)!, other.secret);
+      expect(attempts.at(-1)).toMatchObject({
+        status_code: 200,
+        error: null,
+        status: 'DELIVERED',
+        attempts: attempts.length,
+      });
+      expectLegacyDelivery(
+        down.received.find((hit) => hit.body.data[0]?.id === legacyId)!,
+        other.secret,
+      );
     } finally {
       await down.close();
     }
 
     const flakyHit = await delivered(flaky.subscription.id, (hit) => hit.body.data[0]?.id === legacyId);
     expectLegacyDelivery(flakyHit, flaky.secret);
-    await expect.poll(async () => (await attemptsOf(flaky.subscription.id)).map((attempt) => attempt.status_code), { timeout: 5_000 }).toEqual([503, 503, 503, 200]);
+    await expect
+      .poll(async () => (await attemptsOf(flaky.subscription.id)).map((attempt) => attempt.status_code), {
+        timeout: 5_000,
+      })
+      .toEqual([503, 503, 503, 200]);
   });
 
   it('refuses a forged or stale v3 delivery and stores nothing; a duplicate is stored once', async () => {
@@ -323,16 +479,26 @@ describe('legacy webhooks from the real core', () => {
     const body = v3Body(fresh, 'deposit.completed');
     const forged = await sendToReceiver(orgId, body, signWebhook('whsec_forged', body, now));
     expect(forged.status).toBe(401);
-    expect(forged.json()).toMatchObject({ error: { code: 'AUTH_TOKEN_INVALID_CONFIG', details: { reason: 'SIGNATURE_INVALID' } } });
+    expect(forged.json()).toMatchObject({
+      error: { code: 'AUTH_TOKEN_INVALID_CONFIG', details: { reason: 'SIGNATURE_INVALID' } },
+    });
     const unsigned = await sendToReceiver(orgId, body, {});
     expect(unsigned.status).toBe(401);
     expect(unsigned.json()).toMatchObject({ error: { details: { reason: 'SIGNATURE_MISSING' } } });
-    const garbled = await sendToReceiver(orgId, body, { 'x-service-signature': 'v1=not-hex', 'x-service-webhook-version': 'v3' });
+    const garbled = await sendToReceiver(orgId, body, {
+      'x-service-signature': 'v1=not-hex',
+      'x-service-webhook-version': 'v3',
+    });
     expect(garbled.json()).toMatchObject({ error: { details: { reason: 'SIGNATURE_MALFORMED' } } });
     // Signed, but not for this gateway's reading: another delivery version.
-    const version = await sendToReceiver(orgId, body, { ...signWebhook(secret, body, now), 'x-service-webhook-version': 'v4' });
+    const version = await sendToReceiver(orgId, body, {
+      ...signWebhook(secret, body, now),
+      'x-service-webhook-version': 'v4',
+    });
     expect(version.status).toBe(400);
-    expect(version.json()).toMatchObject({ error: { code: 'VALIDATION_HEADER_FAILED', details: { header: 'x-service-webhook-version' } } });
+    expect(version.json()).toMatchObject({
+      error: { code: 'VALIDATION_HEADER_FAILED', details: { header: 'x-service-webhook-version' } },
+    });
     // Genuine, but not a v3 event: v3 is told (400) and keeps it, nothing is stored.
     const notAnEvent = JSON.stringify({ hello: 'world' });
     const broken = await sendToReceiver(orgId, notAnEvent, signWebhook(secret, notAnEvent, now));
@@ -345,7 +511,9 @@ describe('legacy webhooks from the real core', () => {
     expect(tampered.status).toBe(401);
     const stale = await sendToReceiver(orgId, body, signWebhook(secret, body, now - 301));
     expect(stale.status).toBe(400);
-    expect(stale.json()).toMatchObject({ error: { code: 'VALIDATION_HEADER_FAILED', details: { header: 'x-service-signature' } } });
+    expect(stale.json()).toMatchObject({
+      error: { code: 'VALIDATION_HEADER_FAILED', details: { header: 'x-service-signature' } },
+    });
     // Another org's path: its secret is not this one.
     const elsewhere = await book(['deposits']);
     expect((await sendToReceiver(elsewhere.orgId, body, signWebhook(secret, body, now))).status).toBe(401);
@@ -353,17 +521,30 @@ describe('legacy webhooks from the real core', () => {
 
     // The v3 event already delivered, sent again (a v3 retry): answered, stored once, not delivered again.
     const again = v3Body(event, 'deposit.completed');
-    const duplicates = await Promise.all([0, 1, 2].map(() => sendToReceiver(orgId, again, signWebhook(secret, again, now))));
+    const duplicates = await Promise.all(
+      [0, 1, 2].map(() => sendToReceiver(orgId, again, signWebhook(secret, again, now))),
+    );
     for (const duplicate of duplicates) {
       expect(duplicate.status).toBe(200);
-      expect(duplicate.json()).toMatchObject({ received: true, outcome: 'duplicate', eventId: idToLegacyUuid('event', event.id) });
+      expect(duplicate.json()).toMatchObject({
+        received: true,
+        outcome: 'duplicate',
+        eventId: idToLegacyUuid('event', event.id),
+      });
     }
     // The same new event three times at once: one stored, the others duplicates.
     const signed = signWebhook(secret, body, now);
     const answers = await Promise.all([0, 1, 2].map(() => sendToReceiver(orgId, body, signed)));
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
-    expect(answers.map((answer) => answer.json<{ outcome: string }>().outcome).sort()).toEqual(['duplicate', 'duplicate', 'stored']);
-    const { rows } = await h.core.db.query<{ n: number }>('SELECT count(*)::int AS n FROM legacy_webhook_events WHERE v3_event_id = ANY($1::text[])', [[event.id, fresh.id]]);
+    expect(answers.map((answer) => answer.json<{ outcome: string }>().outcome).sort()).toEqual([
+      'duplicate',
+      'duplicate',
+      'stored',
+    ]);
+    const { rows } = await h.core.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM legacy_webhook_events WHERE v3_event_id = ANY($1::text[])',
+      [[event.id, fresh.id]],
+    );
     expect(rows[0]!.n).toBe(2);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const path = await subscriptionPath(subscriptionId);
@@ -374,27 +555,56 @@ describe('legacy webhooks from the real core', () => {
   it('a failed deposit (from any v3 that reports one) is "Failed Deposits" with the legacy status ERROR', async () => {
     // The core never fails a deposit, so the v3 delivery is made here, signed as v3 signs it.
     const { key, orgId, secret, subscriptionId } = await book(['failed-deposits']);
-    const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '42.10', referenceId: 'R-1' });
+    const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', {
+      currency: 'USD',
+      amount: '42.10',
+      referenceId: 'R-1',
+    });
     const event = await v3EventOf(deposit.id!, 'deposit.completed');
     const failed = { ...event, id: `evt_${newUuid().replaceAll('-', '')}` };
     const body = v3Body(failed, 'deposit.failed', { ...event.data, status: 'FAILED', completedAt: null });
-    const stored = await sendToReceiver(orgId, body, signWebhook(await endpointSecret(orgId), body, Math.floor(Date.now() / 1000)));
+    const stored = await sendToReceiver(
+      orgId,
+      body,
+      signWebhook(await endpointSecret(orgId), body, Math.floor(Date.now() / 1000)),
+    );
     expect(stored.json()).toMatchObject({ outcome: 'stored', deliveries: 1 });
     const hit = await delivered(subscriptionId, (candidate) => candidate.body.message === 'Failed Deposits');
     expectLegacyDelivery(hit, secret);
     expect(hit.body).toMatchObject({ eventId: idToLegacyUuid('event', failed.id), type: 'deposits' });
-    expect(hit.body.data[0]).toMatchObject({ id: idToLegacyUuid('deposit', deposit.id!), status: 'ERROR', completedAt: null, referenceId: 'R-1', amount: 42.1 });
+    expect(hit.body.data[0]).toMatchObject({
+      id: idToLegacyUuid('deposit', deposit.id!),
+      status: 'ERROR',
+      completedAt: null,
+      referenceId: 'R-1',
+      amount: 42.1,
+    });
     // The completed deposit itself was not asked for.
-    expect(hitsAt(await subscriptionPath(subscriptionId)).map((candidate) => candidate.body.message)).toEqual(['Failed Deposits']);
+    expect(hitsAt(await subscriptionPath(subscriptionId)).map((candidate) => candidate.body.message)).toEqual([
+      'Failed Deposits',
+    ]);
   });
 
   it('registration is idempotent, one v3 endpoint per org and mode; removing the last subscription deletes it', async () => {
     const first = await book(['deposits']);
-    const live = await addWebhook(commandDeps(), { org: first.orgId, mode: 'live', url: receiver.url('/hooks/live'), events: ['withdrawals'] });
+    const live = await addWebhook(commandDeps(), {
+      org: first.orgId,
+      mode: 'live',
+      url: receiver.url('/hooks/live'),
+      events: ['withdrawals'],
+    });
     expect(live.note.state, JSON.stringify(live.note)).toBe('registered');
-    const second = await addWebhook(commandDeps(), { org: first.orgId, mode: 'sandbox', url: receiver.url('/hooks/second') });
+    const second = await addWebhook(commandDeps(), {
+      org: first.orgId,
+      mode: 'sandbox',
+      url: receiver.url('/hooks/second'),
+    });
     // Reconciling again, and two registrars at once, change nothing.
-    await Promise.all([webhooks.reconcile(), webhooks.registrar.ensure(first.orgId, 'sandbox', webhooks.callbackBase!), webhooks.registrar.ensure(first.orgId, 'sandbox', webhooks.callbackBase!)]);
+    await Promise.all([
+      webhooks.reconcile(),
+      webhooks.registrar.ensure(first.orgId, 'sandbox', webhooks.callbackBase!),
+      webhooks.registrar.ensure(first.orgId, 'sandbox', webhooks.callbackBase!),
+    ]);
     const endpoints = async () =>
       (
         await h.core.db.query<{ environment: string; url: string; status: string; event_types: string[] }>(
@@ -403,8 +613,18 @@ describe('legacy webhooks from the real core', () => {
         )
       ).rows;
     expect(await endpoints()).toEqual([
-      { environment: 'live', url: `${webhooks.callbackBase}/${first.orgId}/live`, status: 'ACTIVE', event_types: ['deposit.completed', 'deposit.failed', 'withdrawal.completed', 'withdrawal.failed'] },
-      { environment: 'sandbox', url: `${webhooks.callbackBase}/${first.orgId}/sandbox`, status: 'ACTIVE', event_types: ['deposit.completed', 'deposit.failed', 'withdrawal.completed', 'withdrawal.failed'] },
+      {
+        environment: 'live',
+        url: `${webhooks.callbackBase}/${first.orgId}/live`,
+        status: 'ACTIVE',
+        event_types: ['deposit.completed', 'deposit.failed', 'withdrawal.completed', 'withdrawal.failed'],
+      },
+      {
+        environment: 'sandbox',
+        url: `${webhooks.callbackBase}/${first.orgId}/sandbox`,
+        status: 'ACTIVE',
+        event_types: ['deposit.completed', 'deposit.failed', 'withdrawal.completed', 'withdrawal.failed'],
+      },
     ]);
 
     // Not the last one: the endpoint stays.
@@ -419,10 +639,17 @@ describe('legacy webhooks from the real core', () => {
       ['live', 'ACTIVE'],
       ['sandbox', 'DELETED'],
     ]);
-    const { rows } = await h.core.db.query<{ mode: string; status: string }>('SELECT mode, status FROM legacy_webhook_registrations WHERE org_id = $1', [first.orgId]);
+    const { rows } = await h.core.db.query<{ mode: string; status: string }>(
+      'SELECT mode, status FROM legacy_webhook_registrations WHERE org_id = $1',
+      [first.orgId],
+    );
     expect(rows).toEqual([{ mode: 'live', status: 'ACTIVE' }]);
     // Added again: a new endpoint.
-    const again = await addWebhook(commandDeps(), { org: first.orgId, mode: 'sandbox', url: receiver.url('/hooks/again') });
+    const again = await addWebhook(commandDeps(), {
+      org: first.orgId,
+      mode: 'sandbox',
+      url: receiver.url('/hooks/again'),
+    });
     expect(again.note.state).toBe('registered');
     expect((await endpoints()).filter((endpoint) => endpoint.status === 'ACTIVE')).toHaveLength(2);
     await removeSubscription(h.core.db, live.subscription.id, new Date());
@@ -433,16 +660,36 @@ describe('legacy webhooks from the real core', () => {
 
   it('two processes registering one org and mode at once make one v3 endpoint', async () => {
     const key = await h.core.createKey({ mode: 'sandbox' });
-    await addSubscription(h.core.db, sealer, { orgId: key.file.orgId, mode: 'sandbox', url: receiver.url('/hooks/race'), events: ['deposits'], at: new Date() });
+    await addSubscription(h.core.db, sealer, {
+      orgId: key.file.orgId,
+      mode: 'sandbox',
+      url: receiver.url('/hooks/race'),
+      events: ['deposits'],
+      at: new Date(),
+    });
     // A second gateway process: its own pool and its own provisioned credential, the same database.
     const keysDir = await mkdtemp(join(tmpdir(), 'fxgate-webhook-race-'));
     const pool = new Pool(h.core.baseUrl);
     try {
-      const client = new V3Client({ dispatcher: pool, credentials: new ProvisioningCredentials({ registry: h.core.registry, dir: keysDir, issuer: TEST_ISSUER }) });
-      const other = new WebhookRegistrar({ db: h.core.db, client, sealer, v3EventTypes: webhooks.builder.v3EventTypes });
-      const [mine, theirs] = await Promise.all([webhooks.registrar.ensure(key.file.orgId, 'sandbox', webhooks.callbackBase!), other.ensure(key.file.orgId, 'sandbox', webhooks.callbackBase!)]);
+      const client = new V3Client({
+        dispatcher: pool,
+        credentials: new ProvisioningCredentials({ registry: h.core.registry, dir: keysDir, issuer: TEST_ISSUER }),
+      });
+      const other = new WebhookRegistrar({
+        db: h.core.db,
+        client,
+        sealer,
+        v3EventTypes: webhooks.builder.v3EventTypes,
+      });
+      const [mine, theirs] = await Promise.all([
+        webhooks.registrar.ensure(key.file.orgId, 'sandbox', webhooks.callbackBase!),
+        other.ensure(key.file.orgId, 'sandbox', webhooks.callbackBase!),
+      ]);
       expect(theirs.endpointId).toBe(mine.endpointId);
-      const { rows } = await h.core.db.query<{ id: string }>(`SELECT id FROM webhook_endpoints WHERE org_id = $1 AND status = 'ACTIVE'`, [key.file.orgId]);
+      const { rows } = await h.core.db.query<{ id: string }>(
+        `SELECT id FROM webhook_endpoints WHERE org_id = $1 AND status = 'ACTIVE'`,
+        [key.file.orgId],
+      );
       expect(rows).toEqual([{ id: mine.endpointId }]);
     } finally {
       await pool.close();
@@ -461,17 +708,27 @@ describe('legacy webhooks from the real core', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     // An attempt already under way when it was removed may still land; none is made after.
     expect(hitsAt(await subscriptionPath(subscriptionId)).length - count).toBeLessThanOrEqual(1);
-    const { rows } = await h.core.db.query<{ status: string }>('SELECT status FROM legacy_webhook_deliveries WHERE subscription_id = $1', [subscriptionId]);
+    const { rows } = await h.core.db.query<{ status: string }>(
+      'SELECT status FROM legacy_webhook_deliveries WHERE subscription_id = $1',
+      [subscriptionId],
+    );
     expect(rows).toEqual([{ status: 'GAVE_UP' }]);
   });
 
-  it('the v3 signature and the legacy one are different keys: an integrator\'s secret never signs a v3 delivery', async () => {
+  it("the v3 signature and the legacy one are different keys: an integrator's secret never signs a v3 delivery", async () => {
     const { orgId, secret } = await book(['deposits']);
     expect(await endpointSecret(orgId)).not.toBe(secret);
     // The stored subscription secret is sealed, never the secret itself.
-    const { rows } = await h.core.db.query<{ secret: string }>('SELECT secret FROM legacy_webhook_subscriptions WHERE org_id = $1', [orgId]);
+    const { rows } = await h.core.db.query<{ secret: string }>(
+      'SELECT secret FROM legacy_webhook_subscriptions WHERE org_id = $1',
+      [orgId],
+    );
     expect(rows[0]!.secret).not.toContain(secret);
     expect(rows[0]!.secret).toMatch(/^v1\./);
-    expect(createHmac('sha256', secret).update('x').digest('base64')).not.toBe(createHmac('sha256', await endpointSecret(orgId)).update('x').digest('base64'));
+    expect(createHmac('sha256', secret).update('x').digest('base64')).not.toBe(
+      createHmac('sha256', await endpointSecret(orgId))
+        .update('x')
+        .digest('base64'),
+    );
   });
 });

@@ -6,13 +6,19 @@
  * its last, both within the total.
  */
 import { describe, expect, it } from 'vitest';
+
 import { applyListQuery } from '../../../../src/gateway/legacy/pipeline/pagination.js';
 import type { ReadQuery } from '../../../../src/gateway/legacy/pipeline/query.js';
 import type { LegacyBody } from '../../../../src/gateway/legacy/transforms/response-body.js';
 
-const records = (count: number) => Array.from({ length: count }, (_, index) => ({ id: `r${index}`, even: index % 2 === 0 }));
+const records = (count: number) =>
+  Array.from({ length: count }, (_, index) => ({ id: `r${index}`, even: index % 2 === 0 }));
 const body = (data: unknown): LegacyBody => ({ status: 'success', message: 'Data fetched successfully', data });
-const query = (page: number, limit: number, keep: ReadQuery['keep'] = null): ReadQuery => ({ paging: { page, limit }, v3Query: {}, keep });
+const query = (page: number, limit: number, keep: ReadQuery['keep'] = null): ReadQuery => ({
+  paging: { page, limit },
+  v3Query: {},
+  keep,
+});
 const ids = (legacy: LegacyBody) => (legacy.data as { id: string }[]).map((record) => record.id);
 
 describe('a list v3 returned whole', () => {
@@ -50,7 +56,11 @@ describe('a list v3 returned whole', () => {
 
   it('is filtered before it is sliced: the total counts the records kept', () => {
     const legacy = body(records(7));
-    applyListQuery(legacy, query(2, 2, (record) => record.even === true), null);
+    applyListQuery(
+      legacy,
+      query(2, 2, (record) => record.even === true),
+      null,
+    );
     // Kept: r0, r2, r4, r6; page 2 of 2 holds r4 and r6.
     expect(ids(legacy)).toEqual(['r4', 'r6']);
     expect(legacy.meta).toStrictEqual({ pagination: { total: 4, start: 2, end: 4, page: 2, limit: 2 } });
@@ -58,21 +68,25 @@ describe('a list v3 returned whole', () => {
 
   it('a filter that keeps nothing gives an empty page of total 0', () => {
     const legacy = body(records(3));
-    applyListQuery(legacy, query(1, 10, () => false), null);
+    applyListQuery(
+      legacy,
+      query(1, 10, () => false),
+      null,
+    );
     expect(legacy.data).toEqual([]);
     expect(legacy.meta).toStrictEqual({ pagination: { total: 0, start: 0, end: 0, page: 1, limit: 10 } });
   });
 });
 
 describe('a cursor list', () => {
-  it('is the walker\'s page as it is, with the walker\'s total', () => {
+  it("is the walker's page as it is, with the walker's total", () => {
     const legacy = body(records(2));
     applyListQuery(legacy, query(3, 2), 41);
     expect(ids(legacy)).toEqual(['r0', 'r1']);
     expect(legacy.meta).toStrictEqual({ pagination: { total: 41, start: 4, end: 6, page: 3, limit: 2 } });
   });
 
-  it('a page past the walker\'s total is empty, start and end at the total', () => {
+  it("a page past the walker's total is empty, start and end at the total", () => {
     const legacy = body([]);
     applyListQuery(legacy, query(5, 10), 12);
     expect(legacy.meta).toStrictEqual({ pagination: { total: 12, start: 12, end: 12, page: 5, limit: 10 } });

@@ -7,9 +7,10 @@
  * gateway cannot serve never becomes a silent full list.
  */
 import { describe, expect, it } from 'vitest';
+
 import type { EndpointMapping } from '../../../../src/gateway/legacy/endpoint-mappings.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
-import { type ReadQuery, compileQuery } from '../../../../src/gateway/legacy/pipeline/query.js';
+import { compileQuery, type ReadQuery } from '../../../../src/gateway/legacy/pipeline/query.js';
 import { ApiError } from '../../../../src/lib/errors/api-error.js';
 
 const MAPPINGS = await loadLegacyMappings();
@@ -22,7 +23,10 @@ function reader(operation: string, generation: 'v1' | 'v2' = 'v2'): (query: unkn
 const readQuery = (operation: string, query: Record<string, unknown>) => reader(operation)(query);
 
 /** The issues of the VALIDATION_QUERY_FAILED the reader must throw. */
-function issuesOf(operation: string, query: Record<string, unknown>): { path: string; code: string; message: string }[] {
+function issuesOf(
+  operation: string,
+  query: Record<string, unknown>,
+): { path: string; code: string; message: string }[] {
   try {
     readQuery(operation, query);
   } catch (error) {
@@ -35,18 +39,26 @@ function issuesOf(operation: string, query: Record<string, unknown>): { path: st
   throw new Error(`${operation} accepted ${JSON.stringify(query)}`);
 }
 
-const pathsOf = (operation: string, query: Record<string, unknown>) => issuesOf(operation, query).map((issue) => issue.path);
+const pathsOf = (operation: string, query: Record<string, unknown>) =>
+  issuesOf(operation, query).map((issue) => issue.path);
 
 /** What the keep predicate of a query makes of records. */
-function kept(operation: string, query: Record<string, unknown>, records: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+function kept(
+  operation: string,
+  query: Record<string, unknown>,
+  records: readonly Record<string, unknown>[],
+): Record<string, unknown>[] {
   const { keep } = readQuery(operation, query);
   if (keep === null) throw new Error('no keep predicate');
   return records.filter(keep);
 }
 
 describe('page and limit', () => {
-  it('default to the conventions\' page 1 and limit 10', () => {
-    expect(MAPPINGS.conventions.pagination).toMatchObject({ page: { default: 1, min: 1 }, limit: { default: 10, min: 1, max: 50 } });
+  it("default to the conventions' page 1 and limit 10", () => {
+    expect(MAPPINGS.conventions.pagination).toMatchObject({
+      page: { default: 1, min: 1 },
+      limit: { default: 10, min: 1, max: 50 },
+    });
     expect(readQuery('trades', {})).toStrictEqual({ paging: { page: 1, limit: 10 }, v3Query: {}, keep: null });
     expect(readQuery('trades', { page: '3' }).paging).toStrictEqual({ page: 3, limit: 10 });
     expect(readQuery('trades', { limit: '25' }).paging).toStrictEqual({ page: 1, limit: 25 });
@@ -54,7 +66,10 @@ describe('page and limit', () => {
 
   it('take limit 1 to 50 and any page from 1', () => {
     expect(readQuery('deposits', { page: '1', limit: '1' }).paging).toStrictEqual({ page: 1, limit: 1 });
-    expect(readQuery('deposits', { page: '999999999', limit: '50' }).paging).toStrictEqual({ page: 999999999, limit: 50 });
+    expect(readQuery('deposits', { page: '999999999', limit: '50' }).paging).toStrictEqual({
+      page: 999999999,
+      limit: 50,
+    });
   });
 
   it.each([
@@ -83,45 +98,83 @@ describe('page and limit', () => {
   it('are no parameters of an operation that does not paginate: its paging is null and a page is refused', () => {
     expect(readQuery('balances', {})).toStrictEqual({ paging: null, v3Query: {}, keep: null });
     expect(reader('available_markets', 'v1')(undefined)).toStrictEqual({ paging: null, v3Query: {}, keep: null });
-    expect(issuesOf('balances', { page: '1' })).toEqual([{ path: 'page', code: 'unrecognized_keys', message: 'not a query parameter of this operation' }]);
+    expect(issuesOf('balances', { page: '1' })).toEqual([
+      { path: 'page', code: 'unrecognized_keys', message: 'not a query parameter of this operation' },
+    ]);
   });
 });
 
 describe('an unknown query parameter', () => {
   it('is refused, naming it and what the operation takes', () => {
-    expect(issuesOf('trades', { status: 'EXECUTED' })).toEqual([{ path: 'status', code: 'unrecognized_keys', message: 'not a query parameter of this operation (it takes page, limit)' }]);
+    expect(issuesOf('trades', { status: 'EXECUTED' })).toEqual([
+      {
+        path: 'status',
+        code: 'unrecognized_keys',
+        message: 'not a query parameter of this operation (it takes page, limit)',
+      },
+    ]);
     expect(issuesOf('deposits', { cursor: 'abc' })).toEqual([
-      { path: 'cursor', code: 'unrecognized_keys', message: 'not a query parameter of this operation (it takes page, limit, currency)' },
+      {
+        path: 'cursor',
+        code: 'unrecognized_keys',
+        message: 'not a query parameter of this operation (it takes page, limit, currency)',
+      },
     ]);
   });
 
   it('is refused even beside valid parameters, with every other problem at once', () => {
     expect(issuesOf('trades', { page: '0', limit: '51', foo: 'x' })).toEqual([
-      { path: 'foo', code: 'unrecognized_keys', message: 'not a query parameter of this operation (it takes page, limit)' },
+      {
+        path: 'foo',
+        code: 'unrecognized_keys',
+        message: 'not a query parameter of this operation (it takes page, limit)',
+      },
       { path: 'page', code: 'invalid_value', message: 'must be a whole number of at least 1' },
       { path: 'limit', code: 'invalid_value', message: 'must be a whole number from 1 to 50' },
     ]);
   });
 
   it('is judged by name only: a v3 parameter name is not a legacy one', () => {
-    expect(pathsOf('withdrawal_addresses', { assetType: 'FIAT', network: 'ETHEREUM' })).toEqual(['assetType', 'network']);
+    expect(pathsOf('withdrawal_addresses', { assetType: 'FIAT', network: 'ETHEREUM' })).toEqual([
+      'assetType',
+      'network',
+    ]);
   });
 });
 
 describe('filters sent to v3', () => {
   it('a currency in any case goes to v3 in upper case; nothing is left for the records', () => {
-    for (const value of ['usdc', 'USDC', 'UsDc']) expect(readQuery('deposits', { currency: value })).toStrictEqual({ paging: { page: 1, limit: 10 }, v3Query: { currency: 'USDC' }, keep: null });
+    for (const value of ['usdc', 'USDC', 'UsDc'])
+      expect(readQuery('deposits', { currency: value })).toStrictEqual({
+        paging: { page: 1, limit: 10 },
+        v3Query: { currency: 'USDC' },
+        keep: null,
+      });
   });
 
   it.each(['US', 'USDCXX', 'US1', 'us d'])('refuse the currency %j', (value) => {
-    expect(issuesOf('deposits', { currency: value })).toEqual([{ path: 'currency', code: 'invalid_value', message: 'must be a currency code such as USD' }]);
+    expect(issuesOf('deposits', { currency: value })).toEqual([
+      { path: 'currency', code: 'invalid_value', message: 'must be a currency code such as USD' },
+    ]);
   });
 });
 
 describe('filters on the legacy records', () => {
-  const address = (fields: Record<string, unknown>) => ({ verified: true, status: 'Verified', coinName: 'USDC', coinNetworkName: 'Ethereum', ...fields });
+  const address = (fields: Record<string, unknown>) => ({
+    verified: true,
+    status: 'Verified',
+    coinName: 'USDC',
+    coinNetworkName: 'Ethereum',
+    ...fields,
+  });
   const VERIFIED = address({ id: 'a' });
-  const PENDING = address({ id: 'b', verified: false, status: 'Pending', coinName: 'USDT', coinNetworkName: 'Polygon' });
+  const PENDING = address({
+    id: 'b',
+    verified: false,
+    status: 'Pending',
+    coinName: 'USDT',
+    coinNetworkName: 'Polygon',
+  });
   const DISABLED = address({ id: 'c', status: 'Disabled', coinNetworkName: 'ARBITRUM' });
   const ADDRESSES = [VERIFIED, PENDING, DISABLED];
 
@@ -132,32 +185,45 @@ describe('filters on the legacy records', () => {
   });
 
   it('a boolean in any case', () => {
-    for (const value of ['true', 'TRUE', 'True']) expect(kept('withdrawal_addresses', { verified: value }, ADDRESSES)).toEqual([VERIFIED, DISABLED]);
-    for (const value of ['false', 'FALSE', 'False']) expect(kept('withdrawal_addresses', { verified: value }, ADDRESSES)).toEqual([PENDING]);
+    for (const value of ['true', 'TRUE', 'True'])
+      expect(kept('withdrawal_addresses', { verified: value }, ADDRESSES)).toEqual([VERIFIED, DISABLED]);
+    for (const value of ['false', 'FALSE', 'False'])
+      expect(kept('withdrawal_addresses', { verified: value }, ADDRESSES)).toEqual([PENDING]);
   });
 
   it.each(['yes', '1', 't', 'truee'])('refuse the boolean %j', (value) => {
-    expect(issuesOf('withdrawal_addresses', { verified: value })).toEqual([{ path: 'verified', code: 'invalid_value', message: 'must be true or false' }]);
+    expect(issuesOf('withdrawal_addresses', { verified: value })).toEqual([
+      { path: 'verified', code: 'invalid_value', message: 'must be true or false' },
+    ]);
   });
 
-  it('a currency in any case, matched against the record\'s code', () => {
+  it("a currency in any case, matched against the record's code", () => {
     expect(kept('withdrawal_addresses', { coin: 'usdt' }, ADDRESSES)).toEqual([PENDING]);
-    expect(kept('fiat_withdrawal_addresses', { currency: 'eur' }, [{ currency: 'USD' }, { currency: 'EUR' }])).toEqual([{ currency: 'EUR' }]);
+    expect(kept('fiat_withdrawal_addresses', { currency: 'eur' }, [{ currency: 'USD' }, { currency: 'EUR' }])).toEqual([
+      { currency: 'EUR' },
+    ]);
   });
 
   it('a word through its map: the v3 word or the legacy word, in any case', () => {
-    for (const value of ['ACTIVE', 'active', 'Verified', 'VERIFIED']) expect(kept('withdrawal_addresses', { status: value }, ADDRESSES)).toEqual([VERIFIED]);
-    for (const value of ['PENDING_VERIFICATION', 'Pending', 'pending']) expect(kept('withdrawal_addresses', { status: value }, ADDRESSES)).toEqual([PENDING]);
+    for (const value of ['ACTIVE', 'active', 'Verified', 'VERIFIED'])
+      expect(kept('withdrawal_addresses', { status: value }, ADDRESSES)).toEqual([VERIFIED]);
+    for (const value of ['PENDING_VERIFICATION', 'Pending', 'pending'])
+      expect(kept('withdrawal_addresses', { status: value }, ADDRESSES)).toEqual([PENDING]);
     expect(kept('withdrawal_addresses', { status: 'DISABLED' }, ADDRESSES)).toEqual([DISABLED]);
-    for (const value of ['ETHEREUM', 'Ethereum', 'ethereum']) expect(kept('withdrawal_addresses', { coinNetwork: value }, ADDRESSES)).toEqual([VERIFIED]);
+    for (const value of ['ETHEREUM', 'Ethereum', 'ethereum'])
+      expect(kept('withdrawal_addresses', { coinNetwork: value }, ADDRESSES)).toEqual([VERIFIED]);
     const fiat = [{ status: 'active' }, { status: 'disabled' }];
     expect(kept('fiat_withdrawal_addresses', { status: 'ACTIVE' }, fiat)).toEqual([{ status: 'active' }]);
     expect(kept('fiat_withdrawal_addresses', { status: 'Disabled' }, fiat)).toEqual([{ status: 'disabled' }]);
   });
 
   it('a closed map refuses any other word, listing the legacy words', () => {
-    expect(issuesOf('withdrawal_addresses', { status: 'archived' })).toEqual([{ path: 'status', code: 'invalid_value', message: 'must be one of Verified, Pending, Disabled' }]);
-    expect(issuesOf('fiat_withdrawal_addresses', { status: 'x' })).toEqual([{ path: 'status', code: 'invalid_value', message: 'must be one of active, pending_verification, disabled' }]);
+    expect(issuesOf('withdrawal_addresses', { status: 'archived' })).toEqual([
+      { path: 'status', code: 'invalid_value', message: 'must be one of Verified, Pending, Disabled' },
+    ]);
+    expect(issuesOf('fiat_withdrawal_addresses', { status: 'x' })).toEqual([
+      { path: 'status', code: 'invalid_value', message: 'must be one of active, pending_verification, disabled' },
+    ]);
   });
 
   it('an open map takes a word it does not list, as it is, matched in any case', () => {
@@ -167,7 +233,9 @@ describe('filters on the legacy records', () => {
 
   it('every filter must hold: the predicate is their conjunction', () => {
     expect(kept('withdrawal_addresses', { verified: 'true', coin: 'USDC' }, ADDRESSES)).toEqual([VERIFIED, DISABLED]);
-    expect(kept('withdrawal_addresses', { verified: 'true', coin: 'USDC', status: 'Disabled' }, ADDRESSES)).toEqual([DISABLED]);
+    expect(kept('withdrawal_addresses', { verified: 'true', coin: 'USDC', status: 'Disabled' }, ADDRESSES)).toEqual([
+      DISABLED,
+    ]);
     expect(kept('withdrawal_addresses', { verified: 'false', coin: 'USDC' }, ADDRESSES)).toEqual([]);
   });
 
@@ -177,30 +245,57 @@ describe('filters on the legacy records', () => {
   });
 
   it('no filter sent: no predicate, and page and limit still apply', () => {
-    expect(readQuery('withdrawal_addresses', { page: '2', limit: '5' })).toStrictEqual({ paging: { page: 2, limit: 5 }, v3Query: {}, keep: null });
+    expect(readQuery('withdrawal_addresses', { page: '2', limit: '5' })).toStrictEqual({
+      paging: { page: 2, limit: 5 },
+      v3Query: {},
+      keep: null,
+    });
   });
 });
 
 describe('a filter value', () => {
   it('given twice is refused', () => {
-    expect(issuesOf('deposits', { currency: ['USD', 'EUR'] })).toEqual([{ path: 'currency', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' }]);
-    expect(issuesOf('withdrawal_addresses', { verified: ['true', 'true'] })).toEqual([{ path: 'verified', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' }]);
+    expect(issuesOf('deposits', { currency: ['USD', 'EUR'] })).toEqual([
+      { path: 'currency', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' },
+    ]);
+    expect(issuesOf('withdrawal_addresses', { verified: ['true', 'true'] })).toEqual([
+      { path: 'verified', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' },
+    ]);
   });
 
   it('longer than 64 characters, or empty, is refused', () => {
-    expect(kept('withdrawal_addresses', { coinNetwork: 'x'.repeat(64) }, [{ coinNetworkName: 'X'.repeat(64) }])).toHaveLength(1);
-    expect(issuesOf('withdrawal_addresses', { coinNetwork: 'x'.repeat(65) })).toEqual([{ path: 'coinNetwork', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' }]);
-    expect(issuesOf('deposits', { currency: '' })).toEqual([{ path: 'currency', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' }]);
+    expect(
+      kept('withdrawal_addresses', { coinNetwork: 'x'.repeat(64) }, [{ coinNetworkName: 'X'.repeat(64) }]),
+    ).toHaveLength(1);
+    expect(issuesOf('withdrawal_addresses', { coinNetwork: 'x'.repeat(65) })).toEqual([
+      { path: 'coinNetwork', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' },
+    ]);
+    expect(issuesOf('deposits', { currency: '' })).toEqual([
+      { path: 'currency', code: 'invalid_type', message: 'must be given once, as 1 to 64 characters' },
+    ]);
   });
 
   it('problems with several filters are reported together', () => {
-    expect(pathsOf('withdrawal_addresses', { status: 'archived', verified: 'yes', coin: ['USDC', 'USDT'], coinNetwork: 'x'.repeat(65) }).sort()).toEqual(['coin', 'coinNetwork', 'status', 'verified']);
+    expect(
+      pathsOf('withdrawal_addresses', {
+        status: 'archived',
+        verified: 'yes',
+        coin: ['USDC', 'USDT'],
+        coinNetwork: 'x'.repeat(65),
+      }).sort(),
+    ).toEqual(['coin', 'coinNetwork', 'status', 'verified']);
   });
 });
 
 describe('v1', () => {
   it('reads the same query as v2 for every list', () => {
-    for (const operation of ['trades', 'deposits', 'withdrawal_addresses', 'fiat_withdrawal_addresses', 'withdrawals']) {
+    for (const operation of [
+      'trades',
+      'deposits',
+      'withdrawal_addresses',
+      'fiat_withdrawal_addresses',
+      'withdrawals',
+    ]) {
       const query = operation === 'deposits' ? { currency: 'usd', page: '2' } : { page: '2', limit: '3' };
       const v1 = reader(operation, 'v1')(query);
       const v2 = reader(operation, 'v2')(query);

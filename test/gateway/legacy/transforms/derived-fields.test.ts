@@ -6,19 +6,42 @@
  * readV3 makes of a real v3 record.
  */
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { LEGACY_RECORDS } from '../../../../mappings/records.js';
-import { CONVERTERS, DERIVED_FIELDS, derivedField, derivedFieldNames } from '../../../../src/gateway/legacy/transforms/derived-fields.js';
-import { V3_RECORDS, type V3RecordKind, readV3 } from '../../../../src/gateway/legacy/transforms/v3-records.js';
-import { DEPOSIT_USD, DEPOSIT_USDC, FIAT_ACCOUNT, FIAT_WITHDRAWAL, QUOTE, REVERSAL, TRADE, WALLET_ACCOUNT, WITHDRAWAL } from './v3-samples.js';
 
-const trade = (changes: Partial<Record<keyof typeof TRADE, unknown>> = {}) => readV3(V3_RECORDS.trade, { ...TRADE, ...changes }, 'test', '');
-const quote = (changes: Partial<Record<keyof typeof QUOTE, unknown>> = {}) => readV3(V3_RECORDS.quote, { ...QUOTE, ...changes }, 'test', '');
-const account = (changes: Partial<Record<keyof typeof WALLET_ACCOUNT, unknown>> = {}) => readV3(V3_RECORDS.withdrawalAccount, { ...WALLET_ACCOUNT, ...changes }, 'test', '');
+import { describe, expect, it } from 'vitest';
+
+import { LEGACY_RECORDS } from '../../../../mappings/records.js';
+import {
+  CONVERTERS,
+  DERIVED_FIELDS,
+  derivedField,
+  derivedFieldNames,
+} from '../../../../src/gateway/legacy/transforms/derived-fields.js';
+import { readV3, V3_RECORDS, type V3RecordKind } from '../../../../src/gateway/legacy/transforms/v3-records.js';
+import {
+  DEPOSIT_USD,
+  DEPOSIT_USDC,
+  FIAT_ACCOUNT,
+  FIAT_WITHDRAWAL,
+  QUOTE,
+  REVERSAL,
+  TRADE,
+  WALLET_ACCOUNT,
+  WITHDRAWAL,
+} from './v3-samples.js';
+
+const trade = (changes: Partial<Record<keyof typeof TRADE, unknown>> = {}) =>
+  readV3(V3_RECORDS.trade, { ...TRADE, ...changes }, 'test', '');
+const quote = (changes: Partial<Record<keyof typeof QUOTE, unknown>> = {}) =>
+  readV3(V3_RECORDS.quote, { ...QUOTE, ...changes }, 'test', '');
+const account = (changes: Partial<Record<keyof typeof WALLET_ACCOUNT, unknown>> = {}) =>
+  readV3(V3_RECORDS.withdrawalAccount, { ...WALLET_ACCOUNT, ...changes }, 'test', '');
 
 /** RFC 9562 version 5 (SHA-1 of namespace bytes and name), written out here as the oracle. */
 function uuidV5(namespace: string, name: string): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name).digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replaceAll('-', ''), 'hex'))
+    .update(name)
+    .digest();
   const bytes = Buffer.from(hash.subarray(0, 16));
   bytes[6] = (bytes[6]! & 0x0f) | 0x50;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
@@ -37,10 +60,21 @@ describe('trade', () => {
   });
 
   it('sold the referenced currency: SELL, and the counter amount is the bought one', () => {
-    const sold = trade({ buyCurrency: 'USD', sellCurrency: 'EUR', buyAmount: '13.35', sellAmount: '12.34', referencedCurrency: 'EUR', referencedAmount: '12.34' });
+    const sold = trade({
+      buyCurrency: 'USD',
+      sellCurrency: 'EUR',
+      buyAmount: '13.35',
+      sellAmount: '12.34',
+      referencedCurrency: 'EUR',
+      referencedAmount: '12.34',
+    });
     expect([tradingPair(sold), tradeDirection(sold), counterAmount(sold)]).toEqual(['EUR/USD', 'SELL', '13.35']);
     const reversal = readV3(V3_RECORDS.trade, REVERSAL.trade, 'test', '');
-    expect([tradingPair(reversal), tradeDirection(reversal), counterAmount(reversal)]).toEqual(['EUR/USD', 'SELL', '108.32']);
+    expect([tradingPair(reversal), tradeDirection(reversal), counterAmount(reversal)]).toEqual([
+      'EUR/USD',
+      'SELL',
+      '108.32',
+    ]);
   });
 
   it('the referenced side decides, whichever currency is bought: USD referenced on a USD sale is USD/EUR SELL', () => {
@@ -67,14 +101,24 @@ describe('quote', () => {
 
   it('validitySeconds is the real validity, in whole seconds', () => {
     expect(validitySeconds(quote())).toBe(30);
-    expect(validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:49:00.000Z' }))).toBe(60);
-    expect(validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:48:03.000Z' }))).toBe(3);
-    expect(validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:48:00.000Z' }))).toBe(0);
+    expect(
+      validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:49:00.000Z' })),
+    ).toBe(60);
+    expect(
+      validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:48:03.000Z' })),
+    ).toBe(3);
+    expect(
+      validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:48:00.000Z' })),
+    ).toBe(0);
   });
 
-  it('validitySeconds absorbs a clock\'s sub-second jitter', () => {
-    expect(validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:48:29.998Z' }))).toBe(30);
-    expect(validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.004Z', expiresAt: '2026-11-23T09:48:15.000Z' }))).toBe(15);
+  it("validitySeconds absorbs a clock's sub-second jitter", () => {
+    expect(
+      validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.000Z', expiresAt: '2026-11-23T09:48:29.998Z' })),
+    ).toBe(30);
+    expect(
+      validitySeconds(quote({ createdAt: '2026-11-23T09:48:00.004Z', expiresAt: '2026-11-23T09:48:15.000Z' })),
+    ).toBe(15);
   });
 });
 
@@ -88,7 +132,9 @@ describe('withdrawalAccount', () => {
 
   it('any other status passes through, verified or not', () => {
     expect(verificationStatus(account({ status: 'DISABLED', verified: true }))).toBe('DISABLED');
-    expect(verificationStatus(account({ status: 'PENDING_VERIFICATION', verified: false }))).toBe('PENDING_VERIFICATION');
+    expect(verificationStatus(account({ status: 'PENDING_VERIFICATION', verified: false }))).toBe(
+      'PENDING_VERIFICATION',
+    );
     expect(verificationStatus(account({ status: 'SUSPENDED', verified: false }))).toBe('SUSPENDED');
   });
 });
@@ -96,23 +142,37 @@ describe('withdrawalAccount', () => {
 describe('networkOrFiat', () => {
   it('is FIAT for a fiat deposit or withdrawal, whatever v3 wrote as its network', () => {
     expect(DERIVED_FIELDS.deposit.networkOrFiat(readV3(V3_RECORDS.deposit, DEPOSIT_USD, 'test', ''))).toBe('FIAT');
-    expect(DERIVED_FIELDS.withdrawal.networkOrFiat(readV3(V3_RECORDS.withdrawal, FIAT_WITHDRAWAL, 'test', ''))).toBe('FIAT');
-    expect(DERIVED_FIELDS.withdrawal.networkOrFiat(readV3(V3_RECORDS.withdrawal, { ...FIAT_WITHDRAWAL, network: 'SWIFT' }, 'test', ''))).toBe('FIAT');
+    expect(DERIVED_FIELDS.withdrawal.networkOrFiat(readV3(V3_RECORDS.withdrawal, FIAT_WITHDRAWAL, 'test', ''))).toBe(
+      'FIAT',
+    );
+    expect(
+      DERIVED_FIELDS.withdrawal.networkOrFiat(
+        readV3(V3_RECORDS.withdrawal, { ...FIAT_WITHDRAWAL, network: 'SWIFT' }, 'test', ''),
+      ),
+    ).toBe('FIAT');
   });
 
   it('is the chain for a stablecoin one', () => {
     expect(DERIVED_FIELDS.deposit.networkOrFiat(readV3(V3_RECORDS.deposit, DEPOSIT_USDC, 'test', ''))).toBe('ETHEREUM');
-    expect(DERIVED_FIELDS.withdrawal.networkOrFiat(readV3(V3_RECORDS.withdrawal, { ...WITHDRAWAL, network: 'POLYGON' }, 'test', ''))).toBe('POLYGON');
+    expect(
+      DERIVED_FIELDS.withdrawal.networkOrFiat(
+        readV3(V3_RECORDS.withdrawal, { ...WITHDRAWAL, network: 'POLYGON' }, 'test', ''),
+      ),
+    ).toBe('POLYGON');
   });
 });
 
 describe('railReference', () => {
   const railReference = (changes: Partial<Record<keyof typeof FIAT_WITHDRAWAL, unknown>>) =>
-    DERIVED_FIELDS.withdrawal.railReference(readV3(V3_RECORDS.withdrawal, { ...FIAT_WITHDRAWAL, ...changes }, 'test', ''));
+    DERIVED_FIELDS.withdrawal.railReference(
+      readV3(V3_RECORDS.withdrawal, { ...FIAT_WITHDRAWAL, ...changes }, 'test', ''),
+    );
 
   it('is the reference the rail gave a paid fiat withdrawal: the FEDWIRE IMAD, the SWIFT UETR', () => {
     expect(railReference({})).toBe('20261123MMQFMP2L000001');
-    expect(railReference({ paymentDetails: { SWIFT: { uetr: '8a562c67-ca16-48ba-b074-65581be6f011' } } })).toBe('8a562c67-ca16-48ba-b074-65581be6f011');
+    expect(railReference({ paymentDetails: { SWIFT: { uetr: '8a562c67-ca16-48ba-b074-65581be6f011' } } })).toBe(
+      '8a562c67-ca16-48ba-b074-65581be6f011',
+    );
   });
 
   it('is null before payment, for a stablecoin, and for a rail it does not know', () => {
@@ -149,7 +209,9 @@ describe('CONVERTERS', () => {
 describe('the registry', () => {
   it('derivedField finds a function by v3 kind and name, and refuses a name it does not have', () => {
     expect(derivedField('trade', 'tradingPair')).toBe(DERIVED_FIELDS.trade.tradingPair);
-    expect(() => derivedField('trade', 'validitySeconds')).toThrow('no derived field validitySeconds for the v3 trade record');
+    expect(() => derivedField('trade', 'validitySeconds')).toThrow(
+      'no derived field validitySeconds for the v3 trade record',
+    );
     expect(() => derivedField('pair', 'anything')).toThrow('no derived field anything for the v3 pair record');
   });
 
@@ -166,7 +228,8 @@ describe('the registry', () => {
   it('has every derived field and converter the shipped records name', () => {
     for (const shape of Object.values(LEGACY_RECORDS)) {
       for (const field of Object.values(shape.fields) as Record<string, unknown>[]) {
-        if (typeof field.derived === 'string') expect(typeof derivedField(shape.v3 as V3RecordKind, field.derived)).toBe('function');
+        if (typeof field.derived === 'string')
+          expect(typeof derivedField(shape.v3 as V3RecordKind, field.derived)).toBe('function');
         if (typeof field.convert === 'string') expect(typeof CONVERTERS[field.convert]).toBe('function');
       }
     }

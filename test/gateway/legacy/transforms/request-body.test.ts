@@ -6,16 +6,28 @@
  */
 import { LosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
+
+import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/catalog.js';
 import type { RequestShape } from '../../../../src/gateway/legacy/endpoint-mappings.js';
 import { parseLegacyJson } from '../../../../src/gateway/legacy/lossless-json.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
-import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/catalog.js';
-import { REQUEST_CHECKS, compileRequest, requestAmountPaths } from '../../../../src/gateway/legacy/transforms/request-body.js';
+import {
+  compileRequest,
+  REQUEST_CHECKS,
+  requestAmountPaths,
+} from '../../../../src/gateway/legacy/transforms/request-body.js';
 import { ApiError } from '../../../../src/lib/errors/api-error.js';
 import { UUIDS } from './v3-samples.js';
 
 const MAPPINGS = await loadLegacyMappings();
-type WriteOperation = 'generate_quote' | 'trade' | 'withdrawal' | 'fiat_withdrawal' | 'trade/reverse-quote' | 'trade/reverse' | 'trade/settle';
+type WriteOperation =
+  | 'generate_quote'
+  | 'trade'
+  | 'withdrawal'
+  | 'fiat_withdrawal'
+  | 'trade/reverse-quote'
+  | 'trade/reverse'
+  | 'trade/settle';
 
 function requestOf(operation: WriteOperation): RequestShape {
   const request = MAPPINGS.endpoints.v2[operation].request;
@@ -48,8 +60,16 @@ function issuesOf(operation: WriteOperation, body: unknown): unknown {
 
 const REQUIRED = (path: string) => ({ path, code: 'invalid_type', message: 'is required' });
 const NOT_A_UUID = (path: string) => ({ path, code: 'invalid_format', message: 'must be a UUID' });
-const CURRENCY_FORMAT = (path: string) => ({ path, code: 'invalid_format', message: 'must be an upper-case currency code such as USD or USDC' });
-const AMOUNT_FORMAT = { path: 'amount', code: 'invalid_format', message: 'must be a positive decimal number with at most 8 decimals' };
+const CURRENCY_FORMAT = (path: string) => ({
+  path,
+  code: 'invalid_format',
+  message: 'must be an upper-case currency code such as USD or USDC',
+});
+const AMOUNT_FORMAT = {
+  path: 'amount',
+  code: 'invalid_format',
+  message: 'must be a positive decimal number with at most 8 decimals',
+};
 const AMOUNT_ZERO = { path: 'amount', code: 'too_small', message: 'must be greater than zero' };
 const AMOUNT_TYPE = { path: 'amount', code: 'invalid_type', message: 'must be a decimal number' };
 
@@ -86,21 +106,29 @@ function amountCases(operation: WriteOperation, valid: Record<string, unknown>, 
 
   it('takes exactly 8 decimals and 20 integer digits unchanged', () => {
     expect(read(operation, { ...valid, amount: '0.00000001' }).v3Body).toMatchObject({ [v3Name]: '0.00000001' });
-    expect(read(operation, { ...valid, amount: '12345678901234567890.12' }).v3Body).toMatchObject({ [v3Name]: '12345678901234567890.12' });
+    expect(read(operation, { ...valid, amount: '12345678901234567890.12' }).v3Body).toMatchObject({
+      [v3Name]: '12345678901234567890.12',
+    });
   });
 
   it('reads JSON numbers from their text, without losing a digit (1e-7, 0.1, 30 digits)', () => {
-    const text = (literal: string) => JSON.stringify({ ...valid, amount: 0 }).replace('"amount":0', `"amount":${literal}`);
+    const text = (literal: string) =>
+      JSON.stringify({ ...valid, amount: 0 }).replace('"amount":0', `"amount":${literal}`);
     expect(readText(operation, text('1e-7')).v3Body).toMatchObject({ [v3Name]: '0.0000001' });
     expect(readText(operation, text('0.1')).v3Body).toMatchObject({ [v3Name]: '0.1' });
-    expect(readText(operation, text('123456789012345678901234567890')).v3Body).toMatchObject({ [v3Name]: '123456789012345678901234567890' });
-    expect(readText(operation, text('1234567890123456789012.12345678')).v3Body).toMatchObject({ [v3Name]: '1234567890123456789012.12345678' });
+    expect(readText(operation, text('123456789012345678901234567890')).v3Body).toMatchObject({
+      [v3Name]: '123456789012345678901234567890',
+    });
+    expect(readText(operation, text('1234567890123456789012.12345678')).v3Body).toMatchObject({
+      [v3Name]: '1234567890123456789012.12345678',
+    });
     expect(readText(operation, text('1E+2')).v3Body).toMatchObject({ [v3Name]: '100' });
     expect(readText(operation, text('100.50')).v3Body).toMatchObject({ [v3Name]: '100.5' });
   });
 
   it('refuses zero and negative JSON numbers, and more than 8 decimals however they are spelt', () => {
-    const text = (literal: string) => JSON.stringify({ ...valid, amount: 0 }).replace('"amount":0', `"amount":${literal}`);
+    const text = (literal: string) =>
+      JSON.stringify({ ...valid, amount: 0 }).replace('"amount":0', `"amount":${literal}`);
     const issues = (literal: string) => {
       try {
         readText(operation, text(literal));
@@ -128,7 +156,11 @@ function refusesNonObjects(operation: WriteOperation) {
 describe('generate_quote', () => {
   it('maps the legacy quote body onto the v3 quote request, under the v3 names', () => {
     expect(read('generate_quote', QUOTE)).toStrictEqual({ fields: QUOTE, v3Body: V3_QUOTE });
-    expect(read('generate_quote', { ...QUOTE, referencedUnit: 'USD', quoteForSeconds: 60 }).v3Body).toStrictEqual({ ...V3_QUOTE, amountCurrency: 'USD', validForSeconds: 60 });
+    expect(read('generate_quote', { ...QUOTE, referencedUnit: 'USD', quoteForSeconds: 60 }).v3Body).toStrictEqual({
+      ...V3_QUOTE,
+      amountCurrency: 'USD',
+      validForSeconds: 60,
+    });
   });
 
   it('leaves an optional field that was not sent out of the v3 body, rather than sending null', () => {
@@ -138,32 +170,52 @@ describe('generate_quote', () => {
   });
 
   it('reads a raw legacy body through the lossless reader without losing a digit', () => {
-    const body = readText('generate_quote', '{"amount":100.50,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":15,"extra":1.5}');
+    const body = readText(
+      'generate_quote',
+      '{"amount":100.50,"buy":"EUR","sell":"USD","referencedUnit":"EUR","quoteForSeconds":15,"extra":1.5}',
+    );
     expect(body.v3Body).toStrictEqual({ ...V3_QUOTE, validForSeconds: 15 });
   });
 
   it('ignores unknown legacy fields', () => {
-    expect(read('generate_quote', { ...QUOTE, userId: 'x', side: 'BUY' })).toStrictEqual({ fields: QUOTE, v3Body: V3_QUOTE });
+    expect(read('generate_quote', { ...QUOTE, userId: 'x', side: 'BUY' })).toStrictEqual({
+      fields: QUOTE,
+      v3Body: V3_QUOTE,
+    });
   });
 
   amountCases('generate_quote', QUOTE, 'amount');
   refusesNonObjects('generate_quote');
 
   it('refuses missing fields, each by name', () => {
-    expect(issuesOf('generate_quote', {})).toEqual([REQUIRED('amount'), REQUIRED('buy'), REQUIRED('sell'), REQUIRED('referencedUnit')]);
+    expect(issuesOf('generate_quote', {})).toEqual([
+      REQUIRED('amount'),
+      REQUIRED('buy'),
+      REQUIRED('sell'),
+      REQUIRED('referencedUnit'),
+    ]);
   });
 
   it('refuses lower-case and malformed currency codes', () => {
-    expect(issuesOf('generate_quote', { ...QUOTE, buy: 'eur', referencedUnit: 'eur' })).toEqual([CURRENCY_FORMAT('buy'), CURRENCY_FORMAT('referencedUnit')]);
+    expect(issuesOf('generate_quote', { ...QUOTE, buy: 'eur', referencedUnit: 'eur' })).toEqual([
+      CURRENCY_FORMAT('buy'),
+      CURRENCY_FORMAT('referencedUnit'),
+    ]);
     expect(issuesOf('generate_quote', { ...QUOTE, sell: 'US' })).toEqual([CURRENCY_FORMAT('sell')]);
     expect(issuesOf('generate_quote', { ...QUOTE, sell: 'USDCXX' })).toEqual([CURRENCY_FORMAT('sell')]);
-    expect(issuesOf('generate_quote', { ...QUOTE, sell: 7 })).toEqual([{ path: 'sell', code: 'invalid_type', message: 'must be a currency code' }]);
+    expect(issuesOf('generate_quote', { ...QUOTE, sell: 7 })).toEqual([
+      { path: 'sell', code: 'invalid_type', message: 'must be a currency code' },
+    ]);
   });
 
   it('runs the declared checks: referencedUnitIsASide and buyDiffersFromSell', () => {
     expect(requestOf('generate_quote').checks).toEqual(['buyDiffersFromSell', 'referencedUnitIsASide']);
-    expect(issuesOf('generate_quote', { ...QUOTE, referencedUnit: 'GBP' })).toEqual([{ path: 'referencedUnit', code: 'invalid_value', message: 'must be the buy or the sell currency' }]);
-    expect(issuesOf('generate_quote', { ...QUOTE, sell: 'EUR' })).toEqual([{ path: 'sell', code: 'same_currency', message: 'must differ from buy' }]);
+    expect(issuesOf('generate_quote', { ...QUOTE, referencedUnit: 'GBP' })).toEqual([
+      { path: 'referencedUnit', code: 'invalid_value', message: 'must be the buy or the sell currency' },
+    ]);
+    expect(issuesOf('generate_quote', { ...QUOTE, sell: 'EUR' })).toEqual([
+      { path: 'sell', code: 'same_currency', message: 'must differ from buy' },
+    ]);
     expect(issuesOf('generate_quote', { ...QUOTE, sell: 'EUR', referencedUnit: 'GBP' })).toEqual([
       { path: 'sell', code: 'same_currency', message: 'must differ from buy' },
       { path: 'referencedUnit', code: 'invalid_value', message: 'must be the buy or the sell currency' },
@@ -171,21 +223,33 @@ describe('generate_quote', () => {
   });
 
   it('takes only the v3 quote validities: 3, 15, 30, 45, 60', () => {
-    for (const seconds of [3, 15, 30, 45, 60]) expect(read('generate_quote', { ...QUOTE, quoteForSeconds: seconds }).v3Body).toMatchObject({ validForSeconds: seconds });
+    for (const seconds of [3, 15, 30, 45, 60])
+      expect(read('generate_quote', { ...QUOTE, quoteForSeconds: seconds }).v3Body).toMatchObject({
+        validForSeconds: seconds,
+      });
     const notAllowed = { path: 'quoteForSeconds', code: 'invalid_value', message: 'must be one of 3, 15, 30, 45, 60' };
-    for (const seconds of [0, 1, 10, 20, 61, 90, -30]) expect(issuesOf('generate_quote', { ...QUOTE, quoteForSeconds: seconds })).toEqual([notAllowed]);
+    for (const seconds of [0, 1, 10, 20, 61, 90, -30])
+      expect(issuesOf('generate_quote', { ...QUOTE, quoteForSeconds: seconds })).toEqual([notAllowed]);
     const wholeNumber = { path: 'quoteForSeconds', code: 'invalid_type', message: 'must be a whole number' };
     expect(issuesOf('generate_quote', { ...QUOTE, quoteForSeconds: 30.5 })).toEqual([wholeNumber]);
     // A fractional JSON number arrives as a LosslessNumber: never a number the schema accepts.
-    expect(issuesOf('generate_quote', { ...QUOTE, quoteForSeconds: new LosslessNumber('30.5') })).toEqual([wholeNumber]);
+    expect(issuesOf('generate_quote', { ...QUOTE, quoteForSeconds: new LosslessNumber('30.5') })).toEqual([
+      wholeNumber,
+    ]);
     expect(issuesOf('generate_quote', { ...QUOTE, quoteForSeconds: '30' })).toEqual([wholeNumber]);
   });
 });
 
 describe('trade', () => {
   it('maps the legacy quote UUID (any case) to the v3 quote id', () => {
-    expect(read('trade', { quoteId: UUIDS.quote })).toStrictEqual({ fields: { quoteId: V3_QUOTE_ID }, v3Body: { quoteId: V3_QUOTE_ID } });
-    expect(read('trade', { quoteId: UUIDS.quote.toUpperCase(), clientReferenceId: 'inv-7' }).v3Body).toStrictEqual({ quoteId: V3_QUOTE_ID, clientReferenceId: 'inv-7' });
+    expect(read('trade', { quoteId: UUIDS.quote })).toStrictEqual({
+      fields: { quoteId: V3_QUOTE_ID },
+      v3Body: { quoteId: V3_QUOTE_ID },
+    });
+    expect(read('trade', { quoteId: UUIDS.quote.toUpperCase(), clientReferenceId: 'inv-7' }).v3Body).toStrictEqual({
+      quoteId: V3_QUOTE_ID,
+      clientReferenceId: 'inv-7',
+    });
   });
 
   it('ignores unknown legacy fields, and sends no clientReferenceId it was not given', () => {
@@ -198,27 +262,48 @@ describe('trade', () => {
     expect(issuesOf('trade', {})).toEqual([REQUIRED('quoteId')]);
     expect(issuesOf('trade', { quoteId: V3_QUOTE_ID })).toEqual([NOT_A_UUID('quoteId')]);
     expect(issuesOf('trade', { quoteId: `${UUIDS.quote}0` })).toEqual([NOT_A_UUID('quoteId')]);
-    expect(issuesOf('trade', { quoteId: 42 })).toEqual([{ path: 'quoteId', code: 'invalid_type', message: 'must be a UUID' }]);
+    expect(issuesOf('trade', { quoteId: 42 })).toEqual([
+      { path: 'quoteId', code: 'invalid_type', message: 'must be a UUID' },
+    ]);
   });
 
   it('refuses a clientReferenceId that is empty, too long or not a string, each in its own words', () => {
-    expect(issuesOf('trade', { quoteId: UUIDS.quote, clientReferenceId: '' })).toEqual([{ path: 'clientReferenceId', code: 'too_small', message: 'must not be empty' }]);
+    expect(issuesOf('trade', { quoteId: UUIDS.quote, clientReferenceId: '' })).toEqual([
+      { path: 'clientReferenceId', code: 'too_small', message: 'must not be empty' },
+    ]);
     expect(issuesOf('trade', { quoteId: UUIDS.quote, clientReferenceId: 'x'.repeat(129) })).toEqual([
       { path: 'clientReferenceId', code: 'too_big', message: 'must be at most 128 characters' },
     ]);
-    expect(read('trade', { quoteId: UUIDS.quote, clientReferenceId: 'x'.repeat(128) }).v3Body).toMatchObject({ clientReferenceId: 'x'.repeat(128) });
-    expect(issuesOf('trade', { quoteId: UUIDS.quote, clientReferenceId: 7 })).toEqual([{ path: 'clientReferenceId', code: 'invalid_type', message: 'must be a string' }]);
+    expect(read('trade', { quoteId: UUIDS.quote, clientReferenceId: 'x'.repeat(128) }).v3Body).toMatchObject({
+      clientReferenceId: 'x'.repeat(128),
+    });
+    expect(issuesOf('trade', { quoteId: UUIDS.quote, clientReferenceId: 7 })).toEqual([
+      { path: 'clientReferenceId', code: 'invalid_type', message: 'must be a string' },
+    ]);
   });
 
   it('refuses text v3 cannot store in a declared field (U+0000, a lone surrogate), read from the raw JSON escapes; keeps emoji and controls; ignores undeclared fields', () => {
-    for (const [escape, pattern] of [['\\u0000', /NUL/], ['\\ud800', /U\+D800/], ['\\udfff', /U\+DFFF/]] as const) {
+    for (const [escape, pattern] of [
+      ['\\u0000', /NUL/],
+      ['\\ud800', /U\+D800/],
+      ['\\udfff', /U\+DFFF/],
+    ] as const) {
       const text = `{"quoteId":"${UUIDS.quote}","clientReferenceId":"inv${escape}-7"}`;
       expect(() => readText('trade', text)).toThrow(ApiError);
-      expect(issuesOf('trade', parseLegacyJson(text, []))).toEqual([{ path: 'clientReferenceId', code: 'invalid_text', message: expect.stringMatching(pattern) }]);
+      expect(issuesOf('trade', parseLegacyJson(text, []))).toEqual([
+        { path: 'clientReferenceId', code: 'invalid_text', message: expect.stringMatching(pattern) },
+      ]);
     }
     // Checked before the schema: a malformed quoteId beside it does not hide it.
-    expect(issuesOf('trade', { quoteId: 'nope', clientReferenceId: '\u0000' })).toEqual([{ path: 'clientReferenceId', code: 'invalid_text', message: expect.stringMatching(/NUL/) }]);
-    expect(readText('trade', `{"quoteId":"${UUIDS.quote}","clientReferenceId":"\\ud83d\\ude00\\t\\u0001","other\\u0000":"\\ud800"}`).v3Body).toStrictEqual({
+    expect(issuesOf('trade', { quoteId: 'nope', clientReferenceId: '\u0000' })).toEqual([
+      { path: 'clientReferenceId', code: 'invalid_text', message: expect.stringMatching(/NUL/) },
+    ]);
+    expect(
+      readText(
+        'trade',
+        `{"quoteId":"${UUIDS.quote}","clientReferenceId":"\\ud83d\\ude00\\t\\u0001","other\\u0000":"\\ud800"}`,
+      ).v3Body,
+    ).toStrictEqual({
       quoteId: V3_QUOTE_ID,
       clientReferenceId: '😀\t\u0001',
     });
@@ -226,20 +311,34 @@ describe('trade', () => {
 });
 
 describe('trade/reverse-quote and trade/settle', () => {
-  it.each(['trade/reverse-quote', 'trade/settle'] as const)('%s: the tradeId read as the v3 trade id for the path, and no v3 body', (operation) => {
-    expect(read(operation, { tradeId: UUIDS.trade })).toStrictEqual({ fields: { tradeId: V3_TRADE_ID }, v3Body: null });
-    expect(read(operation, { tradeId: UUIDS.trade.toUpperCase(), note: 'x' })).toStrictEqual({ fields: { tradeId: V3_TRADE_ID }, v3Body: null });
-  });
+  it.each(['trade/reverse-quote', 'trade/settle'] as const)(
+    '%s: the tradeId read as the v3 trade id for the path, and no v3 body',
+    (operation) => {
+      expect(read(operation, { tradeId: UUIDS.trade })).toStrictEqual({
+        fields: { tradeId: V3_TRADE_ID },
+        v3Body: null,
+      });
+      expect(read(operation, { tradeId: UUIDS.trade.toUpperCase(), note: 'x' })).toStrictEqual({
+        fields: { tradeId: V3_TRADE_ID },
+        v3Body: null,
+      });
+    },
+  );
 
   refusesNonObjects('trade/reverse-quote');
   refusesNonObjects('trade/settle');
 
-  it.each(['trade/reverse-quote', 'trade/settle'] as const)('%s: refuses a missing or malformed tradeId', (operation) => {
-    expect(issuesOf(operation, {})).toEqual([REQUIRED('tradeId')]);
-    expect(issuesOf(operation, { tradeId: 'not-a-uuid' })).toEqual([NOT_A_UUID('tradeId')]);
-    expect(issuesOf(operation, { tradeId: `{${UUIDS.trade}}` })).toEqual([NOT_A_UUID('tradeId')]);
-    expect(issuesOf(operation, { tradeId: null })).toEqual([{ path: 'tradeId', code: 'invalid_type', message: 'must be a UUID' }]);
-  });
+  it.each(['trade/reverse-quote', 'trade/settle'] as const)(
+    '%s: refuses a missing or malformed tradeId',
+    (operation) => {
+      expect(issuesOf(operation, {})).toEqual([REQUIRED('tradeId')]);
+      expect(issuesOf(operation, { tradeId: 'not-a-uuid' })).toEqual([NOT_A_UUID('tradeId')]);
+      expect(issuesOf(operation, { tradeId: `{${UUIDS.trade}}` })).toEqual([NOT_A_UUID('tradeId')]);
+      expect(issuesOf(operation, { tradeId: null })).toEqual([
+        { path: 'tradeId', code: 'invalid_type', message: 'must be a UUID' },
+      ]);
+    },
+  );
 });
 
 describe('trade/reverse', () => {
@@ -248,7 +347,9 @@ describe('trade/reverse', () => {
       fields: { tradeId: V3_TRADE_ID, quoteId: 'qte_01a207ce99007aaa8bbbcccccccccccc' },
       v3Body: { quoteId: 'qte_01a207ce99007aaa8bbbcccccccccccc' },
     });
-    expect(read('trade/reverse', { tradeId: UUIDS.trade, quoteId: UUIDS.reverseQuote, clientReferenceId: 'undo-1' }).v3Body).toStrictEqual({
+    expect(
+      read('trade/reverse', { tradeId: UUIDS.trade, quoteId: UUIDS.reverseQuote, clientReferenceId: 'undo-1' }).v3Body,
+    ).toStrictEqual({
       quoteId: 'qte_01a207ce99007aaa8bbbcccccccccccc',
       clientReferenceId: 'undo-1',
     });
@@ -258,14 +359,18 @@ describe('trade/reverse', () => {
 
   it('refuses missing and malformed ids', () => {
     expect(issuesOf('trade/reverse', {})).toEqual([REQUIRED('tradeId'), REQUIRED('quoteId')]);
-    expect(issuesOf('trade/reverse', { tradeId: UUIDS.trade, quoteId: '01a207ce-9900-7aaa-8bbb-ccccccccccc' })).toEqual([NOT_A_UUID('quoteId')]);
-    expect(issuesOf('trade/reverse', { tradeId: V3_TRADE_ID, quoteId: UUIDS.reverseQuote })).toEqual([NOT_A_UUID('tradeId')]);
+    expect(issuesOf('trade/reverse', { tradeId: UUIDS.trade, quoteId: '01a207ce-9900-7aaa-8bbb-ccccccccccc' })).toEqual(
+      [NOT_A_UUID('quoteId')],
+    );
+    expect(issuesOf('trade/reverse', { tradeId: V3_TRADE_ID, quoteId: UUIDS.reverseQuote })).toEqual([
+      NOT_A_UUID('tradeId'),
+    ]);
   });
 
   it('refuses an empty clientReferenceId', () => {
-    expect(issuesOf('trade/reverse', { tradeId: UUIDS.trade, quoteId: UUIDS.reverseQuote, clientReferenceId: '' })).toEqual([
-      { path: 'clientReferenceId', code: 'too_small', message: 'must not be empty' },
-    ]);
+    expect(
+      issuesOf('trade/reverse', { tradeId: UUIDS.trade, quoteId: UUIDS.reverseQuote, clientReferenceId: '' }),
+    ).toEqual([{ path: 'clientReferenceId', code: 'too_small', message: 'must not be empty' }]);
   });
 });
 
@@ -273,11 +378,15 @@ describe.each(['withdrawal', 'fiat_withdrawal'] as const)('%s', (operation) => {
   it('maps the legacy withdrawal body onto the v3 withdrawal request, the account UUID (any case) as its v3 id', () => {
     const v3Body = { withdrawalAmount: '12.5', currency: 'USDC', withdrawalAccountId: V3_WALLET_ID };
     expect(read(operation, WITHDRAWAL).v3Body).toStrictEqual(v3Body);
-    expect(read(operation, { ...WITHDRAWAL, withdrawalAddressId: UUIDS.walletAccount.toUpperCase() }).v3Body).toStrictEqual(v3Body);
+    expect(
+      read(operation, { ...WITHDRAWAL, withdrawalAddressId: UUIDS.walletAccount.toUpperCase() }).v3Body,
+    ).toStrictEqual(v3Body);
   });
 
   it('reads the raw legacy body (1e2 is 100)', () => {
-    expect(readText(operation, `{"amount":1e2,"currency":"USD","withdrawalAddressId":"${UUIDS.fiatAccount}"}`).v3Body).toStrictEqual({
+    expect(
+      readText(operation, `{"amount":1e2,"currency":"USD","withdrawalAddressId":"${UUIDS.fiatAccount}"}`).v3Body,
+    ).toStrictEqual({
       withdrawalAmount: '100',
       currency: 'USD',
       withdrawalAccountId: 'wac_01a207ce60007000800000000000ac01',
@@ -288,8 +397,14 @@ describe.each(['withdrawal', 'fiat_withdrawal'] as const)('%s', (operation) => {
   refusesNonObjects(operation);
 
   it('refuses missing fields, a malformed account UUID and a lower-case currency', () => {
-    expect(issuesOf(operation, {})).toEqual([REQUIRED('amount'), REQUIRED('currency'), REQUIRED('withdrawalAddressId')]);
-    expect(issuesOf(operation, { ...WITHDRAWAL, withdrawalAddressId: V3_WALLET_ID })).toEqual([NOT_A_UUID('withdrawalAddressId')]);
+    expect(issuesOf(operation, {})).toEqual([
+      REQUIRED('amount'),
+      REQUIRED('currency'),
+      REQUIRED('withdrawalAddressId'),
+    ]);
+    expect(issuesOf(operation, { ...WITHDRAWAL, withdrawalAddressId: V3_WALLET_ID })).toEqual([
+      NOT_A_UUID('withdrawalAddressId'),
+    ]);
     expect(issuesOf(operation, { ...WITHDRAWAL, currency: 'usdc' })).toEqual([CURRENCY_FORMAT('currency')]);
   });
 });
@@ -298,8 +413,16 @@ describe('compileRequest over any declaration', () => {
   const field = { source: 'ours', reason: 'test' } as const;
 
   it('a body of no `to` fields is read and checked, and gives v3Body null', () => {
-    const readBody = compileRequest({ fields: { tradeId: { ...field, type: 'id', idKind: 'trade', required: true }, note: { ...field, type: 'string', required: false } } });
-    expect(readBody({ tradeId: UUIDS.trade, note: 'n' })).toStrictEqual({ fields: { tradeId: V3_TRADE_ID, note: 'n' }, v3Body: null });
+    const readBody = compileRequest({
+      fields: {
+        tradeId: { ...field, type: 'id', idKind: 'trade', required: true },
+        note: { ...field, type: 'string', required: false },
+      },
+    });
+    expect(readBody({ tradeId: UUIDS.trade, note: 'n' })).toStrictEqual({
+      fields: { tradeId: V3_TRADE_ID, note: 'n' },
+      v3Body: null,
+    });
     expect(() => readBody({ tradeId: UUIDS.trade, note: '' })).toThrow(ApiError);
   });
 
@@ -312,7 +435,11 @@ describe('compileRequest over any declaration', () => {
       },
     });
     expect(readBody({ amount: '1' }).v3Body).toStrictEqual({ amount: '1' });
-    expect(readBody({ amount: '1', memo: 'abcd', seconds: 7 }).v3Body).toStrictEqual({ amount: '1', v3Memo: 'abcd', v3Seconds: 7 });
+    expect(readBody({ amount: '1', memo: 'abcd', seconds: 7 }).v3Body).toStrictEqual({
+      amount: '1',
+      v3Memo: 'abcd',
+      v3Seconds: 7,
+    });
     expect(() => readBody({ amount: '1', memo: 'abcde' })).toThrow(ApiError);
   });
 
@@ -324,7 +451,11 @@ describe('compileRequest over any declaration', () => {
 describe('REQUEST_CHECKS', () => {
   it('buyDiffersFromSell', () => {
     expect(REQUEST_CHECKS.buyDiffersFromSell!({ buy: 'EUR', sell: 'USD' })).toBeNull();
-    expect(REQUEST_CHECKS.buyDiffersFromSell!({ buy: 'EUR', sell: 'EUR' })).toEqual({ path: 'sell', code: 'same_currency', message: 'must differ from buy' });
+    expect(REQUEST_CHECKS.buyDiffersFromSell!({ buy: 'EUR', sell: 'EUR' })).toEqual({
+      path: 'sell',
+      code: 'same_currency',
+      message: 'must differ from buy',
+    });
   });
 
   it('referencedUnitIsASide', () => {
@@ -352,7 +483,8 @@ describe('requestAmountPaths', () => {
 });
 
 describe('v1', () => {
-  it('reads every body it shares with v2 by v2\'s declaration', () => {
-    for (const operation of LEGACY_OPERATIONS.v1) expect(MAPPINGS.endpoints.v1[operation].request).toBe(MAPPINGS.endpoints.v2[operation].request);
+  it("reads every body it shares with v2 by v2's declaration", () => {
+    for (const operation of LEGACY_OPERATIONS.v1)
+      expect(MAPPINGS.endpoints.v1[operation].request).toBe(MAPPINGS.endpoints.v2[operation].request);
   });
 });

@@ -103,7 +103,13 @@ export const REVERSE_QUOTE = {
   expiresAt: '2026-11-23T09:50:30.000Z',
 } as const;
 
-export const SETTLED = { ...TRADE, status: 'SETTLED', settlementStage: 'SETTLED', settledAt: '2026-11-24T10:00:00.000Z', updatedAt: '2026-11-24T10:00:00.000Z' } as const;
+export const SETTLED = {
+  ...TRADE,
+  status: 'SETTLED',
+  settlementStage: 'SETTLED',
+  settledAt: '2026-11-24T10:00:00.000Z',
+  updatedAt: '2026-11-24T10:00:00.000Z',
+} as const;
 
 export const BALANCE_EUR = {
   object: 'balance',
@@ -133,7 +139,14 @@ export const BALANCES = {
 } as const;
 
 export const EXPOSURE = {
-  data: { object: 'exposure', currency: 'USD', creditLine: '1000000.00', committedAmount: '108.76', availableCredit: '999891.24', breakdown: [] },
+  data: {
+    object: 'exposure',
+    currency: 'USD',
+    creditLine: '1000000.00',
+    committedAmount: '108.76',
+    availableCredit: '999891.24',
+    breakdown: [],
+  },
 } as const;
 
 export const PAIR = {
