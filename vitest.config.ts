@@ -19,6 +19,9 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Two test processes at a time on any machine: most suites wait on PostgreSQL, Redis and
+    // sockets rather than on the CPU, and vitest's default (one fewer than the cores) is one here.
+    maxWorkers: 2,
     projects: [
       {
         test: {

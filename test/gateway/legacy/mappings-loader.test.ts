@@ -148,8 +148,8 @@ describe('refusing a broken declaration, naming its table', () => {
       'a record field derived by code nothing registers',
       {
         file: 'records.ts',
-        replace: "computedAmount: { type: 'amount', derived: 'counterAmount'",
-        by: "computedAmount: { type: 'amount', derived: 'otherAmount'",
+        replace: "computedAmount: {\n        type: 'amount',\n        derived: 'counterAmount',",
+        by: "computedAmount: {\n        type: 'amount',\n        derived: 'otherAmount',",
       },
       'mappings/records is not a valid legacy mapping table (1 problem):\n- trade.fields.computedAmount.derived: no derived field otherAmount is registered for the v3 trade record',
     ],
@@ -182,8 +182,8 @@ describe('refusing a broken declaration, naming its table', () => {
       'a v2 error row without its note',
       {
         file: 'errors.v2.ts',
-        replace: "basis: 'closest', note: 'A malformed header is a bad request; v2 has one 400 for all of them.' }",
-        by: "basis: 'closest' }",
+        replace: "    note: 'A malformed header is a bad request; v2 has one 400 for all of them.',\n",
+        by: '',
       },
       'mappings/errors.v2 is not a valid legacy mapping table (1 problem):\n- byCode.VALIDATION_HEADER_FAILED.note: Invalid input: expected string, received undefined',
     ],
@@ -202,7 +202,7 @@ describe('refusing a broken declaration, naming its table', () => {
       await copyOfMappings({
         file: 'endpoints.v1.ts',
         replace:
-          "    { kind: 'idempotency', method: 'GET', becomes: 'none', source: 'spec', reason: 'v1 reads never took an Idempotency-Key.' },\n",
+          "    {\n      kind: 'idempotency',\n      method: 'GET',\n      becomes: 'none',\n      source: 'spec',\n      reason: 'v1 reads never took an Idempotency-Key.',\n    },\n",
         by: '',
       }),
     );
