@@ -34,6 +34,11 @@ const OUTSIDE_CITATIONS: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a path outside the repository', pattern: /\.\.\/shared\b/g },
 ];
 
+/** A source, test or mappings file as the manual names it, so that a move cannot leave the manual pointing nowhere. */
+const REPOSITORY_PATH = /\b(?:src|test|mappings)\/[A-Za-z0-9_./-]+\.(?:ts|js|json|md)\b/g;
+/** The examples of the layout rule (`src/x/y.ts` mirrored by `test/x/y.test.ts`) name no file. */
+const PLACEHOLDER_PATH = /^(?:src|test)\/x\/y\./;
+
 /** `docs/contract.md#anchor`, the one way code and tests cite the contract. */
 const CONTRACT_CITATION = /docs\/contract\.md#([A-Za-z0-9_-]*)/g;
 
@@ -185,6 +190,15 @@ describe('references resolve inside the repository', () => {
   it('the contract names each anchor once', () => {
     expect(anchors.length).toBeGreaterThan(100);
     expect(anchors.filter((anchor, index) => anchors.indexOf(anchor) !== index)).toEqual([]);
+  });
+
+  it('every path of the repository the manual names (src/..., test/..., mappings/...) exists, placeholders aside', () => {
+    const named = manual.flatMap((file) =>
+      [...read(file).matchAll(REPOSITORY_PATH)].map((match) => ({ file, path: match[0] })),
+    );
+    expect(named.length).toBeGreaterThan(50);
+    const missing = named.filter(({ path }) => !PLACEHOLDER_PATH.test(path) && !existsSync(join(ROOT, path)));
+    expect(missing.map(({ file, path }) => `${file}: ${path}`)).toEqual([]);
   });
 
   it('every docs/contract.md#anchor cited in source, mappings and tests exists', () => {
