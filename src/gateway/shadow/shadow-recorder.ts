@@ -5,6 +5,7 @@
  * fails keeps its batch for the next one, so a database outage costs freshness, not counts.
  */
 import type { Queryable } from '../../lib/db/database.js';
+import { mergeTallies } from '../../lib/tallies.js';
 import type { ShadowResult } from '../metrics/gateway-metrics.js';
 import type { FieldDifference } from './answer-diff.js';
 import { maskExample } from './masking.js';
@@ -230,12 +231,7 @@ export class ShadowRecorder {
 
   /** A batch that was not written goes back in front of what came since. */
   private restore(batch: Map<string, OperationTally>): void {
-    for (const [key, tally] of this.pending) {
-      const older = batch.get(key);
-      if (older === undefined) {
-        batch.set(key, tally);
-        continue;
-      }
+    this.pending = mergeTallies(batch, this.pending, (older, tally) => {
       older.compared += tally.compared;
       older.differing += tally.differing;
       older.notCompared += tally.notCompared;
@@ -250,8 +246,7 @@ export class ShadowRecorder {
           });
       }
       for (const [path, count] of tally.noise) older.noise.set(path, (older.noise.get(path) ?? 0) + count);
-    }
-    this.pending = batch;
+    });
   }
 
   /** Stops the timer and writes what is left. */

@@ -13,6 +13,7 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
+import { mergeTallies } from '../../lib/tallies.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
 
@@ -188,12 +189,7 @@ export class UsageRecorder implements UsageObserver {
 
   /** A batch that was not written goes back under what came since. */
   private restore(batch: Map<string, Tally>): void {
-    for (const [key, tally] of this.pending) {
-      const older = batch.get(key);
-      if (older === undefined) {
-        batch.set(key, tally);
-        continue;
-      }
+    this.pending = mergeTallies(batch, this.pending, (older, tally) => {
       older.count += tally.count;
       older.brownout += tally.brownout;
       older.sunset += tally.sunset;
@@ -202,8 +198,7 @@ export class UsageRecorder implements UsageObserver {
         older.lastSeen = tally.lastSeen;
         older.lastAddress = tally.lastAddress;
       }
-    }
-    this.pending = batch;
+    });
   }
 
   /** Stops the timer and writes what is left. */
