@@ -1,5 +1,6 @@
 /** `fxgate keys list` output: one aligned row per key, for people; ISO times so it also sorts. */
 import type { ApiKeyRecord } from '../lib/keys/key-registry.js';
+import { textTable } from './text-table.js';
 
 const HEADER = ['NAME', 'MODE', 'SCOPES', 'IP ALLOWLIST', 'CREATED', 'REVOKED'];
 const NONE = '-';
@@ -16,14 +17,5 @@ function row(key: ApiKeyRecord): string[] {
 }
 
 export function formatKeyTable(keys: readonly ApiKeyRecord[]): string {
-  const rows = [HEADER, ...keys.map(row)];
-  const widths = HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows
-    .map((cells) =>
-      cells
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable(HEADER, keys.map(row)).join('\n');
 }

@@ -21,6 +21,7 @@ import { CliError, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';
+import { textTable } from '../text-table.js';
 
 export function parseAccountId(value: string): string {
   const id = value.trim();
@@ -148,16 +149,7 @@ function tableRow(account: AccountView): string[] {
 
 /** One aligned row per account, for people; ISO times so it also sorts. */
 export function formatAccountTable(accounts: readonly AccountView[]): string {
-  const rows = [HEADER, ...accounts.map(tableRow)];
-  const widths = HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows
-    .map((cells) =>
-      cells
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable(HEADER, accounts.map(tableRow)).join('\n');
 }
 
 /** One account as `label: value` lines, after a change. */

@@ -19,6 +19,7 @@ import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { usageReportOperation } from '../state/usage-operation.js';
+import { textTable } from '../text-table.js';
 
 export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
 export type UsageFormat = (typeof USAGE_FORMATS)[number];
@@ -53,19 +54,6 @@ export function usageCsv(report: UsageReport): string {
   return records.map((record) => `${record}\r\n`).join('');
 }
 
-/** Columns padded to their widest cell; numbers right-aligned. */
-function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
-  const cells = [header, ...rows.map((row) => row.map(String))];
-  const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
-  const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number'));
-  return cells.map((row) =>
-    row
-      .map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
-      .join('  ')
-      .trimEnd(),
-  );
-}
-
 /** A key's id, the last part of its name (`org/{orgId}/apiKey/{keyId}`): the org has its own column. */
 function keyIdOf(keyName: string): string {
   return /^org\/[^/]+\/apiKey\/([^/]+)$/.exec(keyName)?.[1] ?? keyName;
@@ -80,7 +68,7 @@ export function usageTable(report: UsageReport): string {
     '',
   ];
   lines.push(
-    ...table(
+    ...textTable(
       [
         'GENERATION',
         'ORG',

@@ -38,6 +38,7 @@ import { CliError, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { defineOperation, type StateContext } from '../state/operation.js';
 import { withState } from '../state/session.js';
+import { textTable } from '../text-table.js';
 
 /** What the commands run on; tests build it in process. */
 export interface WebhookCommandDeps {
@@ -158,27 +159,16 @@ export function describeNote(note: RegistrationNote, action: 'add' | 'remove'): 
 const TABLE_HEADER = ['ID', 'ORG', 'MODE', 'URL', 'EVENTS', 'CREATED', 'V3 ENDPOINT'];
 
 export function formatWebhookTable(webhooks: readonly ListedWebhook[]): string {
-  const rows = [
-    TABLE_HEADER,
-    ...webhooks.map((w) => [
-      w.id,
-      w.orgId,
-      w.mode,
-      w.url,
-      w.events.join(','),
-      w.createdAt,
-      w.v3EndpointId ?? 'pending',
-    ]),
-  ];
-  const widths = TABLE_HEADER.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows
-    .map((cells) =>
-      cells
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  const rows = webhooks.map((w) => [
+    w.id,
+    w.orgId,
+    w.mode,
+    w.url,
+    w.events.join(','),
+    w.createdAt,
+    w.v3EndpointId ?? 'pending',
+  ]);
+  return textTable(TABLE_HEADER, rows).join('\n');
 }
 
 /** The registrar of this process, when it can reach v3 itself. */

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { parseHttpUrl } from '../arguments.js';
 import { CliError, messageOf } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { textTable } from '../text-table.js';
 
 /** The most the admin listener may take to answer. */
 const FETCH_TIMEOUT_MS = 10_000;
@@ -52,24 +53,11 @@ export interface PrintedReport {
   }[];
 }
 
-/** Columns padded to their widest cell; numbers right-aligned. */
-function table(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
-  const cells = [header, ...rows.map((row) => row.map(String))];
-  const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
-  const numeric = header.map((_, column) => rows.length > 0 && rows.every((row) => typeof row[column] === 'number'));
-  return cells.map((row) =>
-    row
-      .map((cell, column) => (numeric[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
-      .join('  ')
-      .trimEnd(),
-  );
-}
-
 export function formatShadowReport(report: PrintedReport): string {
   if (report.operations.length === 0) return 'No reads compared yet.';
   const lines = [`Shadow report since ${report.since ?? '(unknown)'}`, ''];
   lines.push(
-    ...table(
+    ...textTable(
       ['GENERATION', 'OPERATION', 'COMPARED', 'DIFFERING', 'NOT COMPARED', 'DROPPED'],
       report.operations.map((operation) => [
         operation.generation,
@@ -99,7 +87,7 @@ export function formatShadowReport(report: PrintedReport): string {
     lines.push(
       'Differing fields (newest example):',
       '',
-      ...table(['OPERATION', 'FIELD', 'COUNT', 'LEGACY', 'GATEWAY'], fields),
+      ...textTable(['OPERATION', 'FIELD', 'COUNT', 'LEGACY', 'GATEWAY'], fields),
     );
   const noise = report.operations.flatMap((operation) =>
     operation.noise.map(
@@ -111,7 +99,7 @@ export function formatShadowReport(report: PrintedReport): string {
       '',
       'Noise (volatile fields: declared in mappings/, or seen to move between two translations of one request; not differences):',
       '',
-      ...table(['OPERATION', 'FIELD', 'COUNT'], noise),
+      ...textTable(['OPERATION', 'FIELD', 'COUNT'], noise),
     );
   return lines.join('\n');
 }
