@@ -19,11 +19,16 @@
  *   its own short transaction, guarded by the attempt count it claimed. A worker that dies
  *   leaves its rows to become due again when the lease runs out.
  */
-import { performance } from 'node:perf_hooks';
 
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent } from 'undici';
 
 import type { Database, Queryable } from '../../lib/db/database.js';
+import {
+  attemptDelivery,
+  type AttemptResult,
+  undiciFetcher,
+  type WebhookFetcher,
+} from '../../lib/webhooks/delivery-attempt.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
@@ -52,22 +57,6 @@ export const WEBHOOK_WORKER_DEFAULTS = {
   concurrency: 8,
 } as const;
 
-export interface WebhookRequest {
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  /** The exact bytes that were signed. */
-  readonly body: Buffer;
-  /** Aborted at the timeout or when the worker stops. */
-  readonly signal: AbortSignal;
-}
-
-export interface WebhookResponse {
-  readonly statusCode: number;
-}
-
-/** Sends one delivery; rejects when nothing usable came back (refused, reset, aborted). */
-export type WebhookFetcher = (request: WebhookRequest) => Promise<WebhookResponse>;
-
 /** The subset of a pino / fastify logger the worker writes to. */
 export interface WorkerLog {
   error(object: object, message: string): void;
@@ -86,19 +75,7 @@ export interface WebhookWorkerDependencies {
   readonly random?: () => number;
 }
 
-/** A receiver's answer is read up to this much (so the connection can be reused) and dropped. */
-const RESPONSE_DRAIN_LIMIT = 64 * 1024;
-const ERROR_TEXT_LIMIT = 500;
 const USER_AGENT = 'fxgate-webhooks/v3';
-
-/** POSTs with undici; redirects are not followed (a 3xx is a failed attempt). */
-export function undiciFetcher(dispatcher: Dispatcher): WebhookFetcher {
-  return async ({ url, headers, body, signal }) => {
-    const response = await request(url, { method: 'POST', headers: { ...headers }, body, signal, dispatcher });
-    await response.body.dump({ limit: RESPONSE_DRAIN_LIMIT });
-    return { statusCode: response.statusCode };
-  };
-}
 
 interface ClaimedDelivery {
   /** bigint: both drivers return it as text. */
@@ -140,42 +117,6 @@ async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: 
     [now, limit, leaseUntil],
   );
   return rows;
-}
-
-/** How an attempt ended; durationMs is wall time (not the injected clock). */
-type AttemptResult = { readonly durationMs: number } & (
-  | { readonly kind: 'answered'; readonly statusCode: number }
-  | { readonly kind: 'failed'; readonly error: string }
-  /** The worker stopped during the attempt: it says nothing about the receiver. */
-  | { readonly kind: 'interrupted'; readonly error: string }
-);
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as Error & { code?: unknown }).code;
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}${cause}`.slice(0, ERROR_TEXT_LIMIT);
-  }
-  return String(error).slice(0, ERROR_TEXT_LIMIT);
-}
-
-/** Settles with the promise, or rejects when the signal aborts first (a fetcher that ignores it). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
 
 export class WebhookDeliveryWorker {
@@ -364,25 +305,7 @@ export class WebhookDeliveryWorker {
       'user-agent': USER_AGENT,
       ...signWebhook(row.secret, body, Math.floor(attemptedAt.getTime() / 1000)),
     };
-    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
-    const signal = AbortSignal.any([stopSignal, timeout]);
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    try {
-      const response = await raceAbort(this.fetcher({ url: row.url, headers, body, signal }), signal);
-      return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
-    } catch (error) {
-      const durationMs = elapsed();
-      if (stopSignal.aborted)
-        return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
-      if (timeout.aborted)
-        return {
-          kind: 'failed',
-          error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`,
-          durationMs,
-        };
-      return { kind: 'failed', error: describeError(error), durationMs };
-    }
+    return attemptDelivery(this.fetcher, { url: row.url, headers, body }, stopSignal, this.options.requestTimeoutMs);
   }
 
   /**

@@ -15,12 +15,18 @@
  *   transaction, guarded by the attempt count it claimed. PGlite serves one process (the data
  *   folder is locked), so a lease found at start-up is a dead process's and is released.
  */
-import { performance } from 'node:perf_hooks';
 
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent } from 'undici';
 
 import type { Database, Queryable } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import {
+  attemptDelivery,
+  type AttemptResult,
+  describeError,
+  undiciFetcher,
+  type WebhookFetcher,
+} from '../../lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
 import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
@@ -50,16 +56,6 @@ export const DELIVERY_WORKER_DEFAULTS = {
   retry: DEFAULT_RETRY_POLICY,
 } as const;
 
-export interface DeliveryRequest {
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer;
-  readonly signal: AbortSignal;
-}
-
-/** Sends one delivery; rejects when nothing usable came back (refused, reset, aborted). */
-export type DeliveryFetcher = (request: DeliveryRequest) => Promise<{ readonly statusCode: number }>;
-
 export interface WorkerLog {
   error(object: object, message: string): void;
 }
@@ -69,25 +65,14 @@ export interface DeliveryWorkerDependencies {
   readonly sealer: SecretSealer;
   readonly options?: Partial<DeliveryWorkerOptions>;
   readonly now?: () => Date;
-  readonly fetcher?: DeliveryFetcher;
+  readonly fetcher?: WebhookFetcher;
   readonly random?: () => number;
   readonly log?: WorkerLog;
   /** Told of each attempt's outcome once it is written (the metrics). */
   readonly onOutcome?: (outcome: WebhookDeliveryOutcome) => void;
 }
 
-const RESPONSE_DRAIN_LIMIT = 64 * 1024;
-const ERROR_TEXT_LIMIT = 500;
 export const LEGACY_USER_AGENT = 'fxgate-webhooks/legacy';
-
-/** POSTs with undici; redirects are not followed (a 3xx is a failed attempt). */
-export function undiciFetcher(dispatcher: Dispatcher): DeliveryFetcher {
-  return async ({ url, headers, body, signal }) => {
-    const response = await request(url, { method: 'POST', headers: { ...headers }, body, signal, dispatcher });
-    await response.body.dump({ limit: RESPONSE_DRAIN_LIMIT });
-    return { statusCode: response.statusCode };
-  };
-}
 
 interface ClaimedDelivery {
   /** bigint: both drivers return it as text. */
@@ -108,47 +93,12 @@ const DUE = `SELECT id FROM legacy_webhook_deliveries
 const JOINS =
   'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
 
-type AttemptResult = { readonly durationMs: number } & (
-  | { readonly kind: 'answered'; readonly statusCode: number }
-  | { readonly kind: 'failed'; readonly error: string }
-  /** The worker stopped during the attempt: it says nothing about the receiver. */
-  | { readonly kind: 'interrupted'; readonly error: string }
-);
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as Error & { code?: unknown }).code;
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}${cause}`.slice(0, ERROR_TEXT_LIMIT);
-  }
-  return String(error).slice(0, ERROR_TEXT_LIMIT);
-}
-
-/** Settles with the promise, or rejects when the signal aborts first (a fetcher that ignores it). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}
-
 export class LegacyDeliveryWorker {
   readonly options: DeliveryWorkerOptions;
   private readonly db: Database;
   private readonly sealer: SecretSealer;
   private readonly now: () => Date;
-  private readonly fetcher: DeliveryFetcher;
+  private readonly fetcher: WebhookFetcher;
   private readonly agent: Agent | null;
   private readonly random: () => number;
   private log: WorkerLog | null;
@@ -353,25 +303,7 @@ export class LegacyDeliveryWorker {
       'user-agent': LEGACY_USER_AGENT,
       [LEGACY_SIGNATURE_HEADER]: signLegacyWebhook(secret, body),
     };
-    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
-    const signal = AbortSignal.any([stopSignal, timeout]);
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    try {
-      const response = await raceAbort(this.fetcher({ url: row.url, headers, body, signal }), signal);
-      return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
-    } catch (error) {
-      const durationMs = elapsed();
-      if (stopSignal.aborted)
-        return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
-      if (timeout.aborted)
-        return {
-          kind: 'failed',
-          error: `timeout: no complete answer within ${this.options.requestTimeoutMs} ms`,
-          durationMs,
-        };
-      return { kind: 'failed', error: describeError(error), durationMs };
-    }
+    return attemptDelivery(this.fetcher, { url: row.url, headers, body }, stopSignal, this.options.requestTimeoutMs);
   }
 
   /** Writes the attempt and the delivery's new state; `attempts = claimed` makes a stale lease's late result change nothing. */

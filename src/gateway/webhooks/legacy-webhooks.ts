@@ -9,10 +9,10 @@ import type { FastifyInstance } from 'fastify';
 
 import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import type { WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { V3Client } from '../upstream/v3-client.js';
 import {
-  type DeliveryFetcher,
   type DeliveryWorkerDependencies,
   type DeliveryWorkerOptions,
   LegacyDeliveryWorker,
@@ -39,7 +39,7 @@ export interface LegacyWebhookOptions {
   readonly toleranceSeconds?: number;
   /** How often registrations are reconciled with the subscriptions, besides at start-up; 30 s. */
   readonly reconcileIntervalMs?: number;
-  readonly fetcher?: DeliveryFetcher;
+  readonly fetcher?: WebhookFetcher;
   readonly now?: () => Date;
   readonly random?: () => number;
 }

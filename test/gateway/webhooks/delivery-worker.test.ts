@@ -9,15 +9,12 @@ import { randomBytes } from 'node:crypto';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import {
-  type DeliveryFetcher,
-  type DeliveryRequest,
-  LegacyDeliveryWorker,
-} from '../../../src/gateway/webhooks/delivery-worker.js';
+import { LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-worker.js';
 import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import type { WebhookFetcher, WebhookRequest } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, retryDelayFor } from '../../../src/lib/webhooks/retry-schedule.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
@@ -42,9 +39,9 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   afterAll(async () => database?.drop());
 
   /** Answers each request with the status `answer` gives, after `delayMs`; records it. */
-  function fetcher(answer: (request: DeliveryRequest) => number | Error = () => 200, delayMs = 0) {
-    const sent: DeliveryRequest[] = [];
-    const fetch: DeliveryFetcher = async (request) => {
+  function fetcher(answer: (request: WebhookRequest) => number | Error = () => 200, delayMs = 0) {
+    const sent: WebhookRequest[] = [];
+    const fetch: WebhookFetcher = async (request) => {
       sent.push(request);
       if (delayMs > 0) {
         await new Promise<void>((resolve, reject) => {
@@ -62,7 +59,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     return { sent, fetch };
   }
 
-  function worker(fetch: DeliveryFetcher, random: () => number = () => 0): LegacyDeliveryWorker {
+  function worker(fetch: WebhookFetcher, random: () => number = () => 0): LegacyDeliveryWorker {
     const made = new LegacyDeliveryWorker({
       db,
       sealer,
@@ -217,7 +214,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const start = new Date();
     clock = start;
     const outcomes: string[] = [];
-    const told = (fetch: DeliveryFetcher) => {
+    const told = (fetch: WebhookFetcher) => {
       const made = new LegacyDeliveryWorker({
         db,
         sealer,

@@ -1,0 +1,106 @@
+/**
+ * One attempt of a webhook delivery, as both outbox workers make it (the core's v3 deliveries,
+ * the gateway's legacy ones): a POST of the signed bytes, bounded by a timeout and by the
+ * worker's stop signal, told back as answered, failed or interrupted. The workers decide what an
+ * answer means and what comes next. Part of lib; touches only the network, through its fetcher.
+ */
+import { performance } from 'node:perf_hooks';
+
+import { type Dispatcher, request } from 'undici';
+
+export interface WebhookRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The exact bytes that were signed. */
+  readonly body: Buffer;
+  /** Aborted at the timeout or when the worker stops. */
+  readonly signal: AbortSignal;
+}
+
+export interface WebhookResponse {
+  readonly statusCode: number;
+}
+
+/** Sends one delivery; rejects when nothing usable came back (refused, reset, aborted). */
+export type WebhookFetcher = (request: WebhookRequest) => Promise<WebhookResponse>;
+
+/** How an attempt ended; durationMs is wall time (not the worker's injected clock). */
+export type AttemptResult = { readonly durationMs: number } & (
+  | { readonly kind: 'answered'; readonly statusCode: number }
+  | { readonly kind: 'failed'; readonly error: string }
+  /** The worker stopped during the attempt: it says nothing about the receiver. */
+  | { readonly kind: 'interrupted'; readonly error: string }
+);
+
+/** A receiver's answer is read up to this much (so the connection can be reused) and dropped. */
+const RESPONSE_DRAIN_LIMIT = 64 * 1024;
+/** The most of an error's text an attempt records. */
+const ERROR_TEXT_LIMIT = 500;
+
+/** POSTs with undici; redirects are not followed (a 3xx is a failed attempt). */
+export function undiciFetcher(dispatcher: Dispatcher): WebhookFetcher {
+  return async ({ url, headers, body, signal }) => {
+    const response = await request(url, { method: 'POST', headers: { ...headers }, body, signal, dispatcher });
+    await response.body.dump({ limit: RESPONSE_DRAIN_LIMIT });
+    return { statusCode: response.statusCode };
+  };
+}
+
+/** An error as an attempt records it: its code, message and cause, bounded. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}${cause}`.slice(0, ERROR_TEXT_LIMIT);
+  }
+  return String(error).slice(0, ERROR_TEXT_LIMIT);
+}
+
+/** Settles with the promise, or rejects when the signal aborts first (a fetcher that ignores it). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+export interface DeliveryPost {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/** POSTs one delivery within timeoutMs, or until stopSignal aborts, and says how it ended. */
+export async function attemptDelivery(
+  fetcher: WebhookFetcher,
+  post: DeliveryPost,
+  stopSignal: AbortSignal,
+  timeoutMs: number,
+): Promise<AttemptResult> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([stopSignal, timeout]);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    const response = await raceAbort(fetcher({ ...post, signal }), signal);
+    return { kind: 'answered', statusCode: response.statusCode, durationMs: elapsed() };
+  } catch (error) {
+    const durationMs = elapsed();
+    if (stopSignal.aborted)
+      return { kind: 'interrupted', error: 'interrupted: the worker stopped during the attempt', durationMs };
+    if (timeout.aborted)
+      return { kind: 'failed', error: `timeout: no complete answer within ${timeoutMs} ms`, durationMs };
+    return { kind: 'failed', error: describeError(error), durationMs };
+  }
+}
