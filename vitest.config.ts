@@ -15,6 +15,11 @@ const shared = {
   testTimeout: 30_000,
   hookTimeout: 120_000,
   pool: 'forks' as const,
+  // A worker runs its files in one module cache instead of importing the source again for each:
+  // the import was the larger part of most files' time. The suites hold no state in modules
+  // (servers, databases and stores are made per file and closed); a test that patches a module
+  // (vi.mock, nock) says so where it does.
+  isolate: false,
 };
 
 export default defineConfig({

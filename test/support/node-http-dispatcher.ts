@@ -11,7 +11,7 @@
  * What it does not do: timeouts (the gateway's own Pool and the scripted-v3 tests cover them),
  * upgrades, CONNECT, trailers, or request bodies given as streams.
  */
-import { Agent, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest } from 'node:http';
+import http, { Agent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 
 import { Dispatcher } from 'undici';
 
@@ -54,7 +54,8 @@ export class NodeHttpDispatcher extends Dispatcher {
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const callbacks = handler as LegacyDispatchHandler;
     const url = new URL(options.path, options.origin ?? this.origin);
-    const outgoing = httpRequest(url, {
+    // Looked up per call: nock patches the module object, and this file may load before nock does.
+    const outgoing = http.request(url, {
       method: options.method,
       headers: headersOf(options.headers),
       agent: this.agent,

@@ -17,6 +17,8 @@ vi.mock('node:crypto', async (importOriginal) => {
 });
 
 const { timingSafeEqual } = await import('node:crypto');
+// Test files share a module cache (isolate: false): load the helper afresh so it gets the wrapped crypto.
+vi.resetModules();
 const { DEFAULT_TOLERANCE_SECONDS, signLegacyWebhook, signWebhook, verifyLegacyWebhook, verifyWebhookSignature } =
   await import('../../../src/lib/webhooks/signature.js');
 
