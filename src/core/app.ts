@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 
 import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
+import type { SecretSealer } from '../lib/db/sealed-secrets.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
@@ -15,6 +16,7 @@ import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
+import { openEndpointSecretSealer } from './events/webhook-endpoints.js';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { ErrorHandler } from './http/error-handler.js';
@@ -119,11 +121,18 @@ export async function coreOperations(
   trading: TradingContext = createTradingContext(deps, options),
 ): Promise<Operation[]> {
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return operationsOn(trading, cursors);
+  return operationsOn(trading, cursors, await openEndpointSecretSealer(deps.db));
 }
 
-/** The core's operations on a trading context and cursor codec; the OpenAPI document reads their declarations (src/core/openapi/). */
-export function operationsOn(trading: TradingContext, cursors: CursorCodec): Operation[] {
+/**
+ * The core's operations on a trading context, cursor codec and the sealer of webhook endpoint
+ * secrets; the OpenAPI document reads their declarations (src/core/openapi/).
+ */
+export function operationsOn(
+  trading: TradingContext,
+  cursors: CursorCodec,
+  endpointSecrets: SecretSealer,
+): Operation[] {
   return [
     ...pairsOperations(trading.reference),
     ...quoteOperations(trading),
@@ -134,7 +143,7 @@ export function operationsOn(trading: TradingContext, cursors: CursorCodec): Ope
     ...depositOperations(trading, cursors),
     ...withdrawalAccountOperations(trading),
     ...withdrawalOperations(trading, cursors),
-    ...webhookEndpointOperations(trading),
+    ...webhookEndpointOperations(trading, endpointSecrets),
   ];
 }
 

@@ -11,7 +11,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
-import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
+import { createWebhookEndpoint, openEndpointSecretSealer } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import {
@@ -267,7 +267,7 @@ async function core(config: ServerConfig): Promise<ServedApp> {
       if (config.fundUsd !== undefined) await fundLiveBook(db, orgId, 'USD', config.fundUsd);
       if (accountKind !== undefined) withdrawalAccountIds.push(await createVerifiedUsdAccount(db, keyFile));
       if (config.webhookUrl !== undefined) {
-        const { row } = await createWebhookEndpoint(db, {
+        const { row } = await createWebhookEndpoint(db, await openEndpointSecretSealer(db), {
           orgId,
           environment: 'live',
           url: config.webhookUrl,

@@ -1,6 +1,8 @@
 /**
  * Webhook endpoints: where an org's events go. The URL rule, the secret, and the rows. An
- * endpoint belongs to one book (org + environment) and hears only that book's events.
+ * endpoint belongs to one book (org + environment) and hears only that book's events. The
+ * signing secret is stored sealed (src/lib/db/sealed-secrets.ts), bound to its endpoint; only
+ * the delivery worker opens it, to sign.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -8,6 +10,7 @@ import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
 import { timestamp, v3Id } from '../wire-types.js';
@@ -83,9 +86,48 @@ export function toWebhookEndpointRecord(row: WebhookEndpointRow): WebhookEndpoin
   };
 }
 
+/** The service secret (service_secrets) the endpoints' signing secrets are sealed under. */
+export const ENDPOINT_SECRET_SEALING = 'webhook-endpoint-secrets';
+
+const SECRET_PREFIX = 'whsec_';
+
+/** What a sealed secret is bound to: a value copied onto another endpoint's row does not open. */
+export function endpointSecretBinding(endpointId: string): string {
+  return `webhook_endpoint:${endpointId}`;
+}
+
+/**
+ * The signing secret of a stored row. A row an earlier version wrote holds the secret itself (it
+ * starts with `whsec_`, which sealed text never does): a process of that version may still be
+ * writing during a rolling upgrade. Throws SealedSecretError when the sealed text does not open.
+ */
+export function openEndpointSecret(sealer: SecretSealer, endpointId: string, stored: string): string {
+  return stored.startsWith(SECRET_PREFIX) ? stored : sealer.open(stored, endpointSecretBinding(endpointId));
+}
+
+/**
+ * The sealer of the endpoints' secrets, after sealing every secret an earlier version stored as
+ * it is. Each row is rewritten only if it still holds that plaintext, so processes starting
+ * together seal each row once.
+ */
+export async function openEndpointSecretSealer(db: Queryable): Promise<SecretSealer> {
+  const sealer = await SecretSealer.open(db, ENDPOINT_SECRET_SEALING);
+  const { rows } = await db.query<{ id: string; secret: string }>(
+    `SELECT id, secret FROM webhook_endpoints WHERE starts_with(secret, '${SECRET_PREFIX}')`,
+  );
+  for (const row of rows) {
+    await db.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1 AND secret = $3', [
+      row.id,
+      sealer.seal(row.secret, endpointSecretBinding(row.id)),
+      row.secret,
+    ]);
+  }
+  return sealer;
+}
+
 /** `whsec_` and 32 random bytes in base64url: 256 bits, the HMAC-SHA256 block's worth. */
 export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `${SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
 /**
@@ -133,13 +175,15 @@ export interface CreateEndpointInput {
 }
 
 /**
- * Creates an active endpoint; returns it and its secret, which is never read back out again.
+ * Creates an active endpoint; returns it and its secret, which is never read back out again (the
+ * row holds it sealed).
  * No idempotency column: nothing moves money here, and the pipeline's idempotency store
  * already replays the first response (secret included) for a retried key. A store that lost
  * its record would let a retry create a second endpoint, which the client can delete.
  */
 export async function createWebhookEndpoint(
   db: Database,
+  sealer: SecretSealer,
   input: CreateEndpointInput,
 ): Promise<{ row: WebhookEndpointRow; secret: string }> {
   const url = checkWebhookUrl(input.url, input.environment);
@@ -161,10 +205,11 @@ export async function createWebhookEndpoint(
         reason: `at most ${MAX_ACTIVE_ENDPOINTS} active endpoints per book; delete one first`,
       });
     }
+    const id = newId('webhookEndpoint', input.at.getTime());
     const { rows } = await tx.query<WebhookEndpointRow>(
       `INSERT INTO webhook_endpoints (id, org_id, environment, url, event_types, secret, status, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', $7) RETURNING ${COLUMNS}`,
-      [newId('webhookEndpoint', input.at.getTime()), input.orgId, input.environment, url, eventTypes, secret, input.at],
+      [id, input.orgId, input.environment, url, eventTypes, sealer.seal(secret, endpointSecretBinding(id)), input.at],
     );
     return rows[0]!;
   });

@@ -1,6 +1,6 @@
 /**
  * The webhook delivery worker: takes due deliveries from the outbox (webhook_deliveries), POSTs
- * each event's v3 envelope signed with the endpoint's secret
+ * each event's v3 envelope signed with the endpoint's secret, opened from its sealed row
  * (docs/contract.md#webhooks-v3-signature), records every attempt, and marks the delivery
  * DELIVERED, schedules a retry (webhook-schedule.ts) or gives it up.
  *
@@ -23,6 +23,7 @@
 import { Agent } from 'undici';
 
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { SealedSecretError, SecretSealer } from '../../lib/db/sealed-secrets.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -30,6 +31,7 @@ import {
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
+import { ENDPOINT_SECRET_SEALING, openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
 export type ClaimMode = 'lock' | 'lease';
@@ -73,6 +75,8 @@ export interface WebhookWorkerDependencies {
   readonly log?: WorkerLog;
   /** The jitter's source, [0, 1) like Math.random. */
   readonly random?: () => number;
+  /** Opens the endpoints' secrets; the service's own sealer (from the database) unless given. */
+  readonly sealer?: SecretSealer;
 }
 
 const USER_AGENT = 'fxgate-webhooks/v3';
@@ -82,7 +86,9 @@ interface ClaimedDelivery {
   readonly id: string;
   readonly attempts: number;
   readonly event_id: string;
+  readonly endpoint_id: string;
   readonly url: string;
+  /** Sealed (webhook-endpoints.ts). */
   readonly secret: string;
   readonly endpoint_status: string;
   readonly type: string;
@@ -91,7 +97,7 @@ interface ClaimedDelivery {
   readonly event_created_at: Date;
 }
 
-const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.event_id, w.url, w.secret, w.status AS endpoint_status,
+const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.event_id, c.endpoint_id, w.url, w.secret, w.status AS endpoint_status,
   e.type, e.event_type, e.data, e.created_at AS event_created_at`;
 
 const DUE = `SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= $1
@@ -127,6 +133,8 @@ export class WebhookDeliveryWorker {
   private readonly agent: Agent | null;
   private log: WorkerLog | null;
   private readonly random: () => number;
+  /** Opened on the first attempt; a failed opening is tried again on the next. */
+  private sealer: Promise<SecretSealer> | null;
   /** One controller per round in progress; stop() aborts them. */
   private readonly rounds = new Set<AbortController>();
   private timer: NodeJS.Timeout | null = null;
@@ -145,6 +153,7 @@ export class WebhookDeliveryWorker {
     this.now = deps.now ?? (() => new Date());
     this.log = deps.log ?? null;
     this.random = deps.random ?? Math.random;
+    this.sealer = deps.sealer ? Promise.resolve(deps.sealer) : null;
     if (deps.fetcher) {
       this.agent = null;
       this.fetcher = deps.fetcher;
@@ -288,7 +297,25 @@ export class WebhookDeliveryWorker {
     return reached;
   }
 
+  private openSealer(): Promise<SecretSealer> {
+    this.sealer ??= SecretSealer.open(this.db, ENDPOINT_SECRET_SEALING).catch((error: unknown) => {
+      this.sealer = null;
+      throw error;
+    });
+    return this.sealer;
+  }
+
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
+    let secret: string;
+    try {
+      secret = openEndpointSecret(await this.openSealer(), row.endpoint_id, row.secret);
+    } catch (error) {
+      if (!(error instanceof SealedSecretError)) throw error;
+      // Nothing is sent unsigned: a failed attempt, retried on the schedule, until the service
+      // secret is put back (a restored service_secrets row) or the delivery gives up.
+      this.log?.error({ endpointId: row.endpoint_id, err: error }, 'webhook endpoint secret does not open');
+      return { kind: 'failed', error: `not sent: ${error.message}`, durationMs: 0 };
+    }
     // The envelope of docs/contract.md#webhooks-v3-envelope. These bytes are signed and these
     // bytes are sent.
     const body = Buffer.from(
@@ -303,7 +330,7 @@ export class WebhookDeliveryWorker {
     const headers = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
-      ...signWebhook(row.secret, body, Math.floor(attemptedAt.getTime() / 1000)),
+      ...signWebhook(secret, body, Math.floor(attemptedAt.getTime() / 1000)),
     };
     return attemptDelivery(this.fetcher, { url: row.url, headers, body }, stopSignal, this.options.requestTimeoutMs);
   }

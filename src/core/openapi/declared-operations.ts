@@ -4,6 +4,7 @@
  * inside handlers, so they are given a context whose every member refuses to run. Part of the
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
+import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { operationsOn } from '../app.js';
 import type { Operation } from '../http/operation.js';
@@ -34,7 +35,11 @@ function detached<T extends object>(name: string): T {
 
 /** The core's operations, declarations only: their handlers throw DetachedContextError. */
 export function declaredCoreOperations(): Operation[] {
-  return operationsOn(detached<TradingContext>('trading'), detached<CursorCodec>('cursors'));
+  return operationsOn(
+    detached<TradingContext>('trading'),
+    detached<CursorCodec>('cursors'),
+    detached<SecretSealer>('endpointSecrets'),
+  );
 }
 
 let v3Document: OpenApiDocument | null = null;

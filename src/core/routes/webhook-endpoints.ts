@@ -6,6 +6,7 @@
 import { z } from 'zod';
 
 import type { Database } from '../../lib/db/database.js';
+import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import {
   createdWebhookEndpointSchema,
@@ -34,7 +35,7 @@ const createSchema = z.strictObject({
     .optional(),
 });
 
-export function webhookEndpointOperations(context: WebhookEndpointContext) {
+export function webhookEndpointOperations(context: WebhookEndpointContext, sealer: SecretSealer) {
   return [
     defineOperation({
       method: 'POST',
@@ -45,7 +46,7 @@ export function webhookEndpointOperations(context: WebhookEndpointContext) {
       errors: ['WEBHOOK_URL_INVALID'],
       body: createSchema,
       async handle({ principal, body, setResourceId }) {
-        const { row, secret } = await createWebhookEndpoint(context.db, {
+        const { row, secret } = await createWebhookEndpoint(context.db, sealer, {
           orgId: principal.orgId,
           environment: principal.environment,
           url: body.url,

@@ -16,7 +16,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildCoreApp } from '../../../src/core/app.js';
 import { type EventInput, recordEvent } from '../../../src/core/events/outbox.js';
-import { MAX_ACTIVE_ENDPOINTS } from '../../../src/core/events/webhook-endpoints.js';
+import {
+  ENDPOINT_SECRET_SEALING,
+  endpointSecretBinding,
+  MAX_ACTIVE_ENDPOINTS,
+  openEndpointSecretSealer,
+} from '../../../src/core/events/webhook-endpoints.js';
 import {
   afterAttempt,
   DELIVERY_MAX_AGE_MS,
@@ -31,6 +36,7 @@ import {
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { openPostgres } from '../../../src/lib/db/postgres-database.js';
+import { SealedSecretError, SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { verifyWebhookSignature } from '../../../src/lib/webhooks/signature.js';
 import { testServices } from '../../support/services.js';
@@ -391,11 +397,18 @@ describe('webhooks on PostgreSQL', () => {
       const replay = await h.createEndpoint(key, body, idempotencyKey);
       expect(replay.headers['idempotency-replayed']).toBe('true');
       expect(replay.text).toBe(created.text);
-      const { rows } = await h.db.query<{ n: number; secret: string }>(
-        'SELECT count(*)::int AS n, min(secret) AS secret FROM webhook_endpoints WHERE org_id = $1',
+      const { rows } = await h.db.query<{ id: string; secret: string }>(
+        'SELECT id, secret FROM webhook_endpoints WHERE org_id = $1',
         [key.file.orgId],
       );
-      expect(rows[0]).toEqual({ n: 1, secret });
+      expect(rows).toHaveLength(1);
+      // Stored sealed, bound to its endpoint: the row alone gives nothing away.
+      const stored = rows[0]!.secret;
+      expect(stored).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+      expect(stored.includes(secret.slice(6))).toBe(false);
+      const sealer = await SecretSealer.open(h.db, ENDPOINT_SECRET_SEALING);
+      expect(sealer.open(stored, endpointSecretBinding(rows[0]!.id))).toBe(secret);
+      expect(() => sealer.open(stored, endpointSecretBinding(`whe_${'0'.repeat(32)}`))).toThrow(SealedSecretError);
     });
 
     it('keeps event types sorted and unique, and refuses unknown ones and bad bodies', async () => {
@@ -620,6 +633,77 @@ describe('webhooks on PostgreSQL', () => {
       expect(attempts).toHaveLength(1);
       expect(attempts[0]).toMatchObject({ attempted_at: clock, status_code: 200, error: null });
       expect(attempts[0]!.duration_ms).toBeGreaterThanOrEqual(0);
+    });
+
+    it('signs with a secret an earlier version stored as it is, and seals it at the next start', async () => {
+      const clock = h.resetClock();
+      const receiver = await h.receiver();
+      const key = await h.key();
+      const endpoint = await h.endpoint(key, receiver.url);
+      // The row as a process of the earlier version wrote it (during a rolling upgrade, say).
+      await h.db.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1', [endpoint.id, endpoint.secret]);
+      await h.event(key, 'deposit.completed');
+      expect(await h.worker().runOnce()).toBe(1);
+      const t = Math.floor(clock.getTime() / 1000);
+      const first = receiver.hits[0]!;
+      expect(
+        verifyWebhookSignature({
+          secret: endpoint.secret,
+          rawBody: first.rawBody,
+          header: first.headers['x-service-signature'],
+          nowSeconds: t,
+        }),
+      ).toEqual({ ok: true });
+
+      // What every start runs: the plaintext row is sealed, and deliveries sign as before.
+      const sealer = await openEndpointSecretSealer(h.db);
+      const { rows } = await h.db.query<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE id = $1', [
+        endpoint.id,
+      ]);
+      expect(rows[0]!.secret.startsWith('v1.')).toBe(true);
+      expect(sealer.open(rows[0]!.secret, endpointSecretBinding(endpoint.id))).toBe(endpoint.secret);
+      await h.event(key, 'deposit.completed');
+      expect(await h.worker().runOnce()).toBe(1);
+      const second = receiver.hits[1]!;
+      expect(
+        verifyWebhookSignature({
+          secret: endpoint.secret,
+          rawBody: second.rawBody,
+          header: second.headers['x-service-signature'],
+          nowSeconds: t,
+        }),
+      ).toEqual({ ok: true });
+    });
+
+    it('sends nothing when a secret does not open (another key, or copied from another endpoint); retries later', async () => {
+      h.resetClock();
+      const receiver = await h.receiver();
+      const key = await h.key();
+      const endpoint = await h.endpoint(key, receiver.url);
+      const other = await h.endpoint(key, `${receiver.url}/other`);
+      const eventId = await h.event(key, 'deposit.completed');
+
+      // A worker whose service secret is not the one the rows were sealed under.
+      expect(await h.worker({ sealer: SecretSealer.withKey(Buffer.alloc(32, 7)) }).runOnce()).toBe(2);
+      expect(receiver.hits).toHaveLength(0);
+      for (const delivery of await h.deliveries([eventId])) {
+        expect(delivery).toMatchObject({ status: 'PENDING', attempts: 1 });
+        const [attempt] = await h.attempts(delivery.id);
+        expect(attempt).toMatchObject({ status_code: null });
+        expect(attempt!.error).toMatch(/^not sent: the sealed secret does not open for webhook_endpoint:whe_/);
+      }
+
+      // A sealed value copied onto another endpoint's row does not open there either.
+      await h.db.query(
+        'UPDATE webhook_endpoints SET secret = (SELECT secret FROM webhook_endpoints WHERE id = $1) WHERE id = $2',
+        [endpoint.id, other.id],
+      );
+      h.advance(24 * HOUR);
+      expect(await h.worker().runOnce()).toBe(2);
+      expect(receiver.hits.map((hit) => hit.path)).toEqual(['/hook']);
+      const byEndpoint = new Map((await h.deliveries([eventId])).map((row) => [row.endpoint_id, row]));
+      expect(byEndpoint.get(endpoint.id)).toMatchObject({ status: 'DELIVERED', attempts: 2 });
+      expect(byEndpoint.get(other.id)).toMatchObject({ status: 'PENDING', attempts: 2 });
     });
 
     it('sends each endpoint the event types it asked for, in its own book only', async () => {
