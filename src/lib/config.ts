@@ -246,7 +246,7 @@ export const configSchema = z
     FXGATE_UPSTREAM_DEADLINE_MS: positiveInt
       .default(DEFAULT_UPSTREAM_DEADLINE_MS)
       .describe(
-        'Gateway: the most one upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS.',
+        'Gateway: the most an upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). The v3 calls of one legacy request (a page walk, a trade and the reads its answer composes) share one such deadline, from the first call on. At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS.',
       ),
     FXGATE_UPSTREAM_KEYS_DIR: z
       .string()

@@ -24,7 +24,15 @@ const TRICKLE_EVERY_MS = 200;
 /** Past the deadline: undici's own timers tick coarsely, and the machine is shared. */
 const MARGIN_MS = 1_000;
 
-type Mode = 'ok' | 'silent' | 'trickle' | 'half-then-stall' | 'not-http' | 'not-json' | 'html-502';
+type Mode = 'ok' | 'slow' | 'silent' | 'trickle' | 'half-then-stall' | 'not-http' | 'not-json' | 'html-502';
+
+/** 'slow': each answer whole and valid, in three parts 700 ms apart (under the body timeout). */
+const SLOW_GAP_MS = 700;
+const SLOW_ANSWERS: Record<string, unknown> = {
+  'POST /v3/fx/trades': { data: S.TRADE },
+  'GET /v3/fx/balances': S.BALANCES,
+  'GET /v3/fx/exposure': S.EXPOSURE,
+};
 
 /** A v3 stand-in that misbehaves as `mode` says, one request per connection. */
 class MisbehavingUpstream {
@@ -78,6 +86,16 @@ class MisbehavingUpstream {
           'application/json',
           JSON.stringify(call === 'GET /v3/fx/balances' ? S.BALANCES : { data: [] }),
         );
+      case 'slow': {
+        const body = JSON.stringify(SLOW_ANSWERS[call] ?? { data: [] });
+        const third = Math.ceil(body.length / 3);
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body.slice(0, third)}`,
+        );
+        timers.push(setTimeout(() => socket.write(body.slice(third, 2 * third)), SLOW_GAP_MS));
+        timers.push(setTimeout(() => socket.end(body.slice(2 * third)), 2 * SLOW_GAP_MS));
+        return;
+      }
       case 'silent':
         return;
       case 'trickle':
@@ -275,5 +293,26 @@ describe.each(MODES)('an upstream that %s', (_name, mode, v3Read, v3Write) => {
       if (mode === 'trickle') expect(outcome.elapsedMs, outcome.name).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
     }
     await expectStillServing(gw(), mode);
+  });
+});
+
+describe('an upstream that answers each call in 1.4 s', () => {
+  it('bounds a legacy request by one deadline over all its v3 calls, not one per call', async () => {
+    upstream.mode = 'slow';
+    const trade = JSON.stringify({ quoteId: randomUUID() });
+    const [read, write] = await Promise.all([
+      // One call, well inside the deadline: answered.
+      timed(gateway, 'v2 read', 'GET', '/v2/brokerage/{org}/balances'),
+      // The trade, then the balances and exposure its answer composes: 2.8 s of calls in all.
+      timed(gateway, 'v2 write', 'POST', '/v2/brokerage/{org}/trade', trade, { 'idempotency-key': randomUUID() }),
+    ]);
+    record('slow', [read!, write!]);
+    expect(read!.status, read!.text ?? '').toBe(200);
+    expect(read!.elapsedMs).toBeGreaterThanOrEqual(2 * SLOW_GAP_MS - 50);
+    expect(write!.status, write!.text ?? '').toBe(500);
+    expect(JSON.parse(write!.text ?? 'null')).toEqual(INTERNAL);
+    expect(write!.elapsedMs).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
+    expect(write!.elapsedMs).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+    await expectStillServing(gateway, 'slow');
   });
 });

@@ -155,6 +155,22 @@ export interface V3CallRequest {
   readonly idempotencyKey?: string;
   /** Extra headers (e.g. x-request-id); the signing headers always win. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The deadline this call shares with others (a legacy request's calls); its own when absent. */
+  readonly deadline?: SharedDeadline;
+}
+
+/**
+ * One deadline for several calls, so that a request making many of them (a page walk, a write
+ * and the reads composing its answer) is bounded as a whole rather than per call. It starts
+ * when the first call is sent; each later call gets what is left of it.
+ */
+export class SharedDeadline {
+  private signal: AbortSignal | null = null;
+
+  signalFor(deadlineMs: number): AbortSignal {
+    this.signal ??= AbortSignal.timeout(deadlineMs);
+    return this.signal;
+  }
 }
 
 export interface V3CallResponse {
@@ -202,7 +218,7 @@ export class V3Client {
     let responseHeaders: Dispatcher.ResponseData['headers'];
     let body: Buffer;
     const deadlineMs = this.options.deadlineMs ?? V3_CLIENT_DEFAULTS.deadlineMs;
-    const signal = AbortSignal.timeout(deadlineMs);
+    const signal = call.deadline ? call.deadline.signalFor(deadlineMs) : AbortSignal.timeout(deadlineMs);
     const sent = performance.now();
     try {
       const response = await this.options.dispatcher.request({
@@ -218,10 +234,10 @@ export class V3Client {
     } catch (error) {
       // Whatever undici reports once the deadline has aborted the call, the deadline is the cause.
       if (signal.aborted)
-        throw new UpstreamTimeoutError(`v3 did not finish answering ${what} within the ${deadlineMs} ms deadline`, {
-          cause: error,
-          deadline: true,
-        });
+        throw new UpstreamTimeoutError(
+          `v3 did not finish answering ${what} within the ${deadlineMs} ms deadline${call.deadline ? ' of the request' : ''}`,
+          { cause: error, deadline: true },
+        );
       throw classifyUpstreamFailure(error, what);
     }
     const elapsedMs = performance.now() - sent;

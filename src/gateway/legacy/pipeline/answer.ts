@@ -3,6 +3,7 @@
  * whole so that it can be stored for replay first) and what the request learned from v3 so far.
  */
 import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
+import { SharedDeadline } from '../../upstream/v3-client.js';
 
 export interface LegacyAnswer {
   readonly status: number;
@@ -19,10 +20,12 @@ export interface RequestState {
   upstreamMs: number;
   /** When the handler took the request (performance.now()). */
   readonly startedAt: number;
+  /** What bounds this request's v3 calls together, from the first one's sending. */
+  readonly upstreamDeadline: SharedDeadline;
 }
 
 export function newRequestState(): RequestState {
-  return { upstreamHeaders: {}, upstreamMs: 0, startedAt: performance.now() };
+  return { upstreamHeaders: {}, upstreamMs: 0, startedAt: performance.now(), upstreamDeadline: new SharedDeadline() };
 }
 
 export function replayed(response: StoredResponse): LegacyAnswer {

@@ -52,6 +52,7 @@ export async function callV3(
     body: call.body,
     idempotencyKey: call.idempotencyKey,
     headers: { 'x-request-id': request.id, 'x-forwarded-for': forwardedFor(request) },
+    deadline: state.upstreamDeadline,
   });
   state.upstreamMs += response.elapsedMs;
   context.metrics?.upstream.observe(response.elapsedMs / 1000);
