@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generatedFiles } from '../../../src/cli/commands/docs.js';
 import { headingAnchors } from '../../../src/lib/docs/anchors.js';
 import { isStale, renderGeneratedFiles } from '../../../src/lib/docs/generated-files.js';
-import { killAllCliProcesses, runCli } from '../cli-process.js';
+import { fxgate } from '../in-process-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -55,7 +55,6 @@ async function deadLinks(page: string, root = ROOT): Promise<string[]> {
 describe('fxgate docs', () => {
   const temporary: string[] = [];
   afterAll(async () => {
-    await killAllCliProcesses();
     for (const folder of temporary) await rm(folder, { recursive: true, force: true });
   });
 
@@ -115,13 +114,13 @@ describe('fxgate docs', () => {
     const secondText = await readFile(join(root, second!.path), 'utf8');
     await writeFile(join(root, second!.path), secondText.replace(lastMarker, `stale text\n${lastMarker}`));
 
-    const check = await runCli(['docs', '--check', '--root', root]);
+    const check = await fxgate(['docs', '--check', '--root', root]);
     expect(check.code).toBe(1);
     expect(check.stderr).toContain(`${first!.path}, ${second!.path} are stale: run \`npm run docs\``);
     for (const file of files)
       expect(check.stdout).toContain(`${file.path}: ${file === first || file === second ? 'stale' : 'up to date'}`);
 
-    const write = await runCli(['docs', '--write', '--root', root]);
+    const write = await fxgate(['docs', '--write', '--root', root]);
     expect(write.code).toBe(0);
     expect(write.stdout).toContain(`${first!.path}: regenerated`);
     expect(write.stdout).toContain('README.md: up to date');
@@ -130,7 +129,7 @@ describe('fxgate docs', () => {
   });
 
   it('refuses to run without exactly one of --write and --check', async () => {
-    const result = await runCli(['docs']);
+    const result = await fxgate(['docs']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('give exactly one of --write and --check');
   });
