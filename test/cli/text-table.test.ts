@@ -30,4 +30,18 @@ describe('textTable', () => {
     ).toEqual(['A  B', '1  2', '3  4']);
     expect(textTable(['ID', 'URL'], [])).toEqual(['ID  URL']);
   });
+
+  it('rules the header off with dashes as wide as each column when asked', () => {
+    expect(
+      textTable(
+        ['name', 'n'],
+        [
+          ['a', 10],
+          ['bb', 2],
+        ],
+        { rule: true },
+      ),
+    ).toEqual(['name   n', '----  --', 'a     10', 'bb     2']);
+    expect(textTable(['ID', 'URL'], [], { rule: true })).toEqual(['ID  URL', '--  ---']);
+  });
 });

@@ -10,6 +10,7 @@ import {
   type FieldVerdict,
   type ListCheck,
 } from '../../gateway/compare/generation-diff.js';
+import { textTable } from '../text-table.js';
 import type { DiffReport, OperationReport } from './runner.js';
 
 const RESULT_TEXT = { agrees: 'agrees', differs: 'DIFFERS', error: 'ERROR' } as const;
@@ -46,22 +47,17 @@ export function failureLines(report: OperationReport): string[] {
 
 /** The table, a summary line, then what failed (at most `detailLines` lines an operation). */
 export function renderTable(report: DiffReport, detailLines = 20): string {
-  const header = ['operation', 'generation', 'fields compared', 'fields declared', 'result'];
-  const rows = report.operations.map((operation) => [
-    operation.operation,
-    operation.generation,
-    String(operation.fieldsCompared),
-    String(operation.fieldsDeclared),
-    RESULT_TEXT[operation.result],
-  ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const numeric = new Set([2, 3]);
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) => (numeric.has(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
-      .join('  ')
-      .trimEnd();
-  const out = [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
+  const out = textTable(
+    ['operation', 'generation', 'fields compared', 'fields declared', 'result'],
+    report.operations.map((operation) => [
+      operation.operation,
+      operation.generation,
+      operation.fieldsCompared,
+      operation.fieldsDeclared,
+      RESULT_TEXT[operation.result],
+    ]),
+    { rule: true },
+  );
   const agree = report.operations.filter((operation) => operation.result === 'agrees').length;
   const differ = report.operations.filter((operation) => operation.result === 'differs').length;
   const errors = report.operations.filter((operation) => operation.result === 'error').length;
