@@ -1,12 +1,13 @@
 /**
- * The deposit completer: completes PENDING deposits whose `completes_at` has passed (sandbox
- * deposits made with a delay). Each deposit is claimed with FOR UPDATE SKIP LOCKED and completed
- * in its own transaction, so any number of completers (processes or timers) can run at once:
- * a locked deposit is skipped, and one completed meanwhile no longer matches `status = 'PENDING'`
- * when its lock is taken. The conditional update in completePendingDeposit is the last guard.
+ * The deposit completer: settles PENDING deposits whose `completes_at` has passed (sandbox
+ * deposits made with a delay) into their outcome, COMPLETED or FAILED. Each deposit is claimed
+ * with FOR UPDATE SKIP LOCKED and settled in its own transaction, so any number of completers
+ * (processes or timers) can run at once: a locked deposit is skipped, and one settled meanwhile
+ * no longer matches `status = 'PENDING'` when its lock is taken. The conditional update in
+ * settlePendingDeposit is the last guard.
  */
 import { createPollingJob, type JobLog, type PollingJob } from '../jobs/polling-job.js';
-import { completePendingDeposit, type DepositContext } from './deposits.js';
+import { type DepositContext, settlePendingDeposit } from './deposits.js';
 
 export interface DepositCompleterOptions {
   /** Pause between two rounds, counted from the end of the previous one. */
@@ -47,7 +48,7 @@ export function createDepositCompleter(
           const due = rows[0];
           if (!due) return 'none';
           claimed(due.id);
-          await completePendingDeposit(tx, due, reference, now);
+          await settlePendingDeposit(tx, due, reference, now);
           return 'done';
         });
       },

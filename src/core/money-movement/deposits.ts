@@ -4,13 +4,15 @@
  * createSandboxDeposit in-process for the seeded sandbox).
  *
  * Semantics:
- * - A deposit is created PENDING (event deposit.pending). Completion credits the org: one ledger
- *   movement `rail_in_transit -amount, client +amount` (kind `deposit`), status COMPLETED, event
- *   deposit.completed, all in one SQL transaction. Nothing touches the ledger while PENDING.
- * - completeAfterSeconds 0 (the default) creates and completes in the same transaction, so the
- *   response already shows COMPLETED; a delay leaves it PENDING with `completes_at`, and the
- *   deposit completer (deposit-completer.ts) completes it once due.
- * - Completion is a conditional update from PENDING, so it happens once whoever tries it.
+ * - A deposit is created PENDING (event deposit.pending) and settles into its outcome. COMPLETED
+ *   credits the org: one ledger movement `rail_in_transit -amount, client +amount` (kind
+ *   `deposit`), status COMPLETED, event deposit.completed, all in one SQL transaction. FAILED
+ *   (a sandbox deposit asking for it) credits nothing: status FAILED and event deposit.failed.
+ *   Nothing touches the ledger while PENDING.
+ * - completeAfterSeconds 0 (the default) creates and settles in the same transaction, so the
+ *   response already shows the outcome; a delay leaves it PENDING with `completes_at`, and the
+ *   deposit completer (deposit-completer.ts) settles it once due.
+ * - Settling is a conditional update from PENDING, so it happens once whoever tries it.
  * - The row carries the Idempotency-Key and request fingerprint under a unique constraint: a
  *   retry whose idempotency-store record was lost finds the deposit instead of making another.
  */
@@ -44,6 +46,9 @@ import { currencyCode, decimalString, timestamp, v3Id } from '../wire-types.js';
 
 export type DepositStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
 export const DEPOSIT_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const satisfies readonly DepositStatus[];
+/** What a PENDING deposit settles into. */
+export const DEPOSIT_OUTCOMES = ['COMPLETED', 'FAILED'] as const satisfies readonly DepositStatus[];
+export type DepositOutcome = (typeof DEPOSIT_OUTCOMES)[number];
 
 /** The network of every fiat deposit (docs/contract.md#resources-deposit). */
 export const FIAT_NETWORK = 'FIAT';
@@ -68,6 +73,7 @@ export interface DepositRow {
   amount: string;
   network: string;
   status: DepositStatus;
+  outcome: DepositOutcome;
   transaction_hash: string | null;
   reference_id: string | null;
   comments: string | null;
@@ -133,6 +139,10 @@ export const sandboxDepositSchema = z.strictObject({
     .regex(/^[A-Z]{1,32}$/, 'network must be a network name such as ETHEREUM, or FIAT')
     .optional(),
   completeAfterSeconds: z.int().min(0).max(MAX_COMPLETE_AFTER_SECONDS).optional(),
+  outcome: z.enum(DEPOSIT_OUTCOMES).optional().meta({
+    description:
+      'What the deposit settles into: COMPLETED (the default) credits the book; FAILED credits nothing and sends deposit.failed.',
+  }),
   referenceId: z.string().min(1).max(128).optional(),
   comments: z.string().max(500).optional(),
 });
@@ -143,6 +153,7 @@ interface DepositTerms {
   readonly amount: Decimal;
   readonly network: string;
   readonly completeAfterSeconds: number;
+  readonly outcome: DepositOutcome;
 }
 
 function bodyError(issues: ValidationIssue[]): ApiError {
@@ -189,7 +200,13 @@ export function resolveDeposit(request: SandboxDepositRequest, reference: Refere
     });
   }
   if (issues.length > 0) throw bodyError(issues);
-  return { currency, amount, network: network!, completeAfterSeconds: request.completeAfterSeconds ?? 0 };
+  return {
+    currency,
+    amount,
+    network: network!,
+    completeAfterSeconds: request.completeAfterSeconds ?? 0,
+    outcome: request.outcome ?? 'COMPLETED',
+  };
 }
 
 export const DEPOSIT_SELECT = 'SELECT * FROM deposits';
@@ -224,8 +241,8 @@ export interface IdempotencyClaim {
 }
 
 /**
- * Creates a sandbox deposit from a validated request and returns its row (COMPLETED when no
- * delay was asked for). Refusals are ApiErrors; anything unexpected once the write began is
+ * Creates a sandbox deposit from a validated request and returns its row (settled when no delay
+ * was asked for). Refusals are ApiErrors; anything unexpected once the write began is
  * INTERNAL_ERROR naming the deposit id, so the client can check and retry with the same key.
  */
 export async function createDeposit(
@@ -247,9 +264,9 @@ export async function createDeposit(
   try {
     return await context.db.transaction(async (tx) => {
       const { rows } = await tx.query<DepositRow>(
-        `INSERT INTO deposits (id, org_id, environment, currency, amount, network, status, transaction_hash, reference_id, comments,
-                               completes_at, idempotency_key, request_fingerprint, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', $7, $8, $9, $10, $11, $12, $13, $13)
+        `INSERT INTO deposits (id, org_id, environment, currency, amount, network, status, outcome, transaction_hash, reference_id,
+                               comments, completes_at, idempotency_key, request_fingerprint, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', $14, $7, $8, $9, $10, $11, $12, $13, $13)
          RETURNING *`,
         [
           depositId,
@@ -265,14 +282,15 @@ export async function createDeposit(
           idempotency.key,
           idempotency.fingerprint,
           now,
+          terms.outcome,
         ],
       );
       const pending = rows[0]!;
       await recordDepositEvent(tx, pending, reference, now);
       failpoint('deposit.after-insert');
       if (completesAt) return pending;
-      const completed = await completePendingDeposit(tx, pending, reference, now);
-      return completed ?? pending;
+      const settled = await settlePendingDeposit(tx, pending, reference, now);
+      return settled ?? pending;
     });
   } catch (error) {
     if (isApiError(error)) throw error;
@@ -286,24 +304,30 @@ export async function createDeposit(
 }
 
 /**
- * Completes a PENDING deposit inside the caller's transaction: status, ledger credit and event
- * together. Returns null when the deposit is no longer PENDING (someone else completed it), in
- * which case nothing is written.
+ * Settles a PENDING deposit into its outcome inside the caller's transaction: status, the ledger
+ * credit (COMPLETED only) and the event together. Returns null when the deposit is no longer
+ * PENDING (someone else settled it), in which case nothing is written.
  */
-export async function completePendingDeposit(
+export async function settlePendingDeposit(
   tx: Queryable,
   deposit: Pick<DepositRow, 'id'>,
   reference: ReferenceSnapshot,
   at: Date,
 ): Promise<DepositRow | null> {
   const { rows } = await tx.query<DepositRow>(
-    `UPDATE deposits SET status = 'COMPLETED', completed_at = $2, updated_at = $2
+    `UPDATE deposits SET status = outcome, completed_at = CASE WHEN outcome = 'COMPLETED' THEN $2::timestamptz END,
+                         updated_at = $2
       WHERE id = $1 AND status = 'PENDING'
       RETURNING *`,
     [deposit.id, at],
   );
-  const completed = rows[0];
-  if (!completed) return null;
+  const settled = rows[0];
+  if (!settled) return null;
+  if (settled.status === 'FAILED') {
+    await recordDepositEvent(tx, settled, reference, at);
+    return settled;
+  }
+  const completed = settled;
   const amount = parseDecimal(completed.amount);
   await postMovement(tx, {
     orgId: completed.org_id,

@@ -12,9 +12,9 @@ import { buildCoreApp } from '../../../src/core/app.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { createDepositCompleter } from '../../../src/core/money-movement/deposit-completer.js';
 import {
-  completePendingDeposit,
   createSandboxDeposit,
   type DepositContext,
+  settlePendingDeposit,
 } from '../../../src/core/money-movement/deposits.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
@@ -261,6 +261,49 @@ describe('POST /v3/fx/sandbox/deposits, completing at once', () => {
 });
 
 describe('delayed deposits and the completer', () => {
+  it('fails a deposit that asks for it: FAILED at once, nothing credited, deposit.pending then deposit.failed', async () => {
+    const key = await sandboxKey();
+    const orgId = key.file.orgId;
+    clock = T0;
+    const failed = await deposited(key, { currency: 'USD', amount: '75', outcome: 'FAILED' });
+    expect(failed).toMatchObject({ status: 'FAILED', completedAt: null, updatedAt: T0.toISOString() });
+    expect(await ledgerBalance(orgId, 'client', 'USD')).toBeNull();
+    expect(await ledgerTransactionsOf(failed.id)).toEqual([]);
+    const events = await eventsOf(failed.id);
+    expect(events.map((e) => e.event_type)).toEqual(['deposit.pending', 'deposit.failed']);
+    expect(events[1]!.data).toEqual(failed);
+    const balances = await harness.signed({ key, path: '/v3/fx/balances' });
+    expect(balances.json<{ data: Array<{ currency: string }> }>().data.map((b) => b.currency)).not.toContain('USD');
+    // An outcome that is not one is the client's to fix.
+    expectV3Error(
+      await postDeposit(key, { currency: 'USD', amount: '1', outcome: 'PENDING' }),
+      'VALIDATION_BODY_FAILED',
+    );
+  });
+
+  it('stays PENDING until due, then fails once when it asked to, crediting nothing', async () => {
+    const key = await sandboxKey();
+    const orgId = key.file.orgId;
+    const completer = createDepositCompleter(context);
+    clock = T0;
+    const pending = await deposited(key, {
+      currency: 'EUR',
+      amount: '12.5',
+      completeAfterSeconds: 30,
+      outcome: 'FAILED',
+    });
+    expect(pending).toMatchObject({ status: 'PENDING', completedAt: null });
+    const due = new Date(T0.getTime() + 30_000);
+    clock = due;
+    expect(await completer.runOnce()).toBe(1);
+    expect(await completer.runOnce()).toBe(0);
+    const failed = (await getDeposit(key, pending.id)).json<{ data: DepositRecord }>().data;
+    expect(failed).toEqual({ ...pending, status: 'FAILED', updatedAt: due.toISOString(), completedAt: null });
+    expect(await ledgerBalance(orgId, 'client', 'EUR')).toBeNull();
+    expect(await ledgerTransactionsOf(pending.id)).toEqual([]);
+    expect((await eventsOf(pending.id)).map((e) => e.event_type)).toEqual(['deposit.pending', 'deposit.failed']);
+  });
+
   it('stays PENDING, untouched on the ledger, until due; then completes once', async () => {
     const key = await sandboxKey();
     const orgId = key.file.orgId;
@@ -338,9 +381,7 @@ describe('delayed deposits and the completer', () => {
     const reference = await context.reference();
     const at = new Date(T0.getTime() + 30_000);
     const outcomes = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        harness.db.transaction((tx) => completePendingDeposit(tx, pending, reference, at)),
-      ),
+      Array.from({ length: 6 }, () => harness.db.transaction((tx) => settlePendingDeposit(tx, pending, reference, at))),
     );
     expect(outcomes.filter((row) => row !== null)).toHaveLength(1);
     expect(await ledgerBalance(key.file.orgId, 'client', 'USD')).toBe('2.000000000000000000');
