@@ -271,6 +271,18 @@ describe('reads', () => {
     expect(all.json<{ meta: { pagination: { total: number } } }>().meta.pagination.total).toBe(2);
   });
 
+  it('a deposit v3 failed: v2 shows it as ERROR and v1 the same, with no completedAt', async () => {
+    const other = await h.createKey();
+    await postData(h.core, other, '/v3/fx/sandbox/deposits', { currency: 'USD', amount: '20.00', outcome: 'FAILED' });
+    for (const generation of ['v1', 'v2'] as const) {
+      const response = await h[generation](other, { path: 'deposits' });
+      expect(response.status, response.text).toBe(200);
+      expect(response.json<{ data: Record<string, unknown>[] }>().data).toEqual([
+        expect.objectContaining({ currency: 'USD', amount: 20, status: 'ERROR', completedAt: null }),
+      ]);
+    }
+  });
+
   it('v1 fiat_withdrawal_addresses and withdrawal_addresses', async () => {
     const fiat = await h.v1(key, { path: 'fiat_withdrawal_addresses' });
     expect(fiat.status, fiat.text).toBe(200);

@@ -281,6 +281,19 @@ describe('legacy webhooks from the real core', () => {
     expect(hitsAt(await subscriptionPath(subscriptionId))).toHaveLength(1);
   });
 
+  it('a deposit v3 failed reaches a subscription naming failed-deposits as Failed Deposits, status ERROR', async () => {
+    const { key, secret, subscriptionId } = await book();
+    const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', {
+      currency: 'USD',
+      amount: '5.00',
+      outcome: 'FAILED',
+    });
+    const hit = await delivered(subscriptionId, isRecord(idToLegacyUuid('deposit', deposit.id!)!, 'Failed Deposits'));
+    expectLegacyDelivery(hit, secret);
+    expect(hit.body).toMatchObject({ type: 'deposits', message: 'Failed Deposits' });
+    expect(hit.body.data[0]).toMatchObject({ status: 'ERROR', amount: 5, completedAt: null });
+  });
+
   it('a stablecoin deposit names its chain and its transaction, with six decimals', async () => {
     const { key, secret, subscriptionId } = await book();
     const deposit = await postData(h.core, key, '/v3/fx/sandbox/deposits', { currency: 'USDC', amount: '0.000100' });
