@@ -24,8 +24,9 @@ const shared = {
 
 export default defineConfig({
   test: {
-    // Two test processes at a time on any machine: most suites wait on PostgreSQL, Redis and
-    // sockets rather than on the CPU, and vitest's default (one fewer than the cores) is one here.
+    // Two test processes at a time on any machine: vitest's default (one fewer than the cores) is
+    // one on 2 cores, which leaves a core idle while a suite waits on a socket; a third adds only
+    // contention, the suite being bound by the CPU.
     maxWorkers: 2,
     projects: [
       {
