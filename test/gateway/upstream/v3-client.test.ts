@@ -16,6 +16,7 @@ import {
 import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
 import {
   parseV3Error,
+  SharedDeadline,
   UpstreamProtocolError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
@@ -246,6 +247,30 @@ describe('V3Client failures', () => {
     const response = await client.request(call);
     expect(response.status).toBe(200);
     expect(response.body.toString()).toBe('{"data":[]}');
+  });
+
+  it('calls sharing a deadline end together when it runs out; each alone would have fitted', async () => {
+    upstream.answer = {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"data":[]}',
+      delayMs: 400,
+    };
+    const client = new V3Client({ dispatcher: pool(upstream.url), credentials, deadlineMs: 1_000 });
+    // Alone, a call of 400 ms fits a 1 s deadline.
+    expect((await client.request(call)).status).toBe(200);
+    // Sharing one, the third call gets what the first two left of it.
+    const deadline = new SharedDeadline();
+    const started = performance.now();
+    expect((await client.request({ ...call, deadline })).status).toBe(200);
+    expect((await client.request({ ...call, deadline })).status).toBe(200);
+    const error = await client.request({ ...call, deadline }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error).toMatchObject({
+      deadline: true,
+      message: expect.stringContaining('1000 ms deadline of the request'),
+    });
+    expect(performance.now() - started).toBeLessThan(1_000 + 300);
   });
 
   it('garbage on a 500 is UpstreamProtocolError', async () => {
