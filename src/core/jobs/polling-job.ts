@@ -14,6 +14,17 @@ export type JobLog = Pick<FastifyBaseLogger, 'error'>;
  */
 export type ClaimResult = 'done' | 'skip' | 'none';
 
+/** What a deployment may set on a polling job; the rest is the job's own. */
+export interface PollingJobOptions {
+  /** Pause between two rounds, counted from the end of the previous one. */
+  readonly intervalMs?: number;
+  /** The most items one round claims; the next round picks up the rest. */
+  readonly batchSize?: number;
+  readonly log?: JobLog;
+}
+
+export const POLLING_JOB_DEFAULTS = { intervalMs: 1000, batchSize: 100 } as const;
+
 export interface ClaimRound {
   /** The most claims one round makes; the next round picks up the rest. */
   readonly batchSize: number;
@@ -65,9 +76,11 @@ export interface PollingJob {
   runOnce(): Promise<number>;
 }
 
-/** Runs `round` every `intervalMs`, counted from the end of the previous round. */
-export function createPollingJob(intervalMs: number, round: ClaimRound, initialLog?: JobLog): PollingJob {
-  let log = initialLog;
+/** Runs `claims` every intervalMs, counted from the end of the previous round, on the options or their defaults. */
+export function createPollingJob(options: PollingJobOptions, claims: Omit<ClaimRound, 'batchSize'>): PollingJob {
+  const intervalMs = options.intervalMs ?? POLLING_JOB_DEFAULTS.intervalMs;
+  const round: ClaimRound = { ...claims, batchSize: options.batchSize ?? POLLING_JOB_DEFAULTS.batchSize };
+  let log = options.log;
   let timer: NodeJS.Timeout | null = null;
   let running = false;
   let current: Promise<unknown> = Promise.resolve();

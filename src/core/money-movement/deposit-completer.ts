@@ -6,18 +6,10 @@
  * no longer matches `status = 'PENDING'` when its lock is taken. The conditional update in
  * settlePendingDeposit is the last guard.
  */
-import { createPollingJob, type JobLog, type PollingJob } from '../jobs/polling-job.js';
+import { createPollingJob, type PollingJob, type PollingJobOptions } from '../jobs/polling-job.js';
 import { type DepositContext, settlePendingDeposit } from './deposits.js';
 
-export interface DepositCompleterOptions {
-  /** Pause between two rounds, counted from the end of the previous one. */
-  readonly intervalMs?: number;
-  /** The most deposits one round completes; the next round picks up the rest. */
-  readonly batchSize?: number;
-  readonly log?: JobLog;
-}
-
-export const DEPOSIT_COMPLETER_DEFAULTS = { intervalMs: 1000, batchSize: 100 } as const;
+export type DepositCompleterOptions = PollingJobOptions;
 
 /** start, stop, and runOnce (one round now: completes what is due, returns how many). */
 export type DepositCompleter = PollingJob;
@@ -26,33 +18,28 @@ export function createDepositCompleter(
   context: DepositContext,
   options: DepositCompleterOptions = {},
 ): DepositCompleter {
-  return createPollingJob(
-    options.intervalMs ?? DEPOSIT_COMPLETER_DEFAULTS.intervalMs,
-    {
-      batchSize: options.batchSize ?? DEPOSIT_COMPLETER_DEFAULTS.batchSize,
-      names: { job: 'deposit completer', item: 'depositId' },
-      async claimOne(skip, claimed) {
-        // Read before the transaction: on PGlite's single connection, a query outside the
-        // transaction (a reference-data refresh) would wait for it forever.
-        const reference = await context.reference();
-        return context.db.transaction(async (tx) => {
-          const now = context.now();
-          const { rows } = await tx.query<{ id: string }>(
-            `SELECT id FROM deposits
+  return createPollingJob(options, {
+    names: { job: 'deposit completer', item: 'depositId' },
+    async claimOne(skip, claimed) {
+      // Read before the transaction: on PGlite's single connection, a query outside the
+      // transaction (a reference-data refresh) would wait for it forever.
+      const reference = await context.reference();
+      return context.db.transaction(async (tx) => {
+        const now = context.now();
+        const { rows } = await tx.query<{ id: string }>(
+          `SELECT id FROM deposits
               WHERE status = 'PENDING' AND completes_at <= $1 AND NOT (id = ANY($2::text[]))
               ORDER BY completes_at, id
               LIMIT 1
               FOR UPDATE SKIP LOCKED`,
-            [now, skip],
-          );
-          const due = rows[0];
-          if (!due) return 'none';
-          claimed(due.id);
-          await settlePendingDeposit(tx, due, reference, now);
-          return 'done';
-        });
-      },
+          [now, skip],
+        );
+        const due = rows[0];
+        if (!due) return 'none';
+        claimed(due.id);
+        await settlePendingDeposit(tx, due, reference, now);
+        return 'done';
+      });
     },
-    options.log,
-  );
+  });
 }

@@ -10,7 +10,7 @@
  * /v3/fx/sandbox/withdrawals/{id}/complete or /fail, so tests and integrations decide every
  * outcome themselves and nothing in the sandbox changes behind their back.
  */
-import { type ClaimResult, createPollingJob, type JobLog, type PollingJob } from '../jobs/polling-job.js';
+import { type ClaimResult, createPollingJob, type PollingJob, type PollingJobOptions } from '../jobs/polling-job.js';
 import type { PaymentRail } from './payment-rails.js';
 import {
   applyTransition,
@@ -21,15 +21,7 @@ import {
   type WithdrawalStatus,
 } from './withdrawals.js';
 
-export interface WithdrawalProcessorOptions {
-  /** Pause between two rounds, counted from the end of the previous one. */
-  readonly intervalMs?: number;
-  /** The most withdrawals one round claims; the next round picks up the rest. */
-  readonly batchSize?: number;
-  readonly log?: JobLog;
-}
-
-export const WITHDRAWAL_PROCESSOR_DEFAULTS = { intervalMs: 1000, batchSize: 100 } as const;
+export type WithdrawalProcessorOptions = PollingJobOptions;
 
 /** start, stop, and runOnce (one round now: returns how many status changes it made). */
 export type WithdrawalProcessor = PollingJob;
@@ -39,49 +31,44 @@ export function createWithdrawalProcessor(
   rail: PaymentRail,
   options: WithdrawalProcessorOptions = {},
 ): WithdrawalProcessor {
-  return createPollingJob(
-    options.intervalMs ?? WITHDRAWAL_PROCESSOR_DEFAULTS.intervalMs,
-    {
-      batchSize: options.batchSize ?? WITHDRAWAL_PROCESSOR_DEFAULTS.batchSize,
-      names: { job: 'withdrawal processor', item: 'withdrawalId' },
-      // A withdrawal still in flight is skipped for the rest of the round; one just submitted is
-      // not, so with no rail delay it completes in the same round.
-      async claimOne(skip, claimed) {
-        // Read before the transaction: a reference-data refresh inside it would wait for a second
-        // connection, which the embedded database (one connection) never has.
-        const reference = await context.reference();
-        const { result, moved } = await context.db.transaction(
-          async (tx): Promise<{ result: ClaimResult; moved?: readonly [WithdrawalStatus, WithdrawalStatus] }> => {
-            const now = context.now();
-            const withdrawal = await claimLiveWithdrawal(tx, now, skip);
-            if (!withdrawal) return { result: 'none' };
-            claimed(withdrawal.id);
-            if (withdrawal.status === 'PENDING') {
-              await submitToRail(tx, withdrawal, rail, reference, now);
-              return { result: 'done', moved: ['PENDING', 'PROCESSING'] };
-            }
-            const outcome = await rail.outcome(toRailWithdrawal(withdrawal), now);
-            if (outcome.status === 'IN_FLIGHT') return { result: 'skip' };
-            if (outcome.status === 'COMPLETED') {
-              await applyTransition(
-                tx,
-                withdrawal,
-                'COMPLETED',
-                { paymentDetails: outcome.paymentDetails, transactionHash: outcome.transactionHash },
-                reference,
-                now,
-              );
-            } else {
-              await applyTransition(tx, withdrawal, 'FAILED', { failureReason: outcome.reason }, reference, now);
-            }
-            return { result: 'done', moved: [withdrawal.status, outcome.status] };
-          },
-        );
-        // Counted once the transaction has committed.
-        if (moved !== undefined) context.metrics?.withdrawalMoved(...moved);
-        return result;
-      },
+  return createPollingJob(options, {
+    names: { job: 'withdrawal processor', item: 'withdrawalId' },
+    // A withdrawal still in flight is skipped for the rest of the round; one just submitted is
+    // not, so with no rail delay it completes in the same round.
+    async claimOne(skip, claimed) {
+      // Read before the transaction: a reference-data refresh inside it would wait for a second
+      // connection, which the embedded database (one connection) never has.
+      const reference = await context.reference();
+      const { result, moved } = await context.db.transaction(
+        async (tx): Promise<{ result: ClaimResult; moved?: readonly [WithdrawalStatus, WithdrawalStatus] }> => {
+          const now = context.now();
+          const withdrawal = await claimLiveWithdrawal(tx, now, skip);
+          if (!withdrawal) return { result: 'none' };
+          claimed(withdrawal.id);
+          if (withdrawal.status === 'PENDING') {
+            await submitToRail(tx, withdrawal, rail, reference, now);
+            return { result: 'done', moved: ['PENDING', 'PROCESSING'] };
+          }
+          const outcome = await rail.outcome(toRailWithdrawal(withdrawal), now);
+          if (outcome.status === 'IN_FLIGHT') return { result: 'skip' };
+          if (outcome.status === 'COMPLETED') {
+            await applyTransition(
+              tx,
+              withdrawal,
+              'COMPLETED',
+              { paymentDetails: outcome.paymentDetails, transactionHash: outcome.transactionHash },
+              reference,
+              now,
+            );
+          } else {
+            await applyTransition(tx, withdrawal, 'FAILED', { failureReason: outcome.reason }, reference, now);
+          }
+          return { result: 'done', moved: [withdrawal.status, outcome.status] };
+        },
+      );
+      // Counted once the transaction has committed.
+      if (moved !== undefined) context.metrics?.withdrawalMoved(...moved);
+      return result;
     },
-    options.log,
-  );
+  });
 }
