@@ -15,7 +15,7 @@ import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { parseDecimal } from '../../src/lib/money.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { testServices } from './services.js';
-import type { V3Harness } from './v3-harness.js';
+import { V3Harness } from './v3-harness.js';
 
 export interface TestDeposit {
   readonly orgId: string;
@@ -143,3 +143,17 @@ export const SWIFT_ACCOUNT = {
   accountNumber: 'DE89370400440532013000',
   swiftCode: 'DEUTDEFF',
 } as const;
+
+/**
+ * A harness for suites that send a hundred requests at once: its store is `redis`'s (so they can
+ * make it forget), keys stay cached for the run, and the rate limits are out of the way.
+ */
+export async function startParallelHarness(redis: ForgetfulRedis): Promise<V3Harness> {
+  const harness = await V3Harness.start({
+    store: redis.store,
+    keyCacheTtlMs: 60_000,
+    core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+  });
+  await redis.connect();
+  return harness;
+}

@@ -20,9 +20,9 @@ import type { Mode } from '../../../src/lib/auth/credentials.js';
 import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
-import { ForgetfulRedis } from '../../support/book-fixtures.js';
+import { ForgetfulRedis, startParallelHarness } from '../../support/book-fixtures.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
-import { type TestResponse, V3Harness } from '../../support/v3-harness.js';
+import type { TestResponse, V3Harness } from '../../support/v3-harness.js';
 
 interface TradeRecord {
   id: string;
@@ -40,12 +40,7 @@ let harness: V3Harness;
 const redis = new ForgetfulRedis();
 
 beforeAll(async () => {
-  harness = await V3Harness.start({
-    store: redis.store,
-    keyCacheTtlMs: 60_000,
-    core: { rateLimits: { reads: 100_000, writes: 100_000 } },
-  });
-  await redis.connect();
+  harness = await startParallelHarness(redis);
 });
 afterAll(async () => {
   await redis.close();
