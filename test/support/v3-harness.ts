@@ -3,7 +3,7 @@
  * (Redis or in-process), a key registry, listening on 127.0.0.1 on a free port, and a client that
  * signs requests with the project's own signer. Everything is torn down by close().
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'undici';
@@ -156,6 +156,17 @@ export class V3Harness {
       idempotencyKey: options.idempotencyKey,
     });
     return this.send({ ...options, method, headers: { ...auth, ...options.headers } });
+  }
+
+  /** A signed POST of `body` as JSON (none when absent), with an Idempotency-Key (a fresh one unless given). */
+  post(key: LoadedKey, path: string, body?: unknown, idempotencyKey: string = randomUUID()): Promise<TestResponse> {
+    return this.signed({
+      key,
+      method: 'POST',
+      path,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      idempotencyKey,
+    });
   }
 
   /** Tears everything down, then holds every answer seen against the v3 document (and throws naming any it does not describe). */

@@ -4,7 +4,6 @@
  * every maintained balance equals the sum of its entries, and the committed credit equals the
  * USD value of the book's unsettled trades and stays within the credit line.
  */
-import { randomUUID } from 'node:crypto';
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -49,13 +48,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 );
 
 async function post(key: LoadedKey, path: string, body?: unknown) {
-  return harness.signed({
-    key,
-    method: 'POST',
-    path,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    idempotencyKey: randomUUID(),
-  });
+  return harness.post(key, path, body);
 }
 
 async function apply(key: LoadedKey, trades: string[], step: Action): Promise<number> {

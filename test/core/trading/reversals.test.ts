@@ -81,19 +81,8 @@ afterEach(async () => {
   expect(await checkLedger(harness.db)).toEqual([]);
 });
 
-function post(
-  key: LoadedKey,
-  path: string,
-  body?: unknown,
-  idempotencyKey: string = randomUUID(),
-): Promise<TestResponse> {
-  return harness.signed({
-    key,
-    method: 'POST',
-    path,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    idempotencyKey,
-  });
+function post(key: LoadedKey, path: string, body?: unknown, idempotencyKey?: string): Promise<TestResponse> {
+  return harness.post(key, path, body, idempotencyKey);
 }
 
 function get(key: LoadedKey, path: string): Promise<TestResponse> {

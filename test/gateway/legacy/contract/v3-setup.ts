@@ -4,7 +4,6 @@
  * with the project's v3 signer. Only the setup and the cross-checks use v3; the operations under
  * test are called through the legacy client.
  */
-import { randomUUID } from 'node:crypto';
 
 import { expect } from 'vitest';
 
@@ -108,13 +107,7 @@ export class V3Side {
 
   /** POST with a fresh Idempotency-Key, expects 200, returns `data`. */
   async post<T = Record<string, unknown>>(path: string, body?: object): Promise<T> {
-    const response = await this.h.core.signed({
-      key: this.key,
-      method: 'POST',
-      path,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      idempotencyKey: randomUUID(),
-    });
+    const response = await this.h.core.post(this.key, path, body);
     expect(response.status, `POST ${path}: ${response.text}`).toBe(200);
     return response.json<{ data: T }>().data;
   }
