@@ -12,9 +12,10 @@ import type { AnswerOnly, EndpointMapping, IdempotencyRule, LayoutNode } from '.
 import type { LegacyErrorAnswer, LegacyErrorRow } from './error-tables.js';
 import type { GenerationChange } from './generation-changes.js';
 import type { LegacyMappings } from './mappings-loader.js';
-import type { LegacyField } from './record-shapes.js';
+import type { LegacyField, RecordShape } from './record-shapes.js';
 
-const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+/** A Markdown table cell: pipes escaped, on one line. */
+export const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
 function idempotencyText(rule: IdempotencyRule): string {
   switch (rule.kind) {
@@ -136,12 +137,25 @@ export function changeText(change: GenerationChange): string {
   }
 }
 
-function originText(field: LegacyField): string {
+/** Where a record field's value comes from; `whose` owns a context value (the caller's, the subscription's). */
+function originText(field: LegacyField, whose: string): string {
   if ('from' in field)
     return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
   if ('derived' in field) return `derived: ${field.derived}${field.map ? ` via ${field.map}` : ''}`;
   if ('constant' in field) return `always \`${field.constant}\``;
-  return `the caller's ${field.context}`;
+  return `${whose} ${field.context}`;
+}
+
+/** One record's reference: its heading line, then a row per field with its type, origin, source and reason. */
+export function recordTableLines(heading: string, shape: RecordShape, whose: string): string[] {
+  const lines = [heading, '', '| field | type | from v3 | source | reason |', '|---|---|---|---|---|'];
+  for (const [field, declared] of Object.entries(shape.fields)) {
+    lines.push(
+      `| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared, whose)} | ${declared.source} | ${cell(declared.reason)} |`,
+    );
+  }
+  lines.push('');
+  return lines;
 }
 
 /** Every legacy record, field by field: type, where it comes from in v3, source and reason. */
@@ -149,17 +163,8 @@ export function renderLegacyRecords(mappings: LegacyMappings): string {
   const lines: string[] = [];
   for (const [name, shape] of Object.entries(mappings.records)) {
     lines.push(
-      `**${name}** (from the v3 ${shape.v3}): ${cell(shape.summary)}`,
-      '',
-      '| field | type | from v3 | source | reason |',
-      '|---|---|---|---|---|',
+      ...recordTableLines(`**${name}** (from the v3 ${shape.v3}): ${cell(shape.summary)}`, shape, "the caller's"),
     );
-    for (const [field, declared] of Object.entries(shape.fields)) {
-      lines.push(
-        `| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`,
-      );
-    }
-    lines.push('');
   }
   for (const [name, map] of Object.entries(mappings.maps)) {
     const values = Object.entries(map.values)

@@ -4,20 +4,8 @@
  * field. A test fails when the page is stale.
  */
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import type { LegacyField } from '../legacy/record-shapes.js';
+import { cell, recordTableLines } from '../legacy/reference.js';
 import { ENVELOPE_VALUES } from '../legacy/webhook-shapes.js';
-
-function cell(text: string): string {
-  return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
-}
-
-function originText(field: LegacyField): string {
-  if ('from' in field)
-    return `\`${field.from}\`${field.map ? ` via ${field.map}` : ''}${field.convert ? ` via ${field.convert}` : ''}`;
-  if ('derived' in field) return `derived: ${field.derived}${field.map ? ` via ${field.map}` : ''}`;
-  if ('constant' in field) return `always \`${field.constant}\``;
-  return `the subscription's ${field.context}`;
-}
 
 export function renderLegacyWebhooks(mappings: Pick<LegacyMappings, 'webhooks'>): string {
   const { envelope, events, records } = mappings.webhooks;
@@ -37,17 +25,12 @@ export function renderLegacyWebhooks(mappings: Pick<LegacyMappings, 'webhooks'>)
   lines.push('');
   for (const [name, shape] of Object.entries(records)) {
     lines.push(
-      `**${name}** (from the v3 ${shape.v3} in the event's data): ${cell(shape.summary)}`,
-      '',
-      '| field | type | from v3 | source | reason |',
-      '|---|---|---|---|---|',
+      ...recordTableLines(
+        `**${name}** (from the v3 ${shape.v3} in the event's data): ${cell(shape.summary)}`,
+        shape,
+        "the subscription's",
+      ),
     );
-    for (const [field, declared] of Object.entries(shape.fields)) {
-      lines.push(
-        `| \`${field}\` | ${declared.type}${declared.nullable ? ' or null' : ''} | ${originText(declared)} | ${declared.source} | ${cell(declared.reason)} |`,
-      );
-    }
-    lines.push('');
   }
   return lines.join('\n').trimEnd();
 }
