@@ -25,6 +25,7 @@ import { keyName } from '../../../src/lib/auth/credentials.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import type { NonceClaim } from '../../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
@@ -358,13 +359,13 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
   ) {
     const inner = new MemoryStore();
     const held: (() => void)[] = [];
-    const claimOnce = (key: string, ttlMs: number) =>
-      new Promise<boolean>((resolve, reject) =>
-        held.push(() => void inner.claimOnce(key, ttlMs).then(resolve, reject)),
+    const claimNonce = (key: string, ttlMs: number) =>
+      new Promise<NonceClaim>((resolve, reject) =>
+        held.push(() => void inner.claimNonce(key, ttlMs).then(resolve, reject)),
       );
     const store = new Proxy(inner, {
       get: (target, property) => {
-        if (property === 'claimOnce') return claimOnce;
+        if (property === 'claimNonce') return claimNonce;
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
