@@ -29,6 +29,12 @@ import { decodeStoredResponse, encodeStoredResponse } from './stored-response.js
 export interface MemoryStoreOptions {
   /** The clock in milliseconds; tests inject one to move time without sleeping. */
   readonly now?: () => number;
+  /**
+   * The epoch marker (NonceClaim), by default the store's creation time. Only a test that sends
+   * a token signed before the store was made sets an earlier one: this store never held the
+   * nonces of that time, so in service the default is the only true value.
+   */
+  readonly epochMs?: number;
   /** How often expired entries that nobody touches are dropped. */
   readonly sweepIntervalMs?: number;
   /** Live entries the store holds at most; the bound on its memory. */
@@ -65,7 +71,7 @@ export class MemoryStore implements EphemeralStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
-    this.epochMs = this.now();
+    this.epochMs = options.epochMs ?? this.now();
     this.maxEntries = options.maxEntries ?? MEMORY_STORE_DEFAULTS.maxEntries;
     this.sweepTimer = setInterval(
       () => this.sweepExpired(),
