@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { request as httpRequest } from 'undici';
 
 import { type CoreDependencies, coreOperations, type CoreOptions, createV3App } from '../../src/core/app.js';
@@ -20,7 +21,7 @@ import { type LoadedKey, loadKey } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
-import { RedisStore } from '../../src/lib/store/redis-store.js';
+import { NONCE_EPOCH_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
 import { ResponseLog } from './openapi-responses.js';
 import { testServices } from './services.js';
@@ -53,6 +54,12 @@ export interface HarnessOptions {
   readonly keyCacheTtlMs?: number;
   readonly rates?: RateSource;
   readonly now?: () => Date;
+  /**
+   * The harness's own store starts with this epoch marker instead of its creation time (memory)
+   * or its first nonce claim (Redis): for a test that sends a token signed before the harness
+   * started, whose store would refuse it (docs/contract.md#auth-tokens-single-use).
+   */
+  readonly nonceEpochMs?: number;
 }
 
 export interface TestResponse {
@@ -92,6 +99,23 @@ export async function sendTo(baseUrl: string, options: SendOptions): Promise<Tes
   return { status: response.statusCode, headers: flat, text, json: <T>() => JSON.parse(text) as T };
 }
 
+/** A harness's own store: in-process, or on the test Redis under a prefix of its own; with the epoch marker asked for. */
+async function ownStore(kind: StoreName, epochMs: number | undefined): Promise<EphemeralStore> {
+  if (kind === 'memory') return new MemoryStore({ epochMs });
+  const url = testServices().redisUrl;
+  const keyPrefix = `t${randomBytes(4).toString('hex')}:`;
+  if (epochMs !== undefined) {
+    // The marker as RedisStore's claim script would have made it, on this prefix only.
+    const admin = new Redis(url);
+    try {
+      await admin.set(`${keyPrefix}${NONCE_EPOCH_KEY}`, String(epochMs));
+    } finally {
+      await admin.quit();
+    }
+  }
+  return new RedisStore({ url, keyPrefix });
+}
+
 export class V3Harness {
   private constructor(
     readonly app: FastifyInstance,
@@ -106,11 +130,7 @@ export class V3Harness {
     const driver = options.driver ?? defaultBackend().driver;
     const storeKind = options.storeKind ?? defaultBackend().storeKind;
     const database: TestDatabase = driver === 'pglite' ? await createTestPglite() : await createTestPostgres();
-    const store =
-      options.store ??
-      (storeKind === 'memory'
-        ? new MemoryStore()
-        : new RedisStore({ url: testServices().redisUrl, keyPrefix: `t${randomBytes(4).toString('hex')}:` }));
+    const store = options.store ?? (await ownStore(storeKind, options.nonceEpochMs));
     const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
     const deps: CoreDependencies = { db: database.db, store, registry, rates: options.rates, now: options.now };
     const operations = await (options.operations ? options.operations(deps) : coreOperations(deps, options.core));

@@ -1,6 +1,7 @@
 /**
  * Step 4: authentication and authorisation (docs/contract.md#auth-check-order), in this order:
- * bearer token, key, token claims and signature, request signature, single-use nonce, declared mode
+ * bearer token, key, token claims and signature, request signature, single use (the nonce, and a
+ * token signed before the nonce store's epoch: lib/auth/single-use.ts), declared mode
  * against the key's mode, IP allowlist, sandbox-only operations, scope. It never throws for a
  * failed check: it returns the failure, because the rate limit (step 5) must be charged first, per
  * key when the token proved the key, per client address otherwise. The moment the token proves its
@@ -13,7 +14,6 @@ import type { FastifyRequest } from 'fastify';
 import type { Mode } from '../../lib/auth/credentials.js';
 import {
   checkApiToken,
-  JWT_CLOCK_SKEW_SECONDS,
   parseApiToken,
   type ParsedApiToken,
   TOKEN_FAILURE_ERROR_CODES,
@@ -21,6 +21,7 @@ import {
   type VerifiedToken,
 } from '../../lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../lib/auth/request-signature.js';
+import { singleUseVerdict, tokenNonce } from '../../lib/auth/single-use.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
@@ -29,6 +30,12 @@ import type { OperationMeta } from './operation.js';
 
 /** v3 tokens live at most 60 s (docs/contract.md#auth-tokens-lifetime). */
 export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;
+
+/** What a client is told when its token fails the single-use rule (lib/auth/single-use.ts). */
+const SINGLE_USE_MESSAGES = {
+  REPLAYED: 'The bearer token was already used; sign a new one per request.',
+  SIGNED_BEFORE_STORE_RESET: 'The bearer token was signed before the replay store was reset; sign a new one.',
+} as const;
 
 export interface AuthOutcome {
   readonly principal: Principal | null;
@@ -129,14 +136,10 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     const proven = verified.keyName;
     onProven(proven);
     try {
-      const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - Math.floor(Date.now() / 1000)) * 1000;
-      const first = await store.claimOnce(`nonce:{${proven}}:${verified.nonce}`, ttlMs);
-      if (!first)
-        return fail(
-          new ApiError('AUTH_TOKEN_INVALID', undefined, {
-            message: 'The bearer token was already used; sign a new one per request.',
-          }),
-        );
+      const nonce = tokenNonce(verified, Math.floor(Date.now() / 1000));
+      const verdict = singleUseVerdict(verified, await store.claimNonce(nonce.key, nonce.ttlMs));
+      if (verdict !== 'FRESH')
+        return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: SINGLE_USE_MESSAGES[verdict] }));
     } catch (error) {
       // Reads go on without replay protection while the store is down; writes stop at step 6,
       // which fails closed. The log says so.

@@ -15,7 +15,8 @@
  *      registered, unrevoked key, aud ['developer-api'], the configured issuer, nonce of 32
  *      lower-case hex, `exp - iat` at most 120 s, iat/nbf/exp with 5 s skew.
  *   4. Single use: the nonce is claimed in the ephemeral store until the token's expiry plus the
- *      skew. A replay is AUTH_TOKEN_INVALID. The nonce key is the core's own
+ *      skew. A replay is AUTH_TOKEN_INVALID, and so is a token signed before the store's epoch
+ *      (the store was reset since: lib/auth/single-use.ts). The nonce key is the core's own
  *      (`nonce:{<key name>}:<nonce>`), so when the gateway and the core share a store a token
  *      used at one cannot be used again at the other.
  *   5. The declared mode against the key's mode: AUTH_API_KEY_SANDBOX_REQUIRED /
@@ -61,12 +62,12 @@
  */
 import { type Mode, parseKeyName, type Scope } from '../../lib/auth/credentials.js';
 import {
-  JWT_CLOCK_SKEW_SECONDS,
   TOKEN_FAILURE_ERROR_CODES,
   TokenVerificationError,
   type VerifiedToken,
   verifyApiToken,
 } from '../../lib/auth/jwt.js';
+import { singleUseVerdict, tokenNonce } from '../../lib/auth/single-use.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
@@ -154,11 +155,6 @@ function refuse(code: ErrorCode, reason: string): LegacyAuthRefusal {
 
 const SPENT: Promise<null> = Promise.resolve(null);
 
-/** The nonce record's key: the core's format, so that a shared store sees one nonce space. */
-export function nonceKey(keyName: string, nonce: string): string {
-  return `nonce:{${keyName}}:${nonce}`;
-}
-
 export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
   const { registry, store, issuers } = options;
   const nowMs = options.now ?? Date.now;
@@ -203,15 +199,18 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     // authorization checks, so that a token is spent by the first request that presents it,
     // whatever that request's outcome.
     const write = request.write ?? true;
-    const nonce = nonceKey(verified.keyName, verified.nonce);
-    if (knownReplays.has(nonce))
+    const nonce = tokenNonce(verified, nowSeconds);
+    if (knownReplays.has(nonce.key))
       return refuse('AUTH_TOKEN_INVALID', 'token already used (a replay this gateway has seen)');
-    const ttlMs = Math.max(1, verified.expiresAt + JWT_CLOCK_SKEW_SECONDS - nowSeconds) * 1000;
-    const replayCheck = store.claimOnce(nonce, ttlMs).then(
-      (first) => {
-        if (first) return null;
-        knownReplays.add(nonce, nowMs() + ttlMs);
-        return refuse('AUTH_TOKEN_INVALID', 'token already used (nonce replay)');
+    const replayCheck = store.claimNonce(nonce.key, nonce.ttlMs).then(
+      (claim) => {
+        const verdict = singleUseVerdict(verified, claim);
+        if (verdict === 'FRESH') return null;
+        // Either way the nonce is claimed now, so every later use of the token is a replay.
+        knownReplays.add(nonce.key, nowMs() + nonce.ttlMs);
+        return verdict === 'REPLAYED'
+          ? refuse('AUTH_TOKEN_INVALID', 'token already used (nonce replay)')
+          : refuse('AUTH_TOKEN_INVALID', 'token signed before the nonce store was reset (it may have been used)');
       },
       (error: unknown) => {
         if (!(error instanceof StoreUnavailableError)) throw error;

@@ -50,6 +50,8 @@ export class TokenVerificationError extends Error {
 export interface VerifiedToken {
   readonly keyName: string;
   readonly nonce: string;
+  /** `iat`, seconds since the epoch: the single-use rule compares it with the nonce store's epoch. */
+  readonly issuedAt: number;
   /** Seconds since the epoch. */
   readonly expiresAt: number;
 }
@@ -188,7 +190,7 @@ export async function checkApiToken(
   if (iat > now + JWT_CLOCK_SKEW_SECONDS) throw malformed('iat is in the future');
   if (exp - iat > options.maxLifetimeSeconds)
     throw new TokenVerificationError('LIFETIME_TOO_LONG', `lifetime over ${options.maxLifetimeSeconds} s`);
-  return { keyName, nonce, expiresAt: exp };
+  return { keyName, nonce, issuedAt: iat, expiresAt: exp };
 }
 
 /**

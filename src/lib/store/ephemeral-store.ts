@@ -5,10 +5,24 @@
  * cursor cache. Two implementations pass the same contract suite (test/lib/store): Redis, with
  * one atomic Lua script per operation, for any deployment with more than one process; and an
  * in-process map for the embedded default. Losing this store must never create a duplicate
- * money movement: the ledger's unique constraints are the last line, this is the first.
+ * money movement: the ledger's unique constraints are the last line, this is the first. Nor may
+ * it make a spent token good again: the epoch marker (NonceClaim) says from when the store
+ * knows every nonce, and the callers refuse tokens signed before it.
  *
  * Every method may throw StoreUnavailableError; callers decide whether to fail open or closed.
  */
+
+/**
+ * A nonce claim's answer. `epochMs` is the store's epoch marker: the instant (ms since the epoch,
+ * on the store's clock) from which the store knows every nonce it was given. A nonce claimed
+ * before it may have been lost with the store, so a fresh claim proves single use only for a
+ * token signed from that instant on.
+ */
+export interface NonceClaim {
+  /** True when this call claimed the nonce; false when it was claimed before. */
+  readonly fresh: boolean;
+  readonly epochMs: number;
+}
 
 /** A response as it was first sent, kept so that a retry with the same key replays it exactly. */
 export interface StoredResponse {
@@ -66,8 +80,11 @@ export interface EphemeralStore {
   /** Drops the owner's lock without storing anything, so that a retry may run again. */
   idempotencyRelease(key: string, owner: string): Promise<void>;
 
-  /** Claims a single-use value (a JWT nonce) for ttlMs. False when it was claimed before. */
-  claimOnce(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Claims a single-use value (a JWT nonce) for ttlMs and reads the epoch marker, in one atomic
+   * step; a store without a marker (new or emptied) makes one, now, and returns it.
+   */
+  claimNonce(key: string, ttlMs: number): Promise<NonceClaim>;
 
   /** Counts one request against a GCRA cell and says whether it may go on. */
   rateLimit(input: RateLimitInput): Promise<RateLimitResult>;

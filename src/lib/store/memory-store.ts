@@ -8,11 +8,15 @@
  * a write that would exceed maxEntries of live entries fails with StoreUnavailableError, as Redis
  * does under `maxmemory-policy noeviction`. Evicting instead would silently forget a nonce or an
  * idempotency lock, which is the one thing this store must not do.
+ *
+ * Its epoch marker (NonceClaim) is its creation time: it knows every nonce claimed since then, and
+ * none from before, such as the nonces of the process it replaced.
  */
 import {
   type EphemeralStore,
   type IdempotencyBeginInput,
   type IdempotencyBeginResult,
+  type NonceClaim,
   type RateLimitInput,
   type RateLimitResult,
   type StoredResponse,
@@ -25,6 +29,12 @@ import { decodeStoredResponse, encodeStoredResponse } from './stored-response.js
 export interface MemoryStoreOptions {
   /** The clock in milliseconds; tests inject one to move time without sleeping. */
   readonly now?: () => number;
+  /**
+   * The epoch marker (NonceClaim), by default the store's creation time. Only a test that sends
+   * a token signed before the store was made sets an earlier one: this store never held the
+   * nonces of that time, so in service the default is the only true value.
+   */
+  readonly epochMs?: number;
   /** How often expired entries that nobody touches are dropped. */
   readonly sweepIntervalMs?: number;
   /** Live entries the store holds at most; the bound on its memory. */
@@ -52,6 +62,8 @@ interface Entry {
 export class MemoryStore implements EphemeralStore {
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
+  /** The epoch marker: nothing claimed before the store was made is in it. */
+  private readonly epochMs: number;
   private readonly maxEntries: number;
   private readonly sweepTimer: NodeJS.Timeout;
   private lastSweepAt = Number.NEGATIVE_INFINITY;
@@ -59,6 +71,7 @@ export class MemoryStore implements EphemeralStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.epochMs = options.epochMs ?? this.now();
     this.maxEntries = options.maxEntries ?? MEMORY_STORE_DEFAULTS.maxEntries;
     this.sweepTimer = setInterval(
       () => this.sweepExpired(),
@@ -116,12 +129,12 @@ export class MemoryStore implements EphemeralStore {
     if (record?.kind === 'in_flight' && record.owner === owner) this.entries.delete(key);
   }
 
-  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+  async claimNonce(key: string, ttlMs: number): Promise<NonceClaim> {
     this.assertOpen();
     assertTtlMs('ttlMs', ttlMs);
-    if (this.live(key) !== undefined) return false;
+    if (this.live(key) !== undefined) return { fresh: false, epochMs: this.epochMs };
     this.put(key, { kind: 'claim' }, ttlMs);
-    return true;
+    return { fresh: true, epochMs: this.epochMs };
   }
 
   async rateLimit(input: RateLimitInput): Promise<RateLimitResult> {

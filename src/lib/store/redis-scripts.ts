@@ -1,7 +1,9 @@
 /**
  * The Lua scripts behind RedisStore: one per operation that reads before it writes, so that
- * check-then-set runs atomically on the server. Each script touches only KEYS[1] (the caller's
- * key, which carries its own {hash tag}), so every script is valid on Redis Cluster.
+ * check-then-set runs atomically on the server. Each script but claimNonce touches only KEYS[1]
+ * (the caller's key, which carries its own {hash tag}). claimNonce also reads and may write the
+ * store's one epoch marker, so on a Redis Cluster it would need the nonce keys and the marker in
+ * one slot; fxgate runs on a single Redis (one REDIS_URL).
  *
  * An idempotency record is a hash: state (in_flight | completed), fingerprint, and either owner
  * (in flight) or response (completed, the JSON of stored-response.ts). Needs Redis >= 5, where
@@ -80,6 +82,39 @@ local remaining = math.floor((tolerance - (new_tat - now)) / interval)
 return {1, remaining, ttl_ms, 0}
 `;
 
-export const REDIS_SCRIPTS = { idempotencyBegin, idempotencyComplete, idempotencyRelease, rateLimit } as const;
+/**
+ * KEYS: the nonce key, the epoch marker. ARGV: ttlMs. Reply: {1 | 0 (fresh or claimed before),
+ * the marker}. A missing marker (a new or emptied Redis) is made now, on the server's clock, in
+ * ms, and never expires: from then on every nonce claimed is in this Redis.
+ */
+const claimNonce = `
+local epoch = redis.call('GET', KEYS[2])
+if not epoch then
+  local time = redis.call('TIME')
+  epoch = string.format('%.0f', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+  redis.call('SET', KEYS[2], epoch)
+end
+if redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'NX') then
+  return {1, epoch}
+end
+return {0, epoch}
+`;
+
+export const REDIS_SCRIPTS = {
+  idempotencyBegin,
+  idempotencyComplete,
+  idempotencyRelease,
+  rateLimit,
+  claimNonce,
+} as const;
 
 export type RedisScriptName = keyof typeof REDIS_SCRIPTS;
+
+/** How many of each script's arguments are keys (KEYS, prefixed by the client); the rest are ARGV. */
+export const REDIS_SCRIPT_KEY_COUNTS: Readonly<Record<RedisScriptName, number>> = {
+  idempotencyBegin: 1,
+  idempotencyComplete: 1,
+  idempotencyRelease: 1,
+  rateLimit: 1,
+  claimNonce: 2,
+};

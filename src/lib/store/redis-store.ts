@@ -14,12 +14,13 @@ import {
   type EphemeralStore,
   type IdempotencyBeginInput,
   type IdempotencyBeginResult,
+  type NonceClaim,
   type RateLimitInput,
   type RateLimitResult,
   type StoredResponse,
   StoreUnavailableError,
 } from './ephemeral-store.js';
-import { REDIS_SCRIPTS, type RedisScriptName } from './redis-scripts.js';
+import { REDIS_SCRIPT_KEY_COUNTS, REDIS_SCRIPTS, type RedisScriptName } from './redis-scripts.js';
 import { assertRateLimitInput, assertTtlMs, InvalidStoreInputError } from './store-input.js';
 import { CorruptStoreRecordError, decodeStoredResponse, encodeStoredResponse } from './stored-response.js';
 
@@ -38,6 +39,9 @@ export interface RedisStoreOptions {
 
 export const REDIS_STORE_DEFAULTS = { keyPrefix: '', commandTimeoutMs: 500, connectTimeoutMs: 2_000 } as const;
 
+/** The epoch marker's key (under keyPrefix): one per store, without a TTL (redis-scripts.ts claimNonce). */
+export const NONCE_EPOCH_KEY = 'nonce-epoch';
+
 /** Reconnect delays grow by this much per failed attempt, up to the cap, so that recovery is quick but not a busy loop. */
 const RECONNECT_STEP_MS = 100;
 const RECONNECT_MAX_DELAY_MS = 1_000;
@@ -54,7 +58,7 @@ const UNAVAILABLE_REPLY_PREFIXES = [
   'OOM',
 ];
 
-type ScriptCommand = (key: string, ...args: (string | number)[]) => Promise<unknown>;
+type ScriptCommand = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
 /** Custom commands live on the client under these names; prefixed so they can never shadow a Redis command. */
 function commandName(script: RedisScriptName): string {
@@ -128,13 +132,14 @@ export class RedisStore implements EphemeralStore {
     // Connection errors reach callers through their failing calls; without a listener ioredis logs each one.
     this.client.on('error', () => {});
     for (const [name, lua] of Object.entries(REDIS_SCRIPTS)) {
-      this.client.defineCommand(commandName(name as RedisScriptName), { numberOfKeys: 1, lua });
+      const script = name as RedisScriptName;
+      this.client.defineCommand(commandName(script), { numberOfKeys: REDIS_SCRIPT_KEY_COUNTS[script], lua });
     }
   }
 
   async idempotencyBegin(input: IdempotencyBeginInput): Promise<IdempotencyBeginResult> {
     assertTtlMs('lockTtlMs', input.lockTtlMs);
-    const reply = await this.script('idempotencyBegin', input.key, input.fingerprint, input.owner, input.lockTtlMs);
+    const reply = await this.script('idempotencyBegin', [input.key], input.fingerprint, input.owner, input.lockTtlMs);
     if (!Array.isArray(reply)) throw unexpectedReply('idempotencyBegin', reply);
     const [outcome, detail] = reply as unknown[];
     if (outcome === 'acquired') return { outcome: 'acquired' };
@@ -148,24 +153,27 @@ export class RedisStore implements EphemeralStore {
 
   async idempotencyComplete(key: string, owner: string, response: StoredResponse, ttlMs: number): Promise<boolean> {
     assertTtlMs('ttlMs', ttlMs);
-    const reply = await this.script('idempotencyComplete', key, owner, encodeStoredResponse(response), ttlMs);
+    const reply = await this.script('idempotencyComplete', [key], owner, encodeStoredResponse(response), ttlMs);
     return reply === 1;
   }
 
   async idempotencyRelease(key: string, owner: string): Promise<void> {
-    await this.script('idempotencyRelease', key, owner);
+    await this.script('idempotencyRelease', [key], owner);
   }
 
-  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+  async claimNonce(key: string, ttlMs: number): Promise<NonceClaim> {
     assertTtlMs('ttlMs', ttlMs);
-    // One command is atomic on its own: no script needed.
-    const reply = await this.run(() => this.client.set(key, '1', 'PX', ttlMs, 'NX'));
-    return reply === 'OK';
+    const reply = await this.script('claimNonce', [key, NONCE_EPOCH_KEY], ttlMs);
+    if (!Array.isArray(reply) || reply.length !== 2) throw unexpectedReply('claimNonce', reply);
+    const [fresh, marker] = reply as unknown[];
+    const epochMs = typeof marker === 'string' && /^\d+$/.test(marker) ? Number(marker) : Number.NaN;
+    if ((fresh !== 0 && fresh !== 1) || !Number.isSafeInteger(epochMs)) throw unexpectedReply('claimNonce', reply);
+    return { fresh: fresh === 1, epochMs };
   }
 
   async rateLimit(input: RateLimitInput): Promise<RateLimitResult> {
     assertRateLimitInput(input);
-    const reply = await this.script('rateLimit', input.key, input.limit, input.periodMs);
+    const reply = await this.script('rateLimit', [input.key], input.limit, input.periodMs);
     if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => typeof n === 'number')) {
       throw unexpectedReply('rateLimit', reply);
     }
@@ -205,11 +213,12 @@ export class RedisStore implements EphemeralStore {
     this.client.disconnect();
   }
 
-  private script(name: RedisScriptName, key: string, ...args: (string | number)[]): Promise<unknown> {
+  /** Runs a script; ioredis takes the first REDIS_SCRIPT_KEY_COUNTS[name] arguments as KEYS (and prefixes them). */
+  private script(name: RedisScriptName, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
     // defineCommand adds methods that ioredis's types cannot know about.
     const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)];
     if (command === undefined) throw new Error(`Script ${name} is not defined`);
-    return this.run(() => command.call(this.client, key, ...args));
+    return this.run(() => command.call(this.client, ...keys, ...args));
   }
 
   private async run<T>(command: () => Promise<T>): Promise<T> {

@@ -16,7 +16,12 @@ let harness: V3Harness;
 let key: LoadedKey;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ operations: withTestOperations(new OperationLog()) });
+  // Tokens signed up to a minute before the harness started (the skew tests) must pass the
+  // single-use rule, which is tested on a store of its own below.
+  harness = await V3Harness.start({
+    operations: withTestOperations(new OperationLog()),
+    nonceEpochMs: Date.now() - 120_000,
+  });
   key = await harness.createKey({ scopes: ['view', 'trade'], mode: 'sandbox' });
 });
 afterAll(async () => harness?.close());
@@ -38,20 +43,26 @@ function expectError(response: TestResponse, status: number, code: string, detai
   });
 }
 
-/** Sends GET /v3/fx/pairs with a hand-made token, correctly signed unless told otherwise. */
+/** Sends GET /v3/fx/pairs with a hand-made token, correctly signed unless told otherwise; to the file's harness unless told. */
 async function sendWithToken(
   edit: (token: Token) => void,
-  options: { signer?: TokenSigner; signatureKey?: LoadedKey['privateKey']; signatureHeader?: string | undefined } = {},
+  options: {
+    signer?: TokenSigner;
+    signatureKey?: LoadedKey['privateKey'];
+    signatureHeader?: string | undefined;
+    on?: { harness: V3Harness; key: LoadedKey };
+  } = {},
 ) {
-  const token = standardToken({ keyName: key.file.name });
+  const target = options.on ?? { harness, key };
+  const token = standardToken({ keyName: target.key.file.name });
   edit(token);
-  const jwt = makeJwt(token.header, token.payload, options.signer ?? { kind: 'es256', key: key.privateKey });
-  const signature = signCanonical(options.signatureKey ?? key.privateKey, {
+  const jwt = makeJwt(token.header, token.payload, options.signer ?? { kind: 'es256', key: target.key.privateKey });
+  const signature = signCanonical(options.signatureKey ?? target.key.privateKey, {
     method: 'GET',
     pathAndQuery: '/v3/fx/pairs',
     nonce: String(token.header.nonce),
   });
-  return harness.send({
+  return target.harness.send({
     path: '/v3/fx/pairs',
     headers: {
       authorization: `Bearer ${jwt}`,
@@ -159,6 +170,50 @@ describe('bearer token', () => {
     const headers = await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
     expect((await harness.send({ path: '/v3/fx/pairs', headers })).status).toBe(200);
     expectError(await harness.send({ path: '/v3/fx/pairs', headers }), 401, 'AUTH_TOKEN_INVALID');
+  });
+});
+
+describe('single use across a reset of the nonce store', () => {
+  let reset: V3Harness;
+  let resetKey: LoadedKey;
+  /** Before the harness and its store exist: what a client signed before the store was (re)made. */
+  let startedAt: number;
+  beforeAll(async () => {
+    startedAt = Date.now();
+    reset = await V3Harness.start({ operations: withTestOperations(new OperationLog()) });
+    resetKey = await reset.createKey({ scopes: ['view'], mode: 'sandbox' });
+  });
+  afterAll(async () => reset?.close());
+
+  it('AUTH_TOKEN_INVALID for a token signed in a second before the store began, though its nonce is new; then it is spent', async () => {
+    const before = Math.floor(startedAt / 1000) - 1;
+    const token = standardToken({ keyName: resetKey.file.name, nowSeconds: before, lifetimeSeconds: 60 });
+    const send = () =>
+      sendWithToken(
+        (t) => {
+          t.header = token.header;
+          t.payload = token.payload;
+        },
+        { on: { harness: reset, key: resetKey } },
+      );
+    const refused = await send();
+    expectError(refused, 401, 'AUTH_TOKEN_INVALID');
+    expect(refused.json<{ error: { message: string } }>().error.message).toBe(
+      'The bearer token was signed before the replay store was reset; sign a new one.',
+    );
+    const again = await send();
+    expectError(again, 401, 'AUTH_TOKEN_INVALID');
+    expect(again.json<{ error: { message: string } }>().error.message).toBe(
+      'The bearer token was already used; sign a new one per request.',
+    );
+  });
+
+  it('accepts a token signed since, at once', async () => {
+    const signer = new V3RequestSigner(resetKey, { issuer: TEST_ISSUER });
+    const headers = await signer.headers({ method: 'GET', pathAndQuery: '/v3/fx/pairs' });
+    expect((await reset.send({ path: '/v3/fx/pairs', headers: { ...headers, 'x-app-mode': 'SANDBOX' } })).status).toBe(
+      200,
+    );
   });
 });
 

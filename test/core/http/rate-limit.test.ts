@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { generateKeyFile, type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
+import type { NonceClaim } from '../../../src/lib/store/ephemeral-store.js';
 import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { testServices } from '../../support/services.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
@@ -349,12 +350,12 @@ describe('the charge of a proven key', () => {
   /** Real Redis underneath; every nonce claim is held for CLAIM_HOLD_MS, and the order of events is kept. */
   class ObservedStore extends RedisStore {
     readonly events: string[] = [];
-    override async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    override async claimNonce(key: string, ttlMs: number): Promise<NonceClaim> {
       this.events.push('claim sent');
       await new Promise((resolve) => setTimeout(resolve, CLAIM_HOLD_MS));
-      const first = await super.claimOnce(key, ttlMs);
+      const claim = await super.claimNonce(key, ttlMs);
       this.events.push('claim answered');
-      return first;
+      return claim;
     }
     override async rateLimit(input: Parameters<RedisStore['rateLimit']>[0]): ReturnType<RedisStore['rateLimit']> {
       this.events.push(`charge sent ${input.key.startsWith('rl:{key:') ? 'to the key' : 'to the address'}`);

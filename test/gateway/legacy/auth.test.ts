@@ -25,6 +25,7 @@ import { keyName } from '../../../src/lib/auth/credentials.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import type { NonceClaim } from '../../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
@@ -358,13 +359,13 @@ describe('legacy authentication: a read whose replay check is deferred', () => {
   ) {
     const inner = new MemoryStore();
     const held: (() => void)[] = [];
-    const claimOnce = (key: string, ttlMs: number) =>
-      new Promise<boolean>((resolve, reject) =>
-        held.push(() => void inner.claimOnce(key, ttlMs).then(resolve, reject)),
+    const claimNonce = (key: string, ttlMs: number) =>
+      new Promise<NonceClaim>((resolve, reject) =>
+        held.push(() => void inner.claimNonce(key, ttlMs).then(resolve, reject)),
       );
     const store = new Proxy(inner, {
       get: (target, property) => {
-        if (property === 'claimOnce') return claimOnce;
+        if (property === 'claimNonce') return claimNonce;
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
@@ -485,6 +486,49 @@ describe('legacy authentication: nonce store unavailable', () => {
     expect(refusal(await degraded(request({ token: token(tradeKey, { lifetimeSeconds: 121 }), write: false })))).toBe(
       'AUTH_TOKEN_INVALID',
     );
+  });
+});
+
+describe('legacy authentication: a nonce store reset since the token was signed', () => {
+  /** A token signed `secondsAgo` before now, valid for another minute. */
+  const signedBefore = (secondsAgo: number): string => {
+    const at = Math.floor(Date.now() / 1000) - secondsAgo;
+    return token(tradeKey, { payload: { iat: at, nbf: at, exp: at + 60 } });
+  };
+
+  it('refuses a token signed in an earlier second than the store began, write or deferred read, as spent from then on', async () => {
+    const write = signedBefore(2);
+    const read = signedBefore(2);
+    // Made after the tokens were signed: the store of a restarted process, which never saw their nonces.
+    const restarted = new MemoryStore();
+    try {
+      const after = createLegacyAuthenticator({
+        registry,
+        store: restarted,
+        issuers: ISSUERS,
+        declaredMode: DECLARED_MODE,
+      });
+      const refusedWrite = await after(request({ token: write, requiredScope: 'trade', write: true }));
+      expect(refusal(refusedWrite)).toBe('AUTH_TOKEN_INVALID');
+      expect(!refusedWrite.ok && refusedWrite.reason).toMatch(/signed before the nonce store was reset/);
+      expectLegacy401(refusedWrite);
+
+      const deferred = await after(request({ token: read, write: false, deferReplayCheck: true }));
+      if (!deferred.ok) throw new Error(`refused: ${deferred.code}`);
+      const refusedRead = await deferred.replayCheck;
+      expect(refusedRead).toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
+      expectLegacy401(refusedRead!);
+
+      // Its nonce is claimed now: the next use is a replay this gateway knows, refused before the store.
+      const again = await after(request({ token: write, requiredScope: 'trade', write: true }));
+      expect(!again.ok && again.reason).toMatch(/a replay this gateway has seen/);
+
+      // A token signed now passes at once.
+      const fresh = await after(request({ token: token(tradeKey), requiredScope: 'trade', write: true }));
+      expect(fresh.ok).toBe(true);
+    } finally {
+      await restarted.close();
+    }
   });
 });
 

@@ -81,6 +81,7 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     expect(await verifyApiToken(own.token, options())).toEqual({
       keyName: KEY_NAME,
       nonce: own.nonce,
+      issuedAt: NOW,
       expiresAt: NOW + MAX_LIFETIME,
     });
     const { payload, protectedHeader } = await jwtVerify(own.token, publicKey, {
@@ -103,7 +104,12 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
       .setNotBefore(NOW)
       .setExpirationTime(NOW + 30)
       .sign(privateKey);
-    expect(await verifyApiToken(byJose, options())).toEqual({ keyName: KEY_NAME, nonce, expiresAt: NOW + 30 });
+    expect(await verifyApiToken(byJose, options())).toEqual({
+      keyName: KEY_NAME,
+      nonce,
+      issuedAt: NOW,
+      expiresAt: NOW + 30,
+    });
   });
 
   const good = () => craft(goodHeader(), goodClaims());
@@ -218,6 +224,7 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     expect(await verifyApiToken(own.token, options())).toEqual({
       keyName: KEY_NAME,
       nonce: own.nonce,
+      issuedAt: NOW,
       expiresAt: NOW + MAX_LIFETIME,
     });
     const nonce = newNonce();
@@ -230,7 +237,12 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
       .setNotBefore(NOW)
       .setExpirationTime(NOW + 30)
       .sign(privateKey);
-    expect(await verifyApiToken(byJose, options())).toEqual({ keyName: KEY_NAME, nonce, expiresAt: NOW + 30 });
+    expect(await verifyApiToken(byJose, options())).toEqual({
+      keyName: KEY_NAME,
+      nonce,
+      issuedAt: NOW,
+      expiresAt: NOW + 30,
+    });
     // A verifier given only the first issuer refuses the same token.
     await expect(verifyApiToken(byJose, { ...options(), issuers: [ISSUER] })).rejects.toMatchObject({
       failure: 'TOKEN_MALFORMED',

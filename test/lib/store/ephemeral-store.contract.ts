@@ -18,6 +18,13 @@ export interface StoreHarness {
   readonly store: EphemeralStore;
   /** Moves the store's clock forward; absent when the store runs on real time. */
   advanceTime?(ms: number): void;
+  /** The store's clock, in ms since the epoch. */
+  now(): number;
+  /**
+   * Empties the store as its loss would (Redis: FLUSHDB on the harness's own server; in-process:
+   * a new store, as a restart makes) and gives the store to use from then on; cleanup closes it.
+   */
+  empty(): Promise<EphemeralStore>;
   cleanup(): Promise<void>;
 }
 
@@ -272,26 +279,65 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       });
     });
 
-    describe('claimOnce', () => {
-      it('is true the first time only', async () => {
-        await expect(store.claimOnce('nonce:{iss-1}:abc', 60_000)).resolves.toBe(true);
-        await expect(store.claimOnce('nonce:{iss-1}:abc', 60_000)).resolves.toBe(false);
-        await expect(store.claimOnce('nonce:{iss-1}:abc', 60_000)).resolves.toBe(false);
-        await expect(store.claimOnce('nonce:{iss-1}:def', 60_000)).resolves.toBe(true);
+    describe('claimNonce', () => {
+      const fresh = async (key: string, ttlMs = 60_000): Promise<boolean> => (await store.claimNonce(key, ttlMs)).fresh;
+
+      it('is fresh the first time only', async () => {
+        await expect(fresh('nonce:{iss-1}:abc')).resolves.toBe(true);
+        await expect(fresh('nonce:{iss-1}:abc')).resolves.toBe(false);
+        await expect(fresh('nonce:{iss-1}:abc')).resolves.toBe(false);
+        await expect(fresh('nonce:{iss-1}:def')).resolves.toBe(true);
       });
 
       it('can be claimed again after the TTL', async () => {
-        await expect(store.claimOnce('nonce:{iss-1}:abc', 150)).resolves.toBe(true);
-        await expect(store.claimOnce('nonce:{iss-1}:abc', 150)).resolves.toBe(false);
+        await expect(fresh('nonce:{iss-1}:abc', 150)).resolves.toBe(true);
+        await expect(fresh('nonce:{iss-1}:abc', 150)).resolves.toBe(false);
         await passTime(220);
-        await expect(store.claimOnce('nonce:{iss-1}:abc', 150)).resolves.toBe(true);
+        await expect(fresh('nonce:{iss-1}:abc', 150)).resolves.toBe(true);
       });
 
-      it('gives exactly one of 100 concurrent claims true', async () => {
-        const results = await Promise.all(
-          Array.from({ length: 100 }, () => store.claimOnce('nonce:{iss-1}:race', 60_000)),
-        );
+      it('gives exactly one of 100 concurrent claims fresh', async () => {
+        const results = await Promise.all(Array.from({ length: 100 }, () => fresh('nonce:{iss-1}:race')));
         expect(results.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe('claimNonce: the epoch marker', () => {
+      it('has one from the first claim on an empty store, no later than that claim', async () => {
+        const claim = await store.claimNonce('nonce:{iss-1}:first', 60_000);
+        expect(claim.fresh).toBe(true);
+        expect(Number.isSafeInteger(claim.epochMs)).toBe(true);
+        expect(claim.epochMs).toBeLessThanOrEqual(harness.now());
+        // Made for this test's store, not left over from an earlier one.
+        expect(claim.epochMs).toBeGreaterThan(harness.now() - 10_000);
+      });
+
+      it('returns the same marker with every later claim, fresh or not, as time passes', async () => {
+        const { epochMs } = await store.claimNonce('nonce:{iss-1}:a', 60_000);
+        await passTime(50);
+        await expect(store.claimNonce('nonce:{iss-1}:a', 60_000)).resolves.toEqual({ fresh: false, epochMs });
+        await expect(store.claimNonce('nonce:{iss-2}:b', 60_000)).resolves.toEqual({ fresh: true, epochMs });
+        const concurrent = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.claimNonce(`nonce:{iss-3}:${i}`, 60_000)),
+        );
+        expect(new Set(concurrent.map((claim) => claim.epochMs))).toEqual(new Set([epochMs]));
+      });
+
+      it('forgets its nonces when emptied, and then has a new marker, from no earlier than the loss', async () => {
+        const before = await store.claimNonce('nonce:{iss-1}:spent', 60_000);
+        await passTime(50);
+        const emptiedFrom = harness.now();
+        store = await harness.empty();
+        const after = await store.claimNonce('nonce:{iss-1}:spent', 60_000);
+        // The store cannot tell this nonce was spent: only the later marker says so.
+        expect(after.fresh).toBe(true);
+        expect(after.epochMs).toBeGreaterThan(before.epochMs);
+        expect(after.epochMs).toBeGreaterThanOrEqual(emptiedFrom);
+        expect(after.epochMs).toBeLessThanOrEqual(harness.now());
+        await expect(store.claimNonce('nonce:{iss-1}:other', 60_000)).resolves.toEqual({
+          fresh: true,
+          epochMs: after.epochMs,
+        });
       });
     });
 
@@ -421,7 +467,7 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
 
     describe('arguments', () => {
       it('rejects TTLs that are not positive whole milliseconds', async () => {
-        await expect(store.claimOnce('nonce:{iss-1}:x', 0)).rejects.toBeInstanceOf(InvalidStoreInputError);
+        await expect(store.claimNonce('nonce:{iss-1}:x', 0)).rejects.toBeInstanceOf(InvalidStoreInputError);
         await expect(store.cacheSet('cursor:{acct-1}:x', 'v', -5)).rejects.toBeInstanceOf(InvalidStoreInputError);
         await expect(
           store.idempotencyBegin({ key: KEY, fingerprint: 'fp', owner: 'o', lockTtlMs: 0.5 }),
@@ -430,7 +476,7 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
           InvalidStoreInputError,
         );
         // Nothing was written by the rejected calls.
-        await expect(store.claimOnce('nonce:{iss-1}:x', 1_000)).resolves.toBe(true);
+        await expect(store.claimNonce('nonce:{iss-1}:x', 1_000)).resolves.toMatchObject({ fresh: true });
       });
     });
 
@@ -439,7 +485,9 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
         await expect(store.ping()).resolves.toBeUndefined();
         await store.close();
         await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
-        await expect(store.claimOnce('nonce:{iss-1}:after-close', 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(store.claimNonce('nonce:{iss-1}:after-close', 1_000)).rejects.toBeInstanceOf(
+          StoreUnavailableError,
+        );
         await expect(store.close()).resolves.toBeUndefined();
       });
     });

@@ -5,7 +5,11 @@ import { MEMORY_STORE_DEFAULTS, MemoryStore } from '../../../src/lib/store/memor
 import { describeEphemeralStoreContract } from './ephemeral-store.contract.js';
 
 /** A store on a clock that moves only when told to. */
-function fakeClockStore(options: { maxEntries?: number } = {}): { store: MemoryStore; advance(ms: number): void } {
+function fakeClockStore(options: { maxEntries?: number } = {}): {
+  store: MemoryStore;
+  advance(ms: number): void;
+  now(): number;
+} {
   let now = 1_700_000_000_000;
   const store = new MemoryStore({ now: () => now, ...options });
   return {
@@ -13,12 +17,25 @@ function fakeClockStore(options: { maxEntries?: number } = {}): { store: MemoryS
     advance(ms) {
       now += ms;
     },
+    now: () => now,
   };
 }
 
 describeEphemeralStoreContract('MemoryStore', async () => {
-  const { store, advance } = fakeClockStore();
-  return { store, advanceTime: advance, cleanup: () => store.close() };
+  const { store: first, advance, now } = fakeClockStore();
+  let store = first;
+  return {
+    store,
+    advanceTime: advance,
+    now,
+    // A restart's store: a new one, on the same clock.
+    async empty() {
+      await store.close();
+      store = new MemoryStore({ now });
+      return store;
+    },
+    cleanup: () => store.close(),
+  };
 });
 
 describe('MemoryStore on a fake clock', () => {
@@ -110,7 +127,7 @@ describe('MemoryStore on a fake clock', () => {
   it('drops expired entries on access and on sweep, and idle rate cells vanish', async () => {
     const { store, advance } = open();
     await store.cacheSet('c:{a}:1', 'v', 100);
-    await store.claimOnce('n:{a}:1', 100);
+    await store.claimNonce('n:{a}:1', 100);
     await store.rateLimit({ key: 'rl:{a}', limit: 10, periodMs: 1_000 });
     await store.cacheSet('c:{a}:long', 'v', 10_000);
     expect(store.size).toBe(4);
@@ -148,15 +165,22 @@ describe('MemoryStore on a fake clock', () => {
   it('refuses new keys beyond maxEntries until entries expire', async () => {
     const { store, advance } = open({ maxEntries: 3 });
     for (let i = 0; i < 3; i++) await store.cacheSet(`c:{a}:${i}`, 'v', 1_000);
-    await expect(store.claimOnce('n:{a}:x', 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.claimNonce('n:{a}:x', 1_000)).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.rateLimit({ key: 'rl:{a}', limit: 1, periodMs: 1_000 })).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
     // Rewriting a key that is already held does not grow the store.
     await expect(store.cacheSet('c:{a}:0', 'w', 1_000)).resolves.toBeUndefined();
     advance(1_000);
-    await expect(store.claimOnce('n:{a}:x', 1_000)).resolves.toBe(true);
+    await expect(store.claimNonce('n:{a}:x', 1_000)).resolves.toMatchObject({ fresh: true });
     expect(store.size).toBe(1);
+  });
+
+  it('has its creation time as its epoch marker, however late the first claim comes', async () => {
+    const { store, advance, now } = open();
+    const createdAt = now();
+    advance(5_000);
+    await expect(store.claimNonce('n:{a}:late', 1_000)).resolves.toEqual({ fresh: true, epochMs: createdAt });
   });
 
   it('defaults to a bounded size', () => {

@@ -6,10 +6,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 
 import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
 import { REDIS_SCRIPTS } from '../../../src/lib/store/redis-scripts.js';
-import { REDIS_STORE_DEFAULTS, RedisStore, type RedisStoreOptions } from '../../../src/lib/store/redis-store.js';
+import {
+  NONCE_EPOCH_KEY,
+  REDIS_STORE_DEFAULTS,
+  RedisStore,
+  type RedisStoreOptions,
+} from '../../../src/lib/store/redis-store.js';
 import { InvalidStoreInputError } from '../../../src/lib/store/store-input.js';
 import { CorruptStoreRecordError } from '../../../src/lib/store/stored-response.js';
+import type { ThrowawayServer } from '../../support/local-processes.js';
 import { testServices } from '../../support/services.js';
+import { startThrowawayRedis } from '../../support/throwaway-redis.js';
 import { describeEphemeralStoreContract } from './ephemeral-store.contract.js';
 
 const { redisUrl } = testServices();
@@ -31,22 +38,39 @@ async function deleteKeys(prefix: string): Promise<void> {
   } while (cursor !== '0');
 }
 
-beforeAll(() => {
+/**
+ * The contract's own Redis: its tests empty the store (FLUSHDB) as a restarted Redis would be,
+ * which the shared server must never see.
+ */
+let own: ThrowawayServer;
+let ownAdmin: Redis;
+
+beforeAll(async () => {
   admin = new Redis(redisUrl, { lazyConnect: false });
+  own = await startThrowawayRedis();
+  ownAdmin = new Redis(own.url, { lazyConnect: false });
 });
 
 afterAll(async () => {
   await admin.quit();
+  await ownAdmin?.quit();
+  await own?.stop();
 });
 
 describeEphemeralStoreContract('RedisStore', async () => {
   const keyPrefix = uniquePrefix();
-  const store = new RedisStore({ url: redisUrl, keyPrefix });
+  const store = new RedisStore({ url: own.url, keyPrefix });
   return {
     store,
+    // Redis's TIME and Date.now() read the same host clock.
+    now: () => Date.now(),
+    async empty() {
+      await ownAdmin.flushdb();
+      return store;
+    },
     async cleanup() {
       await store.close();
-      await deleteKeys(keyPrefix);
+      await ownAdmin.flushdb();
     },
   };
 });
@@ -140,12 +164,34 @@ describe('RedisStore against a live Redis', () => {
     expect(skewed.retryAfterMs).toBeGreaterThan(25_000);
   });
 
+  it('makes the epoch marker on the Redis clock, not the client clock, and reads it from one prefix in every process', async () => {
+    const [first, second] = openProcesses(2);
+    const realNow = Date.now();
+    // Only Date is faked: ioredis's own timers keep running.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(realNow + 3_600_000);
+    const claim = await first!.claimNonce('nonce:{a}:clock', 60_000);
+    expect(claim.epochMs).toBeGreaterThanOrEqual(realNow);
+    expect(claim.epochMs).toBeLessThan(realNow + 60_000);
+    await expect(second!.claimNonce('nonce:{a}:clock', 60_000)).resolves.toEqual({
+      fresh: false,
+      epochMs: claim.epochMs,
+    });
+  });
+
+  it('refuses a marker it cannot read as a whole number of milliseconds', async () => {
+    const keyPrefix = uniquePrefix();
+    const store = open({ keyPrefix });
+    await admin.set(`${keyPrefix}${NONCE_EPOCH_KEY}`, 'yesterday');
+    await expect(store.claimNonce('nonce:{a}:bad-marker', 1_000)).rejects.toBeInstanceOf(CorruptStoreRecordError);
+  });
+
   it('writes under the prefix, keeping the caller’s hash tag, with the TTLs asked for', async () => {
     const keyPrefix = uniquePrefix();
     const store = open({ keyPrefix });
     await store.idempotencyBegin({ key: 'idem:{acct}:k', fingerprint: 'fp', owner: 'o', lockTtlMs: 5_000 });
     await store.rateLimit({ key: 'rl:{acct}', limit: 4, periodMs: 2_000 });
-    await store.claimOnce('nonce:{iss}:n', 7_000);
+    const { epochMs } = await store.claimNonce('nonce:{iss}:n', 7_000);
     await store.cacheSet('cursor:{acct}:c', 'v', 9_000);
 
     const lockTtl = await admin.pttl(`${keyPrefix}idem:{acct}:k`);
@@ -162,6 +208,9 @@ describe('RedisStore against a live Redis', () => {
     expect(cellTtl).toBeLessThanOrEqual(500);
     expect(await admin.get(`${keyPrefix}rl:{acct}`)).toMatch(/^\d{16,}$/);
     expect(await admin.pttl(`${keyPrefix}nonce:{iss}:n`)).toBeGreaterThan(6_000);
+    // The epoch marker lives under the prefix too, and never expires.
+    await expect(admin.get(`${keyPrefix}${NONCE_EPOCH_KEY}`)).resolves.toBe(String(epochMs));
+    await expect(admin.pttl(`${keyPrefix}${NONCE_EPOCH_KEY}`)).resolves.toBe(-1);
     expect(await admin.pttl(`${keyPrefix}cursor:{acct}:c`)).toBeGreaterThan(8_000);
 
     await store.idempotencyComplete('idem:{acct}:k', 'o', { statusCode: 201, headers: {}, bodyBase64: '' }, 30_000);
@@ -277,7 +326,7 @@ describe('RedisStore when Redis does not answer', () => {
       (s) => s.idempotencyComplete('idem:{a}:k', 'o', { statusCode: 200, headers: {}, bodyBase64: '' }, 1_000),
     ],
     ['idempotencyRelease', (s) => s.idempotencyRelease('idem:{a}:k', 'o')],
-    ['claimOnce', (s) => s.claimOnce('nonce:{a}:n', 1_000)],
+    ['claimNonce', (s) => s.claimNonce('nonce:{a}:n', 1_000)],
     ['rateLimit', (s) => s.rateLimit({ key: 'rl:{a}', limit: 1, periodMs: 1_000 })],
     ['cacheGet', (s) => s.cacheGet('cursor:{a}:c')],
     ['cacheSet', (s) => s.cacheSet('cursor:{a}:c', 'v', 1_000)],
@@ -354,7 +403,7 @@ describe('RedisStore when Redis does not answer', () => {
       await expectFastUnavailable(store);
       proxy.up();
       await eventually(() => store.ping(), 2_000);
-      await expect(store.claimOnce('nonce:{a}:after-stall', 1_000)).resolves.toBe(true);
+      await expect(store.claimNonce('nonce:{a}:after-stall', 1_000)).resolves.toMatchObject({ fresh: true });
       await expect(store.cacheGet('cursor:{a}:never-set')).resolves.toBeNull();
     });
 
@@ -365,7 +414,7 @@ describe('RedisStore when Redis does not answer', () => {
       await expectFastUnavailable(store);
       proxy.up();
       await eventually(() => store.ping(), 2_000);
-      await expect(store.claimOnce('nonce:{a}:after-outage', 1_000)).resolves.toBe(true);
+      await expect(store.claimNonce('nonce:{a}:after-outage', 1_000)).resolves.toMatchObject({ fresh: true });
     });
   });
 });
