@@ -19,6 +19,9 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 
+import type { RawAnswer } from '../http/client-errors.js';
+import { answerConnectRequests, type ConnectRequest } from '../http/connect-requests.js';
+import { routeEveryMethod } from '../http/methods.js';
 import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
 import { loggerOptions } from '../logger.js';
 import { MetricsExposition } from '../metrics/exposition.js';
@@ -56,6 +59,16 @@ declare module 'fastify' {
     /** An admin route that checks a credential of its own (AdminRoute.ownCredential). */
     adminOwnCredential?: boolean;
   }
+}
+
+const UNAUTHORIZED = {
+  status: 401,
+  error: 'unauthorized',
+  message: 'The admin listener needs Authorization: Bearer <FXGATE_ADMIN_TOKEN>',
+} as const;
+
+function notFound(method: string, path: string): { status: 404; error: 'not_found'; message: string } {
+  return { status: 404, error: 'not_found', message: `The admin listener has no route ${method} ${path}` };
 }
 
 export class AdminListener implements AdminRoutes {
@@ -100,17 +113,15 @@ export class AdminListener implements AdminRoutes {
       exposeHeadRoutes: false,
     });
     this.app = app;
+    // Any method Node accepts reaches the 404 below, not fastify's own answer.
+    routeEveryMethod(app);
     const { token } = this.options;
     if (token !== undefined) {
       // onRequest: before the body is read, and for the routes it has not (404) as for the others.
       app.addHook('onRequest', async (request, reply) => {
         if (request.routeOptions.config.adminOwnCredential === true) return undefined;
         if (bearerTokenMatches(request.headers.authorization, token)) return undefined;
-        return reply.code(401).header('www-authenticate', 'Bearer').send({
-          status: 401,
-          error: 'unauthorized',
-          message: 'The admin listener needs Authorization: Bearer <FXGATE_ADMIN_TOKEN>',
-        });
+        return reply.code(401).header('www-authenticate', 'Bearer').send(UNAUTHORIZED);
       });
     }
     // One JSON, one meaning (lib/json/strict-json.ts), as on the public listeners.
@@ -137,11 +148,7 @@ export class AdminListener implements AdminRoutes {
         ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
       });
     app.setNotFoundHandler(async (request, reply) =>
-      reply.code(404).send({
-        status: 404,
-        error: 'not_found',
-        message: `The admin listener has no route ${request.method} ${request.url.split('?', 1)[0]!}`,
-      }),
+      reply.code(404).send(notFound(request.method, request.url.split('?', 1)[0]!)),
     );
     app.setErrorHandler(async (error, request, reply) => {
       request.log.error({ err: error }, 'admin route failed');
@@ -157,7 +164,16 @@ export class AdminListener implements AdminRoutes {
       });
     });
     await app.ready();
+    answerConnectRequests(app.server, (request) => this.connectAnswer(request), app.log);
     return app;
+  }
+
+  /** CONNECT, which Node never routes: the 401 of a request without the token, else the 404 of any method no route has. */
+  private connectAnswer(request: ConnectRequest): RawAnswer {
+    const { token } = this.options;
+    if (token !== undefined && !bearerTokenMatches(request.headers.authorization, token))
+      return { status: 401, body: JSON.stringify(UNAUTHORIZED), headers: { 'www-authenticate': 'Bearer' } };
+    return { status: 404, body: JSON.stringify(notFound('CONNECT', request.path ?? request.target)), headers: {} };
   }
 
   /** Builds and listens; returns its URL. Off loopback without a token, throws AdminTokenRequiredError before anything listens. */

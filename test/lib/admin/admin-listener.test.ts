@@ -4,11 +4,14 @@
  * its error to the log. With a token, every route but one checking its own credential needs it,
  * and off loopback it does not listen without one. Bodies are read with the strict JSON parse.
  */
+import { METHODS } from 'node:http';
+
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { AdminListener, type AdminListenerOptions } from '../../../src/lib/admin/admin-listener.js';
 import { AdminTokenRequiredError } from '../../../src/lib/admin/admin-token.js';
+import { emptyRequest, expectAnswerThenClose, rawExchange } from '../../support/raw-http.js';
 
 const listeners: AdminListener[] = [];
 
@@ -159,5 +162,47 @@ describe('AdminListener with FXGATE_ADMIN_TOKEN', () => {
     const twice = await post('{"org":"a","org":"a"}');
     expect(twice.status).toBe(400);
     expect(((await twice.json()) as { message: string }).message).toMatch(/^org: the key "org" appears more than once/);
+  });
+});
+
+describe('AdminListener and every method Node accepts', () => {
+  it('answers a method no route has with its JSON 404, CONNECT included, and the connection ends', async () => {
+    const admin = listener();
+    admin.add({ method: 'GET', url: '/admin/things', handler: async () => ({ things: 2 }) });
+    const url = await admin.listen('127.0.0.1', 0);
+    for (const method of METHODS.filter((m) => m !== 'GET')) {
+      for (const path of ['/admin/things', '/nowhere']) {
+        const { response, body } = expectAnswerThenClose(
+          // Text: an empty JSON body is a 400 of its own.
+          await rawExchange(url, { steps: [emptyRequest(method, path, 'text/plain')] }),
+          { head: method === 'HEAD' },
+        );
+        expect([method, path, response.status]).toEqual([method, path, 404]);
+        if (method !== 'HEAD')
+          expect(body).toEqual({
+            status: 404,
+            error: 'not_found',
+            message: `The admin listener has no route ${method} ${path}`,
+          });
+      }
+    }
+  });
+
+  it('asks a CONNECT for the token first, when it has one', async () => {
+    const token = 'c3Vw5Xy7Za9Bc1De3Fg5Hi7Jk9Lm1No3';
+    const admin = listener({ token });
+    const url = await admin.listen('127.0.0.1', 0);
+    const connect = (authorization: string) =>
+      rawExchange(url, {
+        steps: [`CONNECT /metrics HTTP/1.1\r\nHost: fxgate\r\n${authorization}\r\n`],
+      });
+    const refused = expectAnswerThenClose(await connect(''));
+    expect([refused.response.status, refused.response.headers['www-authenticate']]).toEqual([401, 'Bearer']);
+    expect(refused.body).toMatchObject({ status: 401, error: 'unauthorized' });
+    const known = expectAnswerThenClose(await connect(`Authorization: Bearer ${token}\r\n`));
+    expect([known.response.status, known.body]).toEqual([
+      404,
+      { status: 404, error: 'not_found', message: 'The admin listener has no route CONNECT /metrics' },
+    ]);
   });
 });
