@@ -19,6 +19,7 @@ import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
+import { AdminTokenRequiredError, checkAdminExposure } from '../lib/admin/admin-token.js';
 import { type Config, signingIssuer } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
@@ -158,9 +159,23 @@ export function adminPort(config: Config, command: ServerCommand): number | null
   return config.PORT + 1;
 }
 
-/** The admin listener a command will serve, or null when it is off; routes are added to it while the servers are built. */
+/**
+ * The admin listener a command will serve, or null when it is off; routes are added to it while
+ * the servers are built. Off loopback without FXGATE_ADMIN_TOKEN, start-up stops here, before
+ * anything listens.
+ */
 export function createAdminListener(config: Config, command: ServerCommand): AdminListener | null {
-  return adminPort(config, command) === null ? null : new AdminListener({ logLevel: config.LOG_LEVEL });
+  if (adminPort(config, command) === null) return null;
+  try {
+    checkAdminExposure(config.FXGATE_ADMIN_HOST, config.FXGATE_ADMIN_TOKEN);
+  } catch (error) {
+    if (error instanceof AdminTokenRequiredError) throw usageError(error.message);
+    throw error;
+  }
+  return new AdminListener({
+    logLevel: config.LOG_LEVEL,
+    ...(config.FXGATE_ADMIN_TOKEN === undefined ? {} : { token: config.FXGATE_ADMIN_TOKEN }),
+  });
 }
 
 /**

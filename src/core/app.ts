@@ -10,6 +10,8 @@ import type { Database } from '../lib/db/database.js';
 import type { SecretSealer } from '../lib/db/sealed-secrets.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
+import { answerConnectRequests } from '../lib/http/connect-requests.js';
+import { routeEveryMethod } from '../lib/http/methods.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
@@ -21,6 +23,7 @@ import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webho
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { ErrorHandler } from './http/error-handler.js';
 import type { Operation } from './http/operation.js';
+import { connectAnswer } from './http/routing.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
 import type { CoreMetrics } from './metrics/core-metrics.js';
 import { createDepositCompleter, type DepositCompleterOptions } from './money-movement/deposit-completer.js';
@@ -188,7 +191,9 @@ export async function createV3App(
       void handleFrameworkError!(error, request, reply);
     },
   });
-  // Before any route: each route is given its series as it is added, and recorded for the OpenAPI checks.
+  // Before any route: every method is routed (a path's 405 names them all), each route is given
+  // its series as it is added, and recorded for the OpenAPI checks and the CONNECT answer.
+  routeEveryMethod(app);
   trackRoutes(app);
   resolved.metrics?.instrument(app);
   handleFrameworkError = installV3Pipeline(app, operations, {
@@ -204,6 +209,7 @@ export async function createV3App(
     await Promise.all(jobs.map((job) => job.stop()));
   });
   await app.ready();
+  answerConnectRequests(app.server, (request) => connectAnswer(app, request), app.log);
   for (const job of jobs) job.start(app.log);
   return app;
 }

@@ -11,13 +11,15 @@ import type { AdminRoutes } from '../lib/admin/admin-listener.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
 import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
+import { answerConnectRequests } from '../lib/http/connect-requests.js';
+import { routeEveryMethod } from '../lib/http/methods.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { createGatewayClientErrorHandler } from './client-errors.js';
+import { createGatewayClientErrorHandler, gatewayConnectAnswer } from './client-errors.js';
 import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/auth.js';
@@ -171,7 +173,10 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       else legacyNotFound(generation, request, reply);
     },
   });
-  // Before any route: each route is given its series as it is added, and recorded for the OpenAPI checks.
+  // Before any route: every method is routed (under /v1 and /v2 an unknown one gets the legacy
+  // answer), each route is given its series as it is added, and recorded for the OpenAPI checks
+  // and the CONNECT answer.
+  routeEveryMethod(app);
   trackRoutes(app);
   const { metrics } = resolved;
   metrics?.instrument(app);
@@ -265,6 +270,11 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   registerGatewayHealthRoutes(app, readiness, resolved.readinessTimeoutMs);
   await registerGatewayReference(app, { mappings, legacy: resolved.legacy !== undefined, reply: lifecycle });
   await app.ready();
+  answerConnectRequests(
+    app.server,
+    (request) => gatewayConnectAnswer(app, mappings.errors, lifecycle, request),
+    app.log,
+  );
   return app;
 }
 

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
+import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
 
@@ -363,6 +364,14 @@ export const configSchema = z
       .optional()
       .describe(
         'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
+      ),
+    FXGATE_ADMIN_TOKEN: z
+      .string()
+      .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters`)
+      .regex(ADMIN_TOKEN_PATTERN, 'must be visible ASCII without spaces, one `Bearer` credential')
+      .optional()
+      .describe(
+        `Bearer token of the admin listener, at least ${ADMIN_TOKEN_MIN_LENGTH} characters (\`openssl rand -base64 32\`); never logged. Set: every request to it needs \`Authorization: Bearer <token>\` (401 otherwise), except the CLI's state routes, which take the token the process publishes in its data folder. Unset: none is asked for. Required when FXGATE_ADMIN_HOST is not a loopback address: start-up is refused without it. The CLI's \`fxgate diff report\` sends it from its environment.`,
       ),
     FXGATE_SHADOW_URL: optionalUrl(['http', 'https']).describe(
       'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { adminPort, coreOptions, shadowOptions } from '../../src/cli/servers.js';
+import { EXIT_CODES } from '../../src/cli/exit.js';
+import { adminPort, coreOptions, createAdminListener, shadowOptions } from '../../src/cli/servers.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
 import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
@@ -50,5 +51,52 @@ describe('shadow mode and the admin listener as the CLI wires them', () => {
     expect(adminPort(loadConfig({ FXGATE_ADMIN_PORT: '9000' }), 'core')).toBe(9000);
     expect(adminPort(loadConfig({ FXGATE_ADMIN_PORT: 'off' }), 'all')).toBeNull();
     expect(() => adminPort(loadConfig({ PORT: '65535' }), 'all')).toThrow(/FXGATE_ADMIN_PORT/);
+  });
+});
+
+describe('the admin listener off loopback', () => {
+  const TOKEN = 'Zp4Lk9Qw2Er7Ty1Ui8Op3As6Df0Gh5Jk';
+
+  it.each(['0.0.0.0', '::', '10.20.30.40', 'admin.example.test'])(
+    'FXGATE_ADMIN_HOST=%s without FXGATE_ADMIN_TOKEN stops start-up with a usage error, before any listener exists',
+    (host) => {
+      for (const command of ['all', 'gateway', 'core'] as const) {
+        const config = loadConfig({ FXGATE_ADMIN_HOST: host, FXGATE_ADMIN_PORT: '0' });
+        expect(() => createAdminListener(config, command)).toThrow(
+          expect.objectContaining({
+            exitCode: EXIT_CODES.usage,
+            message: expect.stringContaining(
+              `would bind ${host}, which is not a loopback address, and FXGATE_ADMIN_TOKEN is not set`,
+            ),
+          }),
+        );
+      }
+    },
+  );
+
+  it('is made with a token off loopback, without one on loopback, and not at all when off, wherever it would bind', () => {
+    expect(
+      createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_TOKEN: TOKEN }), 'all'),
+    ).not.toBeNull();
+    expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '::1' }), 'all')).not.toBeNull();
+    expect(
+      createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_PORT: 'off' }), 'all'),
+    ).toBeNull();
+    expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0' }), 'gateway')).toBeNull();
+  });
+
+  it.each([
+    ['shorter than 32 characters', 'a'.repeat(31), 'at least 32'],
+    ['with a space', `${'a'.repeat(20)} ${'b'.repeat(20)}`, 'visible ASCII without spaces'],
+    ['with a non-ASCII letter', `${'a'.repeat(32)}é`, 'visible ASCII without spaces'],
+  ])('refuses a token %s, without printing it', (_name, token, problem) => {
+    let message = '';
+    try {
+      loadConfig({ FXGATE_ADMIN_TOKEN: token });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(new RegExp(`FXGATE_ADMIN_TOKEN.*${problem}`));
+    expect(message).not.toContain(token);
   });
 });

@@ -4,10 +4,21 @@
  * a garbage request line) and requests that do not arrive whole within the request timeout (a
  * body or headers trickled in, a connection that sends nothing) are answered with the v3 envelope
  * and a cataloged code, then the connection closes; everyone else is served meanwhile and after.
+ * Every method Node accepts is answered in the v3 envelope, CONNECT included, whose connection is
+ * then closed.
  */
+import { METHODS } from 'node:http';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { expectRawV3Error, parseRawResponse, rawExchange, type RawStep } from '../support/raw-http.js';
+import {
+  emptyRequest,
+  expectRawV3Answer,
+  expectRawV3Error,
+  parseRawResponse,
+  rawExchange,
+  type RawStep,
+} from '../support/raw-http.js';
 import { V3Harness } from '../support/v3-harness.js';
 
 /** Short, to keep the suite fast; Node checks every tenth of it. */
@@ -18,7 +29,10 @@ const CUT_WINDOW = { from: REQUEST_TIMEOUT_MS - 20, to: REQUEST_TIMEOUT_MS + 1_0
 let harness: V3Harness;
 
 beforeAll(async () => {
-  harness = await V3Harness.start({ core: { requestTimeoutMs: REQUEST_TIMEOUT_MS } });
+  // Limits out of reach: the method sweeps below send well over a client's share of writes.
+  harness = await V3Harness.start({
+    core: { requestTimeoutMs: REQUEST_TIMEOUT_MS, rateLimits: { reads: 1_000_000, writes: 1_000_000 } },
+  });
 });
 afterAll(async () => harness?.close());
 
@@ -153,5 +167,49 @@ describe('a request that does not arrive whole within the request timeout is 408
     const text = exchange.received.toString('latin1');
     expect(text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
     expect(text, 'no 408 status line').not.toMatch(/HTTP\/1\.1 408/);
+  });
+});
+
+describe('every method Node accepts is answered in the v3 envelope', () => {
+  const exchange = (method: string, target: string) =>
+    rawExchange(harness.baseUrl, { steps: [emptyRequest(method, target)] });
+
+  it('a known path: 405 with Allow for every method it does not serve, CONNECT included, and the connection ends', async () => {
+    for (const method of METHODS.filter((m) => m !== 'GET' && m !== 'HEAD')) {
+      const response = expectRawV3Answer(await exchange(method, '/v3/fx/pairs'), 'METHOD_NOT_ALLOWED', {
+        method,
+        allowed: ['GET', 'HEAD'],
+      });
+      expect(response.headers.allow, method).toBe('GET, HEAD');
+    }
+    // A path of a write: what it serves, its parameter matched.
+    const connect = expectRawV3Answer(
+      await exchange('CONNECT', '/v3/fx/trades/trd_0123/settle'),
+      'METHOD_NOT_ALLOWED',
+      { method: 'CONNECT', allowed: ['POST'] },
+    );
+    expect(connect.headers.allow).toBe('POST');
+    expect(connect.headers['x-request-timestamp']).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+  });
+
+  it.each(['/nope', '/v1/brokerage/x/balances', '/v2/x'])(
+    'a path the core does not serve (%s): 404 for every method, and the connection ends',
+    async (path) => {
+      for (const method of METHODS) {
+        expectRawV3Answer(
+          await exchange(method, path),
+          'ROUTE_NOT_FOUND',
+          { method, path },
+          { head: method === 'HEAD' },
+        );
+      }
+    },
+  );
+
+  it('a CONNECT tunnel to host:port is 404, read and never connected to', async () => {
+    const tunnel = await rawExchange(harness.baseUrl, {
+      steps: ['CONNECT upstream.example.test:443 HTTP/1.1\r\nHost: upstream.example.test:443\r\n\r\n'],
+    });
+    expectRawV3Answer(tunnel, 'ROUTE_NOT_FOUND', { method: 'CONNECT', path: 'upstream.example.test:443' });
   });
 });

@@ -3,13 +3,25 @@
  * `fxgate all` runs them: what Node's parser refuses and requests that do not arrive whole within
  * the request timeout are answered in the envelope of the generation the request line names
  * (v1 and v2: `{status: 'error', message}` with their tables' status; /v3, an unknown path and
- * `/`: v3's), then the connection closes, and everyone else is served meanwhile and after.
+ * `/`: v3's), then the connection closes, and everyone else is served meanwhile and after. Every
+ * method Node accepts is answered in the envelope of its path's generation, CONNECT included,
+ * whose connection is then closed.
  */
+import { METHODS } from 'node:http';
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { EVERY_METHOD } from '../../src/lib/http/methods.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../support/legacy-harness.js';
-import { expectRawLegacyError, expectRawV3Error, type RawExchange, rawExchange } from '../support/raw-http.js';
+import {
+  emptyRequest,
+  expectRawLegacyError,
+  expectRawV3Answer,
+  expectRawV3Error,
+  type RawExchange,
+  rawExchange,
+} from '../support/raw-http.js';
 
 /** The gateway's; the core behind it keeps its default, so that the gateway is the one that cuts. */
 const REQUEST_TIMEOUT_MS = 1_500;
@@ -140,5 +152,63 @@ describe('a request that does not arrive whole within the request timeout is cut
       expect(exchange.answeredAfterMs).toBeGreaterThanOrEqual(CUT_WINDOW.from);
       expect(exchange.answeredAfterMs).toBeLessThanOrEqual(CUT_WINDOW.to);
     }
+  });
+});
+
+describe('every method Node accepts is answered in the envelope of the generation its path names', () => {
+  /** The legacy answer to a method a known path does not have: the tables' "Route not found". */
+  const LEGACY_NOT_ROUTED = { v1: 400, v2: 404 } as const;
+
+  function exchange(method: string, target: string): Promise<RawExchange> {
+    return rawExchange(harness.gatewayUrl, { steps: [emptyRequest(method, target)] });
+  }
+
+  it.each(['v1', 'v2'] as const)(
+    '%s: every method its path does not serve gets the legacy answer with its headers; CONNECT too, and its connection ends',
+    async (generation) => {
+      const path = `/${generation}/brokerage/${key.file.orgId}/balances`;
+      for (const method of METHODS.filter((m) => m !== 'GET' && m !== 'HEAD')) {
+        const answer = await exchange(method, path);
+        expectRawLegacyError(answer, generation, LEGACY_NOT_ROUTED[generation], 'Route not found');
+      }
+      // A path no operation has, with every method.
+      for (const method of METHODS) {
+        const answer = await exchange(method, `/${generation}/nowhere`);
+        expectRawLegacyError(answer, generation, LEGACY_NOT_ROUTED[generation], 'Route not found', {
+          head: method === 'HEAD',
+        });
+      }
+    },
+  );
+
+  it('/v3: every method but GET and HEAD is 405 with Allow, from v3 behind the gateway; CONNECT from the gateway itself, which forwards every other method', async () => {
+    for (const method of METHODS.filter((m) => m !== 'GET' && m !== 'HEAD' && m !== 'CONNECT')) {
+      const answer = await exchange(method, '/v3/fx/pairs');
+      const response = expectRawV3Answer(answer, 'METHOD_NOT_ALLOWED', { method, allowed: ['GET', 'HEAD'] });
+      expect(response.headers.allow, method).toBe('GET, HEAD');
+    }
+    const connect = expectRawV3Answer(await exchange('CONNECT', '/v3/fx/pairs'), 'METHOD_NOT_ALLOWED', {
+      method: 'CONNECT',
+      allowed: EVERY_METHOD,
+    });
+    expect(connect.headers.allow).toBe(EVERY_METHOD.join(', '));
+  });
+
+  it('an unknown path, and a CONNECT tunnel to host:port: v3 404 for every method, and the connection ends', async () => {
+    for (const method of METHODS) {
+      const answer = await exchange(method, '/nope/v1/x');
+      expectRawV3Answer(answer, 'ROUTE_NOT_FOUND', { method, path: '/nope/v1/x' }, { head: method === 'HEAD' });
+    }
+    // Nothing is connected to: the target is only read.
+    const tunnel = await rawExchange(harness.gatewayUrl, {
+      steps: ['CONNECT upstream.example.test:443 HTTP/1.1\r\nHost: upstream.example.test:443\r\n\r\n'],
+    });
+    const refused = expectRawV3Answer(tunnel, 'ROUTE_NOT_FOUND', {
+      method: 'CONNECT',
+      path: 'upstream.example.test:443',
+    });
+    // The gateway's own raw answers carry the request ids, as before routing.
+    expect(refused.headers['x-request-id']).toMatch(/^req_/);
+    expect(refused.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);
   });
 });

@@ -134,12 +134,20 @@ export function rawExchange(baseUrl: string, options: RawExchangeOptions): Promi
   });
 }
 
+/** How an answer is checked: a HEAD request's answer has the headers of the JSON body but no body. */
+export interface RawAnswerOptions {
+  readonly head?: boolean;
+}
+
 /**
  * Asserts the server answered once and closed: a whole response with Content-Type JSON, a
  * Content-Length matching the body, `Connection: close`, nothing after the body, then a FIN.
- * Returns the response and its parsed body.
+ * Returns the response and its parsed body (undefined for a HEAD request's answer).
  */
-export function expectAnswerThenClose(exchange: RawExchange): {
+export function expectAnswerThenClose(
+  exchange: RawExchange,
+  options: RawAnswerOptions = {},
+): {
   readonly response: RawResponse;
   readonly body: unknown;
 } {
@@ -150,12 +158,40 @@ export function expectAnswerThenClose(exchange: RawExchange): {
   ).not.toBeNull();
   expect(response!.statusLine).toBe(`HTTP/1.1 ${response!.status} ${STATUS_CODES[response!.status]}`);
   expect(response!.headers['content-type']).toBe('application/json; charset=utf-8');
-  expect(response!.headers['content-length']).toBe(String(Buffer.byteLength(response!.body)));
+  if (options.head === true) expect(response!.body, 'no body for HEAD').toBe('');
+  else expect(response!.headers['content-length']).toBe(String(Buffer.byteLength(response!.body)));
   expect(response!.headers.connection).toBe('close');
   expect(exchange.received.toString('utf8').endsWith(`\r\n\r\n${response!.body}`), 'nothing after the body').toBe(true);
   expect(exchange.endedCleanly, 'the server closed its side').toBe(true);
   expect(exchange.closedAfterMs - exchange.answeredAfterMs!, 'closed right after the answer').toBeLessThan(1_000);
-  return { response: response!, body: JSON.parse(response!.body) as unknown };
+  return { response: response!, body: options.head === true ? undefined : (JSON.parse(response!.body) as unknown) };
+}
+
+/** A request of any method with an empty body (of `contentType`, which QUERY must have), asking the server to close after its answer. */
+export function emptyRequest(method: string, target: string, contentType = 'application/json'): string {
+  return `${method} ${target} HTTP/1.1\r\nHost: fxgate\r\nContent-Type: ${contentType}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+
+/** Asserts a raw answer is the v3 error `code` with `details`, as the catalog has it, without legacy headers, and that the connection closed. */
+export function expectRawV3Answer(
+  exchange: RawExchange,
+  code: ErrorCode,
+  details: unknown,
+  options: RawAnswerOptions = {},
+): RawResponse {
+  const { response, body } = expectAnswerThenClose(exchange, options);
+  const row = ERROR_CATALOG[code];
+  expect(response.status).toBe(row.status);
+  if (options.head !== true)
+    expect(body).toEqual({
+      error: { code, type: row.type, message: row.message, retryStrategy: expect.any(String), details },
+    });
+  // The ids, where the answer has them (the gateway's own 404 before routing has none).
+  if (response.headers['x-request-id'] !== undefined)
+    expect(response.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+  if (response.headers['x-trace-id'] !== undefined) expect(response.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);
+  expect(response.headers.deprecation).toBeUndefined();
+  return response;
 }
 
 /** Asserts a raw answer is exactly the v3 error `code` as the catalog has it, with its ids, and that the connection closed. */
@@ -180,10 +216,11 @@ export function expectRawLegacyError(
   generation: 'v1' | 'v2',
   status: number,
   message: string,
+  options: RawAnswerOptions = {},
 ): void {
-  const { response, body } = expectAnswerThenClose(exchange);
+  const { response, body } = expectAnswerThenClose(exchange, options);
   expect(response.status).toBe(status);
-  expect(body).toEqual({ status: 'error', message });
+  if (options.head !== true) expect(body).toEqual({ status: 'error', message });
   expect(response.headers['x-request-id']).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
   expect(response.headers['x-trace-id']).toMatch(/^[0-9a-f]{32}$/);
   if (generation === 'v1') {

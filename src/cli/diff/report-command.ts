@@ -1,6 +1,7 @@
 /**
  * `fxgate diff report --url ADMIN_URL [--json]`: what the shadow mode has compared so far, read
- * from a gateway's admin listener (`GET /admin/shadow/report`). Printed as one row per legacy
+ * from a gateway's admin listener (`GET /admin/shadow/report`), with FXGATE_ADMIN_TOKEN as its
+ * bearer token when the environment has one. Printed as one row per legacy
  * operation (compared, differing, not compared, dropped), then each differing field with its
  * count and newest example (masked as stored), then the noise; or, with --json, as served.
  */
@@ -104,13 +105,17 @@ export function formatShadowReport(report: PrintedReport): string {
   return lines.join('\n');
 }
 
-/** The report the admin listener at `adminUrl` serves. */
-export async function fetchShadowReport(adminUrl: string): Promise<{ raw: unknown; report: PrintedReport }> {
+/** The report the admin listener at `adminUrl` serves; `token` (FXGATE_ADMIN_TOKEN) goes as its bearer token when given. */
+export async function fetchShadowReport(
+  adminUrl: string,
+  token?: string,
+): Promise<{ raw: unknown; report: PrintedReport }> {
   const url = new URL(SHADOW_REPORT_PATH, adminUrl).toString();
   let status: number;
   let text: string;
   try {
     const response = await request(url, {
+      ...(token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } }),
       headersTimeout: FETCH_TIMEOUT_MS,
       bodyTimeout: FETCH_TIMEOUT_MS,
       signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
@@ -123,6 +128,12 @@ export async function fetchShadowReport(adminUrl: string): Promise<{ raw: unknow
   if (status === 404)
     throw new CliError(
       `${url} answered 404: point --url at the gateway's admin listener (FXGATE_ADMIN_HOST:FXGATE_ADMIN_PORT), not its public one`,
+    );
+  if (status === 401)
+    throw new CliError(
+      token === undefined
+        ? `${url} answered 401: the admin listener has a token; set FXGATE_ADMIN_TOKEN to it`
+        : `${url} answered 401: FXGATE_ADMIN_TOKEN is not the admin listener's token`,
     );
   if (status !== 200) throw new CliError(`${url} answered ${status}: ${text.slice(0, 300)}`);
   let raw: unknown;
@@ -150,7 +161,7 @@ export function registerDiffReportCommand(diff: Command, run: CliRun): void {
     )
     .option('--json', 'print the report as JSON, as the admin listener serves it')
     .action(async (options: { url: string; json?: boolean }) => {
-      const { raw, report } = await fetchShadowReport(options.url);
+      const { raw, report } = await fetchShadowReport(options.url, run.config().FXGATE_ADMIN_TOKEN);
       run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
     });
 }

@@ -6,15 +6,18 @@
  * embedded folder: with PostgreSQL the commands open the database themselves.
  *
  * Each request carries the token this process published (`Authorization: Bearer`), compared in
- * constant time, and must come over loopback: anything else is 401 or 403.
+ * constant time, and must come over loopback: anything else is 401 or 403. The admin listener's
+ * own token (FXGATE_ADMIN_TOKEN) is neither needed nor taken here: the published token is the
+ * stronger proof (a fresh secret per process, readable only by the server's user), and a
+ * scraper's credential must not open key management.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import type { AdminRoutes } from '../../lib/admin/admin-listener.js';
+import { bearerTokenMatches } from '../../lib/admin/admin-token.js';
 import type { Config } from '../../lib/config.js';
 import { KeyImportError, KeyImportInvalidError } from '../../lib/keys/key-import.js';
 import type { Closers } from '../closers.js';
@@ -37,14 +40,6 @@ export const STATE_OPERATIONS: readonly AnyStateOperation[] = [
 
 /** A key import file's records can be many: the admin listener's default of 1 MiB would refuse a large one. */
 const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
-
-const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
-
-/** Equal-length digests, so the comparison takes the same time whatever was sent. */
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const sent = /^Bearer ([^\s]+)$/.exec(header ?? '')?.[1] ?? '';
-  return timingSafeEqual(digest(sent), digest(token));
-}
 
 function wireError(error: unknown): { status: number; body: WireError } {
   if (error instanceof KeyImportError) {
@@ -86,6 +81,8 @@ export class CliAdminAccess {
         method: 'POST',
         url: `${CLI_ROUTE_PREFIX}${operation.name}`,
         bodyLimit: BODY_LIMIT_BYTES,
+        // This token, not FXGATE_ADMIN_TOKEN: it proves the caller can read the data folder as the server's user.
+        ownCredential: true,
         handler: (request, reply) => this.handle(operation, request, reply),
       });
     }
@@ -96,7 +93,7 @@ export class CliAdminAccess {
       return reply
         .code(403)
         .send({ error: { message: 'the CLI routes answer loopback clients only', exitCode: EXIT_CODES.failure } });
-    if (!tokenMatches(request.headers.authorization, this.token)) {
+    if (!bearerTokenMatches(request.headers.authorization, this.token)) {
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer')

@@ -1,14 +1,18 @@
 /**
  * Step 2: routing errors. An unknown path is 404 ROUTE_NOT_FOUND; a known path asked with another
- * method is 405 METHOD_NOT_ALLOWED with `Allow`. Both are decided in onRequest, before the body
- * is read or the caller authenticated, because neither depends on who is asking.
+ * method, any that Node's parser accepts, is 405 METHOD_NOT_ALLOWED with `Allow`. Both are
+ * decided in onRequest, before the body is read or the caller authenticated, because neither
+ * depends on who is asking. CONNECT, which Node never routes, gets the same answer on its own
+ * path (connectAnswer), and its connection is closed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import { ApiError } from '../../lib/errors/api-error.js';
+import { type RawAnswer, v3RawAnswer } from '../../lib/http/client-errors.js';
+import type { ConnectRequest } from '../../lib/http/connect-requests.js';
+import { CONNECT, EVERY_METHOD } from '../../lib/http/methods.js';
+import { methodsAt } from '../../lib/http/route-inventory.js';
 import type { OperationMeta } from './operation.js';
-
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 function pathOf(request: FastifyRequest): string {
   const url = request.raw.url ?? '/';
@@ -29,8 +33,8 @@ export function registerMethodNotAllowedRoutes(
     byPath.set(operation.path, methods);
   }
   for (const [path, methods] of byPath) {
-    const allowed = ALL_METHODS.filter((m) => methods.has(m));
-    const others = ALL_METHODS.filter((m) => !methods.has(m));
+    const allowed = EVERY_METHOD.filter((m) => methods.has(m));
+    const others = EVERY_METHOD.filter((m) => !methods.has(m));
     app.route({
       method: others,
       url: path,
@@ -55,4 +59,18 @@ export async function rejectUnroutable(request: FastifyRequest, _reply: FastifyR
       { headers: { allow: allowed.join(', ') } },
     );
   }
+}
+
+/** The answer to a CONNECT request: 405 with the methods its path serves, or 404 where nothing is served (a `host:port` target included). */
+export function connectAnswer(app: FastifyInstance, request: ConnectRequest): RawAnswer {
+  // The 405 catch-alls only refuse; the methods they name are the others'.
+  const allowed =
+    request.path === undefined
+      ? []
+      : methodsAt(app, request.path, EVERY_METHOD, (route) => route.config.methodNotAllowed === undefined);
+  const error =
+    allowed.length > 0
+      ? new ApiError('METHOD_NOT_ALLOWED', { method: CONNECT, allowed }, { headers: { allow: allowed.join(', ') } })
+      : new ApiError('ROUTE_NOT_FOUND', { method: CONNECT, path: request.path ?? request.target });
+  return v3RawAnswer(error, CONNECT, request.requestId);
 }

@@ -1,7 +1,9 @@
 /**
  * Step 7: input validation with zod. Failures become VALIDATION_BODY_FAILED or
  * VALIDATION_QUERY_FAILED with `details.issues[{path, code, message}]`; malformed JSON is a body
- * failure with code `invalid_json`. Money arrives as strings in v3, so JSON.parse is safe here.
+ * failure with code `invalid_json`. Money arrives as strings in v3, so JSON.parse is safe here;
+ * it is the strict parse of lib/json/strict-json.ts, so a key repeated in one object is refused
+ * with code `duplicate_key` and a `__proto__` key with `forbidden_key`, each at the key's path.
  * Before any schema, every key and string value is checked for text the database cannot store
  * (U+0000, unpaired surrogates: src/lib/text.ts), refused with code `invalid_text` at its path.
  */
@@ -9,6 +11,7 @@ import { z } from 'zod';
 
 import { ApiError } from '../../lib/errors/api-error.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
+import { parseStrictJson, StrictJsonError } from '../../lib/json/strict-json.js';
 import { decodeUtf8, INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE, unstorableTextIssues } from '../../lib/text.js';
 
 export function parseJsonBody(raw: Buffer): unknown {
@@ -19,11 +22,11 @@ export function parseJsonBody(raw: Buffer): unknown {
       issues: [{ path: '', code: UNSTORABLE_TEXT_CODE, message: INVALID_UTF8_MESSAGE }],
     });
   try {
-    return JSON.parse(text) as unknown;
+    return parseStrictJson(text);
   } catch (error) {
-    throw new ApiError('VALIDATION_BODY_FAILED', {
-      issues: [{ path: '', code: 'invalid_json', message: error instanceof Error ? error.message : 'malformed JSON' }],
-    });
+    if (error instanceof StrictJsonError)
+      throw new ApiError('VALIDATION_BODY_FAILED', { issues: [error.toIssue()] }, { cause: error });
+    throw error;
   }
 }
 

@@ -16,6 +16,7 @@
  */
 import { isLosslessNumber, parse } from 'lossless-json';
 
+import { findKeyProblem } from '../../lib/json/strict-json.js';
 import { Decimal, DECIMAL_PATTERN, formatDecimal } from '../../lib/money.js';
 import { type ActivePaths, compileJsonPaths, endsHere, intoElement, intoKey, JsonLocation } from './json-paths.js';
 
@@ -32,7 +33,8 @@ export const LEGACY_NUMBER_LIMITS = {
  * in an answer being built would otherwise recurse until the stack overflows). */
 export const LEGACY_JSON_MAX_DEPTH = 64;
 
-export type LegacyJsonParseReason = 'MALFORMED_JSON' | 'TOO_DEEP' | 'INVALID_NUMBER' | 'NUMBER_OUT_OF_RANGE';
+export type LegacyJsonParseReason =
+  'MALFORMED_JSON' | 'DUPLICATE_KEY' | 'FORBIDDEN_KEY' | 'TOO_DEEP' | 'INVALID_NUMBER' | 'NUMBER_OUT_OF_RANGE';
 
 /** The client's body is not acceptable JSON: the legacy 400 (Query validation failed). */
 export class LegacyJsonParseError extends Error {
@@ -163,25 +165,35 @@ function jsonNumberToDecimalOrNull(text: string): Decimal | null {
   }
 }
 
+/** The key scan reports repeats, so the parser keeps the first value rather than throw its own error. */
+const KEEP_FIRST = { onDuplicateKey: () => undefined } as const;
+
 /**
  * Parses a legacy request body from its raw text. Numbers at `amountPaths` (see json-paths.ts)
  * become canonical decimal strings; other numbers become JS numbers when they are exactly safe
- * integers and otherwise stay LosslessNumber. A key repeated with a different value is refused
- * (two readers of the same body must not see two different requests). Throws
- * LegacyJsonParseError.
+ * integers and otherwise stay LosslessNumber. A key repeated in one object, with the same value
+ * or another, and a `__proto__` key are refused at the key's path, as v3 refuses them
+ * (lib/json/strict-json.ts): two readers of the same body must not see two different requests.
+ * Throws LegacyJsonParseError.
  */
 export function parseLegacyJson(text: string, amountPaths: readonly string[] = []): unknown {
   const active = compileJsonPaths(amountPaths);
   let tree: unknown;
   try {
-    // lossless-json refuses a key repeated with a different value (a repeat with the same
-    // value is harmless and kept once).
-    tree = parse(text);
+    tree = parse(text, null, KEEP_FIRST);
   } catch (error) {
     // SyntaxError from the grammar; RangeError from absurd nesting (stack depth).
     const detail = error instanceof Error ? error.message : String(error);
     throw new LegacyJsonParseError('MALFORMED_JSON', '', detail, { cause: error });
   }
+  // lossless-json calls onDuplicateKey only for a repeat with another value: the scan finds every one.
+  const problem = typeof tree === 'object' && tree !== null ? findKeyProblem(text) : null;
+  if (problem !== null)
+    throw new LegacyJsonParseError(
+      problem.reason === 'duplicate_key' ? 'DUPLICATE_KEY' : 'FORBIDDEN_KEY',
+      problem.path,
+      problem.message,
+    );
   return reviveNode(tree, active, new JsonLocation(), 0);
 }
 

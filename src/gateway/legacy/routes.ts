@@ -69,6 +69,19 @@ function routePatterns(generation: LegacyGeneration): RegExp[] {
   );
 }
 
+const PATTERNS: Readonly<Record<LegacyGeneration, readonly RegExp[]>> = {
+  v1: routePatterns('v1'),
+  v2: routePatterns('v2'),
+};
+
+/** What a legacy path (without its query) answers to a method none of its operations has: a known path is METHOD_NOT_ALLOWED, any other ROUTE_NOT_FOUND. */
+export function legacyUnroutedCode(
+  generation: LegacyGeneration,
+  path: string,
+): 'METHOD_NOT_ALLOWED' | 'ROUTE_NOT_FOUND' {
+  return PATTERNS[generation].some((pattern) => pattern.test(path)) ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND';
+}
+
 export async function registerLegacyRoutes(
   app: FastifyInstance,
   options: LegacyRoutesOptions,
@@ -76,7 +89,6 @@ export async function registerLegacyRoutes(
   const { services, mappings } = options;
   const tablesOf = (generation: LegacyGeneration): LegacyErrorTables<LegacyGeneration> =>
     mappings.errors[generation] as LegacyErrorTables<LegacyGeneration>;
-  const patterns = { v1: routePatterns('v1'), v2: routePatterns('v2') };
   const count = (generation: LegacyGeneration, request: FastifyRequest, operation: string = NO_OPERATION) =>
     services.usage?.seen({ generation, operation, caller: null, address: request.ip });
 
@@ -142,12 +154,10 @@ export async function registerLegacyRoutes(
       }
       const fallback = async (request: FastifyRequest, reply: FastifyReply) => {
         count(generation, request);
-        const path = request.url.split('?', 1)[0]!;
-        const known = patterns[generation].some((pattern) => pattern.test(path));
         return legacyErrorReply(
           reply,
           tablesOf(generation),
-          known ? 'METHOD_NOT_ALLOWED' : 'ROUTE_NOT_FOUND',
+          legacyUnroutedCode(generation, request.url.split('?', 1)[0]!),
           generationHeaders(generation, services.reply),
         );
       };

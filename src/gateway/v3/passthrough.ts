@@ -1,6 +1,6 @@
 /**
- * `/v3/*` passed through verbatim to the upstream with @fastify/http-proxy: method, path and
- * query exactly as sent, the body as its bytes (never parsed, so never re-encoded), and the
+ * `/v3/*` passed through verbatim to the upstream with @fastify/http-proxy: method (any but
+ * CONNECT), path and query exactly as sent, the body as its bytes (never parsed, so never re-encoded), and the
  * upstream's status, headers and body bytes back. v3 signs the path, the query and a hash of the
  * body, so anything less than verbatim would break every signature. A write's body is held to
  * v3's own limit here, so an oversized one is refused before anything is sent upstream.
@@ -10,6 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Dispatcher } from 'undici';
 
 import { ApiError } from '../../lib/errors/api-error.js';
+import { EVERY_METHOD } from '../../lib/http/methods.js';
 import { forwardedFor } from '../forwarded-for.js';
 import type { PassthroughObserver } from '../metrics/gateway-metrics.js';
 import { upstreamFailure, upstreamFailureKind } from '../upstream/failure.js';
@@ -109,6 +110,8 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
       upstream: options.origin,
       prefix: V3_PREFIX,
       rewritePrefix: V3_PREFIX,
+      // Every method but CONNECT goes on: v3 answers one it does not serve (405 or 404), as it answers the rest.
+      httpMethods: [...EVERY_METHOD],
       // The body parser above stands instead of the proxy's own, which would hand over the unread stream.
       proxyPayloads: false,
       // The proxy registers @fastify/reply-from too; given the same dispatcher, it opens no pool of its own.

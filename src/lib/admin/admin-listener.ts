@@ -4,10 +4,14 @@
  * never reachable where clients are. It answers only the routes added to it: anything else is
  * a 404, and the data plane registers none of them.
  *
+ * With a token (FXGATE_ADMIN_TOKEN, admin-token.ts), every request must carry it as `Authorization:
+ * Bearer`, a route that checks a credential of its own excepted; without one it refuses to listen
+ * anywhere but on loopback. Request bodies are read with the strict JSON parse.
+ *
  * Routes are added while the servers are built, then the listener starts with all of them; the
  * parts' metrics (Prometheus registries) are served together on `GET /metrics`:
  *
- *   const admin = new AdminListener({ logLevel });
+ *   const admin = new AdminListener({ logLevel, token });
  *   admin.add({ method: 'GET', url: '/admin/shadow/report', handler: async () => ... });
  *   admin.addMetrics(registry);
  *   await admin.listen(host, port);
@@ -15,8 +19,13 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 
+import type { RawAnswer } from '../http/client-errors.js';
+import { answerConnectRequests, type ConnectRequest } from '../http/connect-requests.js';
+import { routeEveryMethod } from '../http/methods.js';
+import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
 import { loggerOptions } from '../logger.js';
 import { MetricsExposition } from '../metrics/exposition.js';
+import { bearerTokenMatches, checkAdminExposure } from './admin-token.js';
 
 export interface AdminRoute {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -25,6 +34,11 @@ export interface AdminRoute {
   readonly handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   /** The largest request body it takes, in bytes; fastify's 1 MiB when unset. */
   readonly bodyLimit?: number;
+  /**
+   * The route checks a credential of its own (the CLI's state routes: the token published in the
+   * data folder), so the admin token is neither asked for nor accepted there.
+   */
+  readonly ownCredential?: boolean;
 }
 
 /** Where the parts of a server add their operator routes. */
@@ -36,6 +50,25 @@ export interface AdminRoutes {
 
 export interface AdminListenerOptions {
   readonly logLevel?: string;
+  /** FXGATE_ADMIN_TOKEN: the bearer token every request must carry; none is asked for without it. */
+  readonly token?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An admin route that checks a credential of its own (AdminRoute.ownCredential). */
+    adminOwnCredential?: boolean;
+  }
+}
+
+const UNAUTHORIZED = {
+  status: 401,
+  error: 'unauthorized',
+  message: 'The admin listener needs Authorization: Bearer <FXGATE_ADMIN_TOKEN>',
+} as const;
+
+function notFound(method: string, path: string): { status: 404; error: 'not_found'; message: string } {
+  return { status: 404, error: 'not_found', message: `The admin listener has no route ${method} ${path}` };
 }
 
 export class AdminListener implements AdminRoutes {
@@ -80,19 +113,42 @@ export class AdminListener implements AdminRoutes {
       exposeHeadRoutes: false,
     });
     this.app = app;
+    // Any method Node accepts reaches the 404 below, not fastify's own answer.
+    routeEveryMethod(app);
+    const { token } = this.options;
+    if (token !== undefined) {
+      // onRequest: before the body is read, and for the routes it has not (404) as for the others.
+      app.addHook('onRequest', async (request, reply) => {
+        if (request.routeOptions.config.adminOwnCredential === true) return undefined;
+        if (bearerTokenMatches(request.headers.authorization, token)) return undefined;
+        return reply.code(401).header('www-authenticate', 'Bearer').send(UNAUTHORIZED);
+      });
+    }
+    // One JSON, one meaning (lib/json/strict-json.ts), as on the public listeners.
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, parseStrictJson(body as string));
+      } catch (error) {
+        const failure =
+          error instanceof StrictJsonError ? error : new StrictJsonError('invalid_json', '', null, 'malformed JSON');
+        done(
+          Object.assign(new Error(`${failure.path === '' ? '' : `${failure.path}: `}${failure.message}`), {
+            statusCode: 400,
+          }),
+        );
+      }
+    });
     for (const route of this.routes)
       app.route({
         method: route.method,
         url: route.url,
         handler: route.handler,
+        config: { adminOwnCredential: route.ownCredential === true },
         ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
       });
     app.setNotFoundHandler(async (request, reply) =>
-      reply.code(404).send({
-        status: 404,
-        error: 'not_found',
-        message: `The admin listener has no route ${request.method} ${request.url.split('?', 1)[0]!}`,
-      }),
+      reply.code(404).send(notFound(request.method, request.url.split('?', 1)[0]!)),
     );
     app.setErrorHandler(async (error, request, reply) => {
       request.log.error({ err: error }, 'admin route failed');
@@ -108,11 +164,21 @@ export class AdminListener implements AdminRoutes {
       });
     });
     await app.ready();
+    answerConnectRequests(app.server, (request) => this.connectAnswer(request), app.log);
     return app;
   }
 
-  /** Builds and listens; returns its URL. */
+  /** CONNECT, which Node never routes: the 401 of a request without the token, else the 404 of any method no route has. */
+  private connectAnswer(request: ConnectRequest): RawAnswer {
+    const { token } = this.options;
+    if (token !== undefined && !bearerTokenMatches(request.headers.authorization, token))
+      return { status: 401, body: JSON.stringify(UNAUTHORIZED), headers: { 'www-authenticate': 'Bearer' } };
+    return { status: 404, body: JSON.stringify(notFound('CONNECT', request.path ?? request.target)), headers: {} };
+  }
+
+  /** Builds and listens; returns its URL. Off loopback without a token, throws AdminTokenRequiredError before anything listens. */
   async listen(host: string, port: number): Promise<string> {
+    checkAdminExposure(host, this.options.token);
     const app = await this.build();
     return app.listen({ host, port });
   }

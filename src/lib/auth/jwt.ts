@@ -8,12 +8,15 @@
 import { type KeyObject, sign, verify } from 'node:crypto';
 
 import type { ErrorCode } from '../errors/catalog.js';
+import { parseStrictJson } from '../json/strict-json.js';
 import { randomHex } from '../random.js';
 
 export const JWT_AUDIENCE = 'developer-api';
 /** Clock skew tolerated on iat, nbf and exp, in seconds. */
 export const JWT_CLOCK_SKEW_SECONDS = 5;
 const NONCE_PATTERN = /^[0-9a-f]{32}$/;
+/** `JWT` in any case (a media type name); without the `u` flag, `i` folds no non-ASCII letter into these. */
+const TYP_PATTERN = /^JWT$/i;
 
 export type TokenFailure =
   | 'TOKEN_MALFORMED' // not a compact JWS, wrong alg or typ, bad nonce, bad claims
@@ -80,10 +83,10 @@ function malformed(message: string): TokenVerificationError {
   return new TokenVerificationError('TOKEN_MALFORMED', message);
 }
 
-/** A segment's JSON object, or null when it is not one. */
+/** A segment's JSON object, or null when it is not one; one with a repeated name is not (RFC 7515 4 and RFC 7519 4 let a verifier refuse it). */
 function jsonObjectOf(segment: string): Record<string, unknown> | null {
   try {
-    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    const value: unknown = parseStrictJson(Buffer.from(segment, 'base64url').toString('utf8'));
     return typeof value === 'object' && value !== null && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : null;
@@ -130,7 +133,8 @@ export interface ParsedApiToken {
 /**
  * Reads a compact JWS API token's header, before any key lookup: alg exactly ES256 (`none`,
  * HS256 and the rest never reach a verifier), no `crit` extension (none is understood), typ JWT
- * when present, a kid and a 32-hex nonce. Throws a TokenVerificationError.
+ * (required, in any case: RFC 7515 4.1.9), a kid and a 32-hex nonce. Throws a
+ * TokenVerificationError.
  */
 export function parseApiToken(token: string): ParsedApiToken {
   const segments = token.split('.');
@@ -141,7 +145,8 @@ export function parseApiToken(token: string): ParsedApiToken {
   if (!header) throw malformed('not a JWT');
   if (header.alg !== 'ES256') throw malformed('alg must be ES256');
   if (header.crit !== undefined) throw malformed('no crit extension is supported');
-  if (header.typ !== undefined && header.typ !== 'JWT') throw malformed('typ must be JWT');
+  // Required: every documented recipe and every fxgate signer sends it, and it tells an API token from another JWS the same key signed.
+  if (typeof header.typ !== 'string' || !TYP_PATTERN.test(header.typ)) throw malformed('typ must be JWT');
   if (typeof header.kid !== 'string' || header.kid.length === 0)
     throw new TokenVerificationError('KEY_MISSING', 'kid missing');
   const nonce = header.nonce;

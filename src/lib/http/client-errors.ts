@@ -128,12 +128,17 @@ function isWrite(method: string | undefined): boolean {
 
 /** The v3 answer: the catalog's envelope and the ids every v3 answer carries. */
 export function v3ClientErrorAnswer(request: ClientErrorRequest): RawAnswer {
-  const error = new ApiError(request.code);
+  return v3RawAnswer(new ApiError(request.code), request.method, request.requestId);
+}
+
+/** An ApiError as a raw v3 answer: its envelope, its own headers (`Allow`) and the ids every v3 answer carries. */
+export function v3RawAnswer(error: ApiError, method: string | undefined, requestId: string): RawAnswer {
   return {
     status: error.statusCode,
-    body: JSON.stringify(error.toEnvelope(isWrite(request.method))),
+    body: JSON.stringify(error.toEnvelope(isWrite(method))),
     headers: {
-      'x-request-id': request.requestId,
+      ...error.headers,
+      'x-request-id': requestId,
       'x-trace-id': randomHex(16),
       'x-request-timestamp': new Date().toISOString(),
     },
@@ -153,7 +158,7 @@ export function renderRawResponse(answer: RawAnswer): string {
 }
 
 /** Sends the last bytes and half-closes; the socket goes when the client closes its side or after LINGER_MS. */
-function answerAndClose(socket: Socket, bytes: string): void {
+export function answerAndClose(socket: Socket, bytes: string): void {
   socket.end(bytes);
   const linger = setTimeout(() => socket.destroy(), LINGER_MS);
   linger.unref();

@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 
 import { keyName, MODES, parseKeyName, SCOPES } from '../auth/credentials.js';
+import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
 
 export const keyFileSchema = z
   .object({
@@ -51,8 +52,21 @@ export function loadKey(file: KeyFile): LoadedKey {
   return { file, privateKey: createPrivateKey(file.privateKey), publicKey: createPublicKey(file.publicKey) };
 }
 
+/** Read as strictly as a request body: a repeated key could name one key to one reader and another to the next. */
 export async function readKeyFile(path: string): Promise<LoadedKey> {
-  const parsed = keyFileSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
+  let json: unknown;
+  try {
+    json = parseStrictJson(await readFile(path, 'utf8'));
+  } catch (error) {
+    if (!(error instanceof StrictJsonError)) throw error;
+    throw new Error(
+      `${path} is not an fxgate key file: ${error.path === '' ? '' : `${error.path}: `}${error.message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const parsed = keyFileSchema.safeParse(json);
   if (!parsed.success)
     throw new Error(
       `${path} is not an fxgate key file: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

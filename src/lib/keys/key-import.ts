@@ -22,6 +22,7 @@ import { readFile } from 'node:fs/promises';
 
 import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../auth/credentials.js';
 import type { Database, Queryable } from '../db/database.js';
+import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
 import { ensureOrgIn, InvalidCidrError, normaliseCidrs } from './key-registry.js';
 
 /** One key to register, checked and in the registry's spelling. */
@@ -126,8 +127,14 @@ function lineAt(text: string, offset: number): number {
   return line;
 }
 
-/** The line of a JSON.parse failure, when its message gives the position. */
+/** The line of a parse failure: a repeated or `__proto__` key's own, or where JSON.parse's message says it stopped. */
 function parseFailure(text: string, error: unknown, lineOffset = 0): KeyImportProblem {
+  if (error instanceof StrictJsonError && error.reason !== 'invalid_json')
+    return {
+      line: lineOffset + lineAt(text, error.offset ?? 0),
+      field: error.path,
+      message: `${error.message}: a record must say one thing to every reader`,
+    };
   const message = error instanceof Error ? error.message : String(error);
   const position = /position (\d+)/.exec(message);
   return {
@@ -138,7 +145,7 @@ function parseFailure(text: string, error: unknown, lineOffset = 0): KeyImportPr
 }
 
 /**
- * The line where each element of a top-level JSON array starts. Only for text that JSON.parse
+ * The line where each element of a top-level JSON array starts. Only for text that the parse
  * accepted, so the scan needs to know nothing but strings and nesting; one pass, however long
  * the file.
  */
@@ -175,7 +182,7 @@ function arrayElementLines(text: string): number[] {
 
 function tryParse(text: string): { ok: true; value: unknown } | { ok: false; error: unknown } {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseStrictJson(text) };
   } catch (error) {
     return { ok: false, error };
   }

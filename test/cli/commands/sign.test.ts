@@ -3,7 +3,7 @@
  * function behind it. `--legacy` prints the headers of a v1/v2 request; its token is checked by
  * the project's verifier with the legacy lifetime and, independently, by jose.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -209,6 +209,24 @@ describe('fxgate sign for v3', () => {
       headers.get('X-Request-Signature')!,
     );
     expect(check).toBe('VALID');
+  });
+
+  it('refuses a key file with a key written twice, naming the key and its path, whatever the values', async () => {
+    const text = await readFile(livePath, 'utf8');
+    for (const [name, edited, path] of [
+      ['another mode', text.replace(/\n}\s*$/, ',\n  "mode": "sandbox"\n}\n'), 'mode'],
+      ['the same name', text.replace(/\n}\s*$/, `,\n  "name": ${JSON.stringify(live.file.name)}\n}\n`), 'name'],
+    ] as const) {
+      const twice = join(dir, `twice-${path}.json`);
+      await writeFile(twice, edited, { mode: 0o600 });
+      expect(JSON.parse(edited), name).toMatchObject({ orgId: live.file.orgId });
+      const refused = await fxgate(['sign', '--key', twice, '--method', 'GET', '--path', '/v3/fx/pairs']);
+      expect(refused, name).toMatchObject({
+        code: EXIT_CODES.usage,
+        stdout: '',
+        stderr: expect.stringContaining(`is not an fxgate key file: ${path}: the key "${path}" appears more than once`),
+      });
+    }
   });
 
   it('refuses to sign a v3 request without --method and --path, as a usage error pointing to --legacy', async () => {

@@ -565,3 +565,79 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     }
   });
 });
+
+describe('fxgate all with FXGATE_ADMIN_TOKEN', () => {
+  const TOKEN = 'b9Hq2Lm7Xc4Vt1Nz8Kr5Wp3Ys6Fd0Gj2';
+  let server: Server | null = null;
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it(
+    'asks every operator route for the token, leaves the state routes to their own, and its commands send what they need',
+    { timeout: 120_000 },
+    async () => {
+      server = await startServer({ FXGATE_ADMIN_TOKEN: TOKEN });
+      const adminUrl = server.started.adminUrl!;
+      for (const path of ['/metrics', '/admin/usage', '/admin/shadow/report']) {
+        for (const authorization of [undefined, `Bearer ${'x'.repeat(32)}`, `Bearer ${TOKEN.slice(1)}`]) {
+          const refused = await request(`${adminUrl}${path}`, {
+            headers: authorization === undefined ? {} : { authorization },
+          });
+          expect([path, refused.statusCode, refused.headers['www-authenticate']]).toEqual([path, 401, 'Bearer']);
+          expect(await refused.body.json()).toMatchObject({ status: 401, error: 'unauthorized' });
+        }
+        const served = await request(`${adminUrl}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        expect([path, served.statusCode]).toEqual([path, 200]);
+        await served.body.dump();
+      }
+
+      // The state commands (usage included) go through the state routes with the token of the data folder only.
+      const listed = await fxgate('keys', 'list', '--org', server.started.sandbox.orgId);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain(server.started.sandbox.keyName);
+      const usage = await fxgate('usage', '--format', 'json');
+      expect(usage.code, usage.stderr).toBe(0);
+
+      // `fxgate diff report` sends FXGATE_ADMIN_TOKEN from its environment, and says what is wrong without it.
+      const withToken = await runFxgate(['diff', 'report', '--url', adminUrl, '--json'], {
+        FXGATE_DATA_DIR: dataDir,
+        FXGATE_ADMIN_TOKEN: TOKEN,
+      });
+      expect(withToken.code, withToken.stderr).toBe(0);
+      expect(JSON.parse(withToken.stdout)).toEqual({ since: null, operations: [] });
+      const without = await runFxgate(['diff', 'report', '--url', adminUrl], { FXGATE_DATA_DIR: dataDir });
+      expect(without).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `fxgate: ${adminUrl}/admin/shadow/report answered 401: the admin listener has a token; set FXGATE_ADMIN_TOKEN to it\n`,
+      });
+      const wrong = await runFxgate(['diff', 'report', '--url', adminUrl], {
+        FXGATE_DATA_DIR: dataDir,
+        FXGATE_ADMIN_TOKEN: 'y'.repeat(32),
+      });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain("FXGATE_ADMIN_TOKEN is not the admin listener's token");
+      await server.stop();
+      server = null;
+    },
+  );
+
+  it('refuses to start with the admin listener off loopback and no token, before it opens the data folder', async () => {
+    // A TEST-NET address no interface has: were the refusal missing, binding it would fail rather than expose anything.
+    const refused = await runFxgate(['all'], {
+      FXGATE_DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      FXGATE_ADMIN_HOST: '192.0.2.1',
+      LOG_LEVEL: 'silent',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(
+      'fxgate: the admin listener would bind 192.0.2.1, which is not a loopback address, and FXGATE_ADMIN_TOKEN is not set',
+    );
+    expect(await exists(join(dataDir, PGLITE_LOCK_FILE))).toBe(false);
+  });
+});

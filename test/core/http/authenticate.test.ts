@@ -127,8 +127,14 @@ describe('bearer token', () => {
     ['nonce not 32 hex', (t) => (t.header.nonce = 'abc')],
     ['missing nonce', (t) => delete t.header.nonce],
     ['typ other than JWT', (t) => (t.header.typ = 'at+jwt')],
+    ['missing typ', (t) => delete t.header.typ],
+    ['typ as a media type', (t) => (t.header.typ = 'application/jwt')],
   ])('AUTH_TOKEN_INVALID for %s', async (_name, edit) => {
     expectError(await sendWithToken(edit), 401, 'AUTH_TOKEN_INVALID');
+  });
+
+  it.each(['jwt', 'Jwt'])('accepts typ %s: a media type name is compared without case', async (typ) => {
+    expect((await sendWithToken((t) => (t.header.typ = typ))).status).toBe(200);
   });
 
   it("accepts a token with any configured issuer, the legacy service's name included", async () => {

@@ -61,6 +61,30 @@ describe('body', () => {
     expect(log.count('echo')).toBe(before);
   });
 
+  it.each<[string, string, string]>([
+    ['at the top, another value', '{"amount":"1.00","currency":"USD","amount":"99999.00"}', 'amount'],
+    ['at the top, the same value', '{"amount":"1.00","amount":"1.00","currency":"USD"}', 'amount'],
+    ['nested, another value', '{"amount":"1.00","currency":"USD","metadata":{"a":"x","a":"y"}}', 'metadata.a'],
+    ['nested, the same value', '{"amount":"1.00","currency":"USD","metadata":{"a":"x","a":"x"}}', 'metadata.a'],
+    ['spelt with an escape', '{"amount":"1.00","currency":"USD","\\u0061mount":"2.00"}', 'amount'],
+  ])('refuses a key repeated %s with duplicate_key at its path, before any handler', async (_name, body, path) => {
+    const before = log.count('echo');
+    const error = expectV3Error(await echo(body), 'VALIDATION_BODY_FAILED');
+    expect(issuesOf(error)).toEqual([
+      { path, code: 'duplicate_key', message: expect.stringMatching(/more than once/) },
+    ]);
+    expect(log.count('echo')).toBe(before);
+  });
+
+  it.each<[string, string]>([
+    ['{"amount":"1.00","currency":"USD","__proto__":{"polluted":"yes"}}', '__proto__'],
+    ['{"amount":"1.00","currency":"USD","metadata":{"__proto__":"x"}}', 'metadata.__proto__'],
+  ])('refuses the __proto__ key of %s with forbidden_key, polluting nothing', async (body, path) => {
+    const error = expectV3Error(await echo(body), 'VALIDATION_BODY_FAILED');
+    expect(pathsAndCodes(error)).toEqual([[path, 'forbidden_key']]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it.each([
     ['a number amount', { amount: 5, currency: 'USD' }, [['amount', 'invalid_type']]],
     ['a number currency', { amount: '5', currency: 840 }, [['currency', 'invalid_type']]],

@@ -96,7 +96,7 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
 
     const nonce = newNonce();
     const byJose = await new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid: KEY_NAME, nonce })
+      .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: KEY_NAME, nonce })
       .setIssuer(ISSUER)
       .setSubject(KEY_NAME)
       .setAudience([JWT_AUDIENCE])
@@ -129,6 +129,22 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     ['alg ES384', () => craft(goodHeader({ alg: 'ES384' }), goodClaims()), 'TOKEN_MALFORMED'],
     ['a crit extension', () => craft(goodHeader({ crit: ['b64'], b64: false }), goodClaims()), 'TOKEN_MALFORMED'],
     ['typ other than JWT', () => craft(goodHeader({ typ: 'at+jwt' }), goodClaims()), 'TOKEN_MALFORMED'],
+    ['no typ', () => craft(goodHeader({ typ: undefined }), goodClaims()), 'TOKEN_MALFORMED'],
+    ['typ null', () => craft(goodHeader({ typ: null }), goodClaims()), 'TOKEN_MALFORMED'],
+    ['typ as a list', () => craft(goodHeader({ typ: ['JWT'] }), goodClaims()), 'TOKEN_MALFORMED'],
+    ['typ as a media type', () => craft(goodHeader({ typ: 'application/jwt' }), goodClaims()), 'TOKEN_MALFORMED'],
+    ['typ with a space', () => craft(goodHeader({ typ: 'JWT ' }), goodClaims()), 'TOKEN_MALFORMED'],
+    // Only ASCII letters are compared without case: a fullwidth letter is another letter.
+    ['typ JWT in look-alike letters', () => craft(goodHeader({ typ: 'ＪWT' }), goodClaims()), 'TOKEN_MALFORMED'],
+    [
+      'a repeated header parameter',
+      () =>
+        craft(
+          `{"alg":"ES256","typ":"JWT","kid":"${KEY_NAME}","kid":"${KEY_NAME}","nonce":"${newNonce()}"}`,
+          goodClaims(),
+        ),
+      'TOKEN_MALFORMED',
+    ],
     ['no kid', () => craft(goodHeader({ kid: undefined }), goodClaims()), 'KEY_MISSING'],
     [
       'an unknown kid',
@@ -229,7 +245,7 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
     });
     const nonce = newNonce();
     const byJose = await new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid: KEY_NAME, nonce })
+      .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: KEY_NAME, nonce })
       .setIssuer(ISSUERS[1])
       .setSubject(KEY_NAME)
       .setAudience([JWT_AUDIENCE])
@@ -249,6 +265,13 @@ describe.each(VERIFY_ON)('verifyApiToken, verifying on the %s', (where) => {
       message: 'unexpected iss',
     });
   });
+
+  it.each(['JWT', 'jwt', 'Jwt', 'jWt'])(
+    'accepts typ %s: a media type name, compared without case (RFC 7515 4.1.9)',
+    async (typ) => {
+      expect(await failureOf(craft(goodHeader({ typ }), goodClaims()))).toBe('accepted');
+    },
+  );
 
   it('accepts exp one second inside the skew, and nbf and iat at the edge of it', async () => {
     expect(

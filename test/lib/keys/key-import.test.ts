@@ -275,6 +275,27 @@ describe('reading key records', () => {
     ]);
   });
 
+  it('refuses a key repeated in a record, in every form of file, at the line and path of the repeat', () => {
+    const good = record();
+    // The second mode would make a live key of what another reader takes as sandbox.
+    const repeated = JSON.stringify(good).replace(/}$/, ',"mode":"sandbox"}');
+    const same = JSON.stringify(good).replace(/}$/, `,"orgId":${JSON.stringify(good.orgId)}}`);
+    const message = expect.stringMatching(/appears more than once in the same object/);
+    expect(problemsOf(repeated, 'one.json')).toEqual([{ line: 1, field: 'mode', message }]);
+    expect(problemsOf(same, 'one.json')).toEqual([{ line: 1, field: 'orgId', message }]);
+    expect(problemsOf(`${JSON.stringify(record())}\n${repeated}\n`)).toEqual([{ line: 2, field: 'mode', message }]);
+    expect(problemsOf(`[\n${JSON.stringify(record())},\n${same}\n]`, 'many.json')).toEqual([
+      { line: 3, field: '[1].orgId', message },
+    ]);
+    const pretty = `${JSON.stringify(good, null, 2).replace(/\n}$/, ',\n  "scopes": ["view", "trade"]\n}')}`;
+    expect(problemsOf(pretty, 'pretty.json')).toEqual([
+      { line: pretty.split('\n').length - 1, field: 'scopes', message },
+    ]);
+    expect(
+      problemsOf(JSON.stringify({ ...good, ipAllowlist: [] }).replace(/}$/, ',"__proto__":{}}'), 'one.json'),
+    ).toEqual([{ line: 1, field: '__proto__', message: expect.stringMatching(/__proto__/) }]);
+  });
+
   it('names the file, the line and the field in its message, as file:line: field:', () => {
     let caught: unknown;
     try {

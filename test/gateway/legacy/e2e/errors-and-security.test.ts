@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { V3RequestSigner } from '../../../../src/lib/auth/request-signer.js';
 import { idToLegacyUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../../../support/book-fixtures.js';
@@ -313,6 +314,77 @@ describe('text v3 cannot store', () => {
   );
 });
 
+describe('one JSON, one meaning: a key repeated in a body is refused on every generation', () => {
+  const QUOTE = '"buy":"EUR","sell":"USD","referencedUnit":"EUR"';
+  const V3_QUOTE = '"buyCurrency":"EUR","sellCurrency":"USD","amountCurrency":"EUR"';
+
+  async function quotesOf(orgId: string): Promise<number> {
+    const { rows } = await h.core.db.query<{ n: number }>('SELECT count(*)::int AS n FROM quotes WHERE org_id = $1', [
+      orgId,
+    ]);
+    return rows[0]!.n;
+  }
+
+  const LEGACY_BODIES = [
+    ['at the top, another value', `{"amount":1,${QUOTE},"amount":99999}`],
+    ['at the top, the same value', `{"amount":1,"amount":1,${QUOTE}}`],
+    ['nested, another value', `{"amount":1,${QUOTE},"extra":{"a":1,"a":2}}`],
+    ['nested, the same value', `{"amount":1,${QUOTE},"extra":{"a":1,"a":1}}`],
+    ['a __proto__ key', `{"amount":1,${QUOTE},"__proto__":{"amount":2}}`],
+  ] as const;
+
+  it.each(['v1', 'v2'] as const)(
+    '%s: each is the legacy 400 Query validation failed, and no quote is made',
+    async (generation) => {
+      const before = await quotesOf(key.file.orgId);
+      for (const [name, body] of LEGACY_BODIES) {
+        const response = await h.call(generation, key, {
+          path: 'generate_quote',
+          body,
+          headers: { 'idempotency-key': idemKey() },
+        });
+        expect([response.status, response.json()], name).toEqual([
+          400,
+          { status: 'error', message: 'Query validation failed' },
+        ]);
+        if (generation === 'v1') expect(response.headers.sunset).toBe('Thu, 31 Dec 2026 23:59:59 GMT');
+      }
+      expect(await quotesOf(key.file.orgId)).toBe(before);
+      // The same quote written once is served.
+      const once = await h.call(generation, key, {
+        path: 'generate_quote',
+        body: `{"amount":1,${QUOTE}}`,
+        headers: { 'idempotency-key': idemKey() },
+      });
+      expect(once.status, once.text).toBe(200);
+    },
+  );
+
+  it.each<[string, string, string]>([
+    ['at the top, another value', `{"amount":"1.00",${V3_QUOTE},"amount":"99999.00"}`, 'amount'],
+    ['at the top, the same value', `{"amount":"1.00","amount":"1.00",${V3_QUOTE}}`, 'amount'],
+    ['nested, another value', `{"amount":"1.00",${V3_QUOTE},"x":[{"a":1,"a":2}]}`, 'x[0].a'],
+    ['nested, the same value', `{"amount":"1.00",${V3_QUOTE},"x":{"a":1,"a":1}}`, 'x.a'],
+  ])(
+    '/v3 through the gateway, %s: v3 400 VALIDATION_BODY_FAILED duplicate_key at its path',
+    async (_name, body, path) => {
+      const before = await quotesOf(key.file.orgId);
+      const idempotencyKey = idemKey();
+      const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
+      const auth = await signer.headers({ method: 'POST', pathAndQuery: '/v3/fx/quotes', body, idempotencyKey });
+      const response = await h.send({ method: 'POST', path: '/v3/fx/quotes', body, headers: auth });
+      expect(response.status, response.text).toBe(400);
+      expect(response.json()).toMatchObject({
+        error: {
+          code: 'VALIDATION_BODY_FAILED',
+          details: { issues: [{ path, code: 'duplicate_key', message: expect.stringMatching(/more than once/) }] },
+        },
+      });
+      expect(await quotesOf(key.file.orgId)).toBe(before);
+    },
+  );
+});
+
 describe('security', () => {
   it('a replayed legacy token is refused', async () => {
     const token = h.token(key);
@@ -332,6 +404,30 @@ describe('security', () => {
     for (const token of [none, hs256]) {
       const response = await h.v2(key, { path: 'balances', headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(401);
+    }
+  });
+
+  it('a token without typ, or with another typ, is refused; typ in any case is taken', async () => {
+    const { header, payload } = standardToken({ keyName: key.file.name, issuer: TEST_ISSUER });
+    const sign = (changed: Record<string, unknown>) =>
+      makeJwt({ ...changed, nonce: randomUUID().replaceAll('-', '') }, payload, { kind: 'es256', key: key.privateKey });
+    const { typ: _typ, ...withoutTyp } = header;
+    for (const generation of ['v1', 'v2'] as const) {
+      for (const refused of [withoutTyp, { ...header, typ: 'at+jwt' }, { ...header, typ: null }]) {
+        const response = await h.call(generation, key, {
+          path: 'balances',
+          headers: { authorization: `Bearer ${sign(refused)}` },
+        });
+        expect([response.status, response.json()], JSON.stringify(refused)).toEqual([
+          401,
+          { status: 'error', message: AUTH_MESSAGE },
+        ]);
+      }
+      const lower = await h.call(generation, key, {
+        path: 'balances',
+        headers: { authorization: `Bearer ${sign({ ...header, typ: 'jwt' })}` },
+      });
+      expect(lower.status, lower.text).toBe(200);
     }
   });
 
