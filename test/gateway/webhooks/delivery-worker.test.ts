@@ -14,6 +14,7 @@ import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js'
 import type { Database } from '../../../src/lib/db/database.js';
 import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { webhookPolicies } from '../../../src/lib/net/destination-policy.js';
 import type { WebhookFetcher, WebhookRequest } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, retryDelayFor } from '../../../src/lib/webhooks/retry-schedule.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
@@ -77,13 +78,12 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     count = 1,
     at: Date = clock,
   ): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
-    const { subscription, secret } = await addSubscription(db, sealer, {
-      orgId: newUuid(),
-      mode: 'sandbox',
-      url: 'https://receiver.example/hooks',
-      events: ['deposits'],
-      at,
-    });
+    const { subscription, secret } = await addSubscription(
+      db,
+      sealer,
+      { orgId: newUuid(), mode: 'sandbox', url: 'https://receiver.example/hooks', events: ['deposits'], at },
+      webhookPolicies(),
+    );
     const deliveryIds: string[] = [];
     const bodies: string[] = [];
     for (let index = 0; index < count; index += 1) {
