@@ -10,7 +10,7 @@ export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'UND_ERR_CONNECT_TIMEOUT',
-  // The destination policy refused the address before any socket was opened (src/lib/net/).
+  // The destination policy refused the address before a byte of the request was sent (src/lib/net/).
   'FXGATE_DESTINATION_REFUSED',
 ]);
 

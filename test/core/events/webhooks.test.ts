@@ -1,8 +1,10 @@
 /**
  * Webhooks end to end (docs/contract.md#webhooks): the endpoint API and its URL rules, and the
  * delivery worker against a real receiver (fastify on 127.0.0.1 that records every request and
- * can answer 500, hang, or be down). Events are recorded with recordEvent in a transaction, as
- * the state changes record them. Time moves through an injected clock, never by sleeping.
+ * can answer 500, hang, redirect, or be down). The workers resolve names with a test resolver,
+ * never real DNS: a destination the policy refuses is shown to reach no socket at all. Events are
+ * recorded with recordEvent in a transaction, as the state changes record them. Time moves
+ * through an injected clock, never by sleeping.
  *
  * PostgreSQL runs the 'lock' claim mode (and the two-worker test runs 'lease' as well); the last
  * block runs PGlite, whose worker uses leases so a slow receiver cannot stall the API.
@@ -40,8 +42,8 @@ import { SealedSecretError, SecretSealer } from '../../../src/lib/db/sealed-secr
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';
 import { verifyWebhookSignature } from '../../../src/lib/webhooks/signature.js';
-import { testServices } from '../../support/services.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
+import { testServices } from '../../support/services.js';
 import { expectV3Error, hasKeyDeep } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
 
