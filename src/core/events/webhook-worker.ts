@@ -353,7 +353,7 @@ export class WebhookDeliveryWorker {
       ...signWebhook(secret, body, Math.floor(attemptedAt.getTime() / 1000)),
     };
     // An endpoint stored before the policy, or by a process with another allowance: nothing is sent.
-    const refusal = this.destinations[row.environment].refusalOf(new URL(row.url));
+    const refusal = this.destinations[row.environment].refusalOf(row.url);
     if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
     return attemptDelivery(
       this.fetchers[row.environment],

@@ -321,7 +321,7 @@ export class LegacyDeliveryWorker {
       [LEGACY_SIGNATURE_HEADER]: signLegacyWebhook(secret, body),
     };
     // A subscription stored before the policy, or by a process with another allowance: nothing is sent.
-    const refusal = this.destinations[row.mode].refusalOf(new URL(row.url));
+    const refusal = this.destinations[row.mode].refusalOf(row.url);
     if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
     return attemptDelivery(
       this.fetchers[row.mode],

@@ -101,10 +101,13 @@ export class DestinationPolicy {
   }
 
   /**
-   * At registration: why the URL's host, as written, is refused, or null. A name allowed here
-   * is checked again, resolved, at every connection.
+   * On the URL's host as written (at registration, and again before every attempt): why it is
+   * refused, or null. A name allowed here is checked again, resolved, at every connection. Text
+   * that is no URL is refused as such.
    */
-  refusalOf(url: URL): string | null {
+  refusalOf(target: URL | string): string | null {
+    if (typeof target === 'string' && !URL.canParse(target)) return `${target.slice(0, 200)} is not an absolute URL`;
+    const url = typeof target === 'string' ? new URL(target) : target;
     if (this.isExact(url.hostname, effectivePort(url))) return null;
     const literal = parseIpLiteral(url.hostname);
     if (literal === null) return this.nameRefusal(normaliseName(url.hostname));
@@ -148,7 +151,8 @@ export class DestinationPolicy {
       const refused = this.refusedAddress(address);
       if (refused !== null)
         throw new DestinationRefusedError(this.because(`${name} resolved to ${refused.text}, ${refused.description}`));
-      addresses.push({ address: address.toString(), family: address.kind() === 'ipv4' ? 4 : 6 });
+      // As the resolver wrote it (an IPv6 zone included): it is the text just checked.
+      addresses.push({ address: entry.address, family: address.kind() === 'ipv4' ? 4 : 6 });
     }
     if (addresses.length === 0)
       throw Object.assign(new Error(`${name} resolved to no address`), { code: 'ENOTFOUND', hostname: name });

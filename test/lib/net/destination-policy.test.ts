@@ -24,7 +24,10 @@ function refusal(policy: DestinationPolicy, url: string): string | null {
   return policy.refusalOf(new URL(url));
 }
 
-/** Every way the URL parser lets an IPv4 address be written that it turns back into that address. */
+/**
+ * Every way the URL parser lets an IPv4 address be written that it turns back into that address,
+ * and its IPv4-compatible IPv6 form, which a socket sends towards the IPv6 network instead.
+ */
 function ipv4Disguises(address: string): { readonly name: string; readonly host: string }[] {
   const octets = address.split('.').map(Number) as [number, number, number, number];
   const [a, b, c, d] = octets;
@@ -41,6 +44,8 @@ function ipv4Disguises(address: string): { readonly name: string; readonly host:
     { name: 'IPv4-mapped', host: `[::ffff:${address}]` },
     { name: 'IPv4-mapped, hex, mixed case', host: `[::FFFF:${hexGroups.join(':').toUpperCase()}]` },
     { name: 'IPv4-mapped, expanded', host: `[0:0:0:0:0:ffff:${address}]` },
+    // ::0.0.0.0 and ::0.0.0.1 are :: and ::1 themselves.
+    { name: 'IPv4-compatible', host: value > 1 ? `[::${address}]` : `[::ffff:${address}]` },
     { name: 'trailing dot', host: `${address}.` },
     { name: 'percent-encoded', host: [...address].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('') },
   ];
@@ -106,7 +111,7 @@ describe('the destination policy at registration', () => {
         }
       }
     }
-    expect(checked).toBe(REFUSED_IPV4.length * 12 * 2);
+    expect(checked).toBe(REFUSED_IPV4.length * 13 * 2);
   });
 
   it('writes the reason an integrator can act on', () => {
@@ -118,6 +123,9 @@ describe('the destination policy at registration', () => {
     );
     expect(refusal(live, 'http://0x7f000001/metrics')).toBe(`127.0.0.1 is a loopback address; ${LIVE_REQUIREMENT}`);
     expect(refusal(sandbox, 'https://10.0.0.1/')).toBe(`10.0.0.1 is a private address; ${SANDBOX_REQUIREMENT}`);
+    // A stored URL is checked as text, and text that is no URL is refused rather than thrown.
+    expect(live.refusalOf('https://10.0.0.1/')).toBe(`10.0.0.1 is a private address; ${LIVE_REQUIREMENT}`);
+    expect(live.refusalOf('not a url')).toBe('not a url is not an absolute URL');
   });
 
   it('refuses every refused IPv6 block in live, however it is written', () => {
@@ -133,7 +141,9 @@ describe('the destination policy at registration', () => {
   it('allows loopback, in every disguise, in the sandbox only', () => {
     for (const address of ['127.0.0.1', '127.255.0.9']) {
       for (const { name, host } of ipv4Disguises(address)) {
-        expect(refusal(sandbox, `http://${host}:9000/hook`), `${name}: ${host}`).toBeNull();
+        // The IPv4-compatible form leaves the machine: refused in the sandbox too (below).
+        if (name !== 'IPv4-compatible')
+          expect(refusal(sandbox, `http://${host}:9000/hook`), `${name}: ${host}`).toBeNull();
         expect(refusal(live, `http://${host}:9000/hook`), `${name}: ${host}`).toMatch(/a loopback address/);
       }
     }
