@@ -5,6 +5,7 @@
 import { join, resolve } from 'node:path';
 
 import { type Config, ConfigError, loadConfig } from '../lib/config.js';
+import { AllowedNetworks } from '../lib/net/allowed-networks.js';
 import { usageError } from './exit.js';
 
 export function cliConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): Config {
@@ -27,4 +28,9 @@ export function cliConfig(env: Readonly<Record<string, string | undefined>>, cwd
 /** Where the gateway keeps its own v3 key files. */
 export function upstreamKeysDir(config: Config): string {
   return config.FXGATE_UPSTREAM_KEYS_DIR ?? join(config.FXGATE_DATA_DIR, 'gateway-keys');
+}
+
+/** The private networks outbound calls may reach (FXGATE_WEBHOOK_ALLOWED_NETWORKS, checked when the configuration was read). */
+export function allowedNetworks(config: Config): AllowedNetworks {
+  return AllowedNetworks.of(config.FXGATE_WEBHOOK_ALLOWED_NETWORKS);
 }

@@ -23,9 +23,10 @@ import { AdminTokenRequiredError, checkAdminExposure } from '../lib/admin/admin-
 import { type Config, signingIssuer } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
+import { ExactDestinations } from '../lib/net/destination-policy.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import type { Closers } from './closers.js';
-import { upstreamKeysDir } from './config.js';
+import { allowedNetworks, upstreamKeysDir } from './config.js';
 import { usageError } from './exit.js';
 import { openRegistry, openStore, type Registry, type Warn } from './runtime.js';
 import { listen } from './serve.js';
@@ -47,6 +48,7 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
       },
     },
     webhookWorker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
+    outbound: { networks: allowedNetworks(config) },
   };
 }
 
@@ -54,6 +56,11 @@ export interface StartedCore {
   readonly app: FastifyInstance;
   readonly deps: Registry;
   readonly store: EphemeralStore;
+  /**
+   * host:port destinations the core's webhooks may reach whatever their address, empty until
+   * allowed: `fxgate all` allows its own public listener (never the admin listener).
+   */
+  readonly ownDestinations: ExactDestinations;
 }
 
 export interface StartCoreOptions {
@@ -73,12 +80,18 @@ export async function startCore(config: Config, closers: Closers, options: Start
   // Kept only where they can be read: on the admin listener.
   const metrics = admin === null ? undefined : new CoreMetrics({ db: deps.db });
   if (metrics !== undefined) admin?.addMetrics(metrics.registry);
+  const ownDestinations = new ExactDestinations();
+  const configured = coreOptions(config, extraTrustedProxies);
   const app = await buildCoreApp(
     { db: deps.db, store, registry: deps.registry, rates },
-    { ...coreOptions(config, extraTrustedProxies), ...(metrics === undefined ? {} : { metrics }) },
+    {
+      ...configured,
+      outbound: { ...configured.outbound, exact: ownDestinations },
+      ...(metrics === undefined ? {} : { metrics }),
+    },
   );
   closers.add('core server', () => app.close());
-  return { app, deps, store };
+  return { app, deps, store, ownDestinations };
 }
 
 export { upstreamKeysDir };
@@ -111,6 +124,7 @@ export function legacyWebhooks(config: Config, deps: GatewayDependencies): Legac
     db: deps.database,
     callbackBaseUrl: config.FXGATE_GATEWAY_WEBHOOK_URL ?? deps.ownWebhookBase ?? null,
     worker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
+    outbound: { networks: allowedNetworks(config) },
   });
 }
 
@@ -138,6 +152,7 @@ export function shadowOptions(config: Config): ShadowOptions | undefined {
     sample: config.FXGATE_SHADOW_SAMPLE,
     serve: config.FXGATE_SHADOW_SERVE,
     cutoverOrgs: config.FXGATE_CUTOVER_ORGS,
+    outbound: { networks: allowedNetworks(config) },
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 
+import type { Mode } from '../lib/auth/credentials.js';
 import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { SecretSealer } from '../lib/db/sealed-secrets.js';
@@ -16,6 +17,7 @@ import { trackRoutes } from '../lib/http/route-inventory.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
+import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../lib/net/destination-policy.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { openEndpointSecretSealer } from './events/webhook-endpoints.js';
@@ -79,6 +81,12 @@ export interface CoreOptions {
   };
   /** The webhook delivery worker, run by buildCoreApp; `enabled: false` leaves it off. */
   readonly webhookWorker?: Partial<WebhookWorkerOptions> & { readonly enabled?: boolean };
+  /**
+   * Where webhook endpoints may point beyond public addresses (and loopback in the sandbox):
+   * FXGATE_WEBHOOK_ALLOWED_NETWORKS, and the exact destinations `fxgate all` sets to its own
+   * public listener; checked when an endpoint is created and at every delivery.
+   */
+  readonly outbound?: OutboundAllowance;
   /** The core's Prometheus metrics (metrics/core-metrics.ts); none are kept without it. */
   readonly metrics?: CoreMetrics;
 }
@@ -124,17 +132,19 @@ export async function coreOperations(
   trading: TradingContext = createTradingContext(deps, options),
 ): Promise<Operation[]> {
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return operationsOn(trading, cursors, await openEndpointSecretSealer(deps.db));
+  return operationsOn(trading, cursors, await openEndpointSecretSealer(deps.db), webhookPolicies(options.outbound));
 }
 
 /**
- * The core's operations on a trading context, cursor codec and the sealer of webhook endpoint
- * secrets; the OpenAPI document reads their declarations (src/core/openapi/).
+ * The core's operations on a trading context, cursor codec, the sealer of webhook endpoint
+ * secrets and each mode's webhook destination policy; the OpenAPI document reads their
+ * declarations (src/core/openapi/).
  */
 export function operationsOn(
   trading: TradingContext,
   cursors: CursorCodec,
   endpointSecrets: SecretSealer,
+  webhookDestinations: Readonly<Record<Mode, DestinationPolicy>>,
 ): Operation[] {
   return [
     ...pairsOperations(trading.reference),
@@ -146,7 +156,7 @@ export function operationsOn(
     ...depositOperations(trading, cursors),
     ...withdrawalAccountOperations(trading),
     ...withdrawalOperations(trading, cursors),
-    ...webhookEndpointOperations(trading, endpointSecrets),
+    ...webhookEndpointOperations(trading, endpointSecrets, webhookDestinations),
   ];
 }
 
@@ -162,7 +172,9 @@ export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions 
   }
   if (options.webhookWorker?.enabled !== false) {
     const { enabled: _enabled, ...workerOptions } = options.webhookWorker ?? {};
-    jobs.push(new WebhookDeliveryWorker({ db: deps.db, options: workerOptions, now: deps.now }));
+    jobs.push(
+      new WebhookDeliveryWorker({ db: deps.db, options: workerOptions, now: deps.now, outbound: options.outbound }),
+    );
   }
   return createV3App(deps, options, await coreOperations(deps, options, trading), jobs);
 }

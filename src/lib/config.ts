@@ -10,6 +10,7 @@ import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
+import { readNetworkList } from './net/allowed-networks.js';
 import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -158,6 +159,18 @@ const webhookBaseUrl = z
     'must not contain credentials: deliveries are authenticated by their signature',
   )
   .transform((value) => value.replace(/\/+$/, ''));
+
+/** FXGATE_WEBHOOK_ALLOWED_NETWORKS: CIDRs, comma-separated, each checked; a typo would open or close a door silently. */
+const networkList = z.string().transform((text, ctx): string[] => {
+  const { networks, problems } = readNetworkList(
+    text
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
+  for (const message of problems) ctx.addIssue({ code: 'custom', message });
+  return problems.length === 0 ? networks : z.NEVER;
+});
 
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
 const adminPort = z.union([z.literal('off'), port]);
@@ -352,6 +365,11 @@ export const configSchema = z
       .optional()
       .describe(
         "Gateway: the URL at which v3 reaches the gateway's legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).",
+      ),
+    FXGATE_WEBHOOK_ALLOWED_NETWORKS: networkList
+      .default([])
+      .describe(
+        "Private networks outbound calls may reach besides public addresses, comma-separated CIDRs (IPv4 and IPv6; a single address is its own network): in-house webhook receivers, a stand-alone gateway's legacy webhook receiver (set on the core), a legacy service on the internal network (FXGATE_SHADOW_URL). It applies to v3 webhook endpoints and legacy webhook subscriptions in both modes, and to the shadow URL; with it set, names under `.internal` are accepted too (their addresses are still checked when connecting). Empty: live webhooks reach only public addresses, sandbox webhooks public and loopback ones, the shadow URL public and loopback ones.",
       ),
     FXGATE_ADMIN_HOST: z
       .string()

@@ -33,6 +33,7 @@ import { newId, newUuid } from '../../src/lib/ids.js';
 import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
+import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 
@@ -260,6 +261,9 @@ async function core(config: ServerConfig): Promise<ServedApp> {
     const keyFiles: KeyFile[] = [];
     const withdrawalAccountIds: string[] = [];
     const webhookEndpointIds: string[] = [];
+    // The bench's receiver is on loopback and its books are live: the receiver is allowed exactly, as `fxgate all` allows its own listener.
+    const outbound = { exact: new ExactDestinations() };
+    if (config.webhookUrl !== undefined) outbound.exact.allow(config.webhookUrl);
     for (let org = 0; org < orgCount(config); org += 1) {
       const orgId = newUuid();
       const keyFile = await registry.createKey({ orgId, scopes, mode: 'live', label: 'bench' });
@@ -267,13 +271,12 @@ async function core(config: ServerConfig): Promise<ServedApp> {
       if (config.fundUsd !== undefined) await fundLiveBook(db, orgId, 'USD', config.fundUsd);
       if (accountKind !== undefined) withdrawalAccountIds.push(await createVerifiedUsdAccount(db, keyFile));
       if (config.webhookUrl !== undefined) {
-        const { row } = await createWebhookEndpoint(db, await openEndpointSecretSealer(db), {
-          orgId,
-          environment: 'live',
-          url: config.webhookUrl,
-          eventTypes: [],
-          at: new Date(),
-        });
+        const { row } = await createWebhookEndpoint(
+          db,
+          await openEndpointSecretSealer(db),
+          { orgId, environment: 'live', url: config.webhookUrl, eventTypes: [], at: new Date() },
+          webhookPolicy('live', outbound),
+        );
         webhookEndpointIds.push(row.id);
       }
       if (config.creditLineUsd !== undefined) {
@@ -290,6 +293,7 @@ async function core(config: ServerConfig): Promise<ServedApp> {
         logLevel: 'warn',
         rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes },
         ...jobOptions(config),
+        outbound,
       },
     );
     return {

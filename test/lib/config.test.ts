@@ -345,3 +345,24 @@ describe('shadow mode and the admin listener', () => {
     expect(problems(env)).toEqual([expect.stringMatching(message)]);
   });
 });
+
+describe('FXGATE_WEBHOOK_ALLOWED_NETWORKS', () => {
+  it('is empty by default, and reads a comma-separated list of networks, canonical and once each', () => {
+    expect(loadConfig({}).FXGATE_WEBHOOK_ALLOWED_NETWORKS).toEqual([]);
+    expect(
+      loadConfig({ FXGATE_WEBHOOK_ALLOWED_NETWORKS: ' 10.0.0.0/8, ,FD00::/8,10.20.30.40,10.0.0.0/8' })
+        .FXGATE_WEBHOOK_ALLOWED_NETWORKS,
+    ).toEqual(['10.0.0.0/8', 'fd00::/8', '10.20.30.40/32']);
+  });
+
+  it('names each bad entry, and refuses networks that could only open the door wide', () => {
+    expect(
+      problems({ FXGATE_WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,10.0.0.0/33,intranet,10.1.2.3/16,0.0.0.0/0' }),
+    ).toEqual([
+      'FXGATE_WEBHOOK_ALLOWED_NETWORKS: "10.0.0.0/33" has a prefix longer than 32 bits',
+      'FXGATE_WEBHOOK_ALLOWED_NETWORKS: "intranet" is not a network: write a CIDR such as 10.0.0.0/8 or fd00::/8, or a single address',
+      'FXGATE_WEBHOOK_ALLOWED_NETWORKS: "10.1.2.3/16" has bits set past its prefix: the network is 10.1.0.0/16',
+      expect.stringMatching(/^FXGATE_WEBHOOK_ALLOWED_NETWORKS: "0\.0\.0\.0\/0" spans addresses of different kinds/),
+    ]);
+  });
+});

@@ -58,8 +58,14 @@ export async function startAll(config: Config, closers: Closers, warn: Warn): Pr
       database: core.deps.db,
       store: core.store,
       credentials,
-      // The core delivers v3 events to the gateway's own receiver, over loopback.
-      ownWebhookBase: (port) => ownWebhookBase(config.HOST, port),
+      // The core delivers v3 events to the gateway's own receiver, over loopback: that one
+      // listener (its public one, never the admin listener) is allowed to the core's webhooks
+      // in both modes, when the gateway listens and before it registers anything there.
+      ownWebhookBase: (port) => {
+        const base = ownWebhookBase(config.HOST, port);
+        core.ownDestinations.allow(base);
+        return base;
+      },
     },
     admin,
   );

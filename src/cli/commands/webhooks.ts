@@ -31,9 +31,10 @@ import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { Closers } from '../closers.js';
-import { upstreamKeysDir } from '../config.js';
+import { allowedNetworks, upstreamKeysDir } from '../config.js';
 import { CliError, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { defineOperation, type StateContext } from '../state/operation.js';
@@ -47,6 +48,8 @@ export interface WebhookCommandDeps {
   readonly events: { readonly names: readonly string[]; readonly defaults: readonly string[] };
   /** Registers with v3 at once when this process can reach it; null leaves it to the gateway. */
   readonly registration: { readonly registrar: WebhookRegistrar; readonly base: string } | null;
+  /** Where subscription URLs may point beyond public addresses (and loopback in the sandbox); none unless given. */
+  readonly outbound?: OutboundAllowance;
   readonly now?: () => Date;
 }
 
@@ -71,13 +74,13 @@ export async function addWebhook(
   let created;
   try {
     const events = checkEvents(input.events, deps.events.names, deps.events.defaults);
-    created = await addSubscription(deps.db, deps.sealer, {
-      orgId: input.org,
-      mode: input.mode,
-      url: input.url,
-      events,
-      at: deps.now?.() ?? new Date(),
-    });
+    created = await addSubscription(
+      deps.db,
+      deps.sealer,
+      { orgId: input.org, mode: input.mode, url: input.url, events, at: deps.now?.() ?? new Date() },
+      // The operator adds subscriptions: a refusal names the setting that allows an in-house receiver.
+      webhookPolicies(deps.outbound, 'operator'),
+    );
   } catch (error) {
     if (error instanceof SubscriptionInputError) throw usageError(error.message);
     throw error;
@@ -208,6 +211,7 @@ async function withDeps<T>(context: StateContext, fn: (deps: WebhookCommandDeps)
       sealer,
       events: { names: builder.eventNames, defaults: builder.defaultEvents },
       registration,
+      outbound: { networks: allowedNetworks(context.config) },
     });
   } finally {
     await closers.closeAll();
@@ -270,6 +274,10 @@ Events (default: deposits,withdrawals, what the legacy service sent):
   withdrawals         completed withdrawals    {type: "withdrawals", message: "Completed Withdrawals"}
   failed-deposits     failed deposits          {type: "deposits", message: "Failed Deposits"}
   failed-withdrawals  failed withdrawals       {type: "withdrawals", message: "Failed Withdrawals"}
+
+Destinations: a live subscription's URL must reach a public address, a sandbox one a public or
+loopback address; an in-house receiver's network is allowed with FXGATE_WEBHOOK_ALLOWED_NETWORKS.
+A name is resolved at every delivery, and nothing is sent when it resolves to a refused address.
 
 The secret is shown once, here: the receiver verifies X-Webhook-Signature with it (base64
 HMAC-SHA256 of the raw body; verifyLegacyWebhook in fxgate/webhooks). It is stored sealed and

@@ -1,8 +1,9 @@
 /**
- * Webhook endpoints: where an org's events go. The URL rule, the secret, and the rows. An
- * endpoint belongs to one book (org + environment) and hears only that book's events. The
- * signing secret is stored sealed (src/lib/db/sealed-secrets.ts), bound to its endpoint; only
- * the delivery worker opens it, to sign.
+ * Webhook endpoints: where an org's events go. The URL rule (with the book's destination policy,
+ * src/lib/net/destination-policy.ts), the secret, and the rows. An endpoint belongs to one book
+ * (org + environment) and hears only that book's events. The signing secret is stored sealed
+ * (src/lib/db/sealed-secrets.ts), bound to its endpoint; only the delivery worker opens it, to
+ * sign.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -13,6 +14,7 @@ import type { Database, Queryable } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
+import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import { timestamp, v3Id } from '../wire-types.js';
 
 /** Every event type the core emits: docs/contract.md#webhooks-v3-events. */
@@ -131,21 +133,15 @@ export function newWebhookSecret(): string {
 }
 
 /**
- * 127.0.0.0/8, localhost and [::1]: the sender's own machine, so neither TLS nor a public name
- * means anything there; allowed in both books so tests and local receivers can listen on it.
- */
-function isLoopback(hostname: string): boolean {
-  return (
-    hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname)
-  );
-}
-
-/**
  * The URL deliveries are POSTed to, normalised (WHATWG URL), or 422 WEBHOOK_URL_INVALID naming
- * the reason. Live events carry real money movements, so they travel only over https; the
- * sandbox also allows http so integrators can start with a plain local server.
+ * the reason. Its host must be one the book's destination policy allows
+ * (src/lib/net/destination-policy.ts): the URL parser has already turned every way of writing
+ * an address (2130706433, 0x7f.1, [::ffff:7f00:1] ...) into the address itself. Live events carry
+ * real money movements, so they travel only over https, except to the sender's own machine or
+ * the service's own listener, where TLS protects nothing; the sandbox also allows http so
+ * integrators can start with a plain local server.
  */
-export function checkWebhookUrl(url: string, environment: Mode): string {
+export function checkWebhookUrl(url: string, environment: Mode, destinations: DestinationPolicy): string {
   const refuse = (reason: string): never => {
     throw new ApiError('WEBHOOK_URL_INVALID', { url, reason });
   };
@@ -161,7 +157,9 @@ export function checkWebhookUrl(url: string, environment: Mode): string {
   // Credentials in a URL end up in logs and proxies; the signature is the authentication.
   if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
   if (parsed.hash !== '') refuse('the URL must not contain a fragment');
-  if (parsed.protocol === 'http:' && environment === 'live' && !isLoopback(parsed.hostname))
+  const refusal = destinations.refusalOf(parsed);
+  if (refusal !== null) refuse(refusal);
+  if (parsed.protocol === 'http:' && environment === 'live' && !destinations.reachesItself(parsed))
     refuse('live endpoints must use https');
   return parsed.href;
 }
@@ -175,8 +173,8 @@ export interface CreateEndpointInput {
 }
 
 /**
- * Creates an active endpoint; returns it and its secret, which is never read back out again (the
- * row holds it sealed).
+ * Creates an active endpoint at a URL the book's destination policy allows; returns it and its
+ * secret, which is never read back out again (the row holds it sealed).
  * No idempotency column: nothing moves money here, and the pipeline's idempotency store
  * already replays the first response (secret included) for a retried key. A store that lost
  * its record would let a retry create a second endpoint, which the client can delete.
@@ -185,8 +183,9 @@ export async function createWebhookEndpoint(
   db: Database,
   sealer: SecretSealer,
   input: CreateEndpointInput,
+  destinations: DestinationPolicy,
 ): Promise<{ row: WebhookEndpointRow; secret: string }> {
-  const url = checkWebhookUrl(input.url, input.environment);
+  const url = checkWebhookUrl(input.url, input.environment, destinations);
   const eventTypes = [...new Set(input.eventTypes)].sort();
   const secret = newWebhookSecret();
   const row = await db.transaction(async (tx) => {

@@ -4,6 +4,11 @@
  * (docs/contract.md#webhooks-v3-signature), records every attempt, and marks the delivery
  * DELIVERED, schedules a retry (webhook-schedule.ts) or gives it up.
  *
+ * Every attempt goes only where the endpoint's mode allows (src/lib/net/destination-policy.ts):
+ * its URL is checked before anything is signed or sent, and its connection is made only to
+ * addresses checked when it is made. A refused destination is a failed attempt that names the
+ * reason, retried on the schedule (a name's answer can change) until it gives up.
+ *
  * Delivery is at least once; receivers dedupe by event id. How a round claims its rows:
  *
  * - 'lock' (PostgreSQL): one transaction selects due rows `FOR UPDATE SKIP LOCKED` and keeps
@@ -20,10 +25,13 @@
  *   leaves its rows to become due again when the lease runs out.
  */
 
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 
+import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { SealedSecretError, SecretSealer } from '../../lib/db/sealed-secrets.js';
+import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
+import { guardedAgent } from '../../lib/net/guarded-connector.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -70,8 +78,13 @@ export interface WebhookWorkerDependencies {
   readonly options?: Partial<WebhookWorkerOptions>;
   /** The clock deliveries are scheduled and signed by; tests move it instead of sleeping. */
   readonly now?: () => Date;
-  /** undici `request` through the worker's own connection pool unless given. */
+  /**
+   * undici `request` through the worker's own connection pools unless given, one per mode, each
+   * connecting only where that mode's destination policy allows.
+   */
   readonly fetcher?: WebhookFetcher;
+  /** Where endpoints may point beyond public addresses (and loopback in the sandbox), and the resolver (CoreOptions.outbound). */
+  readonly outbound?: OutboundAllowance;
   readonly log?: WorkerLog;
   /** The jitter's source, [0, 1) like Math.random. */
   readonly random?: () => number;
@@ -87,6 +100,7 @@ interface ClaimedDelivery {
   readonly attempts: number;
   readonly event_id: string;
   readonly endpoint_id: string;
+  readonly environment: Mode;
   readonly url: string;
   /** Sealed (webhook-endpoints.ts). */
   readonly secret: string;
@@ -97,7 +111,7 @@ interface ClaimedDelivery {
   readonly event_created_at: Date;
 }
 
-const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.event_id, c.endpoint_id, w.url, w.secret, w.status AS endpoint_status,
+const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.event_id, c.endpoint_id, w.environment, w.url, w.secret, w.status AS endpoint_status,
   e.type, e.event_type, e.data, e.created_at AS event_created_at`;
 
 const DUE = `SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= $1
@@ -129,8 +143,10 @@ export class WebhookDeliveryWorker {
   readonly options: WebhookWorkerOptions;
   private readonly db: Database;
   private readonly now: () => Date;
-  private readonly fetcher: WebhookFetcher;
-  private readonly agent: Agent | null;
+  /** Where each mode's endpoints may point, checked before every attempt (and by the agents' connections). */
+  private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
+  private readonly fetchers: Readonly<Record<Mode, WebhookFetcher>>;
+  private readonly agents: readonly Agent[];
   private log: WorkerLog | null;
   private readonly random: () => number;
   /** Opened on the first attempt; a failed opening is tried again on the next. */
@@ -154,18 +170,22 @@ export class WebhookDeliveryWorker {
     this.log = deps.log ?? null;
     this.random = deps.random ?? Math.random;
     this.sealer = deps.sealer ? Promise.resolve(deps.sealer) : null;
+    this.destinations = webhookPolicies(deps.outbound);
     if (deps.fetcher) {
-      this.agent = null;
-      this.fetcher = deps.fetcher;
+      this.agents = [];
+      this.fetchers = { sandbox: deps.fetcher, live: deps.fetcher };
     } else {
       const timeout = this.options.requestTimeoutMs;
-      this.agent = new Agent({
-        connections: this.options.concurrency,
-        connect: { timeout },
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
-      this.fetcher = undiciFetcher(this.agent);
+      const agentFor = (mode: Mode) =>
+        guardedAgent(this.destinations[mode], {
+          connections: this.options.concurrency,
+          connect: { timeout },
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+        });
+      const agents = { sandbox: agentFor('sandbox'), live: agentFor('live') };
+      this.agents = Object.values(agents);
+      this.fetchers = { sandbox: undiciFetcher(agents.sandbox), live: undiciFetcher(agents.live) };
     }
   }
 
@@ -193,7 +213,7 @@ export class WebhookDeliveryWorker {
     this.timer = null;
     for (const round of this.rounds) round.abort(new Error('webhook worker stopping'));
     await this.loop;
-    await this.agent?.close();
+    await Promise.all(this.agents.map((agent) => agent.close()));
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
@@ -332,7 +352,15 @@ export class WebhookDeliveryWorker {
       'user-agent': USER_AGENT,
       ...signWebhook(secret, body, Math.floor(attemptedAt.getTime() / 1000)),
     };
-    return attemptDelivery(this.fetcher, { url: row.url, headers, body }, stopSignal, this.options.requestTimeoutMs);
+    // An endpoint stored before the policy, or by a process with another allowance: nothing is sent.
+    const refusal = this.destinations[row.environment].refusalOf(row.url);
+    if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
+    return attemptDelivery(
+      this.fetchers[row.environment],
+      { url: row.url, headers, body },
+      stopSignal,
+      this.options.requestTimeoutMs,
+    );
   }
 
   /**

@@ -4,7 +4,9 @@
  * inside handlers, so they are given a context whose every member refuses to run. Part of the
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
+import type { Mode } from '../../lib/auth/credentials.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { operationsOn } from '../app.js';
 import type { Operation } from '../http/operation.js';
@@ -39,6 +41,7 @@ export function declaredCoreOperations(): Operation[] {
     detached<TradingContext>('trading'),
     detached<CursorCodec>('cursors'),
     detached<SecretSealer>('endpointSecrets'),
+    detached<Record<Mode, DestinationPolicy>>('webhookDestinations'),
   );
 }
 

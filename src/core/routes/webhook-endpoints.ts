@@ -5,9 +5,11 @@
  */
 import { z } from 'zod';
 
+import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
+import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import {
   createdWebhookEndpointSchema,
   createWebhookEndpoint,
@@ -27,7 +29,7 @@ export interface WebhookEndpointContext {
 }
 
 const createSchema = z.strictObject({
-  // The length and scheme rules are checked by checkWebhookUrl, which answers 422 with a reason.
+  // The length, scheme and destination rules are checked by checkWebhookUrl, which answers 422 with a reason.
   url: z.string().min(1).max(4096),
   eventTypes: z
     .array(z.enum(WEBHOOK_EVENT_TYPES))
@@ -35,7 +37,12 @@ const createSchema = z.strictObject({
     .optional(),
 });
 
-export function webhookEndpointOperations(context: WebhookEndpointContext, sealer: SecretSealer) {
+/** `destinations`: where each mode's endpoints may point (src/lib/net/destination-policy.ts). */
+export function webhookEndpointOperations(
+  context: WebhookEndpointContext,
+  sealer: SecretSealer,
+  destinations: Readonly<Record<Mode, DestinationPolicy>>,
+) {
   return [
     defineOperation({
       method: 'POST',
@@ -46,13 +53,18 @@ export function webhookEndpointOperations(context: WebhookEndpointContext, seale
       errors: ['WEBHOOK_URL_INVALID'],
       body: createSchema,
       async handle({ principal, body, setResourceId }) {
-        const { row, secret } = await createWebhookEndpoint(context.db, sealer, {
-          orgId: principal.orgId,
-          environment: principal.environment,
-          url: body.url,
-          eventTypes: body.eventTypes ?? [],
-          at: context.now(),
-        });
+        const { row, secret } = await createWebhookEndpoint(
+          context.db,
+          sealer,
+          {
+            orgId: principal.orgId,
+            environment: principal.environment,
+            url: body.url,
+            eventTypes: body.eventTypes ?? [],
+            at: context.now(),
+          },
+          destinations[principal.environment],
+        );
         setResourceId(row.id);
         return { body: { data: { ...toWebhookEndpointRecord(row), secret } } };
       },

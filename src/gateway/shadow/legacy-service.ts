@@ -9,6 +9,11 @@
  * - `mirror`: a read the gateway has already answered, sent again as it came, for comparison,
  *   within the shadow timeout. Any failure is the caller's "not compared"; no client waits on it.
  *
+ * It is reached only where the destination policy of the operator's own services allows
+ * (src/lib/net/destination-policy.ts): a public or loopback address, or an allowed network;
+ * checked at start-up on the URL as written and at every connection on the addresses its name
+ * resolves to. A refused connection is a relay that never reached it, a mirror not compared.
+ *
  * Hop-by-hop headers are not forwarded either way; the legacy service sees its own host in
  * `Host` and the client's address in `X-Forwarded-For`, as the /v3 passthrough sends them, and
  * `Via: 1.1 fxgate`, by which a gateway that receives the request again (FXGATE_SHADOW_URL
@@ -18,8 +23,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 
+import { operatorServicePolicy, type OutboundAllowance } from '../../lib/net/destination-policy.js';
+import { guardedPool } from '../../lib/net/guarded-connector.js';
 import { forwardedFor } from '../forwarded-for.js';
 import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
@@ -49,7 +56,12 @@ export interface LegacyServiceOptions {
   readonly timeoutMs: number;
   /** What carries the calls instead of a Pool of its own (left open on close). */
   readonly dispatcher?: Dispatcher;
+  /** The private networks it may be in besides loopback (FXGATE_WEBHOOK_ALLOWED_NETWORKS), and the resolver. */
+  readonly outbound?: OutboundAllowance;
 }
+
+/** How refusals name the service, so that the operator knows which setting to look at. */
+const SERVICE_NAME = 'the legacy service (FXGATE_SHADOW_URL)';
 
 export class InvalidLegacyServiceUrlError extends Error {
   readonly code = 'FXGATE_SHADOW_URL_INVALID';
@@ -118,12 +130,16 @@ export class LegacyService {
 
   constructor(options: LegacyServiceOptions) {
     const { origin, prefix } = parseBase(options.url);
+    // The operator's own service: public, loopback or an allowed network; its name is checked again at every connection.
+    const destinations = operatorServicePolicy(SERVICE_NAME, options.outbound);
+    const refusal = destinations.refusalOf(new URL(origin));
+    if (refusal !== null) throw new InvalidLegacyServiceUrlError(options.url, refusal);
     this.origin = origin;
     this.prefix = prefix;
     this.host = new URL(origin).host;
     this.ownPool = options.dispatcher
       ? null
-      : new Pool(origin, {
+      : guardedPool(destinations, origin, {
           connect: { timeout: options.connectTimeoutMs },
           headersTimeout: options.timeoutMs,
           bodyTimeout: options.timeoutMs,

@@ -26,6 +26,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Queryable } from '../../lib/db/database.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
+import { DestinationRefusedError, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../compare/legacy-fields.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import { type ShadowVolatileField, volatilePathsOf } from '../legacy/conventions.js';
@@ -65,6 +66,8 @@ export interface ShadowOptions {
   readonly volatile?: readonly ShadowVolatileField[];
   /** Uniform in [0, 1), for sampling; Math.random unless given. */
   readonly random?: () => number;
+  /** The networks the legacy service may be in besides public and loopback addresses (FXGATE_WEBHOOK_ALLOWED_NETWORKS). */
+  readonly outbound?: OutboundAllowance;
 }
 
 export const SHADOW_DEFAULTS = {
@@ -163,7 +166,7 @@ export class ShadowMode implements ShadowObserver {
         });
       }
     }
-    this.legacy = new LegacyService({ ...deps.legacy, url: resolved.legacyUrl });
+    this.legacy = new LegacyService({ ...deps.legacy, url: resolved.legacyUrl, outbound: resolved.outbound });
     this.recorder = new ShadowRecorder(deps.database, {
       flushIntervalMs: resolved.flushIntervalMs,
       examplesPerField: resolved.examplesPerField,
@@ -268,10 +271,17 @@ export class ShadowMode implements ShadowObserver {
     try {
       [legacy, translation] = await Promise.all([legacySide, gatewaySide]);
     } catch (error) {
-      this.deps.log.debug(
-        { err: error, operation: operation.name, generation: operation.generation },
-        'shadow: not compared',
-      );
+      // A refused destination is the operator's to fix (FXGATE_SHADOW_URL, FXGATE_WEBHOOK_ALLOWED_NETWORKS): said louder.
+      if (error instanceof DestinationRefusedError)
+        this.deps.log.warn(
+          { reason: error.reason, operation: operation.name, generation: operation.generation },
+          'shadow: not compared: the legacy service is not a destination the policy allows',
+        );
+      else
+        this.deps.log.debug(
+          { err: error, operation: operation.name, generation: operation.generation },
+          'shadow: not compared',
+        );
       this.recorder.notCompared(operation);
       return;
     }

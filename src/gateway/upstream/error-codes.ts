@@ -10,6 +10,8 @@ export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'UND_ERR_CONNECT_TIMEOUT',
+  // The destination policy refused the address before a byte of the request was sent (src/lib/net/).
+  'FXGATE_DESTINATION_REFUSED',
 ]);
 
 export function errorCodesOf(error: unknown): string[] {

@@ -3,7 +3,10 @@
  * (legacy_webhook_deliveries), POSTs each event's stored legacy body with X-Webhook-Signature
  * (base64 HMAC-SHA256 of the body with the subscription's secret), records every attempt, and
  * marks the delivery DELIVERED, schedules a retry (src/lib/webhooks/retry-schedule.ts) or gives
- * it up. At least once; receivers dedupe by eventId. It claims rows as the core's v3 worker does:
+ * it up. At least once; receivers dedupe by eventId. Every attempt goes only where the
+ * subscription's mode allows (src/lib/net/destination-policy.ts), checked before anything is sent
+ * and again on every address a connection is made to; a refused destination is a failed attempt
+ * naming the reason, retried on the schedule. It claims rows as the core's v3 worker does:
  *
  * - 'lock' (PostgreSQL): one transaction selects due rows FOR UPDATE SKIP LOCKED and keeps the
  *   locks through the HTTP calls, writing the outcomes in it. Any number of gateway processes
@@ -16,10 +19,13 @@
  *   folder is locked), so a lease found at start-up is a dead process's and is released.
  */
 
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 
+import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
+import { guardedAgent } from '../../lib/net/guarded-connector.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -65,7 +71,10 @@ export interface DeliveryWorkerDependencies {
   readonly sealer: SecretSealer;
   readonly options?: Partial<DeliveryWorkerOptions>;
   readonly now?: () => Date;
+  /** undici through the worker's own pools unless given, one per mode, each connecting only where that mode's destination policy allows. */
   readonly fetcher?: WebhookFetcher;
+  /** Where subscriptions may point beyond public addresses (and loopback in the sandbox), and the resolver. */
+  readonly outbound?: OutboundAllowance;
   readonly random?: () => number;
   readonly log?: WorkerLog;
   /** Told of each attempt's outcome once it is written (the metrics). */
@@ -79,6 +88,7 @@ interface ClaimedDelivery {
   readonly id: string;
   readonly attempts: number;
   readonly subscription_id: string;
+  readonly mode: Mode;
   readonly url: string;
   readonly secret: string;
   readonly subscription_status: string;
@@ -86,7 +96,7 @@ interface ClaimedDelivery {
   readonly received_at: Date;
 }
 
-const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.subscription_id, s.url, s.secret, s.status AS subscription_status, e.body, e.received_at`;
+const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.subscription_id, s.mode, s.url, s.secret, s.status AS subscription_status, e.body, e.received_at`;
 const DUE = `SELECT id FROM legacy_webhook_deliveries
   WHERE status = 'PENDING' AND next_attempt_at <= $1 AND (leased_until IS NULL OR leased_until <= $1)
   ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
@@ -98,8 +108,10 @@ export class LegacyDeliveryWorker {
   private readonly db: Database;
   private readonly sealer: SecretSealer;
   private readonly now: () => Date;
-  private readonly fetcher: WebhookFetcher;
-  private readonly agent: Agent | null;
+  /** Where each mode's subscriptions may point, checked before every attempt (and by the agents' connections). */
+  private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
+  private readonly fetchers: Readonly<Record<Mode, WebhookFetcher>>;
+  private readonly agents: readonly Agent[];
   private readonly random: () => number;
   private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
@@ -124,18 +136,23 @@ export class LegacyDeliveryWorker {
     this.random = deps.random ?? Math.random;
     this.log = deps.log ?? null;
     this.onOutcome = deps.onOutcome ?? null;
+    // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
+    this.destinations = webhookPolicies(deps.outbound, 'operator');
     if (deps.fetcher) {
-      this.agent = null;
-      this.fetcher = deps.fetcher;
+      this.agents = [];
+      this.fetchers = { sandbox: deps.fetcher, live: deps.fetcher };
     } else {
       const timeout = this.options.requestTimeoutMs;
-      this.agent = new Agent({
-        connections: this.options.concurrency,
-        connect: { timeout },
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
-      this.fetcher = undiciFetcher(this.agent);
+      const agentFor = (mode: Mode) =>
+        guardedAgent(this.destinations[mode], {
+          connections: this.options.concurrency,
+          connect: { timeout },
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+        });
+      const agents = { sandbox: agentFor('sandbox'), live: agentFor('live') };
+      this.agents = Object.values(agents);
+      this.fetchers = { sandbox: undiciFetcher(agents.sandbox), live: undiciFetcher(agents.live) };
     }
   }
 
@@ -175,7 +192,7 @@ export class LegacyDeliveryWorker {
     this.timer = null;
     for (const round of this.rounds) round.abort(new Error('legacy webhook worker stopping'));
     await this.loop;
-    await this.agent?.close();
+    await Promise.all(this.agents.map((agent) => agent.close()));
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
@@ -303,7 +320,15 @@ export class LegacyDeliveryWorker {
       'user-agent': LEGACY_USER_AGENT,
       [LEGACY_SIGNATURE_HEADER]: signLegacyWebhook(secret, body),
     };
-    return attemptDelivery(this.fetcher, { url: row.url, headers, body }, stopSignal, this.options.requestTimeoutMs);
+    // A subscription stored before the policy, or by a process with another allowance: nothing is sent.
+    const refusal = this.destinations[row.mode].refusalOf(row.url);
+    if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
+    return attemptDelivery(
+      this.fetchers[row.mode],
+      { url: row.url, headers, body },
+      stopSignal,
+      this.options.requestTimeoutMs,
+    );
   }
 
   /** Writes the attempt and the delivery's new state; `attempts = claimed` makes a stale lease's late result change nothing. */

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 
 import type { Database } from '../../lib/db/database.js';
 import { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import type { OutboundAllowance } from '../../lib/net/destination-policy.js';
 import type { WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { V3Client } from '../upstream/v3-client.js';
@@ -40,6 +41,8 @@ export interface LegacyWebhookOptions {
   /** How often registrations are reconciled with the subscriptions, besides at start-up; 30 s. */
   readonly reconcileIntervalMs?: number;
   readonly fetcher?: WebhookFetcher;
+  /** Where subscriptions may point beyond public addresses (and loopback in the sandbox): FXGATE_WEBHOOK_ALLOWED_NETWORKS; none unless given. */
+  readonly outbound?: OutboundAllowance;
   readonly now?: () => Date;
   readonly random?: () => number;
 }
@@ -82,6 +85,7 @@ export class LegacyWebhooks {
       sealer,
       options: workerOptions,
       fetcher: this.options.fetcher,
+      outbound: this.options.outbound,
       now: this.options.now,
       random: this.options.random,
       log: app.log,

@@ -9,6 +9,7 @@ import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { isUuid, newUuid } from '../../lib/ids.js';
+import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 
 export interface SubscriptionRow {
   readonly id: string;
@@ -66,17 +67,13 @@ export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
 
-function isLoopback(hostname: string): boolean {
-  return (
-    hostname === 'localhost' || hostname === '[::1]' || /^127(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/.test(hostname)
-  );
-}
-
 /**
- * The receiver's URL, normalised. Live events carry real money movements, so they travel only
- * over https (a loopback receiver excepted); the sandbox also allows http, as v3's endpoints do.
+ * The receiver's URL, normalised. Its host must be one the mode's destination policy allows
+ * (src/lib/net/destination-policy.ts), as for v3's endpoints. Live events carry real money
+ * movements, so they travel only over https (a receiver on this machine excepted); the sandbox
+ * also allows http, as v3's endpoints do.
  */
-export function checkSubscriptionUrl(url: string, mode: Mode): string {
+export function checkSubscriptionUrl(url: string, mode: Mode, destinations: DestinationPolicy): string {
   const refuse = (reason: string): never => {
     throw new SubscriptionInputError(`--url ${JSON.stringify(url.slice(0, 200))}: ${reason}`);
   };
@@ -92,7 +89,9 @@ export function checkSubscriptionUrl(url: string, mode: Mode): string {
   // Credentials in a URL end up in logs; the signature is the authentication.
   if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
   if (parsed.hash !== '') refuse('the URL must not contain a fragment');
-  if (parsed.protocol === 'http:' && mode === 'live' && !isLoopback(parsed.hostname))
+  const refusal = destinations.refusalOf(parsed);
+  if (refusal !== null) refuse(refusal);
+  if (parsed.protocol === 'http:' && mode === 'live' && !destinations.reachesItself(parsed))
     refuse('live subscriptions must use https');
   return parsed.href;
 }
@@ -124,17 +123,21 @@ export interface AddSubscriptionInput {
   readonly at: Date;
 }
 
-/** Stores a new subscription; returns it and its secret, which is never read back out in clear again. */
+/**
+ * Stores a new subscription at a URL its mode's destination policy allows; returns it and its
+ * secret, which is never read back out in clear again.
+ */
 export async function addSubscription(
   db: Queryable,
   sealer: SecretSealer,
   input: AddSubscriptionInput,
+  destinations: Readonly<Record<Mode, DestinationPolicy>>,
 ): Promise<{ subscription: Subscription; secret: string }> {
   const orgId = input.orgId.toLowerCase();
   if (!isUuid(orgId)) throw new SubscriptionInputError(`--org ${JSON.stringify(input.orgId)}: an org id is a UUID`);
   if (!(MODES as readonly string[]).includes(input.mode))
     throw new SubscriptionInputError(`--mode ${JSON.stringify(input.mode)}: sandbox or live`);
-  const url = checkSubscriptionUrl(input.url, input.mode);
+  const url = checkSubscriptionUrl(input.url, input.mode, destinations[input.mode]);
   if (input.events.length === 0) throw new SubscriptionInputError('--events: name at least one event');
   const id = newUuid(input.at.getTime());
   const secret = newSigningSecret();

@@ -8,6 +8,8 @@ import { performance } from 'node:perf_hooks';
 
 import { type Dispatcher, request } from 'undici';
 
+import { DestinationRefusedError } from '../net/destination-policy.js';
+
 export interface WebhookRequest {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -48,6 +50,8 @@ export function undiciFetcher(dispatcher: Dispatcher): WebhookFetcher {
 
 /** An error as an attempt records it: its code, message and cause, bounded. */
 export function describeError(error: unknown): string {
+  // Its message is the whole story: "refused: <host> resolved to <address>, <its kind>; <what is allowed>".
+  if (error instanceof DestinationRefusedError) return error.message.slice(0, ERROR_TEXT_LIMIT);
   if (error instanceof Error) {
     const code = (error as Error & { code?: unknown }).code;
     const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';

@@ -73,4 +73,22 @@ describe('fxgate gateway', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
+
+  it('refuses to start with a shadow URL the destination policy refuses, saying why and how to allow it: exit 2', async () => {
+    const env = { FXGATE_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
+    const refused = await fxgate(['gateway', '--upstream', upstream.url], {
+      ...env,
+      FXGATE_SHADOW_URL: 'http://169.254.169.254/legacy',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      'fxgate: invalid legacy service URL http://169.254.169.254/legacy: 169.254.169.254 is a link-local address (cloud metadata); the legacy service (FXGATE_SHADOW_URL) must be at a public or loopback address, or in a network of FXGATE_WEBHOOK_ALLOWED_NETWORKS',
+    );
+    const internal = await fxgate(['gateway', '--upstream', upstream.url], {
+      ...env,
+      FXGATE_SHADOW_URL: 'http://10.0.0.1:8080',
+    });
+    expect(internal.code).toBe(2);
+    expect(internal.stderr).toContain('10.0.0.1 is a private address');
+  });
 });

@@ -3,7 +3,8 @@
  * before the start (the data folder is the server's only while it runs) is registered by the
  * gateway at start-up on its own listener, with no FXGATE_GATEWAY_WEBHOOK_URL; a sandbox deposit
  * reaches the receiver with the default poll intervals. Removed while the server is stopped, the
- * v3 endpoint goes at the next start.
+ * v3 endpoint goes at the next start. A live book's registration is allowed on that listener alone,
+ * where loopback is otherwise refused in live.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,12 +49,19 @@ async function v3(url: string, keyPath: string, method: 'GET' | 'POST', path: st
   });
   const response = await request(`${url}${path}`, {
     method,
-    headers: { ...headers, 'x-app-mode': 'SANDBOX', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+    headers: {
+      ...headers,
+      ...(key.file.mode === 'sandbox' ? { 'x-app-mode': 'SANDBOX' } : {}),
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+    },
     body: text,
   });
   return {
     status: response.statusCode,
-    json: (await response.body.json()) as { data: Record<string, unknown> & Record<string, unknown>[] },
+    json: (await response.body.json()) as {
+      data: Record<string, unknown> & Record<string, unknown>[];
+      error?: { code: string; details: Record<string, unknown> };
+    },
   };
 }
 
@@ -118,6 +126,52 @@ describe('fxgate all with legacy webhooks', () => {
       await expect
         .poll(async () => (await v3(url!, keyPath, 'GET', '/v3/fx/webhook-endpoints')).json.data, { timeout: 15_000 })
         .toEqual([]);
+      expect((await server.stop('SIGTERM')).code).toBe(0);
+    },
+  );
+
+  it(
+    'registers its own public listener for live books too, where loopback is otherwise refused, and nothing else of loopback',
+    { timeout: 120_000 },
+    async () => {
+      // The live subscription's receiver is an in-house one on 127.0.0.2; 127.0.0.1, where fxgate listens, is not allowed.
+      const allowing = { ...env, FXGATE_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.2' };
+      const orgId = newUuid();
+      const keyPath = join(dataDir, 'live-integrator.json');
+      const created = await fxgate(
+        ['keys', 'create', '--org', orgId, '--mode', 'live', '--scopes', 'view,webhooks', '--out', keyPath],
+        allowing,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      const added = await fxgate(
+        ['webhooks', 'add', '--org', orgId, '--mode', 'live', '--url', 'http://127.0.0.2:9/hooks/live'],
+        allowing,
+      );
+      expect(added.code, added.stderr).toBe(0);
+
+      const server = await startFxgate(['all'], allowing);
+      const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) \(v1, v2 and v3\)$/m)!;
+      const [, adminUrl] = server.stdout.match(/^fxgate: admin listener on (http:\/\/\S+) /m)!;
+      const port = new URL(url!).port;
+      await expect
+        .poll(
+          async () =>
+            (await v3(url!, keyPath, 'GET', '/v3/fx/webhook-endpoints')).json.data.map((endpoint) => endpoint.url),
+          { timeout: 15_000 },
+        )
+        .toEqual([`http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}/${orgId}/live`]);
+      // The allowance is that listener alone: its admin listener, on loopback too, is refused like any other port.
+      const admin = `${adminUrl}/metrics`;
+      const refused = await v3(url!, keyPath, 'POST', '/v3/fx/webhook-endpoints', { url: admin });
+      expect(refused.status).toBe(422);
+      expect(refused.json.error).toMatchObject({
+        code: 'WEBHOOK_URL_INVALID',
+        details: {
+          url: admin,
+          reason:
+            '127.0.0.1 is a loopback address; live webhooks must reach a public address or an allowed in-house network',
+        },
+      });
       expect((await server.stop('SIGTERM')).code).toBe(0);
     },
   );

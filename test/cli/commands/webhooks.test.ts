@@ -19,6 +19,7 @@ import { SEALING_SECRET_NAME } from '../../../src/gateway/webhooks/legacy-webhoo
 import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscriptions.js';
 import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate } from '../in-process-cli.js';
 
@@ -113,14 +114,45 @@ describe('the functions the commands run', () => {
       expect(error.exitCode, error.message).toBe(2);
       expect(error.message).toMatch(message);
     }
-    // Live receivers on loopback may use http, as v3's own endpoints may.
-    expect((await addWebhook(deps, { org: ORG, mode: 'live', url: 'http://127.0.0.1:9/fx' })).subscription.url).toBe(
+    // A receiver on loopback is the sandbox's; it may use http, as v3's own endpoints may.
+    expect((await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'http://127.0.0.1:9/fx' })).subscription.url).toBe(
       'http://127.0.0.1:9/fx',
     );
     const { rows: after } = await database.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM legacy_webhook_subscriptions',
     );
     expect(after[0]!.n).toBe(before[0]!.n + 1);
+  });
+
+  it('refuses destinations the policy refuses, naming the reason and the setting that allows an in-house receiver', async () => {
+    const hint = '(for an in-house receiver, add its network to FXGATE_WEBHOOK_ALLOWED_NETWORKS)';
+    const cases: [Parameters<typeof addWebhook>[1], string][] = [
+      [
+        { org: ORG, mode: 'live', url: 'https://169.254.169.254/latest/meta-data/' },
+        `169.254.169.254 is a link-local address (cloud metadata); live webhooks must reach a public address ${hint}`,
+      ],
+      [
+        { org: ORG, mode: 'live', url: 'http://0x7f000001:8081/metrics' },
+        `127.0.0.1 is a loopback address; live webhooks must reach a public address ${hint}`,
+      ],
+      [
+        { org: ORG, mode: 'sandbox', url: 'https://[::ffff:10.0.0.1]/fx' },
+        `::ffff:a00:1 is 10.0.0.1 (IPv4-mapped), a private address; sandbox webhooks must reach a public or loopback address ${hint}`,
+      ],
+      [
+        { org: ORG, mode: 'sandbox', url: 'https://metadata.google.internal/' },
+        `metadata.google.internal is a private name (.internal is never public); sandbox webhooks must reach a public or loopback address ${hint}`,
+      ],
+    ];
+    for (const [input, reason] of cases) {
+      const error = await refusal(addWebhook(deps, input));
+      expect(error.exitCode, error.message).toBe(2);
+      expect(error.message).toBe(`--url ${JSON.stringify(input.url)}: ${reason}`);
+    }
+    // The operator's allowed networks: an in-house receiver, in either mode; on loopback, http in live too.
+    const inHouse = { ...deps, outbound: { networks: AllowedNetworks.of(['10.0.0.0/8', '127.0.0.1']) } };
+    for (const url of ['https://[::ffff:10.0.0.1]/fx', 'http://127.0.0.1:9/fx', 'https://hooks.corp.internal/fx'])
+      expect((await addWebhook(inHouse, { org: ORG, mode: 'live', url })).subscription.url).toBe(new URL(url).href);
   });
 
   it('lists active subscriptions with the v3 endpoint of their org and mode, and never a secret', async () => {
@@ -283,6 +315,10 @@ describe('the command line', () => {
     ],
     [['--org', ORG, '--mode', 'live', '--url', 'http://example.com'], /live subscriptions must use https/],
     [
+      ['--org', ORG, '--mode', 'live', '--url', 'https://10.0.0.1/fx'],
+      /"https:\/\/10\.0\.0\.1\/fx": 10\.0\.0\.1 is a private address; live webhooks must reach a public address \(for an in-house receiver, add its network to FXGATE_WEBHOOK_ALLOWED_NETWORKS\)/,
+    ],
+    [
       ['--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com', '--events', 'trades'],
       /trades is not an event/,
     ],
@@ -290,6 +326,17 @@ describe('the command line', () => {
     const result = await fxgate(['webhooks', 'add', ...args], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+
+  it('takes the networks of FXGATE_WEBHOOK_ALLOWED_NETWORKS, and refuses a bad list as bad configuration', async () => {
+    const org = newUuid();
+    const args = ['webhooks', 'add', '--org', org, '--mode', 'live', '--url', 'https://10.1.2.3/fx', '--json'];
+    const added = await fxgate(args, { ...env, FXGATE_WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8' });
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ orgId: org, mode: 'live', url: 'https://10.1.2.3/fx' });
+    const bad = await fxgate(args, { ...env, FXGATE_WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,0.0.0.0/0' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/FXGATE_WEBHOOK_ALLOWED_NETWORKS: "0\.0\.0\.0\/0" spans addresses of different kinds/);
   });
 
   it('its help names exactly the declared events, the default ones first', async () => {

@@ -1,8 +1,10 @@
 /**
  * Webhooks end to end (docs/contract.md#webhooks): the endpoint API and its URL rules, and the
  * delivery worker against a real receiver (fastify on 127.0.0.1 that records every request and
- * can answer 500, hang, or be down). Events are recorded with recordEvent in a transaction, as
- * the state changes record them. Time moves through an injected clock, never by sleeping.
+ * can answer 500, hang, redirect, or be down). The workers resolve names with a test resolver,
+ * never real DNS: a destination the policy refuses is shown to reach no socket at all. Events are
+ * recorded with recordEvent in a transaction, as the state changes record them. Time moves
+ * through an injected clock, never by sleeping.
  *
  * PostgreSQL runs the 'lock' claim mode (and the two-worker test runs 'lease' as well); the last
  * block runs PGlite, whose worker uses leases so a slow receiver cannot stall the API.
@@ -38,7 +40,9 @@ import type { Database } from '../../../src/lib/db/database.js';
 import { openPostgres } from '../../../src/lib/db/postgres-database.js';
 import { SealedSecretError, SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
+import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';
 import { verifyWebhookSignature } from '../../../src/lib/webhooks/signature.js';
+import { recordConnections, testResolver } from '../../support/outbound.js';
 import { testServices } from '../../support/services.js';
 import { expectV3Error, hasKeyDeep } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
@@ -49,7 +53,8 @@ const HOUR = 60 * 60 * 1000;
 // ---------------------------------------------------------------------------------------------
 // The receiver
 
-type Answer = 'ok' | 'fail' | 'hang';
+/** `redirect`: 307 to the same path on the port in `redirectTo`. */
+type Answer = 'ok' | 'fail' | 'hang' | 'redirect';
 
 interface Hit {
   /** Path and query the request was sent to. */
@@ -64,6 +69,8 @@ class Receiver {
   readonly hits: Hit[] = [];
   /** Decides each request's answer; `ok` (200) unless set. */
   answer: (hit: Omit<Hit, 'answer'>, index: number) => Answer = () => 'ok';
+  /** Where a `redirect` answer points. */
+  redirectTo = 9;
   private readonly hanging = new Set<() => void>();
 
   private constructor(
@@ -93,6 +100,8 @@ class Receiver {
         await new Promise<void>((resolve) => self.hanging.add(resolve));
         return reply.code(503).send();
       }
+      if (answer === 'redirect')
+        return reply.code(307).header('location', `http://127.0.0.1:${self.redirectTo}${request.url}`).send();
       return answer === 'ok'
         ? reply.code(200).send({ received: true })
         : reply.code(500).send({ error: 'receiver failure' });
@@ -162,8 +171,25 @@ interface AttemptRow {
   duration_ms: number;
 }
 
-/** The scaffolding of one suite: a harness, receivers, workers, and clean-up after each test. */
-function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
+/**
+ * The names the suites' workers resolve (never real DNS): `receiver.test` is this machine, the
+ * others point where a webhook must not go. Any other name does not resolve.
+ */
+const TEST_NAMES = {
+  'receiver.test': ['127.0.0.1'],
+  'rebind.example': ['10.0.0.1'],
+  // An allowed address first: a guard that checked only the first would connect, and the receiver would count it.
+  'mixed.example': ['127.0.0.1', '10.0.0.1'],
+  'mapped.example': ['::ffff:10.0.0.1'],
+} as const;
+
+/**
+ * The scaffolding of one suite: a harness, receivers, workers, and clean-up after each test. The
+ * core and its workers share one outbound allowance: the test resolver, and exact destinations
+ * a test may add (as `fxgate all` adds its own listener).
+ */
+function webhookSuite(harnessFactory: (outbound: OutboundAllowance) => Promise<V3Harness>) {
+  const outbound = { exact: new ExactDestinations(), resolver: testResolver(TEST_NAMES) };
   const state = {
     harness: null as V3Harness | null,
     receivers: [] as Receiver[],
@@ -172,7 +198,7 @@ function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
   };
 
   beforeAll(async () => {
-    state.harness = await harnessFactory();
+    state.harness = await harnessFactory(outbound);
   });
   afterEach(async () => {
     await Promise.all(state.workers.splice(0).map((worker) => worker.stop()));
@@ -185,6 +211,7 @@ function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
   });
 
   const h = {
+    outbound,
     get harness(): V3Harness {
       return state.harness!;
     },
@@ -214,6 +241,7 @@ function webhookSuite(harnessFactory: () => Promise<V3Harness>) {
       const worker = new WebhookDeliveryWorker({
         db: state.harness!.db,
         now: () => state.clock,
+        outbound,
         ...deps,
         options: { requestTimeoutMs: 3000, batchSize: 100, ...deps.options },
       });
@@ -345,11 +373,11 @@ describe('retry schedule', () => {
 // PostgreSQL
 
 describe('webhooks on PostgreSQL', () => {
-  const h = webhookSuite(() =>
+  const h = webhookSuite((outbound) =>
     V3Harness.start({
       driver: 'postgres',
       storeKind: 'redis',
-      core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+      core: { rateLimits: { reads: 100_000, writes: 100_000 }, outbound },
     }),
   );
 
@@ -429,21 +457,26 @@ describe('webhooks on PostgreSQL', () => {
       }
     });
 
-    it('accepts only https in live, http too in the sandbox, loopback in both', async () => {
+    it('accepts only https in live, http too in the sandbox; loopback in the sandbox only', async () => {
       const live = await h.key('live');
       const sandbox = await h.key('sandbox');
       const refused = await h.createEndpoint(live, { url: 'http://example.com/hook' });
       expectV3Error(refused, 'WEBHOOK_URL_INVALID', {
         details: { url: 'http://example.com/hook', reason: 'live endpoints must use https' },
       });
-      for (const url of [
-        'https://example.com/hook',
-        'http://127.0.0.1:8080/hook',
-        'http://localhost:8080/hook',
-        'http://[::1]:8080/hook',
-        'http://127.10.0.1/hook',
-      ]) {
-        expect((await h.endpoint(live, url)).url).toBe(url);
+      // A name is accepted as it is; what it resolves to is checked at every delivery.
+      expect((await h.endpoint(live, 'https://example.com/hook')).url).toBe('https://example.com/hook');
+      const loopback: Array<[string, string]> = [
+        ['http://127.0.0.1:8080/hook', '127.0.0.1 is a loopback address'],
+        ['http://localhost:8080/hook', 'localhost is a loopback name (localhost)'],
+        ['http://[::1]:8080/hook', '::1 is a loopback address'],
+        ['http://127.10.0.1/hook', '127.10.0.1 is a loopback address'],
+      ];
+      for (const [url, reason] of loopback) {
+        expectV3Error(await h.createEndpoint(live, { url }), 'WEBHOOK_URL_INVALID', {
+          details: { url, reason: `${reason}; live webhooks must reach a public address` },
+        });
+        expect((await h.endpoint(sandbox, url)).url).toBe(url);
       }
       expect((await h.endpoint(sandbox, 'http://example.com/hook')).url).toBe('http://example.com/hook');
       // Normalised as WHATWG URL does.
@@ -463,14 +496,19 @@ describe('webhooks on PostgreSQL', () => {
           expectV3Error(await h.createEndpoint(key, { url }), 'WEBHOOK_URL_INVALID', { details: { url, reason } });
       }
       // Each book sees its own endpoints.
-      const liveList = (await h.harness.signed({ key: live, path: ENDPOINTS })).json<{ data: EndpointCreated[] }>()
-        .data;
-      expect(liveList.map((endpoint) => endpoint.url).sort()).toEqual([
+      const urls = async (key: LoadedKey) =>
+        (await h.harness.signed({ key, path: ENDPOINTS }))
+          .json<{ data: EndpointCreated[] }>()
+          .data.map((endpoint) => endpoint.url)
+          .sort();
+      expect(await urls(live)).toEqual(['https://example.com/hook']);
+      expect(await urls(sandbox)).toEqual([
         'http://127.0.0.1:8080/hook',
         'http://127.10.0.1/hook',
         'http://[::1]:8080/hook',
+        'http://example.com/hook',
         'http://localhost:8080/hook',
-        'https://example.com/hook',
+        'https://example.com/',
       ]);
     });
 
@@ -704,6 +742,8 @@ describe('webhooks on PostgreSQL', () => {
       const live = await h.key('live', key.file.orgId);
       const stranger = await h.key();
       const url = (name: string) => `${receiver.url}?to=${name}`;
+      // The live book's receiver is on loopback: allowed exactly, as `fxgate all` allows its own listener.
+      h.outbound.exact.allow(receiver.url);
       await h.endpoint(key, url('completed'), ['withdrawal.completed']);
       await h.endpoint(key, url('all'));
       await h.endpoint(key, url('deposits'), ['deposit.pending', 'deposit.completed', 'deposit.failed']);
@@ -725,6 +765,116 @@ describe('webhooks on PostgreSQL', () => {
       expect(received('deposits')).toEqual([events[0]]);
       expect(received('live')).toEqual([]);
       expect(received('stranger')).toEqual([]);
+    });
+
+    it('sends nothing to a name that resolves to a refused address: the attempt names the reason', async () => {
+      h.resetClock();
+      const receiver = await h.receiver();
+      const key = await h.key('sandbox');
+      const at = (name: string) => `http://${name}:${receiver.port}/hook`;
+      const endpoints = {
+        allowed: await h.endpoint(key, at('receiver.test')),
+        rebind: await h.endpoint(key, at('rebind.example')),
+        mixed: await h.endpoint(key, at('mixed.example')),
+        mapped: await h.endpoint(key, at('mapped.example')),
+      };
+      const eventId = await h.event(key, 'deposit.completed');
+      const connections = recordConnections();
+      try {
+        expect(await h.worker().runOnce()).toBe(4);
+      } finally {
+        connections.restore();
+      }
+      // The allowed name is delivered to at the address checked; no other socket was asked for.
+      expect(receiver.hits.map((hit) => hit.headers.host)).toEqual([`receiver.test:${receiver.port}`]);
+      expect(connections.hosts()).toEqual(['127.0.0.1']);
+      const byEndpoint = new Map((await h.deliveries([eventId])).map((row) => [row.endpoint_id, row]));
+      expect(byEndpoint.get(endpoints.allowed.id)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+      const requirement = 'sandbox webhooks must reach a public or loopback address';
+      const reasons = {
+        rebind: `refused: rebind.example resolved to 10.0.0.1, a private address; ${requirement}`,
+        mixed: `refused: mixed.example resolved to 10.0.0.1, a private address; ${requirement}`,
+        mapped: `refused: mapped.example resolved to ::ffff:a00:1, 10.0.0.1 (IPv4-mapped), a private address; ${requirement}`,
+      };
+      for (const [name, reason] of Object.entries(reasons)) {
+        const delivery = byEndpoint.get(endpoints[name as keyof typeof reasons].id)!;
+        expect(delivery, name).toMatchObject({ status: 'PENDING', attempts: 1 });
+        expect((await h.attempts(delivery.id)).map((attempt) => [attempt.status_code, attempt.error])).toEqual([
+          [null, reason],
+        ]);
+      }
+    });
+
+    it('retries a refused name on the schedule, and delivers once its answer is an allowed address', async () => {
+      h.resetClock();
+      const receiver = await h.receiver();
+      const key = await h.key('sandbox');
+      h.outbound.resolver.set('flip.test', ['10.0.0.1']);
+      await h.endpoint(key, `http://flip.test:${receiver.port}/hook`);
+      const eventId = await h.event(key, 'withdrawal.completed');
+      const worker = h.worker();
+      expect(await worker.runOnce()).toBe(1);
+      const [refused] = await h.deliveries([eventId]);
+      expect(refused).toMatchObject({ status: 'PENDING', attempts: 1 });
+      expect(receiver.hits).toEqual([]);
+      h.outbound.resolver.set('flip.test', ['127.0.0.1']);
+      h.clock = refused!.next_attempt_at;
+      expect(await worker.runOnce()).toBe(1);
+      expect((await h.deliveries([eventId]))[0]).toMatchObject({ status: 'DELIVERED', attempts: 2 });
+      expect(receiver.hits.map((hit) => hit.eventId)).toEqual([eventId]);
+    });
+
+    it('sends nothing, at any attempt, to an endpoint stored before the rule, and gives it up at the deadline', async () => {
+      h.resetClock();
+      const live = await h.key('live');
+      const endpoint = await h.endpoint(live, 'https://example.com/hook');
+      // As a row written before the destination policy, or by a process with another allowance.
+      await h.db.query('UPDATE webhook_endpoints SET url = $2 WHERE id = $1', [
+        endpoint.id,
+        'http://169.254.169.254/latest/meta-data/',
+      ]);
+      const eventId = await h.event(live, 'withdrawal.completed');
+      const worker = h.worker();
+      const connections = recordConnections();
+      try {
+        for (;;) {
+          expect(await worker.runOnce()).toBe(1);
+          const [delivery] = await h.deliveries([eventId]);
+          if (delivery!.status !== 'PENDING') break;
+          h.clock = delivery!.next_attempt_at;
+        }
+      } finally {
+        connections.restore();
+      }
+      expect(connections.hosts()).toEqual([]);
+      const [delivery] = await h.deliveries([eventId]);
+      expect(delivery!.status).toBe('GAVE_UP');
+      const attempts = await h.attempts(delivery!.id);
+      expect(attempts.length).toBeGreaterThan(10);
+      for (const attempt of attempts)
+        expect(attempt).toMatchObject({
+          status_code: null,
+          duration_ms: 0,
+          error:
+            'refused: 169.254.169.254 is a link-local address (cloud metadata); live webhooks must reach a public address',
+        });
+    });
+
+    it('never follows a redirect: it is the answer, a failed attempt', async () => {
+      h.resetClock();
+      const receiver = await h.receiver();
+      const target = await h.receiver();
+      receiver.answer = () => 'redirect';
+      receiver.redirectTo = target.port;
+      const key = await h.key('sandbox');
+      await h.endpoint(key, receiver.url);
+      const eventId = await h.event(key, 'deposit.completed');
+      expect(await h.worker().runOnce()).toBe(1);
+      expect(receiver.hits).toHaveLength(1);
+      expect(target.hits).toEqual([]);
+      const [delivery] = await h.deliveries([eventId]);
+      expect(delivery).toMatchObject({ status: 'PENDING', attempts: 1 });
+      expect((await h.attempts(delivery!.id)).map((attempt) => attempt.status_code)).toEqual([307]);
     });
 
     it('retries after 500s with backoff, then delivers; every attempt recorded', async () => {
@@ -1075,11 +1225,11 @@ describe('webhooks on PostgreSQL', () => {
 // PGlite: leases instead of held locks
 
 describe('webhooks on PGlite (lease claims)', () => {
-  const h = webhookSuite(() =>
+  const h = webhookSuite((outbound) =>
     V3Harness.start({
       driver: 'pglite',
       storeKind: 'memory',
-      core: { rateLimits: { reads: 100_000, writes: 100_000 } },
+      core: { rateLimits: { reads: 100_000, writes: 100_000 }, outbound },
     }),
   );
 

@@ -164,8 +164,8 @@ describe('GET /metrics of the core', () => {
     const before = await scrape();
     const live = await newKey('live');
     const sandbox = await newKey('sandbox');
-    // The live book's deliveries wait in the outbox: the worker is off.
-    await data(signed(live, 'POST', '/v3/fx/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks' }));
+    // The live book's deliveries wait in the outbox: the worker is off, so the name is never resolved.
+    await data(signed(live, 'POST', '/v3/fx/webhook-endpoints', { url: 'https://receiver.example/hooks' }));
 
     // Trades: one executed and replayed, one reversed, one settled (the book holds USD).
     const executeKey = randomUUID();

@@ -1,7 +1,8 @@
 /**
  * The legacy service's client, for a mirrored read: the request as the client sent it under the
  * base URL's path, with Via and X-Forwarded-For added and no body; the whole answer, or a
- * rejection when it is too slow, too large, or refused. And the base URL it accepts.
+ * rejection when it is too slow, too large, or refused. And the base URL it accepts, and where it
+ * connects: only where the destination policy of the operator's own services allows.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,9 @@ import {
   LegacyTimeoutError,
   MAX_COMPARED_BODY_BYTES,
 } from '../../../src/gateway/shadow/legacy-service.js';
+import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
+import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
+import { recordConnections, testResolver } from '../../support/outbound.js';
 import { freePortUrl } from './shadow-setup.js';
 
 const servers: Server[] = [];
@@ -100,6 +104,54 @@ describe('LegacyService.mirror', () => {
 describe('the legacy service URL', () => {
   it.each(['ftp://legacy', 'not a url', 'http://user:secret@legacy', 'http://legacy/?x=1'])('refuses %s', (url) => {
     expect(() => new LegacyService({ url, connectTimeoutMs: 1, timeoutMs: 1 })).toThrow(InvalidLegacyServiceUrlError);
+  });
+
+  it.each([
+    ['http://169.254.169.254/latest/', '169.254.169.254 is a link-local address (cloud metadata)'],
+    ['http://10.0.0.1:8080', '10.0.0.1 is a private address'],
+    ['http://[fd00::1]/', 'fd00::1 is a unique local address (private IPv6)'],
+    ['http://0xa000001/', '10.0.0.1 is a private address'],
+    ['http://legacy.corp.internal/', 'legacy.corp.internal is a private name (.internal is never public)'],
+  ])('refuses %s where the destination policy does, saying how to allow it', (url, reason) => {
+    expect(() => new LegacyService({ url, connectTimeoutMs: 1, timeoutMs: 1 })).toThrow(
+      `invalid legacy service URL ${url}: ${reason}; the legacy service (FXGATE_SHADOW_URL) must be at a public or loopback address, or in a network of FXGATE_WEBHOOK_ALLOWED_NETWORKS`,
+    );
+  });
+
+  it("accepts loopback, and the operator's allowed networks", () => {
+    const networks = AllowedNetworks.of(['10.0.0.0/8']);
+    for (const url of ['http://127.0.0.1:8080', 'http://localhost:8080/legacy', 'http://[::1]:8080']) service(url);
+    for (const url of ['http://10.0.0.1:8080', 'https://legacy.corp.internal/api'])
+      services.push(new LegacyService({ url, connectTimeoutMs: 1, timeoutMs: 1, outbound: { networks } }));
+  });
+
+  it('connects only where the policy allows: a name that resolves to a private address is refused, no socket opened', async () => {
+    const legacy = await serve((_request, response) => response.end('{}'));
+    const port = new URL(legacy.url).port;
+    const resolver = testResolver({ 'legacy.test': ['127.0.0.1'], 'rebind.test': ['10.0.0.1'] });
+    const named = (name: string) =>
+      new LegacyService({
+        url: `http://${name}:${port}`,
+        connectTimeoutMs: 1_000,
+        timeoutMs: 5_000,
+        outbound: { resolver },
+      });
+    const allowed = named('legacy.test');
+    const refused = named('rebind.test');
+    services.push(allowed, refused);
+    const connections = recordConnections();
+    try {
+      expect(await allowed.mirror(clientRequest('/v1/brokerage/o/balances'), 1_000)).toMatchObject({ status: 200 });
+      await expect(refused.mirror(clientRequest('/v1/brokerage/o/balances'), 1_000)).rejects.toThrow(
+        new DestinationRefusedError(
+          'rebind.test resolved to 10.0.0.1, a private address; the legacy service (FXGATE_SHADOW_URL) must be at a public or loopback address, or in a network of FXGATE_WEBHOOK_ALLOWED_NETWORKS',
+        ).message,
+      );
+    } finally {
+      connections.restore();
+    }
+    expect(connections.hosts()).toEqual(['127.0.0.1']);
+    expect(legacy.seen).toHaveLength(1);
   });
 });
 

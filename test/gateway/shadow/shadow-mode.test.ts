@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_USD_PRICES, type RateSource, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
+import { testResolver } from '../../support/outbound.js';
 import { legacyIdOf } from '../legacy/contract/legacy-client.js';
 import {
   EVM_ADDRESSES,
@@ -234,6 +235,7 @@ describe('a legacy service that fails', () => {
     ['slow (10 s)', 'slow'],
     ['answering bytes that are not HTTP', 'garbage-bytes'],
     ['answering 200 with a body that is not JSON', 'garbage-body'],
+    ['refused by the destination policy (its name resolves to a private address)', 'refused'],
   ] as const)(
     '%s: the client gets the same bytes as without shadow mode, as fast, and the read counts as not compared',
     async (_name, failure) => {
@@ -245,14 +247,18 @@ describe('a legacy service that fails', () => {
       const expected = [];
       for (const [generation, path] of reads) expected.push(await baseline(generation, path));
       let legacyUrl = side.double.url;
+      let outbound = {};
       if (failure === 'down') {
         legacyUrl = await freePortUrl();
+      } else if (failure === 'refused') {
+        legacyUrl = `http://legacy.test:${new URL(side.double.url).port}`;
+        outbound = { outbound: { resolver: testResolver({ 'legacy.test': ['10.0.0.1'] }) } };
       } else if (failure === 'slow') {
         side.double.behaviour = { kind: 'slow', delayMs: 10_000 };
       } else {
         side.double.behaviour = { kind: failure };
       }
-      const shadowed = await gateway({ legacyUrl, timeoutMs: 1_000 });
+      const shadowed = await gateway({ legacyUrl, timeoutMs: 1_000, ...outbound });
       // Warm the gateway's own v3 credential and connections first, as the baseline's were.
       await shadowed.call('v2', key, 'available_markets');
       for (const [index, [generation, path]] of reads.entries()) {

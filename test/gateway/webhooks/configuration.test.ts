@@ -91,4 +91,12 @@ describe("the CLI's legacy webhooks", () => {
       legacyWebhooks(loadConfig({ FXGATE_WEBHOOK_WORKER: 'off', FXGATE_WEBHOOK_POLL_MS: '250' }), deps).options.worker,
     ).toEqual({ enabled: false, pollIntervalMs: 250 });
   });
+
+  it('the delivery worker as FXGATE_WEBHOOK_ALLOWED_NETWORKS allows, none by default', () => {
+    expect(legacyWebhooks(loadConfig({}), deps).options.outbound?.networks?.empty).toBe(true);
+    expect(
+      legacyWebhooks(loadConfig({ FXGATE_WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16' }), deps).options.outbound?.networks
+        ?.cidrs,
+    ).toEqual(['10.20.0.0/16']);
+  });
 });

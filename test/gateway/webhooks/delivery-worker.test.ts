@@ -3,21 +3,28 @@
  * leases them), with a fetcher that records what it is sent and an injected clock, so retries
  * are checked by moving time instead of waiting: the signed body, every attempt recorded, the
  * backoff schedule and the deadline, a removed subscription, two workers never making the same
- * attempt, a stop during an attempt, and a dead process's leases released at start-up.
+ * attempt, a stop during an attempt, and a dead process's leases released at start-up. Where it
+ * sends, it is real: undici through its own pools to a receiver on loopback, names resolved by a
+ * test resolver, refused destinations never reaching a socket.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-worker.js';
 import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
+import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { webhookPolicies } from '../../../src/lib/net/destination-policy.js';
 import type { WebhookFetcher, WebhookRequest } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, retryDelayFor } from '../../../src/lib/webhooks/retry-schedule.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';
+import { recordConnections, testResolver } from '../../support/outbound.js';
 
 const HOUR = 3_600_000;
 
@@ -72,18 +79,18 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     return made;
   }
 
-  /** A subscription with `count` events waiting for it; returns its secret and delivery ids. */
+  /** A subscription (of `target`) with `count` events waiting for it; returns its secret and delivery ids. */
   async function pending(
     count = 1,
     at: Date = clock,
+    target: { readonly mode: Mode; readonly url: string } = { mode: 'sandbox', url: 'https://receiver.example/hooks' },
   ): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
-    const { subscription, secret } = await addSubscription(db, sealer, {
-      orgId: newUuid(),
-      mode: 'sandbox',
-      url: 'https://receiver.example/hooks',
-      events: ['deposits'],
-      at,
-    });
+    const { subscription, secret } = await addSubscription(
+      db,
+      sealer,
+      { orgId: newUuid(), mode: target.mode, url: target.url, events: ['deposits'], at },
+      webhookPolicies(),
+    );
     const deliveryIds: string[] = [];
     const bodies: string[] = [];
     for (let index = 0; index < count; index += 1) {
@@ -91,8 +98,8 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
       const body = `{"eventId":"${eventId}","type":"deposits","message":"Completed Deposits","timestamp":"${at.toISOString()}","data":[{"amount":1${index}.50}]}`;
       await db.query(
         `INSERT INTO legacy_webhook_events (id, v3_event_id, org_id, mode, v3_event_type, legacy_event, body, created_at, received_at)
-         VALUES ($1, $2, $3, 'sandbox', 'deposit.completed', 'deposits', $4, $5, $5)`,
-        [eventId, `evt_${eventId.replaceAll('-', '')}`, subscription.orgId, body, at],
+         VALUES ($1, $2, $3, $6, 'deposit.completed', 'deposits', $4, $5, $5)`,
+        [eventId, `evt_${eventId.replaceAll('-', '')}`, subscription.orgId, body, at, target.mode],
       );
       const { rows } = await db.query<{ id: string }>(
         `INSERT INTO legacy_webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at) VALUES ($1, $2, 'PENDING', $3, $3) RETURNING id::text AS id`,
@@ -301,6 +308,108 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     ]);
     await worker(fetcher().fetch).runOnce();
     expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+  });
+
+  describe('where it sends (the destination policy)', () => {
+    const REQUIREMENT =
+      'sandbox webhooks must reach a public or loopback address (for an in-house receiver, add its network to FXGATE_WEBHOOK_ALLOWED_NETWORKS)';
+    let receiver: Server;
+    let port: number;
+    const hits: string[] = [];
+
+    beforeAll(async () => {
+      receiver = createServer((request, response) => {
+        hits.push(`${request.headers.host} ${request.url}`);
+        request.resume();
+        request.on('end', () => response.end('ok'));
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      port = (receiver.address() as AddressInfo).port;
+    });
+    afterEach(() => {
+      hits.length = 0;
+    });
+    afterAll(async () => {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    });
+
+    it('sends nothing to a name that resolves to a refused address; the attempt names the reason', async () => {
+      clock = new Date();
+      const at = (name: string) => ({ mode: 'sandbox' as const, url: `http://${name}:${port}/hooks` });
+      const allowed = await pending(1, clock, at('receiver.test'));
+      const refused = {
+        rebind: await pending(1, clock, at('rebind.example')),
+        mixed: await pending(1, clock, at('mixed.example')),
+        mapped: await pending(1, clock, at('mapped.example')),
+      };
+      // Through undici and its own pools, as in production; names from the test resolver.
+      const real = new LegacyDeliveryWorker({
+        db,
+        sealer,
+        now: () => clock,
+        options: { requestTimeoutMs: 2_000 },
+        outbound: {
+          resolver: testResolver({
+            'receiver.test': ['127.0.0.1'],
+            'rebind.example': ['10.0.0.1'],
+            'mixed.example': ['127.0.0.1', '10.0.0.1'],
+            'mapped.example': ['::ffff:10.0.0.1'],
+          }),
+        },
+      });
+      workers.push(real);
+      const connections = recordConnections();
+      try {
+        expect(await real.runOnce()).toBe(4);
+      } finally {
+        connections.restore();
+      }
+      expect(hits).toEqual([`receiver.test:${port} /hooks`]);
+      expect(connections.hosts()).toEqual(['127.0.0.1']);
+      expect(await delivery(allowed.deliveryIds[0]!)).toMatchObject({ status: 'DELIVERED', attempts: 1 });
+      const reasons = {
+        rebind: `refused: rebind.example resolved to 10.0.0.1, a private address; ${REQUIREMENT}`,
+        mixed: `refused: mixed.example resolved to 10.0.0.1, a private address; ${REQUIREMENT}`,
+        mapped: `refused: mapped.example resolved to ::ffff:a00:1, 10.0.0.1 (IPv4-mapped), a private address; ${REQUIREMENT}`,
+      };
+      for (const [name, reason] of Object.entries(reasons)) {
+        const id = refused[name as keyof typeof reasons].deliveryIds[0]!;
+        expect(await delivery(id), name).toMatchObject({ status: 'PENDING', attempts: 1 });
+        expect((await attempts(id)).map((attempt) => [attempt.status_code, attempt.error])).toEqual([[null, reason]]);
+      }
+    });
+
+    it('sends nothing, at any attempt, to a subscription stored before the rule, and gives it up at the deadline', async () => {
+      const start = new Date();
+      clock = start;
+      const { subscriptionId, deliveryIds } = await pending(1, start, {
+        mode: 'live',
+        url: 'https://receiver.example/hooks',
+      });
+      // As a row written before the destination policy.
+      await db.query('UPDATE legacy_webhook_subscriptions SET url = $2 WHERE id = $1', [
+        subscriptionId,
+        `http://0x7f000001:${port}/metrics`,
+      ]);
+      const { sent, fetch } = fetcher();
+      const runner = worker(fetch);
+      await runner.runOnce();
+      clock = new Date(start.getTime() + 72 * HOUR);
+      await db.query('UPDATE legacy_webhook_deliveries SET next_attempt_at = $2 WHERE id = $1', [
+        deliveryIds[0],
+        clock,
+      ]);
+      await runner.runOnce();
+      expect(sent).toEqual([]);
+      expect(hits).toEqual([]);
+      expect(await delivery(deliveryIds[0]!)).toMatchObject({ status: 'GAVE_UP', attempts: 2 });
+      expect((await attempts(deliveryIds[0]!)).map((attempt) => attempt.error)).toEqual(
+        Array(2).fill(
+          'refused: 127.0.0.1 is a loopback address; live webhooks must reach a public address (for an in-house receiver, add its network to FXGATE_WEBHOOK_ALLOWED_NETWORKS)',
+        ),
+      );
+    });
   });
 
   it.runIf(driver === 'pglite')(

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
 import { attemptDelivery, type WebhookFetcher } from '../../../src/lib/webhooks/delivery-attempt.js';
 
 const POST = {
@@ -46,5 +47,16 @@ describe('attemptDelivery', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
     const result = await attemptDelivery(() => Promise.reject(refused), POST, new AbortController().signal, 1_000);
     expect(result).toMatchObject({ kind: 'failed', error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9' });
+  });
+
+  it('records a destination the policy refused by its reason alone', async () => {
+    const reason = 'rebind.example resolved to 10.0.0.1, a private address; live webhooks must reach a public address';
+    const result = await attemptDelivery(
+      () => Promise.reject(new DestinationRefusedError(reason)),
+      POST,
+      new AbortController().signal,
+      1_000,
+    );
+    expect(result).toMatchObject({ kind: 'failed', error: `refused: ${reason}` });
   });
 });

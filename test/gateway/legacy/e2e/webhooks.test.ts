@@ -33,6 +33,8 @@ import type { Mode } from '../../../../src/lib/auth/credentials.js';
 import { SecretSealer } from '../../../../src/lib/db/sealed-secrets.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
+import { AllowedNetworks } from '../../../../src/lib/net/allowed-networks.js';
+import { ExactDestinations, webhookPolicies } from '../../../../src/lib/net/destination-policy.js';
 import {
   signWebhook,
   verifyLegacyWebhook,
@@ -53,18 +55,33 @@ let coreWorker: WebhookDeliveryWorker;
 let receiver: LegacyWebhookReceiver;
 let sealer: SecretSealer;
 
+/** The gateway's own listener, which the core's webhooks may reach in both modes, as `fxgate all` allows it. */
+const ownListener = new ExactDestinations();
+/** The integrator's receiver is on this machine: allowed as an in-house network, so that live subscriptions reach it. */
+const IN_HOUSE = AllowedNetworks.of(['127.0.0.1']);
+
 beforeAll(async () => {
   h = await LegacyHarness.start({
+    core: { outbound: { exact: ownListener } },
     webhooks: (core) =>
       (webhooks = new LegacyWebhooks({
         db: core.db,
-        callbackBaseUrl: (port) => `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`,
+        callbackBaseUrl: (port) => {
+          const base = `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`;
+          ownListener.allow(base);
+          return base;
+        },
+        outbound: { networks: IN_HOUSE },
         // Seconds rather than minutes, so that a retry happens within a test.
         worker: { pollIntervalMs: 50, requestTimeoutMs: 2_000, retry: { baseMs: 300, capMs: 1_000, maxAgeMs: 60_000 } },
         reconcileIntervalMs: 3_600_000,
       })),
   });
-  coreWorker = new WebhookDeliveryWorker({ db: h.core.db, options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 } });
+  coreWorker = new WebhookDeliveryWorker({
+    db: h.core.db,
+    options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 },
+    outbound: { exact: ownListener },
+  });
   coreWorker.start();
   receiver = await LegacyWebhookReceiver.start();
   sealer = await SecretSealer.open(h.core.db, SEALING_SECRET_NAME);
@@ -89,6 +106,7 @@ function commandDeps(): WebhookCommandDeps {
     sealer,
     events: { names: webhooks.builder.eventNames, defaults: webhooks.builder.defaultEvents },
     registration: { registrar: webhooks.registrar, base: webhooks.callbackBase! },
+    outbound: { networks: IN_HOUSE },
   };
 }
 
@@ -673,13 +691,18 @@ describe('legacy webhooks from the real core', () => {
 
   it('two processes registering one org and mode at once make one v3 endpoint', async () => {
     const key = await h.core.createKey({ mode: 'sandbox' });
-    await addSubscription(h.core.db, sealer, {
-      orgId: key.file.orgId,
-      mode: 'sandbox',
-      url: receiver.url('/hooks/race'),
-      events: ['deposits'],
-      at: new Date(),
-    });
+    await addSubscription(
+      h.core.db,
+      sealer,
+      {
+        orgId: key.file.orgId,
+        mode: 'sandbox',
+        url: receiver.url('/hooks/race'),
+        events: ['deposits'],
+        at: new Date(),
+      },
+      webhookPolicies({ networks: IN_HOUSE }),
+    );
     // A second gateway process: its own pool and its own provisioned credential, the same database.
     const keysDir = await mkdtemp(join(tmpdir(), 'fxgate-webhook-race-'));
     const pool = new Pool(h.core.baseUrl);
