@@ -7,7 +7,6 @@ import Fastify, { type FastifyInstance } from 'fastify';
 
 import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
-import type { SecretSealer } from '../lib/db/sealed-secrets.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
@@ -15,8 +14,8 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/se
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
+import type { SealingKeyring } from '../lib/secrets/sealing-keyring.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { openEndpointSecretSealer } from './events/webhook-endpoints.js';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { ErrorHandler } from './http/error-handler.js';
@@ -47,6 +46,8 @@ export interface CoreDependencies {
   readonly db: Database;
   readonly store: EphemeralStore;
   readonly registry: KeyRegistry;
+  /** Seals and opens webhook endpoint secrets: resolved once at start-up from the configuration. */
+  readonly keyring: SealingKeyring;
   /** Where quote prices come from; the static table of DEFAULT_USD_PRICES unless given. */
   readonly rates?: RateSource;
   /** The clock of the trading book; tests move it to cross quote expiry and reversal windows. */
@@ -121,17 +122,17 @@ export async function coreOperations(
   trading: TradingContext = createTradingContext(deps, options),
 ): Promise<Operation[]> {
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return operationsOn(trading, cursors, await openEndpointSecretSealer(deps.db));
+  return operationsOn(trading, cursors, deps.keyring);
 }
 
 /**
- * The core's operations on a trading context, cursor codec and the sealer of webhook endpoint
+ * The core's operations on a trading context, cursor codec and the keyring of webhook endpoint
  * secrets; the OpenAPI document reads their declarations (src/core/openapi/).
  */
 export function operationsOn(
   trading: TradingContext,
   cursors: CursorCodec,
-  endpointSecrets: SecretSealer,
+  endpointSecrets: SealingKeyring,
 ): Operation[] {
   return [
     ...pairsOperations(trading.reference),
@@ -159,7 +160,7 @@ export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions 
   }
   if (options.webhookWorker?.enabled !== false) {
     const { enabled: _enabled, ...workerOptions } = options.webhookWorker ?? {};
-    jobs.push(new WebhookDeliveryWorker({ db: deps.db, options: workerOptions, now: deps.now }));
+    jobs.push(new WebhookDeliveryWorker({ db: deps.db, keyring: deps.keyring, options: workerOptions, now: deps.now }));
   }
   return createV3App(deps, options, await coreOperations(deps, options, trading), jobs);
 }

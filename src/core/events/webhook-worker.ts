@@ -23,7 +23,7 @@
 import { Agent } from 'undici';
 
 import type { Database, Queryable } from '../../lib/db/database.js';
-import { SealedSecretError, SecretSealer } from '../../lib/db/sealed-secrets.js';
+import { SealedSecretError, type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -31,7 +31,7 @@ import {
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
-import { ENDPOINT_SECRET_SEALING, openEndpointSecret } from './webhook-endpoints.js';
+import { openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
 export type ClaimMode = 'lock' | 'lease';
@@ -75,8 +75,8 @@ export interface WebhookWorkerDependencies {
   readonly log?: WorkerLog;
   /** The jitter's source, [0, 1) like Math.random. */
   readonly random?: () => number;
-  /** Opens the endpoints' secrets; the service's own sealer (from the database) unless given. */
-  readonly sealer?: SecretSealer;
+  /** Opens the endpoints' secrets: the service's keyring, resolved at start-up. */
+  readonly keyring: SealingKeyring;
 }
 
 const USER_AGENT = 'fxgate-webhooks/v3';
@@ -133,8 +133,7 @@ export class WebhookDeliveryWorker {
   private readonly agent: Agent | null;
   private log: WorkerLog | null;
   private readonly random: () => number;
-  /** Opened on the first attempt; a failed opening is tried again on the next. */
-  private sealer: Promise<SecretSealer> | null;
+  private readonly keyring: SealingKeyring;
   /** One controller per round in progress; stop() aborts them. */
   private readonly rounds = new Set<AbortController>();
   private timer: NodeJS.Timeout | null = null;
@@ -153,7 +152,7 @@ export class WebhookDeliveryWorker {
     this.now = deps.now ?? (() => new Date());
     this.log = deps.log ?? null;
     this.random = deps.random ?? Math.random;
-    this.sealer = deps.sealer ? Promise.resolve(deps.sealer) : null;
+    this.keyring = deps.keyring;
     if (deps.fetcher) {
       this.agent = null;
       this.fetcher = deps.fetcher;
@@ -297,22 +296,14 @@ export class WebhookDeliveryWorker {
     return reached;
   }
 
-  private openSealer(): Promise<SecretSealer> {
-    this.sealer ??= SecretSealer.open(this.db, ENDPOINT_SECRET_SEALING).catch((error: unknown) => {
-      this.sealer = null;
-      throw error;
-    });
-    return this.sealer;
-  }
-
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
     let secret: string;
     try {
-      secret = openEndpointSecret(await this.openSealer(), row.endpoint_id, row.secret);
+      secret = openEndpointSecret(this.keyring, row.endpoint_id, row.secret);
     } catch (error) {
       if (!(error instanceof SealedSecretError)) throw error;
-      // Nothing is sent unsigned: a failed attempt, retried on the schedule, until the service
-      // secret is put back (a restored service_secrets row) or the delivery gives up.
+      // Nothing is sent unsigned: a failed attempt, retried on the schedule, until the key that
+      // sealed it is given to the process or the delivery gives up.
       this.log?.error({ endpointId: row.endpoint_id, err: error }, 'webhook endpoint secret does not open');
       return { kind: 'failed', error: `not sent: ${error.message}`, durationMs: 0 };
     }

@@ -4,8 +4,8 @@
  * inside handlers, so they are given a context whose every member refuses to run. Part of the
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { operationsOn } from '../app.js';
 import type { Operation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
@@ -38,7 +38,7 @@ export function declaredCoreOperations(): Operation[] {
   return operationsOn(
     detached<TradingContext>('trading'),
     detached<CursorCodec>('cursors'),
-    detached<SecretSealer>('endpointSecrets'),
+    detached<SealingKeyring>('endpointSecrets'),
   );
 }
 

@@ -6,8 +6,8 @@
 import { z } from 'zod';
 
 import type { Database } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   createdWebhookEndpointSchema,
   createWebhookEndpoint,
@@ -35,7 +35,7 @@ const createSchema = z.strictObject({
     .optional(),
 });
 
-export function webhookEndpointOperations(context: WebhookEndpointContext, sealer: SecretSealer) {
+export function webhookEndpointOperations(context: WebhookEndpointContext, keyring: SealingKeyring) {
   return [
     defineOperation({
       method: 'POST',
@@ -46,7 +46,7 @@ export function webhookEndpointOperations(context: WebhookEndpointContext, seale
       errors: ['WEBHOOK_URL_INVALID'],
       body: createSchema,
       async handle({ principal, body, setResourceId }) {
-        const { row, secret } = await createWebhookEndpoint(context.db, sealer, {
+        const { row, secret } = await createWebhookEndpoint(context.db, keyring, {
           orgId: principal.orgId,
           environment: principal.environment,
           url: body.url,

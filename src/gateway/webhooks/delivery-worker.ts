@@ -19,7 +19,7 @@
 import { Agent } from 'undici';
 
 import type { Database, Queryable } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -62,7 +62,7 @@ export interface WorkerLog {
 
 export interface DeliveryWorkerDependencies {
   readonly db: Database;
-  readonly sealer: SecretSealer;
+  readonly keyring: SealingKeyring;
   readonly options?: Partial<DeliveryWorkerOptions>;
   readonly now?: () => Date;
   readonly fetcher?: WebhookFetcher;
@@ -96,7 +96,7 @@ const JOINS =
 export class LegacyDeliveryWorker {
   readonly options: DeliveryWorkerOptions;
   private readonly db: Database;
-  private readonly sealer: SecretSealer;
+  private readonly keyring: SealingKeyring;
   private readonly now: () => Date;
   private readonly fetcher: WebhookFetcher;
   private readonly agent: Agent | null;
@@ -114,7 +114,7 @@ export class LegacyDeliveryWorker {
 
   constructor(deps: DeliveryWorkerDependencies) {
     this.db = deps.db;
-    this.sealer = deps.sealer;
+    this.keyring = deps.keyring;
     this.options = {
       ...DELIVERY_WORKER_DEFAULTS,
       claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
@@ -289,7 +289,7 @@ export class LegacyDeliveryWorker {
     const body = Buffer.from(row.body, 'utf8');
     let secret: string;
     try {
-      secret = this.sealer.open(row.secret, subscriptionSecretBinding(row.subscription_id));
+      secret = this.keyring.open(row.secret, subscriptionSecretBinding(row.subscription_id));
     } catch (error) {
       // Recorded as a failed attempt rather than thrown: one bad row must not hold back the round.
       return {

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { isUuid, newUuid } from '../../lib/ids.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 
 export interface SubscriptionRow {
   readonly id: string;
@@ -127,7 +127,7 @@ export interface AddSubscriptionInput {
 /** Stores a new subscription; returns it and its secret, which is never read back out in clear again. */
 export async function addSubscription(
   db: Queryable,
-  sealer: SecretSealer,
+  keyring: SealingKeyring,
   input: AddSubscriptionInput,
 ): Promise<{ subscription: Subscription; secret: string }> {
   const orgId = input.orgId.toLowerCase();
@@ -141,7 +141,7 @@ export async function addSubscription(
   const { rows } = await db.query<SubscriptionRow>(
     `INSERT INTO legacy_webhook_subscriptions (id, org_id, mode, url, events, secret, status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', $7) RETURNING ${COLUMNS}`,
-    [id, orgId, input.mode, url, [...input.events], sealer.seal(secret, subscriptionSecretBinding(id)), input.at],
+    [id, orgId, input.mode, url, [...input.events], keyring.seal(secret, subscriptionSecretBinding(id)), input.at],
   );
   return { subscription: toSubscription(rows[0]!), secret };
 }

@@ -3,6 +3,8 @@
  * v3 to register with, then the command line (runCli, in process) for its output, its exit
  * codes and its help. Registration with v3 through the command line is in the e2e webhook tests.
  */
+import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
@@ -15,10 +17,9 @@ import {
   type WebhookCommandDeps,
 } from '../../../src/cli/commands/webhooks.js';
 import { CliError } from '../../../src/cli/exit.js';
-import { SEALING_SECRET_NAME } from '../../../src/gateway/webhooks/legacy-webhooks.js';
 import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscriptions.js';
-import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate } from '../in-process-cli.js';
 
@@ -28,19 +29,22 @@ const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
 let database: TestDatabase;
 let deps: WebhookCommandDeps;
 let env: Record<string, string>;
+/** The key the functions seal with, and the command line is given: one deployment's. */
+const KEY = randomBytes(32);
+const keyring = SealingKeyring.of([KEY]);
 
 beforeAll(async () => {
   database = await createTestPostgres();
   deps = {
     db: database.db,
-    sealer: await SecretSealer.open(database.db, SEALING_SECRET_NAME),
+    keyring,
     events: {
       names: ['deposits', 'withdrawals', 'failed-deposits', 'failed-withdrawals'],
       defaults: ['deposits', 'withdrawals'],
     },
     registration: null,
   };
-  env = { DATABASE_URL: database.url! };
+  env = { DATABASE_URL: database.url!, FXGATE_SECRETS_KEY: KEY.toString('base64url') };
 });
 afterAll(async () => {
   await database?.drop();
@@ -75,7 +79,7 @@ describe('the functions the commands run', () => {
       [added.subscription.id],
     );
     expect(rows[0]!.secret).not.toContain(added.secret);
-    expect(deps.sealer.open(rows[0]!.secret, subscriptionSecretBinding(added.subscription.id))).toBe(added.secret);
+    expect(keyring.open(rows[0]!.secret, subscriptionSecretBinding(added.subscription.id))).toBe(added.secret);
     const again = await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks' });
     expect(again.secret).not.toBe(added.secret);
   });
@@ -290,6 +294,40 @@ describe('the command line', () => {
     const result = await fxgate(['webhooks', 'add', ...args], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+
+  it('on PostgreSQL, adds only with the key given (exit 2 naming the settings); lists and removes without one', async () => {
+    const { FXGATE_SECRETS_KEY: _key, ...keyless } = env;
+    const added = await fxgate(
+      ['webhooks', 'add', '--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com'],
+      keyless,
+    );
+    expect(added.code).toBe(2);
+    expect(added.stderr).toMatch(/^fxgate: webhook secrets are sealed with a key kept out of the database/);
+    expect(added.stderr).toMatch(/FXGATE_SECRETS_KEY .*`fxgate secrets generate-key`.*FXGATE_SECRETS_KEY_FILE/);
+    const { rows } = await database.db.query<{ id: string }>(
+      "SELECT id FROM legacy_webhook_subscriptions WHERE org_id = $1 AND status = 'ACTIVE' LIMIT 1",
+      [ORG],
+    );
+    expect((await fxgate(['webhooks', 'list', '--org', ORG], keyless)).code).toBe(0);
+    expect(await fxgate(['webhooks', 'remove', rows[0]!.id], keyless)).toMatchObject({ code: 0 });
+  });
+
+  it('refuses to add under another key than the rows were sealed with: exit 2 naming the key ids, nothing stored', async () => {
+    await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'https://example.com/sealed' });
+    const before = await database.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM legacy_webhook_subscriptions',
+    );
+    const other = randomBytes(32).toString('base64url');
+    const result = await fxgate(
+      ['webhooks', 'add', '--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com'],
+      { ...env, FXGATE_SECRETS_KEY: other },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`sealed under keys this process was not given: key ${keyring.sealingKeyId} (`);
+    expect(result.stderr).not.toContain(other);
+    const after = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM legacy_webhook_subscriptions');
+    expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
   });
 
   it('its help names exactly the declared events, the default ones first', async () => {

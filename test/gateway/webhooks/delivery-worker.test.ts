@@ -12,8 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-worker.js';
 import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
 import type { Database } from '../../../src/lib/db/database.js';
-import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
+import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import type { WebhookFetcher, WebhookRequest } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, retryDelayFor } from '../../../src/lib/webhooks/retry-schedule.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
@@ -24,7 +24,7 @@ const HOUR = 3_600_000;
 describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driver, create }) => {
   let database: TestDatabase;
   let db: Database;
-  const sealer = SecretSealer.withKey(randomBytes(32));
+  const keyring = SealingKeyring.of([randomBytes(32)]);
   let clock = new Date();
   const workers: LegacyDeliveryWorker[] = [];
 
@@ -62,7 +62,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   function worker(fetch: WebhookFetcher, random: () => number = () => 0): LegacyDeliveryWorker {
     const made = new LegacyDeliveryWorker({
       db,
-      sealer,
+      keyring,
       fetcher: fetch,
       now: () => clock,
       random,
@@ -77,7 +77,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     count = 1,
     at: Date = clock,
   ): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
-    const { subscription, secret } = await addSubscription(db, sealer, {
+    const { subscription, secret } = await addSubscription(db, keyring, {
       orgId: newUuid(),
       mode: 'sandbox',
       url: 'https://receiver.example/hooks',
@@ -217,7 +217,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const told = (fetch: WebhookFetcher) => {
       const made = new LegacyDeliveryWorker({
         db,
-        sealer,
+        keyring,
         fetcher: fetch,
         now: () => clock,
         random: () => 0,
@@ -264,7 +264,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const fine = await pending();
     await db.query('UPDATE legacy_webhook_subscriptions SET secret = $2 WHERE id = $1', [
       broken.subscriptionId,
-      sealer.seal('whsec_x', 'another row'),
+      keyring.seal('whsec_x', 'another row'),
     ]);
     const { sent, fetch } = fetcher();
     expect(await worker(fetch).runOnce()).toBe(2);
@@ -325,7 +325,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const { sent, fetch } = fetcher();
     const runner = new LegacyDeliveryWorker({
       db,
-      sealer,
+      keyring,
       fetcher: fetch,
       now: () => clock,
       options: { pollIntervalMs: 3_600_000 },

@@ -22,7 +22,7 @@ import { addWebhook, type WebhookCommandDeps } from '../../../../src/cli/command
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
 import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
 import { V3Client } from '../../../../src/gateway/upstream/v3-client.js';
-import { LegacyWebhooks, SEALING_SECRET_NAME } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
+import { LegacyWebhooks } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
 import {
   LEGACY_WEBHOOK_PATH,
   registrationSecretBinding,
@@ -30,9 +30,9 @@ import {
 } from '../../../../src/gateway/webhooks/registrations.js';
 import { addSubscription, removeSubscription } from '../../../../src/gateway/webhooks/subscriptions.js';
 import type { Mode } from '../../../../src/lib/auth/credentials.js';
-import { SecretSealer } from '../../../../src/lib/db/sealed-secrets.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
+import type { SealingKeyring } from '../../../../src/lib/secrets/sealing-keyring.js';
 import {
   signWebhook,
   verifyLegacyWebhook,
@@ -51,23 +51,29 @@ let h: LegacyHarness;
 let webhooks: LegacyWebhooks;
 let coreWorker: WebhookDeliveryWorker;
 let receiver: LegacyWebhookReceiver;
-let sealer: SecretSealer;
+let keyring: SealingKeyring;
 
 beforeAll(async () => {
   h = await LegacyHarness.start({
     webhooks: (core) =>
       (webhooks = new LegacyWebhooks({
         db: core.db,
+        // One keyring for both parts, as `fxgate all` has.
+        keyring: core.keyring,
         callbackBaseUrl: (port) => `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`,
         // Seconds rather than minutes, so that a retry happens within a test.
         worker: { pollIntervalMs: 50, requestTimeoutMs: 2_000, retry: { baseMs: 300, capMs: 1_000, maxAgeMs: 60_000 } },
         reconcileIntervalMs: 3_600_000,
       })),
   });
-  coreWorker = new WebhookDeliveryWorker({ db: h.core.db, options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 } });
+  coreWorker = new WebhookDeliveryWorker({
+    db: h.core.db,
+    keyring: h.core.keyring,
+    options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 },
+  });
   coreWorker.start();
   receiver = await LegacyWebhookReceiver.start();
-  sealer = await SecretSealer.open(h.core.db, SEALING_SECRET_NAME);
+  keyring = h.core.keyring;
 });
 
 afterEach(() => {
@@ -86,7 +92,7 @@ afterAll(async () => {
 function commandDeps(): WebhookCommandDeps {
   return {
     db: h.core.db,
-    sealer,
+    keyring,
     events: { names: webhooks.builder.eventNames, defaults: webhooks.builder.defaultEvents },
     registration: { registrar: webhooks.registrar, base: webhooks.callbackBase! },
   };
@@ -180,7 +186,7 @@ async function endpointSecret(orgId: string, mode: Mode = 'sandbox'): Promise<st
     `SELECT id, secret FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND status = 'ACTIVE'`,
     [orgId, mode],
   );
-  return sealer.open(rows[0]!.secret, registrationSecretBinding(rows[0]!.id));
+  return keyring.open(rows[0]!.secret, registrationSecretBinding(rows[0]!.id));
 }
 
 /** POSTs a v3 delivery to the gateway's receiver as v3 would, or as a forger would. */
@@ -673,7 +679,7 @@ describe('legacy webhooks from the real core', () => {
 
   it('two processes registering one org and mode at once make one v3 endpoint', async () => {
     const key = await h.core.createKey({ mode: 'sandbox' });
-    await addSubscription(h.core.db, sealer, {
+    await addSubscription(h.core.db, keyring, {
       orgId: key.file.orgId,
       mode: 'sandbox',
       url: receiver.url('/hooks/race'),
@@ -691,7 +697,7 @@ describe('legacy webhooks from the real core', () => {
       const other = new WebhookRegistrar({
         db: h.core.db,
         client,
-        sealer,
+        keyring,
         v3EventTypes: webhooks.builder.v3EventTypes,
       });
       const [mine, theirs] = await Promise.all([
