@@ -17,6 +17,7 @@ import {
   type WebhookCommandDeps,
 } from '../../../src/cli/commands/webhooks.js';
 import { CliError } from '../../../src/cli/exit.js';
+import { registrationSecretBinding } from '../../../src/gateway/webhooks/registrations.js';
 import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscriptions.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
@@ -131,10 +132,11 @@ describe('the functions the commands run', () => {
     const org = newUuid();
     const first = await addWebhook(deps, { org, mode: 'sandbox', url: 'https://example.com/a' });
     const second = await addWebhook(deps, { org, mode: 'live', url: 'https://example.com/b', events: ['withdrawals'] });
+    const registrationId = newUuid();
     await database.db.query(
       `INSERT INTO legacy_webhook_registrations (id, org_id, mode, url, status, idempotency_key, endpoint_id, secret, created_at, updated_at)
-       VALUES ($1, $2, 'sandbox', 'http://gw/x', 'ACTIVE', 'k', 'whe_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c', 'sealed', now(), now())`,
-      [newUuid(), org],
+       VALUES ($1, $2, 'sandbox', 'http://gw/x', 'ACTIVE', 'k', 'whe_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c', $3, now(), now())`,
+      [registrationId, org, keyring.seal('whsec_x', registrationSecretBinding(registrationId))],
     );
     const listed = await listWebhooks(deps, org);
     expect(listed.map((webhook) => [webhook.id, webhook.mode, webhook.v3EndpointId])).toEqual([

@@ -743,7 +743,7 @@ describe('legacy webhooks from the real core', () => {
       [orgId],
     );
     expect(rows[0]!.secret).not.toContain(secret);
-    expect(rows[0]!.secret).toMatch(/^v1\./);
+    expect(rows[0]!.secret.startsWith(`v2.${keyring.sealingKeyId}.`)).toBe(true);
     expect(createHmac('sha256', secret).update('x').digest('base64')).not.toBe(
       createHmac('sha256', await endpointSecret(orgId))
         .update('x')
