@@ -23,11 +23,11 @@ const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 function decodeKey(text: string, label: string): Buffer | string {
   if (!BASE64.test(text) && !BASE64URL.test(text)) return `${label} is not base64 or base64url; ${HOW_TO_MAKE}`;
   const key = Buffer.from(text, 'base64');
+  if (key.length !== SEALING_KEY_BYTES)
+    return `${label} is ${key.length} bytes (${text.length} characters); ${HOW_TO_MAKE}`;
   // Node decodes what it can and ignores the rest; the key must be exactly what was written.
   if (key.toString('base64url') !== text.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'))
     return `${label} is not well-formed base64 or base64url; ${HOW_TO_MAKE}`;
-  if (key.length !== SEALING_KEY_BYTES)
-    return `${label} is ${key.length} bytes (${text.length} characters); ${HOW_TO_MAKE}`;
   return key;
 }
 
