@@ -184,14 +184,17 @@ export async function openKeyring(
   const resolved = await resolveKeyring(config, db, columns);
   const upgrade = await upgradeSealedRows(db, resolved.keyring, columns);
   const moved = upgrade.resealed + upgrade.sealed;
-  if (moved > 0 || upgrade.deletedKeys.length > 0) {
-    warn(
-      `fxgate: ${plural(moved, 'webhook secret')} an earlier version stored sealed under key ${resolved.keyring.sealingKeyId} (${resolved.source})` +
-        (upgrade.deletedKeys.length > 0
-          ? `; the sealing keys it kept in the database (${upgrade.deletedKeys.join(', ')}) are deleted`
-          : ''),
+  const said: string[] = [];
+  if (moved > 0)
+    said.push(
+      `sealed ${plural(moved, 'webhook secret')} an earlier version stored (${upgrade.resealed} under the keys it kept in the database, ` +
+        `${upgrade.sealed} as ${upgrade.sealed === 1 ? 'it was' : 'they were'}) under key ${resolved.keyring.sealingKeyId} (${resolved.source})`,
     );
-  }
+  if (upgrade.deletedKeys.length > 0)
+    said.push(
+      `the sealing keys ${moved > 0 ? 'it' : 'an earlier version'} kept in the database (${upgrade.deletedKeys.join(', ')}) are deleted`,
+    );
+  if (said.length > 0) warn(`fxgate: ${said.join('; ')}`);
   const counts = await countSealedRows(db, columns);
   checkSealedRows(counts, resolved);
   warnUnopenable(counts, warn);

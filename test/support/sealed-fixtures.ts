@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { createWebhookEndpoint, endpointSecretBinding } from '../../src/core/events/webhook-endpoints.js';
-import { registrationSecretBinding } from '../../src/gateway/webhooks/registrations.js';
+import { registrationSecretBinding, registrationUrl } from '../../src/gateway/webhooks/registrations.js';
 import {
   addSubscription,
   newSigningSecret,
@@ -18,6 +18,12 @@ import { newUuid } from '../../src/lib/ids.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { FORMER_KEY_NAMES, formerKey, sealFormer } from './former-sealing.js';
+
+/**
+ * Where the registrations are made to point: a gateway started with FXGATE_GATEWAY_WEBHOOK_URL set
+ * to it finds them in place and asks v3 nothing. Nothing listens there; nothing is sent.
+ */
+export const FIXTURE_WEBHOOK_BASE = 'http://127.0.0.1:9/_fxgate/webhooks/v3';
 
 export interface SealedRow {
   readonly table: 'webhook_endpoints' | 'legacy_webhook_subscriptions' | 'legacy_webhook_registrations';
@@ -47,10 +53,11 @@ export async function sealedRows(db: Database, keyring: SealingKeyring, orgId = 
   const registrationSecret = newSigningSecret();
   await db.query(
     `INSERT INTO legacy_webhook_registrations (id, org_id, mode, url, status, idempotency_key, endpoint_id, secret, created_at, updated_at)
-     VALUES ($1, $2, 'sandbox', 'http://127.0.0.1:9/_fxgate/webhooks/v3', 'ACTIVE', $3, $4, $5, now(), now())`,
+     VALUES ($1, $2, 'sandbox', $3, 'ACTIVE', $4, $5, $6, now(), now())`,
     [
       registrationId,
       orgId,
+      registrationUrl(FIXTURE_WEBHOOK_BASE, orgId, 'sandbox'),
       `reg-${registrationId}`,
       `whe_${registrationId.replaceAll('-', '')}`,
       keyring.seal(registrationSecret, registrationSecretBinding(registrationId)),

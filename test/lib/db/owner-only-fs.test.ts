@@ -11,12 +11,11 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Database } from '../../../src/lib/db/database.js';
 import { openPglite } from '../../../src/lib/db/pglite-database.js';
 import { entryCount, sharedEntries, withUmask } from '../../support/file-modes.js';
 
 /** Enough rows, rewritten and checkpointed, for PostgreSQL to make new relation files and WAL segments. */
-async function write(db: Pick<Database, 'exec'>, table: string): Promise<void> {
+async function write(db: { exec(sql: string): Promise<unknown> }, table: string): Promise<void> {
   await db.exec(`CREATE TABLE ${table} (id int, body text)`);
   await db.exec(`INSERT INTO ${table} SELECT g, repeat('x', 500) FROM generate_series(1, 20000) g`);
   await db.exec(`VACUUM FULL ${table}`);

@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import {
   keyIdOf,
   openFormerSealed,
-  SealedSecretError,
   sealedKeyId,
+  SealedSecretError,
   SealingKeyring,
 } from '../../../src/lib/secrets/sealing-keyring.js';
 import { sealFormer } from '../../support/former-sealing.js';
