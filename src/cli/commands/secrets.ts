@@ -220,7 +220,10 @@ export function registerSecretsCommand(program: Command, run: CliRun): void {
         run.out(keysLine(status.keys, session));
         for (const line of statusTable(status)) run.out(line);
         const unknown = [...rowsByKeyId(status.counts).keys()].filter((keyId) => !status.keys?.keyIds.includes(keyId));
-        if (unknown.length > 0) run.out(`not given: key ${unknown.join(', ')}; a process without it refuses to start`);
+        if (unknown.length > 0)
+          run.out(
+            `not given: key ${unknown.join(', ')}; a server refuses to start without ${unknown.length === 1 ? 'it' : 'them'}`,
+          );
       });
     });
 
