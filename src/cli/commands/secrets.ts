@@ -133,7 +133,9 @@ export function statusTable(status: SecretsStatus): string[] {
   const keys = status.keys;
   for (const keyId of keys?.keyIds ?? [])
     rows.set(keyId, { rows: 0, given: keyId === keys?.sealingKeyId ? 'yes, seals' : 'yes, opens' });
-  const startFixes = status.formerKeys.length > 0 ? 'no: re-sealed at the next start' : 'no: its key is gone';
+  // Whether the key still there opens them is known only by trying: the next start or reseal does.
+  const startFixes =
+    status.formerKeys.length > 0 ? 'no: the next start re-seals those its key opens' : 'no: its key is gone';
   const givenOf = (state: SealedRowCount['state']): string =>
     state === 'plaintext'
       ? 'not sealed: sealed at the next start'
