@@ -103,14 +103,13 @@ function listKeys(byKey: ReadonlyMap<string, number>): string {
   return [...byKey].map(([keyId, rows]) => `key ${keyId} (${plural(rows, 'row')})`).join(', ');
 }
 
-/** The embedded key file is made only for a database that holds no secret sealed under another key. */
-async function makeEmbeddedKeyFile(
-  config: Config,
-  db: Queryable,
-  columns: readonly SealedColumn[],
-): Promise<ResolvedKeyring> {
+/**
+ * The embedded key file is made only for a database that holds no secret sealed under another
+ * key, in any part's column: one folder serves every part.
+ */
+async function makeEmbeddedKeyFile(config: Config, db: Queryable): Promise<ResolvedKeyring> {
   const path = embeddedKeyPath(config);
-  const sealed = rowsByKeyId(await countSealedRows(db, columns));
+  const sealed = rowsByKeyId(await countSealedRows(db, ALL_SEALED_COLUMNS));
   if (sealed.size > 0) {
     throw usageError(
       `the embedded database holds webhook secrets sealed under ${listKeys(sealed)}, and ${path}, the key file that opens them, is missing. ` +
@@ -140,12 +139,12 @@ export function checkSealedRows(counts: readonly SealedRowCount[], resolved: Res
   );
 }
 
-/** Says what can never be opened: rows sealed under a key an earlier version kept, now gone, and damaged rows. */
+/** Says what can never be opened: rows sealed under a key an earlier version kept that is gone, and damaged rows. */
 export function warnUnopenable(counts: readonly SealedRowCount[], warn: Warn): void {
   const former = rowsIn(counts, 'former');
   if (former > 0)
     warn(
-      `fxgate: warning: ${plural(former, 'webhook secret is', 'webhook secrets are')} sealed under a key an earlier version kept in the database, which is gone: ` +
+      `fxgate: warning: ${plural(former, 'webhook secret is', 'webhook secrets are')} sealed by an earlier version under a key it kept in the database that is gone (or does not open them): ` +
         'their deliveries fail (nothing is sent); make the v3 endpoint or the legacy subscription again',
     );
   const unreadable = rowsIn(counts, 'unreadable');
@@ -159,15 +158,11 @@ export function warnUnopenable(counts: readonly SealedRowCount[], warn: Warn): v
  * The keys given to this process, or on the embedded database the key file made now (first
  * start); throws CliError on PostgreSQL without a key. Nothing is checked.
  */
-export async function resolveKeyring(
-  config: Config,
-  db: Queryable,
-  columns: readonly SealedColumn[],
-): Promise<ResolvedKeyring> {
+export async function resolveKeyring(config: Config, db: Queryable): Promise<ResolvedKeyring> {
   const given = await givenKeyring(config);
   if (given !== null) return given;
   if (config.DATABASE_URL !== undefined) throw noKeyOnPostgres();
-  return makeEmbeddedKeyFile(config, db, columns);
+  return makeEmbeddedKeyFile(config, db);
 }
 
 /**
@@ -181,7 +176,9 @@ export async function openKeyring(
   columns: readonly SealedColumn[],
   warn: Warn,
 ): Promise<ResolvedKeyring> {
-  const resolved = await resolveKeyring(config, db, columns);
+  const resolved = await resolveKeyring(config, db);
+  // Checked before the upgrade too: a wrong key must not seal anything before it is refused.
+  checkSealedRows(await countSealedRows(db, columns), resolved);
   const upgrade = await upgradeSealedRows(db, resolved.keyring, columns);
   const moved = upgrade.resealed + upgrade.sealed;
   const said: string[] = [];

@@ -25,7 +25,7 @@ import { armFailpoint, disarmAllFailpoints } from '../../src/lib/failpoints.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { readKeyFile } from '../../src/lib/keys/key-file.js';
 import { UPGRADE_FAILPOINT } from '../../src/lib/secrets/sealed-rows.js';
-import { keyIdOf, openFormerSealed, sealedKeyId,SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
+import { keyIdOf, openFormerSealed, sealedKeyId, SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { keyEntriesOfFile, keyringOf } from '../../src/lib/secrets/sealing-keys.js';
 import type { WebhookFetcher, WebhookRequest } from '../../src/lib/webhooks/delivery-attempt.js';
 import { verifyLegacyWebhook, verifyWebhookSignature } from '../../src/lib/webhooks/signature.js';
@@ -270,6 +270,58 @@ describe('the upgrade of a database the version before the keyring made', () => 
     expect(verifyLegacyWebhook(sent[0]!.body, sent[0]!.headers['x-webhook-signature'], subscription.secret)).toEqual({
       ok: true,
     });
+  });
+});
+
+describe('rows an old process sealed during a rolling upgrade, on a database already upgraded', () => {
+  const [a, b] = [randomBytes(32), randomBytes(32)];
+  let database: TestDatabase;
+  let dataDir: string;
+  beforeAll(async () => {
+    database = await createTestPostgres();
+    dataDir = await mkdtemp(join(tmpdir(), 'fxgate-sealing-rolling-'));
+  });
+  afterAll(async () => {
+    await stopInProcessServers();
+    await database?.drop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('a wrong key seals nothing before it is refused; the right one seals them; those whose key is gone are reported', async () => {
+    const env = (key: Buffer) => ({
+      DATABASE_URL: database.url!,
+      REDIS_URL: testServices().redisUrl,
+      FXGATE_DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      FXGATE_GATEWAY_WEBHOOK_URL: FIXTURE_WEBHOOK_BASE,
+      FXGATE_WEBHOOK_WORKER: 'off',
+      FXGATE_SECRETS_KEY: keyText(key),
+    });
+    const current = await sealedRows(database.db, SealingKeyring.of([a]));
+    // An old process, started after the upgrade, made its key again and sealed with it.
+    const former = await formerRows(database.db);
+    const before = await everySealedValue(database.db);
+    const refused = await fxgate(['all'], env(b));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`sealed under keys this process was not given: key ${keyIdOf(a)} (3 rows)`);
+    expect(await everySealedValue(database.db)).toEqual(before);
+
+    // The subscription's old key lost meanwhile: its row can never open, and the start says so.
+    await database.db.query('DELETE FROM service_secrets WHERE name = $1', [FORMER_KEY_NAMES.legacy]);
+    const server = await startFxgate(['all'], env(a));
+    expect(server.stderr).toBe(
+      `fxgate: sealed 2 webhook secrets an earlier version stored (1 under the keys it kept in the database, 1 as it was) under key ${keyIdOf(a)} (FXGATE_SECRETS_KEY); ` +
+        `the sealing keys it kept in the database (${FORMER_KEY_NAMES.endpoints}) are deleted\n` +
+        'fxgate: warning: 2 webhook secrets are sealed by an earlier version under a key it kept in the database that is gone (or does not open them): ' +
+        'their deliveries fail (nothing is sent); make the v3 endpoint or the legacy subscription again\n',
+    );
+    await server.stop();
+    const keyringA = SealingKeyring.of([a]);
+    for (const row of [...current, ...former.filter((row) => row.table === 'webhook_endpoints')])
+      expect(keyringA.open(await storedSecret(database.db, row), row.binding)).toBe(row.secret);
+    for (const row of former.filter((row) => row.table !== 'webhook_endpoints'))
+      expect(await storedSecret(database.db, row)).toMatch(/^v1\./);
   });
 });
 

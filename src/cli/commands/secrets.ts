@@ -96,7 +96,7 @@ export const secretsOperations = {
     input: z.object({}),
     output: resealSchema,
     run: async ({ db, sealing }) => {
-      const { keyring, source } = await sealing.resolve(ALL_SEALED_COLUMNS);
+      const { keyring, source } = await sealing.resolve();
       // What an earlier version left first (an old process may still seal with an in-database key), then every other key.
       const upgraded = await upgradeSealedRows(db, keyring, ALL_SEALED_COLUMNS);
       const report = await resealRows(db, keyring, ALL_SEALED_COLUMNS);

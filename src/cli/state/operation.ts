@@ -22,7 +22,7 @@ export interface SealingAccess {
   /** The keyring to seal and open the columns' secrets with, upgraded and checked (sealing.ts openKeyring); CliError without one. */
   keyring(columns: readonly SealedColumn[]): Promise<ResolvedKeyring>;
   /** The keyring, made in the embedded data folder if it has none yet, unchecked (resolveKeyring); CliError without one. */
-  resolve(columns: readonly SealedColumn[]): Promise<ResolvedKeyring>;
+  resolve(): Promise<ResolvedKeyring>;
   /** The keys given to the process, unchecked, none made; null when it has none. */
   given(): Promise<ResolvedKeyring | null>;
 }

@@ -76,7 +76,7 @@ export async function openState(config: Config, closers: Closers, options: OpenS
     // Resolved when an operation asks: most commands never seal, and must not need a key.
     const sealing: SealingAccess = {
       keyring: (columns) => openKeyring(config, db, columns, options.warn),
-      resolve: (columns) => resolveKeyring(config, db, columns),
+      resolve: () => resolveKeyring(config, db),
       given: () => givenKeyring(config),
     };
     return directSession({ db, registry, sealing, config });
