@@ -323,7 +323,9 @@ describe('FXGATE_SECRETS_KEY and FXGATE_SECRETS_KEY_FILE', () => {
     const bad = path.join(dir, 'bad');
     await writeFile(bad, `${a.toString('base64url')}\nsecret-looking-text\n`, { mode: 0o600 });
     expect(problems({ FXGATE_SECRETS_KEY_FILE: bad })).toEqual([
-      expect.stringMatching(new RegExp(`^FXGATE_SECRETS_KEY_FILE: line 2 of ${bad} is 14 bytes \\(19 characters\\); a key is`)),
+      expect.stringMatching(
+        new RegExp(`^FXGATE_SECRETS_KEY_FILE: line 2 of ${bad} is 14 bytes \\(19 characters\\); a key is`),
+      ),
     ]);
     if (process.getuid?.() !== 0) {
       await chmod(file, 0o000);
