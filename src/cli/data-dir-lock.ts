@@ -51,7 +51,7 @@ export async function lockDataDir(lockPath: string): Promise<() => Promise<void>
   if (heldHere.has(resolve(lockPath))) throw new DataDirLockedError(lockPath, process.pid);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const handle = await open(lockPath, 'wx');
+      const handle = await open(lockPath, 'wx', 0o600);
       await handle.writeFile(`${process.pid}\n`);
       await handle.close();
       heldHere.add(resolve(lockPath));

@@ -1,6 +1,7 @@
 /**
  * The system of record the CLI opens: PostgreSQL at DATABASE_URL, or, when it is unset, the
- * embedded PGlite in `${FXGATE_DATA_DIR}/pglite`, locked to this process. Every failure to open
+ * embedded PGlite in `${FXGATE_DATA_DIR}/pglite`, locked to this process, the data folder its
+ * owner's only (tightened, and said so, when found open to others). Every failure to open
  * becomes a message saying which database and why.
  */
 import { mkdir } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { openPglite } from '../lib/db/pglite-database.js';
 import { openPostgres } from '../lib/db/postgres-database.js';
 import type { Closers } from './closers.js';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
+import { restrictToOwner } from './data-dir-permissions.js';
 import { CliError, messageOf } from './exit.js';
 import { clearPublishedAdmin } from './state/admin-discovery.js';
 
@@ -45,9 +47,12 @@ async function openPostgresChecked(url: string, closers: Closers): Promise<Datab
   return db;
 }
 
-async function openEmbedded(dataDir: string, closers: Closers): Promise<Database> {
+/** Where opening reports what does not stop it: the run's stderr. */
+export type OpenWarn = (line: string) => void;
+
+async function openEmbedded(dataDir: string, closers: Closers, warn: OpenWarn): Promise<Database> {
   const folder = resolve(dataDir);
-  await mkdir(folder, { recursive: true });
+  await mkdir(folder, { recursive: true, mode: 0o700 });
   try {
     closers.add('data folder lock', await lockDataDir(join(folder, PGLITE_LOCK_FILE)));
   } catch (error) {
@@ -61,6 +66,12 @@ async function openEmbedded(dataDir: string, closers: Closers): Promise<Database
   }
   // What an earlier holder published names a listener that is gone.
   await clearPublishedAdmin(folder);
+  // Once the lock is held: the holder alone changes the folder.
+  const { entries } = await restrictToOwner(folder);
+  if (entries > 0)
+    warn(
+      `fxgate: ${folder} (FXGATE_DATA_DIR) was open to other users: took group and other access off ${entries} ${entries === 1 ? 'entry' : 'entries'} under it; the data folder is its owner's only`,
+    );
   try {
     const db = await openPglite(join(folder, PGLITE_FOLDER));
     closers.add('embedded database', () => db.close());
@@ -75,10 +86,10 @@ async function openEmbedded(dataDir: string, closers: Closers): Promise<Database
 }
 
 /** Opens the configured database; closing it is registered with closers. */
-export function openDatabase(config: Config, closers: Closers): Promise<Database> {
+export function openDatabase(config: Config, closers: Closers, warn: OpenWarn): Promise<Database> {
   return config.DATABASE_URL
     ? openPostgresChecked(config.DATABASE_URL, closers)
-    : openEmbedded(config.FXGATE_DATA_DIR, closers);
+    : openEmbedded(config.FXGATE_DATA_DIR, closers, warn);
 }
 
 export async function migrateDatabase(db: Database, config: Config): Promise<MigrationReport> {

@@ -18,8 +18,8 @@ export interface Registry {
   readonly registry: KeyRegistry;
 }
 
-export async function openRegistry(config: Config, closers: Closers): Promise<Registry> {
-  const db = await openDatabase(config, closers);
+export async function openRegistry(config: Config, closers: Closers, warn: Warn): Promise<Registry> {
+  const db = await openDatabase(config, closers, warn);
   await migrateDatabase(db, config);
   return { db, registry: new KeyRegistry(db, { cacheTtlMs: config.FXGATE_KEY_CACHE_TTL_MS }) };
 }

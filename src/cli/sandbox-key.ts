@@ -35,8 +35,8 @@ async function sandboxOrgId(dataDir: string): Promise<string> {
       throw new Error(`${recordPath} is damaged; delete it to start a new sandbox org`, { cause: error });
   }
   const orgId = newUuid();
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(recordPath, `${JSON.stringify({ orgId }, null, 2)}\n`);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await writeFile(recordPath, `${JSON.stringify({ orgId }, null, 2)}\n`, { mode: 0o600 });
   return orgId;
 }
 

@@ -24,13 +24,15 @@ import { type Config, signingIssuer } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { ExactDestinations } from '../lib/net/destination-policy.js';
+import type { SealedColumn } from '../lib/secrets/sealed-rows.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import type { Closers } from './closers.js';
 import { allowedNetworks, upstreamKeysDir } from './config.js';
 import { usageError } from './exit.js';
-import { openRegistry, openStore, type Registry, type Warn } from './runtime.js';
+import { openRegistry, openStore, type Warn } from './runtime.js';
+import { CORE_SEALED_COLUMNS, GATEWAY_SEALED_COLUMNS, openKeyring, type ResolvedKeyring } from './sealing.js';
 import { listen } from './serve.js';
-import { CliAdminAccess } from './state/admin-access.js';
+import { CliAdminAccess, type ServingState } from './state/admin-access.js';
 
 export function coreOptions(config: Config, extraTrustedProxies: readonly string[] = []): CoreOptions {
   return {
@@ -54,7 +56,8 @@ export function coreOptions(config: Config, extraTrustedProxies: readonly string
 
 export interface StartedCore {
   readonly app: FastifyInstance;
-  readonly deps: Registry;
+  /** Its database, key registry and keyring. */
+  readonly deps: ServingState;
   readonly store: EphemeralStore;
   /**
    * host:port destinations the core's webhooks may reach whatever their address, empty until
@@ -68,13 +71,16 @@ export interface StartCoreOptions {
   readonly extraTrustedProxies?: readonly string[];
   /** Where the core's metrics go; none are kept without it. */
   readonly admin?: AdminListener | null;
+  /** The sealed columns checked and upgraded at start: the core's unless given (`fxgate all`: every part's, in one go). */
+  readonly sealedColumns?: readonly SealedColumn[];
   readonly warn: Warn;
 }
 
-/** Opens the database, the store and the registry, and builds the core on them (not yet listening). */
+/** Opens the database, the keyring, the store and the registry, and builds the core on them (not yet listening). */
 export async function startCore(config: Config, closers: Closers, options: StartCoreOptions): Promise<StartedCore> {
-  const { extraTrustedProxies = [], admin = null, warn } = options;
-  const deps = await openRegistry(config, closers);
+  const { extraTrustedProxies = [], admin = null, sealedColumns = CORE_SEALED_COLUMNS, warn } = options;
+  const opened = await openRegistry(config, closers, warn);
+  const deps = { ...opened, keyring: await openKeyring(config, opened.db, sealedColumns, warn) };
   const store = await openStore(config, closers, warn);
   const rates = rateSourceFromConfig(config);
   // Kept only where they can be read: on the admin listener.
@@ -83,7 +89,7 @@ export async function startCore(config: Config, closers: Closers, options: Start
   const ownDestinations = new ExactDestinations();
   const configured = coreOptions(config, extraTrustedProxies);
   const app = await buildCoreApp(
-    { db: deps.db, store, registry: deps.registry, rates },
+    { db: deps.db, store, registry: deps.registry, keyring: deps.keyring.keyring, rates },
     {
       ...configured,
       outbound: { ...configured.outbound, exact: ownDestinations },
@@ -106,6 +112,8 @@ export interface GatewayDependencies {
   /** The registry's database, which the gateway's /readyz checks and its legacy webhooks live in. */
   readonly database: Database;
   readonly store: EphemeralStore;
+  /** Seals and opens the legacy webhook secrets. */
+  readonly keyring: ResolvedKeyring;
   readonly credentials: UpstreamCredentials;
   /** Where v3 reaches the legacy webhook receiver when FXGATE_GATEWAY_WEBHOOK_URL is unset (`fxgate all`: the gateway's own port). */
   readonly ownWebhookBase?: (port: number) => string;
@@ -122,6 +130,7 @@ export function ownWebhookBase(host: string, port: number): string {
 export function legacyWebhooks(config: Config, deps: GatewayDependencies): LegacyWebhooks {
   return new LegacyWebhooks({
     db: deps.database,
+    keyring: deps.keyring.keyring,
     callbackBaseUrl: config.FXGATE_GATEWAY_WEBHOOK_URL ?? deps.ownWebhookBase ?? null,
     worker: { enabled: config.FXGATE_WEBHOOK_WORKER === 'on', pollIntervalMs: config.FXGATE_WEBHOOK_POLL_MS },
     outbound: { networks: allowedNetworks(config) },
@@ -134,12 +143,14 @@ export async function openGatewayDependencies(
   closers: Closers,
   warn: Warn,
 ): Promise<GatewayDependencies> {
-  const { db, registry } = await openRegistry(config, closers);
+  const { db, registry } = await openRegistry(config, closers, warn);
+  const keyring = await openKeyring(config, db, GATEWAY_SEALED_COLUMNS, warn);
   const store = await openStore(config, closers, warn);
   return {
     registry,
     database: db,
     store,
+    keyring,
     credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)),
   };
 }
@@ -203,7 +214,7 @@ export async function listenAdmin(
   closers: Closers,
   command: ServerCommand,
   admin: AdminListener | null,
-  state?: Registry,
+  state?: ServingState,
 ): Promise<string | null> {
   const port = adminPort(config, command);
   const cli = state !== undefined && config.DATABASE_URL === undefined ? new CliAdminAccess(config, state) : null;

@@ -8,7 +8,6 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Mode } from '../lib/auth/credentials.js';
 import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
-import type { SecretSealer } from '../lib/db/sealed-secrets.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
@@ -19,8 +18,8 @@ import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../lib/net/destination-policy.js';
 import { generateRequestId } from '../lib/request-id.js';
+import type { SealingKeyring } from '../lib/secrets/sealing-keyring.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { openEndpointSecretSealer } from './events/webhook-endpoints.js';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { ErrorHandler } from './http/error-handler.js';
@@ -52,6 +51,8 @@ export interface CoreDependencies {
   readonly db: Database;
   readonly store: EphemeralStore;
   readonly registry: KeyRegistry;
+  /** Seals and opens webhook endpoint secrets: resolved once at start-up from the configuration. */
+  readonly keyring: SealingKeyring;
   /** Where quote prices come from; the static table of DEFAULT_USD_PRICES unless given. */
   readonly rates?: RateSource;
   /** The clock of the trading book; tests move it to cross quote expiry and reversal windows. */
@@ -132,18 +133,18 @@ export async function coreOperations(
   trading: TradingContext = createTradingContext(deps, options),
 ): Promise<Operation[]> {
   const cursors = createCursorCodec(await loadOrCreateServiceSecret(deps.db, CURSOR_SECRET));
-  return operationsOn(trading, cursors, await openEndpointSecretSealer(deps.db), webhookPolicies(options.outbound));
+  return operationsOn(trading, cursors, deps.keyring, webhookPolicies(options.outbound));
 }
 
 /**
- * The core's operations on a trading context, cursor codec, the sealer of webhook endpoint
+ * The core's operations on a trading context, cursor codec, the keyring of webhook endpoint
  * secrets and each mode's webhook destination policy; the OpenAPI document reads their
  * declarations (src/core/openapi/).
  */
 export function operationsOn(
   trading: TradingContext,
   cursors: CursorCodec,
-  endpointSecrets: SecretSealer,
+  endpointSecrets: SealingKeyring,
   webhookDestinations: Readonly<Record<Mode, DestinationPolicy>>,
 ): Operation[] {
   return [
@@ -173,7 +174,13 @@ export async function buildCoreApp(deps: CoreDependencies, options: CoreOptions 
   if (options.webhookWorker?.enabled !== false) {
     const { enabled: _enabled, ...workerOptions } = options.webhookWorker ?? {};
     jobs.push(
-      new WebhookDeliveryWorker({ db: deps.db, options: workerOptions, now: deps.now, outbound: options.outbound }),
+      new WebhookDeliveryWorker({
+        db: deps.db,
+        keyring: deps.keyring,
+        options: workerOptions,
+        now: deps.now,
+        outbound: options.outbound,
+      }),
     );
   }
   return createV3App(deps, options, await coreOperations(deps, options, trading), jobs);

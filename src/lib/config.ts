@@ -11,6 +11,8 @@ import { z } from 'zod';
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
+import type { SealingKeyring } from './secrets/sealing-keyring.js';
+import { keyEntriesOfFile, keyEntriesOfList, keyringOf } from './secrets/sealing-keys.js';
 import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -172,6 +174,37 @@ const networkList = z.string().transform((text, ctx): string[] => {
   return problems.length === 0 ? networks : z.NEVER;
 });
 
+/**
+ * FXGATE_SECRETS_KEY: sealing keys, comma-separated, the first sealing. The messages name a key
+ * by its place in the list and never show any of it.
+ */
+const sealingKeyList = z.string().transform((text, ctx): SealingKeyring => {
+  const { entries, problems } = keyEntriesOfList(text);
+  const made = problems.length === 0 ? keyringOf(entries) : { problems };
+  if ('keyring' in made) return made.keyring;
+  for (const message of made.problems) ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+});
+
+/** FXGATE_SECRETS_KEY_FILE: a file of sealing keys, one a line, read here so that a bad file stops start-up naming the setting. */
+const sealingKeyFile = z.string().transform((path, ctx): SealingKeyring => {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot read the key file ${path}: ${error instanceof Error ? error.message : String(error)}`,
+    });
+    return z.NEVER;
+  }
+  const made = keyringOf(keyEntriesOfFile(text, path));
+  if ('keyring' in made) return made.keyring;
+  for (const message of made.problems)
+    ctx.addIssue({ code: 'custom', message: message === 'holds no key' ? `${path} holds no key` : message });
+  return z.NEVER;
+});
+
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
 const adminPort = z.union([z.literal('off'), port]);
 
@@ -232,6 +265,16 @@ export const configSchema = z
       .min(1)
       .default('./data')
       .describe('Folder of the embedded database and of the key files `npm start` writes.'),
+    FXGATE_SECRETS_KEY: sealingKeyList
+      .optional()
+      .describe(
+        'The keys webhook signing secrets are sealed with in the database (AES-256-GCM), kept out of it so that a copy of the database opens none: comma-separated, each 32 random bytes in base64 or base64url (`fxgate secrets generate-key` makes one). The first seals; the others only open what they sealed (rotation: the new key first, then the old, then `fxgate secrets reseal`). Unset: FXGATE_SECRETS_KEY_FILE; without either, the embedded default makes and keeps one in `<FXGATE_DATA_DIR>/secrets.key`, and on PostgreSQL the servers and the commands that seal refuse to start.',
+      ),
+    FXGATE_SECRETS_KEY_FILE: sealingKeyFile
+      .optional()
+      .describe(
+        'A file holding the keys of FXGATE_SECRETS_KEY instead, one a line, the first sealing; blank lines and `#` comments are ignored. Read at start-up (relative to the working directory). Not together with FXGATE_SECRETS_KEY.',
+      ),
     FXGATE_JWT_ISSUER: issuerList
       .default([...DEFAULT_JWT_ISSUERS])
       .describe(
@@ -417,6 +460,14 @@ export const configSchema = z
       .describe('pino log level.'),
   })
   .superRefine((config, ctx) => {
+    // Two sources of keys would leave which one seals to chance.
+    if (config.FXGATE_SECRETS_KEY !== undefined && config.FXGATE_SECRETS_KEY_FILE !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FXGATE_SECRETS_KEY_FILE'],
+        message: 'FXGATE_SECRETS_KEY is set too; give the keys in one of them only',
+      });
+    }
     // The deadline contains the waits it bounds; a shorter one would make them meaningless.
     for (const name of ['FXGATE_UPSTREAM_TIMEOUT_MS', 'FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS'] as const) {
       // A value already refused on its own is not compared as well.
@@ -487,6 +538,13 @@ export class ConfigError extends Error {
 /** The issuer of every token fxgate signs itself: the first of FXGATE_JWT_ISSUER. */
 export function signingIssuer(config: Pick<Config, 'FXGATE_JWT_ISSUER'>): string {
   return config.FXGATE_JWT_ISSUER[0];
+}
+
+/** The sealing keys the configuration gives (FXGATE_SECRETS_KEY or FXGATE_SECRETS_KEY_FILE), or undefined. */
+export function configuredKeyring(
+  config: Pick<Config, 'FXGATE_SECRETS_KEY' | 'FXGATE_SECRETS_KEY_FILE'>,
+): SealingKeyring | undefined {
+  return config.FXGATE_SECRETS_KEY ?? config.FXGATE_SECRETS_KEY_FILE;
 }
 
 /** Reads the configuration from an environment (process.env by default); empty strings count as unset. */

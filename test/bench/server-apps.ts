@@ -2,7 +2,7 @@
  * The applications a bench server process can serve. Only server.ts runs them: the load
  * process never serves, so server and load generator never share an event loop.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
-import { createWebhookEndpoint, openEndpointSecretSealer } from '../../src/core/events/webhook-endpoints.js';
+import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import {
@@ -34,6 +34,7 @@ import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
 import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-policy.js';
+import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 
@@ -254,6 +255,8 @@ async function core(config: ServerConfig): Promise<ServedApp> {
   try {
     await migrate(db);
     const registry = new KeyRegistry(db);
+    // The bench server's own key, as a process is given one at start-up.
+    const keyring = SealingKeyring.of([randomBytes(32)]);
     const scopes = keyScopes(config);
     const accountKind = config.withdrawalAccount;
     if (accountKind !== undefined && accountKind !== 'usd-fedwire')
@@ -273,7 +276,7 @@ async function core(config: ServerConfig): Promise<ServedApp> {
       if (config.webhookUrl !== undefined) {
         const { row } = await createWebhookEndpoint(
           db,
-          await openEndpointSecretSealer(db),
+          keyring,
           { orgId, environment: 'live', url: config.webhookUrl, eventTypes: [], at: new Date() },
           webhookPolicy('live', outbound),
         );
@@ -288,7 +291,7 @@ async function core(config: ServerConfig): Promise<ServedApp> {
       }
     }
     const app = await buildCoreApp(
-      { db, store, registry },
+      { db, store, registry, keyring },
       {
         logLevel: 'warn',
         rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes },

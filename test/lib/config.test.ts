@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -7,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
 import {
   ConfigError,
+  configuredKeyring,
   DEFAULT_JWT_ISSUERS,
   DEFAULT_UPSTREAM_DEADLINE_MS,
   loadConfig,
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
+import { keyIdOf } from '../../src/lib/secrets/sealing-keyring.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
 function problems(env: Record<string, string>): readonly string[] {
@@ -265,6 +268,69 @@ describe('FXGATE_RATES from a file', () => {
     const broken = path.join(dir, 'broken.json');
     await writeFile(broken, '{"EUR": "1.09",}');
     expect(problems({ FXGATE_RATES: `@${broken}` })[0]).toContain(`FXGATE_RATES: ${broken} is not valid JSON`);
+  });
+});
+
+describe('FXGATE_SECRETS_KEY and FXGATE_SECRETS_KEY_FILE', () => {
+  const [a, b] = [randomBytes(32), randomBytes(32)];
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'fxgate-config-keys-'));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('are unset by default: no key is configured', () => {
+    expect(configuredKeyring(loadConfig({}))).toBeUndefined();
+  });
+
+  it('give a keyring, the first key sealing, from the list or from the file', async () => {
+    const fromList = configuredKeyring(
+      loadConfig({ FXGATE_SECRETS_KEY: `${b.toString('base64url')},${a.toString('base64')}` }),
+    );
+    expect(fromList?.keyIds).toEqual([keyIdOf(b), keyIdOf(a)]);
+    const file = path.join(dir, 'keys');
+    await writeFile(file, `# rotating\n${b.toString('base64url')}\n${a.toString('base64url')}\n`, { mode: 0o600 });
+    const fromFile = configuredKeyring(loadConfig({ FXGATE_SECRETS_KEY_FILE: file }));
+    expect(fromFile?.sealingKeyId).toBe(keyIdOf(b));
+    expect(fromFile?.keyIds).toEqual([keyIdOf(b), keyIdOf(a)]);
+  });
+
+  it('refuse both at once, a bad key, a repeat, an unreadable or empty file: naming the setting, showing no key', async () => {
+    const file = path.join(dir, 'one');
+    await writeFile(file, `${a.toString('base64url')}\n`, { mode: 0o600 });
+    expect(problems({ FXGATE_SECRETS_KEY: a.toString('base64url'), FXGATE_SECRETS_KEY_FILE: file })).toEqual([
+      'FXGATE_SECRETS_KEY_FILE: FXGATE_SECRETS_KEY is set too; give the keys in one of them only',
+    ]);
+    const short = randomBytes(31).toString('base64url');
+    const found = problems({ FXGATE_SECRETS_KEY: `${a.toString('base64url')},${short},${a.toString('base64')}` });
+    expect(found).toEqual([
+      expect.stringMatching(/^FXGATE_SECRETS_KEY: key 2 is 31 bytes \(42 characters\); a key is 32 random bytes/),
+      'FXGATE_SECRETS_KEY: key 3 is the same key as key 1; give each key once',
+    ]);
+    for (const text of found) {
+      expect(text).not.toContain(short.slice(0, 10));
+      expect(text).not.toContain(a.toString('base64url').slice(0, 10));
+    }
+    const missing = path.join(dir, 'missing');
+    expect(problems({ FXGATE_SECRETS_KEY_FILE: missing })).toEqual([
+      expect.stringMatching(new RegExp(`^FXGATE_SECRETS_KEY_FILE: cannot read the key file ${missing}: ENOENT`)),
+    ]);
+    const empty = path.join(dir, 'empty');
+    await writeFile(empty, '# no key yet\n', { mode: 0o600 });
+    expect(problems({ FXGATE_SECRETS_KEY_FILE: empty })).toEqual([`FXGATE_SECRETS_KEY_FILE: ${empty} holds no key`]);
+    const bad = path.join(dir, 'bad');
+    await writeFile(bad, `${a.toString('base64url')}\nsecret-looking-text\n`, { mode: 0o600 });
+    expect(problems({ FXGATE_SECRETS_KEY_FILE: bad })).toEqual([
+      expect.stringMatching(
+        new RegExp(`^FXGATE_SECRETS_KEY_FILE: line 2 of ${bad} is 14 bytes \\(19 characters\\); a key is`),
+      ),
+    ]);
+    if (process.getuid?.() !== 0) {
+      await chmod(file, 0o000);
+      expect(problems({ FXGATE_SECRETS_KEY_FILE: file })[0]).toMatch(/cannot read the key file .*: EACCES/);
+    }
   });
 });
 

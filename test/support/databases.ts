@@ -30,12 +30,35 @@ function withDatabase(url: string, database: string): string {
 }
 
 export async function createTestPostgres(): Promise<TestDatabase> {
+  return createPostgres(process.env[TEMPLATE_ENV.postgres]);
+}
+
+/**
+ * A copy of a test database, as a dump restored elsewhere would be (CREATE DATABASE ... TEMPLATE).
+ * TEMPLATE wants no other session on the source, so the source's sessions are ended first; its
+ * pool connects again on its next query.
+ */
+export async function copyTestPostgres(source: TestDatabase): Promise<TestDatabase> {
+  const name = new URL(source.url!).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: testServices().databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [name],
+    );
+  } finally {
+    await admin.end();
+  }
+  return createPostgres(name);
+}
+
+async function createPostgres(template: string | undefined): Promise<TestDatabase> {
   const adminUrl = testServices().databaseUrl;
   const name = `fxgate_t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    const template = process.env[TEMPLATE_ENV.postgres];
     await admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   } finally {
     await admin.end();

@@ -19,6 +19,7 @@ import type { Database } from '../../src/lib/db/database.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
+import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { NONCE_EPOCH_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
@@ -60,6 +61,13 @@ export interface HarnessOptions {
    * started, whose store would refuse it (docs/contract.md#auth-tokens-single-use).
    */
   readonly nonceEpochMs?: number;
+  /** What webhook secrets are sealed with; a keyring of one random key unless given. */
+  readonly keyring?: SealingKeyring;
+}
+
+/** A keyring of one random key, as a process is given one at start-up. */
+export function randomKeyring(): SealingKeyring {
+  return SealingKeyring.of([randomBytes(32)]);
 }
 
 export interface TestResponse {
@@ -122,6 +130,8 @@ export class V3Harness {
     readonly db: Database,
     readonly store: EphemeralStore,
     readonly registry: KeyRegistry,
+    /** The keyring the core seals webhook endpoint secrets with. */
+    readonly keyring: SealingKeyring,
     readonly baseUrl: string,
     private readonly teardown: () => Promise<void>,
   ) {}
@@ -132,11 +142,19 @@ export class V3Harness {
     const database: TestDatabase = driver === 'pglite' ? await createTestPglite() : await createTestPostgres();
     const store = options.store ?? (await ownStore(storeKind, options.nonceEpochMs));
     const registry = new KeyRegistry(database.db, { cacheTtlMs: options.keyCacheTtlMs ?? 0 });
-    const deps: CoreDependencies = { db: database.db, store, registry, rates: options.rates, now: options.now };
+    const keyring = options.keyring ?? randomKeyring();
+    const deps: CoreDependencies = {
+      db: database.db,
+      store,
+      registry,
+      keyring,
+      rates: options.rates,
+      now: options.now,
+    };
     const operations = await (options.operations ? options.operations(deps) : coreOperations(deps, options.core));
     const app = await createV3App(deps, { logLevel: 'silent', issuers: TEST_ISSUERS, ...options.core }, operations);
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
-    return new V3Harness(app, database.db, store, registry, address, async () => {
+    return new V3Harness(app, database.db, store, registry, keyring, address, async () => {
       await app.close();
       await store.close();
       await database.drop();

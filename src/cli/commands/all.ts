@@ -12,6 +12,7 @@ import type { CliRun } from '../io.js';
 import type { Warn } from '../runtime.js';
 import { ensureSandboxKey, type SandboxKey } from '../sandbox-key.js';
 import { type SeedReport, seedSandbox } from '../sandbox-seed.js';
+import { ALL_SEALED_COLUMNS } from '../sealing.js';
 import { listen, serve } from '../serve.js';
 import {
   createAdminListener,
@@ -40,7 +41,13 @@ export interface StartedAll {
 export async function startAll(config: Config, closers: Closers, warn: Warn): Promise<StartedAll> {
   // One admin listener for both parts, each adding its own metrics to GET /metrics.
   const admin = createAdminListener(config, 'all');
-  const core = await startCore(config, closers, { extraTrustedProxies: LOOPBACK, admin, warn });
+  // Both parts' sealed columns are checked and upgraded at once, in the core's start.
+  const core = await startCore(config, closers, {
+    extraTrustedProxies: LOOPBACK,
+    admin,
+    sealedColumns: ALL_SEALED_COLUMNS,
+    warn,
+  });
   const coreUrl = await listen(core.app, CORE_HOST, CORE_PORT, 'the core');
   // One registry and one store for both parts: a key works in every generation, and a
   // token spent at one part cannot be replayed at the other.
@@ -57,6 +64,7 @@ export async function startAll(config: Config, closers: Closers, warn: Warn): Pr
       registry: core.deps.registry,
       database: core.deps.db,
       store: core.store,
+      keyring: core.deps.keyring,
       credentials,
       // The core delivers v3 events to the gateway's own receiver, over loopback: that one
       // listener (its public one, never the admin listener) is allowed to the core's webhooks

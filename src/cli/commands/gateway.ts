@@ -49,6 +49,7 @@ export function registerGatewayCommand(program: Command, run: CliRun): void {
         const adminUrl = await listenAdmin(config, closers, 'gateway', admin, {
           db: deps.database,
           registry: deps.registry,
+          keyring: deps.keyring,
         });
         run.out(`fxgate gateway: v3 credentials from ${upstreamKeysDir(config)}/<orgId>.<sandbox|live>.json`);
         if (config.FXGATE_SHADOW_URL !== undefined) {

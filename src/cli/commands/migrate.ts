@@ -13,7 +13,7 @@ export function registerMigrateCommand(program: Command, run: CliRun): void {
       const config = run.config();
       const closers = new Closers();
       try {
-        const report = await migrateDatabase(await openDatabase(config, closers), config);
+        const report = await migrateDatabase(await openDatabase(config, closers, (line) => run.err(line)), config);
         run.out(`database: ${describeDatabase(config)}`);
         for (const name of report.applied) run.out(`applied: ${name}`);
         if (report.applied.length === 0) run.out(`up to date: ${report.alreadyApplied.join(', ')}`);

@@ -17,7 +17,7 @@ import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
 import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { V3Client } from '../../gateway/upstream/v3-client.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
-import { LEGACY_WEBHOOK_DEFAULTS, SEALING_SECRET_NAME } from '../../gateway/webhooks/legacy-webhooks.js';
+import { LEGACY_WEBHOOK_DEFAULTS } from '../../gateway/webhooks/legacy-webhooks.js';
 import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
 import {
   addSubscription,
@@ -30,13 +30,14 @@ import {
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
-import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { Closers } from '../closers.js';
 import { allowedNetworks, upstreamKeysDir } from '../config.js';
 import { CliError, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { GATEWAY_SEALED_COLUMNS } from '../sealing.js';
 import { defineOperation, type StateContext } from '../state/operation.js';
 import { withState } from '../state/session.js';
 import { textTable } from '../text-table.js';
@@ -44,7 +45,8 @@ import { textTable } from '../text-table.js';
 /** What the commands run on; tests build it in process. */
 export interface WebhookCommandDeps {
   readonly db: Database;
-  readonly sealer: SecretSealer;
+  /** Seals the subscriptions' secrets; null for work that seals nothing. */
+  readonly keyring: SealingKeyring | null;
   readonly events: { readonly names: readonly string[]; readonly defaults: readonly string[] };
   /** Registers with v3 at once when this process can reach it; null leaves it to the gateway. */
   readonly registration: { readonly registrar: WebhookRegistrar; readonly base: string } | null;
@@ -74,9 +76,10 @@ export async function addWebhook(
   let created;
   try {
     const events = checkEvents(input.events, deps.events.names, deps.events.defaults);
+    if (deps.keyring === null) throw new Error('adding a subscription seals its secret: the keyring is required');
     created = await addSubscription(
       deps.db,
-      deps.sealer,
+      deps.keyring,
       { orgId: input.org, mode: input.mode, url: input.url, events, at: deps.now?.() ?? new Date() },
       // The operator adds subscriptions: a refusal names the setting that allows an in-house receiver.
       webhookPolicies(deps.outbound, 'operator'),
@@ -178,12 +181,13 @@ export function formatWebhookTable(webhooks: readonly ListedWebhook[]): string {
 function directRegistration(
   config: Config,
   db: Database,
-  sealer: SecretSealer,
+  keyring: SealingKeyring | null,
   v3EventTypes: readonly string[],
   closers: Closers,
 ): WebhookCommandDeps['registration'] {
   const base = config.FXGATE_GATEWAY_WEBHOOK_URL;
   if (config.FXGATE_UPSTREAM_URL === undefined || base === undefined) return null;
+  if (keyring === null) throw new Error('registering with v3 seals the endpoint secret: the keyring is required');
   const pool: Pool = createUpstreamPool({
     origin: upstreamOrigin(config.FXGATE_UPSTREAM_URL),
     connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
@@ -195,20 +199,30 @@ function directRegistration(
     credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)),
     deadlineMs: config.FXGATE_UPSTREAM_DEADLINE_MS,
   });
-  return { registrar: new WebhookRegistrar({ db, client, sealer, v3EventTypes }), base };
+  return { registrar: new WebhookRegistrar({ db, client, keyring, v3EventTypes }), base };
 }
 
-/** The commands' dependencies on the database of the process that runs the operation, and its configuration. */
-async function withDeps<T>(context: StateContext, fn: (deps: WebhookCommandDeps) => Promise<T>): Promise<T> {
+/**
+ * The commands' dependencies on the database of the process that runs the operation, its keys and
+ * its configuration. The keyring is resolved (and so required) when the work seals a secret (an
+ * add, `seals`) or this process registers with v3 itself, whose registrations seal theirs.
+ */
+async function withDeps<T>(
+  context: StateContext,
+  seals: boolean,
+  fn: (deps: WebhookCommandDeps) => Promise<T>,
+): Promise<T> {
   const closers = new Closers();
   try {
     const mappings = await loadLegacyMappings();
     const builder = compileLegacyWebhooks(mappings.webhooks, mappings.maps);
-    const sealer = await SecretSealer.open(context.db, SEALING_SECRET_NAME);
-    const registration = directRegistration(context.config, context.db, sealer, builder.v3EventTypes, closers);
+    const { config } = context;
+    const registers = config.FXGATE_UPSTREAM_URL !== undefined && config.FXGATE_GATEWAY_WEBHOOK_URL !== undefined;
+    const keyring = seals || registers ? (await context.sealing.keyring(GATEWAY_SEALED_COLUMNS)).keyring : null;
+    const registration = directRegistration(context.config, context.db, keyring, builder.v3EventTypes, closers);
     return await fn({
       db: context.db,
-      sealer,
+      keyring,
       events: { names: builder.eventNames, defaults: builder.defaultEvents },
       registration,
       outbound: { networks: allowedNetworks(context.config) },
@@ -248,7 +262,7 @@ export const webhookOperations = {
     name: 'webhooks/add',
     input: z.object({ org: z.uuid(), mode: modeSchema, url: z.string(), events: z.array(z.string()).optional() }),
     output: z.object({ subscription: subscriptionSchema, secret: z.string(), note: noteSchema }),
-    run: (context, input) => withDeps(context, (deps) => addWebhook(deps, input)),
+    run: (context, input) => withDeps(context, true, (deps) => addWebhook(deps, input)),
   }),
   list: defineOperation({
     name: 'webhooks/list',
@@ -260,7 +274,7 @@ export const webhookOperations = {
     name: 'webhooks/remove',
     input: z.object({ id: z.string() }),
     output: z.object({ subscription: subscriptionSchema, note: noteSchema }),
-    run: (context, { id }) => withDeps(context, (deps) => removeWebhook(deps, id)),
+    run: (context, { id }) => withDeps(context, false, (deps) => removeWebhook(deps, id)),
   }),
 };
 

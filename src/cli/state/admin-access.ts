@@ -24,9 +24,11 @@ import type { Closers } from '../closers.js';
 import { accountOperations } from '../commands/accounts.js';
 import { keyOperations } from '../commands/keys.js';
 import { orgOperations } from '../commands/orgs.js';
+import { secretsOperations } from '../commands/secrets.js';
 import { webhookOperations } from '../commands/webhooks.js';
 import { CliError, EXIT_CODES, messageOf } from '../exit.js';
 import type { Registry } from '../runtime.js';
+import type { ResolvedKeyring } from '../sealing.js';
 import { isLoopbackAddress, localAdminUrl, newAdminToken, publishAdmin } from './admin-discovery.js';
 import type { AnyStateOperation, StateContext, WireError } from './operation.js';
 import { CLI_ROUTE_PREFIX } from './session.js';
@@ -34,7 +36,9 @@ import { usageReportOperation } from './usage-operation.js';
 
 /** Every operation a state command runs. */
 export const STATE_OPERATIONS: readonly AnyStateOperation[] = [
-  ...[keyOperations, orgOperations, accountOperations, webhookOperations].flatMap((group) => Object.values(group)),
+  ...[keyOperations, orgOperations, accountOperations, webhookOperations, secretsOperations].flatMap((group) =>
+    Object.values(group),
+  ),
   usageReportOperation,
 ];
 
@@ -64,15 +68,27 @@ function wireError(error: unknown): { status: number; body: WireError } {
   return { status: 500, body: { error: { message: messageOf(error), exitCode: EXIT_CODES.failure } } };
 }
 
+/** What a serving process runs the operations on: its database, its key registry, its keyring. */
+export interface ServingState extends Registry {
+  readonly keyring: ResolvedKeyring;
+}
+
 export class CliAdminAccess {
   private readonly token = newAdminToken();
   private readonly context: StateContext;
 
   constructor(
     private readonly config: Config,
-    state: Registry,
+    state: ServingState,
   ) {
-    this.context = { ...state, config };
+    // This process's keys, resolved and checked at its start.
+    const keys = state.keyring;
+    this.context = {
+      db: state.db,
+      registry: state.registry,
+      sealing: { keyring: async () => keys, resolve: async () => keys, given: async () => keys },
+      config,
+    };
   }
 
   addRoutes(admin: AdminRoutes): void {

@@ -14,11 +14,24 @@ import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import { Decimal, DECIMAL_PATTERN } from '../../lib/money.js';
+import type { SealedColumn } from '../../lib/secrets/sealed-rows.js';
+import type { ResolvedKeyring } from '../sealing.js';
 
-/** What an operation runs on: the database of the process that runs it, its key registry and its configuration. */
+/** The keys of the process that runs an operation (sealing.ts). */
+export interface SealingAccess {
+  /** The keyring to seal and open the columns' secrets with, upgraded and checked (sealing.ts openKeyring); CliError without one. */
+  keyring(columns: readonly SealedColumn[]): Promise<ResolvedKeyring>;
+  /** The keyring, made in the embedded data folder if it has none yet, unchecked (resolveKeyring); CliError without one. */
+  resolve(): Promise<ResolvedKeyring>;
+  /** The keys given to the process, unchecked, none made; null when it has none. */
+  given(): Promise<ResolvedKeyring | null>;
+}
+
+/** What an operation runs on: the database of the process that runs it, its key registry, its keys and its configuration. */
 export interface StateContext {
   readonly db: Database;
   readonly registry: KeyRegistry;
+  readonly sealing: SealingAccess;
   readonly config: Config;
 }
 

@@ -17,8 +17,9 @@ import { DataDirLockedError } from '../data-dir-lock.js';
 import { CliError, messageOf } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { openRegistry, type Warn } from '../runtime.js';
+import { givenKeyring, openKeyring, resolveKeyring } from '../sealing.js';
 import { checkAdminUrl, readAdminToken, readPublishedAdmin } from './admin-discovery.js';
-import { type StateContext, type StateOperation, wireErrorSchema } from './operation.js';
+import { type SealingAccess, type StateContext, type StateOperation, wireErrorSchema } from './operation.js';
 
 /** How long a command waits for a process that holds the folder to publish its admin listener (it may be starting). */
 export const PUBLISH_WAIT_MS = 20_000;
@@ -70,7 +71,16 @@ export interface OpenStateOptions {
 /** The session for one command; what it opens is registered with closers. */
 export async function openState(config: Config, closers: Closers, options: OpenStateOptions): Promise<StateSession> {
   const publishWaitMs = options.publishWaitMs ?? PUBLISH_WAIT_MS;
-  const direct = async (): Promise<StateSession> => directSession({ ...(await openRegistry(config, closers)), config });
+  const direct = async (): Promise<StateSession> => {
+    const { db, registry } = await openRegistry(config, closers, options.warn);
+    // Resolved when an operation asks: most commands never seal, and must not need a key.
+    const sealing: SealingAccess = {
+      keyring: (columns) => openKeyring(config, db, columns, options.warn),
+      resolve: () => resolveKeyring(config, db),
+      given: () => givenKeyring(config),
+    };
+    return directSession({ db, registry, sealing, config });
+  };
   if (config.DATABASE_URL !== undefined) return direct();
   const folder = resolve(config.FXGATE_DATA_DIR);
   const started = Date.now();

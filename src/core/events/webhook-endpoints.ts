@@ -2,8 +2,8 @@
  * Webhook endpoints: where an org's events go. The URL rule (with the book's destination policy,
  * src/lib/net/destination-policy.ts), the secret, and the rows. An endpoint belongs to one book
  * (org + environment) and hears only that book's events. The signing secret is stored sealed
- * (src/lib/db/sealed-secrets.ts), bound to its endpoint; only the delivery worker opens it, to
- * sign.
+ * under the service's keyring (src/lib/secrets/), bound to its endpoint; only the delivery worker
+ * opens it, to sign.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -11,10 +11,11 @@ import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
+import type { SealedColumn } from '../../lib/secrets/sealed-rows.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { timestamp, v3Id } from '../wire-types.js';
 
 /** Every event type the core emits: docs/contract.md#webhooks-v3-events. */
@@ -88,9 +89,6 @@ export function toWebhookEndpointRecord(row: WebhookEndpointRow): WebhookEndpoin
   };
 }
 
-/** The service secret (service_secrets) the endpoints' signing secrets are sealed under. */
-export const ENDPOINT_SECRET_SEALING = 'webhook-endpoint-secrets';
-
 const SECRET_PREFIX = 'whsec_';
 
 /** What a sealed secret is bound to: a value copied onto another endpoint's row does not open. */
@@ -99,32 +97,24 @@ export function endpointSecretBinding(endpointId: string): string {
 }
 
 /**
- * The signing secret of a stored row. A row an earlier version wrote holds the secret itself (it
- * starts with `whsec_`, which sealed text never does): a process of that version may still be
- * writing during a rolling upgrade. Throws SealedSecretError when the sealed text does not open.
+ * Where the endpoints' secrets are sealed, for the start-up check, the upgrade and `fxgate secrets`;
+ * earlier versions sealed them under a key of their own in service_secrets.
  */
-export function openEndpointSecret(sealer: SecretSealer, endpointId: string, stored: string): string {
-  return stored.startsWith(SECRET_PREFIX) ? stored : sealer.open(stored, endpointSecretBinding(endpointId));
-}
+export const ENDPOINT_SECRET_COLUMN: SealedColumn = {
+  table: 'webhook_endpoints',
+  column: 'secret',
+  binding: endpointSecretBinding,
+  formerKeyName: 'webhook-endpoint-secrets',
+};
 
 /**
- * The sealer of the endpoints' secrets, after sealing every secret an earlier version stored as
- * it is. Each row is rewritten only if it still holds that plaintext, so processes starting
- * together seal each row once.
+ * The signing secret of a stored row. A row a version before sealing wrote holds the secret
+ * itself (it starts with `whsec_`, which sealed text never does): a process of that version may
+ * still be writing during a rolling upgrade. Throws SealedSecretError when the sealed text does
+ * not open with the keyring.
  */
-export async function openEndpointSecretSealer(db: Queryable): Promise<SecretSealer> {
-  const sealer = await SecretSealer.open(db, ENDPOINT_SECRET_SEALING);
-  const { rows } = await db.query<{ id: string; secret: string }>(
-    `SELECT id, secret FROM webhook_endpoints WHERE starts_with(secret, '${SECRET_PREFIX}')`,
-  );
-  for (const row of rows) {
-    await db.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1 AND secret = $3', [
-      row.id,
-      sealer.seal(row.secret, endpointSecretBinding(row.id)),
-      row.secret,
-    ]);
-  }
-  return sealer;
+export function openEndpointSecret(keyring: SealingKeyring, endpointId: string, stored: string): string {
+  return stored.startsWith(SECRET_PREFIX) ? stored : keyring.open(stored, endpointSecretBinding(endpointId));
 }
 
 /** `whsec_` and 32 random bytes in base64url: 256 bits, the HMAC-SHA256 block's worth. */
@@ -181,7 +171,7 @@ export interface CreateEndpointInput {
  */
 export async function createWebhookEndpoint(
   db: Database,
-  sealer: SecretSealer,
+  keyring: SealingKeyring,
   input: CreateEndpointInput,
   destinations: DestinationPolicy,
 ): Promise<{ row: WebhookEndpointRow; secret: string }> {
@@ -208,7 +198,7 @@ export async function createWebhookEndpoint(
     const { rows } = await tx.query<WebhookEndpointRow>(
       `INSERT INTO webhook_endpoints (id, org_id, environment, url, event_types, secret, status, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', $7) RETURNING ${COLUMNS}`,
-      [id, input.orgId, input.environment, url, eventTypes, sealer.seal(secret, endpointSecretBinding(id)), input.at],
+      [id, input.orgId, input.environment, url, eventTypes, keyring.seal(secret, endpointSecretBinding(id)), input.at],
     );
     return rows[0]!;
   });

@@ -29,9 +29,9 @@ import type { Agent } from 'undici';
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import { SealedSecretError, SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { guardedAgent } from '../../lib/net/guarded-connector.js';
+import { SealedSecretError, type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -39,7 +39,7 @@ import {
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
-import { ENDPOINT_SECRET_SEALING, openEndpointSecret } from './webhook-endpoints.js';
+import { openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
 export type ClaimMode = 'lock' | 'lease';
@@ -88,8 +88,8 @@ export interface WebhookWorkerDependencies {
   readonly log?: WorkerLog;
   /** The jitter's source, [0, 1) like Math.random. */
   readonly random?: () => number;
-  /** Opens the endpoints' secrets; the service's own sealer (from the database) unless given. */
-  readonly sealer?: SecretSealer;
+  /** Opens the endpoints' secrets: the service's keyring, resolved at start-up. */
+  readonly keyring: SealingKeyring;
 }
 
 const USER_AGENT = 'fxgate-webhooks/v3';
@@ -149,8 +149,7 @@ export class WebhookDeliveryWorker {
   private readonly agents: readonly Agent[];
   private log: WorkerLog | null;
   private readonly random: () => number;
-  /** Opened on the first attempt; a failed opening is tried again on the next. */
-  private sealer: Promise<SecretSealer> | null;
+  private readonly keyring: SealingKeyring;
   /** One controller per round in progress; stop() aborts them. */
   private readonly rounds = new Set<AbortController>();
   private timer: NodeJS.Timeout | null = null;
@@ -169,7 +168,7 @@ export class WebhookDeliveryWorker {
     this.now = deps.now ?? (() => new Date());
     this.log = deps.log ?? null;
     this.random = deps.random ?? Math.random;
-    this.sealer = deps.sealer ? Promise.resolve(deps.sealer) : null;
+    this.keyring = deps.keyring;
     this.destinations = webhookPolicies(deps.outbound);
     if (deps.fetcher) {
       this.agents = [];
@@ -317,22 +316,14 @@ export class WebhookDeliveryWorker {
     return reached;
   }
 
-  private openSealer(): Promise<SecretSealer> {
-    this.sealer ??= SecretSealer.open(this.db, ENDPOINT_SECRET_SEALING).catch((error: unknown) => {
-      this.sealer = null;
-      throw error;
-    });
-    return this.sealer;
-  }
-
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
     let secret: string;
     try {
-      secret = openEndpointSecret(await this.openSealer(), row.endpoint_id, row.secret);
+      secret = openEndpointSecret(this.keyring, row.endpoint_id, row.secret);
     } catch (error) {
       if (!(error instanceof SealedSecretError)) throw error;
-      // Nothing is sent unsigned: a failed attempt, retried on the schedule, until the service
-      // secret is put back (a restored service_secrets row) or the delivery gives up.
+      // Nothing is sent unsigned: a failed attempt, retried on the schedule, until the key that
+      // sealed it is given to the process or the delivery gives up.
       this.log?.error({ endpointId: row.endpoint_id, err: error }, 'webhook endpoint secret does not open');
       return { kind: 'failed', error: `not sent: ${error.message}`, durationMs: 0 };
     }

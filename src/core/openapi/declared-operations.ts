@@ -5,9 +5,9 @@
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
 import type { Mode } from '../../lib/auth/credentials.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { operationsOn } from '../app.js';
 import type { Operation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
@@ -40,7 +40,7 @@ export function declaredCoreOperations(): Operation[] {
   return operationsOn(
     detached<TradingContext>('trading'),
     detached<CursorCodec>('cursors'),
-    detached<SecretSealer>('endpointSecrets'),
+    detached<SealingKeyring>('endpointSecrets'),
     detached<Record<Mode, DestinationPolicy>>('webhookDestinations'),
   );
 }

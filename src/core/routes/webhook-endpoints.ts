@@ -7,9 +7,9 @@ import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   createdWebhookEndpointSchema,
   createWebhookEndpoint,
@@ -40,7 +40,7 @@ const createSchema = z.strictObject({
 /** `destinations`: where each mode's endpoints may point (src/lib/net/destination-policy.ts). */
 export function webhookEndpointOperations(
   context: WebhookEndpointContext,
-  sealer: SecretSealer,
+  keyring: SealingKeyring,
   destinations: Readonly<Record<Mode, DestinationPolicy>>,
 ) {
   return [
@@ -55,7 +55,7 @@ export function webhookEndpointOperations(
       async handle({ principal, body, setResourceId }) {
         const { row, secret } = await createWebhookEndpoint(
           context.db,
-          sealer,
+          keyring,
           {
             orgId: principal.orgId,
             environment: principal.environment,

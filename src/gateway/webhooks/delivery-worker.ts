@@ -23,9 +23,9 @@ import type { Agent } from 'undici';
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { guardedAgent } from '../../lib/net/guarded-connector.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
@@ -68,7 +68,7 @@ export interface WorkerLog {
 
 export interface DeliveryWorkerDependencies {
   readonly db: Database;
-  readonly sealer: SecretSealer;
+  readonly keyring: SealingKeyring;
   readonly options?: Partial<DeliveryWorkerOptions>;
   readonly now?: () => Date;
   /** undici through the worker's own pools unless given, one per mode, each connecting only where that mode's destination policy allows. */
@@ -106,7 +106,7 @@ const JOINS =
 export class LegacyDeliveryWorker {
   readonly options: DeliveryWorkerOptions;
   private readonly db: Database;
-  private readonly sealer: SecretSealer;
+  private readonly keyring: SealingKeyring;
   private readonly now: () => Date;
   /** Where each mode's subscriptions may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
@@ -126,7 +126,7 @@ export class LegacyDeliveryWorker {
 
   constructor(deps: DeliveryWorkerDependencies) {
     this.db = deps.db;
-    this.sealer = deps.sealer;
+    this.keyring = deps.keyring;
     this.options = {
       ...DELIVERY_WORKER_DEFAULTS,
       claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
@@ -306,7 +306,7 @@ export class LegacyDeliveryWorker {
     const body = Buffer.from(row.body, 'utf8');
     let secret: string;
     try {
-      secret = this.sealer.open(row.secret, subscriptionSecretBinding(row.subscription_id));
+      secret = this.keyring.open(row.secret, subscriptionSecretBinding(row.subscription_id));
     } catch (error) {
       // Recorded as a failed attempt rather than thrown: one bad row must not hold back the round.
       return {

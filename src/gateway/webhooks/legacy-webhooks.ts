@@ -8,8 +8,9 @@
 import type { FastifyInstance } from 'fastify';
 
 import type { Database } from '../../lib/db/database.js';
-import { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import type { OutboundAllowance } from '../../lib/net/destination-policy.js';
+import type { SealedColumn } from '../../lib/secrets/sealed-rows.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import type { WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { V3Client } from '../upstream/v3-client.js';
@@ -20,14 +21,36 @@ import {
 } from './delivery-worker.js';
 import { compileLegacyWebhooks, type LegacyWebhookBuilder } from './legacy-payload.js';
 import { registerWebhookReceiver } from './receiver.js';
-import { type ReconcileReport, WebhookRegistrar } from './registrations.js';
+import { type ReconcileReport, registrationSecretBinding, WebhookRegistrar } from './registrations.js';
+import { subscriptionSecretBinding } from './subscriptions.js';
 
-/** The service secret the subscription and endpoint secrets are sealed with. */
-export const SEALING_SECRET_NAME = 'legacy-webhook-sealing-key';
+/** The service_secrets row earlier versions sealed the gateway's secrets under. */
+const FORMER_SEALING_KEY = 'legacy-webhook-sealing-key';
+
+/**
+ * Where the gateway's secrets are sealed, for the start-up check, the upgrade and `fxgate
+ * secrets`: the subscriptions' own, and the secrets of the gateway's v3 endpoints.
+ */
+export const LEGACY_SEALED_COLUMNS: readonly SealedColumn[] = [
+  {
+    table: 'legacy_webhook_subscriptions',
+    column: 'secret',
+    binding: subscriptionSecretBinding,
+    formerKeyName: FORMER_SEALING_KEY,
+  },
+  {
+    table: 'legacy_webhook_registrations',
+    column: 'secret',
+    binding: registrationSecretBinding,
+    formerKeyName: FORMER_SEALING_KEY,
+  },
+];
 
 export interface LegacyWebhookOptions {
   /** Where subscriptions, registrations, events and the outbox live (the legacy side's database). */
   readonly db: Database;
+  /** Seals and opens the subscriptions' and registrations' secrets: resolved once at start-up. */
+  readonly keyring: SealingKeyring;
   /**
    * Where v3 reaches the receiver, without `/<orgId>/<mode>` (FXGATE_GATEWAY_WEBHOOK_URL); a
    * function of the port for a gateway that is reached on its own listener; null or absent: no
@@ -76,13 +99,12 @@ export class LegacyWebhooks {
     },
   ): Promise<void> {
     if (this.attached !== null) throw new Error('legacy webhooks are attached to a gateway already');
-    const { db } = this.options;
-    const sealer = await SecretSealer.open(db, SEALING_SECRET_NAME);
+    const { db, keyring } = this.options;
     const builder = compileLegacyWebhooks(parts.mappings.webhooks, parts.mappings.maps);
     const { enabled: _enabled, ...workerOptions } = this.options.worker ?? {};
     const worker = new LegacyDeliveryWorker({
       db,
-      sealer,
+      keyring,
       options: workerOptions,
       fetcher: this.options.fetcher,
       outbound: this.options.outbound,
@@ -94,14 +116,14 @@ export class LegacyWebhooks {
     const registrar = new WebhookRegistrar({
       db,
       client: parts.client,
-      sealer,
+      keyring,
       v3EventTypes: builder.v3EventTypes,
       now: this.options.now,
     });
     this.attached = { worker, registrar, builder, app };
     await registerWebhookReceiver(app, {
       db,
-      sealer,
+      keyring,
       builder,
       toleranceSeconds: this.options.toleranceSeconds,
       now: this.options.now,

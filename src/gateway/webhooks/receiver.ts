@@ -11,9 +11,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isUuid } from '../../lib/ids.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,
@@ -37,7 +37,7 @@ export type Receipt =
 
 export interface ReceiverDependencies {
   readonly db: Database;
-  readonly sealer: SecretSealer;
+  readonly keyring: SealingKeyring;
   readonly builder: LegacyWebhookBuilder;
   readonly toleranceSeconds?: number;
   readonly now?: () => Date;
@@ -59,7 +59,7 @@ async function endpointSecrets(deps: ReceiverDependencies, orgId: string, mode: 
     'SELECT id, secret FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND secret IS NOT NULL',
     [orgId, mode],
   );
-  return rows.map((row) => deps.sealer.open(row.secret, registrationSecretBinding(row.id)));
+  return rows.map((row) => deps.keyring.open(row.secret, registrationSecretBinding(row.id)));
 }
 
 function headerIssue(header: string, code: string, message: string): ApiError {

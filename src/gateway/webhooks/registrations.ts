@@ -13,8 +13,8 @@
  */
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { newUuid } from '../../lib/ids.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import type { V3CallResponse, V3Client } from '../upstream/v3-client.js';
 import { subscribedBooks } from './subscriptions.js';
 
@@ -82,7 +82,7 @@ export interface ReconcileReport {
 export interface RegistrarDependencies {
   readonly db: Database;
   readonly client: V3Client;
-  readonly sealer: SecretSealer;
+  readonly keyring: SealingKeyring;
   /** The v3 event types each endpoint subscribes to. */
   readonly v3EventTypes: readonly string[];
   readonly now?: () => Date;
@@ -199,7 +199,7 @@ export class WebhookRegistrar {
       const created = await this.create(row);
       await db.query(
         `UPDATE legacy_webhook_registrations SET status = 'ACTIVE', endpoint_id = $2, secret = $3, updated_at = $4 WHERE id = $1 AND status = 'REGISTERING'`,
-        [row.id, created.id, this.deps.sealer.seal(created.secret, registrationSecretBinding(row.id)), this.now()],
+        [row.id, created.id, this.deps.keyring.seal(created.secret, registrationSecretBinding(row.id)), this.now()],
       );
       await this.deleteStrays(row, created.id);
       row = { ...row, status: 'ACTIVE', endpoint_id: created.id };

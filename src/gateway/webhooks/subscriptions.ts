@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import type { SecretSealer } from '../../lib/db/sealed-secrets.js';
 import { isUuid, newUuid } from '../../lib/ids.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
+import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 
 export interface SubscriptionRow {
   readonly id: string;
@@ -129,7 +129,7 @@ export interface AddSubscriptionInput {
  */
 export async function addSubscription(
   db: Queryable,
-  sealer: SecretSealer,
+  keyring: SealingKeyring,
   input: AddSubscriptionInput,
   destinations: Readonly<Record<Mode, DestinationPolicy>>,
 ): Promise<{ subscription: Subscription; secret: string }> {
@@ -144,7 +144,7 @@ export async function addSubscription(
   const { rows } = await db.query<SubscriptionRow>(
     `INSERT INTO legacy_webhook_subscriptions (id, org_id, mode, url, events, secret, status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', $7) RETURNING ${COLUMNS}`,
-    [id, orgId, input.mode, url, [...input.events], sealer.seal(secret, subscriptionSecretBinding(id)), input.at],
+    [id, orgId, input.mode, url, [...input.events], keyring.seal(secret, subscriptionSecretBinding(id)), input.at],
   );
   return { subscription: toSubscription(rows[0]!), secret };
 }

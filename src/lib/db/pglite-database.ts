@@ -6,6 +6,7 @@
 import { PGlite, types } from '@electric-sql/pglite';
 
 import type { Database, Queryable, QueryResult } from './database.js';
+import { OwnerOnlyNodeFS } from './owner-only-fs.js';
 
 /** Return the same JS types as `pg` does, so code never depends on the driver. */
 const PARSERS = {
@@ -14,7 +15,8 @@ const PARSERS = {
 };
 
 /**
- * Opens PGlite in `dataDir` (in memory without one). `loadDataDir` starts it from a dump of
+ * Opens PGlite in `dataDir` (in memory without one), every file and folder it makes there its
+ * owner's only (owner-only-fs.ts). `loadDataDir` starts it from a dump of
  * another database (`dumpDataDir`): a copy of an already migrated one loads several times faster
  * than a new one is initialised and migrated.
  */
@@ -22,7 +24,7 @@ export async function openPglite(dataDir?: string, options: { readonly loadDataD
   return wrapPglite(
     await PGlite.create({
       parsers: PARSERS,
-      ...(dataDir ? { dataDir } : {}),
+      ...(dataDir ? { fs: new OwnerOnlyNodeFS(dataDir) } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     }),
   );

@@ -76,6 +76,7 @@ export async function readKeyFile(path: string): Promise<LoadedKey> {
 
 /** Writes the key file readable by its owner only: it holds a private key. */
 export async function writeKeyFile(path: string, file: KeyFile): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  // A folder it makes holds private keys: its owner's only.
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   await writeFile(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
 }

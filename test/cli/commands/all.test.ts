@@ -9,6 +9,7 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { expectRawLegacyError, rawExchange } from '../../support/raw-http.js';
@@ -141,6 +142,7 @@ describe('fxgate all on PostgreSQL', () => {
     const start = async (trustedProxies: string): Promise<{ url: string; stop: () => Promise<unknown> }> => {
       const server = await startFxgate(['all'], {
         DATABASE_URL: database.url!,
+        FXGATE_SECRETS_KEY: generateSealingKey(),
         FXGATE_DATA_DIR: dataDir,
         HOST: '127.0.0.1',
         PORT: '0',

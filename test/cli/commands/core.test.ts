@@ -5,6 +5,7 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { expectRawV3Error, rawExchange } from '../../support/raw-http.js';
 import { testServices } from '../../support/services.js';
@@ -23,6 +24,7 @@ describe('fxgate core on PostgreSQL and Redis', () => {
   it('serves v3 on HOST:PORT with the configured issuer, and stops cleanly on SIGINT', async () => {
     const core = startCli(['core'], {
       DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
       REDIS_URL: testServices().redisUrl,
       HOST: '127.0.0.1',
       PORT: '0',

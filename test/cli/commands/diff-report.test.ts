@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatShadowReport } from '../../../src/cli/diff/report-command.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
+import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { RecordingUpstream } from '../../gateway/recording-upstream.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate, startFxgate, stopInProcessServers } from '../in-process-cli.js';
@@ -135,6 +136,7 @@ describe('fxgate gateway in shadow mode', () => {
     const gateway = await startFxgate(['gateway'], {
       FXGATE_UPSTREAM_URL: upstream.url,
       DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
       FXGATE_DATA_DIR: dataDir,
       PORT: '0',
       FXGATE_ADMIN_PORT: '0',
@@ -160,6 +162,7 @@ describe('fxgate gateway in shadow mode', () => {
     const taken = new URL(upstream.url).port;
     const result = await fxgate(['gateway', '--upstream', upstream.url], {
       DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
       FXGATE_DATA_DIR: dataDir,
       PORT: '0',
       FXGATE_ADMIN_PORT: taken,
@@ -173,6 +176,7 @@ describe('fxgate gateway in shadow mode', () => {
   it('refuses a cut-over list while the gateway serves everyone: exit 2', async () => {
     const result = await fxgate(['gateway', '--upstream', upstream.url], {
       DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
       FXGATE_SHADOW_URL: 'http://127.0.0.1:1',
       FXGATE_CUTOVER_ORGS: '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c',
     });

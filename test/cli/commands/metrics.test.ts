@@ -16,6 +16,7 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { loadKey, readKeyFile } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { type Family, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
@@ -57,6 +58,7 @@ describe('GET /metrics from the CLI', () => {
     database = await createTestPostgres();
     const core = await startFxgate(['core'], {
       DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
       REDIS_URL: testServices().redisUrl,
       HOST: '127.0.0.1',
       PORT: '0',

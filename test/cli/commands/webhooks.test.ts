@@ -3,6 +3,8 @@
  * v3 to register with, then the command line (runCli, in process) for its output, its exit
  * codes and its help. Registration with v3 through the command line is in the e2e webhook tests.
  */
+import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
@@ -15,11 +17,11 @@ import {
   type WebhookCommandDeps,
 } from '../../../src/cli/commands/webhooks.js';
 import { CliError } from '../../../src/cli/exit.js';
-import { SEALING_SECRET_NAME } from '../../../src/gateway/webhooks/legacy-webhooks.js';
+import { registrationSecretBinding } from '../../../src/gateway/webhooks/registrations.js';
 import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscriptions.js';
-import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
+import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate } from '../in-process-cli.js';
 
@@ -29,19 +31,22 @@ const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
 let database: TestDatabase;
 let deps: WebhookCommandDeps;
 let env: Record<string, string>;
+/** The key the functions seal with, and the command line is given: one deployment's. */
+const KEY = randomBytes(32);
+const keyring = SealingKeyring.of([KEY]);
 
 beforeAll(async () => {
   database = await createTestPostgres();
   deps = {
     db: database.db,
-    sealer: await SecretSealer.open(database.db, SEALING_SECRET_NAME),
+    keyring,
     events: {
       names: ['deposits', 'withdrawals', 'failed-deposits', 'failed-withdrawals'],
       defaults: ['deposits', 'withdrawals'],
     },
     registration: null,
   };
-  env = { DATABASE_URL: database.url! };
+  env = { DATABASE_URL: database.url!, FXGATE_SECRETS_KEY: KEY.toString('base64url') };
 });
 afterAll(async () => {
   await database?.drop();
@@ -76,7 +81,7 @@ describe('the functions the commands run', () => {
       [added.subscription.id],
     );
     expect(rows[0]!.secret).not.toContain(added.secret);
-    expect(deps.sealer.open(rows[0]!.secret, subscriptionSecretBinding(added.subscription.id))).toBe(added.secret);
+    expect(keyring.open(rows[0]!.secret, subscriptionSecretBinding(added.subscription.id))).toBe(added.secret);
     const again = await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'http://localhost:9000/hooks' });
     expect(again.secret).not.toBe(added.secret);
   });
@@ -159,10 +164,11 @@ describe('the functions the commands run', () => {
     const org = newUuid();
     const first = await addWebhook(deps, { org, mode: 'sandbox', url: 'https://example.com/a' });
     const second = await addWebhook(deps, { org, mode: 'live', url: 'https://example.com/b', events: ['withdrawals'] });
+    const registrationId = newUuid();
     await database.db.query(
       `INSERT INTO legacy_webhook_registrations (id, org_id, mode, url, status, idempotency_key, endpoint_id, secret, created_at, updated_at)
-       VALUES ($1, $2, 'sandbox', 'http://gw/x', 'ACTIVE', 'k', 'whe_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c', 'sealed', now(), now())`,
-      [newUuid(), org],
+       VALUES ($1, $2, 'sandbox', 'http://gw/x', 'ACTIVE', 'k', 'whe_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c', $3, now(), now())`,
+      [registrationId, org, keyring.seal('whsec_x', registrationSecretBinding(registrationId))],
     );
     const listed = await listWebhooks(deps, org);
     expect(listed.map((webhook) => [webhook.id, webhook.mode, webhook.v3EndpointId])).toEqual([
@@ -337,6 +343,40 @@ describe('the command line', () => {
     const bad = await fxgate(args, { ...env, FXGATE_WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,0.0.0.0/0' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/FXGATE_WEBHOOK_ALLOWED_NETWORKS: "0\.0\.0\.0\/0" spans addresses of different kinds/);
+  });
+
+  it('on PostgreSQL, adds only with the key given (exit 2 naming the settings); lists and removes without one', async () => {
+    const { FXGATE_SECRETS_KEY: _key, ...keyless } = env;
+    const added = await fxgate(
+      ['webhooks', 'add', '--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com'],
+      keyless,
+    );
+    expect(added.code).toBe(2);
+    expect(added.stderr).toMatch(/^fxgate: webhook secrets are sealed with a key kept out of the database/);
+    expect(added.stderr).toMatch(/FXGATE_SECRETS_KEY .*`fxgate secrets generate-key`.*FXGATE_SECRETS_KEY_FILE/);
+    const { rows } = await database.db.query<{ id: string }>(
+      "SELECT id FROM legacy_webhook_subscriptions WHERE org_id = $1 AND status = 'ACTIVE' LIMIT 1",
+      [ORG],
+    );
+    expect((await fxgate(['webhooks', 'list', '--org', ORG], keyless)).code).toBe(0);
+    expect(await fxgate(['webhooks', 'remove', rows[0]!.id], keyless)).toMatchObject({ code: 0 });
+  });
+
+  it('refuses to add under another key than the rows were sealed with: exit 2 naming the key ids, nothing stored', async () => {
+    await addWebhook(deps, { org: ORG, mode: 'sandbox', url: 'https://example.com/sealed' });
+    const before = await database.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM legacy_webhook_subscriptions',
+    );
+    const other = randomBytes(32).toString('base64url');
+    const result = await fxgate(
+      ['webhooks', 'add', '--org', ORG, '--mode', 'sandbox', '--url', 'https://example.com'],
+      { ...env, FXGATE_SECRETS_KEY: other },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`sealed under keys this process was not given: key ${keyring.sealingKeyId} (`);
+    expect(result.stderr).not.toContain(other);
+    const after = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM legacy_webhook_subscriptions');
+    expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
   });
 
   it('its help names exactly the declared events, the default ones first', async () => {

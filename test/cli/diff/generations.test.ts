@@ -25,6 +25,7 @@ import { legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js'
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
+import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { testServices } from '../../support/services.js';
 import { CapturedIo, fxgate } from '../in-process-cli.js';
@@ -124,7 +125,14 @@ describe.each([
     backend: 'PostgreSQL and Redis',
     env: async () => {
       const database = await createTestPostgres();
-      return { env: { DATABASE_URL: database.url!, REDIS_URL: testServices().redisUrl }, database };
+      return {
+        env: {
+          DATABASE_URL: database.url!,
+          REDIS_URL: testServices().redisUrl,
+          FXGATE_SECRETS_KEY: generateSealingKey(),
+        },
+        database,
+      };
     },
   },
 ])('fxgate diff generations against fxgate all on $backend', ({ env }) => {

@@ -20,6 +20,7 @@ import type { MappingsLocation } from '../../../src/gateway/legacy/mappings-load
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { type Config, loadConfig, signingIssuer } from '../../../src/lib/config.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { TEST_LIFECYCLE } from '../../support/legacy-lifecycle.js';
 
 export interface InProcessAll {
@@ -41,7 +42,15 @@ export interface InProcessAll {
 
 export async function startAllInProcess(env: Readonly<Record<string, string>>): Promise<InProcessAll> {
   const dataDir = await mkdtemp(join(tmpdir(), 'fxgate-diff-all-'));
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', FXGATE_DATA_DIR: dataDir, ...env });
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    FXGATE_DATA_DIR: dataDir,
+    // A key of its own unless the test gives one, as every deployment on PostgreSQL needs.
+    FXGATE_SECRETS_KEY: generateSealingKey(),
+    ...env,
+  });
   const closers = new Closers();
   closers.add('data folder', () => rm(dataDir, { recursive: true, force: true }));
   try {

@@ -80,7 +80,8 @@ async function importFiles(
   dir: string,
   orgId: string,
 ): Promise<{ good: string; conflicting: string; invalid: string }> {
-  await mkdir(dir, { recursive: true });
+  // In the data folder, so kept its owner's only as fxgate keeps it (it would tighten them, and say so).
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const name = `org/${orgId}/apiKey/${newUuid()}`;
   const record = (publicKey: string) =>
     JSON.stringify({
@@ -96,11 +97,12 @@ async function importFiles(
     conflicting: join(dir, 'conflicting.json'),
     invalid: join(dir, 'invalid.json'),
   };
-  await writeFile(files.good, `${record(publicPem())}\n`);
-  await writeFile(files.conflicting, record(publicPem()));
+  await writeFile(files.good, `${record(publicPem())}\n`, { mode: 0o600 });
+  await writeFile(files.conflicting, record(publicPem()), { mode: 0o600 });
   await writeFile(
     files.invalid,
     JSON.stringify({ name, orgId, publicKey: publicPem(), privateKey: 'x', scopes: ['view'], mode: 'live' }),
+    { mode: 0o600 },
   );
   return files;
 }

@@ -19,10 +19,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCoreApp } from '../../../src/core/app.js';
 import { type EventInput, recordEvent } from '../../../src/core/events/outbox.js';
 import {
-  ENDPOINT_SECRET_SEALING,
+  ENDPOINT_SECRET_COLUMN,
   endpointSecretBinding,
   MAX_ACTIVE_ENDPOINTS,
-  openEndpointSecretSealer,
 } from '../../../src/core/events/webhook-endpoints.js';
 import {
   afterAttempt,
@@ -38,9 +37,10 @@ import {
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { openPostgres } from '../../../src/lib/db/postgres-database.js';
-import { SealedSecretError, SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';
+import { upgradeSealedRows } from '../../../src/lib/secrets/sealed-rows.js';
+import { SealedSecretError, SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import { verifyWebhookSignature } from '../../../src/lib/webhooks/signature.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
 import { testServices } from '../../support/services.js';
@@ -240,6 +240,7 @@ function webhookSuite(harnessFactory: (outbound: OutboundAllowance) => Promise<V
     worker(deps: Partial<WebhookWorkerDependencies> = {}): WebhookDeliveryWorker {
       const worker = new WebhookDeliveryWorker({
         db: state.harness!.db,
+        keyring: state.harness!.keyring,
         now: () => state.clock,
         outbound,
         ...deps,
@@ -432,11 +433,13 @@ describe('webhooks on PostgreSQL', () => {
       expect(rows).toHaveLength(1);
       // Stored sealed, bound to its endpoint: the row alone gives nothing away.
       const stored = rows[0]!.secret;
-      expect(stored).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+      const keyring = h.harness.keyring;
+      expect(stored).toMatch(
+        new RegExp(`^v2\\.${keyring.sealingKeyId}\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$`),
+      );
       expect(stored.includes(secret.slice(6))).toBe(false);
-      const sealer = await SecretSealer.open(h.db, ENDPOINT_SECRET_SEALING);
-      expect(sealer.open(stored, endpointSecretBinding(rows[0]!.id))).toBe(secret);
-      expect(() => sealer.open(stored, endpointSecretBinding(`whe_${'0'.repeat(32)}`))).toThrow(SealedSecretError);
+      expect(keyring.open(stored, endpointSecretBinding(rows[0]!.id))).toBe(secret);
+      expect(() => keyring.open(stored, endpointSecretBinding(`whe_${'0'.repeat(32)}`))).toThrow(SealedSecretError);
     });
 
     it('keeps event types sorted and unique, and refuses unknown ones and bad bodies', async () => {
@@ -692,13 +695,14 @@ describe('webhooks on PostgreSQL', () => {
         });
       expect(signedWithTheSecret(0)).toEqual({ ok: true });
 
-      // What every start runs: the plaintext row is sealed, and deliveries sign as before.
-      const sealer = await openEndpointSecretSealer(h.db);
+      // What every start runs (the upgrade): the plaintext row is sealed, and deliveries sign as before.
+      const keyring = h.harness.keyring;
+      expect((await upgradeSealedRows(h.db, keyring, [ENDPOINT_SECRET_COLUMN])).sealed).toBe(1);
       const { rows } = await h.db.query<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE id = $1', [
         endpoint.id,
       ]);
-      expect(rows[0]!.secret.startsWith('v1.')).toBe(true);
-      expect(sealer.open(rows[0]!.secret, endpointSecretBinding(endpoint.id))).toBe(endpoint.secret);
+      expect(rows[0]!.secret.startsWith(`v2.${keyring.sealingKeyId}.`)).toBe(true);
+      expect(keyring.open(rows[0]!.secret, endpointSecretBinding(endpoint.id))).toBe(endpoint.secret);
       await h.event(key, 'deposit.completed');
       expect(await h.worker().runOnce()).toBe(1);
       expect(signedWithTheSecret(1)).toEqual({ ok: true });
@@ -712,14 +716,16 @@ describe('webhooks on PostgreSQL', () => {
       const other = await h.endpoint(key, `${receiver.url}/other`);
       const eventId = await h.event(key, 'deposit.completed');
 
-      // A worker whose service secret is not the one the rows were sealed under.
-      expect(await h.worker({ sealer: SecretSealer.withKey(Buffer.alloc(32, 7)) }).runOnce()).toBe(2);
+      // A worker not given the key the rows were sealed under.
+      expect(await h.worker({ keyring: SealingKeyring.of([Buffer.alloc(32, 7)]) }).runOnce()).toBe(2);
       expect(receiver.hits).toHaveLength(0);
       for (const delivery of await h.deliveries([eventId])) {
         expect(delivery).toMatchObject({ status: 'PENDING', attempts: 1 });
         const [attempt] = await h.attempts(delivery.id);
         expect(attempt).toMatchObject({ status_code: null });
-        expect(attempt!.error).toMatch(/^not sent: the sealed secret does not open for webhook_endpoint:whe_/);
+        expect(attempt!.error).toMatch(
+          /^not sent: the secret for webhook_endpoint:whe_\w+ is sealed under key [0-9a-f]{16}, which this process was not given$/,
+        );
       }
 
       // A sealed value copied onto another endpoint's row does not open there either.
@@ -1173,6 +1179,7 @@ describe('webhooks on PostgreSQL', () => {
       const eventId = await h.event(key, 'deposit.completed');
       const worker = new WebhookDeliveryWorker({
         db: h.db,
+        keyring: h.harness.keyring,
         now: () => h.clock,
         options: { pollIntervalMs: 20, requestTimeoutMs: 20_000 },
       });
@@ -1194,7 +1201,7 @@ describe('webhooks on PostgreSQL', () => {
       const receiver = await h.receiver();
       const key = await h.key();
       await h.endpoint(key, receiver.url);
-      const deps = { db: h.db, store: h.harness.store, registry: h.harness.registry };
+      const deps = { db: h.db, store: h.harness.store, registry: h.harness.registry, keyring: h.harness.keyring };
       const quiet = {
         logLevel: 'silent',
         depositCompleter: { enabled: false },

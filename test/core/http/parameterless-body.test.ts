@@ -171,7 +171,12 @@ function issuesOf(response: TestResponse): Array<[string, string]> {
 }
 
 it('covers every write of the core without a body schema', async () => {
-  const operations = await coreOperations({ db: harness.db, store: harness.store, registry: harness.registry });
+  const operations = await coreOperations({
+    db: harness.db,
+    store: harness.store,
+    registry: harness.registry,
+    keyring: harness.keyring,
+  });
   const bodiless = operations.filter((operation) => operation.method !== 'GET' && operation.body === undefined);
   const display = (operation: { method: string; path: string }) =>
     `${operation.method} ${operation.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;

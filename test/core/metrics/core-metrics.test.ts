@@ -31,7 +31,7 @@ import { FEDWIRE_ACCOUNT, recordTestDeposit } from '../../support/book-fixtures.
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { type Family, labelValues, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { testServices } from '../../support/services.js';
-import { sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
+import { randomKeyring, sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const BUY_EUR = { buyCurrency: 'EUR', sellCurrency: 'USD', amount: '100.00', amountCurrency: 'EUR' };
@@ -59,7 +59,7 @@ beforeAll(async () => {
   admin = new AdminListener({ logLevel: 'silent' });
   admin.addMetrics(metrics.registry);
   app = await buildCoreApp(
-    { db: database.db, store, registry },
+    { db: database.db, store, registry, keyring: randomKeyring() },
     {
       logLevel: 'silent',
       issuers: TEST_ISSUERS,

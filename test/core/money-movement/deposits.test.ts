@@ -411,7 +411,7 @@ describe('delayed deposits and the completer', () => {
   });
 
   it('is started by buildCoreApp, and stopped when the app closes', async () => {
-    const deps = { db: harness.db, store: harness.store, registry: harness.registry, now };
+    const deps = { db: harness.db, store: harness.store, registry: harness.registry, keyring: harness.keyring, now };
     const key = await sandboxKey();
     const book = { orgId: key.file.orgId, environment: 'sandbox' as const };
     clock = T0;

@@ -23,11 +23,10 @@ import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
-import { LegacyWebhooks, SEALING_SECRET_NAME } from '../../../src/gateway/webhooks/legacy-webhooks.js';
+import { LegacyWebhooks } from '../../../src/gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../../../src/gateway/webhooks/registrations.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
-import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { postData } from '../../support/book-fixtures.js';
 import { legacyToken } from '../../support/independent-signing.js';
@@ -74,6 +73,7 @@ beforeAll(async () => {
   keysDir = await mkdtemp(join(tmpdir(), 'fxgate-metrics-keys-'));
   webhooks = new LegacyWebhooks({
     db: h.core.db,
+    keyring: h.core.keyring,
     callbackBaseUrl: (port) => `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`,
     worker: { pollIntervalMs: 50, requestTimeoutMs: 2_000 },
     reconcileIntervalMs: 3_600_000,
@@ -98,7 +98,11 @@ beforeAll(async () => {
   gatewayUrl = await gateway.listen({ host: '127.0.0.1', port: 0 });
   adminUrl = await admin.listen('127.0.0.1', 0);
   // The core's own v3 worker, delivering to the gateway's receiver.
-  coreWorker = new WebhookDeliveryWorker({ db: h.core.db, options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 } });
+  coreWorker = new WebhookDeliveryWorker({
+    db: h.core.db,
+    keyring: h.core.keyring,
+    options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 },
+  });
   coreWorker.start();
   key = await h.core.createKey();
 });
@@ -215,11 +219,10 @@ describe('GET /metrics of the gateway', () => {
     expect((await passthrough('/v3/fx/pairs')).status).toBe(503);
     await forwarder.up();
     // A legacy webhook: subscribed and registered with v3, then a sandbox deposit on the core.
-    const sealer = await SecretSealer.open(side.h.core.db, SEALING_SECRET_NAME);
     const added = await addWebhook(
       {
         db: side.h.core.db,
-        sealer,
+        keyring: side.h.core.keyring,
         events: { names: webhooks.builder.eventNames, defaults: webhooks.builder.defaultEvents },
         registration: { registrar: webhooks.registrar, base: webhooks.callbackBase! },
       },

@@ -9,6 +9,7 @@ import { legacyWebhooks, ownWebhookBase } from '../../../src/cli/servers.js';
 import { LEGACY_WEBHOOK_PATH, registrationUrl } from '../../../src/gateway/webhooks/registrations.js';
 import { ConfigError, loadConfig } from '../../../src/lib/config.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { randomKeyring } from '../../support/v3-harness.js';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -62,6 +63,7 @@ describe("the CLI's legacy webhooks", () => {
     database: { driver: 'postgres' } as unknown as Database,
     registry: null!,
     store: null!,
+    keyring: { keyring: randomKeyring(), source: 'FXGATE_SECRETS_KEY' },
     credentials: null!,
   };
 

@@ -17,9 +17,9 @@ import { LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-wor
 import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { Database } from '../../../src/lib/db/database.js';
-import { SecretSealer } from '../../../src/lib/db/sealed-secrets.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { webhookPolicies } from '../../../src/lib/net/destination-policy.js';
+import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import type { WebhookFetcher, WebhookRequest } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, retryDelayFor } from '../../../src/lib/webhooks/retry-schedule.js';
 import { verifyLegacyWebhook } from '../../../src/lib/webhooks/signature.js';
@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driver, create }) => {
   let database: TestDatabase;
   let db: Database;
-  const sealer = SecretSealer.withKey(randomBytes(32));
+  const keyring = SealingKeyring.of([randomBytes(32)]);
   let clock = new Date();
   const workers: LegacyDeliveryWorker[] = [];
 
@@ -69,7 +69,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   function worker(fetch: WebhookFetcher, random: () => number = () => 0): LegacyDeliveryWorker {
     const made = new LegacyDeliveryWorker({
       db,
-      sealer,
+      keyring,
       fetcher: fetch,
       now: () => clock,
       random,
@@ -87,7 +87,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
   ): Promise<{ subscriptionId: string; secret: string; deliveryIds: string[]; bodies: string[] }> {
     const { subscription, secret } = await addSubscription(
       db,
-      sealer,
+      keyring,
       { orgId: newUuid(), mode: target.mode, url: target.url, events: ['deposits'], at },
       webhookPolicies(),
     );
@@ -224,7 +224,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const told = (fetch: WebhookFetcher) => {
       const made = new LegacyDeliveryWorker({
         db,
-        sealer,
+        keyring,
         fetcher: fetch,
         now: () => clock,
         random: () => 0,
@@ -271,7 +271,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const fine = await pending();
     await db.query('UPDATE legacy_webhook_subscriptions SET secret = $2 WHERE id = $1', [
       broken.subscriptionId,
-      sealer.seal('whsec_x', 'another row'),
+      keyring.seal('whsec_x', 'another row'),
     ]);
     const { sent, fetch } = fetcher();
     expect(await worker(fetch).runOnce()).toBe(2);
@@ -346,7 +346,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
       // Through undici and its own pools, as in production; names from the test resolver.
       const real = new LegacyDeliveryWorker({
         db,
-        sealer,
+        keyring,
         now: () => clock,
         options: { requestTimeoutMs: 2_000 },
         outbound: {
@@ -434,7 +434,7 @@ describe.each(DATABASE_DRIVERS)('the legacy delivery worker on $driver', ({ driv
     const { sent, fetch } = fetcher();
     const runner = new LegacyDeliveryWorker({
       db,
-      sealer,
+      keyring,
       fetcher: fetch,
       now: () => clock,
       options: { pollIntervalMs: 3_600_000 },

@@ -1,6 +1,6 @@
 -- Legacy webhooks, delivered by the gateway (src/gateway/webhooks/): the integrators'
 -- subscriptions, the gateway's own v3 webhook endpoint per org and mode, the v3 events it has
--- received, and its outbox of legacy deliveries. Secrets are stored sealed (sealed-secrets.ts).
+-- received, and its outbox of legacy deliveries. Secrets are stored sealed (src/lib/secrets/).
 
 -- What an integrator asked for: the legacy events of one org and mode, POSTed to one URL and
 -- signed with the subscription's own secret.

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import { type LoadedKey, loadKey, writeKeyFile } from '../../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../../src/lib/keys/key-registry.js';
+import { generateSealingKey } from '../../../../src/lib/secrets/sealing-keys.js';
 import { type CliProcess, killAllCliProcesses, startCli } from '../../../cli/cli-process.js';
 import { postData, postEmpty, recordTestDeposit } from '../../../support/book-fixtures.js';
 import { createTestPostgres, type TestDatabase } from '../../../support/databases.js';
@@ -38,6 +39,8 @@ let gateway: CliProcess | null = null;
 let legacyKey: LoadedKey;
 let v3Key: LoadedKey;
 
+const SECRETS_KEY = generateSealingKey();
+
 async function startGateway(): Promise<string> {
   gateway = startCli(['gateway', '--upstream', interposerUrl], {
     HOST: '127.0.0.1',
@@ -47,6 +50,8 @@ async function startGateway(): Promise<string> {
     FXGATE_UPSTREAM_KEYS_DIR: keysDir,
     FXGATE_IDEMPOTENCY_LOCK_TTL_MS: '1000',
     FXGATE_JWT_ISSUER: TEST_ISSUER,
+    // The same key at every start, as a deployment gives it.
+    FXGATE_SECRETS_KEY: SECRETS_KEY,
   });
   const [, url] = await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+),/m);
   return url!;

@@ -19,6 +19,7 @@ import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worke
 import { LEGACY_WEBHOOK_PATH } from '../../../../src/gateway/webhooks/registrations.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../../src/lib/keys/key-file.js';
+import { generateSealingKey } from '../../../../src/lib/secrets/sealing-keys.js';
 import { verifyLegacyWebhook } from '../../../../src/lib/webhooks/signature.js';
 import { type CliProcess, killAllCliProcesses, runCli, startCli } from '../../../cli/cli-process.js';
 import { FEDWIRE_ACCOUNT, postData, postEmpty } from '../../../support/book-fixtures.js';
@@ -66,7 +67,11 @@ async function acknowledgedByGateway(): Promise<number> {
 
 beforeAll(async () => {
   core = await V3Harness.start({ driver: 'postgres', storeKind: 'redis' });
-  coreWorker = new WebhookDeliveryWorker({ db: core.db, options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 } });
+  coreWorker = new WebhookDeliveryWorker({
+    db: core.db,
+    keyring: core.keyring,
+    options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 },
+  });
   coreWorker.start();
   gatewayDb = await createTestPostgres();
   keysDir = await mkdtemp(join(tmpdir(), 'fxgate-webhook-crash-keys-'));
@@ -89,6 +94,8 @@ beforeAll(async () => {
     FXGATE_UPSTREAM_KEYS_DIR: keysDir,
     FXGATE_GATEWAY_WEBHOOK_URL: `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`,
     FXGATE_JWT_ISSUER: TEST_ISSUER,
+    // The gateway's own key: its database is not the core's.
+    FXGATE_SECRETS_KEY: generateSealingKey(),
   };
 });
 

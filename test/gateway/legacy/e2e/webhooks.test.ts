@@ -22,7 +22,7 @@ import { addWebhook, type WebhookCommandDeps } from '../../../../src/cli/command
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
 import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
 import { V3Client } from '../../../../src/gateway/upstream/v3-client.js';
-import { LegacyWebhooks, SEALING_SECRET_NAME } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
+import { LegacyWebhooks } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
 import {
   LEGACY_WEBHOOK_PATH,
   registrationSecretBinding,
@@ -30,11 +30,11 @@ import {
 } from '../../../../src/gateway/webhooks/registrations.js';
 import { addSubscription, removeSubscription } from '../../../../src/gateway/webhooks/subscriptions.js';
 import type { Mode } from '../../../../src/lib/auth/credentials.js';
-import { SecretSealer } from '../../../../src/lib/db/sealed-secrets.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { AllowedNetworks } from '../../../../src/lib/net/allowed-networks.js';
 import { ExactDestinations, webhookPolicies } from '../../../../src/lib/net/destination-policy.js';
+import type { SealingKeyring } from '../../../../src/lib/secrets/sealing-keyring.js';
 import {
   signWebhook,
   verifyLegacyWebhook,
@@ -53,7 +53,7 @@ let h: LegacyHarness;
 let webhooks: LegacyWebhooks;
 let coreWorker: WebhookDeliveryWorker;
 let receiver: LegacyWebhookReceiver;
-let sealer: SecretSealer;
+let keyring: SealingKeyring;
 
 /** The gateway's own listener, which the core's webhooks may reach in both modes, as `fxgate all` allows it. */
 const ownListener = new ExactDestinations();
@@ -66,6 +66,8 @@ beforeAll(async () => {
     webhooks: (core) =>
       (webhooks = new LegacyWebhooks({
         db: core.db,
+        // One keyring for both parts, as `fxgate all` has.
+        keyring: core.keyring,
         callbackBaseUrl: (port) => {
           const base = `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`;
           ownListener.allow(base);
@@ -79,12 +81,13 @@ beforeAll(async () => {
   });
   coreWorker = new WebhookDeliveryWorker({
     db: h.core.db,
+    keyring: h.core.keyring,
     options: { pollIntervalMs: 50, requestTimeoutMs: 5_000 },
     outbound: { exact: ownListener },
   });
   coreWorker.start();
   receiver = await LegacyWebhookReceiver.start();
-  sealer = await SecretSealer.open(h.core.db, SEALING_SECRET_NAME);
+  keyring = h.core.keyring;
 });
 
 afterEach(() => {
@@ -103,7 +106,7 @@ afterAll(async () => {
 function commandDeps(): WebhookCommandDeps {
   return {
     db: h.core.db,
-    sealer,
+    keyring,
     events: { names: webhooks.builder.eventNames, defaults: webhooks.builder.defaultEvents },
     registration: { registrar: webhooks.registrar, base: webhooks.callbackBase! },
     outbound: { networks: IN_HOUSE },
@@ -198,7 +201,7 @@ async function endpointSecret(orgId: string, mode: Mode = 'sandbox'): Promise<st
     `SELECT id, secret FROM legacy_webhook_registrations WHERE org_id = $1 AND mode = $2 AND status = 'ACTIVE'`,
     [orgId, mode],
   );
-  return sealer.open(rows[0]!.secret, registrationSecretBinding(rows[0]!.id));
+  return keyring.open(rows[0]!.secret, registrationSecretBinding(rows[0]!.id));
 }
 
 /** POSTs a v3 delivery to the gateway's receiver as v3 would, or as a forger would. */
@@ -693,7 +696,7 @@ describe('legacy webhooks from the real core', () => {
     const key = await h.core.createKey({ mode: 'sandbox' });
     await addSubscription(
       h.core.db,
-      sealer,
+      keyring,
       {
         orgId: key.file.orgId,
         mode: 'sandbox',
@@ -714,7 +717,7 @@ describe('legacy webhooks from the real core', () => {
       const other = new WebhookRegistrar({
         db: h.core.db,
         client,
-        sealer,
+        keyring,
         v3EventTypes: webhooks.builder.v3EventTypes,
       });
       const [mine, theirs] = await Promise.all([
@@ -760,7 +763,7 @@ describe('legacy webhooks from the real core', () => {
       [orgId],
     );
     expect(rows[0]!.secret).not.toContain(secret);
-    expect(rows[0]!.secret).toMatch(/^v1\./);
+    expect(rows[0]!.secret.startsWith(`v2.${keyring.sealingKeyId}.`)).toBe(true);
     expect(createHmac('sha256', secret).update('x').digest('base64')).not.toBe(
       createHmac('sha256', await endpointSecret(orgId))
         .update('x')
