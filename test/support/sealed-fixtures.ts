@@ -15,8 +15,8 @@ import {
 } from '../../src/gateway/webhooks/subscriptions.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { newUuid } from '../../src/lib/ids.js';
-import { webhookPolicies, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
+import { webhookPolicies, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { FORMER_KEY_NAMES, formerKey, sealFormer } from './former-sealing.js';
 
