@@ -25,17 +25,15 @@
  *   leaves its rows to become due again when the lease runs out.
  */
 
-import type { Agent } from 'undici';
-
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
-import { guardedAgent } from '../../lib/net/guarded-connector.js';
 import { SealedSecretError, type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
-  undiciFetcher,
+  type ModeFetchers,
+  modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
@@ -145,8 +143,7 @@ export class WebhookDeliveryWorker {
   private readonly now: () => Date;
   /** Where each mode's endpoints may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly fetchers: Readonly<Record<Mode, WebhookFetcher>>;
-  private readonly agents: readonly Agent[];
+  private readonly outboundFetchers: ModeFetchers;
   private log: WorkerLog | null;
   private readonly random: () => number;
   private readonly keyring: SealingKeyring;
@@ -170,22 +167,7 @@ export class WebhookDeliveryWorker {
     this.random = deps.random ?? Math.random;
     this.keyring = deps.keyring;
     this.destinations = webhookPolicies(deps.outbound);
-    if (deps.fetcher) {
-      this.agents = [];
-      this.fetchers = { sandbox: deps.fetcher, live: deps.fetcher };
-    } else {
-      const timeout = this.options.requestTimeoutMs;
-      const agentFor = (mode: Mode) =>
-        guardedAgent(this.destinations[mode], {
-          connections: this.options.concurrency,
-          connect: { timeout },
-          headersTimeout: timeout,
-          bodyTimeout: timeout,
-        });
-      const agents = { sandbox: agentFor('sandbox'), live: agentFor('live') };
-      this.agents = Object.values(agents);
-      this.fetchers = { sandbox: undiciFetcher(agents.sandbox), live: undiciFetcher(agents.live) };
-    }
+    this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
   }
 
   /**
@@ -212,7 +194,7 @@ export class WebhookDeliveryWorker {
     this.timer = null;
     for (const round of this.rounds) round.abort(new Error('webhook worker stopping'));
     await this.loop;
-    await Promise.all(this.agents.map((agent) => agent.close()));
+    await this.outboundFetchers.close();
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
@@ -347,7 +329,7 @@ export class WebhookDeliveryWorker {
     const refusal = this.destinations[row.environment].refusalOf(row.url);
     if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
     return attemptDelivery(
-      this.fetchers[row.environment],
+      this.outboundFetchers.fetchers[row.environment],
       { url: row.url, headers, body },
       stopSignal,
       this.options.requestTimeoutMs,

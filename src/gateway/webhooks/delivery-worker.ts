@@ -19,18 +19,16 @@
  *   folder is locked), so a lease found at start-up is a dead process's and is released.
  */
 
-import type { Agent } from 'undici';
-
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
-import { guardedAgent } from '../../lib/net/guarded-connector.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
   describeError,
-  undiciFetcher,
+  type ModeFetchers,
+  modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
@@ -110,8 +108,7 @@ export class LegacyDeliveryWorker {
   private readonly now: () => Date;
   /** Where each mode's subscriptions may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly fetchers: Readonly<Record<Mode, WebhookFetcher>>;
-  private readonly agents: readonly Agent[];
+  private readonly outboundFetchers: ModeFetchers;
   private readonly random: () => number;
   private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
@@ -138,22 +135,7 @@ export class LegacyDeliveryWorker {
     this.onOutcome = deps.onOutcome ?? null;
     // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
     this.destinations = webhookPolicies(deps.outbound, 'operator');
-    if (deps.fetcher) {
-      this.agents = [];
-      this.fetchers = { sandbox: deps.fetcher, live: deps.fetcher };
-    } else {
-      const timeout = this.options.requestTimeoutMs;
-      const agentFor = (mode: Mode) =>
-        guardedAgent(this.destinations[mode], {
-          connections: this.options.concurrency,
-          connect: { timeout },
-          headersTimeout: timeout,
-          bodyTimeout: timeout,
-        });
-      const agents = { sandbox: agentFor('sandbox'), live: agentFor('live') };
-      this.agents = Object.values(agents);
-      this.fetchers = { sandbox: undiciFetcher(agents.sandbox), live: undiciFetcher(agents.live) };
-    }
+    this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
   }
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
@@ -192,7 +174,7 @@ export class LegacyDeliveryWorker {
     this.timer = null;
     for (const round of this.rounds) round.abort(new Error('legacy webhook worker stopping'));
     await this.loop;
-    await Promise.all(this.agents.map((agent) => agent.close()));
+    await this.outboundFetchers.close();
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
@@ -324,7 +306,7 @@ export class LegacyDeliveryWorker {
     const refusal = this.destinations[row.mode].refusalOf(row.url);
     if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
     return attemptDelivery(
-      this.fetchers[row.mode],
+      this.outboundFetchers.fetchers[row.mode],
       { url: row.url, headers, body },
       stopSignal,
       this.options.requestTimeoutMs,

@@ -8,7 +8,9 @@ import { performance } from 'node:perf_hooks';
 
 import { type Dispatcher, request } from 'undici';
 
-import { DestinationRefusedError } from '../net/destination-policy.js';
+import type { Mode } from '../auth/credentials.js';
+import { type DestinationPolicy, DestinationRefusedError } from '../net/destination-policy.js';
+import { guardedAgent } from '../net/guarded-connector.js';
 
 export interface WebhookRequest {
   readonly url: string;
@@ -45,6 +47,40 @@ export function undiciFetcher(dispatcher: Dispatcher): WebhookFetcher {
     const response = await request(url, { method: 'POST', headers: { ...headers }, body, signal, dispatcher });
     await response.body.dump({ limit: RESPONSE_DRAIN_LIMIT });
     return { statusCode: response.statusCode };
+  };
+}
+
+/** Each mode's fetcher, as a delivery worker sends with, and what to close when it stops. */
+export interface ModeFetchers {
+  readonly fetchers: Readonly<Record<Mode, WebhookFetcher>>;
+  close(): Promise<void>;
+}
+
+/**
+ * One guarded undici Agent per mode, each connecting only where that mode's destination policy
+ * allows, with `concurrency` connections and every wait bounded by `requestTimeoutMs`. A given
+ * fetcher (tests) serves both modes and owns no connection.
+ */
+export function modeFetchers(
+  destinations: Readonly<Record<Mode, DestinationPolicy>>,
+  options: { readonly concurrency: number; readonly requestTimeoutMs: number },
+  given?: WebhookFetcher,
+): ModeFetchers {
+  if (given !== undefined) return { fetchers: { sandbox: given, live: given }, close: () => Promise.resolve() };
+  const timeout = options.requestTimeoutMs;
+  const agentFor = (mode: Mode) =>
+    guardedAgent(destinations[mode], {
+      connections: options.concurrency,
+      connect: { timeout },
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+  const agents = { sandbox: agentFor('sandbox'), live: agentFor('live') };
+  return {
+    fetchers: { sandbox: undiciFetcher(agents.sandbox), live: undiciFetcher(agents.live) },
+    close: async () => {
+      await Promise.all([agents.sandbox.close(), agents.live.close()]);
+    },
   };
 }
 
