@@ -31,14 +31,7 @@ import type { WebhookFetcher, WebhookRequest } from '../../src/lib/webhooks/deli
 import { verifyLegacyWebhook, verifyWebhookSignature } from '../../src/lib/webhooks/signature.js';
 import { copyTestPostgres, createTestPostgres, type TestDatabase } from '../support/databases.js';
 import { FORMER_KEY_NAMES } from '../support/former-sealing.js';
-import {
-  everySealedValue,
-  FIXTURE_WEBHOOK_BASE,
-  formerRows,
-  sealedRows,
-  storedSecret,
-} from '../support/sealed-fixtures.js';
-import { testServices } from '../support/services.js';
+import { everySealedValue, formerRows, sealedRows, sealingCliEnv, storedSecret } from '../support/sealed-fixtures.js';
 import { fxgate, startFxgate, stopInProcessServers } from './in-process-cli.js';
 
 /** Every key in service_secrets, as the version before the keyring would have read it. */
@@ -96,16 +89,7 @@ describe('on PostgreSQL', () => {
     await database?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
-  const env = (url: string, keys?: string): Record<string, string> => ({
-    DATABASE_URL: url,
-    REDIS_URL: testServices().redisUrl,
-    FXGATE_DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    FXGATE_GATEWAY_WEBHOOK_URL: FIXTURE_WEBHOOK_BASE,
-    FXGATE_WEBHOOK_WORKER: 'off',
-    ...(keys === undefined ? {} : { FXGATE_SECRETS_KEY: keys }),
-  });
+  const env = (url: string, keys?: string) => sealingCliEnv(url, dataDir, keys);
 
   it('refuses to start a server without a key, naming both settings and generate-key (exit 2)', async () => {
     for (const args of [['core'], ['all'], ['gateway', '--upstream', 'http://127.0.0.1:9']]) {
@@ -179,16 +163,7 @@ describe('the upgrade of a database the version before the keyring made', () => 
   it('seals every row under the given key and deletes the in-database keys, all or nothing; deliveries sign with the original secrets', async () => {
     const orgId = newUuid();
     const rows = await formerRows(database.db, orgId);
-    const env = {
-      DATABASE_URL: database.url!,
-      REDIS_URL: testServices().redisUrl,
-      FXGATE_DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      FXGATE_GATEWAY_WEBHOOK_URL: FIXTURE_WEBHOOK_BASE,
-      FXGATE_WEBHOOK_WORKER: 'off',
-      FXGATE_SECRETS_KEY: keyText(key),
-    };
+    const env = sealingCliEnv(database.url!, dataDir, keyText(key));
     const names = async () =>
       (await serviceSecretKeys(database.db)).map((entry) => entry.name).filter((name) => name !== 'cursor-hmac');
 
@@ -288,16 +263,7 @@ describe('rows an old process sealed during a rolling upgrade, on a database alr
   });
 
   it('a wrong key seals nothing before it is refused; the right one seals them; those whose key is gone are reported', async () => {
-    const env = (key: Buffer) => ({
-      DATABASE_URL: database.url!,
-      REDIS_URL: testServices().redisUrl,
-      FXGATE_DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      FXGATE_GATEWAY_WEBHOOK_URL: FIXTURE_WEBHOOK_BASE,
-      FXGATE_WEBHOOK_WORKER: 'off',
-      FXGATE_SECRETS_KEY: keyText(key),
-    });
+    const env = (key: Buffer) => sealingCliEnv(database.url!, dataDir, keyText(key));
     const current = await sealedRows(database.db, SealingKeyring.of([a]));
     // An old process, started after the upgrade, made its key again and sealed with it.
     const former = await formerRows(database.db);

@@ -19,12 +19,31 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { webhookPolicies, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { FORMER_KEY_NAMES, formerKey, sealFormer } from './former-sealing.js';
+import { testServices } from './services.js';
 
 /**
  * Where the registrations are made to point: a gateway started with FXGATE_GATEWAY_WEBHOOK_URL set
  * to it finds them in place and asks v3 nothing. Nothing listens there; nothing is sent.
  */
 export const FIXTURE_WEBHOOK_BASE = 'http://127.0.0.1:9/_fxgate/webhooks/v3';
+
+/**
+ * The environment of a CLI run on PostgreSQL at `databaseUrl` whose sealed rows a test looks at:
+ * servers on loopback port 0, the fixture's webhook base, no delivery worker, and the sealing
+ * keys when given (FXGATE_SECRETS_KEY, comma-separated, the first sealing).
+ */
+export function sealingCliEnv(databaseUrl: string, dataDir: string, keys?: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: testServices().redisUrl,
+    FXGATE_DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    FXGATE_GATEWAY_WEBHOOK_URL: FIXTURE_WEBHOOK_BASE,
+    FXGATE_WEBHOOK_WORKER: 'off',
+    ...(keys === undefined ? {} : { FXGATE_SECRETS_KEY: keys }),
+  };
+}
 
 export interface SealedRow {
   readonly table: 'webhook_endpoints' | 'legacy_webhook_subscriptions' | 'legacy_webhook_registrations';

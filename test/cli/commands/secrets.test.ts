@@ -21,8 +21,7 @@ import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { countSealedRows, rowsByKeyId } from '../../../src/lib/secrets/sealed-rows.js';
 import { keyIdOf, sealedKeyId, SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { everySealedValue, FIXTURE_WEBHOOK_BASE, sealedRows, storedSecret } from '../../support/sealed-fixtures.js';
-import { testServices } from '../../support/services.js';
+import { everySealedValue, sealedRows, sealingCliEnv, storedSecret } from '../../support/sealed-fixtures.js';
 import { fxgate, startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 const text = (key: Buffer): string => key.toString('base64url');
@@ -64,16 +63,7 @@ describe('a rotation on PostgreSQL', () => {
     await database?.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
-  const env = (keys?: string): Record<string, string> => ({
-    DATABASE_URL: database.url!,
-    REDIS_URL: testServices().redisUrl,
-    FXGATE_DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    FXGATE_GATEWAY_WEBHOOK_URL: FIXTURE_WEBHOOK_BASE,
-    FXGATE_WEBHOOK_WORKER: 'off',
-    ...(keys === undefined ? {} : { FXGATE_SECRETS_KEY: keys }),
-  });
+  const env = (keys?: string) => sealingCliEnv(database.url!, dataDir, keys);
   const keyIdsInUse = async () => rowsByKeyId(await countSealedRows(database.db, ALL_SEALED_COLUMNS));
 
   it('moves every row from key A to key B, and then A alone no longer starts', { timeout: 120_000 }, async () => {
