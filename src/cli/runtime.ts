@@ -41,7 +41,8 @@ export async function openStore(config: Config, closers: Closers, warn: Warn): P
   const store = new RedisStore({ url: config.REDIS_URL });
   closers.add('Redis store', () => store.close());
   try {
-    await store.ping();
+    // A Redis found new or emptied gets its epoch marker now, before any token is checked.
+    await store.nonceEpoch();
   } catch (error) {
     warn(`fxgate: warning: Redis (REDIS_URL) does not answer yet: ${messageOf(error)}`);
   }

@@ -85,6 +85,12 @@ export interface EphemeralStore {
    * step; a store without a marker (new or emptied) makes one, now, and returns it.
    */
   claimNonce(key: string, ttlMs: number): Promise<NonceClaim>;
+  /**
+   * The epoch marker, made now when the store has none. A server asks for it when it starts
+   * (RedisStore also on every connection), so that the marker dates from when the store was
+   * found new or emptied rather than from its first claim.
+   */
+  nonceEpoch(): Promise<number>;
 
   /** Counts one request against a GCRA cell and says whether it may go on. */
   rateLimit(input: RateLimitInput): Promise<RateLimitResult>;

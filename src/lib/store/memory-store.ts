@@ -137,6 +137,11 @@ export class MemoryStore implements EphemeralStore {
     return { fresh: true, epochMs: this.epochMs };
   }
 
+  async nonceEpoch(): Promise<number> {
+    this.assertOpen();
+    return this.epochMs;
+  }
+
   async rateLimit(input: RateLimitInput): Promise<RateLimitResult> {
     this.assertOpen();
     assertRateLimitInput(input);

@@ -82,22 +82,30 @@ local remaining = math.floor((tolerance - (new_tat - now)) / interval)
 return {1, remaining, ttl_ms, 0}
 `;
 
-/**
- * KEYS: the nonce key, the epoch marker. ARGV: ttlMs. Reply: {1 | 0 (fresh or claimed before),
- * the marker}. A missing marker (a new or emptied Redis) is made now, on the server's clock, in
- * ms, and never expires: from then on every nonce claimed is in this Redis.
- */
-const claimNonce = `
-local epoch = redis.call('GET', KEYS[2])
+/** Lua that sets `epoch` to the marker at KEYS[n], making it now (server clock, ms) when missing; it never expires. */
+const epochMarker = (n: number) => `
+local epoch = redis.call('GET', KEYS[${n}])
 if not epoch then
   local time = redis.call('TIME')
   epoch = string.format('%.0f', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
-  redis.call('SET', KEYS[2], epoch)
-end
+  redis.call('SET', KEYS[${n}], epoch)
+end`;
+
+/**
+ * KEYS: the nonce key, the epoch marker. ARGV: ttlMs. Reply: {1 | 0 (fresh or claimed before),
+ * the marker}. A missing marker (a new or emptied Redis) is made now: from then on every nonce
+ * claimed is in this Redis.
+ */
+const claimNonce = `${epochMarker(2)}
 if redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'NX') then
   return {1, epoch}
 end
 return {0, epoch}
+`;
+
+/** KEYS: the epoch marker. Reply: the marker, made now when missing (a new or emptied Redis). */
+const nonceEpoch = `${epochMarker(1)}
+return epoch
 `;
 
 export const REDIS_SCRIPTS = {
@@ -106,6 +114,7 @@ export const REDIS_SCRIPTS = {
   idempotencyRelease,
   rateLimit,
   claimNonce,
+  nonceEpoch,
 } as const;
 
 export type RedisScriptName = keyof typeof REDIS_SCRIPTS;
@@ -117,4 +126,5 @@ export const REDIS_SCRIPT_KEY_COUNTS: Readonly<Record<RedisScriptName, number>> 
   idempotencyRelease: 1,
   rateLimit: 1,
   claimNonce: 2,
+  nonceEpoch: 1,
 };

@@ -74,6 +74,13 @@ function toStoreError(error: unknown): Error {
   return new StoreUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
 }
 
+/** The epoch marker as a script replies it: ms since the epoch, in decimal digits. */
+function epochOf(script: string, marker: unknown, reply: unknown): number {
+  const epochMs = typeof marker === 'string' && /^\d+$/.test(marker) ? Number(marker) : Number.NaN;
+  if (!Number.isSafeInteger(epochMs)) throw unexpectedReply(script, reply);
+  return epochMs;
+}
+
 function unexpectedReply(script: string, reply: unknown): CorruptStoreRecordError {
   return new CorruptStoreRecordError(`Unexpected reply from ${script}: ${JSON.stringify(reply)}`);
 }
@@ -131,6 +138,11 @@ export class RedisStore implements EphemeralStore {
     });
     // Connection errors reach callers through their failing calls; without a listener ioredis logs each one.
     this.client.on('error', () => {});
+    // A Redis met new or emptied (a first start, a restart) gets its epoch marker as soon as it is
+    // reached, not at its first nonce claim: a token signed in between would be refused for nothing.
+    this.client.on('ready', () => {
+      this.nonceEpoch().catch(() => {});
+    });
     for (const [name, lua] of Object.entries(REDIS_SCRIPTS)) {
       const script = name as RedisScriptName;
       this.client.defineCommand(commandName(script), { numberOfKeys: REDIS_SCRIPT_KEY_COUNTS[script], lua });
@@ -166,9 +178,13 @@ export class RedisStore implements EphemeralStore {
     const reply = await this.script('claimNonce', [key, NONCE_EPOCH_KEY], ttlMs);
     if (!Array.isArray(reply) || reply.length !== 2) throw unexpectedReply('claimNonce', reply);
     const [fresh, marker] = reply as unknown[];
-    const epochMs = typeof marker === 'string' && /^\d+$/.test(marker) ? Number(marker) : Number.NaN;
-    if ((fresh !== 0 && fresh !== 1) || !Number.isSafeInteger(epochMs)) throw unexpectedReply('claimNonce', reply);
-    return { fresh: fresh === 1, epochMs };
+    if (fresh !== 0 && fresh !== 1) throw unexpectedReply('claimNonce', reply);
+    return { fresh: fresh === 1, epochMs: epochOf('claimNonce', marker, reply) };
+  }
+
+  async nonceEpoch(): Promise<number> {
+    const reply = await this.script('nonceEpoch', [NONCE_EPOCH_KEY]);
+    return epochOf('nonceEpoch', reply, reply);
   }
 
   async rateLimit(input: RateLimitInput): Promise<RateLimitResult> {

@@ -341,6 +341,31 @@ export function describeEphemeralStoreContract(name: string, factory: StoreFacto
       });
     });
 
+    describe('nonceEpoch', () => {
+      it('is the marker every claim then carries, made by the first call on an empty store', async () => {
+        const marker = await store.nonceEpoch();
+        expect(marker).toBeLessThanOrEqual(harness.now());
+        expect(marker).toBeGreaterThan(harness.now() - 10_000);
+        await passTime(50);
+        await expect(store.nonceEpoch()).resolves.toBe(marker);
+        await expect(store.claimNonce('nonce:{iss-1}:after-epoch', 60_000)).resolves.toEqual({
+          fresh: true,
+          epochMs: marker,
+        });
+      });
+
+      it('after the store is emptied, makes a new marker before any claim', async () => {
+        const before = await store.nonceEpoch();
+        await passTime(50);
+        const emptiedFrom = harness.now();
+        store = await harness.empty();
+        const after = await store.nonceEpoch();
+        expect(after).toBeGreaterThan(before);
+        expect(after).toBeGreaterThanOrEqual(emptiedFrom);
+        await expect(store.claimNonce('nonce:{iss-1}:later', 60_000)).resolves.toEqual({ fresh: true, epochMs: after });
+      });
+    });
+
     describe('rateLimit (GCRA)', () => {
       // T = 1 s: a burst completes well within one interval, even on a busy machine.
       const cell = { key: 'rl:{acct-1}:orders', limit: 5, periodMs: 5_000 };

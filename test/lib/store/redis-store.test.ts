@@ -75,6 +75,35 @@ describeEphemeralStoreContract('RedisStore', async () => {
   };
 });
 
+describe('RedisStore on a Redis that comes back empty', () => {
+  it('makes the epoch marker as soon as it reconnects, before any claim', async () => {
+    const keyPrefix = uniquePrefix();
+    const store = new RedisStore({ url: own.url, keyPrefix });
+    try {
+      const first = await store.nonceEpoch();
+      // A Redis restarted empty, as the store sees it: its data gone and its connection dropped.
+      await ownAdmin.flushdb();
+      await ownAdmin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      const marker = `${keyPrefix}${NONCE_EPOCH_KEY}`;
+      const deadline = Date.now() + 5_000;
+      let made: string | null = null;
+      while (made === null && Date.now() < deadline) {
+        made = await ownAdmin.get(marker);
+        if (made === null) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(made).not.toBeNull();
+      expect(Number(made)).toBeGreaterThan(first);
+      await expect(store.claimNonce('nonce:{a}:after-restart', 1_000)).resolves.toEqual({
+        fresh: true,
+        epochMs: Number(made),
+      });
+    } finally {
+      await store.close();
+      await ownAdmin.flushdb();
+    }
+  });
+});
+
 describe('RedisStore against a live Redis', () => {
   const opened: { store: RedisStore; prefix: string }[] = [];
   function open(options: Partial<RedisStoreOptions> = {}): RedisStore {
