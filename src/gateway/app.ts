@@ -110,7 +110,7 @@ export interface LegacyGatewayOptions {
 
 export const LEGACY_GATEWAY_DEFAULTS = {
   idempotencyLockTtlMs: 30_000,
-  rateLimits: { reads: 100, writes: 20 } as LegacyRateLimits,
+  rateLimits: { reads: 100, writes: 20 } satisfies LegacyRateLimits,
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 

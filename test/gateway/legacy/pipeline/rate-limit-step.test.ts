@@ -99,7 +99,7 @@ describe('each legacy key has its own budget per class, charged before any v3 ca
   }
 
   it.each(['v1', 'v2'] as const)(
-    '%s reads: 3 answered with the key own headers, then 429 with Retry-After, and v3 never sees the fourth',
+    "%s reads: 3 answered with the key's own headers, then 429 with Retry-After, and v3 never sees the fourth",
     async (generation) => {
       const key = await freshKey();
       const sentBefore = gw.upstream.requests.length;
