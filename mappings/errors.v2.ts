@@ -424,7 +424,7 @@ export const V2_ERRORS = {
     status: 429,
     message: 'Too many requests, please try again later',
     basis: 'spec',
-    note: 'Rate limits apply to every generation: exceeding one gives 429 with Retry-After (forwarded); a 500 would invite clients to retry at once.',
+    note: "Rate limits apply to every generation: the key's own legacy limit, or v3's limit of the gateway's credential, gives 429 with Retry-After; a 500 would invite clients to retry at once.",
   },
   REQUEST_HEADERS_TOO_LARGE: {
     status: 400,

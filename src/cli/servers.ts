@@ -263,6 +263,7 @@ export async function startGateway(
         webhooks: legacyWebhooks(config, deps),
         issuers: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
+        rateLimits: { reads: config.FXGATE_LEGACY_RATE_LIMIT_READS, writes: config.FXGATE_LEGACY_RATE_LIMIT_WRITES },
         lifecycle: lifecycleOptionsFromConfig(config),
         pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
         ...(shadow === undefined ? {} : { shadow }),

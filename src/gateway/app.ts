@@ -29,6 +29,7 @@ import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/g
 import { LegacyIdempotency } from './legacy/idempotency.js';
 import { type LegacyMappings, loadLegacyMappings, type MappingsLocation } from './legacy/mappings-loader.js';
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
+import { LegacyRateLimiter, type LegacyRateLimits } from './legacy/rate-limit.js';
 import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegacyRoutes } from './legacy/routes.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { registerGatewayReference } from './openapi/serve.js';
@@ -82,7 +83,7 @@ export interface LegacyGatewayOptions {
   readonly registry: KeyRegistry;
   /** The registry's database, which /readyz checks. */
   readonly database: Queryable;
-  /** Nonces, v2 idempotency records and the page cursor cache. */
+  /** Nonces, v2 idempotency records, the legacy rate-limit cells and the page cursor cache. */
   readonly store: EphemeralStore;
   /** The gateway's own v3 credential per org and mode. */
   readonly credentials: UpstreamCredentials;
@@ -93,6 +94,8 @@ export interface LegacyGatewayOptions {
   readonly issuers: readonly string[];
   /** Lifetime of a v2 idempotency lock whose owner died. */
   readonly idempotencyLockTtlMs?: number;
+  /** Requests per legacy key (or client address) and class per 10 s (FXGATE_LEGACY_RATE_LIMIT_READS, _WRITES). */
+  readonly rateLimits?: LegacyRateLimits;
   /** The generations' deprecation headers, brownouts and sunset (legacy/generation-lifecycle.ts); v1's default dates without it. */
   readonly lifecycle?: GenerationLifecycleOptions;
   /** The usage report's batching (usage/usage-recorder.ts): how often counts are written, and its clock. */
@@ -107,6 +110,7 @@ export interface LegacyGatewayOptions {
 
 export const LEGACY_GATEWAY_DEFAULTS = {
   idempotencyLockTtlMs: 30_000,
+  rateLimits: { reads: 100, writes: 20 } satisfies LegacyRateLimits,
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 
@@ -309,6 +313,13 @@ async function registerLegacy(
         store: resolved.store,
         lockTtlMs: resolved.idempotencyLockTtlMs,
         ...(metrics === undefined ? {} : { metrics }),
+      }),
+      rateLimiter: new LegacyRateLimiter({
+        store: resolved.store,
+        limits: resolved.rateLimits,
+        // As v3's limiter: the store down lets requests through, and says so.
+        onStoreDown: (error, subject) =>
+          app.log.warn({ err: error, subject }, 'legacy rate-limit store unavailable; request let through'),
       }),
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       reply: lifecycle,

@@ -282,6 +282,14 @@ export const configSchema = z
       ),
     FXGATE_RATE_LIMIT_READS: rateLimit.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
     FXGATE_RATE_LIMIT_WRITES: rateLimit.default(20).describe('Writes allowed per API key per 10 s.'),
+    FXGATE_LEGACY_RATE_LIMIT_READS: rateLimit
+      .default(100)
+      .describe(
+        'Gateway: v1/v2 reads (GET) allowed per legacy API key per 10 s, before any v3 call, counted in the store (across every gateway on one Redis). A request whose token proves no key is counted per client address instead.',
+      ),
+    FXGATE_LEGACY_RATE_LIMIT_WRITES: rateLimit
+      .default(20)
+      .describe('Gateway: v1/v2 writes (POST) allowed per legacy API key per 10 s, counted as the reads are.'),
     FXGATE_TRUSTED_PROXIES: list
       .default([])
       .describe(

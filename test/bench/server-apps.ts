@@ -12,7 +12,6 @@ import { parse as parseLossless, stringify as stringifyLossless } from 'lossless
 
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
 import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
-import { RATE_LIMIT_PERIOD_MS } from '../../src/core/http/rate-limit.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import {
   createWithdrawalAccount,
@@ -35,6 +34,7 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
 import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
+import { RATE_LIMIT_PERIOD_MS } from '../../src/lib/store/rate-limit-cell.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 
@@ -353,7 +353,15 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
       upstreamUrl: setting(config, 'upstreamUrl'),
       logLevel: 'warn',
       ...(admin === null ? {} : { admin, metrics: new GatewayMetrics() }),
-      legacy: { registry, database: db, store, credentials, issuers: CORE_DEFAULTS.issuers, ...shadow },
+      legacy: {
+        registry,
+        database: db,
+        store,
+        credentials,
+        issuers: CORE_DEFAULTS.issuers,
+        rateLimits: { reads: BENCH_RATE_LIMITS.reads, writes: BENCH_RATE_LIMITS.writes },
+        ...shadow,
+      },
     });
     await admin?.listen('127.0.0.1', 0);
     return { app, info: {}, close: release };

@@ -24,6 +24,7 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
 import { legacyToken } from '../support/independent-signing.js';
+import { UNLIMITED_LEGACY_RATE } from '../support/legacy-harness.js';
 import { TEST_LIFECYCLE } from '../support/legacy-lifecycle.js';
 import { NodeHttpDispatcher } from '../support/node-http-dispatcher.js';
 import { TEST_ISSUER, TEST_ISSUERS } from '../support/v3-harness.js';
@@ -73,6 +74,7 @@ async function startGateway(v3: V3StandIn): Promise<GatewayParts> {
       credentials: new KeyDirectoryCredentials(dir, TEST_ISSUER),
       issuers: TEST_ISSUERS,
       lifecycle: TEST_LIFECYCLE,
+      rateLimits: UNLIMITED_LEGACY_RATE,
       ...v3.legacy?.(orgId),
     },
   });

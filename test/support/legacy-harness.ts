@@ -55,6 +55,9 @@ export interface LegacyHarnessOptions extends HarnessOptions {
   readonly webhooks?: (core: V3Harness) => LegacyWebhooks;
 }
 
+/** Legacy rate limits no test reaches by accident: a test of the limits sets its own. */
+export const UNLIMITED_LEGACY_RATE = { reads: 1_000_000, writes: 1_000_000 } as const;
+
 export class LegacyHarness {
   private constructor(
     readonly core: V3Harness,
@@ -83,6 +86,8 @@ export class LegacyHarness {
         credentials: new ProvisioningCredentials({ registry: core.registry, dir: keysDir, issuer: TEST_ISSUER }),
         issuers: TEST_ISSUERS,
         lifecycle: TEST_LIFECYCLE,
+        // Raised as the core's are, unless the test sets its own.
+        rateLimits: UNLIMITED_LEGACY_RATE,
         ...(options.webhooks ? { webhooks: options.webhooks(core) } : {}),
         ...options.gateway,
       },

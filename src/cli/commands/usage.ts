@@ -2,7 +2,8 @@
  * `fxgate usage [--generation v1|v2] [--since 7d] [--format table|json|csv]`: who still calls the
  * legacy generations, read from the usage report in the configured database: one row per org,
  * key, generation and operation, with every request counted, the 410s of brownouts and of the
- * sunset apart, when the first and the last were seen, and the last client address. The list
+ * sunset and the 429s of the key's own rate limit apart, when the first and the last were seen,
+ * and the last client address. The list
  * the platform team mails before the sunset. `--format json` prints what `GET /admin/usage`
  * serves; `--format csv` is RFC 4180 with a header row.
  */
@@ -33,6 +34,7 @@ const CSV_COLUMNS = [
   'count',
   'refusedInBrownout',
   'refusedAfterSunset',
+  'rateLimited',
   'firstSeen',
   'lastSeen',
   'lastAddress',
@@ -77,6 +79,7 @@ export function usageTable(report: UsageReport): string {
         'COUNT',
         'BROWNOUT 410',
         'SUNSET 410',
+        'RATE LIMIT 429',
         'FIRST SEEN',
         'LAST SEEN',
         'LAST ADDRESS',
@@ -89,6 +92,7 @@ export function usageTable(report: UsageReport): string {
         row.count,
         row.refusedInBrownout,
         row.refusedAfterSunset,
+        row.rateLimited,
         row.firstSeen,
         row.lastSeen,
         row.lastAddress ?? '-',
@@ -151,7 +155,7 @@ export function registerUsageCommand(program: Command, run: CliRun, source: Usag
   program
     .command('usage')
     .description(
-      'Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, first and last seen, last client address.',
+      'Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, the 429s of spent legacy rate limits, first and last seen, last client address.',
     )
     .option('--generation <generation>', 'only v1 or only v2 (default: both)')
     .option(

@@ -1,8 +1,10 @@
 /**
  * Legacy (v1/v2) authentication and authorization at the gateway (docs/contract.md#auth-legacy;
  * the order is docs/contract.md#auth-check-order). The legacy operation handler
- * (legacy-operation.ts) runs it before any upstream call and downgrades a refusal's v3 code with
- * the generation's error table.
+ * (pipeline/operation-handler.ts) runs it before any upstream call and downgrades a refusal's v3
+ * code with the generation's error table. The moment the token proves its key, `onProven` is
+ * told, so that the handler charges the key's rate limit beside the nonce claim rather than a
+ * round trip after it.
  *
  * What a legacy request must carry, checked in this order (the same order as the core's v3
  * authenticator, with the org check added because legacy paths name an org):
@@ -124,6 +126,13 @@ export interface LegacyAuthRequest {
   readonly write?: boolean;
   /** For a read (`write: false`) that passes every other check: answer before the nonce claim settles (see the header). */
   readonly deferReplayCheck?: boolean;
+  /**
+   * Told the key the moment the token proves it (a registered, unrevoked key's signature over
+   * valid claims), before the nonce is claimed: every outcome from there on is the key's, a
+   * replay and a refusal of its mode, address, org or scope included. The rate limit is charged
+   * to it then, beside the claim (pipeline/rate-limit-step.ts).
+   */
+  readonly onProven?: (caller: { readonly orgId: string; readonly keyName: string }) => void;
 }
 
 export interface LegacyAuthLogEvent {
@@ -194,6 +203,7 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
     const activeKey = key as ActiveKey | null;
     if (!activeKey) return refuse('AUTH_API_KEY_INVALID', 'unknown or revoked key');
     const record = activeKey.record;
+    request.onProven?.({ orgId: record.orgId, keyName: record.name });
 
     // Single use (docs/contract.md#auth-tokens-single-use). The claim goes out before the
     // authorization checks, so that a token is spent by the first request that presents it,

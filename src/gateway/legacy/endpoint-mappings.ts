@@ -357,6 +357,9 @@ function ruleProblems(
     if (target.sandboxOnly) at(where, `${call.method} ${call.path} is a sandbox-only simulation`);
     if (index === 0 && target.scope !== mapping.scope)
       at('scope', `must be ${target.scope}, the scope of ${call.method} ${call.path}`);
+    // The legacy rate limit charges the operation's method's class: it must be the v3 call's.
+    if (index === 0 && call.method !== mapping.method)
+      at(where, `a legacy ${mapping.method} must call v3 with ${mapping.method} first, in the same rate-limit class`);
     if (index > 0 && call.method !== 'GET') at(where, 'calls after the first must be reads (GET)');
     const declared = Object.keys(call.params ?? {});
     for (const param of pathParams(call.path))

@@ -1,8 +1,10 @@
 /**
  * What a legacy client receives: the success and error bodies in their generation's envelope
  * (docs/contract.md#legacy-success, docs/contract.md#errors-legacy), the headers forwarded from
- * v3 (rate limits, Retry-After, trace id), and
- * the deprecation and sunset headers of its generation, as configured (generation-lifecycle.ts).
+ * v3 (Retry-After, trace id), and the deprecation and sunset headers of its generation, as
+ * configured (generation-lifecycle.ts). v3's rate-limit headers are not forwarded: they describe
+ * the gateway's own credential, shared by the book's keys; a legacy answer carries its key's
+ * own (rate-limit.ts).
  */
 import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
@@ -11,7 +13,7 @@ import type { LegacyGeneration } from './catalog.js';
 import { type LegacyErrorAnswer, legacyErrorBody } from './error-tables.js';
 
 /** The v3 response headers a legacy client is also told (docs/contract.md#legacy-response-headers). */
-export const FORWARDED_UPSTREAM_HEADERS = ['ratelimit-limit', 'ratelimit-reset', 'retry-after', 'x-trace-id'] as const;
+export const FORWARDED_UPSTREAM_HEADERS = ['retry-after', 'x-trace-id'] as const;
 
 export function forwardedHeaders(headers: Dispatcher.ResponseData['headers'] | undefined): Record<string, string> {
   const forwarded: Record<string, string> = {};

@@ -51,6 +51,14 @@ export const UPSTREAM_FAILURE_KINDS = [
 ] as const;
 export type UpstreamFailureKind = (typeof UPSTREAM_FAILURE_KINDS)[number];
 
+/**
+ * Whose budget a legacy 429 spent: the key's own (`key`), the client address's for a request
+ * whose token proved no key (`address`), both the gateway's (legacy/rate-limit.ts); or v3's
+ * budget of the gateway's own credential, shared by the book's keys (`upstream`).
+ */
+export const RATE_LIMIT_SOURCES = ['key', 'address', 'upstream'] as const;
+export type RateLimitSource = (typeof RATE_LIMIT_SOURCES)[number];
+
 /** What an attempt of a legacy webhook delivery led to; `gave_up` includes a subscription removed before the attempt. */
 export const WEBHOOK_DELIVERY_OUTCOMES = ['delivered', 'retrying', 'gave_up', 'interrupted'] as const;
 export type WebhookDeliveryOutcome = (typeof WEBHOOK_DELIVERY_OUTCOMES)[number];
@@ -82,6 +90,7 @@ const FAMILY = {
   upstreamDuration: 'fxgate_gateway_upstream_duration_seconds',
   upstreamFailures: 'fxgate_gateway_upstream_failures_total',
   idempotency: 'fxgate_gateway_idempotency_total',
+  rateLimited: 'fxgate_gateway_rate_limited_total',
   webhookDeliveries: 'fxgate_gateway_webhook_deliveries_total',
   webhookBacklog: 'fxgate_gateway_webhook_backlog',
   shadow: 'fxgate_gateway_shadow_comparisons_total',
@@ -91,6 +100,7 @@ const FAMILY = {
 export class OperationSeries {
   private failures: Readonly<Record<UpstreamFailureKind, { inc(): void }>> | null = null;
   private idempotencyOutcomes: Readonly<Record<IdempotencyOutcome, { inc(): void }>> | null = null;
+  private rateLimitSources: Readonly<Record<RateLimitSource, { inc(): void }>> | null = null;
   readonly requests: StatusClassCounters;
   /** The whole request, from routing to the last byte written. */
   readonly duration: LazyObserver;
@@ -117,6 +127,12 @@ export class OperationSeries {
       outcome
     ].inc();
   }
+
+  rateLimited(source: RateLimitSource): void {
+    (this.rateLimitSources ??= childrenByValue(this.families.rateLimited, this.labels, RATE_LIMIT_SOURCES))[
+      source
+    ].inc();
+  }
 }
 
 interface GatewayFamilies {
@@ -127,6 +143,7 @@ interface GatewayFamilies {
   readonly upstreamDuration: Histogram<string>;
   readonly upstreamFailures: Counter<string>;
   readonly idempotency: Counter<string>;
+  readonly rateLimited: Counter<string>;
 }
 
 /** Told of a relayed /v3 request's upstream call (the passthrough's relay). */
@@ -185,6 +202,12 @@ export class GatewayMetrics implements PassthroughObserver {
         name: FAMILY.idempotency,
         help: 'Legacy requests with an Idempotency-Key, by how the key was found.',
         labelNames: [...byOperation, 'outcome'],
+        registers,
+      }),
+      rateLimited: new Counter({
+        name: FAMILY.rateLimited,
+        help: "Legacy requests answered 429, by whose budget was spent: the key's own, the client address's (a token that proved no key), or v3's budget of the gateway's credential (upstream).",
+        labelNames: [...byOperation, 'source'],
         registers,
       }),
     };

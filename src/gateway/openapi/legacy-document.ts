@@ -405,7 +405,7 @@ function operationObject<G extends LegacyGeneration>(
   if (generation === 'v1') {
     responses['410'] = {
       description: `${STATUS_TEXT[410]}: after v1's sunset, and during a scheduled brownout.`,
-      headers: headerRefs(headersOf([])),
+      headers: headerRefs(headersOf(['RateLimitLimit', 'RateLimitReset'])),
       content: { 'application/json': { schema: RETIRED_SCHEMA } },
     };
   }
@@ -455,6 +455,7 @@ const COMMON_INTRODUCTION = [
   '- Every success is `{"status": "success", "message", "data"}`; lists add `meta.pagination`. Every error is `{"status": "error", "message"}`, with `error: {code, details}` for the idempotency cases.',
   '- Amounts are JSON numbers written with exactly the v3 digits; ids are UUIDs.',
   '- Every authentication and authorisation refusal is the 401; an organisation other than the key\'s is "Route not found".',
+  "- Each API key has its own rate limit per class (reads, writes) per 10 s; `RateLimit-Limit` and `RateLimit-Reset` are that budget's (a token that proves no key: the client address's). Over it: 429 with `Retry-After`.",
 ].join('\n');
 
 /** The record shapes the paths refer to (v1 answers no reversal details, for one). */

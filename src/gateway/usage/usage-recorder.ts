@@ -1,9 +1,9 @@
 /**
  * The legacy usage report: who still calls v1 and v2. Every legacy request is counted per org,
  * key, generation and operation, with the first and last time seen and the last client address;
- * the 410s of brownouts and of the sunset are counted apart on the same row, so the team sees
- * who was hit. Requests refused before a key was known (no token, a bad or replayed one) are
- * counted with no org and no key.
+ * the 410s of brownouts and of the sunset, and the 429s of the key's own rate limit, are counted
+ * apart on the same row, so the team sees who was hit. Requests refused before a key was known
+ * (no token, a bad or replayed one) are counted with no org and no key.
  *
  * Tallied in memory as requests are answered, written to the gateway's database in batches (one
  * statement a flush, every `flushIntervalMs`, and on close; shadow-recorder.ts does the same),
@@ -31,8 +31,8 @@ export interface UsageEvent {
   readonly caller: UsageCaller | null;
   /** The client address (the socket's, or the trusted proxy's X-Forwarded-For). */
   readonly address: string;
-  /** Refused with 410: in a brownout, or after the sunset. */
-  readonly refused?: 'brownout' | 'sunset';
+  /** Refused by the gateway itself: 410 in a brownout or after the sunset, 429 when the key's (or the address's) rate limit was spent. */
+  readonly refused?: 'brownout' | 'sunset' | 'rate_limit';
 }
 
 /** Where the legacy routes report each request they answer. Must not throw or wait. */
@@ -52,6 +52,8 @@ export interface UsageRow {
   readonly count: number;
   readonly refusedInBrownout: number;
   readonly refusedAfterSunset: number;
+  /** Refused with 429: the key's own rate limit (on the row without a key, the client address's). */
+  readonly rateLimited: number;
   /** ISO 8601. */
   readonly firstSeen: string;
   readonly lastSeen: string;
@@ -85,6 +87,7 @@ interface Tally {
   count: number;
   brownout: number;
   sunset: number;
+  rateLimited: number;
   firstSeen: number;
   lastSeen: number;
   lastAddress: string;
@@ -96,15 +99,16 @@ interface Tally {
  * at once lock shared rows in the same order instead of deadlocking.
  */
 const FLUSH_SQL = `
-INSERT INTO legacy_usage AS u (org_id, key_name, generation, operation, count, refused_brownout, refused_sunset, first_seen, last_seen, last_address)
-SELECT org_id, key_name, generation, operation, count, brownout, sunset, first_seen, last_seen, last_address
-  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::timestamptz[], $9::timestamptz[], $10::text[])
-       WITH ORDINALITY AS t(org_id, key_name, generation, operation, count, brownout, sunset, first_seen, last_seen, last_address, n)
+INSERT INTO legacy_usage AS u (org_id, key_name, generation, operation, count, refused_brownout, refused_sunset, rate_limited, first_seen, last_seen, last_address)
+SELECT org_id, key_name, generation, operation, count, brownout, sunset, rate_limited, first_seen, last_seen, last_address
+  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::text[])
+       WITH ORDINALITY AS t(org_id, key_name, generation, operation, count, brownout, sunset, rate_limited, first_seen, last_seen, last_address, n)
  ORDER BY n
 ON CONFLICT ((coalesce(org_id::text, '')), (coalesce(key_name, '')), generation, operation) DO UPDATE SET
   count = u.count + EXCLUDED.count,
   refused_brownout = u.refused_brownout + EXCLUDED.refused_brownout,
   refused_sunset = u.refused_sunset + EXCLUDED.refused_sunset,
+  rate_limited = u.rate_limited + EXCLUDED.rate_limited,
   first_seen = least(u.first_seen, EXCLUDED.first_seen),
   last_address = CASE WHEN EXCLUDED.last_seen >= u.last_seen THEN EXCLUDED.last_address ELSE u.last_address END,
   last_seen = greatest(u.last_seen, EXCLUDED.last_seen)`;
@@ -139,12 +143,22 @@ export class UsageRecorder implements UsageObserver {
     const key = identity(row);
     let tally = this.pending.get(key);
     if (tally === undefined) {
-      tally = { ...row, count: 0, brownout: 0, sunset: 0, firstSeen: at, lastSeen: at, lastAddress: event.address };
+      tally = {
+        ...row,
+        count: 0,
+        brownout: 0,
+        sunset: 0,
+        rateLimited: 0,
+        firstSeen: at,
+        lastSeen: at,
+        lastAddress: event.address,
+      };
       this.pending.set(key, tally);
     }
     tally.count += 1;
     if (event.refused === 'brownout') tally.brownout += 1;
     if (event.refused === 'sunset') tally.sunset += 1;
+    if (event.refused === 'rate_limit') tally.rateLimited += 1;
     if (at < tally.firstSeen) tally.firstSeen = at;
     if (at >= tally.lastSeen) {
       tally.lastSeen = at;
@@ -162,7 +176,7 @@ export class UsageRecorder implements UsageObserver {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    const columns: unknown[][] = Array.from({ length: 10 }, () => []);
+    const columns: unknown[][] = Array.from({ length: 11 }, () => []);
     for (const key of [...batch.keys()].sort()) {
       const tally = batch.get(key)!;
       const values = [
@@ -173,6 +187,7 @@ export class UsageRecorder implements UsageObserver {
         tally.count,
         tally.brownout,
         tally.sunset,
+        tally.rateLimited,
         new Date(tally.firstSeen).toISOString(),
         new Date(tally.lastSeen).toISOString(),
         tally.lastAddress,
@@ -193,6 +208,7 @@ export class UsageRecorder implements UsageObserver {
       older.count += tally.count;
       older.brownout += tally.brownout;
       older.sunset += tally.sunset;
+      older.rateLimited += tally.rateLimited;
       older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
       if (tally.lastSeen >= older.lastSeen) {
         older.lastSeen = tally.lastSeen;
@@ -229,11 +245,12 @@ export async function readUsage(db: Queryable, query: UsageQuery = {}): Promise<
     count: string;
     refused_brownout: string;
     refused_sunset: string;
+    rate_limited: string;
     first_seen: unknown;
     last_seen: unknown;
     last_address: string | null;
   }>(
-    `SELECT org_id, key_name, generation, operation, count, refused_brownout, refused_sunset, first_seen, last_seen, last_address
+    `SELECT org_id, key_name, generation, operation, count, refused_brownout, refused_sunset, rate_limited, first_seen, last_seen, last_address
        FROM legacy_usage
       WHERE ($1::text IS NULL OR generation = $1::text) AND ($2::timestamptz IS NULL OR last_seen >= $2::timestamptz)
       ORDER BY generation, org_id NULLS LAST, key_name NULLS LAST, operation`,
@@ -249,6 +266,7 @@ export async function readUsage(db: Queryable, query: UsageQuery = {}): Promise<
       count: Number(row.count),
       refusedInBrownout: Number(row.refused_brownout),
       refusedAfterSunset: Number(row.refused_sunset),
+      rateLimited: Number(row.rate_limited),
       firstSeen: isoOf(row.first_seen),
       lastSeen: isoOf(row.last_seen),
       lastAddress: row.last_address,

@@ -120,6 +120,7 @@ describe('GET /metrics from the CLI', () => {
       expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
       expect(familiesWith(families, 'fxgate_gateway_')).toEqual([
         'fxgate_gateway_idempotency_total',
+        'fxgate_gateway_rate_limited_total',
         'fxgate_gateway_request_duration_seconds',
         'fxgate_gateway_requests_total',
         'fxgate_gateway_upstream_duration_seconds',

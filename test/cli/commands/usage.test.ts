@@ -80,6 +80,14 @@ async function seed(database: TestDatabase): Promise<void> {
     address: '2001:db8::7',
     refused: 'brownout',
   });
+  for (let n = 0; n < 2; n += 1)
+    recent.seen({
+      generation: 'v1',
+      operation: 'trades',
+      caller: { orgId: ORG, keyName: KEY },
+      address: '2001:db8::7',
+      refused: 'rate_limit',
+    });
   recent.seen({ generation: 'v1', operation: 'trades', caller: null, address: '198.51.100.1' });
   recent.seen({
     generation: 'v2',
@@ -117,7 +125,7 @@ describe('fxgate usage, in process', () => {
     const lines = text.trimEnd().split('\n');
     expect(lines[0]).toBe('Legacy usage (counts since the first request counted)');
     expect(lines[2]).toMatch(
-      /^GENERATION {2}ORG +KEY ID +OPERATION +COUNT {2}BROWNOUT 410 {2}SUNSET 410 {2}FIRST SEEN +LAST SEEN +LAST ADDRESS$/,
+      /^GENERATION {2}ORG +KEY ID +OPERATION +COUNT {2}BROWNOUT 410 {2}SUNSET 410 {2}RATE LIMIT 429 {2}FIRST SEEN +LAST SEEN +LAST ADDRESS$/,
     );
     const rows = lines.slice(3).map((line) => line.split(/ {2,}/));
     // By org (the two orgs' ids sort either way), the unattributed last.
@@ -127,9 +135,10 @@ describe('fxgate usage, in process', () => {
         ORG,
         KEY.split('/').at(-1)!,
         'trades',
-        '4',
+        '6',
         '1',
         '0',
+        '2',
         new Date(NOW - DAY).toISOString(),
         new Date(NOW - DAY).toISOString(),
         '2001:db8::7',
@@ -140,6 +149,7 @@ describe('fxgate usage, in process', () => {
         OTHER_KEY.split('/').at(-1)!,
         'balances',
         '1',
+        '0',
         '0',
         '0',
         new Date(NOW - 30 * DAY).toISOString(),
@@ -155,6 +165,7 @@ describe('fxgate usage, in process', () => {
         '-',
         'trades',
         '1',
+        '0',
         '0',
         '0',
         new Date(NOW - DAY).toISOString(),
@@ -197,6 +208,7 @@ describe('fxgate usage, in process', () => {
       'count',
       'refusedInBrownout',
       'refusedAfterSunset',
+      'rateLimited',
       'firstSeen',
       'lastSeen',
       'lastAddress',
@@ -211,6 +223,7 @@ describe('fxgate usage, in process', () => {
         String(row.count),
         String(row.refusedInBrownout),
         String(row.refusedAfterSunset),
+        String(row.rateLimited),
         row.firstSeen,
         row.lastSeen,
         row.lastAddress ?? '',
@@ -224,6 +237,7 @@ describe('fxgate usage, in process', () => {
       '1',
       '0',
       '1',
+      '0',
       expect.any(String),
       expect.any(String),
       '10.0.0.1',

@@ -234,6 +234,8 @@ describe('fxgate diff generations catches what differs', () => {
       REDIS_URL: testServices().redisUrl,
       FXGATE_RATE_LIMIT_READS: '100000',
       FXGATE_RATE_LIMIT_WRITES: '100000',
+      FXGATE_LEGACY_RATE_LIMIT_READS: '100000',
+      FXGATE_LEGACY_RATE_LIMIT_WRITES: '100000',
     });
     brokenMappings = await mkdtemp(join(tmpdir(), 'fxgate-broken-mappings-'));
   });

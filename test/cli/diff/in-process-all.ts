@@ -82,6 +82,10 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
           credentials,
           issuers: config.FXGATE_JWT_ISSUER,
           idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
+          rateLimits: {
+            reads: config.FXGATE_LEGACY_RATE_LIMIT_READS,
+            writes: config.FXGATE_LEGACY_RATE_LIMIT_WRITES,
+          },
           lifecycle: { ...lifecycleOptionsFromConfig(config), ...TEST_LIFECYCLE },
           pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
         },

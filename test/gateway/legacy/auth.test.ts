@@ -349,6 +349,50 @@ describe('legacy authorization: org, scope, mode, address', () => {
   });
 });
 
+describe('legacy authentication: the key a token proves (onProven, where the rate limit is charged)', () => {
+  /** The outcome's code (or `accepted`), and the keys onProven was told of. */
+  async function proven(overrides: Partial<LegacyAuthRequest> & { token?: string }) {
+    const told: { orgId: string; keyName: string }[] = [];
+    const result = await authenticate(request({ ...overrides, onProven: (caller) => told.push(caller) }));
+    return { outcome: result.ok ? 'accepted' : result.code, told };
+  }
+
+  it('names the key once its signature is checked: accepted, a replay, or refused for its mode, address, org or scope', async () => {
+    const caller = { orgId: orgA, keyName: viewKey.file.name };
+    const jwt = token(viewKey);
+    expect(await proven({ token: jwt })).toEqual({ outcome: 'accepted', told: [caller] });
+    expect(await proven({ token: jwt })).toEqual({ outcome: 'AUTH_TOKEN_INVALID', told: [caller] });
+    expect(await proven({ token: token(viewKey), requiredScope: 'trade' })).toEqual({
+      outcome: 'AUTH_INSUFFICIENT_SCOPE',
+      told: [caller],
+    });
+    expect(await proven({ token: token(viewKey), appMode: 'sandbox' })).toEqual({
+      outcome: 'AUTH_API_KEY_SANDBOX_REQUIRED',
+      told: [caller],
+    });
+    expect(await proven({ token: token(viewKey), pathOrgId: orgB })).toEqual({
+      outcome: 'ROUTE_NOT_FOUND',
+      told: [caller],
+    });
+    expect(await proven({ token: token(allowlistedKey), clientIp: '198.51.100.1' })).toEqual({
+      outcome: 'AUTH_FORBIDDEN_IP',
+      told: [{ orgId: orgA, keyName: allowlistedKey.file.name }],
+    });
+  });
+
+  it('names none when the token proves no key: missing, malformed, signed by another key, for a revoked key, or a bad X-App-Mode', async () => {
+    expect(await proven({})).toEqual({ outcome: 'AUTH_TOKEN_MISSING', told: [] });
+    expect(await proven({ authorization: 'Bearer not.a.token' })).toEqual({ outcome: 'AUTH_TOKEN_INVALID', told: [] });
+    const forged = token(tradeKey, { signer: { kind: 'es256', key: orgBKey.privateKey } });
+    expect((await proven({ token: forged })).told).toEqual([]);
+    expect((await proven({ token: token(revokedKey) })).told).toEqual([]);
+    expect(await proven({ token: token(tradeKey), appMode: 'staging' })).toEqual({
+      outcome: 'VALIDATION_HEADER_FAILED',
+      told: [],
+    });
+  });
+});
+
 describe('legacy authentication: a read whose replay check is deferred', () => {
   /**
    * Runs a test with an authenticator whose store answers nonce claims only when the test lets

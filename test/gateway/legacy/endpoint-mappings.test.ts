@@ -243,6 +243,27 @@ describe('validateEndpointTable: the v3 calls', () => {
       ['withdrawal.scope: must be withdraw, the scope of POST /v3/fx/withdrawals'],
     ],
     [
+      'a read whose first v3 call is a write (the rate-limit class is the operation method)',
+      {
+        'trade/{id}.v3.trade': {
+          method: 'POST',
+          path: '/v3/fx/trades/:id/settle',
+          params: { id: { from: 'path', field: 'id', idKind: 'trade' } },
+        },
+        'trade/{id}.scope': 'trade',
+      },
+      ['trade/{id}.v3.trade: a legacy GET must call v3 with GET first, in the same rate-limit class'],
+    ],
+    [
+      'a write whose first v3 call is a read',
+      {
+        'trade/settle.v3.settlement.method': 'GET',
+        'trade/settle.v3.settlement.path': '/v3/fx/trades/:id',
+        'trade/settle.scope': 'view',
+      },
+      ['trade/settle.v3.settlement: a legacy POST must call v3 with POST first, in the same rate-limit class'],
+    ],
+    [
       'a later call that is not a GET',
       { 'trade.v3.balances': { method: 'POST', path: '/v3/fx/quotes' } },
       ['trade.v3.balances: calls after the first must be reads (GET)'],

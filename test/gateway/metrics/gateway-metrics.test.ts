@@ -30,6 +30,7 @@ import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { postData } from '../../support/book-fixtures.js';
 import { legacyToken } from '../../support/independent-signing.js';
+import { UNLIMITED_LEGACY_RATE } from '../../support/legacy-harness.js';
 import { LegacyWebhookReceiver } from '../../support/legacy-webhook-receiver.js';
 import { type Family, labelValues, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { TcpForwarder } from '../../support/tcp-forwarder.js';
@@ -91,6 +92,7 @@ beforeAll(async () => {
       store: h.core.store,
       credentials: new ProvisioningCredentials({ registry: h.core.registry, dir: keysDir, issuer: TEST_ISSUER }),
       issuers: TEST_ISSUERS,
+      rateLimits: UNLIMITED_LEGACY_RATE,
       shadow: { legacyUrl: side.double.url, flushIntervalMs: 100 },
       webhooks,
     },

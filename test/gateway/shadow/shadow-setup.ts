@@ -23,7 +23,7 @@ import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { LegacyDouble, type LegacyDoubleOptions } from '../../support/legacy-double.js';
-import { LegacyHarness } from '../../support/legacy-harness.js';
+import { LegacyHarness, UNLIMITED_LEGACY_RATE } from '../../support/legacy-harness.js';
 import { TEST_LIFECYCLE } from '../../support/legacy-lifecycle.js';
 import { sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
 
@@ -104,6 +104,7 @@ export class GatewayUnderTest {
         credentials: new ProvisioningCredentials({ registry: h.core.registry, dir: keysDir, issuer: TEST_ISSUER }),
         issuers: TEST_ISSUERS,
         lifecycle: TEST_LIFECYCLE,
+        rateLimits: UNLIMITED_LEGACY_RATE,
         ...(shadow === undefined ? {} : { shadow: { flushIntervalMs: 100, ...shadow } }),
       },
     });

@@ -59,7 +59,7 @@ describe('batching', () => {
         operation: 'trades',
         caller: CALLER,
         address: `10.0.0.${n % 7}`,
-        ...(n % 10 === 0 ? { refused: 'brownout' as const } : {}),
+        ...(n % 10 === 0 ? { refused: 'brownout' as const } : n % 25 === 1 ? { refused: 'rate_limit' as const } : {}),
       });
     }
     recorder.seen({ generation: 'v2', operation: 'balances', caller: null, address: '10.0.0.9', refused: 'sunset' });
@@ -68,7 +68,7 @@ describe('batching', () => {
     expect(db.queries).toHaveLength(1);
     const params = db.queries[0]!.params;
     // In the order of their identity: the unattributed row ('' org) first.
-    expect(params.slice(0, 7)).toEqual([
+    expect(params.slice(0, 8)).toEqual([
       [null, ORG],
       [null, KEY],
       ['v2', 'v1'],
@@ -76,8 +76,9 @@ describe('batching', () => {
       [1, 1_000],
       [0, 100],
       [1, 0],
+      [0, 40],
     ]);
-    expect(params.slice(7)).toEqual([
+    expect(params.slice(8)).toEqual([
       [new Date(T0 + 999).toISOString(), new Date(T0).toISOString()],
       [new Date(T0 + 999).toISOString(), new Date(T0 + 999).toISOString()],
       ['10.0.0.9', `10.0.0.${999 % 7}`],
@@ -112,6 +113,7 @@ describe('batching', () => {
       ['trades'],
       [2],
       [1],
+      [0],
       [0],
       [new Date(T0).toISOString()],
       [new Date(T0 + MINUTE).toISOString()],
@@ -158,6 +160,8 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
     // An older batch arriving late keeps the newer last sight and address.
     first.set(T0 + 5 * MINUTE);
     one.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: '10.0.0.3', refused: 'sunset' });
+    one.seen({ generation: 'v1', operation: 'trades', caller: CALLER, address: '10.0.0.3', refused: 'rate_limit' });
+    one.seen({ generation: 'v1', operation: 'trades', caller: null, address: '10.0.0.3', refused: 'rate_limit' });
     await one.close();
 
     const report = await readUsage(database.db);
@@ -167,9 +171,10 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
         keyName: KEY,
         generation: 'v1',
         operation: 'trades',
-        count: 3,
+        count: 4,
         refusedInBrownout: 1,
         refusedAfterSunset: 1,
+        rateLimited: 1,
         firstSeen: new Date(T0).toISOString(),
         lastSeen: new Date(T0 + 10 * MINUTE).toISOString(),
         lastAddress: '10.0.0.2',
@@ -182,6 +187,7 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
         count: 1,
         refusedInBrownout: 0,
         refusedAfterSunset: 0,
+        rateLimited: 0,
         firstSeen: new Date(T0 + 10 * MINUTE).toISOString(),
         lastSeen: new Date(T0 + 10 * MINUTE).toISOString(),
         lastAddress: '10.0.0.67',
@@ -191,9 +197,10 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
         keyName: null,
         generation: 'v1',
         operation: 'trades',
-        count: 2,
+        count: 3,
         refusedInBrownout: 0,
         refusedAfterSunset: 0,
+        rateLimited: 1,
         firstSeen: new Date(T0).toISOString(),
         lastSeen: new Date(T0 + 10 * MINUTE).toISOString(),
         lastAddress: '10.0.0.67',
@@ -206,6 +213,7 @@ describe.each(DATABASE_DRIVERS)('the report on $driver', ({ create }) => {
         count: 1,
         refusedInBrownout: 0,
         refusedAfterSunset: 0,
+        rateLimited: 0,
         firstSeen: new Date(T0).toISOString(),
         lastSeen: new Date(T0).toISOString(),
         lastAddress: '10.0.0.1',

@@ -21,6 +21,7 @@ import { newUuid } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { parseInstant } from '../../../src/lib/time-text.js';
 import { legacyToken } from '../../support/independent-signing.js';
+import { UNLIMITED_LEGACY_RATE } from '../../support/legacy-harness.js';
 import { sendTo, TEST_ISSUER, TEST_ISSUERS, V3Harness } from '../../support/v3-harness.js';
 
 const WINDOW = { start: parseInstant('2026-12-10T15:00:00Z'), end: parseInstant('2026-12-10T16:00:00Z') };
@@ -86,6 +87,7 @@ describe('usage over two gateway processes sharing PostgreSQL', () => {
         },
         // Long enough that only the close and the admin route write: "after both flush" is the test's to decide.
         usage: { flushIntervalMs: 3_600_000 },
+        rateLimits: UNLIMITED_LEGACY_RATE,
       },
     });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -4,6 +4,7 @@
  */
 import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
 import { SharedDeadline } from '../../upstream/v3-client.js';
+import type { LegacyRateLimitCharge } from '../rate-limit.js';
 
 export interface LegacyAnswer {
   readonly status: number;
@@ -14,8 +15,10 @@ export interface LegacyAnswer {
 }
 
 export interface RequestState {
-  /** The v3 headers to pass on (rate limits, trace id), even on failure. */
+  /** The v3 headers to pass on (the trace id, and Retry-After for the answers that mean "wait"), even on failure. */
   upstreamHeaders: Record<string, string>;
+  /** The request's own rate-limit charge, once made: its cell's headers go on the answer. */
+  rateLimit: LegacyRateLimitCharge | null;
   /** Time spent waiting on v3 answers, summed over this request's calls. */
   upstreamMs: number;
   /** When the handler took the request (performance.now()). */
@@ -25,7 +28,13 @@ export interface RequestState {
 }
 
 export function newRequestState(): RequestState {
-  return { upstreamHeaders: {}, upstreamMs: 0, startedAt: performance.now(), upstreamDeadline: new SharedDeadline() };
+  return {
+    upstreamHeaders: {},
+    rateLimit: null,
+    upstreamMs: 0,
+    startedAt: performance.now(),
+    upstreamDeadline: new SharedDeadline(),
+  };
 }
 
 export function replayed(response: StoredResponse): LegacyAnswer {

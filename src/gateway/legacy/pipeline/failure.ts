@@ -25,11 +25,12 @@ import { GenerationRetired } from '../generation-lifecycle.js';
 import { V3ContractError } from '../transforms/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
 
-/** The gateway refuses the request itself with a cataloged code (auth, mode, scope). Only the code reaches the client. */
+/** The gateway refuses the request itself with a cataloged code (auth, mode, scope, rate limit). Only the code, and the headers it names (Retry-After), reach the client. */
 export class GatewayRefusal extends Error {
   constructor(
     readonly code: ErrorCode,
     reason: string,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(reason);
     this.name = 'GatewayRefusal';
@@ -70,7 +71,7 @@ function classify(
   log: (level: 'warn' | 'error', message: string) => void,
 ): { code: string; type?: string; headers: Readonly<Record<string, string>> } {
   if (isApiError(error)) return { code: error.code, headers: error.headers };
-  if (error instanceof GatewayRefusal) return { code: error.code, headers: {} };
+  if (error instanceof GatewayRefusal) return { code: error.code, headers: error.headers };
   if (error instanceof V3Refusal) {
     if (isGatewayDefect(error.error, error.status)) {
       log('error', 'v3 refused the gateway itself (credential or wiring)');
@@ -123,6 +124,12 @@ export function failureAnswer<G extends LegacyGeneration>(
   const kind = upstreamFailureKindOf(error);
   if (kind !== null) where.metrics?.upstreamFailed(kind);
   const answer = resolveLegacyError(where.tables, { code, type }, where.operation);
+  // v3's budget of the gateway's own credential, which the book's keys share: the key's own
+  // budget (rate-limit-step.ts) is a GatewayRefusal, counted where it is charged.
+  if (error instanceof V3Refusal && answer.status === 429) {
+    where.metrics?.rateLimited('upstream');
+    log('warn', "v3 rate-limited the gateway's credential for the book");
+  }
   const legacyCode = 'error' in answer ? answer.error?.code : undefined;
   const retryAfter = headers['retry-after'] ?? state.upstreamHeaders['retry-after'];
   const waitHeaders: Record<string, string> =

@@ -3,13 +3,17 @@
  * pipeline assembles its own. Each step lives in its own module and may end the request with a
  * legacy error:
  *
- *   1 auth (auth.ts)  2 idempotency (idempotency-step.ts)  3 query and body (query.ts,
- *   body.ts)  4 the v3 calls (v3-calls.ts)  5 the legacy body (transforms/response-body.ts),
- *   filtered and paginated (pagination.ts)  and on any failure, the error answer (failure.ts).
+ *   1 auth (auth.ts) and the rate limit (rate-limit-step.ts)  2 idempotency
+ *   (idempotency-step.ts)  3 query and body (query.ts, body.ts)  4 the v3 calls (v3-calls.ts)
+ *   5 the legacy body (transforms/response-body.ts), filtered and paginated (pagination.ts)
+ *   and on any failure, the error answer (failure.ts).
  *
  * Auth runs before any upstream call and before the gateway's own v3 credential is touched
- * (only a read's replay check may still be on its way, and its answer waits for it). Right
- * after it, a retired or browned-out generation is refused with 410 (generation-lifecycle.ts).
+ * (only a read's replay check may still be on its way, and its answer waits for it). The rate
+ * limit is charged to the key from the moment its token proves it (else to the client address)
+ * and settled before any v3 call; every answer carries that cell's `RateLimit-Limit` and
+ * `RateLimit-Reset`. Then a retired or browned-out generation is refused with 410
+ * (generation-lifecycle.ts).
  * The operation is compiled from its declarations once, at start-up (compiled-operation.ts).
  * Every request answered is counted in the usage report (usage/usage-recorder.ts), against the
  * key its token named when one was verified.
@@ -23,13 +27,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomHex } from '../../../lib/random.js';
 import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3Client } from '../../upstream/v3-client.js';
-import type { UsageCaller, UsageObserver } from '../../usage/usage-recorder.js';
+import type { UsageCaller, UsageEvent, UsageObserver } from '../../usage/usage-recorder.js';
 import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../auth.js';
 import type { LegacyGeneration } from '../catalog.js';
 import { type GenerationLifecycle, GenerationRetired } from '../generation-lifecycle.js';
 import type { LegacyIdempotency } from '../idempotency.js';
 import { stringifyLegacyJson } from '../lossless-json.js';
 import type { PageWalker } from '../page-walker.js';
+import { type LegacyRateLimitCharge, type LegacyRateLimiter, legacyRateLimitHeaders } from '../rate-limit.js';
 import { generationHeaders, type LegacyReplyOptions } from '../reply.js';
 import type { ReadBody } from '../transforms/request-body.js';
 import type { V3SuccessBody } from '../transforms/response-body.js';
@@ -39,12 +44,15 @@ import type { CompiledOperation } from './compiled-operation.js';
 import { failureAnswer, GatewayRefusal } from './failure.js';
 import { withIdempotency } from './idempotency-step.js';
 import { applyListQuery } from './pagination.js';
+import { rateClassOf, RateLimitRefusal, settleCharge } from './rate-limit-step.js';
 import { callV3, readAll, resolvePath, type V3CallContext, walkCursorList, withQuery } from './v3-calls.js';
 
 export interface LegacyServices {
   readonly authenticate: LegacyAuthenticator;
   readonly client: V3Client;
   readonly idempotency: LegacyIdempotency;
+  /** Each key's (or client address's) budget per class, charged after the token and before any v3 call. */
+  readonly rateLimiter: LegacyRateLimiter;
   readonly pages: PageWalker;
   readonly reply: LegacyReplyOptions;
   /** Shadow mode: told of every read the gateway answered. */
@@ -73,6 +81,12 @@ export interface ShadowObserver {
 }
 
 const NO_BODY: ReadBody = { fields: {}, v3Body: null };
+
+/** Step 1's outcome: who the request acts for, and its token's single-use check (pending only for a deferred read). */
+interface Authenticated {
+  readonly principal: LegacyPrincipal;
+  readonly replayCheck: Promise<LegacyAuthRefusal | null>;
+}
 
 /** An authentication refusal, with the key when the token named a valid one (a refusal of its mode, address, org or scope). */
 class AuthRefusal extends GatewayRefusal {
@@ -106,15 +120,18 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     const state = newRequestState();
     const seen: { principal?: LegacyPrincipal } = {};
     let answer: LegacyAnswer;
-    // Who the usage report counts the request against, and whether it was a brownout's or the sunset's 410.
+    // Who the usage report counts the request against, and whether the gateway itself refused it
+    // (a brownout's or the sunset's 410, the key's or the address's 429).
     let caller: UsageCaller | null = null;
-    let retired: GenerationRetired | null = null;
+    let refused: UsageEvent['refused'];
     try {
       answer = await this.serve(request, state, seen);
       caller = seen.principal ?? null;
     } catch (error) {
-      caller = error instanceof AuthRefusal ? error.caller : (seen.principal ?? null);
-      if (error instanceof GenerationRetired) retired = error;
+      caller =
+        error instanceof AuthRefusal || error instanceof RateLimitRefusal ? error.caller : (seen.principal ?? null);
+      if (error instanceof GenerationRetired) refused = error.kind;
+      if (error instanceof RateLimitRefusal) refused = 'rate_limit';
       // A refused request (a replayed token among them) is never translated again.
       seen.principal = undefined;
       answer = failureAnswer(error, request, state, { generation, operation: name, tables, metrics: this.metrics });
@@ -124,7 +141,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       operation: name,
       caller,
       address: request.ip,
-      ...(retired === null ? {} : { refused: retired.kind }),
+      ...(refused === undefined ? {} : { refused }),
     });
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
@@ -135,12 +152,14 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       'x-trace-id': randomHex(16),
       ...passOn,
       ...answer.headers,
+      // The cell this request was charged to, on every answer after the charge (a replay's too).
+      ...(state.rateLimit === null ? {} : legacyRateLimitHeaders(state.rateLimit)),
       ...fixed,
       'server-timing': serverTiming(state),
     });
     const sent = reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
-    // A 410 of the gateway's own is no translation to compare.
-    if (this.services.shadow !== undefined && !this.operation.write && retired === null) {
+    // A 410 or a 429 of the gateway's own is no translation to compare.
+    if (this.services.shadow !== undefined && !this.operation.write && refused === undefined) {
       const { principal } = seen;
       this.services.shadow.gatewayAnswered(this.operation, request, {
         answer,
@@ -190,7 +209,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     // way (auth.ts); anything that keeps or replays an answer waits for the check.
     const keyed = operation.mapping.idempotency.kind !== 'none' && request.headers['idempotency-key'] !== undefined;
     const deferReplayCheck = !operation.write && !keyed;
-    const { principal, replayCheck } = await this.authenticate(request, deferReplayCheck);
+    const { principal, replayCheck } = await this.authenticateAndCharge(request, state, deferReplayCheck);
     seen.principal = principal;
     // After the token (so the refusal is counted against its key), before anything is kept or sent upstream.
     const retired = this.services.lifecycle?.refusal(operation.generation, principal.orgId) ?? null;
@@ -215,10 +234,47 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     return deferReplayCheck ? this.afterReplayCheck(request, state, answer, replayCheck) : answer;
   }
 
+  /**
+   * Step 1 with its rate limit (rate-limit-step.ts): the key's charge is sent when the token
+   * proves the key, beside its nonce claim; a request whose token proves none is charged to its
+   * client address once refused. Either charge is settled before the outcome is answered, so
+   * 429 comes first; a read's pending replay check is then left to settle unheard.
+   */
+  private async authenticateAndCharge(
+    request: FastifyRequest,
+    state: RequestState,
+    deferReplayCheck: boolean,
+  ): Promise<Authenticated> {
+    const rateClass = rateClassOf(this.operation.write);
+    const { rateLimiter } = this.services;
+    const proven: { charge?: Promise<LegacyRateLimitCharge>; caller?: UsageCaller } = {};
+    const chargeOf = () => proven.charge ?? rateLimiter.charge({ kind: 'address', address: request.ip }, rateClass);
+    let authenticated: Authenticated;
+    try {
+      authenticated = await this.authenticate(request, deferReplayCheck, (caller) => {
+        proven.caller = caller;
+        proven.charge = rateLimiter.charge({ kind: 'key', keyName: caller.keyName }, rateClass);
+        // Settled below; until then a failure of the store must not count as an unhandled rejection.
+        proven.charge.catch(() => {});
+      });
+    } catch (error) {
+      if (error instanceof AuthRefusal) await settleCharge(chargeOf(), state, proven.caller ?? null, this.metrics);
+      throw error;
+    }
+    try {
+      await settleCharge(chargeOf(), state, proven.caller ?? null, this.metrics);
+    } catch (error) {
+      authenticated.replayCheck.catch(() => {});
+      throw error;
+    }
+    return authenticated;
+  }
+
   private async authenticate(
     request: FastifyRequest,
     deferReplayCheck: boolean,
-  ): Promise<{ principal: LegacyPrincipal; replayCheck: Promise<LegacyAuthRefusal | null> }> {
+    onProven?: (caller: UsageCaller) => void,
+  ): Promise<Authenticated> {
     const result = await this.services.authenticate({
       generation: this.operation.generation,
       authorization: request.headers.authorization,
@@ -228,6 +284,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       requiredScope: this.operation.mapping.scope,
       write: this.operation.write,
       deferReplayCheck,
+      ...(onProven === undefined ? {} : { onProven }),
     });
     if (!result.ok) throw this.refused(request, result);
     return result;

@@ -57,7 +57,7 @@ export async function callV3(
   state.upstreamMs += response.elapsedMs;
   context.metrics?.upstream.observe(response.elapsedMs / 1000);
   const forwarded = forwardedHeaders(response.headers);
-  // The trace id of the first call names the operation; rate-limit headers are the latest.
+  // The trace id of the first call names the operation; Retry-After is the latest call's.
   state.upstreamHeaders = {
     ...forwarded,
     ...(state.upstreamHeaders['x-trace-id'] ? { 'x-trace-id': state.upstreamHeaders['x-trace-id'] } : {}),

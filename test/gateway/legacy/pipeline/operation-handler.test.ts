@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { newUuid } from '../../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../../src/lib/keys/key-file.js';
+import { UNLIMITED_LEGACY_RATE } from '../../../support/legacy-harness.js';
 import type { RecordedRequest, RecordingUpstream, UpstreamAnswer } from '../../recording-upstream.js';
 import { ScriptedGateway } from '../../scripted-gateway.js';
 import * as S from '../transforms/v3-samples.js';
@@ -411,7 +412,8 @@ describe('a replayed legacy token', () => {
     const replay = await legacy('GET', path, undefined, { authorization: `Bearer ${token}` });
     expect(replay.status).toBe(401);
     expect(replay.json()).toEqual(AUTH_401);
-    expect(replay.headers['ratelimit-limit']).toBeUndefined();
+    // The key's own rate-limit headers (the replay was charged to it), never v3's.
+    expect(replay.headers['ratelimit-limit']).toBe(String(UNLIMITED_LEGACY_RATE.reads));
     expect(upstream.requests).toHaveLength(2);
     // Caught once, the token's later replays never reach v3.
     const again = await legacy('GET', path, undefined, { authorization: `Bearer ${token}` });
@@ -523,7 +525,7 @@ describe('what the legacy client is told when v3 misbehaves', () => {
     expect(response.elapsedMs).toBeLessThan(TIMEOUT_MS * 4);
   });
 
-  it('429 from v3: legacy 429 with Retry-After and the rate-limit headers forwarded', async () => {
+  it("429 from v3: legacy 429 with v3's Retry-After, and the key's own rate-limit headers rather than v3's", async () => {
     upstream.answer = {
       status: 429,
       headers: {
@@ -538,7 +540,8 @@ describe('what the legacy client is told when v3 misbehaves', () => {
       const response = await legacy('GET', path);
       expect(response.status).toBe(429);
       expect(response.headers['retry-after']).toBe('7');
-      expect(response.headers['ratelimit-limit']).toBe('20');
+      expect(response.headers['ratelimit-limit']).toBe(String(UNLIMITED_LEGACY_RATE.reads));
+      expect(response.headers['ratelimit-reset']).not.toBe('7');
       expect(response.json()).toEqual({ status: 'error', message: 'Too many requests, please try again later' });
     }
   });
