@@ -294,7 +294,10 @@ export class LegacyWebhooks {
     }
     this.renewing ??= this.decide()
       .catch((error: unknown) => {
-        this.parts().app.log.error({ err: error }, 'legacy webhooks: renewing the lease failed; retried at the next interval');
+        this.parts().app.log.error(
+          { err: error },
+          'legacy webhooks: renewing the lease failed; retried at the next interval',
+        );
       })
       .finally(() => {
         this.renewing = null;

@@ -163,8 +163,7 @@ export class WebhookRegistrar {
           const ensured = await this.serially(book.orgId, book.mode, () => this.ensureNow(book.orgId, book.mode, base));
           report.registered.push(ensured.registration);
           report.removed.push(...ensured.removed);
-        }
-        else report.unregistered += 1;
+        } else report.unregistered += 1;
       } catch (error) {
         report.failed.push(
           error instanceof RegistrationError
