@@ -119,8 +119,8 @@ export function describeHeldElsewhere(decision: CallbackDecision): string {
 /** The line a gateway logs when it moves the fleet's registrations to another base. */
 export function describeMove(decision: CallbackDecision, retireAfterMs: number): string {
   return (
-    `legacy webhooks: no running gateway advertises ${decision.movedFrom} any more: v3 endpoints are registered at ` +
-    `${decision.base} now. The endpoints at ${decision.movedFrom} are kept, and their deliveries accepted, for ` +
+    `legacy webhooks: no running gateway advertises ${decision.movedFrom} any more: the registrations move to ` +
+    `${decision.base}. The endpoints at ${decision.movedFrom} are kept, and their deliveries accepted, for ` +
     `${duration(retireAfterMs)} after their successors are registered (v3's retry window): keep ` +
     `${decision.movedFrom} routed to the gateways until then, or the deliveries v3 still holds for it are lost`
   );

@@ -68,7 +68,7 @@ describe('what an operator reads', () => {
   it('a move names the old URL, the new one, and how long the old one must still reach the gateways', () => {
     const decision: CallbackDecision = { base: B, own: B, movedFrom: A, advertised: [{ base: B, gateways: 3, since }] };
     expect(describeMove(decision, LEGACY_WEBHOOK_DEFAULTS.retireAfterMs)).toBe(
-      `legacy webhooks: no running gateway advertises ${A} any more: v3 endpoints are registered at ${B} now. The ` +
+      `legacy webhooks: no running gateway advertises ${A} any more: the registrations move to ${B}. The ` +
         `endpoints at ${A} are kept, and their deliveries accepted, for 73 h after their successors are registered ` +
         `(v3's retry window): keep ${A} routed to the gateways until then, or the deliveries v3 still holds for it are lost`,
     );
