@@ -415,7 +415,7 @@ export const configSchema = z
     FXGATE_GATEWAY_WEBHOOK_URL: webhookBaseUrl
       .optional()
       .describe(
-        "Gateway: the URL at which v3 reaches the gateway's legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers nothing (events it has stored are still delivered).",
+        "Gateway: the URL at which v3 reaches the gateway's legacy webhook receiver, without `/<orgId>/<mode>`, which is appended; each org and mode with a legacy webhook subscription is registered with v3 there. Give every gateway of a deployment the same one (its load balancer's): gateways on one database register at one URL, kept while any running gateway advertises it, and one advertising another logs both. Unset: `fxgate all` uses its own listener (`http://127.0.0.1:<PORT>/_fxgate/webhooks/v3`); a stand-alone `fxgate gateway` registers at the URL its fleet uses, if any, else nothing (events it has stored are still delivered).",
       ),
     FXGATE_WEBHOOK_ALLOWED_NETWORKS: networkList
       .default([])

@@ -5,7 +5,8 @@
  *
  * A subscription needs the gateway registered with v3 for its org and mode. This command does
  * that itself when it can reach v3 (FXGATE_UPSTREAM_URL and FXGATE_GATEWAY_WEBHOOK_URL set, its
- * credentials in FXGATE_UPSTREAM_KEYS_DIR); otherwise the gateway does it at start-up, or within
+ * credentials in FXGATE_UPSTREAM_KEYS_DIR), at the callback base the fleet of gateways agreed on
+ * (its own setting only while none has); otherwise the gateway does it at start-up, or within
  * its reconciliation interval while it runs.
  */
 import { type Command, Option } from 'commander';
@@ -16,6 +17,7 @@ import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
 import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { V3Client } from '../../gateway/upstream/v3-client.js';
+import { fleetCallbackBase } from '../../gateway/webhooks/fleet-callback.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
 import { LEGACY_WEBHOOK_DEFAULTS } from '../../gateway/webhooks/legacy-webhooks.js';
 import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
@@ -177,16 +179,20 @@ export function formatWebhookTable(webhooks: readonly ListedWebhook[]): string {
   return textTable(TABLE_HEADER, rows).join('\n');
 }
 
-/** The registrar of this process, when it can reach v3 itself. */
-function directRegistration(
+/**
+ * The registrar of this process, when it can reach v3 itself, and the base it registers at: the
+ * fleet's (a different one would move every gateway's registrations), or its own while there is none.
+ */
+async function directRegistration(
   config: Config,
   db: Database,
   keyring: SealingKeyring | null,
   v3EventTypes: readonly string[],
   closers: Closers,
-): WebhookCommandDeps['registration'] {
-  const base = config.FXGATE_GATEWAY_WEBHOOK_URL;
-  if (config.FXGATE_UPSTREAM_URL === undefined || base === undefined) return null;
+): Promise<WebhookCommandDeps['registration']> {
+  const configured = config.FXGATE_GATEWAY_WEBHOOK_URL;
+  if (config.FXGATE_UPSTREAM_URL === undefined || configured === undefined) return null;
+  const base = (await fleetCallbackBase(db)) ?? configured;
   if (keyring === null) throw new Error('registering with v3 seals the endpoint secret: the keyring is required');
   const pool: Pool = createUpstreamPool({
     origin: upstreamOrigin(config.FXGATE_UPSTREAM_URL),
@@ -219,7 +225,7 @@ async function withDeps<T>(
     const { config } = context;
     const registers = config.FXGATE_UPSTREAM_URL !== undefined && config.FXGATE_GATEWAY_WEBHOOK_URL !== undefined;
     const keyring = seals || registers ? (await context.sealing.keyring(GATEWAY_SEALED_COLUMNS)).keyring : null;
-    const registration = directRegistration(context.config, context.db, keyring, builder.v3EventTypes, closers);
+    const registration = await directRegistration(context.config, context.db, keyring, builder.v3EventTypes, closers);
     return await fn({
       db: context.db,
       keyring,

@@ -27,6 +27,13 @@ export interface V3Operation {
   readonly sandboxOnly?: true;
 }
 
+/**
+ * How long v3 keeps trying a webhook delivery: until 72 hours after its event, then it gives it up
+ * (docs/contract.md#webhooks-retries). An endpoint that hears no new event holds no delivery
+ * past this.
+ */
+export const V3_WEBHOOK_RETRY_WINDOW_MS = 72 * 60 * 60 * 1000;
+
 const CURSOR_QUERY = ['limit', 'startingAfter', 'endingBefore'] as const;
 
 export const V3_OPERATIONS: readonly V3Operation[] = [
