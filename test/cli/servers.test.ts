@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { EXIT_CODES } from '../../src/cli/exit.js';
 import { Closers } from '../../src/cli/closers.js';
+import { EXIT_CODES } from '../../src/cli/exit.js';
 import { adminPort, coreOptions, createAdminListener, shadowOptions } from '../../src/cli/servers.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
