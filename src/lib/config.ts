@@ -212,6 +212,8 @@ const adminPort = z.union([z.literal('off'), port]);
 export const PRODUCTION_DRAIN_DELAY_MS = 5_000;
 /** How long a server may take to stop, from the signal, unless configured. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** The longest drain delay and grace: ten minutes, as for a request's arrival. */
+const MAX_STOP_MS = 600_000;
 
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
@@ -263,7 +265,7 @@ export const configSchema = z
       .number()
       .int()
       .min(0)
-      .max(600_000)
+      .max(MAX_STOP_MS)
       .optional()
       .describe(
         `After SIGTERM (or SIGINT), how long a server goes on serving while its \`/readyz\` answers 503, so that the load balancer takes it out before it stops accepting; 0 to 600000 ms. Its answers meanwhile carry \`Connection: close\`. Unset: ${PRODUCTION_DRAIN_DELAY_MS} in production, that is whenever DATABASE_URL is set, and 0 on the embedded default.`,
@@ -272,7 +274,7 @@ export const configSchema = z
       .number()
       .int()
       .min(1000)
-      .max(600_000)
+      .max(MAX_STOP_MS)
       .default(DEFAULT_SHUTDOWN_GRACE_MS)
       .describe(
         'The most a server takes to stop after SIGTERM (or SIGINT), counted from the signal, the drain delay included, so more than FXGATE_DRAIN_DELAY_MS; 1000 to 600000 ms. Within it every request received is answered, the workers stop and hand back what they hold, the usage and shadow counts are written, and the process exits 0; past it, it exits 1 naming what was still open.',
@@ -505,12 +507,13 @@ export const configSchema = z
         });
       }
     }
-    // The grace contains the drain delay: a shorter one would end every stop with 1.
+    // The grace contains the drain delay: a shorter one would end every stop with 1. A value
+    // already refused on its own is not compared as well.
     const drainDelay = drainDelayMs(config);
-    if (
-      [drainDelay, config.FXGATE_SHUTDOWN_GRACE_MS].every(Number.isInteger) &&
-      config.FXGATE_SHUTDOWN_GRACE_MS <= drainDelay
-    ) {
+    const compared = [drainDelay, config.FXGATE_SHUTDOWN_GRACE_MS].every(
+      (value) => Number.isInteger(value) && value >= 0 && value <= MAX_STOP_MS,
+    );
+    if (compared && config.FXGATE_SHUTDOWN_GRACE_MS <= drainDelay) {
       ctx.addIssue({
         code: 'custom',
         path: ['FXGATE_SHUTDOWN_GRACE_MS'],
