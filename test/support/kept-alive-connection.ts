@@ -1,7 +1,8 @@
 /**
  * One HTTP/1.1 connection kept alive by hand, for what a pooled client hides: which answers
  * came on it, what their Connection header said, and when the server closed it. Requests are
- * written as the test says; answers are read by Content-Length, one after another.
+ * written as the test says (a body's last byte held back, for a request received but not yet
+ * whole); answers are read by Content-Length, one after another.
  */
 import { connect, type Socket } from 'node:net';
 
@@ -52,12 +53,34 @@ export class KeptAliveConnection {
 
   /** Writes a GET asking to keep the connection, and resolves with its answer. */
   get(path: string, headers: Readonly<Record<string, string>> = {}): Promise<RawResponse> {
+    const answer = this.nextAnswer();
+    this.write(`GET ${path} HTTP/1.1\r\n${headerLines(headers)}\r\n`);
+    return answer;
+  }
+
+  /**
+   * Writes a request's head and all of its body but the last byte, which `finish` sends: a
+   * request the server has received but cannot handle yet. Resolves with its answer.
+   */
+  postAllButLastByte(
+    path: string,
+    body: string,
+    headers: Readonly<Record<string, string>> = {},
+  ): { readonly answer: Promise<RawResponse>; finish(): void } {
+    const answer = this.nextAnswer();
+    const bytes = Buffer.from(body);
+    const head = `POST ${path} HTTP/1.1\r\n${headerLines({ ...headers, 'content-length': String(bytes.length) })}\r\n`;
+    this.write(Buffer.concat([Buffer.from(head, 'latin1'), bytes.subarray(0, -1)]));
+    return { answer, finish: () => this.write(bytes.subarray(-1)) };
+  }
+
+  private write(bytes: string | Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  private nextAnswer(): Promise<RawResponse> {
     if (this.waiting !== null) throw new Error('one request at a time on a kept-alive connection');
     const answer = new Promise<RawResponse>((resolve, reject) => (this.waiting = { resolve, reject }));
-    const lines = Object.entries({ host: 'fxgate.test', connection: 'keep-alive', ...headers }).map(
-      ([name, value]) => `${name}: ${value}\r\n`,
-    );
-    this.socket.write(`GET ${path} HTTP/1.1\r\n${lines.join('')}\r\n`);
     // A test that gives up on an answer (the connection destroyed after it) leaves no unhandled rejection.
     answer.catch(() => undefined);
     return answer;
@@ -80,4 +103,11 @@ export class KeptAliveConnection {
     this.waiting = null;
     resolve(response);
   }
+}
+
+/** `name: value` lines, the Host and keep-alive first unless given. */
+function headerLines(headers: Readonly<Record<string, string>>): string {
+  return Object.entries({ host: 'fxgate.test', connection: 'keep-alive', ...headers })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
 }
