@@ -5,7 +5,8 @@
  *   timeline of the drain delay (/readyz 503 at once, requests still served with Connection:
  *   close, the next one on a new connection), then the close (an idle kept-alive connection
  *   closed, nothing accepted, the request under way answered and its connection closed), exit 0;
- *   and a request that never ends, named in the exit 1 at the grace;
+ *   and a request that never ends, named in the exit 1 at the grace; `fxgate core` likewise, its
+ *   admin listener serving metrics through the drain delay;
  * - `fxgate all` in process, embedded and on PostgreSQL: legacy requests counted just before the
  *   stop, during its drain and in its close are in the usage report after a restart; the v3 and legacy
  *   webhook workers stop with deliveries under way and leave them due at once, claimed by no one.
@@ -118,8 +119,13 @@ describe('fxgate gateway stopped by SIGTERM, as a child process', () => {
     'answers /readyz 503 at once and serves on for the drain delay, then stops accepting, answers what it received and exits 0',
     { timeout: 120_000 },
     async () => {
-      const gateway = startCli(['gateway'], { ...env, FXGATE_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS) });
+      const gateway = startCli(['gateway'], {
+        ...env,
+        FXGATE_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS),
+        FXGATE_ADMIN_PORT: '0',
+      });
       const [, url] = await gateway.waitFor(/^fxgate gateway: listening on (http:\/\/\S+), in front of /m);
+      const [, adminUrl] = gateway.stdout.match(/^fxgate gateway: admin listener on (http:\/\/\S+)$/m)!;
       const idle = await KeptAliveConnection.open(url!);
       expect((await idle.get('/healthz')).headers.connection).toBe('keep-alive');
       const reused = await KeptAliveConnection.open(url!);
@@ -152,6 +158,8 @@ describe('fxgate gateway stopped by SIGTERM, as a child process', () => {
       expect(idleClosedAfterMs).toBeGreaterThanOrEqual(DRAIN_DELAY_MS - 10);
       expect(idleClosedAfterMs).toBeLessThan(DRAIN_DELAY_MS + 1_000);
       await expect(KeptAliveConnection.open(url!)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      // The admin listener closes only after the public one: metrics while it finishes.
+      expect((await onNewConnection(adminUrl!, '/metrics')).status).toBe(200);
       // The request under way is answered, then its connection closed.
       const answered = await slowAnswer;
       expect([answered.status, answered.body, answered.headers.connection]).toEqual([200, '{"data":[]}', 'close']);
@@ -166,6 +174,35 @@ describe('fxgate gateway stopped by SIGTERM, as a child process', () => {
         `fxgate: SIGTERM received, draining: /readyz answers 503, serving on for ${DRAIN_DELAY_MS} ms (FXGATE_DRAIN_DELAY_MS), then shutting down\n`,
       );
       expect(exited.stderr).toBe('');
+    },
+  );
+
+  it(
+    'fxgate core answers /readyz 503 through the drain delay while its admin listener still serves metrics, then exits 0',
+    { timeout: 120_000 },
+    async () => {
+      const core = startCli(['core'], {
+        ...env,
+        FXGATE_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS),
+        FXGATE_ADMIN_PORT: '0',
+      });
+      const [, url] = await core.waitFor(/^fxgate core: listening on (http:\/\/\S+)$/m);
+      const [, adminUrl] = await core.waitFor(/^fxgate core: admin listener on (http:\/\/\S+)$/m);
+      expect((await onNewConnection(url!, '/readyz')).status).toBe(200);
+
+      const signalledAt = performance.now();
+      core.child.kill('SIGTERM');
+      await expect
+        .poll(async () => (await onNewConnection(url!, '/readyz')).status, { interval: 20, timeout: 2_000 })
+        .toBe(503);
+      const metrics = await onNewConnection(adminUrl!, '/metrics');
+      expect([metrics.status, metrics.body]).toEqual([200, expect.stringContaining('# TYPE ')]);
+      expect((await onNewConnection(url!, '/healthz')).status).toBe(200);
+      expect(performance.now() - signalledAt).toBeLessThan(DRAIN_DELAY_MS);
+
+      const exited = await core.exited;
+      expect(exited.code, exited.stderr).toBe(0);
+      expect(performance.now() - signalledAt).toBeGreaterThanOrEqual(DRAIN_DELAY_MS - 10);
     },
   );
 
