@@ -29,7 +29,7 @@ export interface StopTiming {
   readonly graceMs: number;
 }
 
-export function stopTiming(config: Config): StopTiming {
+function stopTiming(config: Config): StopTiming {
   return { drainDelayMs: drainDelayMs(config), graceMs: config.FXGATE_SHUTDOWN_GRACE_MS };
 }
 
