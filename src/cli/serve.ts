@@ -1,36 +1,62 @@
 /**
  * Running a server command: resources are registered as they open, a failed start closes what
- * did open, and SIGINT or SIGTERM (from the run's io: the process's, or a test's) closes
- * everything (servers first, then store, database and lock) and ends the run with 0 through
- * io.exit. A later second signal, or a shutdown that hangs, ends it at once with 1.
+ * did open, and SIGINT or SIGTERM (from the run's io: the process's, or a test's) stops it as a
+ * load balancer needs (docs/operations.md#stopping-and-rolling-restarts): `/readyz` answers 503
+ * at once while the listeners go on serving for the drain delay, then everything closes
+ * (listeners first, answering what they received, then store, database and lock) and the run
+ * ends with 0 through io.exit. Past the grace, counted from the signal, it ends with 1 naming
+ * what was still open; a later second signal ends it at once with 1.
  */
 import type { FastifyInstance } from 'fastify';
 
+import { type Config, drainDelayMs } from '../lib/config.js';
 import { Closers } from './closers.js';
+import { Drain } from './drain.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
 import { type CliRun, STOP_SIGNALS, type StopSignal } from './io.js';
 
-/** How long in-flight requests get to finish after a signal. */
-export const SHUTDOWN_GRACE_MS = 10_000;
 /**
  * A repeated signal within this time is the same one delivered twice: Ctrl-C under `npm start`
  * reaches node from the terminal and again from npm. Only a later one means "stop now".
  */
 export const REPEATED_SIGNAL_WINDOW_MS = 1_000;
 
-/** Closes everything on the run's stop signals and ends the run; returns the listeners' removal. */
-function closeOnSignals(run: CliRun, closers: Closers): () => void {
+/** A stop's two bounds, from the configuration. */
+export interface StopTiming {
+  /** Serving on with /readyz at 503 (FXGATE_DRAIN_DELAY_MS). */
+  readonly drainDelayMs: number;
+  /** From the signal to the exit, the delay included (FXGATE_SHUTDOWN_GRACE_MS). */
+  readonly graceMs: number;
+}
+
+function stopTiming(config: Config): StopTiming {
+  return { drainDelayMs: drainDelayMs(config), graceMs: config.FXGATE_SHUTDOWN_GRACE_MS };
+}
+
+/** Stops everything on the run's stop signals and ends the run; returns the listeners' removal. */
+function stopOnSignals(run: CliRun, closers: Closers, drain: Drain, timing: StopTiming): () => void {
   const { io } = run;
   let stoppingSince: number | null = null;
-  let hung: NodeJS.Timeout | undefined;
+  let delay: NodeJS.Timeout | undefined;
+  let overrun: NodeJS.Timeout | undefined;
   let ended = false;
-  // Once: in process the run outlives its end, so the timer and the listeners go with it.
+  // Once: in process the run outlives its end, so the timers and the listeners go with it.
   const end = (code: ExitCode): void => {
     if (ended) return;
     ended = true;
-    clearTimeout(hung);
+    clearTimeout(delay);
+    clearTimeout(overrun);
     detach();
     io.exit(code);
+  };
+  const close = (): void => {
+    closers.closeAll().then(
+      () => end(EXIT_CODES.ok),
+      (error: unknown) => {
+        run.err(`fxgate: ${messageOf(error)}`);
+        end(EXIT_CODES.failure);
+      },
+    );
   };
   const stop = (signal: StopSignal): void => {
     if (stoppingSince !== null) {
@@ -40,18 +66,23 @@ function closeOnSignals(run: CliRun, closers: Closers): () => void {
       return;
     }
     stoppingSince = Date.now();
-    run.out(`fxgate: ${signal} received, shutting down`);
-    hung = setTimeout(() => {
-      run.err(`fxgate: shutdown took longer than ${SHUTDOWN_GRACE_MS} ms, exiting`);
+    drain.begin();
+    overrun = setTimeout(() => {
+      const open = closers.stillOpen();
+      run.err(
+        `fxgate: shutdown took longer than ${timing.graceMs} ms (FXGATE_SHUTDOWN_GRACE_MS), exiting; still open: ${open.length === 0 ? 'nothing' : open.join(', ')}`,
+      );
       end(EXIT_CODES.failure);
-    }, SHUTDOWN_GRACE_MS).unref();
-    closers.closeAll().then(
-      () => end(EXIT_CODES.ok),
-      (error: unknown) => {
-        run.err(`fxgate: ${messageOf(error)}`);
-        end(EXIT_CODES.failure);
-      },
+    }, timing.graceMs).unref();
+    if (timing.drainDelayMs === 0) {
+      run.out(`fxgate: ${signal} received, shutting down`);
+      close();
+      return;
+    }
+    run.out(
+      `fxgate: ${signal} received, draining: /readyz answers 503, serving on for ${timing.drainDelayMs} ms (FXGATE_DRAIN_DELAY_MS), then shutting down`,
     );
+    delay = setTimeout(close, timing.drainDelayMs);
   };
   const detach = (): void => {
     for (const signal of STOP_SIGNALS) io.signals.off(signal, stop);
@@ -60,12 +91,16 @@ function closeOnSignals(run: CliRun, closers: Closers): () => void {
   return detach;
 }
 
-/** Starts a long-running command; it then runs until a stop signal, and ends through the run's io.exit. */
-export async function serve(run: CliRun, start: (closers: Closers) => Promise<void>): Promise<void> {
+/**
+ * Starts a long-running command; it then runs until a stop signal, and ends through the run's
+ * io.exit. `start` registers what it opens with closers, and its listeners with drain.
+ */
+export async function serve(run: CliRun, start: (closers: Closers, drain: Drain) => Promise<void>): Promise<void> {
   const closers = new Closers();
-  const detach = closeOnSignals(run, closers);
+  const drain = new Drain(closers);
+  const detach = stopOnSignals(run, closers, drain, stopTiming(run.config()));
   try {
-    await start(closers);
+    await start(closers, drain);
   } catch (error) {
     // The run ends with the error (runCli's exit code); nothing is left to stop.
     detach();

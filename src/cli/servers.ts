@@ -28,6 +28,7 @@ import type { SealedColumn } from '../lib/secrets/sealed-rows.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import type { Closers } from './closers.js';
 import { allowedNetworks, upstreamKeysDir } from './config.js';
+import type { Drain } from './drain.js';
 import { usageError } from './exit.js';
 import { openRegistry, openStore, type Warn } from './runtime.js';
 import { CORE_SEALED_COLUMNS, GATEWAY_SEALED_COLUMNS, openKeyring, type ResolvedKeyring } from './sealing.js';
@@ -67,6 +68,13 @@ export interface StartedCore {
 }
 
 export interface StartCoreOptions {
+  /** The process's drain: the core's /readyz reads it, and its listener closes through it. */
+  readonly drain: Drain;
+  /**
+   * Only its gateway reaches it (`fxgate all`): its connections stay alive through the drain
+   * delay, until the gateway, which closes first, no longer needs them.
+   */
+  readonly internal?: boolean;
   /** Trusted as proxies besides FXGATE_TRUSTED_PROXIES (`fxgate all`: the gateway, over loopback). */
   readonly extraTrustedProxies?: readonly string[];
   /** Where the core's metrics go; none are kept without it. */
@@ -78,7 +86,14 @@ export interface StartCoreOptions {
 
 /** Opens the database, the keyring, the store and the registry, and builds the core on them (not yet listening). */
 export async function startCore(config: Config, closers: Closers, options: StartCoreOptions): Promise<StartedCore> {
-  const { extraTrustedProxies = [], admin = null, sealedColumns = CORE_SEALED_COLUMNS, warn } = options;
+  const {
+    drain,
+    internal = false,
+    extraTrustedProxies = [],
+    admin = null,
+    sealedColumns = CORE_SEALED_COLUMNS,
+    warn,
+  } = options;
   const opened = await openRegistry(config, closers, warn);
   const deps = { ...opened, keyring: await openKeyring(config, opened.db, sealedColumns, warn) };
   const store = await openStore(config, closers, warn);
@@ -93,10 +108,11 @@ export async function startCore(config: Config, closers: Closers, options: Start
     {
       ...configured,
       outbound: { ...configured.outbound, exact: ownDestinations },
+      draining: drain.draining,
       ...(metrics === undefined ? {} : { metrics }),
     },
   );
-  closers.add('core server', () => app.close());
+  drain.add('core server', app, { balanced: !internal });
   return { app, deps, store, ownDestinations };
 }
 
@@ -188,9 +204,10 @@ export function adminPort(config: Config, command: ServerCommand): number | null
 /**
  * The admin listener a command will serve, or null when it is off; routes are added to it while
  * the servers are built. Off loopback without FXGATE_ADMIN_TOKEN, start-up stops here, before
- * anything listens.
+ * anything listens. Registered before the servers, it is the last listener to close: metrics
+ * are served while the others drain.
  */
-export function createAdminListener(config: Config, command: ServerCommand): AdminListener | null {
+export function createAdminListener(config: Config, command: ServerCommand, closers: Closers): AdminListener | null {
   if (adminPort(config, command) === null) return null;
   try {
     checkAdminExposure(config.FXGATE_ADMIN_HOST, config.FXGATE_ADMIN_TOKEN);
@@ -198,10 +215,16 @@ export function createAdminListener(config: Config, command: ServerCommand): Adm
     if (error instanceof AdminTokenRequiredError) throw usageError(error.message);
     throw error;
   }
-  return new AdminListener({
+  const admin = new AdminListener({
     logLevel: config.LOG_LEVEL,
     ...(config.FXGATE_ADMIN_TOKEN === undefined ? {} : { token: config.FXGATE_ADMIN_TOKEN }),
   });
+  closers.addListener(
+    'admin listener',
+    () => admin.close(),
+    () => admin.describeOpen(),
+  );
+  return admin;
 }
 
 /**
@@ -223,7 +246,6 @@ export async function listenAdmin(
     return null;
   }
   cli?.addRoutes(admin);
-  closers.add('admin listener', () => admin.close());
   const app = await admin.build();
   const url = await listen(app, config.FXGATE_ADMIN_HOST, port, 'the admin listener', {
     host: 'FXGATE_ADMIN_HOST',
@@ -236,10 +258,10 @@ export async function listenAdmin(
   return url;
 }
 
-/** Builds the gateway in front of upstreamUrl (not yet listening); its operator routes go on `admin` when given. */
+/** Builds the gateway in front of upstreamUrl (not yet listening), its listener closing through drain; its operator routes go on `admin` when given. */
 export async function startGateway(
   config: Config,
-  closers: Closers,
+  drain: Drain,
   upstreamUrl: string,
   deps: GatewayDependencies,
   admin: AdminListener | null = null,
@@ -256,6 +278,7 @@ export async function startGateway(
       trustedProxies: config.FXGATE_TRUSTED_PROXIES,
       logLevel: config.LOG_LEVEL,
       requestTimeoutMs: config.FXGATE_REQUEST_TIMEOUT_MS,
+      draining: drain.draining,
       // Its metrics are kept only where they can be read: on the admin listener.
       ...(admin === null ? {} : { admin, metrics: new GatewayMetrics() }),
       legacy: {
@@ -274,6 +297,6 @@ export async function startGateway(
       throw usageError(error.message);
     throw error;
   }
-  closers.add('gateway server', () => app.close());
+  drain.add('gateway server', app, { balanced: true });
   return app;
 }

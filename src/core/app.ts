@@ -11,6 +11,7 @@ import type { Database } from '../lib/db/database.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
+import type { Draining } from '../lib/http/listener-drain.js';
 import { routeEveryMethod } from '../lib/http/methods.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
@@ -90,6 +91,8 @@ export interface CoreOptions {
   readonly outbound?: OutboundAllowance;
   /** The core's Prometheus metrics (metrics/core-metrics.ts); none are kept without it. */
   readonly metrics?: CoreMetrics;
+  /** True once the process is stopping: `/readyz` answers 503 while the rest is served (src/cli/drain.ts). */
+  readonly draining?: Draining;
 }
 
 /** Work the core runs beside its routes: started once the app is ready, stopped when it closes. */
@@ -202,7 +205,9 @@ export async function createV3App(
     genReqId: generateRequestId,
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
     bodyLimit: MAX_BODY_BYTES,
-    return503OnClosing: true,
+    // A request that reaches a closing listener was sent before its client could know: it is
+    // answered (fastify adds Connection: close), not refused with a body outside the envelope.
+    return503OnClosing: false,
     ...serverTimeoutOptions(resolved.requestTimeoutMs),
     // What Node's parser refuses before any hook runs (oversized headers, bad framing, a timeout) gets the v3 envelope too.
     clientErrorHandler: createClientErrorHandler(v3ClientErrorAnswer),
@@ -222,7 +227,11 @@ export async function createV3App(
     rateLimits: resolved.rateLimits,
     idempotencyLockTtlMs: resolved.idempotencyLockTtlMs,
   });
-  registerHealthRoutes(app, [() => deps.db.query('SELECT 1').then(() => undefined), () => deps.store.ping()]);
+  registerHealthRoutes(
+    app,
+    [() => deps.db.query('SELECT 1').then(() => undefined), () => deps.store.ping()],
+    resolved.draining,
+  );
   await registerV3Reference(app, operations);
   app.addHook('onClose', async () => {
     await Promise.all(jobs.map((job) => job.stop()));

@@ -12,6 +12,7 @@ import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
 import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
+import type { Draining } from '../lib/http/listener-drain.js';
 import { routeEveryMethod } from '../lib/http/methods.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
@@ -71,6 +72,8 @@ export interface GatewayOptions {
   readonly admin?: AdminRoutes;
   /** The gateway's Prometheus metrics (metrics/gateway-metrics.ts), served on `admin` when given; none are kept without it. */
   readonly metrics?: GatewayMetrics;
+  /** True once the process is stopping: `/readyz` answers 503 while the rest is served (src/cli/drain.ts). */
+  readonly draining?: Draining;
   /**
    * Where the legacy declarations are loaded from; `mappings/` of this build by default. For
    * tests only, which serve an edited copy to prove that a comparison tool catches the change.
@@ -164,7 +167,9 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   const app = Fastify({
     logger: loggerOptions(resolved.logLevel),
     trustProxy: resolved.trustedProxies.length > 0 ? [...resolved.trustedProxies] : false,
-    return503OnClosing: true,
+    // A request that reaches a closing listener was sent before its client could know: it is
+    // answered (fastify adds Connection: close), not refused with a body outside every envelope.
+    return503OnClosing: false,
     genReqId: generateRequestId,
     ...serverTimeoutOptions(resolved.requestTimeoutMs),
     // What Node's parser refuses before routing gets the envelope of the generation its request line names.
@@ -271,7 +276,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
         app.all(url, async (request, reply) => legacyNotConfigured(request, reply));
     }
   }
-  registerGatewayHealthRoutes(app, readiness, resolved.readinessTimeoutMs);
+  registerGatewayHealthRoutes(app, readiness, resolved.readinessTimeoutMs, resolved.draining);
   await registerGatewayReference(app, { mappings, legacy: resolved.legacy !== undefined, reply: lifecycle });
   await app.ready();
   answerConnectRequests(

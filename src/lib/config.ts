@@ -208,6 +208,13 @@ const sealingKeyFile = z.string().transform((path, ctx): SealingKeyring => {
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
 const adminPort = z.union([z.literal('off'), port]);
 
+/** A server's drain delay unless configured, when DATABASE_URL is set: a readiness probe's few periods. */
+export const PRODUCTION_DRAIN_DELAY_MS = 5_000;
+/** How long a server may take to stop, from the signal, unless configured. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** The longest drain delay and grace: ten minutes, as for a request's arrival. */
+const MAX_STOP_MS = 600_000;
+
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
 
@@ -253,6 +260,24 @@ export const configSchema = z
       .default(DEFAULT_REQUEST_TIMEOUT_MS)
       .describe(
         "Time a client has to send a whole request, headers and body, from its first byte (and a new connection to send its first), on every listener of the core and the gateway; 1000 to 600000 ms. Past it: 408 in the envelope of the request's generation, and the connection is closed. A request that arrived whole is never cut, however long its answer takes.",
+      ),
+    FXGATE_DRAIN_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_STOP_MS)
+      .optional()
+      .describe(
+        `After SIGTERM (or SIGINT), how long a server goes on serving while its \`/readyz\` answers 503, so that the load balancer takes it out before it stops accepting; 0 to 600000 ms. Its answers meanwhile carry \`Connection: close\`. Unset: ${PRODUCTION_DRAIN_DELAY_MS} in production, that is whenever DATABASE_URL is set, and 0 on the embedded default.`,
+      ),
+    FXGATE_SHUTDOWN_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .max(MAX_STOP_MS)
+      .default(DEFAULT_SHUTDOWN_GRACE_MS)
+      .describe(
+        'The most a server takes to stop after SIGTERM (or SIGINT), counted from the signal, the drain delay included, so more than FXGATE_DRAIN_DELAY_MS; 1000 to 600000 ms. Within it every request received is answered, the workers stop and hand back what they hold, the usage and shadow counts are written, and the process exits 0; past it, it exits 1 naming what was still open.',
       ),
     DATABASE_URL: optionalUrl(['postgres', 'postgresql']).describe(
       'PostgreSQL connection string. Unset: embedded PGlite in FXGATE_DATA_DIR.',
@@ -490,6 +515,19 @@ export const configSchema = z
         });
       }
     }
+    // The grace contains the drain delay: a shorter one would end every stop with 1. A value
+    // already refused on its own is not compared as well.
+    const drainDelay = drainDelayMs(config);
+    const compared = [drainDelay, config.FXGATE_SHUTDOWN_GRACE_MS].every(
+      (value) => Number.isInteger(value) && value >= 0 && value <= MAX_STOP_MS,
+    );
+    if (compared && config.FXGATE_SHUTDOWN_GRACE_MS <= drainDelay) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FXGATE_SHUTDOWN_GRACE_MS'],
+        message: `must be more than the drain delay (${drainDelay} ms${config.FXGATE_DRAIN_DELAY_MS === undefined ? ', the default of FXGATE_DRAIN_DELAY_MS with DATABASE_URL set' : ', FXGATE_DRAIN_DELAY_MS'}), which it contains`,
+      });
+    }
     // Who serves an org must be what the operator meant: legacy needs its URL, and a cutover list only means something when the rest stay on legacy.
     if (config.FXGATE_SHADOW_SERVE === 'legacy' && config.FXGATE_SHADOW_URL === undefined) {
       ctx.addIssue({
@@ -546,6 +584,14 @@ export class ConfigError extends Error {
 /** The issuer of every token fxgate signs itself: the first of FXGATE_JWT_ISSUER. */
 export function signingIssuer(config: Pick<Config, 'FXGATE_JWT_ISSUER'>): string {
   return config.FXGATE_JWT_ISSUER[0];
+}
+
+/** How long a server goes on serving after a stop signal (FXGATE_DRAIN_DELAY_MS, or its default for the database in use). */
+export function drainDelayMs(config: {
+  readonly FXGATE_DRAIN_DELAY_MS?: number | undefined;
+  readonly DATABASE_URL?: string | undefined;
+}): number {
+  return config.FXGATE_DRAIN_DELAY_MS ?? (config.DATABASE_URL === undefined ? 0 : PRODUCTION_DRAIN_DELAY_MS);
 }
 
 /** The sealing keys the configuration gives (FXGATE_SECRETS_KEY or FXGATE_SECRETS_KEY_FILE), or undefined. */

@@ -2,13 +2,14 @@
  * The real CLI as a child process: from the TypeScript sources through tsx (startCli, runCli),
  * so that tests need no build, or the built dist/cli/main.js as the `fxgate` bin runs it
  * (startBuiltCli; built-cli.ts makes sure it is fresh). Each child gets a clean configuration
- * (only what the test passes, plus PATH and HOME), and every child still running is killed by
- * killAllCliProcesses().
+ * (only what the test passes, plus PATH and HOME, and the defaults of test-env.ts), and
+ * every child still running is killed by killAllCliProcesses().
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import { configSchema } from '../../src/lib/config.js';
+import { TEST_ENV_DEFAULTS } from './test-env.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONFIG_NAMES = new Set(Object.keys(configSchema.shape));
@@ -26,7 +27,7 @@ export interface CliResult {
 /** The parent's environment without any fxgate setting (the test services put DATABASE_URL and REDIS_URL there). */
 function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_NAMES.has(name)));
-  return { ...inherited, LOG_LEVEL: 'warn', ...env };
+  return { ...inherited, ...TEST_ENV_DEFAULTS, ...env };
 }
 
 export class CliProcess {

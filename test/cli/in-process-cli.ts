@@ -1,7 +1,7 @@
 /**
  * The CLI run in the test's own process through runCli (src/cli/program.ts), as src/cli/main.ts
  * runs it for a process: the same program, its stdout and stderr captured, its exit code. Its
- * environment holds only what the test passes (and LOG_LEVEL=warn), as a child of
+ * environment holds only what the test passes (and test-env.ts's defaults), as a child of
  * cli-process.ts gets: the test services' DATABASE_URL and REDIS_URL in process.env are not
  * seen unless a test passes them.
  *
@@ -14,6 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { ExitCode } from '../../src/cli/exit.js';
 import type { CliIo, StopSignal } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
+import { TEST_ENV_DEFAULTS } from './test-env.js';
 
 export interface InProcessResult {
   readonly code: number;
@@ -43,7 +44,7 @@ export class CapturedIo {
     this.io = {
       stdout: { write: (text: string) => (this.stdout += text) },
       stderr: { write: (text: string) => (this.stderr += text) },
-      env: { LOG_LEVEL: 'warn', ...env },
+      env: { ...TEST_ENV_DEFAULTS, ...env },
       cwd: options.cwd ?? process.cwd(),
       signals: this.signals,
       exit: (code) => {

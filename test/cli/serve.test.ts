@@ -1,8 +1,10 @@
 /**
  * src/cli/serve.ts in process, its stop signals sent on the run's own emitter: a signal closes
- * everything newest first and ends the run with 0; the same signal delivered twice is one; a
- * later second one ends it at once with 1; a failed close ends it with 1; a failed start closes
- * what did open and listens for nothing more. The signals of a real process are main.test.ts's.
+ * everything newest first and ends the run with 0; with a drain delay, the drain begins at the
+ * signal and the close comes after the delay; past the grace the run ends with 1 naming what was
+ * still open; the same signal delivered twice is one; a later second one ends it at once with
+ * 1; a failed close ends it with 1; a failed start closes what did open and listens for nothing
+ * more. The signals of a real process are main.test.ts's and drain.test.ts's.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -31,6 +33,52 @@ describe('serve', () => {
     expect(closed).toEqual(['server', 'database']);
     expect(captured.stdout).toBe('fxgate: SIGTERM received, shutting down\n');
     expect(captured.stderr).toBe('');
+    expect(listeners(captured)).toBe(0);
+  });
+
+  it('begins the drain at the signal, and closes once FXGATE_DRAIN_DELAY_MS has passed', async () => {
+    const captured = new CapturedIo({ FXGATE_DRAIN_DELAY_MS: '300' });
+    let closedAfterMs: number | null = null;
+    let signalled = 0;
+    let draining!: () => boolean;
+    await serve(new CliRun(captured.io), async (closers, drain) => {
+      draining = drain.draining;
+      closers.addListener('server', async () => void (closedAfterMs = performance.now() - signalled));
+    });
+    expect(draining()).toBe(false);
+    signalled = performance.now();
+    captured.signals.emit('SIGTERM', 'SIGTERM');
+    expect(draining()).toBe(true);
+    expect(closedAfterMs).toBeNull();
+    expect(await captured.exited).toBe(EXIT_CODES.ok);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(299);
+    expect(closedAfterMs).toBeLessThan(1_000);
+    expect(captured.stdout).toBe(
+      'fxgate: SIGTERM received, draining: /readyz answers 503, serving on for 300 ms (FXGATE_DRAIN_DELAY_MS), then shutting down\n',
+    );
+  });
+
+  it('ends the run with 1 at FXGATE_SHUTDOWN_GRACE_MS, counted from the signal, naming what is still open', async () => {
+    const captured = new CapturedIo({ FXGATE_DRAIN_DELAY_MS: '200', FXGATE_SHUTDOWN_GRACE_MS: '1000' });
+    await serve(new CliRun(captured.io), async (closers) => {
+      closers.add('database', async () => undefined);
+      closers.addListener(
+        'gateway server',
+        () => new Promise<void>(() => undefined),
+        () => ['GET /v3/fx/trades (0.8 s)'],
+      );
+      closers.addListener('admin listener', async () => undefined);
+    });
+    const signalled = performance.now();
+    captured.signals.emit('SIGTERM', 'SIGTERM');
+    expect(await captured.exited).toBe(EXIT_CODES.failure);
+    const endedAfterMs = performance.now() - signalled;
+    expect(endedAfterMs).toBeGreaterThanOrEqual(999);
+    expect(endedAfterMs).toBeLessThan(1_500);
+    // The admin listener was added later, so it closed first here: the hung one is all that was left with the database.
+    expect(captured.stderr).toBe(
+      'fxgate: shutdown took longer than 1000 ms (FXGATE_SHUTDOWN_GRACE_MS), exiting; still open: gateway server (GET /v3/fx/trades (0.8 s)), database\n',
+    );
     expect(listeners(captured)).toBe(0);
   });
 

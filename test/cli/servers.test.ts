@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { Closers } from '../../src/cli/closers.js';
 import { EXIT_CODES } from '../../src/cli/exit.js';
 import { adminPort, coreOptions, createAdminListener, shadowOptions } from '../../src/cli/servers.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
@@ -76,7 +77,7 @@ describe('the admin listener off loopback', () => {
     (host) => {
       for (const command of ['all', 'gateway', 'core'] as const) {
         const config = loadConfig({ FXGATE_ADMIN_HOST: host, FXGATE_ADMIN_PORT: '0' });
-        expect(() => createAdminListener(config, command)).toThrow(
+        expect(() => createAdminListener(config, command, new Closers())).toThrow(
           expect.objectContaining({
             exitCode: EXIT_CODES.usage,
             message: expect.stringContaining(
@@ -90,13 +91,17 @@ describe('the admin listener off loopback', () => {
 
   it('is made with a token off loopback, without one on loopback, and not at all when off, wherever it would bind', () => {
     expect(
-      createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_TOKEN: TOKEN }), 'all'),
+      createAdminListener(
+        loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_TOKEN: TOKEN }),
+        'all',
+        new Closers(),
+      ),
     ).not.toBeNull();
-    expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '::1' }), 'all')).not.toBeNull();
+    expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '::1' }), 'all', new Closers())).not.toBeNull();
     expect(
-      createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_PORT: 'off' }), 'all'),
+      createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_PORT: 'off' }), 'all', new Closers()),
     ).toBeNull();
-    expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0' }), 'gateway')).toBeNull();
+    expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0' }), 'gateway', new Closers())).toBeNull();
   });
 
   it.each([

@@ -1,7 +1,7 @@
 /**
  * The gateway's /healthz (liveness only) and /readyz: the upstream, and for a gateway serving v1
  * and v2 its own store and the database of its key registry, each against a real server that is
- * then stopped, closed or left silent.
+ * then stopped, closed or left silent; and the process's drain.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
@@ -95,6 +95,21 @@ describe('a /v3-only gateway', () => {
     const ready = await readiness(app);
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({ status: 'ready', checks: { upstream: 'up' } });
+  });
+
+  it("is not ready from the process's stop signal on, asking nothing, and stays live", async () => {
+    const v3 = await upstream();
+    let draining = false;
+    const app = await buildGatewayApp({ upstreamUrl: v3.url, logLevel: 'silent', draining: () => draining });
+    cleanups.push(() => app.close());
+    expect((await readiness(app)).status).toBe(200);
+    draining = true;
+    const drained = await readiness(app);
+    expect([drained.status, drained.body]).toEqual([503, { status: 'draining' }]);
+    // Nothing is asked: with the upstream gone the answer is the same.
+    await v3.close();
+    expect((await readiness(app)).body).toEqual({ status: 'draining' });
+    expect((await app.inject('/healthz')).statusCode).toBe(200);
   });
 
   it('is live but not ready when the upstream is gone', async () => {

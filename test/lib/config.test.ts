@@ -10,8 +10,11 @@ import {
   ConfigError,
   configuredKeyring,
   DEFAULT_JWT_ISSUERS,
+  DEFAULT_SHUTDOWN_GRACE_MS,
   DEFAULT_UPSTREAM_DEADLINE_MS,
+  drainDelayMs,
   loadConfig,
+  PRODUCTION_DRAIN_DELAY_MS,
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
@@ -349,6 +352,54 @@ describe('FXGATE_REQUEST_TIMEOUT_MS', () => {
     const found = problems({ FXGATE_REQUEST_TIMEOUT_MS: value });
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/^FXGATE_REQUEST_TIMEOUT_MS: /);
+  });
+});
+
+describe('FXGATE_DRAIN_DELAY_MS and FXGATE_SHUTDOWN_GRACE_MS', () => {
+  const POSTGRES = { DATABASE_URL: 'postgres://127.0.0.1:5432/test' };
+
+  it('drain 5 s in production (DATABASE_URL set) and not at all on the embedded default, within a grace of 10 s', () => {
+    expect(PRODUCTION_DRAIN_DELAY_MS).toBe(5_000);
+    expect(DEFAULT_SHUTDOWN_GRACE_MS).toBe(10_000);
+    const embedded = loadConfig({});
+    expect([embedded.FXGATE_DRAIN_DELAY_MS, drainDelayMs(embedded), embedded.FXGATE_SHUTDOWN_GRACE_MS]).toEqual([
+      undefined,
+      0,
+      10_000,
+    ]);
+    const production = loadConfig(POSTGRES);
+    expect([drainDelayMs(production), production.FXGATE_SHUTDOWN_GRACE_MS]).toEqual([5_000, 10_000]);
+  });
+
+  it('take whole numbers of ms, the drain delay set on either database', () => {
+    expect(drainDelayMs(loadConfig({ ...POSTGRES, FXGATE_DRAIN_DELAY_MS: '0' }))).toBe(0);
+    expect(drainDelayMs(loadConfig({ FXGATE_DRAIN_DELAY_MS: '2500' }))).toBe(2_500);
+    const config = loadConfig({ FXGATE_DRAIN_DELAY_MS: '20000', FXGATE_SHUTDOWN_GRACE_MS: '45000' });
+    expect([drainDelayMs(config), config.FXGATE_SHUTDOWN_GRACE_MS]).toEqual([20_000, 45_000]);
+  });
+
+  it.each([
+    ['FXGATE_DRAIN_DELAY_MS', '-1'],
+    ['FXGATE_DRAIN_DELAY_MS', '600001'],
+    ['FXGATE_DRAIN_DELAY_MS', '1.5'],
+    ['FXGATE_SHUTDOWN_GRACE_MS', '999'],
+    ['FXGATE_SHUTDOWN_GRACE_MS', '600001'],
+    ['FXGATE_SHUTDOWN_GRACE_MS', 'soon'],
+  ])('refuses %s=%j, naming the variable', (name, value) => {
+    const found = problems({ [name]: value });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(new RegExp(`^${name}: `));
+  });
+
+  it('refuses a grace that is not more than the drain delay it contains, the default delay on PostgreSQL included', () => {
+    expect(problems({ FXGATE_DRAIN_DELAY_MS: '3000', FXGATE_SHUTDOWN_GRACE_MS: '3000' })).toEqual([
+      'FXGATE_SHUTDOWN_GRACE_MS: must be more than the drain delay (3000 ms, FXGATE_DRAIN_DELAY_MS), which it contains',
+    ]);
+    expect(problems({ ...POSTGRES, FXGATE_SHUTDOWN_GRACE_MS: '4000' })).toEqual([
+      'FXGATE_SHUTDOWN_GRACE_MS: must be more than the drain delay (5000 ms, the default of FXGATE_DRAIN_DELAY_MS with DATABASE_URL set), which it contains',
+    ]);
+    // Embedded, the delay is 0: a short grace is fine.
+    expect(loadConfig({ FXGATE_SHUTDOWN_GRACE_MS: '1000' }).FXGATE_SHUTDOWN_GRACE_MS).toBe(1_000);
   });
 });
 

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Closers } from '../closers.js';
+import type { Drain } from '../drain.js';
 import type { CliRun } from '../io.js';
 import type { Warn } from '../runtime.js';
 import { ensureSandboxKey, type SandboxKey } from '../sandbox-key.js';
@@ -37,12 +38,18 @@ export interface StartedAll {
   readonly seeded: SeedReport;
 }
 
-/** Starts everything `fxgate all` serves, registering each part with closers; warn reports what does not stop the start. */
-export async function startAll(config: Config, closers: Closers, warn: Warn): Promise<StartedAll> {
+/**
+ * Starts everything `fxgate all` serves, registering each part with closers and each listener
+ * with drain; warn reports what does not stop the start.
+ */
+export async function startAll(config: Config, closers: Closers, drain: Drain, warn: Warn): Promise<StartedAll> {
   // One admin listener for both parts, each adding its own metrics to GET /metrics.
-  const admin = createAdminListener(config, 'all');
+  const admin = createAdminListener(config, 'all', closers);
   // Both parts' sealed columns are checked and upgraded at once, in the core's start.
   const core = await startCore(config, closers, {
+    drain,
+    // The gateway is its only client: the gateway's listener drains, and closes before it.
+    internal: true,
     extraTrustedProxies: LOOPBACK,
     admin,
     sealedColumns: ALL_SEALED_COLUMNS,
@@ -58,7 +65,7 @@ export async function startAll(config: Config, closers: Closers, warn: Warn): Pr
   });
   const gateway = await startGateway(
     config,
-    closers,
+    drain,
     coreUrl,
     {
       registry: core.deps.registry,
@@ -91,8 +98,10 @@ export function registerAllCommand(program: Command, run: CliRun): void {
       'Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.',
     )
     .action(() =>
-      serve(run, async (closers) => {
-        const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, (line) => run.err(line));
+      serve(run, async (closers, drain) => {
+        const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, drain, (line) =>
+          run.err(line),
+        );
         run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
         run.out(
           `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,

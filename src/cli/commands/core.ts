@@ -10,11 +10,11 @@ export function registerCoreCommand(program: Command, run: CliRun): void {
     .command('core')
     .description('Serve the native v3 API (/v3/fx/...) on HOST:PORT, with /healthz and /readyz.')
     .action(() =>
-      serve(run, async (closers) => {
+      serve(run, async (closers, drain) => {
         const config = run.config();
         // Created first: the core adds its metrics to it.
-        const admin = createAdminListener(config, 'core');
-        const { app, deps } = await startCore(config, closers, { admin, warn: (line) => run.err(line) });
+        const admin = createAdminListener(config, 'core', closers);
+        const { app, deps } = await startCore(config, closers, { drain, admin, warn: (line) => run.err(line) });
         const url = await listen(app, config.HOST, config.PORT, 'the core');
         const adminUrl = await listenAdmin(config, closers, 'core', admin, deps);
         run.out(`fxgate core: listening on ${url}`);

@@ -30,7 +30,7 @@ export function registerGatewayCommand(program: Command, run: CliRun): void {
       parseHttpUrl,
     )
     .action((options: { upstream?: string }) =>
-      serve(run, async (closers) => {
+      serve(run, async (closers, drain) => {
         const config = run.config();
         const upstream = options.upstream ?? config.FXGATE_UPSTREAM_URL;
         if (upstream === undefined)
@@ -43,8 +43,8 @@ export function registerGatewayCommand(program: Command, run: CliRun): void {
           throw error;
         }
         const deps = await openGatewayDependencies(config, closers, (line) => run.err(line));
-        const admin = createAdminListener(config, 'gateway');
-        const app = await startGateway(config, closers, upstream, deps, admin);
+        const admin = createAdminListener(config, 'gateway', closers);
+        const app = await startGateway(config, drain, upstream, deps, admin);
         const url = await listen(app, config.HOST, config.PORT, 'the gateway');
         const adminUrl = await listenAdmin(config, closers, 'gateway', admin, {
           db: deps.database,

@@ -21,6 +21,7 @@ import type { Registry } from 'prom-client';
 
 import type { RawAnswer } from '../http/client-errors.js';
 import { answerConnectRequests, type ConnectRequest } from '../http/connect-requests.js';
+import { ListenerDrain } from '../http/listener-drain.js';
 import { routeEveryMethod } from '../http/methods.js';
 import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
 import { loggerOptions } from '../logger.js';
@@ -74,6 +75,8 @@ function notFound(method: string, path: string): { status: 404; error: 'not_foun
 export class AdminListener implements AdminRoutes {
   private readonly routes: AdminRoute[] = [];
   private app: FastifyInstance | null = null;
+  /** Closes it without failing a scrape under way (a scraper keeps its connection alive). */
+  private drain: ListenerDrain | null = null;
   private metrics: MetricsExposition | null = null;
 
   constructor(private readonly options: AdminListenerOptions = {}) {}
@@ -113,6 +116,7 @@ export class AdminListener implements AdminRoutes {
       exposeHeadRoutes: false,
     });
     this.app = app;
+    this.drain = new ListenerDrain(app.server);
     // Any method Node accepts reaches the 404 below, not fastify's own answer.
     routeEveryMethod(app);
     const { token } = this.options;
@@ -183,7 +187,15 @@ export class AdminListener implements AdminRoutes {
     return app.listen({ host, port });
   }
 
+  /** Stops accepting, answers what it received, and closes. */
   async close(): Promise<void> {
-    await this.app?.close();
+    const { app, drain } = this;
+    if (app === null || drain === null) return;
+    await drain.close(() => app.close());
+  }
+
+  /** The requests it has not answered yet, for a stop that overran (ListenerDrain.describeOpen). */
+  describeOpen(): string[] {
+    return this.drain?.describeOpen() ?? [];
   }
 }

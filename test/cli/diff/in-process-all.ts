@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
 import { Closers } from '../../../src/cli/closers.js';
+import { Drain } from '../../../src/cli/drain.js';
 import { ensureSandboxKey } from '../../../src/cli/sandbox-key.js';
 import { seedSandbox } from '../../../src/cli/sandbox-seed.js';
 import { startCore, type StartedCore, upstreamKeysDir } from '../../../src/cli/servers.js';
@@ -56,6 +57,7 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
   try {
     // The test services answer: a warning would be a failure to start.
     const core: StartedCore = await startCore(config, closers, {
+      drain: new Drain(closers),
       extraTrustedProxies: ['127.0.0.1', '::1'],
       warn: (line) => {
         throw new Error(line);
@@ -90,7 +92,7 @@ export async function startAllInProcess(env: Readonly<Record<string, string>>): 
           pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
         },
       });
-      closers.add('gateway', () => app.close());
+      closers.addListener('gateway', () => app.close());
       return app.listen({ host: '127.0.0.1', port: 0 });
     };
     const url = await gateway();

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Closers } from '../../../src/cli/closers.js';
 import { startAll, type StartedAll } from '../../../src/cli/commands/all.js';
 import { PGLITE_LOCK_FILE } from '../../../src/cli/database.js';
+import { Drain } from '../../../src/cli/drain.js';
 import { ADMIN_ADDRESS_FILE, ADMIN_TOKEN_FILE } from '../../../src/cli/state/admin-discovery.js';
 import { openState } from '../../../src/cli/state/session.js';
 import { loadConfig } from '../../../src/lib/config.js';
@@ -52,7 +53,7 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   try {
     // Nothing may warn: the in-process store needs no Redis.
     return {
-      started: await startAll(config, closers, (line) => {
+      started: await startAll(config, closers, new Drain(closers), (line) => {
         throw new Error(line);
       }),
       stop: () => closers.closeAll(),
