@@ -11,11 +11,12 @@ import type { Config } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import { migrate, type MigrationReport } from '../lib/db/migrate.js';
 import { openPglite } from '../lib/db/pglite-database.js';
+import { findSharedSession, type SharedSession } from '../lib/db/pool-mode.js';
 import { openPostgres } from '../lib/db/postgres-database.js';
 import type { Closers } from './closers.js';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { restrictToOwner } from './data-dir-permissions.js';
-import { CliError, messageOf } from './exit.js';
+import { CliError, EXIT_CODES, messageOf } from './exit.js';
 import { clearPublishedAdmin } from './state/admin-discovery.js';
 
 export const PGLITE_FOLDER = 'pglite';
@@ -34,17 +35,60 @@ export function describeDatabase(config: Config): string {
     : `embedded PGlite in ${join(resolve(config.FXGATE_DATA_DIR), PGLITE_FOLDER)}`;
 }
 
-async function openPostgresChecked(url: string, closers: Closers): Promise<Database> {
-  const db = openPostgres({ connectionString: url });
+/** PgBouncer's answer to a connection parameter it does not pass on, such as the session driver's statement_timeout. */
+function isRefusedStartupParameter(error: unknown): boolean {
+  return error instanceof Error && /unsupported startup parameter/.test(error.message);
+}
+
+async function openPostgresChecked(config: Config, url: string, closers: Closers, warn: OpenWarn): Promise<Database> {
+  const poolMode = config.FXGATE_DB_POOL_MODE;
+  const db = openPostgres({ connectionString: url, poolMode });
   closers.add('PostgreSQL pool', () => db.close());
   try {
     await db.query('SELECT 1');
+  } catch (error) {
+    const hint = isRefusedStartupParameter(error)
+      ? '; a pooler such as PgBouncer is in between, which takes no statement timeout as a connection parameter: with FXGATE_DB_POOL_MODE=transaction fxgate sets it in each transaction instead'
+      : '';
+    throw new CliError(
+      `cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}${hint}`,
+      undefined,
+      { cause: error },
+    );
+  }
+  if (poolMode === 'session') await refuseSharedSessions(url);
+  else await warnWithoutStatementTimeout(db, url, warn);
+  return db;
+}
+
+/** Session mode keeps prepared statements on each connection: a pooler that moves a connection between sessions breaks them. */
+async function refuseSharedSessions(url: string): Promise<void> {
+  let shared: SharedSession | null;
+  try {
+    shared = await findSharedSession(url);
   } catch (error) {
     throw new CliError(`cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}`, undefined, {
       cause: error,
     });
   }
-  return db;
+  if (shared === null) return;
+  throw new CliError(
+    `FXGATE_DB_POOL_MODE is session, but two connections to ${redactUrl(url)} (DATABASE_URL) were served by one ` +
+      `PostgreSQL session (server process ${shared.backendPid}): a pooler in transaction pooling is in between ` +
+      '(PgBouncer pool_mode = transaction), where statements prepared on a connection are lost. ' +
+      'Set FXGATE_DB_POOL_MODE=transaction.',
+    EXIT_CODES.usage,
+  );
+}
+
+/** In transaction mode a statement outside a transaction runs under the role's statement_timeout alone. */
+async function warnWithoutStatementTimeout(db: Database, url: string, warn: OpenWarn): Promise<void> {
+  const { rows } = await db.query<{ timeout: string }>("SELECT current_setting('statement_timeout') AS timeout");
+  if (rows[0]?.timeout !== '0') return;
+  warn(
+    `fxgate: FXGATE_DB_POOL_MODE=transaction: statements outside a transaction run under the server's own statement_timeout, ` +
+      `which is 0 (none) at ${redactUrl(url)}; set one for fxgate's role, e.g. ALTER ROLE <role> SET statement_timeout = '10s'`,
+  );
 }
 
 /** Where opening reports what does not stop it: the run's stderr. */
@@ -88,7 +132,7 @@ async function openEmbedded(dataDir: string, closers: Closers, warn: OpenWarn): 
 /** Opens the configured database; closing it is registered with closers. */
 export function openDatabase(config: Config, closers: Closers, warn: OpenWarn): Promise<Database> {
   return config.DATABASE_URL
-    ? openPostgresChecked(config.DATABASE_URL, closers)
+    ? openPostgresChecked(config, config.DATABASE_URL, closers, warn)
     : openEmbedded(config.FXGATE_DATA_DIR, closers, warn);
 }
 
