@@ -11,8 +11,8 @@ import type { Config } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import { migrate, type MigrationReport } from '../lib/db/migrate.js';
 import { openPglite } from '../lib/db/pglite-database.js';
-import { findSharedSession, type SharedSession } from '../lib/db/pool-mode.js';
-import { openPostgres } from '../lib/db/postgres-database.js';
+import { type DbPoolMode, findSharedSession, type SharedSession } from '../lib/db/pool-mode.js';
+import { openPostgres, POSTGRES_DEFAULTS } from '../lib/db/postgres-database.js';
 import type { Closers } from './closers.js';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { restrictToOwner } from './data-dir-permissions.js';
@@ -40,24 +40,34 @@ function isRefusedStartupParameter(error: unknown): boolean {
   return error instanceof Error && /unsupported startup parameter/.test(error.message);
 }
 
+function unreachable(url: string, error: unknown, hint = ''): CliError {
+  return new CliError(
+    `cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}${hint}`,
+    undefined,
+    {
+      cause: error,
+    },
+  );
+}
+
 async function openPostgresChecked(config: Config, url: string, closers: Closers, warn: OpenWarn): Promise<Database> {
   const poolMode = config.FXGATE_DB_POOL_MODE;
+  // Before the pool holds a connection: through session pooling, each of the check's two takes a server session.
+  if (poolMode === 'session') await refuseSharedSessions(url);
   const db = openPostgres({ connectionString: url, poolMode });
   closers.add('PostgreSQL pool', () => db.close());
   try {
     await db.query('SELECT 1');
   } catch (error) {
-    const hint = isRefusedStartupParameter(error)
-      ? '; a pooler such as PgBouncer is in between, which takes no statement timeout as a connection parameter: with FXGATE_DB_POOL_MODE=transaction fxgate sets it in each transaction instead'
-      : '';
-    throw new CliError(
-      `cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}${hint}`,
-      undefined,
-      { cause: error },
+    throw unreachable(
+      url,
+      error,
+      isRefusedStartupParameter(error)
+        ? '; a pooler such as PgBouncer is in between, which takes no statement timeout as a connection parameter: with FXGATE_DB_POOL_MODE=transaction fxgate sets it in each transaction instead'
+        : '',
     );
   }
-  if (poolMode === 'session') await refuseSharedSessions(url);
-  else await warnWithoutStatementTimeout(db, url, warn);
+  await checkStatementTimeout(db, url, poolMode, warn);
   return db;
 }
 
@@ -67,9 +77,7 @@ async function refuseSharedSessions(url: string): Promise<void> {
   try {
     shared = await findSharedSession(url);
   } catch (error) {
-    throw new CliError(`cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}`, undefined, {
-      cause: error,
-    });
+    throw unreachable(url, error);
   }
   if (shared === null) return;
   throw new CliError(
@@ -81,14 +89,28 @@ async function refuseSharedSessions(url: string): Promise<void> {
   );
 }
 
-/** In transaction mode a statement outside a transaction runs under the role's statement_timeout alone. */
-async function warnWithoutStatementTimeout(db: Database, url: string, warn: OpenWarn): Promise<void> {
-  const { rows } = await db.query<{ timeout: string }>("SELECT current_setting('statement_timeout') AS timeout");
-  if (rows[0]?.timeout !== '0') return;
-  warn(
-    `fxgate: FXGATE_DB_POOL_MODE=transaction: statements outside a transaction run under the server's own statement_timeout, ` +
-      `which is 0 (none) at ${redactUrl(url)}; set one for fxgate's role, e.g. ALTER ROLE <role> SET statement_timeout = '10s'`,
+/**
+ * What bounds a statement outside a transaction: in session mode the driver's connection
+ * parameter, unless a pooler dropped it (PgBouncer's ignore_startup_parameters); in transaction
+ * mode the server's own setting for the role and database alone. Either is said when it is not
+ * what fxgate would set.
+ */
+async function checkStatementTimeout(db: Database, url: string, poolMode: DbPoolMode, warn: OpenWarn): Promise<void> {
+  const { rows } = await db.query<{ setting: string; ms: string }>(
+    "SELECT current_setting('statement_timeout') AS setting, (extract(epoch FROM current_setting('statement_timeout')::interval) * 1000)::bigint::text AS ms",
   );
+  const { setting, ms } = rows[0]!;
+  const expected = POSTGRES_DEFAULTS.statementTimeoutMs;
+  if (poolMode === 'transaction' && ms === '0')
+    warn(
+      `fxgate: FXGATE_DB_POOL_MODE=transaction: statements outside a transaction run under the server's own statement_timeout, ` +
+        `which is 0 (none) at ${redactUrl(url)}; set one for fxgate's role, e.g. ALTER ROLE <role> SET statement_timeout = '${expected / 1000}s'`,
+    );
+  if (poolMode === 'session' && ms !== String(expected))
+    warn(
+      `fxgate: the statement timeout fxgate gives its connections (${expected} ms) did not reach ${redactUrl(url)}: a pooler ` +
+        `in between dropped it (PgBouncer's ignore_startup_parameters); statements run under the server's own, ${setting}`,
+    );
 }
 
 /** Where opening reports what does not stop it: the run's stderr. */
