@@ -27,6 +27,11 @@ export interface PgBouncerOptions {
   readonly poolSize: number;
   /** Connection parameters PgBouncer accepts and drops instead of refusing the connection (`ignore_startup_parameters`). */
   readonly ignoreStartupParameters?: readonly string[];
+  /**
+   * Seconds an unused server connection is kept (`server_idle_timeout`): 10 unless given, so
+   * that the connections to a test's database go soon after the test; PgBouncer's own is 600.
+   */
+  readonly serverIdleTimeoutSeconds?: number;
 }
 
 export interface ThrowawayPgBouncer extends ThrowawayServer {
@@ -36,6 +41,8 @@ export interface ThrowawayPgBouncer extends ThrowawayServer {
   urlFor(databaseUrl: string): string;
   /** PgBouncer's admin console (`SHOW POOLS`, `SHOW SERVERS` ...), as the URL's user. */
   readonly adminUrl: string;
+  /** The PgBouncer process (one process: it does not fork when it runs in the foreground). */
+  readonly pid: number;
 }
 
 export async function startThrowawayPgBouncer(options: PgBouncerOptions): Promise<ThrowawayPgBouncer> {
@@ -81,6 +88,7 @@ export async function startThrowawayPgBouncer(options: PgBouncerOptions): Promis
   admin.pathname = '/pgbouncer';
   return {
     url,
+    pid: child.pid!,
     adminUrl: admin.toString(),
     urlFor: (databaseUrl) => withHost(databaseUrl, port, user),
     description: `throwaway PgBouncer ${binary} (pid ${child.pid ?? '?'}, pool_mode ${options.poolMode}, pool size ${options.poolSize}) in ${dir}`,
@@ -118,9 +126,9 @@ function configText(input: ConfigInput): string {
     'max_client_conn = 2000',
     // A client waiting this long for a server connection gets an error rather than a hung test.
     'query_wait_timeout = 20',
-    // Server connections to a dropped test database go soon; a database's pool too.
-    'server_idle_timeout = 10',
-    'autodb_idle_timeout = 30',
+    // Server connections to a test's database go soon after it; the database's pool later.
+    `server_idle_timeout = ${input.serverIdleTimeoutSeconds ?? 10}`,
+    `autodb_idle_timeout = ${Math.max(30, input.serverIdleTimeoutSeconds ?? 0)}`,
     ...(input.ignoreStartupParameters?.length
       ? [`ignore_startup_parameters = ${input.ignoreStartupParameters.join(',')}`]
       : []),
