@@ -2,7 +2,9 @@
  * The system of record the CLI opens: PostgreSQL at DATABASE_URL, or, when it is unset, the
  * embedded PGlite in `${FXGATE_DATA_DIR}/pglite`, locked to this process, the data folder its
  * owner's only (tightened, and said so, when found open to others). Every failure to open
- * becomes a message saying which database and why.
+ * becomes a message saying which database and why. PostgreSQL's connections are checked to be
+ * what FXGATE_DB_POOL_MODE says they are (src/lib/db/pool-mode.ts), and a statement timeout
+ * that does not apply is said.
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -41,13 +43,8 @@ function isRefusedStartupParameter(error: unknown): boolean {
 }
 
 function unreachable(url: string, error: unknown, hint = ''): CliError {
-  return new CliError(
-    `cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}${hint}`,
-    undefined,
-    {
-      cause: error,
-    },
-  );
+  const message = `cannot reach PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${messageOf(error)}${hint}`;
+  return new CliError(message, undefined, { cause: error });
 }
 
 async function openPostgresChecked(config: Config, url: string, closers: Closers, warn: OpenWarn): Promise<Database> {
