@@ -1,14 +1,33 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Three projects. `services` runs every suite on the real PostgreSQL and Redis. `embedded` runs
+ * Four projects. `services` runs every suite on the real PostgreSQL and Redis. `embedded` runs
  * the v3 API suites again on what `npm start` uses by default, PGlite and the in-process store
  * (the harness reads FXGATE_TEST_BACKEND), so both back ends pass the same tests: PGlite has
  * one connection, and a query made outside an open transaction would wait on it forever.
- * `openapi-coverage` runs once both have finished (groupOrder 1): it reads the answers their
+ * `pgbouncer` runs the suites where sessions and connections matter again through a real
+ * PgBouncer in transaction pooling, with a few server connections per database
+ * (test/support/pgbouncer-setup.ts), the databases opened in FXGATE_DB_POOL_MODE=transaction.
+ * `openapi-coverage` runs once the others have finished (groupOrder 1): it reads the answers their
  * harnesses held against the OpenAPI documents (test/support/openapi-recordings.ts).
  */
 const OPENAPI_COVERAGE = 'test/openapi-coverage.test.ts';
+
+/**
+ * What a pooler that hands each transaction to any server session could break: trading and
+ * withdrawals with their concurrency suites, idempotency, both webhook workers' claim modes,
+ * concurrent migrations, the key registry, the legacy operations end to end.
+ */
+const PGBOUNCER_SUITES = [
+  'test/core/trading/{trades,trade-concurrency,trade-crash-safety,reversals,settlements,exposure}.test.ts',
+  'test/core/money-movement/{withdrawals,withdrawal-concurrency,deposits}.test.ts',
+  'test/core/http/idempotency.test.ts',
+  'test/core/events/webhooks.test.ts',
+  'test/gateway/webhooks/delivery-worker.test.ts',
+  'test/gateway/legacy/e2e/{operations,idempotency,webhooks}.test.ts',
+  'test/lib/db/migrate.test.ts',
+  'test/lib/keys/key-registry.test.ts',
+];
 
 const shared = {
   globalSetup: ['test/support/global-setup.ts', 'test/support/openapi-recordings-setup.ts'],
@@ -51,6 +70,15 @@ export default defineConfig({
             'test/gateway/legacy/contract/**/*.test.ts',
           ],
           env: { FXGATE_TEST_BACKEND: 'embedded' },
+        },
+      },
+      {
+        test: {
+          ...shared,
+          globalSetup: [...shared.globalSetup, 'test/support/pgbouncer-setup.ts'],
+          name: 'pgbouncer',
+          include: PGBOUNCER_SUITES,
+          env: { FXGATE_TEST_BACKEND: 'pgbouncer' },
         },
       },
       // It reads files only: the recordings folder is all its setup needs.

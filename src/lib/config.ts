@@ -9,6 +9,7 @@ import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
+import { DB_POOL_MODES } from './db/pool-mode.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
 import type { SealingKeyring } from './secrets/sealing-keyring.js';
@@ -282,6 +283,12 @@ export const configSchema = z
     DATABASE_URL: optionalUrl(['postgres', 'postgresql']).describe(
       'PostgreSQL connection string. Unset: embedded PGlite in FXGATE_DATA_DIR.',
     ),
+    FXGATE_DB_POOL_MODE: z
+      .enum(DB_POOL_MODES)
+      .default('session')
+      .describe(
+        "How DATABASE_URL's connections behave. `session`: each connection is one PostgreSQL session (a direct connection, or a pooler in session pooling), so every statement is prepared once per connection and the statement timeout is a connection parameter; start-up is refused when two connections are seen sharing one server session. `transaction`: the connections go through a pooler in transaction pooling (PgBouncer `pool_mode = transaction`), which hands each transaction to any server session: statements run unnamed (parsed and planned every time), and the statement timeout is set in each transaction; lone statements take the database role's own `statement_timeout`. No effect on the embedded database.",
+      ),
     REDIS_URL: optionalUrl(['redis', 'rediss']).describe(
       'Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).',
     ),

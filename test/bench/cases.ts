@@ -11,13 +11,17 @@ import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
-import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import type { DbPoolMode } from '../../src/lib/db/pool-mode.js';
+import { openPostgres, POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';
 import { type KeyFile, keyFileSchema, loadKey } from '../../src/lib/keys/key-file.js';
+import type { ThrowawayPgBouncer } from '../support/throwaway-pgbouncer.js';
 import type { ServerProcess } from './launcher.js';
 import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS, LegacySigner, legacyUuidOf } from './legacy-signer.js';
-import { estimateRate, measureSideBySide, probe, type SideBySideRow } from './load.js';
+import { type CpuClock, estimateRate, measureSideBySide, probe, type SideBySideRow } from './load.js';
 import type { CaseMeasurement, RowMeasurement } from './measurement.js';
 import { type PacedRow, pacedTogether } from './paced-load.js';
+import { startBenchPgBouncer } from './pgbouncer.js';
+import { postgresClock } from './process-cpu.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 import { type CaseReport, formatSignedMs } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
@@ -84,6 +88,8 @@ export interface BenchCase {
   readonly rowComparisons?: readonly RowComparison[];
   readonly rssTarget?: RssTarget;
   readonly addedLatencyTarget?: AddedLatencyTarget;
+  /** Starts a PgBouncer: runs only with BENCH_PGBOUNCER=1. */
+  readonly needsPgBouncer?: boolean;
   start(context: CaseContext): Promise<CaseTarget>;
 }
 
@@ -115,25 +121,40 @@ interface StartedCore {
   readonly signers: readonly V3RequestSigner[];
   /** The bench orgs' key files, in the order of `signers`. */
   readonly keyFiles: readonly KeyFile[];
-  /** The case's database, which the core runs on. */
+  /** The case's database, which the core runs on (directly, whatever the core's route to it). */
   readonly databaseUrl: string;
   /** The case's Redis key prefix, which the core runs under. */
   readonly redisKeyPrefix: string;
 }
 
 /**
+ * How a bench core reaches its database: on sessions of its own (FXGATE_DB_POOL_MODE=session,
+ * the default), or in transaction mode, directly or through a PgBouncer in transaction pooling.
+ */
+interface DatabaseRoute {
+  readonly poolMode: DbPoolMode;
+  readonly pgbouncer?: ThrowawayPgBouncer;
+}
+
+/**
  * Starts ONE core process (built with the default issuer) on a fresh database and key prefix,
  * and returns a signer for each of its bench orgs' keys (one org unless `orgs`), in order,
  * making tokens of the longest lifetime v3 accepts. The keys have the view scope, or those of
- * `keyScopes`; `creditLineUsd` sets each org's live book's credit line.
+ * `keyScopes`; `creditLineUsd` sets each org's live book's credit line. `route` says how the
+ * core reaches the database.
  */
-async function startCore(context: CaseContext, options: CoreOptions = {}): Promise<StartedCore> {
+async function startCore(
+  context: CaseContext,
+  options: CoreOptions = {},
+  route: DatabaseRoute = { poolMode: 'session' },
+): Promise<StartedCore> {
   const { settings, cleanup } = context;
   const { orgs, ...rest } = options;
   const databaseUrl = await createBenchDatabase(settings.databaseUrl, cleanup);
   const redisKeyPrefix = createRedisPrefix(settings.redisUrl, cleanup);
   const server = await context.launch('core', {
-    databaseUrl,
+    databaseUrl: route.pgbouncer?.urlFor(databaseUrl) ?? databaseUrl,
+    databasePoolMode: route.poolMode,
     redisUrl: settings.redisUrl,
     redisKeyPrefix,
     ...rest,
@@ -250,6 +271,22 @@ function quoteIdOf(answer: ReceivedResponse): string {
   if (typeof id !== 'string' || id === '')
     throw new Error(`the quote answer carries no data.id: ${answer.body.slice(0, 200)}`);
   return id;
+}
+
+/**
+ * POST /v3/fx/trades, each executing a quote made for it on the core at coreUrl just before it is
+ * signed (the quote is not timed), dealt round robin over the signers' orgs.
+ */
+function v3TradePlan(coreUrl: string, signers: readonly V3RequestSigner[]): SingleUsePlan {
+  let next = 0;
+  const make = async (): Promise<PreparedRequest> => {
+    const signer = signers[next++ % signers.length]!;
+    const quote = await setupCall(coreUrl, await signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote'));
+    return signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'trade');
+  };
+  // The quotes live 60 s like the tokens, and each is made just before its token: a few
+  // seconds less, so that the pool-age check also covers the quotes.
+  return { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS - QUOTE_MARGIN_SECONDS, make };
 }
 
 /** A signed GET. */
@@ -698,6 +735,38 @@ const METRICS_RATIO = 0.95;
 /** The legacy quote body of the quotes case's v2 row: its v3 request in v2's words. */
 const LEGACY_QUOTE_BODY = JSON.stringify({ amount: 1000, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' });
 
+export const PGBOUNCER_CASE = 'pgbouncer';
+const TRADE_ROW = 'trade';
+const TRADE_READ_ROW = 'trade read';
+/** The pgbouncer case's cores, in row order; the first is the reference of the others. */
+const POOL_ROUTES = [
+  {
+    label: 'session, direct',
+    poolMode: 'session',
+    throughPgBouncer: false,
+    meaning: 'FXGATE_DB_POOL_MODE=session (named statements) straight to PostgreSQL, as every other case runs',
+  },
+  {
+    label: 'transaction, direct',
+    poolMode: 'transaction',
+    throughPgBouncer: false,
+    meaning:
+      'FXGATE_DB_POOL_MODE=transaction (unnamed statements, SET LOCAL statement_timeout with each BEGIN) straight to PostgreSQL: the cost of the mode alone',
+  },
+  {
+    label: 'transaction, PgBouncer',
+    poolMode: 'transaction',
+    throughPgBouncer: true,
+    meaning: 'the same through PgBouncer: the mode and the hop',
+  },
+] as const satisfies readonly { label: string; poolMode: DbPoolMode; throughPgBouncer: boolean; meaning: string }[];
+/**
+ * PgBouncer's server connections per database in the pgbouncer case: as many as a core's own
+ * pool opens directly, so that the rows differ by the hop and the statements, not by how many
+ * transactions PostgreSQL runs at once.
+ */
+const BENCH_PGBOUNCER_POOL_SIZE = POSTGRES_DEFAULTS.maxConnections;
+
 export const BENCH_CASES: readonly BenchCase[] = [
   {
     name: BARE_CASE,
@@ -1001,19 +1070,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
     targetRate: { requestsPerSecond: 500 },
     async start(context) {
       const { server, signers } = await startCore(context, { ...TRADING_CORE, orgs: TRADING_ORGS });
-      let next = 0;
-      const make = async (): Promise<PreparedRequest> => {
-        const signer = signers[next++ % signers.length]!;
-        const quote = await setupCall(server.url, await signedPost(signer, '/v3/fx/quotes', QUOTE_BODY, 'quote'));
-        return signedPost(signer, '/v3/fx/trades', JSON.stringify({ quoteId: quoteIdOf(quote) }), 'trade');
-      };
-      // The quotes live 60 s like the tokens, and each is made just before its token: a few
-      // seconds less, so that the pool-age check also covers the quotes.
-      return {
-        url: server.url,
-        servers: [server],
-        plan: { kind: 'single-use', lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS - QUOTE_MARGIN_SECONDS, make },
-      };
+      return { url: server.url, servers: [server], plan: v3TradePlan(server.url, signers) };
     },
   },
   {
@@ -1077,6 +1134,70 @@ export const BENCH_CASES: readonly BenchCase[] = [
           orgId: keyFiles[0]!.orgId,
           receiverHitsUrl: `${receiver.url}${RECEIVER_HITS_PATH}`,
         }),
+      };
+    },
+  },
+  {
+    name: PGBOUNCER_CASE,
+    needsPgBouncer: true,
+    description:
+      `what running through PgBouncer costs (BENCH_PGBOUNCER=1): three cores, each on a database of its own, side by side. ` +
+      `${POOL_ROUTES.map((route) => `${route.label}: ${route.meaning}`).join('; ')}. PgBouncer (Debian's, pool_mode transaction) ` +
+      `has ${BENCH_PGBOUNCER_POOL_SIZE} server connections per database, as many as a core's own pool opens directly. Rows: ` +
+      `${TRADE_ROW}, the trade of v3-trades (a quote made for each before the round, over ${TRADING_ORGS} orgs); ${TRADE_READ_ROW}, ` +
+      `the v3 trade read of ${TRADE_GET} (GET /v3/fx/trades/{id} of one trade seeded at start). CPU per request: each core's, ` +
+      "the PostgreSQL server processes of each core's database (read from /proc), and PgBouncer's",
+    rowComparisons: [TRADE_ROW, TRADE_READ_ROW].flatMap((kind) =>
+      POOL_ROUTES.slice(1).map((route) => ({ row: `${kind}: ${route.label}`, of: `${kind}: ${POOL_ROUTES[0].label}` })),
+    ),
+    async start(context) {
+      const { pgbouncer, clock } = await startBenchPgBouncer(
+        context.settings,
+        context.cleanup,
+        BENCH_PGBOUNCER_POOL_SIZE,
+      );
+      const trades: SideBySideRow[] = [];
+      const reads: SideBySideRow[] = [];
+      const clocks: CpuClock[] = [];
+      const servers: ServerProcess[] = [];
+      for (const route of POOL_ROUTES) {
+        const core = await startCore(
+          context,
+          { ...TRADING_CORE, orgs: TRADING_ORGS },
+          { poolMode: route.poolMode, ...(route.throughPgBouncer ? { pgbouncer } : {}) },
+        );
+        const [tradeId] = await seedTrades(core.server.url, core.signers[0]!, 1);
+        trades.push({
+          label: `${TRADE_ROW}: ${route.label}`,
+          url: core.server.url,
+          plan: v3TradePlan(core.server.url, core.signers),
+        });
+        reads.push({
+          label: `${TRADE_READ_ROW}: ${route.label}`,
+          url: core.server.url,
+          plan: v3GetPlan(core.signers[0]!, `/v3/fx/trades/${tradeId!}`),
+        });
+        clocks.push(
+          { app: `core (${route.label})`, cpuMicros: () => core.server.cpuMicros() },
+          postgresClock(
+            `postgres (${route.label})`,
+            context.settings.databaseUrl,
+            new URL(core.databaseUrl).pathname.slice(1),
+          ),
+        );
+        servers.push(core.server);
+      }
+      const rows = [...trades, ...reads];
+      return {
+        url: servers[0]!.url,
+        servers,
+        plan: {
+          kind: 'self-measured',
+          async probe() {
+            for (const row of rows) await probe(row.url, row.plan);
+          },
+          measure: (settings) => measureSideBySide(rows, settings, [...clocks, clock]),
+        },
       };
     },
   },

@@ -16,7 +16,6 @@
 import autocannon from 'autocannon';
 
 import { measureChained } from './chained-load.js';
-import type { ServerProcess } from './launcher.js';
 import {
   assertPoolLastsTheRun,
   type CaseMeasurement,
@@ -245,7 +244,7 @@ interface RowTally {
 export async function measureSideBySide(
   rows: readonly SideBySideRow[],
   settings: LoadSettings,
-  servers: readonly ServerProcess[],
+  servers: readonly CpuClock[],
 ): Promise<CaseMeasurement> {
   const roundSeconds = Math.max(1, Math.round(settings.durationSeconds / settings.rounds));
   const tallies: RowTally[] = [];
@@ -324,8 +323,17 @@ export async function measureSideBySide(
   return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
 }
 
+/**
+ * A process whose CPU time a side-by-side case reads around every round: a bench server, or
+ * another process the case runs (a PgBouncer), named as the report shows it.
+ */
+export interface CpuClock {
+  readonly app: string;
+  cpuMicros(): Promise<number>;
+}
+
 /** Each server's CPU time so far, one after the other (a server answers one query at a time). */
-async function cpuMicrosOf(servers: readonly ServerProcess[]): Promise<number[]> {
+async function cpuMicrosOf(servers: readonly CpuClock[]): Promise<number[]> {
   const micros: number[] = [];
   for (const server of servers) micros.push(await server.cpuMicros());
   return micros;

@@ -15,14 +15,21 @@ import { type CaseReport, failuresOf, formatReport } from './report.js';
 import { CleanupStack } from './resources.js';
 import { type BenchSettings, readSettings } from './settings.js';
 
-function selectCases(filter: readonly string[]): readonly BenchCase[] {
-  if (filter.length === 0) return BENCH_CASES;
+/** The cases of this run: those BENCH_CASES names (every one when unset), the PgBouncer ones only with BENCH_PGBOUNCER=1. */
+function selectCases(filter: readonly string[], pgbouncer: boolean): readonly BenchCase[] {
   const unknown = filter.filter((name) => !BENCH_CASES.some((benchCase) => benchCase.name === name));
   if (unknown.length > 0)
     throw new Error(
       `BENCH_CASES names unknown cases: ${unknown.join(', ')} (known: ${BENCH_CASES.map((c) => c.name).join(', ')})`,
     );
-  return BENCH_CASES.filter((benchCase) => filter.includes(benchCase.name));
+  const gated = BENCH_CASES.filter((benchCase) => benchCase.needsPgBouncer && filter.includes(benchCase.name));
+  if (!pgbouncer && gated.length > 0)
+    throw new Error(
+      `BENCH_CASES names ${gated.map((c) => c.name).join(', ')}, which start a PgBouncer: set BENCH_PGBOUNCER=1`,
+    );
+  return BENCH_CASES.filter(
+    (benchCase) => (filter.length === 0 || filter.includes(benchCase.name)) && (pgbouncer || !benchCase.needsPgBouncer),
+  );
 }
 
 function contextFor(settings: BenchSettings, cleanup: CleanupStack, reports: readonly CaseReport[]): CaseContext {
@@ -67,7 +74,7 @@ async function runCase(
 
 async function main(): Promise<number> {
   const settings = readSettings();
-  const cases = selectCases(settings.caseFilter);
+  const cases = selectCases(settings.caseFilter, settings.pgbouncer);
   const loadAverage = os.loadavg();
   const reports: CaseReport[] = [];
   const errors: string[] = [];

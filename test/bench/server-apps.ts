@@ -27,7 +27,8 @@ import { AdminListener } from '../../src/lib/admin/admin-listener.js';
 import { type Scope, SCOPES } from '../../src/lib/auth/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
-import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { DB_POOL_MODES, type DbPoolMode } from '../../src/lib/db/pool-mode.js';
+import { openPostgres, POSTGRES_DEFAULTS, type PostgresOptions } from '../../src/lib/db/postgres-database.js';
 import { newId, newUuid } from '../../src/lib/ids.js';
 import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
@@ -71,6 +72,19 @@ function keyScopes(config: ServerConfig): Scope[] {
   const unknown = names.filter((name) => !(SCOPES as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`server config keyScopes names unknown scopes: ${unknown.join(', ')}`);
   return names as Scope[];
+}
+
+/**
+ * `databasePoolMode`: how the server's pool treats its connections (FXGATE_DB_POOL_MODE):
+ * `session` when absent, `transaction` through a PgBouncer in transaction pooling.
+ */
+function databaseOptions(config: ServerConfig): PostgresOptions {
+  const poolMode = config.databasePoolMode ?? POSTGRES_DEFAULTS.poolMode;
+  if (!(DB_POOL_MODES as readonly string[]).includes(poolMode))
+    throw new Error(
+      `server config databasePoolMode must be one of ${DB_POOL_MODES.join(', ')}, not ${JSON.stringify(poolMode)}`,
+    );
+  return { connectionString: setting(config, 'databaseUrl'), poolMode: poolMode as DbPoolMode };
 }
 
 /** `orgs`: how many bench orgs (each with its own key and books) to make; one when absent. */
@@ -248,9 +262,10 @@ async function staticLegacy(config: ServerConfig): Promise<ServedApp> {
  * (fundLiveBook); `withdrawalAccount: 'usd-fedwire'` registers and verifies a USD FEDWIRE
  * account (ids in `withdrawalAccountIds`, in org order); `webhookUrl` registers a webhook
  * endpoint for every event type (ids in `webhookEndpointIds`). Background jobs: see jobOptions.
+ * The pool's mode: see databaseOptions.
  */
 async function core(config: ServerConfig): Promise<ServedApp> {
-  const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
+  const db = openPostgres(databaseOptions(config));
   const store = new RedisStore({ url: setting(config, 'redisUrl'), keyPrefix: setting(config, 'redisKeyPrefix') });
   try {
     await migrate(db);
@@ -327,7 +342,7 @@ async function core(config: ServerConfig): Promise<ServedApp> {
  * when its admin listener is on: the process's default metrics run too. Off when absent.
  */
 async function gateway(config: ServerConfig): Promise<ServedApp> {
-  const db = openPostgres({ connectionString: setting(config, 'databaseUrl') });
+  const db = openPostgres(databaseOptions(config));
   const store = new RedisStore({ url: setting(config, 'redisUrl'), keyPrefix: setting(config, 'redisKeyPrefix') });
   let keysDir: string | null = null;
   const admin = config.metrics === 'on' ? new AdminListener({ logLevel: 'warn' }) : null;

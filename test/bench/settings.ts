@@ -23,6 +23,8 @@ export interface BenchSettings {
   readonly redisUrl: string;
   /** A folder for each fixed-rate row's per-request samples (BENCH_SAMPLES_DIR, paced-load.ts); none by default. */
   readonly samplesDir: string | undefined;
+  /** Run the cases that start a PgBouncer in front of the database too (BENCH_PGBOUNCER=1); off by default. */
+  readonly pgbouncer: boolean;
 }
 
 export const BENCH_DEFAULTS = {
@@ -68,5 +70,6 @@ export function readSettings(): BenchSettings {
     databaseUrl: withLoginUser(process.env.DATABASE_URL ?? BENCH_DEFAULTS.databaseUrl),
     redisUrl: process.env.REDIS_URL ?? BENCH_DEFAULTS.redisUrl,
     samplesDir: process.env.BENCH_SAMPLES_DIR || undefined,
+    pgbouncer: process.env.BENCH_PGBOUNCER === '1',
   };
 }

@@ -17,6 +17,8 @@ import {
   PRODUCTION_DRAIN_DELAY_MS,
   signingIssuer,
 } from '../../src/lib/config.js';
+import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
+import { POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 import { keyIdOf } from '../../src/lib/secrets/sealing-keyring.js';
 
@@ -167,6 +169,21 @@ describe('FXGATE_UPSTREAM_DEADLINE_MS', () => {
     expect(problems({ FXGATE_UPSTREAM_DEADLINE_MS: value })).toEqual([
       expect.stringMatching(/^FXGATE_UPSTREAM_DEADLINE_MS: /),
     ]);
+  });
+});
+
+describe('FXGATE_DB_POOL_MODE', () => {
+  it("defaults to session, the driver's own default", () => {
+    expect(loadConfig({}).FXGATE_DB_POOL_MODE).toBe('session');
+    expect(loadConfig({}).FXGATE_DB_POOL_MODE).toBe(POSTGRES_DEFAULTS.poolMode);
+  });
+
+  it('accepts every mode the driver has', () => {
+    for (const mode of DB_POOL_MODES) expect(loadConfig({ FXGATE_DB_POOL_MODE: mode }).FXGATE_DB_POOL_MODE).toBe(mode);
+  });
+
+  it.each(['Transaction', 'statement', 'pgbouncer'])('refuses %s, naming the variable', (value) => {
+    expect(problems({ FXGATE_DB_POOL_MODE: value })).toEqual([expect.stringMatching(/^FXGATE_DB_POOL_MODE: /)]);
   });
 });
 

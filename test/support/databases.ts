@@ -2,7 +2,9 @@
  * Throwaway databases for tests: each call makes a fresh, migrated database, on the real
  * PostgreSQL server (a new database per call, dropped afterwards) or on in-memory PGlite. Each is
  * a copy of the run's migrated template (database-templates.ts) when the global setup made one,
- * and migrated from scratch otherwise.
+ * and migrated from scratch otherwise. In the `pgbouncer` vitest project (pgbouncer-setup.ts) a
+ * PostgreSQL database is made on the server as ever, and reached through the run's PgBouncer in
+ * transaction pooling: its `url` and its `db` (in FXGATE_DB_POOL_MODE=transaction) both go there.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -12,15 +14,33 @@ import pg from 'pg';
 import type { Database } from '../../src/lib/db/database.js';
 import { migrate } from '../../src/lib/db/migrate.js';
 import { openPglite } from '../../src/lib/db/pglite-database.js';
-import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import type { DbPoolMode } from '../../src/lib/db/pool-mode.js';
+import { openPostgres, type PostgresOptions } from '../../src/lib/db/postgres-database.js';
 import { TEMPLATE_ENV } from './database-templates.js';
+import { testPgBouncer } from './pgbouncer-setup.js';
 import { testServices } from './services.js';
 
 export interface TestDatabase {
   readonly db: Database;
-  /** Connection string of the new database (PostgreSQL only). */
+  /** Connection string of the new database (PostgreSQL only): through the run's PgBouncer when it has one. */
   readonly url: string | null;
   drop(): Promise<void>;
+}
+
+/** How this run's test databases are reached: `transaction` through the `pgbouncer` project's PgBouncer. */
+export function testPoolMode(): DbPoolMode {
+  return testPgBouncer() === null ? 'session' : 'transaction';
+}
+
+/** The URL of the test database `name`: on the run's PostgreSQL, or through its PgBouncer in the `pgbouncer` project. */
+export function testDatabaseUrl(name: string): string {
+  const direct = withDatabase(testServices().databaseUrl, name);
+  return testPgBouncer()?.urlFor(direct) ?? direct;
+}
+
+/** A pool of a test's own on a test database's `url`, in the run's pool mode (a second process's, say). */
+export function openTestPostgres(url: string, options: Omit<PostgresOptions, 'connectionString' | 'poolMode'> = {}) {
+  return openPostgres({ ...options, connectionString: url, poolMode: testPoolMode() });
 }
 
 function withDatabase(url: string, database: string): string {
@@ -63,8 +83,8 @@ async function createPostgres(template: string | undefined): Promise<TestDatabas
   } finally {
     await admin.end();
   }
-  const url = withDatabase(adminUrl, name);
-  const db = openPostgres({ connectionString: url, maxConnections: 30 });
+  const url = testDatabaseUrl(name);
+  const db = openTestPostgres(url, { maxConnections: 30 });
   await migrate(db);
   return {
     db,

@@ -59,9 +59,9 @@ export function freePort(): Promise<number> {
 }
 
 /** Runs a command to completion; on failure the error carries its output, which says why. */
-export function runCommand(command: string, args: readonly string[]): Promise<string> {
+export function runCommand(command: string, args: readonly string[], timeoutMs = 120_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(command, args, { timeout: timeoutMs }, (error, stdout, stderr) => {
       if (error === null) {
         resolve(stdout);
         return;

@@ -1,12 +1,25 @@
-/** The PostgreSQL driver of the Database interface, over a `pg` connection pool. */
+/**
+ * The PostgreSQL driver of the Database interface, over a `pg` connection pool, in either pool
+ * mode (pool-mode.ts): on sessions of its own it prepares each statement once per connection;
+ * through a pooler in transaction pooling it keeps nothing on a connection past a transaction.
+ */
 import { createHash } from 'node:crypto';
 
 import pg from 'pg';
 
 import type { Database, Queryable, QueryResult } from './database.js';
+import type { DbPoolMode } from './pool-mode.js';
 
 export interface PostgresOptions {
   readonly connectionString: string;
+  /**
+   * `session` (the default): named prepared statements, and the statement timeout as a
+   * connection parameter. `transaction`: unnamed statements, and the statement timeout set in
+   * each transaction (`SET LOCAL`), since a pooler in transaction pooling runs the next
+   * statement of the same connection on another server session, and PgBouncer refuses the
+   * connection parameter.
+   */
+  readonly poolMode?: DbPoolMode;
   /** Connections kept in the pool; the default suits a 2-core machine. */
   readonly maxConnections?: number;
   /** Milliseconds a statement may run before PostgreSQL cancels it. */
@@ -21,7 +34,12 @@ export interface PostgresOptions {
   readonly idleTimeoutMs?: number;
 }
 
-export const POSTGRES_DEFAULTS = { maxConnections: 20, statementTimeoutMs: 10_000, idleTimeoutMs: 600_000 } as const;
+export const POSTGRES_DEFAULTS = {
+  poolMode: 'session',
+  maxConnections: 20,
+  statementTimeoutMs: 10_000,
+  idleTimeoutMs: 600_000,
+} as const;
 
 /**
  * How many distinct statement texts get a name. The code's SQL is a fixed set of texts (nothing
@@ -70,9 +88,12 @@ function isStalePreparedStatement(error: unknown): boolean {
   );
 }
 
-function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames, inTransaction: boolean): Queryable {
+/** What names a parameterised statement: nothing at all on connections a pooler shares (transaction mode). */
+type Naming = StatementNames | null;
+
+function wrap(client: pg.Pool | pg.PoolClient, statements: Naming, inTransaction: boolean): Queryable {
   const run = (sql: string, params: readonly unknown[]) => {
-    const name = params.length > 0 ? statements.nameOf(sql) : undefined;
+    const name = params.length > 0 ? statements?.nameOf(sql) : undefined;
     return client.query({ text: sql, values: params as unknown[], ...(name === undefined ? {} : { name }) });
   };
   return {
@@ -81,7 +102,7 @@ function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames, inTra
       try {
         result = await run(sql, params);
       } catch (error) {
-        if (!isStalePreparedStatement(error)) throw error;
+        if (statements === null || !isStalePreparedStatement(error)) throw error;
         statements.renew();
         // Nothing ran, so a lone statement is simply run again under its new name. Inside a
         // transaction the error has aborted it: the caller's retry prepares anew.
@@ -97,15 +118,20 @@ function wrap(client: pg.Pool | pg.PoolClient, statements: StatementNames, inTra
 }
 
 export function openPostgres(options: PostgresOptions): Database {
+  const sessions = (options.poolMode ?? POSTGRES_DEFAULTS.poolMode) === 'session';
+  const statementTimeoutMs = Math.trunc(options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs);
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? POSTGRES_DEFAULTS.maxConnections,
-    statement_timeout: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    ...(sessions ? { statement_timeout: statementTimeoutMs } : {}),
     idleTimeoutMillis: options.idleTimeoutMs ?? POSTGRES_DEFAULTS.idleTimeoutMs,
   });
   // An idle client that loses its connection emits here; without a listener the process dies.
   pool.on('error', () => {});
-  const statements = new StatementNames();
+  const statements = sessions ? new StatementNames() : null;
+  // One message, one round trip, as BEGIN alone: SET LOCAL lasts until the transaction ends and
+  // takes no snapshot, so the transaction may still set its isolation level.
+  const begin = sessions ? 'BEGIN' : `BEGIN; SET LOCAL statement_timeout = ${statementTimeoutMs}`;
   const root = wrap(pool, statements, false);
   return {
     driver: 'postgres',
@@ -122,7 +148,7 @@ export function openPostgres(options: PostgresOptions): Database {
       };
       client.on('error', onError);
       try {
-        await client.query('BEGIN');
+        await client.query(begin);
         const result = await fn(wrap(client, statements, true));
         await client.query('COMMIT');
         return result;

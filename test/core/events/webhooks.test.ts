@@ -36,14 +36,13 @@ import {
 } from '../../../src/core/events/webhook-worker.js';
 import type { Mode } from '../../../src/lib/auth/credentials.js';
 import type { Database } from '../../../src/lib/db/database.js';
-import { openPostgres } from '../../../src/lib/db/postgres-database.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';
 import { upgradeSealedRows } from '../../../src/lib/secrets/sealed-rows.js';
 import { SealedSecretError, SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import { verifyWebhookSignature } from '../../../src/lib/webhooks/signature.js';
+import { openTestPostgres, testDatabaseUrl } from '../../support/databases.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
-import { testServices } from '../../support/services.js';
 import { expectV3Error, hasKeyDeep } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
 
@@ -1070,10 +1069,7 @@ describe('webhooks on PostgreSQL', () => {
         const events: string[] = [];
         for (let n = 0; n < 50; n += 1) events.push(await h.event(key, 'deposit.completed', { n }));
 
-        const otherPool = openPostgres({
-          connectionString: await databaseUrl(h.db, 'webhook_worker_b'),
-          maxConnections: 4,
-        });
+        const otherPool = openTestPostgres(await databaseUrl(h.db, 'webhook_worker_b'), { maxConnections: 4 });
         try {
           const options = { batchSize: 7, concurrency: 3, claim };
           const a = h.worker({ options });
@@ -1123,7 +1119,7 @@ describe('webhooks on PostgreSQL', () => {
       );
 
       // Worker A on its own connection, found by its application_name.
-      const poolA = openPostgres({ connectionString: await databaseUrl(h.db, 'webhook_worker_a'), maxConnections: 2 });
+      const poolA = openTestPostgres(await databaseUrl(h.db, 'webhook_worker_a'), { maxConnections: 2 });
       const a = h.worker({ db: poolA, options: { requestTimeoutMs: 20_000, concurrency: 8 } });
       const roundA = a.runOnce();
       roundA.catch(() => {}); // its failure is asserted below
@@ -1317,8 +1313,7 @@ async function drain(worker: WebhookDeliveryWorker): Promise<number> {
 /** The test database's URL, for a second pool whose connections carry this application_name. */
 async function databaseUrl(db: Database, applicationName: string): Promise<string> {
   const { rows } = await db.query<{ name: string }>('SELECT current_database() AS name');
-  const url = new URL(testServices().databaseUrl);
-  url.pathname = `/${rows[0]!.name}`;
+  const url = new URL(testDatabaseUrl(rows[0]!.name));
   url.searchParams.set('application_name', applicationName);
   return url.toString();
 }
