@@ -80,7 +80,7 @@ export class FleetCallback {
       await tx.query('DELETE FROM legacy_webhook_gateways WHERE expires_at <= now()');
       const { rows } = await tx.query<{ base_url: string; gateways: number; since: Date }>(
         `SELECT base_url, count(*)::int AS gateways, min(started_at) AS since FROM legacy_webhook_gateways
-          GROUP BY base_url ORDER BY since DESC, base_url`,
+          GROUP BY base_url ORDER BY min(start_order) DESC`,
       );
       const advertised = rows.map((row) => ({ base: row.base_url, gateways: row.gateways, since: row.since }));
       // Kept while anyone advertises it; with nobody advertising anything, nothing is decided.

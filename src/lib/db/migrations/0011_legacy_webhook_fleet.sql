@@ -5,10 +5,13 @@
 
 -- One row per running gateway process that advertises a callback base (FXGATE_GATEWAY_WEBHOOK_URL,
 -- or `fxgate all`'s own listener), renewed at each of its reconciliations. Past expires_at the
--- process is taken for gone; a process that stops deletes its own row. Times are the database's.
+-- process is taken for gone; a process that stops deletes its own row. Times are the database's;
+-- which process came first is told by start_order, which no clock (nor a millisecond shared by two
+-- starts) can reverse.
 CREATE TABLE legacy_webhook_gateways (
   instance_id  uuid PRIMARY KEY,
   base_url     text NOT NULL,
+  start_order  bigint GENERATED ALWAYS AS IDENTITY,
   started_at   timestamptz(3) NOT NULL,
   renewed_at   timestamptz(3) NOT NULL,
   expires_at   timestamptz(3) NOT NULL
