@@ -14,6 +14,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -29,8 +30,8 @@ export interface SentinelSetOptions {
   readonly sentinels?: number;
   /** The data nodes' password (`requirepass`), which clients and the Sentinels give. */
   readonly password?: string;
-  /** An ACL user of the data nodes besides `default`, with every permission. */
-  readonly user?: { readonly name: string; readonly password: string };
+  /** An ACL user of the data nodes besides `default`: its ACL rules, every permission unless given. */
+  readonly user?: { readonly name: string; readonly password: string; readonly rules?: string };
   /** The Sentinels' own password (`requirepass` on each Sentinel). */
   readonly sentinelPassword?: string;
   readonly masterName?: string;
@@ -42,6 +43,7 @@ export interface SentinelSetOptions {
 
 export const SENTINEL_SET_DEFAULTS = {
   sentinels: 1,
+  /** Made unique per set: Sentinels that watch the same name take each other's word for where its primary is. */
   masterName: 'fxgate-test',
   downAfterMs: 1_000,
   failoverTimeoutMs: 5_000,
@@ -92,7 +94,11 @@ export class ThrowawaySentinelSet {
   }
 
   static async start(options: SentinelSetOptions = {}): Promise<ThrowawaySentinelSet> {
-    const resolved = { ...SENTINEL_SET_DEFAULTS, ...options };
+    const resolved = {
+      ...SENTINEL_SET_DEFAULTS,
+      ...options,
+      masterName: options.masterName ?? `${SENTINEL_SET_DEFAULTS.masterName}-${randomBytes(4).toString('hex')}`,
+    };
     const binDir = findExecutableDir(['redis-server'], ['/usr/bin', '/usr/local/bin', '/usr/sbin']);
     if (binDir === null) throw new Error(`no redis-server in PATH, /usr/bin or /usr/local/bin: ${REDIS_INSTALL_HINT}`);
     const set = new ThrowawaySentinelSet(resolved, path.join(binDir, 'redis-server'), [], []);
@@ -252,7 +258,7 @@ export class ThrowawaySentinelSet {
       'repl-diskless-sync-delay 0',
       // The replica's own user, which cutReplication turns off; `default` stays the clients'.
       `user ${REPLICATION_USER} on >${REPLICATION_PASSWORD} ~* &* +@all`,
-      ...(user === undefined ? [] : [`user ${user.name} on >${user.password} ~* &* +@all`]),
+      ...(user === undefined ? [] : [`user ${user.name} on >${user.password} ${user.rules ?? '~* &* +@all'}`]),
       ...(password === undefined ? [] : [`requirepass ${password}`]),
       ...(primaryPort === null
         ? []

@@ -97,10 +97,11 @@ end`;
  * primary of another identity (a replica promoted by a failover, a server restarted) may lack
  * nonces the marker's primary held, so the marker is made again, now, and this primary's identity
  * recorded with it. Never earlier than the marker it replaces, whatever the new server's clock says.
+ * A marker that is not a number is made again too: a new marker only refuses more tokens.
  */
 const nonceEpochOfPrimary = `
 local epoch = redis.call('GET', KEYS[1])
-if not epoch or redis.call('GET', KEYS[2]) ~= ARGV[1] then
+if not epoch or not string.match(epoch, '^%d+$') or redis.call('GET', KEYS[2]) ~= ARGV[1] then
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   local former = tonumber(epoch or '')

@@ -76,13 +76,16 @@ function commandName(script: RedisScriptName): string {
   return `fxgate_${script}`;
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function toStoreError(error: unknown): Error {
   if (error instanceof StoreUnavailableError || error instanceof CorruptStoreRecordError) return error;
   if (error instanceof Error && error.name === 'ReplyError') {
     if (!UNAVAILABLE_REPLY_PREFIXES.some((prefix) => error.message.startsWith(prefix))) return error;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new StoreUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
+  return new StoreUnavailableError(`Redis is unavailable: ${messageOf(error)}`, { cause: error });
 }
 
 /** The epoch marker as a script replies it: ms since the epoch, in decimal digits. */
@@ -102,25 +105,32 @@ function unexpectedReply(script: string, reply: unknown): CorruptStoreRecordErro
  */
 function waitForChecked(client: Redis, events: EventEmitter, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const settle = (error?: Error): void => {
+    const settle = (error?: StoreUnavailableError): void => {
       clearTimeout(timer);
       events.off('checked', onChecked);
-      events.off('check-failed', onError);
+      events.off('check-failed', onCheckFailed);
       client.off('error', onError);
       client.off('end', onEnd);
       if (error === undefined) resolve();
-      else reject(error instanceof StoreUnavailableError ? error : toStoreError(error));
+      else reject(error);
     };
     const onChecked = (): void => settle();
     const onError = (error: Error): void =>
       settle(new StoreUnavailableError(`Redis is unreachable: ${error.message}`, { cause: error }));
+    // Whatever stopped the check (a timeout, a replica, an ACL user without INFO), the store cannot serve.
+    const onCheckFailed = (error: unknown): void =>
+      settle(
+        error instanceof StoreUnavailableError
+          ? error
+          : new StoreUnavailableError(`Redis's primary could not be checked: ${messageOf(error)}`, { cause: error }),
+      );
     const onEnd = (): void => settle(new StoreUnavailableError('The Redis connection has ended'));
     const timer = setTimeout(
       () => settle(new StoreUnavailableError(`Redis was not ready within ${timeoutMs} ms`)),
       timeoutMs,
     );
     events.on('checked', onChecked);
-    events.on('check-failed', onError);
+    events.on('check-failed', onCheckFailed);
     client.on('error', onError);
     client.on('end', onEnd);
   });
@@ -219,33 +229,6 @@ export class RedisStore implements EphemeralStore {
     return epochOf('nonceEpoch', reply, reply);
   }
 
-  /**
-   * Compares the marker's primary with the one this connection reached and makes a new marker when
-   * they differ (redis-scripts.ts nonceEpochOfPrimary); callers wait for it (ready()). Its outcome
-   * is announced only while its connection is the current one.
-   */
-  private checkPrimary(): void {
-    const connection = this.connection;
-    this.checkingConnection = connection;
-    const current = (): boolean => connection === this.connection && this.client.status === 'ready';
-    void (async () => {
-      const [server, replication] = await Promise.all([this.client.info('server'), this.client.info('replication')]);
-      const identity = primaryIdentity(server, replication);
-      const reply = await this.scriptCommand('nonceEpochOfPrimary')(NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, identity);
-      epochOf('nonceEpochOfPrimary', reply, reply);
-    })().then(
-      () => {
-        if (!current()) return;
-        this.checkedConnection = connection;
-        this.primaryChecks.emit('checked');
-      },
-      (error: unknown) => {
-        if (this.checkingConnection === connection) this.checkingConnection = -1;
-        if (current()) this.primaryChecks.emit('check-failed', error);
-      },
-    );
-  }
-
   async rateLimit(input: RateLimitInput): Promise<RateLimitResult> {
     assertRateLimitInput(input);
     const reply = await this.script('rateLimit', [input.key], input.limit, input.periodMs);
@@ -321,5 +304,32 @@ export class RedisStore implements EphemeralStore {
       this.readiness = undefined;
     });
     return this.readiness;
+  }
+
+  /**
+   * Compares the marker's primary with the one this connection reached and makes a new marker when
+   * they differ (redis-scripts.ts nonceEpochOfPrimary); callers wait for it (ready()). Its outcome
+   * is announced only while its connection is the current one.
+   */
+  private checkPrimary(): void {
+    const connection = this.connection;
+    this.checkingConnection = connection;
+    const current = (): boolean => connection === this.connection && this.client.status === 'ready';
+    void (async () => {
+      const [server, replication] = await Promise.all([this.client.info('server'), this.client.info('replication')]);
+      const identity = primaryIdentity(server, replication);
+      const reply = await this.scriptCommand('nonceEpochOfPrimary')(NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, identity);
+      epochOf('nonceEpochOfPrimary', reply, reply);
+    })().then(
+      () => {
+        if (!current()) return;
+        this.checkedConnection = connection;
+        this.primaryChecks.emit('checked');
+      },
+      (error: unknown) => {
+        if (this.checkingConnection === connection) this.checkingConnection = -1;
+        if (current()) this.primaryChecks.emit('check-failed', error);
+      },
+    );
   }
 }
