@@ -185,6 +185,14 @@ export class RedisStore implements EphemeralStore {
     this.client.on('close', () => {
       this.connection += 1;
     });
+    // ioredis ends a client for good in a few races (its Sentinel failover detector dropping a
+    // connection that is still being made is one): a store that was not closed connects again.
+    this.client.on('end', () => {
+      if (this.closed) return;
+      setTimeout(() => {
+        if (!this.closed && this.client.status === 'end') this.client.connect().catch(() => {});
+      }, RECONNECT_MAX_DELAY_MS).unref();
+    });
     for (const [name, lua] of Object.entries(REDIS_SCRIPTS)) {
       const script = name as RedisScriptName;
       this.client.defineCommand(commandName(script), { numberOfKeys: REDIS_SCRIPT_KEY_COUNTS[script], lua });

@@ -137,6 +137,10 @@ describe('RedisStore through Sentinel', () => {
   });
 });
 
+function messageOf(error: unknown): string | undefined {
+  return error instanceof Error ? error.message : error === undefined ? undefined : JSON.stringify(error);
+}
+
 /** One operation of the stream: when it was sent and how it ended. */
 interface Outcome {
   readonly sentAt: number;
@@ -205,7 +209,11 @@ describe('RedisStore through Sentinel when the primary is killed', () => {
         await eventually(async () => {
           const recent = outcomes.slice(-10);
           if (recent.length < 10 || !recent.every((outcome) => outcome.result === 'ok' && outcome.sentAt > killedAt))
-            throw new Error('the stream has not recovered yet');
+            throw new Error(
+              `the stream has not recovered yet; last outcomes: ${JSON.stringify(
+                recent.map((outcome) => [outcome.sentAt - killedAt, outcome.result, messageOf(outcome.error)]),
+              )}`,
+            );
         }, 20_000);
       } finally {
         streaming = false;

@@ -144,6 +144,30 @@ describe('RedisStore checking the primary it reached', () => {
     }
   });
 
+  it('connects again by itself when its client ends without the store being closed', async () => {
+    const store = new RedisStore({ url: own.url, keyPrefix: uniquePrefix() });
+    try {
+      await store.ping();
+      // What ioredis does in a few races: the connection ended for good, no reconnection planned.
+      const client = (store as unknown as { client: Redis }).client;
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      client.disconnect(false);
+      await ended;
+      const deadline = Date.now() + 5_000;
+      let answered = false;
+      while (!answered && Date.now() < deadline) {
+        answered = await store.ping().then(
+          () => true,
+          () => false,
+        );
+        if (!answered) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(answered).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses every call as unavailable, naming why, when its user may not read INFO', async () => {
     await ownAdmin.call('ACL', 'SETUSER', 'no-info', 'on', '>no-info-password', '~*', '+@all', '-info');
     const url = new URL(own.url);
