@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Closers } from '../../src/cli/closers.js';
 import { openStore, redisEndpointOf } from '../../src/cli/runtime.js';
 import { loadConfig } from '../../src/lib/config.js';
+import { StoreUnavailableError } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { NONCE_EPOCH_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
 import { freePort } from '../support/local-processes.js';
+import { makeTestCertificates, type TestCertificates } from '../support/test-certificates.js';
 import { ThrowawaySentinelSet } from '../support/throwaway-sentinel.js';
 
 /** The user with exactly the permissions docs/operations.md#redis-sentinel lists. */
@@ -126,6 +128,44 @@ describe('openStore', () => {
       );
       expect(warnings[0]).not.toContain('data-secret');
       await expect(store.ping()).rejects.toThrow(/unavailable|unreachable|not ready/i);
+    } finally {
+      await closers.closeAll();
+    }
+  });
+});
+
+describe('openStore with FXGATE_REDIS_TLS=on', () => {
+  let certificates: TestCertificates;
+  let set: ThrowawaySentinelSet;
+  beforeAll(async () => {
+    certificates = await makeTestCertificates();
+    set = await ThrowawaySentinelSet.start({ tls: certificates });
+  });
+  afterAll(async () => {
+    try {
+      await set?.stop();
+    } finally {
+      await certificates?.remove();
+    }
+  });
+
+  // The same set is reached once its CA is added (NODE_EXTRA_CA_CERTS): test/cli/commands/core.test.ts.
+  it("checks the Sentinels' certificates against the system's CAs: a private CA's are refused", async () => {
+    const closers = new Closers();
+    const warnings: string[] = [];
+    const store = await openStore(
+      loadConfig({
+        FXGATE_REDIS_SENTINELS: set.sentinelList,
+        FXGATE_REDIS_SENTINEL_NAME: set.masterName,
+        FXGATE_REDIS_TLS: 'on',
+      }),
+      closers,
+      (line) => warnings.push(line),
+    );
+    try {
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/does not answer yet: Redis is unreachable: All sentinels are unreachable/);
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       await closers.closeAll();
     }

@@ -23,6 +23,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 
 import { cleanupOnExit, findExecutableDir, freePort, waitUntil } from './local-processes.js';
+import type { TestCertificates } from './test-certificates.js';
 import { captureOutput, exitDescription, hasEnded, REDIS_INSTALL_HINT, stopChild } from './throwaway-redis.js';
 
 export interface SentinelSetOptions {
@@ -39,6 +40,8 @@ export interface SentinelSetOptions {
   readonly downAfterMs?: number;
   /** Sentinel's failover-timeout. */
   readonly failoverTimeoutMs?: number;
+  /** TLS only, on every node and between them: each listens on a TLS port with this certificate. */
+  readonly tls?: TestCertificates;
 }
 
 export const SENTINEL_SET_DEFAULTS = {
@@ -73,8 +76,8 @@ export class ThrowawaySentinelSet {
   private readonly exitHooks: (() => void)[] = [];
 
   private constructor(
-    readonly options: Required<Omit<SentinelSetOptions, 'password' | 'sentinelPassword' | 'user'>> &
-      Pick<SentinelSetOptions, 'password' | 'sentinelPassword' | 'user'>,
+    readonly options: Required<Omit<SentinelSetOptions, 'password' | 'sentinelPassword' | 'user' | 'tls'>> &
+      Pick<SentinelSetOptions, 'password' | 'sentinelPassword' | 'user' | 'tls'>,
     private readonly binary: string,
     readonly dataNodes: RedisNode[],
     readonly sentinelNodes: RedisNode[],
@@ -118,6 +121,7 @@ export class ThrowawaySentinelSet {
   /** A client of a data node, with the data password. */
   client(port: number): Redis {
     const client = new Redis({
+      ...this.tlsOption(),
       host: '127.0.0.1',
       port,
       password: this.options.password,
@@ -132,6 +136,7 @@ export class ThrowawaySentinelSet {
   /** A client of a Sentinel, with the Sentinels' password. */
   sentinelClient(address: SentinelAddress = this.sentinels[0]!): Redis {
     const client = new Redis({
+      ...this.tlsOption(),
       host: address.host,
       port: address.port,
       password: this.options.sentinelPassword,
@@ -141,6 +146,11 @@ export class ThrowawaySentinelSet {
     });
     client.on('error', () => {});
     return client;
+  }
+
+  /** The client side of TLS when the set speaks it: the test authority trusted. */
+  private tlsOption(): { tls?: { ca: string } } {
+    return this.options.tls === undefined ? {} : { tls: { ca: this.options.tls.ca } };
   }
 
   /** Runs one command on a data node and closes the connection. */
@@ -297,9 +307,23 @@ export class ThrowawaySentinelSet {
     const port = await freePort();
     const config = path.join(dir, 'redis.conf');
     // Loopback only; in the foreground, so that the test holds the pid.
+    const { tls } = this.options;
+    // With TLS, the plain port is off and the nodes reach each other over TLS too.
+    const listen =
+      tls === undefined
+        ? [`port ${port}`]
+        : [
+            'port 0',
+            `tls-port ${port}`,
+            `tls-cert-file ${tls.certFile}`,
+            `tls-key-file ${tls.keyFile}`,
+            `tls-ca-cert-file ${tls.caFile}`,
+            'tls-auth-clients no',
+            'tls-replication yes',
+          ];
     await writeFile(
       config,
-      [`port ${port}`, 'bind 127.0.0.1', 'daemonize no', `dir ${dir}`, 'logfile ""', ...lines, ''].join('\n'),
+      [...listen, 'bind 127.0.0.1', 'daemonize no', `dir ${dir}`, 'logfile ""', ...lines, ''].join('\n'),
     );
     const child = spawn(this.binary, [config, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
     const output = captureOutput(child);
@@ -315,7 +339,14 @@ export class ThrowawaySentinelSet {
       await waitUntil(
         `throwaway Redis ${role}`,
         async () => {
-          const client = new Redis({ host: '127.0.0.1', port, password, lazyConnect: true, retryStrategy: () => null });
+          const client = new Redis({
+            ...this.tlsOption(),
+            host: '127.0.0.1',
+            port,
+            password,
+            lazyConnect: true,
+            retryStrategy: () => null,
+          });
           client.on('error', () => {});
           try {
             await client.connect();
