@@ -213,7 +213,7 @@ const sentinelList = z.string().transform((text, ctx): SentinelAddress[] => {
   return problems.length === 0 ? addresses : z.NEVER;
 });
 
-/** A Sentinel group name, a user name or a password: one word, as Redis's configuration file takes it. */
+/** A Sentinel group name or a user name: one word, as Redis's configuration file takes it. */
 const redisWord = z.string().regex(/^\S+$/, 'must be one word, without spaces');
 
 /** The settings that only mean something with FXGATE_REDIS_SENTINELS (REDIS_URL carries its own). */
@@ -290,7 +290,9 @@ export const configSchema = z
       .describe(
         'With FXGATE_REDIS_SENTINELS: the name of the primary the Sentinels watch (`sentinel monitor <name> ...` in their configuration).',
       ),
-    FXGATE_REDIS_SENTINEL_PASSWORD: redisWord
+    FXGATE_REDIS_SENTINEL_PASSWORD: z
+      .string()
+      .min(1)
       .optional()
       .describe("With FXGATE_REDIS_SENTINELS: the Sentinels' own password (their `requirepass`). Unset: none is sent."),
     FXGATE_REDIS_USERNAME: redisWord
@@ -298,7 +300,9 @@ export const configSchema = z
       .describe(
         'With FXGATE_REDIS_SENTINELS: the ACL user of the primary (and of every replica that may become it). Needs FXGATE_REDIS_PASSWORD. Unset: the `default` user. With REDIS_URL the user goes in the URL.',
       ),
-    FXGATE_REDIS_PASSWORD: redisWord
+    FXGATE_REDIS_PASSWORD: z
+      .string()
+      .min(1)
       .optional()
       .describe(
         "With FXGATE_REDIS_SENTINELS: the password of the primary (and of every replica that may become it), the data nodes' `requirepass` or the user's. Unset: none is sent. With REDIS_URL the password goes in the URL.",
