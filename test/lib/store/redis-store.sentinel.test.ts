@@ -16,6 +16,7 @@ import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/sto
 import { primaryIdentity } from '../../../src/lib/store/primary-identity.js';
 import type { RedisSentinelEndpoint } from '../../../src/lib/store/redis-connection.js';
 import { NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, RedisStore } from '../../../src/lib/store/redis-store.js';
+import { freePort } from '../../support/local-processes.js';
 import { ThrowawaySentinelSet } from '../../support/throwaway-sentinel.js';
 import { describeEphemeralStoreContract } from './ephemeral-store.contract.js';
 
@@ -120,6 +121,16 @@ describe('RedisStore through Sentinel', () => {
       const error = await store.claimNonce('nonce:{a}:on-a-replica', 1_000).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect((error as Error).message).toMatch(/as a slave, not a primary/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('passes over a Sentinel that does not answer for the next in the list', async () => {
+    const silent = { host: '127.0.0.1', port: await freePort() };
+    const store = new RedisStore({ sentinel: { ...endpointOf(set), sentinels: [silent, ...set.sentinels] } });
+    try {
+      await expect(store.claimNonce(`nonce:{a}:${randomUUID()}`, 1_000)).resolves.toMatchObject({ fresh: true });
     } finally {
       await store.close();
     }
