@@ -8,6 +8,7 @@ import type { Database } from '../lib/db/database.js';
 import { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { MemoryStore } from '../lib/store/memory-store.js';
+import { describeEndpoint, type RedisEndpoint } from '../lib/store/redis-connection.js';
 import { RedisStore } from '../lib/store/redis-store.js';
 import type { Closers } from './closers.js';
 import { migrateDatabase, openDatabase } from './database.js';
@@ -28,23 +29,45 @@ export async function openRegistry(config: Config, closers: Closers, warn: Warn)
 export type Warn = (line: string) => void;
 
 /**
- * Redis at REDIS_URL, else the in-process store. A Redis that does not answer yet is reported
- * (through warn) but does not stop the start: writes answer 503 and /readyz says unavailable
- * until it does.
+ * Where the Redis store is: REDIS_URL, or the primary the Sentinels of FXGATE_REDIS_SENTINELS name
+ * (config.ts has already refused both at once); null for the in-process store.
+ */
+export function redisEndpointOf(config: Config): RedisEndpoint | null {
+  if (config.FXGATE_REDIS_SENTINELS !== undefined && config.FXGATE_REDIS_SENTINEL_NAME !== undefined) {
+    return {
+      sentinel: {
+        sentinels: config.FXGATE_REDIS_SENTINELS,
+        name: config.FXGATE_REDIS_SENTINEL_NAME,
+        sentinelPassword: config.FXGATE_REDIS_SENTINEL_PASSWORD,
+        username: config.FXGATE_REDIS_USERNAME,
+        password: config.FXGATE_REDIS_PASSWORD,
+        tls: config.FXGATE_REDIS_TLS === 'on',
+      },
+    };
+  }
+  return config.REDIS_URL ? { url: config.REDIS_URL } : null;
+}
+
+/**
+ * Redis at REDIS_URL or through Sentinel, else the in-process store. A Redis that does not answer
+ * yet is reported (through warn) but does not stop the start: writes answer 503 and /readyz says
+ * unavailable until it does.
  */
 export async function openStore(config: Config, closers: Closers, warn: Warn): Promise<EphemeralStore> {
-  if (!config.REDIS_URL) {
+  const endpoint = redisEndpointOf(config);
+  if (endpoint === null) {
     const store = new MemoryStore();
     closers.add('in-process store', () => store.close());
     return store;
   }
-  const store = new RedisStore({ url: config.REDIS_URL });
+  const store = new RedisStore(endpoint);
   closers.add('Redis store', () => store.close());
   try {
     // A Redis found new or emptied gets its epoch marker now, before any token is checked.
     await store.nonceEpoch();
   } catch (error) {
-    warn(`fxgate: warning: Redis (REDIS_URL) does not answer yet: ${messageOf(error)}`);
+    const setting = endpoint.sentinel === undefined ? 'REDIS_URL' : 'FXGATE_REDIS_SENTINELS';
+    warn(`fxgate: warning: Redis (${setting}: ${describeEndpoint(endpoint)}) does not answer yet: ${messageOf(error)}`);
   }
   return store;
 }

@@ -14,6 +14,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
 import type { SealingKeyring } from './secrets/sealing-keyring.js';
 import { keyEntriesOfFile, keyEntriesOfList, keyringOf } from './secrets/sealing-keys.js';
+import { readSentinelList, type SentinelAddress } from './store/sentinel-list.js';
 import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -206,6 +207,25 @@ const sealingKeyFile = z.string().transform((path, ctx): SealingKeyring => {
   return z.NEVER;
 });
 
+/** FXGATE_REDIS_SENTINELS: Sentinel addresses, each checked; a typo would leave the store without a primary. */
+const sentinelList = z.string().transform((text, ctx): SentinelAddress[] => {
+  const { addresses, problems } = readSentinelList(text);
+  for (const message of problems) ctx.addIssue({ code: 'custom', message });
+  return problems.length === 0 ? addresses : z.NEVER;
+});
+
+/** A Sentinel group name or a user name: one word, as Redis's configuration file takes it. */
+const redisWord = z.string().regex(/^\S+$/, 'must be one word, without spaces');
+
+/** The settings that only mean something with FXGATE_REDIS_SENTINELS (REDIS_URL carries its own). */
+const SENTINEL_ONLY_SETTINGS = [
+  'FXGATE_REDIS_SENTINEL_NAME',
+  'FXGATE_REDIS_SENTINEL_PASSWORD',
+  'FXGATE_REDIS_USERNAME',
+  'FXGATE_REDIS_PASSWORD',
+  'FXGATE_REDIS_TLS',
+] as const;
+
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
 const adminPort = z.union([z.literal('off'), port]);
 
@@ -290,8 +310,41 @@ export const configSchema = z
         "How DATABASE_URL's connections behave. `session`: each connection is one PostgreSQL session (a direct connection, or a pooler in session pooling), so every statement is prepared once per connection and the statement timeout is a connection parameter; start-up is refused when two connections are seen sharing one server session. `transaction`: the connections go through a pooler in transaction pooling (PgBouncer `pool_mode = transaction`), which hands each transaction to any server session: statements run unnamed (parsed and planned every time), and the statement timeout is set in each transaction; lone statements take the database role's own `statement_timeout`. No effect on the embedded database.",
       ),
     REDIS_URL: optionalUrl(['redis', 'rediss']).describe(
-      'Redis for idempotency records, nonces, rate limits and cursor cache. Unset: the in-process store (one process only).',
+      'Redis for idempotency records, nonces, rate limits and cursor cache, one server; `rediss://` for TLS, user, password and database in the URL. Unset: FXGATE_REDIS_SENTINELS, or without it the in-process store (one process only).',
     ),
+    FXGATE_REDIS_SENTINELS: sentinelList
+      .optional()
+      .describe(
+        'Redis through Sentinel instead of REDIS_URL: the Sentinels, comma-separated `host:port` (an IPv6 address in brackets, `[::1]:26379`); any one that answers names the primary, and more are learnt from it. The store follows the primary through a failover without a restart: writes answer 503 until a new primary is elected ([Redis Sentinel](docs/operations.md#redis-sentinel)). Needs FXGATE_REDIS_SENTINEL_NAME; not together with REDIS_URL.',
+      ),
+    FXGATE_REDIS_SENTINEL_NAME: redisWord
+      .optional()
+      .describe(
+        'With FXGATE_REDIS_SENTINELS: the name of the primary the Sentinels watch (`sentinel monitor <name> ...` in their configuration).',
+      ),
+    FXGATE_REDIS_SENTINEL_PASSWORD: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("With FXGATE_REDIS_SENTINELS: the Sentinels' own password (their `requirepass`). Unset: none is sent."),
+    FXGATE_REDIS_USERNAME: redisWord
+      .optional()
+      .describe(
+        'With FXGATE_REDIS_SENTINELS: the ACL user of the primary (and of every replica that may become it). Needs FXGATE_REDIS_PASSWORD. Unset: the `default` user. With REDIS_URL the user goes in the URL.',
+      ),
+    FXGATE_REDIS_PASSWORD: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "With FXGATE_REDIS_SENTINELS: the password of the primary (and of every replica that may become it), the data nodes' `requirepass` or the user's. Unset: none is sent. With REDIS_URL the password goes in the URL.",
+      ),
+    FXGATE_REDIS_TLS: z
+      .enum(['off', 'on'])
+      .optional()
+      .describe(
+        "With FXGATE_REDIS_SENTINELS: `on` speaks TLS to the Sentinels and to the primary, checking their certificates against the system's CAs (`NODE_EXTRA_CA_CERTS` adds a private CA). Unset: `off`. With REDIS_URL, `rediss://` does it.",
+      ),
     FXGATE_DATA_DIR: z
       .string()
       .min(1)
@@ -500,6 +553,40 @@ export const configSchema = z
       .describe('pino log level.'),
   })
   .superRefine((config, ctx) => {
+    // One way to Redis: a URL whose host would be ignored, or a setting that would not be read, is an operator's mistake.
+    if (config.FXGATE_REDIS_SENTINELS !== undefined) {
+      if (config.REDIS_URL !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['REDIS_URL'],
+          message:
+            'FXGATE_REDIS_SENTINELS is set too; unset REDIS_URL (through Sentinel, the password and TLS are FXGATE_REDIS_PASSWORD and FXGATE_REDIS_TLS)',
+        });
+      }
+      if (config.FXGATE_REDIS_SENTINEL_NAME === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['FXGATE_REDIS_SENTINEL_NAME'],
+          message: 'is required with FXGATE_REDIS_SENTINELS: the name of the primary the Sentinels watch',
+        });
+      }
+      if (config.FXGATE_REDIS_USERNAME !== undefined && config.FXGATE_REDIS_PASSWORD === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['FXGATE_REDIS_USERNAME'],
+          message: "needs FXGATE_REDIS_PASSWORD, the user's password",
+        });
+      }
+    } else {
+      for (const name of SENTINEL_ONLY_SETTINGS) {
+        if (config[name] === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `is read only with FXGATE_REDIS_SENTINELS${config.REDIS_URL === undefined ? '' : '; with REDIS_URL, the user, password and TLS (rediss://) go in the URL'}`,
+        });
+      }
+    }
     // Two sources of keys would leave which one seals to chance.
     if (config.FXGATE_SECRETS_KEY !== undefined && config.FXGATE_SECRETS_KEY_FILE !== undefined) {
       ctx.addIssue({

@@ -500,3 +500,65 @@ describe('FXGATE_WEBHOOK_ALLOWED_NETWORKS', () => {
     ]);
   });
 });
+
+describe('Redis through Sentinel', () => {
+  const sentinels = { FXGATE_REDIS_SENTINELS: '10.0.0.1:26379, [fd00::2]:26379', FXGATE_REDIS_SENTINEL_NAME: 'fxgate' };
+
+  it('reads the Sentinels, the group name, both passwords, the user and TLS', () => {
+    const config = loadConfig({
+      ...sentinels,
+      FXGATE_REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+      FXGATE_REDIS_USERNAME: 'fxgate-app',
+      FXGATE_REDIS_PASSWORD: 'data-secret',
+      FXGATE_REDIS_TLS: 'on',
+    });
+    expect(config).toMatchObject({
+      FXGATE_REDIS_SENTINELS: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: 'fd00::2', port: 26379 },
+      ],
+      FXGATE_REDIS_SENTINEL_NAME: 'fxgate',
+      FXGATE_REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+      FXGATE_REDIS_USERNAME: 'fxgate-app',
+      FXGATE_REDIS_PASSWORD: 'data-secret',
+      FXGATE_REDIS_TLS: 'on',
+    });
+    expect(config.REDIS_URL).toBeUndefined();
+  });
+
+  it('needs the group name, and refuses REDIS_URL beside the Sentinels: its host would be ignored', () => {
+    expect(problems({ FXGATE_REDIS_SENTINELS: '10.0.0.1:26379' })).toEqual([
+      'FXGATE_REDIS_SENTINEL_NAME: is required with FXGATE_REDIS_SENTINELS: the name of the primary the Sentinels watch',
+    ]);
+    expect(problems({ ...sentinels, REDIS_URL: 'redis://:secret@10.0.0.5:6379' })).toEqual([
+      'REDIS_URL: FXGATE_REDIS_SENTINELS is set too; unset REDIS_URL (through Sentinel, the password and TLS are FXGATE_REDIS_PASSWORD and FXGATE_REDIS_TLS)',
+    ]);
+  });
+
+  it('names each bad Sentinel address', () => {
+    expect(problems({ ...sentinels, FXGATE_REDIS_SENTINELS: '10.0.0.1,10.0.0.2:99999' })).toEqual([
+      'FXGATE_REDIS_SENTINELS: "10.0.0.1" is not host:port (an IPv6 address goes in brackets: [::1]:26379)',
+      'FXGATE_REDIS_SENTINELS: "10.0.0.2:99999": the port must be 1 to 65535',
+    ]);
+  });
+
+  it('refuses a user without a password, and words with spaces', () => {
+    expect(problems({ ...sentinels, FXGATE_REDIS_USERNAME: 'fxgate-app' })).toEqual([
+      "FXGATE_REDIS_USERNAME: needs FXGATE_REDIS_PASSWORD, the user's password",
+    ]);
+    expect(problems({ ...sentinels, FXGATE_REDIS_SENTINEL_NAME: 'my group' })).toEqual([
+      'FXGATE_REDIS_SENTINEL_NAME: must be one word, without spaces',
+    ]);
+    expect(problems({ ...sentinels, FXGATE_REDIS_TLS: 'yes' })[0]).toMatch(/^FXGATE_REDIS_TLS: /);
+  });
+
+  it('refuses the Sentinel-only settings without Sentinels, pointing a REDIS_URL user at the URL', () => {
+    expect(problems({ FXGATE_REDIS_SENTINEL_NAME: 'fxgate', FXGATE_REDIS_TLS: 'off' })).toEqual([
+      'FXGATE_REDIS_SENTINEL_NAME: is read only with FXGATE_REDIS_SENTINELS',
+      'FXGATE_REDIS_TLS: is read only with FXGATE_REDIS_SENTINELS',
+    ]);
+    expect(problems({ REDIS_URL: 'redis://10.0.0.5:6379', FXGATE_REDIS_PASSWORD: 'secret' })).toEqual([
+      'FXGATE_REDIS_PASSWORD: is read only with FXGATE_REDIS_SENTINELS; with REDIS_URL, the user, password and TLS (rediss://) go in the URL',
+    ]);
+  });
+});

@@ -14,7 +14,7 @@ import type { ThrowawayServer } from './local-processes.js';
 import { cleanupOnExit, findExecutableDir, freePort, waitUntil } from './local-processes.js';
 import { probeRedis } from './service-probes.js';
 
-const REDIS_INSTALL_HINT =
+export const REDIS_INSTALL_HINT =
   'install redis-server (Debian/Ubuntu: apt-get install redis-server) or set REDIS_URL to a running server';
 
 const STOP_GRACE_MS = 10_000;
@@ -81,7 +81,7 @@ function serverArgs(port: number, dir: string): string[] {
 }
 
 /** The server's output so far; a failed spawn (an 'error' event, which must be handled) included. */
-function captureOutput(child: ChildProcess): () => string {
+export function captureOutput(child: ChildProcess): () => string {
   let text = '';
   const append = (chunk: Buffer | string): void => {
     text = (text + chunk.toString()).slice(-OUTPUT_LIMIT);
@@ -92,17 +92,17 @@ function captureOutput(child: ChildProcess): () => string {
   return () => text.trim();
 }
 
-function hasEnded(child: ChildProcess): boolean {
+export function hasEnded(child: ChildProcess): boolean {
   return child.pid === undefined || child.exitCode !== null || child.signalCode !== null;
 }
 
-function exitDescription(child: ChildProcess, output: string): string | null {
+export function exitDescription(child: ChildProcess, output: string): string | null {
   if (!hasEnded(child)) return null;
   return `redis-server exited (${child.exitCode ?? child.signalCode})${output ? `:\n${output}` : ''}`;
 }
 
 /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (hasEnded(child)) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');

@@ -22,7 +22,8 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
-import { NONCE_EPOCH_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
+import { primaryIdentity } from '../../src/lib/store/primary-identity.js';
+import { NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
 import { ResponseLog } from './openapi-responses.js';
 import { testServices } from './services.js';
@@ -113,10 +114,13 @@ async function ownStore(kind: StoreName, epochMs: number | undefined): Promise<E
   const url = testServices().redisUrl;
   const keyPrefix = `t${randomBytes(4).toString('hex')}:`;
   if (epochMs !== undefined) {
-    // The marker as RedisStore's claim script would have made it, on this prefix only.
+    // The marker as RedisStore would have made it on this server, on this prefix only: with this
+    // primary's identity, or the store's first connection would take it for another server's.
     const admin = new Redis(url);
     try {
+      const identity = primaryIdentity(await admin.info('server'), await admin.info('replication'));
       await admin.set(`${keyPrefix}${NONCE_EPOCH_KEY}`, String(epochMs));
+      await admin.set(`${keyPrefix}${NONCE_EPOCH_PRIMARY_KEY}`, identity);
     } finally {
       await admin.quit();
     }

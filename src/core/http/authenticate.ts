@@ -21,7 +21,7 @@ import {
   type VerifiedToken,
 } from '../../lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../lib/auth/request-signature.js';
-import { singleUseVerdict, tokenNonce } from '../../lib/auth/single-use.js';
+import { SINGLE_USE_REFUSAL_MESSAGES, singleUseVerdict, tokenNonce } from '../../lib/auth/single-use.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
@@ -30,12 +30,6 @@ import type { OperationMeta } from './operation.js';
 
 /** v3 tokens live at most 60 s (docs/contract.md#auth-tokens-lifetime). */
 export const V3_MAX_TOKEN_LIFETIME_SECONDS = 60;
-
-/** What a client is told when its token fails the single-use rule (lib/auth/single-use.ts). */
-const SINGLE_USE_MESSAGES = {
-  REPLAYED: 'The bearer token was already used; sign a new one per request.',
-  SIGNED_BEFORE_STORE_RESET: 'The bearer token was signed before the replay store was reset; sign a new one.',
-} as const;
 
 export interface AuthOutcome {
   readonly principal: Principal | null;
@@ -139,7 +133,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
       const nonce = tokenNonce(verified, Math.floor(Date.now() / 1000));
       const verdict = singleUseVerdict(verified, await store.claimNonce(nonce.key, nonce.ttlMs));
       if (verdict !== 'FRESH')
-        return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: SINGLE_USE_MESSAGES[verdict] }));
+        return fail(new ApiError('AUTH_TOKEN_INVALID', undefined, { message: SINGLE_USE_REFUSAL_MESSAGES[verdict] }));
     } catch (error) {
       // Reads go on without replay protection while the store is down; writes stop at step 6,
       // which fails closed. The log says so.

@@ -14,11 +14,14 @@
  *   envelope, or a body over the size limit. Legacy answer: 500.
  *
  * A non-2xx with a well-formed envelope is not an error here: it is returned with `error` set,
- * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through.
+ * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through. One
+ * refusal is answered here instead: a token v3 takes for one signed before its replay store was
+ * reset is signed again and the call sent once more.
  */
 import type { Dispatcher } from 'undici';
 
 import type { Mode } from '../../lib/auth/credentials.js';
+import { SINGLE_USE_REFUSAL_MESSAGES } from '../../lib/auth/single-use.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
 import { ERROR_TYPES, type ErrorType, RETRY_STRATEGIES, type RetryStrategy } from '../../lib/errors/catalog.js';
 import type { UpstreamCredentials } from './credentials.js';
@@ -201,10 +204,29 @@ export interface V3ClientOptions {
   readonly deadlineMs?: number;
 }
 
+/**
+ * v3 refused the call's own token as signed before its replay store was reset (a Redis restart or
+ * failover made a new epoch marker between the signing and the check). The refusal comes before
+ * v3 does anything, and the token was this client's: a token signed now is the answer.
+ */
+function signedBeforeStoreReset(response: V3CallResponse): boolean {
+  return (
+    response.status === 401 &&
+    response.error?.code === 'AUTH_TOKEN_INVALID' &&
+    response.error.message === SINGLE_USE_REFUSAL_MESSAGES.SIGNED_BEFORE_STORE_RESET
+  );
+}
+
 export class V3Client {
   constructor(private readonly options: V3ClientOptions) {}
 
+  /** Signs and sends the call; once more, signed again, when v3 took its token for one signed before its store's reset. */
   async request(call: V3CallRequest): Promise<V3CallResponse> {
+    const response = await this.send(call);
+    return signedBeforeStoreReset(response) ? this.send(call) : response;
+  }
+
+  private async send(call: V3CallRequest): Promise<V3CallResponse> {
     const signer = await this.options.credentials.signerFor(call.orgId, call.mode);
     const signed = await signer.headers({
       method: call.method,

@@ -24,6 +24,15 @@ export type SingleUseVerdict =
   /** The nonce is fresh, but the store was reset after the token was signed: it may have been used before. */
   | 'SIGNED_BEFORE_STORE_RESET';
 
+/**
+ * The v3 message of each refusal (401 AUTH_TOKEN_INVALID), as docs/contract.md#auth-tokens-single-use
+ * writes it. A client that signs its own tokens (the gateway) reads the second to sign again.
+ */
+export const SINGLE_USE_REFUSAL_MESSAGES = {
+  REPLAYED: 'The bearer token was already used; sign a new one per request.',
+  SIGNED_BEFORE_STORE_RESET: 'The bearer token was signed before the replay store was reset; sign a new one.',
+} as const satisfies Record<Exclude<SingleUseVerdict, 'FRESH'>, string>;
+
 /** A token's nonce record: where it goes in the ephemeral store and for how long. */
 export interface TokenNonce {
   /** `nonce:{<key name>}:<nonce>`: one nonce space for every generation, keyed by key name. */

@@ -87,8 +87,9 @@ export interface EphemeralStore {
   claimNonce(key: string, ttlMs: number): Promise<NonceClaim>;
   /**
    * The epoch marker, made now when the store has none. A server asks for it when it starts
-   * (RedisStore also on every connection), so that the marker dates from when the store was
-   * found new or emptied rather than from its first claim.
+   * (RedisStore also on every connection, where it makes a new one when another server has
+   * become its primary), so that the marker dates from when the store was found new or emptied
+   * rather than from its first claim.
    */
   nonceEpoch(): Promise<number>;
 

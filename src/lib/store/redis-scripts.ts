@@ -1,9 +1,9 @@
 /**
  * The Lua scripts behind RedisStore: one per operation that reads before it writes, so that
- * check-then-set runs atomically on the server. Each script but claimNonce touches only KEYS[1]
- * (the caller's key, which carries its own {hash tag}). claimNonce also reads and may write the
- * store's one epoch marker, so on a Redis Cluster it would need the nonce keys and the marker in
- * one slot; fxgate runs on a single Redis (one REDIS_URL).
+ * check-then-set runs atomically on the server. Each script but the epoch marker's touches only
+ * KEYS[1] (the caller's key, which carries its own {hash tag}). claimNonce also reads and may
+ * write the store's one epoch marker, so on a Redis Cluster it would need the nonce keys and the
+ * marker in one slot; fxgate runs on one primary (REDIS_URL, or the one Sentinel names).
  *
  * An idempotency record is a hash: state (in_flight | completed), fingerprint, and either owner
  * (in flight) or response (completed, the JSON of stored-response.ts). Needs Redis >= 5, where
@@ -92,6 +92,30 @@ if not epoch then
 end`;
 
 /**
+ * KEYS: the epoch marker, the identity of the primary that made it. ARGV: this primary's identity
+ * (primary-identity.ts). Reply: the marker. A connection runs it before any other command: a
+ * primary of another identity (a replica promoted by a failover, a server restarted) may lack
+ * nonces the marker's primary held, so the marker is made again, now, and this primary's identity
+ * recorded with it. Never earlier than the marker it replaces, whatever the new server's clock says.
+ * A marker that is not a number is made again too: a new marker only refuses more tokens.
+ */
+const nonceEpochOfPrimary = `
+local epoch = redis.call('GET', KEYS[1])
+if not epoch or not string.match(epoch, '^%d+$') or redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local former = tonumber(epoch or '')
+  if former and former > now then
+    now = former
+  end
+  epoch = string.format('%.0f', now)
+  redis.call('SET', KEYS[1], epoch)
+  redis.call('SET', KEYS[2], ARGV[1])
+end
+return epoch
+`;
+
+/**
  * KEYS: the nonce key, the epoch marker. ARGV: ttlMs. Reply: {1 | 0 (fresh or claimed before),
  * the marker}. A missing marker (a new or emptied Redis) is made now: from then on every nonce
  * claimed is in this Redis.
@@ -115,6 +139,7 @@ export const REDIS_SCRIPTS = {
   rateLimit,
   claimNonce,
   nonceEpoch,
+  nonceEpochOfPrimary,
 } as const;
 
 export type RedisScriptName = keyof typeof REDIS_SCRIPTS;
@@ -127,4 +152,5 @@ export const REDIS_SCRIPT_KEY_COUNTS: Readonly<Record<RedisScriptName, number>> 
   rateLimit: 1,
   claimNonce: 2,
   nonceEpoch: 1,
+  nonceEpochOfPrimary: 2,
 };

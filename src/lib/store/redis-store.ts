@@ -1,14 +1,22 @@
 /**
- * The Redis EphemeralStore, for any deployment with more than one process. Every operation that
- * reads before it writes is one Lua script (redis-scripts.ts), sent by EVALSHA.
+ * The Redis EphemeralStore, for any deployment with more than one process: one Redis at a URL,
+ * or the primary Redis Sentinel names (redis-connection.ts). Every operation that reads before
+ * it writes is one Lua script (redis-scripts.ts), sent by EVALSHA.
  *
  * It fails fast rather than queueing: a caller waiting on a dead Redis holds an HTTP request
  * open, and callers already decide how to degrade on StoreUnavailableError. A call waits at most
  * commandTimeoutMs for the connection to be ready and commandTimeoutMs for the reply. A command
  * that timed out may still have run on the server; the TTLs bound the consequences (a lock that
  * nobody completes expires after lockTtlMs).
+ *
+ * A connection is ready for callers only once it has checked the epoch marker against the primary
+ * it reached (primary-identity.ts, nonceEpochOfPrimary): after a failover or a restart that is a
+ * new marker, made before any nonce is claimed on the new primary. The check is one INFO and one
+ * script per connection; the per-request claim stays one round trip.
  */
-import { Redis } from 'ioredis';
+import { EventEmitter } from 'node:events';
+
+import type { Redis } from 'ioredis';
 
 import {
   type EphemeralStore,
@@ -20,12 +28,13 @@ import {
   type StoredResponse,
   StoreUnavailableError,
 } from './ephemeral-store.js';
+import { primaryIdentity } from './primary-identity.js';
+import { createRedisClient, type RedisEndpoint } from './redis-connection.js';
 import { REDIS_SCRIPT_KEY_COUNTS, REDIS_SCRIPTS, type RedisScriptName } from './redis-scripts.js';
 import { assertRateLimitInput, assertTtlMs, InvalidStoreInputError } from './store-input.js';
 import { CorruptStoreRecordError, decodeStoredResponse, encodeStoredResponse } from './stored-response.js';
 
-export interface RedisStoreOptions {
-  readonly url: string;
+export type RedisStoreOptions = RedisEndpoint & {
   /**
    * Prepended to every key, to share one Redis between deployments. It may not contain braces:
    * Redis Cluster hashes the first {...} of a key, which must stay the caller's hash tag.
@@ -35,12 +44,14 @@ export interface RedisStoreOptions {
   readonly commandTimeoutMs?: number;
   /** How long one TCP connection attempt may take. */
   readonly connectTimeoutMs?: number;
-}
+};
 
 export const REDIS_STORE_DEFAULTS = { keyPrefix: '', commandTimeoutMs: 500, connectTimeoutMs: 2_000 } as const;
 
 /** The epoch marker's key (under keyPrefix): one per store, without a TTL (redis-scripts.ts claimNonce). */
 export const NONCE_EPOCH_KEY = 'nonce-epoch';
+/** The identity of the primary that made or last confirmed the marker (redis-scripts.ts nonceEpochOfPrimary). */
+export const NONCE_EPOCH_PRIMARY_KEY = 'nonce-epoch-primary';
 
 /** Reconnect delays grow by this much per failed attempt, up to the cap, so that recovery is quick but not a busy loop. */
 const RECONNECT_STEP_MS = 100;
@@ -65,13 +76,16 @@ function commandName(script: RedisScriptName): string {
   return `fxgate_${script}`;
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function toStoreError(error: unknown): Error {
   if (error instanceof StoreUnavailableError || error instanceof CorruptStoreRecordError) return error;
   if (error instanceof Error && error.name === 'ReplyError') {
     if (!UNAVAILABLE_REPLY_PREFIXES.some((prefix) => error.message.startsWith(prefix))) return error;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new StoreUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
+  return new StoreUnavailableError(`Redis is unavailable: ${messageOf(error)}`, { cause: error });
 }
 
 /** The epoch marker as a script replies it: ms since the epoch, in decimal digits. */
@@ -85,26 +99,38 @@ function unexpectedReply(script: string, reply: unknown): CorruptStoreRecordErro
   return new CorruptStoreRecordError(`Unexpected reply from ${script}: ${JSON.stringify(reply)}`);
 }
 
-/** Resolves when the client is ready; rejects at the first connection error or after timeoutMs. */
-function waitForReady(client: Redis, timeoutMs: number): Promise<void> {
+/**
+ * Resolves when the connection has checked the marker against its primary (the store's 'checked'
+ * event); rejects when that check fails, at the first connection error, or after timeoutMs.
+ */
+function waitForChecked(client: Redis, events: EventEmitter, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const settle = (error?: StoreUnavailableError): void => {
       clearTimeout(timer);
-      client.off('ready', onReady);
+      events.off('checked', onChecked);
+      events.off('check-failed', onCheckFailed);
       client.off('error', onError);
       client.off('end', onEnd);
       if (error === undefined) resolve();
       else reject(error);
     };
-    const onReady = (): void => settle();
+    const onChecked = (): void => settle();
     const onError = (error: Error): void =>
       settle(new StoreUnavailableError(`Redis is unreachable: ${error.message}`, { cause: error }));
+    // Whatever stopped the check (a timeout, a replica, an ACL user without INFO), the store cannot serve.
+    const onCheckFailed = (error: unknown): void =>
+      settle(
+        error instanceof StoreUnavailableError
+          ? error
+          : new StoreUnavailableError(`Redis's primary could not be checked: ${messageOf(error)}`, { cause: error }),
+      );
     const onEnd = (): void => settle(new StoreUnavailableError('The Redis connection has ended'));
     const timer = setTimeout(
       () => settle(new StoreUnavailableError(`Redis was not ready within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    client.on('ready', onReady);
+    events.on('checked', onChecked);
+    events.on('check-failed', onCheckFailed);
     client.on('error', onError);
     client.on('end', onEnd);
   });
@@ -116,12 +142,22 @@ export class RedisStore implements EphemeralStore {
   /** One shared wait for the connection, so that a burst of calls adds one set of listeners, not hundreds. */
   private readiness: Promise<void> | undefined;
   private closed = false;
+  /** 'checked' when this connection's marker check succeeded, 'check-failed' with the error when not. */
+  private readonly primaryChecks = new EventEmitter();
+  /** Counts connections, so that a check finishing late speaks only for the connection it ran on. */
+  private connection = 0;
+  /** The connection whose marker check succeeded, if it is still the current one. */
+  private checkedConnection = -1;
+  /** The connection whose check is running. */
+  private checkingConnection = -1;
 
   constructor(options: RedisStoreOptions) {
     const keyPrefix = options.keyPrefix ?? REDIS_STORE_DEFAULTS.keyPrefix;
     if (/[{}]/.test(keyPrefix)) throw new InvalidStoreInputError(`keyPrefix may not contain braces, got ${keyPrefix}`);
     this.commandTimeoutMs = options.commandTimeoutMs ?? REDIS_STORE_DEFAULTS.commandTimeoutMs;
-    this.client = new Redis(options.url, {
+    // The listeners are the readiness waits of concurrent callers, each removed when it settles.
+    this.primaryChecks.setMaxListeners(0);
+    this.client = createRedisClient(options, {
       keyPrefix,
       commandTimeout: this.commandTimeoutMs,
       connectTimeout: options.connectTimeoutMs ?? REDIS_STORE_DEFAULTS.connectTimeoutMs,
@@ -138,10 +174,24 @@ export class RedisStore implements EphemeralStore {
     });
     // Connection errors reach callers through their failing calls; without a listener ioredis logs each one.
     this.client.on('error', () => {});
-    // A Redis met new or emptied (a first start, a restart) gets its epoch marker as soon as it is
-    // reached, not at its first nonce claim: a token signed in between would be refused for nothing.
+    // Every connection checks the marker against the primary it reached before it serves a call:
+    // a Redis met new or emptied gets its marker now rather than at its first nonce claim (a token
+    // signed in between would be refused for nothing), and a promoted replica or a restarted server
+    // gets a new one before a nonce it may have lost is claimed again.
     this.client.on('ready', () => {
-      this.nonceEpoch().catch(() => {});
+      this.connection += 1;
+      this.checkPrimary();
+    });
+    this.client.on('close', () => {
+      this.connection += 1;
+    });
+    // ioredis ends a client for good in a few races (its Sentinel failover detector dropping a
+    // connection that is still being made is one): a store that was not closed connects again.
+    this.client.on('end', () => {
+      if (this.closed) return;
+      setTimeout(() => {
+        if (!this.closed && this.client.status === 'end') this.client.connect().catch(() => {});
+      }, RECONNECT_MAX_DELAY_MS).unref();
     });
     for (const [name, lua] of Object.entries(REDIS_SCRIPTS)) {
       const script = name as RedisScriptName;
@@ -231,10 +281,16 @@ export class RedisStore implements EphemeralStore {
 
   /** Runs a script; ioredis takes the first REDIS_SCRIPT_KEY_COUNTS[name] arguments as KEYS (and prefixes them). */
   private script(name: RedisScriptName, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+    const command = this.scriptCommand(name);
+    return this.run(() => command(...keys, ...args));
+  }
+
+  /** The client's command for a script, bound to it. */
+  private scriptCommand(name: RedisScriptName): ScriptCommand {
     // defineCommand adds methods that ioredis's types cannot know about.
     const command = (this.client as unknown as Record<string, ScriptCommand>)[commandName(name)];
     if (command === undefined) throw new Error(`Script ${name} is not defined`);
-    return this.run(() => command.call(this.client, ...keys, ...args));
+    return command.bind(this.client);
   }
 
   private async run<T>(command: () => Promise<T>): Promise<T> {
@@ -246,12 +302,42 @@ export class RedisStore implements EphemeralStore {
     }
   }
 
+  /** Resolves once the connection is up and has checked the marker against its primary. */
   private ready(): Promise<void> {
     if (this.closed) return Promise.reject(new StoreUnavailableError('The Redis store is closed'));
-    if (this.client.status === 'ready') return Promise.resolve();
-    this.readiness ??= waitForReady(this.client, this.commandTimeoutMs).finally(() => {
+    if (this.client.status === 'ready' && this.checkedConnection === this.connection) return Promise.resolve();
+    // A connection whose check failed (a timeout, a replica) checks again for the next caller.
+    if (this.client.status === 'ready' && this.checkingConnection !== this.connection) this.checkPrimary();
+    this.readiness ??= waitForChecked(this.client, this.primaryChecks, this.commandTimeoutMs).finally(() => {
       this.readiness = undefined;
     });
     return this.readiness;
+  }
+
+  /**
+   * Compares the marker's primary with the one this connection reached and makes a new marker when
+   * they differ (redis-scripts.ts nonceEpochOfPrimary); callers wait for it (ready()). Its outcome
+   * is announced only while its connection is the current one.
+   */
+  private checkPrimary(): void {
+    const connection = this.connection;
+    this.checkingConnection = connection;
+    const current = (): boolean => connection === this.connection && this.client.status === 'ready';
+    void (async () => {
+      const [server, replication] = await Promise.all([this.client.info('server'), this.client.info('replication')]);
+      const identity = primaryIdentity(server, replication);
+      const reply = await this.scriptCommand('nonceEpochOfPrimary')(NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, identity);
+      epochOf('nonceEpochOfPrimary', reply, reply);
+    })().then(
+      () => {
+        if (!current()) return;
+        this.checkedConnection = connection;
+        this.primaryChecks.emit('checked');
+      },
+      (error: unknown) => {
+        if (this.checkingConnection === connection) this.checkingConnection = -1;
+        if (current()) this.primaryChecks.emit('check-failed', error);
+      },
+    );
   }
 }

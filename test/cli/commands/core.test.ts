@@ -9,6 +9,9 @@ import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { expectRawV3Error, rawExchange } from '../../support/raw-http.js';
 import { testServices } from '../../support/services.js';
+import { makeTestCertificates, type TestCertificates } from '../../support/test-certificates.js';
+import { ThrowawaySentinelSet } from '../../support/throwaway-sentinel.js';
+import { TEST_ISSUER } from '../../support/v3-harness.js';
 import { killAllCliProcesses, startCli } from '../cli-process.js';
 
 describe('fxgate core on PostgreSQL and Redis', () => {
@@ -52,6 +55,65 @@ describe('fxgate core on PostgreSQL and Redis', () => {
     expect(silent.answeredAfterMs).toBeGreaterThanOrEqual(1_480);
     expect(silent.answeredAfterMs).toBeLessThanOrEqual(2_500);
     expectRawV3Error(oversized, 'REQUEST_HEADERS_TOO_LARGE');
+    expect((await core.stop('SIGINT')).code).toBe(0);
+  });
+});
+
+describe('fxgate core on Redis through Sentinel over TLS', () => {
+  const password = 'data-password';
+  const sentinelPassword = 'sentinel-password';
+  let database: TestDatabase;
+  let certificates: TestCertificates;
+  let set: ThrowawaySentinelSet;
+  beforeAll(async () => {
+    database = await createTestPostgres();
+    certificates = await makeTestCertificates();
+    set = await ThrowawaySentinelSet.start({ tls: certificates, password, sentinelPassword });
+  });
+  afterAll(async () => {
+    try {
+      await killAllCliProcesses();
+      await database?.drop();
+    } finally {
+      await set?.stop();
+      await certificates?.remove();
+    }
+  });
+
+  it('reaches the primary the Sentinels name, both over TLS with the certificates checked, and serves writes', async () => {
+    const core = startCli(['core'], {
+      DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
+      FXGATE_REDIS_SENTINELS: set.sentinelList,
+      FXGATE_REDIS_SENTINEL_NAME: set.masterName,
+      FXGATE_REDIS_SENTINEL_PASSWORD: sentinelPassword,
+      FXGATE_REDIS_PASSWORD: password,
+      FXGATE_REDIS_TLS: 'on',
+      // The test authority, as an operator adds a private CA: the certificates are checked against it.
+      NODE_EXTRA_CA_CERTS: certificates.caFile,
+      HOST: '127.0.0.1',
+      PORT: '0',
+    });
+    const [, url] = await core.waitFor(/^fxgate core: listening on (http:\/\/\S+)$/m);
+    const registry = new KeyRegistry(database.db);
+    const key = loadKey(await registry.createKey({ orgId: newUuid(), scopes: ['view', 'trade'], mode: 'sandbox' }));
+    const body = JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'EUR' });
+    const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
+    const idempotencyKey = 'tls-quote-1';
+    const response = await request(`${url}/v3/fx/quotes`, {
+      method: 'POST',
+      body,
+      headers: {
+        ...(await signer.headers({ method: 'POST', pathAndQuery: '/v3/fx/quotes', body, idempotencyKey })),
+        'idempotency-key': idempotencyKey,
+        'content-type': 'application/json',
+      },
+    });
+    // A write needs the store: its idempotency record is on the primary, reached over TLS.
+    expect(response.statusCode, await response.body.text()).toBe(200);
+    const records = await set.onNode(await set.primaryPort(), (client) => client.keys(`idem:*:${idempotencyKey}`));
+    expect(records).toHaveLength(1);
+    expect(core.stderr).not.toMatch(/does not answer yet/);
     expect((await core.stop('SIGINT')).code).toBe(0);
   });
 });

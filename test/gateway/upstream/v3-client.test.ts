@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Pool } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import {
   KeyDirectoryCredentials,
@@ -22,6 +22,7 @@ import {
   UpstreamUnreachableError,
   V3Client,
 } from '../../../src/gateway/upstream/v3-client.js';
+import { SINGLE_USE_REFUSAL_MESSAGES } from '../../../src/lib/auth/single-use.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';
 import { RecordingUpstream } from '../recording-upstream.js';
@@ -291,6 +292,69 @@ describe('V3Client failures', () => {
     upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(4096, 'a') };
     const client = new V3Client({ dispatcher: pool(upstream.url), credentials, maxBodyBytes: 1024 });
     await expect(client.request(call)).rejects.toBeInstanceOf(UpstreamProtocolError);
+  });
+
+  /** v3's refusal of a token, as the core words it (docs/contract.md#auth-tokens-single-use). */
+  function tokenRefusal(message: string) {
+    return {
+      status: 401,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        error: {
+          code: 'AUTH_TOKEN_INVALID',
+          type: 'AUTHENTICATION_ERROR',
+          message,
+          retryStrategy: 'TERMINAL',
+          details: {},
+        },
+      }),
+    };
+  }
+
+  describe('a token v3 took for one signed before its replay store was reset', () => {
+    afterEach(() => {
+      upstream.answerFor = null;
+      upstream.requests.length = 0;
+    });
+
+    it('is signed again and the call sent once more, with the same key and body', async () => {
+      upstream.requests.length = 0;
+      upstream.answerFor = () =>
+        upstream.requests.length === 1
+          ? tokenRefusal(SINGLE_USE_REFUSAL_MESSAGES.SIGNED_BEFORE_STORE_RESET)
+          : { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":{"id":"q"}}' };
+      const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
+      const response = await client.request(call);
+      expect(response.status).toBe(200);
+      expect(response.error).toBeUndefined();
+      const [first, second] = upstream.requests;
+      expect(upstream.requests).toHaveLength(2);
+      expect(second!.headers.authorization).not.toBe(first!.headers.authorization);
+      expect(second!.headers['x-request-signature']).not.toBe(first!.headers['x-request-signature']);
+      expect(second!.headers['idempotency-key']).toBe('k');
+      expect(Buffer.compare(second!.body, first!.body)).toBe(0);
+    });
+
+    it('is sent once more only: a second such refusal is the answer', async () => {
+      upstream.requests.length = 0;
+      upstream.answerFor = () => tokenRefusal(SINGLE_USE_REFUSAL_MESSAGES.SIGNED_BEFORE_STORE_RESET);
+      const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
+      const response = await client.request(call);
+      expect(response.status).toBe(401);
+      expect(response.error).toMatchObject({ code: 'AUTH_TOKEN_INVALID' });
+      expect(upstream.requests).toHaveLength(2);
+    });
+
+    it('is the only refusal sent again: a replayed token, or another 401, is answered as it came', async () => {
+      const client = new V3Client({ dispatcher: pool(upstream.url), credentials });
+      for (const message of [SINGLE_USE_REFUSAL_MESSAGES.REPLAYED, 'The bearer token is invalid.']) {
+        upstream.requests.length = 0;
+        upstream.answerFor = () => tokenRefusal(message);
+        const response = await client.request(call);
+        expect(response.status).toBe(401);
+        expect(upstream.requests).toHaveLength(1);
+      }
+    });
   });
 
   it('sends the signing headers, the idempotency key and the exact body', async () => {

@@ -8,9 +8,9 @@ import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/sto
 import { REDIS_SCRIPTS } from '../../../src/lib/store/redis-scripts.js';
 import {
   NONCE_EPOCH_KEY,
+  NONCE_EPOCH_PRIMARY_KEY,
   REDIS_STORE_DEFAULTS,
   RedisStore,
-  type RedisStoreOptions,
 } from '../../../src/lib/store/redis-store.js';
 import { InvalidStoreInputError } from '../../../src/lib/store/store-input.js';
 import { CorruptStoreRecordError } from '../../../src/lib/store/stored-response.js';
@@ -104,9 +104,90 @@ describe('RedisStore on a Redis that comes back empty', () => {
   });
 });
 
+describe('RedisStore checking the primary it reached', () => {
+  it('makes the marker again at the next connection when it is not a number, or was made by another primary', async () => {
+    const keyPrefix = uniquePrefix();
+    const store = new RedisStore({ url: own.url, keyPrefix });
+    try {
+      const first = await store.nonceEpoch();
+      const marker = `${keyPrefix}${NONCE_EPOCH_KEY}`;
+      const primary = `${keyPrefix}${NONCE_EPOCH_PRIMARY_KEY}`;
+      const identity = await ownAdmin.get(primary);
+      expect(identity).toMatch(/^[0-9a-f]{40}:[0-9a-f]{40}$/);
+      const reconnected = async (): Promise<number> => {
+        await ownAdmin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+        // The store answers again once its new connection has checked the marker.
+        const deadline = Date.now() + 5_000;
+        for (;;) {
+          try {
+            return await store.nonceEpoch();
+          } catch (error) {
+            if (Date.now() > deadline) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+      };
+      // The same primary, the marker intact: kept.
+      await expect(reconnected()).resolves.toBe(first);
+      // Another primary's marker (as a promoted replica holds it): made again, and this primary recorded.
+      await ownAdmin.set(primary, 'another-run-id:another-replid');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const second = await reconnected();
+      expect(second).toBeGreaterThan(first);
+      await expect(ownAdmin.get(primary)).resolves.toBe(identity);
+      // A spoilt marker: made again rather than refused at every call.
+      await ownAdmin.set(marker, 'yesterday');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await expect(reconnected()).resolves.toBeGreaterThan(second);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('connects again by itself when its client ends without the store being closed', async () => {
+    const store = new RedisStore({ url: own.url, keyPrefix: uniquePrefix() });
+    try {
+      await store.ping();
+      // What ioredis does in a few races: the connection ended for good, no reconnection planned.
+      const client = (store as unknown as { client: Redis }).client;
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      client.disconnect(false);
+      await ended;
+      const deadline = Date.now() + 5_000;
+      let answered = false;
+      while (!answered && Date.now() < deadline) {
+        answered = await store.ping().then(
+          () => true,
+          () => false,
+        );
+        if (!answered) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(answered).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses every call as unavailable, naming why, when its user may not read INFO', async () => {
+    await ownAdmin.call('ACL', 'SETUSER', 'no-info', 'on', '>no-info-password', '~*', '+@all', '-info');
+    const url = new URL(own.url);
+    url.username = 'no-info';
+    url.password = 'no-info-password';
+    const store = new RedisStore({ url: url.toString(), keyPrefix: uniquePrefix() });
+    try {
+      const error = await store.claimNonce('nonce:{a}:no-info', 1_000).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toMatch(/^Redis's primary could not be checked: NOPERM/);
+    } finally {
+      await store.close();
+      await ownAdmin.call('ACL', 'DELUSER', 'no-info');
+    }
+  });
+});
+
 describe('RedisStore against a live Redis', () => {
   const opened: { store: RedisStore; prefix: string }[] = [];
-  function open(options: Partial<RedisStoreOptions> = {}): RedisStore {
+  function open(options: { keyPrefix?: string } = {}): RedisStore {
     const prefix = options.keyPrefix ?? uniquePrefix();
     const store = new RedisStore({ url: redisUrl, ...options, keyPrefix: prefix });
     opened.push({ store, prefix });
@@ -211,6 +292,8 @@ describe('RedisStore against a live Redis', () => {
   it('refuses a marker it cannot read as a whole number of milliseconds', async () => {
     const keyPrefix = uniquePrefix();
     const store = open({ keyPrefix });
+    // Once the connection has checked its marker: a marker spoilt after that is what the claim meets.
+    await store.ping();
     await admin.set(`${keyPrefix}${NONCE_EPOCH_KEY}`, 'yesterday');
     await expect(store.claimNonce('nonce:{a}:bad-marker', 1_000)).rejects.toBeInstanceOf(CorruptStoreRecordError);
   });
