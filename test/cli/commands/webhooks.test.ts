@@ -162,8 +162,16 @@ describe('the functions the commands run', () => {
 
   it('lists active subscriptions with the v3 endpoint of their org and mode, and never a secret', async () => {
     const org = newUuid();
-    const first = await addWebhook(deps, { org, mode: 'sandbox', url: 'https://example.com/a' });
-    const second = await addWebhook(deps, { org, mode: 'live', url: 'https://example.com/b', events: ['withdrawals'] });
+    // A second between the two: the list is in creation order, and two made in one millisecond would be in id order.
+    let clock = Date.now();
+    const ticking: WebhookCommandDeps = { ...deps, now: () => new Date((clock += 1000)) };
+    const first = await addWebhook(ticking, { org, mode: 'sandbox', url: 'https://example.com/a' });
+    const second = await addWebhook(ticking, {
+      org,
+      mode: 'live',
+      url: 'https://example.com/b',
+      events: ['withdrawals'],
+    });
     const registrationId = newUuid();
     await database.db.query(
       `INSERT INTO legacy_webhook_registrations (id, org_id, mode, url, status, idempotency_key, endpoint_id, secret, created_at, updated_at)
