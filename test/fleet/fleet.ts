@@ -24,7 +24,7 @@ import { generateSealingKey } from '../../src/lib/secrets/sealing-keys.js';
 import { ensureBuiltCli } from '../cli/built-cli.js';
 import { type CliProcess, type CliResult, startBuiltCli } from '../cli/cli-process.js';
 import { createTestPostgres, type TestDatabase } from '../support/databases.js';
-import { freePort, waitUntil } from '../support/local-processes.js';
+import { cleanupOnExit, freePort, waitUntil } from '../support/local-processes.js';
 import { type HealthCheck, ThrowawayHaproxy } from '../support/throwaway-haproxy.js';
 import { startThrowawayPgBouncer, type ThrowawayPgBouncer } from '../support/throwaway-pgbouncer.js';
 import { ThrowawaySentinelSet } from '../support/throwaway-sentinel.js';
@@ -101,6 +101,9 @@ export class FleetProcess {
   async start(): Promise<void> {
     const cli = startBuiltCli([this.kind], this.env);
     this.cli = cli;
+    // A test process that ends without its teardown leaves no fxgate behind.
+    const cancelExitHook = cleanupOnExit(() => cli.child.kill('SIGKILL'));
+    void cli.exited.then(cancelExitHook, cancelExitHook);
     await cli.waitFor(LISTENING[this.kind]);
     await waitUntil(
       `${this.name} /readyz 200`,
@@ -273,20 +276,22 @@ export class Fleet {
    * again, so that the next restart never leaves a backend without a server.
    */
   async restart(name: string): Promise<Restart> {
-    const process = this.process(name);
+    const target = this.process(name);
     const from = Date.now();
     const stopping = performance.now();
     const takenOut = this.haproxy
-      .waitForStatus(backendOf(process), name, 'DOWN', 10_000)
+      .waitForStatus(backendOf(target), name, 'DOWN', 10_000)
       .then(() => performance.now() - stopping);
-    const exit = await process.stop('SIGTERM');
+    // Awaited below; until then, a failed stop must not leave its rejection unhandled.
+    takenOut.catch(() => undefined);
+    const exit = await target.stop('SIGTERM');
     if (exit.code !== 0)
       throw new Error(`${name} exited ${String(exit.code ?? exit.signal)} after SIGTERM:\n${exit.stderr}`);
     const outMs = await takenOut;
     const starting = performance.now();
-    await process.start();
+    await target.start();
     const ready = performance.now();
-    await this.haproxy.waitForStatus(backendOf(process), name, 'UP');
+    await this.haproxy.waitForStatus(backendOf(target), name, 'UP');
     return {
       name,
       from,

@@ -133,14 +133,18 @@ export class ThrowawayHaproxy {
   async waitForStatus(backend: string, server: string, status: 'UP' | 'DOWN', timeoutMs = 30_000): Promise<void> {
     let last: ServerStatus | undefined;
     await waitUntil(
-      `HAProxy to see ${backend}/${server} ${status} (last seen: ${String(last)})`,
+      `HAProxy to see ${backend}/${server} ${status}`,
       async () => {
-        last = (await this.statuses(backend)).get(server);
+        // A stats page that does not answer once is asked again at the next poll.
+        last = (await this.statuses(backend).catch(() => undefined))?.get(server);
         return last === status;
       },
       timeoutMs,
       () => (hasEnded(this.child) ? `haproxy exited:\n${this.output()}` : null),
-    );
+    ).catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`${reason} (last seen: ${last ?? 'no such server'})\n${this.output()}`, { cause: error });
+    });
   }
 
   /** What HAProxy printed (its warnings and alerts), for failure messages. */
