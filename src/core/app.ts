@@ -229,7 +229,7 @@ export async function createV3App(
   });
   registerHealthRoutes(
     app,
-    [() => deps.db.query('SELECT 1').then(() => undefined), () => deps.store.ping()],
+    { database: () => deps.db.query('SELECT 1').then(() => undefined), store: () => deps.store.ping() },
     resolved.draining,
   );
   await registerV3Reference(app, operations);

@@ -14,6 +14,7 @@ import { ApiError } from '../lib/errors/api-error.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
 import type { Draining } from '../lib/http/listener-drain.js';
 import { routeEveryMethod } from '../lib/http/methods.js';
+import { READINESS_TIMEOUT_MS } from '../lib/http/readiness.js';
 import { trackRoutes } from '../lib/http/route-inventory.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, serverTimeoutOptions } from '../lib/http/server-timeouts.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
@@ -21,7 +22,7 @@ import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { createGatewayClientErrorHandler, gatewayConnectAnswer } from './client-errors.js';
-import { type ReadinessChecks, registerGatewayHealthRoutes } from './health.js';
+import { type GatewayReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/auth.js';
 import { declaredMode } from './legacy/conventions.js';
@@ -123,7 +124,7 @@ export const GATEWAY_DEFAULTS = {
   connectTimeoutMs: 2_000,
   timeoutMs: 10_000,
   deadlineMs: DEFAULT_UPSTREAM_DEADLINE_MS,
-  readinessTimeoutMs: 2_000,
+  readinessTimeoutMs: READINESS_TIMEOUT_MS,
   trustedProxies: [] as readonly string[],
   logLevel: 'info',
   requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
@@ -218,7 +219,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     ...(metrics === undefined ? {} : { observer: metrics }),
   });
   // The upstream always; the legacy side's own store and database when it has them.
-  const readiness: ReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
+  let readiness: GatewayReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
     const { store, database } = resolved.legacy;
     validateShadowVolatile(mappings.conventions, mappings.endpoints, mappings.records);
@@ -252,8 +253,10 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       usage,
       metrics,
     );
-    readiness.store = () => store.ping();
-    readiness.database = () => database.query('SELECT 1').then(() => undefined);
+    readiness = {
+      ...readiness,
+      legacy: { store: () => store.ping(), database: () => database.query('SELECT 1').then(() => undefined) },
+    };
     const { webhooks } = resolved.legacy;
     await webhooks?.attach(app, {
       mappings,

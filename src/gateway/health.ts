@@ -1,68 +1,34 @@
 /**
- * The gateway's own health endpoints: `/healthz` says this process serves (liveness only);
- * `/readyz` that what its answers depend on answers too, so a load balancer stops sending
- * traffic to a gateway that could only fail: the upstream (its /healthz), and for a gateway
- * serving v1 and v2, its own store (nonces, idempotency records) and the database of its key
- * registry. The body names each part and whether it is up; any part down is 503. From a stop
- * signal on it is 503 `draining` without asking anyone, while everything else is still served,
- * so that a load balancer takes the gateway out before it stops accepting.
+ * The gateway's health endpoints (src/lib/http/readiness.ts answers them): `/healthz` says this
+ * process serves; `/readyz` asks what its answers depend on, so that a load balancer stops
+ * sending traffic to a gateway that could only fail: the upstream (its /healthz) and, for a
+ * gateway serving v1 and v2, the database of its key registry. Its own store (nonces, idempotency
+ * records) is asked too and named in the body, but its outage leaves the gateway ready,
+ * `degraded`: legacy writes answer their generation's 503 (v1 its 500) and reads go on, and the
+ * store is every gateway's, so a 503 would take them all out at once. From a stop signal on,
+ * 503 `draining`.
  */
 import type { FastifyInstance } from 'fastify';
 
-import { type Draining, NOT_DRAINING } from '../lib/http/listener-drain.js';
+import type { Draining } from '../lib/http/listener-drain.js';
+import { type ReadinessCheck, type ReadinessParts, registerReadinessRoutes } from '../lib/http/readiness.js';
 
-/** Resolves when the part answers; rejects otherwise. */
-export type ReadinessCheck = () => Promise<void>;
-
-/** The checks by the name the /readyz body gives each part. */
-export type ReadinessChecks = Record<string, ReadinessCheck>;
-
-export type PartState = 'up' | 'down';
-
-export type ReadinessReport =
-  | { readonly status: 'ready' | 'unavailable'; readonly checks: Readonly<Record<string, PartState>> }
-  | { readonly status: 'draining' };
-
-class ReadinessTimeoutError extends Error {
-  constructor(timeoutMs: number) {
-    super(`no answer within ${timeoutMs} ms`);
-    this.name = 'ReadinessTimeoutError';
-  }
-}
-
-/** The check, failed if it has not answered within timeoutMs (a stalled connection must not hold /readyz). */
-async function within(check: ReadinessCheck, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new ReadinessTimeoutError(timeoutMs)), timeoutMs);
-  });
-  try {
-    await Promise.race([check(), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** What the gateway's readiness asks: the upstream always; the store and database with v1 and v2. */
+export interface GatewayReadinessChecks {
+  readonly upstream: ReadinessCheck;
+  readonly legacy?: { readonly store: ReadinessCheck; readonly database: ReadinessCheck };
 }
 
 export function registerGatewayHealthRoutes(
   app: FastifyInstance,
-  checks: Readonly<ReadinessChecks>,
+  checks: GatewayReadinessChecks,
   timeoutMs: number,
-  draining: Draining = NOT_DRAINING,
+  draining?: Draining,
 ): void {
-  const names = Object.keys(checks);
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (request, reply) => {
-    if (draining()) return reply.code(503).send({ status: 'draining' } satisfies ReadinessReport);
-    const results = await Promise.allSettled(names.map((name) => within(checks[name]!, timeoutMs)));
-    const states: Record<string, PartState> = {};
-    results.forEach((result, index) => {
-      const name = names[index]!;
-      states[name] = result.status === 'fulfilled' ? 'up' : 'down';
-      if (result.status === 'rejected')
-        request.log.warn({ err: result.reason, part: name }, 'gateway dependency is not ready');
-    });
-    const ready = results.every((result) => result.status === 'fulfilled');
-    const report: ReadinessReport = { status: ready ? 'ready' : 'unavailable', checks: states };
-    return reply.code(ready ? 200 : 503).send(report);
-  });
+  const parts: Record<string, ReadinessParts[string]> = { upstream: { check: checks.upstream, whenDown: 'unready' } };
+  if (checks.legacy !== undefined) {
+    parts.store = { check: checks.legacy.store, whenDown: 'degraded' };
+    parts.database = { check: checks.legacy.database, whenDown: 'unready' };
+  }
+  registerReadinessRoutes(app, parts, { timeoutMs, ...(draining === undefined ? {} : { draining }) });
 }

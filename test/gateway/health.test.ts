@@ -1,7 +1,8 @@
 /**
  * The gateway's /healthz (liveness only) and /readyz: the upstream, and for a gateway serving v1
  * and v2 its own store and the database of its key registry, each against a real server that is
- * then stopped, closed or left silent; and the process's drain.
+ * then stopped, closed or left silent; and the process's drain. The upstream and the database
+ * down make it not ready (503); the store down leaves it ready, `degraded`, naming the store.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
@@ -125,7 +126,7 @@ describe('a /v3-only gateway', () => {
 });
 
 describe('a gateway serving v1 and v2', () => {
-  it('reports its Redis store down once the server is stopped, and stays live', async () => {
+  it('reports its Redis store down once the server is stopped, and stays live and ready, degraded', async () => {
     const v3 = await upstream();
     const redis = await startThrowawayRedis();
     cleanups.push(() => redis.stop());
@@ -141,13 +142,13 @@ describe('a gateway serving v1 and v2', () => {
 
     await redis.stop();
     const down = await readiness(app);
-    expect(down.status).toBe(503);
-    expect(down.body).toEqual({ status: 'unavailable', checks: { upstream: 'up', store: 'down', database: 'up' } });
+    expect(down.status).toBe(200);
+    expect(down.body).toEqual({ status: 'degraded', checks: { upstream: 'up', store: 'down', database: 'up' } });
     expect(down.elapsedMs).toBeLessThan(READINESS_TIMEOUT_MS + MARGIN_MS);
     expect((await app.inject('/healthz')).statusCode).toBe(200);
   });
 
-  it('reports a store pointed at a closed port, and one that never answers, down within the timeout', async () => {
+  it('reports a store pointed at a closed port, and one that never answers, down within the timeout, degraded', async () => {
     const v3 = await upstream();
     const database = await createTestPglite();
     cleanups.push(() => database.drop());
@@ -156,9 +157,9 @@ describe('a gateway serving v1 and v2', () => {
       cleanups.push(() => store.close());
       const app = await legacyGateway(v3.url, store, database.db);
       const down = await readiness(app);
-      expect(down.status, url).toBe(503);
+      expect(down.status, url).toBe(200);
       expect(down.body, url).toEqual({
-        status: 'unavailable',
+        status: 'degraded',
         checks: { upstream: 'up', store: 'down', database: 'up' },
       });
       expect(down.elapsedMs, url).toBeLessThan(READINESS_TIMEOUT_MS + MARGIN_MS);
@@ -198,6 +199,18 @@ describe('a gateway serving v1 and v2', () => {
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ status: 'unavailable', checks: { upstream: 'up', store: 'up', database: 'down' } });
     expect(down.elapsedMs).toBeLessThan(READINESS_TIMEOUT_MS + MARGIN_MS);
+  });
+
+  it('is not ready when its database is down, whatever the store', async () => {
+    const v3 = await upstream();
+    const database = await createTestPglite();
+    await database.db.close();
+    const store = new RedisStore({ url: `redis://127.0.0.1:${await freePort()}` });
+    cleanups.push(() => store.close());
+    const app = await legacyGateway(v3.url, store, database.db);
+    const down = await readiness(app);
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ status: 'unavailable', checks: { upstream: 'up', store: 'down', database: 'down' } });
   });
 
   it('names every part that is down at once', async () => {

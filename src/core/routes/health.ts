@@ -1,25 +1,28 @@
 /**
- * Health endpoints outside the v3 surface, unauthenticated: `/healthz` says the process serves
- * (liveness), `/readyz` that its dependencies answer (readiness; 503 otherwise), and 503
- * `draining` from a stop signal on, while everything else is still served, so that a load
- * balancer takes the process out before it stops accepting.
+ * The core's health endpoints outside the v3 surface, unauthenticated (src/lib/http/readiness.ts
+ * answers them): `/healthz` says the process serves; `/readyz` asks the database, without which
+ * every v3 operation fails (503 `unavailable`), and the ephemeral store, named in the body but
+ * leaving the core ready, `degraded`, when it is down: writes answer 503 IDEMPOTENCY_UNAVAILABLE
+ * and reads go on, and the store is every core's, so a 503 would take them all out at once. From
+ * a stop signal on, 503 `draining`, while everything else is still served.
  */
 import type { FastifyInstance } from 'fastify';
 
-import { type Draining, NOT_DRAINING } from '../../lib/http/listener-drain.js';
+import type { Draining } from '../../lib/http/listener-drain.js';
+import { type ReadinessCheck, registerReadinessRoutes } from '../../lib/http/readiness.js';
 
-export type DependencyCheck = () => Promise<void>;
+export interface CoreReadinessChecks {
+  readonly database: ReadinessCheck;
+  readonly store: ReadinessCheck;
+}
 
-export function registerHealthRoutes(
-  app: FastifyInstance,
-  checks: readonly DependencyCheck[],
-  draining: Draining = NOT_DRAINING,
-): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
-    if (draining()) return reply.code(503).send({ status: 'draining' });
-    const results = await Promise.allSettled(checks.map((check) => check()));
-    const ready = results.every((result) => result.status === 'fulfilled');
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable' });
-  });
+export function registerHealthRoutes(app: FastifyInstance, checks: CoreReadinessChecks, draining?: Draining): void {
+  registerReadinessRoutes(
+    app,
+    {
+      database: { check: checks.database, whenDown: 'unready' },
+      store: { check: checks.store, whenDown: 'degraded' },
+    },
+    draining === undefined ? {} : { draining },
+  );
 }
