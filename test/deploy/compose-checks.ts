@@ -320,10 +320,9 @@ function balancerProblems(model: ComposeModel): string[] {
   const published = (found.service.ports ?? []).map((port) => Number(String(port).split(':').at(-1)));
   if (published.length === 0) problems.push('haproxy publishes no port');
   for (const port of published) {
-    const public_ = route(found.sections, port);
-    if (public_?.backend === undefined)
-      problems.push(`haproxy publishes ${port}, where no frontend sends to a backend`);
-    else problems.push(...backendProblems(found.sections, public_.backend, targets(gateways)));
+    const entry = route(found.sections, port);
+    if (entry?.backend === undefined) problems.push(`haproxy publishes ${port}, where no frontend sends to a backend`);
+    else problems.push(...backendProblems(found.sections, entry.backend, targets(gateways)));
   }
   for (const gateway of gateways) {
     const upstream = new URL(String(gateway.command.options.upstream));
@@ -332,13 +331,14 @@ function balancerProblems(model: ComposeModel): string[] {
       problems.push(`${gateway.container.where}: its upstream ${upstream.origin} is not haproxy`);
       continue;
     }
-    const cores_ = route(found.sections, Number(upstream.port || 80));
-    if (cores_?.backend === undefined) problems.push(`haproxy has no frontend for the upstream ${upstream.origin}`);
-    else problems.push(...backendProblems(found.sections, cores_.backend, targets(cores)));
+    const toCores = route(found.sections, Number(upstream.port || 80));
+    if (toCores?.backend === undefined) problems.push(`haproxy has no frontend for the upstream ${upstream.origin}`);
+    else problems.push(...backendProblems(found.sections, toCores.backend, targets(cores)));
   }
+  const fixed = [...composeNetworksOf(found.service).values()]
+    .map((network) => network.ipv4Address)
+    .filter((each) => each !== undefined);
   for (const server of model.servers) {
-    const address = composeNetworksOf(found.service);
-    const fixed = [...address.values()].map((network) => network.ipv4Address).filter((each) => each !== undefined);
     if (!fixed.some((each) => inNetworks(each, server.config.FXGATE_TRUSTED_PROXIES)))
       problems.push(
         `${server.container.where}: FXGATE_TRUSTED_PROXIES leaves out haproxy's address (${fixed.join(', ') || 'none fixed'}): every client would be haproxy`,

@@ -301,12 +301,24 @@ describe('a mistake planted in a copy of the files is caught by its check', () =
       'terminationGracePeriodSeconds is 10; the drain delay and the grace take 15 s',
     ],
     [
+      // Unset, the two take their defaults: 5 s of drain with DATABASE_URL set, 10 s of grace.
+      'the grace period covers the drain delay and the grace, no preStop, rollouts keep every replica',
+      {
+        'kubernetes/configmap.yaml': [
+          ["  FXGATE_DRAIN_DELAY_MS: '5000'\n", ''],
+          ["  FXGATE_SHUTDOWN_GRACE_MS: '10000'\n", ''],
+        ],
+        'kubernetes/core.yaml': [['terminationGracePeriodSeconds: 15', 'terminationGracePeriodSeconds: 14']],
+      },
+      'Deployment fxgate-core container fxgate: terminationGracePeriodSeconds is 14; the drain delay and the grace take 15 s',
+    ],
+    [
       'every selector selects its pods: Deployments, Services, disruption budgets, network policies',
       {
         'kubernetes/core.yaml': [
           [
-            'kind: PodDisruptionBudget\nmetadata:\n  name: fxgate-core\n  labels:\n    app.kubernetes.io/name: fxgate\n    app.kubernetes.io/component: core\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: fxgate\n      app.kubernetes.io/component: core',
-            'kind: PodDisruptionBudget\nmetadata:\n  name: fxgate-core\n  labels:\n    app.kubernetes.io/name: fxgate\n    app.kubernetes.io/component: core\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: fxgate\n      app.kubernetes.io/component: cores',
+            '  minAvailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: fxgate\n      app.kubernetes.io/component: core',
+            '  minAvailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: fxgate\n      app.kubernetes.io/component: cores',
           ],
         ],
       },
