@@ -59,7 +59,11 @@ const COMMANDS: readonly ((program: Command, run: CliRun) => void)[] = [
   registerOpenApiCommand,
 ];
 
-function buildProgram(run: CliRun): Command {
+/**
+ * The program of one run, every command registered. runCli parses with it; the deployment's test
+ * parses the command lines of its manifests with it, each command's action replaced.
+ */
+export function buildProgram(run: CliRun): Command {
   const { io } = run;
   const program = new Command('fxgate')
     .description('The v3 FX trading and settlement core, and the v1/v2 compatibility gateway in front of it.')

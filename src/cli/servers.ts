@@ -20,7 +20,7 @@ import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
 import { AdminTokenRequiredError, checkAdminExposure } from '../lib/admin/admin-token.js';
-import { type Config, signingIssuer } from '../lib/config.js';
+import { type Config, configuredAdminToken, signingIssuer } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { ExactDestinations } from '../lib/net/destination-policy.js';
@@ -203,21 +203,22 @@ export function adminPort(config: Config, command: ServerCommand): number | null
 
 /**
  * The admin listener a command will serve, or null when it is off; routes are added to it while
- * the servers are built. Off loopback without FXGATE_ADMIN_TOKEN, start-up stops here, before
+ * the servers are built. Off loopback without FXGATE_ADMIN_TOKEN(_FILE), start-up stops here, before
  * anything listens. Registered before the servers, it is the last listener to close: metrics
  * are served while the others drain.
  */
 export function createAdminListener(config: Config, command: ServerCommand, closers: Closers): AdminListener | null {
   if (adminPort(config, command) === null) return null;
+  const token = configuredAdminToken(config);
   try {
-    checkAdminExposure(config.FXGATE_ADMIN_HOST, config.FXGATE_ADMIN_TOKEN);
+    checkAdminExposure(config.FXGATE_ADMIN_HOST, token);
   } catch (error) {
     if (error instanceof AdminTokenRequiredError) throw usageError(error.message);
     throw error;
   }
   const admin = new AdminListener({
     logLevel: config.LOG_LEVEL,
-    ...(config.FXGATE_ADMIN_TOKEN === undefined ? {} : { token: config.FXGATE_ADMIN_TOKEN }),
+    ...(token === undefined ? {} : { token }),
   });
   closers.addListener(
     'admin listener',

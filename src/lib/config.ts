@@ -229,6 +229,35 @@ const SENTINEL_ONLY_SETTINGS = [
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
 const adminPort = z.union([z.literal('off'), port]);
 
+/** FXGATE_ADMIN_TOKEN: one `Bearer` credential of visible ASCII, too long to guess. */
+const adminToken = z
+  .string()
+  .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters`)
+  .regex(ADMIN_TOKEN_PATTERN, 'must be visible ASCII without spaces, one `Bearer` credential');
+
+/**
+ * FXGATE_ADMIN_TOKEN_FILE: the token from a file (a Docker or Kubernetes secret), read here so
+ * that a bad file stops start-up naming the setting. The line break an editor or `echo` ends the
+ * file with is not part of the token; the messages never show any of it.
+ */
+const adminTokenFile = z.string().transform((file, ctx): string => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot read the token file ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    });
+    return z.NEVER;
+  }
+  const parsed = adminToken.safeParse(text.replace(/\r?\n$/, ''));
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues)
+    ctx.addIssue({ code: 'custom', message: `the token in ${file} ${issue.message}` });
+  return z.NEVER;
+});
+
 /** A server's drain delay unless configured, when DATABASE_URL is set: a readiness probe's few periods. */
 export const PRODUCTION_DRAIN_DELAY_MS = 5_000;
 /** How long a server may take to stop, from the signal, unless configured. */
@@ -519,13 +548,15 @@ export const configSchema = z
       .describe(
         'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
       ),
-    FXGATE_ADMIN_TOKEN: z
-      .string()
-      .min(ADMIN_TOKEN_MIN_LENGTH, `must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters`)
-      .regex(ADMIN_TOKEN_PATTERN, 'must be visible ASCII without spaces, one `Bearer` credential')
+    FXGATE_ADMIN_TOKEN: adminToken
       .optional()
       .describe(
-        `Bearer token of the admin listener, at least ${ADMIN_TOKEN_MIN_LENGTH} characters (\`openssl rand -base64 32\`); never logged. Set: every request to it needs \`Authorization: Bearer <token>\` (401 otherwise), except the CLI's state routes, which take the token the process publishes in its data folder. Unset: none is asked for. Required when FXGATE_ADMIN_HOST is not a loopback address: start-up is refused without it. The CLI's \`fxgate diff report\` sends it from its environment.`,
+        `Bearer token of the admin listener, at least ${ADMIN_TOKEN_MIN_LENGTH} characters (\`openssl rand -base64 32\`); never logged. Set: every request to it needs \`Authorization: Bearer <token>\` (401 otherwise), except the CLI's state routes, which take the token the process publishes in its data folder. Unset: FXGATE_ADMIN_TOKEN_FILE, or without it none is asked for. Required when FXGATE_ADMIN_HOST is not a loopback address: start-up is refused without it. The CLI's \`fxgate diff report\` sends it from its environment.`,
+      ),
+    FXGATE_ADMIN_TOKEN_FILE: adminTokenFile
+      .optional()
+      .describe(
+        'A file holding FXGATE_ADMIN_TOKEN instead (a Docker or Kubernetes secret mounted as a file), the whole file one token; a final line break is not part of it. Read at start-up (relative to the working directory). Not together with FXGATE_ADMIN_TOKEN.',
       ),
     FXGATE_SHADOW_URL: optionalUrl(['http', 'https']).describe(
       'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',
@@ -586,6 +617,14 @@ export const configSchema = z
           message: `is read only with FXGATE_REDIS_SENTINELS${config.REDIS_URL === undefined ? '' : '; with REDIS_URL, the user, password and TLS (rediss://) go in the URL'}`,
         });
       }
+    }
+    // Two tokens would leave which one the listener asks for to chance.
+    if (config.FXGATE_ADMIN_TOKEN !== undefined && config.FXGATE_ADMIN_TOKEN_FILE !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FXGATE_ADMIN_TOKEN_FILE'],
+        message: 'FXGATE_ADMIN_TOKEN is set too; give the token in one of them only',
+      });
     }
     // Two sources of keys would leave which one seals to chance.
     if (config.FXGATE_SECRETS_KEY !== undefined && config.FXGATE_SECRETS_KEY_FILE !== undefined) {
@@ -693,6 +732,13 @@ export function configuredKeyring(
   config: Pick<Config, 'FXGATE_SECRETS_KEY' | 'FXGATE_SECRETS_KEY_FILE'>,
 ): SealingKeyring | undefined {
   return config.FXGATE_SECRETS_KEY ?? config.FXGATE_SECRETS_KEY_FILE;
+}
+
+/** The admin listener's bearer token the configuration gives (FXGATE_ADMIN_TOKEN or FXGATE_ADMIN_TOKEN_FILE), or undefined. */
+export function configuredAdminToken(
+  config: Pick<Config, 'FXGATE_ADMIN_TOKEN' | 'FXGATE_ADMIN_TOKEN_FILE'>,
+): string | undefined {
+  return config.FXGATE_ADMIN_TOKEN ?? config.FXGATE_ADMIN_TOKEN_FILE;
 }
 
 /** Reads the configuration from an environment (process.env by default); empty strings count as unset. */

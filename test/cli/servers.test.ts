@@ -1,3 +1,7 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { Closers } from '../../src/cli/closers.js';
@@ -102,6 +106,39 @@ describe('the admin listener off loopback', () => {
       createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0', FXGATE_ADMIN_PORT: 'off' }), 'all', new Closers()),
     ).toBeNull();
     expect(createAdminListener(loadConfig({ FXGATE_ADMIN_HOST: '0.0.0.0' }), 'gateway', new Closers())).toBeNull();
+  });
+
+  it('asks for the token of FXGATE_ADMIN_TOKEN_FILE, which lets it bind off loopback', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'fxgate-admin-token-file-'));
+    const closers = new Closers();
+    try {
+      const file = path.join(dir, 'admin-token');
+      await writeFile(file, `${TOKEN}\n`, { mode: 0o600 });
+      const config = loadConfig({
+        FXGATE_ADMIN_HOST: '0.0.0.0',
+        FXGATE_ADMIN_PORT: '0',
+        FXGATE_ADMIN_TOKEN_FILE: file,
+      });
+      const admin = createAdminListener(config, 'core', closers);
+      expect(admin).not.toBeNull();
+      admin!.add({ method: 'GET', url: '/admin/usage', handler: async () => ({ rows: [] }) });
+      // Bound on loopback here: the setting above is what decided whether a token is needed.
+      const url = await admin!.listen('127.0.0.1', 0);
+      const statusWith = async (authorization?: string): Promise<number> => {
+        const answer = await fetch(
+          `${url}/admin/usage`,
+          authorization === undefined ? {} : { headers: { authorization } },
+        );
+        await answer.arrayBuffer();
+        return answer.status;
+      };
+      expect([await statusWith(), await statusWith(`Bearer ${TOKEN}x`), await statusWith(`Bearer ${TOKEN}`)]).toEqual([
+        401, 401, 200,
+      ]);
+    } finally {
+      await closers.closeAll();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
 import {
   ConfigError,
+  configuredAdminToken,
   configuredKeyring,
   DEFAULT_JWT_ISSUERS,
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -351,6 +352,56 @@ describe('FXGATE_SECRETS_KEY and FXGATE_SECRETS_KEY_FILE', () => {
       await chmod(file, 0o000);
       expect(problems({ FXGATE_SECRETS_KEY_FILE: file })[0]).toMatch(/cannot read the key file .*: EACCES/);
     }
+  });
+});
+
+describe('FXGATE_ADMIN_TOKEN and FXGATE_ADMIN_TOKEN_FILE', () => {
+  const TOKEN = 'Xk2Rj8Vn4Lq6Tz0Wb3Hc7Md5Fs9Gp1Ya';
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'fxgate-config-admin-token-'));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('are unset by default: no token is asked for', () => {
+    expect(configuredAdminToken(loadConfig({}))).toBeUndefined();
+  });
+
+  it('give the token from the setting, or from the file without the line break that ends it', async () => {
+    expect(configuredAdminToken(loadConfig({ FXGATE_ADMIN_TOKEN: TOKEN }))).toBe(TOKEN);
+    for (const [name, text] of [
+      ['bare', TOKEN],
+      ['echoed', `${TOKEN}\n`],
+      ['from-windows', `${TOKEN}\r\n`],
+    ] as const) {
+      const file = path.join(dir, name);
+      await writeFile(file, text, { mode: 0o600 });
+      expect(configuredAdminToken(loadConfig({ FXGATE_ADMIN_TOKEN_FILE: file })), name).toBe(TOKEN);
+    }
+  });
+
+  it('refuse both at once, an unreadable file, a short token, a second line: naming the setting, showing no token', async () => {
+    const file = path.join(dir, 'token');
+    await writeFile(file, `${TOKEN}\n`, { mode: 0o600 });
+    expect(problems({ FXGATE_ADMIN_TOKEN: TOKEN, FXGATE_ADMIN_TOKEN_FILE: file })).toEqual([
+      'FXGATE_ADMIN_TOKEN_FILE: FXGATE_ADMIN_TOKEN is set too; give the token in one of them only',
+    ]);
+    const missing = path.join(dir, 'missing');
+    expect(problems({ FXGATE_ADMIN_TOKEN_FILE: missing })).toEqual([
+      expect.stringMatching(new RegExp(`^FXGATE_ADMIN_TOKEN_FILE: cannot read the token file ${missing}: ENOENT`)),
+    ]);
+    const short = path.join(dir, 'short');
+    await writeFile(short, `${TOKEN.slice(0, 31)}\n`, { mode: 0o600 });
+    const twoLines = path.join(dir, 'two-lines');
+    await writeFile(twoLines, `${TOKEN}\n${TOKEN}\n`, { mode: 0o600 });
+    const found = [...problems({ FXGATE_ADMIN_TOKEN_FILE: short }), ...problems({ FXGATE_ADMIN_TOKEN_FILE: twoLines })];
+    expect(found).toEqual([
+      `FXGATE_ADMIN_TOKEN_FILE: the token in ${short} must be at least 32 characters`,
+      `FXGATE_ADMIN_TOKEN_FILE: the token in ${twoLines} must be visible ASCII without spaces, one \`Bearer\` credential`,
+    ]);
+    for (const text of found) expect(text).not.toContain(TOKEN.slice(0, 10));
   });
 });
 

@@ -1,14 +1,16 @@
 /**
  * `fxgate diff report --url ADMIN_URL [--json]`: what the shadow mode has compared so far, read
- * from a gateway's admin listener (`GET /admin/shadow/report`), with FXGATE_ADMIN_TOKEN as its
- * bearer token when the environment has one. Printed as one row per legacy
- * operation (compared, differing, not compared, dropped), then each differing field with its
- * count and newest example (masked as stored), then the noise; or, with --json, as served.
+ * from a gateway's admin listener (`GET /admin/shadow/report`), with FXGATE_ADMIN_TOKEN (or the
+ * one in FXGATE_ADMIN_TOKEN_FILE) as its bearer token when the environment has one. Printed as
+ * one row per legacy operation (compared, differing, not compared, dropped), then each differing
+ * field with its count and newest example (masked as stored), then the noise; or, with --json,
+ * as served.
  */
 import type { Command } from 'commander';
 import { request } from 'undici';
 import { z } from 'zod';
 
+import { configuredAdminToken } from '../../lib/config.js';
 import { parseHttpUrl } from '../arguments.js';
 import { CliError, messageOf } from '../exit.js';
 import type { CliRun } from '../io.js';
@@ -161,7 +163,7 @@ export function registerDiffReportCommand(diff: Command, run: CliRun): void {
     )
     .option('--json', 'print the report as JSON, as the admin listener serves it')
     .action(async (options: { url: string; json?: boolean }) => {
-      const { raw, report } = await fetchShadowReport(options.url, run.config().FXGATE_ADMIN_TOKEN);
+      const { raw, report } = await fetchShadowReport(options.url, configuredAdminToken(run.config()));
       run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
     });
 }

@@ -38,7 +38,8 @@ export class AdminTokenRequiredError extends Error {
     super(
       `the admin listener would bind ${host}, which is not a loopback address, and FXGATE_ADMIN_TOKEN is not set: ` +
         `it serves org ids, key names and client addresses, so off loopback it needs a token. ` +
-        `Set FXGATE_ADMIN_TOKEN (at least ${ADMIN_TOKEN_MIN_LENGTH} characters, e.g. \`openssl rand -base64 32\`), ` +
+        `Set FXGATE_ADMIN_TOKEN (at least ${ADMIN_TOKEN_MIN_LENGTH} characters, e.g. \`openssl rand -base64 32\`) ` +
+        `or FXGATE_ADMIN_TOKEN_FILE (a file holding it), ` +
         `or bind it to 127.0.0.1 (FXGATE_ADMIN_HOST), or turn it off (FXGATE_ADMIN_PORT=off)`,
     );
     this.name = 'AdminTokenRequiredError';

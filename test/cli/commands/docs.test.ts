@@ -12,12 +12,12 @@ import { fxgate } from '../in-process-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** The manual: the README, the changelog and every page of docs/. */
+/** The manual: the README, the changelog, every page of docs/ and the deployment's README. */
 async function manualFiles(): Promise<string[]> {
   const pages = (await readdir(join(ROOT, 'docs')))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`);
-  return ['README.md', 'CHANGELOG.md', ...pages.sort()];
+  return ['README.md', 'CHANGELOG.md', ...pages.sort(), 'deploy/README.md'];
 }
 
 /** Markdown without its fenced blocks, and each inline code span replaced, so that neither is read as a link. */
