@@ -10,16 +10,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+import { captureOutput, hasEnded, stopChild } from './child-processes.js';
 import type { ThrowawayServer } from './local-processes.js';
 import { cleanupOnExit, findExecutableDir, freePort, waitUntil } from './local-processes.js';
 import { probeRedis } from './service-probes.js';
 
 export const REDIS_INSTALL_HINT =
   'install redis-server (Debian/Ubuntu: apt-get install redis-server) or set REDIS_URL to a running server';
-
-const STOP_GRACE_MS = 10_000;
-/** Enough of the server's output to say why it failed to start. */
-const OUTPUT_LIMIT = 4_000;
 
 export async function startThrowawayRedis(): Promise<ThrowawayServer> {
   const binDir = findExecutableDir(['redis-server'], ['/usr/bin', '/usr/local/bin', '/usr/sbin']);
@@ -80,36 +77,7 @@ function serverArgs(port: number, dir: string): string[] {
   ];
 }
 
-/** The server's output so far; a failed spawn (an 'error' event, which must be handled) included. */
-export function captureOutput(child: ChildProcess): () => string {
-  let text = '';
-  const append = (chunk: Buffer | string): void => {
-    text = (text + chunk.toString()).slice(-OUTPUT_LIMIT);
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  child.on('error', (error) => append(`\n${error.message}`));
-  return () => text.trim();
-}
-
-export function hasEnded(child: ChildProcess): boolean {
-  return child.pid === undefined || child.exitCode !== null || child.signalCode !== null;
-}
-
 export function exitDescription(child: ChildProcess, output: string): string | null {
   if (!hasEnded(child)) return null;
   return `redis-server exited (${child.exitCode ?? child.signalCode})${output ? `:\n${output}` : ''}`;
-}
-
-/** SIGTERM, then SIGKILL if it has not exited within the grace period. */
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (hasEnded(child)) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -22,9 +22,10 @@ import path from 'node:path';
 
 import { Redis } from 'ioredis';
 
+import { captureOutput, hasEnded, stopChild } from './child-processes.js';
 import { cleanupOnExit, findExecutableDir, freePort, waitUntil } from './local-processes.js';
 import type { TestCertificates } from './test-certificates.js';
-import { captureOutput, exitDescription, hasEnded, REDIS_INSTALL_HINT, stopChild } from './throwaway-redis.js';
+import { exitDescription, REDIS_INSTALL_HINT } from './throwaway-redis.js';
 
 export interface SentinelSetOptions {
   /** How many Sentinels watch the primary (quorum: a majority of them). */
