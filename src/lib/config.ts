@@ -654,7 +654,7 @@ export const configSchema = z
       .enum(['0', '1'])
       .default('0')
       .describe(
-        "`0`: an environment variable starting `FXGATE_` that is not one of these settings stops start-up, naming it and the setting it is nearest to (a typo such as FXGATE_V1_BROWNOUT would otherwise leave the brownouts off without a word). `1`: fxgate starts all the same and prints one warning line on stderr naming them, for an environment shared with other programs' `FXGATE_` variables.",
+        "`0`: an environment variable starting `FXGATE_` that is not one of these settings stops start-up, naming it and the setting it is nearest to (FXGATE_V1_BROWNOUTS one letter short would otherwise leave the brownouts off without a word). `1`: fxgate starts all the same and prints one warning line on stderr naming them, for an environment shared with other programs' `FXGATE_` variables.",
       ),
   })
   .superRefine((config, ctx) => {

@@ -22,13 +22,13 @@ function mostEdits(length: number): number {
   return Math.min(4, Math.max(1, Math.floor(length / 3)));
 }
 
-/** A name without the prefix, upper-cased: FXGATE_PORT is compared with PORT, the typo being the prefix. */
+/** A name without the prefix, upper-cased: PORT with the prefix is compared with PORT, the typo being the prefix. */
 function stem(name: string): string {
   const upper = name.toUpperCase();
   return upper.startsWith(SETTING_PREFIX) ? upper.slice(SETTING_PREFIX.length) : upper;
 }
 
-/** Its words in order: FXGATE_BROWNOUTS_V1 and FXGATE_V1_BROWNOUTS have the same. */
+/** Its words in order: BROWNOUTS_V1 and V1_BROWNOUTS have the same. */
 function sortedWords(stemmed: string): string {
   return stemmed.split('_').filter(Boolean).sort().join('_');
 }
@@ -68,7 +68,7 @@ export function unknownSettings(
     .map((name) => ({ name, suggestion: nearestSetting(name, suggestible) }));
 }
 
-/** `FXGATE_V1_BROWNOUT is not a setting fxgate knows (did you mean FXGATE_V1_BROWNOUTS?)` */
+/** `<name> is not a setting fxgate knows (did you mean <setting>?)` */
 export function describeUnknownSetting({ name, suggestion }: UnknownSetting): string {
   return `${name} is not a setting fxgate knows${suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`}`;
 }
