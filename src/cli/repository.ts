@@ -14,7 +14,7 @@ import { CliError, EXIT_CODES } from './exit.js';
 export function checkoutRoot(command: string, root: string = packageRoot()): string {
   if (!isCheckout(root))
     throw new CliError(
-      `fxgate ${command} works on a checkout of the fxgate repository, and ${root} is an installed package (it has no docs/): run it in a clone, or give --root <checkout>`,
+      `the ${command} command works on a checkout of the fxgate repository, and ${root} is an installed package (it has no docs/): run it in a clone, or give --root <checkout>`,
       EXIT_CODES.usage,
     );
   return root;

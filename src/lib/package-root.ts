@@ -6,12 +6,12 @@
  * mappings/. Reads the file system only.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The package root seen from `moduleUrl`, a module two folders below it. */
 export function packageRoot(moduleUrl: string = import.meta.url): string {
-  const root = fileURLToPath(new URL('../../', moduleUrl));
+  const root = resolve(fileURLToPath(new URL('../../', moduleUrl)));
   const manifest = join(root, 'package.json');
   // A moved module would otherwise send the commands to some other folder's files.
   const name = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name : null;

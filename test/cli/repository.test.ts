@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/exit.js';
 import { checkoutRoot, missingFiles } from '../../src/cli/repository.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 
 describe('checkoutRoot', () => {
   let installed: string;
@@ -37,7 +37,7 @@ describe('checkoutRoot', () => {
     expect(caught).toBeInstanceOf(CliError);
     expect(caught).toMatchObject({
       exitCode: 2,
-      message: `fxgate openapi works on a checkout of the fxgate repository, and ${installed} is an installed package (it has no docs/): run it in a clone, or give --root <checkout>`,
+      message: `the openapi command works on a checkout of the fxgate repository, and ${installed} is an installed package (it has no docs/): run it in a clone, or give --root <checkout>`,
     });
     expect((caught as Error).message).not.toContain('\n');
   });

@@ -1,13 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
 import { isCheckout, packageRoot } from '../../src/lib/package-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 
 describe('packageRoot', () => {
   it("is the folder of fxgate's package.json, seen from the module run through tsx or built", () => {
