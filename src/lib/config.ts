@@ -1,7 +1,9 @@
 /**
  * Configuration: every environment variable fxgate reads, validated once at start-up with zod.
- * A bad value stops the process with a message naming the variable. The README's configuration
- * table is generated from this schema (`npm run docs`), so the two cannot drift.
+ * A bad value stops the process with a message naming the variable, and so does a name starting
+ * `FXGATE_` that is none of the known ones (this schema's, and the few declared below as read
+ * elsewhere). The README's configuration table is generated from this schema (`npm run docs`),
+ * so the two cannot drift.
  */
 import { readFileSync } from 'node:fs';
 
@@ -35,7 +37,7 @@ export interface NumberRange {
 /** The range of every number setting's schema, so that a test can feed each one bad values. */
 export const numberRanges = z.registry<NumberRange>();
 
-export function describeRange(range: NumberRange): string {
+function describeRange(range: NumberRange): string {
   const number = `${range.whole ? 'a whole number' : 'a number'}${range.unit === undefined ? '' : ` of ${range.unit}`}`;
   const from = `${range.min}${range.lowest === undefined ? '' : ` (${range.lowest})`}`;
   return `${range.or === undefined ? '' : `${range.or} or `}${number} from ${from} to ${range.max}${range.whole ? '' : ', such as 0.25'}`;
@@ -43,7 +45,7 @@ export function describeRange(range: NumberRange): string {
 
 /** A bad value is echoed as written, cut short: it goes into a log line. */
 const SHOWN_INPUT_LENGTH = 32;
-export function shownInput(text: string): string {
+function shownInput(text: string): string {
   return JSON.stringify(text.length > SHOWN_INPUT_LENGTH ? `${text.slice(0, SHOWN_INPUT_LENGTH)}...` : text);
 }
 
