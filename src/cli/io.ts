@@ -81,7 +81,7 @@ export class CliRun {
 
   /** The configuration from the run's environment; its folders resolved against the run's folder. */
   config(): Config {
-    this.resolved ??= cliConfig(this.io.env, this.io.cwd);
+    this.resolved ??= cliConfig(this.io.env, this.io.cwd, (line) => this.err(line));
     return this.resolved;
   }
 }

@@ -3,8 +3,9 @@
  * sections of the manual: the README's configuration table, docs/v3-api.md (the v3 operations
  * and the error catalog), docs/legacy-api.md (the legacy operations, records, errors and
  * webhooks) and the generated part of CHANGELOG.md. Each file names its sections here; the
- * mechanism is src/lib/docs/generated-files.ts. Runs from a checkout; reads the declarations
- * and writes only the files it names.
+ * mechanism is src/lib/docs/generated-files.ts. Works on the checkout it runs from, whatever the
+ * working folder (`--root` names another); reads the declarations and writes only the files it
+ * names.
  */
 import type { Command } from 'commander';
 
@@ -22,6 +23,7 @@ import {
 import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { checkoutRoot, missingFiles } from '../repository.js';
 
 /** Every file with generated sections, by its path from the repository root, and what each section is rendered from. */
 export async function generatedFiles(): Promise<GeneratedFile[]> {
@@ -56,17 +58,28 @@ export function registerDocsCommand(program: Command, run: CliRun): void {
     )
     .option('--write', 'rewrite every stale generated section in place (npm run docs)')
     .option('--check', 'write nothing; exit 1 naming every file whose generated sections are stale')
-    .option('--root <dir>', 'the repository checkout holding the files', '.')
+    .option('--root <dir>', 'the repository checkout holding the files (default: the one this fxgate runs from)')
     .addHelpText(
       'after',
       '\nText outside the <!-- generated:NAME --> and <!-- /generated:NAME --> markers is written by hand and kept.',
     )
-    .action(async (options: { write?: boolean; check?: boolean; root: string }) => {
+    .action(async (options: { write?: boolean; check?: boolean; root?: string }) => {
       if (options.write === options.check)
         throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
-      const states = await renderGeneratedFiles(options.root, await generatedFiles());
+      const root = options.root === undefined ? checkoutRoot('docs') : run.path(options.root);
+      const files = await generatedFiles();
+      const missing = missingFiles(
+        root,
+        files.map((file) => file.path),
+      );
+      if (missing.length > 0)
+        throw new CliError(
+          `${root} has no ${missing.join(', ')}: give --root a checkout of the fxgate repository`,
+          EXIT_CODES.usage,
+        );
+      const states = await renderGeneratedFiles(root, files);
       if (options.write) {
-        const written = new Set((await writeGeneratedFiles(options.root, states)).map((state) => state.path));
+        const written = new Set((await writeGeneratedFiles(root, states)).map((state) => state.path));
         for (const state of states) run.out(`${state.path}: ${written.has(state.path) ? 'regenerated' : 'up to date'}`);
         return;
       }

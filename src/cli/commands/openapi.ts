@@ -3,7 +3,8 @@
  * v2.json and v1.json, checked (`--check`) or rewritten (`--write`, `npm run openapi`) from the
  * documents the code generates. A rewrite that would break clients of the committed document
  * (src/lib/openapi/breaking-changes.ts) is refused, naming each break, unless
- * `--accept-breaking` says it is on purpose. Runs from a checkout; writes only those files.
+ * `--accept-breaking` says it is on purpose. Works on the checkout it runs from, whatever the
+ * working folder (`--root` names another); writes only those files.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { type BreakingChange, breakingChanges, describeBreakingChange } from '..
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { checkoutRoot } from '../repository.js';
 
 /** Where the snapshots are, from the repository root. */
 export const SNAPSHOT_DIRECTORY = 'docs/openapi';
@@ -86,17 +88,17 @@ export function registerOpenApiCommand(program: Command, run: CliRun): void {
     )
     .option('--check', 'write nothing; exit 1 naming every stale snapshot and what it breaks')
     .option('--accept-breaking', 'with --write: the breaking changes listed are on purpose')
-    .option('--root <dir>', 'the repository checkout holding the snapshots', '.')
+    .option('--root <dir>', 'the repository checkout holding the snapshots (default: the one this fxgate runs from)')
     .addHelpText(
       'after',
       '\nBreaking: a removed operation or success response, a removed or no longer required response field, a widened response type, a narrowed input, a new required input.',
     )
-    .action(async (options: { write?: boolean; check?: boolean; acceptBreaking?: boolean; root: string }) => {
+    .action(async (options: { write?: boolean; check?: boolean; acceptBreaking?: boolean; root?: string }) => {
       if (options.write === options.check)
         throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
       if (options.acceptBreaking && !options.write)
         throw new CliError('--accept-breaking goes with --write', EXIT_CODES.usage);
-      const root = run.path(options.root);
+      const root = options.root === undefined ? checkoutRoot('openapi') : run.path(options.root);
       const states = await snapshotStates(root);
       const stale = states.filter(isStale);
       const breaking = stale.filter((state) => state.breaking.length > 0);
