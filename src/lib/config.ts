@@ -379,6 +379,12 @@ export const configSchema = z
       .min(1)
       .default('./data')
       .describe('Folder of the embedded database and of the key files `npm start` writes.'),
+    FXGATE_SANDBOX_SEED: z
+      .enum(['on', 'off'])
+      .optional()
+      .describe(
+        "`fxgate all`: `on` provides a sandbox org on start, with deposits, verified withdrawal accounts and a key of every scope written to `<FXGATE_DATA_DIR>/keys/` (reused on later starts), so a newcomer can call the API at once; `off` provides none. Unset: `on` on the embedded database (`npm start`), `off` with DATABASE_URL. The Docker image sets `off`. `fxgate core` and `fxgate gateway` never seed.",
+      ),
     FXGATE_SECRETS_KEY: sealingKeyList
       .optional()
       .describe(
@@ -725,6 +731,11 @@ export function drainDelayMs(config: {
   readonly DATABASE_URL?: string | undefined;
 }): number {
   return config.FXGATE_DRAIN_DELAY_MS ?? (config.DATABASE_URL === undefined ? 0 : PRODUCTION_DRAIN_DELAY_MS);
+}
+
+/** Whether `fxgate all` provides the sandbox org and key (FXGATE_SANDBOX_SEED, by default only on the embedded database). */
+export function sandboxSeeded(config: Pick<Config, 'FXGATE_SANDBOX_SEED' | 'DATABASE_URL'>): boolean {
+  return (config.FXGATE_SANDBOX_SEED ?? (config.DATABASE_URL === undefined ? 'on' : 'off')) === 'on';
 }
 
 /** The sealing keys the configuration gives (FXGATE_SECRETS_KEY or FXGATE_SECRETS_KEY_FILE), or undefined. */
