@@ -126,10 +126,15 @@ export function loopbackUrlOf(url: string): string | null {
   return null;
 }
 
-/** The URL a start-up line shows: the bound one, and for a wildcard bind also the loopback one to paste. */
-export function listeningText(url: string): string {
+/**
+ * The URL a start-up line shows, with its notes in brackets: the bound URL, and for a wildcard
+ * bind also the loopback one to paste (`http://0.0.0.0:8080 (every interface; on this host
+ * http://127.0.0.1:8080)`).
+ */
+export function listeningText(url: string, ...notes: string[]): string {
   const local = loopbackUrlOf(url);
-  return local === null ? url : `${url} (every interface; on this host ${local})`;
+  const all = local === null ? notes : [...notes, `every interface; on this host ${local}`];
+  return all.length === 0 ? url : `${url} (${all.join('; ')})`;
 }
 
 /**

@@ -137,8 +137,10 @@ export function registerAllCommand(program: Command, run: CliRun): void {
         // The migration schedule as this process applies it (also GET /admin/schedule, `fxgate schedule`).
         for (const line of scheduleLines(schedule)) run.out(`fxgate: ${line}`);
         if (adminUrl !== null)
-          run.out(`fxgate: admin listener on ${listeningText(adminUrl)} (GET /metrics, GET /admin/schedule)`);
-        run.out(`fxgate: listening on ${listeningText(url)} (v1, v2 and v3)`);
+          run.out(
+            `fxgate: admin listener on ${listeningText(adminUrl, 'GET /metrics, /admin/schedule, /admin/usage, /admin/shadow/report')}`,
+          );
+        run.out(`fxgate: listening on ${listeningText(url, 'v1, v2 and v3')}`);
       }),
     );
 }

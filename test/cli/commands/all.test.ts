@@ -55,7 +55,7 @@ describe('fxgate all on the embedded defaults', () => {
       );
       // The admin listener (PORT+1; the OS picks it when PORT is 0) serves the shadow report, the public listener does not.
       const [, adminUrl] = server.stdout.match(
-        /^fxgate: admin listener on (http:\/\/\S+) \(GET \/admin\/shadow\/report\)$/m,
+        /^fxgate: admin listener on (http:\/\/\S+) \(GET \/metrics, \/admin\/schedule, \/admin\/usage, \/admin\/shadow\/report\)$/m,
       )!;
       expect(await (await request(`${adminUrl}/admin/shadow/report`)).body.json()).toEqual({
         since: null,
