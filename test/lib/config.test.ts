@@ -17,6 +17,7 @@ import {
   loadConfig,
   PRODUCTION_DRAIN_DELAY_MS,
   signingIssuer,
+  sandboxSeeded,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
 import { POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';
@@ -611,5 +612,20 @@ describe('Redis through Sentinel', () => {
     expect(problems({ REDIS_URL: 'redis://10.0.0.5:6379', FXGATE_REDIS_PASSWORD: 'secret' })).toEqual([
       'FXGATE_REDIS_PASSWORD: is read only with FXGATE_REDIS_SENTINELS; with REDIS_URL, the user, password and TLS (rediss://) go in the URL',
     ]);
+  });
+});
+
+describe('FXGATE_SANDBOX_SEED', () => {
+  it.each([
+    [{}, true],
+    [{ FXGATE_SANDBOX_SEED: 'off' }, false],
+    [{ DATABASE_URL: 'postgres://fxgate@127.0.0.1:5432/fxgate' }, false],
+    [{ DATABASE_URL: 'postgres://fxgate@127.0.0.1:5432/fxgate', FXGATE_SANDBOX_SEED: 'on' }, true],
+  ])('with %j, `fxgate all` provides a sandbox: %s (by default on the embedded database only)', (env, seeded) => {
+    expect(sandboxSeeded(loadConfig(env))).toBe(seeded);
+  });
+
+  it('takes on or off only', () => {
+    expect(() => loadConfig({ FXGATE_SANDBOX_SEED: 'yes' })).toThrow(/FXGATE_SANDBOX_SEED: /);
   });
 });
