@@ -236,7 +236,11 @@ async function allEnv(backend: 'embedded' | 'PostgreSQL', cleanups: Array<() => 
     const database = await createTestPostgres();
     cleanups.push(() => database.drop());
     // On PostgreSQL the sandbox is provided only when asked.
-    Object.assign(env, { DATABASE_URL: database.url!, FXGATE_SECRETS_KEY: generateSealingKey(), FXGATE_SANDBOX_SEED: 'on' });
+    Object.assign(env, {
+      DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
+      FXGATE_SANDBOX_SEED: 'on',
+    });
   }
   return { dataDir, env };
 }

@@ -16,8 +16,8 @@ import {
   drainDelayMs,
   loadConfig,
   PRODUCTION_DRAIN_DELAY_MS,
-  signingIssuer,
   sandboxSeeded,
+  signingIssuer,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
 import { POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';

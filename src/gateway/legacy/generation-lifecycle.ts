@@ -173,7 +173,8 @@ export class GenerationLifecycle implements LegacyReplyOptions {
     }
     const window = plan.brownouts.find((brownout) => now >= brownout.start && now < brownout.end);
     if (window === undefined || plan.brownoutExempt.has(orgId.toLowerCase())) return null;
-    const retiring = plan.sunsetAt === undefined ? '' : `, a rehearsal of its retirement on ${instantText(plan.sunsetAt)}`;
+    const retiring =
+      plan.sunsetAt === undefined ? '' : `, a rehearsal of its retirement on ${instantText(plan.sunsetAt)}`;
     return new GenerationRetired(
       'brownout',
       generation,
