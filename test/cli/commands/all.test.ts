@@ -225,6 +225,12 @@ describe('fxgate all as the image runs it: every interface, no sandbox', () => {
         'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=off, the default with DATABASE_URL): make orgs and keys with `fxgate keys create --org <uuid> ...`',
       );
       expect(server.stdout).not.toMatch(/sandbox key|sandbox deposits|try: curl/);
+      // The gateway's migration schedule, among the start-up lines (the clock is the real one here).
+      expect(server.stdout).toMatch(
+        /^fxgate: v1: deprecated since 2026-01-01T00:00:00Z, sunset 2026-12-31T23:59:59Z \((in|.* ago)[^)]*\), (then|now) refused \(410\)$/m,
+      );
+      expect(server.stdout).toMatch(/^fxgate: v2: not deprecated, no sunset$/m);
+      expect(server.stdout).toMatch(/^fxgate: shadow mode: off$/m);
       for (const made of ['sandbox.json', 'keys']) await expect(access(join(dataDir, made))).rejects.toThrow(/ENOENT/);
       expect((await server.stop()).code).toBe(0);
       const keys = await fxgate(['keys', 'list'], { FXGATE_DATA_DIR: dataDir });
