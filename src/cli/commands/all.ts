@@ -123,7 +123,7 @@ export function registerAllCommand(program: Command, run: CliRun): void {
         );
         if (sandbox === null || seeded === null) {
           run.out(
-            'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=off, the default with DATABASE_URL): make orgs and keys with `fxgate keys create --org <uuid> ...`',
+            'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one); make orgs and keys with `fxgate keys create --org <uuid> ...`',
           );
         } else {
           run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);

@@ -150,7 +150,7 @@ describe('fxgate all on PostgreSQL', () => {
       });
       const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) /m)!;
       // On PostgreSQL no sandbox is provided unless asked for (FXGATE_SANDBOX_SEED).
-      expect(server.stdout).toContain('fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=off');
+      expect(server.stdout).toContain('fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one)');
       expect(server.stdout).not.toContain('sandbox key');
       return { url: url!, stop: () => server.stop() };
     };
@@ -222,7 +222,7 @@ describe('fxgate all as the image runs it: every interface, no sandbox', () => {
       expect(((await schedule.body.json()) as { generations: object }).generations).toHaveProperty('v1');
 
       expect(server.stdout).toContain(
-        'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=off, the default with DATABASE_URL): make orgs and keys with `fxgate keys create --org <uuid> ...`',
+        'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one); make orgs and keys with `fxgate keys create --org <uuid> ...`',
       );
       expect(server.stdout).not.toMatch(/sandbox key|sandbox deposits|try: curl/);
       // The gateway's migration schedule, among the start-up lines (the clock is the real one here).
