@@ -38,6 +38,8 @@ export interface CliIo {
   readonly signals: SignalSource;
   /** Ends a server command's run once it has shut down (or given up): the process's exit for the real CLI. */
   exit(code: ExitCode): void;
+  /** The clock of the gateway's lifecycle and of the migration schedule, ms since the epoch; Date.now unless given (a test's fixed one). */
+  readonly now?: () => number;
 }
 
 /** The process's own streams, environment, folder, signals and exit. */
@@ -63,6 +65,11 @@ export class CliRun {
   exitCode: ExitCode = EXIT_CODES.ok;
 
   constructor(readonly io: CliIo) {}
+
+  /** The run's clock (CliIo.now), ms since the epoch. */
+  now(): number {
+    return this.io.now?.() ?? Date.now();
+  }
 
   /** One line on stdout. */
   out(line: string): void {

@@ -18,6 +18,7 @@ import { registerKeysCommand } from './commands/keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOpenApiCommand } from './commands/openapi.js';
 import { registerOrgsCommand } from './commands/orgs.js';
+import { registerScheduleCommand } from './commands/schedule.js';
 import { registerSecretsCommand } from './commands/secrets.js';
 import { registerSignCommand } from './commands/sign.js';
 import { registerUsageCommand } from './commands/usage.js';
@@ -54,6 +55,7 @@ const COMMANDS: readonly ((program: Command, run: CliRun) => void)[] = [
   registerMigrateCommand,
   registerSignCommand,
   registerUsageCommand,
+  registerScheduleCommand,
   registerDiffCommand,
   registerDocsCommand,
   registerOpenApiCommand,

@@ -460,6 +460,12 @@ export const configSchema = z
       .min(1)
       .default('./data')
       .describe('Folder of the embedded database and of the key files `npm start` writes.'),
+    FXGATE_SANDBOX_SEED: z
+      .enum(['on', 'off'])
+      .optional()
+      .describe(
+        '`fxgate all`: `on` provides a sandbox org on start, with deposits, verified withdrawal accounts and a key of every scope written to `<FXGATE_DATA_DIR>/keys/` (reused on later starts), so a newcomer can call the API at once; `off` provides none. Unset: `on` on the embedded database (`npm start`), `off` with DATABASE_URL. The Docker image sets `off`. `fxgate core` and `fxgate gateway` never seed.',
+      ),
     FXGATE_SECRETS_KEY: sealingKeyList
       .optional()
       .describe(
@@ -614,12 +620,12 @@ export const configSchema = z
       .min(1)
       .default('127.0.0.1')
       .describe(
-        'Address the admin listener binds (`GET /metrics`; the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network.',
+        'Address the admin listener binds (`GET /metrics`; the migration schedule, the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network. The Docker image sets 0.0.0.0, so its containers start only with FXGATE_ADMIN_TOKEN or FXGATE_ADMIN_TOKEN_FILE (or with this set to 127.0.0.1).',
       ),
     FXGATE_ADMIN_PORT: adminPort
       .optional()
       .describe(
-        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
+        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/schedule`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The Docker image sets 8081, in every role. The gateway and the core keep their Prometheus metrics only when it is on.',
       ),
     FXGATE_ADMIN_TOKEN: adminToken
       .optional()
@@ -817,6 +823,11 @@ export function drainDelayMs(config: {
   readonly DATABASE_URL?: string | undefined;
 }): number {
   return config.FXGATE_DRAIN_DELAY_MS ?? (config.DATABASE_URL === undefined ? 0 : PRODUCTION_DRAIN_DELAY_MS);
+}
+
+/** Whether `fxgate all` provides the sandbox org and key (FXGATE_SANDBOX_SEED, by default only on the embedded database). */
+export function sandboxSeeded(config: Pick<Config, 'FXGATE_SANDBOX_SEED' | 'DATABASE_URL'>): boolean {
+  return (config.FXGATE_SANDBOX_SEED ?? (config.DATABASE_URL === undefined ? 'on' : 'off')) === 'on';
 }
 
 /** The sealing keys the configuration gives (FXGATE_SECRETS_KEY or FXGATE_SECRETS_KEY_FILE), or undefined. */

@@ -25,6 +25,7 @@ import {
   numberRanges,
   PRODUCTION_DRAIN_DELAY_MS,
   RENAMED_SETTINGS,
+  sandboxSeeded,
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
@@ -876,5 +877,20 @@ describe('number settings', () => {
   it('read a share with or without its leading zero', () => {
     expect(loadConfig({ FXGATE_SHADOW_SAMPLE: '.25' }).FXGATE_SHADOW_SAMPLE).toBe(0.25);
     expect(loadConfig({ FXGATE_RAIL_SIMULATION_FAILURE_RATE: '0.05' }).FXGATE_RAIL_SIMULATION_FAILURE_RATE).toBe(0.05);
+  });
+});
+
+describe('FXGATE_SANDBOX_SEED', () => {
+  it.each([
+    [{}, true],
+    [{ FXGATE_SANDBOX_SEED: 'off' }, false],
+    [{ DATABASE_URL: 'postgres://fxgate@127.0.0.1:5432/fxgate' }, false],
+    [{ DATABASE_URL: 'postgres://fxgate@127.0.0.1:5432/fxgate', FXGATE_SANDBOX_SEED: 'on' }, true],
+  ])('with %j, `fxgate all` provides a sandbox: %s (by default on the embedded database only)', (env, seeded) => {
+    expect(sandboxSeeded(loadConfig(env))).toBe(seeded);
+  });
+
+  it('takes on or off only', () => {
+    expect(() => loadConfig({ FXGATE_SANDBOX_SEED: 'yes' })).toThrow(/FXGATE_SANDBOX_SEED: /);
   });
 });

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 
 import type { CliRun } from '../io.js';
-import { listen, serve } from '../serve.js';
+import { listen, listeningText, serve } from '../serve.js';
 import { createAdminListener, listenAdmin, startCore } from '../servers.js';
 
 export function registerCoreCommand(program: Command, run: CliRun): void {
@@ -17,8 +17,8 @@ export function registerCoreCommand(program: Command, run: CliRun): void {
         const { app, deps } = await startCore(config, closers, { drain, admin, warn: (line) => run.err(line) });
         const url = await listen(app, config.HOST, config.PORT, 'the core');
         const adminUrl = await listenAdmin(config, closers, 'core', admin, deps);
-        run.out(`fxgate core: listening on ${url}`);
-        if (adminUrl !== null) run.out(`fxgate core: admin listener on ${adminUrl}`);
+        run.out(`fxgate core: listening on ${listeningText(url)}`);
+        if (adminUrl !== null) run.out(`fxgate core: admin listener on ${listeningText(adminUrl)}`);
       }),
     );
 }

@@ -5,11 +5,13 @@
  */
 import type { Command } from 'commander';
 
+import { gatewaySchedule } from '../../gateway/app.js';
+import { scheduleLines } from '../../gateway/migration-schedule.js';
 import { InvalidUpstreamError, upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { parseHttpUrl } from '../arguments.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { listen, serve } from '../serve.js';
+import { listen, listeningText, serve } from '../serve.js';
 import {
   createAdminListener,
   listenAdmin,
@@ -44,7 +46,7 @@ export function registerGatewayCommand(program: Command, run: CliRun): void {
         }
         const deps = await openGatewayDependencies(config, closers, (line) => run.err(line));
         const admin = createAdminListener(config, 'gateway', closers);
-        const app = await startGateway(config, drain, upstream, deps, admin);
+        const app = await startGateway(config, drain, upstream, deps, admin, () => run.now());
         const url = await listen(app, config.HOST, config.PORT, 'the gateway');
         const adminUrl = await listenAdmin(config, closers, 'gateway', admin, {
           db: deps.database,
@@ -52,13 +54,10 @@ export function registerGatewayCommand(program: Command, run: CliRun): void {
           keyring: deps.keyring,
         });
         run.out(`fxgate gateway: v3 credentials from ${upstreamKeysDir(config)}/<orgId>.<sandbox|live>.json`);
-        if (config.FXGATE_SHADOW_URL !== undefined) {
-          run.out(
-            `fxgate gateway: shadow mode beside ${config.FXGATE_SHADOW_URL}: ${config.FXGATE_SHADOW_SERVE} answers clients, ${config.FXGATE_SHADOW_SAMPLE * 100}% of reads compared`,
-          );
-        }
-        if (adminUrl !== null) run.out(`fxgate gateway: admin listener on ${adminUrl}`);
-        run.out(`fxgate gateway: listening on ${url}, in front of ${upstream}`);
+        // The migration schedule as this process applies it (also GET /admin/schedule, `fxgate schedule`).
+        for (const line of scheduleLines(gatewaySchedule(app)!)) run.out(`fxgate gateway: ${line}`);
+        if (adminUrl !== null) run.out(`fxgate gateway: admin listener on ${listeningText(adminUrl)}`);
+        run.out(`fxgate gateway: listening on ${listeningText(url)}, in front of ${upstream}`);
       }),
     );
 }

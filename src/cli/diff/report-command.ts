@@ -7,17 +7,15 @@
  * as served.
  */
 import type { Command } from 'commander';
-import { request } from 'undici';
 import { z } from 'zod';
 
 import { configuredAdminToken } from '../../lib/config.js';
+import { fetchAdminJson } from '../admin-client.js';
 import { parseHttpUrl } from '../arguments.js';
-import { CliError, messageOf } from '../exit.js';
+import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { textTable } from '../text-table.js';
 
-/** The most the admin listener may take to answer. */
-const FETCH_TIMEOUT_MS = 10_000;
 export const SHADOW_REPORT_PATH = '/admin/shadow/report';
 
 const exampleSchema = z.object({ at: z.string().optional(), legacy: z.string(), gateway: z.string() });
@@ -112,41 +110,12 @@ export async function fetchShadowReport(
   adminUrl: string,
   token?: string,
 ): Promise<{ raw: unknown; report: PrintedReport }> {
-  const url = new URL(SHADOW_REPORT_PATH, adminUrl).toString();
-  let status: number;
-  let text: string;
-  try {
-    const response = await request(url, {
-      ...(token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } }),
-      headersTimeout: FETCH_TIMEOUT_MS,
-      bodyTimeout: FETCH_TIMEOUT_MS,
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
-    status = response.statusCode;
-    text = await response.body.text();
-  } catch (error) {
-    throw new CliError(`cannot read ${url}: ${messageOf(error)}`, undefined, { cause: error });
-  }
-  if (status === 404)
-    throw new CliError(
-      `${url} answered 404: point --url at the gateway's admin listener (FXGATE_ADMIN_HOST:FXGATE_ADMIN_PORT), not its public one`,
-    );
-  if (status === 401)
-    throw new CliError(
-      token === undefined
-        ? `${url} answered 401: the admin listener has a token; set FXGATE_ADMIN_TOKEN to it`
-        : `${url} answered 401: FXGATE_ADMIN_TOKEN is not the admin listener's token`,
-    );
-  if (status !== 200) throw new CliError(`${url} answered ${status}: ${text.slice(0, 300)}`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new CliError(`${url} answered something that is not JSON: ${text.slice(0, 300)}`);
-  }
+  const raw = await fetchAdminJson(adminUrl, SHADOW_REPORT_PATH, token);
   const parsed = reportSchema.safeParse(raw);
   if (!parsed.success)
-    throw new CliError(`${url} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`);
+    throw new CliError(
+      `${new URL(SHADOW_REPORT_PATH, adminUrl).toString()} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`,
+    );
   return { raw, report: parsed.data };
 }
 
