@@ -4,7 +4,7 @@
 # Build stage: compiles TypeScript to dist/. Dependencies are installed before the sources are
 # copied so that the layer stays cached while only code changes. --ignore-scripts skips the
 # package's `prepare` (a build, which needs the sources not copied yet); the build runs below.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -15,7 +15,7 @@ RUN npm run build
 
 # Runtime stage: production dependencies and the compiled code (dist/mappings holds the legacy
 # mapping tables, compiled from mappings/).
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # HOST: the service binds 127.0.0.1 by default, unreachable from outside a container.
 # FXGATE_DATA_DIR: embedded database and key files when DATABASE_URL is unset; mount a volume
 # there to keep them across containers.
