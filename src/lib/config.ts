@@ -341,6 +341,13 @@ export const configSchema = z
     REDIS_URL: optionalUrl(['redis', 'rediss']).describe(
       'Redis for idempotency records, nonces, rate limits and cursor cache, one server; `rediss://` for TLS, user, password and database in the URL. Unset: FXGATE_REDIS_SENTINELS, or without it the in-process store (one process only).',
     ),
+    FXGATE_REDIS_KEY_PREFIX: z
+      .string()
+      .regex(/^[^{}\s]*$/, 'may not contain braces or spaces: the store puts its own `{...}` hash tags after it')
+      .optional()
+      .describe(
+        'Put before every key the store writes in Redis (REDIS_URL or FXGATE_REDIS_SENTINELS), e.g. `staging:`, so that deployments sharing one Redis keep apart; every process of a deployment needs the same one. Changing it loses what is stored (idempotency records, nonces, rate-limit counters) as an emptied Redis does. Unset: no prefix.',
+      ),
     FXGATE_REDIS_SENTINELS: sentinelList
       .optional()
       .describe(
