@@ -196,19 +196,27 @@ function defaultLog(line) {
   process.stderr.write(`${LOG_PREFIX} ${line}\n`);
 }
 
-/** Runs `command` with `bin` first on PATH; resolves with its exit code, re-raising a signal it died of. */
+/**
+ * Runs `command` with `bin` first on PATH and exits as it does. Ctrl-C reaches the command from
+ * the terminal itself (one process group), so SIGINT is only kept from ending this process first;
+ * a SIGTERM or SIGHUP sent to this process alone is passed on.
+ */
 function runWith(bin, command, args) {
   const env = { ...process.env, PATH: [bin, process.env.PATH ?? ''].join(delimiter) };
   const child = spawn(command, args, { stdio: 'inherit', env });
   const forward = (signal) => child.kill(signal);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);
+  const ignore = () => undefined;
+  process.on('SIGINT', ignore);
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, forward);
   child.on('error', (error) => {
     process.stderr.write(`${LOG_PREFIX} could not run ${command}: ${error.message}\n`);
     process.exit(127);
   });
   child.on('exit', (code, signal) => {
     if (signal !== null) {
-      for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.off(name, forward);
+      // Die of the same signal, so that the shell or npm above sees what happened.
+      process.off('SIGINT', ignore);
+      for (const name of ['SIGTERM', 'SIGHUP']) process.off(name, forward);
       process.kill(process.pid, signal);
       return;
     }
