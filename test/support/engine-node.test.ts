@@ -7,7 +7,7 @@
 import { chmod, mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -111,10 +111,9 @@ describe('the cache', () => {
       execPath: '/opt/node/bin/node',
     });
     expect(found).toEqual({ bin: '/opt/node/bin', version: 'v24.15.0', source: 'running' });
-    expect(dirname(found.bin)).toBe('/opt/node');
   });
 
-  it('a stamp older than a day sends it to the registry, whose answer is awaited or else the cache is used', async () => {
+  it('past a day it asks the registry again, and when the registry cannot answer the cached runtime serves', async () => {
     await cached('node-v24.22.3');
     const stamp = join(home, 'fxgate', '.checked');
     await writeFile(stamp, 'old\n');
