@@ -46,14 +46,14 @@ function deadPid(): number {
 
 describe('run ids', () => {
   it('name the machine, the pid and the start, and parse back', () => {
-    const id = newRunId(4242, Date.UTC(2026, 10, 28, 12), 'ab12');
-    expect(id).toMatch(/^rab124242t[0-9a-z]+$/);
-    expect(parseRunId(id)).toEqual({ id, host: 'ab12', pid: 4242, startedAtMs: Date.UTC(2026, 10, 28, 12) });
+    const id = newRunId(4242, Date.UTC(2026, 10, 28, 12), 'ab12cd34');
+    expect(id).toMatch(/^rab12cd344242t[0-9a-z]+$/);
+    expect(parseRunId(id)).toEqual({ id, host: 'ab12cd34', pid: 4242, startedAtMs: Date.UTC(2026, 10, 28, 12) });
     expect(parseRunId('0123456789ab')).toBeNull();
   });
 
   it('are found in the names the suite makes, and in nothing else', () => {
-    const id = newRunId(7, 0, 'cafe');
+    const id = newRunId(7, 0, 'cafef00d');
     expect(runIdOf(`fxgate_t_${id}_0123abcd`)).toBe(id);
     expect(runIdOf(`fxgate_t_${id}_template`)).toBe(id);
     expect(runIdOf(`fxgate-test:${id}:t01ab23cd:idem:{x}`)).toBe(id);
@@ -76,11 +76,11 @@ describe('run ids', () => {
 
   it('a run on this machine is alive while its process is; one from another machine for a day', () => {
     const now = Date.now();
-    const here: Liveness = { host: 'aaaa', now, processExists: (pid) => pid === 1 };
-    expect(isRunAlive(parseRunId(newRunId(1, now - 3 * MAX_RUN_AGE_MS, 'aaaa'))!, here)).toBe(true);
-    expect(isRunAlive(parseRunId(newRunId(2, now, 'aaaa'))!, here)).toBe(false);
-    expect(isRunAlive(parseRunId(newRunId(2, now - MAX_RUN_AGE_MS / 2, 'bbbb'))!, here)).toBe(true);
-    expect(isRunAlive(parseRunId(newRunId(1, now - MAX_RUN_AGE_MS - 1000, 'bbbb'))!, here)).toBe(false);
+    const here: Liveness = { host: 'aaaaaaaa', now, processExists: (pid) => pid === 1 };
+    expect(isRunAlive(parseRunId(newRunId(1, now - 3 * MAX_RUN_AGE_MS, 'aaaaaaaa'))!, here)).toBe(true);
+    expect(isRunAlive(parseRunId(newRunId(2, now, 'aaaaaaaa'))!, here)).toBe(false);
+    expect(isRunAlive(parseRunId(newRunId(2, now - MAX_RUN_AGE_MS / 2, 'bbbbbbbb'))!, here)).toBe(true);
+    expect(isRunAlive(parseRunId(newRunId(1, now - MAX_RUN_AGE_MS - 1000, 'bbbbbbbb'))!, here)).toBe(false);
   });
 });
 

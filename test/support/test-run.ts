@@ -12,7 +12,8 @@
  * vitest process and its start in seconds (base 36). The global setup removes the run's own at
  * its end, and at its start every other run's that is over: on this machine, a run whose process
  * is gone; from another machine sharing the servers, one that started more than MAX_RUN_AGE_MS
- * ago. A run that is alive is never touched.
+ * ago. A run that is alive is never touched. Machines (or containers) that share the servers
+ * are told apart by host name, so they need different ones, as they have by default.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
@@ -33,7 +34,7 @@ export const DATABASE_PREFIX = 'fxgate_t_';
 export const KEY_PREFIX = 'fxgate-test:';
 export const FOLDER_PREFIX = 'fxgate-run-';
 
-const RUN_ID = /^r([0-9a-f]{4})(\d+)t([0-9a-z]+)$/;
+const RUN_ID = /^r([0-9a-f]{8})(\d+)t([0-9a-z]+)$/;
 
 export interface RunId {
   readonly id: string;
@@ -44,7 +45,7 @@ export interface RunId {
 
 /** This machine, as run ids name it. */
 export function hostTag(hostname = os.hostname()): string {
-  return createHash('sha256').update(hostname).digest('hex').slice(0, 4);
+  return createHash('sha256').update(hostname).digest('hex').slice(0, 8);
 }
 
 export function newRunId(pid = process.pid, now = Date.now(), host = hostTag()): string {
