@@ -7,7 +7,7 @@
 # Build stage: compiles TypeScript to dist/. Dependencies are installed before the sources are
 # copied so that the layer stays cached while only code changes. --ignore-scripts skips the
 # package's `prepare` (a build, which needs the sources not copied yet); the build runs below.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -18,7 +18,7 @@ RUN npm run build
 
 # Runtime stage: production dependencies and the compiled code (dist/mappings holds the legacy
 # mapping tables, compiled from mappings/).
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # HOST: the public listener on every interface of the container (fxgate's own default is
 # 127.0.0.1, unreachable from outside it).
 # FXGATE_ADMIN_HOST, FXGATE_ADMIN_PORT: the admin listener (GET /metrics, /admin/...) on every

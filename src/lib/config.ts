@@ -363,6 +363,8 @@ export const NAMES_READ_OUTSIDE_THE_SCHEMA: Readonly<Record<string, string>> = O
     'the test suite: the database back end its harness runs on (a vitest project of vitest.config.ts)',
   FXGATE_TEST_PG_TEMPLATE: 'the test suite: the migrated PostgreSQL template its global setup hands the test files',
   FXGATE_TEST_PGLITE_TEMPLATE: 'the test suite: the migrated PGlite template its global setup hands the test files',
+  FXGATE_TEST_RUN:
+    'the test suite: the id of the run its databases, Redis keys and temp folder are named after (removed at its end)',
   FXGATE_TEST_PGBOUNCER_URL: 'the test suite: the PgBouncer its pgbouncer project starts',
   FXGATE_OPENAPI_RECORDINGS: 'the test suite: the folder of the answers it records for the OpenAPI coverage check',
   FXGATE_PRINT_TIMINGS: 'the test suite: `1` prints how long each webhook delivery took',
@@ -422,6 +424,13 @@ export const configSchema = z
     REDIS_URL: optionalUrl(['redis', 'rediss']).describe(
       'Redis for idempotency records, nonces, rate limits and cursor cache, one server; `rediss://` for TLS, user, password and database in the URL. Unset: FXGATE_REDIS_SENTINELS, or without it the in-process store (one process only).',
     ),
+    FXGATE_REDIS_KEY_PREFIX: z
+      .string()
+      .regex(/^[^{}\s]*$/, 'may not contain braces or spaces: the store puts its own `{...}` hash tags after it')
+      .optional()
+      .describe(
+        'Put before every key the store writes in Redis (REDIS_URL or FXGATE_REDIS_SENTINELS), e.g. `staging:`, so that deployments sharing one Redis keep apart; every process of a deployment needs the same one. Changing it loses what is stored (idempotency records, nonces, rate-limit counters) as an emptied Redis does. Unset: no prefix.',
+      ),
     FXGATE_REDIS_SENTINELS: sentinelList
       .optional()
       .describe(

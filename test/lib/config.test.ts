@@ -562,6 +562,20 @@ describe('FXGATE_WEBHOOK_ALLOWED_NETWORKS', () => {
   });
 });
 
+describe('FXGATE_REDIS_KEY_PREFIX', () => {
+  it('is read as given, and unset by default', () => {
+    expect(loadConfig({ FXGATE_REDIS_KEY_PREFIX: 'staging:' }).FXGATE_REDIS_KEY_PREFIX).toBe('staging:');
+    expect(loadConfig({}).FXGATE_REDIS_KEY_PREFIX).toBeUndefined();
+  });
+
+  it('refuses braces and spaces, naming why', () => {
+    for (const prefix of ['{staging}:', 'my prefix:'])
+      expect(problems({ FXGATE_REDIS_KEY_PREFIX: prefix })).toEqual([
+        'FXGATE_REDIS_KEY_PREFIX: may not contain braces or spaces: the store puts its own `{...}` hash tags after it',
+      ]);
+  });
+});
+
 describe('Redis through Sentinel', () => {
   const sentinels = { FXGATE_REDIS_SENTINELS: '10.0.0.1:26379, [fd00::2]:26379', FXGATE_REDIS_SENTINEL_NAME: 'fxgate' };
 

@@ -20,7 +20,7 @@ import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { type Family, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
-import { testServices } from '../../support/services.js';
+import { testRedisEnv } from '../../support/test-run.js';
 import { startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 async function scrape(adminUrl: string): Promise<Map<string, Family>> {
@@ -59,7 +59,7 @@ describe('GET /metrics from the CLI', () => {
     const core = await startFxgate(['core'], {
       DATABASE_URL: database.url!,
       FXGATE_SECRETS_KEY: generateSealingKey(),
-      REDIS_URL: testServices().redisUrl,
+      ...testRedisEnv(),
       HOST: '127.0.0.1',
       PORT: '0',
       FXGATE_ADMIN_PORT: '0',
