@@ -3,8 +3,6 @@
  * the gateway on HOST:PORT in front of it, so all three generations share one base URL. On the
  * first start it provides a sandbox org and key, so a newcomer can call the API at once.
  */
-import type { Command } from 'commander';
-
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Closers } from '../closers.js';
@@ -91,26 +89,18 @@ export async function startAll(config: Config, closers: Closers, drain: Drain, w
   return { url, adminUrl, sandbox, seeded };
 }
 
-export function registerAllCommand(program: Command, run: CliRun): void {
-  program
-    .command('all')
-    .description(
-      'Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.',
-    )
-    .action(() =>
-      serve(run, async (closers, drain) => {
-        const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, drain, (line) =>
-          run.err(line),
-        );
-        run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
-        run.out(
-          `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
-        );
-        run.out(
-          `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`,
-        );
-        if (adminUrl !== null) run.out(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
-        run.out(`fxgate: listening on ${url} (v1, v2 and v3)`);
-      }),
+/** Serves until a stop signal (declared in definitions/all.ts). */
+export function serveAll(run: CliRun): Promise<void> {
+  return serve(run, async (closers, drain) => {
+    const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, drain, (line) => run.err(line));
+    run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
+    run.out(
+      `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
     );
+    run.out(
+      `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`,
+    );
+    if (adminUrl !== null) run.out(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
+    run.out(`fxgate: listening on ${url} (v1, v2 and v3)`);
+  });
 }
