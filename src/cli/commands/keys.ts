@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { z } from 'zod';
 
+import { PROVISIONED_LABEL } from '../../gateway/upstream/credentials.js';
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
 import { newUuid } from '../../lib/ids.js';
@@ -116,6 +117,9 @@ export interface CreateKeyOptions {
 export async function createKey(run: CliRun, options: CreateKeyOptions): Promise<void> {
   const config = run.config();
   const out = options.out === undefined ? undefined : run.path(options.out);
+  // `keys list` marks the keys with this label as the gateway's own: no other key may pass for one.
+  if (options.label === PROVISIONED_LABEL)
+    throw usageError(`the label "${PROVISIONED_LABEL}" marks the gateway's own credentials; choose another --label`);
   // Refuse before registering anything: overwriting a key file would lose a private key.
   if (out !== undefined && (await exists(out))) throw usageError(`${out} already exists; choose another --out`);
   // Made here, so that the private key never leaves this process; the registry gets the public half.

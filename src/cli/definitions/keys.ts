@@ -68,7 +68,9 @@ export function registerKeysCommand(program: Command, run: CliRun): void {
 
   keys
     .command('list')
-    .description('List keys: name, mode, scopes, IP allowlist, created, revoked.')
+    .description(
+      "List keys: name, mode, scopes, IP allowlist, created, revoked, label; the gateway's own credentials marked with *.",
+    )
     .option('--org <uuid>', 'only the keys of this org', parseOrgId)
     .action(async (options: { org?: string }) => (await load()).listKeys(run, options));
 
