@@ -3,7 +3,8 @@
  * (`curl -H @<(fxgate sign ...)`). A v3 request's token and X-Request-Signature are bound to its
  * method, path and body, and the token lives 60 s; with `--legacy`, the headers of a v1/v2
  * request, whose token is the legacy one (120 s, bound to the key only). Every token is single
- * use: sign per request.
+ * use: sign per request. Declared in definitions/sign.ts, which imports this module when the
+ * command runs.
  */
 import { readFile } from 'node:fs/promises';
 
