@@ -15,7 +15,7 @@ export function registerSignCommand(program: Command, run: CliRun): void {
       'Print the headers of a signed v3 request (Authorization, X-Request-Signature, ...), or with --legacy of a v1/v2 request, one per line, for curl -H @file.',
     )
     .requiredOption('--key <file>', 'key file (from `fxgate keys create` or `fxgate all`)')
-    .option('--method <method>', 'HTTP method, e.g. GET or POST (required for v3)', parseHttpMethod)
+    .option('--method <method>', 'HTTP method: GET, HEAD, POST or DELETE (required for v3)', parseHttpMethod)
     .option('--path <path>', 'path and query exactly as sent, e.g. /v3/fx/pairs (required for v3)', parseRequestPath)
     .option(
       '--body <json|@file>',
