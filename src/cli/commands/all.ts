@@ -2,10 +2,9 @@
  * `fxgate all` (what `npm start` runs): the core on a loopback port only the gateway uses, and
  * the gateway on HOST:PORT in front of it, so all three generations share one base URL. With
  * FXGATE_SANDBOX_SEED on (by default on the embedded database only) it provides a sandbox org
- * and key on the first start, so a newcomer can call the API at once; otherwise none.
+ * and key on the first start, so a newcomer can call the API at once; otherwise none. Declared
+ * in definitions/all.ts.
  */
-import type { Command } from 'commander';
-
 import { gatewaySchedule } from '../../gateway/app.js';
 import { type MigrationSchedule, scheduleLines } from '../../gateway/migration-schedule.js';
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
@@ -106,41 +105,35 @@ export async function startAll(
   return { url, adminUrl, sandbox, seeded, schedule: gatewaySchedule(gateway)! };
 }
 
-export function registerAllCommand(program: Command, run: CliRun): void {
-  program
-    .command('all')
-    .description(
-      'Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.',
-    )
-    .action(() =>
-      serve(run, async (closers, drain) => {
-        const { url, adminUrl, sandbox, seeded, schedule } = await startAll(
-          run.config(),
-          closers,
-          drain,
-          (line) => run.err(line),
-          () => run.now(),
-        );
-        if (sandbox === null || seeded === null) {
-          run.out(
-            'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one); make orgs and keys with `fxgate keys create --org <uuid> ...`',
-          );
-        } else {
-          run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
-          run.out(
-            `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
-          );
-          run.out(
-            `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${loopbackUrlOf(url) ?? url}/v3/fx/pairs`,
-          );
-        }
-        // The migration schedule as this process applies it (also GET /admin/schedule, `fxgate schedule`).
-        for (const line of scheduleLines(schedule)) run.out(`fxgate: ${line}`);
-        if (adminUrl !== null)
-          run.out(
-            `fxgate: admin listener on ${listeningText(adminUrl, 'GET /metrics, /admin/schedule, /admin/usage, /admin/shadow/report')}`,
-          );
-        run.out(`fxgate: listening on ${listeningText(url, 'v1, v2 and v3')}`);
-      }),
+/** Serves until a stop signal (declared in definitions/all.ts). */
+export function serveAll(run: CliRun): Promise<void> {
+  return serve(run, async (closers, drain) => {
+    const { url, adminUrl, sandbox, seeded, schedule } = await startAll(
+      run.config(),
+      closers,
+      drain,
+      (line) => run.err(line),
+      () => run.now(),
     );
+    if (sandbox === null || seeded === null) {
+      run.out(
+        'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one); make orgs and keys with `fxgate keys create --org <uuid> ...`',
+      );
+    } else {
+      run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
+      run.out(
+        `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
+      );
+      run.out(
+        `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${loopbackUrlOf(url) ?? url}/v3/fx/pairs`,
+      );
+    }
+    // The migration schedule as this process applies it (also GET /admin/schedule, `fxgate schedule`).
+    for (const line of scheduleLines(schedule)) run.out(`fxgate: ${line}`);
+    if (adminUrl !== null)
+      run.out(
+        `fxgate: admin listener on ${listeningText(adminUrl, 'GET /metrics, /admin/schedule, /admin/usage, /admin/shadow/report')}`,
+      );
+    run.out(`fxgate: listening on ${listeningText(url, 'v1, v2 and v3')}`);
+  });
 }

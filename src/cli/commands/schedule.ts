@@ -7,9 +7,8 @@
  * environment's settings instead, as a gateway started here would apply them, for checking a
  * configuration before deploying it. It prints the lines the gateway prints at start-up, or with
  * --json what the admin route serves. Reads the admin listener or the environment; writes nothing.
+ * Declared in definitions/schedule.ts.
  */
-import type { Command } from 'commander';
-
 import { SCHEDULE_ADMIN_PATH } from '../../gateway/app.js';
 import { GenerationLifecycle, lifecycleOptionsFromConfig } from '../../gateway/legacy/generation-lifecycle.js';
 import {
@@ -21,7 +20,6 @@ import {
 import { shadowSettings } from '../../gateway/shadow/shadow-mode.js';
 import { type Config, configuredAdminToken } from '../../lib/config.js';
 import { fetchAdminJson } from '../admin-client.js';
-import { parseHttpUrl } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { loopbackUrlOf } from '../serve.js';
@@ -67,44 +65,28 @@ export async function fetchSchedule(adminUrl: string, token?: string): Promise<M
   return parsed.data;
 }
 
-interface ScheduleOptions {
+export interface ScheduleOptions {
   readonly url?: string;
   readonly json?: boolean;
   readonly fromEnv?: boolean;
 }
 
-export function registerScheduleCommand(program: Command, run: CliRun): void {
-  program
-    .command('schedule')
-    .description(
-      "Print the migration schedule of v1 and v2 (deprecation, sunset, brownouts, exempt orgs, shadow mode, cut-over orgs) with how far off each is, as a running gateway applies it: read from its admin listener's GET /admin/schedule. --from-env works it out from this environment's settings instead.",
-    )
-    .option(
-      '--url <url>',
-      "the gateway's admin listener, e.g. http://127.0.0.1:8081 (default: FXGATE_ADMIN_HOST and FXGATE_ADMIN_PORT, or PORT+1 as under `fxgate all`)",
-      parseHttpUrl,
-    )
-    .option('--json', 'print the schedule as JSON, as GET /admin/schedule serves it')
-    .option(
-      '--from-env',
-      "work it out from this environment's settings and clock, asking no process: what a gateway started here would apply",
-    )
-    .action(async (options: ScheduleOptions) => {
-      const config = run.config();
-      if (options.fromEnv === true && options.url !== undefined)
-        throw usageError('--from-env asks no process: pass either --url or --from-env');
-      const adminUrl = options.fromEnv === true ? null : (options.url ?? configuredAdminUrl(config));
-      const schedule =
-        adminUrl === null
-          ? scheduleFromConfig(config, run.now())
-          : await fetchSchedule(adminUrl, configuredAdminToken(config));
-      if (options.json === true) {
-        run.out(JSON.stringify(schedule, null, 2));
-        return;
-      }
-      const source =
-        adminUrl === null ? "from this environment's settings (--from-env)" : `from the gateway at ${adminUrl}`;
-      run.out(`Migration schedule at ${schedule.now}, ${source}:`);
-      for (const line of scheduleLines(schedule)) run.out(`  ${line}`);
-    });
+/** Prints the schedule as the options ask (declared in definitions/schedule.ts). */
+export async function runScheduleCommand(run: CliRun, options: ScheduleOptions): Promise<void> {
+  const config = run.config();
+  if (options.fromEnv === true && options.url !== undefined)
+    throw usageError('--from-env asks no process: pass either --url or --from-env');
+  const adminUrl = options.fromEnv === true ? null : (options.url ?? configuredAdminUrl(config));
+  const schedule =
+    adminUrl === null
+      ? scheduleFromConfig(config, run.now())
+      : await fetchSchedule(adminUrl, configuredAdminToken(config));
+  if (options.json === true) {
+    run.out(JSON.stringify(schedule, null, 2));
+    return;
+  }
+  const source =
+    adminUrl === null ? "from this environment's settings (--from-env)" : `from the gateway at ${adminUrl}`;
+  run.out(`Migration schedule at ${schedule.now}, ${source}:`);
+  for (const line of scheduleLines(schedule)) run.out(`  ${line}`);
 }

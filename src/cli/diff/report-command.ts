@@ -6,17 +6,16 @@
  * field with its count and newest example (masked as stored), then the noise; or, with --json,
  * as served.
  */
-import type { Command } from 'commander';
 import { z } from 'zod';
 
 import { configuredAdminToken } from '../../lib/config.js';
 import { fetchAdminJson } from '../admin-client.js';
-import { parseHttpUrl } from '../arguments.js';
+import { SHADOW_REPORT_PATH } from '../definitions/diff.js';
 import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { textTable } from '../text-table.js';
 
-export const SHADOW_REPORT_PATH = '/admin/shadow/report';
+export { SHADOW_REPORT_PATH };
 
 const exampleSchema = z.object({ at: z.string().optional(), legacy: z.string(), gateway: z.string() });
 const reportSchema = z.object({
@@ -119,20 +118,11 @@ export async function fetchShadowReport(
   return { raw, report: parsed.data };
 }
 
-export function registerDiffReportCommand(diff: Command, run: CliRun): void {
-  diff
-    .command('report')
-    .description(
-      "Print what the shadow mode has compared so far: counts per legacy operation, each differing field with a masked example, and the noise. Reads a gateway's admin listener.",
-    )
-    .requiredOption(
-      '--url <url>',
-      `the admin listener's base URL, e.g. http://127.0.0.1:8081 (it serves ${SHADOW_REPORT_PATH})`,
-      parseHttpUrl,
-    )
-    .option('--json', 'print the report as JSON, as the admin listener serves it')
-    .action(async (options: { url: string; json?: boolean }) => {
-      const { raw, report } = await fetchShadowReport(options.url, configuredAdminToken(run.config()));
-      run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
-    });
+/** `fxgate diff report` (declared in definitions/diff.ts): the report fetched and printed as a table, or as JSON. */
+export async function printShadowReport(
+  run: CliRun,
+  options: { readonly url: string; readonly json?: boolean },
+): Promise<void> {
+  const { raw, report } = await fetchShadowReport(options.url, configuredAdminToken(run.config()));
+  run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
 }
