@@ -23,6 +23,7 @@ import {
   startGateway,
   upstreamKeysDir,
 } from '../servers.js';
+import { openTracing } from '../tracing.js';
 
 /** The core listens here, on a port the OS picks; the gateway is its only client. */
 const CORE_HOST = '127.0.0.1';
@@ -99,6 +100,7 @@ export function registerAllCommand(program: Command, run: CliRun): void {
     )
     .action(() =>
       serve(run, async (closers, drain) => {
+        await openTracing(run, closers, 'all');
         const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, drain, (line) =>
           run.err(line),
         );

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { CliRun } from '../io.js';
 import { listen, serve } from '../serve.js';
 import { createAdminListener, listenAdmin, startCore } from '../servers.js';
+import { openTracing } from '../tracing.js';
 
 export function registerCoreCommand(program: Command, run: CliRun): void {
   program
@@ -11,6 +12,7 @@ export function registerCoreCommand(program: Command, run: CliRun): void {
     .description('Serve the native v3 API (/v3/fx/...) on HOST:PORT, with /healthz and /readyz.')
     .action(() =>
       serve(run, async (closers, drain) => {
+        await openTracing(run, closers, 'core');
         const config = run.config();
         // Created first: the core adds its metrics to it.
         const admin = createAdminListener(config, 'core', closers);

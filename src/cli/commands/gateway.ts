@@ -17,6 +17,7 @@ import {
   startGateway,
   upstreamKeysDir,
 } from '../servers.js';
+import { openTracing } from '../tracing.js';
 
 export function registerGatewayCommand(program: Command, run: CliRun): void {
   program
@@ -42,6 +43,7 @@ export function registerGatewayCommand(program: Command, run: CliRun): void {
           if (error instanceof InvalidUpstreamError) throw usageError(error.message);
           throw error;
         }
+        await openTracing(run, closers, 'gateway');
         const deps = await openGatewayDependencies(config, closers, (line) => run.err(line));
         const admin = createAdminListener(config, 'gateway', closers);
         const app = await startGateway(config, drain, upstream, deps, admin);
