@@ -29,7 +29,11 @@ const cache = new Map<string, StatementNames>();
 export function statementNames(sql: string): StatementNames {
   const known = cache.get(sql);
   if (known !== undefined) return known;
-  const text = sql.replace(/--[^\n]*/g, ' ').trim();
+  // Comments and string literals go first: neither may name the span.
+  const text = sql
+    .replace(/--[^\n]*/g, ' ')
+    .replace(/'(?:[^']|'')*'/g, "''")
+    .trim();
   let operation = OPERATIONS.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
   if (operation === 'WITH') operation = WRITE_IN_CTE.exec(text)?.[1]?.toUpperCase() ?? 'SELECT';
   const target = TARGET.exec(text)?.[1]?.toLowerCase();
