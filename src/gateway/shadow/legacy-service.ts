@@ -17,7 +17,8 @@
  * Hop-by-hop headers are not forwarded either way; the legacy service sees its own host in
  * `Host` and the client's address in `X-Forwarded-For`, as the /v3 passthrough sends them, and
  * `Via: 1.1 fxgate`, by which a gateway that receives the request again (FXGATE_SHADOW_URL
- * pointing at a gateway) serves it itself instead of sending it round once more.
+ * pointing at a gateway) serves it itself instead of sending it round once more. With tracing
+ * on, the gateway's `traceparent` replaces the client's, each call a CLIENT span.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';

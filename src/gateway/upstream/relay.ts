@@ -13,7 +13,9 @@
  * It touches only the fastify request and reply it is given and the dispatcher; failures before
  * the answer starts go to `onFailure` (the v3 error envelope), failures after it cut the client
  * connection, since a half-sent answer cannot be turned into an error any more. Every answer must
- * be finished within `deadlineMs` of the dispatch; one that is not fails the same way.
+ * be finished within `deadlineMs` of the dispatch; one that is not fails the same way. With
+ * tracing on, the call is a CLIENT span whose `traceparent` replaces the client's
+ * (docs/operations.md#tracing).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -185,6 +187,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   /** The client has had its envelope from `fail`; later reports of the aborted call change nothing. */
   private failed = false;
   private readonly dispatchedAt: number;
+  /** The upstream's final status, once its answer started. */
+  private status = 0;
 
   constructor(
     private readonly request: FastifyRequest,
@@ -234,8 +238,6 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     else recordErrorType(span, outcome);
     span.end();
   }
-
-  private status = 0;
 
   /** The envelope for a request the upstream did not answer; the client's connection closes after it if its body was not all read. */
   private fail(error: Error): void {

@@ -16,7 +16,8 @@
  * A non-2xx with a well-formed envelope is not an error here: it is returned with `error` set,
  * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through. One
  * refusal is answered here instead: a token v3 takes for one signed before its replay store was
- * reset is signed again and the call sent once more.
+ * reset is signed again and the call sent once more. With tracing on, each call is a CLIENT span
+ * named by the declared operation, its `traceparent` sent (docs/operations.md#tracing).
  */
 import type { Dispatcher } from 'undici';
 

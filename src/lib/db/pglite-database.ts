@@ -2,6 +2,7 @@
  * The embedded driver of the Database interface: PGlite (PostgreSQL compiled to WASM) running
  * in this process, on the same migrations and the same SQL as the server. PGlite serves one
  * connection, so transactions are serialised here; that is the embedded default's price.
+ * Statements and transactions go through query-spans.ts, their spans when tracing is on.
  */
 import { PGlite, types } from '@electric-sql/pglite';
 

@@ -2,6 +2,7 @@
  * The PostgreSQL driver of the Database interface, over a `pg` connection pool, in either pool
  * mode (pool-mode.ts): on sessions of its own it prepares each statement once per connection;
  * through a pooler in transaction pooling it keeps nothing on a connection past a transaction.
+ * Statements and transactions go through query-spans.ts, their spans when tracing is on.
  */
 import { createHash } from 'node:crypto';
 

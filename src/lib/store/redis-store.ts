@@ -13,6 +13,9 @@
  * it reached (primary-identity.ts, nonceEpochOfPrimary): after a failover or a restart that is a
  * new marker, made before any nonce is claimed on the new primary. The check is one INFO and one
  * script per connection; the per-request claim stays one round trip.
+ *
+ * With tracing on, a call inside a request's span is a CLIENT span of its own, named by the
+ * command and the script, never a key or an argument (docs/operations.md#tracing).
  */
 import { EventEmitter } from 'node:events';
 
