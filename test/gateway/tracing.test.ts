@@ -16,6 +16,7 @@ import { type StartedTracing, startTracing } from '../../src/lib/tracing/start.j
 import { quoteAndTrade, recordTestDeposit } from '../support/book-fixtures.js';
 import { LegacyHarness } from '../support/legacy-harness.js';
 import { OtlpReceiver, type ReceivedSpan, SPAN_KIND } from '../support/otlp-receiver.js';
+import { rawExchange } from '../support/raw-http.js';
 import { sendTo, TEST_ISSUER } from '../support/v3-harness.js';
 
 /** The trade's amount: a figure no other value of the run has, so finding it in a span can only be a leak. */
@@ -188,6 +189,35 @@ describe.each(['http/protobuf', 'http/json'] as const)('tracing over %s', (proto
     const coreServer = spans.find((span) => span.scope === 'fxgate.core' && span.kind === SPAN_KIND.server);
     expect(coreServer?.parentSpanId).toBe(relayed!.spanId);
     expect(index.size).toBe(spans.length);
+  });
+
+  it("a write's statements run in its span, its body sent after its head: the body's events carry the request's context", async () => {
+    const traceId = hex(16);
+    const body = JSON.stringify({ buyCurrency: 'EUR', sellCurrency: 'USD', amount: '10.00', amountCurrency: 'USD' });
+    const signer = new V3RequestSigner(key, { issuer: TEST_ISSUER });
+    const signed = await signer.headers({
+      method: 'POST',
+      pathAndQuery: '/v3/fx/quotes',
+      body,
+      idempotencyKey: hex(8),
+    });
+    const head = [
+      'POST /v3/fx/quotes HTTP/1.1',
+      'Host: 127.0.0.1',
+      'Content-Type: application/json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+      `traceparent: 00-${traceId}-${hex(8)}-01`,
+      ...Object.entries(signed).map(([name, value]) => `${name}: ${value}`),
+    ].join('\r\n');
+    // The body in a later packet: its events come from the socket, not from the request's own call.
+    const exchange = await rawExchange(h.core.baseUrl, { steps: [`${head}\r\n\r\n`, { pauseMs: 50 }, body] });
+    expect(exchange.response?.status, exchange.response?.body).toBe(200);
+    await tracing.forceFlush();
+    const spans = receiver.trace(traceId);
+    const insert = spans.find((span) => span.name === 'INSERT quotes');
+    expect(insert, JSON.stringify(spans.map((span) => span.name))).toBeDefined();
+    expect(ancestors(insert!, byId(spans)).map((span) => span.name)).toContain('POST /v3/fx/quotes');
   });
 
   it('no span carries an org id, a key name, an amount or an address', async () => {

@@ -3,7 +3,7 @@
  * `traceparent`: named `<METHOD> <route template>` (the method alone when no route took it),
  * with the generation, the operation (the name the metrics use), the route template, the
  * status and the request id. Its context is active for the rest of the request (the hooks, the
- * body's events, the handler), so the calls the request makes are its children. The app's
+ * body's parsing, the handler), so the calls the request makes are its children. The app's
  * describe() names the request; nothing of the URL itself is recorded. Touches only the app's
  * hooks.
  */
@@ -56,8 +56,7 @@ export function traceServerRequests(
     );
     request.fxgateServerSpan = span;
     const active = trace.setSpan(parent, span);
-    // The body arrives in the request's own events, outside this call: they run in the span's context too.
-    context.bind(active, request.raw);
+    // The rest of the request runs from here: fastify carries the async context across the body's events.
     context.with(active, done);
   });
   app.addHook('onResponse', (request, reply, done) => {
