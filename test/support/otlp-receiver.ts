@@ -56,6 +56,8 @@ export interface ReceivedSpan {
   readonly spanId: string;
   /** Empty for a root span. */
   readonly parentSpanId: string;
+  /** The W3C tracestate the span carries (continued from its parent). */
+  readonly traceState: string;
   readonly name: string;
   /** OTLP's SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   readonly kind: number;
@@ -115,6 +117,7 @@ interface RequestLike {
         traceId?: unknown;
         spanId?: unknown;
         parentSpanId?: unknown;
+        traceState?: string;
         name?: string;
         kind?: number;
         attributes?: KeyValueLike[];
@@ -135,6 +138,7 @@ function spansOf(request: RequestLike): ReceivedSpan[] {
           traceId: hexOf(span.traceId),
           spanId: hexOf(span.spanId),
           parentSpanId: hexOf(span.parentSpanId),
+          traceState: span.traceState ?? '',
           name: span.name ?? '',
           kind: span.kind ?? 0,
           attributes: attributesOf(span.attributes),
