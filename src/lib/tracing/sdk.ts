@@ -6,7 +6,7 @@
  * their own variables (endpoint, headers, timeout, compression), the provider the sampler and
  * limits, the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
  */
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, diag, DiagConsoleLogger, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -40,6 +40,8 @@ async function createExporter(settings: TracingSettings): Promise<SpanExporter> 
 }
 
 export async function startSdk(settings: TracingSettings, defaultServiceName: string): Promise<TracingHandle> {
+  // The SDK's own warnings (an export the collector refused or never answered) go to stderr.
+  diag.setLogger(new DiagConsoleLogger(), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   const exporter = await createExporter(settings);
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override the role's default name.
   const resource = resourceFromAttributes({ 'service.name': defaultServiceName }).merge(
@@ -57,12 +59,20 @@ export async function startSdk(settings: TracingSettings, defaultServiceName: st
       stopped ??= (async () => {
         setTracingActive(false);
         try {
-          await provider.shutdown();
+          // A collector that is down loses the last batch; the process still stops cleanly.
+          await provider
+            .shutdown()
+            .catch((error: unknown) =>
+              diag.warn(
+                `tracing: the last spans were not exported (${error instanceof Error ? error.message : String(error)})`,
+              ),
+            );
         } finally {
           // Unregistered, so a later start in the same process (a test) registers afresh.
           trace.disable();
           propagation.disable();
           context.disable();
+          diag.disable();
         }
       })();
       return stopped;
