@@ -44,7 +44,7 @@ async function coreLoads(
   name: string,
   env: Record<string, string>,
   whileListening: (url: string) => Promise<void> = async () => {},
-): Promise<{ packages: string[]; stdout: string }> {
+): Promise<{ packages: string[]; stdout: string; stderr: string }> {
   const list = join(dir, `${name}.json`);
   const core = startCli(
     ['core'],
@@ -55,7 +55,11 @@ async function coreLoads(
   await whileListening(url);
   const result = await core.stop();
   expect(result.code, result.stderr).toBe(0);
-  return { packages: JSON.parse(await readFile(list, 'utf8')) as string[], stdout: result.stdout };
+  return {
+    packages: JSON.parse(await readFile(list, 'utf8')) as string[],
+    stdout: result.stdout,
+    stderr: result.stderr,
+  };
 }
 
 describe('fxgate core', () => {
@@ -103,6 +107,28 @@ describe('fxgate core', () => {
     expect(packages).toContain('@opentelemetry/exporter-trace-otlp-http');
     expect(packages).not.toContain('@opentelemetry/exporter-trace-otlp-proto');
     expect(stdout).toContain('spans exported over OTLP (http/json) as service ledger-core');
+  });
+
+  it('stops with 0 when the collector is down, saying the last spans were lost', async () => {
+    // A port nothing listens on any more: every export is refused.
+    const gone = await OtlpReceiver.start();
+    await gone.close();
+    const { stdout, stderr } = await coreLoads(
+      'collector-down',
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: gone.endpoint,
+        OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+        OTEL_BSP_SCHEDULE_DELAY: '60000',
+      },
+      async (url) => {
+        const answer = await request(`${url}/healthz`, {
+          headers: { traceparent: `00-${'2'.repeat(32)}-${'3'.repeat(16)}-01` },
+        });
+        await answer.body.dump();
+      },
+    );
+    expect(stdout).toContain('tracing on');
+    expect(stderr).toContain('tracing: the last spans were not exported (');
   });
 
   it('refuses grpc at start, naming the protocols that work', async () => {
