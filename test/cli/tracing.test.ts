@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { generateSealingKey } from '../../src/lib/secrets/sealing-keys.js';
+import { createTestPostgres, type TestDatabase } from '../support/databases.js';
 import { OtlpReceiver } from '../support/otlp-receiver.js';
 import { killAllCliProcesses, runCli, startCli } from './cli-process.js';
 
@@ -28,18 +30,24 @@ const SDK_PACKAGES = [
 
 let dir: string;
 let receiver: OtlpReceiver;
+let database: TestDatabase;
+/** The core on a test database of the run's PostgreSQL: it starts sooner than on the embedded one. */
+let onPostgres: Record<string, string>;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fxgate-tracing-cli-'));
   receiver = await OtlpReceiver.start();
+  database = await createTestPostgres();
+  onPostgres = { DATABASE_URL: database.url!, FXGATE_SECRETS_KEY: generateSealingKey() };
 });
 afterAll(async () => {
   await killAllCliProcesses();
   await receiver?.close();
+  await database?.drop();
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Starts `fxgate core` on PGlite with env, stops it once it listens, and returns what it loaded and printed. */
+/** Starts `fxgate core` on PostgreSQL with env, stops it once it listens, and returns what it loaded and printed. */
 async function coreLoads(
   name: string,
   env: Record<string, string>,
@@ -48,7 +56,14 @@ async function coreLoads(
   const list = join(dir, `${name}.json`);
   const core = startCli(
     ['core'],
-    { FXGATE_DATA_DIR: join(dir, name), HOST: '127.0.0.1', PORT: '0', LOADED_MODULES_FILE: list, ...env },
+    {
+      ...onPostgres,
+      FXGATE_DATA_DIR: join(dir, name),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOADED_MODULES_FILE: list,
+      ...env,
+    },
     PRELOAD,
   );
   const [, url] = (await core.waitFor(/fxgate core: listening on (\S+)/)) as [string, string];
@@ -133,6 +148,7 @@ describe('fxgate core', () => {
 
   it('refuses grpc at start, naming the protocols that work', async () => {
     const result = await runCli(['core'], {
+      ...onPostgres,
       FXGATE_DATA_DIR: join(dir, 'grpc'),
       PORT: '0',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
