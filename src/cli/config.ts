@@ -1,6 +1,7 @@
 /**
- * The CLI's configuration: read from a run's environment (src/cli/io.ts), a bad value ending the
- * run with 2, and its folders resolved against the run's working folder.
+ * The CLI's configuration: read from a run's environment (src/cli/io.ts), a bad value or an
+ * unknown name ending the run with 2 (its warning going to the run's stderr when allowed), and
+ * its folders resolved against the run's working folder.
  */
 import { join, resolve } from 'node:path';
 
@@ -8,10 +9,14 @@ import { type Config, ConfigError, loadConfig } from '../lib/config.js';
 import { AllowedNetworks } from '../lib/net/allowed-networks.js';
 import { usageError } from './exit.js';
 
-export function cliConfig(env: Readonly<Record<string, string | undefined>>, cwd: string): Config {
+export function cliConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  warn?: (line: string) => void,
+): Config {
   let config: Config;
   try {
-    config = loadConfig(env);
+    config = loadConfig(env, { warn });
   } catch (error) {
     if (error instanceof ConfigError) throw usageError(error.message);
     throw error;

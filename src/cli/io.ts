@@ -38,6 +38,8 @@ export interface CliIo {
   readonly signals: SignalSource;
   /** Ends a server command's run once it has shut down (or given up): the process's exit for the real CLI. */
   exit(code: ExitCode): void;
+  /** The clock of the gateway's lifecycle and of the migration schedule, ms since the epoch; Date.now unless given (a test's fixed one). */
+  readonly now?: () => number;
 }
 
 /** The process's own streams, environment, folder, signals and exit. */
@@ -64,6 +66,11 @@ export class CliRun {
 
   constructor(readonly io: CliIo) {}
 
+  /** The run's clock (CliIo.now), ms since the epoch. */
+  now(): number {
+    return this.io.now?.() ?? Date.now();
+  }
+
   /** One line on stdout. */
   out(line: string): void {
     this.io.stdout.write(`${line}\n`);
@@ -81,7 +88,7 @@ export class CliRun {
 
   /** The configuration from the run's environment; its folders resolved against the run's folder. */
   config(): Config {
-    this.resolved ??= cliConfig(this.io.env, this.io.cwd);
+    this.resolved ??= cliConfig(this.io.env, this.io.cwd, (line) => this.err(line));
     return this.resolved;
   }
 }

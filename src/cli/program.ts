@@ -2,26 +2,29 @@
  * fxgate's command line as a function: `runCli(args, io)` builds the commander program for one
  * run, with every command printing, reading its configuration and ending through io
  * (src/cli/io.ts), and resolves to the exit code instead of ending the process. main.ts runs it
- * for the process; tests run it in process with captured output.
+ * for the process; tests run it in process with captured output. The program holds the
+ * commands' declarations only (src/cli/definitions/): each action imports its command's work
+ * when it runs, so a run loads what its own command needs and no other command's modules.
  */
 import { readFileSync } from 'node:fs';
 
 import { Command, CommanderError } from 'commander';
 
-import { registerAccountsCommand } from './commands/accounts.js';
-import { registerAllCommand } from './commands/all.js';
-import { registerCoreCommand } from './commands/core.js';
-import { registerDiffCommand } from './commands/diff.js';
-import { registerDocsCommand } from './commands/docs.js';
-import { registerGatewayCommand } from './commands/gateway.js';
-import { registerKeysCommand } from './commands/keys.js';
-import { registerMigrateCommand } from './commands/migrate.js';
-import { registerOpenApiCommand } from './commands/openapi.js';
-import { registerOrgsCommand } from './commands/orgs.js';
-import { registerSecretsCommand } from './commands/secrets.js';
-import { registerSignCommand } from './commands/sign.js';
-import { registerUsageCommand } from './commands/usage.js';
-import { registerWebhooksCommand } from './commands/webhooks.js';
+import { registerAccountsCommand } from './definitions/accounts.js';
+import { registerAllCommand } from './definitions/all.js';
+import { registerCoreCommand } from './definitions/core.js';
+import { registerDiffCommand } from './definitions/diff.js';
+import { registerDocsCommand } from './definitions/docs.js';
+import { registerGatewayCommand } from './definitions/gateway.js';
+import { registerKeysCommand } from './definitions/keys.js';
+import { registerMigrateCommand } from './definitions/migrate.js';
+import { registerOpenApiCommand } from './definitions/openapi.js';
+import { registerOrgsCommand } from './definitions/orgs.js';
+import { registerScheduleCommand } from './definitions/schedule.js';
+import { registerSecretsCommand } from './definitions/secrets.js';
+import { registerSignCommand } from './definitions/sign.js';
+import { registerUsageCommand } from './definitions/usage.js';
+import { registerWebhooksCommand } from './definitions/webhooks.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
 import { type CliIo, CliRun, type CliWriter } from './io.js';
 
@@ -54,6 +57,7 @@ const COMMANDS: readonly ((program: Command, run: CliRun) => void)[] = [
   registerMigrateCommand,
   registerSignCommand,
   registerUsageCommand,
+  registerScheduleCommand,
   registerDiffCommand,
   registerDocsCommand,
   registerOpenApiCommand,

@@ -60,7 +60,7 @@ export async function openStore(config: Config, closers: Closers, warn: Warn): P
     closers.add('in-process store', () => store.close());
     return store;
   }
-  const store = new RedisStore(endpoint);
+  const store = new RedisStore({ ...endpoint, keyPrefix: config.FXGATE_REDIS_KEY_PREFIX });
   closers.add('Redis store', () => store.close());
   try {
     // A Redis found new or emptied gets its epoch marker now, before any token is checked.

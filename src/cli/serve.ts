@@ -7,6 +7,8 @@
  * ends with 0 through io.exit. Past the grace, counted from the signal, it ends with 1 naming
  * what was still open; a later second signal ends it at once with 1.
  */
+import type { AddressInfo } from 'node:net';
+
 import type { FastifyInstance } from 'fastify';
 
 import { type Config, drainDelayMs } from '../lib/config.js';
@@ -109,7 +111,37 @@ export async function serve(run: CliRun, start: (closers: Closers, drain: Drain)
   }
 }
 
-/** Listens and returns the URL; a taken port is a message naming the setting, not a stack trace. */
+/** `http://host:port` of an address a server is bound to, an IPv6 address in brackets. */
+export function boundUrl(address: AddressInfo): string {
+  return address.family === 'IPv6' || address.address.includes(':')
+    ? `http://[${address.address}]:${address.port}`
+    : `http://${address.address}:${address.port}`;
+}
+
+/** The same URL as a client on this host reaches it: a wildcard bind (0.0.0.0, ::) over loopback; null for any other. */
+export function loopbackUrlOf(url: string): string | null {
+  const { hostname, port } = new URL(url);
+  if (hostname === '0.0.0.0') return `http://127.0.0.1:${port}`;
+  if (hostname === '[::]') return `http://[::1]:${port}`;
+  return null;
+}
+
+/**
+ * The URL a start-up line shows, with its notes in brackets: the bound URL, and for a wildcard
+ * bind also the loopback one to paste (`http://0.0.0.0:8080 (every interface; on this host
+ * http://127.0.0.1:8080)`).
+ */
+export function listeningText(url: string, ...notes: string[]): string {
+  const local = loopbackUrlOf(url);
+  const all = local === null ? notes : [...notes, `every interface; on this host ${local}`];
+  return all.length === 0 ? url : `${url} (${all.join('; ')})`;
+}
+
+/**
+ * Listens and returns the URL of the address really bound (server.address(): `http://0.0.0.0:8080`
+ * for HOST=0.0.0.0, not one of the interfaces behind it); a taken port is a message naming the
+ * setting, not a stack trace.
+ */
 export async function listen(
   app: FastifyInstance,
   host: string,
@@ -118,7 +150,7 @@ export async function listen(
   settings = { host: 'HOST', port: 'PORT' },
 ): Promise<string> {
   try {
-    return await app.listen({ host, port });
+    await app.listen({ host, port });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE')
@@ -133,4 +165,8 @@ export async function listen(
       );
     throw error;
   }
+  const address = app.server.address();
+  // A pipe or a socket path has no URL; fastify listens on neither here.
+  if (address === null || typeof address === 'string') throw new Error(`${what} is bound to ${String(address)}`);
+  return boundUrl(address);
 }

@@ -259,13 +259,18 @@ export async function listenAdmin(
   return url;
 }
 
-/** Builds the gateway in front of upstreamUrl (not yet listening), its listener closing through drain; its operator routes go on `admin` when given. */
+/**
+ * Builds the gateway in front of upstreamUrl (not yet listening), its listener closing through
+ * drain; its operator routes go on `admin` when given. `now` is the clock of its lifecycle (the
+ * brownouts, the sunset) and of its migration schedule: the run's (CliRun.now).
+ */
 export async function startGateway(
   config: Config,
   drain: Drain,
   upstreamUrl: string,
   deps: GatewayDependencies,
   admin: AdminListener | null = null,
+  now: () => number = Date.now,
 ): Promise<FastifyInstance> {
   await mkdir(upstreamKeysDir(config), { recursive: true, mode: 0o700 });
   const shadow = shadowOptions(config);
@@ -288,7 +293,7 @@ export async function startGateway(
         issuers: config.FXGATE_JWT_ISSUER,
         idempotencyLockTtlMs: config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
         rateLimits: { reads: config.FXGATE_LEGACY_RATE_LIMIT_READS, writes: config.FXGATE_LEGACY_RATE_LIMIT_WRITES },
-        lifecycle: lifecycleOptionsFromConfig(config),
+        lifecycle: { ...lifecycleOptionsFromConfig(config), now },
         pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
         ...(shadow === undefined ? {} : { shadow }),
       },

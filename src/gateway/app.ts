@@ -36,6 +36,7 @@ import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/
 import { LegacyRateLimiter, type LegacyRateLimits } from './legacy/rate-limit.js';
 import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegacyRoutes } from './legacy/routes.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { type MigrationSchedule, migrationSchedule, type ScheduleSource } from './migration-schedule.js';
 import { registerGatewayReference } from './openapi/serve.js';
 import { GatewayRequestNames } from './request-spans.js';
 import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
@@ -121,6 +122,9 @@ export const LEGACY_GATEWAY_DEFAULTS = {
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 
+/** Where the admin listener serves the migration schedule. */
+export const SCHEDULE_ADMIN_PATH = '/admin/schedule';
+
 export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not configured on this gateway';
 
 export const GATEWAY_DEFAULTS = {
@@ -132,6 +136,17 @@ export const GATEWAY_DEFAULTS = {
   logLevel: 'info',
   requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
 } as const;
+
+/** The schedule of each gateway built with the legacy generations: its own lifecycle and shadow mode, read at a time. */
+const schedules = new WeakMap<FastifyInstance, (now?: number) => MigrationSchedule>();
+
+/**
+ * The migration schedule a gateway applies (migration-schedule.ts), at `now` or its own clock's
+ * time; null for a gateway without the legacy generations. What the CLI prints at start-up.
+ */
+export function gatewaySchedule(app: FastifyInstance, now?: number): MigrationSchedule | null {
+  return schedules.get(app)?.(now) ?? null;
+}
 
 /** A path that is not even valid URL syntax (a bad percent-escape) names no operation anywhere. */
 function rejectMalformedUrl(request: FastifyRequest, reply: FastifyReply): void {
@@ -258,6 +273,15 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       usage,
       metrics,
     );
+    // Read from the lifecycle and shadow mode the routes apply, at the lifecycle's clock: what is shown is what happens.
+    const source: ScheduleSource = {
+      plans: lifecycle.plans,
+      migrationUrl: lifecycle.migrationUrl,
+      shadow: shadow?.settings ?? null,
+    };
+    const schedule = (now = lifecycle.now()): MigrationSchedule => migrationSchedule(source, now);
+    schedules.set(app, schedule);
+    resolved.admin?.add({ method: 'GET', url: SCHEDULE_ADMIN_PATH, handler: async () => schedule() });
     readiness = {
       ...readiness,
       legacy: { store: () => store.ping(), database: () => database.query('SELECT 1').then(() => undefined) },

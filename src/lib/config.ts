@@ -1,7 +1,9 @@
 /**
  * Configuration: every environment variable fxgate reads, validated once at start-up with zod.
- * A bad value stops the process with a message naming the variable. The README's configuration
- * table is generated from this schema (`npm run docs`), so the two cannot drift.
+ * A bad value stops the process with a message naming the variable, and so does a name starting
+ * `FXGATE_` that is none of the known ones (this schema's, and the few declared below as read
+ * elsewhere). The README's configuration table is generated from this schema (`npm run docs`),
+ * so the two cannot drift.
  */
 import { readFileSync } from 'node:fs';
 
@@ -14,13 +16,78 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
 import type { SealingKeyring } from './secrets/sealing-keyring.js';
 import { keyEntriesOfFile, keyEntriesOfList, keyringOf } from './secrets/sealing-keys.js';
+import { describeUnknownSetting, unknownSettings } from './setting-names.js';
 import { readSentinelList, type SentinelAddress } from './store/sentinel-list.js';
 import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
 
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().positive();
+/**
+ * What a number setting takes, as its error says it in words: `a whole number of milliseconds
+ * from 1000 to 600000`. `whole: false` is a share such as 0.25; `lowest` says what the lowest
+ * value means when it is special (`0 (any free port)`); `or` is a word taken besides (`off`).
+ */
+export interface NumberRange {
+  readonly min: number;
+  readonly max: number;
+  readonly whole: boolean;
+  readonly unit?: string;
+  readonly lowest?: string;
+  readonly or?: string;
+}
+
+/** The range of every number setting's schema, so that a test can feed each one bad values. */
+export const numberRanges = z.registry<NumberRange>();
+
+function describeRange(range: NumberRange): string {
+  const number = `${range.whole ? 'a whole number' : 'a number'}${range.unit === undefined ? '' : ` of ${range.unit}`}`;
+  const from = `${range.min}${range.lowest === undefined ? '' : ` (${range.lowest})`}`;
+  return `${range.or === undefined ? '' : `${range.or} or `}${number} from ${from} to ${range.max}${range.whole ? '' : ', such as 0.25'}`;
+}
+
+/** A bad value is echoed as written, cut short: it goes into a log line. */
+const SHOWN_INPUT_LENGTH = 32;
+function shownInput(text: string): string {
+  return JSON.stringify(text.length > SHOWN_INPUT_LENGTH ? `${text.slice(0, SHOWN_INPUT_LENGTH)}...` : text);
+}
+
+/** Digits only (a decimal part for a share): `1e3`, `0x10`, `+5` and `5.0` for a whole number are typos, not numbers. */
+const WHOLE_TEXT = /^[0-9]+$/;
+const SHARE_TEXT = /^([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
+
+/** A number setting: its text read strictly, its range in words when it is refused. */
+function numberSetting(range: NumberRange) {
+  const schema = z.string().transform((text, ctx): number => {
+    const trimmed = text.trim();
+    const value = (range.whole ? WHOLE_TEXT : SHARE_TEXT).test(trimmed) ? Number(trimmed) : Number.NaN;
+    if (
+      Number.isFinite(value) &&
+      (!range.whole || Number.isSafeInteger(value)) &&
+      value >= range.min &&
+      value <= range.max
+    )
+      return value;
+    ctx.addIssue({ code: 'custom', message: `must be ${describeRange(range)}, got ${shownInput(text)}` });
+    return z.NEVER;
+  });
+  numberRanges.add(schema, range);
+  return schema;
+}
+
+const wholeNumber = (min: number, max: number, more: Omit<NumberRange, 'min' | 'max' | 'whole'> = {}) =>
+  numberSetting({ min, max, whole: true, ...more });
+const milliseconds = (min: number, max: number) => wholeNumber(min, max, { unit: 'milliseconds' });
+/** A share of something, 0 to 1. */
+const share = () => numberSetting({ min: 0, max: 1, whole: false });
+
+const PORT_RANGE = { min: 0, max: 65535, whole: true, lowest: 'any free port' } as const;
+const port = numberSetting(PORT_RANGE);
 /** Per 10 s; the GCRA cell counts in whole microseconds, so 10 million is the finest it resolves. */
-const rateLimit = positiveInt.max(10_000_000);
+const rateLimit = () => wholeNumber(1, 10_000_000);
+/** The longest an upstream wait may be set to: ten minutes, as for a request's arrival. */
+const MAX_UPSTREAM_WAIT_MS = 600_000;
+/** The longest a cached or locked entry may live: an hour; a revocation takes effect within the key cache's. */
+const MAX_ENTRY_LIFETIME_MS = 3_600_000;
+/** The longest a trade may stay reversible: a year. */
+const MAX_REVERSAL_WINDOW_SECONDS = 31_536_000;
 const optionalUrl = (protocols: string[]) =>
   z
     .url()
@@ -227,7 +294,15 @@ const SENTINEL_ONLY_SETTINGS = [
 ] as const;
 
 /** FXGATE_ADMIN_PORT: a port, or `off`. */
-const adminPort = z.union([z.literal('off'), port]);
+const ADMIN_PORT_RANGE: NumberRange = { ...PORT_RANGE, or: '`off`' };
+const adminPort = z.string().transform((text, ctx): 'off' | number => {
+  if (text.trim() === 'off') return 'off';
+  const parsed = port.safeParse(text);
+  if (parsed.success) return parsed.data;
+  ctx.addIssue({ code: 'custom', message: `must be ${describeRange(ADMIN_PORT_RANGE)}, got ${shownInput(text)}` });
+  return z.NEVER;
+});
+numberRanges.add(adminPort, ADMIN_PORT_RANGE);
 
 /** FXGATE_ADMIN_TOKEN: one `Bearer` credential of visible ASCII, too long to guess. */
 const adminToken = z
@@ -277,6 +352,26 @@ export const DEFAULT_V1_SUNSET_AT = '2026-12-31T23:59:59Z';
 /** Settings renamed: the old name is still read when the new one is unset. */
 export const RENAMED_SETTINGS = { FXGATE_MIGRATION_GUIDE_URL: 'FXGATE_MIGRATION_URL' } as const;
 
+/**
+ * The `FXGATE_` names that are read, but not by the schema, each with who reads it. They are
+ * known names all the same: the test suite's CLI children inherit its environment, and a shell
+ * that ran the tests or make-secrets.sh may still hold them when it starts fxgate. A test holds
+ * every `FXGATE_` name of src/ and every one the test suite reads to this list and the schema.
+ */
+export const NAMES_READ_OUTSIDE_THE_SCHEMA: Readonly<Record<string, string>> = Object.freeze({
+  FXGATE_TEST_BACKEND:
+    'the test suite: the database back end its harness runs on (a vitest project of vitest.config.ts)',
+  FXGATE_TEST_PG_TEMPLATE: 'the test suite: the migrated PostgreSQL template its global setup hands the test files',
+  FXGATE_TEST_PGLITE_TEMPLATE: 'the test suite: the migrated PGlite template its global setup hands the test files',
+  FXGATE_TEST_RUN:
+    'the test suite: the id of the run its databases, Redis keys and temp folder are named after (removed at its end)',
+  FXGATE_TEST_PGBOUNCER_URL: 'the test suite: the PgBouncer its pgbouncer project starts',
+  FXGATE_OPENAPI_RECORDINGS: 'the test suite: the folder of the answers it records for the OpenAPI coverage check',
+  FXGATE_PRINT_TIMINGS: 'the test suite: `1` prints how long each webhook delivery took',
+  FXGATE_PRINT_BOUNDS: 'the test suite: prints how long each request to a misbehaving upstream took',
+  FXGATE_INTERNAL_TLS_HOSTS: "deploy/compose/make-secrets.sh: the names on the gateways' internal certificate",
+});
+
 /** An ISO 8601 instant with its zone, kept as written; the gateway reads it with time-text.ts. */
 const instant = z.string().superRefine((text, ctx) => {
   try {
@@ -302,29 +397,17 @@ export const configSchema = z
   .object({
     PORT: port.default(8080).describe('Port the public listener binds (the gateway in `all`, the core in `core`).'),
     HOST: z.string().min(1).default('127.0.0.1').describe('Address to bind; the Docker image sets 0.0.0.0.'),
-    FXGATE_REQUEST_TIMEOUT_MS: z.coerce
-      .number()
-      .int()
-      .min(1000)
-      .max(600_000)
+    FXGATE_REQUEST_TIMEOUT_MS: milliseconds(1000, 600_000)
       .default(DEFAULT_REQUEST_TIMEOUT_MS)
       .describe(
         "Time a client has to send a whole request, headers and body, from its first byte (and a new connection to send its first), on every listener of the core and the gateway; 1000 to 600000 ms. Past it: 408 in the envelope of the request's generation, and the connection is closed. A request that arrived whole is never cut, however long its answer takes.",
       ),
-    FXGATE_DRAIN_DELAY_MS: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_STOP_MS)
+    FXGATE_DRAIN_DELAY_MS: milliseconds(0, MAX_STOP_MS)
       .optional()
       .describe(
         `After SIGTERM (or SIGINT), how long a server goes on serving while its \`/readyz\` answers 503, so that the load balancer takes it out before it stops accepting; 0 to 600000 ms. Its answers meanwhile carry \`Connection: close\`. Unset: ${PRODUCTION_DRAIN_DELAY_MS} in production, that is whenever DATABASE_URL is set, and 0 on the embedded default.`,
       ),
-    FXGATE_SHUTDOWN_GRACE_MS: z.coerce
-      .number()
-      .int()
-      .min(1000)
-      .max(MAX_STOP_MS)
+    FXGATE_SHUTDOWN_GRACE_MS: milliseconds(1000, MAX_STOP_MS)
       .default(DEFAULT_SHUTDOWN_GRACE_MS)
       .describe(
         'The most a server takes to stop after SIGTERM (or SIGINT), counted from the signal, the drain delay included, so more than FXGATE_DRAIN_DELAY_MS; 1000 to 600000 ms. Within it every request received is answered, the workers stop and hand back what they hold, the usage and shadow counts are written, and the process exits 0; past it, it exits 1 naming what was still open.',
@@ -341,6 +424,13 @@ export const configSchema = z
     REDIS_URL: optionalUrl(['redis', 'rediss']).describe(
       'Redis for idempotency records, nonces, rate limits and cursor cache, one server; `rediss://` for TLS, user, password and database in the URL. Unset: FXGATE_REDIS_SENTINELS, or without it the in-process store (one process only).',
     ),
+    FXGATE_REDIS_KEY_PREFIX: z
+      .string()
+      .regex(/^[^{}\s]*$/, 'may not contain braces or spaces: the store puts its own `{...}` hash tags after it')
+      .optional()
+      .describe(
+        'Put before every key the store writes in Redis (REDIS_URL or FXGATE_REDIS_SENTINELS), e.g. `staging:`, so that deployments sharing one Redis keep apart; every process of a deployment needs the same one. Changing it loses what is stored (idempotency records, nonces, rate-limit counters) as an emptied Redis does. Unset: no prefix.',
+      ),
     FXGATE_REDIS_SENTINELS: sentinelList
       .optional()
       .describe(
@@ -379,6 +469,12 @@ export const configSchema = z
       .min(1)
       .default('./data')
       .describe('Folder of the embedded database and of the key files `npm start` writes.'),
+    FXGATE_SANDBOX_SEED: z
+      .enum(['on', 'off'])
+      .optional()
+      .describe(
+        '`fxgate all`: `on` provides a sandbox org on start, with deposits, verified withdrawal accounts and a key of every scope written to `<FXGATE_DATA_DIR>/keys/` (reused on later starts), so a newcomer can call the API at once; `off` provides none. Unset: `on` on the embedded database (`npm start`), `off` with DATABASE_URL. The Docker image sets `off`. `fxgate core` and `fxgate gateway` never seed.',
+      ),
     FXGATE_SECRETS_KEY: sealingKeyList
       .optional()
       .describe(
@@ -394,14 +490,14 @@ export const configSchema = z
       .describe(
         "Comma-separated `iss` values API tokens may carry (v3 and v1/v2); a token with any one of them is accepted. The first is the issuer of every token fxgate signs itself (the gateway's upstream calls, `fxgate sign`). `openfx` is the legacy service's name, which existing legacy clients send.",
       ),
-    FXGATE_RATE_LIMIT_READS: rateLimit.default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
-    FXGATE_RATE_LIMIT_WRITES: rateLimit.default(20).describe('Writes allowed per API key per 10 s.'),
-    FXGATE_LEGACY_RATE_LIMIT_READS: rateLimit
+    FXGATE_RATE_LIMIT_READS: rateLimit().default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
+    FXGATE_RATE_LIMIT_WRITES: rateLimit().default(20).describe('Writes allowed per API key per 10 s.'),
+    FXGATE_LEGACY_RATE_LIMIT_READS: rateLimit()
       .default(100)
       .describe(
         'Gateway: v1/v2 reads (GET) allowed per legacy API key per 10 s, before any v3 call, counted in the store (across every gateway on one Redis). A request whose token proves no key is counted per client address instead.',
       ),
-    FXGATE_LEGACY_RATE_LIMIT_WRITES: rateLimit
+    FXGATE_LEGACY_RATE_LIMIT_WRITES: rateLimit()
       .default(20)
       .describe('Gateway: v1/v2 writes (POST) allowed per legacy API key per 10 s, counted as the reads are.'),
     FXGATE_TRUSTED_PROXIES: list
@@ -409,23 +505,27 @@ export const configSchema = z
       .describe(
         'Comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed. Empty: the socket address is the client.',
       ),
-    FXGATE_KEY_CACHE_TTL_MS: positiveInt
+    FXGATE_KEY_CACHE_TTL_MS: milliseconds(1, MAX_ENTRY_LIFETIME_MS)
       .default(5000)
-      .describe('How long a process caches an API key lookup; a revocation takes effect within it.'),
-    FXGATE_IDEMPOTENCY_LOCK_TTL_MS: positiveInt
+      .describe('How long a process caches an API key lookup, 1 to 3600000 ms; a revocation takes effect within it.'),
+    FXGATE_IDEMPOTENCY_LOCK_TTL_MS: milliseconds(1, MAX_ENTRY_LIFETIME_MS)
       .default(30_000)
-      .describe('Lifetime of an in-flight idempotency lock whose owner died.'),
+      .describe('Lifetime of an in-flight idempotency lock whose owner died, 1 to 3600000 ms.'),
     FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe(
       'The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).',
     ),
-    FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt.default(2000).describe('Gateway: time to connect to the upstream.'),
-    FXGATE_UPSTREAM_TIMEOUT_MS: positiveInt
+    FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: milliseconds(1, MAX_UPSTREAM_WAIT_MS)
+      .default(2000)
+      .describe('Gateway: time to connect to the upstream, 1 to 600000 ms.'),
+    FXGATE_UPSTREAM_TIMEOUT_MS: milliseconds(1, MAX_UPSTREAM_WAIT_MS)
       .default(10_000)
-      .describe('Gateway: time for the upstream response headers, and again between two chunks of its body.'),
-    FXGATE_UPSTREAM_DEADLINE_MS: positiveInt
+      .describe(
+        'Gateway: time for the upstream response headers, and again between two chunks of its body, 1 to 600000 ms.',
+      ),
+    FXGATE_UPSTREAM_DEADLINE_MS: milliseconds(1, MAX_UPSTREAM_WAIT_MS)
       .default(DEFAULT_UPSTREAM_DEADLINE_MS)
       .describe(
-        'Gateway: the most an upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). The v3 calls of one legacy request (a page walk, a trade and the reads its answer composes) share one such deadline, from the first call on. At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS.',
+        'Gateway: the most an upstream call may take, from sending it to the last byte of the answer, whatever the timeouts above allow (an answer that trickles in a byte at a time meets only this one). The v3 calls of one legacy request (a page walk, a trade and the reads its answer composes) share one such deadline, from the first call on. At least FXGATE_UPSTREAM_TIMEOUT_MS and FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS, at most 600000 ms.',
       ),
     FXGATE_UPSTREAM_KEYS_DIR: z
       .string()
@@ -487,29 +587,18 @@ export const configSchema = z
       .describe(
         'USD prices of currencies, merged over the built-in table (`DEFAULT_USD_PRICES` in `src/core/trading/rate-source.ts`). Inline JSON such as `{"EUR":"1.09","JPY":"0.0066"}`, or `@` and a JSON file path (read at start-up, relative to the working directory). Prices are quoted decimal strings; a JSON number is refused.',
       ),
-    FXGATE_SPREAD_BPS: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(1000)
+    FXGATE_SPREAD_BPS: wholeNumber(0, 1000, { unit: 'basis points' })
       .default(20)
       .describe('Spread added to the mid rate in every quote, in basis points (20 = 0.20%), 0 to 1000.'),
-    FXGATE_REVERSAL_WINDOW_SECONDS: positiveInt
+    FXGATE_REVERSAL_WINDOW_SECONDS: wholeNumber(1, MAX_REVERSAL_WINDOW_SECONDS, { unit: 'seconds' })
       .default(1800)
-      .describe('How long after execution a trade can still be reversed, in seconds.'),
-    FXGATE_RAIL_SIMULATION_DELAY_MS: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(86_400_000)
+      .describe('How long after execution a trade can still be reversed, in seconds, 1 to 31536000 (a year).'),
+    FXGATE_RAIL_SIMULATION_DELAY_MS: milliseconds(0, 86_400_000)
       .default(2000)
       .describe(
         'Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.',
       ),
-    FXGATE_RAIL_SIMULATION_FAILURE_RATE: z.coerce
-      .number()
-      .min(0)
-      .max(1)
+    FXGATE_RAIL_SIMULATION_FAILURE_RATE: share()
       .default(0)
       .describe(
         'Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.',
@@ -520,8 +609,7 @@ export const configSchema = z
       .describe(
         '`on`: this process delivers webhooks from its outbox: the core its v3 deliveries, the gateway its legacy ones (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.',
       ),
-    FXGATE_WEBHOOK_POLL_MS: positiveInt
-      .max(3_600_000)
+    FXGATE_WEBHOOK_POLL_MS: milliseconds(1, 3_600_000)
       .default(1000)
       .describe(
         "How often a webhook worker (the core's, the gateway's) looks for due deliveries when the last round was not a full batch, in ms.",
@@ -541,12 +629,12 @@ export const configSchema = z
       .min(1)
       .default('127.0.0.1')
       .describe(
-        'Address the admin listener binds (`GET /metrics`; the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network.',
+        'Address the admin listener binds (`GET /metrics`; the migration schedule, the shadow and usage reports, `/admin/...`), apart from the public one. Keep it off the public network. The Docker image sets 0.0.0.0, so its containers start only with FXGATE_ADMIN_TOKEN or FXGATE_ADMIN_TOKEN_FILE (or with this set to 127.0.0.1).',
       ),
     FXGATE_ADMIN_PORT: adminPort
       .optional()
       .describe(
-        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The gateway and the core keep their Prometheus metrics only when it is on.',
+        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/schedule`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The Docker image sets 8081, in every role. The gateway and the core keep their Prometheus metrics only when it is on.',
       ),
     FXGATE_ADMIN_TOKEN: adminToken
       .optional()
@@ -561,10 +649,7 @@ export const configSchema = z
     FXGATE_SHADOW_URL: optionalUrl(['http', 'https']).describe(
       'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',
     ),
-    FXGATE_SHADOW_SAMPLE: z.coerce
-      .number()
-      .min(0)
-      .max(1)
+    FXGATE_SHADOW_SAMPLE: share()
       .default(1)
       .describe('Gateway, shadow mode: the share of v1/v2 reads mirrored and compared, 0 to 1.'),
     FXGATE_SHADOW_SERVE: z
@@ -582,6 +667,12 @@ export const configSchema = z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info')
       .describe('pino log level.'),
+    FXGATE_ALLOW_UNKNOWN_SETTINGS: z
+      .enum(['0', '1'])
+      .default('0')
+      .describe(
+        "`0`: an environment variable starting `FXGATE_` that is not one of these settings stops start-up, naming it and the setting it is nearest to (FXGATE_V1_BROWNOUTS one letter short would otherwise leave the brownouts off without a word). `1`: fxgate starts all the same and prints one warning line on stderr naming them, for an environment shared with other programs' `FXGATE_` variables.",
+      ),
   })
   .superRefine((config, ctx) => {
     // One way to Redis: a URL whose host would be ignored, or a setting that would not be read, is an operator's mistake.
@@ -706,10 +797,26 @@ function instantOrNull(text: string): number | null {
 
 export type Config = z.infer<typeof configSchema>;
 
+/** Every environment name fxgate knows: the schema's settings, their former names, and the names read outside the schema. */
+export const KNOWN_SETTING_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(configSchema.shape),
+  ...Object.keys(RENAMED_SETTINGS),
+  ...Object.keys(NAMES_READ_OUTSIDE_THE_SCHEMA),
+]);
+
+/** What to do about unknown names, after the list of them. */
+const UNKNOWN_SETTINGS_ADVICE =
+  'Unset the unknown names or correct them (README.md lists every setting), or set FXGATE_ALLOW_UNKNOWN_SETTINGS=1 to start with a warning instead.';
+
 export class ConfigError extends Error {
   readonly code = 'FXGATE_CONFIG_INVALID';
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  constructor(
+    readonly problems: string[],
+    advice?: string,
+  ) {
+    super(
+      `invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}${advice === undefined ? '' : `\n${advice}`}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -727,6 +834,11 @@ export function drainDelayMs(config: {
   return config.FXGATE_DRAIN_DELAY_MS ?? (config.DATABASE_URL === undefined ? 0 : PRODUCTION_DRAIN_DELAY_MS);
 }
 
+/** Whether `fxgate all` provides the sandbox org and key (FXGATE_SANDBOX_SEED, by default only on the embedded database). */
+export function sandboxSeeded(config: Pick<Config, 'FXGATE_SANDBOX_SEED' | 'DATABASE_URL'>): boolean {
+  return (config.FXGATE_SANDBOX_SEED ?? (config.DATABASE_URL === undefined ? 'on' : 'off')) === 'on';
+}
+
 /** The sealing keys the configuration gives (FXGATE_SECRETS_KEY or FXGATE_SECRETS_KEY_FILE), or undefined. */
 export function configuredKeyring(
   config: Pick<Config, 'FXGATE_SECRETS_KEY' | 'FXGATE_SECRETS_KEY_FILE'>,
@@ -741,8 +853,24 @@ export function configuredAdminToken(
   return config.FXGATE_ADMIN_TOKEN ?? config.FXGATE_ADMIN_TOKEN_FILE;
 }
 
-/** Reads the configuration from an environment (process.env by default); empty strings count as unset. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+export interface LoadConfigOptions {
+  /** Where the warning about unknown names goes with FXGATE_ALLOW_UNKNOWN_SETTINGS=1 (one line); stderr by default. */
+  readonly warn?: (line: string) => void;
+}
+
+const warnOnStderr = (line: string) => {
+  process.stderr.write(`${line}\n`);
+};
+
+/**
+ * Reads the configuration from an environment (process.env by default); empty strings count as
+ * unset. An unknown `FXGATE_` name is refused with the others, or only warned about when
+ * FXGATE_ALLOW_UNKNOWN_SETTINGS=1.
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  { warn = warnOnStderr }: LoadConfigOptions = {},
+): Config {
   const relevant: Record<string, string | undefined> = Object.fromEntries(
     Object.keys(configSchema.shape)
       .map((name) => [name, env[name]] as const)
@@ -760,14 +888,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       throw new ConfigError([`${old}: renamed ${current}, and both are set to different values; unset ${old}`]);
     }
   }
+  const unknown = unknownSettings(env, KNOWN_SETTING_NAMES, Object.keys(configSchema.shape)).map(
+    describeUnknownSetting,
+  );
+  const refused = relevant.FXGATE_ALLOW_UNKNOWN_SETTINGS !== '1' ? unknown : [];
   const parsed = configSchema.safeParse(relevant);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => {
-        const name = issue.path.join('.');
-        return `${renamed.has(name) ? `${renamed.get(name)!} (now ${name})` : name}: ${issue.message}`;
-      }),
-    );
-  }
+  const problems = [
+    ...refused,
+    ...(parsed.success ? [] : parsed.error.issues).map((issue) => {
+      const name = issue.path.join('.');
+      return `${renamed.has(name) ? `${renamed.get(name)!} (now ${name})` : name}: ${issue.message}`;
+    }),
+  ];
+  if (problems.length > 0 || !parsed.success)
+    throw new ConfigError(problems, refused.length > 0 ? UNKNOWN_SETTINGS_ADVICE : undefined);
+  if (unknown.length > 0)
+    warn(`fxgate: warning: ${unknown.join('; ')}; started all the same, as FXGATE_ALLOW_UNKNOWN_SETTINGS=1`);
   return parsed.data;
 }

@@ -178,3 +178,35 @@ export function imfFixdate(ms: number): string {
 export function structuredDate(ms: number): string {
   return `@${Math.floor(ms / 1000)}`;
 }
+
+/** An instant as ISO 8601 UTC, whole seconds without their `.000` (`2026-12-31T23:59:59Z`); a fraction is kept. */
+export function instantText(ms: number): string {
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+const SPAN_UNITS = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['min', 60_000],
+  ['s', 1000],
+] as const;
+
+/**
+ * A length of time for people, its two largest units, rounded down (`32 d 4 h`, `3 h 5 min`,
+ * `12 min 3 s`, `45 s`); a unit that is zero after a larger one is left out (`2 d`), and anything
+ * under a second is `0 s`. The sign is ignored: the caller says "in" or "ago".
+ */
+export function spanText(ms: number): string {
+  let rest = Math.floor(Math.abs(ms) / 1000) * 1000;
+  const parts: string[] = [];
+  for (const [unit, size] of SPAN_UNITS) {
+    const count = Math.floor(rest / size);
+    rest -= count * size;
+    if (parts.length > 0) {
+      if (count > 0) parts.push(`${count} ${unit}`);
+      break;
+    }
+    if (count > 0) parts.push(`${count} ${unit}`);
+  }
+  return parts.length === 0 ? '0 s' : parts.join(' ');
+}

@@ -10,7 +10,9 @@ import {
   parseOrgId,
   parseRequestPath,
   parseScopes,
+  SIGNED_METHODS,
 } from '../../src/cli/arguments.js';
+import { declaredCoreOperations } from '../../src/core/openapi/declared-operations.js';
 
 describe('CLI argument parsers', () => {
   it('takes an org id as a lower-case UUID', () => {
@@ -52,5 +54,19 @@ describe('CLI argument parsers', () => {
     expect(parseHttpUrl('http://127.0.0.1:8081')).toBe('http://127.0.0.1:8081');
     expect(() => parseHttpUrl('redis://127.0.0.1')).toThrow(InvalidArgumentError);
     expect(() => parseHttpUrl('nope')).toThrow(InvalidArgumentError);
+  });
+
+  it('takes the methods the APIs serve and refuses any other, naming those it takes', () => {
+    for (const method of ['get', 'HEAD', ' post ', 'Delete']) expect(SIGNED_METHODS).toContain(parseHttpMethod(method));
+    for (const bad of ['FETCH', 'PUT', 'PATCH', 'OPTIONS', 'PROPFIND', '']) {
+      expect(() => parseHttpMethod(bad), bad).toThrow(
+        new InvalidArgumentError(`The APIs serve GET, HEAD, POST, DELETE; no route takes ${bad || 'an empty method'}.`),
+      );
+    }
+  });
+
+  it('signs exactly the methods v3 operations are declared with, and HEAD for their GETs', () => {
+    const declared = new Set(declaredCoreOperations().map((operation) => operation.method));
+    expect([...SIGNED_METHODS].sort()).toEqual([...declared, 'HEAD'].sort());
   });
 });

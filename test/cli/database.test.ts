@@ -25,6 +25,7 @@ import { generateSealingKey } from '../../src/lib/secrets/sealing-keys.js';
 import { TEMPLATE_ENV } from '../support/database-templates.js';
 import { entryCount, sharedEntries, withUmask } from '../support/file-modes.js';
 import { testServices } from '../support/services.js';
+import { testRedisEnv } from '../support/test-run.js';
 import { startThrowawayPgBouncer, type ThrowawayPgBouncer } from '../support/throwaway-pgbouncer.js';
 import { killAllCliProcesses, startCli } from './cli-process.js';
 import { fxgate, startFxgate, stopInProcessServers } from './in-process-cli.js';
@@ -204,7 +205,7 @@ describe('DATABASE_URL through PgBouncer (Debian 1.18)', () => {
         DATABASE_URL: transaction.urlFor(empty),
         FXGATE_DB_POOL_MODE: 'transaction',
         FXGATE_SECRETS_KEY: generateSealingKey(),
-        REDIS_URL: testServices().redisUrl,
+        ...testRedisEnv(),
         HOST: '127.0.0.1',
         PORT: '0',
       };

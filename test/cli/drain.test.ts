@@ -235,7 +235,12 @@ async function allEnv(backend: 'embedded' | 'PostgreSQL', cleanups: Array<() => 
   if (backend === 'PostgreSQL') {
     const database = await createTestPostgres();
     cleanups.push(() => database.drop());
-    Object.assign(env, { DATABASE_URL: database.url!, FXGATE_SECRETS_KEY: generateSealingKey() });
+    // On PostgreSQL the sandbox is provided only when asked.
+    Object.assign(env, {
+      DATABASE_URL: database.url!,
+      FXGATE_SECRETS_KEY: generateSealingKey(),
+      FXGATE_SANDBOX_SEED: 'on',
+    });
   }
   return { dataDir, env };
 }

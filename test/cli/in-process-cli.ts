@@ -25,6 +25,8 @@ export interface InProcessResult {
 export interface InProcessOptions {
   /** The run's folder, for relative paths (default: the test process's). */
   readonly cwd?: string;
+  /** The run's clock (CliIo.now): the gateway's lifecycle and the migration schedule read it. Date.now unless given. */
+  readonly now?: () => number;
 }
 
 /** One run's io: what it printed so far, and the exit of a server command once it stops. */
@@ -46,6 +48,7 @@ export class CapturedIo {
       stderr: { write: (text: string) => (this.stderr += text) },
       env: { ...TEST_ENV_DEFAULTS, ...env },
       cwd: options.cwd ?? process.cwd(),
+      ...(options.now === undefined ? {} : { now: options.now }),
       signals: this.signals,
       exit: (code) => {
         this.exitCodes.push(code);

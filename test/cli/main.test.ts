@@ -4,22 +4,27 @@
  * through runCli, in program.test.ts and test/cli/commands/). What only the process shows: the
  * version and help, an exit code 2 that reaches the shell, a state command on the embedded
  * database with the migrations the build copied, and a server that loads the built mappings,
- * serves, and stops on SIGTERM with 0. dist/ is rebuilt first when it is older than its sources.
+ * serves, and stops on SIGTERM with 0; and what a command loads: `sign` and `--help` load no
+ * other command's modules, no server, driver or database. dist/ is rebuilt first when it is older
+ * than its sources.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { access, mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../src/lib/ids.js';
-import { readKeyFile } from '../../src/lib/keys/key-file.js';
+import { generateKeyFile, readKeyFile, writeKeyFile } from '../../src/lib/keys/key-file.js';
 import { legacyToken } from '../support/independent-signing.js';
 import { TEST_ISSUER } from '../support/v3-harness.js';
-import { ensureBuiltCli } from './built-cli.js';
+import { BUILT_ENTRY, ensureBuiltCli } from './built-cli.js';
 import { CLI_TIMEOUT_MS, killAllCliProcesses, runCli, startBuiltCli } from './cli-process.js';
 
 const VERSION = (
@@ -113,4 +118,78 @@ describe('the built fxgate', () => {
       await expect(access(join(dataDir, 'pglite.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
     },
   );
+});
+
+/**
+ * Loader hooks that append the URL of every module the ESM loader loads to a file: a package's
+ * entry, ESM or CommonJS, is among them (the CommonJS files it requires in turn are not).
+ */
+function recordingPreload(out: string): string {
+  const hooks = [
+    "import { appendFileSync } from 'node:fs';",
+    'let out;',
+    'export function initialize(data) { out = data.out; }',
+    "export async function load(url, context, next) { appendFileSync(out, url + '\\n'); return next(url, context); }",
+  ].join('\n');
+  const preload = [
+    "import { register } from 'node:module';",
+    `register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)}, { data: { out: ${JSON.stringify(out)} } });`,
+  ].join('\n');
+  return `data:text/javascript,${encodeURIComponent(preload)}`;
+}
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** What only a server, or a command on the database or the store, needs. */
+const HEAVY_PACKAGES = ['fastify', 'pg', '@electric-sql/pglite', 'ioredis', 'undici', 'prom-client', 'pino'];
+
+/** The modules a node process loaded running `args` (after node's own options), as paths from the repository. */
+async function loadedModules(name: string, args: readonly string[]): Promise<string[]> {
+  const out = join(dataDir, `${name}.loads`);
+  await promisify(execFile)(process.execPath, ['--import', recordingPreload(out), ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: dataDir },
+  });
+  return (await readFile(out, 'utf8'))
+    .split('\n')
+    .filter((url) => url.startsWith('file:'))
+    .map((url) => fileURLToPath(url).slice(REPO_ROOT.length));
+}
+
+function heavyPackagesIn(modules: readonly string[]): string[] {
+  return HEAVY_PACKAGES.filter((name) => modules.some((path) => path.startsWith(`node_modules/${name}/`)));
+}
+
+describe('what a command of the built fxgate loads', () => {
+  it('control: the recorder sees each of the heavy packages when they are loaded', async () => {
+    const script = HEAVY_PACKAGES.map((name) => `await import(${JSON.stringify(name)});`).join(' ');
+    const modules = await loadedModules('control', ['--input-type=module', '-e', script]);
+    expect(heavyPackagesIn(modules)).toEqual(HEAVY_PACKAGES);
+  });
+
+  it('`sign` loads its own command only: no server, driver, database or store client', async () => {
+    const file = generateKeyFile({ orgId: newUuid(), keyId: newUuid(), scopes: ['view'], mode: 'sandbox' });
+    const keyPath = join(dataDir, 'loads-key.json');
+    await writeKeyFile(keyPath, file);
+    const modules = await loadedModules('sign', [
+      BUILT_ENTRY,
+      'sign',
+      '--key',
+      keyPath,
+      '--method',
+      'GET',
+      '--path',
+      '/v3/fx/pairs',
+    ]);
+    expect(modules).toContain('dist/cli/commands/sign.js');
+    expect(heavyPackagesIn(modules)).toEqual([]);
+    expect(modules.filter((path) => path.startsWith('dist/cli/commands/'))).toEqual(['dist/cli/commands/sign.js']);
+    expect(modules.filter((path) => path.startsWith('dist/core/'))).toEqual([]);
+  });
+
+  it('`--help` loads the declarations of the commands and none of their work', async () => {
+    const modules = await loadedModules('help', [BUILT_ENTRY, '--help']);
+    expect(modules).toContain('dist/cli/definitions/sign.js');
+    expect(heavyPackagesIn(modules)).toEqual([]);
+    expect(modules.filter((path) => path.startsWith('dist/cli/commands/'))).toEqual([]);
+  });
 });

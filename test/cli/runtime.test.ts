@@ -1,10 +1,12 @@
 /**
  * openStore from the configuration: the in-process store, Redis at REDIS_URL, or the primary the
  * Sentinels name, on real processes (test/support/throwaway-sentinel.ts) with a data user and
- * password and a Sentinel password, as a deployment gives them.
+ * password and a Sentinel password, as a deployment gives them; FXGATE_REDIS_KEY_PREFIX on the
+ * test Redis.
  */
 import { randomUUID } from 'node:crypto';
 
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Closers } from '../../src/cli/closers.js';
@@ -14,7 +16,9 @@ import { StoreUnavailableError } from '../../src/lib/store/ephemeral-store.js';
 import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { NONCE_EPOCH_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
 import { freePort } from '../support/local-processes.js';
+import { testServices } from '../support/services.js';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates.js';
+import { testKeyPrefix } from '../support/test-run.js';
 import { ThrowawaySentinelSet } from '../support/throwaway-sentinel.js';
 
 /** The user with exactly the permissions docs/operations.md#redis-sentinel lists. */
@@ -130,6 +134,28 @@ describe('openStore', () => {
       await expect(store.ping()).rejects.toThrow(/unavailable|unreachable|not ready/i);
     } finally {
       await closers.closeAll();
+    }
+  });
+});
+
+describe('openStore with FXGATE_REDIS_KEY_PREFIX', () => {
+  it('writes every key under the prefix on the test Redis, and nothing outside it', async () => {
+    const prefix = testKeyPrefix('runtime');
+    const closers = new Closers();
+    const store = await openStore(
+      loadConfig({ REDIS_URL: testServices().redisUrl, FXGATE_REDIS_KEY_PREFIX: prefix }),
+      closers,
+      () => {},
+    );
+    const admin = new Redis(testServices().redisUrl);
+    try {
+      const nonce = `nonce:{runtime}:${randomUUID()}`;
+      expect((await store.claimNonce(nonce, 10_000)).fresh).toBe(true);
+      expect(await admin.exists(`${prefix}${nonce}`, `${prefix}${NONCE_EPOCH_KEY}`)).toBe(2);
+      expect(await admin.exists(nonce)).toBe(0);
+    } finally {
+      await closers.closeAll();
+      await admin.quit();
     }
   });
 });

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 
 import { EXIT_CODES } from '../../src/cli/exit.js';
 import { CliRun, STOP_SIGNALS } from '../../src/cli/io.js';
-import { REPEATED_SIGNAL_WINDOW_MS, serve } from '../../src/cli/serve.js';
+import { boundUrl, listeningText, loopbackUrlOf, REPEATED_SIGNAL_WINDOW_MS, serve } from '../../src/cli/serve.js';
 import { CapturedIo } from './in-process-cli.js';
 
 function listeners(captured: CapturedIo): number {
@@ -125,5 +125,21 @@ describe('serve', () => {
     expect(closed).toEqual(['database']);
     expect(listeners(captured)).toBe(0);
     expect(captured.exitCodes).toEqual([]);
+  });
+});
+
+describe('the URL a start-up line shows', () => {
+  it('is the bound address, with a loopback URL to paste for a wildcard bind', () => {
+    expect(boundUrl({ address: '0.0.0.0', family: 'IPv4', port: 8080 })).toBe('http://0.0.0.0:8080');
+    expect(boundUrl({ address: '::', family: 'IPv6', port: 8080 })).toBe('http://[::]:8080');
+    expect(boundUrl({ address: '10.1.2.3', family: 'IPv4', port: 81 })).toBe('http://10.1.2.3:81');
+    expect(loopbackUrlOf('http://0.0.0.0:8080')).toBe('http://127.0.0.1:8080');
+    expect(loopbackUrlOf('http://[::]:8080')).toBe('http://[::1]:8080');
+    expect(loopbackUrlOf('http://10.1.2.3:81')).toBeNull();
+    expect(listeningText('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
+    expect(listeningText('http://127.0.0.1:8080', 'v1, v2 and v3')).toBe('http://127.0.0.1:8080 (v1, v2 and v3)');
+    expect(listeningText('http://0.0.0.0:8080', 'v1, v2 and v3')).toBe(
+      'http://0.0.0.0:8080 (v1, v2 and v3; every interface; on this host http://127.0.0.1:8080)',
+    );
   });
 });

@@ -25,6 +25,7 @@ import {
   composeNetworksOf,
   composeSecretMounts,
   type ComposeService,
+  containerArgv,
   durationMs,
   type HaproxySection,
   haproxyTimeMs,
@@ -32,6 +33,7 @@ import {
   packageVersion,
   parseHaproxy,
   parseIni,
+  readImage,
   ROOT,
   serverParam,
 } from './deploy-files.js';
@@ -94,7 +96,11 @@ export async function composeModel(fleet: ComposeFleet): Promise<ComposeModel> {
       name,
       container: {
         where: `compose service ${name}`,
-        argv: [...asArgv(service.entrypoint), ...asArgv(service.command)],
+        argv: containerArgv(
+          readImage(),
+          service.entrypoint === undefined ? undefined : asArgv(service.entrypoint),
+          service.command === undefined ? undefined : asArgv(service.command),
+        ),
         env: composeEnv(service),
         files: secretFiles(fleet, service),
       },

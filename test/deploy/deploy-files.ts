@@ -2,7 +2,8 @@
  * The files of deploy/ read as the tools that use them read them: the Compose file with its
  * anchors and merge keys, the Kubernetes manifests as YAML 1.1 (Kubernetes' own parser: `0440`
  * is octal), haproxy's and PgBouncer's configuration as sections of lines, the secrets the
- * deploy README creates with kubectl, and the secret files make-secrets.sh writes. Shapes are
+ * deploy README creates with kubectl, the secret files make-secrets.sh writes, and the
+ * repository's Dockerfile as Docker reads it (dockerfile-ast), for what its image runs by default. Shapes are
  * checked with zod as far as the checks read them; everything else passes through. Reads files
  * and runs make-secrets.sh into a folder it is given; touches nothing else.
  */
@@ -12,6 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import type { JSONInstruction } from 'dockerfile-ast';
+import { DockerfileParser, Env } from 'dockerfile-ast';
 import { parse, parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 
@@ -450,4 +453,69 @@ export function packageBin(): string {
   return z
     .object({ bin: z.object({ fxgate: z.string() }) })
     .parse(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))).bin.fxgate;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The image
+
+/** What a container of the repository's image gets unless told otherwise: its final stage's settings. */
+export interface ImageDefaults {
+  /** The final stage's base image (`node:20-bookworm-slim`). */
+  readonly base: string;
+  /** The exec form's strings; the shell form as Docker runs it, `/bin/sh -c <text>`. */
+  readonly entrypoint: readonly string[];
+  readonly cmd: readonly string[];
+  /** ENV, in order, later values winning. */
+  readonly env: Readonly<Record<string, string>>;
+  /** EXPOSE's ports, the protocol dropped. */
+  readonly exposed: readonly string[];
+  readonly user: string | null;
+}
+
+function argvOf(instruction: JSONInstruction | undefined): string[] {
+  if (instruction === undefined) return [];
+  const json = instruction.getJSONStrings();
+  if (json.length > 0) return json.map((argument) => argument.getJSONValue());
+  const text = instruction.getArgumentsContent();
+  return text === null ? [] : ['/bin/sh', '-c', text];
+}
+
+/** The final stage of the repository's Dockerfile (or of `text`). */
+export function readImage(text = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')): ImageDefaults {
+  const dockerfile = DockerfileParser.parse(text);
+  const froms = dockerfile.getFROMs();
+  const last = froms.at(-1);
+  if (last === undefined) throw new Error('the Dockerfile has no FROM');
+  const fromLine = last.getRange().start.line;
+  const stage = dockerfile.getInstructions().filter((instruction) => instruction.getRange().start.line > fromLine);
+  const lastOf = (keyword: string): JSONInstruction | undefined =>
+    stage.filter((instruction) => instruction.getKeyword() === keyword).at(-1) as JSONInstruction | undefined;
+  const env: Record<string, string> = {};
+  for (const instruction of stage)
+    if (instruction instanceof Env)
+      for (const property of instruction.getProperties()) env[property.getName()] = property.getUnescapedValue() ?? '';
+  return {
+    base: last.getImage() ?? '',
+    entrypoint: argvOf(lastOf('ENTRYPOINT')),
+    cmd: argvOf(lastOf('CMD')),
+    env,
+    exposed: stage
+      .filter((instruction) => instruction.getKeyword() === 'EXPOSE')
+      .flatMap((instruction) => instruction.getArguments().map((argument) => argument.getValue().split('/')[0]!)),
+    user: lastOf('USER')?.getArgumentsContent() ?? null,
+  };
+}
+
+/**
+ * A container's command line from its image's ENTRYPOINT and CMD and what its deployment says.
+ * `entrypoint` replaces the image's ENTRYPOINT and drops its CMD (Compose's `entrypoint`,
+ * Kubernetes' `command`); `command` replaces the CMD (Compose's `command`, Kubernetes' `args`).
+ */
+export function containerArgv(
+  image: Pick<ImageDefaults, 'entrypoint' | 'cmd'>,
+  entrypoint: readonly string[] | undefined,
+  command: readonly string[] | undefined,
+): string[] {
+  if (entrypoint !== undefined) return [...entrypoint, ...(command ?? [])];
+  return [...image.entrypoint, ...(command ?? image.cmd)];
 }

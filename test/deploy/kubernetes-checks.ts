@@ -19,6 +19,7 @@ import {
   bindPort,
   configMapSchema,
   type Container,
+  containerArgv,
   containerPort,
   type Deployment,
   deploymentSchema,
@@ -30,6 +31,7 @@ import {
   packageVersion,
   parseHaproxy,
   pdbSchema,
+  readImage,
   selects,
   serverParam,
   type Service,
@@ -145,7 +147,7 @@ export async function kubernetesModel(fleet: KubernetesFleet): Promise<Kubernete
       const where = `Deployment ${deployment.metadata.name} container ${container.name}`;
       const each: FxgateContainer = {
         where,
-        argv: [...(container.command ?? []), ...(container.args ?? [])],
+        argv: containerArgv(readImage(), container.command, container.args),
         env: containerEnv(fleet, container, where, loadProblems),
         files: mountedFiles(fleet, deployment, container),
       };

@@ -1,21 +1,31 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
 import {
   ConfigError,
+  configSchema,
   configuredAdminToken,
   configuredKeyring,
   DEFAULT_JWT_ISSUERS,
   DEFAULT_SHUTDOWN_GRACE_MS,
   DEFAULT_UPSTREAM_DEADLINE_MS,
   drainDelayMs,
+  KNOWN_SETTING_NAMES,
   loadConfig,
+  NAMES_READ_OUTSIDE_THE_SCHEMA,
+  type NumberRange,
+  numberRanges,
   PRODUCTION_DRAIN_DELAY_MS,
+  RENAMED_SETTINGS,
+  sandboxSeeded,
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
@@ -552,6 +562,20 @@ describe('FXGATE_WEBHOOK_ALLOWED_NETWORKS', () => {
   });
 });
 
+describe('FXGATE_REDIS_KEY_PREFIX', () => {
+  it('is read as given, and unset by default', () => {
+    expect(loadConfig({ FXGATE_REDIS_KEY_PREFIX: 'staging:' }).FXGATE_REDIS_KEY_PREFIX).toBe('staging:');
+    expect(loadConfig({}).FXGATE_REDIS_KEY_PREFIX).toBeUndefined();
+  });
+
+  it('refuses braces and spaces, naming why', () => {
+    for (const prefix of ['{staging}:', 'my prefix:'])
+      expect(problems({ FXGATE_REDIS_KEY_PREFIX: prefix })).toEqual([
+        'FXGATE_REDIS_KEY_PREFIX: may not contain braces or spaces: the store puts its own `{...}` hash tags after it',
+      ]);
+  });
+});
+
 describe('Redis through Sentinel', () => {
   const sentinels = { FXGATE_REDIS_SENTINELS: '10.0.0.1:26379, [fd00::2]:26379', FXGATE_REDIS_SENTINEL_NAME: 'fxgate' };
 
@@ -611,5 +635,276 @@ describe('Redis through Sentinel', () => {
     expect(problems({ REDIS_URL: 'redis://10.0.0.5:6379', FXGATE_REDIS_PASSWORD: 'secret' })).toEqual([
       'FXGATE_REDIS_PASSWORD: is read only with FXGATE_REDIS_SENTINELS; with REDIS_URL, the user, password and TLS (rediss://) go in the URL',
     ]);
+  });
+});
+
+describe('unknown FXGATE_ names', () => {
+  /** The error loadConfig throws for `env`, or a failure when it accepted it. */
+  function refusal(env: Record<string, string>): ConfigError {
+    try {
+      loadConfig(env, { warn: (line) => expect.fail(`warned instead of refusing: ${line}`) });
+    } catch (error) {
+      if (error instanceof ConfigError) return error;
+      throw error;
+    }
+    throw new Error(`accepted ${JSON.stringify(env)}`);
+  }
+
+  it('stop start-up, naming the name and the setting it is nearest to, and saying what to do', () => {
+    const error = refusal({ FXGATE_V1_BROWNOUT: '2026-12-10T15:00:00Z/PT1H' });
+    expect(error.problems).toEqual([
+      'FXGATE_V1_BROWNOUT is not a setting fxgate knows (did you mean FXGATE_V1_BROWNOUTS?)',
+    ]);
+    expect(error.message).toBe(
+      [
+        'invalid configuration:',
+        '  - FXGATE_V1_BROWNOUT is not a setting fxgate knows (did you mean FXGATE_V1_BROWNOUTS?)',
+        'Unset the unknown names or correct them (README.md lists every setting), or set FXGATE_ALLOW_UNKNOWN_SETTINGS=1 to start with a warning instead.',
+      ].join('\n'),
+    );
+  });
+
+  it('are all listed in one error, beside the bad values, a name near nothing without a suggestion', () => {
+    expect(refusal({ FXGATE_BROWNOUTS_V1: 'x', FXGATE_PORT: '8080', FXGATE_ZZZ: '1', PORT: 'abc' }).problems).toEqual([
+      'FXGATE_BROWNOUTS_V1 is not a setting fxgate knows (did you mean FXGATE_V1_BROWNOUTS?)',
+      'FXGATE_PORT is not a setting fxgate knows (did you mean PORT?)',
+      'FXGATE_ZZZ is not a setting fxgate knows',
+      'PORT: must be a whole number from 0 (any free port) to 65535, got "abc"',
+    ]);
+  });
+
+  it('leave the advice out when only values are bad', () => {
+    expect(refusal({ PORT: 'abc' }).message).not.toContain('FXGATE_ALLOW_UNKNOWN_SETTINGS');
+  });
+
+  it('every setting, former name and name read outside the schema is known', () => {
+    const names = [
+      ...Object.keys(configSchema.shape),
+      ...Object.keys(RENAMED_SETTINGS),
+      ...Object.keys(NAMES_READ_OUTSIDE_THE_SCHEMA),
+    ];
+    expect([...KNOWN_SETTING_NAMES].sort()).toEqual([...new Set(names)].sort());
+    const env = Object.fromEntries(
+      [...Object.keys(RENAMED_SETTINGS), ...Object.keys(NAMES_READ_OUTSIDE_THE_SCHEMA)].map((name) => [
+        name,
+        name === 'FXGATE_MIGRATION_GUIDE_URL' ? 'https://docs.example.com/migrate' : '1',
+      ]),
+    );
+    expect(() => loadConfig(env, { warn: (line) => expect.fail(line) })).not.toThrow();
+  });
+
+  it('with FXGATE_ALLOW_UNKNOWN_SETTINGS=1, start with one warning line naming the same names and suggestions', () => {
+    const warnings: string[] = [];
+    const config = loadConfig(
+      { FXGATE_ALLOW_UNKNOWN_SETTINGS: '1', FXGATE_V1_BROWNOUT: 'x', FXGATE_ZZZ: '1', FXGATE_SPREAD_BPS: '30' },
+      { warn: (line) => warnings.push(line) },
+    );
+    expect(config.FXGATE_SPREAD_BPS).toBe(30);
+    expect(warnings).toEqual([
+      'fxgate: warning: FXGATE_V1_BROWNOUT is not a setting fxgate knows (did you mean FXGATE_V1_BROWNOUTS?); FXGATE_ZZZ is not a setting fxgate knows; started all the same, as FXGATE_ALLOW_UNKNOWN_SETTINGS=1',
+    ]);
+  });
+
+  it('with FXGATE_ALLOW_UNKNOWN_SETTINGS=1, still refuse a bad value, and warn of nothing when every name is known', () => {
+    expect(problems({ FXGATE_ALLOW_UNKNOWN_SETTINGS: '1', FXGATE_ZZZ: '1', PORT: 'abc' })).toEqual([
+      'PORT: must be a whole number from 0 (any free port) to 65535, got "abc"',
+    ]);
+    const warnings: string[] = [];
+    loadConfig({ FXGATE_ALLOW_UNKNOWN_SETTINGS: '1' }, { warn: (line) => warnings.push(line) });
+    expect(warnings).toEqual([]);
+  });
+
+  it('FXGATE_ALLOW_UNKNOWN_SETTINGS is 0 or 1; 0 refuses as unset does', () => {
+    expect(problems({ FXGATE_ALLOW_UNKNOWN_SETTINGS: 'yes' })).toEqual([
+      expect.stringMatching(/^FXGATE_ALLOW_UNKNOWN_SETTINGS: .*"0".*"1"/),
+    ]);
+    expect(refusal({ FXGATE_ALLOW_UNKNOWN_SETTINGS: '0', FXGATE_ZZZ: '1' }).problems).toEqual([
+      'FXGATE_ZZZ is not a setting fxgate knows',
+    ]);
+  });
+});
+
+describe('every FXGATE_ name written in the code is known', () => {
+  const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+  /** Every file under `folder` of the repository ending in one of `extensions`, with its text. */
+  function filesOf(folder: string, extensions: readonly string[]): { file: string; text: string }[] {
+    return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+      .filter((file) => extensions.some((extension) => file.endsWith(extension)))
+      .map((file) => ({ file: `${folder}/${file}`, text: readFileSync(path.join(ROOT, folder, file), 'utf8') }));
+  }
+
+  const NAME = /FXGATE_[A-Z0-9_]*/g;
+  const source = filesOf('src', ['.ts']);
+
+  /** Error codes (`code = 'FXGATE_...'`, or a `...Code` type's members) share the prefix, but name no setting. */
+  const errorCodes = new Set(
+    source.flatMap(({ text }) => [
+      ...[...text.matchAll(/\bcode(?::\s*\w+)?\s*=\s*'(FXGATE_[A-Z0-9_]+)'/g)].map((match) => match[1]!),
+      ...[...text.matchAll(/\btype \w*Code\s*=([^;]+);/g)].flatMap((match) =>
+        [...match[1]!.matchAll(NAME)].map((name) => name[0]),
+      ),
+    ]),
+  );
+
+  it('in src/: a setting, a former or an outside name, or an error code; a prefix such as FXGATE_V1_* begins a setting', () => {
+    expect(errorCodes).toContain('FXGATE_CONFIG_INVALID');
+    const unknown = source.flatMap(({ file, text }) =>
+      [...text.matchAll(NAME)]
+        .map((match) => match[0])
+        .filter((name) =>
+          name.endsWith('_')
+            ? ![...KNOWN_SETTING_NAMES].some((known) => known.startsWith(name))
+            : !KNOWN_SETTING_NAMES.has(name) && !errorCodes.has(name),
+        )
+        .map((name) => `${file}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
+    // No error code may be a setting's name: the two would be confused in a message.
+    expect([...errorCodes].filter((code) => KNOWN_SETTING_NAMES.has(code))).toEqual([]);
+  });
+
+  /** The names the test suite and the deployment's scripts read from their environment. */
+  const readElsewhere = new Set(
+    [
+      ...filesOf('test', ['.ts']),
+      { file: 'vitest.config.ts', text: readFileSync(path.join(ROOT, 'vitest.config.ts'), 'utf8') },
+      ...filesOf('deploy', ['.sh']),
+    ].flatMap(({ file, text }) =>
+      (file.endsWith('.sh')
+        ? [/\$\{?(FXGATE_[A-Z0-9_]+)/g]
+        : [
+            /process\.env\.(FXGATE_[A-Z0-9_]+)/g,
+            /process\.env\[['"](FXGATE_[A-Z0-9_]+)['"]\]/g,
+            // A constant naming an environment variable (`RECORDINGS_ENV = 'FXGATE_...'`) or a project's `env: { ... }`.
+            /\w*_ENV\s*=\s*[{']([^;}]*)/g,
+            /\benv:\s*\{([^}]*)\}/g,
+          ]
+      ).flatMap((pattern) =>
+        [...text.matchAll(pattern)].flatMap((match) =>
+          [...match[1]!.matchAll(NAME)].map((name) => name[0]).filter((name) => !name.endsWith('_')),
+        ),
+      ),
+    ),
+  );
+
+  it('read by the test suite or the deployment: known, and each name read outside the schema is still read somewhere', () => {
+    expect(readElsewhere).toContain('FXGATE_TEST_BACKEND');
+    expect(readElsewhere).toContain('FXGATE_TEST_PG_TEMPLATE');
+    const settings = new Set(Object.keys(configSchema.shape));
+    expect([...readElsewhere].filter((name) => !KNOWN_SETTING_NAMES.has(name))).toEqual([]);
+    expect(Object.keys(NAMES_READ_OUTSIDE_THE_SCHEMA).filter((name) => !readElsewhere.has(name))).toEqual([]);
+    expect(Object.keys(NAMES_READ_OUTSIDE_THE_SCHEMA).filter((name) => settings.has(name))).toEqual([]);
+  });
+});
+
+describe('number settings', () => {
+  /** The range a setting's schema was made with, under its default or optional. */
+  function rangeOf(name: string): NumberRange | undefined {
+    let schema: z.ZodType = configSchema.shape[name as keyof typeof configSchema.shape];
+    while (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional)
+      schema = schema.def.innerType as z.ZodType;
+    return numberRanges.get(schema);
+  }
+
+  const numeric = Object.keys(configSchema.shape).flatMap((name) => {
+    const range = rangeOf(name);
+    return range === undefined ? [] : [[name, range] as const];
+  });
+
+  it('are every setting whose value is a number, each with its range', () => {
+    const defaults = loadConfig({});
+    const numberValued = Object.entries(defaults)
+      .filter(([, value]) => typeof value === 'number')
+      .map(([name]) => name);
+    // Unset by default, numbers when set.
+    const numberWhenSet = ['FXGATE_DRAIN_DELAY_MS', 'FXGATE_ADMIN_PORT'];
+    expect(numeric.map(([name]) => name).sort()).toEqual([...numberValued, ...numberWhenSet].sort());
+    expect(numeric.length).toBeGreaterThanOrEqual(20);
+  });
+
+  /** Out of range, a share, a sign, not a number, exponent and hex forms, and a long value, which is cut in the message. */
+  function badValues(range: NumberRange): string[] {
+    const whole = range.whole ? ['1.5', '1e3', '0x10', '+5'] : ['2', '1e-1'];
+    return [
+      'abc',
+      '-1',
+      ...whole,
+      range.max.toString().concat('0'),
+      ...(range.min > 0 ? [(range.min - 1).toString()] : []),
+      '9'.repeat(60),
+    ];
+  }
+
+  describe.each(numeric)('%s', (name, range) => {
+    it.each(badValues(range))(
+      'refuses %j, naming the variable, the range in words and the value as written',
+      (value) => {
+        const found = problems({ [name]: value });
+        expect(found).toHaveLength(1);
+        const [message] = found as [string];
+        expect(message.startsWith(`${name}: must be `)).toBe(true);
+        expect(message).toContain(range.whole ? 'a whole number' : 'a number');
+        expect(message).toContain(`from ${range.min}`);
+        expect(message).toContain(`to ${range.max}`);
+        expect(message).not.toMatch(/NaN|expected|received/);
+        const shown = value.length > 32 ? `"${value.slice(0, 32)}..."` : `"${value}"`;
+        expect(message.endsWith(`, got ${shown}`)).toBe(true);
+      },
+    );
+
+    it('takes its lowest and highest values, and spaces around them', () => {
+      const schema = configSchema.shape[name as keyof typeof configSchema.shape];
+      for (const value of [range.min, range.max])
+        expect(schema.safeParse(` ${value} `)).toEqual({ success: true, data: value });
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc', 'PORT: must be a whole number from 0 (any free port) to 65535, got "abc"'],
+    [
+      'FXGATE_ADMIN_PORT',
+      'of',
+      'FXGATE_ADMIN_PORT: must be `off` or a whole number from 0 (any free port) to 65535, got "of"',
+    ],
+    ['FXGATE_RATE_LIMIT_READS', '0', 'FXGATE_RATE_LIMIT_READS: must be a whole number from 1 to 10000000, got "0"'],
+    [
+      'FXGATE_REQUEST_TIMEOUT_MS',
+      '10s',
+      'FXGATE_REQUEST_TIMEOUT_MS: must be a whole number of milliseconds from 1000 to 600000, got "10s"',
+    ],
+    [
+      'FXGATE_SPREAD_BPS',
+      '0.2%',
+      'FXGATE_SPREAD_BPS: must be a whole number of basis points from 0 to 1000, got "0.2%"',
+    ],
+    [
+      'FXGATE_REVERSAL_WINDOW_SECONDS',
+      '30m',
+      'FXGATE_REVERSAL_WINDOW_SECONDS: must be a whole number of seconds from 1 to 31536000, got "30m"',
+    ],
+    ['FXGATE_SHADOW_SAMPLE', '50%', 'FXGATE_SHADOW_SAMPLE: must be a number from 0 to 1, such as 0.25, got "50%"'],
+  ])('say it in words: %s=%s', (name, value, message) => {
+    expect(problems({ [name]: value })).toEqual([message]);
+  });
+
+  it('read a share with or without its leading zero', () => {
+    expect(loadConfig({ FXGATE_SHADOW_SAMPLE: '.25' }).FXGATE_SHADOW_SAMPLE).toBe(0.25);
+    expect(loadConfig({ FXGATE_RAIL_SIMULATION_FAILURE_RATE: '0.05' }).FXGATE_RAIL_SIMULATION_FAILURE_RATE).toBe(0.05);
+  });
+});
+
+describe('FXGATE_SANDBOX_SEED', () => {
+  it.each([
+    [{}, true],
+    [{ FXGATE_SANDBOX_SEED: 'off' }, false],
+    [{ DATABASE_URL: 'postgres://fxgate@127.0.0.1:5432/fxgate' }, false],
+    [{ DATABASE_URL: 'postgres://fxgate@127.0.0.1:5432/fxgate', FXGATE_SANDBOX_SEED: 'on' }, true],
+  ])('with %j, `fxgate all` provides a sandbox: %s (by default on the embedded database only)', (env, seeded) => {
+    expect(sandboxSeeded(loadConfig(env))).toBe(seeded);
+  });
+
+  it('takes on or off only', () => {
+    expect(() => loadConfig({ FXGATE_SANDBOX_SEED: 'yes' })).toThrow(/FXGATE_SANDBOX_SEED: /);
   });
 });

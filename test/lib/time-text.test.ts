@@ -7,11 +7,13 @@ import { describe, expect, it } from 'vitest';
 
 import {
   imfFixdate,
+  instantText,
   parseInstant,
   parseInterval,
   parseIntervals,
   parseIsoDuration,
   parseSince,
+  spanText,
   structuredDate,
   TimeTextError,
 } from '../../src/lib/time-text.js';
@@ -181,5 +183,27 @@ describe('the header forms of an instant', () => {
     expect(structuredDate(Date.UTC(2026, 0, 1))).toBe('@1767225600');
     expect(structuredDate(Date.UTC(2026, 0, 1) + 999)).toBe('@1767225600');
     expect(structuredDate(Date.UTC(2026, 0, 1))).toMatch(SF_DATE);
+  });
+});
+
+describe('the instants and spans of the migration schedule', () => {
+  it('writes an instant in UTC without a fraction of .000, and keeps any other', () => {
+    expect(instantText(parseInstant('2026-12-31T18:59:59-05:00'))).toBe('2026-12-31T23:59:59Z');
+    expect(instantText(parseInstant('2026-12-31T23:59:59.250Z'))).toBe('2026-12-31T23:59:59.250Z');
+  });
+
+  it.each([
+    [0, '0 s'],
+    [999, '0 s'],
+    [45_000, '45 s'],
+    [12 * 60_000 + 3_999, '12 min 3 s'],
+    [60 * 60_000, '1 h'],
+    [3 * HOUR + 5 * 60_000 + 59_000, '3 h 5 min'],
+    [48 * HOUR, '2 d'],
+    [48 * HOUR + 59 * 60_000, '2 d'],
+    [32 * 24 * HOUR + 4 * HOUR + 59 * 60_000, '32 d 4 h'],
+    [-(3 * 24 * HOUR + HOUR), '3 d 1 h'],
+  ])('writes %d ms as %j: its two largest units, rounded down, the sign left to the caller', (ms, text) => {
+    expect(spanText(ms)).toBe(text);
   });
 });

@@ -3,7 +3,7 @@
  * service: money arriving as the ledger records a deposit, and a Redis that forgot its
  * idempotency records (a failover), so that the database's own keys are what stops duplicates.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
@@ -15,6 +15,7 @@ import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { parseDecimal } from '../../src/lib/money.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { testServices } from './services.js';
+import { testKeyPrefix } from './test-run.js';
 import { V3Harness } from './v3-harness.js';
 
 export interface TestDeposit {
@@ -49,7 +50,7 @@ export async function recordTestDeposit(db: Database, deposit: TestDeposit): Pro
  * idempotency records while the service runs.
  */
 export class ForgetfulRedis {
-  readonly prefix = `lost${randomBytes(4).toString('hex')}:`;
+  readonly prefix = testKeyPrefix('lost');
   /**
    * A generous reply timeout: beside PGlite, whose queries run on the event loop, a reply can sit
    * unread for a while when 100 requests run at once, and a busy CI machine stretches that; the

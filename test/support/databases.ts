@@ -5,8 +5,9 @@
  * and migrated from scratch otherwise. In the `pgbouncer` vitest project (pgbouncer-setup.ts) a
  * PostgreSQL database is made on the server as ever, and reached through the run's PgBouncer in
  * transaction pooling: its `url` and its `db` (in FXGATE_DB_POOL_MODE=transaction) both go there.
+ * Each is named for the run (test-run.ts), so the run's end, or a later run's sweep, drops one a
+ * test failed to drop.
  */
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 
 import pg from 'pg';
@@ -19,6 +20,7 @@ import { openPostgres, type PostgresOptions } from '../../src/lib/db/postgres-da
 import { TEMPLATE_ENV } from './database-templates.js';
 import { testPgBouncer } from './pgbouncer-setup.js';
 import { testServices } from './services.js';
+import { testDatabaseName } from './test-run.js';
 
 export interface TestDatabase {
   readonly db: Database;
@@ -75,7 +77,7 @@ export async function copyTestPostgres(source: TestDatabase): Promise<TestDataba
 
 async function createPostgres(template: string | undefined): Promise<TestDatabase> {
   const adminUrl = testServices().databaseUrl;
-  const name = `fxgate_t_${randomBytes(6).toString('hex')}`;
+  const name = testDatabaseName();
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {

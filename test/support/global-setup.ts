@@ -7,14 +7,31 @@
  * process.env, which the test workers inherit: vitest forks them after this setup has run and
  * copies process.env at that moment. Suites that need the services never skip: a machine that
  * can provide neither fails here, saying what to install.
+ *
+ * It also names the run (test-run.ts): the workers inherit the run id and a temp folder of the
+ * run's as TMPDIR. At the start it removes what runs that are over left behind; at the end, once
+ * every project's setup has been torn down, what this run made: its databases, Redis keys and
+ * temp folder.
  */
+import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
+import { join } from 'node:path';
 
 import { prepareDatabaseTemplates } from './database-templates.js';
 import type { ThrowawayServer } from './local-processes.js';
 import type { ProbeResult } from './service-probes.js';
 import { probePostgres, probeRedis, redactUrl } from './service-probes.js';
-import { TEST_SERVICE_DEFAULTS } from './services.js';
+import { TEST_SERVICE_DEFAULTS, testServices } from './services.js';
+import {
+  FOLDER_PREFIX,
+  newRunId,
+  parseRunId,
+  type Removed,
+  removeRun,
+  type Servers,
+  sweepDeadRuns,
+  TEST_RUN_ENV,
+} from './test-run.js';
 import { startThrowawayPostgres } from './throwaway-postgres.js';
 import { startThrowawayRedis } from './throwaway-redis.js';
 
@@ -49,10 +66,27 @@ const SERVICES: readonly ServiceSpec[] = [
 
 const LOG_PREFIX = '[test services]';
 
+/**
+ * The run, shared by the setups of every project in the vitest process (each loads this module
+ * afresh, so it lives on globalThis): the last teardown removes what the run made.
+ */
+interface Run {
+  readonly id: string;
+  readonly servers: Servers;
+  readonly previousTmpdir: string | undefined;
+  setups: number;
+}
+const RUN = Symbol.for('fxgate.test-run');
+const runs = globalThis as { [RUN]?: Run };
+
 export default async function setup(): Promise<() => Promise<void>> {
   const started: ThrowawayServer[] = [];
-  const previousEnv = new Map(SERVICES.map((service) => [service.envVar, process.env[service.envVar]]));
+  const previousEnv = new Map(
+    [...SERVICES.map((service) => service.envVar), TEST_RUN_ENV].map((name) => [name, process.env[name]]),
+  );
+  let run: Run | undefined;
   const teardown = async (): Promise<void> => {
+    if (run !== undefined && --run.setups === 0) await endRun(run);
     await stopAll(started);
     for (const [envVar, value] of previousEnv) restoreEnv(envVar, value);
   };
@@ -61,12 +95,54 @@ export default async function setup(): Promise<() => Promise<void>> {
       const throwaway = await ensureService(service);
       if (throwaway !== null) started.push(throwaway);
     }
+    run = await joinRun();
     await prepareDatabaseTemplates(process.env.DATABASE_URL!);
   } catch (error) {
     await teardown();
     throw error;
   }
   return teardown;
+}
+
+/** This process's run: the first project's setup starts it (sweeping ended runs), the others join it. */
+async function joinRun(): Promise<Run> {
+  const current = runs[RUN];
+  if (current !== undefined && parseRunId(current.id)?.pid === process.pid) {
+    current.setups += 1;
+    return current;
+  }
+  const id = newRunId();
+  const { databaseUrl, redisUrl } = testServices();
+  const servers: Servers = { databaseUrl, redisUrl, tempRoot: os.tmpdir() };
+  const swept = await sweepDeadRuns(servers);
+  if (swept.databases.length + swept.keys + swept.folders.length > 0)
+    console.log(`${LOG_PREFIX} removed what ended runs left: ${describeRemoved(swept)}`);
+  const folder = join(servers.tempRoot, `${FOLDER_PREFIX}${id}`);
+  await mkdir(folder, { recursive: true });
+  const run: Run = { id, servers, previousTmpdir: process.env.TMPDIR, setups: 1 };
+  runs[RUN] = run;
+  process.env[TEST_RUN_ENV] = id;
+  // The workers' and their children's temp files land in the run's folder, removed with the run.
+  process.env.TMPDIR = folder;
+  return run;
+}
+
+/** Removes what the run made; a failure is reported, not fatal: the next run's sweep removes it. */
+async function endRun(run: Run): Promise<void> {
+  delete runs[RUN];
+  restoreEnv('TMPDIR', run.previousTmpdir);
+  try {
+    const removed = await removeRun(run.servers, run.id);
+    console.log(`${LOG_PREFIX} run ${run.id} removed ${describeRemoved(removed)}`);
+  } catch (error) {
+    console.warn(
+      `${LOG_PREFIX} could not remove everything run ${run.id} made (${(error as Error).message}); the next run removes it`,
+    );
+  }
+}
+
+function describeRemoved(removed: Removed): string {
+  return `${removed.databases.length} databases, ${removed.keys} Redis keys, ${removed.folders.length} temp folders`;
 }
 
 /** Makes one service answer; returns the throwaway server started for it, if any. */

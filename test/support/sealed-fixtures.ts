@@ -19,7 +19,7 @@ import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import { webhookPolicies, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { FORMER_KEY_NAMES, formerKey, sealFormer } from './former-sealing.js';
-import { testServices } from './services.js';
+import { testRedisEnv } from './test-run.js';
 
 /**
  * Where the registrations are made to point: a gateway started with FXGATE_GATEWAY_WEBHOOK_URL set
@@ -35,7 +35,7 @@ export const FIXTURE_WEBHOOK_BASE = 'http://127.0.0.1:9/_fxgate/webhooks/v3';
 export function sealingCliEnv(databaseUrl: string, dataDir: string, keys?: string): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
-    REDIS_URL: testServices().redisUrl,
+    ...testRedisEnv(),
     FXGATE_DATA_DIR: dataDir,
     HOST: '127.0.0.1',
     PORT: '0',

@@ -27,6 +27,7 @@ import { NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, RedisStore } from '../../src/
 import { createTestPglite, createTestPostgres, type TestDatabase } from './databases.js';
 import { ResponseLog } from './openapi-responses.js';
 import { testServices } from './services.js';
+import { testKeyPrefix } from './test-run.js';
 
 /** What the test servers accept, the configuration's default; the first is what the test clients sign with. */
 export const TEST_ISSUERS: readonly [string, ...string[]] = DEFAULT_JWT_ISSUERS;
@@ -112,7 +113,7 @@ export async function sendTo(baseUrl: string, options: SendOptions): Promise<Tes
 async function ownStore(kind: StoreName, epochMs: number | undefined): Promise<EphemeralStore> {
   if (kind === 'memory') return new MemoryStore({ epochMs });
   const url = testServices().redisUrl;
-  const keyPrefix = `t${randomBytes(4).toString('hex')}:`;
+  const keyPrefix = testKeyPrefix();
   if (epochMs !== undefined) {
     // The marker as RedisStore would have made it on this server, on this prefix only: with this
     // primary's identity, or the store's first connection would take it for another server's.

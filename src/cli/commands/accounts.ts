@@ -2,9 +2,8 @@
  * `fxgate accounts list | verify | disable | withdrawals`: an operator's view and control of an
  * org's withdrawal accounts in the configured database. In the live book nothing else verifies
  * an account (the sandbox has its own endpoints), so these are how a live account goes ACTIVE,
- * is taken out of use, or has its withdrawals switched off.
+ * is taken out of use, or has its withdrawals switched off. Declared in definitions/accounts.ts.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
 
 import {
@@ -16,21 +15,11 @@ import {
 import { readOrgBook } from '../../core/trading/org-books.js';
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import { isId } from '../../lib/ids.js';
-import { parseMode, parseOrgId } from '../arguments.js';
-import { CliError, usageError } from '../exit.js';
+import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';
 import { textTable } from '../text-table.js';
-
-export function parseAccountId(value: string): string {
-  const id = value.trim();
-  if (!isId('withdrawalAccount', id))
-    throw new InvalidArgumentError(
-      'A withdrawal account id is wac_ and 32 lower-case hex digits, e.g. wac_0190c5a87d2e7c1a9f3b2a4d6e8f0b1c.',
-    );
-  return id;
-}
 
 const modeSchema = z.enum(MODES);
 
@@ -61,7 +50,7 @@ const accountChangeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('disable') }),
   z.object({ kind: z.literal('withdrawals'), enabled: z.boolean() }),
 ]);
-type AccountChange = z.infer<typeof accountChangeSchema>;
+export type AccountChange = z.infer<typeof accountChangeSchema>;
 
 /** What the accounts commands do with the database, directly or through a running fxgate's admin listener. */
 export const accountOperations = {
@@ -172,7 +161,7 @@ export function formatAccount(account: AccountView): string {
 }
 
 /** Applies a change to one account and prints it; an unknown org or account exits 1. */
-async function changeAccount(
+export async function changeAccount(
   run: CliRun,
   orgId: string,
   mode: Mode,
@@ -186,77 +175,15 @@ async function changeAccount(
   run.out(formatAccount(account));
 }
 
-function modeOption(): Option {
-  return new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).makeOptionMandatory();
-}
-
-export function registerAccountsCommand(program: Command, run: CliRun): void {
-  const accounts = program
-    .command('accounts')
-    .description(
-      "Show an org's withdrawal accounts, and verify, disable or switch off withdrawals for one (mainly for the live book).",
-    );
-
-  accounts
-    .command('list')
-    .description(
-      'List the withdrawal accounts of an org, newest first: rail, destination, status, verification and withdrawals.',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
-    .action(async (orgId: string, options: { mode?: Mode }) => {
-      const modes = options.mode ? [options.mode] : MODES;
-      const listed = await withState(run, (state) => state.run(accountOperations.list, { orgId, modes: [...modes] }));
-      if (listed.books === 0)
-        throw new CliError(
-          `no org ${orgId}${options.mode ? ` (with a ${options.mode} book)` : ''} in the configured database`,
-        );
-      run.out(
-        listed.rows.length > 0
-          ? formatAccountTable(listed.rows)
-          : `org ${orgId} has no withdrawal accounts${options.mode ? ` in its ${options.mode} book` : ''}`,
-      );
-    });
-
-  accounts
-    .command('verify')
-    .description(
-      'Verify an account: it becomes ACTIVE and verified (also from DISABLED: verifying is how a disable is lifted).',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
-    .addOption(modeOption())
-    .action((orgId: string, accountId: string, options: { mode: Mode }) =>
-      changeAccount(run, orgId, options.mode, accountId, { kind: 'verify' }),
-    );
-
-  accounts
-    .command('disable')
-    .description(
-      'Disable an account: withdrawals to it are refused (WITHDRAWAL_ACCOUNT_NOT_LIVE) until it is verified again.',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
-    .addOption(modeOption())
-    .action((orgId: string, accountId: string, options: { mode: Mode }) =>
-      changeAccount(run, orgId, options.mode, accountId, { kind: 'disable' }),
-    );
-
-  accounts
-    .command('withdrawals')
-    .description(
-      'Enable or disable withdrawals to one account, leaving its status alone (refused ones answer WITHDRAWAL_DISABLED_FOR_ACCOUNT).',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
-    .addOption(modeOption())
-    .addOption(new Option('--enable', 'allow withdrawals').conflicts('disable'))
-    .addOption(new Option('--disable', 'refuse withdrawals').conflicts('enable'))
-    .action((orgId: string, accountId: string, options: { mode: Mode; enable?: boolean; disable?: boolean }) => {
-      if (options.enable === options.disable) throw usageError('give exactly one of --enable and --disable');
-      return changeAccount(run, orgId, options.mode, accountId, {
-        kind: 'withdrawals',
-        enabled: options.enable === true,
-      });
-    });
+/** The accounts of an org's books, newest first; an org without such a book exits 1. */
+export async function listAccounts(run: CliRun, orgId: string, mode: Mode | undefined): Promise<void> {
+  const modes = mode ? [mode] : MODES;
+  const listed = await withState(run, (state) => state.run(accountOperations.list, { orgId, modes: [...modes] }));
+  if (listed.books === 0)
+    throw new CliError(`no org ${orgId}${mode ? ` (with a ${mode} book)` : ''} in the configured database`);
+  run.out(
+    listed.rows.length > 0
+      ? formatAccountTable(listed.rows)
+      : `org ${orgId} has no withdrawal accounts${mode ? ` in its ${mode} book` : ''}`,
+  );
 }

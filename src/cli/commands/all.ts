@@ -1,12 +1,14 @@
 /**
  * `fxgate all` (what `npm start` runs): the core on a loopback port only the gateway uses, and
- * the gateway on HOST:PORT in front of it, so all three generations share one base URL. On the
- * first start it provides a sandbox org and key, so a newcomer can call the API at once.
+ * the gateway on HOST:PORT in front of it, so all three generations share one base URL. With
+ * FXGATE_SANDBOX_SEED on (by default on the embedded database only) it provides a sandbox org
+ * and key on the first start, so a newcomer can call the API at once; otherwise none. Declared
+ * in definitions/all.ts.
  */
-import type { Command } from 'commander';
-
+import { gatewaySchedule } from '../../gateway/app.js';
+import { type MigrationSchedule, scheduleLines } from '../../gateway/migration-schedule.js';
 import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
-import { type Config, signingIssuer } from '../../lib/config.js';
+import { type Config, sandboxSeeded, signingIssuer } from '../../lib/config.js';
 import type { Closers } from '../closers.js';
 import type { Drain } from '../drain.js';
 import type { CliRun } from '../io.js';
@@ -14,7 +16,7 @@ import type { Warn } from '../runtime.js';
 import { ensureSandboxKey, type SandboxKey } from '../sandbox-key.js';
 import { type SeedReport, seedSandbox } from '../sandbox-seed.js';
 import { ALL_SEALED_COLUMNS } from '../sealing.js';
-import { listen, serve } from '../serve.js';
+import { listen, listeningText, loopbackUrlOf, serve } from '../serve.js';
 import {
   createAdminListener,
   listenAdmin,
@@ -31,19 +33,26 @@ const CORE_PORT = 0;
 /** The gateway reaches the core over loopback, so the core believes its X-Forwarded-For. */
 const LOOPBACK = ['127.0.0.1', '::1'];
 
-/** What `fxgate all` started: the gateway's URL, the admin listener's (null when off), the sandbox it provided. */
+/** What `fxgate all` started: the gateway's URL, the admin listener's (null when off), the sandbox it provided (null when not seeded), the gateway's migration schedule. */
 export interface StartedAll {
   readonly url: string;
   readonly adminUrl: string | null;
-  readonly sandbox: SandboxKey;
-  readonly seeded: SeedReport;
+  readonly sandbox: SandboxKey | null;
+  readonly seeded: SeedReport | null;
+  readonly schedule: MigrationSchedule;
 }
 
 /**
  * Starts everything `fxgate all` serves, registering each part with closers and each listener
- * with drain; warn reports what does not stop the start.
+ * with drain; warn reports what does not stop the start; now is the gateway's clock (CliRun.now).
  */
-export async function startAll(config: Config, closers: Closers, drain: Drain, warn: Warn): Promise<StartedAll> {
+export async function startAll(
+  config: Config,
+  closers: Closers,
+  drain: Drain,
+  warn: Warn,
+  now: () => number = Date.now,
+): Promise<StartedAll> {
   // One admin listener for both parts, each adding its own metrics to GET /metrics.
   const admin = createAdminListener(config, 'all', closers);
   // Both parts' sealed columns are checked and upgraded at once, in the core's start.
@@ -84,35 +93,49 @@ export async function startAll(config: Config, closers: Closers, drain: Drain, w
       },
     },
     admin,
+    now,
   );
-  const sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
-  const seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
+  let sandbox: SandboxKey | null = null;
+  let seeded: SeedReport | null = null;
+  if (sandboxSeeded(config)) {
+    sandbox = await ensureSandboxKey(config.FXGATE_DATA_DIR, core.deps.registry);
+    seeded = await seedSandbox(core.deps.db, sandbox.orgId, sandbox.keyName);
+  }
   const url = await listen(gateway, config.HOST, config.PORT, 'the gateway');
   const adminUrl = await listenAdmin(config, closers, 'all', admin, core.deps);
-  return { url, adminUrl, sandbox, seeded };
+  return { url, adminUrl, sandbox, seeded, schedule: gatewaySchedule(gateway)! };
 }
 
-export function registerAllCommand(program: Command, run: CliRun): void {
-  program
-    .command('all')
-    .description(
-      'Serve v1, v2 and v3 on one base URL (HOST:PORT): the gateway in front of an in-process core. Creates a sandbox key on first start.',
-    )
-    .action(() =>
-      serve(run, async (closers, drain) => {
-        await openTracing(run, closers, 'all');
-        const { url, adminUrl, sandbox, seeded } = await startAll(run.config(), closers, drain, (line) =>
-          run.err(line),
-        );
-        run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
-        run.out(
-          `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
-        );
-        run.out(
-          `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${url}/v3/fx/pairs`,
-        );
-        if (adminUrl !== null) run.out(`fxgate: admin listener on ${adminUrl} (GET /admin/shadow/report)`);
-        run.out(`fxgate: listening on ${url} (v1, v2 and v3)`);
-      }),
+/** Serves until a stop signal (declared in definitions/all.ts). */
+export function serveAll(run: CliRun): Promise<void> {
+  return serve(run, async (closers, drain) => {
+    await openTracing(run, closers, 'all');
+    const { url, adminUrl, sandbox, seeded, schedule } = await startAll(
+      run.config(),
+      closers,
+      drain,
+      (line) => run.err(line),
+      () => run.now(),
     );
+    if (sandbox === null || seeded === null) {
+      run.out(
+        'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one); make orgs and keys with `fxgate keys create --org <uuid> ...`',
+      );
+    } else {
+      run.out(`fxgate: sandbox key ${sandbox.created ? 'created' : 'reused'}: ${sandbox.path}`);
+      run.out(
+        `fxgate: sandbox deposits: ${seeded.balances.join(', ')}; verified withdrawal accounts: ${seeded.accounts.join(', ')}`,
+      );
+      run.out(
+        `fxgate: try: curl -H @<(npx fxgate sign --key ${sandbox.path} --method GET --path /v3/fx/pairs) ${loopbackUrlOf(url) ?? url}/v3/fx/pairs`,
+      );
+    }
+    // The migration schedule as this process applies it (also GET /admin/schedule, `fxgate schedule`).
+    for (const line of scheduleLines(schedule)) run.out(`fxgate: ${line}`);
+    if (adminUrl !== null)
+      run.out(
+        `fxgate: admin listener on ${listeningText(adminUrl, 'GET /metrics, /admin/schedule, /admin/usage, /admin/shadow/report')}`,
+      );
+    run.out(`fxgate: listening on ${listeningText(url, 'v1, v2 and v3')}`);
+  });
 }

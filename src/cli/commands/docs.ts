@@ -3,11 +3,10 @@
  * sections of the manual: the README's configuration table, docs/v3-api.md (the v3 operations
  * and the error catalog), docs/legacy-api.md (the legacy operations, records, errors and
  * webhooks) and the generated part of CHANGELOG.md. Each file names its sections here; the
- * mechanism is src/lib/docs/generated-files.ts. Runs from a checkout; reads the declarations
- * and writes only the files it names.
+ * mechanism is src/lib/docs/generated-files.ts. Works on the checkout it runs from, whatever the
+ * working folder (`--root` names another); reads the declarations and writes only the files it
+ * names.
  */
-import type { Command } from 'commander';
-
 import { renderV3ApiReference } from '../../core/openapi/v3-reference.js';
 import { renderGenerationChangelog } from '../../gateway/legacy/changelog.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
@@ -22,6 +21,7 @@ import {
 import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { checkoutRoot, missingFiles } from '../repository.js';
 
 /** Every file with generated sections, by its path from the repository root, and what each section is rendered from. */
 export async function generatedFiles(): Promise<GeneratedFile[]> {
@@ -48,34 +48,34 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
   ];
 }
 
-export function registerDocsCommand(program: Command, run: CliRun): void {
-  program
-    .command('docs')
-    .description(
-      'Regenerate or check the generated sections of the manual: the configuration table of README.md, docs/v3-api.md, docs/legacy-api.md and the generated part of CHANGELOG.md, rendered from the configuration schema, the v3 operation declarations, the error catalog and mappings/.',
-    )
-    .option('--write', 'rewrite every stale generated section in place (npm run docs)')
-    .option('--check', 'write nothing; exit 1 naming every file whose generated sections are stale')
-    .option('--root <dir>', 'the repository checkout holding the files', '.')
-    .addHelpText(
-      'after',
-      '\nText outside the <!-- generated:NAME --> and <!-- /generated:NAME --> markers is written by hand and kept.',
-    )
-    .action(async (options: { write?: boolean; check?: boolean; root: string }) => {
-      if (options.write === options.check)
-        throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
-      const states = await renderGeneratedFiles(options.root, await generatedFiles());
-      if (options.write) {
-        const written = new Set((await writeGeneratedFiles(options.root, states)).map((state) => state.path));
-        for (const state of states) run.out(`${state.path}: ${written.has(state.path) ? 'regenerated' : 'up to date'}`);
-        return;
-      }
-      const stale = states.filter(isStale);
-      for (const state of states) run.out(`${state.path}: ${isStale(state) ? 'stale' : 'up to date'}`);
-      if (stale.length > 0)
-        throw new CliError(
-          `${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run docs\``,
-          EXIT_CODES.failure,
-        );
-    });
+/** `fxgate docs --write | --check` (declared in definitions/docs.ts). */
+export async function runDocsCommand(
+  run: CliRun,
+  options: { write?: boolean; check?: boolean; root?: string },
+): Promise<void> {
+  if (options.write === options.check) throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
+  const root = options.root === undefined ? checkoutRoot('docs') : run.path(options.root);
+  const files = await generatedFiles();
+  const missing = missingFiles(
+    root,
+    files.map((file) => file.path),
+  );
+  if (missing.length > 0)
+    throw new CliError(
+      `${root} has no ${missing.join(', ')}: give --root a checkout of the fxgate repository`,
+      EXIT_CODES.usage,
+    );
+  const states = await renderGeneratedFiles(root, files);
+  if (options.write) {
+    const written = new Set((await writeGeneratedFiles(root, states)).map((state) => state.path));
+    for (const state of states) run.out(`${state.path}: ${written.has(state.path) ? 'regenerated' : 'up to date'}`);
+    return;
+  }
+  const stale = states.filter(isStale);
+  for (const state of states) run.out(`${state.path}: ${isStale(state) ? 'stale' : 'up to date'}`);
+  if (stale.length > 0)
+    throw new CliError(
+      `${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run docs\``,
+      EXIT_CODES.failure,
+    );
 }

@@ -1,10 +1,10 @@
-/** `fxgate keys create | import | list | revoke`: API keys in the configured registry. */
+/** `fxgate keys create | import | list | revoke`: API keys in the configured registry (declared in definitions/keys.ts). */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { type Command, Option } from 'commander';
 import { z } from 'zod';
 
+import { PROVISIONED_LABEL } from '../../gateway/upstream/credentials.js';
 import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
 import { newUuid } from '../../lib/ids.js';
@@ -16,7 +16,6 @@ import {
   registerImportedKeys,
 } from '../../lib/keys/key-import.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';
-import { collectCidr, parseKeyNameArgument, parseMode, parseOrgId, parseScopes } from '../arguments.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { formatKeyTable } from '../key-table.js';
@@ -106,7 +105,7 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-interface CreateOptions {
+export interface CreateKeyOptions {
   readonly org: string;
   readonly mode: Mode;
   readonly scopes: Scope[];
@@ -115,9 +114,12 @@ interface CreateOptions {
   readonly label?: string;
 }
 
-async function createKey(run: CliRun, options: CreateOptions): Promise<void> {
+export async function createKey(run: CliRun, options: CreateKeyOptions): Promise<void> {
   const config = run.config();
   const out = options.out === undefined ? undefined : run.path(options.out);
+  // `keys list` marks the keys with this label as the gateway's own: no other key may pass for one.
+  if (options.label === PROVISIONED_LABEL)
+    throw usageError(`the label "${PROVISIONED_LABEL}" marks the gateway's own credentials; choose another --label`);
   // Refuse before registering anything: overwriting a key file would lose a private key.
   if (out !== undefined && (await exists(out))) throw usageError(`${out} already exists; choose another --out`);
   // Made here, so that the private key never leaves this process; the registry gets the public half.
@@ -154,7 +156,7 @@ async function createKey(run: CliRun, options: CreateOptions): Promise<void> {
  * run reports every file's problems. Exit 2 when a file itself is wrong (running again
  * unchanged cannot help), else 1 when one conflicts with the registry.
  */
-async function importKeys(run: CliRun, files: readonly string[]): Promise<void> {
+export async function importKeys(run: CliRun, files: readonly string[]): Promise<void> {
   const counts = { imported: 0, unchanged: 0 };
   const failed: KeyImportError[] = [];
   await withState(run, async (state) => {
@@ -185,79 +187,13 @@ async function importKeys(run: CliRun, files: readonly string[]): Promise<void> 
   }
 }
 
-const IMPORT_HELP = `
-Each FILE holds one JSON object, a JSON array of objects, or one object per line (JSON lines):
-  {"name": "org/{orgId}/apiKey/{keyId}", "orgId": "{orgId}",
-   "publicKey": "-----BEGIN PUBLIC KEY-----\\n...\\n-----END PUBLIC KEY-----\\n",
-   "scopes": ["View", "Trade"], "mode": "Live", "ipAllowlist": ["203.0.113.0/24"]}
+export async function listKeys(run: CliRun, options: { readonly org?: string }): Promise<void> {
+  const records = await withState(run, (state) => state.run(keyOperations.list, { org: options.org }));
+  run.out(records.length > 0 ? formatKeyTable(records) : 'no keys');
+}
 
-  name         the key's existing name, kept as it is (in lower case), so the integrator's
-               tokens (kid and sub) keep working; its org must be orgId
-  publicKey    SPKI PEM, EC P-256 (ES256). Public keys only: a record with a privateKey is
-               refused. Export the public half with: openssl pkey -in key.pem -pubout
-  scopes       ${SCOPES.join(', ')}, or the dashboard's View and Trade;
-               any case, as an array or comma-separated; trade also grants view
-               (the dashboard's Trade did)
-  mode         sandbox or live, any case
-  ipAllowlist  optional addresses or CIDR blocks, as --ip of keys create; none: any address
-
-New orgs are created as keys create does. A file is checked whole, then registered in one
-transaction: a bad record (named by file, line and field) imports nothing of its file. A key
-already registered with the same public key and settings is reported unchanged, so running an
-import again is safe; one registered otherwise is an error, never replaced.
-
-Example:
-  fxgate keys import legacy-keys.jsonl
-  imported: org/0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c/apiKey/0190c5a9-1111-7c1a-9f3b-2a4d6e8f0b1c
-  summary: 1 imported, 0 unchanged, 0 files refused`;
-
-export function registerKeysCommand(program: Command, run: CliRun): void {
-  const keys = program
-    .command('keys')
-    .description('Manage API keys in the configured registry (DATABASE_URL, or the embedded database).');
-
-  keys
-    .command('create')
-    .description(
-      'Create a key (and its org if new), register its public key, and write the key file with the private key (mode 0600).',
-    )
-    .requiredOption('--org <uuid>', 'org id (a UUID); the org is created if it is new', parseOrgId)
-    .requiredOption('--mode <mode>', 'sandbox or live', parseMode)
-    .requiredOption('--scopes <list>', `comma-separated scopes: ${SCOPES.join(',')}`, parseScopes)
-    .addOption(
-      new Option('--ip <cidr>', 'allow only this address or CIDR block (repeat for several)')
-        .argParser(collectCidr)
-        .default([], 'any address'),
-    )
-    .option('--out <file>', 'where to write the key file (default: ${FXGATE_DATA_DIR}/keys/<keyId>.json)')
-    .option('--label <text>', 'a note kept with the key')
-    .action((options: CreateOptions) => createKey(run, options));
-
-  keys
-    .command('import')
-    .description(
-      'Register keys integrators already hold, public halves only, under their existing names so their tokens keep working; each file is imported whole or not at all.',
-    )
-    .argument('<file...>', 'JSON, JSON array or JSON lines files of key records (see below)')
-    .addHelpText('after', IMPORT_HELP)
-    .action((files: string[]) => importKeys(run, files));
-
-  keys
-    .command('list')
-    .description('List keys: name, mode, scopes, IP allowlist, created, revoked.')
-    .option('--org <uuid>', 'only the keys of this org', parseOrgId)
-    .action(async (options: { org?: string }) => {
-      const records = await withState(run, (state) => state.run(keyOperations.list, { org: options.org }));
-      run.out(records.length > 0 ? formatKeyTable(records) : 'no keys');
-    });
-
-  keys
-    .command('revoke')
-    .description('Revoke a key; running servers stop accepting it within FXGATE_KEY_CACHE_TTL_MS.')
-    .argument('<name>', 'the key name, org/{orgId}/apiKey/{keyId}', parseKeyNameArgument)
-    .action(async (name: string) => {
-      const { revoked } = await withState(run, (state) => state.run(keyOperations.revoke, { name }));
-      if (!revoked) throw new CliError(`no active key named ${name}`);
-      run.out(`revoked: ${name}`);
-    });
+export async function revokeKey(run: CliRun, name: string): Promise<void> {
+  const { revoked } = await withState(run, (state) => state.run(keyOperations.revoke, { name }));
+  if (!revoked) throw new CliError(`no active key named ${name}`);
+  run.out(`revoked: ${name}`);
 }

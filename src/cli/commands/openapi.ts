@@ -3,23 +3,23 @@
  * v2.json and v1.json, checked (`--check`) or rewritten (`--write`, `npm run openapi`) from the
  * documents the code generates. A rewrite that would break clients of the committed document
  * (src/lib/openapi/breaking-changes.ts) is refused, naming each break, unless
- * `--accept-breaking` says it is on purpose. Runs from a checkout; writes only those files.
+ * `--accept-breaking` says it is on purpose. Works on the checkout it runs from, whatever the
+ * working folder (`--root` names another); writes only those files.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-
-import type { Command } from 'commander';
 
 import { coreV3Document } from '../../core/openapi/declared-operations.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { buildLegacyDocument } from '../../gateway/openapi/legacy-document.js';
 import { type BreakingChange, breakingChanges, describeBreakingChange } from '../../lib/openapi/breaking-changes.js';
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
+import { SNAPSHOT_DIRECTORY } from '../definitions/openapi.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { checkoutRoot } from '../repository.js';
 
-/** Where the snapshots are, from the repository root. */
-export const SNAPSHOT_DIRECTORY = 'docs/openapi';
+export { SNAPSHOT_DIRECTORY };
 
 export function snapshotPath(generation: Generation): string {
   return `${SNAPSHOT_DIRECTORY}/${generation}.json`;
@@ -74,50 +74,35 @@ function report(state: SnapshotState, fresh: string): string[] {
   ];
 }
 
-export function registerOpenApiCommand(program: Command, run: CliRun): void {
-  program
-    .command('openapi')
-    .description(
-      `Check or rewrite the committed OpenAPI snapshots (${SNAPSHOT_DIRECTORY}/v3.json, v2.json, v1.json) from the documents the code generates.`,
-    )
-    .option(
-      '--write',
-      'rewrite every stale snapshot (npm run openapi); refused when it breaks clients, unless --accept-breaking',
-    )
-    .option('--check', 'write nothing; exit 1 naming every stale snapshot and what it breaks')
-    .option('--accept-breaking', 'with --write: the breaking changes listed are on purpose')
-    .option('--root <dir>', 'the repository checkout holding the snapshots', '.')
-    .addHelpText(
-      'after',
-      '\nBreaking: a removed operation or success response, a removed or no longer required response field, a widened response type, a narrowed input, a new required input.',
-    )
-    .action(async (options: { write?: boolean; check?: boolean; acceptBreaking?: boolean; root: string }) => {
-      if (options.write === options.check)
-        throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
-      if (options.acceptBreaking && !options.write)
-        throw new CliError('--accept-breaking goes with --write', EXIT_CODES.usage);
-      const root = run.path(options.root);
-      const states = await snapshotStates(root);
-      const stale = states.filter(isStale);
-      const breaking = stale.filter((state) => state.breaking.length > 0);
-      if (options.check) {
-        for (const state of states) for (const line of report(state, 'stale')) run.out(line);
-        if (stale.length > 0)
-          throw new CliError(
-            `${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run openapi\``,
-            EXIT_CODES.failure,
-          );
-        return;
-      }
-      if (breaking.length > 0 && !options.acceptBreaking) {
-        for (const state of breaking) for (const line of report(state, 'stale')) run.out(line);
-        throw new CliError(
-          `the generated documents break clients of ${breaking.map((state) => state.path).join(', ')}; nothing written. If that is on purpose: npm run openapi -- --accept-breaking`,
-          EXIT_CODES.failure,
-        );
-      }
-      await mkdir(join(root, SNAPSHOT_DIRECTORY), { recursive: true });
-      for (const state of stale) await writeFile(join(root, state.path), state.expected);
-      for (const state of states) for (const line of report(state, 'written')) run.out(line);
-    });
+/** `fxgate openapi --write | --check` (declared in definitions/openapi.ts). */
+export async function runOpenApiCommand(
+  run: CliRun,
+  options: { write?: boolean; check?: boolean; acceptBreaking?: boolean; root?: string },
+): Promise<void> {
+  if (options.write === options.check) throw new CliError('give exactly one of --write and --check', EXIT_CODES.usage);
+  if (options.acceptBreaking && !options.write)
+    throw new CliError('--accept-breaking goes with --write', EXIT_CODES.usage);
+  const root = options.root === undefined ? checkoutRoot('openapi') : run.path(options.root);
+  const states = await snapshotStates(root);
+  const stale = states.filter(isStale);
+  const breaking = stale.filter((state) => state.breaking.length > 0);
+  if (options.check) {
+    for (const state of states) for (const line of report(state, 'stale')) run.out(line);
+    if (stale.length > 0)
+      throw new CliError(
+        `${stale.map((state) => state.path).join(', ')} ${stale.length === 1 ? 'is' : 'are'} stale: run \`npm run openapi\``,
+        EXIT_CODES.failure,
+      );
+    return;
+  }
+  if (breaking.length > 0 && !options.acceptBreaking) {
+    for (const state of breaking) for (const line of report(state, 'stale')) run.out(line);
+    throw new CliError(
+      `the generated documents break clients of ${breaking.map((state) => state.path).join(', ')}; nothing written. If that is on purpose: npm run openapi -- --accept-breaking`,
+      EXIT_CODES.failure,
+    );
+  }
+  await mkdir(join(root, SNAPSHOT_DIRECTORY), { recursive: true });
+  for (const state of stale) await writeFile(join(root, state.path), state.expected);
+  for (const state of states) for (const line of report(state, 'written')) run.out(line);
 }

@@ -9,7 +9,6 @@
  * or, while a running fxgate holds the embedded data folder, through that process's admin
  * listener, with the keys that process was given (reseal works while `npm start` runs).
  */
-import type { Command } from 'commander';
 import { z } from 'zod';
 
 import type { Queryable } from '../../lib/db/database.js';
@@ -20,7 +19,6 @@ import {
   type SealedRowCount,
   upgradeSealedRows,
 } from '../../lib/secrets/sealed-rows.js';
-import { generateSealingKey } from '../../lib/secrets/sealing-keys.js';
 import { EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { ALL_SEALED_COLUMNS } from '../sealing.js';
@@ -199,69 +197,33 @@ function printReseal(run: CliRun, report: ResealReport, session: StateSession): 
   }
 }
 
-export function registerSecretsCommand(program: Command, run: CliRun): void {
-  const secrets = program
-    .command('secrets')
-    .description(
-      'The keys webhook signing secrets are sealed with in the database (FXGATE_SECRETS_KEY): status, reseal after a rotation, generate-key.',
-    );
-
-  secrets
-    .command('status')
-    .description(
-      'List the key ids the sealed secrets are under, with their row counts, and which of them this process was given.',
-    )
-    .option('--json', 'print {keys, counts} as JSON')
-    .action(async (options: { json?: boolean }) => {
-      await withState(run, async (session) => {
-        const status = await session.run(secretsOperations.status, {});
-        if (options.json) {
-          run.out(JSON.stringify(status));
-          return;
-        }
-        run.out(keysLine(status.keys, session));
-        for (const line of statusTable(status)) run.out(line);
-        const unknown = [...rowsByKeyId(status.counts).keys()].filter((keyId) => !status.keys?.keyIds.includes(keyId));
-        if (unknown.length > 0)
-          run.out(
-            `not given: key ${unknown.join(', ')}; a server refuses to start without ${unknown.length === 1 ? 'it' : 'them'}`,
-          );
-      });
-    });
-
-  secrets
-    .command('reseal')
-    .description(
-      'Seal every secret under the sealing key (the first of FXGATE_SECRETS_KEY), each row in its own guarded update; afterwards the other keys can be removed.',
-    )
-    .option('--json', 'print the report as JSON')
-    .addHelpText(
-      'after',
-      `
-Rotation: make a key (fxgate secrets generate-key), give it first and the old one after it
-(FXGATE_SECRETS_KEY=<new>,<old>) to every process, run this, then give the new one alone.
-While \`npm start\` runs, this goes through its admin listener, with that process's keys.
-Exit 1 when rows are left under a key that was not given.`,
-    )
-    .action(async (options: { json?: boolean }) => {
-      await withState(run, async (session) => {
-        const report = await session.run(secretsOperations.reseal, {});
-        if (options.json) {
-          run.out(JSON.stringify(report));
-          if (leftBehind(report) > 0) run.exitCode = EXIT_CODES.failure;
-          return;
-        }
-        printReseal(run, report, session);
-      });
-    });
-
-  secrets
-    .command('generate-key')
-    .description('Print a new random key (32 bytes, base64url) for FXGATE_SECRETS_KEY.')
-    .action(() => {
-      run.out(generateSealingKey());
-      run.err(
-        'fxgate: give it first in FXGATE_SECRETS_KEY (before the keys in use, which still open what they sealed), then run `fxgate secrets reseal`; keep it apart from the database and its backups',
+/** `fxgate secrets status`: the key ids and their row counts, as a table or JSON. */
+export async function printSecretsStatus(run: CliRun, options: { readonly json?: boolean }): Promise<void> {
+  await withState(run, async (session) => {
+    const status = await session.run(secretsOperations.status, {});
+    if (options.json) {
+      run.out(JSON.stringify(status));
+      return;
+    }
+    run.out(keysLine(status.keys, session));
+    for (const line of statusTable(status)) run.out(line);
+    const unknown = [...rowsByKeyId(status.counts).keys()].filter((keyId) => !status.keys?.keyIds.includes(keyId));
+    if (unknown.length > 0)
+      run.out(
+        `not given: key ${unknown.join(', ')}; a server refuses to start without ${unknown.length === 1 ? 'it' : 'them'}`,
       );
-    });
+  });
+}
+
+/** `fxgate secrets reseal`: every secret under the sealing key; exit 1 when rows are left under a key not given. */
+export async function reseal(run: CliRun, options: { readonly json?: boolean }): Promise<void> {
+  await withState(run, async (session) => {
+    const report = await session.run(secretsOperations.reseal, {});
+    if (options.json) {
+      run.out(JSON.stringify(report));
+      if (leftBehind(report) > 0) run.exitCode = EXIT_CODES.failure;
+      return;
+    }
+    printReseal(run, report, session);
+  });
 }

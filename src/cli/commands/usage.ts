@@ -5,9 +5,8 @@
  * sunset and the 429s of the key's own rate limit apart, when the first and the last were seen,
  * and the last client address. The list
  * the platform team mails before the sunset. `--format json` prints what `GET /admin/usage`
- * serves; `--format csv` is RFC 4180 with a header row.
+ * serves; `--format csv` is RFC 4180 with a header row. Declared in definitions/usage.ts.
  */
-import { type Command, Option } from 'commander';
 
 import {
   parseUsageQuery,
@@ -16,14 +15,15 @@ import {
   type UsageReport,
   type UsageRow,
 } from '../../gateway/usage/usage-recorder.js';
+import type { UsageFormat } from '../definitions/usage.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { usageReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
 
-export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
-export type UsageFormat = (typeof USAGE_FORMATS)[number];
+// Declared with the command; here too for the callers of the work.
+export { registerUsageCommand, USAGE_FORMATS, type UsageFormat } from '../definitions/usage.js';
 
 /** The columns of the CSV, named as the JSON names them. */
 const CSV_COLUMNS = [
@@ -123,7 +123,7 @@ export interface UsageSource {
 }
 
 /** The report from the run's configured database, or through the admin listener of the server that holds it (src/cli/state). */
-function configuredSource(run: CliRun): UsageSource {
+export function configuredSource(run: CliRun): UsageSource {
   return { report: (query) => withState(run, (state) => state.run(usageReportOperation, { ...query })), now: Date.now };
 }
 
@@ -149,26 +149,4 @@ export async function runUsageCommand(
   }
   const text = formatUsage(await source.report(query), options.format);
   run.io.stdout.write(options.format === 'csv' ? text : `${text}\n`);
-}
-
-export function registerUsageCommand(program: Command, run: CliRun, source: UsageSource = configuredSource(run)): void {
-  program
-    .command('usage')
-    .description(
-      'Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, the 429s of spent legacy rate limits, first and last seen, last client address.',
-    )
-    .option('--generation <generation>', 'only v1 or only v2 (default: both)')
-    .option(
-      '--since <when>',
-      'only the rows seen since then: a duration back from now (7d, 24h, 30m) or an ISO 8601 timestamp (2026-12-01T00:00:00Z)',
-    )
-    .addOption(
-      new Option(
-        '--format <format>',
-        'table for people, json as GET /admin/usage serves it, csv (RFC 4180, a header row) for a spreadsheet or a mailing list',
-      )
-        .choices(USAGE_FORMATS)
-        .default('table'),
-    )
-    .action((options: UsageCommandOptions) => runUsageCommand(run, options, source));
 }

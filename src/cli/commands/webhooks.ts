@@ -7,9 +7,8 @@
  * that itself when it can reach v3 (FXGATE_UPSTREAM_URL and FXGATE_GATEWAY_WEBHOOK_URL set, its
  * credentials in FXGATE_UPSTREAM_KEYS_DIR), at the callback base the fleet of gateways agreed on
  * (its own setting only while none has); otherwise the gateway does it at start-up, or within
- * its reconciliation interval while it runs.
+ * its reconciliation interval while it runs. Declared in definitions/webhooks.ts.
  */
-import { type Command, Option } from 'commander';
 import type { Pool } from 'undici';
 import { z } from 'zod';
 
@@ -34,7 +33,6 @@ import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
-import { parseMode, parseOrgId } from '../arguments.js';
 import { Closers } from '../closers.js';
 import { allowedNetworks, upstreamKeysDir } from '../config.js';
 import { CliError, messageOf, usageError } from '../exit.js';
@@ -284,96 +282,62 @@ export const webhookOperations = {
   }),
 };
 
-function parseEventList(value: string): string[] {
-  return value.split(',').map((event) => event.trim().toLowerCase());
+export interface AddWebhookOptions {
+  readonly org: string;
+  readonly mode: Mode;
+  readonly url: string;
+  readonly events?: string[];
+  readonly json?: boolean;
 }
 
-const ADD_HELP = `
-Events (default: deposits,withdrawals, what the legacy service sent):
-  deposits            completed deposits       {type: "deposits", message: "Completed Deposits"}
-  withdrawals         completed withdrawals    {type: "withdrawals", message: "Completed Withdrawals"}
-  failed-deposits     failed deposits          {type: "deposits", message: "Failed Deposits"}
-  failed-withdrawals  failed withdrawals       {type: "withdrawals", message: "Failed Withdrawals"}
+/** `fxgate webhooks add`: the subscription made, its secret printed once. */
+export async function addWebhookCommand(run: CliRun, options: AddWebhookOptions): Promise<void> {
+  const added = await withState(run, (state) =>
+    state.run(webhookOperations.add, {
+      org: options.org,
+      mode: options.mode,
+      url: options.url,
+      events: options.events,
+    }),
+  );
+  const { id, orgId, mode, url, events } = added.subscription;
+  if (options.json) {
+    run.out(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
+    run.err(`fxgate: ${describeNote(added.note, 'add')}`);
+    return;
+  }
+  run.out(`id: ${id}`);
+  run.out(`org: ${orgId}`);
+  run.out(`mode: ${mode}`);
+  run.out(`url: ${url}`);
+  run.out(`events: ${events.join(',')}`);
+  run.out(`secret: ${added.secret}`);
+  run.out('(the secret is shown only now: keep it where the receiver can read it)');
+  run.out(describeNote(added.note, 'add'));
+}
 
-Destinations: a live subscription's URL must reach a public address, a sandbox one a public or
-loopback address; an in-house receiver's network is allowed with FXGATE_WEBHOOK_ALLOWED_NETWORKS.
-A name is resolved at every delivery, and nothing is sent when it resolves to a refused address.
+/** `fxgate webhooks list`. */
+export async function listWebhooksCommand(
+  run: CliRun,
+  options: { readonly org?: string; readonly json?: boolean },
+): Promise<void> {
+  const listed = await withState(run, (state) => state.run(webhookOperations.list, { org: options.org }));
+  if (options.json) run.out(JSON.stringify(listed));
+  else run.out(listed.length > 0 ? formatWebhookTable(listed) : 'no subscriptions');
+}
 
-The secret is shown once, here: the receiver verifies X-Webhook-Signature with it (base64
-HMAC-SHA256 of the raw body; verifyLegacyWebhook in fxgate/webhooks). It is stored sealed and
-never shown again; to change it, add a new subscription and remove this one.
-
-Example:
-  fxgate webhooks add --org 0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c --mode sandbox \\
-    --url https://example.com/hooks/fx --events deposits,withdrawals,failed-withdrawals`;
-
-export function registerWebhooksCommand(program: Command, run: CliRun): void {
-  const webhooks = program
-    .command('webhooks')
-    .description(
-      'Legacy webhook subscriptions, delivered by the gateway in the v1/v2 shape (DATABASE_URL, or the embedded database).',
-    );
-
-  webhooks
-    .command('add')
-    .description("Subscribe a URL to an org and mode's legacy webhook events; prints the signing secret, once.")
-    .requiredOption('--org <uuid>', 'org id (a UUID)', parseOrgId)
-    .requiredOption('--mode <mode>', 'sandbox or live', parseMode)
-    .requiredOption('--url <url>', 'the receiver (https; http too in the sandbox or on loopback)')
-    .addOption(new Option('--events <list>', 'comma-separated events (see below)').argParser(parseEventList))
-    .option('--json', 'print {id, orgId, mode, url, events, secret} as JSON')
-    .addHelpText('after', ADD_HELP)
-    .action(async (options: { org: string; mode: Mode; url: string; events?: string[]; json?: boolean }) => {
-      const added = await withState(run, (state) =>
-        state.run(webhookOperations.add, {
-          org: options.org,
-          mode: options.mode,
-          url: options.url,
-          events: options.events,
-        }),
-      );
-      const { id, orgId, mode, url, events } = added.subscription;
-      if (options.json) {
-        run.out(JSON.stringify({ id, orgId, mode, url, events, secret: added.secret }));
-        run.err(`fxgate: ${describeNote(added.note, 'add')}`);
-        return;
-      }
-      run.out(`id: ${id}`);
-      run.out(`org: ${orgId}`);
-      run.out(`mode: ${mode}`);
-      run.out(`url: ${url}`);
-      run.out(`events: ${events.join(',')}`);
-      run.out(`secret: ${added.secret}`);
-      run.out('(the secret is shown only now: keep it where the receiver can read it)');
-      run.out(describeNote(added.note, 'add'));
-    });
-
-  webhooks
-    .command('list')
-    .description("List active subscriptions (never their secrets) and the gateway's v3 endpoint of each org and mode.")
-    .option('--org <uuid>', 'only the subscriptions of this org', parseOrgId)
-    .option('--json', 'print a JSON array')
-    .action(async (options: { org?: string; json?: boolean }) => {
-      const listed = await withState(run, (state) => state.run(webhookOperations.list, { org: options.org }));
-      if (options.json) run.out(JSON.stringify(listed));
-      else run.out(listed.length > 0 ? formatWebhookTable(listed) : 'no subscriptions');
-    });
-
-  webhooks
-    .command('remove')
-    .description(
-      "Remove a subscription and give up its pending deliveries; the org and mode's last one takes the gateway's v3 endpoint with it.",
-    )
-    .argument('<id>', 'the subscription id (a UUID)')
-    .option('--json', 'print {id, removed: true} as JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const removed = await withState(run, (state) => state.run(webhookOperations.remove, { id: id.trim() }));
-      if (options.json) {
-        run.out(JSON.stringify({ id: removed.subscription.id, removed: true }));
-        run.err(`fxgate: ${describeNote(removed.note, 'remove')}`);
-        return;
-      }
-      run.out(`removed: ${removed.subscription.id}`);
-      run.out(describeNote(removed.note, 'remove'));
-    });
+/** `fxgate webhooks remove`. */
+export async function removeWebhookCommand(
+  run: CliRun,
+  id: string,
+  options: { readonly json?: boolean },
+): Promise<void> {
+  const removed = await withState(run, (state) => state.run(webhookOperations.remove, { id: id.trim() }));
+  if (options.json) {
+    run.out(JSON.stringify({ id: removed.subscription.id, removed: true }));
+    run.err(`fxgate: ${describeNote(removed.note, 'remove')}`);
+    return;
+  }
+  run.out(`removed: ${removed.subscription.id}`);
+  run.out(describeNote(removed.note, 'remove'));
 }

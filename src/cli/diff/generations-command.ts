@@ -9,11 +9,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-import type { Command } from 'commander';
-
 import { upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
+import { DIFF_DEFAULTS } from '../definitions/diff.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { DeploymentError } from './deployment.js';
@@ -32,7 +31,7 @@ export interface DiffGenerationsOptions {
   readonly timeout?: string | number;
 }
 
-export const DIFF_DEFAULTS = { timeoutMs: 10_000 } as const;
+export { DIFF_DEFAULTS };
 
 function parseUrl(url: string): string {
   try {
@@ -123,29 +122,4 @@ export async function diffGenerations(
   if (options.json !== undefined) await writeReport(run.path(options.json), renderJson(report), 'JSON');
   if (options.junit !== undefined) await writeReport(run.path(options.junit), renderJunit(report), 'JUnit');
   return { exitCode: report.agrees ? EXIT_CODES.ok : EXIT_CODES.failure, report };
-}
-
-export function registerDiffGenerationsCommand(diff: Command, run: CliRun): void {
-  diff
-    .command('generations')
-    .description(
-      'Run every v1 and v2 operation against a sandbox deployment and compare each legacy answer, field by field, with the same records read back through v3, by the declarations of mappings/. Exit 0 when every operation agrees, 1 when one differs.',
-    )
-    .requiredOption('--url <url>', 'the deployment serving /v1, /v2 and /v3, e.g. http://127.0.0.1:8080 (`fxgate all`)')
-    .requiredOption(
-      '--key <file>',
-      'a sandbox key file with the view, trade and withdraw scopes (`fxgate all` writes one)',
-    )
-    .option('--only <operations>', 'comma-separated operation names, e.g. trade,deposits,trade/{id}')
-    .option('--json <file>', "write every operation with every field's verdict as JSON")
-    .option('--junit <file>', 'write JUnit XML: one testcase per operation and generation')
-    .option('--issuer <issuer>', 'the JWT issuer (default: the first of FXGATE_JWT_ISSUER)')
-    .option('--timeout <ms>', `the most one request may take (default ${DIFF_DEFAULTS.timeoutMs})`)
-    .addHelpText(
-      'after',
-      '\nExample:\n  fxgate diff generations --url http://127.0.0.1:8080 --key data/keys/<org>.json --junit diff.xml',
-    )
-    .action(async (options: DiffGenerationsOptions) => {
-      run.exitCode = (await diffGenerations(run, options)).exitCode;
-    });
 }

@@ -6,19 +6,16 @@
  * field with its count and newest example (masked as stored), then the noise; or, with --json,
  * as served.
  */
-import type { Command } from 'commander';
-import { request } from 'undici';
 import { z } from 'zod';
 
 import { configuredAdminToken } from '../../lib/config.js';
-import { parseHttpUrl } from '../arguments.js';
-import { CliError, messageOf } from '../exit.js';
+import { fetchAdminJson } from '../admin-client.js';
+import { SHADOW_REPORT_PATH } from '../definitions/diff.js';
+import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { textTable } from '../text-table.js';
 
-/** The most the admin listener may take to answer. */
-const FETCH_TIMEOUT_MS = 10_000;
-export const SHADOW_REPORT_PATH = '/admin/shadow/report';
+export { SHADOW_REPORT_PATH };
 
 const exampleSchema = z.object({ at: z.string().optional(), legacy: z.string(), gateway: z.string() });
 const reportSchema = z.object({
@@ -112,58 +109,20 @@ export async function fetchShadowReport(
   adminUrl: string,
   token?: string,
 ): Promise<{ raw: unknown; report: PrintedReport }> {
-  const url = new URL(SHADOW_REPORT_PATH, adminUrl).toString();
-  let status: number;
-  let text: string;
-  try {
-    const response = await request(url, {
-      ...(token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } }),
-      headersTimeout: FETCH_TIMEOUT_MS,
-      bodyTimeout: FETCH_TIMEOUT_MS,
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
-    status = response.statusCode;
-    text = await response.body.text();
-  } catch (error) {
-    throw new CliError(`cannot read ${url}: ${messageOf(error)}`, undefined, { cause: error });
-  }
-  if (status === 404)
-    throw new CliError(
-      `${url} answered 404: point --url at the gateway's admin listener (FXGATE_ADMIN_HOST:FXGATE_ADMIN_PORT), not its public one`,
-    );
-  if (status === 401)
-    throw new CliError(
-      token === undefined
-        ? `${url} answered 401: the admin listener has a token; set FXGATE_ADMIN_TOKEN to it`
-        : `${url} answered 401: FXGATE_ADMIN_TOKEN is not the admin listener's token`,
-    );
-  if (status !== 200) throw new CliError(`${url} answered ${status}: ${text.slice(0, 300)}`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new CliError(`${url} answered something that is not JSON: ${text.slice(0, 300)}`);
-  }
+  const raw = await fetchAdminJson(adminUrl, SHADOW_REPORT_PATH, token);
   const parsed = reportSchema.safeParse(raw);
   if (!parsed.success)
-    throw new CliError(`${url} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`);
+    throw new CliError(
+      `${new URL(SHADOW_REPORT_PATH, adminUrl).toString()} answered JSON that is not a shadow report: ${parsed.error.issues[0]?.message ?? ''}`,
+    );
   return { raw, report: parsed.data };
 }
 
-export function registerDiffReportCommand(diff: Command, run: CliRun): void {
-  diff
-    .command('report')
-    .description(
-      "Print what the shadow mode has compared so far: counts per legacy operation, each differing field with a masked example, and the noise. Reads a gateway's admin listener.",
-    )
-    .requiredOption(
-      '--url <url>',
-      `the admin listener's base URL, e.g. http://127.0.0.1:8081 (it serves ${SHADOW_REPORT_PATH})`,
-      parseHttpUrl,
-    )
-    .option('--json', 'print the report as JSON, as the admin listener serves it')
-    .action(async (options: { url: string; json?: boolean }) => {
-      const { raw, report } = await fetchShadowReport(options.url, configuredAdminToken(run.config()));
-      run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
-    });
+/** `fxgate diff report` (declared in definitions/diff.ts): the report fetched and printed as a table, or as JSON. */
+export async function printShadowReport(
+  run: CliRun,
+  options: { readonly url: string; readonly json?: boolean },
+): Promise<void> {
+  const { raw, report } = await fetchShadowReport(options.url, configuredAdminToken(run.config()));
+  run.out(options.json ? JSON.stringify(raw, null, 2) : formatShadowReport(report));
 }

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 
 import { CliError } from '../exit.js';
+import { boundUrl, loopbackUrlOf } from '../serve.js';
 
 export const ADMIN_ADDRESS_FILE = 'admin.json';
 export const ADMIN_TOKEN_FILE = 'admin.token';
@@ -34,11 +35,8 @@ export function newAdminToken(): string {
 
 /** The URL a local client reaches a listener on: a wildcard bind is reached over loopback. */
 export function localAdminUrl(address: AddressInfo): string {
-  if (address.address === '0.0.0.0') return `http://127.0.0.1:${address.port}`;
-  if (address.address === '::') return `http://[::1]:${address.port}`;
-  return address.family === 'IPv6' || address.address.includes(':')
-    ? `http://[${address.address}]:${address.port}`
-    : `http://${address.address}:${address.port}`;
+  const bound = boundUrl(address);
+  return loopbackUrlOf(bound) ?? bound;
 }
 
 export function isLoopbackAddress(address: string): boolean {

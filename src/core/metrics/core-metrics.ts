@@ -18,6 +18,7 @@ import {
   gaugeReadOnScrape,
   LATENCY_BUCKETS_SECONDS,
   LazyObserver,
+  type MetricsRouteConfig,
   StatusClassCounters,
 } from '../../lib/metrics/series.js';
 import type { OperationMeta } from '../http/operation.js';
@@ -170,8 +171,9 @@ export class CoreMetrics implements CoreEvents {
 
   /**
    * Counts every answer of the app: each route gets an onResponse hook holding its series (a
-   * declared operation by its method and path, a 405 route as unknown, any other route by its
-   * pattern), and a request no route took is counted as unknown. Call before any route is added.
+   * declared operation by its method and path, a 405 route as unknown, a route naming its own
+   * operation by that name, any other route by its pattern), and a request no route took is
+   * counted as unknown. Call before any route is added.
    */
   instrument(app: FastifyInstance): void {
     app.addHook('onRoute', (route) => this.instrumentRoute(route));
@@ -183,14 +185,15 @@ export class CoreMetrics implements CoreEvents {
   }
 
   private instrumentRoute(route: RouteOptions): void {
-    const config = route.config as { v3Operation?: OperationMeta; methodNotAllowed?: unknown } | undefined;
+    const config = route.config as
+      (MetricsRouteConfig & { v3Operation?: OperationMeta; methodNotAllowed?: unknown }) | undefined;
     const declared = config?.v3Operation;
     const series = this.of(
       declared !== undefined
         ? `${declared.method} ${declared.path}`
         : config?.methodNotAllowed !== undefined
           ? UNKNOWN_OPERATION
-          : route.url,
+          : (config?.metricsOperation ?? route.url),
     );
     const hook = (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       this.observe(series, reply);

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
+import { type MetricsRouteConfig, OPENAPI_DOCUMENT_OPERATION } from '../../lib/metrics/series.js';
 import { documentPath } from '../../lib/openapi/document.js';
 import { registerReferencePage } from '../../lib/openapi/reference-page.js';
 import type { Operation } from '../http/operation.js';
@@ -17,7 +18,8 @@ export const V3_DOCUMENT_PATH = documentPath('v3');
 export async function registerV3Reference(app: FastifyInstance, operations: readonly Operation[]): Promise<void> {
   // Built on the first request, then kept: most processes are never asked, and a build takes a tenth of a second.
   let body: string | null = null;
-  app.get(V3_DOCUMENT_PATH, async (_request, reply) => {
+  const config: MetricsRouteConfig = { metricsOperation: OPENAPI_DOCUMENT_OPERATION };
+  app.get(V3_DOCUMENT_PATH, { config }, async (_request, reply) => {
     body ??= JSON.stringify(buildV3Document(operations));
     return reply.header('content-type', 'application/json; charset=utf-8').send(body);
   });

@@ -26,7 +26,7 @@ import {
   DEFAULT_V1_DEPRECATED_AT,
   DEFAULT_V1_SUNSET_AT,
 } from '../../lib/config.js';
-import { imfFixdate, parseInstant, structuredDate, type TimeInterval } from '../../lib/time-text.js';
+import { imfFixdate, instantText, parseInstant, structuredDate, type TimeInterval } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from './catalog.js';
 import type { LegacyReplyOptions } from './reply.js';
 
@@ -80,7 +80,8 @@ export class GenerationRetired extends Error {
   }
 }
 
-interface ResolvedRetirement {
+/** A generation's plan as the gateway applies it: every default filled in, the exempt orgs in lower case. */
+export interface ResolvedRetirement {
   readonly deprecatedAt: number | undefined;
   readonly sunsetAt: number | undefined;
   readonly brownouts: readonly TimeInterval[];
@@ -116,11 +117,6 @@ function resolve(generation: LegacyGeneration, given: GenerationRetirement | und
   };
 }
 
-function iso(ms: number): string {
-  // Whole seconds read better in a message; an instant configured with a fraction keeps it.
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
-}
-
 /** `Deprecation`, `Sunset` and the `Link` of each date that is set; none without dates. */
 export function deprecationHeaders(
   plan: Pick<GenerationRetirement, 'deprecatedAt' | 'sunsetAt'>,
@@ -143,8 +139,10 @@ export function deprecationHeaders(
 export class GenerationLifecycle implements LegacyReplyOptions {
   readonly deprecationHeaders: Readonly<Record<LegacyGeneration, Readonly<Record<string, string>>>>;
   readonly migrationUrl: string;
-  private readonly plans: Readonly<Record<LegacyGeneration, ResolvedRetirement>>;
-  private readonly now: () => number;
+  /** Each generation's plan, as refusal() and the headers apply it (and the migration schedule shows it). */
+  readonly plans: Readonly<Record<LegacyGeneration, ResolvedRetirement>>;
+  /** The clock every decision reads: ms since the epoch. */
+  readonly now: () => number;
 
   constructor(options: GenerationLifecycleOptions = {}) {
     const url = options.migrationUrl ?? DEFAULT_MIGRATION_URL;
@@ -170,16 +168,17 @@ export class GenerationLifecycle implements LegacyReplyOptions {
       return new GenerationRetired(
         'sunset',
         generation,
-        `${generation} was retired on ${iso(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrl}`,
+        `${generation} was retired on ${instantText(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrl}`,
       );
     }
     const window = plan.brownouts.find((brownout) => now >= brownout.start && now < brownout.end);
     if (window === undefined || plan.brownoutExempt.has(orgId.toLowerCase())) return null;
-    const retiring = plan.sunsetAt === undefined ? '' : `, a rehearsal of its retirement on ${iso(plan.sunsetAt)}`;
+    const retiring =
+      plan.sunsetAt === undefined ? '' : `, a rehearsal of its retirement on ${instantText(plan.sunsetAt)}`;
     return new GenerationRetired(
       'brownout',
       generation,
-      `${generation} is unavailable until ${iso(window.end)} for a scheduled brownout${retiring}. Migrate before then: ${this.migrationUrl}`,
+      `${generation} is unavailable until ${instantText(window.end)} for a scheduled brownout${retiring}. Migrate before then: ${this.migrationUrl}`,
     );
   }
 }

@@ -2,7 +2,7 @@
  * The gateway's Prometheus metrics (`fxgate_gateway_...`), served on the admin listener's
  * GET /metrics. Every label value comes from a bounded set: the generation, the operation's
  * declared name (a legacy operation, a v3 operation's `METHOD /path/:param`, the route pattern
- * of the gateway's own routes, or `unknown`), the status class, and the enums below. Org ids,
+ * of the gateway's own routes, `openapi_document` for the OpenAPI documents, or `unknown`), the status class, and the enums below. Org ids,
  * key ids, paths and client addresses are never labels; the usage report is where those go.
  *
  * The request path does no label work: each operation's series are made once and kept
@@ -19,8 +19,11 @@ import {
   gaugeReadOnScrape,
   LATENCY_BUCKETS_SECONDS,
   LazyObserver,
+  type MetricsRouteConfig,
+  OPENAPI_DOCUMENT_OPERATION,
   StatusClassCounters,
 } from '../../lib/metrics/series.js';
+import { documentPath } from '../../lib/openapi/document.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
 import type { V3Operation } from '../legacy/v3-contract.js';
 import { v3OperationLabel, V3OperationMatcher } from './v3-routes.js';
@@ -74,6 +77,15 @@ declare module 'fastify' {
     /** A /v3 request's series once resolved: its upstream call and its answer are counted under one match. */
     fxgateMetricsSeries: OperationSeries | null;
   }
+}
+
+const V3_DOCUMENT_PATH = documentPath('v3');
+
+/** A GET (or HEAD) of the core's v3 document through the passthrough; another method is the core's 405. */
+function isV3DocumentRequest(method: string, url: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  const query = url.indexOf('?');
+  return (query === -1 ? url : url.slice(0, query)) === V3_DOCUMENT_PATH;
 }
 
 const GENERATION_PREFIX = /^\/(v1|v2|v3)(?=$|[/?])/;
@@ -256,7 +268,9 @@ export class GatewayMetrics implements PassthroughObserver {
       };
     } else {
       const generation = generationOfUrl(url);
-      const series = this.legacyRoutes.get(url) ?? this.of(generation, generation === 'none' ? url : UNKNOWN_OPERATION);
+      const named = (route.config as MetricsRouteConfig | undefined)?.metricsOperation;
+      const series =
+        this.legacyRoutes.get(url) ?? this.of(generation, named ?? (generation === 'none' ? url : UNKNOWN_OPERATION));
       hook = (_request, reply, done) => {
         this.observe(series, reply);
         done();
@@ -270,12 +284,13 @@ export class GatewayMetrics implements PassthroughObserver {
     series.duration.observe(reply.elapsedTime / 1000);
   }
 
-  /** A /v3 request's series: its declared v3 operation, or `unknown`; resolved once per request. */
+  /** A /v3 request's series: its declared v3 operation, the v3 document, or `unknown`; resolved once per request. */
   private passthroughSeries(request: FastifyRequest): OperationSeries {
     return (request.fxgateMetricsSeries ??= this.resolveV3(request));
   }
 
   private resolveV3(request: FastifyRequest): OperationSeries {
+    if (isV3DocumentRequest(request.method, request.url)) return this.of('v3', OPENAPI_DOCUMENT_OPERATION);
     const operation = this.v3Operations.match(request.method, request.url);
     if (operation === null) return this.of('v3', UNKNOWN_OPERATION);
     let series = this.v3Series.get(operation);

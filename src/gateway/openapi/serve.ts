@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
+import { type MetricsRouteConfig, OPENAPI_DOCUMENT_OPERATION } from '../../lib/metrics/series.js';
 import { documentPath, type Generation } from '../../lib/openapi/document.js';
 import { registerReferencePage } from '../../lib/openapi/reference-page.js';
 import { randomHex } from '../../lib/random.js';
@@ -26,10 +27,11 @@ export interface GatewayReferenceOptions {
 export async function registerGatewayReference(app: FastifyInstance, options: GatewayReferenceOptions): Promise<void> {
   const generations: Generation[] = ['v3'];
   if (options.legacy) {
+    const config: MetricsRouteConfig = { metricsOperation: OPENAPI_DOCUMENT_OPERATION };
     for (const generation of LEGACY_GENERATIONS) {
       // Built now: the declarations are validated already, and a broken document should stop start-up like a broken table.
       const body = JSON.stringify(buildLegacyDocument(options.mappings, generation));
-      app.get(documentPath(generation), async (request, reply) =>
+      app.get(documentPath(generation), { config }, async (request, reply) =>
         reply
           .headers({
             'x-request-id': request.id,

@@ -80,6 +80,27 @@ export const SHADOW_DEFAULTS = {
   examplesPerField: 5,
 } as const;
 
+/** Who answers whom, as shadow mode applies it (and the migration schedule shows it): every default filled in. */
+export interface ShadowSettings {
+  readonly legacyUrl: string;
+  readonly sample: number;
+  readonly serve: ShadowServe;
+  /** Lower case, each once. */
+  readonly cutoverOrgs: readonly string[];
+}
+
+/** The options' who-answers-whom with the defaults filled in; the one reading of them the shadow mode and the schedule share. */
+export function shadowSettings(options: ShadowOptions): ShadowSettings {
+  const sample = options.sample ?? SHADOW_DEFAULTS.sample;
+  if (!(sample >= 0 && sample <= 1)) throw new RangeError(`the shadow sample must be from 0 to 1, got ${sample}`);
+  return {
+    legacyUrl: options.legacyUrl,
+    sample,
+    serve: options.serve ?? SHADOW_DEFAULTS.serve,
+    cutoverOrgs: [...new Set((options.cutoverOrgs ?? SHADOW_DEFAULTS.cutoverOrgs).map((org) => org.toLowerCase()))],
+  };
+}
+
 /** A legacy operation as the comparison sees it: its body's typed paths and its volatile ones. */
 interface ComparedOperation {
   readonly generation: LegacyGeneration;
@@ -123,6 +144,7 @@ export function legacyOrgOf(url: string): string | null {
 
 export class ShadowMode implements ShadowObserver {
   readonly serve: ShadowServe;
+  readonly settings: ShadowSettings;
   private readonly sample: number;
   private readonly cutover: ReadonlySet<string>;
   private readonly maxInFlight: number;
@@ -139,13 +161,12 @@ export class ShadowMode implements ShadowObserver {
     private readonly deps: ShadowModeDependencies,
   ) {
     const resolved = { ...SHADOW_DEFAULTS, ...options };
-    if (!(resolved.sample >= 0 && resolved.sample <= 1))
-      throw new RangeError(`the shadow sample must be from 0 to 1, got ${resolved.sample}`);
+    this.settings = shadowSettings(options);
     if (!Number.isInteger(resolved.maxInFlight) || resolved.maxInFlight < 1)
       throw new RangeError(`the cap on mirrored reads must be a positive whole number, got ${resolved.maxInFlight}`);
-    this.serve = resolved.serve;
-    this.sample = resolved.sample;
-    this.cutover = new Set(resolved.cutoverOrgs.map((org) => org.toLowerCase()));
+    this.serve = this.settings.serve;
+    this.sample = this.settings.sample;
+    this.cutover = new Set(this.settings.cutoverOrgs);
     this.maxInFlight = resolved.maxInFlight;
     this.timeoutMs = resolved.timeoutMs;
     this.random = resolved.random ?? Math.random;

@@ -63,8 +63,8 @@ export function pathSurvivesForwarding(url: string): boolean {
   if (ESCAPED_SEPARATOR.test(path)) return false;
   try {
     // The proxy also decodes the path to look for traversal, which throws on malformed escapes,
-    // and refuses any `..` segment itself: Node 20's URL parser leaves one after a segment that
-    // starts with a dot (`/v3/fx/.a/..`), so the comparison below alone would let it through.
+    // and refuses any `..` segment itself: refused here whatever the URL parser makes of it
+    // (some resolve `/v3/fx/.a/..`, Node 20's left it), so the proxy never answers its own 400.
     if (decodeURIComponent(path).split('/').includes('..')) return false;
     return new URL(path, PATH_BASE).pathname === path;
   } catch {

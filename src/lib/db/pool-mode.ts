@@ -6,8 +6,6 @@
  * one: opens two connections of its own to the database and reads which server process answers
  * each; it touches nothing else.
  */
-import pg from 'pg';
-
 export const DB_POOL_MODES = ['session', 'transaction'] as const;
 export type DbPoolMode = (typeof DB_POOL_MODES)[number];
 
@@ -34,6 +32,8 @@ export interface SharedSession {
  * order, never both at once, so a pool of one server session is enough.
  */
 export async function findSharedSession(connectionString: string): Promise<SharedSession | null> {
+  // Imported here: the configuration imports DB_POOL_MODES, and a command without a database (`fxgate sign`) loads no driver.
+  const { default: pg } = await import('pg');
   const clients = [0, 1].map(
     () => new pg.Client({ connectionString, connectionTimeoutMillis: PROBE_CONNECT_TIMEOUT_MS }),
   );

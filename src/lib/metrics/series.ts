@@ -7,6 +7,17 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { type Counter, Gauge, type Histogram, type Registry } from 'prom-client';
 
+/**
+ * The operation of a GET of an OpenAPI document (`/v1|v2|v3/openapi.json`), in both processes: it
+ * is no API operation, and `unknown` is kept for the requests no route took (a 404, a 405).
+ */
+export const OPENAPI_DOCUMENT_OPERATION = 'openapi_document';
+
+/** A route's own operation label, set in its config by the code that adds it (`{ config: { metricsOperation } }`). */
+export interface MetricsRouteConfig {
+  readonly metricsOperation?: string;
+}
+
 /** Label values are bounded enums: a status is only its class. */
 export const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 export type StatusClass = (typeof STATUS_CLASSES)[number];

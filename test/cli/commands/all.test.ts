@@ -55,7 +55,7 @@ describe('fxgate all on the embedded defaults', () => {
       );
       // The admin listener (PORT+1; the OS picks it when PORT is 0) serves the shadow report, the public listener does not.
       const [, adminUrl] = server.stdout.match(
-        /^fxgate: admin listener on (http:\/\/\S+) \(GET \/admin\/shadow\/report\)$/m,
+        /^fxgate: admin listener on (http:\/\/\S+) \(GET \/metrics, \/admin\/schedule, \/admin\/usage, \/admin\/shadow\/report\)$/m,
       )!;
       expect(await (await request(`${adminUrl}/admin/shadow/report`)).body.json()).toEqual({
         since: null,
@@ -149,6 +149,9 @@ describe('fxgate all on PostgreSQL', () => {
         FXGATE_TRUSTED_PROXIES: trustedProxies,
       });
       const [, url] = server.stdout.match(/^fxgate: listening on (http:\/\/\S+) /m)!;
+      // On PostgreSQL no sandbox is provided unless asked for (FXGATE_SANDBOX_SEED).
+      expect(server.stdout).toContain('fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one)');
+      expect(server.stdout).not.toContain('sandbox key');
       return { url: url!, stop: () => server.stop() };
     };
     try {
@@ -176,4 +179,63 @@ describe('fxgate all on PostgreSQL', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   });
+});
+
+describe('fxgate all as the image runs it: every interface, no sandbox', () => {
+  let dataDir: string;
+  afterAll(async () => {
+    await stopInProcessServers();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it(
+    'prints the addresses it is bound to and a loopback URL for each, and seeds nothing with FXGATE_SANDBOX_SEED=off',
+    { timeout: 120_000 },
+    async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'fxgate-all-image-'));
+      const token = 'all-image-test-admin-token-0123456789abcdef';
+      // Bound to every interface; the test connects over loopback only.
+      const server = await startFxgate(['all'], {
+        FXGATE_DATA_DIR: dataDir,
+        HOST: '0.0.0.0',
+        PORT: '0',
+        FXGATE_ADMIN_HOST: '0.0.0.0',
+        FXGATE_ADMIN_PORT: '0',
+        FXGATE_ADMIN_TOKEN: token,
+        FXGATE_SANDBOX_SEED: 'off',
+      });
+      const [, port, localPort] = server.stdout.match(
+        /^fxgate: listening on http:\/\/0\.0\.0\.0:(\d+) \(v1, v2 and v3; every interface; on this host http:\/\/127\.0\.0\.1:(\d+)\)$/m,
+      )!;
+      expect(localPort).toBe(port);
+      const [, adminPort, localAdminPort] = server.stdout.match(
+        /^fxgate: admin listener on http:\/\/0\.0\.0\.0:(\d+) \(GET \/metrics, \/admin\/schedule, \/admin\/usage, \/admin\/shadow\/report; every interface; on this host http:\/\/127\.0\.0\.1:(\d+)\)$/m,
+      )!;
+      expect(localAdminPort).toBe(adminPort);
+      const health = await request(`http://127.0.0.1:${port}/healthz`);
+      expect(health.statusCode).toBe(200);
+      await health.body.dump();
+      const schedule = await request(`http://127.0.0.1:${adminPort}/admin/schedule`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(schedule.statusCode).toBe(200);
+      expect(((await schedule.body.json()) as { generations: object }).generations).toHaveProperty('v1');
+
+      expect(server.stdout).toContain(
+        'fxgate: no sandbox org provided (FXGATE_SANDBOX_SEED=on provides one); make orgs and keys with `fxgate keys create --org <uuid> ...`',
+      );
+      expect(server.stdout).not.toMatch(/sandbox key|sandbox deposits|try: curl/);
+      // The gateway's migration schedule, among the start-up lines (the clock is the real one here).
+      expect(server.stdout).toMatch(
+        /^fxgate: v1: deprecated since 2026-01-01T00:00:00Z, sunset 2026-12-31T23:59:59Z \((in|.* ago)[^)]*\), (then|now) refused \(410\)$/m,
+      );
+      expect(server.stdout).toMatch(/^fxgate: v2: not deprecated, no sunset$/m);
+      expect(server.stdout).toMatch(/^fxgate: shadow mode: off$/m);
+      for (const made of ['sandbox.json', 'keys']) await expect(access(join(dataDir, made))).rejects.toThrow(/ENOENT/);
+      expect((await server.stop()).code).toBe(0);
+      const keys = await fxgate(['keys', 'list'], { FXGATE_DATA_DIR: dataDir });
+      expect(keys.code, keys.stderr).toBe(0);
+      expect(keys.stdout).toBe('no keys\n');
+    },
+  );
 });

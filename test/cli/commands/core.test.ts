@@ -8,8 +8,8 @@ import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { expectRawV3Error, rawExchange } from '../../support/raw-http.js';
-import { testServices } from '../../support/services.js';
 import { makeTestCertificates, type TestCertificates } from '../../support/test-certificates.js';
+import { testRedisEnv } from '../../support/test-run.js';
 import { ThrowawaySentinelSet } from '../../support/throwaway-sentinel.js';
 import { TEST_ISSUER } from '../../support/v3-harness.js';
 import { killAllCliProcesses, startCli } from '../cli-process.js';
@@ -28,7 +28,7 @@ describe('fxgate core on PostgreSQL and Redis', () => {
     const core = startCli(['core'], {
       DATABASE_URL: database.url!,
       FXGATE_SECRETS_KEY: generateSealingKey(),
-      REDIS_URL: testServices().redisUrl,
+      ...testRedisEnv(),
       HOST: '127.0.0.1',
       PORT: '0',
       FXGATE_JWT_ISSUER: 'acme-fx',

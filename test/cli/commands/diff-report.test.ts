@@ -146,7 +146,7 @@ describe('fxgate gateway in shadow mode', () => {
     const [, url] = gateway.stdout.match(/^fxgate gateway: listening on (http:\/\/\S+), in front of/m)!;
     const [, adminUrl] = gateway.stdout.match(/^fxgate gateway: admin listener on (http:\/\/\S+)$/m)!;
     expect(gateway.stdout).toContain(
-      'fxgate gateway: shadow mode beside http://127.0.0.1:1: gateway answers clients, 50% of reads compared',
+      'fxgate gateway: shadow mode: beside http://127.0.0.1:1; the gateway answers clients, 50% of reads compared',
     );
     expect((await fetch(`${url}/admin/shadow/report`)).status).toBe(404);
     expect(await (await fetch(`${adminUrl}/admin/shadow/report`)).json()).toEqual({ since: null, operations: [] });

@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -126,6 +128,44 @@ describe('fxgate docs', () => {
     expect(write.stdout).toContain('README.md: up to date');
     expect(await readFile(join(root, first!.path), 'utf8')).toBe(untouched);
     expect((await renderGeneratedFiles(root, files)).filter(isStale)).toEqual([]);
+  });
+
+  it('checks the checkout it runs from, whatever the working folder', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'fxgate-docs-cwd-'));
+    temporary.push(elsewhere);
+    const check = await fxgate(['docs', '--check'], {}, { cwd: elsewhere });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toBe((await generatedFiles()).map((file) => `${file.path}: up to date\n`).join(''));
+    expect(check.stderr).toBe('');
+  });
+
+  it('names the files a --root lacks, resolved against the working folder, in one line and without ENOENT', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'fxgate-docs-root-'));
+    temporary.push(elsewhere);
+    const check = await fxgate(['docs', '--check', '--root', '.'], {}, { cwd: elsewhere });
+    expect(check.code).toBe(2);
+    expect(check.stderr).toBe(
+      `fxgate: ${elsewhere} has no README.md, docs/v3-api.md, docs/legacy-api.md, CHANGELOG.md: give --root a checkout of the fxgate repository\n`,
+    );
+    const fromRoot = await fxgate(['docs', '--check', '--root', '.'], {}, { cwd: ROOT });
+    expect(fromRoot.code, fromRoot.stderr).toBe(0);
+  });
+
+  it('as a process started in another folder, checks the checkout it runs from: no ENOENT, every file up to date', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'fxgate-docs-process-'));
+    try {
+      // tsx by its own path: the other folder has no node_modules to find it in.
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        ['--import', import.meta.resolve('tsx'), join(ROOT, 'src/cli/main.ts'), 'docs', '--check'],
+        { cwd: elsewhere, env: { PATH: process.env.PATH } },
+      );
+      expect(stderr).toBe('');
+      expect(stdout).not.toContain('stale');
+      expect(stdout).toContain(': up to date');
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('refuses to run without exactly one of --write and --check', async () => {

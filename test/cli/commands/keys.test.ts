@@ -5,7 +5,10 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { GATEWAY_CREDENTIAL_NOTE } from '../../../src/cli/key-table.js';
+import { PROVISIONED_LABEL, ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { keyFileSchema } from '../../../src/lib/keys/key-file.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { fxgate } from '../in-process-cli.js';
 
@@ -65,7 +68,7 @@ describe('fxgate keys on PostgreSQL', () => {
     const listed = await fxgate(['keys', 'list', '--org', ORG], env);
     expect(listed.code).toBe(0);
     const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
-    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'MODE', 'SCOPES', 'IP ALLOWLIST', 'CREATED', 'REVOKED']);
+    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'MODE', 'SCOPES', 'IP ALLOWLIST', 'CREATED', 'REVOKED', 'LABEL']);
     expect(rest).toEqual([]);
     expect(row!.split(/\s{2,}/)).toEqual([
       name,
@@ -74,16 +77,68 @@ describe('fxgate keys on PostgreSQL', () => {
       '203.0.113.0/24,2001:db8::1/128',
       expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       '-',
+      'ci',
     ]);
 
     const revoked = await fxgate(['keys', 'revoke', name], env);
     expect(revoked).toMatchObject({ code: 0, stdout: `revoked: ${name}\n` });
     const after = await fxgate(['keys', 'list'], env);
-    expect(after.stdout).toMatch(new RegExp(`${name}.*\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z$`, 'm'));
+    expect(after.stdout).toMatch(
+      new RegExp(`${name}.*\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+ci$`, 'm'),
+    );
 
     const again = await fxgate(['keys', 'revoke', name], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`no active key named ${name}`);
+  });
+
+  it("shows each key's label and marks the gateway's own credential, with a footnote saying what it is", async () => {
+    const org = randomUUID();
+    const registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
+    const gateway = await new ProvisioningCredentials({
+      registry,
+      dir: join(dataDir, 'upstream'),
+      issuer: 'fxgate',
+    }).signerFor(org, 'sandbox');
+    const created = await fxgate(
+      ['keys', 'create', '--org', org, '--mode', 'sandbox', '--scopes', 'view', '--label', 'reporting job'],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const unlabelled = await fxgate(['keys', 'create', '--org', org, '--mode', 'sandbox', '--scopes', 'view'], env);
+    expect(unlabelled.code).toBe(0);
+
+    const listed = await fxgate(['keys', 'list', '--org', org], env);
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    const lines = listed.stdout.trimEnd().split('\n');
+    expect(lines.slice(-2)).toEqual(['', GATEWAY_CREDENTIAL_NOTE]);
+    expect(GATEWAY_CREDENTIAL_NOTE).toMatch(
+      /^\* the gateway's own v3 credential .*used by the gateway to call the core; do not revoke/,
+    );
+    const labels = new Map(lines.slice(1, -2).map((line) => [line.split(/\s{2,}/)[0], line.split(/\s{2,}/).at(-1)]));
+    expect(labels).toEqual(
+      new Map([
+        [gateway.keyName, `${PROVISIONED_LABEL} *`],
+        [/^name: (\S+)$/m.exec(created.stdout)![1], 'reporting job'],
+        [/^name: (\S+)$/m.exec(unlabelled.stdout)![1], '-'],
+      ]),
+    );
+
+    // Without a gateway credential in the list, no footnote.
+    const others = await fxgate(['keys', 'list', '--org', ORG], env);
+    expect(others.stdout).not.toContain(GATEWAY_CREDENTIAL_NOTE);
+  });
+
+  it("refuses the gateway credential's label for a key of one's own, with exit 2", async () => {
+    const refused = await fxgate(
+      ['keys', 'create', '--org', ORG, '--mode', 'sandbox', '--scopes', 'view', '--label', PROVISIONED_LABEL],
+      env,
+    );
+    expect(refused).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: `fxgate: the label "${PROVISIONED_LABEL}" marks the gateway's own credentials; choose another --label\n`,
+    });
   });
 
   it('writes the key file where --out says, and never over an existing file', async () => {

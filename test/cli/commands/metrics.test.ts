@@ -20,7 +20,7 @@ import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { type Family, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
-import { testServices } from '../../support/services.js';
+import { testRedisEnv } from '../../support/test-run.js';
 import { startFxgate, stopInProcessServers } from '../in-process-cli.js';
 
 async function scrape(adminUrl: string): Promise<Map<string, Family>> {
@@ -28,6 +28,27 @@ async function scrape(adminUrl: string): Promise<Map<string, Family>> {
   expect(response.statusCode).toBe(200);
   expect(response.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
   return parsePrometheusText(await response.body.text());
+}
+
+/** Answers counted as `unknown` under these generations (the gateway) or at all (the core), whatever the status. */
+function unknownCount(families: Map<string, Family>, name: string, generations?: readonly string[]): number {
+  return families
+    .get(name)!
+    .samples.filter(
+      (sample) =>
+        sample.labels.operation === 'unknown' &&
+        (generations === undefined || generations.includes(sample.labels.generation!)),
+    )
+    .reduce((sum, sample) => sum + sample.value, 0);
+}
+
+/** GETs each path and reads its answer to the end (a document is larger than dump() reads before it cuts the connection); each must be a 200. */
+async function fetchAll(base: string, paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    const response = await request(`${base}${path}`);
+    expect(response.statusCode, path).toBe(200);
+    await response.body.arrayBuffer();
+  }
 }
 
 function familiesWith(families: Map<string, Family>, prefix: string): string[] {
@@ -59,7 +80,7 @@ describe('GET /metrics from the CLI', () => {
     const core = await startFxgate(['core'], {
       DATABASE_URL: database.url!,
       FXGATE_SECRETS_KEY: generateSealingKey(),
-      REDIS_URL: testServices().redisUrl,
+      ...testRedisEnv(),
       HOST: '127.0.0.1',
       PORT: '0',
       FXGATE_ADMIN_PORT: '0',
@@ -75,11 +96,18 @@ describe('GET /metrics from the CLI', () => {
     });
     expect(pairs.statusCode).toBe(200);
     await pairs.body.dump();
+    await fetchAll(url!, ['/v3/openapi.json', '/docs']);
     expect((await request(`${url}/metrics`)).statusCode).toBe(404);
 
     const families = await scrape(adminUrl!);
     expect(familiesWith(families, 'fxgate_core_')).toEqual(CORE_FAMILIES);
     expect(familiesWith(families, 'fxgate_gateway_')).toEqual([]);
+    // The document is no API operation and no 404: it has a name of its own; the page is its route.
+    expect(
+      sampleValue(families, 'fxgate_core_requests_total', { operation: 'openapi_document', status_class: '2xx' }),
+    ).toBe(1);
+    expect(sampleValue(families, 'fxgate_core_requests_total', { operation: '/docs', status_class: '2xx' })).toBe(1);
+    expect(unknownCount(families, 'fxgate_core_requests_total')).toBe(1);
     expect(families.has('process_cpu_user_seconds_total')).toBe(true);
     expect(
       sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/pairs', status_class: '2xx' }),
@@ -113,6 +141,7 @@ describe('GET /metrics from the CLI', () => {
       });
       expect(balances.statusCode).toBe(200);
       await balances.body.dump();
+      await fetchAll(url!, ['/v1/openapi.json', '/v2/openapi.json', '/v3/openapi.json', '/docs']);
       expect((await request(`${url}/metrics`)).statusCode).toBe(404);
 
       // The grammar check refuses a family declared twice: the process metrics are there once.
@@ -158,6 +187,28 @@ describe('GET /metrics from the CLI', () => {
       ).toBe(
         sampleValue(families, 'fxgate_core_requests_total', { operation: 'GET /v3/fx/balances', status_class: '2xx' }),
       );
+      // The documents: each generation's under openapi_document (v3's through the passthrough, and in the core), none unknown.
+      for (const generation of ['v1', 'v2', 'v3'])
+        expect(
+          sampleValue(families, 'fxgate_gateway_requests_total', {
+            generation,
+            operation: 'openapi_document',
+            status_class: '2xx',
+          }),
+          generation,
+        ).toBe(1);
+      expect(unknownCount(families, 'fxgate_gateway_requests_total', ['v1', 'v2', 'v3'])).toBe(0);
+      expect(
+        sampleValue(families, 'fxgate_gateway_requests_total', {
+          generation: 'none',
+          operation: '/docs',
+          status_class: '2xx',
+        }),
+      ).toBe(1);
+      expect(
+        sampleValue(families, 'fxgate_core_requests_total', { operation: 'openapi_document', status_class: '2xx' }),
+      ).toBe(1);
+      expect(unknownCount(families, 'fxgate_core_requests_total')).toBe(0);
       expect((await server.stop('SIGINT')).code).toBe(0);
     },
   );

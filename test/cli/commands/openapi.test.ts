@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 /**
  * `fxgate openapi` and the committed snapshots: docs/openapi/*.json must be what the code
  * generates (a stale snapshot fails here, naming what the generated document breaks), and the
@@ -8,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
@@ -105,6 +107,43 @@ describe('fxgate openapi', () => {
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(accepted.stdout).toContain('docs/openapi/v2.json: written');
     expect(await readFile(snapshot('v2'), 'utf8')).toBe(await readFile(join(ROOT, 'docs/openapi/v2.json'), 'utf8'));
+  });
+
+  it('checks the checkout it runs from, whatever the working folder, and --root against the working folder', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'fxgate-openapi-cwd-'));
+    try {
+      const checked = await fxgate(['openapi', '--check'], {}, { cwd: elsewhere });
+      expect(checked.code, checked.stderr).toBe(0);
+      expect(checked.stdout).toBe(
+        GENERATIONS.map((generation) => `${snapshotPath(generation)}: up to date\n`).join(''),
+      );
+      expect(checked.stderr).toBe('');
+      // A relative --root is the run's folder's, not the test process's.
+      const relative = await fxgate(['openapi', '--check', '--root', '.'], {}, { cwd: ROOT });
+      expect(relative.code, relative.stderr).toBe(0);
+      const empty = await fxgate(['openapi', '--check', '--root', '.'], {}, { cwd: elsewhere });
+      expect(empty.code).toBe(1);
+      expect(empty.stdout).not.toContain('ENOENT');
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('as a process started in another folder, checks the checkout it runs from: no ENOENT, every file up to date', async () => {
+    const elsewhere = await mkdtemp(join(tmpdir(), 'fxgate-openapi-process-'));
+    try {
+      // tsx by its own path: the other folder has no node_modules to find it in.
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        ['--import', import.meta.resolve('tsx'), join(ROOT, 'src/cli/main.ts'), 'openapi', '--check'],
+        { cwd: elsewhere, env: { PATH: process.env.PATH } },
+      );
+      expect(stderr).toBe('');
+      expect(stdout).not.toContain('stale');
+      expect(stdout).toContain(': up to date');
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('takes exactly one of --write and --check, and --accept-breaking only with --write', async () => {

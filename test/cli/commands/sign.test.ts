@@ -243,4 +243,18 @@ describe('fxgate sign for v3', () => {
       });
     }
   });
+
+  it('refuses a method no route of the APIs takes, naming those they serve', async () => {
+    for (const method of ['FETCH', 'put']) {
+      const refused = await fxgate(['sign', '--key', livePath, '--method', method, '--path', '/v3/fx/pairs']);
+      expect(refused).toMatchObject({
+        code: EXIT_CODES.usage,
+        stdout: '',
+        stderr: `error: option '--method <method>' argument '${method}' is invalid. The APIs serve GET, HEAD, POST, DELETE; no route takes ${method.toUpperCase()}.\n`,
+      });
+    }
+    expect(await fxgate(['sign', '--key', livePath, '--method', 'head', '--path', '/v3/fx/pairs'])).toMatchObject({
+      code: 0,
+    });
+  });
 });

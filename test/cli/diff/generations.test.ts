@@ -27,7 +27,7 @@ import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappi
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
-import { testServices } from '../../support/services.js';
+import { testRedisEnv } from '../../support/test-run.js';
 import { CapturedIo, fxgate } from '../in-process-cli.js';
 import { type InProcessAll, startAllInProcess } from './in-process-all.js';
 
@@ -128,7 +128,7 @@ describe.each([
       return {
         env: {
           DATABASE_URL: database.url!,
-          REDIS_URL: testServices().redisUrl,
+          ...testRedisEnv(),
           FXGATE_SECRETS_KEY: generateSealingKey(),
         },
         database,
@@ -231,7 +231,7 @@ describe('fxgate diff generations catches what differs', () => {
     // Several runs against one book: rate limits raised so that none waits out a 429.
     deployment = await startAllInProcess({
       DATABASE_URL: database.url!,
-      REDIS_URL: testServices().redisUrl,
+      ...testRedisEnv(),
       FXGATE_RATE_LIMIT_READS: '100000',
       FXGATE_RATE_LIMIT_WRITES: '100000',
       FXGATE_LEGACY_RATE_LIMIT_READS: '100000',

@@ -283,8 +283,8 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
 
   it('runs every command through the admin listener', { timeout: 180_000 }, async () => {
     server = await startServer();
-    sandboxOrg = server.started.sandbox.orgId;
-    account = /^(wac_[0-9a-f]{32})/.exec(server.started.seeded.accounts[0]!)![1]!;
+    sandboxOrg = server.started.sandbox!.orgId;
+    account = /^(wac_[0-9a-f]{32})/.exec(server.started.seeded!.accounts[0]!)![1]!;
     expect(server.started.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const published = JSON.parse(await readFile(join(dataDir, ADMIN_ADDRESS_FILE), 'utf8')) as unknown;
     expect(published).toEqual({ pid: process.pid, url: server.started.adminUrl });
@@ -293,7 +293,7 @@ describe('state commands while fxgate all holds the embedded data folder', () =>
     expect(await readFile(join(dataDir, ADMIN_TOKEN_FILE), 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
 
     // One legacy request, counted and written (GET /admin/usage writes the pending counts), for `usage` to report.
-    const sandboxKey = await readKeyFile(server.started.sandbox.path);
+    const sandboxKey = await readKeyFile(server.started.sandbox!.path);
     const legacy = await request(`${server.started.url}/v2/brokerage/${sandboxOrg}/balances`, {
       headers: { authorization: `Bearer ${legacyToken(sandboxKey)}`, 'x-app-mode': 'SANDBOX' },
     });
@@ -597,9 +597,9 @@ describe('fxgate all with FXGATE_ADMIN_TOKEN', () => {
       }
 
       // The state commands (usage included) go through the state routes with the token of the data folder only.
-      const listed = await fxgate('keys', 'list', '--org', server.started.sandbox.orgId);
+      const listed = await fxgate('keys', 'list', '--org', server.started.sandbox!.orgId);
       expect(listed.code, listed.stderr).toBe(0);
-      expect(listed.stdout).toContain(server.started.sandbox.keyName);
+      expect(listed.stdout).toContain(server.started.sandbox!.keyName);
       const usage = await fxgate('usage', '--format', 'json');
       expect(usage.code, usage.stderr).toBe(0);
 

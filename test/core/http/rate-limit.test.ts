@@ -16,6 +16,7 @@ import type { NonceClaim } from '../../../src/lib/store/ephemeral-store.js';
 import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { testServices } from '../../support/services.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
+import { testKeyPrefix } from '../../support/test-run.js';
 import { expectPipelineHeaders, expectV3Error } from '../../support/v3-assertions.js';
 import { TEST_ISSUER, type TestResponse, V3Harness } from '../../support/v3-harness.js';
 
@@ -366,7 +367,7 @@ describe('the charge of a proven key', () => {
   let own: V3Harness;
 
   beforeAll(async () => {
-    observed = new ObservedStore({ url: testServices().redisUrl, keyPrefix: `t${newUuid().slice(0, 8)}:` });
+    observed = new ObservedStore({ url: testServices().redisUrl, keyPrefix: testKeyPrefix() });
     own = await V3Harness.start({
       operations: withTestOperations(new OperationLog()),
       store: observed,

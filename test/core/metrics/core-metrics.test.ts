@@ -8,7 +8,7 @@
  * through prom-client's registry; every counter moves by exactly what the test did, the backlog
  * is the outbox's, and the ledger gauge turns 0 when an entry is planted that unbalances a currency.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,7 @@ import { FEDWIRE_ACCOUNT, recordTestDeposit } from '../../support/book-fixtures.
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { type Family, labelValues, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 import { testServices } from '../../support/services.js';
+import { testKeyPrefix } from '../../support/test-run.js';
 import { randomKeyring, sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse } from '../../support/v3-harness.js';
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
@@ -53,7 +54,7 @@ beforeAll(async () => {
   database = embedded ? await createTestPglite() : await createTestPostgres();
   store = embedded
     ? new MemoryStore()
-    : new RedisStore({ url: testServices().redisUrl, keyPrefix: `m${randomBytes(4).toString('hex')}:` });
+    : new RedisStore({ url: testServices().redisUrl, keyPrefix: testKeyPrefix('m') });
   registry = new KeyRegistry(database.db, { cacheTtlMs: 0 });
   metrics = new CoreMetrics({ db: database.db, ledgerCheck: { now: () => clockMs } });
   admin = new AdminListener({ logLevel: 'silent' });

@@ -20,6 +20,7 @@ import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/sto
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { testServices } from '../../support/services.js';
+import { testKeyPrefix } from '../../support/test-run.js';
 
 const { redisUrl } = testServices();
 
@@ -204,7 +205,7 @@ const STORES: StoreCase[] = [
   {
     name: 'RedisStore',
     open() {
-      const keyPrefix = `fxgate-test:${randomUUID()}:`;
+      const keyPrefix = testKeyPrefix();
       const store = new RedisStore({ url: redisUrl, keyPrefix });
       return {
         store,

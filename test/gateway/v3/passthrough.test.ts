@@ -340,7 +340,7 @@ describe('which paths survive forwarding', () => {
     ['/v3//fx', true],
     ['//evil.example/v3', false],
     ['/v3/fx/../admin', false],
-    // Node 20's URL parser leaves this `..` in place; the proxy would refuse it with a 400.
+    // A `..` after a dot segment: some URL parsers leave it in place; the proxy would refuse it with a 400.
     ['/v3/fx/.a/../', false],
     ['/v3/fx/.well-known', true],
     ['/v3/fx/%2e%2e/admin', false],

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 import { Redis } from 'ioredis';
@@ -16,6 +16,7 @@ import { InvalidStoreInputError } from '../../../src/lib/store/store-input.js';
 import { CorruptStoreRecordError } from '../../../src/lib/store/stored-response.js';
 import type { ThrowawayServer } from '../../support/local-processes.js';
 import { testServices } from '../../support/services.js';
+import { testKeyPrefix } from '../../support/test-run.js';
 import { startThrowawayRedis } from '../../support/throwaway-redis.js';
 import { describeEphemeralStoreContract } from './ephemeral-store.contract.js';
 
@@ -26,7 +27,7 @@ let admin: Redis;
 
 /** A unique prefix per test, so that parallel test files and reruns never see each other's keys. */
 function uniquePrefix(): string {
-  return `fxgate-test:${randomUUID()}:`;
+  return testKeyPrefix();
 }
 
 async function deleteKeys(prefix: string): Promise<void> {

@@ -25,7 +25,7 @@ import { postData, postEmpty, recordTestDeposit } from '../../../support/book-fi
 import { createTestPostgres, type TestDatabase } from '../../../support/databases.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import { idemKey } from '../../../support/legacy-harness.js';
-import { testServices } from '../../../support/services.js';
+import { testRedisEnv } from '../../../support/test-run.js';
 import { TEST_ISSUER, V3Harness } from '../../../support/v3-harness.js';
 
 let core: V3Harness;
@@ -46,7 +46,7 @@ async function startGateway(): Promise<string> {
     HOST: '127.0.0.1',
     PORT: '0',
     DATABASE_URL: gatewayDb.url!,
-    REDIS_URL: testServices().redisUrl,
+    ...testRedisEnv(),
     FXGATE_UPSTREAM_KEYS_DIR: keysDir,
     FXGATE_IDEMPOTENCY_LOCK_TTL_MS: '1000',
     FXGATE_JWT_ISSUER: TEST_ISSUER,

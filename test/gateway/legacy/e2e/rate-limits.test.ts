@@ -7,7 +7,7 @@
  * and the v3 budget of a gateway's own credential (3 writes per 10 s here), which the book's
  * keys share, still answers 429 when they together exceed it, told apart by the metrics.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { RedisStore } from '../../../../src/lib/store/redis-store.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import { TEST_LIFECYCLE } from '../../../support/legacy-lifecycle.js';
 import { testServices } from '../../../support/services.js';
+import { testKeyPrefix } from '../../../support/test-run.js';
 import { sendTo, TEST_ISSUER, TEST_ISSUERS, type TestResponse, V3Harness } from '../../../support/v3-harness.js';
 
 const LEGACY = { reads: 3, writes: 2 };
@@ -74,7 +75,7 @@ async function startGateway(keyPrefix: string): Promise<Gateway> {
 beforeAll(async () => {
   core = await V3Harness.start({ driver: 'postgres', storeKind: 'redis', core: { rateLimits: CORE } });
   // The fleet's keys, apart from every other test run's on the shared Redis.
-  const keyPrefix = `t${randomBytes(4).toString('hex')}:`;
+  const keyPrefix = testKeyPrefix();
   gateways.push(await startGateway(keyPrefix), await startGateway(keyPrefix));
 });
 

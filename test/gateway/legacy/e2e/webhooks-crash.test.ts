@@ -25,7 +25,7 @@ import { type CliProcess, killAllCliProcesses, runCli, startCli } from '../../..
 import { FEDWIRE_ACCOUNT, postData, postEmpty } from '../../../support/book-fixtures.js';
 import { createTestPostgres, type TestDatabase } from '../../../support/databases.js';
 import { LegacyWebhookReceiver } from '../../../support/legacy-webhook-receiver.js';
-import { testServices } from '../../../support/services.js';
+import { testRedisEnv } from '../../../support/test-run.js';
 import { TEST_ISSUER, V3Harness } from '../../../support/v3-harness.js';
 
 let core: V3Harness;
@@ -89,7 +89,7 @@ beforeAll(async () => {
   v3Key = loadKey(await core.registry.createKey({ orgId, scopes: ['view', 'trade', 'withdraw'], mode: 'sandbox' }));
   env = {
     DATABASE_URL: gatewayDb.url!,
-    REDIS_URL: testServices().redisUrl,
+    ...testRedisEnv(),
     FXGATE_UPSTREAM_URL: core.baseUrl,
     FXGATE_UPSTREAM_KEYS_DIR: keysDir,
     FXGATE_GATEWAY_WEBHOOK_URL: `http://127.0.0.1:${port}${LEGACY_WEBHOOK_PATH}`,

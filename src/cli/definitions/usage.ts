@@ -1,0 +1,34 @@
+/** `fxgate usage` as commander declares it; the report (commands/usage.ts) is read when it runs. */
+import { type Command, Option } from 'commander';
+
+import type { UsageCommandOptions, UsageSource } from '../commands/usage.js';
+import type { CliRun } from '../io.js';
+
+export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
+export type UsageFormat = (typeof USAGE_FORMATS)[number];
+
+/** `source` replaces the run's configured database (a test's fixed report and clock). */
+export function registerUsageCommand(program: Command, run: CliRun, source?: UsageSource): void {
+  program
+    .command('usage')
+    .description(
+      'Print who still calls v1 and v2, from the usage report in the configured database: requests per org, key and operation, the 410s of brownouts and of the sunset, the 429s of spent legacy rate limits, first and last seen, last client address.',
+    )
+    .option('--generation <generation>', 'only v1 or only v2 (default: both)')
+    .option(
+      '--since <when>',
+      'only the rows seen since then: a duration back from now (7d, 24h, 30m) or an ISO 8601 timestamp (2026-12-01T00:00:00Z)',
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'table for people, json as GET /admin/usage serves it, csv (RFC 4180, a header row) for a spreadsheet or a mailing list',
+      )
+        .choices(USAGE_FORMATS)
+        .default('table'),
+    )
+    .action(async (options: UsageCommandOptions) => {
+      const usage = await import('../commands/usage.js');
+      await usage.runUsageCommand(run, options, source ?? usage.configuredSource(run));
+    });
+}
