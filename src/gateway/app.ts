@@ -21,6 +21,8 @@ import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
+import { traceServerRequests } from '../lib/tracing/server-spans.js';
+import { TRACERS, tracingActive } from '../lib/tracing/spans.js';
 import { createGatewayClientErrorHandler, gatewayConnectAnswer } from './client-errors.js';
 import { type GatewayReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
@@ -36,6 +38,7 @@ import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegac
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type MigrationSchedule, migrationSchedule, type ScheduleSource } from './migration-schedule.js';
 import { registerGatewayReference } from './openapi/serve.js';
+import { GatewayRequestNames } from './request-spans.js';
 import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
 import { readShadowReport } from './shadow/shadow-recorder.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
@@ -203,6 +206,8 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   // and the CONNECT answer.
   routeEveryMethod(app);
   trackRoutes(app);
+  // First among the onRequest hooks, so authentication and the handler run inside the request's span.
+  if (tracingActive()) traceServerRequests(app, TRACERS.gateway, new GatewayRequestNames().describe);
   const { metrics } = resolved;
   metrics?.instrument(app);
   if (metrics !== undefined) resolved.admin?.addMetrics(metrics.registry);
