@@ -21,7 +21,7 @@ import {
 } from '../../../src/gateway/shadow/legacy-service.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
-import { type StartedTracing,startTracing } from '../../../src/lib/tracing/start.js';
+import { type StartedTracing, startTracing } from '../../../src/lib/tracing/start.js';
 import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
 import { freePortUrl } from './shadow-setup.js';
