@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Marked } from 'marked';
 
-import { type MetricsRouteConfig,MIGRATION_GUIDE_OPERATION } from '../../lib/metrics/series.js';
+import { type MetricsRouteConfig, MIGRATION_GUIDE_OPERATION } from '../../lib/metrics/series.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { REFERENCE_PAGE_PATH } from '../../lib/openapi/reference-page.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
@@ -40,8 +40,11 @@ export const MIGRATION_GUIDE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The one raw HTML a guide writes: its anchors, `<a id="..."></a>`. */
-const ANCHOR = /^<a id="[^"<>]*"><\/a>\s*$/;
+/**
+ * The one raw HTML a guide writes: its anchors, `<a id="..."></a>`, which marked hands over
+ * whole as a block or as its two tags inside a paragraph.
+ */
+const ANCHOR = /^(?:<a id="[^"<>]*"><\/a>|<a id="[^"<>]*">|<\/a>)\s*$/;
 
 function escapeHtml(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -55,9 +58,14 @@ const markdown = new Marked({
   },
 });
 
+/** A guide's Markdown as HTML: raw HTML other than the anchors is shown as text. */
+export function guideMarkdownHtml(text: string): string {
+  return markdown.parse(text, { async: false });
+}
+
 /** A guide's whole page: the rendered Markdown with a line of links to the other pages. */
 export function migrationGuideHtml(guide: MigrationGuide, mappings: LegacyMappings, v3: OpenApiDocument): string {
-  const body = markdown.parse(renderMigrationGuide(guide, mappings, v3), { async: false });
+  const body = guideMarkdownHtml(renderMigrationGuide(guide, mappings, v3));
   const links = [
     ...MIGRATION_GUIDES.map((other) => `<a href="${migrationGuidePath(other)}">${escapeHtml(TITLES[other])}</a>`),
     `<a href="${REFERENCE_PAGE_PATH}">API reference</a>`,
