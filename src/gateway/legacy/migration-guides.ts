@@ -341,6 +341,13 @@ function fieldOrigin(field: LegacyField, mappings: LegacyMappings): string {
   return `none: the caller's ${field.context}`;
 }
 
+/** The fields of v3's error object, as its document declares them. */
+function errorFields(document: OpenApiDocument): string[] {
+  const schema = resolve(document, { $ref: '#/components/schemas/Error_INTERNAL_ERROR_RETRY_WITH_BACKOFF' });
+  const error = resolve(document, schema?.properties?.error);
+  return Object.keys(error?.properties ?? {});
+}
+
 const pascal = (name: string) => `${name[0]!.toUpperCase()}${name.slice(1)}`;
 
 /** The v2 → v3 guide: one section per v2 operation, then every legacy record field by field. */
@@ -363,7 +370,7 @@ export function renderV2ToV3Guide(mappings: LegacyMappings, document: OpenApiDoc
     "- Paths: `/v2/brokerage/{orgId}/<operation>` becomes a path under `/v3/fx/`; the org is the key's, not a path segment.",
     '- Amounts: v2 sent and answered JSON numbers; v3 sends and answers decimal strings (`"250.5"`), which no JSON parser rounds.',
     "- Ids: v3 ids are the legacy UUID's 128 bits with a prefix of their kind, the dashes removed: the trade `0190f3a8-7b2c-7d4e-8f00-0123456789ab` is `trd_0190f3a87b2c7d4e8f000123456789ab`.",
-    "- Answers: `{data}` (and `pagination` on lists) instead of `{status, message, data}`; errors are `{error: {code, type, message, details}}` with the v3 code of the catalog (docs/v3-api.md), instead of `{status: 'error', message}`.",
+    `- Answers: \`{data}\` (and \`pagination\` on lists) instead of \`{status, message, data}\`; errors are \`{error: {${errorFields(document).join(', ')}}}\` with the v3 code of the catalog (docs/v3-api.md), instead of \`{status: 'error', message}\`.`,
     '- Pages become cursors: a v3 list answers `pagination.nextCursor`; pass it back as `startingAfter` instead of counting `page`s.',
     '- Writes: every v3 POST requires `Idempotency-Key`, as v2 did.',
     '- Rate limits: the v3 budget per key is `FXGATE_RATE_LIMIT_READS` and `FXGATE_RATE_LIMIT_WRITES` per 10 s, apart from the legacy budget (`FXGATE_LEGACY_RATE_LIMIT_*`).',
