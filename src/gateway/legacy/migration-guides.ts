@@ -83,8 +83,8 @@ function schemaText(schema: OpenApiSchema | undefined): string {
   if (schema === undefined) return '—';
   const type = Array.isArray(schema.type) ? schema.type.join(' or ') : (schema.type ?? 'value');
   const parts = [type];
-  if (schema.pattern === '^-?[0-9]+(\\.[0-9]+)?$' || schema.pattern?.includes('[0-9]+(\\.[0-9]'))
-    parts.push('(decimal)');
+  // A decimal string: digits, an optional fraction (v3's amounts).
+  if (schema.pattern !== undefined && /^\^-?\[0-9\]\+\(\\\.\[0-9\]/.test(schema.pattern)) parts.push('(decimal)');
   if (schema.enum !== undefined) parts.push(`one of ${schema.enum.map((value) => `\`${String(value)}\``).join(', ')}`);
   if (schema.minimum !== undefined && schema.maximum !== undefined)
     parts.push(`${schema.minimum} to ${schema.maximum}`);
@@ -140,7 +140,7 @@ function legacyExample(name: string, field: BodyField): string {
     case 'amount':
       return '250.5';
     case 'currency':
-      return name.toLowerCase().includes('to') ? '"EUR"' : '"USD"';
+      return name === 'buy' ? '"EUR"' : '"USD"';
     case 'id':
       return '"0190f3a8-7b2c-7d4e-8f00-0123456789ab"';
     case 'integer':
@@ -174,10 +174,9 @@ function legacyRequest(generation: LegacyGeneration, operation: string, mapping:
     .replace('{id}', '0190f3a8-7b2c-7d4e-8f00-0123456789ab');
   const query = mapping.pagination === 'page-limit' ? '?page=2&limit=20' : '';
   const lines = [`${mapping.method} ${path}${query} HTTP/1.1`, 'Authorization: Bearer <legacy JWT>'];
-  if (mapping.idempotency.kind === 'required' || (generation === 'v1' && mapping.method === 'POST'))
-    lines.push(
-      `Idempotency-Key: ${operation.replaceAll(/[^a-z]/g, '-')}-7f3a${generation === 'v1' ? ' (optional)' : ''}`,
-    );
+  // Sent where the key is required; a v1 write takes one as well but needs none.
+  if (mapping.idempotency.kind === 'required')
+    lines.push(`Idempotency-Key: ${operation.replaceAll(/[^a-z]/g, '-')}-7f3a`);
   if (mapping.request === null) return lines;
   const body = Object.entries(mapping.request.fields).map(
     ([name, field]) => [name, legacyExample(name, field)] as [string, string],

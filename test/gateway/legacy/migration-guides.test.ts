@@ -68,7 +68,9 @@ describe('the v1 → v2 guide', () => {
       expect(`${v1Row.status} ${v1Row.message}`).not.toBe(`${v2Row.status} ${v2Row.message}`);
     }
     expect(trade).toMatch(/v1: `Idempotency-Key` optional.*v2: `Idempotency-Key` required/);
-    expect(trade).toContain('Idempotency-Key: trade-7f3a (optional)');
+    const [before, after] = trade.split('After (v2):');
+    expect(before).not.toContain('Idempotency-Key: ');
+    expect(after).toContain('Idempotency-Key: trade-7f3a');
   });
 });
 
