@@ -343,8 +343,13 @@ const MAX_STOP_MS = 600_000;
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
 
-/** Where the deprecation and sunset `Link` points unless configured (the gateway's default too). */
-export const DEFAULT_MIGRATION_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
+/**
+ * Where v1's and v2's deprecation and sunset `Link` point unless configured: the guides the
+ * gateway serves itself, root-relative (RFC 8288 lets a client resolve them against the request's
+ * URL; the gateway has no trusted public origin to make them absolute with).
+ */
+export const DEFAULT_MIGRATION_URL = '/docs/migrate/v1-to-v2';
+export const DEFAULT_V2_MIGRATION_URL = '/docs/migrate/v2-to-v3';
 /** v1's dates unless configured: deprecated at the start of 2026, retired at its end. */
 export const DEFAULT_V1_DEPRECATED_AT = '2026-01-01T00:00:00Z';
 export const DEFAULT_V1_SUNSET_AT = '2026-12-31T23:59:59Z';
@@ -536,9 +541,15 @@ export const configSchema = z
       ),
     FXGATE_MIGRATION_URL: z
       .url()
-      .default(DEFAULT_MIGRATION_URL)
+      .optional()
       .describe(
-        'Gateway: the migration guide: the target of the `Link` header (`rel="deprecation"`, `rel="sunset"`) on every v1 answer, and on v2 answers once v2 has dates, and named in the 410 of brownouts and of the sunset. Formerly `FXGATE_MIGRATION_GUIDE_URL`, still read when this one is unset.',
+        `Gateway: v1's migration guide, an absolute URL: the target of the \`Link\` header (\`rel="deprecation"\`, \`rel="sunset"\`) on every v1 answer, and named in the 410 of brownouts and of the sunset. v1 only: v2's is FXGATE_V2_MIGRATION_URL. Unset: the gateway's own guide, \`${DEFAULT_MIGRATION_URL}\` (root-relative). Formerly \`FXGATE_MIGRATION_GUIDE_URL\`, still read when this one is unset.`,
+      ),
+    FXGATE_V2_MIGRATION_URL: z
+      .url()
+      .optional()
+      .describe(
+        `Gateway: v2's migration guide, an absolute URL: the target of the \`Link\` header on v2 answers once v2 has dates (FXGATE_V2_DEPRECATED_AT, FXGATE_V2_SUNSET_AT). Unset: the gateway's own guide, \`${DEFAULT_V2_MIGRATION_URL}\` (root-relative).`,
       ),
     FXGATE_V1_DEPRECATED_AT: instant
       .default(DEFAULT_V1_DEPRECATED_AT)
@@ -569,7 +580,7 @@ export const configSchema = z
     FXGATE_V2_DEPRECATED_AT: instant
       .optional()
       .describe(
-        'Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_MIGRATION_URL. Unset: none.',
+        'Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_V2_MIGRATION_URL. Unset: none.',
       ),
     FXGATE_V2_SUNSET_AT: instant
       .optional()
