@@ -2,7 +2,8 @@
  * `fxgate docs`: regenerates (`--write`, `npm run docs`) or checks (`--check`) the generated
  * sections of the manual: the README's configuration table, docs/v3-api.md (the v3 operations
  * and the error catalog), docs/legacy-api.md (the legacy operations, records, errors and
- * webhooks) and the generated part of CHANGELOG.md. Each file names its sections here; the
+ * webhooks), the currencies' decimals in docs/legacy-gateway.md (from the migrations' seed) and
+ * the generated part of CHANGELOG.md. Each file names its sections here; the
  * mechanism is src/lib/docs/generated-files.ts. Works on the checkout it runs from, whatever the
  * working folder (`--root` names another); reads the declarations and writes only the files it
  * names.
@@ -12,6 +13,7 @@ import { renderGenerationChangelog } from '../../gateway/legacy/changelog.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
+import { renderCurrencyDecimals, seededCurrencyDecimals } from '../../lib/docs/currency-decimals.js';
 import {
   type GeneratedFile,
   isStale,
@@ -25,7 +27,7 @@ import { checkoutRoot, missingFiles } from '../repository.js';
 
 /** Every file with generated sections, by its path from the repository root, and what each section is rendered from. */
 export async function generatedFiles(): Promise<GeneratedFile[]> {
-  const mappings = await loadLegacyMappings();
+  const [mappings, currencies] = await Promise.all([loadLegacyMappings(), seededCurrencyDecimals()]);
   return [
     { path: 'README.md', sections: { config: renderConfigTable } },
     {
@@ -44,6 +46,7 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
         'legacy-webhooks': () => renderLegacyWebhooks(mappings),
       },
     },
+    { path: 'docs/legacy-gateway.md', sections: { 'currency-decimals': () => renderCurrencyDecimals(currencies) } },
     { path: 'CHANGELOG.md', sections: { generations: () => renderGenerationChangelog(mappings) } },
   ];
 }
