@@ -35,6 +35,7 @@ import { type LegacyMappings, loadLegacyMappings, type MappingsLocation } from '
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
 import { LegacyRateLimiter, type LegacyRateLimits } from './legacy/rate-limit.js';
 import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegacyRoutes } from './legacy/routes.js';
+import { SandboxHosts } from './legacy/sandbox-hosts.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type MigrationSchedule, migrationSchedule, type ScheduleSource } from './migration-schedule.js';
 import { registerGatewayReference } from './openapi/serve.js';
@@ -112,6 +113,8 @@ export interface LegacyGatewayOptions {
   readonly pageTotals?: PageTotalsMode;
   /** Shadow mode beside the legacy service (shadow/shadow-mode.ts); off without it. */
   readonly shadow?: ShadowOptions;
+  /** FXGATE_SANDBOX_HOSTS: host names where a request without `X-App-Mode` is sandbox (legacy/auth.ts). */
+  readonly sandboxHosts?: readonly string[];
   /** Legacy webhooks (webhooks/legacy-webhooks.ts): the receiver v3 delivers to, the outbox worker, the v3 registrations. */
   readonly webhooks?: LegacyWebhooks;
 }
@@ -338,6 +341,7 @@ async function registerLegacy(
     store: resolved.store,
     issuers: resolved.issuers,
     declaredMode: (header) => declaredMode(mappings.conventions, header),
+    sandboxHosts: new SandboxHosts(resolved.sandboxHosts ?? []),
     log: (event) => app.log.warn(event, 'legacy nonce store unavailable'),
   });
   return registerLegacyRoutes(app, {

@@ -12,6 +12,7 @@ import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
 import { DB_POOL_MODES } from './db/pool-mode.js';
+import { normaliseHostName, sandboxHostEntryProblem } from './http/host-names.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
 import type { SealingKeyring } from './secrets/sealing-keyring.js';
@@ -196,6 +197,24 @@ const issuerList = z.string().transform((text, ctx): [string, ...string[]] => {
   for (const message of problems) ctx.addIssue({ code: 'custom', message });
   const [first, ...rest] = entries;
   return problems.length === 0 && first !== undefined ? [first, ...rest] : z.NEVER;
+});
+
+/**
+ * FXGATE_SANDBOX_HOSTS: host names, comma-separated, each checked (a typo would leave unchanged
+ * clients on live), stored as compared: lower case, without a trailing dot.
+ */
+const hostList = z.string().transform((text, ctx): string[] => {
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const names: string[] = [];
+  for (const entry of entries) {
+    const problem = sandboxHostEntryProblem(entry);
+    if (problem === null) names.push(normaliseHostName(entry)!);
+    else ctx.addIssue({ code: 'custom', message: problem });
+  }
+  return [...new Set(names)];
 });
 
 /** A UUID in any case, as org ids are written; compared in lower case, as the registry stores them. */
@@ -586,6 +605,11 @@ export const configSchema = z
       .optional()
       .describe(
         'Gateway: when v2 is to be retired, an ISO 8601 instant, not before FXGATE_V2_DEPRECATED_AT; once set, every v2 answer carries `Sunset` and a `Link`. It announces only: v2 is not refused after it. Unset: none.',
+      ),
+    FXGATE_SANDBOX_HOSTS: hostList
+      .default([])
+      .describe(
+        "Gateway: comma-separated host names (`sandbox.api.example.com`) on which a v1/v2 request that sends no `X-App-Mode` works on the sandbox book, as the legacy service's sandbox host did; a live key there is refused (the legacy 401), and so is `X-App-Mode: live`. Compared with the request's `Host` (from FXGATE_TRUSTED_PROXIES, their `X-Forwarded-Host`) without its port, in any case, a trailing dot ignored. Elsewhere no header means live. Empty: none.",
       ),
     FXGATE_LEGACY_PAGE_TOTALS: z
       .enum(['bounded', 'exact'])
