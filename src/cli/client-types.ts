@@ -21,7 +21,7 @@ const HEADER = `/**
 `;
 
 /** The document as the client sees it: every header parameter Idempotency-Key optional, since the client supplies it. */
-function clientView(document: OpenApiDocument): Record<string, unknown> {
+function clientView(document: OpenApiDocument): OpenApiTypescript.OpenAPI3 {
   const copy = structuredClone(document) as unknown as {
     paths?: Record<string, Record<string, { parameters?: { name?: string; in?: string; required?: boolean }[] }>>;
   };
@@ -30,7 +30,7 @@ function clientView(document: OpenApiDocument): Record<string, unknown> {
       for (const parameter of operation.parameters ?? [])
         if (parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')
           parameter.required = false;
-  return copy as Record<string, unknown>;
+  return copy as unknown as OpenApiTypescript.OpenAPI3;
 }
 
 /** The text the types file should hold for this v3 document. */
@@ -44,6 +44,6 @@ export async function clientTypesText(v3: OpenApiDocument): Promise<string> {
       { cause: error },
     );
   }
-  const ast = await generator.default(clientView(v3) as Parameters<typeof generator.default>[0], { silent: true });
+  const ast = await generator.default(clientView(v3), { silent: true });
   return `${HEADER}\n${generator.astToString(ast)}`;
 }
