@@ -49,6 +49,8 @@ export function retryAfterMs(value: string | null, nowMs: number): number | null
   if (value === null) return null;
   const text = value.trim();
   if (/^[0-9]+$/.test(text)) return Number(text) * 1000;
+  // Every HTTP-date form starts with the day's name; Date.parse alone would take "-1" for a year.
+  if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/.test(text)) return null;
   const date = Date.parse(text);
   return Number.isNaN(date) ? null : Math.max(0, date - nowMs);
 }
