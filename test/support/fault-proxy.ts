@@ -51,7 +51,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'ho
 export class FaultProxy {
   /** Every request received, in order, with the upstream answers the forwarded ones got. */
   readonly received: ProxiedRequest[] = [];
-  readonly upstreamAnswers: { status: number; body: string }[] = [];
+  readonly upstreamAnswers: { status: number; retryAfter: string | null; body: string }[] = [];
   /** Decides per request; the nth request received is `index` n - 1. */
   plan: (request: ProxiedRequest, index: number) => ProxyAction = () => ({ kind: 'forward' });
 
@@ -101,7 +101,12 @@ export class FaultProxy {
       body: received.body.length > 0 ? received.body : undefined,
     });
     const body = await answer.body.text();
-    this.upstreamAnswers.push({ status: answer.statusCode, body });
+    const retryAfter = answer.headers['retry-after'];
+    this.upstreamAnswers.push({
+      status: answer.statusCode,
+      retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+      body,
+    });
     if (action.kind === 'forward-then-answer') return send(outgoing, action.answer);
     const answerHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(answer.headers))
