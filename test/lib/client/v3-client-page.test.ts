@@ -3,6 +3,8 @@
  * folder outside the checkout, beside the sandbox key file it reads, with fxgate installed there
  * as a package (a link to this checkout, built), so that `fxgate/client` resolves through the
  * package's exports. Its baseUrl is pointed at a real core on loopback; its output is checked.
+ * The program also type-checks against the package's declarations, where an amount given as a
+ * number does not.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -25,6 +27,34 @@ const PAGE_BASE_URL = "'http://127.0.0.1:8080'";
 async function codeBlocks(): Promise<string[]> {
   const text = await readFile(join(ROOT, PAGE), 'utf8');
   return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+/** tsc on `file` in `folder`, as an integrator's strict project compiles it; its diagnostics, empty when it compiles. */
+async function typeErrors(folder: string, file: string): Promise<string> {
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/typescript/bin/tsc'),
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--target',
+        'es2023',
+        '--skipLibCheck',
+        '--typeRoots',
+        join(ROOT, 'node_modules/@types'),
+        '--types',
+        'node',
+        file,
+      ],
+      { cwd: folder },
+    );
+    return '';
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout ?? error);
+  }
 }
 
 describe('docs/v3-client.md', () => {
@@ -62,5 +92,15 @@ describe('docs/v3-client.md', () => {
     expect(lines.slice(2)).toEqual([
       expect.stringMatching(new RegExp(`^${tradeId} 250\\.00 USD -> [0-9]+\\.[0-9]+ EUR$`)),
     ]);
+  });
+
+  it('type-checks against fxgate/client’s declarations, which refuse an amount given as a number', async () => {
+    const [program] = await codeBlocks();
+    await writeFile(join(folder, 'typed.mts'), program!);
+    expect(await typeErrors(folder, 'typed.mts')).toBe('');
+    await writeFile(join(folder, 'untyped.mts'), program!.replace("amount: '250.00'", 'amount: 250'));
+    expect(await typeErrors(folder, 'untyped.mts')).toMatch(
+      /error TS2322: Type 'number' is not assignable to type 'string'/,
+    );
   });
 });
