@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 
 import createFetchClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
 
+import { DEFAULT_JWT_ISSUERS } from '../auth/credentials.js';
 import { V3RequestSigner } from '../auth/request-signer.js';
-import { DEFAULT_JWT_ISSUERS } from '../config.js';
 import type { RetryStrategy } from '../errors/catalog.js';
 import { type KeyFile, keyFileSchema, loadKey } from '../keys/key-file.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry.js';
