@@ -366,6 +366,23 @@ describe('retries', () => {
     expect(proxy.received).toHaveLength(3);
   });
 
+  it('stops waiting to retry when the call is aborted', async () => {
+    const key = await harness.createKey();
+    const client = createClient({ baseUrl: proxy.url, key: key.file, retry: { baseDelayMs: 10_000 } });
+    proxy.plan = () => ({
+      kind: 'answer',
+      answer: { ...SERVICE_UNAVAILABLE, headers: { ...SERVICE_UNAVAILABLE.headers, 'retry-after': '10' } },
+    });
+    const started = Date.now();
+    const aborted = await client.GET('/v3/fx/pairs', { signal: AbortSignal.timeout(200) }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((aborted as Error).name).toBe('TimeoutError');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(proxy.received).toHaveLength(1);
+  });
+
   it('stops after maxAttempts and hands back the last answer', async () => {
     const key = await harness.createKey();
     const client = createClient({ baseUrl: proxy.url, key: key.file, retry: { baseDelayMs: 10, maxAttempts: 3 } });
