@@ -11,6 +11,7 @@ import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
+import { DEFAULT_JWT_ISSUERS } from './auth/credentials.js';
 import { DB_POOL_MODES } from './db/pool-mode.js';
 import { normaliseHostName, sandboxHostEntryProblem } from './http/host-names.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
@@ -172,11 +173,8 @@ const list = z.string().transform((value) =>
     .filter(Boolean),
 );
 
-/**
- * The `iss` values tokens may carry: real legacy clients send the legacy service's own name, so
- * fxgate accepts it beside its own. The first entry is the one fxgate signs with itself.
- */
-export const DEFAULT_JWT_ISSUERS: readonly [string, ...string[]] = Object.freeze(['fx-service', 'openfx'] as const);
+/** The `iss` values tokens may carry (auth/credentials.ts, where the v3 client finds them too). */
+export { DEFAULT_JWT_ISSUERS };
 
 /**
  * FXGATE_JWT_ISSUER: a comma-separated list, at least one entry. Unlike FXGATE_TRUSTED_PROXIES,

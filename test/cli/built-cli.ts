@@ -23,6 +23,7 @@ const INPUT_FILES = [
   'package.json',
   'tsconfig.json',
   'tsconfig.build.json',
+  'tsconfig.client.json',
   'mappings/tsconfig.build.json',
   // Copied to dist/assets/: the gateway's migration guides are generated from it.
   'docs/openapi/v3.json',
