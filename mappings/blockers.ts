@@ -6,7 +6,8 @@
  * rule kinds and validator: src/gateway/legacy/blockers.ts. Pure data.
  *
  * v1 and v2 share their filters and page bounds (conventions.ts; endpoints.v1.ts changes
- * neither), so no v1 query meets another answer on v2.
+ * neither), so no v1 query meets another answer on v2; their error answers differ
+ * (errors.v1.ts), which `error-answer` compares per request.
  */
 import type { BlockerTable } from '../src/gateway/legacy/blockers.js';
 
@@ -40,6 +41,16 @@ export const MIGRATION_BLOCKERS = {
     source: 'spec',
     reason:
       'v1 reads ignore an Idempotency-Key (endpoints.v1.ts, idempotency of GET); v2 honours it for 24 hours: the same key replays the first answer, and another read under it is 422 IDEMPOTENCY_MISMATCH.',
+  },
+  'error-answer-changes': {
+    severity: 'warning',
+    from: 'v1',
+    to: 'v2',
+    operations: 'all',
+    detect: { rule: 'error-answer' },
+    source: 'spec',
+    reason:
+      "v1 answers some errors otherwise than v2 (errors.v1.ts): a path naming another org is v1's 400 and v2's 404, the idempotency store down v1's 500 and v2's 503, a failed quote v1's own wording. A client that tells errors apart by status or message meets new ones.",
   },
   'scope-missing': {
     severity: 'blocker',

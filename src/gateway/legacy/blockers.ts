@@ -16,6 +16,7 @@
  * | `query-present` | the query names one of `parameters` |
  * | `success` | the gateway answered the request with a success |
  * | `scope-missing` | the key's scopes miss the scope of one of the operation's v3 calls (the v3 contract's) |
+ * | `error-answer` | the request failed, and the next (legacy) generation's error table answers its v3 error otherwise |
  *
  * An example of each detection is built from the declarations alone (method, path template,
  * the header or parameter names, the key's scopes): never a value the client sent, a token, an
@@ -24,8 +25,9 @@
 import { z } from 'zod';
 
 import type { Scope } from '../../lib/auth/credentials.js';
-import { type LegacyGeneration, legacyRoutePath } from './catalog.js';
+import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from './catalog.js';
 import type { EndpointMapping, LegacyMethod } from './endpoint-mappings.js';
+import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 import { findV3Operation } from './v3-contract.js';
@@ -43,7 +45,8 @@ export type BlockerRule =
   | { readonly rule: 'header-value'; readonly header: string; readonly values: readonly string[] }
   | { readonly rule: 'query-present'; readonly parameters: readonly string[] }
   | { readonly rule: 'success' }
-  | { readonly rule: 'scope-missing' };
+  | { readonly rule: 'scope-missing' }
+  | { readonly rule: 'error-answer' };
 
 /** The operations a blocker watches: every one of its generation, those of one method, or by name. */
 export type BlockerOperations = 'all' | { readonly method: LegacyMethod } | readonly string[];
@@ -74,6 +77,7 @@ const ruleSchema = z.discriminatedUnion('rule', [
   z.strictObject({ rule: z.literal('query-present'), parameters: z.array(z.string().min(1)).min(1) }),
   z.strictObject({ rule: z.literal('success') }),
   z.strictObject({ rule: z.literal('scope-missing') }),
+  z.strictObject({ rule: z.literal('error-answer') }),
 ]);
 
 const declarationSchema = z.strictObject({
@@ -131,6 +135,8 @@ export function validateBlockers(
       problems.push(`${kind}: a kind is lower-case words joined by hyphens, such as idempotency-key-missing`);
     if (declaration.to !== NEXT_GENERATION[declaration.from])
       at('to', `${declaration.from} clients move to ${NEXT_GENERATION[declaration.from]}, not ${declaration.to}`);
+    if (declaration.detect.rule === 'error-answer' && !(declaration.to in endpoints))
+      at('detect.rule', `error-answer compares legacy error tables, and ${declaration.to} has none`);
     const operations = endpoints[declaration.from];
     const watched = watchedOperations(declaration, operations);
     if (watched.length === 0) at('operations', `no ${declaration.from} operation has that method`);
@@ -168,6 +174,8 @@ export interface BlockerRequest {
   readonly scopes: readonly Scope[] | null;
   /** Whether the gateway answered with a success. */
   readonly success: boolean;
+  /** The v3 error a failure stood for; null for a success, a replayed answer or the gateway's 410. */
+  readonly error?: { readonly code: string; readonly type?: string } | null;
 }
 
 /** One blocker met by a request: its kind and severity, and the masked example of what was sent. */
@@ -191,7 +199,19 @@ function requestLine(generation: LegacyGeneration, name: string, mapping: Endpoi
 
 type Check = (request: BlockerRequest) => string | null;
 
-function compileRule(line: string, detect: BlockerRule, mapping: EndpointMapping): Check {
+/** The error tables of the generation checked and of its target, for `error-answer`. */
+interface ErrorTablePair {
+  readonly from: LegacyErrorTables<LegacyGeneration>;
+  readonly to: LegacyErrorTables<LegacyGeneration> | undefined;
+}
+
+function compileRule(
+  line: string,
+  detect: BlockerRule,
+  mapping: EndpointMapping,
+  operation: string,
+  errors: ErrorTablePair,
+): Check {
   switch (detect.rule) {
     case 'header-missing': {
       const name = detect.header.toLowerCase();
@@ -237,17 +257,38 @@ function compileRule(line: string, detect: BlockerRule, mapping: EndpointMapping
         return `${line}: key scopes ${held}; v3 needs ${wants}`;
       };
     }
+    case 'error-answer': {
+      const { from, to } = errors;
+      if (to === undefined) return () => null;
+      const answerOf = (tables: LegacyErrorTables<LegacyGeneration>, error: { code: string; type?: string }) =>
+        resolveLegacyError(tables, error, operation as LegacyOperation<LegacyGeneration>);
+      return (request) => {
+        if (request.error === null || request.error === undefined) return null;
+        const now = answerOf(from, request.error);
+        const next = answerOf(to, request.error);
+        if (now.status === next.status && now.message === next.message) return null;
+        return `${line} answered ${now.status} "${now.message}"; the next generation answers ${next.status} "${next.message}"`;
+      };
+    }
   }
+}
+
+/** What the detectors are compiled from: the blockers, the endpoint tables and the error tables. */
+export interface BlockerSources {
+  readonly blockers: BlockerTable;
+  readonly endpoints: BlockerEndpoints;
+  readonly errors: Readonly<Record<LegacyGeneration, LegacyErrorTables<LegacyGeneration>>>;
 }
 
 /** The detector of one operation: every blocker of its generation that watches it. */
 export function compileBlockerDetector(
-  blockers: BlockerTable,
+  sources: BlockerSources,
   generation: LegacyGeneration,
   name: string,
-  mapping: EndpointMapping,
-  table: Readonly<Record<string, EndpointMapping>>,
 ): BlockerDetector {
+  const { blockers } = sources;
+  const table = sources.endpoints[generation];
+  const mapping = table[name]!;
   const line = requestLine(generation, name, mapping);
   const checks = Object.entries(blockers)
     .filter(
@@ -256,7 +297,10 @@ export function compileBlockerDetector(
     .map(([kind, declaration]) => ({
       kind,
       severity: declaration.severity,
-      check: compileRule(line, declaration.detect, mapping),
+      check: compileRule(line, declaration.detect, mapping, name, {
+        from: sources.errors[generation],
+        to: sources.errors[declaration.to as LegacyGeneration] as LegacyErrorTables<LegacyGeneration> | undefined,
+      }),
     }));
   return (request) => {
     const hits: BlockerHit[] = [];

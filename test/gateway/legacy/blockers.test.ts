@@ -125,6 +125,54 @@ describe('v1 requests, checked against v2', () => {
   });
 });
 
+describe('v1 failures, answered otherwise on v2', () => {
+  it("a path naming another org: v1's 400, v2's 404; the idempotency store down: 500, 503", () => {
+    expect(detect('v1', 'balances', { success: false, error: { code: 'ROUTE_NOT_FOUND' } })).toEqual([
+      {
+        kind: 'error-answer-changes',
+        severity: 'warning',
+        example:
+          'GET /v1/brokerage/{orgId}/balances answered 400 "Route not found"; the next generation answers 404 "Route not found"',
+      },
+    ]);
+    expect(
+      detect('v1', 'withdrawal', {
+        headers: { 'idempotency-key': 'k' },
+        success: false,
+        error: { code: 'IDEMPOTENCY_UNAVAILABLE' },
+      }).map((hit) => hit.example),
+    ).toEqual([
+      expect.stringMatching(
+        /^POST \/v1\/brokerage\/\{orgId\}\/withdrawal answered 500 .*; the next generation answers 503 /,
+      ),
+    ]);
+  });
+
+  it('an error both generations answer alike, and a success, meet nothing', () => {
+    expect(detect('v1', 'trade/{id}', { success: false, error: { code: 'TRADE_NOT_FOUND' } })).toEqual([]);
+    expect(detect('v1', 'balances', { success: true, error: null })).toEqual([]);
+  });
+
+  it('is refused where the target has no legacy error table', () => {
+    expect(() =>
+      validateBlockers(
+        {
+          'x-y': {
+            source: 'ours',
+            reason: 'A reason.',
+            severity: 'warning',
+            from: 'v2',
+            to: 'v3',
+            operations: 'all',
+            detect: { rule: 'error-answer' },
+          },
+        },
+        mappings.endpoints,
+      ),
+    ).toThrow('x-y.detect.rule: error-answer compares legacy error tables, and v3 has none');
+  });
+});
+
 describe('v2 requests, checked against v3', () => {
   it("a key without the scope of one of the operation's v3 calls: the calls and scopes are named", () => {
     expect(detect('v2', 'trade', { headers: { 'idempotency-key': 'k' }, scopes: ['trade'] })).toEqual([

@@ -41,6 +41,8 @@ interface Call {
   readonly idempotencyKey?: boolean;
   readonly mode?: string;
   readonly badToken?: boolean;
+  /** The path's org, when not the key's. */
+  readonly orgId?: string;
 }
 
 /** The rows as `org key operation count: kind=count ...`, for one comparison. */
@@ -87,7 +89,7 @@ describe('readiness over two gateway processes sharing PostgreSQL', () => {
   async function send(gateway: Gateway, call: Call): Promise<{ status: number; json: <T>() => T }> {
     return sendTo(gateway.url, {
       method: call.method,
-      path: `/${call.generation}/brokerage/${call.key.file.orgId}/${call.path}`,
+      path: `/${call.generation}/brokerage/${call.orgId ?? call.key.file.orgId}/${call.path}`,
       body: call.body,
       headers: {
         authorization: `Bearer ${call.badToken === true ? 'not.a.token' : legacyToken(call.key)}`,
@@ -163,6 +165,15 @@ describe('readiness over two gateway processes sharing PostgreSQL', () => {
       // The other org's key: one write with a key, one without.
       await ok(first, quote('v1', tradeOnly, true));
       await ok(second, quote('v1', tradeOnly, false));
+      // A path naming the other org: v1's 400 is v2's 404.
+      const otherOrg = await send(first, {
+        key: both,
+        generation: 'v1',
+        method: 'GET',
+        path: 'balances',
+        orgId: tradeOnly.file.orgId,
+      });
+      expect(otherOrg.status).toBe(400);
       // Bad tokens name no key: usage counts them unattributed, readiness not at all.
       expect((await send(first, { ...quote('v1', both, false), badToken: true })).status).toBe(401);
 
@@ -199,6 +210,7 @@ describe('readiness over two gateway processes sharing PostgreSQL', () => {
       expect(v1).toMatchObject({ generation: 'v1', target: 'v2' });
       const id = (key: LoadedKey) => `${key.file.orgId} ${key.file.name.split('/').at(-1)}`;
       const v1Expected = [
+        `${id(both)} balances 1: error-answer-changes=1`,
         `${id(both)} generate_quote 6: idempotency-key-missing=3`,
         `${id(both)} trade 1: idempotency-key-missing=1 trade-read-top-level=1`,
         `${id(both)} trades 2: read-idempotency-key-honoured=2`,
@@ -237,6 +249,9 @@ describe('readiness over two gateway processes sharing PostgreSQL', () => {
       );
       expect(v2.rows.find((row) => row.operation === 'trade')!.blockers[0]!.example).toBe(
         'POST /v2/brokerage/{orgId}/trade: key scopes trade; v3 needs view for GET /v3/fx/balances, view for GET /v3/fx/exposure',
+      );
+      expect(v1.rows.find((row) => row.operation === 'balances')!.blockers[0]!.example).toBe(
+        'GET /v1/brokerage/{orgId}/balances answered 400 "Route not found"; the next generation answers 404 "Route not found"',
       );
       // The examples hold no org id, no token and no value the client sent.
       const examples = JSON.stringify([...v1.rows, ...v2.rows].flatMap((row) => row.blockers.map((b) => b.example)));

@@ -72,6 +72,6 @@ export function compileOperation<G extends LegacyGeneration>(
     reads: Object.entries(mapping.v3).slice(1),
     listKind: findV3Operation(first[1].method, first[1].path)?.list ?? null,
     keyIdOf,
-    blockers: compileBlockerDetector(mappings.blockers, generation, name, mapping, table),
+    blockers: compileBlockerDetector(mappings, generation, name),
   };
 }

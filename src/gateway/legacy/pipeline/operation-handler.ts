@@ -157,6 +157,7 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
         query: request.query,
         scopes,
         success: answer.status < 400,
+        error: answer.v3Error ?? null,
       });
       if (hits.length > 0) this.services.readiness.met({ generation, operation: name, caller, hits });
     }
