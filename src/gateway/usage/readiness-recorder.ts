@@ -13,8 +13,13 @@
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { mergeTallies } from '../../lib/tallies.js';
-import type { BlockerHit, BlockerSeverity, TargetGeneration } from '../legacy/blockers.js';
-import { migrationGuideLink, NEXT_GENERATION } from '../legacy/blockers.js';
+import {
+  type BlockerHit,
+  type BlockerSeverity,
+  migrationGuideLink,
+  NEXT_GENERATION,
+  type TargetGeneration,
+} from '../legacy/blockers.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import {
   parseUsageQuery,
