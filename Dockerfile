@@ -11,9 +11,11 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.client.json ./
 COPY src ./src
 COPY mappings ./mappings
+# v3's OpenAPI snapshot: the build copies it to dist/assets/, the gateway's migration guides are generated from it.
+COPY docs/openapi/v3.json ./docs/openapi/v3.json
 RUN npm run build
 
 # Runtime stage: production dependencies and the compiled code (dist/mappings holds the legacy

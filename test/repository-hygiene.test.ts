@@ -18,6 +18,7 @@ const BUILD_FILES = [
   'package.json',
   'tsconfig.json',
   'tsconfig.build.json',
+  'tsconfig.client.json',
   'eslint.config.js',
   'vitest.config.ts',
   'Dockerfile',

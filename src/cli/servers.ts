@@ -295,6 +295,7 @@ export async function startGateway(
         rateLimits: { reads: config.FXGATE_LEGACY_RATE_LIMIT_READS, writes: config.FXGATE_LEGACY_RATE_LIMIT_WRITES },
         lifecycle: { ...lifecycleOptionsFromConfig(config), now },
         pageTotals: config.FXGATE_LEGACY_PAGE_TOTALS,
+        sandboxHosts: config.FXGATE_SANDBOX_HOSTS,
         ...(shadow === undefined ? {} : { shadow }),
       },
     });

@@ -21,10 +21,13 @@ import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from 
 import { generateRequestId } from '../lib/request-id.js';
 import type { SealingKeyring } from '../lib/secrets/sealing-keyring.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
+import { traceServerRequests } from '../lib/tracing/server-spans.js';
+import { TRACERS, tracingActive } from '../lib/tracing/spans.js';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './events/webhook-worker.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import type { ErrorHandler } from './http/error-handler.js';
 import type { Operation } from './http/operation.js';
+import { coreRequestNames } from './http/request-spans.js';
 import { connectAnswer } from './http/routing.js';
 import { installV3Pipeline } from './http/v3-pipeline.js';
 import type { CoreMetrics } from './metrics/core-metrics.js';
@@ -219,6 +222,8 @@ export async function createV3App(
   // its series as it is added, and recorded for the OpenAPI checks and the CONNECT answer.
   routeEveryMethod(app);
   trackRoutes(app);
+  // First among the onRequest hooks, so authentication and the handler run inside the request's span.
+  if (tracingActive()) traceServerRequests(app, TRACERS.core, coreRequestNames);
   resolved.metrics?.instrument(app);
   handleFrameworkError = installV3Pipeline(app, operations, {
     registry: deps.registry,

@@ -21,6 +21,8 @@ import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { loggerOptions } from '../lib/logger.js';
 import { generateRequestId } from '../lib/request-id.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
+import { traceServerRequests } from '../lib/tracing/server-spans.js';
+import { TRACERS, tracingActive } from '../lib/tracing/spans.js';
 import { createGatewayClientErrorHandler, gatewayConnectAnswer } from './client-errors.js';
 import { type GatewayReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
@@ -33,9 +35,11 @@ import { type LegacyMappings, loadLegacyMappings, type MappingsLocation } from '
 import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
 import { LegacyRateLimiter, type LegacyRateLimits } from './legacy/rate-limit.js';
 import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegacyRoutes } from './legacy/routes.js';
+import { SandboxHosts } from './legacy/sandbox-hosts.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type MigrationSchedule, migrationSchedule, type ScheduleSource } from './migration-schedule.js';
 import { registerGatewayReference } from './openapi/serve.js';
+import { GatewayRequestNames } from './request-spans.js';
 import { ShadowMode, type ShadowOptions } from './shadow/shadow-mode.js';
 import { readShadowReport } from './shadow/shadow-recorder.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
@@ -110,6 +114,8 @@ export interface LegacyGatewayOptions {
   readonly pageTotals?: PageTotalsMode;
   /** Shadow mode beside the legacy service (shadow/shadow-mode.ts); off without it. */
   readonly shadow?: ShadowOptions;
+  /** FXGATE_SANDBOX_HOSTS: host names where a request without `X-App-Mode` is sandbox (legacy/auth.ts). */
+  readonly sandboxHosts?: readonly string[];
   /** Legacy webhooks (webhooks/legacy-webhooks.ts): the receiver v3 delivers to, the outbox worker, the v3 registrations. */
   readonly webhooks?: LegacyWebhooks;
 }
@@ -204,6 +210,8 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   // and the CONNECT answer.
   routeEveryMethod(app);
   trackRoutes(app);
+  // First among the onRequest hooks, so authentication and the handler run inside the request's span.
+  if (tracingActive()) traceServerRequests(app, TRACERS.gateway, new GatewayRequestNames().describe);
   const { metrics } = resolved;
   metrics?.instrument(app);
   if (metrics !== undefined) resolved.admin?.addMetrics(metrics.registry);
@@ -342,6 +350,7 @@ async function registerLegacy(
     store: resolved.store,
     issuers: resolved.issuers,
     declaredMode: (header) => declaredMode(mappings.conventions, header),
+    sandboxHosts: new SandboxHosts(resolved.sandboxHosts ?? []),
     log: (event) => app.log.warn(event, 'legacy nonce store unavailable'),
   });
   return registerLegacyRoutes(app, {

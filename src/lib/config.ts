@@ -11,7 +11,9 @@ import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
+import { DEFAULT_JWT_ISSUERS } from './auth/credentials.js';
 import { DB_POOL_MODES } from './db/pool-mode.js';
+import { normaliseHostName, sandboxHostEntryProblem } from './http/host-names.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
 import type { SealingKeyring } from './secrets/sealing-keyring.js';
@@ -171,11 +173,8 @@ const list = z.string().transform((value) =>
     .filter(Boolean),
 );
 
-/**
- * The `iss` values tokens may carry: real legacy clients send the legacy service's own name, so
- * fxgate accepts it beside its own. The first entry is the one fxgate signs with itself.
- */
-export const DEFAULT_JWT_ISSUERS: readonly [string, ...string[]] = Object.freeze(['fx-service', 'openfx'] as const);
+/** The `iss` values tokens may carry (auth/credentials.ts, where the v3 client finds them too). */
+export { DEFAULT_JWT_ISSUERS };
 
 /**
  * FXGATE_JWT_ISSUER: a comma-separated list, at least one entry. Unlike FXGATE_TRUSTED_PROXIES,
@@ -196,6 +195,24 @@ const issuerList = z.string().transform((text, ctx): [string, ...string[]] => {
   for (const message of problems) ctx.addIssue({ code: 'custom', message });
   const [first, ...rest] = entries;
   return problems.length === 0 && first !== undefined ? [first, ...rest] : z.NEVER;
+});
+
+/**
+ * FXGATE_SANDBOX_HOSTS: host names, comma-separated, each checked (a typo would leave unchanged
+ * clients on live), stored as compared: lower case, without a trailing dot.
+ */
+const hostList = z.string().transform((text, ctx): string[] => {
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const names: string[] = [];
+  for (const entry of entries) {
+    const problem = sandboxHostEntryProblem(entry);
+    if (problem === null) names.push(normaliseHostName(entry)!);
+    else ctx.addIssue({ code: 'custom', message: problem });
+  }
+  return [...new Set(names)];
 });
 
 /** A UUID in any case, as org ids are written; compared in lower case, as the registry stores them. */
@@ -343,8 +360,13 @@ const MAX_STOP_MS = 600_000;
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
 
-/** Where the deprecation and sunset `Link` points unless configured (the gateway's default too). */
-export const DEFAULT_MIGRATION_URL = 'https://docs.fxgate.dev/migrate/v1-to-v2';
+/**
+ * Where v1's and v2's deprecation and sunset `Link` point unless configured: the guides the
+ * gateway serves itself, root-relative (RFC 8288 lets a client resolve them against the request's
+ * URL; the gateway has no trusted public origin to make them absolute with).
+ */
+export const DEFAULT_MIGRATION_URL = '/docs/migrate/v1-to-v2';
+export const DEFAULT_V2_MIGRATION_URL = '/docs/migrate/v2-to-v3';
 /** v1's dates unless configured: deprecated at the start of 2026, retired at its end. */
 export const DEFAULT_V1_DEPRECATED_AT = '2026-01-01T00:00:00Z';
 export const DEFAULT_V1_SUNSET_AT = '2026-12-31T23:59:59Z';
@@ -536,9 +558,15 @@ export const configSchema = z
       ),
     FXGATE_MIGRATION_URL: z
       .url()
-      .default(DEFAULT_MIGRATION_URL)
+      .optional()
       .describe(
-        'Gateway: the migration guide: the target of the `Link` header (`rel="deprecation"`, `rel="sunset"`) on every v1 answer, and on v2 answers once v2 has dates, and named in the 410 of brownouts and of the sunset. Formerly `FXGATE_MIGRATION_GUIDE_URL`, still read when this one is unset.',
+        `Gateway: v1's migration guide, an absolute URL: the target of the \`Link\` header (\`rel="deprecation"\`, \`rel="sunset"\`) on every v1 answer, and named in the 410 of brownouts and of the sunset. v1 only: v2's is FXGATE_V2_MIGRATION_URL. Unset: the gateway's own guide, \`${DEFAULT_MIGRATION_URL}\` (root-relative). Formerly \`FXGATE_MIGRATION_GUIDE_URL\`, still read when this one is unset.`,
+      ),
+    FXGATE_V2_MIGRATION_URL: z
+      .url()
+      .optional()
+      .describe(
+        `Gateway: v2's migration guide, an absolute URL: the target of the \`Link\` header on v2 answers once v2 has dates (FXGATE_V2_DEPRECATED_AT, FXGATE_V2_SUNSET_AT). Unset: the gateway's own guide, \`${DEFAULT_V2_MIGRATION_URL}\` (root-relative).`,
       ),
     FXGATE_V1_DEPRECATED_AT: instant
       .default(DEFAULT_V1_DEPRECATED_AT)
@@ -569,12 +597,17 @@ export const configSchema = z
     FXGATE_V2_DEPRECATED_AT: instant
       .optional()
       .describe(
-        'Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_MIGRATION_URL. Unset: none.',
+        'Gateway: when v2 was (or will be) deprecated, an ISO 8601 instant; once set, every v2 answer carries `Deprecation` and a `Link` to FXGATE_V2_MIGRATION_URL. Unset: none.',
       ),
     FXGATE_V2_SUNSET_AT: instant
       .optional()
       .describe(
         'Gateway: when v2 is to be retired, an ISO 8601 instant, not before FXGATE_V2_DEPRECATED_AT; once set, every v2 answer carries `Sunset` and a `Link`. It announces only: v2 is not refused after it. Unset: none.',
+      ),
+    FXGATE_SANDBOX_HOSTS: hostList
+      .default([])
+      .describe(
+        "Gateway: comma-separated host names (`sandbox.api.example.com`) on which a v1/v2 request that sends no `X-App-Mode` works on the sandbox book, as the legacy service's sandbox host did; a live key there is refused (the legacy 401), and so is `X-App-Mode: live`. Compared with the request's `Host` (from FXGATE_TRUSTED_PROXIES, their `X-Forwarded-Host`) without its port, in any case, a trailing dot ignored. Elsewhere no header means live. Empty: none.",
       ),
     FXGATE_LEGACY_PAGE_TOTALS: z
       .enum(['bounded', 'exact'])

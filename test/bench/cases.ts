@@ -3,6 +3,8 @@
  * (which stops them after the case) and says what to send. New cases are added to BENCH_CASES.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 import { z } from 'zod';
@@ -732,6 +734,29 @@ const METRICS_ROWS = {
 /** The metrics' target: a gateway keeping them serves at least this share of the same gateway without them. */
 const METRICS_RATIO = 0.95;
 
+const TRACING_ROWS = {
+  off: 'gw v1, tracing off',
+  offAgain: 'gw v1, tracing off, again',
+  on: 'gw v1, tracing on',
+} as const;
+
+/**
+ * An OTLP/HTTP endpoint on 127.0.0.1 that takes every export and drops it (200, empty body), for
+ * the tracing case's exporter: the cost measured is the gateway's, not a collector's.
+ */
+async function startOtlpSink(cleanup: CleanupStack): Promise<string> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup.defer('closing the OTLP sink', async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 /** The legacy quote body of the quotes case's v2 row: its v3 request in v2's words. */
 const LEGACY_QUOTE_BODY = JSON.stringify({ amount: 1000, buy: 'EUR', sell: 'USD', referencedUnit: 'EUR' });
 
@@ -931,6 +956,54 @@ export const BENCH_CASES: readonly BenchCase[] = [
         { label: METRICS_ROWS.relayOn, url: relayOn.url, plan: relay },
       ];
       const servers = [off, on, setup.core.server, relayOff, relayOn, upstream];
+      return {
+        url: on.url,
+        servers,
+        plan: {
+          kind: 'self-measured',
+          async probe() {
+            for (const row of rows) await probe(row.url, row.plan);
+          },
+          measure: (settings) => measureSideBySide(rows, settings, servers),
+        },
+      };
+    },
+  },
+  {
+    name: 'tracing',
+    description:
+      `the gateway's tracing, off and on, side by side: three gateways on one core (as \`fxgate all\` wires them), two without tracing ` +
+      `and one tracing every request (OTLP over http/protobuf, batched, to a sink on 127.0.0.1 that drops what it gets; the core does ` +
+      `not trace). Each row is ${TRADE_GET}'s v1 trade read. ${TRACING_ROWS.offAgain} against ${TRACING_ROWS.off} is the noise; ` +
+      `${TRACING_ROWS.on} against ${TRACING_ROWS.off} is what tracing costs, in throughput and in the gateway's CPU per request`,
+    rowComparisons: [
+      { row: TRACING_ROWS.offAgain, of: TRACING_ROWS.off },
+      { row: TRACING_ROWS.on, of: TRACING_ROWS.off },
+    ],
+    rssTarget: GATEWAY_RSS,
+    async start(context) {
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const off = gatewayOf(setup);
+      const wiring = {
+        upstreamUrl: setup.core.server.url,
+        databaseUrl: setup.core.databaseUrl,
+        redisUrl: context.settings.redisUrl,
+        redisKeyPrefix: setup.core.redisKeyPrefix,
+      };
+      const offAgain = await context.launch('gateway', wiring);
+      const on = await context.launch('gateway', {
+        ...wiring,
+        tracing: 'on',
+        otlpEndpoint: await startOtlpSink(context.cleanup),
+      });
+      const tradeId = setup.tradeIds[0]!;
+      const v1 = legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`));
+      const rows: SideBySideRow[] = [
+        { label: TRACING_ROWS.off, url: off.url, plan: v1 },
+        { label: TRACING_ROWS.offAgain, url: offAgain.url, plan: v1 },
+        { label: TRACING_ROWS.on, url: on.url, plan: v1 },
+      ];
+      const servers = [off, offAgain, on, setup.core.server];
       return {
         url: on.url,
         servers,

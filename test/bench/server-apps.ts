@@ -37,6 +37,7 @@ import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/lib/store/rate-limit-cell.js';
 import { RedisStore } from '../../src/lib/store/redis-store.js';
+import { startTracing } from '../../src/lib/tracing/start.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 
 export interface ServedApp {
@@ -339,9 +340,16 @@ async function core(config: ServerConfig): Promise<ServedApp> {
  * runs in shadow mode beside the legacy service there, comparing `shadowSample` of its reads (1
  * when absent), the gateway serving. With `metrics: 'on'` it keeps its Prometheus metrics on an
  * admin listener of its own (a port the OS picks; nothing scrapes it), as the CLI's gateway does
- * when its admin listener is on: the process's default metrics run too. Off when absent.
+ * when its admin listener is on: the process's default metrics run too. Off when absent. With
+ * `tracing: 'on'` it traces as OTEL_EXPORTER_OTLP_ENDPOINT=`otlpEndpoint` turns it on in the
+ * CLI (http/protobuf, batched, every request sampled); off when absent.
  */
 async function gateway(config: ServerConfig): Promise<ServedApp> {
+  if (config.tracing !== undefined && config.tracing !== 'on' && config.tracing !== 'off')
+    throw new Error(`server config tracing must be on or off, not ${JSON.stringify(config.tracing)}`);
+  if (config.tracing === 'on') process.env.OTEL_EXPORTER_OTLP_ENDPOINT = setting(config, 'otlpEndpoint');
+  // Before the app is built: its request hooks are installed only when tracing is on.
+  const tracing = config.tracing === 'on' ? await startTracing(process.env, 'gateway') : null;
   const db = openPostgres(databaseOptions(config));
   const store = new RedisStore({ url: setting(config, 'redisUrl'), keyPrefix: setting(config, 'redisKeyPrefix') });
   let keysDir: string | null = null;
@@ -353,6 +361,7 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
       keysDir === null ? Promise.resolve() : rm(keysDir, { recursive: true, force: true }),
       admin?.close(),
     ]);
+    await tracing?.shutdown();
   };
   try {
     keysDir = await mkdtemp(join(os.tmpdir(), 'fxgate-bench-gateway-keys-'));

@@ -19,7 +19,15 @@ export const BUILT_ENTRY = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 
 /** Folders whose every file is compiled or copied into dist/, and the files that configure the build. */
 const INPUT_FOLDERS = ['src', 'mappings'];
-const INPUT_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'mappings/tsconfig.build.json'];
+const INPUT_FILES = [
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'tsconfig.client.json',
+  'mappings/tsconfig.build.json',
+  // Copied to dist/assets/: the gateway's migration guides are generated from it.
+  'docs/openapi/v3.json',
+];
 
 /** The build writes every output afresh: the entry's time is the build's. */
 async function builtAt(): Promise<number | null> {

@@ -107,8 +107,13 @@ const ENTRIES = {
 } as const;
 export type CliEntry = keyof typeof ENTRIES;
 
-function spawnCli(entry: CliEntry, args: readonly string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [...ENTRIES[entry], ...args], {
+function spawnCli(
+  entry: CliEntry,
+  args: readonly string[],
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): CliProcess {
+  const child = spawn(process.execPath, [...nodeArgs, ...ENTRIES[entry], ...args], {
     cwd: REPO_ROOT,
     env: cleanEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -116,8 +121,13 @@ function spawnCli(entry: CliEntry, args: readonly string[], env: Record<string, 
   return new CliProcess(child, args);
 }
 
-export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
-  return spawnCli('source', args, env);
+/** `nodeArgs` go before the entry (a preload a test watches the process with). */
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
+): CliProcess {
+  return spawnCli('source', args, env, nodeArgs);
 }
 
 /** The built CLI, as `npx fxgate` and `npm start` run it. */

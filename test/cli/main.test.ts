@@ -111,6 +111,10 @@ describe('the built fxgate', () => {
       });
       expect(balances.statusCode).toBe(200);
       expect(((await balances.body.json()) as { status: string }).status).toBe('success');
+      // The migration guide, generated from the built mappings/ and the v3 snapshot the build copied to dist/assets/.
+      const guide = await request(`${url}/docs/migrate/v2-to-v3`);
+      expect(guide.statusCode).toBe(200);
+      expect(await guide.body.text()).toContain('<a id="trade/reverse"></a>');
 
       const stopped = await server.stop('SIGTERM');
       expect(stopped).toMatchObject({ code: 0, signal: null });

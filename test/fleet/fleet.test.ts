@@ -22,7 +22,10 @@
  * - a malformed answer: a body that is not its generation's envelope, or a record missing a field
  *   or holding one of the wrong type (the independent clients' readers);
  * - a wrong answer: a 4xx to a valid request, but for the 401 of a token signed in a second before
- *   the new primary's epoch marker, answered after the kill (the client signs again); or a 2xx
+ *   the new primary's epoch marker, answered after the kill (the client signs again), and for a
+ *   write's 409 IDEMPOTENCY_IN_FLIGHT answered after the kill (a lock whose release the outage
+ *   lost lives out its lifetime: the client waits Retry-After and sends it again, as the
+ *   contract says; its duplicate is what the money check would catch); or a 2xx
  *   that does not answer the request (other currencies or amounts, a trade of another quote,
  *   a withdrawal to another account).
  *
@@ -263,7 +266,7 @@ describe('a fleet behind HAProxy, on PgBouncer and a Redis that fails over', () 
         `Fleet Redis failover: ${counts.requests} requests (${counts.attempts} attempts), ${counts.failed} failed, ` +
           `${counts.unavailable} write attempts answered 503 from ${window.firstRefusal.toFixed(1)} s to ` +
           `${window.lastRefusal.toFixed(1)} s after the SIGKILL (first write succeeded at ${window.firstWriteOk.toFixed(1)} s), ` +
-          `${counts.reSigned} signed again after the new epoch marker; ${money.trades.length} trades and ${money.withdrawals.length} withdrawals in all, ${duplicates(money)} duplicates\n`,
+          `${counts.reSigned} signed again after the new epoch marker, ${counts.waitedInFlight} waited out an in-flight lock; ${money.trades.length} trades and ${money.withdrawals.length} withdrawals in all, ${duplicates(money)} duplicates\n`,
       );
 
       expect(phase.filter((e) => e.outcome === 'failed').map(describeExchange)).toEqual([]);

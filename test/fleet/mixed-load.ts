@@ -39,10 +39,13 @@ export type Generation = 'v1' | 'v2' | 'v3';
  *   attempted, and the client sends it again with the same key;
  * - `re-sign`: the 401 of a token signed before the store's new epoch marker, during the
  *   failover: the client signs a new token and sends again;
+ * - `in-flight`: a write's 409 IDEMPOTENCY_IN_FLIGHT after the primary was killed: an attempt's
+ *   lock whose release the outage lost stays until its lifetime ends, and the contract tells the
+ *   client to wait Retry-After and send it again with the same key, which it does;
  * - `failed`: anything else (see the test's header): a connection error, a 5xx, a malformed or
  *   a wrong answer, and the two above outside a failover.
  */
-export type Outcome = 'ok' | 'unavailable' | 're-sign' | 'failed';
+export type Outcome = 'ok' | 'unavailable' | 're-sign' | 'in-flight' | 'failed';
 
 export interface Exchange {
   readonly stream: string;
@@ -78,8 +81,10 @@ const LEGACY_AUTH_MESSAGE = 'The authorization key provided is either invalid or
 const PAUSE_MS = 20;
 /** Before sending a refused or unanswered write again. */
 const RETRY_PAUSE_MS = 100;
-/** The most a write is sent again before the client gives up (then it is reported). */
-const WRITE_RETRY_DEADLINE_MS = 30_000;
+/** The most a write is sent again before the client gives up (then it is reported): past an in-flight lock's lifetime. */
+const WRITE_RETRY_DEADLINE_MS = 60_000;
+/** The longest Retry-After of an in-flight answer the client waits, whatever the header says. */
+const MAX_RETRY_AFTER_MS = 5_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -479,7 +484,8 @@ export class MixedLoad {
         );
         return null;
       }
-      if (judged.outcome !== 're-sign') await sleep(RETRY_PAUSE_MS);
+      if (judged.outcome === 'in-flight') await sleep(retryAfterMs(sent));
+      else if (judged.outcome !== 're-sign') await sleep(RETRY_PAUSE_MS);
     }
   }
 
@@ -510,6 +516,9 @@ export class MixedLoad {
     if (write && isStoreUnavailable(generation, answer)) {
       // The contract's answer while the store is down; any other time it is a failure all the same.
       return { outcome: inOutage ? 'unavailable' : 'failed', status: 503, detail: brief, sendAgain: true };
+    }
+    if (write && isInFlight(generation, answer)) {
+      return { outcome: inOutage ? 'in-flight' : 'failed', status: 409, detail: brief, sendAgain: true };
     }
     if (isSignedBeforeReset(generation, answer)) {
       return { outcome: inOutage ? 're-sign' : 'failed', status: 401, detail: brief, sendAgain: true };
@@ -545,6 +554,24 @@ export class MixedLoad {
 }
 
 /** A write's 503 in its generation's envelope: v3 IDEMPOTENCY_UNAVAILABLE as cataloged, v2 IDEMPOTENCY_SERVICE_UNAVAILABLE. */
+/** A write's 409 IDEMPOTENCY_IN_FLIGHT, in any generation's envelope (v1 answers v2's, see mappings/errors.v1.ts). */
+export function isInFlight(generation: Generation, answer: RawAnswer): boolean {
+  if (answer.status !== 409) return false;
+  const body = json(answer.text);
+  if (generation === 'v3') {
+    const parsed = v3ErrorEnvelopeSchema.safeParse(body);
+    return parsed.success && parsed.data.error.code === 'IDEMPOTENCY_IN_FLIGHT';
+  }
+  return z.object({ error: z.object({ code: z.literal('IDEMPOTENCY_IN_FLIGHT') }) }).safeParse(body).success;
+}
+
+/** What an answer's Retry-After asks the client to wait, in ms, within MAX_RETRY_AFTER_MS. */
+function retryAfterMs(sent: Sent): number {
+  if (!('answer' in sent)) return RETRY_PAUSE_MS;
+  const seconds = Number(sent.answer.headers['retry-after']);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : RETRY_PAUSE_MS;
+}
+
 export function isStoreUnavailable(generation: Generation, answer: RawAnswer): boolean {
   if (answer.status !== 503) return false;
   const body = json(answer.text);
@@ -598,6 +625,7 @@ export interface Tally {
   readonly reSigned: number;
   /** Writes sent again after a connection error: the client's right, counted (also in `failed`). */
   readonly retriedAfterConnectionError: number;
+  readonly waitedInFlight: number;
 }
 
 export function tally(exchanges: readonly Exchange[]): Tally {
@@ -609,6 +637,7 @@ export function tally(exchanges: readonly Exchange[]): Tally {
     failed: count((e) => e.outcome === 'failed'),
     unavailable: count((e) => e.outcome === 'unavailable'),
     reSigned: count((e) => e.outcome === 're-sign'),
+    waitedInFlight: count((e) => e.outcome === 'in-flight'),
     retriedAfterConnectionError: count((e) => e.write && e.status === null),
   };
 }

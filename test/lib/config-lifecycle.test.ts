@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { ConfigError, DEFAULT_MIGRATION_URL, loadConfig } from '../../src/lib/config.js';
+import { ConfigError, loadConfig } from '../../src/lib/config.js';
 import { killAllCliProcesses, runCli } from '../cli/cli-process.js';
 
 function problems(env: Record<string, string>): readonly string[] {
@@ -23,13 +23,15 @@ const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
 describe('defaults', () => {
   it("are v1's dates as before, refused after its sunset, no brownouts, and no dates for v2", () => {
     expect(loadConfig({})).toMatchObject({
-      FXGATE_MIGRATION_URL: DEFAULT_MIGRATION_URL,
       FXGATE_V1_DEPRECATED_AT: '2026-01-01T00:00:00Z',
       FXGATE_V1_SUNSET_AT: '2026-12-31T23:59:59Z',
       FXGATE_V1_AFTER_SUNSET: 'refuse',
       FXGATE_V1_BROWNOUTS: [],
       FXGATE_V1_BROWNOUT_EXEMPT: [],
     });
+    // Unset guides are the gateway's own pages (generation-lifecycle.ts).
+    expect(loadConfig({}).FXGATE_MIGRATION_URL).toBeUndefined();
+    expect(loadConfig({}).FXGATE_V2_MIGRATION_URL).toBeUndefined();
     expect(loadConfig({}).FXGATE_V2_DEPRECATED_AT).toBeUndefined();
     expect(loadConfig({}).FXGATE_V2_SUNSET_AT).toBeUndefined();
   });
@@ -61,6 +63,7 @@ describe('FXGATE_MIGRATION_URL and its old name', () => {
       /^FXGATE_MIGRATION_GUIDE_URL \(now FXGATE_MIGRATION_URL\): /,
     );
     expect(problems({ FXGATE_MIGRATION_URL: 'not a url' })[0]).toMatch(/^FXGATE_MIGRATION_URL: /);
+    expect(problems({ FXGATE_V2_MIGRATION_URL: '/docs/migrate/v2-to-v3' })[0]).toMatch(/^FXGATE_V2_MIGRATION_URL: /);
   });
 });
 

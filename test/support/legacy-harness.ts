@@ -51,6 +51,8 @@ export interface LegacyHarnessOptions extends HarnessOptions {
     readonly timeoutMs?: number;
     readonly requestTimeoutMs?: number;
   };
+  /** The gateway's FXGATE_TRUSTED_PROXIES; none by default. */
+  readonly trustedProxies?: readonly string[];
   /** Legacy webhooks on the gateway, made once the core (and so the database) exists. */
   readonly webhooks?: (core: V3Harness) => LegacyWebhooks;
 }
@@ -76,6 +78,7 @@ export class LegacyHarness {
       upstreamUrl: core.baseUrl,
       logLevel: 'silent',
       timeoutMs: options.gateway?.timeoutMs ?? 10_000,
+      ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
       ...(options.gateway?.requestTimeoutMs === undefined
         ? {}
         : { requestTimeoutMs: options.gateway.requestTimeoutMs }),

@@ -25,6 +25,7 @@ import {
   startGateway,
   upstreamKeysDir,
 } from '../servers.js';
+import { openTracing } from '../tracing.js';
 
 /** The core listens here, on a port the OS picks; the gateway is its only client. */
 const CORE_HOST = '127.0.0.1';
@@ -108,6 +109,7 @@ export async function startAll(
 /** Serves until a stop signal (declared in definitions/all.ts). */
 export function serveAll(run: CliRun): Promise<void> {
   return serve(run, async (closers, drain) => {
+    await openTracing(run, closers, 'all');
     const { url, adminUrl, sandbox, seeded, schedule } = await startAll(
       run.config(),
       closers,

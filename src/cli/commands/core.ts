@@ -2,9 +2,11 @@
 import type { CliRun } from '../io.js';
 import { listen, listeningText, serve } from '../serve.js';
 import { createAdminListener, listenAdmin, startCore } from '../servers.js';
+import { openTracing } from '../tracing.js';
 
 export function serveCore(run: CliRun): Promise<void> {
   return serve(run, async (closers, drain) => {
+    await openTracing(run, closers, 'core');
     const config = run.config();
     // Created first: the core adds its metrics to it.
     const admin = createAdminListener(config, 'core', closers);

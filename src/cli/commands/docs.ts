@@ -2,16 +2,27 @@
  * `fxgate docs`: regenerates (`--write`, `npm run docs`) or checks (`--check`) the generated
  * sections of the manual: the README's configuration table, docs/v3-api.md (the v3 operations
  * and the error catalog), docs/legacy-api.md (the legacy operations, records, errors and
- * webhooks) and the generated part of CHANGELOG.md. Each file names its sections here; the
+ * webhooks), the migration guides docs/migrate-v1-to-v2.md and docs/migrate-v2-to-v3.md (from
+ * the same declarations and the core's v3 document), the currencies' decimals in
+ * docs/legacy-gateway.md (from the migrations' seed) and the generated part of CHANGELOG.md.
+ * Each file names its sections here; the
  * mechanism is src/lib/docs/generated-files.ts. Works on the checkout it runs from, whatever the
  * working folder (`--root` names another); reads the declarations and writes only the files it
  * names.
  */
+import { coreV3Document } from '../../core/openapi/declared-operations.js';
 import { renderV3ApiReference } from '../../core/openapi/v3-reference.js';
 import { renderGenerationChangelog } from '../../gateway/legacy/changelog.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import {
+  guideFile,
+  guideSection,
+  MIGRATION_GUIDES,
+  renderMigrationGuide,
+} from '../../gateway/legacy/migration-guides.js';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
+import { renderCurrencyDecimals, seededCurrencyDecimals } from '../../lib/docs/currency-decimals.js';
 import {
   type GeneratedFile,
   isStale,
@@ -25,7 +36,7 @@ import { checkoutRoot, missingFiles } from '../repository.js';
 
 /** Every file with generated sections, by its path from the repository root, and what each section is rendered from. */
 export async function generatedFiles(): Promise<GeneratedFile[]> {
-  const mappings = await loadLegacyMappings();
+  const [mappings, currencies] = await Promise.all([loadLegacyMappings(), seededCurrencyDecimals()]);
   return [
     { path: 'README.md', sections: { config: renderConfigTable } },
     {
@@ -44,6 +55,11 @@ export async function generatedFiles(): Promise<GeneratedFile[]> {
         'legacy-webhooks': () => renderLegacyWebhooks(mappings),
       },
     },
+    { path: 'docs/legacy-gateway.md', sections: { 'currency-decimals': () => renderCurrencyDecimals(currencies) } },
+    ...MIGRATION_GUIDES.map((guide) => ({
+      path: guideFile(guide),
+      sections: { [guideSection(guide)]: () => renderMigrationGuide(guide, mappings, coreV3Document()) },
+    })),
     { path: 'CHANGELOG.md', sections: { generations: () => renderGenerationChangelog(mappings) } },
   ];
 }

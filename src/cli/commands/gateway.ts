@@ -16,6 +16,7 @@ import {
   startGateway,
   upstreamKeysDir,
 } from '../servers.js';
+import { openTracing } from '../tracing.js';
 
 export function serveGateway(run: CliRun, options: { readonly upstream?: string }): Promise<void> {
   return serve(run, async (closers, drain) => {
@@ -30,6 +31,7 @@ export function serveGateway(run: CliRun, options: { readonly upstream?: string 
       if (error instanceof InvalidUpstreamError) throw usageError(error.message);
       throw error;
     }
+    await openTracing(run, closers, 'gateway');
     const deps = await openGatewayDependencies(config, closers, (line) => run.err(line));
     const admin = createAdminListener(config, 'gateway', closers);
     const app = await startGateway(config, drain, upstream, deps, admin, () => run.now());

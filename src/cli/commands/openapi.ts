@@ -3,17 +3,19 @@
  * v2.json and v1.json, checked (`--check`) or rewritten (`--write`, `npm run openapi`) from the
  * documents the code generates. A rewrite that would break clients of the committed document
  * (src/lib/openapi/breaking-changes.ts) is refused, naming each break, unless
- * `--accept-breaking` says it is on purpose. Works on the checkout it runs from, whatever the
- * working folder (`--root` names another); writes only those files.
+ * `--accept-breaking` says it is on purpose. The v3 client's types (src/lib/client/v3-api.ts) are
+ * generated from the v3 document and kept with them. Works on the checkout it runs from, whatever
+ * the working folder (`--root` names another); writes only those files.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { coreV3Document } from '../../core/openapi/declared-operations.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { buildLegacyDocument } from '../../gateway/openapi/legacy-document.js';
 import { type BreakingChange, breakingChanges, describeBreakingChange } from '../../lib/openapi/breaking-changes.js';
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
+import { CLIENT_TYPES_PATH, clientTypesText } from '../client-types.js';
 import { SNAPSHOT_DIRECTORY } from '../definitions/openapi.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
@@ -43,31 +45,58 @@ export interface SnapshotState {
   readonly breaking: readonly BreakingChange[];
 }
 
-export function isStale(state: SnapshotState): boolean {
+/** A file the command keeps: a snapshot, or the client's types. */
+export type GeneratedFileState = Omit<SnapshotState, 'generation'>;
+
+export function isStale(state: GeneratedFileState): boolean {
   return state.committed !== state.expected;
 }
 
-/** Each snapshot under `root` against the generated document. */
-export async function snapshotStates(root: string): Promise<SnapshotState[]> {
-  const documents = await generateDocuments();
+/** A file's text under `root`, null when it is not there. */
+function readCommitted(root: string, path: string): Promise<string | null> {
+  return readFile(join(root, path), 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+}
+
+/** Each snapshot under `root` against the generated document (the documents generated now unless given). */
+export async function snapshotStates(
+  root: string,
+  documents?: Readonly<Record<Generation, OpenApiDocument>>,
+): Promise<SnapshotState[]> {
+  const generated = documents ?? (await generateDocuments());
   return Promise.all(
     GENERATIONS.map(async (generation) => {
       const path = snapshotPath(generation);
-      const committed = await readFile(join(root, path), 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return null;
-        throw error;
-      });
-      const expected = serializeDocument(documents[generation]);
+      const committed = await readCommitted(root, path);
+      const expected = serializeDocument(generated[generation]);
       const breaking =
         committed === null || committed === expected
           ? []
-          : breakingChanges(JSON.parse(committed) as OpenApiDocument, documents[generation]);
+          : breakingChanges(JSON.parse(committed) as OpenApiDocument, generated[generation]);
       return { generation, path, expected, committed, breaking };
     }),
   );
 }
 
-function report(state: SnapshotState, fresh: string): string[] {
+/** The v3 client's types under `root` against those generated from the v3 document; they break nothing of their own. */
+export async function clientTypesState(root: string, v3: OpenApiDocument): Promise<GeneratedFileState> {
+  return {
+    path: CLIENT_TYPES_PATH,
+    expected: await clientTypesText(v3),
+    committed: await readCommitted(root, CLIENT_TYPES_PATH),
+    breaking: [],
+  };
+}
+
+/** The snapshots and the client's types, as the command checks and writes them. */
+export async function generatedFileStates(root: string): Promise<GeneratedFileState[]> {
+  const documents = await generateDocuments();
+  return [...(await snapshotStates(root, documents)), await clientTypesState(root, documents.v3)];
+}
+
+function report(state: GeneratedFileState, fresh: string): string[] {
   return [
     `${state.path}: ${isStale(state) ? fresh : 'up to date'}`,
     ...state.breaking.map((change) => `  breaking: ${describeBreakingChange(change)}`),
@@ -83,7 +112,7 @@ export async function runOpenApiCommand(
   if (options.acceptBreaking && !options.write)
     throw new CliError('--accept-breaking goes with --write', EXIT_CODES.usage);
   const root = options.root === undefined ? checkoutRoot('openapi') : run.path(options.root);
-  const states = await snapshotStates(root);
+  const states = await generatedFileStates(root);
   const stale = states.filter(isStale);
   const breaking = stale.filter((state) => state.breaking.length > 0);
   if (options.check) {
@@ -102,7 +131,9 @@ export async function runOpenApiCommand(
       EXIT_CODES.failure,
     );
   }
-  await mkdir(join(root, SNAPSHOT_DIRECTORY), { recursive: true });
-  for (const state of stale) await writeFile(join(root, state.path), state.expected);
+  for (const state of stale) {
+    await mkdir(dirname(join(root, state.path)), { recursive: true });
+    await writeFile(join(root, state.path), state.expected);
+  }
   for (const state of states) for (const line of report(state, 'written')) run.out(line);
 }

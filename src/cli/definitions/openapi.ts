@@ -10,7 +10,7 @@ export function registerOpenApiCommand(program: Command, run: CliRun): void {
   program
     .command('openapi')
     .description(
-      `Check or rewrite the committed OpenAPI snapshots (${SNAPSHOT_DIRECTORY}/v3.json, v2.json, v1.json) from the documents the code generates.`,
+      `Check or rewrite the committed OpenAPI snapshots (${SNAPSHOT_DIRECTORY}/v3.json, v2.json, v1.json) from the documents the code generates, and the v3 client's types generated from v3.json.`,
     )
     .option(
       '--write',

@@ -9,7 +9,7 @@
  * What a legacy request must carry, checked in this order (the same order as the core's v3
  * authenticator, with the org check added because legacy paths name an org):
  *   1. `X-App-Mode`, read by the conventions of `mappings/conventions.ts` (sandbox, live or
- *      production in any case; absent is live); anything
+ *      production in any case; absent is live, or sandbox on a sandbox host: below); anything
  *      else is VALIDATION_HEADER_FAILED (legacy 400 Query validation failed).
  *   2. `Authorization: Bearer <JWT>`: missing is AUTH_TOKEN_MISSING, another shape AUTH_TOKEN_INVALID.
  *   3. The JWT of docs/contract.md#auth-tokens, by the shared verifier: ES256 only (alg `none`,
@@ -22,12 +22,21 @@
  *      (`nonce:{<key name>}:<nonce>`), so when the gateway and the core share a store a token
  *      used at one cannot be used again at the other.
  *   5. The declared mode against the key's mode: AUTH_API_KEY_SANDBOX_REQUIRED /
- *      AUTH_API_KEY_LIVE_REQUIRED.
+ *      AUTH_API_KEY_LIVE_REQUIRED; on a sandbox host, a live key is AUTH_API_KEY_SANDBOX_REQUIRED
+ *      whatever the header declares.
  *   6. The key's IP allowlist against the client address: AUTH_FORBIDDEN_IP.
  *   7. The org in the path must be the key's org: otherwise ROUTE_NOT_FOUND (see below).
  *   8. The operation's scope (from the endpoint tables): AUTH_INSUFFICIENT_SCOPE.
  * Every legacy table maps the token, key, mode, IP and scope codes to the 401 with the legacy
  * authorization message (v1 and v2 have no 403; docs/contract.md#errors-legacy-v2).
+ *
+ * Decision, sandbox hosts (FXGATE_SANDBOX_HOSTS; sandbox-hosts.ts). The legacy service's sandbox
+ * was its own host, which knew sandbox keys only, and the public v1 examples send no header. On
+ * such a host a request without `X-App-Mode` declares sandbox; a header still declares what it
+ * says and is checked against the key as anywhere (a sandbox key declaring live is refused, never
+ * quietly served sandbox); and a live key is refused there whatever it declares, as the legacy
+ * sandbox host refused it: AUTH_API_KEY_SANDBOX_REQUIRED, every table's 401. A sandbox host thus
+ * never moves live money. Elsewhere nothing changes: no header is live.
  *
  * Decision, another org in the path: ROUTE_NOT_FOUND, not TRADE_NOT_FOUND. The answer must be
  * the legacy "not found" and must not depend on the operation or on anything about the other
@@ -75,6 +84,7 @@ import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import type { LegacyGeneration } from './catalog.js';
 import { KnownReplays } from './known-replays.js';
+import type { SandboxHosts } from './sandbox-hosts.js';
 
 /** v1 and v2 tokens live at most 120 s (docs/contract.md#auth-tokens-lifetime). */
 export const LEGACY_MAX_TOKEN_LIFETIME_SECONDS = 120;
@@ -116,6 +126,8 @@ export interface LegacyAuthRequest {
   readonly authorization: string | undefined;
   /** The `X-App-Mode` header as received. */
   readonly appMode: string | readonly string[] | undefined;
+  /** The host the client called (`Host`, or a trusted proxy's `X-Forwarded-Host`), port included. */
+  readonly host?: string;
   /** The client address (the socket's, or the trusted-proxy one). */
   readonly clientIp: string;
   /** The `:orgId` of `/v{1,2}/brokerage/:orgId/...`. */
@@ -156,6 +168,8 @@ export interface LegacyAuthenticatorOptions {
   readonly log?: (event: LegacyAuthLogEvent) => void;
   /** Tokens already caught replayed, refused before the store (known-replays.ts). Default: a fresh one. */
   readonly knownReplays?: KnownReplays;
+  /** FXGATE_SANDBOX_HOSTS: where no `X-App-Mode` is sandbox and live keys are refused. Default: none. */
+  readonly sandboxHosts?: SandboxHosts;
 }
 
 function refuse(code: ErrorCode, reason: string): LegacyAuthRefusal {
@@ -170,7 +184,8 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
   const knownReplays = options.knownReplays ?? new KnownReplays(undefined, nowMs);
 
   return async function authenticate(request: LegacyAuthRequest): Promise<LegacyAuthResult> {
-    const mode = options.declaredMode(request.appMode);
+    const onSandboxHost = options.sandboxHosts?.includes(request.host) ?? false;
+    const mode = request.appMode === undefined && onSandboxHost ? 'sandbox' : options.declaredMode(request.appMode);
     if (mode === null) return refuse('VALIDATION_HEADER_FAILED', 'X-App-Mode names no mode the conventions know');
 
     const authorization = request.authorization;
@@ -235,7 +250,7 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
       },
     );
 
-    const refused = authorizationRefusal(activeKey, mode, request);
+    const refused = authorizationRefusal(activeKey, mode, onSandboxHost, request);
     const refusal = refused === null ? null : { ...refused, caller: { orgId: record.orgId, keyName: record.name } };
     if (refusal !== null || write || request.deferReplayCheck !== true) {
       const replayed = await replayCheck;
@@ -249,13 +264,31 @@ function principalOf(record: ActiveKey['record'], mode: Mode): LegacyPrincipal {
   return { keyName: record.name, orgId: record.orgId, scopes: record.scopes, mode };
 }
 
-/** Steps 5 to 8: the declared mode, the client address, the path's org and the scope. */
-function authorizationRefusal(key: ActiveKey, mode: Mode, request: LegacyAuthRequest): LegacyAuthRefusal | null {
+/** Steps 5 to 8: the declared mode (and the host), the client address, the path's org and the scope. */
+function authorizationRefusal(
+  key: ActiveKey,
+  mode: Mode,
+  onSandboxHost: boolean,
+  request: LegacyAuthRequest,
+): LegacyAuthRefusal | null {
   const { record } = key;
+  const sandboxHost = `${request.host ?? ''} is a sandbox host (FXGATE_SANDBOX_HOSTS)`;
   if (mode === 'sandbox' && record.mode !== 'sandbox')
-    return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', 'sandbox declared with a live key');
+    return refuse(
+      'AUTH_API_KEY_SANDBOX_REQUIRED',
+      request.appMode === undefined
+        ? `a live key without X-App-Mode on ${sandboxHost}: call the live host`
+        : 'sandbox declared with a live key',
+    );
   if (mode === 'live' && record.mode !== 'live')
-    return refuse('AUTH_API_KEY_LIVE_REQUIRED', 'live declared (or no X-App-Mode) with a sandbox key');
+    return refuse(
+      'AUTH_API_KEY_LIVE_REQUIRED',
+      request.appMode === undefined
+        ? 'no X-App-Mode (live) with a sandbox key: send X-App-Mode: sandbox'
+        : 'live declared with a sandbox key',
+    );
+  if (onSandboxHost && record.mode !== 'sandbox')
+    return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', `a live key on ${sandboxHost}, which serves the sandbox only`);
   if (!key.allowsAddress(request.clientIp))
     return refuse('AUTH_FORBIDDEN_IP', `client address ${request.clientIp} outside the key's allowlist`);
 

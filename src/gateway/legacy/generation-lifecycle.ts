@@ -4,7 +4,11 @@
  *
  * - Headers: `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <IMF-fixdate>` (RFC 8594) and
  *   `Link: <guide>; rel="deprecation", <guide>; rel="sunset"` (RFC 8288), each present once its
- *   date is set. v1 has both dates by default; v2 has none until they are configured. Built once
+ *   date is set. v1 has both dates by default; v2 has none until they are configured. Each
+ *   generation links its own guide: v1 the v1 → v2 one, v2 the v2 → v3 one, by default the pages
+ *   the gateway serves (`/docs/migrate/v1-to-v2`, `/docs/migrate/v2-to-v3`), root-relative
+ *   because the gateway has no trusted public origin (a Host header is the client's word); a
+ *   client resolves them against the URL it asked (RFC 8288, RFC 3986 section 5). Built once
  *   here, sent by every legacy answer (success, failure, route-level and server-edge).
  * - Refusals: inside a brownout window (start included, end excluded), unless the key's org is
  *   exempt, and from the sunset instant on unless told to serve, a request gets 410 with the
@@ -25,6 +29,7 @@ import {
   DEFAULT_MIGRATION_URL,
   DEFAULT_V1_DEPRECATED_AT,
   DEFAULT_V1_SUNSET_AT,
+  DEFAULT_V2_MIGRATION_URL,
 } from '../../lib/config.js';
 import { imfFixdate, instantText, parseInstant, structuredDate, type TimeInterval } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from './catalog.js';
@@ -44,8 +49,10 @@ export interface GenerationRetirement {
 }
 
 export interface GenerationLifecycleOptions {
-  /** The migration guide: the `Link` target, named in every 410. */
+  /** v1's migration guide (v1 → v2): its `Link` target, named in its 410s; the gateway's own page unless given. */
   readonly migrationUrl?: string;
+  /** v2's migration guide (v2 → v3): its `Link` target once it has dates; the gateway's own page unless given. */
+  readonly v2MigrationUrl?: string;
   /** v1's plan; by default deprecated 2026-01-01T00:00:00Z, retired 2026-12-31T23:59:59Z and refused after. */
   readonly v1?: GenerationRetirement;
   /** v2's plan; by default none (no headers, never refused). */
@@ -136,24 +143,40 @@ export function deprecationHeaders(
   return headers;
 }
 
+/**
+ * A guide's URL as a `Link` target: an absolute URL in its parsed form (a `>` or a space in the
+ * text would end the target early), or a root-relative path, normalised the same way.
+ */
+export function linkTarget(url: string): string {
+  if (URL.canParse(url)) return new URL(url).href;
+  if (url.startsWith('/') && !url.startsWith('//')) {
+    const parsed = new URL(url, 'http://gateway.invalid');
+    return `${parsed.pathname}${parsed.search}${parsed.hash}`;
+  }
+  throw new RangeError(`the migration guide URL is neither an absolute URL nor a path from the root: ${url}`);
+}
+
 export class GenerationLifecycle implements LegacyReplyOptions {
   readonly deprecationHeaders: Readonly<Record<LegacyGeneration, Readonly<Record<string, string>>>>;
+  /** v1's guide (the one its 410s name); `migrationUrls` has each generation's. */
   readonly migrationUrl: string;
+  readonly migrationUrls: Readonly<Record<LegacyGeneration, string>>;
   /** Each generation's plan, as refusal() and the headers apply it (and the migration schedule shows it). */
   readonly plans: Readonly<Record<LegacyGeneration, ResolvedRetirement>>;
   /** The clock every decision reads: ms since the epoch. */
   readonly now: () => number;
 
   constructor(options: GenerationLifecycleOptions = {}) {
-    const url = options.migrationUrl ?? DEFAULT_MIGRATION_URL;
-    if (!URL.canParse(url)) throw new RangeError(`the migration guide URL is not a URL: ${url}`);
-    // The parsed form: a `>` or a space in the text would end the Link target early.
-    this.migrationUrl = new URL(url).href;
+    this.migrationUrls = {
+      v1: linkTarget(options.migrationUrl ?? DEFAULT_MIGRATION_URL),
+      v2: linkTarget(options.v2MigrationUrl ?? DEFAULT_V2_MIGRATION_URL),
+    };
+    this.migrationUrl = this.migrationUrls.v1;
     this.plans = { v1: resolve('v1', options.v1), v2: resolve('v2', options.v2) };
     this.deprecationHeaders = Object.fromEntries(
       LEGACY_GENERATIONS.map((generation) => [
         generation,
-        Object.freeze(deprecationHeaders(this.plans[generation], this.migrationUrl)),
+        Object.freeze(deprecationHeaders(this.plans[generation], this.migrationUrls[generation])),
       ]),
     ) as Record<LegacyGeneration, Readonly<Record<string, string>>>;
     this.now = options.now ?? Date.now;
@@ -168,7 +191,7 @@ export class GenerationLifecycle implements LegacyReplyOptions {
       return new GenerationRetired(
         'sunset',
         generation,
-        `${generation} was retired on ${instantText(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrl}`,
+        `${generation} was retired on ${instantText(plan.sunsetAt)} and no longer serves requests. Migrate to a supported version: ${this.migrationUrls[generation]}`,
       );
     }
     const window = plan.brownouts.find((brownout) => now >= brownout.start && now < brownout.end);
@@ -178,16 +201,17 @@ export class GenerationLifecycle implements LegacyReplyOptions {
     return new GenerationRetired(
       'brownout',
       generation,
-      `${generation} is unavailable until ${instantText(window.end)} for a scheduled brownout${retiring}. Migrate before then: ${this.migrationUrl}`,
+      `${generation} is unavailable until ${instantText(window.end)} for a scheduled brownout${retiring}. Migrate before then: ${this.migrationUrls[generation]}`,
     );
   }
 }
 
-/** The lifecycle as configured (FXGATE_MIGRATION_URL, FXGATE_V1_*, FXGATE_V2_*); config.ts has validated every value. */
+/** The lifecycle as configured (FXGATE_MIGRATION_URL, FXGATE_V2_MIGRATION_URL, FXGATE_V1_*, FXGATE_V2_*); config.ts has validated every value. */
 export function lifecycleOptionsFromConfig(
   config: Pick<
     Config,
     | 'FXGATE_MIGRATION_URL'
+    | 'FXGATE_V2_MIGRATION_URL'
     | 'FXGATE_V1_DEPRECATED_AT'
     | 'FXGATE_V1_SUNSET_AT'
     | 'FXGATE_V1_AFTER_SUNSET'
@@ -200,6 +224,7 @@ export function lifecycleOptionsFromConfig(
   const instant = (text: string | undefined) => (text === undefined ? undefined : parseInstant(text));
   return {
     migrationUrl: config.FXGATE_MIGRATION_URL,
+    v2MigrationUrl: config.FXGATE_V2_MIGRATION_URL,
     v1: {
       deprecatedAt: instant(config.FXGATE_V1_DEPRECATED_AT),
       sunsetAt: instant(config.FXGATE_V1_SUNSET_AT),

@@ -451,7 +451,7 @@ const INTRODUCTIONS: Readonly<Record<LegacyGeneration, string>> = {
 const COMMON_INTRODUCTION = [
   '',
   '- Every request carries `Authorization: Bearer <JWT>`: ES256, signed with the API key, at most 120 s, good for one request; no request signature.',
-  '- `x-app-mode`: sandbox, live or production (live), any case; absent means live.',
+  '- `x-app-mode`: sandbox, live or production (live), any case; absent means live, or sandbox on a host the operator lists in `FXGATE_SANDBOX_HOSTS` (where live keys are refused).',
   '- Every success is `{"status": "success", "message", "data"}`; lists add `meta.pagination`. Every error is `{"status": "error", "message"}`, with `error: {code, details}` for the idempotency cases.',
   '- Amounts are JSON numbers written with exactly the v3 digits; ids are UUIDs.',
   '- Every authentication and authorisation refusal is the 401; an organisation other than the key\'s is "Route not found".',
@@ -528,7 +528,8 @@ export function buildLegacyDocument(mappings: LegacyMappings, generation: Legacy
           name: 'x-app-mode',
           in: 'header',
           required: false,
-          description: 'The book: sandbox, or live (also production); any case; absent means live.',
+          description:
+            'The book: sandbox, or live (also production); any case; absent means live, or sandbox on a host the operator lists in FXGATE_SANDBOX_HOSTS (where live keys are refused).',
           schema: { type: 'string', pattern: anyCasePattern(modes) },
         },
         RequestId: REQUEST_ID_PARAMETER,

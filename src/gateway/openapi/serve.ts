@@ -3,7 +3,8 @@
  * authentication, each with its generation's headers; another method is that generation's
  * "Route not found", from the legacy routes' fallback), and the /docs page over the three
  * documents (v3's through the /v3 passthrough). A gateway without the legacy generations lists
- * v3 only. Part of the gateway; the page itself is lib's.
+ * v3 only; with them, the migration guides too (migration-guide-pages.ts). Part of the gateway;
+ * the page itself is lib's.
  */
 import type { FastifyInstance } from 'fastify';
 
@@ -15,6 +16,8 @@ import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import { generationHeaders, type LegacyReplyOptions } from '../legacy/reply.js';
 import { buildLegacyDocument } from './legacy-document.js';
+import { registerMigrationGuides } from './migration-guide-pages.js';
+import { loadV3Snapshot } from './v3-snapshot.js';
 
 export interface GatewayReferenceOptions {
   readonly mappings: LegacyMappings;
@@ -42,6 +45,7 @@ export async function registerGatewayReference(app: FastifyInstance, options: Ga
           .send(body),
       );
     }
+    registerMigrationGuides(app, options.mappings, await loadV3Snapshot());
     generations.push('v2', 'v1');
   }
   await registerReferencePage(app, {

@@ -17,19 +17,59 @@
  * Hop-by-hop headers are not forwarded either way; the legacy service sees its own host in
  * `Host` and the client's address in `X-Forwarded-For`, as the /v3 passthrough sends them, and
  * `Via: 1.1 fxgate`, by which a gateway that receives the request again (FXGATE_SHADOW_URL
- * pointing at a gateway) serves it itself instead of sending it round once more.
+ * pointing at a gateway) serves it itself instead of sending it round once more. With tracing
+ * on, the gateway's `traceparent` replaces the client's, each call a CLIENT span.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 
+import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
 
 import { operatorServicePolicy, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { guardedPool } from '../../lib/net/guarded-connector.js';
+import {
+  ATTR,
+  injectTraceHeaders,
+  recordErrorType,
+  recordStatus,
+  SpanKind,
+  startClientSpan,
+  TRACERS,
+  tracingActive,
+} from '../../lib/tracing/spans.js';
 import { forwardedFor } from '../forwarded-for.js';
 import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
+
+/**
+ * With tracing on, the CLIENT span of a call to the legacy service, named by the legacy route's
+ * template (never the path, which carries the org id), its `traceparent` in the headers sent.
+ */
+function traceLegacyCall(request: FastifyRequest, headers: IncomingHttpHeaders, use: 'relay' | 'mirror'): Span | null {
+  if (!tracingActive()) return null;
+  const route = request.routeOptions.url;
+  const method = use === 'mirror' ? 'GET' : request.method;
+  const traced = startClientSpan(TRACERS.gateway, route === undefined ? method : `${method} ${route}`, {
+    [ATTR.method]: method,
+    'fxgate.shadow.call': use,
+    ...(route === undefined ? {} : { [ATTR.urlTemplate]: route }),
+  });
+  if (traced === null) return null;
+  delete headers.traceparent;
+  delete headers.tracestate;
+  injectTraceHeaders(headers, traced.context);
+  return traced.span;
+}
+
+/** Ends a call's span with the legacy service's status, or the error's type. */
+function endLegacyCall(span: Span | null, outcome: number | unknown): void {
+  if (span === null) return;
+  if (typeof outcome === 'number') recordStatus(span, outcome, SpanKind.CLIENT);
+  else recordErrorType(span, outcome);
+  span.end();
+}
 
 /** What the gateway adds to `Via` on what it sends on (RFC 9110 7.6.3). */
 export const VIA = '1.1 fxgate';
@@ -173,6 +213,8 @@ export class LegacyService {
     const body = bodyOf(request);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new LegacyTimeoutError(options.deadlineMs)), options.deadlineMs);
+    const sent = this.headersOf(request, body !== null);
+    let span = traceLegacyCall(request, sent, 'relay');
     try {
       let answer: Dispatcher.ResponseData;
       try {
@@ -180,11 +222,13 @@ export class LegacyService {
           origin: this.origin,
           path: this.prefix + request.url,
           method: request.method as Dispatcher.HttpMethod,
-          headers: this.headersOf(request, body !== null),
+          headers: sent,
           body,
           signal: controller.signal,
         });
       } catch (error) {
+        endLegacyCall(span, error);
+        span = null;
         options.onFailure(reply, error, !errorCodesOf(error).some((code) => NOT_SENT_CODES.has(code)));
         return null;
       }
@@ -207,12 +251,16 @@ export class LegacyService {
           if (!response.destroyed && !response.write(chunk)) await drained(response);
         }
       } catch (error) {
+        endLegacyCall(span, error);
+        span = null;
         // Broken off after its headers: cut the client too, so a truncated body never looks whole.
         request.log.warn({ err: error }, 'legacy answer broke off after its headers were sent');
         response.destroy(error instanceof Error ? error : new Error(String(error)));
         return null;
       }
       response.end();
+      endLegacyCall(span, answer.statusCode);
+      span = null;
       return kept !== null && whole ? { status: answer.statusCode, body: Buffer.concat(kept) } : null;
     } finally {
       clearTimeout(timer);
@@ -231,10 +279,13 @@ export class LegacyService {
       let status = 0;
       let controller: Dispatcher.DispatchController | null = null;
       let settled = false;
+      const headers = this.headersOf(request, false);
+      const span = traceLegacyCall(request, headers, 'mirror');
       const settle = (error: Error | null): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        endLegacyCall(span, error ?? status);
         if (error === null) resolve({ status, body: Buffer.concat(chunks, size) });
         else reject(error);
       };
@@ -249,7 +300,7 @@ export class LegacyService {
           origin: this.origin,
           path: this.prefix + request.url,
           method: 'GET',
-          headers: this.headersOf(request, false),
+          headers,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },

@@ -13,14 +13,28 @@
  * It touches only the fastify request and reply it is given and the dispatcher; failures before
  * the answer starts go to `onFailure` (the v3 error envelope), failures after it cut the client
  * connection, since a half-sent answer cannot be turned into an error any more. Every answer must
- * be finished within `deadlineMs` of the dispatch; one that is not fails the same way.
+ * be finished within `deadlineMs` of the dispatch; one that is not fails the same way. With
+ * tracing on, the call is a CLIENT span whose `traceparent` replaces the client's
+ * (docs/operations.md#tracing).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 
+import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 
+import {
+  ATTR,
+  injectTraceHeaders,
+  recordErrorType,
+  recordStatus,
+  SpanKind,
+  startClientSpan,
+  TRACERS,
+  tracingActive,
+} from '../../lib/tracing/spans.js';
+import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
 import { UpstreamDeadlineError } from './failure.js';
 
 export interface UpstreamRelayOptions {
@@ -102,6 +116,33 @@ function bodyOf(request: FastifyRequest): Buffer | Readable | null {
   return announced ? request.raw : null;
 }
 
+/** The declared v3 operations, to name a relayed call's span by its template. */
+const templates = new V3OperationMatcher();
+
+/**
+ * With tracing on, the upstream call's CLIENT span, its `traceparent` in place of the client's
+ * (the client's trace continues through the gateway's server span, whose child this is).
+ */
+function traceUpstreamCall(request: FastifyRequest, headers: IncomingHttpHeaders): Span | null {
+  const operation = templates.match(request.method, request.url);
+  const traced = startClientSpan(
+    TRACERS.gateway,
+    operation === null ? request.method : `${request.method} ${operation.path}`,
+    {
+      [ATTR.method]: request.method,
+      [ATTR.generation]: 'v3',
+      ...(operation === null
+        ? {}
+        : { [ATTR.urlTemplate]: operation.path, [ATTR.operation]: v3OperationLabel(operation) }),
+    },
+  );
+  if (traced === null) return null;
+  delete headers.traceparent;
+  delete headers.tracestate;
+  injectTraceHeaders(headers, traced.context);
+  return traced.span;
+}
+
 /**
  * Returns the http-proxy handler. It answers through the raw response once the upstream's status
  * line arrives (the reply is hijacked then), or through `onFailure` if the upstream fails first.
@@ -118,6 +159,7 @@ export function createUpstreamRelay(
     const url = request.url;
     const query = url.indexOf('?');
     const body = bodyOf(request);
+    const span = tracingActive() ? traceUpstreamCall(request, headers) : null;
     dispatcher.dispatch(
       {
         origin,
@@ -127,7 +169,7 @@ export function createUpstreamRelay(
         headers,
         body,
       },
-      new ResponseRelay(request, reply, onFailure, deadlineMs, body, observer),
+      new ResponseRelay(request, reply, onFailure, deadlineMs, body, observer, span),
     );
   };
 }
@@ -145,6 +187,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   /** The client has had its envelope from `fail`; later reports of the aborted call change nothing. */
   private failed = false;
   private readonly dispatchedAt: number;
+  /** The upstream's final status, once its answer started. */
+  private status = 0;
 
   constructor(
     private readonly request: FastifyRequest,
@@ -153,6 +197,8 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     deadlineMs: number,
     body: Buffer | Readable | null,
     private readonly observer: RelayObserver | null,
+    /** The upstream call's span, ended with its outcome; null without tracing. */
+    private span: Span | null = null,
   ) {
     this.dispatchedAt = performance.now();
     this.timer = setTimeout(this.expire, deadlineMs, deadlineMs);
@@ -183,11 +229,22 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.timer = null;
   }
 
+  /** Ends the call's span once: with the upstream's status, or the error's type. */
+  private endSpan(outcome: number | Error): void {
+    const span = this.span;
+    if (span === null) return;
+    this.span = null;
+    if (typeof outcome === 'number') recordStatus(span, outcome, SpanKind.CLIENT);
+    else recordErrorType(span, outcome);
+    span.end();
+  }
+
   /** The envelope for a request the upstream did not answer; the client's connection closes after it if its body was not all read. */
   private fail(error: Error): void {
     const response = this.reply.raw;
     if (response.destroyed || response.headersSent) return;
     this.failed = true;
+    this.endSpan(error);
     if (!this.request.raw.complete) this.reply.header('connection', 'close');
     this.onFailure(this.reply, error, this.requestWritten);
   }
@@ -204,6 +261,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     // An informational answer (103 Early Hints) comes before the real one; the client waits for that.
     if (statusCode < 200) return;
+    this.status = statusCode;
     const response = this.reply.raw;
     // A client that left before the answer gets nothing; the upstream still ran the request, as it would have without a gateway.
     if (response.destroyed) {
@@ -228,12 +286,14 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.settle();
+    this.endSpan(this.status);
     this.observer?.answered(this.request, performance.now() - this.dispatchedAt);
     this.reply.raw.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.settle();
+    this.endSpan(error);
     const response = this.reply.raw;
     if (response.destroyed || this.failed) return;
     if (!response.headersSent) {

@@ -16,7 +16,8 @@
  * A non-2xx with a well-formed envelope is not an error here: it is returned with `error` set,
  * for the mappings to downgrade. Credential failures (UpstreamCredentialError) pass through. One
  * refusal is answered here instead: a token v3 takes for one signed before its replay store was
- * reset is signed again and the call sent once more.
+ * reset is signed again and the call sent once more. With tracing on, each call is a CLIENT span
+ * named by the declared operation, its `traceparent` sent (docs/operations.md#tracing).
  */
 import type { Dispatcher } from 'undici';
 
@@ -24,6 +25,16 @@ import type { Mode } from '../../lib/auth/credentials.js';
 import { SINGLE_USE_REFUSAL_MESSAGES } from '../../lib/auth/single-use.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
 import { ERROR_TYPES, type ErrorType, RETRY_STRATEGIES, type RetryStrategy } from '../../lib/errors/catalog.js';
+import {
+  ATTR,
+  inClientSpan,
+  injectTraceHeaders,
+  recordStatus,
+  SpanKind,
+  TRACERS,
+  tracingActive,
+} from '../../lib/tracing/spans.js';
+import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
 import type { UpstreamCredentials } from './credentials.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
 
@@ -217,6 +228,9 @@ function signedBeforeStoreReset(response: V3CallResponse): boolean {
   );
 }
 
+/** The declared v3 operations, to name a call's span by its template. */
+const templates = new V3OperationMatcher();
+
 export class V3Client {
   constructor(private readonly options: V3ClientOptions) {}
 
@@ -235,6 +249,31 @@ export class V3Client {
       idempotencyKey: call.idempotencyKey,
     });
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers, ...signed };
+    if (!tracingActive()) return this.exchange(call, headers);
+    // A CLIENT span per call, named by the declared operation's template (never the path, which carries ids); v3's server span is its child.
+    const operation = templates.match(call.method, call.pathAndQuery);
+    return inClientSpan(
+      TRACERS.gateway,
+      operation === null ? call.method : `${call.method} ${operation.path}`,
+      {
+        attributes: {
+          [ATTR.method]: call.method,
+          [ATTR.generation]: 'v3',
+          ...(operation === null
+            ? {}
+            : { [ATTR.urlTemplate]: operation.path, [ATTR.operation]: v3OperationLabel(operation) }),
+        },
+      },
+      async (span) => {
+        injectTraceHeaders(headers);
+        const response = await this.exchange(call, headers);
+        if (span !== null) recordStatus(span, response.status, SpanKind.CLIENT);
+        return response;
+      },
+    );
+  }
+
+  private async exchange(call: V3CallRequest, headers: Record<string, string>): Promise<V3CallResponse> {
     const what = `${call.method} ${call.pathAndQuery.split('?')[0]}`;
     let status: number;
     let responseHeaders: Dispatcher.ResponseData['headers'];

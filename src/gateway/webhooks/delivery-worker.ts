@@ -310,6 +310,7 @@ export class LegacyDeliveryWorker {
       { url: row.url, headers, body },
       stopSignal,
       this.options.requestTimeoutMs,
+      'legacy',
     );
   }
 

@@ -4,6 +4,13 @@
 export const SCOPES = ['view', 'trade', 'withdraw', 'webhooks'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * The `iss` values tokens may carry: real legacy clients send the legacy service's own name, so
+ * fxgate accepts it beside its own. The first entry is the one fxgate signs with itself, and
+ * the one the v3 client (lib/client/) signs with unless told otherwise.
+ */
+export const DEFAULT_JWT_ISSUERS: readonly [string, ...string[]] = Object.freeze(['fx-service', 'openfx'] as const);
+
 export const MODES = ['sandbox', 'live'] as const;
 export type Mode = (typeof MODES)[number];
 

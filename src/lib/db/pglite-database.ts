@@ -2,11 +2,13 @@
  * The embedded driver of the Database interface: PGlite (PostgreSQL compiled to WASM) running
  * in this process, on the same migrations and the same SQL as the server. PGlite serves one
  * connection, so transactions are serialised here; that is the embedded default's price.
+ * Statements and transactions go through query-spans.ts, their spans when tracing is on.
  */
 import { PGlite, types } from '@electric-sql/pglite';
 
 import type { Database, Queryable, QueryResult } from './database.js';
 import { OwnerOnlyNodeFS } from './owner-only-fs.js';
+import { tracedStatement, tracedTransaction } from './query-spans.js';
 
 /** Return the same JS types as `pg` does, so code never depends on the driver. */
 const PARSERS = {
@@ -33,12 +35,14 @@ export async function openPglite(dataDir?: string, options: { readonly loadDataD
 /** A PGlite instance as a Database; closing the Database closes the instance. */
 export function wrapPglite(db: PGlite): Database {
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      const result = await q.query<Row>(sql, params as unknown[]);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      return tracedStatement(sql, async () => {
+        const result = await q.query<Row>(sql, params as unknown[]);
+        return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+      });
     },
     async exec(sql: string): Promise<void> {
-      await q.exec(sql);
+      await tracedStatement(sql, () => q.exec(sql));
     },
   });
   const root = wrap(db);
@@ -46,7 +50,8 @@ export function wrapPglite(db: PGlite): Database {
     driver: 'pglite',
     query: root.query,
     exec: root.exec,
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      tracedTransaction(() => db.transaction((tx) => fn(wrap(tx)))),
     async close() {
       await db.close();
     },

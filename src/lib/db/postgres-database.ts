@@ -2,6 +2,7 @@
  * The PostgreSQL driver of the Database interface, over a `pg` connection pool, in either pool
  * mode (pool-mode.ts): on sessions of its own it prepares each statement once per connection;
  * through a pooler in transaction pooling it keeps nothing on a connection past a transaction.
+ * Statements and transactions go through query-spans.ts, their spans when tracing is on.
  */
 import { createHash } from 'node:crypto';
 
@@ -9,6 +10,7 @@ import pg from 'pg';
 
 import type { Database, Queryable, QueryResult } from './database.js';
 import type { DbPoolMode } from './pool-mode.js';
+import { tracedStatement, tracedTransaction } from './query-spans.js';
 
 export interface PostgresOptions {
   readonly connectionString: string;
@@ -97,24 +99,28 @@ function wrap(client: pg.Pool | pg.PoolClient, statements: Naming, inTransaction
     return client.query({ text: sql, values: params as unknown[], ...(name === undefined ? {} : { name }) });
   };
   return {
-    async query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
-      let result: pg.QueryResult;
-      try {
-        result = await run(sql, params);
-      } catch (error) {
-        if (statements === null || !isStalePreparedStatement(error)) throw error;
-        statements.renew();
-        // Nothing ran, so a lone statement is simply run again under its new name. Inside a
-        // transaction the error has aborted it: the caller's retry prepares anew.
-        if (inTransaction) throw error;
-        result = await run(sql, params);
-      }
-      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    query<Row>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<Row>> {
+      return tracedStatement(sql, () => runQuery<Row>(sql, params));
     },
     async exec(sql: string): Promise<void> {
-      await client.query(sql); // no parameters: the simple protocol, which allows many statements
+      // No parameters: the simple protocol, which allows many statements.
+      await tracedStatement(sql, () => client.query(sql));
     },
   };
+  async function runQuery<Row>(sql: string, params: readonly unknown[]): Promise<QueryResult<Row>> {
+    let result: pg.QueryResult;
+    try {
+      result = await run(sql, params);
+    } catch (error) {
+      if (statements === null || !isStalePreparedStatement(error)) throw error;
+      statements.renew();
+      // Nothing ran, so a lone statement is simply run again under its new name. Inside a
+      // transaction the error has aborted it: the caller's retry prepares anew.
+      if (inTransaction) throw error;
+      result = await run(sql, params);
+    }
+    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+  }
 }
 
 export function openPostgres(options: PostgresOptions): Database {
@@ -137,36 +143,39 @@ export function openPostgres(options: PostgresOptions): Database {
     driver: 'postgres',
     query: root.query,
     exec: root.exec,
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      let broken = false;
-      // A checked-out client has no pool listener: a connection lost between statements (the
-      // server restarted, the backend was terminated) would otherwise be an uncaught 'error'
-      // that ends the process. The next statement fails and the transaction rolls back instead.
-      const onError = () => {
-        broken = true;
-      };
-      client.on('error', onError);
-      try {
-        await client.query(begin);
-        const result = await fn(wrap(client, statements, true));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true; // the connection itself failed: do not return it to the pool
-        }
-        throw error;
-      } finally {
-        // A broken client keeps the listener: it is discarded, and may still emit while closing.
-        if (!broken) client.off('error', onError);
-        client.release(broken);
-      }
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return tracedTransaction(() => runTransaction(fn));
     },
     async close() {
       await pool.end();
     },
   };
+  async function runTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    let broken = false;
+    // A checked-out client has no pool listener: a connection lost between statements (the
+    // server restarted, the backend was terminated) would otherwise be an uncaught 'error'
+    // that ends the process. The next statement fails and the transaction rolls back instead.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
+    try {
+      await client.query(begin);
+      const result = await fn(wrap(client, statements, true));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true; // the connection itself failed: do not return it to the pool
+      }
+      throw error;
+    } finally {
+      // A broken client keeps the listener: it is discarded, and may still emit while closing.
+      if (!broken) client.off('error', onError);
+      client.release(broken);
+    }
+  }
 }

@@ -12,6 +12,8 @@ import { type Counter, Gauge, type Histogram, type Registry } from 'prom-client'
  * is no API operation, and `unknown` is kept for the requests no route took (a 404, a 405).
  */
 export const OPENAPI_DOCUMENT_OPERATION = 'openapi_document';
+/** The operation of a GET of a migration guide (`/docs/migrate/v1-to-v2`, `/docs/migrate/v2-to-v3`) on the gateway. */
+export const MIGRATION_GUIDE_OPERATION = 'migration_guide';
 
 /** A route's own operation label, set in its config by the code that adds it (`{ config: { metricsOperation } }`). */
 export interface MetricsRouteConfig {

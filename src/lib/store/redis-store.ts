@@ -13,11 +13,15 @@
  * it reached (primary-identity.ts, nonceEpochOfPrimary): after a failover or a restart that is a
  * new marker, made before any nonce is claimed on the new primary. The check is one INFO and one
  * script per connection; the per-request claim stays one round trip.
+ *
+ * With tracing on, a call inside a request's span is a CLIENT span of its own, named by the
+ * command and the script, never a key or an argument (docs/operations.md#tracing).
  */
 import { EventEmitter } from 'node:events';
 
 import type { Redis } from 'ioredis';
 
+import { ATTR, inClientSpan, insideSpan, TRACERS, tracingActive } from '../tracing/spans.js';
 import {
   type EphemeralStore,
   type IdempotencyBeginInput,
@@ -253,16 +257,16 @@ export class RedisStore implements EphemeralStore {
   }
 
   async cacheGet(key: string): Promise<string | null> {
-    return this.run(() => this.client.get(key));
+    return this.run('GET', () => this.client.get(key));
   }
 
   async cacheSet(key: string, value: string, ttlMs: number): Promise<void> {
     assertTtlMs('ttlMs', ttlMs);
-    await this.run(() => this.client.set(key, value, 'PX', ttlMs));
+    await this.run('SET', () => this.client.set(key, value, 'PX', ttlMs));
   }
 
   async ping(): Promise<void> {
-    await this.run(() => this.client.ping());
+    await this.run('PING', () => this.client.ping());
   }
 
   async close(): Promise<void> {
@@ -282,7 +286,7 @@ export class RedisStore implements EphemeralStore {
   /** Runs a script; ioredis takes the first REDIS_SCRIPT_KEY_COUNTS[name] arguments as KEYS (and prefixes them). */
   private script(name: RedisScriptName, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
     const command = this.scriptCommand(name);
-    return this.run(() => command(...keys, ...args));
+    return this.run('EVALSHA', () => command(...keys, ...args), name);
   }
 
   /** The client's command for a script, bound to it. */
@@ -293,7 +297,22 @@ export class RedisStore implements EphemeralStore {
     return command.bind(this.client);
   }
 
-  private async run<T>(command: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a command once the connection is ready; with tracing on and a span to be its parent,
+   * inside a CLIENT span named by the command (and the script's name): never a key or an argument.
+   */
+  private run<T>(operation: string, command: () => Promise<T>, script?: RedisScriptName): Promise<T> {
+    if (!tracingActive() || !insideSpan()) return this.runReady(command);
+    const summary = script === undefined ? operation : `${operation} ${script}`;
+    return inClientSpan(
+      TRACERS.redis,
+      summary,
+      { attributes: { [ATTR.dbSystem]: 'redis', [ATTR.dbOperation]: operation, [ATTR.dbSummary]: summary } },
+      () => this.runReady(command),
+    );
+  }
+
+  private async runReady<T>(command: () => Promise<T>): Promise<T> {
     await this.ready();
     try {
       return await command();

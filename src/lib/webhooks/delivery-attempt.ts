@@ -3,6 +3,10 @@
  * the gateway's legacy ones): a POST of the signed bytes, bounded by a timeout and by the
  * worker's stop signal, told back as answered, failed or interrupted. The workers decide what an
  * answer means and what comes next. Part of lib; touches only the network, through its fetcher.
+ *
+ * With tracing on, each attempt is a CLIENT span of its own trace (a worker's attempt belongs to
+ * no request: the event that caused it was committed earlier, in another trace), its
+ * `traceparent` sent with the delivery; the receiver's URL is never recorded.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -11,6 +15,15 @@ import { type Dispatcher, request } from 'undici';
 import type { Mode } from '../auth/credentials.js';
 import { type DestinationPolicy, DestinationRefusedError } from '../net/destination-policy.js';
 import { guardedAgent } from '../net/guarded-connector.js';
+import {
+  ATTR,
+  inClientSpan,
+  injectTraceHeaders,
+  recordStatus,
+  SpanKind,
+  TRACERS,
+  tracingActive,
+} from '../tracing/spans.js';
 
 export interface WebhookRequest {
   readonly url: string;
@@ -121,8 +134,36 @@ export interface DeliveryPost {
   readonly body: Buffer;
 }
 
+/** Which worker delivers: the core's v3 events, or the gateway's legacy webhooks. */
+export type DeliveryKind = 'v3' | 'legacy';
+
 /** POSTs one delivery within timeoutMs, or until stopSignal aborts, and says how it ended. */
 export async function attemptDelivery(
+  fetcher: WebhookFetcher,
+  post: DeliveryPost,
+  stopSignal: AbortSignal,
+  timeoutMs: number,
+  kind: DeliveryKind = 'v3',
+): Promise<AttemptResult> {
+  if (!tracingActive()) return attemptOnce(fetcher, post, stopSignal, timeoutMs);
+  return inClientSpan(
+    TRACERS.webhooks,
+    'POST webhook',
+    { root: true, attributes: { [ATTR.method]: 'POST', [ATTR.webhookKind]: kind } },
+    async (span) => {
+      const headers: Record<string, string> = { ...post.headers };
+      injectTraceHeaders(headers);
+      const result = await attemptOnce(fetcher, { ...post, headers }, stopSignal, timeoutMs);
+      if (span !== null) {
+        if (result.kind === 'answered') recordStatus(span, result.statusCode, SpanKind.CLIENT);
+        else span.setAttribute(ATTR.errorType, result.kind === 'interrupted' ? 'interrupted' : 'delivery_failed');
+      }
+      return result;
+    },
+  );
+}
+
+async function attemptOnce(
   fetcher: WebhookFetcher,
   post: DeliveryPost,
   stopSignal: AbortSignal,

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 /**
  * `fxgate openapi` and the committed snapshots: docs/openapi/*.json must be what the code
- * generates (a stale snapshot fails here, naming what the generated document breaks), and the
+ * generates (a stale snapshot fails here, naming what the generated document breaks), and so
+ * must the v3 client's types generated from v3.json (src/lib/client/v3-api.ts); the
  * command checks, writes, and refuses a breaking rewrite unless told it is on purpose. The
  * command runs through the CLI's runCli on copies in a temporary folder.
  */
@@ -14,16 +15,22 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
 
-import { isStale, snapshotPath, snapshotStates } from '../../../src/cli/commands/openapi.js';
+import { CLIENT_TYPES_PATH } from '../../../src/cli/client-types.js';
+import { generatedFileStates, isStale, snapshotPath } from '../../../src/cli/commands/openapi.js';
 import { describeBreakingChange } from '../../../src/lib/openapi/breaking-changes.js';
 import { GENERATIONS } from '../../../src/lib/openapi/document.js';
 import { fxgate } from '../in-process-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-describe('the committed OpenAPI snapshots', () => {
-  it('are the documents the code generates; a stale one names what the generated document breaks', async () => {
-    for (const state of await snapshotStates(ROOT)) {
+/** Every file the command keeps, from the repository root, in the order it reports them. */
+const KEPT_FILES = [...GENERATIONS.map(snapshotPath), CLIENT_TYPES_PATH];
+
+describe('the committed OpenAPI snapshots and the client types', () => {
+  it('are what the code generates; a stale snapshot names what the generated document breaks', async () => {
+    const states = await generatedFileStates(ROOT);
+    expect(states.map((state) => state.path)).toEqual(KEPT_FILES);
+    for (const state of states) {
       const breaking = state.breaking.map((change) => `\n  ${describeBreakingChange(change)}`).join('');
       const advice =
         state.breaking.length === 0
@@ -49,18 +56,32 @@ describe('fxgate openapi', () => {
     const missing = await fxgate(['openapi', '--check', '--root', root]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(
-      'docs/openapi/v3.json, docs/openapi/v2.json, docs/openapi/v1.json are stale: run `npm run openapi`',
+      'docs/openapi/v3.json, docs/openapi/v2.json, docs/openapi/v1.json, src/lib/client/v3-api.ts are stale: run `npm run openapi`',
     );
     const written = await fxgate(['openapi', '--write', '--root', root]);
     expect(written.code, written.stderr).toBe(0);
-    expect(written.stdout).toBe(GENERATIONS.map((generation) => `${snapshotPath(generation)}: written\n`).join(''));
-    for (const generation of GENERATIONS)
-      expect(await readFile(snapshot(generation), 'utf8')).toBe(
-        await readFile(join(ROOT, snapshotPath(generation)), 'utf8'),
-      );
+    expect(written.stdout).toBe(KEPT_FILES.map((path) => `${path}: written\n`).join(''));
+    for (const path of KEPT_FILES)
+      expect(await readFile(join(root, path), 'utf8')).toBe(await readFile(join(ROOT, path), 'utf8'));
     const checked = await fxgate(['openapi', '--check', '--root', root]);
     expect(checked.code).toBe(0);
     expect(checked.stdout).toContain('docs/openapi/v3.json: up to date');
+  });
+
+  it('keeps the client types with the v3 document: a hand edit is stale, and --write puts back the generated text', async () => {
+    const types = join(root, CLIENT_TYPES_PATH);
+    const generated = await readFile(join(ROOT, CLIENT_TYPES_PATH), 'utf8');
+    // The client makes the Idempotency-Key, so the types leave it optional where the document requires it.
+    expect(generated).toContain('"Idempotency-Key"?: string;');
+    expect(generated).not.toContain('"Idempotency-Key": string;');
+    await writeFile(types, generated.replace('"Idempotency-Key"?: string;', '"Idempotency-Key": string;'));
+    const checked = await fxgate(['openapi', '--check', '--root', root]);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toContain(`${CLIENT_TYPES_PATH}: stale`);
+    expect(checked.stderr).toContain(`${CLIENT_TYPES_PATH} is stale: run \`npm run openapi\``);
+    const written = await fxgate(['openapi', '--write', '--root', root]);
+    expect(written.code, written.stderr).toBe(0);
+    expect(await readFile(types, 'utf8')).toBe(generated);
   });
 
   it('rewrites a snapshot the code only adds to without being asked', async () => {
@@ -114,9 +135,7 @@ describe('fxgate openapi', () => {
     try {
       const checked = await fxgate(['openapi', '--check'], {}, { cwd: elsewhere });
       expect(checked.code, checked.stderr).toBe(0);
-      expect(checked.stdout).toBe(
-        GENERATIONS.map((generation) => `${snapshotPath(generation)}: up to date\n`).join(''),
-      );
+      expect(checked.stdout).toBe(KEPT_FILES.map((path) => `${path}: up to date\n`).join(''));
       expect(checked.stderr).toBe('');
       // A relative --root is the run's folder's, not the test process's.
       const relative = await fxgate(['openapi', '--check', '--root', '.'], {}, { cwd: ROOT });

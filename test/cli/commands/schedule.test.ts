@@ -87,7 +87,7 @@ describe('fxgate schedule, and the schedule at the gateway start', () => {
     const body = (await response.body.json()) as Record<string, unknown>;
     expect(body).toEqual({
       now: '2026-11-28T09:30:00Z',
-      migrationUrl: 'https://docs.fxgate.dev/migrate/v1-to-v2',
+      migrationUrl: '/docs/migrate/v1-to-v2',
       generations: {
         v1: {
           deprecation: { at: '2026-01-01T00:00:00Z', secondsUntil: -(331 * 86_400 + 9 * 3600 + 1800) },

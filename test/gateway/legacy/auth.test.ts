@@ -20,6 +20,7 @@ import {
 } from '../../../src/gateway/legacy/auth.js';
 import { declaredMode } from '../../../src/gateway/legacy/conventions.js';
 import { applyV1ErrorChanges, resolveLegacyError } from '../../../src/gateway/legacy/error-tables.js';
+import { SandboxHosts } from '../../../src/gateway/legacy/sandbox-hosts.js';
 import type { Scope } from '../../../src/lib/auth/credentials.js';
 import { keyName } from '../../../src/lib/auth/credentials.js';
 import { newUuid } from '../../../src/lib/ids.js';
@@ -319,6 +320,43 @@ describe('legacy authorization: org, scope, mode, address', () => {
     const live = await authenticate(request({ token: token(tradeKey), appMode: 'sandbox' }));
     expect(refusal(live)).toBe('AUTH_API_KEY_SANDBOX_REQUIRED');
     expectLegacy401(live);
+  });
+
+  it('on a sandbox host: no header is sandbox, a live key is refused whatever it declares, and each reason says why', async () => {
+    const onHost = createLegacyAuthenticator({
+      registry,
+      store,
+      issuers: ISSUERS,
+      declaredMode: DECLARED_MODE,
+      sandboxHosts: new SandboxHosts(['sandbox.example.test']),
+    });
+    const host = 'Sandbox.Example.test:8443';
+    expect(await onHost(request({ token: token(sandboxKey), host }))).toMatchObject({
+      ok: true,
+      principal: { mode: 'sandbox' },
+    });
+    const reasons: string[] = [];
+    for (const appMode of [undefined, 'live', 'sandbox']) {
+      const result = await onHost(request({ token: token(tradeKey), host, appMode }));
+      expect(refusal(result)).toBe('AUTH_API_KEY_SANDBOX_REQUIRED');
+      expectLegacy401(result);
+      if (!result.ok) reasons.push(result.reason);
+    }
+    expect(reasons).toEqual([
+      `a live key without X-App-Mode on ${host} is a sandbox host (FXGATE_SANDBOX_HOSTS): call the live host`,
+      `a live key on ${host} is a sandbox host (FXGATE_SANDBOX_HOSTS), which serves the sandbox only`,
+      'sandbox declared with a live key',
+    ]);
+    const declaredLive = await onHost(request({ token: token(sandboxKey), host, appMode: 'LIVE' }));
+    expect(refusal(declaredLive)).toBe('AUTH_API_KEY_LIVE_REQUIRED');
+    // Another host: no header is live, and the reason names the header to send.
+    const elsewhere = await onHost(request({ token: token(sandboxKey), host: 'api.example.test' }));
+    expect(elsewhere).toMatchObject({
+      ok: false,
+      code: 'AUTH_API_KEY_LIVE_REQUIRED',
+      reason: 'no X-App-Mode (live) with a sandbox key: send X-App-Mode: sandbox',
+    });
+    expect((await onHost(request({ token: token(tradeKey), host: 'api.example.test' }))).ok).toBe(true);
   });
 
   it('refuses an X-App-Mode that names no mode with the legacy 400', async () => {

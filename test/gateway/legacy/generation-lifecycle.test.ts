@@ -25,6 +25,7 @@ import { ScriptedGateway } from '../scripted-gateway.js';
 import * as S from './transforms/v3-samples.js';
 
 const GUIDE = 'https://example.test/migrate/v1';
+const V2_GUIDE = 'https://example.test/migrate/v2';
 const HOUR = 3_600_000;
 const DEPRECATED = parseInstant('2026-01-01T00:00:00Z');
 const SUNSET = parseInstant('2026-12-31T23:59:59Z');
@@ -59,6 +60,7 @@ describe('the headers', () => {
   it('follow the configured dates, on v1 and on v2 once its dates are set', () => {
     const config = loadConfig({
       FXGATE_MIGRATION_URL: GUIDE,
+      FXGATE_V2_MIGRATION_URL: V2_GUIDE,
       FXGATE_V1_DEPRECATED_AT: '2025-06-30T12:00:00+02:00',
       FXGATE_V1_SUNSET_AT: '2027-03-31T23:00:00Z',
       FXGATE_V2_DEPRECATED_AT: '2027-01-01T00:00:00Z',
@@ -69,17 +71,42 @@ describe('the headers', () => {
       deprecation: `@${Date.UTC(2025, 5, 30, 10) / 1000}`,
       sunset: 'Wed, 31 Mar 2027 23:00:00 GMT',
     });
-    expectDeprecationHeaders(lifecycle.deprecationHeaders.v2, {
-      deprecation: `@${Date.UTC(2027, 0, 1) / 1000}`,
-      sunset: 'Tue, 29 Feb 2028 12:30:00 GMT',
-    });
+    expectDeprecationHeaders(
+      lifecycle.deprecationHeaders.v2,
+      { deprecation: `@${Date.UTC(2027, 0, 1) / 1000}`, sunset: 'Tue, 29 Feb 2028 12:30:00 GMT' },
+      V2_GUIDE,
+    );
+  });
+
+  it("link each generation's own guide on the gateway unless configured, and FXGATE_MIGRATION_URL moves v1's alone", () => {
+    const v2Dates = { FXGATE_V2_DEPRECATED_AT: '2027-01-01T00:00:00Z', FXGATE_V2_SUNSET_AT: '2028-02-29T12:30:00Z' };
+    const own = new GenerationLifecycle(lifecycleOptionsFromConfig(loadConfig(v2Dates)));
+    expectDeprecationHeaders(own.deprecationHeaders.v1, V1_DEFAULT, '/docs/migrate/v1-to-v2');
+    expect(linkRelations(own.deprecationHeaders.v2.link!).map((link) => link.target)).toEqual([
+      '/docs/migrate/v2-to-v3',
+      '/docs/migrate/v2-to-v3',
+    ]);
+    const moved = new GenerationLifecycle(
+      lifecycleOptionsFromConfig(loadConfig({ ...v2Dates, FXGATE_MIGRATION_URL: GUIDE })),
+    );
+    expectDeprecationHeaders(moved.deprecationHeaders.v1, V1_DEFAULT, GUIDE);
+    expect(linkRelations(moved.deprecationHeaders.v2.link!)[0]!.target).toBe('/docs/migrate/v2-to-v3');
+    expect(moved.migrationUrls).toEqual({ v1: GUIDE, v2: '/docs/migrate/v2-to-v3' });
+  });
+
+  it('take a root-relative guide as a path, and refuse what is neither a URL nor a path from the root', () => {
+    expect(new GenerationLifecycle({ migrationUrl: '/guides/v1 to v2>' }).migrationUrl).toBe('/guides/v1%20to%20v2%3E');
+    expect(() => new GenerationLifecycle({ migrationUrl: 'guides/v1' })).toThrow(
+      /neither an absolute URL nor a path from the root: guides\/v1/,
+    );
+    expect(() => new GenerationLifecycle({ v2MigrationUrl: '//elsewhere.test/v2' })).toThrow(/neither an absolute URL/);
   });
 
   it('carry only what is set: a deprecation without a sunset links rel="deprecation" alone', () => {
-    const lifecycle = new GenerationLifecycle({ migrationUrl: GUIDE, v2: { deprecatedAt: DEPRECATED } });
+    const lifecycle = new GenerationLifecycle({ v2MigrationUrl: V2_GUIDE, v2: { deprecatedAt: DEPRECATED } });
     expect(lifecycle.deprecationHeaders.v2.sunset).toBeUndefined();
     expect(lifecycle.deprecationHeaders.v2.deprecation).toBe('@1767225600');
-    expect(linkRelations(lifecycle.deprecationHeaders.v2.link!)).toEqual([{ target: GUIDE, rel: 'deprecation' }]);
+    expect(linkRelations(lifecycle.deprecationHeaders.v2.link!)).toEqual([{ target: V2_GUIDE, rel: 'deprecation' }]);
   });
 
   it('keep the Link target one URI: characters that would end it are escaped', () => {
@@ -100,6 +127,7 @@ describe('the headers', () => {
     const { errors } = await loadLegacyMappings();
     const lifecycle = new GenerationLifecycle({
       migrationUrl: GUIDE,
+      v2MigrationUrl: V2_GUIDE,
       v2: { deprecatedAt: DEPRECATED, sunsetAt: SUNSET },
     });
     for (const generation of ['v1', 'v2'] as const) {
@@ -109,7 +137,7 @@ describe('the headers', () => {
         path: `/${generation}/brokerage/o/balances`,
         requestId: 'req_x',
       });
-      expectDeprecationHeaders(answer.headers, V1_DEFAULT);
+      expectDeprecationHeaders(answer.headers, V1_DEFAULT, generation === 'v1' ? GUIDE : V2_GUIDE);
     }
     expect(
       gatewayClientErrorAnswer(errors, lifecycle, {

@@ -28,6 +28,7 @@ import { LEGACY_WEBHOOK_PATH } from '../../../src/gateway/webhooks/registrations
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
+import { MIGRATION_GUIDE_OPERATION } from '../../../src/lib/metrics/series.js';
 import { postData } from '../../support/book-fixtures.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { UNLIMITED_LEGACY_RATE } from '../../support/legacy-harness.js';
@@ -322,6 +323,7 @@ describe('GET /metrics of the gateway', () => {
       'unknown',
       '/healthz',
       '/readyz',
+      MIGRATION_GUIDE_OPERATION,
       `${LEGACY_WEBHOOK_PATH}/:orgId/:mode`,
     ]);
     for (const { sample, label, value: labelValue } of labelValues(families)) {
@@ -333,5 +335,13 @@ describe('GET /metrics of the gateway', () => {
       if (sample.startsWith('fxgate_gateway_') && label === 'operation')
         expect(allowedOperations.has(labelValue), labelValue).toBe(true);
     }
+  });
+
+  it('counts the migration guides as migration_guide, under no generation', async () => {
+    const labels = { generation: 'none', operation: MIGRATION_GUIDE_OPERATION, status_class: '2xx' };
+    const before = sampleValue(await scrape(), FAMILIES.requests, labels);
+    for (const path of ['/docs/migrate/v1-to-v2', '/docs/migrate/v2-to-v3', '/docs/migrate/v1-to-v2'])
+      expect((await sendTo(gatewayUrl, { path })).status).toBe(200);
+    expect(sampleValue(await scrape(), FAMILIES.requests, labels) - before).toBe(3);
   });
 });

@@ -114,4 +114,9 @@ describe('the reference served by a /v3-only gateway', () => {
     expect(v2.status).toBe(501);
     expect((await sendTo(url, { path: '/v3/openapi.json' })).status).toBe(200);
   });
+
+  it('serves no migration guide: it has no legacy generation to migrate from', async () => {
+    for (const path of ['/docs/migrate/v1-to-v2', '/docs/migrate/v2-to-v3'])
+      expect((await sendTo(url, { path })).status, path).toBe(404);
+  });
 });

@@ -2,13 +2,15 @@
  * The legacy service's client, for a mirrored read: the request as the client sent it under the
  * base URL's path, with Via and X-Forwarded-For added and no body; the whole answer, or a
  * rejection when it is too slow, too large, or refused. And the base URL it accepts, and where it
- * connects: only where the destination policy of the operator's own services allows.
+ * connects: only where the destination policy of the operator's own services allows. With
+ * tracing on, a mirrored read is a client span sending its own traceparent.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { context, trace } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import {
   cameThroughGateway,
@@ -19,6 +21,8 @@ import {
 } from '../../../src/gateway/shadow/legacy-service.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
+import { type StartedTracing, startTracing } from '../../../src/lib/tracing/start.js';
+import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
 import { freePortUrl } from './shadow-setup.js';
 
@@ -165,5 +169,47 @@ describe('cameThroughGateway', () => {
     ['1.1 fxgate-other', false],
   ] as const)('%j -> %s', (via, expected) => {
     expect(cameThroughGateway(via as string | string[] | undefined)).toBe(expected);
+  });
+});
+
+describe('LegacyService with tracing on', () => {
+  let receiver: OtlpReceiver;
+  let tracing: StartedTracing;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    Object.assign(process.env, env);
+    tracing = (await startTracing(env, 'gateway'))!;
+  });
+  afterAll(async () => {
+    await tracing?.shutdown();
+    await receiver?.close();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  });
+
+  it("sends a mirrored read under the gateway's own span in place of the client's traceparent, named by the route template", async () => {
+    const legacy = await serve((_request, response) => response.writeHead(200).end('{}'));
+    const request = {
+      ...clientRequest('/v2/brokerage/org-7/trades?page=2', {
+        traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`,
+      }),
+      routeOptions: { url: '/v2/brokerage/:orgId/trades' },
+    } as unknown as FastifyRequest;
+    const parent = trace.getTracer('test').startSpan('GET /v2/brokerage/:orgId/trades');
+    await context.with(trace.setSpan(context.active(), parent), () => service(legacy.url).mirror(request, 1_000));
+    parent.end();
+    const sent = String(legacy.seen[0]!.headers.traceparent);
+    const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(sent) ?? [];
+    expect(traceId).toBe(parent.spanContext().traceId);
+    await tracing.forceFlush();
+    expect(receiver.spans.find((span) => span.spanId === spanId)).toMatchObject({
+      name: 'GET /v2/brokerage/:orgId/trades',
+      kind: SPAN_KIND.client,
+      parentSpanId: parent.spanContext().spanId,
+      attributes: { 'fxgate.shadow.call': 'mirror', 'http.response.status_code': 200 },
+    });
+    expect(JSON.stringify(receiver.spans)).not.toMatch(/org-7|127\.0\.0\.1|203\.0\.113\.7/);
   });
 });

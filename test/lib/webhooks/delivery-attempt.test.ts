@@ -1,11 +1,15 @@
 /**
  * attemptDelivery: one POST of a webhook delivery, bounded by its timeout and the worker's stop
- * signal. Both outbox workers' suites drive it against real receivers; these pin its outcomes.
+ * signal. Both outbox workers' suites drive it against real receivers; these pin its outcomes,
+ * and its span with tracing on (exported to an OTLP receiver on 127.0.0.1).
  */
-import { describe, expect, it } from 'vitest';
+import { context, trace } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
+import { type StartedTracing, startTracing } from '../../../src/lib/tracing/start.js';
 import { attemptDelivery, type WebhookFetcher } from '../../../src/lib/webhooks/delivery-attempt.js';
+import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 
 const POST = {
   url: 'http://127.0.0.1:9/hook',
@@ -58,5 +62,59 @@ describe('attemptDelivery', () => {
       1_000,
     );
     expect(result).toMatchObject({ kind: 'failed', error: `refused: ${reason}` });
+  });
+});
+
+describe('attemptDelivery with tracing on', () => {
+  let receiver: OtlpReceiver;
+  let tracing: StartedTracing;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    Object.assign(process.env, env);
+    tracing = (await startTracing(env, 'core'))!;
+  });
+  afterAll(async () => {
+    await tracing?.shutdown();
+    await receiver?.close();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  });
+
+  it('is a root span of its own, whose traceparent the receiver gets, even when started inside another span', async () => {
+    let sent: Readonly<Record<string, string>> = {};
+    const outer = trace.getTracer('test').startSpan('poll');
+    const result = await context.with(trace.setSpan(context.active(), outer), () =>
+      attemptDelivery(
+        async (request) => {
+          sent = request.headers;
+          return { statusCode: 503 };
+        },
+        POST,
+        new AbortController().signal,
+        1_000,
+        'legacy',
+      ),
+    );
+    outer.end();
+    expect(result).toMatchObject({ kind: 'answered', statusCode: 503 });
+    // The caller's headers are left as they were; the attempt's copy carries the trace.
+    expect(POST.headers).not.toHaveProperty('traceparent');
+    const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(sent.traceparent ?? '') ?? [];
+    expect(traceId).toBeDefined();
+    expect(traceId).not.toBe(outer.spanContext().traceId);
+    await tracing.forceFlush();
+    expect(receiver.trace(traceId!)).toMatchObject([
+      {
+        spanId,
+        parentSpanId: '',
+        name: 'POST webhook',
+        kind: SPAN_KIND.client,
+        attributes: { 'fxgate.webhook.kind': 'legacy', 'http.response.status_code': 503, 'error.type': '503' },
+      },
+    ]);
+    // Nothing of the receiver's URL is recorded.
+    expect(JSON.stringify(receiver.spans)).not.toContain('127.0.0.1');
   });
 });

@@ -297,6 +297,8 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       generation: this.operation.generation,
       authorization: request.headers.authorization,
       appMode: request.headers['x-app-mode'],
+      // Fastify's host: the Host header, or X-Forwarded-Host from a trusted proxy only (FXGATE_TRUSTED_PROXIES).
+      host: request.host,
       clientIp: request.ip,
       pathOrgId: (request.params as Record<string, string>).orgId ?? '',
       requiredScope: this.operation.mapping.scope,

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 
 import type { FastifyInstance } from 'fastify';
 import { Pool } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { addWebhook, webhookOperations } from '../../../../src/cli/commands/webhooks.js';
 import type { StateContext } from '../../../../src/cli/state/operation.js';
@@ -82,6 +82,11 @@ beforeAll(async () => {
   });
   coreWorker.start();
   receiver = await LegacyWebhookReceiver.start();
+});
+
+// Each test's gateways stop with it, passed or not: a gateway left reconciling would move the next test's books.
+afterEach(async () => {
+  for (const gateway of started.splice(0)) await gateway.close();
 });
 
 afterAll(async () => {
@@ -302,6 +307,8 @@ describe('legacy webhooks in a fleet of gateways', () => {
       [old!.url, 'DELETED'],
       [registrationUrl(second.base, orgId, 'sandbox'), 'ACTIVE'],
     ]);
+    // The retired registration's row goes once its endpoint is deleted, a step later.
+    await waitUntil(async () => (await registrationsOf(orgId)).length === 1);
     expect((await registrationsOf(orgId)).map((row) => row.status)).toEqual(['ACTIVE']);
     await first.close();
     await second.close();
