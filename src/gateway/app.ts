@@ -45,6 +45,7 @@ import { readShadowReport } from './shadow/shadow-recorder.js';
 import type { UpstreamCredentials } from './upstream/credentials.js';
 import { createUpstreamPool, probeUpstream, upstreamOrigin } from './upstream/pool.js';
 import { V3Client } from './upstream/v3-client.js';
+import { readinessAdminRoute, ReadinessRecorder } from './usage/readiness-recorder.js';
 import { USAGE_DEFAULTS, usageAdminRoute, UsageRecorder } from './usage/usage-recorder.js';
 import { handleGatewayError, sendV3Error } from './v3/errors.js';
 import { registerV3Passthrough } from './v3/passthrough.js';
@@ -107,7 +108,7 @@ export interface LegacyGatewayOptions {
   readonly rateLimits?: LegacyRateLimits;
   /** The generations' deprecation headers, brownouts and sunset (legacy/generation-lifecycle.ts); v1's default dates without it. */
   readonly lifecycle?: GenerationLifecycleOptions;
-  /** The usage report's batching (usage/usage-recorder.ts): how often counts are written, and its clock. */
+  /** The usage and readiness reports' batching (usage/usage-recorder.ts, readiness-recorder.ts): how often counts are written, and their clock. */
   readonly usage?: { readonly flushIntervalMs?: number; readonly now?: () => number };
   /** How list totals are found (FXGATE_LEGACY_PAGE_TOTALS; page-walker.ts). */
   readonly pageTotals?: PageTotalsMode;
@@ -219,11 +220,12 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   let legacyNotFound: LegacyNotFound | null = null;
   let shadow: ShadowMode | null = null;
   let usage: UsageRecorder | null = null;
+  let migrationReadiness: ReadinessRecorder | null = null;
   app.addHook('onClose', async () => {
     // A legacy handler whose client left is still mid-operation: let it finish its v3 calls, for up to one call's deadline.
     await inFlight.drain(resolved.deadlineMs);
     // Every request answered is counted by now: the last batch is written.
-    await usage?.close();
+    await Promise.all([usage?.close(), migrationReadiness?.close()]);
     // Comparisons still running translate through the pool, so they finish (or are cut) before it closes.
     await shadow?.close();
     await ownPool?.close();
@@ -264,6 +266,13 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
         app.log.warn({ err: error }, 'usage report: writing the counts failed; kept for the next flush'),
     });
     resolved.admin?.add(usageAdminRoute(database, usage, usageOptions?.now));
+    migrationReadiness = new ReadinessRecorder(database, {
+      flushIntervalMs: usageOptions?.flushIntervalMs ?? USAGE_DEFAULTS.flushIntervalMs,
+      ...(usageOptions?.now === undefined ? {} : { now: usageOptions.now }),
+      onFlushError: (error) =>
+        app.log.warn({ err: error }, 'readiness report: writing the counts failed; kept for the next flush'),
+    });
+    resolved.admin?.add(readinessAdminRoute(database, { usage, readiness: migrationReadiness }, usageOptions?.now));
     legacyNotFound = await registerLegacy(
       app,
       mappings,
@@ -273,7 +282,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
       resolved.legacy,
       shadow,
       lifecycle,
-      usage,
+      { usage, readiness: migrationReadiness },
       metrics,
     );
     // Read from the lifecycle and shadow mode the routes apply, at the lifecycle's clock: what is shown is what happens.
@@ -332,7 +341,7 @@ async function registerLegacy(
   options: LegacyGatewayOptions,
   shadow: ShadowMode | null,
   lifecycle: GenerationLifecycle,
-  usage: UsageRecorder,
+  reports: { readonly usage: UsageRecorder; readonly readiness: ReadinessRecorder },
   metrics: GatewayMetrics | undefined,
 ): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
@@ -365,7 +374,8 @@ async function registerLegacy(
       pages: new PageWalker({ store: resolved.store, totals: resolved.pageTotals }),
       reply: lifecycle,
       lifecycle,
-      usage,
+      usage: reports.usage,
+      readiness: reports.readiness,
       ...(shadow === null ? {} : { shadow }),
       ...(metrics === undefined ? {} : { metrics }),
     },

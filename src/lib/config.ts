@@ -667,7 +667,7 @@ export const configSchema = z
     FXGATE_ADMIN_PORT: adminPort
       .optional()
       .describe(
-        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/schedule`, `GET /admin/shadow/report`, `GET /admin/usage`), and the public listener answers none of them. The Docker image sets 8081, in every role. The gateway and the core keep their Prometheus metrics only when it is on.',
+        'Port of the admin listener, or `off`. Unset: off in `fxgate gateway` and `fxgate core`, PORT+1 in `fxgate all` (0 when PORT is 0). It answers only its own routes (`GET /metrics`, `GET /admin/schedule`, `GET /admin/shadow/report`, `GET /admin/usage`, `GET /admin/readiness`), and the public listener answers none of them. The Docker image sets 8081, in every role. The gateway and the core keep their Prometheus metrics only when it is on.',
       ),
     FXGATE_ADMIN_TOKEN: adminToken
       .optional()

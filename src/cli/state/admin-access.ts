@@ -32,7 +32,7 @@ import type { ResolvedKeyring } from '../sealing.js';
 import { isLoopbackAddress, localAdminUrl, newAdminToken, publishAdmin } from './admin-discovery.js';
 import type { AnyStateOperation, StateContext, WireError } from './operation.js';
 import { CLI_ROUTE_PREFIX } from './session.js';
-import { usageReportOperation } from './usage-operation.js';
+import { readinessReportOperation, usageReportOperation } from './usage-operation.js';
 
 /** Every operation a state command runs. */
 export const STATE_OPERATIONS: readonly AnyStateOperation[] = [
@@ -40,6 +40,7 @@ export const STATE_OPERATIONS: readonly AnyStateOperation[] = [
     Object.values(group),
   ),
   usageReportOperation,
+  readinessReportOperation,
 ];
 
 /** A key import file's records can be many: the admin listener's default of 1 MiB would refuse a large one. */

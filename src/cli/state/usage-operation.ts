@@ -1,9 +1,12 @@
 /**
- * `fxgate usage`'s read of the legacy usage report as a state operation, so that it too runs
- * through the admin listener of a server that holds the embedded data folder.
+ * `fxgate usage`'s reads of the legacy usage report and of the readiness report as state
+ * operations, so that they too run through the admin listener of a server that holds the
+ * embedded data folder.
  */
 import { z } from 'zod';
 
+import { LEGACY_GENERATIONS } from '../../gateway/legacy/catalog.js';
+import { type ReadinessQuery, type ReadinessReport, readReadiness } from '../../gateway/usage/readiness-recorder.js';
 import { readUsage, type UsageQuery, type UsageReport } from '../../gateway/usage/usage-recorder.js';
 import { defineOperation } from './operation.js';
 
@@ -15,4 +18,17 @@ export const usageReportOperation = defineOperation({
     (value) => typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows),
   ),
   run: ({ db }, query) => readUsage(db, query),
+});
+
+export const readinessReportOperation = defineOperation({
+  name: 'usage/readiness',
+  input: z.object({
+    generation: z.enum(LEGACY_GENERATIONS as [ReadinessQuery['generation'], ...ReadinessQuery['generation'][]]),
+    since: z.number().optional(),
+  }) satisfies z.ZodType<ReadinessQuery>,
+  // JSON already, as GET /admin/readiness serves it.
+  output: z.custom<ReadinessReport>(
+    (value) => typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows),
+  ),
+  run: ({ db }, query) => readReadiness(db, query),
 });

@@ -11,6 +11,7 @@
  * the compiled files stand alone. The import is dynamic because the two places differ in depth;
  * the loaded modules are treated as unknown input and typed only by the validators.
  */
+import { type BlockerTable, validateBlockers } from './blockers.js';
 import { type LegacyConventions, validateConventions } from './conventions.js';
 import { type EndpointTable, validateEndpointTable } from './endpoint-mappings.js';
 import {
@@ -45,6 +46,8 @@ export interface LegacyMappings {
   readonly v1ErrorChanges: readonly V1ErrorChangeLine[];
   /** The legacy webhooks the gateway delivers. */
   readonly webhooks: LegacyWebhookTable;
+  /** What would break on the next generation, checked per request for the readiness report. */
+  readonly blockers: BlockerTable;
 }
 
 /** The code the declarations may name; the shipped registries unless a test gives its own. */
@@ -82,6 +85,7 @@ export const MAPPING_MODULES = {
   endpointsV1: { file: 'endpoints.v1', export: 'V1_ENDPOINTS' },
   endpointsV2: { file: 'endpoints.v2', export: 'V2_ENDPOINTS' },
   webhooks: { file: 'webhooks', export: 'LEGACY_WEBHOOKS' },
+  blockers: { file: 'blockers', export: 'MIGRATION_BLOCKERS' },
 } as const;
 
 type ModuleName = keyof typeof MAPPING_MODULES;
@@ -126,14 +130,16 @@ export async function loadLegacyMappings(
   const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
   if (v1.base !== 'v2')
     throw new LegacyMappingError('mappings/endpoints.v1', [`base: v1 is written against v2, not ${v1.base}`]);
+  const endpoints = { v1: validateEndpointTable('v1', v1.table, context), v2 };
   return {
     conventions,
     maps,
     records,
     errors: { v1: validateErrorTables('v1', applyV1ErrorChanges(errorsV2, loaded.errorsV1)), v2: errorsV2 },
-    endpoints: { v1: validateEndpointTable('v1', v1.table, context), v2 },
+    endpoints,
     v1Changes: v1.changes,
     v1ErrorChanges: describeV1ErrorChanges(errorsV2, loaded.errorsV1),
     webhooks: validateWebhookTable(loaded.webhooks, maps, code),
+    blockers: validateBlockers(loaded.blockers, endpoints),
   };
 }

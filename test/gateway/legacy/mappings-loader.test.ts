@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MIGRATION_BLOCKERS } from '../../../mappings/blockers.js';
 import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
 import { V2_ENDPOINTS } from '../../../mappings/endpoints.v2.js';
@@ -118,6 +119,7 @@ describe('loading the shipped declarations', () => {
     expect(mappings.v1Changes).toEqual(V1_ENDPOINTS.changes);
     expect(Object.keys(mappings.errors.v2.byCode).sort()).toEqual([...ERROR_CODES].sort());
     expect(mappings.errors.v1).toEqual(applyV1ErrorChanges(V2_ERROR_TABLES, V1_ERROR_CHANGES));
+    expect(mappings.blockers).toEqual(MIGRATION_BLOCKERS);
   });
 
   it('loads an unchanged copy of the folder (the copies below differ from it in one place only)', async () => {
@@ -186,6 +188,23 @@ describe('refusing a broken declaration, naming its table', () => {
         by: '',
       },
       'mappings/errors.v2 is not a valid legacy mapping table (1 problem):\n- byCode.VALIDATION_HEADER_FAILED.note: Invalid input: expected string, received undefined',
+    ],
+    [
+      'a blocker watching a query parameter its operation refuses already',
+      { file: 'blockers.ts', replace: "parameters: ['page'] }", by: "parameters: ['offset'] }" },
+      'mappings/blockers is not a valid legacy mapping table (5 problems):\n' +
+        [
+          ['trades', 'page, limit'],
+          ['deposits', 'page, limit, currency'],
+          ['withdrawal_addresses', 'page, limit, verified, status, coinNetwork, coin'],
+          ['fiat_withdrawal_addresses', 'page, limit, verified, status, currency'],
+          ['withdrawals', 'page, limit'],
+        ]
+          .map(
+            ([name, taken]) =>
+              `- page-number-paging.detect.parameters: ${name} takes no query parameter offset (it takes ${taken}): a request naming it is refused already`,
+          )
+          .join('\n'),
     ],
     [
       'a module without its export',

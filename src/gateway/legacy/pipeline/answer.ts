@@ -12,6 +12,8 @@ export interface LegacyAnswer {
   readonly headers: Record<string, string>;
   /** The legacy `error.code`, for the replay decision. */
   readonly legacyCode?: string;
+  /** The v3 error a failure stands for, for the readiness check (blockers.ts): what the next generation would answer to it. */
+  readonly v3Error?: { readonly code: string; readonly type?: string };
 }
 
 export interface RequestState {

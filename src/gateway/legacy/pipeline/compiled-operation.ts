@@ -5,6 +5,7 @@
  */
 import { parseKeyName } from '../../../lib/auth/credentials.js';
 import type { LegacyPrincipal } from '../auth.js';
+import { type BlockerDetector, compileBlockerDetector } from '../blockers.js';
 import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../catalog.js';
 import { type EndpointMapping, operationCall, type V3Call } from '../endpoint-mappings.js';
 import type { LegacyErrorTables } from '../error-tables.js';
@@ -36,6 +37,8 @@ export interface CompiledOperation<G extends LegacyGeneration> {
   readonly listKind: V3ListKind;
   /** The caller's key id (legacy quotes carry it as userId). */
   readonly keyIdOf: (principal: LegacyPrincipal) => string;
+  /** What of a request would break on the next generation (mappings/blockers.ts). */
+  readonly blockers: BlockerDetector;
 }
 
 function keyIdOf(principal: LegacyPrincipal): string {
@@ -69,5 +72,6 @@ export function compileOperation<G extends LegacyGeneration>(
     reads: Object.entries(mapping.v3).slice(1),
     listKind: findV3Operation(first[1].method, first[1].path)?.list ?? null,
     keyIdOf,
+    blockers: compileBlockerDetector(mappings, generation, name),
   };
 }

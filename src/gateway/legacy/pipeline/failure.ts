@@ -139,5 +139,6 @@ export function failureAnswer<G extends LegacyGeneration>(
     body: JSON.stringify(legacyErrorBody(answer)),
     headers: waitHeaders,
     ...(legacyCode === undefined ? {} : { legacyCode }),
+    v3Error: { code, ...(type === undefined ? {} : { type }) },
   };
 }

@@ -16,7 +16,8 @@
  * (generation-lifecycle.ts).
  * The operation is compiled from its declarations once, at start-up (compiled-operation.ts).
  * Every request answered is counted in the usage report (usage/usage-recorder.ts), against the
- * key its token named when one was verified.
+ * key its token named when one was verified; what such a request would meet on the next
+ * generation (blockers.ts) goes to the readiness report (usage/readiness-recorder.ts).
  *
  * In shadow mode (src/gateway/shadow/) a read's answer is handed on once the client has it, with
  * a way to translate the same request again; and a read the legacy service answered is
@@ -27,6 +28,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomHex } from '../../../lib/random.js';
 import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3Client } from '../../upstream/v3-client.js';
+import type { ReadinessObserver } from '../../usage/readiness-recorder.js';
 import type { UsageCaller, UsageEvent, UsageObserver } from '../../usage/usage-recorder.js';
 import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../auth.js';
 import type { LegacyGeneration } from '../catalog.js';
@@ -61,6 +63,8 @@ export interface LegacyServices {
   readonly lifecycle?: GenerationLifecycle;
   /** The usage report: told of every request answered. */
   readonly usage?: UsageObserver;
+  /** The readiness report: told what each request of a known key would meet on the next generation. */
+  readonly readiness?: ReadinessObserver;
   /** The metrics: each v3 call's time and each upstream failure. */
   readonly metrics?: GatewayMetrics;
 }
@@ -124,12 +128,16 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     // (a brownout's or the sunset's 410, the key's or the address's 429).
     let caller: UsageCaller | null = null;
     let refused: UsageEvent['refused'];
+    // The key's scopes, once it was admitted: the readiness check compares them with v3's.
+    let scopes: LegacyPrincipal['scopes'] | null = null;
     try {
       answer = await this.serve(request, state, seen);
       caller = seen.principal ?? null;
+      scopes = seen.principal?.scopes ?? null;
     } catch (error) {
       caller =
         error instanceof AuthRefusal || error instanceof RateLimitRefusal ? error.caller : (seen.principal ?? null);
+      scopes = error instanceof AuthRefusal ? null : (seen.principal?.scopes ?? null);
       if (error instanceof GenerationRetired) refused = error.kind;
       if (error instanceof RateLimitRefusal) refused = 'rate_limit';
       // A refused request (a replayed token among them) is never translated again.
@@ -143,6 +151,16 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       address: request.ip,
       ...(refused === undefined ? {} : { refused }),
     });
+    if (caller !== null && this.services.readiness !== undefined) {
+      const hits = this.operation.blockers({
+        headers: request.headers,
+        query: request.query,
+        scopes,
+        success: answer.status < 400,
+        error: answer.v3Error ?? null,
+      });
+      if (hits.length > 0) this.services.readiness.met({ generation, operation: name, caller, hits });
+    }
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
     const passOn = Object.fromEntries(
