@@ -27,6 +27,7 @@
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { SealedSecretError, type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -149,9 +150,8 @@ export class WebhookDeliveryWorker {
   private readonly keyring: SealingKeyring;
   /** One controller per round in progress; stop() aborts them. */
   private readonly rounds = new Set<AbortController>();
-  private timer: NodeJS.Timeout | null = null;
-  private loop: Promise<void> | null = null;
-  private running = false;
+  /** Ticks until stop(): at once after a full batch, else after pollIntervalMs. */
+  private readonly loop: PollLoop;
   private closed = false;
   private stopping: Promise<void> | null = null;
 
@@ -168,6 +168,13 @@ export class WebhookDeliveryWorker {
     this.keyring = deps.keyring;
     this.destinations = webhookPolicies(deps.outbound);
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
+    this.loop = createPollLoop({
+      intervalMs: this.options.pollIntervalMs,
+      firstDelayMs: 0,
+      tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
+      // A database outage: log it and poll again; the deliveries are still in the outbox.
+      onError: (error) => this.log?.error({ err: error }, 'webhook delivery round failed'),
+    });
   }
 
   /**
@@ -175,10 +182,9 @@ export class WebhookDeliveryWorker {
    * when given, is where failed rounds are reported (the app passes its own when it starts jobs).
    */
   start(log?: WorkerLog): void {
-    if (this.running || this.closed) return;
+    if (this.loop.running || this.closed) return;
     this.log ??= log ?? null;
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Stops polling, interrupts the rounds in progress and waits for the loop to end; idempotent. */
@@ -188,12 +194,10 @@ export class WebhookDeliveryWorker {
   }
 
   private async shutdown(): Promise<void> {
-    this.running = false;
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    const ended = this.loop.stop();
     for (const round of this.rounds) round.abort(new Error('webhook worker stopping'));
-    await this.loop;
+    await ended;
     await this.outboundFetchers.close();
   }
 
@@ -209,26 +213,6 @@ export class WebhookDeliveryWorker {
     } finally {
       this.rounds.delete(round);
     }
-  }
-
-  private schedule(delayMs: number): void {
-    // unref: an idle worker alone does not keep the process alive; the server does.
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.loop = this.tick();
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    let claimed = 0;
-    try {
-      claimed = await this.runOnce();
-    } catch (error) {
-      // A database outage: log it and poll again; the deliveries are still in the outbox.
-      if (this.running) this.log?.error({ err: error }, 'webhook delivery round failed');
-    }
-    if (this.running) this.schedule(claimed >= this.options.batchSize ? 0 : this.options.pollIntervalMs);
   }
 
   private async lockedRound(signal: AbortSignal): Promise<number> {

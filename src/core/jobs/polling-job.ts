@@ -2,9 +2,12 @@
  * Background jobs that poll the database for work: a round claims items one at a time (each in
  * its own transaction, FOR UPDATE SKIP LOCKED, so any number of processes can run the job), and
  * rounds repeat on a timer until the job is stopped. The deposit completer and the withdrawal
- * processor are two such jobs; this module is their shared loop.
+ * processor are two such jobs; this module is their rounds, run by the shared poll loop
+ * (src/lib/jobs/poll-loop.ts).
  */
 import type { FastifyBaseLogger } from 'fastify';
+
+import { createPollLoop } from '../../lib/jobs/poll-loop.js';
 
 export type JobLog = Pick<FastifyBaseLogger, 'error'>;
 
@@ -78,36 +81,27 @@ export interface PollingJob {
 
 /** Runs `claims` every intervalMs, counted from the end of the previous round, on the options or their defaults. */
 export function createPollingJob(options: PollingJobOptions, claims: Omit<ClaimRound, 'batchSize'>): PollingJob {
-  const intervalMs = options.intervalMs ?? POLLING_JOB_DEFAULTS.intervalMs;
   const round: ClaimRound = { ...claims, batchSize: options.batchSize ?? POLLING_JOB_DEFAULTS.batchSize };
   let log = options.log;
-  let timer: NodeJS.Timeout | null = null;
-  let running = false;
-  let current: Promise<unknown> = Promise.resolve();
   const runOnce = () => runClaimRound(round, log);
-
-  const schedule = () => {
-    if (!running) return;
-    timer = setTimeout(() => {
-      current = runOnce().finally(schedule);
-    }, intervalMs);
-    // Polling alone must not keep a process alive that has nothing else to do.
-    timer.unref();
-  };
+  const loop = createPollLoop({
+    intervalMs: options.intervalMs ?? POLLING_JOB_DEFAULTS.intervalMs,
+    tick: async () => {
+      await runOnce();
+      return 'wait';
+    },
+    // A round logs its items' failures itself; this is one that failed as a whole.
+    onError: (error) =>
+      log?.error({ err: error }, `${claims.names.job}: a round failed; it runs again after the interval`),
+  });
 
   return {
     start(startLog) {
-      if (running) return;
+      if (loop.running) return;
       log ??= startLog;
-      running = true;
-      schedule();
+      loop.start();
     },
-    async stop() {
-      running = false;
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await current.catch(() => undefined);
-    },
+    stop: () => loop.stop(),
     runOnce,
   };
 }

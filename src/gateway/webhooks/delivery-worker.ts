@@ -21,6 +21,7 @@
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -113,12 +114,9 @@ export class LegacyDeliveryWorker {
   private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
   private readonly rounds = new Set<AbortController>();
-  private timer: NodeJS.Timeout | null = null;
-  private loop: Promise<void> | null = null;
-  private running = false;
+  /** Ticks until stop(): at once after a full batch or a nudge, else after pollIntervalMs. */
+  private readonly loop: PollLoop;
   private closed = false;
-  /** A nudge during a round: run another at once when it ends. */
-  private nudged = false;
   private stopping: Promise<void> | null = null;
 
   constructor(deps: DeliveryWorkerDependencies) {
@@ -136,30 +134,30 @@ export class LegacyDeliveryWorker {
     // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
     this.destinations = webhookPolicies(deps.outbound, 'operator');
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
+    this.loop = createPollLoop({
+      intervalMs: this.options.pollIntervalMs,
+      firstDelayMs: 0,
+      tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
+      // A database outage: the deliveries are still in the outbox; poll again.
+      onError: (error) => this.log?.error({ err: error }, 'legacy webhook delivery round failed'),
+    });
   }
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
   async start(log?: WorkerLog): Promise<void> {
-    if (this.running || this.closed) return;
+    if (this.loop.running || this.closed) return;
     this.log ??= log ?? null;
     if (this.options.claim === 'lease' && this.db.driver === 'pglite') {
       await this.db.query(
         `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE status = 'PENDING' AND leased_until IS NOT NULL`,
       );
     }
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** A delivery was just stored: try it now rather than at the next poll. */
   nudge(): void {
-    if (!this.running) return;
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.schedule(0);
-    } else {
-      this.nudged = true;
-    }
+    this.loop.wake();
   }
 
   stop(): Promise<void> {
@@ -168,12 +166,10 @@ export class LegacyDeliveryWorker {
   }
 
   private async shutdown(): Promise<void> {
-    this.running = false;
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    const ended = this.loop.stop();
     for (const round of this.rounds) round.abort(new Error('legacy webhook worker stopping'));
-    await this.loop;
+    await ended;
     await this.outboundFetchers.close();
   }
 
@@ -189,27 +185,6 @@ export class LegacyDeliveryWorker {
     } finally {
       this.rounds.delete(round);
     }
-  }
-
-  private schedule(delayMs: number): void {
-    // unref: an idle worker alone does not keep the process alive; the server does.
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.loop = this.tick();
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    let claimed = 0;
-    this.nudged = false;
-    try {
-      claimed = await this.runOnce();
-    } catch (error) {
-      // A database outage: the deliveries are still in the outbox; poll again.
-      if (this.running) this.log?.error({ err: error }, 'legacy webhook delivery round failed');
-    }
-    if (this.running) this.schedule(claimed >= this.options.batchSize || this.nudged ? 0 : this.options.pollIntervalMs);
   }
 
   private async lockedRound(signal: AbortSignal): Promise<number> {
