@@ -273,18 +273,17 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
         app.log.warn({ err: error }, 'readiness report: writing the counts failed; kept for the next flush'),
     });
     resolved.admin?.add(readinessAdminRoute(database, { usage, readiness: migrationReadiness }, usageOptions?.now));
-    legacyNotFound = await registerLegacy(
-      app,
+    legacyNotFound = await registerLegacy(app, {
       mappings,
       dispatcher,
       inFlight,
-      resolved.deadlineMs,
-      resolved.legacy,
+      deadlineMs: resolved.deadlineMs,
+      options: resolved.legacy,
       shadow,
       lifecycle,
-      { usage, readiness: migrationReadiness },
+      reports: { usage, readiness: migrationReadiness },
       metrics,
-    );
+    });
     // Read from the lifecycle and shadow mode the routes apply, at the lifecycle's clock: what is shown is what happens.
     const source: ScheduleSource = {
       plans: lifecycle.plans,
@@ -331,18 +330,26 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   return app;
 }
 
+/** What the v1 and v2 routes are built from: the gateway's shared parts and the legacy options. */
+interface LegacyRegistration {
+  readonly mappings: LegacyMappings;
+  /** The connection pool to the v3 upstream. */
+  readonly dispatcher: Dispatcher;
+  readonly inFlight: InFlightRequests;
+  /** The most one legacy request's v3 calls may take together. */
+  readonly deadlineMs: number;
+  readonly options: LegacyGatewayOptions;
+  /** Shadow mode, or null when it is off. */
+  readonly shadow: ShadowMode | null;
+  readonly lifecycle: GenerationLifecycle;
+  readonly reports: { readonly usage: UsageRecorder; readonly readiness: ReadinessRecorder };
+  readonly metrics: GatewayMetrics | undefined;
+}
+
 /** Serves v1 and v2 from the validated declarations. */
 async function registerLegacy(
   app: FastifyInstance,
-  mappings: LegacyMappings,
-  dispatcher: Dispatcher,
-  inFlight: InFlightRequests,
-  deadlineMs: number,
-  options: LegacyGatewayOptions,
-  shadow: ShadowMode | null,
-  lifecycle: GenerationLifecycle,
-  reports: { readonly usage: UsageRecorder; readonly readiness: ReadinessRecorder },
-  metrics: GatewayMetrics | undefined,
+  { mappings, dispatcher, inFlight, deadlineMs, options, shadow, lifecycle, reports, metrics }: LegacyRegistration,
 ): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const authenticate = createLegacyAuthenticator({
