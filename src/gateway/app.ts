@@ -8,7 +8,12 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Dispatcher, Pool } from 'undici';
 
 import type { AdminRoutes } from '../lib/admin/admin-listener.js';
-import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
+import {
+  DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
+  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+} from '../lib/config.js';
 import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
@@ -121,7 +126,7 @@ export interface LegacyGatewayOptions {
 }
 
 export const LEGACY_GATEWAY_DEFAULTS = {
-  idempotencyLockTtlMs: 30_000,
+  idempotencyLockTtlMs: DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
   rateLimits: { reads: 100, writes: 20 } satisfies LegacyRateLimits,
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
@@ -132,8 +137,8 @@ export const SCHEDULE_ADMIN_PATH = '/admin/schedule';
 export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not configured on this gateway';
 
 export const GATEWAY_DEFAULTS = {
-  connectTimeoutMs: 2_000,
-  timeoutMs: 10_000,
+  connectTimeoutMs: DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  timeoutMs: DEFAULT_UPSTREAM_TIMEOUT_MS,
   deadlineMs: DEFAULT_UPSTREAM_DEADLINE_MS,
   readinessTimeoutMs: READINESS_TIMEOUT_MS,
   trustedProxies: [] as readonly string[],
