@@ -10,6 +10,8 @@ import type { Dispatcher, Pool } from 'undici';
 import type { AdminRoutes } from '../lib/admin/admin-listener.js';
 import {
   DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
+  DEFAULT_LEGACY_RATE_LIMIT_READS,
+  DEFAULT_LEGACY_RATE_LIMIT_WRITES,
   DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
   DEFAULT_UPSTREAM_DEADLINE_MS,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
@@ -127,7 +129,10 @@ export interface LegacyGatewayOptions {
 
 export const LEGACY_GATEWAY_DEFAULTS = {
   idempotencyLockTtlMs: DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
-  rateLimits: { reads: 100, writes: 20 } satisfies LegacyRateLimits,
+  rateLimits: {
+    reads: DEFAULT_LEGACY_RATE_LIMIT_READS,
+    writes: DEFAULT_LEGACY_RATE_LIMIT_WRITES,
+  } satisfies LegacyRateLimits,
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 

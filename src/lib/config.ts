@@ -370,6 +370,13 @@ export const DEFAULT_IDEMPOTENCY_LOCK_TTL_MS = 30_000;
 export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 2000;
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
 export const DEFAULT_RAIL_SIMULATION_DELAY_MS = 2000;
+export const DEFAULT_RAIL_SIMULATION_FAILURE_RATE = 0;
+export const DEFAULT_RATE_LIMIT_READS = 100;
+export const DEFAULT_RATE_LIMIT_WRITES = 20;
+export const DEFAULT_LEGACY_RATE_LIMIT_READS = 100;
+export const DEFAULT_LEGACY_RATE_LIMIT_WRITES = 20;
+export const DEFAULT_WEBHOOK_POLL_MS = 1000;
+export const DEFAULT_SHADOW_SAMPLE = 1;
 
 /**
  * Where v1's and v2's deprecation and sunset `Link` point unless configured: the guides the
@@ -523,15 +530,19 @@ export const configSchema = z
       .describe(
         "Comma-separated `iss` values API tokens may carry (v3 and v1/v2); a token with any one of them is accepted. The first is the issuer of every token fxgate signs itself (the gateway's upstream calls, `fxgate sign`). `openfx` is the legacy service's name, which existing legacy clients send.",
       ),
-    FXGATE_RATE_LIMIT_READS: rateLimit().default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
-    FXGATE_RATE_LIMIT_WRITES: rateLimit().default(20).describe('Writes allowed per API key per 10 s.'),
+    FXGATE_RATE_LIMIT_READS: rateLimit()
+      .default(DEFAULT_RATE_LIMIT_READS)
+      .describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
+    FXGATE_RATE_LIMIT_WRITES: rateLimit()
+      .default(DEFAULT_RATE_LIMIT_WRITES)
+      .describe('Writes allowed per API key per 10 s.'),
     FXGATE_LEGACY_RATE_LIMIT_READS: rateLimit()
-      .default(100)
+      .default(DEFAULT_LEGACY_RATE_LIMIT_READS)
       .describe(
         'Gateway: v1/v2 reads (GET) allowed per legacy API key per 10 s, before any v3 call, counted in the store (across every gateway on one Redis). A request whose token proves no key is counted per client address instead.',
       ),
     FXGATE_LEGACY_RATE_LIMIT_WRITES: rateLimit()
-      .default(20)
+      .default(DEFAULT_LEGACY_RATE_LIMIT_WRITES)
       .describe('Gateway: v1/v2 writes (POST) allowed per legacy API key per 10 s, counted as the reads are.'),
     FXGATE_TRUSTED_PROXIES: list
       .default([])
@@ -643,7 +654,7 @@ export const configSchema = z
         'Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.',
       ),
     FXGATE_RAIL_SIMULATION_FAILURE_RATE: share()
-      .default(0)
+      .default(DEFAULT_RAIL_SIMULATION_FAILURE_RATE)
       .describe(
         'Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.',
       ),
@@ -654,7 +665,7 @@ export const configSchema = z
         '`on`: this process delivers webhooks from its outbox: the core its v3 deliveries, the gateway its legacy ones (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.',
       ),
     FXGATE_WEBHOOK_POLL_MS: milliseconds(1, 3_600_000)
-      .default(1000)
+      .default(DEFAULT_WEBHOOK_POLL_MS)
       .describe(
         "How often a webhook worker (the core's, the gateway's) looks for due deliveries when the last round was not a full batch, in ms.",
       ),
@@ -694,7 +705,7 @@ export const configSchema = z
       'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',
     ),
     FXGATE_SHADOW_SAMPLE: share()
-      .default(1)
+      .default(DEFAULT_SHADOW_SAMPLE)
       .describe('Gateway, shadow mode: the share of v1/v2 reads mirrored and compared, 0 to 1.'),
     FXGATE_SHADOW_SERVE: z
       .enum(['gateway', 'legacy'])

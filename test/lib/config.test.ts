@@ -9,11 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { CORE_DEFAULTS } from '../../src/core/app.js';
+import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { SIMULATED_RAIL_DEFAULTS, SimulatedPaymentRail } from '../../src/core/money-movement/payment-rails.js';
 import { TRADING_DEFAULTS } from '../../src/core/trading/trading-context.js';
 import { GATEWAY_DEFAULTS, LEGACY_GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
+import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
 import { V3_CLIENT_DEFAULTS } from '../../src/gateway/upstream/v3-client.js';
+import { DELIVERY_WORKER_DEFAULTS } from '../../src/gateway/webhooks/delivery-worker.js';
 import {
   ConfigError,
   configSchema,
@@ -217,6 +220,23 @@ describe("the defaults of the options modules also take on their own are the sch
       config.FXGATE_RAIL_SIMULATION_DELAY_MS,
       new SimulatedPaymentRail().delayMs,
     ],
+    [
+      'FXGATE_RAIL_SIMULATION_FAILURE_RATE',
+      config.FXGATE_RAIL_SIMULATION_FAILURE_RATE,
+      SIMULATED_RAIL_DEFAULTS.failureRate,
+    ],
+    ['FXGATE_RATE_LIMIT_READS', config.FXGATE_RATE_LIMIT_READS, CORE_DEFAULTS.rateLimits.reads],
+    ['FXGATE_RATE_LIMIT_WRITES', config.FXGATE_RATE_LIMIT_WRITES, CORE_DEFAULTS.rateLimits.writes],
+    ['FXGATE_LEGACY_RATE_LIMIT_READS', config.FXGATE_LEGACY_RATE_LIMIT_READS, LEGACY_GATEWAY_DEFAULTS.rateLimits.reads],
+    [
+      'FXGATE_LEGACY_RATE_LIMIT_WRITES',
+      config.FXGATE_LEGACY_RATE_LIMIT_WRITES,
+      LEGACY_GATEWAY_DEFAULTS.rateLimits.writes,
+    ],
+    ['FXGATE_WEBHOOK_POLL_MS (the core)', config.FXGATE_WEBHOOK_POLL_MS, WEBHOOK_WORKER_DEFAULTS.pollIntervalMs],
+    ['FXGATE_WEBHOOK_POLL_MS (the gateway)', config.FXGATE_WEBHOOK_POLL_MS, DELIVERY_WORKER_DEFAULTS.pollIntervalMs],
+    ['FXGATE_SHADOW_SAMPLE', config.FXGATE_SHADOW_SAMPLE, SHADOW_DEFAULTS.sample],
+    ['FXGATE_SHADOW_SERVE', config.FXGATE_SHADOW_SERVE, SHADOW_DEFAULTS.serve],
     [
       'FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS',
       config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
