@@ -6,7 +6,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 
 import type { Mode } from '../lib/auth/credentials.js';
-import { DEFAULT_JWT_ISSUERS } from '../lib/config.js';
+import {
+  DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
+  DEFAULT_JWT_ISSUERS,
+  DEFAULT_RATE_LIMIT_READS,
+  DEFAULT_RATE_LIMIT_WRITES,
+} from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
@@ -106,8 +111,8 @@ export interface BackgroundJob {
 
 export const CORE_DEFAULTS = {
   issuers: DEFAULT_JWT_ISSUERS,
-  rateLimits: { reads: 100, writes: 20 },
-  idempotencyLockTtlMs: 30_000,
+  rateLimits: { reads: DEFAULT_RATE_LIMIT_READS, writes: DEFAULT_RATE_LIMIT_WRITES },
+  idempotencyLockTtlMs: DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
   trustedProxies: [] as readonly string[],
   logLevel: 'info',
   requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,

@@ -8,7 +8,14 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Dispatcher, Pool } from 'undici';
 
 import type { AdminRoutes } from '../lib/admin/admin-listener.js';
-import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../lib/config.js';
+import {
+  DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
+  DEFAULT_LEGACY_RATE_LIMIT_READS,
+  DEFAULT_LEGACY_RATE_LIMIT_WRITES,
+  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+} from '../lib/config.js';
 import type { Queryable } from '../lib/db/database.js';
 import { ApiError } from '../lib/errors/api-error.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
@@ -121,8 +128,11 @@ export interface LegacyGatewayOptions {
 }
 
 export const LEGACY_GATEWAY_DEFAULTS = {
-  idempotencyLockTtlMs: 30_000,
-  rateLimits: { reads: 100, writes: 20 } satisfies LegacyRateLimits,
+  idempotencyLockTtlMs: DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
+  rateLimits: {
+    reads: DEFAULT_LEGACY_RATE_LIMIT_READS,
+    writes: DEFAULT_LEGACY_RATE_LIMIT_WRITES,
+  } satisfies LegacyRateLimits,
   pageTotals: PAGE_WALKER_DEFAULTS.totals,
 } as const;
 
@@ -132,8 +142,8 @@ export const SCHEDULE_ADMIN_PATH = '/admin/schedule';
 export const LEGACY_NOT_CONFIGURED_MESSAGE = 'The v1 and v2 generations are not configured on this gateway';
 
 export const GATEWAY_DEFAULTS = {
-  connectTimeoutMs: 2_000,
-  timeoutMs: 10_000,
+  connectTimeoutMs: DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  timeoutMs: DEFAULT_UPSTREAM_TIMEOUT_MS,
   deadlineMs: DEFAULT_UPSTREAM_DEADLINE_MS,
   readinessTimeoutMs: READINESS_TIMEOUT_MS,
   trustedProxies: [] as readonly string[],
@@ -273,18 +283,17 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
         app.log.warn({ err: error }, 'readiness report: writing the counts failed; kept for the next flush'),
     });
     resolved.admin?.add(readinessAdminRoute(database, { usage, readiness: migrationReadiness }, usageOptions?.now));
-    legacyNotFound = await registerLegacy(
-      app,
+    legacyNotFound = await registerLegacy(app, {
       mappings,
       dispatcher,
       inFlight,
-      resolved.deadlineMs,
-      resolved.legacy,
+      deadlineMs: resolved.deadlineMs,
+      options: resolved.legacy,
       shadow,
       lifecycle,
-      { usage, readiness: migrationReadiness },
+      reports: { usage, readiness: migrationReadiness },
       metrics,
-    );
+    });
     // Read from the lifecycle and shadow mode the routes apply, at the lifecycle's clock: what is shown is what happens.
     const source: ScheduleSource = {
       plans: lifecycle.plans,
@@ -331,18 +340,26 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   return app;
 }
 
+/** What the v1 and v2 routes are built from: the gateway's shared parts and the legacy options. */
+interface LegacyRegistration {
+  readonly mappings: LegacyMappings;
+  /** The connection pool to the v3 upstream. */
+  readonly dispatcher: Dispatcher;
+  readonly inFlight: InFlightRequests;
+  /** The most one legacy request's v3 calls may take together. */
+  readonly deadlineMs: number;
+  readonly options: LegacyGatewayOptions;
+  /** Shadow mode, or null when it is off. */
+  readonly shadow: ShadowMode | null;
+  readonly lifecycle: GenerationLifecycle;
+  readonly reports: { readonly usage: UsageRecorder; readonly readiness: ReadinessRecorder };
+  readonly metrics: GatewayMetrics | undefined;
+}
+
 /** Serves v1 and v2 from the validated declarations. */
 async function registerLegacy(
   app: FastifyInstance,
-  mappings: LegacyMappings,
-  dispatcher: Dispatcher,
-  inFlight: InFlightRequests,
-  deadlineMs: number,
-  options: LegacyGatewayOptions,
-  shadow: ShadowMode | null,
-  lifecycle: GenerationLifecycle,
-  reports: { readonly usage: UsageRecorder; readonly readiness: ReadinessRecorder },
-  metrics: GatewayMetrics | undefined,
+  { mappings, dispatcher, inFlight, deadlineMs, options, shadow, lifecycle, reports, metrics }: LegacyRegistration,
 ): Promise<LegacyNotFound> {
   const resolved = { ...LEGACY_GATEWAY_DEFAULTS, ...options };
   const authenticate = createLegacyAuthenticator({

@@ -359,6 +359,24 @@ const MAX_STOP_MS = 600_000;
 
 /** The gateway's total bound on one upstream call unless configured (its programmatic default too). */
 export const DEFAULT_UPSTREAM_DEADLINE_MS = 15_000;
+/**
+ * The defaults of the options a module also takes on its own (in tests, in embedding code): stated
+ * here once, for the schema's `.default()` and the module's fallback alike, so the two cannot differ.
+ */
+export const DEFAULT_SPREAD_BPS = 20;
+export const DEFAULT_REVERSAL_WINDOW_SECONDS = 1800;
+export const DEFAULT_KEY_CACHE_TTL_MS = 5000;
+export const DEFAULT_IDEMPOTENCY_LOCK_TTL_MS = 30_000;
+export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 2000;
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
+export const DEFAULT_RAIL_SIMULATION_DELAY_MS = 2000;
+export const DEFAULT_RAIL_SIMULATION_FAILURE_RATE = 0;
+export const DEFAULT_RATE_LIMIT_READS = 100;
+export const DEFAULT_RATE_LIMIT_WRITES = 20;
+export const DEFAULT_LEGACY_RATE_LIMIT_READS = 100;
+export const DEFAULT_LEGACY_RATE_LIMIT_WRITES = 20;
+export const DEFAULT_WEBHOOK_POLL_MS = 1000;
+export const DEFAULT_SHADOW_SAMPLE = 1;
 
 /**
  * Where v1's and v2's deprecation and sunset `Link` point unless configured: the guides the
@@ -512,15 +530,19 @@ export const configSchema = z
       .describe(
         "Comma-separated `iss` values API tokens may carry (v3 and v1/v2); a token with any one of them is accepted. The first is the issuer of every token fxgate signs itself (the gateway's upstream calls, `fxgate sign`). `openfx` is the legacy service's name, which existing legacy clients send.",
       ),
-    FXGATE_RATE_LIMIT_READS: rateLimit().default(100).describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
-    FXGATE_RATE_LIMIT_WRITES: rateLimit().default(20).describe('Writes allowed per API key per 10 s.'),
+    FXGATE_RATE_LIMIT_READS: rateLimit()
+      .default(DEFAULT_RATE_LIMIT_READS)
+      .describe('Reads (GET, HEAD) allowed per API key per 10 s.'),
+    FXGATE_RATE_LIMIT_WRITES: rateLimit()
+      .default(DEFAULT_RATE_LIMIT_WRITES)
+      .describe('Writes allowed per API key per 10 s.'),
     FXGATE_LEGACY_RATE_LIMIT_READS: rateLimit()
-      .default(100)
+      .default(DEFAULT_LEGACY_RATE_LIMIT_READS)
       .describe(
         'Gateway: v1/v2 reads (GET) allowed per legacy API key per 10 s, before any v3 call, counted in the store (across every gateway on one Redis). A request whose token proves no key is counted per client address instead.',
       ),
     FXGATE_LEGACY_RATE_LIMIT_WRITES: rateLimit()
-      .default(20)
+      .default(DEFAULT_LEGACY_RATE_LIMIT_WRITES)
       .describe('Gateway: v1/v2 writes (POST) allowed per legacy API key per 10 s, counted as the reads are.'),
     FXGATE_TRUSTED_PROXIES: list
       .default([])
@@ -528,19 +550,19 @@ export const configSchema = z
         'Comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed. Empty: the socket address is the client.',
       ),
     FXGATE_KEY_CACHE_TTL_MS: milliseconds(1, MAX_ENTRY_LIFETIME_MS)
-      .default(5000)
+      .default(DEFAULT_KEY_CACHE_TTL_MS)
       .describe('How long a process caches an API key lookup, 1 to 3600000 ms; a revocation takes effect within it.'),
     FXGATE_IDEMPOTENCY_LOCK_TTL_MS: milliseconds(1, MAX_ENTRY_LIFETIME_MS)
-      .default(30_000)
+      .default(DEFAULT_IDEMPOTENCY_LOCK_TTL_MS)
       .describe('Lifetime of an in-flight idempotency lock whose owner died, 1 to 3600000 ms.'),
     FXGATE_UPSTREAM_URL: optionalUrl(['http', 'https']).describe(
       'The v3 service the gateway fronts (`fxgate gateway`; `--upstream` overrides).',
     ),
     FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS: milliseconds(1, MAX_UPSTREAM_WAIT_MS)
-      .default(2000)
+      .default(DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS)
       .describe('Gateway: time to connect to the upstream, 1 to 600000 ms.'),
     FXGATE_UPSTREAM_TIMEOUT_MS: milliseconds(1, MAX_UPSTREAM_WAIT_MS)
-      .default(10_000)
+      .default(DEFAULT_UPSTREAM_TIMEOUT_MS)
       .describe(
         'Gateway: time for the upstream response headers, and again between two chunks of its body, 1 to 600000 ms.',
       ),
@@ -621,18 +643,18 @@ export const configSchema = z
         'USD prices of currencies, merged over the built-in table (`DEFAULT_USD_PRICES` in `src/core/trading/rate-source.ts`). Inline JSON such as `{"EUR":"1.09","JPY":"0.0066"}`, or `@` and a JSON file path (read at start-up, relative to the working directory). Prices are quoted decimal strings; a JSON number is refused.',
       ),
     FXGATE_SPREAD_BPS: wholeNumber(0, 1000, { unit: 'basis points' })
-      .default(20)
+      .default(DEFAULT_SPREAD_BPS)
       .describe('Spread added to the mid rate in every quote, in basis points (20 = 0.20%), 0 to 1000.'),
     FXGATE_REVERSAL_WINDOW_SECONDS: wholeNumber(1, MAX_REVERSAL_WINDOW_SECONDS, { unit: 'seconds' })
-      .default(1800)
+      .default(DEFAULT_REVERSAL_WINDOW_SECONDS)
       .describe('How long after execution a trade can still be reversed, in seconds, 1 to 31536000 (a year).'),
     FXGATE_RAIL_SIMULATION_DELAY_MS: milliseconds(0, 86_400_000)
-      .default(2000)
+      .default(DEFAULT_RAIL_SIMULATION_DELAY_MS)
       .describe(
         'Live withdrawals go out through a simulated payment rail (no real bank or chain is reachable): time from submission to its outcome, in ms. Sandbox withdrawals wait for the sandbox complete/fail endpoints instead.',
       ),
     FXGATE_RAIL_SIMULATION_FAILURE_RATE: share()
-      .default(0)
+      .default(DEFAULT_RAIL_SIMULATION_FAILURE_RATE)
       .describe(
         'Share of live withdrawals the simulated payment rail fails, 0 to 1 (0: none). Sandbox withdrawals are never failed by it.',
       ),
@@ -643,7 +665,7 @@ export const configSchema = z
         '`on`: this process delivers webhooks from its outbox: the core its v3 deliveries, the gateway its legacy ones (any number of processes may; PostgreSQL row locks keep them apart). `off`: it only records events, for deployments that run delivery elsewhere.',
       ),
     FXGATE_WEBHOOK_POLL_MS: milliseconds(1, 3_600_000)
-      .default(1000)
+      .default(DEFAULT_WEBHOOK_POLL_MS)
       .describe(
         "How often a webhook worker (the core's, the gateway's) looks for due deliveries when the last round was not a full batch, in ms.",
       ),
@@ -683,7 +705,7 @@ export const configSchema = z
       'Gateway: base URL of the legacy v1/v2 service to run beside (shadow mode). Unset: shadow mode off. Sampled v1/v2 reads are sent there as they came, after the client has its answer, and the two answers compared; writes never are.',
     ),
     FXGATE_SHADOW_SAMPLE: share()
-      .default(1)
+      .default(DEFAULT_SHADOW_SAMPLE)
       .describe('Gateway, shadow mode: the share of v1/v2 reads mirrored and compared, 0 to 1.'),
     FXGATE_SHADOW_SERVE: z
       .enum(['gateway', 'legacy'])

@@ -8,7 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
+import { CORE_DEFAULTS } from '../../src/core/app.js';
+import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
+import { SIMULATED_RAIL_DEFAULTS, SimulatedPaymentRail } from '../../src/core/money-movement/payment-rails.js';
+import { TRADING_DEFAULTS } from '../../src/core/trading/trading-context.js';
+import { GATEWAY_DEFAULTS, LEGACY_GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
 import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
+import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
+import { V3_CLIENT_DEFAULTS } from '../../src/gateway/upstream/v3-client.js';
+import { DELIVERY_WORKER_DEFAULTS } from '../../src/gateway/webhooks/delivery-worker.js';
 import {
   ConfigError,
   configSchema,
@@ -31,6 +39,7 @@ import {
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
 import { POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
+import { KEY_REGISTRY_DEFAULTS } from '../../src/lib/keys/key-registry.js';
 import { keyIdOf } from '../../src/lib/secrets/sealing-keyring.js';
 
 /** The problems loadConfig reports for `env`, or a failure when it accepted it. */
@@ -195,6 +204,59 @@ describe('FXGATE_DB_POOL_MODE', () => {
 
   it.each(['Transaction', 'statement', 'pgbouncer'])('refuses %s, naming the variable', (value) => {
     expect(problems({ FXGATE_DB_POOL_MODE: value })).toEqual([expect.stringMatching(/^FXGATE_DB_POOL_MODE: /)]);
+  });
+});
+
+describe("the defaults of the options modules also take on their own are the schema's", () => {
+  const config = loadConfig({});
+
+  it.each([
+    ['FXGATE_SPREAD_BPS', config.FXGATE_SPREAD_BPS, TRADING_DEFAULTS.spreadBps],
+    ['FXGATE_REVERSAL_WINDOW_SECONDS', config.FXGATE_REVERSAL_WINDOW_SECONDS * 1000, TRADING_DEFAULTS.reversalWindowMs],
+    ['FXGATE_KEY_CACHE_TTL_MS', config.FXGATE_KEY_CACHE_TTL_MS, KEY_REGISTRY_DEFAULTS.cacheTtlMs],
+    ['FXGATE_RAIL_SIMULATION_DELAY_MS', config.FXGATE_RAIL_SIMULATION_DELAY_MS, SIMULATED_RAIL_DEFAULTS.delayMs],
+    [
+      'FXGATE_RAIL_SIMULATION_DELAY_MS (the rail built without one)',
+      config.FXGATE_RAIL_SIMULATION_DELAY_MS,
+      new SimulatedPaymentRail().delayMs,
+    ],
+    [
+      'FXGATE_RAIL_SIMULATION_FAILURE_RATE',
+      config.FXGATE_RAIL_SIMULATION_FAILURE_RATE,
+      SIMULATED_RAIL_DEFAULTS.failureRate,
+    ],
+    ['FXGATE_RATE_LIMIT_READS', config.FXGATE_RATE_LIMIT_READS, CORE_DEFAULTS.rateLimits.reads],
+    ['FXGATE_RATE_LIMIT_WRITES', config.FXGATE_RATE_LIMIT_WRITES, CORE_DEFAULTS.rateLimits.writes],
+    ['FXGATE_LEGACY_RATE_LIMIT_READS', config.FXGATE_LEGACY_RATE_LIMIT_READS, LEGACY_GATEWAY_DEFAULTS.rateLimits.reads],
+    [
+      'FXGATE_LEGACY_RATE_LIMIT_WRITES',
+      config.FXGATE_LEGACY_RATE_LIMIT_WRITES,
+      LEGACY_GATEWAY_DEFAULTS.rateLimits.writes,
+    ],
+    ['FXGATE_WEBHOOK_POLL_MS (the core)', config.FXGATE_WEBHOOK_POLL_MS, WEBHOOK_WORKER_DEFAULTS.pollIntervalMs],
+    ['FXGATE_WEBHOOK_POLL_MS (the gateway)', config.FXGATE_WEBHOOK_POLL_MS, DELIVERY_WORKER_DEFAULTS.pollIntervalMs],
+    ['FXGATE_SHADOW_SAMPLE', config.FXGATE_SHADOW_SAMPLE, SHADOW_DEFAULTS.sample],
+    ['FXGATE_SHADOW_SERVE', config.FXGATE_SHADOW_SERVE, SHADOW_DEFAULTS.serve],
+    [
+      'FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS',
+      config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
+      GATEWAY_DEFAULTS.connectTimeoutMs,
+    ],
+    ['FXGATE_UPSTREAM_TIMEOUT_MS', config.FXGATE_UPSTREAM_TIMEOUT_MS, GATEWAY_DEFAULTS.timeoutMs],
+    ['FXGATE_UPSTREAM_DEADLINE_MS (the gateway)', config.FXGATE_UPSTREAM_DEADLINE_MS, GATEWAY_DEFAULTS.deadlineMs],
+    ['FXGATE_UPSTREAM_DEADLINE_MS (the v3 client)', config.FXGATE_UPSTREAM_DEADLINE_MS, V3_CLIENT_DEFAULTS.deadlineMs],
+    [
+      'FXGATE_IDEMPOTENCY_LOCK_TTL_MS (the core)',
+      config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
+      CORE_DEFAULTS.idempotencyLockTtlMs,
+    ],
+    [
+      'FXGATE_IDEMPOTENCY_LOCK_TTL_MS (the gateway)',
+      config.FXGATE_IDEMPOTENCY_LOCK_TTL_MS,
+      LEGACY_GATEWAY_DEFAULTS.idempotencyLockTtlMs,
+    ],
+  ])('%s', (_name, schema, module) => {
+    expect(module).toBe(schema);
   });
 });
 

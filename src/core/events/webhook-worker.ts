@@ -26,6 +26,7 @@
  */
 
 import type { Mode } from '../../lib/auth/credentials.js';
+import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
@@ -59,7 +60,7 @@ export interface WebhookWorkerOptions {
 }
 
 export const WEBHOOK_WORKER_DEFAULTS = {
-  pollIntervalMs: 1000,
+  pollIntervalMs: DEFAULT_WEBHOOK_POLL_MS,
   batchSize: 50,
   requestTimeoutMs: 10_000,
   maxAgeMs: DELIVERY_MAX_AGE_MS,

@@ -16,6 +16,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 
+import { DEFAULT_RAIL_SIMULATION_DELAY_MS, DEFAULT_RAIL_SIMULATION_FAILURE_RATE } from '../../lib/config.js';
 import type { Decimal } from '../../lib/money.js';
 
 export type WithdrawalAssetType = 'FIAT' | 'STABLECOIN';
@@ -80,7 +81,11 @@ export interface SimulatedRailOptions {
   readonly random?: () => number;
 }
 
-export const SIMULATED_RAIL_DEFAULTS = { delayMs: 2000, failureRate: 0 } as const;
+/** FXGATE_RAIL_SIMULATION_DELAY_MS's and FXGATE_RAIL_SIMULATION_FAILURE_RATE's defaults. */
+export const SIMULATED_RAIL_DEFAULTS = {
+  delayMs: DEFAULT_RAIL_SIMULATION_DELAY_MS,
+  failureRate: DEFAULT_RAIL_SIMULATION_FAILURE_RATE,
+} as const;
 
 /** The reason a simulated failure gives; says where it comes from, so nobody looks for a bank. */
 export const SIMULATED_FAILURE_REASON = 'Simulated rail failure (FXGATE_RAIL_SIMULATION_FAILURE_RATE)';

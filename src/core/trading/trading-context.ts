@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 
+import { DEFAULT_REVERSAL_WINDOW_SECONDS, DEFAULT_SPREAD_BPS } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import type { CoreEvents } from '../metrics/core-metrics.js';
 import type { RateSource } from './rate-source.js';
@@ -16,7 +17,11 @@ export interface TradingOptions {
   readonly reversalWindowMs: number;
 }
 
-export const TRADING_DEFAULTS: TradingOptions = { spreadBps: 20, reversalWindowMs: 30 * 60 * 1000 };
+/** FXGATE_SPREAD_BPS's and FXGATE_REVERSAL_WINDOW_SECONDS's defaults. */
+export const TRADING_DEFAULTS: TradingOptions = {
+  spreadBps: DEFAULT_SPREAD_BPS,
+  reversalWindowMs: DEFAULT_REVERSAL_WINDOW_SECONDS * 1000,
+};
 
 export interface TradingContext extends TradingOptions {
   readonly db: Database;

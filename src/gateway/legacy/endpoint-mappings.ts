@@ -106,7 +106,7 @@ export type BodyField = Provenance & {
 export interface RequestShape {
   /** Legacy body fields; others are ignored, as the legacy APIs ignored them. */
   readonly fields: Readonly<Record<string, BodyField>>;
-  /** Named cross-field checks (transforms/request-checks.ts). */
+  /** Named cross-field checks (REQUEST_CHECKS of transforms/request-body.ts). */
   readonly checks?: readonly string[];
 }
 

@@ -24,6 +24,7 @@
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
+import { DEFAULT_SHADOW_SAMPLE } from '../../lib/config.js';
 import type { Queryable } from '../../lib/db/database.js';
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { DestinationRefusedError, type OutboundAllowance } from '../../lib/net/destination-policy.js';
@@ -71,7 +72,7 @@ export interface ShadowOptions {
 }
 
 export const SHADOW_DEFAULTS = {
-  sample: 1,
+  sample: DEFAULT_SHADOW_SAMPLE,
   serve: 'gateway' as ShadowServe,
   cutoverOrgs: [] as readonly string[],
   maxInFlight: 64,

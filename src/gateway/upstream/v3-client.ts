@@ -1,7 +1,7 @@
 /**
  * The gateway's client for its own calls to v3 (as opposed to the verbatim /v3 passthrough):
  * each call is signed with a fresh token and X-Request-Signature from the org's upstream
- * credential, sent over the shared undici Pool of `../upstream.js` (bounded connect, headers
+ * credential, sent over the shared undici Pool of `./pool.js` (bounded connect, headers
  * and body times) or the dispatcher the gateway was given instead, each call within a total
  * deadline of its own, and every failure comes back as a typed error with a stable code:
  *

@@ -20,6 +20,7 @@
  */
 
 import type { Mode } from '../../lib/auth/credentials.js';
+import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
@@ -54,7 +55,7 @@ export interface DeliveryWorkerOptions {
 }
 
 export const DELIVERY_WORKER_DEFAULTS = {
-  pollIntervalMs: 1000,
+  pollIntervalMs: DEFAULT_WEBHOOK_POLL_MS,
   batchSize: 50,
   requestTimeoutMs: 10_000,
   concurrency: 8,

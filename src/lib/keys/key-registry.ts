@@ -14,6 +14,7 @@ import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
 import type { Mode, Scope } from '../auth/credentials.js';
 import { parseKeyName } from '../auth/credentials.js';
+import { DEFAULT_KEY_CACHE_TTL_MS } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { newUuid } from '../ids.js';
 import { generateKeyFile, type KeyFile } from './key-file.js';
@@ -41,7 +42,7 @@ export interface ActiveKey {
 export const SANDBOX_CREDIT_LINE_USD = '1000000';
 
 /** The cache is bounded: unknown names are cached too (as misses), and anyone can send those. */
-export const KEY_REGISTRY_DEFAULTS = { cacheTtlMs: 5_000, cacheMaxEntries: 10_000 } as const;
+export const KEY_REGISTRY_DEFAULTS = { cacheTtlMs: DEFAULT_KEY_CACHE_TTL_MS, cacheMaxEntries: 10_000 } as const;
 
 /** Share of the TTL after which a cached entry is looked up again in the background. */
 const REFRESH_AFTER_SHARE = 0.8;

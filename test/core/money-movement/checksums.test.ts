@@ -61,7 +61,7 @@ const DIGITS = '0123456789';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 describe('decodeBase58', () => {
-  // Source: Bitcoin Core, src/test/data/base58_encode_decode.json (hex bytes, base58 text).
+  // Source: Bitcoin Core's test vectors base58_encode_decode.json (hex bytes, base58 text).
   const vectors: readonly (readonly [string, string])[] = [
     ['', ''],
     ['61', '2g'],
