@@ -28,6 +28,8 @@ export interface UpstreamAnswer {
 
 export class RecordingUpstream {
   readonly requests: RecordedRequest[] = [];
+  /** Answers to recorded requests fully written (or cut by the peer): a test waits on it, not past a delayed answer. */
+  answered = 0;
   answer: UpstreamAnswer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };
   /** When set, answers each request by its method and path (`GET /v3/fx/balances`) instead of `answer`. */
   answerFor: ((request: RecordedRequest) => UpstreamAnswer) | null = null;
@@ -44,6 +46,9 @@ export class RecordingUpstream {
     const app = Fastify({ logger: false, forceCloseConnections: true });
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    app.addHook('onResponse', async (request) => {
+      if (request.url !== '/healthz') upstream.answered += 1;
+    });
     app.get('/healthz', async () => ({ status: 'ok' }));
     app.all('/*', async (request, reply) => {
       const recorded: RecordedRequest = {

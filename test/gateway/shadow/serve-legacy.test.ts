@@ -148,7 +148,7 @@ describe('a request a gateway already sent on (its Via names fxgate)', () => {
       });
       expect(answer.status).toBe(200);
       expect(answer.headers['server-timing']).toMatch(/^upstream;dur=/);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await shadowed.settle();
       expect(side.double.received).toEqual([]);
     }
   });
@@ -173,8 +173,7 @@ describe('writes', () => {
     expect(side.double.requests('POST')[0]!.headers['idempotency-key']).toBe('q-legacy-1');
     expect([await quotesOf(stayed), await tradesOf(stayed)]).toEqual([quotesBefore + 1, tradesBefore + 1]);
     expect(await shadowed.calledV3For(stayed.file.orgId)).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await shadowed.report()).operations).toEqual([]);
+    expect((await shadowed.settle()).operations).toEqual([]);
   });
 
   it('of an org the gateway serves go to v3 alone, once, and never to the legacy service', async () => {
@@ -191,9 +190,9 @@ describe('writes', () => {
       });
       expect(quote.status, quote.text).toBe(200);
       expect(await quotesOf(cutOver)).toBe(before + 1);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const report = await shadowed.settle();
       expect(side.double.received).toEqual([]);
-      expect((await shadowed.report()).operations).toEqual([]);
+      expect(report.operations).toEqual([]);
     }
   });
 });

@@ -4,7 +4,7 @@
  * they are kept and capped at the newest few, several writers adding to one report, and the
  * report read back the same on PostgreSQL and PGlite.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import type { FieldDifference } from '../../../src/gateway/shadow/answer-diff.js';
 import { readShadowReport, ShadowRecorder } from '../../../src/gateway/shadow/shadow-recorder.js';
@@ -86,12 +86,23 @@ describe('batching', () => {
   });
 
   it('writes by itself every flush interval', async () => {
-    const db = new RecordingDatabase();
-    const recorder = new ShadowRecorder(db, { flushIntervalMs: 20, examplesPerField: 5 });
-    recorder.compared(TRADES, [], []);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(db.queries).toHaveLength(1);
-    await recorder.close();
+    // Its interval timer is faked: the test moves time on instead of waiting for it.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const db = new RecordingDatabase();
+      const recorder = new ShadowRecorder(db, { flushIntervalMs: 20, examplesPerField: 5 });
+      recorder.compared(TRADES, [], []);
+      await vi.advanceTimersByTimeAsync(19);
+      expect(db.queries).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(db.queries).toHaveLength(1);
+      // Nothing new since: the later intervals write nothing.
+      await vi.advanceTimersByTimeAsync(100);
+      expect(db.queries).toHaveLength(1);
+      await recorder.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -16,7 +16,11 @@ import { expect } from 'vitest';
 import type { RateSource } from '../../../src/core/trading/rate-source.js';
 import { buildGatewayApp, type GatewayOptions } from '../../../src/gateway/app.js';
 import type { ShadowOptions } from '../../../src/gateway/shadow/shadow-mode.js';
-import type { ShadowReport, ShadowReportOperation } from '../../../src/gateway/shadow/shadow-recorder.js';
+import {
+  readShadowReport,
+  type ShadowReport,
+  type ShadowReportOperation,
+} from '../../../src/gateway/shadow/shadow-recorder.js';
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
@@ -82,7 +86,10 @@ export class GatewayUnderTest {
     readonly admin: AdminListener,
     readonly adminUrl: string,
     readonly keysDir: string,
+    private readonly h: LegacyHarness,
   ) {}
+
+  private closing: Promise<void> | null = null;
 
   static async start(
     side: LegacySide,
@@ -110,7 +117,7 @@ export class GatewayUnderTest {
     });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const adminUrl = await admin.listen('127.0.0.1', 0);
-    return new GatewayUnderTest(app, url, admin, adminUrl, keysDir);
+    return new GatewayUnderTest(app, url, admin, adminUrl, keysDir, h);
   }
 
   /** A legacy request as a client sends it, with a fresh token; its answer and how long it took. */
@@ -158,10 +165,22 @@ export class GatewayUnderTest {
     return (await readdir(this.keysDir)).some((file) => file.startsWith(orgId));
   }
 
-  async close(): Promise<void> {
-    await this.app.close();
-    await this.admin.close();
-    await rm(this.keysDir, { recursive: true, force: true });
+  /**
+   * The barrier before asserting that the gateway sent nothing more: closing lets every comparison it started
+   * finish and writes their counts, so the legacy double and the returned report then hold all it will ever do.
+   */
+  async settle(): Promise<ShadowReport> {
+    await this.close();
+    return readShadowReport(this.h.core.db);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.app.close();
+      await this.admin.close();
+      await rm(this.keysDir, { recursive: true, force: true });
+    })();
+    return this.closing;
   }
 }
 

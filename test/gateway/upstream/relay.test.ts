@@ -171,10 +171,10 @@ describe('the passthrough relay', () => {
       headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' },
     });
     outgoing.on('error', () => undefined).end('{"amount":"1.00"}');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => upstream.requests.length).toBe(1);
     outgoing.destroy();
     // Past the upstream's answer: the relay has had it, and had nobody to give it to.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await expect.poll(() => upstream.answered, { timeout: 5_000 }).toBe(1);
 
     expect(upstream.requests.map((seen) => `${seen.method} ${seen.url}`)).toEqual(['POST /v3/fx/withdrawals']);
     upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };

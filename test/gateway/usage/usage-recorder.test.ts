@@ -6,7 +6,7 @@
  * message that says what to send.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import {
   NO_OPERATION,
@@ -122,12 +122,23 @@ describe('batching', () => {
   });
 
   it('writes by itself every flush interval', async () => {
-    const db = new RecordingDatabase();
-    const recorder = new UsageRecorder(db, { flushIntervalMs: 20 });
-    recorder.seen({ generation: 'v1', operation: 'trades', caller: null, address: '::1' });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(db.queries).toHaveLength(1);
-    await recorder.close();
+    // Its interval timer is faked: the test moves time on instead of waiting for it.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const db = new RecordingDatabase();
+      const recorder = new UsageRecorder(db, { flushIntervalMs: 20 });
+      recorder.seen({ generation: 'v1', operation: 'trades', caller: null, address: '::1' });
+      await vi.advanceTimersByTimeAsync(19);
+      expect(db.queries).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(db.queries).toHaveLength(1);
+      // Nothing new since: the later intervals write nothing.
+      await vi.advanceTimersByTimeAsync(100);
+      expect(db.queries).toHaveLength(1);
+      await recorder.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -294,7 +294,7 @@ describe('a write the upstream never received whole', () => {
     cleanups.push(() => pool.destroy());
     const held = new AbortController();
     const holding = pool.request({ method: 'GET', path: '/held', signal: held.signal }).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => upstream.requests.length).toBe(1);
     const gateway = await gatewayFor(upstream.url, {
       upstreamDispatcher: pool,
       connectTimeoutMs: 200,
@@ -325,8 +325,11 @@ describe('a write the upstream never received whole', () => {
     // The connection frees up: the pool takes the expired write up, and it is dropped before a byte is sent.
     held.abort();
     await holding;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(upstream.requests.map((seen) => `${seen.method} ${seen.url}`)).toEqual(['GET /held']);
+    // A request queued after it on the one connection: once it is answered, the expired write, ahead of it, is settled.
+    const after = await pool.request({ method: 'GET', path: '/after' });
+    expect(after.statusCode).toBe(201);
+    await after.body.text();
+    expect(upstream.requests.map((seen) => `${seen.method} ${seen.url}`)).toEqual(['GET /held', 'GET /after']);
   });
 
   it('is still 500 CHECK_STATE_THEN_RETRY once it was sent whole and the answer did not come', async () => {

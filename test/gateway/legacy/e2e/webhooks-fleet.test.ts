@@ -244,8 +244,12 @@ describe('legacy webhooks in a fleet of gateways', () => {
     });
 
     const stream = depositStream(key);
-    // Both reconcile every 100 ms while events flow: the one endpoint stays, at the first gateway's URL.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Both reconcile while events flow, rounds awaited rather than timed (a call joins a running one, so the
+    // later rounds are fresh): the one endpoint stays, at the first gateway's URL.
+    for (let round = 0; round < 3; round += 1) {
+      await first.webhooks.reconcile();
+      await second.webhooks.reconcile();
+    }
     expect(await endpointsOf(orgId)).toEqual([
       { id: expect.any(String), url: registrationUrl(first.base, orgId, 'sandbox'), status: 'ACTIVE' },
     ]);

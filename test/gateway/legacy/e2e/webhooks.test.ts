@@ -155,6 +155,28 @@ async function delivered(
   return hitsAt(path).find(match)!;
 }
 
+/**
+ * The barrier before asserting that something did not arrive: the core has no delivery of these v3 events left to
+ * make to the gateway (it writes them with the event, so an event the gateway did not ask for has none), and the
+ * subscription's outbox has nothing left to send. Every request the gateway will ever make for them has then
+ * reached the receiver (it records a request before answering it), so no sleep is needed.
+ */
+async function settled(subscriptionId: string, v3EventIds: readonly string[] = []): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const { rows } = await h.core.db.query<{ n: number }>(
+          `SELECT ((SELECT count(*) FROM webhook_deliveries WHERE event_id = ANY($1::text[]) AND status = 'PENDING')
+                 + (SELECT count(*) FROM legacy_webhook_deliveries WHERE subscription_id = $2 AND status = 'PENDING'))::int AS n`,
+          [v3EventIds, subscriptionId],
+        );
+        return rows[0]!.n;
+      },
+      { timeout: 15_000, interval: 25, message: 'the v3 deliveries and the legacy outbox did not settle' },
+    )
+    .toBe(0);
+}
+
 const isRecord = (id: string, message: string) => (hit: ReceivedWebhook) =>
   hit.body.data[0]?.id === id && hit.body.message === message;
 
@@ -297,8 +319,11 @@ describe('legacy webhooks from the real core', () => {
       'transactionHash',
       'completedAt',
     ]);
-    // The pending event of the same deposit is no legacy event.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The pending event of the same deposit is no legacy event: once the gateway has taken it, nothing is queued.
+    const pending = await v3EventOf(deposit.id!, 'deposit.pending');
+    await settled(subscriptionId, [pending.id, event.id]);
+    const { rows } = await h.core.db.query('SELECT 1 FROM legacy_webhook_events WHERE v3_event_id = $1', [pending.id]);
+    expect(rows).toEqual([]);
     expect(hitsAt(await subscriptionPath(subscriptionId))).toHaveLength(1);
   });
 
@@ -408,7 +433,7 @@ describe('legacy webhooks from the real core', () => {
     // The default subscription has its own secret, gets the completed withdrawal and never the failed one.
     const defaultPath = await subscriptionPath(defaults.subscription.id);
     await receiver.waitFor(() => hitsAt(defaultPath).some((hit) => hit.body.message === 'Completed Withdrawals'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settled(defaults.subscription.id, [(await v3EventOf(refused.withdrawalId, 'withdrawal.failed')).id]);
     expect(
       hitsAt(defaultPath)
         .map((hit) => hit.body.message)
@@ -580,7 +605,7 @@ describe('legacy webhooks from the real core', () => {
       [[event.id, fresh.id]],
     );
     expect(rows[0]!.n).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settled(subscriptionId);
     const path = await subscriptionPath(subscriptionId);
     expect(hitsAt(path).filter((hit) => hit.body.eventId === idToLegacyUuid('event', event.id))).toHaveLength(1);
     expect(hitsAt(path).filter((hit) => hit.body.eventId === idToLegacyUuid('event', fresh.id))).toHaveLength(1);
@@ -744,14 +769,21 @@ describe('legacy webhooks from the real core', () => {
     await delivered(subscriptionId, (hit) => hit.body.data[0]?.id === legacyId);
     await removeSubscription(h.core.db, subscriptionId, new Date());
     const count = hitsAt(await subscriptionPath(subscriptionId)).length;
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Given up is final: no attempt follows it, and the one under way when it was decided has reached the receiver.
+    await expect
+      .poll(
+        async () => {
+          const { rows } = await h.core.db.query<{ status: string }>(
+            'SELECT status FROM legacy_webhook_deliveries WHERE subscription_id = $1',
+            [subscriptionId],
+          );
+          return rows;
+        },
+        { timeout: 15_000, interval: 25 },
+      )
+      .toEqual([{ status: 'GAVE_UP' }]);
     // An attempt already under way when it was removed may still land; none is made after.
     expect(hitsAt(await subscriptionPath(subscriptionId)).length - count).toBeLessThanOrEqual(1);
-    const { rows } = await h.core.db.query<{ status: string }>(
-      'SELECT status FROM legacy_webhook_deliveries WHERE subscription_id = $1',
-      [subscriptionId],
-    );
-    expect(rows).toEqual([{ status: 'GAVE_UP' }]);
   });
 
   it("the v3 signature and the legacy one are different keys: an integrator's secret never signs a v3 delivery", async () => {
