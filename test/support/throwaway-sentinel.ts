@@ -213,11 +213,19 @@ export class ThrowawaySentinelSet {
     if (acknowledged !== 1) throw new Error(`the replica acknowledged ${String(acknowledged)} of 1 within 5 s`);
   }
 
+  /**
+   * When the last killPrimary sent its signal (Date.now()): an answer recorded before it was made
+   * by the old primary. Taken before the signal, since the exit event may be seen only after answers
+   * that came from the outage.
+   */
+  killSentAt = 0;
+
   /** SIGKILLs the primary; returns its port. */
   async killPrimary(): Promise<number> {
     const port = await this.primaryPort();
     const node = this.node(port);
     const exited = new Promise<void>((resolve) => node.child.once('exit', () => resolve()));
+    this.killSentAt = Date.now();
     node.child.kill('SIGKILL');
     await exited;
     return port;

@@ -214,7 +214,7 @@ describe('RedisStore through Sentinel when the primary is killed', () => {
         await sleep(300);
         const formerPort = await set.killPrimary();
         // From here on no operation can reach the old primary; one sent just before may have.
-        killedAt = Date.now();
+        killedAt = set.killSentAt;
         promotedPort = await set.waitForPromotion(formerPort);
         // Until the stream has succeeded for a while on the new primary.
         await eventually(async () => {
