@@ -242,6 +242,9 @@ export class Fleet {
       FXGATE_RATE_LIMIT_WRITES: UNLIMITED,
       FXGATE_LEGACY_RATE_LIMIT_READS: UNLIMITED,
       FXGATE_LEGACY_RATE_LIMIT_WRITES: UNLIMITED,
+      // A lock whose release a failover lost lives this long: a client waiting it out must still
+      // find its quote unexpired (the default, 30 s, is a quote's whole lifetime).
+      FXGATE_IDEMPOTENCY_LOCK_TTL_MS: '5000',
       LOG_LEVEL: 'warn',
     };
     const dirs: string[] = [keysDir];
