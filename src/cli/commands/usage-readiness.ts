@@ -11,14 +11,12 @@ import {
   type ReadinessQuery,
   type ReadinessReport,
 } from '../../gateway/usage/readiness-recorder.js';
-import { UsageQueryError } from '../../gateway/usage/usage-recorder.js';
 import type { UsageFormat } from '../definitions/usage.js';
-import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { readinessReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
-import { csvField } from './usage.js';
+import { csvField, queryOfOptions } from './usage.js';
 
 /** The CSV's columns: the row's, then its blocker's (empty on an operation where nothing would break). */
 const CSV_COLUMNS = [
@@ -133,20 +131,7 @@ export async function runReadinessCommand(
   options: ReadinessCommandOptions,
   source: ReadinessSource = configuredReadinessSource(run),
 ): Promise<void> {
-  let query: ReadinessQuery;
-  try {
-    query = parseReadinessQuery(
-      {
-        ...(options.generation === undefined ? {} : { generation: options.generation }),
-        ...(options.since === undefined ? {} : { since: options.since }),
-      },
-      source.now(),
-    );
-  } catch (error) {
-    if (error instanceof UsageQueryError)
-      throw usageError(error.message.replace(/^since: /, '--since: ').replace(/^generation /, '--generation '));
-    throw error;
-  }
+  const query = queryOfOptions(parseReadinessQuery, options, source.now());
   const text = formatReadiness(await source.readiness(query), options.format);
   run.io.stdout.write(options.format === 'csv' ? text : `${text}\n`);
 }

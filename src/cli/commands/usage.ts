@@ -127,26 +127,37 @@ export function configuredSource(run: CliRun): UsageSource {
   return { report: (query) => withState(run, (state) => state.run(usageReportOperation, { ...query })), now: Date.now };
 }
 
-/** The command's work: the options checked as the admin route checks its query, the report read and printed to the run's stdout. */
-export async function runUsageCommand(
-  run: CliRun,
-  options: UsageCommandOptions,
-  source: UsageSource = configuredSource(run),
-): Promise<void> {
-  let query: UsageQuery;
+/**
+ * The command's --generation and --since read by the admin route's own query parser (`parse`),
+ * a refusal naming the option instead of the query parameter. The readiness command uses it too.
+ */
+export function queryOfOptions<Q>(
+  parse: (input: Readonly<Record<string, unknown>>, now: number) => Q,
+  options: { readonly generation?: string; readonly since?: string },
+  now: number,
+): Q {
   try {
-    query = parseUsageQuery(
+    return parse(
       {
         ...(options.generation === undefined ? {} : { generation: options.generation }),
         ...(options.since === undefined ? {} : { since: options.since }),
       },
-      source.now(),
+      now,
     );
   } catch (error) {
     if (error instanceof UsageQueryError)
       throw usageError(error.message.replace(/^since: /, '--since: ').replace(/^generation /, '--generation '));
     throw error;
   }
+}
+
+/** The command's work: the options checked as the admin route checks its query, the report read and printed to the run's stdout. */
+export async function runUsageCommand(
+  run: CliRun,
+  options: UsageCommandOptions,
+  source: UsageSource = configuredSource(run),
+): Promise<void> {
+  const query = queryOfOptions(parseUsageQuery, options, source.now());
   const text = formatUsage(await source.report(query), options.format);
   run.io.stdout.write(options.format === 'csv' ? text : `${text}\n`);
 }
