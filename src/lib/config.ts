@@ -272,18 +272,23 @@ const sealingKeyList = z.string().transform((text, ctx): SealingKeyring => {
   return z.NEVER;
 });
 
-/** FXGATE_SECRETS_KEY_FILE: a file of sealing keys, one a line, read here so that a bad file stops start-up naming the setting. */
-const sealingKeyFile = z.string().transform((path, ctx): SealingKeyring => {
-  let text: string;
+/** The text of a setting's file; null, with an issue naming the file, when it cannot be read. */
+function settingFile(path: string, what: string, ctx: { addIssue(issue: { code: 'custom'; message: string }): void }) {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     ctx.addIssue({
       code: 'custom',
-      message: `cannot read the key file ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      message: `cannot read the ${what} ${path}: ${error instanceof Error ? error.message : String(error)}`,
     });
-    return z.NEVER;
+    return null;
   }
+}
+
+/** FXGATE_SECRETS_KEY_FILE: a file of sealing keys, one a line, read here so that a bad file stops start-up naming the setting. */
+const sealingKeyFile = z.string().transform((path, ctx): SealingKeyring => {
+  const text = settingFile(path, 'key file', ctx);
+  if (text === null) return z.NEVER;
   const made = keyringOf(keyEntriesOfFile(text, path));
   if ('keyring' in made) return made.keyring;
   for (const message of made.problems)
@@ -333,16 +338,8 @@ const adminToken = z
  * file with is not part of the token; the messages never show any of it.
  */
 const adminTokenFile = z.string().transform((file, ctx): string => {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `cannot read the token file ${file}: ${error instanceof Error ? error.message : String(error)}`,
-    });
-    return z.NEVER;
-  }
+  const text = settingFile(file, 'token file', ctx);
+  if (text === null) return z.NEVER;
   const parsed = adminToken.safeParse(text.replace(/\r?\n$/, ''));
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues)

@@ -16,7 +16,7 @@ import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { readinessReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
-import { csvField, queryOfOptions } from './usage.js';
+import { csvField, type UsageCommandReport } from './usage.js';
 
 /** The CSV's columns: the row's, then its blocker's (empty on an operation where nothing would break). */
 const CSV_COLUMNS = [
@@ -119,19 +119,7 @@ export function configuredReadinessSource(run: CliRun): ReadinessSource {
   };
 }
 
-export interface ReadinessCommandOptions {
-  readonly generation?: string;
-  readonly since?: string;
-  readonly format: UsageFormat;
-}
-
-/** The options checked as the admin route checks its query, the report read and printed to the run's stdout. */
-export async function runReadinessCommand(
-  run: CliRun,
-  options: ReadinessCommandOptions,
-  source: ReadinessSource = configuredReadinessSource(run),
-): Promise<void> {
-  const query = queryOfOptions(parseReadinessQuery, options, source.now());
-  const text = formatReadiness(await source.readiness(query), options.format);
-  run.io.stdout.write(options.format === 'csv' ? text : `${text}\n`);
+/** The readiness report as `fxgate usage --readiness` prints it (runUsageCommand). */
+export function readinessReport(source: ReadinessSource): UsageCommandReport<ReadinessQuery, ReadinessReport> {
+  return { parse: parseReadinessQuery, read: source.readiness, now: source.now, format: formatReadiness };
 }

@@ -129,9 +129,9 @@ export function configuredSource(run: CliRun): UsageSource {
 
 /**
  * The command's --generation and --since read by the admin route's own query parser (`parse`),
- * a refusal naming the option instead of the query parameter. The readiness command uses it too.
+ * a refusal naming the option instead of the query parameter; both reports are read through it.
  */
-export function queryOfOptions<Q>(
+function queryOfOptions<Q>(
   parse: (input: Readonly<Record<string, unknown>>, now: number) => Q,
   options: { readonly generation?: string; readonly since?: string },
   now: number,
@@ -151,13 +151,26 @@ export function queryOfOptions<Q>(
   }
 }
 
+/** A report the command prints (the usage report, or with --readiness the readiness report): its query, source and formats. */
+export interface UsageCommandReport<Query, Report> {
+  /** The admin route's own query parser. */
+  readonly parse: (input: Readonly<Record<string, unknown>>, now: number) => Query;
+  readonly read: (query: Query) => Promise<Report>;
+  readonly now: () => number;
+  readonly format: (report: Report, format: UsageFormat) => string;
+}
+
+export function usageReport(source: UsageSource): UsageCommandReport<UsageQuery, UsageReport> {
+  return { parse: parseUsageQuery, read: source.report, now: source.now, format: formatUsage };
+}
+
 /** The command's work: the options checked as the admin route checks its query, the report read and printed to the run's stdout. */
-export async function runUsageCommand(
+export async function runUsageCommand<Query, Report>(
   run: CliRun,
   options: UsageCommandOptions,
-  source: UsageSource = configuredSource(run),
+  report: UsageCommandReport<Query, Report>,
 ): Promise<void> {
-  const query = queryOfOptions(parseUsageQuery, options, source.now());
-  const text = formatUsage(await source.report(query), options.format);
+  const query = queryOfOptions(report.parse, options, report.now());
+  const text = report.format(await report.read(query), options.format);
   run.io.stdout.write(options.format === 'csv' ? text : `${text}\n`);
 }

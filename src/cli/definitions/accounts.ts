@@ -1,11 +1,17 @@
 /** `fxgate accounts` as commander declares it; the database's work (commands/accounts.ts) is imported when a subcommand runs. */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credentials.js';
 import { isId } from '../../lib/ids.js';
-import { parseMode, parseOrgId } from '../arguments.js';
-import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
+import {
+  bookOption,
+  enabledFrom,
+  orgCommand,
+  orgReadCommand,
+  type SwitchOptions,
+  switchOptions,
+} from './book-options.js';
 
 export function parseAccountId(value: string): string {
   const id = value.trim();
@@ -16,9 +22,26 @@ export function parseAccountId(value: string): string {
   return id;
 }
 
-function modeOption(): Option {
-  return new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).makeOptionMandatory();
+/** A change to one account of a book: the org, the account and the book. */
+function accountCommand(accounts: Command, name: string, description: string): Command {
+  return orgCommand(accounts, name, description)
+    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
+    .addOption(bookOption());
 }
+
+/** The changes that take nothing but the account, in the order help lists them. */
+const STATUS_CHANGES = [
+  {
+    kind: 'verify',
+    description:
+      'Verify an account: it becomes ACTIVE and verified (also from DISABLED: verifying is how a disable is lifted).',
+  },
+  {
+    kind: 'disable',
+    description:
+      'Disable an account: withdrawals to it are refused (WITHDRAWAL_ACCOUNT_NOT_LIVE) until it is verified again.',
+  },
+] as const;
 
 /** The work, imported when a subcommand runs. */
 const load = () => import('../commands/accounts.js');
@@ -30,54 +53,30 @@ export function registerAccountsCommand(program: Command, run: CliRun): void {
       "Show an org's withdrawal accounts, and verify, disable or switch off withdrawals for one (mainly for the live book).",
     );
 
-  accounts
-    .command('list')
-    .description(
-      'List the withdrawal accounts of an org, newest first: rail, destination, status, verification and withdrawals.',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
-    .action(async (orgId: string, options: { mode?: Mode }) => (await load()).listAccounts(run, orgId, options.mode));
+  orgReadCommand(
+    accounts,
+    'list',
+    'List the withdrawal accounts of an org, newest first: rail, destination, status, verification and withdrawals.',
+    async (orgId, mode) => (await load()).listAccounts(run, orgId, mode),
+  );
 
-  accounts
-    .command('verify')
-    .description(
-      'Verify an account: it becomes ACTIVE and verified (also from DISABLED: verifying is how a disable is lifted).',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
-    .addOption(modeOption())
-    .action(async (orgId: string, accountId: string, options: { mode: Mode }) =>
-      (await load()).changeAccount(run, orgId, options.mode, accountId, { kind: 'verify' }),
+  for (const { kind, description } of STATUS_CHANGES) {
+    accountCommand(accounts, kind, description).action(
+      async (orgId: string, accountId: string, options: { mode: Mode }) =>
+        (await load()).changeAccount(run, orgId, options.mode, accountId, { kind }),
     );
+  }
 
-  accounts
-    .command('disable')
-    .description(
-      'Disable an account: withdrawals to it are refused (WITHDRAWAL_ACCOUNT_NOT_LIVE) until it is verified again.',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
-    .addOption(modeOption())
-    .action(async (orgId: string, accountId: string, options: { mode: Mode }) =>
-      (await load()).changeAccount(run, orgId, options.mode, accountId, { kind: 'disable' }),
-    );
-
-  accounts
-    .command('withdrawals')
-    .description(
+  switchOptions(
+    accountCommand(
+      accounts,
+      'withdrawals',
       'Enable or disable withdrawals to one account, leaving its status alone (refused ones answer WITHDRAWAL_DISABLED_FOR_ACCOUNT).',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .argument('<account>', 'withdrawal account id (wac_...)', parseAccountId)
-    .addOption(modeOption())
-    .addOption(new Option('--enable', 'allow withdrawals').conflicts('disable'))
-    .addOption(new Option('--disable', 'refuse withdrawals').conflicts('enable'))
-    .action(async (orgId: string, accountId: string, options: { mode: Mode; enable?: boolean; disable?: boolean }) => {
-      if (options.enable === options.disable) throw usageError('give exactly one of --enable and --disable');
-      return (await load()).changeAccount(run, orgId, options.mode, accountId, {
-        kind: 'withdrawals',
-        enabled: options.enable === true,
-      });
-    });
+    ),
+    'allow withdrawals',
+    'refuse withdrawals',
+  ).action(async (orgId: string, accountId: string, options: SwitchOptions) => {
+    const enabled = enabledFrom(options);
+    return (await load()).changeAccount(run, orgId, options.mode, accountId, { kind: 'withdrawals', enabled });
+  });
 }

@@ -1,10 +1,18 @@
 /** `fxgate orgs` as commander declares it; the books' work (commands/orgs.ts) is imported when a subcommand runs. */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
-import { parseMode, parseOrgId } from '../arguments.js';
-import { usageError } from '../exit.js';
+import type { Mode } from '../../lib/auth/credentials.js';
+import type { BookChange } from '../commands/orgs.js';
 import type { CliRun } from '../io.js';
+import {
+  bookOption,
+  enabledFrom,
+  modeOption,
+  orgCommand,
+  orgReadCommand,
+  type SwitchOptions,
+  switchOptions,
+} from './book-options.js';
 
 /**
  * A credit line as typed: unsigned plain decimal within the column's numeric(38, 18), checked as
@@ -39,27 +47,6 @@ export function parsePair(value: string): { buyCurrency: string; sellCurrency: s
   return { buyCurrency: buy, sellCurrency: sell };
 }
 
-/** The --enable/--disable choice; exactly one is required. */
-function enabledFrom(options: { enable?: boolean; disable?: boolean }): boolean {
-  if (options.enable === options.disable) throw usageError('give exactly one of --enable and --disable');
-  return options.enable === true;
-}
-
-function switchOptions(command: Command): Command {
-  return command
-    .addOption(
-      new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).makeOptionMandatory(),
-    )
-    .addOption(new Option('--enable', 'allow it').conflicts('disable'))
-    .addOption(new Option('--disable', 'forbid it').conflicts('enable'));
-}
-
-interface SwitchOptions {
-  readonly mode: Mode;
-  readonly enable?: boolean;
-  readonly disable?: boolean;
-}
-
 /** The work, imported when a subcommand runs. */
 const load = () => import('../commands/orgs.js');
 
@@ -68,54 +55,49 @@ export function registerOrgsCommand(program: Command, run: CliRun): void {
     .command('orgs')
     .description("Show and change an org's trading books (credit line, trading switches) in the configured database.");
 
-  orgs
-    .command('show')
-    .description(
-      'Show the books of an org: credit line, committed and available credit (USD), trading, disabled currencies and pairs.',
-    )
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
-    .addOption(new Option('--mode <mode>', `only this book: ${MODES.join(' or ')}`).argParser(parseMode))
-    .action(async (orgId: string, options: { mode?: Mode }) => (await load()).showBooks(run, orgId, options.mode));
+  orgReadCommand(
+    orgs,
+    'show',
+    'Show the books of an org: credit line, committed and available credit (USD), trading, disabled currencies and pairs.',
+    async (orgId, mode) => (await load()).showBooks(run, orgId, mode),
+  );
 
-  orgs
-    .command('set-credit-line')
-    .description('Set the credit line of a book, in USD; refused below what unsettled trades have committed now.')
-    .argument('<org>', 'org id (a UUID)', parseOrgId)
+  orgCommand(
+    orgs,
+    'set-credit-line',
+    'Set the credit line of a book, in USD; refused below what unsettled trades have committed now.',
+  )
     .argument('<amount>', 'the credit line in USD, a plain decimal such as 250000 or 250000.50', parseCreditLineAmount)
-    .addOption(new Option('--mode <mode>', `the book: ${MODES.join(' or ')}`).argParser(parseMode).default('live'))
+    .addOption(modeOption('the book').default('live'))
     .action(async (orgId: string, amount: string, options: { mode: Mode }) =>
       (await load()).changeBook(run, orgId, options.mode, { kind: 'credit-line', amount }),
     );
 
-  switchOptions(
-    orgs
-      .command('trading')
-      .description('Enable or disable all trading in a book (quotes and trades answer TRADE_DISABLED while disabled).')
-      .argument('<org>', 'org id (a UUID)', parseOrgId),
-  ).action(async (orgId: string, options: SwitchOptions) => {
+  /** A switch of the book, turned as --enable/--disable says. */
+  const switchCommand = (name: string, description: string) =>
+    switchOptions(orgCommand(orgs, name, description).addOption(bookOption()), 'allow it', 'forbid it');
+  /** The change a switch command makes, `change` naming what it turns. */
+  const changeSwitch = async (orgId: string, options: SwitchOptions, change: (enabled: boolean) => BookChange) => {
     const enabled = enabledFrom(options);
-    return (await load()).changeBook(run, orgId, options.mode, { kind: 'trading', enabled });
-  });
+    return (await load()).changeBook(run, orgId, options.mode, change(enabled));
+  };
 
-  switchOptions(
-    orgs
-      .command('currency')
-      .description('Enable or disable trading a currency, bought or sold, in a book.')
-      .argument('<org>', 'org id (a UUID)', parseOrgId)
-      .argument('<currency>', 'the currency code, e.g. USDC', parseCurrency),
-  ).action(async (orgId: string, currency: string, options: SwitchOptions) => {
-    const enabled = enabledFrom(options);
-    return (await load()).changeBook(run, orgId, options.mode, { kind: 'currency', currency, enabled });
-  });
+  switchCommand(
+    'trading',
+    'Enable or disable all trading in a book (quotes and trades answer TRADE_DISABLED while disabled).',
+  ).action(async (orgId: string, options: SwitchOptions) =>
+    changeSwitch(orgId, options, (enabled) => ({ kind: 'trading', enabled })),
+  );
 
-  switchOptions(
-    orgs
-      .command('pair')
-      .description('Enable or disable one direction of a pair in a book: BUY/SELL buys BUY and sells SELL.')
-      .argument('<org>', 'org id (a UUID)', parseOrgId)
-      .argument('<pair>', 'BUY/SELL, e.g. EUR/USD (buy EUR, sell USD)', parsePair),
-  ).action(async (orgId: string, pair: { buyCurrency: string; sellCurrency: string }, options: SwitchOptions) => {
-    const enabled = enabledFrom(options);
-    return (await load()).changeBook(run, orgId, options.mode, { kind: 'pair', ...pair, enabled });
-  });
+  switchCommand('currency', 'Enable or disable trading a currency, bought or sold, in a book.')
+    .argument('<currency>', 'the currency code, e.g. USDC', parseCurrency)
+    .action(async (orgId: string, currency: string, options: SwitchOptions) =>
+      changeSwitch(orgId, options, (enabled) => ({ kind: 'currency', currency, enabled })),
+    );
+
+  switchCommand('pair', 'Enable or disable one direction of a pair in a book: BUY/SELL buys BUY and sells SELL.')
+    .argument('<pair>', 'BUY/SELL, e.g. EUR/USD (buy EUR, sell USD)', parsePair)
+    .action(async (orgId: string, pair: { buyCurrency: string; sellCurrency: string }, options: SwitchOptions) =>
+      changeSwitch(orgId, options, (enabled) => ({ kind: 'pair', ...pair, enabled })),
+    );
 }

@@ -40,17 +40,15 @@ export function registerUsageCommand(
         .default('table'),
     )
     .action(async (options: UsageCommandOptions & { readonly readiness?: true }) => {
+      const usage = await import('../commands/usage.js');
       if (options.readiness === true) {
         const readiness = await import('../commands/usage-readiness.js');
         const given = source?.readiness;
-        await readiness.runReadinessCommand(
-          run,
-          options,
-          given === undefined ? readiness.configuredReadinessSource(run) : { readiness: given, now: source!.now },
-        );
+        const from =
+          given === undefined ? readiness.configuredReadinessSource(run) : { readiness: given, now: source!.now };
+        await usage.runUsageCommand(run, options, readiness.readinessReport(from));
         return;
       }
-      const usage = await import('../commands/usage.js');
-      await usage.runUsageCommand(run, options, source ?? usage.configuredSource(run));
+      await usage.runUsageCommand(run, options, usage.usageReport(source ?? usage.configuredSource(run)));
     });
 }

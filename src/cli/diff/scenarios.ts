@@ -179,6 +179,33 @@ function post(setup: Fixtures, generation: LegacyGeneration, path: string, body:
   return { method: 'POST', path, body, ...(generation === 'v2' ? { idempotencyKey: setup.reference('legacy') } : {}) };
 }
 
+/** The first page of a legacy list, once the book holds what it should show. */
+function firstPage(operation: V2Operation, make: (setup: Fixtures) => Promise<unknown>): Scenario {
+  return async (setup) => {
+    await make(setup);
+    return get(operation, PAGE);
+  };
+}
+
+/** A legacy withdrawal of `amount` (written as legacy clients write it, a JSON number) to an account of the book. */
+function legacyWithdrawal(
+  operation: 'withdrawal' | 'fiat_withdrawal',
+  amount: string,
+  currency: string,
+  account: (setup: Fixtures) => Promise<Record<string, unknown>>,
+): Scenario {
+  return async (setup, generation) => {
+    await setup.funds();
+    const accountId = uuid('withdrawalAccount', (await account(setup)).id);
+    return post(
+      setup,
+      generation,
+      operation,
+      `{"amount":${amount},"currency":${JSON.stringify(currency)},"withdrawalAddressId":${JSON.stringify(accountId)}}`,
+    );
+  };
+}
+
 export const SCENARIOS: { readonly [O in V2Operation]: Scenario } = {
   available_markets: async () => get('available_markets'),
   balances: async (setup) => {
@@ -202,47 +229,14 @@ export const SCENARIOS: { readonly [O in V2Operation]: Scenario } = {
       JSON.stringify({ quoteId: uuid('quote', quote.id), clientReferenceId: setup.reference(`${generation}-trade`) }),
     );
   },
-  trades: async (setup) => {
-    await setup.trade();
-    return get('trades', PAGE);
-  },
+  trades: firstPage('trades', (setup) => setup.trade()),
   'trade/{id}': async (setup) => get(`trade/${uuid('trade', (await setup.trade()).id)}`),
-  deposits: async (setup) => {
-    await setup.deposit();
-    return get('deposits', PAGE);
-  },
-  withdrawal_addresses: async (setup) => {
-    await setup.stablecoinAccount();
-    return get('withdrawal_addresses', PAGE);
-  },
-  fiat_withdrawal_addresses: async (setup) => {
-    await setup.fiatAccount();
-    return get('fiat_withdrawal_addresses', PAGE);
-  },
-  withdrawals: async (setup) => {
-    await setup.withdrawal();
-    return get('withdrawals', PAGE);
-  },
-  withdrawal: async (setup, generation) => {
-    await setup.funds();
-    const account = await setup.stablecoinAccount();
-    return post(
-      setup,
-      generation,
-      'withdrawal',
-      `{"amount":1.50,"currency":"USDC","withdrawalAddressId":${JSON.stringify(uuid('withdrawalAccount', account.id))}}`,
-    );
-  },
-  fiat_withdrawal: async (setup, generation) => {
-    await setup.funds();
-    const account = await setup.fiatAccount();
-    return post(
-      setup,
-      generation,
-      'fiat_withdrawal',
-      `{"amount":2.25,"currency":"USD","withdrawalAddressId":${JSON.stringify(uuid('withdrawalAccount', account.id))}}`,
-    );
-  },
+  deposits: firstPage('deposits', (setup) => setup.deposit()),
+  withdrawal_addresses: firstPage('withdrawal_addresses', (setup) => setup.stablecoinAccount()),
+  fiat_withdrawal_addresses: firstPage('fiat_withdrawal_addresses', (setup) => setup.fiatAccount()),
+  withdrawals: firstPage('withdrawals', (setup) => setup.withdrawal()),
+  withdrawal: legacyWithdrawal('withdrawal', '1.50', 'USDC', (setup) => setup.stablecoinAccount()),
+  fiat_withdrawal: legacyWithdrawal('fiat_withdrawal', '2.25', 'USD', (setup) => setup.fiatAccount()),
   'trade/reverse-quote': async (setup, generation) =>
     post(
       setup,

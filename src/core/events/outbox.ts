@@ -38,3 +38,24 @@ export async function recordEvent(tx: Queryable, event: EventInput): Promise<str
   );
   return id;
 }
+
+/**
+ * The event of a deposit or withdrawal (`row`) that has just reached its status: `deposit.completed`,
+ * `withdrawal.failed`, carrying the record as v3 shows it.
+ */
+export async function recordStatusEvent(
+  tx: Queryable,
+  type: EventResource,
+  row: { readonly org_id: string; readonly environment: Mode; readonly status: string },
+  record: object,
+  at: Date,
+): Promise<void> {
+  await recordEvent(tx, {
+    orgId: row.org_id,
+    environment: row.environment,
+    type,
+    eventType: `${type.slice(0, -1)}.${row.status.toLowerCase()}`,
+    data: { ...record },
+    at,
+  });
+}

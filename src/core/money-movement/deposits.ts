@@ -21,7 +21,6 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
@@ -36,8 +35,9 @@ import {
   parseDecimal,
   V3_AMOUNT_PATTERN,
 } from '../../lib/money.js';
-import { recordEvent } from '../events/outbox.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
+import { rowInBook } from '../book-rows.js';
+import { recordStatusEvent } from '../events/outbox.js';
+import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import { postMovement } from '../ledger/ledger.js';
 import type { Principal } from '../principal.js';
 import type { Currency, ReferenceSnapshot } from '../trading/reference-data.js';
@@ -214,20 +214,11 @@ export const DEPOSIT_SELECT = 'SELECT * FROM deposits';
 export async function findDeposit(db: Queryable, book: Book, depositId: string): Promise<DepositRow | null> {
   // A malformed id names no deposit; it is a 404, not a validation error.
   if (!isId('deposit', depositId)) return null;
-  const { rows } = await db.query<DepositRow>(`${DEPOSIT_SELECT} WHERE id = $1 AND org_id = $2 AND environment = $3`, [
-    depositId,
-    book.orgId,
-    book.environment,
-  ]);
-  return rows[0] ?? null;
+  return rowInBook<DepositRow>(db, { select: DEPOSIT_SELECT }, book, 'id', depositId);
 }
 
-async function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<DepositRow | null> {
-  const { rows } = await db.query<DepositRow>(
-    `${DEPOSIT_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`,
-    [book.orgId, book.environment, key],
-  );
-  return rows[0] ?? null;
+function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<DepositRow | null> {
+  return rowInBook<DepositRow>(db, { select: DEPOSIT_SELECT }, book, 'idempotency_key', key);
 }
 
 /** A chain transaction hash for a simulated stablecoin deposit; fiat deposits have none. */
@@ -294,11 +285,8 @@ export async function createDeposit(
     });
   } catch (error) {
     if (isApiError(error)) throw error;
-    if (isUniqueViolation(error, 'idempotency_key')) {
-      // A concurrent attempt with the same key won the race (its store record was lost).
-      const winner = await findByIdempotencyKey(context.db, book, idempotency.key);
-      if (winner) return replayOrMismatch(winner, idempotency.fingerprint);
-    }
+    const winner = await raceWinner(error, idempotency, (key) => findByIdempotencyKey(context.db, book, key));
+    if (winner) return winner;
     throw new ApiError('INTERNAL_ERROR', { resourceId: depositId }, { cause: error });
   }
 }
@@ -351,14 +339,7 @@ async function recordDepositEvent(
   reference: ReferenceSnapshot,
   at: Date,
 ): Promise<void> {
-  await recordEvent(tx, {
-    orgId: deposit.org_id,
-    environment: deposit.environment,
-    type: 'deposits',
-    eventType: `deposit.${deposit.status.toLowerCase()}`,
-    data: { ...toDepositRecord(deposit, reference) },
-    at,
-  });
+  await recordStatusEvent(tx, 'deposits', deposit, toDepositRecord(deposit, reference), at);
 }
 
 export interface SandboxDepositInput extends SandboxDepositRequest {

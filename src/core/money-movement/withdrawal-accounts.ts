@@ -18,12 +18,12 @@
 import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';
 import { isId, newId } from '../../lib/ids.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
+import { type BookSelect, rowInBook } from '../book-rows.js';
+import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import type { Principal } from '../principal.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
@@ -47,6 +47,8 @@ export type TransferType = (typeof TRANSFER_TYPES)[number];
 
 /** The book an account belongs to: an org in one environment. */
 export type AccountOwner = Pick<Principal, 'orgId' | 'environment'>;
+
+const ACCOUNTS: BookSelect = { select: 'SELECT * FROM withdrawal_accounts' };
 
 export interface WithdrawalAccountRow {
   id: string;
@@ -338,11 +340,13 @@ export async function findWithdrawalAccount(
   options: { readonly forUpdate?: boolean } = {},
 ): Promise<WithdrawalAccountRow | null> {
   if (!isId('withdrawalAccount', id)) return null;
-  const { rows } = await db.query<WithdrawalAccountRow>(
-    `SELECT * FROM withdrawal_accounts WHERE id = $1 AND org_id = $2 AND environment = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, owner.orgId, owner.environment],
+  return rowInBook<WithdrawalAccountRow>(
+    db,
+    options.forUpdate ? { ...ACCOUNTS, lock: 'FOR UPDATE' } : ACCOUNTS,
+    owner,
+    'id',
+    id,
   );
-  return rows[0] ?? null;
 }
 
 export interface WithdrawalAccountFilters {
@@ -378,16 +382,8 @@ export async function listWithdrawalAccounts(
   return rows;
 }
 
-async function findByIdempotencyKey(
-  db: Queryable,
-  owner: AccountOwner,
-  key: string,
-): Promise<WithdrawalAccountRow | null> {
-  const { rows } = await db.query<WithdrawalAccountRow>(
-    'SELECT * FROM withdrawal_accounts WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3',
-    [owner.orgId, owner.environment, key],
-  );
-  return rows[0] ?? null;
+function findByIdempotencyKey(db: Queryable, owner: AccountOwner, key: string): Promise<WithdrawalAccountRow | null> {
+  return rowInBook<WithdrawalAccountRow>(db, ACCOUNTS, owner, 'idempotency_key', key);
 }
 
 export interface CreateAccountContext {
@@ -451,11 +447,8 @@ export async function createWithdrawalAccount(
     );
     return rows[0]!;
   } catch (error) {
-    if (isUniqueViolation(error, 'idempotency_key')) {
-      // A concurrent attempt with the same key won the race (its store record was lost).
-      const winner = await findByIdempotencyKey(context.db, principal, idempotency.key);
-      if (winner) return replayOrMismatch(winner, idempotency.fingerprint);
-    }
+    const winner = await raceWinner(error, idempotency, (key) => findByIdempotencyKey(context.db, principal, key));
+    if (winner) return winner;
     throw error;
   }
 }

@@ -41,14 +41,14 @@
 import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { isId, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
-import { recordEvent } from '../events/outbox.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
+import { rowInBook } from '../book-rows.js';
+import { recordStatusEvent } from '../events/outbox.js';
+import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import { type Posting, postMovement } from '../ledger/ledger.js';
 import type { Principal } from '../principal.js';
 import { withdrawableBalance } from '../trading/balances.js';
@@ -190,19 +190,11 @@ const ROUTED_SELECT = `SELECT w.*, a.transfer_type, a.account_number, a.routing_
 export async function findWithdrawal(db: Queryable, book: Book, withdrawalId: string): Promise<WithdrawalRow | null> {
   // A malformed id names no withdrawal: 404, never a validation error.
   if (!isId('withdrawal', withdrawalId)) return null;
-  const { rows } = await db.query<WithdrawalRow>(
-    `${WITHDRAWAL_SELECT} WHERE id = $1 AND org_id = $2 AND environment = $3`,
-    [withdrawalId, book.orgId, book.environment],
-  );
-  return rows[0] ?? null;
+  return rowInBook<WithdrawalRow>(db, { select: WITHDRAWAL_SELECT }, book, 'id', withdrawalId);
 }
 
-async function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<WithdrawalRow | null> {
-  const { rows } = await db.query<WithdrawalRow>(
-    `${WITHDRAWAL_SELECT} WHERE org_id = $1 AND environment = $2 AND idempotency_key = $3`,
-    [book.orgId, book.environment, key],
-  );
-  return rows[0] ?? null;
+function findByIdempotencyKey(db: Queryable, book: Book, key: string): Promise<WithdrawalRow | null> {
+  return rowInBook<WithdrawalRow>(db, { select: WITHDRAWAL_SELECT }, book, 'idempotency_key', key);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -393,11 +385,8 @@ export async function createWithdrawal(
     return withdrawal;
   } catch (error) {
     if (isApiError(error)) throw error;
-    if (isUniqueViolation(error, 'idempotency_key')) {
-      // A concurrent attempt with the same key won the race (its store record was lost).
-      const winner = await findByIdempotencyKey(context.db, principal, idempotency.key);
-      if (winner) return replayOrMismatch(winner, idempotency.fingerprint);
-    }
+    const winner = await raceWinner(error, idempotency, (key) => findByIdempotencyKey(context.db, principal, key));
+    if (winner) return winner;
     throw new ApiError('WITHDRAWAL_INITIATION_FAILED', { resourceId: withdrawalId }, { cause: error });
   }
 }
@@ -408,14 +397,7 @@ async function recordWithdrawalEvent(
   reference: ReferenceSnapshot,
   at: Date,
 ): Promise<void> {
-  await recordEvent(tx, {
-    orgId: withdrawal.org_id,
-    environment: withdrawal.environment,
-    type: 'withdrawals',
-    eventType: `withdrawal.${withdrawal.status.toLowerCase()}`,
-    data: { ...toWithdrawalRecord(withdrawal, reference) },
-    at,
-  });
+  await recordStatusEvent(tx, 'withdrawals', withdrawal, toWithdrawalRecord(withdrawal, reference), at);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,11 +514,13 @@ export async function lockWithdrawal(
   withdrawalId: string,
 ): Promise<RoutedWithdrawalRow | null> {
   if (!isId('withdrawal', withdrawalId)) return null;
-  const { rows } = await tx.query<RoutedWithdrawalRow>(
-    `${ROUTED_SELECT} WHERE w.id = $1 AND w.org_id = $2 AND w.environment = $3 FOR UPDATE OF w`,
-    [withdrawalId, book.orgId, book.environment],
+  return rowInBook<RoutedWithdrawalRow>(
+    tx,
+    { select: ROUTED_SELECT, alias: 'w', lock: 'FOR UPDATE OF w' },
+    book,
+    'id',
+    withdrawalId,
   );
-  return rows[0] ?? null;
 }
 
 /**

@@ -7,13 +7,32 @@
 import { z } from 'zod';
 
 import { ApiError } from '../../lib/errors/api-error.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
-import { createQuote, findQuote, quoteRecordSchema, toQuoteRecord } from '../trading/quotes.js';
+import {
+  createQuote,
+  findQuote,
+  type QuoteRecord,
+  quoteRecordSchema,
+  type QuoteRow,
+  toQuoteRecord,
+} from '../trading/quotes.js';
 import { quoteValiditySchema, type TradingContext } from '../trading/trading-context.js';
 import { dataOf } from '../wire-types.js';
+import { type RecordKind, retrieveOperation } from './record-routes.js';
 
 const currencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'a currency code such as USD or USDC');
+
+/** What pricing a quote may refuse, a trade's reverse quote too. */
+export const PRICING_ERRORS = [
+  'TRADE_DISABLED',
+  'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
+  'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
+  'PAIR_NOT_SUPPORTED',
+  'QUOTE_INVALID_AMOUNT_PRECISION',
+  'QUOTE_AMOUNT_OUT_OF_RANGE',
+] as const satisfies readonly ErrorCode[];
 
 export const quoteRequestSchema = z
   .strictObject({
@@ -49,6 +68,13 @@ export const quoteRequestSchema = z
     }
   });
 
+const QUOTE: RecordKind<QuoteRow, QuoteRecord> = {
+  noun: 'quote',
+  schema: quoteRecordSchema,
+  find: findQuote,
+  toRecord: toQuoteRecord,
+};
+
 export function quoteOperations(context: TradingContext) {
   return [
     defineOperation({
@@ -57,31 +83,12 @@ export function quoteOperations(context: TradingContext) {
       scope: 'trade',
       summary: 'Request a quote',
       response: dataOf(quoteRecordSchema),
-      errors: [
-        'TRADE_DISABLED',
-        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
-        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
-        'PAIR_NOT_SUPPORTED',
-        'QUOTE_INVALID_AMOUNT_PRECISION',
-        'QUOTE_AMOUNT_OUT_OF_RANGE',
-      ],
+      errors: PRICING_ERRORS,
       body: quoteRequestSchema,
       async handle({ principal, body }) {
         return { body: { data: await createQuote(context, principal, body) } };
       },
     }),
-    defineOperation({
-      method: 'GET',
-      path: '/v3/fx/quotes/:id',
-      scope: 'view',
-      summary: 'Retrieve a quote',
-      response: dataOf(quoteRecordSchema),
-      errors: ['QUOTE_NOT_FOUND'],
-      async handle({ principal, params }) {
-        const quote = await findQuote(context.db, principal, params.id!);
-        if (!quote) throw new ApiError('QUOTE_NOT_FOUND', { quoteId: params.id! });
-        return { body: { data: toQuoteRecord(quote, await context.reference()) } };
-      },
-    }),
+    retrieveOperation(context, QUOTE, ['QUOTE_NOT_FOUND'], (id) => new ApiError('QUOTE_NOT_FOUND', { quoteId: id })),
   ];
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import { ApiError } from '../../lib/errors/api-error.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { defineOperation } from '../http/operation.js';
 import { quoteRecordSchema } from '../trading/quotes.js';
 import { createReverseQuote, reversalDetails, reversalDetailsSchema, reverseTrade } from '../trading/reversals.js';
@@ -13,7 +13,9 @@ import { settleTrade } from '../trading/settlements.js';
 import { findTrade, toTradeRecord, tradeRecordSchema } from '../trading/trades.js';
 import { DEFAULT_QUOTE_VALIDITY, quoteValiditySchema, type TradingContext } from '../trading/trading-context.js';
 import { dataOf } from '../wire-types.js';
-import { metadataSchema } from './trades.js';
+import { PRICING_ERRORS } from './quotes.js';
+import { namingFailedResource } from './record-routes.js';
+import { QUOTE_USE_ERRORS, quoteUseSchema } from './trades.js';
 
 /** The body is optional: no body (or `{}`) asks for the default validity, as for quotes. */
 const reverseQuoteSchema = z
@@ -22,11 +24,14 @@ const reverseQuoteSchema = z
   })
   .optional();
 
-const reverseSchema = z.strictObject({
-  quoteId: z.string().min(1).max(64),
-  clientReferenceId: z.string().min(1).max(128).optional(),
-  metadata: metadataSchema.optional(),
-});
+/** Why a trade cannot be reversed: asking for its reverse quote and reversing it refuse alike. */
+const REVERSAL_ERRORS = [
+  'TRADE_NOT_FOUND',
+  'TRADE_NOT_REVERSIBLE',
+  'TRADE_ALREADY_REVERSED',
+  'TRADE_ALREADY_SETTLED',
+  'TRADE_REVERSAL_WINDOW_CLOSED',
+] as const satisfies readonly ErrorCode[];
 
 export function tradeLifecycleOperations(context: TradingContext) {
   return [
@@ -36,19 +41,7 @@ export function tradeLifecycleOperations(context: TradingContext) {
       scope: 'trade',
       summary: 'Request a quote that reverses a trade',
       response: dataOf(quoteRecordSchema),
-      errors: [
-        'TRADE_NOT_FOUND',
-        'TRADE_NOT_REVERSIBLE',
-        'TRADE_ALREADY_REVERSED',
-        'TRADE_ALREADY_SETTLED',
-        'TRADE_REVERSAL_WINDOW_CLOSED',
-        'TRADE_DISABLED',
-        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
-        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
-        'PAIR_NOT_SUPPORTED',
-        'QUOTE_INVALID_AMOUNT_PRECISION',
-        'QUOTE_AMOUNT_OUT_OF_RANGE',
-      ],
+      errors: [...REVERSAL_ERRORS, ...PRICING_ERRORS],
       body: reverseQuoteSchema,
       async handle({ principal, params, body }) {
         const validForSeconds = body?.validForSeconds ?? DEFAULT_QUOTE_VALIDITY;
@@ -61,31 +54,14 @@ export function tradeLifecycleOperations(context: TradingContext) {
       scope: 'trade',
       summary: 'Reverse a trade with its reverse quote',
       response: dataOf(z.object({ trade: tradeRecordSchema, reversalDetails: reversalDetailsSchema })),
-      errors: [
-        'TRADE_NOT_FOUND',
-        'TRADE_NOT_REVERSIBLE',
-        'TRADE_ALREADY_REVERSED',
-        'TRADE_ALREADY_SETTLED',
-        'TRADE_REVERSAL_WINDOW_CLOSED',
-        'QUOTE_NOT_FOUND',
-        'QUOTE_EXPIRED',
-        'QUOTE_ALREADY_USED',
-        'REVERSE_QUOTE_INVALID',
-        'TRADE_DISABLED',
-        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
-        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
-        'TRADE_EXECUTION_FAILED',
-      ],
-      body: reverseSchema,
+      errors: [...REVERSAL_ERRORS, ...QUOTE_USE_ERRORS, 'TRADE_EXECUTION_FAILED'],
+      body: quoteUseSchema,
       async handle({ principal, params, body, idempotency, setResourceId }) {
-        const { original, reversal } = await reverseTrade(context, principal, params.id!, {
-          ...body,
-          idempotency: idempotency!,
-        }).catch((error: unknown) => {
-          if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED')
-            setResourceId(String(error.details.resourceId));
-          throw error;
-        });
+        const { original, reversal } = await namingFailedResource(
+          reverseTrade(context, principal, params.id!, { ...body, idempotency: idempotency! }),
+          'TRADE_EXECUTION_FAILED',
+          setResourceId,
+        );
         setResourceId(reversal.id);
         const reference = await context.reference();
         // Re-read after commit: the settlement stage comes from the joined balance.

@@ -5,41 +5,57 @@
 import { z } from 'zod';
 
 import { ApiError } from '../../lib/errors/api-error.js';
+import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { defineOperation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
-import { cursorScope } from '../pagination/cursor-codec.js';
-import { cursorQuerySchema } from '../pagination/cursor-query.js';
-import { cursorPageOf, paginate } from '../pagination/paginate.js';
 import {
   executeTrade,
   findTrade,
   toTradeRecord,
   TRADE_SELECT,
+  type TradeRecord,
   tradeRecordSchema,
   type TradeRow,
 } from '../trading/trades.js';
 import type { TradingContext } from '../trading/trading-context.js';
 import { dataOf } from '../wire-types.js';
+import {
+  namingFailedResource,
+  type RecordKind,
+  retrieveOperation,
+  statusCurrencyListOperation,
+} from './record-routes.js';
 
 /** Client metadata: at most 20 keys of up to 40 characters, string values up to 500. */
 export const metadataSchema = z
   .record(z.string().min(1).max(40), z.string().max(500))
   .refine((value) => Object.keys(value).length <= 20, 'at most 20 keys');
 
-const executeSchema = z.strictObject({
+/** What using a quote may refuse, whether it executes a trade or reverses one. */
+export const QUOTE_USE_ERRORS = [
+  'QUOTE_NOT_FOUND',
+  'QUOTE_EXPIRED',
+  'QUOTE_ALREADY_USED',
+  'REVERSE_QUOTE_INVALID',
+  'TRADE_DISABLED',
+  'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
+  'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
+] as const satisfies readonly ErrorCode[];
+
+/** The body of a write that uses a quote: executing one, or reversing a trade with its reverse quote. */
+export const quoteUseSchema = z.strictObject({
   quoteId: z.string().min(1).max(64),
   clientReferenceId: z.string().min(1).max(128).optional(),
   metadata: metadataSchema.optional(),
 });
 
-const listQuerySchema = cursorQuerySchema({
-  status: z.enum(['EXECUTED', 'SETTLED', 'REVERSED']).optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Z]{3,5}$/)
-    .optional(),
-});
+const TRADE: RecordKind<TradeRow, TradeRecord> = {
+  noun: 'trade',
+  schema: tradeRecordSchema,
+  find: findTrade,
+  toRecord: toTradeRecord,
+};
 
 export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
   return [
@@ -49,25 +65,13 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
       scope: 'trade',
       summary: 'Execute a quote',
       response: dataOf(tradeRecordSchema),
-      errors: [
-        'QUOTE_NOT_FOUND',
-        'QUOTE_EXPIRED',
-        'QUOTE_ALREADY_USED',
-        'REVERSE_QUOTE_INVALID',
-        'TRADE_DISABLED',
-        'TRADE_CURRENCY_NOT_ENABLED_FOR_ACCOUNT',
-        'TRADE_PAIR_NOT_ENABLED_FOR_ACCOUNT',
-        'TRADE_CREDIT_LIMIT_EXCEEDED',
-        'TRADE_EXECUTION_FAILED',
-      ],
-      body: executeSchema,
+      errors: [...QUOTE_USE_ERRORS, 'TRADE_CREDIT_LIMIT_EXCEEDED', 'TRADE_EXECUTION_FAILED'],
+      body: quoteUseSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
-        const trade = await executeTrade(context, principal, { ...body, idempotency: idempotency! }).catch(
-          (error: unknown) => {
-            if (error instanceof ApiError && error.code === 'TRADE_EXECUTION_FAILED')
-              setResourceId(String(error.details.resourceId));
-            throw error;
-          },
+        const trade = await namingFailedResource(
+          executeTrade(context, principal, { ...body, idempotency: idempotency! }),
+          'TRADE_EXECUTION_FAILED',
+          setResourceId,
         );
         setResourceId(trade.id);
         try {
@@ -81,44 +85,10 @@ export function tradeOperations(context: TradingContext, cursors: CursorCodec) {
         }
       },
     }),
-    defineOperation({
-      method: 'GET',
-      path: '/v3/fx/trades',
-      scope: 'view',
-      summary: 'List trades, newest first',
-      response: cursorPageOf(tradeRecordSchema),
-      query: listQuerySchema,
-      async handle({ principal, query }) {
-        const reference = await context.reference();
-        const page = await paginate<TradeRow, ReturnType<typeof toTradeRecord>>(context.db, {
-          from: `(${TRADE_SELECT}) AS listed`,
-          where: {
-            sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR $4 IN (buy_currency, sell_currency))',
-            params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
-          },
-          scope: cursorScope('trades', principal.orgId, principal.environment, {
-            status: query.status,
-            currency: query.currency,
-          }),
-          query,
-          codec: cursors,
-          toRecord: (row) => toTradeRecord(row, reference),
-        });
-        return { body: { data: page.data, pagination: page.pagination } };
-      },
+    statusCurrencyListOperation(context, cursors, TRADE, ['EXECUTED', 'SETTLED', 'REVERSED'], {
+      from: `(${TRADE_SELECT}) AS listed`,
+      currencyMatch: '$4 IN (buy_currency, sell_currency)',
     }),
-    defineOperation({
-      method: 'GET',
-      path: '/v3/fx/trades/:id',
-      scope: 'view',
-      summary: 'Retrieve a trade',
-      response: dataOf(tradeRecordSchema),
-      errors: ['TRADE_NOT_FOUND'],
-      async handle({ principal, params }) {
-        const trade = await findTrade(context.db, principal, params.id!);
-        if (!trade) throw new ApiError('TRADE_NOT_FOUND', { tradeId: params.id! });
-        return { body: { data: toTradeRecord(trade, await context.reference()) } };
-      },
-    }),
+    retrieveOperation(context, TRADE, ['TRADE_NOT_FOUND'], (id) => new ApiError('TRADE_NOT_FOUND', { tradeId: id })),
   ];
 }

@@ -50,6 +50,16 @@ function found(row: WithdrawalAccountRow | null, id: string): WithdrawalAccountR
   return row;
 }
 
+/** A sandbox change to one account: named first, so a 500 says which; answered with the account as it now is. */
+async function sandboxChange(
+  id: string,
+  setResourceId: (id: string) => void,
+  change: (id: string) => Promise<WithdrawalAccountRow | null>,
+) {
+  setResourceId(id);
+  return { body: { data: toWithdrawalAccountRecord(found(await change(id), id)) } };
+}
+
 export function withdrawalAccountOperations(context: TradingContext) {
   return [
     defineOperation({
@@ -101,16 +111,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       response: dataOf(withdrawalAccountRecordSchema),
       errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       async handle({ principal, params, setResourceId }) {
-        const id = params.id!;
-        setResourceId(id);
-        const row = await verifyWithdrawalAccount(
-          context.db,
-          principal.orgId,
-          principal.environment,
-          id,
-          context.now(),
+        return sandboxChange(params.id!, setResourceId, (id) =>
+          verifyWithdrawalAccount(context.db, principal.orgId, principal.environment, id, context.now()),
         );
-        return { body: { data: toWithdrawalAccountRecord(found(row, id)) } };
       },
     }),
     defineOperation({
@@ -123,17 +126,9 @@ export function withdrawalAccountOperations(context: TradingContext) {
       errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       body: withdrawalAccountUpdateSchema,
       async handle({ principal, params, body, setResourceId }) {
-        const id = params.id!;
-        setResourceId(id);
-        const row = await updateWithdrawalAccount(
-          context.db,
-          principal.orgId,
-          principal.environment,
-          id,
-          body,
-          context.now(),
+        return sandboxChange(params.id!, setResourceId, (id) =>
+          updateWithdrawalAccount(context.db, principal.orgId, principal.environment, id, body, context.now()),
         );
-        return { body: { data: toWithdrawalAccountRecord(found(row, id)) } };
       },
     }),
   ];

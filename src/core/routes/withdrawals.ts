@@ -19,14 +19,18 @@ import {
   transitionWithdrawal,
   WITHDRAWAL_STATUSES,
   type WithdrawalContext,
+  type WithdrawalRecord,
   withdrawalRecordSchema,
   type WithdrawalRow,
 } from '../money-movement/withdrawals.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
-import { cursorScope } from '../pagination/cursor-codec.js';
-import { cursorQuerySchema } from '../pagination/cursor-query.js';
-import { cursorPageOf, paginate } from '../pagination/paginate.js';
 import { dataOf } from '../wire-types.js';
+import {
+  namingFailedResource,
+  type RecordKind,
+  retrieveOperation,
+  statusCurrencyListOperation,
+} from './record-routes.js';
 import { metadataSchema } from './trades.js';
 
 const CURRENCY_CODE = /^[A-Z]{3,5}$/;
@@ -53,10 +57,12 @@ export const withdrawalCreateSchema = z.strictObject({
   metadata: metadataSchema.optional(),
 });
 
-const listQuerySchema = cursorQuerySchema({
-  status: z.enum(WITHDRAWAL_STATUSES).optional(),
-  currency: z.string().regex(CURRENCY_CODE).optional(),
-});
+const WITHDRAWAL: RecordKind<WithdrawalRow, WithdrawalRecord> = {
+  noun: 'withdrawal',
+  schema: withdrawalRecordSchema,
+  find: findWithdrawal,
+  toRecord: toWithdrawalRecord,
+};
 
 /** The sandbox failure's body is optional: no body (or `{}`) fails with the default reason. */
 const sandboxFailSchema = z.strictObject({ failureReason: z.string().min(1).max(500).optional() }).optional();
@@ -91,11 +97,11 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       ],
       body: withdrawalCreateSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
-        const withdrawal = await createWithdrawal(context, principal, body, idempotency!).catch((error: unknown) => {
-          if (error instanceof ApiError && error.code === 'WITHDRAWAL_INITIATION_FAILED')
-            setResourceId(String(error.details.resourceId));
-          throw error;
-        });
+        const withdrawal = await namingFailedResource(
+          createWithdrawal(context, principal, body, idempotency!),
+          'WITHDRAWAL_INITIATION_FAILED',
+          setResourceId,
+        );
         setResourceId(withdrawal.id);
         try {
           failpoint('withdrawal.after-commit');
@@ -108,45 +114,8 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
         }
       },
     }),
-    defineOperation({
-      method: 'GET',
-      path: '/v3/fx/withdrawals',
-      scope: 'view',
-      summary: 'List withdrawals, newest first',
-      response: cursorPageOf(withdrawalRecordSchema),
-      query: listQuerySchema,
-      async handle({ principal, query }) {
-        const reference = await context.reference();
-        const page = await paginate<WithdrawalRow, ReturnType<typeof toWithdrawalRecord>>(context.db, {
-          from: 'withdrawals',
-          where: {
-            sql: 'org_id = $1 AND environment = $2 AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR currency = $4)',
-            params: [principal.orgId, principal.environment, query.status ?? null, query.currency ?? null],
-          },
-          scope: cursorScope('withdrawals', principal.orgId, principal.environment, {
-            status: query.status,
-            currency: query.currency,
-          }),
-          query,
-          codec: cursors,
-          toRecord: (row) => toWithdrawalRecord(row, reference),
-        });
-        return { body: { data: page.data, pagination: page.pagination } };
-      },
-    }),
-    defineOperation({
-      method: 'GET',
-      path: '/v3/fx/withdrawals/:id',
-      scope: 'view',
-      summary: 'Retrieve a withdrawal',
-      response: dataOf(withdrawalRecordSchema),
-      errors: ['WITHDRAWAL_NOT_FOUND'],
-      async handle({ principal, params }) {
-        const withdrawal = await findWithdrawal(context.db, principal, params.id!);
-        if (!withdrawal) throw new ApiError('WITHDRAWAL_NOT_FOUND');
-        return record(withdrawal);
-      },
-    }),
+    statusCurrencyListOperation(context, cursors, WITHDRAWAL, WITHDRAWAL_STATUSES),
+    retrieveOperation(context, WITHDRAWAL, ['WITHDRAWAL_NOT_FOUND'], () => new ApiError('WITHDRAWAL_NOT_FOUND')),
     defineOperation({
       method: 'POST',
       path: '/v3/fx/sandbox/withdrawals/:id/complete',

@@ -9,13 +9,13 @@
 import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
-import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { takeArmedFailpoint } from '../../lib/failpoints.js';
 import { idToLegacyUuid, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
-import { replayOrMismatch } from '../idempotent-rows.js';
+import { type BookSelect, rowInBook } from '../book-rows.js';
+import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import type { Principal } from '../principal.js';
 import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
 import { assertTradingAllowed } from './org-books.js';
@@ -96,6 +96,7 @@ export type TradeRecord = Readonly<z.output<typeof tradeRecordSchema>>;
 export const TRADE_SELECT = `SELECT t.*, b.balance::text AS sell_balance
   FROM trades t
   LEFT JOIN ledger_accounts b ON b.org_id = t.org_id AND b.environment = t.environment AND b.kind = 'client' AND b.currency = t.sell_currency`;
+const TRADES: BookSelect = { select: TRADE_SELECT, alias: 't' };
 
 export function settlementStage(row: Pick<TradeRow, 'status' | 'sell_balance'>): SettlementStage {
   if (row.status === 'SETTLED') return 'SETTLED';
@@ -148,12 +149,8 @@ export interface ExecuteTradeInput {
 }
 
 /** The trade an earlier attempt with this Idempotency-Key made, if any. */
-async function findByIdempotencyKey(db: Queryable, principal: Principal, key: string): Promise<TradeRow | null> {
-  const { rows } = await db.query<TradeRow>(
-    `${TRADE_SELECT} WHERE t.org_id = $1 AND t.environment = $2 AND t.idempotency_key = $3`,
-    [principal.orgId, principal.environment, key],
-  );
-  return rows[0] ?? null;
+function findByIdempotencyKey(db: Queryable, principal: Principal, key: string): Promise<TradeRow | null> {
+  return rowInBook<TradeRow>(db, TRADES, principal, 'idempotency_key', key);
 }
 
 /** The armed failpoints fx_execute_trade can fail at, one per step (tests only). */
@@ -330,11 +327,10 @@ export async function executeTrade(
       if (earlier) return replayOrMismatch(earlier, input.idempotency.fingerprint);
       throw error;
     }
-    if (isUniqueViolation(error, 'idempotency_key')) {
-      // An earlier or concurrent attempt with the same key has its trade (its store record was lost).
-      const winner = await findByIdempotencyKey(context.db, principal, input.idempotency.key);
-      if (winner) return replayOrMismatch(winner, input.idempotency.fingerprint);
-    }
+    const winner = await raceWinner(error, input.idempotency, (key) =>
+      findByIdempotencyKey(context.db, principal, key),
+    );
+    if (winner) return winner;
     throw new ApiError('TRADE_EXECUTION_FAILED', { resourceId: tradeId }, { cause: error });
   }
 }
@@ -354,9 +350,5 @@ export async function releaseCredit(tx: Queryable, trade: TradeRow): Promise<voi
 export async function findTrade(db: Queryable, principal: Principal, tradeId: string): Promise<TradeRow | null> {
   // A malformed id names no trade; it is not a validation error (404 never reveals anything).
   if (idToLegacyUuid('trade', tradeId) === null) return null;
-  const { rows } = await db.query<TradeRow>(
-    `${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`,
-    [tradeId, principal.orgId, principal.environment],
-  );
-  return rows[0] ?? null;
+  return rowInBook<TradeRow>(db, TRADES, principal, 'id', tradeId);
 }

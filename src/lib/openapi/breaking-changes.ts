@@ -78,14 +78,25 @@ interface Comparison {
   readonly changes: BreakingChange[];
 }
 
-/** A response body: what a client reads must still be there, and of a type it knows. */
-function compareOutput(c: Comparison, where: string, path: string, beforeNode: Node, afterNode: Node, depth = 0): void {
+/** Both sides of one schema, `$ref`s followed, with where it is and its types; undefined past a side's end or too deep. */
+function schemaPair(c: Comparison, path: string, beforeNode: Node, afterNode: Node, depth: number) {
   const before = c.before<Schema>(beforeNode);
   const after = c.after<Schema>(afterNode);
-  if (before === undefined || after === undefined || depth > 32) return;
-  const at = path === '' ? 'the body' : path;
-  const beforeTypes = typesOf(before);
-  const afterTypes = typesOf(after);
+  if (before === undefined || after === undefined || depth > 32) return undefined;
+  return {
+    before,
+    after,
+    at: path === '' ? 'the body' : path,
+    beforeTypes: typesOf(before),
+    afterTypes: typesOf(after),
+  };
+}
+
+/** A response body: what a client reads must still be there, and of a type it knows. */
+function compareOutput(c: Comparison, where: string, path: string, beforeNode: Node, afterNode: Node, depth = 0): void {
+  const pair = schemaPair(c, path, beforeNode, afterNode, depth);
+  if (pair === undefined) return;
+  const { before, after, at, beforeTypes, afterTypes } = pair;
   if (beforeTypes.size > 0) {
     // integer to number widens too: a client reading integers may now meet a fraction.
     const added = [...afterTypes].filter((type) => !beforeTypes.has(type));
@@ -124,12 +135,9 @@ function compareOutput(c: Comparison, where: string, path: string, beforeNode: N
 
 /** A request input: every value a client could send must still be accepted, and nothing new required of it. */
 function compareInput(c: Comparison, where: string, path: string, beforeNode: Node, afterNode: Node, depth = 0): void {
-  const before = c.before<Schema>(beforeNode);
-  const after = c.after<Schema>(afterNode);
-  if (before === undefined || after === undefined || depth > 32) return;
-  const at = path === '' ? 'the body' : path;
-  const beforeTypes = typesOf(before);
-  const afterTypes = typesOf(after);
+  const pair = schemaPair(c, path, beforeNode, afterNode, depth);
+  if (pair === undefined) return;
+  const { before, after, at, beforeTypes, afterTypes } = pair;
   if (afterTypes.size > 0) {
     // number to integer narrows; integer to number does not (every integer is a number).
     const lost =

@@ -20,6 +20,25 @@ export interface SealedColumn {
   readonly formerKeyName: string;
 }
 
+/**
+ * Seals `secret` under the keyring's sealing key into its row, guarded: only if the row still holds
+ * what was read (`row.secret`). Whether it did.
+ */
+async function resealRow(
+  db: Queryable,
+  keyring: SealingKeyring,
+  { table, column, binding }: Pick<SealedColumn, 'table' | 'column' | 'binding'>,
+  row: { readonly id: string; readonly secret: string },
+  secret: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(`UPDATE ${table} SET ${column} = $2 WHERE id = $1 AND ${column} = $3`, [
+    row.id,
+    keyring.seal(secret, binding(row.id)),
+    row.secret,
+  ]);
+  return rowCount !== 0;
+}
+
 /** The prefix of a secret stored as it is, as versions before sealing wrote them. */
 const PLAINTEXT_PREFIX = 'whsec_';
 
@@ -115,12 +134,7 @@ export async function upgradeSealedRows(
           stranded++;
           continue;
         }
-        const { rowCount } = await tx.query(`UPDATE ${table} SET ${column} = $2 WHERE id = $1 AND ${column} = $3`, [
-          row.id,
-          keyring.seal(secret, binding(row.id)),
-          row.secret,
-        ]);
-        if (rowCount === 0) continue;
+        if (!(await resealRow(tx, keyring, { table, column, binding }, row, secret))) continue;
         if (plaintext) sealed++;
         else resealed++;
       }
@@ -187,13 +201,8 @@ export async function resealRows(
         damaged++;
         continue;
       }
-      const { rowCount } = await db.query(`UPDATE ${table} SET ${column} = $2 WHERE id = $1 AND ${column} = $3`, [
-        row.id,
-        keyring.seal(secret, binding(row.id)),
-        row.secret,
-      ]);
-      if (rowCount === 0) skipped++;
-      else resealed++;
+      if (await resealRow(db, keyring, { table, column, binding }, row, secret)) resealed++;
+      else skipped++;
     }
   }
   return { resealed, skipped, unknownKeys, damaged };
