@@ -10,48 +10,32 @@
 import { z } from 'zod';
 
 import type { LegacyGeneration } from './catalog.js';
-import type { EndpointMapping, IdempotencyRule, LegacyMethod } from './endpoint-mappings.js';
+import type { EndpointMapping, IdempotencyRule } from './endpoint-mappings.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
-import { type Provenance, provenanceShape } from './record-shapes.js';
+import { provenanceShape } from './record-shapes.js';
 
-export type GenerationChange = Provenance &
-  (
-    | /** The base generation has the operation; this one does not. */ {
-        readonly kind: 'operation-removed';
-        readonly operation: string;
-      }
-    | /** Every operation of this method follows another idempotency rule (a lifetime is kept from the base). */ {
-        readonly kind: 'idempotency';
-        readonly method: LegacyMethod;
-        readonly becomes: 'none' | 'honoured-if-sent';
-      }
-    | /** The operation's `data` fields are written at the top of the body too. */ {
-        readonly kind: 'data-also-at-root';
-        readonly operation: string;
-      }
-  );
-
-export interface GenerationChanges {
-  /** The generation this one is written against. */
-  readonly base: LegacyGeneration;
-  readonly changes: readonly GenerationChange[];
-}
+const changeSchema = z.discriminatedUnion('kind', [
+  /** The base generation has the operation; this one does not. */
+  z.strictObject({ ...provenanceShape, kind: z.literal('operation-removed'), operation: z.string() }),
+  /** Every operation of this method follows another idempotency rule (a lifetime is kept from the base). */
+  z.strictObject({
+    ...provenanceShape,
+    kind: z.literal('idempotency'),
+    method: z.enum(['GET', 'POST']),
+    becomes: z.enum(['none', 'honoured-if-sent']),
+  }),
+  /** The operation's `data` fields are written at the top of the body too. */
+  z.strictObject({ ...provenanceShape, kind: z.literal('data-also-at-root'), operation: z.string() }),
+]);
 
 const changesSchema = z.strictObject({
+  /** The generation this one is written against. */
   base: z.enum(['v1', 'v2']),
-  changes: z.array(
-    z.discriminatedUnion('kind', [
-      z.strictObject({ ...provenanceShape, kind: z.literal('operation-removed'), operation: z.string() }),
-      z.strictObject({
-        ...provenanceShape,
-        kind: z.literal('idempotency'),
-        method: z.enum(['GET', 'POST']),
-        becomes: z.enum(['none', 'honoured-if-sent']),
-      }),
-      z.strictObject({ ...provenanceShape, kind: z.literal('data-also-at-root'), operation: z.string() }),
-    ]),
-  ),
+  changes: z.array(changeSchema).readonly(),
 });
+
+export type GenerationChange = Readonly<z.infer<typeof changeSchema>>;
+export type GenerationChanges = Readonly<z.infer<typeof changesSchema>>;
 
 function idempotencyAfter(rule: IdempotencyRule, becomes: 'none' | 'honoured-if-sent'): IdempotencyRule {
   if (becomes === 'none') return { kind: 'none' };
