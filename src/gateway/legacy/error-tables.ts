@@ -87,6 +87,13 @@ export type LegacyErrorRow<G extends LegacyGeneration> = LegacyErrorAnswer<G> &
   ErrorRowDocs & {
     /** Operations whose answer for this code differs from the row's (the documentation's per-operation cases). */
     readonly byOperation?: Partial<Record<LegacyOperation<G>, LegacyErrorAnswer<G>>>;
+    /**
+     * The row of a code v3 can only answer the gateway through the gateway's own fault (its
+     * credential, its wiring, the keys and bodies it writes), with the reason: when v3 answers
+     * it, the client gets INTERNAL_ERROR's answer. The row itself answers the code when the
+     * gateway raises it on the legacy request. v1 keeps v2's.
+     */
+    readonly defect?: string;
   };
 
 export interface LegacyErrorTables<G extends LegacyGeneration> {
@@ -146,6 +153,7 @@ function schemasFor(generation: LegacyGeneration) {
       ...answerShape(generation),
       ...docsShape,
       byOperation: z.partialRecord(operations, answer).optional(),
+      defect: text.optional(),
     }),
     fallback: z.strictObject({ ...answerShape(generation), ...docsShape }),
   };
@@ -431,12 +439,14 @@ export function applyV1ErrorChanges(
   const byCode = {} as Record<ErrorCode, LegacyErrorRow<'v1'>>;
   for (const code of ERROR_CODES) {
     const override = valid.overrides[code];
-    byCode[code] =
+    const row =
       override !== undefined
         ? copyRow(override)
         : valid.idempotency.codes.includes(code)
           ? idempotencyRow(valid, v2.byCode[code])
           : ruleRow(valid, v2.byCode[code]);
+    const defect = v2.byCode[code].defect;
+    byCode[code] = defect === undefined ? row : { ...row, defect };
   }
   const byType = {} as Record<ErrorType, V1ErrorAnswer & ErrorRowDocs>;
   for (const type of ERROR_TYPES) {
@@ -555,6 +565,11 @@ export function resolveLegacyError<G extends LegacyGeneration>(
       ? (error.type as ErrorType)
       : 'INTERNAL_ERROR';
   return answerOnly(tables.byType[type]);
+}
+
+/** Whether v3 answering `code` to the gateway is the gateway's own defect (the table's `defect` rows). */
+export function isDeclaredDefect(tables: LegacyErrorTables<LegacyGeneration>, code: string): boolean {
+  return isErrorCode(code) && tables.byCode[code].defect !== undefined;
 }
 
 export interface LegacyErrorBody {

@@ -23,6 +23,7 @@ import {
 } from './error-tables.js';
 import { applyGenerationChanges, type GenerationChange } from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
+import { type MappingsLocation, mappingsLocation } from './mappings-location.js';
 import {
   type RecordCodeRegistry,
   type RecordTable,
@@ -61,19 +62,7 @@ export const SHIPPED_CODE: MappingCode = {
   checks: Object.keys(REQUEST_CHECKS),
 };
 
-export interface MappingsLocation {
-  /** The folder holding the mapping modules. */
-  readonly directory: URL;
-  /** `.ts` from source, `.js` built. */
-  readonly extension: '.ts' | '.js';
-}
-
-/** Where the tables are, seen from this module's own URL (source or built layout). */
-export function mappingsLocation(moduleUrl: string = import.meta.url): MappingsLocation {
-  return moduleUrl.endsWith('.ts')
-    ? { directory: new URL('../../../mappings/', moduleUrl), extension: '.ts' }
-    : { directory: new URL('../../mappings/', moduleUrl), extension: '.js' };
-}
+export { type MappingsLocation, mappingsLocation } from './mappings-location.js';
 
 /** The tables' modules and the export each must have. */
 export const MAPPING_MODULES = {

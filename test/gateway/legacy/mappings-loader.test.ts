@@ -226,7 +226,9 @@ describe('refusing a broken declaration, naming its table', () => {
       }),
     );
     expect(error.table).toBe('mappings/endpoints.v1');
-    const gets = LEGACY_OPERATIONS.v1.filter((operation) => V2_ENDPOINTS[operation].method === 'GET');
+    const gets = LEGACY_OPERATIONS.v1.filter(
+      (operation) => V2_ENDPOINTS[operation as keyof typeof V2_ENDPOINTS].method === 'GET',
+    );
     expect(error.problems).toEqual(gets.map((operation) => `${operation}.idempotency: v1 reads take no key`));
   });
 
