@@ -10,6 +10,7 @@
  * in src/gateway/legacy/transforms/derived-fields.ts; the format is
  * src/gateway/legacy/record-shapes.ts. Pure data.
  */
+import type { RecordChange } from '../src/gateway/legacy/generation-changes.js';
 import type { RecordTable } from '../src/gateway/legacy/record-shapes.js';
 
 const ID = 'Legacy ids are UUIDs: the same 128 bits as the v3 id, without its prefix.';
@@ -472,3 +473,10 @@ export const LEGACY_RECORDS = {
     },
   },
 } as const satisfies RecordTable;
+
+/**
+ * v2's record changes, applied to the records above in order: v2's records are the result, and
+ * v1's are v2's with the record changes among v1's (endpoints.v1.ts). Each is one field of one
+ * record renamed, added, removed, retyped or read through a value map, with its source and reason.
+ */
+export const V2_RECORD_CHANGES = [] as const satisfies readonly RecordChange[];

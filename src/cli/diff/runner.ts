@@ -286,7 +286,7 @@ async function runOperation(
       {
         operation,
         mapping,
-        records: mappings.records,
+        records: mappings.recordsOf[generation],
         maps: mappings.maps,
         body,
         context: { orgId: deployment.orgId, keyId },

@@ -21,7 +21,13 @@ import {
   type V1ErrorChangeLine,
   validateErrorTables,
 } from './error-tables.js';
-import { applyGenerationChanges, type GenerationChange } from './generation-changes.js';
+import {
+  applyGenerationChanges,
+  applyRecordChanges,
+  type GenerationChange,
+  parseRecordChanges,
+  type RecordChange,
+} from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
 import { type MappingsLocation, mappingsLocation } from './mappings-location.js';
 import {
@@ -38,7 +44,15 @@ import { type LegacyWebhookTable, validateWebhookTable } from './webhook-shapes.
 export interface LegacyMappings {
   readonly conventions: LegacyConventions;
   readonly maps: ValueMapTable;
+  /** The records as v2 answers them (`recordsOf.v2`). */
   readonly records: RecordTable;
+  /**
+   * Each generation's records, the result of its chain: v2's are records.ts's with v2's record
+   * changes (`V2_RECORD_CHANGES`), v1's are v2's with the record changes among v1's changes.
+   */
+  readonly recordsOf: { readonly v1: RecordTable; readonly v2: RecordTable };
+  /** v2's record changes, for the docs and the changelog. */
+  readonly v2RecordChanges: readonly RecordChange[];
   readonly errors: { readonly v1: LegacyErrorTables<'v1'>; readonly v2: LegacyErrorTables<'v2'> };
   readonly endpoints: { readonly v1: EndpointTable<'v1'>; readonly v2: EndpointTable<'v2'> };
   /** v1 as declared: its changes from v2, for the docs and the changelog. */
@@ -69,6 +83,7 @@ export const MAPPING_MODULES = {
   conventions: { file: 'conventions', export: 'LEGACY_CONVENTIONS' },
   valueMaps: { file: 'value-maps', export: 'VALUE_MAPS' },
   records: { file: 'records', export: 'LEGACY_RECORDS' },
+  recordChangesV2: { file: 'records', export: 'V2_RECORD_CHANGES' },
   errorsV1: { file: 'errors.v1', export: 'V1_ERROR_CHANGES' },
   errorsV2: { file: 'errors.v2', export: 'V2_ERROR_TABLES' },
   endpointsV1: { file: 'endpoints.v1', export: 'V1_ENDPOINTS' },
@@ -77,7 +92,8 @@ export const MAPPING_MODULES = {
   blockers: { file: 'blockers', export: 'MIGRATION_BLOCKERS' },
 } as const;
 
-type ModuleName = keyof typeof MAPPING_MODULES;
+export type MappingModuleName = keyof typeof MAPPING_MODULES;
+type ModuleName = MappingModuleName;
 
 async function importExport(
   location: MappingsLocation,
@@ -110,20 +126,49 @@ export async function loadLegacyMappings(
   const loaded = Object.fromEntries(
     await Promise.all(names.map(async (name) => [name, await importExport(location, MAPPING_MODULES[name])] as const)),
   ) as Record<ModuleName, unknown>;
+  return compileLegacyMappings(loaded, code);
+}
+
+/**
+ * Validates and compiles the tables as loaded (each module's export, unknown input): the work of
+ * loadLegacyMappings once the modules are imported. Tests pass an edited copy of the shipped
+ * declarations to see a change go through every consumer.
+ */
+export function compileLegacyMappings(
+  loaded: Readonly<Record<MappingModuleName, unknown>>,
+  code: MappingCode = SHIPPED_CODE,
+): LegacyMappings {
   const conventions = validateConventions(loaded.conventions);
   const maps = validateValueMaps(loaded.valueMaps);
-  const records = validateRecords(loaded.records, maps, code);
-  const context = { records, maps, checks: code.checks };
-  const v2 = validateEndpointTable('v2', loaded.endpointsV2, context);
+  const base = validateRecords(loaded.records, maps, code);
+  const v2RecordChanges = parseRecordChanges(loaded.recordChangesV2, 'mappings/records (V2_RECORD_CHANGES)');
+  const recordsV2 = validateRecords(
+    applyRecordChanges(base, v2RecordChanges, 'mappings/records (V2_RECORD_CHANGES)'),
+    maps,
+    code,
+    'mappings/records (v2, its record changes applied)',
+  );
+  const v2 = validateEndpointTable('v2', loaded.endpointsV2, { records: recordsV2, maps, checks: code.checks });
   const v1 = applyGenerationChanges('v1', v2, loaded.endpointsV1);
-  const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
   if (v1.base !== 'v2')
     throw new LegacyMappingError('mappings/endpoints.v1', [`base: v1 is written against v2, not ${v1.base}`]);
-  const endpoints = { v1: validateEndpointTable('v1', v1.table, context), v2 };
+  const recordsV1 = validateRecords(
+    applyRecordChanges(recordsV2, v1.changes, 'mappings/endpoints.v1'),
+    maps,
+    code,
+    'mappings/records (v1, its record changes applied)',
+  );
+  const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
+  const endpoints = {
+    v1: validateEndpointTable('v1', v1.table, { records: recordsV1, maps, checks: code.checks }),
+    v2,
+  };
   return {
     conventions,
     maps,
-    records,
+    records: recordsV2,
+    recordsOf: { v1: recordsV1, v2: recordsV2 },
+    v2RecordChanges,
     errors: { v1: validateErrorTables('v1', applyV1ErrorChanges(errorsV2, loaded.errorsV1)), v2: errorsV2 },
     endpoints,
     v1Changes: v1.changes,

@@ -74,6 +74,15 @@ const fieldSchema = z.union([
 
 export type LegacyField = Readonly<z.infer<typeof fieldSchema>>;
 
+/** A field's declaration without its provenance: what a `field-added` change adds, under the change's own source and reason. */
+export const fieldValueSchema = z.union([
+  fieldSchemas.from.omit({ source: true, reason: true }),
+  fieldSchemas.converted.omit({ source: true, reason: true }),
+  fieldSchemas.derived.omit({ source: true, reason: true }),
+  fieldSchemas.constant.omit({ source: true, reason: true }),
+  fieldSchemas.context.omit({ source: true, reason: true }),
+]);
+
 const recordSchema = z.strictObject({
   summary: text,
   /** The v3 record kind the legacy record is built from (transforms/v3-records.ts). */

@@ -131,7 +131,7 @@ describe('applyGenerationChanges refuses', () => {
       'an unknown kind of change',
       { base: 'v2', changes: [{ kind: 'operation-renamed', operation: 'trade/settle', ...WHY }] },
       [
-        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root'",
+        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root' | 'field-renamed' | 'field-added' | 'field-removed' | 'field-retyped' | 'value-mapped'",
       ],
     ],
     [
