@@ -33,7 +33,7 @@ const recordChangeSchemas = [
   z.strictObject({ ...recordField, kind: z.literal('field-added'), after: name.optional(), value: fieldValueSchema }),
   /** The field is not written. */
   z.strictObject({ ...recordField, kind: z.literal('field-removed') }),
-  /** The field's JSON type (and whether it may be null) is another. */
+  /** The field's JSON type is another; `nullable` says whether it may be null (absent: as before). */
   z.strictObject({
     ...recordField,
     kind: z.literal('field-retyped'),
@@ -176,8 +176,10 @@ function changedRecord(shape: RecordShape, change: RecordChange): RecordShape | 
         fields: Object.fromEntries(Object.entries(shape.fields).filter(([key]) => key !== change.field)),
       };
     case 'field-retyped': {
-      const { nullable: _was, ...rest } = field;
-      const retyped = { ...rest, ...provenance, type: change.type, ...(change.nullable ? { nullable: true } : {}) };
+      // Whether it may be null stays as it was unless the change says.
+      const { nullable: was, ...rest } = field;
+      const nullable = change.nullable ?? was === true;
+      const retyped = { ...rest, ...provenance, type: change.type, ...(nullable ? { nullable: true } : {}) };
       return { ...shape, fields: renamed(shape.fields, change.field, change.field, retyped as LegacyField) };
     }
     case 'value-mapped':
