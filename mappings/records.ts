@@ -1,7 +1,8 @@
 /**
  * The legacy records, field by field: what a v1 or v2 client reads and where each value comes
- * from in v3. Both generations answer the same records; the endpoint tables place them in the
- * body. Every field names its JSON type, its source and its reason.
+ * from in v3, then v2's record changes (V2_RECORD_CHANGES, at the end): v2 answers the result, v1
+ * the result with the record changes among its own (endpoints.v1.ts). The endpoint tables place
+ * them in the body. Every field and change names its source and its reason.
  *
  * Sources: `doc` the legacy v1 documentation, `client` the public v2 client, `both`, `spec` the
  * interface specification, `ours` where nothing public speaks. A field is read `from` a v3 field

@@ -1,7 +1,9 @@
 /**
  * A legacy generation written as the changes from another (v1 from v2, in
- * `mappings/endpoints.v1.ts`): the format, its validator, and `applyGenerationChanges`, which
- * builds the full endpoint table the gateway serves. Part of the legacy layer's declarations.
+ * `mappings/endpoints.v1.ts`; v2's record changes in `mappings/records.ts`): the one change
+ * format, endpoint kinds and record kinds, its validator, `applyGenerationChanges`, which builds
+ * the full endpoint table the gateway serves, and `applyRecordChanges`, which builds a
+ * generation's records from the generation before it. Part of the legacy layer's declarations.
  *
  * Where two generations agree, the older one is not written again: a newcomer reads what v1
  * lacks, each change with its source and reason, and the generated docs and changelog list the
