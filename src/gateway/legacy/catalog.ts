@@ -7,7 +7,7 @@
  * declarations are validated by mappings-loader.ts; this module only reads their names.
  */
 import { LegacyMappingError } from './mapping-error.js';
-import { mappingsLocation } from './mappings-location.js';
+import { importExport, mappingsLocation } from './mappings-location.js';
 
 export type LegacyGeneration = 'v1' | 'v2';
 /** An operation name of a generation (the validators check it against LEGACY_OPERATIONS). */
@@ -16,27 +16,16 @@ export type LegacyOperation<G extends LegacyGeneration> = string;
 export type V1Operation = LegacyOperation<'v1'>;
 export type V2Operation = LegacyOperation<'v2'>;
 
-async function declared(file: string, name: string): Promise<unknown> {
-  const location = mappingsLocation(import.meta.url);
-  const url = new URL(`${file}${location.extension}`, location.directory);
-  try {
-    return ((await import(url.href)) as Record<string, unknown>)[name];
-  } catch (error) {
-    throw new LegacyMappingError(`mappings/${file}`, [
-      `cannot be loaded from ${url.href}: ${error instanceof Error ? error.message : String(error)}`,
-    ]);
-  }
-}
-
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** v2's operations in declaration order, and the operations v1's changes remove. */
 async function declaredOperations(): Promise<Readonly<Record<LegacyGeneration, readonly string[]>>> {
-  const v2 = await declared('endpoints.v2', 'V2_ENDPOINTS');
-  const v1 = await declared('endpoints.v1', 'V1_ENDPOINTS');
-  if (!isRecord(v2)) throw new LegacyMappingError('mappings/endpoints.v2', ['exports no V2_ENDPOINTS table']);
+  const location = mappingsLocation(import.meta.url);
+  const v2 = await importExport(location, { file: 'endpoints.v2', export: 'V2_ENDPOINTS' });
+  const v1 = await importExport(location, { file: 'endpoints.v1', export: 'V1_ENDPOINTS' });
+  if (!isRecord(v2)) throw new LegacyMappingError('mappings/endpoints.v2', ['V2_ENDPOINTS is not a table']);
   const changes = isRecord(v1) && Array.isArray(v1['changes']) ? (v1['changes'] as readonly unknown[]) : [];
   const removed = new Set(
     changes.flatMap((change) =>

@@ -29,7 +29,7 @@ import {
   type RecordChange,
 } from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
-import { type MappingsLocation, mappingsLocation } from './mappings-location.js';
+import { importExport, type MappingsLocation, mappingsLocation } from './mappings-location.js';
 import {
   type RecordCodeRegistry,
   type RecordTable,
@@ -94,24 +94,6 @@ export const MAPPING_MODULES = {
 
 export type MappingModuleName = keyof typeof MAPPING_MODULES;
 type ModuleName = MappingModuleName;
-
-async function importExport(
-  location: MappingsLocation,
-  module: { readonly file: string; readonly export: string },
-): Promise<unknown> {
-  const url = new URL(`${module.file}${location.extension}`, location.directory);
-  let namespace: Record<string, unknown>;
-  try {
-    namespace = (await import(url.href)) as Record<string, unknown>;
-  } catch (error) {
-    throw new LegacyMappingError(`mappings/${module.file}`, [
-      `cannot be loaded from ${url.href}: ${error instanceof Error ? error.message : String(error)}`,
-    ]);
-  }
-  if (!Object.hasOwn(namespace, module.export))
-    throw new LegacyMappingError(`mappings/${module.file}`, [`exports no ${module.export}`]);
-  return namespace[module.export];
-}
 
 /**
  * Imports and validates every table against the error catalog, the v3 contract and the code the
