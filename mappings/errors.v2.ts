@@ -49,12 +49,14 @@ export const V2_ERRORS = {
     message: VALIDATION,
     basis: 'closest',
     note: 'A malformed header is a bad request; v2 has one 400 for all of them.',
+    defect: "The gateway writes every header v3 reads; v3 refusing one is the gateway's defect.",
   },
   VALIDATION_CONTENT_TYPE: {
     status: 400,
     message: VALIDATION,
     basis: 'closest',
     note: 'A body that is not JSON is a bad body: the documented 400 for a bad query or body.',
+    defect: "The gateway writes every v3 body as JSON; v3 refusing its content type is the gateway's defect.",
   },
   IDEMPOTENCY_KEY_INVALID: {
     status: 400,
@@ -65,6 +67,7 @@ export const V2_ERRORS = {
     },
     basis: 'spec',
     note: "The v2 documentation's 400 with code INVALID_IDEMPOTENCY_KEY for a malformed key.",
+    defect: "The gateway derives the v3 key itself; v3 refusing it is the gateway's defect, whatever the client sent.",
   },
   WITHDRAWAL_CURRENCY_NOT_SUPPORTED: {
     status: 400,
@@ -130,6 +133,8 @@ export const V2_ERRORS = {
     message: AUTH,
     basis: 'closest',
     note: 'v2 has no 403 and no sandbox-only operations; a key used outside its mode is its 401.',
+    defect:
+      "The gateway sends v3 only what its own mode allows; v3 asking for sandbox mode is the gateway's wiring at fault.",
   },
   AUTH_FORBIDDEN_IP: {
     status: 401,
@@ -188,6 +193,7 @@ export const V2_ERRORS = {
     message: 'Route not found',
     basis: 'closest',
     note: "Raised by the gateway for a path no legacy operation has; an HTTP server's usual 404.",
+    defect: "The gateway calls only paths of the v3 contract; v3 not knowing one is the gateway's wiring at fault.",
   },
   TRADE_NOT_FOUND: {
     status: 400,
@@ -239,6 +245,8 @@ export const V2_ERRORS = {
     message: 'Route not found',
     basis: 'closest',
     note: 'Raised by the gateway for a legacy path called with a method it does not have: no such route, as ROUTE_NOT_FOUND.',
+    defect:
+      "The gateway calls only operations of the v3 contract; a method v3 refuses is the gateway's wiring at fault.",
   },
 
   // v3 408
@@ -419,6 +427,7 @@ export const V2_ERRORS = {
     },
     basis: 'spec',
     note: "The v2 documentation's 400 with code IDEMPOTENCY_KEY_REQUIRED; v3 made it 428, legacy keeps 400.",
+    defect: "The gateway sends every v3 write its own key; v3 missing one is the gateway's defect.",
   },
   RATE_LIMIT_EXCEEDED: {
     status: 429,

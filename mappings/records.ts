@@ -1,7 +1,8 @@
 /**
  * The legacy records, field by field: what a v1 or v2 client reads and where each value comes
- * from in v3. Both generations answer the same records; the endpoint tables place them in the
- * body. Every field names its JSON type, its source and its reason.
+ * from in v3, then v2's record changes (V2_RECORD_CHANGES, at the end): v2 answers the result, v1
+ * the result with the record changes among its own (endpoints.v1.ts). The endpoint tables place
+ * them in the body. Every field and change names its source and its reason.
  *
  * Sources: `doc` the legacy v1 documentation, `client` the public v2 client, `both`, `spec` the
  * interface specification, `ours` where nothing public speaks. A field is read `from` a v3 field
@@ -10,6 +11,7 @@
  * in src/gateway/legacy/transforms/derived-fields.ts; the format is
  * src/gateway/legacy/record-shapes.ts. Pure data.
  */
+import type { RecordChange } from '../src/gateway/legacy/generation-changes.js';
 import type { RecordTable } from '../src/gateway/legacy/record-shapes.js';
 
 const ID = 'Legacy ids are UUIDs: the same 128 bits as the v3 id, without its prefix.';
@@ -472,3 +474,10 @@ export const LEGACY_RECORDS = {
     },
   },
 } as const satisfies RecordTable;
+
+/**
+ * v2's record changes, applied to the records above in order: v2's records are the result, and
+ * v1's are v2's with the record changes among v1's (endpoints.v1.ts). Each is one field of one
+ * record renamed, added, removed, retyped or read through a value map, with its source and reason.
+ */
+export const V2_RECORD_CHANGES = [] as const satisfies readonly RecordChange[];

@@ -93,6 +93,8 @@ export interface GatewayOptions {
    * tests only, which serve an edited copy to prove that a comparison tool catches the change.
    */
   readonly mappingsLocation?: MappingsLocation;
+  /** For tests only: declarations already compiled (compileLegacyMappings of an edited copy), served instead of loading any. */
+  readonly mappings?: LegacyMappings;
 }
 
 export interface LegacyGatewayOptions {
@@ -194,7 +196,7 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
     dispatcher = ownPool;
   }
   // Validated once here: a bad table stops start-up. The legacy envelopes need the error tables even on a /v3-only gateway.
-  const mappings = await loadLegacyMappings(resolved.mappingsLocation);
+  const mappings = resolved.mappings ?? (await loadLegacyMappings(resolved.mappingsLocation));
   // Its dates are checked here too: a sunset before its deprecation stops start-up.
   const lifecycle = new GenerationLifecycle(resolved.legacy?.lifecycle);
   const app = Fastify({

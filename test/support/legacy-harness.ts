@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
+import type { LegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
@@ -53,6 +54,8 @@ export interface LegacyHarnessOptions extends HarnessOptions {
   };
   /** The gateway's FXGATE_TRUSTED_PROXIES; none by default. */
   readonly trustedProxies?: readonly string[];
+  /** The declarations the gateway serves (compileLegacyMappings of an edited copy); the shipped ones by default. */
+  readonly mappings?: LegacyMappings;
   /** Legacy webhooks on the gateway, made once the core (and so the database) exists. */
   readonly webhooks?: (core: V3Harness) => LegacyWebhooks;
 }
@@ -78,6 +81,7 @@ export class LegacyHarness {
       upstreamUrl: core.baseUrl,
       logLevel: 'silent',
       timeoutMs: options.gateway?.timeoutMs ?? 10_000,
+      ...(options.mappings === undefined ? {} : { mappings: options.mappings }),
       ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
       ...(options.gateway?.requestTimeoutMs === undefined
         ? {}

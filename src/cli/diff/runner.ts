@@ -269,7 +269,7 @@ async function runOperation(
     ...rest,
   });
   try {
-    call = await SCENARIOS[operation as V2Operation](fixtures, generation);
+    call = await SCENARIOS[operation as V2Operation]!(fixtures, generation);
     const answer = await deployment.legacy(generation, call.method, call.path, {
       body: call.body,
       idempotencyKey: call.idempotencyKey,
@@ -286,7 +286,7 @@ async function runOperation(
       {
         operation,
         mapping,
-        records: mappings.records,
+        records: mappings.recordsOf[generation],
         maps: mappings.maps,
         body,
         context: { orgId: deployment.orgId, keyId },

@@ -95,6 +95,15 @@ function v2Lines(mappings: LegacyMappings): string[] {
     }
   }
 
+  if (mappings.v2RecordChanges.length > 0) {
+    lines.push(
+      '',
+      '**Record changes** (`V2_RECORD_CHANGES` of `mappings/records.ts`, applied to the fields above)',
+      '',
+    );
+    for (const change of mappings.v2RecordChanges) lines.push(`- ${changeText(change)} ${why(change)}`);
+  }
+
   lines.push('', '**Words** (`mappings/value-maps.ts`; a v3 word a map does not list passes through)', '');
   for (const [name, map] of Object.entries(mappings.maps)) {
     const changed = Object.entries(map.values).filter(([v3, legacy]) => v3 !== legacy);

@@ -20,53 +20,13 @@ import { z } from 'zod';
 import { ID_PREFIXES, type IdKind } from '../../lib/ids.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './catalog.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
-import {
-  FIELD_TYPES,
-  type FieldType,
-  type Provenance,
-  provenanceShape,
-  type RecordTable,
-  type ValueMapTable,
-} from './record-shapes.js';
+import { FIELD_TYPES, provenanceShape, type RecordTable, type ValueMapTable } from './record-shapes.js';
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from './transforms/v3-records.js';
 import { findV3Operation, pathParams, V3_OPERATIONS } from './v3-contract.js';
 
 export type LegacyMethod = 'GET' | 'POST';
 /** The legacy key scopes; webhooks have no legacy operation. */
 export type LegacyScope = 'view' | 'trade' | 'withdraw';
-
-/** Where a v3 path parameter comes from: a legacy path parameter or a body field, holding a legacy UUID of this kind. */
-export interface ParamSource {
-  readonly from: 'path' | 'body';
-  readonly field: string;
-  /** The v3 id kind the legacy UUID maps to (src/lib/ids.ts). */
-  readonly idKind: IdKind;
-}
-
-export interface V3Call {
-  readonly method: 'GET' | 'POST';
-  /** A v3 path of the contract (v3-contract.ts), with `:param` placeholders. */
-  readonly path: string;
-  /** A source for each `:param` of the path. */
-  readonly params?: Readonly<Record<string, ParamSource>>;
-  /** Fixed query parameters, e.g. `{ assetType: 'FIAT' }`. */
-  readonly query?: Readonly<Record<string, string>>;
-}
-
-/**
- * - `none`: no key at all (v1 reads).
- * - `required`: writes must send Idempotency-Key; the legacy answer is kept `lifetimeSeconds`
- *   and the v3 key is derived from it.
- * - `honoured-if-sent`: a key is optional; when sent it works as `required`; a write sent
- *   without one is new each time (a fresh v3 key).
- */
-export type IdempotencyRule =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'required'; readonly lifetimeSeconds: number }
-  | { readonly kind: 'honoured-if-sent'; readonly lifetimeSeconds: number };
-
-/** `page-limit`: legacy `page`/`limit` over the first call's v3 list (walked by cursor, or sliced when v3 returns it whole). */
-export type PaginationKind = 'none' | 'page-limit';
 
 /**
  * How a filter's text is read: `currency` (a currency code, any case), `boolean` (`true` or
@@ -75,111 +35,9 @@ export type PaginationKind = 'none' | 'page-limit';
 export const FILTER_VALUES = ['currency', 'boolean', 'word'] as const;
 export type FilterValue = (typeof FILTER_VALUES)[number];
 
-export type Filter = Provenance & {
-  readonly value: FilterValue;
-  /** A value map (mappings/value-maps.ts): a v3 word is read as its legacy word. */
-  readonly map?: string;
-  /** With `map`: a word that is neither a v3 nor a legacy word of the map is refused. */
-  readonly closed?: true;
-} & (
-    | /** Sent to v3 as this query parameter of the first call. */ { readonly v3Query: string }
-    | /** Matched against this field of the legacy records (lists v3 returns whole). */ { readonly field: string }
-  );
-
 /** Request body field types; amounts are read from the JSON text, never as JS numbers. */
 export const BODY_FIELD_TYPES = ['amount', 'currency', 'id', 'string', 'integer'] as const;
 export type BodyFieldType = (typeof BODY_FIELD_TYPES)[number];
-
-export type BodyField = Provenance & {
-  readonly type: BodyFieldType;
-  readonly required: boolean;
-  /** `id`: the v3 id kind the legacy UUID maps to. */
-  readonly idKind?: IdKind;
-  /** `integer`: the values allowed. */
-  readonly oneOf?: readonly number[];
-  /** `string`: the longest text allowed. */
-  readonly maxLength?: number;
-  /** The v3 body field it is sent as; absent: checked, not sent (an id the v3 path carries). */
-  readonly to?: string;
-};
-
-export interface RequestShape {
-  /** Legacy body fields; others are ignored, as the legacy APIs ignored them. */
-  readonly fields: Readonly<Record<string, BodyField>>;
-  /** Named cross-field checks (REQUEST_CHECKS of transforms/request-body.ts). */
-  readonly checks?: readonly string[];
-}
-
-/**
- * Where a value of the legacy body comes from. `from` names one of the mapping's v3 calls; `at`
- * is a dotted path in that call's answer (default `data`).
- * - `record`: one legacy record (mappings/records.ts) built from the v3 record at `at`;
- * - `list`: one per v3 record of the list at `at`; with `keyedBy` (and its provenance), each
- *   element is `{<v3 field value>: record}` instead;
- * - `entries`: an object `{<key field>: <value field>}` over the v3 records of the list at `at`;
- * - `field`: one value at a path of the answer;
- * - `object`: an object of nodes.
- * Every node but `object` may say `answerOnly`: its values come from a write's answer that no v3
- * read serves again, so a comparison of the legacy answer with v3 read back can only report them.
- */
-export type LayoutNode =
-  | { readonly record: string; readonly from: string; readonly at?: string; readonly answerOnly?: AnswerOnly }
-  | { readonly list: string; readonly from: string; readonly at?: string; readonly answerOnly?: AnswerOnly }
-  | (Provenance & {
-      readonly list: string;
-      readonly from: string;
-      readonly at?: string;
-      readonly keyedBy: string;
-      readonly answerOnly?: AnswerOnly;
-    })
-  | (Provenance & {
-      readonly entries: V3RecordKind;
-      readonly from: string;
-      readonly at?: string;
-      readonly key: string;
-      readonly value: string;
-      readonly type: FieldType;
-      readonly answerOnly?: AnswerOnly;
-    })
-  | (Provenance & {
-      readonly field: string;
-      readonly from: string;
-      readonly type: FieldType;
-      readonly answerOnly?: AnswerOnly;
-    })
-  | { readonly object: Readonly<Record<string, LayoutNode>> };
-
-/** Why a node's values can be had only from the answer itself (the generation diff reports them as such). */
-export type AnswerOnly = Provenance;
-
-export type Message = Provenance & { readonly text: string };
-
-export interface ResponseShape {
-  /** The success body's `message`. */
-  readonly message: Message;
-  readonly data: LayoutNode;
-  /** Fields beside `data` at the top of the body. */
-  readonly root?: Readonly<Record<string, LayoutNode>>;
-  /** The fields of `data` written at the top of the body as well. */
-  readonly dataAlsoAtRoot?: Provenance;
-}
-
-export interface EndpointMapping {
-  /** One line: what the legacy operation does. */
-  readonly summary: string;
-  readonly method: LegacyMethod;
-  /** The v3 calls by name, in order: the first is the operation itself, the later ones reads whose answers the response composes. */
-  readonly v3: Readonly<Record<string, V3Call>>;
-  readonly scope: LegacyScope;
-  readonly idempotency: IdempotencyRule;
-  readonly pagination: PaginationKind;
-  readonly filters: Readonly<Record<string, Filter>>;
-  /** The body of a POST; null for a GET. */
-  readonly request: RequestShape | null;
-  readonly response: ResponseShape;
-}
-
-export type EndpointTable<G extends LegacyGeneration> = Readonly<Record<LegacyOperation<G>, EndpointMapping>>;
 
 /** The legacy list query parameters, reserved for pagination. */
 export const PAGINATION_QUERY = ['page', 'limit'] as const;
@@ -197,89 +55,196 @@ const text = z.string().refine((value) => value.trim().length > 0, 'must not be 
 const lifetime = z.number().int().positive();
 const dottedPath = z.string().regex(/^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$/, 'a dotted path of names');
 const provenance = provenanceShape;
+const idKind = z.enum(Object.keys(ID_PREFIXES) as [IdKind, ...IdKind[]]);
 
-const paramSourceSchema = z.strictObject({
-  from: z.enum(['path', 'body']),
-  field: name,
-  idKind: z.enum(Object.keys(ID_PREFIXES) as [IdKind, ...IdKind[]]),
-});
+/** Where a v3 path parameter comes from: a legacy path parameter or a body field, holding a legacy UUID of this kind (src/lib/ids.ts). */
+const paramSourceSchema = z.strictObject({ from: z.enum(['path', 'body']), field: name, idKind });
+export type ParamSource = Readonly<z.infer<typeof paramSourceSchema>>;
 
+/** A v3 call: a path of the contract (v3-contract.ts) with a source for each `:param`, and fixed query parameters (`{ assetType: 'FIAT' }`). */
 const v3CallSchema = z.strictObject({
   method: z.enum(['GET', 'POST']),
   path: z.string().startsWith('/v3/fx/'),
   params: z.record(z.string(), paramSourceSchema).optional(),
   query: z.record(name, text).optional(),
 });
+export type V3Call = Readonly<z.infer<typeof v3CallSchema>>;
 
+/**
+ * - `none`: no key at all (v1 reads).
+ * - `required`: writes must send Idempotency-Key; the legacy answer is kept `lifetimeSeconds`
+ *   and the v3 key is derived from it.
+ * - `honoured-if-sent`: a key is optional; when sent it works as `required`; a write sent
+ *   without one is new each time (a fresh v3 key).
+ */
+const idempotencyRules = {
+  none: z.strictObject({ kind: z.literal('none') }),
+  required: z.strictObject({ kind: z.literal('required'), lifetimeSeconds: lifetime }),
+  'honoured-if-sent': z.strictObject({ kind: z.literal('honoured-if-sent'), lifetimeSeconds: lifetime }),
+} as const;
+const idempotencySchema = z.discriminatedUnion('kind', [
+  idempotencyRules.none,
+  idempotencyRules.required,
+  idempotencyRules['honoured-if-sent'],
+]);
+export type IdempotencyRule = Readonly<z.infer<typeof idempotencySchema>>;
+
+/** `page-limit`: legacy `page`/`limit` over the first call's v3 list (walked by cursor, or sliced when v3 returns it whole). */
+export type PaginationKind = 'none' | 'page-limit';
+
+/**
+ * A query filter: sent to v3 as a query parameter of the first call (`v3Query`), or matched
+ * against a field of the legacy records (`field`, lists v3 returns whole). `map`: a value map
+ * (mappings/value-maps.ts) through which a v3 word is read as its legacy word; `closed`, with
+ * `map`: a word that is neither a v3 nor a legacy word of the map is refused.
+ */
+const filterCommon = {
+  ...provenance,
+  value: z.enum(FILTER_VALUES),
+  map: name.optional(),
+  closed: z.literal(true).optional(),
+};
 const filterSchema = z.union([
+  z.strictObject({ ...filterCommon, v3Query: name }),
+  z.strictObject({ ...filterCommon, field: name }),
+]);
+export type Filter = Readonly<z.infer<typeof filterSchema>>;
+
+/**
+ * A request body field, by its type: an `id` names its v3 id kind, an `integer` may list the
+ * values allowed (`oneOf`), a `string` its longest text (`maxLength`). `to` is the v3 body field
+ * it is sent as; absent: checked, not sent (an id the v3 path carries).
+ */
+const bodyCommon = { ...provenance, required: z.boolean(), to: name.optional() };
+const bodyFieldSchema = z.discriminatedUnion('type', [
+  z.strictObject({ ...bodyCommon, type: z.enum(['amount', 'currency']) }),
   z.strictObject({
-    ...provenance,
-    value: z.enum(FILTER_VALUES),
-    map: name.optional(),
-    closed: z.literal(true).optional(),
-    v3Query: name,
+    ...bodyCommon,
+    type: z.literal('id'),
+    idKind: z.enum(Object.keys(ID_PREFIXES) as [IdKind, ...IdKind[]], {
+      error: (issue) => (issue.input === undefined ? 'an id field names its idKind' : undefined),
+    }),
   }),
+  z.strictObject({ ...bodyCommon, type: z.literal('string'), maxLength: z.number().int().positive().optional() }),
   z.strictObject({
-    ...provenance,
-    value: z.enum(FILTER_VALUES),
-    map: name.optional(),
-    closed: z.literal(true).optional(),
-    field: name,
+    ...bodyCommon,
+    type: z.literal('integer'),
+    oneOf: z.array(z.number().int()).min(1).readonly().optional(),
   }),
 ]);
+export type BodyField = Readonly<z.infer<typeof bodyFieldSchema>>;
 
-const bodyFieldSchema = z.strictObject({
-  ...provenance,
-  type: z.enum(BODY_FIELD_TYPES),
-  required: z.boolean(),
-  idKind: z.enum(Object.keys(ID_PREFIXES) as [IdKind, ...IdKind[]]).optional(),
-  oneOf: z.array(z.number().int()).min(1).optional(),
-  maxLength: z.number().int().positive().optional(),
-  to: name.optional(),
+/** Legacy body fields (others are ignored, as the legacy APIs ignored them) and named cross-field checks (REQUEST_CHECKS of transforms/request-body.ts). */
+const requestSchema = z.strictObject({
+  fields: z.record(name, bodyFieldSchema),
+  checks: z.array(name).readonly().optional(),
 });
+export type RequestShape = Readonly<z.infer<typeof requestSchema>>;
 
-const answerOnly = z.strictObject(provenance).optional();
+/** Why a node's values can be had only from the answer itself (the generation diff reports them as such). */
+const answerOnlySchema = z.strictObject(provenance);
+export type AnswerOnly = Readonly<z.infer<typeof answerOnlySchema>>;
+const answerOnly = answerOnlySchema.optional();
+
+/**
+ * Where a value of the legacy body comes from. `from` names one of the mapping's v3 calls; `at`
+ * is a dotted path in that call's answer (default `data`).
+ * - `record`: one legacy record (mappings/records.ts) built from the v3 record at `at`;
+ * - `list`: one per v3 record of the list at `at`; with `keyedBy` (and its provenance), each
+ *   element is `{<v3 field value>: record}` instead;
+ * - `entries`: an object `{<key field>: <value field>}` over the v3 records of the list at `at`;
+ * - `field`: one value at a path of the answer;
+ * - `object`: an object of nodes.
+ * Every node but `object` may say `answerOnly`: its values come from a write's answer that no v3
+ * read serves again, so a comparison of the legacy answer with v3 read back can only report them.
+ */
+const leafSchemas = [
+  z.strictObject({ record: name, from: name, at: dottedPath.optional(), answerOnly }),
+  z.strictObject({ list: name, from: name, at: dottedPath.optional(), answerOnly }),
+  z.strictObject({ ...provenance, list: name, from: name, at: dottedPath.optional(), keyedBy: name, answerOnly }),
+  z.strictObject({
+    ...provenance,
+    entries: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]),
+    from: name,
+    at: dottedPath.optional(),
+    key: name,
+    value: name,
+    type: z.enum(FIELD_TYPES),
+    answerOnly,
+  }),
+  z.strictObject({ ...provenance, field: dottedPath, from: name, type: z.enum(FIELD_TYPES), answerOnly }),
+] as const;
+export type LayoutNode =
+  Readonly<z.infer<(typeof leafSchemas)[number]>> | { readonly object: Readonly<Record<string, LayoutNode>> };
 
 const layoutSchema: z.ZodType<LayoutNode> = z.lazy(() =>
-  z.union([
-    z.strictObject({ record: name, from: name, at: dottedPath.optional(), answerOnly }),
-    z.strictObject({ list: name, from: name, at: dottedPath.optional(), answerOnly }),
-    z.strictObject({ ...provenance, list: name, from: name, at: dottedPath.optional(), keyedBy: name, answerOnly }),
-    z.strictObject({
-      ...provenance,
-      entries: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]),
-      from: name,
-      at: dottedPath.optional(),
-      key: name,
-      value: name,
-      type: z.enum(FIELD_TYPES),
-      answerOnly,
-    }),
-    z.strictObject({ ...provenance, field: dottedPath, from: name, type: z.enum(FIELD_TYPES), answerOnly }),
-    z.strictObject({ object: z.record(name, layoutSchema) }),
-  ]),
+  z.union([...leafSchemas, z.strictObject({ object: z.record(name, layoutSchema) })]),
 );
 
-const mappingSchema = z.strictObject({
-  summary: text,
-  method: z.enum(['GET', 'POST']),
-  v3: z.record(name, v3CallSchema).refine((calls) => Object.keys(calls).length > 0, 'must name at least one v3 call'),
-  scope: z.enum(['view', 'trade', 'withdraw']),
-  idempotency: z.discriminatedUnion('kind', [
-    z.strictObject({ kind: z.literal('none') }),
-    z.strictObject({ kind: z.literal('required'), lifetimeSeconds: lifetime }),
-    z.strictObject({ kind: z.literal('honoured-if-sent'), lifetimeSeconds: lifetime }),
-  ]),
-  pagination: z.enum(['none', 'page-limit']),
-  filters: z.record(name, filterSchema),
-  request: z.strictObject({ fields: z.record(name, bodyFieldSchema), checks: z.array(name).optional() }).nullable(),
-  response: z.strictObject({
-    message: z.strictObject({ ...provenance, text }),
-    data: layoutSchema,
-    root: z.record(name, layoutSchema).optional(),
-    dataAlsoAtRoot: z.strictObject(provenance).optional(),
-  }),
+/** The success body's `message`, the `data` layout, the fields beside `data` at the top of the body (`root`), and whether `data`'s fields are written at the top as well. */
+const responseSchema = z.strictObject({
+  message: z.strictObject({ ...provenance, text }),
+  data: layoutSchema,
+  root: z.record(name, layoutSchema).optional(),
+  dataAlsoAtRoot: z.strictObject(provenance).optional(),
 });
+export type ResponseShape = Readonly<z.infer<typeof responseSchema>>;
+export type Message = ResponseShape['message'];
+
+/**
+ * A mapping, by its method: a GET has no body (`request: null`) and may paginate; a POST
+ * declares its body (an empty field list for none) and answers one page. `idempotency` is the
+ * rule the generation gives the method (`rules`); the shape states the pairing.
+ */
+function mappingSchema(rules: Readonly<Record<LegacyMethod, z.ZodType<IdempotencyRule>>>) {
+  const common = {
+    /** One line: what the legacy operation does. */
+    summary: text,
+    /** The v3 calls by name, in order: the first is the operation itself, the later ones reads whose answers the response composes. */
+    v3: z.record(name, v3CallSchema).refine((calls) => Object.keys(calls).length > 0, 'must name at least one v3 call'),
+    scope: z.enum(['view', 'trade', 'withdraw']),
+    filters: z.record(name, filterSchema),
+    response: responseSchema,
+  };
+  return z.discriminatedUnion('method', [
+    z.strictObject({
+      ...common,
+      method: z.literal('GET'),
+      idempotency: rules.GET,
+      pagination: z.enum(['none', 'page-limit']),
+      request: z.null({ error: 'a GET has no body' }),
+    }),
+    z.strictObject({
+      ...common,
+      method: z.literal('POST'),
+      idempotency: rules.POST,
+      pagination: z.literal('none', { error: 'only GET lists paginate' }),
+      request: requestSchema
+        .nullable()
+        .refine((request) => request !== null, 'a POST declares its body (an empty field list for none)'),
+    }),
+  ]);
+}
+
+/** Any generation's mapping, the type every reader uses. */
+export type EndpointMapping = Readonly<z.infer<ReturnType<typeof mappingSchema>>>;
+export type EndpointTable<G extends LegacyGeneration> = Readonly<Record<LegacyOperation<G>, EndpointMapping>>;
+
+function only(kind: IdempotencyRule['kind'], error: string): z.ZodType<IdempotencyRule> {
+  return idempotencySchema.refine((rule) => rule.kind === kind, error);
+}
+
+/** Each generation's idempotency by method: the rule the shape of its mappings states. */
+const GENERATION_MAPPINGS = {
+  v1: mappingSchema({
+    GET: only('none', 'v1 reads take no key'),
+    POST: only('honoured-if-sent', 'v1 writes honour a key if sent'),
+  }),
+  v2: mappingSchema({
+    GET: only('honoured-if-sent', 'v2 reads honour a key if sent'),
+    POST: only('required', 'v2 writes require Idempotency-Key'),
+  }),
+} as const;
 
 /** The v3 record kind and field names of a record shape or list node, for the rules below. */
 function recordOf(
@@ -327,7 +292,6 @@ function layoutProblems(
 
 /** The rules between fields that a schema cannot say. */
 function ruleProblems(
-  generation: LegacyGeneration,
   operation: string,
   mapping: EndpointMapping,
   context: EndpointContext,
@@ -393,7 +357,6 @@ function ruleProblems(
       : undefined;
 
   if (mapping.pagination === 'page-limit') {
-    if (mapping.method !== 'GET') at('pagination', 'only GET lists paginate');
     if (first && first.list === null) at('pagination', `${first.method} ${first.path} is not a list`);
     if (!listRecord) at('response.data', `a paginated list answers a list node over ${firstName}'s data`);
   }
@@ -429,26 +392,9 @@ function ruleProblems(
     }
   }
 
-  const rule = mapping.idempotency.kind;
-  if (generation === 'v2' && mapping.method === 'POST' && rule !== 'required')
-    at('idempotency', 'v2 writes require Idempotency-Key');
-  if (generation === 'v2' && mapping.method === 'GET' && rule !== 'honoured-if-sent')
-    at('idempotency', 'v2 reads honour a key if sent');
-  if (generation === 'v1' && mapping.method === 'GET' && rule !== 'none') at('idempotency', 'v1 reads take no key');
-  if (generation === 'v1' && mapping.method === 'POST' && rule !== 'honoured-if-sent')
-    at('idempotency', 'v1 writes honour a key if sent');
-
-  if (mapping.method === 'GET' && mapping.request !== null) at('request', 'a GET has no body');
-  if (mapping.method === 'POST' && mapping.request === null)
-    at('request', 'a POST declares its body (an empty field list for none)');
   const targets = new Set<string>();
   for (const [fieldName, field] of Object.entries(bodyFields)) {
     const where = `request.fields.${fieldName}`;
-    if ((field.type === 'id') !== (field.idKind !== undefined))
-      at(where, 'an id field, and only one, names its idKind');
-    if (field.oneOf !== undefined && field.type !== 'integer') at(`${where}.oneOf`, 'only integer fields take oneOf');
-    if (field.maxLength !== undefined && field.type !== 'string')
-      at(`${where}.maxLength`, 'only string fields take maxLength');
     if (field.to !== undefined) {
       if (targets.has(field.to)) at(`${where}.to`, `${field.to} is already sent by another field`);
       targets.add(field.to);
@@ -496,12 +442,12 @@ export function validateEndpointTable<G extends LegacyGeneration>(
       problems.push(`${operation}: not a ${generation} operation (unknown key)`);
       continue;
     }
-    const parsed = mappingSchema.safeParse(entry);
+    const parsed = GENERATION_MAPPINGS[generation].safeParse(entry);
     if (!parsed.success) {
       problems.push(...describeIssues(operation, parsed.error.issues));
       continue;
     }
-    problems.push(...ruleProblems(generation, operation, parsed.data as EndpointMapping, context, checks));
+    problems.push(...ruleProblems(operation, parsed.data, context, checks));
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
   return table as EndpointTable<G>;

@@ -48,11 +48,11 @@ export const V2_ERROR_CODE_STATUS = {
 export type V2ErrorCode = keyof typeof V2_ERROR_CODE_STATUS;
 const V2_ERROR_CODES = Object.keys(V2_ERROR_CODE_STATUS) as [V2ErrorCode, ...V2ErrorCode[]];
 
+const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
+
 /** The `error` object of a legacy body: `{code, details}`, `details` a string. */
-export interface LegacyErrorObject {
-  readonly code: V2ErrorCode;
-  readonly details: string;
-}
+const errorObjectSchema = z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text });
+export type LegacyErrorObject = Readonly<z.infer<typeof errorObjectSchema>>;
 
 /**
  * What a v1 client gets: `{status: 'error', message}` under this status, plus `error: {code,
@@ -79,15 +79,21 @@ export type LegacyErrorAnswer<G extends LegacyGeneration> = AnswerOf[G];
  * Every row says where it comes from and why: `spec` (the status, and the message where one is
  * worded, are the legacy documentation's) or `closest` (our choice where it gives none).
  */
-export interface ErrorRowDocs {
-  readonly basis: 'spec' | 'closest';
-  readonly note: string;
-}
+const docsSchema = z.strictObject({ basis: z.enum(['spec', 'closest']), note: text });
+const docsShape = docsSchema.shape;
+export type ErrorRowDocs = Readonly<z.infer<typeof docsSchema>>;
 
 export type LegacyErrorRow<G extends LegacyGeneration> = LegacyErrorAnswer<G> &
   ErrorRowDocs & {
     /** Operations whose answer for this code differs from the row's (the documentation's per-operation cases). */
     readonly byOperation?: Partial<Record<LegacyOperation<G>, LegacyErrorAnswer<G>>>;
+    /**
+     * The row of a code v3 can only answer the gateway through the gateway's own fault (its
+     * credential, its wiring, the keys and bodies it writes), with the reason: when v3 answers
+     * it, the client gets INTERNAL_ERROR's answer. The row itself answers the code when the
+     * gateway raises it on the legacy request. v1 keeps v2's.
+     */
+    readonly defect?: string;
   };
 
 export interface LegacyErrorTables<G extends LegacyGeneration> {
@@ -102,10 +108,13 @@ export type V1ErrorTables = LegacyErrorTables<'v1'>;
 export type V2ErrorTables = LegacyErrorTables<'v2'>;
 
 /** One step of v1's status rule: a v2 status v1 lacks becomes `to`, for `reason` (one line). */
-export interface V1StatusChange {
-  readonly to: V1BaseStatus;
-  readonly reason: string;
-}
+const statusChangeShape = z.strictObject({
+  to: z.literal(V1_BASE_STATUSES, {
+    error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}`,
+  }),
+  reason: text,
+});
+export type V1StatusChange = Readonly<z.infer<typeof statusChangeShape>>;
 
 /**
  * v1's error tables as their changes from v2's (`mappings/errors.v1.ts`); applyV1ErrorChanges
@@ -125,8 +134,6 @@ export interface V1ErrorChanges {
   readonly overrides: Readonly<Partial<Record<ErrorCode, LegacyErrorRow<'v1'>>>>;
 }
 
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
-
 function answerShape(generation: LegacyGeneration) {
   const statuses = generation === 'v1' ? V1_ERROR_STATUSES : V2_ERROR_STATUSES;
   return {
@@ -134,11 +141,9 @@ function answerShape(generation: LegacyGeneration) {
       error: `must be one of ${generation}'s statuses ${statuses.join(', ')}${generation === 'v1' ? ` (${V1_IDEMPOTENCY_STATUSES.join(' and ')} only with an idempotency error.code)` : ''}`,
     }),
     message: text,
-    error: z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text }).optional(),
+    error: errorObjectSchema.optional(),
   };
 }
-
-const docsShape = { basis: z.enum(['spec', 'closest']), note: text };
 
 function schemasFor(generation: LegacyGeneration) {
   const answer = z.strictObject(answerShape(generation));
@@ -148,6 +153,7 @@ function schemasFor(generation: LegacyGeneration) {
       ...answerShape(generation),
       ...docsShape,
       byOperation: z.partialRecord(operations, answer).optional(),
+      defect: text.optional(),
     }),
     fallback: z.strictObject({ ...answerShape(generation), ...docsShape }),
   };
@@ -248,13 +254,6 @@ const changesShape = z.strictObject({
   idempotency: z.strictObject({ codes: z.array(z.string()).min(1, 'must list at least one code'), ...docsShape }),
   overrides: z.record(z.string(), z.unknown()),
 });
-const statusChangeShape = z.strictObject({
-  to: z.literal(V1_BASE_STATUSES, {
-    error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}`,
-  }),
-  reason: text,
-});
-
 function sameAnswer(a: AnswerLike, b: AnswerLike): boolean {
   return (
     a.status === b.status &&
@@ -440,12 +439,14 @@ export function applyV1ErrorChanges(
   const byCode = {} as Record<ErrorCode, LegacyErrorRow<'v1'>>;
   for (const code of ERROR_CODES) {
     const override = valid.overrides[code];
-    byCode[code] =
+    const row =
       override !== undefined
         ? copyRow(override)
         : valid.idempotency.codes.includes(code)
           ? idempotencyRow(valid, v2.byCode[code])
           : ruleRow(valid, v2.byCode[code]);
+    const defect = v2.byCode[code].defect;
+    byCode[code] = defect === undefined ? row : { ...row, defect };
   }
   const byType = {} as Record<ErrorType, V1ErrorAnswer & ErrorRowDocs>;
   for (const type of ERROR_TYPES) {
@@ -564,6 +565,11 @@ export function resolveLegacyError<G extends LegacyGeneration>(
       ? (error.type as ErrorType)
       : 'INTERNAL_ERROR';
   return answerOnly(tables.byType[type]);
+}
+
+/** Whether v3 answering `code` to the gateway is the gateway's own defect (the table's `defect` rows). */
+export function isDeclaredDefect(tables: LegacyErrorTables<LegacyGeneration>, code: string): boolean {
+  return isErrorCode(code) && tables.byCode[code].defect !== undefined;
 }
 
 export interface LegacyErrorBody {

@@ -21,8 +21,15 @@ import {
   type V1ErrorChangeLine,
   validateErrorTables,
 } from './error-tables.js';
-import { applyGenerationChanges, type GenerationChange } from './generation-changes.js';
+import {
+  applyGenerationChanges,
+  applyRecordChanges,
+  type GenerationChange,
+  parseRecordChanges,
+  type RecordChange,
+} from './generation-changes.js';
 import { LegacyMappingError } from './mapping-error.js';
+import { importExport, type MappingsLocation, mappingsLocation } from './mappings-location.js';
 import {
   type RecordCodeRegistry,
   type RecordTable,
@@ -37,7 +44,15 @@ import { type LegacyWebhookTable, validateWebhookTable } from './webhook-shapes.
 export interface LegacyMappings {
   readonly conventions: LegacyConventions;
   readonly maps: ValueMapTable;
+  /** The records as v2 answers them (`recordsOf.v2`). */
   readonly records: RecordTable;
+  /**
+   * Each generation's records, the result of its chain: v2's are records.ts's with v2's record
+   * changes (`V2_RECORD_CHANGES`), v1's are v2's with the record changes among v1's changes.
+   */
+  readonly recordsOf: { readonly v1: RecordTable; readonly v2: RecordTable };
+  /** v2's record changes, for the docs and the changelog. */
+  readonly v2RecordChanges: readonly RecordChange[];
   readonly errors: { readonly v1: LegacyErrorTables<'v1'>; readonly v2: LegacyErrorTables<'v2'> };
   readonly endpoints: { readonly v1: EndpointTable<'v1'>; readonly v2: EndpointTable<'v2'> };
   /** v1 as declared: its changes from v2, for the docs and the changelog. */
@@ -61,25 +76,14 @@ export const SHIPPED_CODE: MappingCode = {
   checks: Object.keys(REQUEST_CHECKS),
 };
 
-export interface MappingsLocation {
-  /** The folder holding the mapping modules. */
-  readonly directory: URL;
-  /** `.ts` from source, `.js` built. */
-  readonly extension: '.ts' | '.js';
-}
-
-/** Where the tables are, seen from this module's own URL (source or built layout). */
-export function mappingsLocation(moduleUrl: string = import.meta.url): MappingsLocation {
-  return moduleUrl.endsWith('.ts')
-    ? { directory: new URL('../../../mappings/', moduleUrl), extension: '.ts' }
-    : { directory: new URL('../../mappings/', moduleUrl), extension: '.js' };
-}
+export { type MappingsLocation, mappingsLocation } from './mappings-location.js';
 
 /** The tables' modules and the export each must have. */
 export const MAPPING_MODULES = {
   conventions: { file: 'conventions', export: 'LEGACY_CONVENTIONS' },
   valueMaps: { file: 'value-maps', export: 'VALUE_MAPS' },
   records: { file: 'records', export: 'LEGACY_RECORDS' },
+  recordChangesV2: { file: 'records', export: 'V2_RECORD_CHANGES' },
   errorsV1: { file: 'errors.v1', export: 'V1_ERROR_CHANGES' },
   errorsV2: { file: 'errors.v2', export: 'V2_ERROR_TABLES' },
   endpointsV1: { file: 'endpoints.v1', export: 'V1_ENDPOINTS' },
@@ -88,25 +92,8 @@ export const MAPPING_MODULES = {
   blockers: { file: 'blockers', export: 'MIGRATION_BLOCKERS' },
 } as const;
 
-type ModuleName = keyof typeof MAPPING_MODULES;
-
-async function importExport(
-  location: MappingsLocation,
-  module: { readonly file: string; readonly export: string },
-): Promise<unknown> {
-  const url = new URL(`${module.file}${location.extension}`, location.directory);
-  let namespace: Record<string, unknown>;
-  try {
-    namespace = (await import(url.href)) as Record<string, unknown>;
-  } catch (error) {
-    throw new LegacyMappingError(`mappings/${module.file}`, [
-      `cannot be loaded from ${url.href}: ${error instanceof Error ? error.message : String(error)}`,
-    ]);
-  }
-  if (!Object.hasOwn(namespace, module.export))
-    throw new LegacyMappingError(`mappings/${module.file}`, [`exports no ${module.export}`]);
-  return namespace[module.export];
-}
+export type MappingModuleName = keyof typeof MAPPING_MODULES;
+type ModuleName = MappingModuleName;
 
 /**
  * Imports and validates every table against the error catalog, the v3 contract and the code the
@@ -121,20 +108,49 @@ export async function loadLegacyMappings(
   const loaded = Object.fromEntries(
     await Promise.all(names.map(async (name) => [name, await importExport(location, MAPPING_MODULES[name])] as const)),
   ) as Record<ModuleName, unknown>;
+  return compileLegacyMappings(loaded, code);
+}
+
+/**
+ * Validates and compiles the tables as loaded (each module's export, unknown input): the work of
+ * loadLegacyMappings once the modules are imported. Tests pass an edited copy of the shipped
+ * declarations to see a change go through every consumer.
+ */
+export function compileLegacyMappings(
+  loaded: Readonly<Record<MappingModuleName, unknown>>,
+  code: MappingCode = SHIPPED_CODE,
+): LegacyMappings {
   const conventions = validateConventions(loaded.conventions);
   const maps = validateValueMaps(loaded.valueMaps);
-  const records = validateRecords(loaded.records, maps, code);
-  const context = { records, maps, checks: code.checks };
-  const v2 = validateEndpointTable('v2', loaded.endpointsV2, context);
+  const base = validateRecords(loaded.records, maps, code);
+  const v2RecordChanges = parseRecordChanges(loaded.recordChangesV2, 'mappings/records (V2_RECORD_CHANGES)');
+  const recordsV2 = validateRecords(
+    applyRecordChanges(base, v2RecordChanges, 'mappings/records (V2_RECORD_CHANGES)'),
+    maps,
+    code,
+    'mappings/records (v2, its record changes applied)',
+  );
+  const v2 = validateEndpointTable('v2', loaded.endpointsV2, { records: recordsV2, maps, checks: code.checks });
   const v1 = applyGenerationChanges('v1', v2, loaded.endpointsV1);
-  const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
   if (v1.base !== 'v2')
     throw new LegacyMappingError('mappings/endpoints.v1', [`base: v1 is written against v2, not ${v1.base}`]);
-  const endpoints = { v1: validateEndpointTable('v1', v1.table, context), v2 };
+  const recordsV1 = validateRecords(
+    applyRecordChanges(recordsV2, v1.changes, 'mappings/endpoints.v1'),
+    maps,
+    code,
+    'mappings/records (v1, its record changes applied)',
+  );
+  const errorsV2 = validateErrorTables('v2', loaded.errorsV2);
+  const endpoints = {
+    v1: validateEndpointTable('v1', v1.table, { records: recordsV1, maps, checks: code.checks }),
+    v2,
+  };
   return {
     conventions,
     maps,
-    records,
+    records: recordsV2,
+    recordsOf: { v1: recordsV1, v2: recordsV2 },
+    v2RecordChanges,
     errors: { v1: validateErrorTables('v1', applyV1ErrorChanges(errorsV2, loaded.errorsV1)), v2: errorsV2 },
     endpoints,
     v1Changes: v1.changes,

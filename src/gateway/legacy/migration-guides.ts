@@ -272,8 +272,8 @@ export function renderV1ToV2Guide(mappings: LegacyMappings, document: OpenApiDoc
     '',
   ];
   for (const operation of LEGACY_OPERATIONS.v1) {
-    const v1 = mappings.endpoints.v1[operation];
-    const v2 = mappings.endpoints.v2[operation];
+    const v1 = mappings.endpoints.v1[operation]!;
+    const v2 = mappings.endpoints.v2[operation]!;
     lines.push(operationAnchor(operation), '', `### \`${operation}\``, '', prose(v2.summary), '');
     lines.push(
       `- Route: \`${v1.method} ${legacyRoute('v1', operation)}\` → \`${v2.method} ${legacyRoute('v2', operation)}\``,
@@ -379,7 +379,7 @@ export function renderV2ToV3Guide(mappings: LegacyMappings, document: OpenApiDoc
   ];
   const records = new Set<string>();
   for (const operation of LEGACY_OPERATIONS.v2) {
-    const mapping = mappings.endpoints.v2[operation];
+    const mapping = mappings.endpoints.v2[operation]!;
     const calls = Object.values(mapping.v3);
     const first = calls[0]!;
     const body = resolve(

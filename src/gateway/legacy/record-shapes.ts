@@ -25,11 +25,16 @@ export const SOURCES = {
 } as const;
 export type Source = keyof typeof SOURCES;
 
+const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
+const fieldName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
+const provenanceSchema = z.strictObject({
+  source: z.enum(Object.keys(SOURCES) as [Source, ...Source[]]),
+  reason: text,
+});
+export const provenanceShape = provenanceSchema.shape;
+
 /** Every declared difference says where it comes from and why. */
-export interface Provenance {
-  readonly source: Source;
-  readonly reason: string;
-}
+export type Provenance = Readonly<z.infer<typeof provenanceSchema>>;
 
 /** JSON types of legacy fields; `amount` is a JSON number written with exactly the v3 digits. */
 export const FIELD_TYPES = ['amount', 'id', 'timestamp', 'currency', 'string', 'boolean', 'integer'] as const;
@@ -39,25 +44,56 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 export const CONTEXT_VALUES = ['orgId', 'keyId'] as const;
 export type ContextValue = (typeof CONTEXT_VALUES)[number];
 
-export type FieldValueSource =
-  /** A field of the v3 record, renamed or not; through a value map or a converter when named. */
-  | { readonly from: string; readonly map?: string; readonly convert?: string }
+/**
+ * A field's value sources; it declares exactly one, and is parsed by that source's schema, so a
+ * problem is named precisely. A v3 field goes through a value map or a converter, never both:
+ * the two are separate kinds.
+ */
+const VALUE_SOURCES = ['from', 'derived', 'constant', 'context'] as const;
+const fieldCommon = { ...provenanceShape, type: z.enum(FIELD_TYPES), nullable: z.literal(true).optional() };
+const notBoth = z.never({ error: 'a map or a converter, not both' }).optional();
+const fieldSchemas = {
+  /** A field of the v3 record, renamed or not; through a value map when named. */
+  from: z.strictObject({ ...fieldCommon, from: fieldName, map: fieldName.optional(), convert: notBoth }),
+  /** A field of the v3 record through a registered converter (transforms/derived-fields.ts). */
+  converted: z.strictObject({ ...fieldCommon, from: fieldName, convert: fieldName, map: notBoth }),
   /** A named computation over the whole v3 record (transforms/derived-fields.ts), through a value map when named. */
-  | { readonly derived: string; readonly map?: string }
+  derived: z.strictObject({ ...fieldCommon, derived: fieldName, map: fieldName.optional() }),
   /** The same value on every record. */
-  | { readonly constant: string }
+  constant: z.strictObject({ ...fieldCommon, constant: text }),
   /** A value of the caller: the org of the path, the id of the key. */
-  | { readonly context: ContextValue };
+  context: z.strictObject({ ...fieldCommon, context: z.enum(CONTEXT_VALUES) }),
+} as const;
+const fieldSchema = z.union([
+  fieldSchemas.from,
+  fieldSchemas.converted,
+  fieldSchemas.derived,
+  fieldSchemas.constant,
+  fieldSchemas.context,
+]);
 
-export type LegacyField = Provenance & { readonly type: FieldType; readonly nullable?: true } & FieldValueSource;
+export type LegacyField = Readonly<z.infer<typeof fieldSchema>>;
 
-export interface RecordShape {
-  readonly summary: string;
+/** A field's declaration without its provenance: what a `field-added` change adds, under the change's own source and reason. */
+export const fieldValueSchema = z.union([
+  fieldSchemas.from.omit({ source: true, reason: true }),
+  fieldSchemas.converted.omit({ source: true, reason: true }),
+  fieldSchemas.derived.omit({ source: true, reason: true }),
+  fieldSchemas.constant.omit({ source: true, reason: true }),
+  fieldSchemas.context.omit({ source: true, reason: true }),
+]);
+
+const recordSchema = z.strictObject({
+  summary: text,
   /** The v3 record kind the legacy record is built from (transforms/v3-records.ts). */
-  readonly v3: V3RecordKind;
+  v3: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]),
   /** In the order the legacy client sees them. */
+  fields: z.record(fieldName, fieldSchema),
+});
+
+export type RecordShape = Readonly<Omit<z.infer<typeof recordSchema>, 'fields'>> & {
   readonly fields: Readonly<Record<string, LegacyField>>;
-}
+};
 
 export type RecordTable = Readonly<Record<string, RecordShape>>;
 
@@ -65,10 +101,8 @@ export type RecordTable = Readonly<Record<string, RecordShape>>;
  * v3 value -> legacy value. A v3 value the map does not list passes through unchanged (v3 may
  * add values in a minor version; the client then sees the v3 word).
  */
-export interface ValueMap extends Provenance {
-  readonly summary: string;
-  readonly values: Readonly<Record<string, string>>;
-}
+const valueMapSchema = z.strictObject({ ...provenanceShape, summary: text, values: z.record(z.string().min(1), text) });
+export type ValueMap = Readonly<z.infer<typeof valueMapSchema>>;
 
 export type ValueMapTable = Readonly<Record<string, ValueMap>>;
 
@@ -77,28 +111,6 @@ export interface RecordCodeRegistry {
   readonly derived: Readonly<Partial<Record<V3RecordKind, Iterable<string>>>>;
   readonly converters: Iterable<string>;
 }
-
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
-const fieldName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
-export const provenanceShape = { source: z.enum(Object.keys(SOURCES) as [Source, ...Source[]]), reason: text };
-
-/** A field's value sources; it declares exactly one, and is parsed by that source's schema, so a problem is named precisely. */
-const VALUE_SOURCES = ['from', 'derived', 'constant', 'context'] as const;
-const fieldCommon = { ...provenanceShape, type: z.enum(FIELD_TYPES), nullable: z.literal(true).optional() };
-const fieldSchemas = {
-  from: z.strictObject({ ...fieldCommon, from: fieldName, map: fieldName.optional(), convert: fieldName.optional() }),
-  derived: z.strictObject({ ...fieldCommon, derived: fieldName, map: fieldName.optional() }),
-  constant: z.strictObject({ ...fieldCommon, constant: text }),
-  context: z.strictObject({ ...fieldCommon, context: z.enum(CONTEXT_VALUES) }),
-} as const;
-
-const recordSchema = z.strictObject({
-  summary: text,
-  v3: z.enum(V3_RECORD_KINDS as [V3RecordKind, ...V3RecordKind[]]),
-  fields: z.record(fieldName, z.unknown()),
-});
-
-const valueMapSchema = z.strictObject({ ...provenanceShape, summary: text, values: z.record(z.string().min(1), text) });
 
 /** Validates the value maps as loaded (unknown input); throws LegacyMappingError listing every problem. */
 export function validateValueMaps(table: unknown, tableName = 'mappings/value-maps'): ValueMapTable {
@@ -133,7 +145,7 @@ export function validateRecords(
   const converters = new Set(registry.converters);
   const problems: string[] = [];
   for (const [name, entry] of Object.entries(outer.data)) {
-    const parsed = recordSchema.safeParse(entry);
+    const parsed = recordSchema.extend({ fields: z.record(fieldName, z.unknown()) }).safeParse(entry);
     if (!parsed.success) {
       problems.push(...describeIssues(name, parsed.error.issues));
       continue;
@@ -151,13 +163,14 @@ export function validateRecords(
         );
         continue;
       }
-      const field = fieldSchemas[declared[0]!].safeParse(raw);
+      const kind = declared[0] === 'from' && Object.hasOwn(raw as object, 'convert') ? 'converted' : declared[0]!;
+      const field = fieldSchemas[kind].safeParse(raw);
       if (!field.success) {
         problems.push(...describeIssues(where, field.error.issues));
         continue;
       }
       const value: LegacyField = field.data;
-      if (('from' in value || 'derived' in value) && value.map !== undefined && !Object.hasOwn(maps, value.map))
+      if ('map' in value && value.map !== undefined && !Object.hasOwn(maps, value.map))
         problems.push(`${where}.map: no value map named ${value.map}`);
       if ('from' in value) {
         if (!v3Fields.includes(value.from))
@@ -166,8 +179,6 @@ export function validateRecords(
           );
         if (value.convert !== undefined && !converters.has(value.convert))
           problems.push(`${where}.convert: no converter is registered as ${value.convert}`);
-        if (value.map !== undefined && value.convert !== undefined)
-          problems.push(`${where}: a map or a converter, not both`);
       }
       if ('derived' in value && !derived.has(value.derived))
         problems.push(`${where}.derived: no derived field ${value.derived} is registered for the v3 ${v3} record`);

@@ -92,6 +92,17 @@ export function renderLegacyOperations(mappings: LegacyMappings): string {
     }
     lines.push('');
   }
+  if (mappings.v2RecordChanges.length > 0) {
+    lines.push(
+      "**v2's record changes**, applied to the records below",
+      '',
+      '| change | source | reason |',
+      '|---|---|---|',
+    );
+    for (const change of mappings.v2RecordChanges)
+      lines.push(`| ${changeText(change)} | ${change.source} | ${cell(change.reason)} |`);
+    lines.push('');
+  }
   lines.push('**v1 as declared: its changes from v2**', '', '| change | source | reason |', '|---|---|---|');
   for (const change of mappings.v1Changes)
     lines.push(`| ${changeText(change)} | ${change.source} | ${cell(change.reason)} |`);
@@ -134,6 +145,16 @@ export function changeText(change: GenerationChange): string {
       return `${change.method}: idempotency ${change.becomes}`;
     case 'data-also-at-root':
       return `\`${change.operation}\`: data also at the top of the body`;
+    case 'field-renamed':
+      return `\`${change.record}.${change.field}\` is \`${change.to}\``;
+    case 'field-added':
+      return `\`${change.record}.${change.field}\` added (${change.value.type})`;
+    case 'field-removed':
+      return `no \`${change.record}.${change.field}\``;
+    case 'field-retyped':
+      return `\`${change.record}.${change.field}\` is ${change.type}${change.nullable ? ' or null' : ''}`;
+    case 'value-mapped':
+      return `\`${change.record}.${change.field}\` through ${change.map}`;
   }
 }
 

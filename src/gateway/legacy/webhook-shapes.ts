@@ -8,7 +8,6 @@ import { z } from 'zod';
 
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
 import {
-  type Provenance,
   provenanceShape,
   type RecordCodeRegistry,
   type RecordShape,
@@ -48,56 +47,48 @@ export const ENVELOPE_VALUES = {
 } as const;
 export type EnvelopeValue = keyof typeof ENVELOPE_VALUES;
 
-export type EnvelopeField = Provenance & { readonly value: EnvelopeValue };
-
-/** One legacy event a subscription can ask for, by name. */
-export interface LegacyWebhookEvent extends Provenance {
-  readonly summary: string;
-  /** The v3 event it is made from. */
-  readonly v3: V3WebhookEventType;
-  readonly type: LegacyWebhookResource;
-  readonly message: string;
-  /** The record shape (of `records`) of each element of `data`. */
-  readonly record: string;
-  /** Whether a subscription that names no events gets it. */
-  readonly byDefault: boolean;
-}
-
-export interface LegacyWebhookTable {
-  /** The envelope's fields, in the order the receiver sees them. */
-  readonly envelope: Readonly<Record<string, EnvelopeField>>;
-  /** Keyed by the name subscriptions use (`fxgate webhooks add --events`). */
-  readonly events: Readonly<Record<string, LegacyWebhookEvent>>;
-  readonly records: RecordTable;
-}
-
 const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
 const fieldName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
 /** Subscription names are typed on a command line, comma-separated. */
 export const EVENT_NAME = /^[a-z]+(-[a-z]+)*$/;
 
+/** An envelope field: the value it holds, with its provenance. */
+const envelopeFieldSchema = z.strictObject({
+  ...provenanceShape,
+  value: z.enum(Object.keys(ENVELOPE_VALUES) as [EnvelopeValue, ...EnvelopeValue[]]),
+});
+export type EnvelopeField = Readonly<z.infer<typeof envelopeFieldSchema>>;
+
+/** One legacy event a subscription can ask for, by name. */
+const eventSchema = z.strictObject({
+  ...provenanceShape,
+  summary: text,
+  /** The v3 event it is made from. */
+  v3: z.enum(V3_WEBHOOK_EVENT_TYPES),
+  type: z.enum(Object.values(LEGACY_RESOURCES) as [LegacyWebhookResource, ...LegacyWebhookResource[]]),
+  message: text,
+  /** The record shape (of `records`) of each element of `data`. */
+  record: fieldName,
+  /** Whether a subscription that names no events gets it. */
+  byDefault: z.boolean(),
+});
+export type LegacyWebhookEvent = Readonly<z.infer<typeof eventSchema>>;
+
 const tableSchema = z.strictObject({
-  envelope: z.record(
-    fieldName,
-    z.strictObject({
-      ...provenanceShape,
-      value: z.enum(Object.keys(ENVELOPE_VALUES) as [EnvelopeValue, ...EnvelopeValue[]]),
-    }),
-  ),
-  events: z.record(
-    z.string().regex(EVENT_NAME, 'lower-case words joined by hyphens'),
-    z.strictObject({
-      ...provenanceShape,
-      summary: text,
-      v3: z.enum(V3_WEBHOOK_EVENT_TYPES),
-      type: z.enum(Object.values(LEGACY_RESOURCES) as [LegacyWebhookResource, ...LegacyWebhookResource[]]),
-      message: text,
-      record: fieldName,
-      byDefault: z.boolean(),
-    }),
-  ),
+  /** The envelope's fields, in the order the receiver sees them. */
+  envelope: z.record(fieldName, envelopeFieldSchema),
+  /** Keyed by the name subscriptions use (`fxgate webhooks add --events`). */
+  events: z.record(z.string().regex(EVENT_NAME, 'lower-case words joined by hyphens'), eventSchema),
   records: z.unknown(),
 });
+
+export type LegacyWebhookTable = Readonly<
+  Omit<z.infer<typeof tableSchema>, 'records' | 'envelope' | 'events'> & {
+    readonly envelope: Readonly<Record<string, EnvelopeField>>;
+    readonly events: Readonly<Record<string, LegacyWebhookEvent>>;
+    readonly records: RecordTable;
+  }
+>;
 
 /**
  * Validates the webhook declarations as loaded (unknown input) against the value maps and the

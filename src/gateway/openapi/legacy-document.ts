@@ -472,7 +472,9 @@ function usedRecordSchemas(
 }
 
 /** The document of one legacy generation, from the validated declarations. */
-export function buildLegacyDocument(mappings: LegacyMappings, generation: LegacyGeneration): OpenApiDocument {
+export function buildLegacyDocument(declared: LegacyMappings, generation: LegacyGeneration): OpenApiDocument {
+  // Every record the document names is the generation's own, the result of its chain of changes.
+  const mappings: LegacyMappings = { ...declared, records: declared.recordsOf[generation] };
   const table: Readonly<Record<string, EndpointMapping>> = mappings.endpoints[generation];
   const paths: NonNullable<OpenApiDocument['paths']> = {};
   for (const operation of LEGACY_OPERATIONS[generation]) {

@@ -179,7 +179,7 @@ export class ShadowMode implements ShadowObserver {
       const table: Readonly<Record<string, EndpointMapping>> = deps.mappings.endpoints[generation];
       for (const [name, mapping] of Object.entries(table)) {
         if (mapping.method !== 'GET') continue;
-        const index = legacyFieldIndex(mapping, deps.mappings.records);
+        const index = legacyFieldIndex(mapping, deps.mappings.recordsOf[generation]);
         this.operations.set(`${generation} ${name}`, {
           generation,
           name,

@@ -8,6 +8,7 @@ import { LEGACY_OPERATIONS, type V1Operation } from '../../../src/gateway/legacy
 import {
   applyV1ErrorChanges,
   describeV1ErrorChanges,
+  isDeclaredDefect,
   legacyErrorBody,
   resolveLegacyError,
   V1_BASE_STATUSES,
@@ -918,6 +919,33 @@ describe('listing the v1 changes for the docs', () => {
   it('refuses bad changes as applying them does', () => {
     expect(() => describeV1ErrorChanges(v2, { ...V1_ERROR_CHANGES, overrides: { NOPE: {} } })).toThrow(
       LegacyMappingError,
+    );
+  });
+});
+
+describe('the gateway defects the tables declare', () => {
+  const DEFECTS = [
+    'IDEMPOTENCY_KEY_INVALID',
+    'IDEMPOTENCY_KEY_MISSING',
+    'METHOD_NOT_ALLOWED',
+    'ROUTE_NOT_FOUND',
+    'SANDBOX_MODE_REQUIRED',
+    'VALIDATION_CONTENT_TYPE',
+    'VALIDATION_HEADER_FAILED',
+  ];
+
+  it('are the codes v3 can only answer through the gateway’s own fault, each with its reason, on both generations', () => {
+    for (const tables of [v2, v1]) {
+      expect(ERROR_CODES.filter((code) => isDeclaredDefect(tables, code)).toSorted()).toEqual(DEFECTS);
+      for (const code of DEFECTS) expect(tables.byCode[code as ErrorCode].defect).toMatch(/gateway/);
+    }
+    expect(isDeclaredDefect(v2, 'A_CODE_NEWER_THAN_THE_CATALOG')).toBe(false);
+  });
+
+  it('is refused when empty', () => {
+    const rows = { ...V2_ERRORS, ROUTE_NOT_FOUND: { ...V2_ERRORS.ROUTE_NOT_FOUND, defect: ' ' } };
+    expect(mappingError(() => validateErrorTables('v2', { byCode: rows, byType: V2_ERRORS_BY_TYPE })).problems).toEqual(
+      ['byCode.ROUTE_NOT_FOUND.defect: must not be empty'],
     );
   });
 });

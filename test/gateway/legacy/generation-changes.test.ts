@@ -2,15 +2,23 @@
  * A generation written as its changes from another (mappings/endpoints.v1.ts against v2) and
  * applyGenerationChanges: each kind of change does what it says and nothing more, in order,
  * without touching the base table; a change that does not apply (an operation the base lacks, a
- * key left without a lifetime) and a malformed change are refused, naming the change.
+ * key left without a lifetime) and a malformed change are refused, naming the change. The record
+ * kinds of the same format (applyRecordChanges) change one field of one record each.
  */
 import { describe, expect, it } from 'vitest';
 
 import { V1_ENDPOINTS } from '../../../mappings/endpoints.v1.js';
 import { V2_ENDPOINTS } from '../../../mappings/endpoints.v2.js';
+import { LEGACY_RECORDS } from '../../../mappings/records.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
-import { applyGenerationChanges, type GenerationChange } from '../../../src/gateway/legacy/generation-changes.js';
+import {
+  applyGenerationChanges,
+  applyRecordChanges,
+  type GenerationChange,
+  recordChangesOf,
+} from '../../../src/gateway/legacy/generation-changes.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
+import type { RecordTable } from '../../../src/gateway/legacy/record-shapes.js';
 
 const V2: Readonly<Record<string, EndpointMapping>> = V2_ENDPOINTS;
 const GETS = Object.keys(V2).filter((operation) => V2[operation]!.method === 'GET');
@@ -131,7 +139,7 @@ describe('applyGenerationChanges refuses', () => {
       'an unknown kind of change',
       { base: 'v2', changes: [{ kind: 'operation-renamed', operation: 'trade/settle', ...WHY }] },
       [
-        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root'",
+        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root' | 'field-renamed' | 'field-added' | 'field-removed' | 'field-retyped' | 'value-mapped'",
       ],
     ],
     [
@@ -170,5 +178,94 @@ describe('applyGenerationChanges refuses', () => {
     ],
   ])('%s', (_rule, changes, expected) => {
     expect(problemsOf(() => applyGenerationChanges('v1', V2, changes)).problems).toEqual(expected);
+  });
+});
+
+describe('applyRecordChanges: each record kind changes one field of one record', () => {
+  const RECORDS: RecordTable = LEGACY_RECORDS;
+  const applyRecords = (...changes: GenerationChange[]) => applyRecordChanges(RECORDS, changes, 'test');
+  const pair = RECORDS.tradingPair!;
+
+  it('field-renamed keeps the value and the place, under the change’s provenance', () => {
+    const { tradingPair } = applyRecords({
+      kind: 'field-renamed',
+      record: 'tradingPair',
+      field: 'buy',
+      to: 'base',
+      ...WHY,
+    });
+    expect(Object.keys(tradingPair!.fields)).toEqual(['base', 'sell']);
+    expect(tradingPair!.fields['base']).toEqual({ ...pair.fields['buy'], ...WHY });
+  });
+
+  it('field-added puts the field after the one named, else last; field-removed drops it', () => {
+    const added = applyRecords(
+      {
+        kind: 'field-added',
+        record: 'tradingPair',
+        field: 'symbol',
+        after: 'buy',
+        value: { type: 'string', from: 'symbol' },
+        ...WHY,
+      },
+      {
+        kind: 'field-added',
+        record: 'tradingPair',
+        field: 'kind',
+        value: { type: 'string', constant: 'PAIR' },
+        ...WHY,
+      },
+    );
+    expect(Object.keys(added.tradingPair!.fields)).toEqual(['buy', 'symbol', 'sell', 'kind']);
+    expect(added.tradingPair!.fields['kind']).toEqual({ type: 'string', constant: 'PAIR', ...WHY });
+    const removed = applyRecords({ kind: 'field-removed', record: 'tradingPair', field: 'sell', ...WHY });
+    expect(Object.keys(removed.tradingPair!.fields)).toEqual(['buy']);
+  });
+
+  it('field-retyped and value-mapped change the type and the map only; the base table is untouched', () => {
+    const table = applyRecords(
+      { kind: 'field-retyped', record: 'deposit', field: 'comments', type: 'string', nullable: false, ...WHY },
+      { kind: 'value-mapped', record: 'withdrawal', field: 'status', map: 'depositStatus', ...WHY },
+    );
+    expect(table.deposit!.fields['comments']).toEqual({ type: 'string', from: 'comments', ...WHY });
+    expect(table.withdrawal!.fields['status']).toEqual({
+      ...RECORDS.withdrawal!.fields['status'],
+      ...WHY,
+      map: 'depositStatus',
+    });
+    expect(RECORDS.deposit!.fields['comments']).toHaveProperty('nullable', true);
+    expect(table.balance).toBe(RECORDS.balance);
+    const kept = applyRecords({ kind: 'field-retyped', record: 'deposit', field: 'comments', type: 'id', ...WHY });
+    expect(kept.deposit!.fields['comments']).toEqual({ type: 'id', nullable: true, from: 'comments', ...WHY });
+  });
+
+  it('refuses a change that does not apply, naming it', () => {
+    expect(
+      problemsOf(() =>
+        applyRecords(
+          { kind: 'field-renamed', record: 'tradingPair', field: 'buy', to: 'sell', ...WHY },
+          { kind: 'field-removed', record: 'nothing', field: 'buy', ...WHY },
+          {
+            kind: 'field-added',
+            record: 'tradingPair',
+            field: 'x',
+            after: 'y',
+            value: { type: 'string', constant: 'X' },
+            ...WHY,
+          },
+          { kind: 'value-mapped', record: 'withdrawalAddress', field: 'coinId', map: 'networkName', ...WHY },
+        ),
+      ).problems,
+    ).toEqual([
+      'record changes[0] (field-renamed): tradingPair already has a field sell',
+      'record changes[1] (field-removed): no record named nothing',
+      'record changes[2] (field-added): tradingPair has no field y to add x after',
+      'record changes[3] (value-mapped): withdrawalAddress.coinId is not read from a v3 field or a derived value a map can apply to',
+    ]);
+  });
+
+  it('only the record kinds count: a list of endpoint changes changes no record', () => {
+    expect(recordChangesOf(V1_ENDPOINTS.changes)).toEqual([]);
+    expect(applyRecordChanges(RECORDS, V1_ENDPOINTS.changes, 'test')).toEqual(RECORDS);
   });
 });

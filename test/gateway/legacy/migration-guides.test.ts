@@ -118,7 +118,7 @@ describe('the v2 → v3 guide', () => {
 
 describe('both guides', () => {
   it('escape the prose they take from the declarations', () => {
-    const balances = mappings.endpoints.v2.balances;
+    const balances = mappings.endpoints.v2.balances!;
     const hostile: EndpointMapping = { ...balances, summary: 'Balances <script>alert(1)</script> & totals' };
     const patched = {
       ...mappings,

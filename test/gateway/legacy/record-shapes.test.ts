@@ -279,7 +279,7 @@ describe('validateRecords refuses', () => {
     [
       'a map and a converter on one field',
       { 'withdrawalAddress.fields.coinId.map': 'networkName' },
-      ['withdrawalAddress.fields.coinId: a map or a converter, not both'],
+      ['withdrawalAddress.fields.coinId.map: a map or a converter, not both'],
     ],
     [
       'a derived field nothing registers',

@@ -101,7 +101,7 @@ describe('renderLegacyOperations', () => {
   });
 
   it('escapes a pipe in a summary, so a row keeps its columns', () => {
-    const balances = { ...mappings.endpoints.v2.balances, summary: 'Balances | totals' };
+    const balances = { ...mappings.endpoints.v2.balances!, summary: 'Balances | totals' };
     const text = renderLegacyOperations({
       ...mappings,
       endpoints: { ...mappings.endpoints, v2: { ...mappings.endpoints.v2, balances } },

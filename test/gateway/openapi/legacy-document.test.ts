@@ -101,7 +101,7 @@ describe.each(LEGACY_GENERATIONS)('the %s OpenAPI document', (generation) => {
     expect(names).toEqual([
       'page',
       'limit',
-      ...Object.keys(mappings.endpoints[generation].withdrawal_addresses.filters),
+      ...Object.keys(mappings.endpoints[generation].withdrawal_addresses!.filters),
     ]);
     expect(jsonSchema(addresses.responses!['200']).required).toContain('meta');
   });

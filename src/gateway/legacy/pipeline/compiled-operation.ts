@@ -67,7 +67,7 @@ export function compileOperation<G extends LegacyGeneration>(
     readQuery: compileQuery(mapping, mappings.conventions, mappings.maps),
     readBody: mapping.request === null ? null : compileRequest(mapping.request),
     amountPaths: requestAmountPaths(mapping.request),
-    buildBody: compileResponse(mapping.response, mappings.records, mappings.maps, name),
+    buildBody: compileResponse(mapping.response, mappings.recordsOf[generation], mappings.maps, name),
     first,
     reads: Object.entries(mapping.v3).slice(1),
     listKind: findV3Operation(first[1].method, first[1].path)?.list ?? null,

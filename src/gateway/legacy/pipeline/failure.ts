@@ -20,7 +20,7 @@ import {
   type V3Error,
 } from '../../upstream/v3-client.js';
 import type { LegacyGeneration, LegacyOperation } from '../catalog.js';
-import { legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from '../error-tables.js';
+import { isDeclaredDefect, legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from '../error-tables.js';
 import { GenerationRetired } from '../generation-lifecycle.js';
 import { V3ContractError } from '../transforms/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
@@ -49,31 +49,23 @@ export class V3Refusal extends Error {
   }
 }
 
-/** v3's codes that only the gateway's own credential or wiring can cause: a gateway defect, never the client's fault. */
-function isGatewayDefect(error: V3Error, status: number): boolean {
-  return (
-    status === 401 ||
-    error.code.startsWith('AUTH_') ||
-    [
-      'SANDBOX_MODE_REQUIRED',
-      'ROUTE_NOT_FOUND',
-      'METHOD_NOT_ALLOWED',
-      'IDEMPOTENCY_KEY_MISSING',
-      'IDEMPOTENCY_KEY_INVALID',
-      'VALIDATION_CONTENT_TYPE',
-      'VALIDATION_HEADER_FAILED',
-    ].includes(error.code)
-  );
+/**
+ * v3 refused the gateway itself: its credential (401, any AUTH_ code, known or newer than the
+ * catalog), or a code the tables declare a gateway defect (their `defect` rows).
+ */
+function isGatewayDefect(error: V3Error, status: number, tables: LegacyErrorTables<LegacyGeneration>): boolean {
+  return status === 401 || error.code.startsWith('AUTH_') || isDeclaredDefect(tables, error.code);
 }
 
 function classify(
   error: unknown,
+  tables: LegacyErrorTables<LegacyGeneration>,
   log: (level: 'warn' | 'error', message: string) => void,
 ): { code: string; type?: string; headers: Readonly<Record<string, string>> } {
   if (isApiError(error)) return { code: error.code, headers: error.headers };
   if (error instanceof GatewayRefusal) return { code: error.code, headers: error.headers };
   if (error instanceof V3Refusal) {
-    if (isGatewayDefect(error.error, error.status)) {
+    if (isGatewayDefect(error.error, error.status, tables)) {
       log('error', 'v3 refused the gateway itself (credential or wiring)');
       return { code: 'INTERNAL_ERROR', headers: error.headers };
     }
@@ -120,7 +112,7 @@ export function failureAnswer<G extends LegacyGeneration>(
   if (error instanceof GenerationRetired) return { status: error.status, body: error.body, headers: {} };
   const log = (level: 'warn' | 'error', message: string) =>
     request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
-  const { code, type, headers } = classify(error, log);
+  const { code, type, headers } = classify(error, where.tables as LegacyErrorTables<LegacyGeneration>, log);
   const kind = upstreamFailureKindOf(error);
   if (kind !== null) where.metrics?.upstreamFailed(kind);
   const answer = resolveLegacyError(where.tables, { code, type }, where.operation);

@@ -30,7 +30,7 @@ type WriteOperation =
   | 'trade/settle';
 
 function requestOf(operation: WriteOperation): RequestShape {
-  const request = MAPPINGS.endpoints.v2[operation].request;
+  const request = MAPPINGS.endpoints.v2[operation]!.request;
   if (request === null) throw new Error(`${operation} declares no body`);
   return request;
 }
@@ -485,6 +485,6 @@ describe('requestAmountPaths', () => {
 describe('v1', () => {
   it("reads every body it shares with v2 by v2's declaration", () => {
     for (const operation of LEGACY_OPERATIONS.v1)
-      expect(MAPPINGS.endpoints.v1[operation].request).toBe(MAPPINGS.endpoints.v2[operation].request);
+      expect(MAPPINGS.endpoints.v1[operation]!.request).toBe(MAPPINGS.endpoints.v2[operation]!.request);
   });
 });
