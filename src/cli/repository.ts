@@ -7,6 +7,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** Where the OpenAPI snapshots are, from the repository root. */
+export const SNAPSHOT_DIRECTORY = 'docs/openapi';
+
 import { isCheckout, packageRoot } from '../lib/package-root.js';
 import { CliError, EXIT_CODES } from './exit.js';
 

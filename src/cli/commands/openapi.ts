@@ -16,10 +16,9 @@ import { buildLegacyDocument } from '../../gateway/openapi/legacy-document.js';
 import { type BreakingChange, breakingChanges, describeBreakingChange } from '../../lib/openapi/breaking-changes.js';
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
 import { CLIENT_TYPES_PATH, clientTypesText } from '../client-types.js';
-import { SNAPSHOT_DIRECTORY } from '../definitions/openapi.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { checkoutRoot } from '../repository.js';
+import { checkoutRoot, SNAPSHOT_DIRECTORY } from '../repository.js';
 
 export { SNAPSHOT_DIRECTORY };
 

@@ -6,17 +6,13 @@
  * they mail to each integrator; `--format json` prints what `GET /admin/readiness` serves.
  * Declared in definitions/usage.ts beside the usage report.
  */
-import {
-  parseReadinessQuery,
-  type ReadinessQuery,
-  type ReadinessReport,
-} from '../../gateway/usage/readiness-recorder.js';
-import type { UsageFormat } from '../definitions/usage.js';
+import { parseReadinessQuery, type ReadinessReport } from '../../gateway/usage/readiness-recorder.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { readinessReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
 import { csvField, queryOfOptions } from './usage.js';
+import type { ReadinessSource, UsageFormat } from './usage-options.js';
 
 /** The CSV's columns: the row's, then its blocker's (empty on an operation where nothing would break). */
 const CSV_COLUMNS = [
@@ -104,12 +100,6 @@ export function formatReadiness(report: ReadinessReport, format: UsageFormat): s
   if (format === 'csv') return readinessCsv(report);
   if (format === 'json') return JSON.stringify(report, null, 2);
   return readinessTable(report);
-}
-
-/** Where the report and the clock come from: the run's configured state by default, a test's in process. */
-export interface ReadinessSource {
-  readonly readiness: (query: ReadinessQuery) => Promise<ReadinessReport>;
-  readonly now: () => number;
 }
 
 export function configuredReadinessSource(run: CliRun): ReadinessSource {

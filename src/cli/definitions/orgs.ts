@@ -2,16 +2,9 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
-import { parseMode, parseOrgId } from '../arguments.js';
+import { CREDIT_LINE, CURRENCY, parseMode, parseOrgId } from '../arguments.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
-
-/**
- * A credit line as typed: unsigned plain decimal within the column's numeric(38, 18), checked as
- * text so that no digit passes through a JS number.
- */
-export const CREDIT_LINE = /^(0|[1-9][0-9]{0,19})(\.[0-9]{1,18})?$/;
-export const CURRENCY = /^[A-Z]{3,5}$/;
 
 export function parseCreditLineAmount(value: string): string {
   const amount = value.trim();
