@@ -134,7 +134,7 @@ export async function buildServers(): Promise<void> {
   };
   await compile('-p', 'test/bench/tsconfig.servers.json');
   await compile('-p', 'mappings/tsconfig.build.json', '--outDir', fileURLToPath(new URL('src/mappings/', BUILD_DIR)));
-  await cp(new URL('src/lib/db/migrations/', REPOSITORY), new URL('src/lib/db/migrations/', BUILD_DIR), {
+  await cp(new URL('src/cli/db/migrations/', REPOSITORY), new URL('src/cli/db/migrations/', BUILD_DIR), {
     recursive: true,
   });
 }
