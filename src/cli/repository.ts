@@ -10,8 +10,8 @@ import { join } from 'node:path';
 /** Where the OpenAPI snapshots are, from the repository root. */
 export const SNAPSHOT_DIRECTORY = 'docs/openapi';
 
-import { isCheckout, packageRoot } from '../lib/package-root.js';
 import { CliError, EXIT_CODES } from './exit.js';
+import { isCheckout, packageRoot } from './package-root.js';
 
 /** The checkout this fxgate runs from; a usage error for an installed package. */
 export function checkoutRoot(command: string, root: string = packageRoot()): string {

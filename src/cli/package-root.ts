@@ -1,6 +1,6 @@
 /**
  * Where fxgate's own files are: the package root, the folder holding fxgate's package.json, found
- * from this module's own location (src/lib/ run through tsx, or dist/lib/ built, both two folders
+ * from this module's own location (src/cli/ run through tsx, or dist/cli/ built, both two folders
  * below it), never from the working folder; and whether that root is a checkout of the
  * repository, which has the manual (docs/), or an installed package, which has only dist/ and
  * mappings/. Reads the file system only.

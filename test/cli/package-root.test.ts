@@ -5,15 +5,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-import { isCheckout, packageRoot } from '../../src/lib/package-root.js';
+import { isCheckout, packageRoot } from '../../src/cli/package-root.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 
 describe('packageRoot', () => {
   it("is the folder of fxgate's package.json, seen from the module run through tsx or built", () => {
     expect(packageRoot()).toBe(ROOT);
-    expect(packageRoot(pathToFileURL(join(ROOT, 'src/lib/package-root.ts')).href)).toBe(ROOT);
-    expect(packageRoot(pathToFileURL(join(ROOT, 'dist/lib/package-root.js')).href)).toBe(ROOT);
+    expect(packageRoot(pathToFileURL(join(ROOT, 'src/cli/package-root.ts')).href)).toBe(ROOT);
+    expect(packageRoot(pathToFileURL(join(ROOT, 'dist/cli/package-root.js')).href)).toBe(ROOT);
   });
 
   it("refuses a folder whose package.json is not fxgate's, or that has none", async () => {
