@@ -2,7 +2,7 @@
  * The endpoint mapping format: how one legacy operation lands on v3, declared as data in
  * `mappings/endpoints.v2.ts` (and, as changes from v2, `mappings/endpoints.v1.ts`), and the
  * validator the gateway runs when it loads them. Part of the legacy layer's declarations; it
- * knows v3 only through the contract list of v3-contract.ts.
+ * knows v3 only through the contract list of v3-contract/operations.ts.
  *
  * A mapping declares, in the manner of Stripe's version change modules and Cadwyn: the v3 calls
  * (by name), the scope the legacy key needs, the idempotency and pagination it follows, the
@@ -29,7 +29,7 @@ import {
   type ValueMapTable,
 } from './record-shapes.js';
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from './transforms/v3-records.js';
-import { findV3Operation, pathParams, V3_OPERATIONS } from './v3-contract.js';
+import { findV3Operation, pathParams, V3_OPERATIONS } from './v3-contract/operations.js';
 
 export type LegacyMethod = 'GET' | 'POST';
 /** The legacy key scopes; webhooks have no legacy operation. */
@@ -45,7 +45,7 @@ export interface ParamSource {
 
 export interface V3Call {
   readonly method: 'GET' | 'POST';
-  /** A v3 path of the contract (v3-contract.ts), with `:param` placeholders. */
+  /** A v3 path of the contract (v3-contract/operations.ts), with `:param` placeholders. */
   readonly path: string;
   /** A source for each `:param` of the path. */
   readonly params?: Readonly<Record<string, ParamSource>>;

@@ -19,16 +19,21 @@ export function v3SnapshotPath(moduleUrl: string = import.meta.url): string {
   );
 }
 
+/** The error of a snapshot that cannot be read, naming the fix. */
+export function v3SnapshotMissing(path: string, cause: unknown): Error {
+  return new Error(
+    `v3's OpenAPI snapshot is missing at ${path}: run \`npm run build\` (it copies docs/openapi/v3.json to dist/assets/), or \`npm run openapi\` in a checkout`,
+    { cause },
+  );
+}
+
 /** The snapshot, parsed; a missing or broken file stops start-up with the fix named. */
 export async function loadV3Snapshot(path: string = v3SnapshotPath()): Promise<OpenApiDocument> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new Error(
-      `v3's OpenAPI snapshot is missing at ${path}: run \`npm run build\` (it copies docs/openapi/v3.json to dist/assets/), or \`npm run openapi\` in a checkout`,
-      { cause: error },
-    );
+    throw v3SnapshotMissing(path, error);
   }
   const document = JSON.parse(text) as OpenApiDocument;
   if (typeof document.openapi !== 'string' || typeof document.paths !== 'object')

@@ -10,7 +10,7 @@ import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/idempotency.js';
 import { upstreamFailureKindOf } from '../../../src/gateway/legacy/pipeline/failure.js';
 import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
-import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
+import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { v3OperationLabel, V3OperationMatcher } from '../../../src/gateway/metrics/v3-routes.js';
 import { UpstreamCredentialError } from '../../../src/gateway/upstream/credentials.js';
