@@ -1,16 +1,32 @@
 /**
  * The published v3 OpenAPI document, the one source of what the gateway relies on in v3 (its
  * operations here, its records checked against it): docs/openapi/v3.json in a checkout run from
- * src/, its copy dist/assets/v3-openapi.json (package.json's build) beside the built code, found
- * as the migration guides find it (openapi/v3-snapshot.ts). Read once, at start-up, synchronously
- * (the operations are a constant); only the parts the gateway derives from are checked. Part of
- * the v3 contract room; reads that one file.
+ * src/, its copy dist/assets/v3-openapi.json (package.json's build) beside the built code; the
+ * migration guides (openapi/v3-snapshot.ts) read the same file. Read once, at start-up,
+ * synchronously (the operations are a constant); only the parts the gateway derives from are
+ * checked. Part of the v3 contract room; reads that one file.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 import { z } from 'zod';
 
-import { v3SnapshotMissing, v3SnapshotPath } from '../../openapi/v3-snapshot.js';
+/** Where the document is, seen from this module's own URL (source or built layout). */
+export function v3DocumentPath(moduleUrl: string = import.meta.url): string {
+  return fileURLToPath(
+    moduleUrl.endsWith('.ts')
+      ? new URL('../../../../docs/openapi/v3.json', moduleUrl)
+      : new URL('../../../assets/v3-openapi.json', moduleUrl),
+  );
+}
+
+/** The error of a document that cannot be read, naming the fix. */
+export function v3DocumentMissing(path: string, cause: unknown): Error {
+  return new Error(
+    `v3's OpenAPI snapshot is missing at ${path}: run \`npm run build\` (it copies docs/openapi/v3.json to dist/assets/), or \`npm run openapi\` in a checkout`,
+    { cause },
+  );
+}
 
 const jsonSchema = z.record(z.string(), z.unknown());
 
@@ -69,13 +85,13 @@ export function parseV3Document(value: unknown): V3Document {
   return documentShape.parse(value);
 }
 
-/** Reads the document, where the gateway's snapshot of it is (openapi/v3-snapshot.ts). */
-export function loadV3Document(path: string = v3SnapshotPath()): V3Document {
+/** Reads the document. */
+export function loadV3Document(path: string = v3DocumentPath()): V3Document {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw v3SnapshotMissing(path, error);
+    throw v3DocumentMissing(path, error);
   }
   return parseV3Document(JSON.parse(text));
 }
