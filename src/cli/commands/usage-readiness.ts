@@ -7,12 +7,12 @@
  * Declared in definitions/usage.ts beside the usage report.
  */
 import { parseReadinessQuery, type ReadinessReport } from '../../gateway/usage/readiness-recorder.js';
+import type { ReadinessSource, UsageFormat } from '../definitions/usage-options.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { readinessReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
 import { csvField, queryOfOptions } from './usage.js';
-import type { ReadinessSource, UsageFormat } from './usage-options.js';
 
 /** The CSV's columns: the row's, then its blocker's (empty on an operation where nothing would break). */
 const CSV_COLUMNS = [

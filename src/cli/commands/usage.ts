@@ -14,15 +14,20 @@ import {
   type UsageReport,
   type UsageRow,
 } from '../../gateway/usage/usage-recorder.js';
+import type { UsageCommandOptions, UsageFormat, UsageSource } from '../definitions/usage-options.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { usageReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
-import type { UsageCommandOptions, UsageFormat, UsageSource } from './usage-options.js';
 
 // Here too for the callers of the work.
-export { USAGE_FORMATS, type UsageCommandOptions, type UsageFormat, type UsageSource } from './usage-options.js';
+export {
+  USAGE_FORMATS,
+  type UsageCommandOptions,
+  type UsageFormat,
+  type UsageSource,
+} from '../definitions/usage-options.js';
 
 /** The columns of the CSV, named as the JSON names them. */
 const CSV_COLUMNS = [

@@ -4,13 +4,8 @@
  */
 import { type Command, Option } from 'commander';
 
-import {
-  type ReadinessSource,
-  USAGE_FORMATS,
-  type UsageCommandOptions,
-  type UsageSource,
-} from '../commands/usage-options.js';
 import type { CliRun } from '../io.js';
+import { type ReadinessSource, USAGE_FORMATS, type UsageCommandOptions, type UsageSource } from './usage-options.js';
 
 /** `source` replaces the run's configured database (a test's fixed reports and clock). */
 export function registerUsageCommand(

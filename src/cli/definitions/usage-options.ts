@@ -1,7 +1,8 @@
 /**
- * What `fxgate usage`'s declaration (definitions/usage.ts) and its work (usage.ts,
- * usage-readiness.ts) share: the formats, the options and where the reports come from, here so
- * that neither imports the other.
+ * What `fxgate usage`'s declaration (usage.ts) and its work (src/cli/commands/usage.ts,
+ * src/cli/commands/usage-readiness.ts) share: the formats, the options and where the reports
+ * come from, here so that neither imports the other; beside the declaration, since `--help`
+ * loads it.
  */
 import type { ReadinessQuery, ReadinessReport } from '../../gateway/usage/readiness-recorder.js';
 import type { UsageQuery, UsageReport } from '../../gateway/usage/usage-recorder.js';
