@@ -25,7 +25,7 @@ const PGBOUNCER_SUITES = [
   'test/core/events/webhooks.test.ts',
   'test/gateway/webhooks/delivery-worker.test.ts',
   'test/gateway/legacy/e2e/{operations,idempotency,webhooks}.test.ts',
-  'test/lib/db/migrate.test.ts',
+  'test/cli/db/migrate.test.ts',
   'test/lib/keys/key-registry.test.ts',
 ];
 

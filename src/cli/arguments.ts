@@ -7,6 +7,13 @@ import { InvalidArgumentError } from 'commander';
 import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credentials.js';
 import { InvalidCidrError, normaliseCidrs } from '../lib/keys/key-registry.js';
 
+/**
+ * A credit line as typed: unsigned plain decimal within the column's numeric(38, 18), checked as
+ * text so that no digit passes through a JS number.
+ */
+export const CREDIT_LINE = /^(0|[1-9][0-9]{0,19})(\.[0-9]{1,18})?$/;
+export const CURRENCY = /^[A-Z]{3,5}$/;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function parseOrgId(value: string): string {

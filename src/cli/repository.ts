@@ -7,8 +7,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { isCheckout, packageRoot } from '../lib/package-root.js';
+/** Where the OpenAPI snapshots are, from the repository root. */
+export const SNAPSHOT_DIRECTORY = 'docs/openapi';
+
 import { CliError, EXIT_CODES } from './exit.js';
+import { isCheckout, packageRoot } from './package-root.js';
 
 /** The checkout this fxgate runs from; a usage error for an installed package. */
 export function checkoutRoot(command: string, root: string = packageRoot()): string {

@@ -7,12 +7,12 @@ import type { Config } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import { KeyRegistry } from '../lib/keys/key-registry.js';
 import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
-import { MemoryStore } from '../lib/store/memory-store.js';
-import { describeEndpoint, type RedisEndpoint } from '../lib/store/redis-connection.js';
-import { RedisStore } from '../lib/store/redis-store.js';
 import type { Closers } from './closers.js';
 import { migrateDatabase, openDatabase } from './database.js';
 import { messageOf } from './exit.js';
+import { MemoryStore } from './store/memory-store.js';
+import { describeEndpoint, type RedisEndpoint } from './store/redis-connection.js';
+import { RedisStore } from './store/redis-store.js';
 
 export interface Registry {
   readonly db: Database;

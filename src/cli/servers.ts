@@ -14,13 +14,14 @@ import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecyc
 import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
-import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
+import type { UpstreamCredentials } from '../gateway/upstream/credentials.js';
 import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
+import { gatewayCredentials } from '../gateway/v3-access.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
 import { AdminTokenRequiredError, checkAdminExposure } from '../lib/admin/admin-token.js';
-import { type Config, configuredAdminToken, signingIssuer } from '../lib/config.js';
+import { type Config, configuredAdminToken } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { ExactDestinations } from '../lib/net/destination-policy.js';
@@ -167,7 +168,7 @@ export async function openGatewayDependencies(
     database: db,
     store,
     keyring,
-    credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)),
+    credentials: gatewayCredentials(config, upstreamKeysDir(config)),
   };
 }
 

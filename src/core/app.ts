@@ -13,7 +13,6 @@ import {
   DEFAULT_RATE_LIMIT_WRITES,
 } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
-import { loadOrCreateServiceSecret } from '../lib/db/service-secrets.js';
 import { createClientErrorHandler, v3ClientErrorAnswer } from '../lib/http/client-errors.js';
 import { answerConnectRequests } from '../lib/http/connect-requests.js';
 import type { Draining } from '../lib/http/listener-drain.js';
@@ -52,6 +51,7 @@ import { tradeOperations } from './routes/trades.js';
 import { webhookEndpointOperations } from './routes/webhook-endpoints.js';
 import { withdrawalAccountOperations } from './routes/withdrawal-accounts.js';
 import { withdrawalOperations } from './routes/withdrawals.js';
+import { loadOrCreateServiceSecret } from './service-secrets.js';
 import { DEFAULT_USD_PRICES, type RateSource, StaticRateSource } from './trading/rate-source.js';
 import { referenceData } from './trading/reference-data.js';
 import { TRADING_DEFAULTS, type TradingContext, type TradingOptions } from './trading/trading-context.js';

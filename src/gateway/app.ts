@@ -31,6 +31,7 @@ import type { EphemeralStore } from '../lib/store/ephemeral-store.js';
 import { traceServerRequests } from '../lib/tracing/server-spans.js';
 import { TRACERS, tracingActive } from '../lib/tracing/spans.js';
 import { createGatewayClientErrorHandler, gatewayConnectAnswer } from './client-errors.js';
+import { legacyFieldIndex } from './compare/legacy-fields.js';
 import { type GatewayReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
 import { createLegacyAuthenticator } from './legacy/auth.js';
@@ -259,7 +260,9 @@ export async function buildGatewayApp(options: GatewayOptions): Promise<FastifyI
   let readiness: GatewayReadinessChecks = { upstream: () => probeUpstream(dispatcher, resolved.readinessTimeoutMs) };
   if (resolved.legacy) {
     const { store, database } = resolved.legacy;
-    validateShadowVolatile(mappings.conventions, mappings.endpoints, mappings.records);
+    validateShadowVolatile(mappings.conventions, mappings.endpoints, (mapping) =>
+      legacyFieldIndex(mapping, mappings.records).keys(),
+    );
     if (resolved.legacy.shadow) {
       shadow = new ShadowMode(resolved.legacy.shadow, {
         mappings,

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 
 import { z } from 'zod';
 
+import { openPostgres, POSTGRES_DEFAULTS } from '../../src/cli/db/postgres-database.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { V3_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/core/http/authenticate.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import type { DbPoolMode } from '../../src/lib/db/pool-mode.js';
-import { openPostgres, POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';
 import { type KeyFile, keyFileSchema, loadKey } from '../../src/lib/keys/key-file.js';
 import type { ThrowawayPgBouncer } from '../support/throwaway-pgbouncer.js';
 import type { ServerProcess } from './launcher.js';

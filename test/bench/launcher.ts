@@ -9,7 +9,7 @@
  * deployed.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -118,7 +118,7 @@ function extraNodeArgs(): string[] {
 /**
  * Compiles the server entry into .bench-build/ in the layout the sources have, with what the
  * compiled code reads beside it: the mapping tables where the gateway's loader looks for built
- * ones, and the SQL migrations.
+ * ones, the SQL migrations and the v3 document.
  */
 export async function buildServers(): Promise<void> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -134,9 +134,12 @@ export async function buildServers(): Promise<void> {
   };
   await compile('-p', 'test/bench/tsconfig.servers.json');
   await compile('-p', 'mappings/tsconfig.build.json', '--outDir', fileURLToPath(new URL('src/mappings/', BUILD_DIR)));
-  await cp(new URL('src/lib/db/migrations/', REPOSITORY), new URL('src/lib/db/migrations/', BUILD_DIR), {
+  await cp(new URL('src/cli/db/migrations/', REPOSITORY), new URL('src/cli/db/migrations/', BUILD_DIR), {
     recursive: true,
   });
+  // Where the gateway looks for the v3 document beside built code, as package.json's build puts it in dist.
+  await mkdir(new URL('src/assets/', BUILD_DIR), { recursive: true });
+  await copyFile(new URL('docs/openapi/v3.json', REPOSITORY), new URL('src/assets/v3-openapi.json', BUILD_DIR));
 }
 
 export async function launchServer(app: ServerAppName, config: ServerConfig = {}): Promise<ServerProcess> {

@@ -10,6 +10,10 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 
+import { migrate } from '../../src/cli/db/migrate.js';
+import { openPostgres, POSTGRES_DEFAULTS, type PostgresOptions } from '../../src/cli/db/postgres-database.js';
+import { RedisStore } from '../../src/cli/store/redis-store.js';
+import { startTracing } from '../../src/cli/tracing/start.js';
 import { buildCoreApp, CORE_DEFAULTS, type CoreOptions } from '../../src/core/app.js';
 import { createWebhookEndpoint } from '../../src/core/events/webhook-endpoints.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
@@ -26,9 +30,7 @@ import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.
 import { AdminListener } from '../../src/lib/admin/admin-listener.js';
 import { type Scope, SCOPES } from '../../src/lib/auth/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
-import { migrate } from '../../src/lib/db/migrate.js';
 import { DB_POOL_MODES, type DbPoolMode } from '../../src/lib/db/pool-mode.js';
-import { openPostgres, POSTGRES_DEFAULTS, type PostgresOptions } from '../../src/lib/db/postgres-database.js';
 import { newId, newUuid } from '../../src/lib/ids.js';
 import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
@@ -36,8 +38,6 @@ import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
 import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/lib/store/rate-limit-cell.js';
-import { RedisStore } from '../../src/lib/store/redis-store.js';
-import { startTracing } from '../../src/lib/tracing/start.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 
 export interface ServedApp {

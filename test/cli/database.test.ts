@@ -19,8 +19,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { PGLITE_FOLDER } from '../../src/cli/database.js';
+import { listMigrations } from '../../src/cli/db/migrate.js';
 import { EMBEDDED_KEY_FILE } from '../../src/cli/sealing.js';
-import { listMigrations } from '../../src/lib/db/migrate.js';
 import { generateSealingKey } from '../../src/lib/secrets/sealing-keys.js';
 import { TEMPLATE_ENV } from '../support/database-templates.js';
 import { entryCount, sharedEntries, withUmask } from '../support/file-modes.js';

@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Closers } from '../../src/cli/closers.js';
 import { openStore, redisEndpointOf } from '../../src/cli/runtime.js';
+import { MemoryStore } from '../../src/cli/store/memory-store.js';
+import { NONCE_EPOCH_KEY, RedisStore } from '../../src/cli/store/redis-store.js';
 import { loadConfig } from '../../src/lib/config.js';
 import { StoreUnavailableError } from '../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../src/lib/store/memory-store.js';
-import { NONCE_EPOCH_KEY, RedisStore } from '../../src/lib/store/redis-store.js';
 import { freePort } from '../support/local-processes.js';
 import { testServices } from '../support/services.js';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates.js';

@@ -14,13 +14,13 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { PGLITE_FOLDER, PGLITE_LOCK_FILE } from '../../src/cli/database.js';
+import { openPglite } from '../../src/cli/db/pglite-database.js';
 import { EMBEDDED_KEY_FILE } from '../../src/cli/sealing.js';
 import { recordEvent } from '../../src/core/events/outbox.js';
 import { WebhookDeliveryWorker } from '../../src/core/events/webhook-worker.js';
 import { LegacyDeliveryWorker } from '../../src/gateway/webhooks/delivery-worker.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import type { Database } from '../../src/lib/db/database.js';
-import { openPglite } from '../../src/lib/db/pglite-database.js';
 import { armFailpoint, disarmAllFailpoints } from '../../src/lib/failpoints.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { readKeyFile } from '../../src/lib/keys/key-file.js';

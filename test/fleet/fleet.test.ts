@@ -35,7 +35,7 @@ import BigNumber from 'bignumber.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { NONCE_EPOCH_KEY } from '../../src/lib/store/redis-store.js';
+import { NONCE_EPOCH_KEY } from '../../src/cli/store/redis-store.js';
 import { legacyIdOf } from '../gateway/legacy/contract/legacy-client.js';
 import { Fleet, type Restart } from './fleet.js';
 import { type Effect, type Exchange, legacyRequestsAnswered, MixedLoad, tally } from './mixed-load.js';

@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { openPostgres } from '../../src/cli/db/postgres-database.js';
+import { MemoryStore } from '../../src/cli/store/memory-store.js';
+import { RedisStore } from '../../src/cli/store/redis-store.js';
 import { buildGatewayApp } from '../../src/gateway/app.js';
 import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
-import { openPostgres } from '../../src/lib/db/postgres-database.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../src/lib/store/memory-store.js';
-import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { createTestPglite, createTestPostgres } from '../support/databases.js';
 import { freePort } from '../support/local-processes.js';
 import { startThrowawayRedis } from '../support/throwaway-redis.js';

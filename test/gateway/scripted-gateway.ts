@@ -16,12 +16,12 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Dispatcher } from 'undici';
 
+import { MemoryStore } from '../../src/cli/store/memory-store.js';
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
 import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { type LoadedKey, loadKey, writeKeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
-import { MemoryStore } from '../../src/lib/store/memory-store.js';
 import { createTestPglite, type TestDatabase } from '../support/databases.js';
 import { legacyToken } from '../support/independent-signing.js';
 import { UNLIMITED_LEGACY_RATE } from '../support/legacy-harness.js';

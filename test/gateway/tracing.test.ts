@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { type StartedTracing, startTracing } from '../../src/cli/tracing/start.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { idToLegacyUuid } from '../../src/lib/ids.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
-import { type StartedTracing, startTracing } from '../../src/lib/tracing/start.js';
 import { quoteAndTrade, recordTestDeposit } from '../support/book-fixtures.js';
 import { LegacyHarness } from '../support/legacy-harness.js';
 import { OtlpReceiver, type ReceivedSpan, SPAN_KIND } from '../support/otlp-receiver.js';

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
+import { POSTGRES_DEFAULTS } from '../../src/cli/db/postgres-database.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js';
 import { SIMULATED_RAIL_DEFAULTS, SimulatedPaymentRail } from '../../src/core/money-movement/payment-rails.js';
@@ -37,7 +38,6 @@ import {
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
-import { POSTGRES_DEFAULTS } from '../../src/lib/db/postgres-database.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 import { KEY_REGISTRY_DEFAULTS } from '../../src/lib/keys/key-registry.js';
 import { keyIdOf } from '../../src/lib/secrets/sealing-keyring.js';

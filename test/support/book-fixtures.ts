@@ -8,12 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 
+import { RedisStore } from '../../src/cli/store/redis-store.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
 import type { Mode } from '../../src/lib/auth/credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { parseDecimal } from '../../src/lib/money.js';
-import { RedisStore } from '../../src/lib/store/redis-store.js';
 import { testServices } from './services.js';
 import { testKeyPrefix } from './test-run.js';
 import { V3Harness } from './v3-harness.js';
@@ -54,7 +54,7 @@ export class ForgetfulRedis {
   /**
    * A generous reply timeout: beside PGlite, whose queries run on the event loop, a reply can sit
    * unread for a while when 100 requests run at once, and a busy CI machine stretches that; the
-   * store's own timeout behaviour is tested in test/lib/store/redis-store.test.ts.
+   * store's own timeout behaviour is tested in test/cli/store/redis-store.test.ts.
    */
   readonly store = new RedisStore({ url: testServices().redisUrl, keyPrefix: this.prefix, commandTimeoutMs: 5_000 });
   private readonly admin = new Redis(testServices().redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
-import { migrate } from '../../src/lib/db/migrate.js';
-import { wrapPglite } from '../../src/lib/db/pglite-database.js';
-import { openPostgres } from '../../src/lib/db/postgres-database.js';
+import { migrate } from '../../src/cli/db/migrate.js';
+import { wrapPglite } from '../../src/cli/db/pglite-database.js';
+import { openPostgres } from '../../src/cli/db/postgres-database.js';
 import { testDatabaseName } from './test-run.js';
 
 /** Where the workers find the templates; unset, each test database is migrated from scratch. */

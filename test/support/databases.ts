@@ -12,11 +12,11 @@ import { readFile } from 'node:fs/promises';
 
 import pg from 'pg';
 
+import { migrate } from '../../src/cli/db/migrate.js';
+import { openPglite } from '../../src/cli/db/pglite-database.js';
+import { openPostgres, type PostgresOptions } from '../../src/cli/db/postgres-database.js';
 import type { Database } from '../../src/lib/db/database.js';
-import { migrate } from '../../src/lib/db/migrate.js';
-import { openPglite } from '../../src/lib/db/pglite-database.js';
 import type { DbPoolMode } from '../../src/lib/db/pool-mode.js';
-import { openPostgres, type PostgresOptions } from '../../src/lib/db/postgres-database.js';
 import { TEMPLATE_ENV } from './database-templates.js';
 import { testPgBouncer } from './pgbouncer-setup.js';
 import { testServices } from './services.js';

@@ -6,7 +6,7 @@
  * the same declarations and the core's v3 document), the currencies' decimals in
  * docs/legacy-gateway.md (from the migrations' seed) and the generated part of CHANGELOG.md.
  * Each file names its sections here; the
- * mechanism is src/lib/docs/generated-files.ts. Works on the checkout it runs from, whatever the
+ * mechanism is src/cli/docs/generated-files.ts. Works on the checkout it runs from, whatever the
  * working folder (`--root` names another); reads the declarations and writes only the files it
  * names.
  */
@@ -22,14 +22,9 @@ import {
 } from '../../gateway/legacy/migration-guides.js';
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
-import { renderCurrencyDecimals, seededCurrencyDecimals } from '../../lib/docs/currency-decimals.js';
-import {
-  type GeneratedFile,
-  isStale,
-  renderGeneratedFiles,
-  writeGeneratedFiles,
-} from '../../lib/docs/generated-files.js';
-import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
+import { renderCurrencyDecimals, seededCurrencyDecimals } from '../docs/currency-decimals.js';
+import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../docs/generated-files.js';
+import { renderConfigTable, renderErrorReference } from '../docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { checkoutRoot, missingFiles } from '../repository.js';

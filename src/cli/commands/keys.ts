@@ -9,15 +9,10 @@ import type { Mode, Scope } from '../../lib/auth/credentials.js';
 import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
 import { newUuid } from '../../lib/ids.js';
 import { generateKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
-import {
-  KeyImportError,
-  KeyImportInvalidError,
-  readKeyImportFile,
-  registerImportedKeys,
-} from '../../lib/keys/key-import.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
+import { KeyImportError, KeyImportInvalidError, readKeyImportFile, registerImportedKeys } from '../key-import.js';
 import { formatKeyTable } from '../key-table.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';

@@ -2,7 +2,7 @@
  * `fxgate openapi`: the committed snapshots of the OpenAPI documents, docs/openapi/v3.json,
  * v2.json and v1.json, checked (`--check`) or rewritten (`--write`, `npm run openapi`) from the
  * documents the code generates. A rewrite that would break clients of the committed document
- * (src/lib/openapi/breaking-changes.ts) is refused, naming each break, unless
+ * (src/cli/breaking-changes.ts) is refused, naming each break, unless
  * `--accept-breaking` says it is on purpose. The v3 client's types (src/lib/client/v3-api.ts) are
  * generated from the v3 document and kept with them. Works on the checkout it runs from, whatever
  * the working folder (`--root` names another); writes only those files.
@@ -13,13 +13,12 @@ import { dirname, join } from 'node:path';
 import { coreV3Document } from '../../core/openapi/declared-operations.js';
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import { buildLegacyDocument } from '../../gateway/openapi/legacy-document.js';
-import { type BreakingChange, breakingChanges, describeBreakingChange } from '../../lib/openapi/breaking-changes.js';
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
+import { type BreakingChange, breakingChanges, describeBreakingChange } from '../breaking-changes.js';
 import { CLIENT_TYPES_PATH, clientTypesText } from '../client-types.js';
-import { SNAPSHOT_DIRECTORY } from '../definitions/openapi.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { checkoutRoot } from '../repository.js';
+import { checkoutRoot, SNAPSHOT_DIRECTORY } from '../repository.js';
 
 export { SNAPSHOT_DIRECTORY };
 

@@ -20,7 +20,7 @@ import {
 } from '../../core/trading/org-books.js';
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
-import { CREDIT_LINE, CURRENCY } from '../definitions/orgs.js';
+import { CREDIT_LINE, CURRENCY } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { dateCodec, decimalCodec, defineOperation } from '../state/operation.js';

@@ -11,7 +11,7 @@ import {
   type ReadinessQuery,
   type ReadinessReport,
 } from '../../gateway/usage/readiness-recorder.js';
-import type { UsageFormat } from '../definitions/usage.js';
+import type { ReadinessSource, UsageFormat } from '../definitions/usage-options.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { readinessReportOperation } from '../state/usage-operation.js';
@@ -104,12 +104,6 @@ export function formatReadiness(report: ReadinessReport, format: UsageFormat): s
   if (format === 'csv') return readinessCsv(report);
   if (format === 'json') return JSON.stringify(report, null, 2);
   return readinessTable(report);
-}
-
-/** Where the report and the clock come from: the run's configured state by default, a test's in process. */
-export interface ReadinessSource {
-  readonly readiness: (query: ReadinessQuery) => Promise<ReadinessReport>;
-  readonly now: () => number;
 }
 
 export function configuredReadinessSource(run: CliRun): ReadinessSource {

@@ -15,15 +15,20 @@ import {
   type UsageReport,
   type UsageRow,
 } from '../../gateway/usage/usage-recorder.js';
-import type { UsageFormat } from '../definitions/usage.js';
+import type { UsageCommandOptions, UsageFormat, UsageSource } from '../definitions/usage-options.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { withState } from '../state/session.js';
 import { usageReportOperation } from '../state/usage-operation.js';
 import { textTable } from '../text-table.js';
 
-// Declared with the command; here too for the callers of the work.
-export { registerUsageCommand, USAGE_FORMATS, type UsageFormat } from '../definitions/usage.js';
+// Here too for the callers of the work.
+export {
+  USAGE_FORMATS,
+  type UsageCommandOptions,
+  type UsageFormat,
+  type UsageSource,
+} from '../definitions/usage-options.js';
 
 /** The columns of the CSV, named as the JSON names them. */
 const CSV_COLUMNS = [
@@ -107,19 +112,6 @@ export function formatUsage(report: UsageReport, format: UsageFormat): string {
   if (format === 'csv') return usageCsv(report);
   if (format === 'json') return JSON.stringify(report, null, 2);
   return usageTable(report);
-}
-
-export interface UsageCommandOptions {
-  readonly generation?: string;
-  readonly since?: string;
-  readonly format: UsageFormat;
-}
-
-/** Where the command's report and clock come from: the run's configured state by default, a test's fixed ones in process. */
-export interface UsageSource {
-  /** Reads the report with the configured database open. */
-  readonly report: (query: UsageQuery) => Promise<UsageReport>;
-  readonly now: () => number;
 }
 
 /** The report from the run's configured database, or through the admin listener of the server that holds it (src/cli/state). */

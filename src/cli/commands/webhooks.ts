@@ -9,17 +9,14 @@
  * (its own setting only while none has); otherwise the gateway does it at start-up, or within
  * its reconciliation interval while it runs. Declared in definitions/webhooks.ts.
  */
-import type { Pool } from 'undici';
 import { z } from 'zod';
 
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
-import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
-import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream/pool.js';
-import { V3Client } from '../../gateway/upstream/v3-client.js';
+import { openV3Access } from '../../gateway/v3-access.js';
 import { fleetCallbackBase } from '../../gateway/webhooks/fleet-callback.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
 import { LEGACY_WEBHOOK_DEFAULTS } from '../../gateway/webhooks/legacy-webhooks.js';
-import { type Registration, WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
+import { type Registration, type WebhookRegistrar } from '../../gateway/webhooks/registrations.js';
 import {
   addSubscription,
   checkEvents,
@@ -29,7 +26,7 @@ import {
   SubscriptionInputError,
 } from '../../gateway/webhooks/subscriptions.js';
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
-import { type Config, signingIssuer } from '../../lib/config.js';
+import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
@@ -192,18 +189,10 @@ async function directRegistration(
   if (config.FXGATE_UPSTREAM_URL === undefined || configured === undefined) return null;
   const base = (await fleetCallbackBase(db)) ?? configured;
   if (keyring === null) throw new Error('registering with v3 seals the endpoint secret: the keyring is required');
-  const pool: Pool = createUpstreamPool({
-    origin: upstreamOrigin(config.FXGATE_UPSTREAM_URL),
-    connectTimeoutMs: config.FXGATE_UPSTREAM_CONNECT_TIMEOUT_MS,
-    timeoutMs: config.FXGATE_UPSTREAM_TIMEOUT_MS,
-  });
-  closers.add('upstream pool', () => pool.close());
-  const client = new V3Client({
-    dispatcher: pool,
-    credentials: new KeyDirectoryCredentials(upstreamKeysDir(config), signingIssuer(config)),
-    deadlineMs: config.FXGATE_UPSTREAM_DEADLINE_MS,
-  });
-  return { registrar: new WebhookRegistrar({ db, client, keyring, v3EventTypes }), base };
+  const v3 = openV3Access(config, upstreamKeysDir(config));
+  if (v3 === null) return null;
+  closers.add('upstream pool', () => v3.close());
+  return { registrar: v3.webhookRegistrar({ db, keyring, v3EventTypes }), base };
 }
 
 /**

@@ -7,13 +7,8 @@
 import type { Command } from 'commander';
 
 import { parseHttpUrl } from '../arguments.js';
-import type { DiffGenerationsOptions } from '../diff/generations-command.js';
+import { DIFF_DEFAULTS, type DiffGenerationsOptions, SHADOW_REPORT_PATH } from '../diff/diff-options.js';
 import type { CliRun } from '../io.js';
-
-export const DIFF_DEFAULTS = { timeoutMs: 10_000 } as const;
-
-/** Where a gateway's admin listener serves the shadow report. */
-export const SHADOW_REPORT_PATH = '/admin/shadow/report';
 
 function registerDiffGenerationsCommand(diff: Command, run: CliRun): void {
   diff

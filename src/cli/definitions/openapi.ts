@@ -2,9 +2,7 @@
 import type { Command } from 'commander';
 
 import type { CliRun } from '../io.js';
-
-/** Where the snapshots are, from the repository root. */
-export const SNAPSHOT_DIRECTORY = 'docs/openapi';
+import { SNAPSHOT_DIRECTORY } from '../repository.js';
 
 export function registerOpenApiCommand(program: Command, run: CliRun): void {
   program

@@ -2,6 +2,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 
 import type { Mode } from '../../lib/auth/credentials.js';
+import { CREDIT_LINE, CURRENCY } from '../arguments.js';
 import type { BookChange } from '../commands/orgs.js';
 import type { CliRun } from '../io.js';
 import {
@@ -13,13 +14,6 @@ import {
   type SwitchOptions,
   switchOptions,
 } from './book-options.js';
-
-/**
- * A credit line as typed: unsigned plain decimal within the column's numeric(38, 18), checked as
- * text so that no digit passes through a JS number.
- */
-export const CREDIT_LINE = /^(0|[1-9][0-9]{0,19})(\.[0-9]{1,18})?$/;
-export const CURRENCY = /^[A-Z]{3,5}$/;
 
 export function parseCreditLineAmount(value: string): string {
   const amount = value.trim();

@@ -4,12 +4,8 @@
  */
 import { type Command, Option } from 'commander';
 
-import type { UsageCommandOptions, UsageSource } from '../commands/usage.js';
-import type { ReadinessSource } from '../commands/usage-readiness.js';
 import type { CliRun } from '../io.js';
-
-export const USAGE_FORMATS = ['table', 'json', 'csv'] as const;
-export type UsageFormat = (typeof USAGE_FORMATS)[number];
+import { type ReadinessSource, USAGE_FORMATS, type UsageCommandOptions, type UsageSource } from './usage-options.js';
 
 /** `source` replaces the run's configured database (a test's fixed reports and clock). */
 export function registerUsageCommand(

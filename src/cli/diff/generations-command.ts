@@ -12,26 +12,12 @@ import { dirname } from 'node:path';
 import { upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { signingIssuer } from '../../lib/config.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
-import { DIFF_DEFAULTS } from '../definitions/diff.js';
 import { CliError, EXIT_CODES, type ExitCode, messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { DeploymentError } from './deployment.js';
+import { DIFF_DEFAULTS, type DiffGenerationsOptions } from './diff-options.js';
 import { renderJson, renderJunit, renderTable } from './reporters.js';
 import { type DiffReport, type OperationReport, REQUIRED_SCOPES, runGenerationDiff } from './runner.js';
-
-export interface DiffGenerationsOptions {
-  readonly url: string;
-  readonly key: string;
-  /** Comma-separated operation names. */
-  readonly only?: string;
-  readonly json?: string;
-  readonly junit?: string;
-  readonly issuer?: string;
-  /** Per request, in ms (text from the command line, or a number). */
-  readonly timeout?: string | number;
-}
-
-export { DIFF_DEFAULTS };
 
 function parseUrl(url: string): string {
   try {

@@ -10,10 +10,10 @@ import { z } from 'zod';
 
 import { configuredAdminToken } from '../../lib/config.js';
 import { fetchAdminJson } from '../admin-client.js';
-import { SHADOW_REPORT_PATH } from '../definitions/diff.js';
 import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { textTable } from '../text-table.js';
+import { SHADOW_REPORT_PATH } from './diff-options.js';
 
 export { SHADOW_REPORT_PATH };
 

@@ -26,7 +26,7 @@ import {
 import type { EndpointMapping, V3Call } from '../../gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import type { V3RecordKind } from '../../gateway/legacy/transforms/v3-records.js';
-import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract.js';
+import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract/operations.js';
 import { parseKeyName } from '../../lib/auth/credentials.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import { type Answer, answerSummary, Deployment, DeploymentError, type DeploymentOptions } from './deployment.js';

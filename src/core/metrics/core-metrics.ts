@@ -22,7 +22,7 @@ import {
   StatusClassCounters,
 } from '../../lib/metrics/series.js';
 import type { OperationMeta } from '../http/operation.js';
-import type { WithdrawalStatus } from '../money-movement/withdrawals.js';
+import type { WithdrawalStatus } from '../money-movement/withdrawal-status.js';
 import { LedgerBalanceCheck, type LedgerBalanceCheckOptions } from './ledger-balance-check.js';
 
 export const CORE_METRICS_PREFIX = 'fxgate_core_';

@@ -12,13 +12,13 @@
  */
 import { type ClaimResult, createPollingJob, type PollingJob, type PollingJobOptions } from '../jobs/polling-job.js';
 import type { PaymentRail } from './payment-rails.js';
+import type { WithdrawalStatus } from './withdrawal-status.js';
 import {
   applyTransition,
   claimLiveWithdrawal,
   submitToRail,
   toRailWithdrawal,
   type WithdrawalContext,
-  type WithdrawalStatus,
 } from './withdrawals.js';
 
 export type WithdrawalProcessorOptions = PollingJobOptions;

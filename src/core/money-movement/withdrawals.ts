@@ -66,18 +66,7 @@ import type {
 } from './payment-rails.js';
 import { simulatedCompletion } from './payment-rails.js';
 import { accountChecksumFailure, findWithdrawalAccount, type WithdrawalAccountRow } from './withdrawal-accounts.js';
-
-export const WITHDRAWAL_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
-export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
-
-/** The legal next statuses of each status; final statuses have none. */
-export const WITHDRAWAL_TRANSITIONS: Readonly<Record<WithdrawalStatus, readonly WithdrawalStatus[]>> = Object.freeze({
-  PENDING: ['PROCESSING', 'CANCELLED', 'FAILED'],
-  PROCESSING: ['COMPLETED', 'FAILED'],
-  COMPLETED: [],
-  FAILED: [],
-  CANCELLED: [],
-});
+import { WITHDRAWAL_STATUSES, WITHDRAWAL_TRANSITIONS, type WithdrawalStatus } from './withdrawal-status.js';
 
 /** What withdrawals run on: a slice of the trading context. */
 export type WithdrawalContext = Pick<TradingContext, 'db' | 'reference' | 'rates' | 'now' | 'metrics'>;

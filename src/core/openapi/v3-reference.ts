@@ -7,9 +7,9 @@
  */
 import type { oas31 } from 'zod-openapi';
 
-import { headingAnchor } from '../../lib/docs/anchors.js';
 import { isErrorCode } from '../../lib/errors/catalog.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
+import { headingAnchor } from './anchors.js';
 import { coreV3Document } from './declared-operations.js';
 
 type Schema = oas31.SchemaObject;

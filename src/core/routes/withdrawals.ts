@@ -11,13 +11,13 @@ import { failpoint } from '../../lib/failpoints.js';
 import { parseDecimal, V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
 import { SimulatedPaymentRail } from '../money-movement/payment-rails.js';
+import { WITHDRAWAL_STATUSES } from '../money-movement/withdrawal-status.js';
 import {
   completeSandboxWithdrawal,
   createWithdrawal,
   findWithdrawal,
   toWithdrawalRecord,
   transitionWithdrawal,
-  WITHDRAWAL_STATUSES,
   type WithdrawalContext,
   type WithdrawalRecord,
   withdrawalRecordSchema,

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../../lib/db/database.js';
 import { Decimal } from '../../lib/money.js';
-import { cachedFor } from '../../lib/ttl-cache.js';
+import { cachedFor } from './ttl-cache.js';
 
 export interface Currency {
   readonly code: string;

@@ -33,7 +33,7 @@ import { CONVERTERS, derivedField } from '../legacy/transforms/derived-fields.js
 import type { RecordContext } from '../legacy/transforms/response-body.js';
 import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
 import { readV3, V3_RECORDS, type V3RecordKind } from '../legacy/transforms/v3-records.js';
-import { findV3Operation, V3_RECORD_READS } from '../legacy/v3-contract.js';
+import { findV3Operation, V3_RECORD_READS } from '../legacy/v3-contract/operations.js';
 import { type LegacyFieldIndex, legacyFieldIndex, legacyLeaves } from './legacy-fields.js';
 import { legacyValueText, sameLegacyValue } from './legacy-values.js';
 

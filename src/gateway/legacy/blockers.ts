@@ -30,7 +30,7 @@ import type { EndpointMapping, LegacyMethod } from './endpoint-mappings.js';
 import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
-import { findV3Operation } from './v3-contract.js';
+import { findV3Operation } from './v3-contract/operations.js';
 
 /** Where each legacy generation's clients go next. */
 export const NEXT_GENERATION = { v1: 'v2', v2: 'v3' } as const;

@@ -6,11 +6,10 @@
 import { z } from 'zod';
 
 import type { Mode } from '../../lib/auth/credentials.js';
-import { legacyFieldIndex } from '../compare/legacy-fields.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
-import { type Provenance, provenanceShape, type RecordTable } from './record-shapes.js';
+import { type Provenance, provenanceShape } from './record-shapes.js';
 
 export interface LegacyConventions {
   readonly pagination: Provenance & {
@@ -116,18 +115,20 @@ export function volatilePathsOf(
  * Checks the volatile declarations against the endpoint tables: each field must be a path of
  * every operation it names (in a generation that has the operation), and of at least one
  * operation when it names none, so that a typo never silences nothing. Throws LegacyMappingError.
+ * `answerPaths` gives the normalised paths of an operation's success body (the comparison tools'
+ * field index, compare/legacy-fields.ts), passed in because those tools read the declarations.
  */
 export function validateShadowVolatile(
   conventions: LegacyConventions,
   endpoints: EndpointTables,
-  records: RecordTable,
+  answerPaths: (mapping: EndpointMapping) => Iterable<string>,
   tableName = 'mappings/conventions',
 ): void {
   const problems: string[] = [];
   const pathsOf = new Map<string, Set<string>>();
   for (const generation of LEGACY_GENERATIONS) {
     for (const [operation, mapping] of Object.entries(endpoints[generation])) {
-      pathsOf.set(`${generation} ${operation}`, new Set(legacyFieldIndex(mapping, records).keys()));
+      pathsOf.set(`${generation} ${operation}`, new Set(answerPaths(mapping)));
     }
   }
   conventions.shadow.volatile.forEach((field, position) => {

@@ -2,7 +2,7 @@
  * The endpoint mapping format: how one legacy operation lands on v3, declared as data in
  * `mappings/endpoints.v2.ts` (and, as changes from v2, `mappings/endpoints.v1.ts`), and the
  * validator the gateway runs when it loads them. Part of the legacy layer's declarations; it
- * knows v3 only through the contract list of v3-contract.ts.
+ * knows v3 only through the contract list of v3-contract/operations.ts.
  *
  * A mapping declares, in the manner of Stripe's version change modules and Cadwyn: the v3 calls
  * (by name), the scope the legacy key needs, the idempotency and pagination it follows, the
@@ -22,7 +22,7 @@ import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from '
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
 import { FIELD_TYPES, provenanceShape, type RecordTable, type ValueMapTable } from './record-shapes.js';
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from './transforms/v3-records.js';
-import { findV3Operation, pathParams, V3_OPERATIONS } from './v3-contract.js';
+import { findV3Operation, pathParams, V3_OPERATIONS } from './v3-contract/operations.js';
 
 export type LegacyMethod = 'GET' | 'POST';
 /** The legacy key scopes; webhooks have no legacy operation. */
@@ -61,7 +61,7 @@ const idKind = z.enum(Object.keys(ID_PREFIXES) as [IdKind, ...IdKind[]]);
 const paramSourceSchema = z.strictObject({ from: z.enum(['path', 'body']), field: name, idKind });
 export type ParamSource = Readonly<z.infer<typeof paramSourceSchema>>;
 
-/** A v3 call: a path of the contract (v3-contract.ts) with a source for each `:param`, and fixed query parameters (`{ assetType: 'FIAT' }`). */
+/** A v3 call: a path of the contract (v3-contract/operations.ts) with a source for each `:param`, and fixed query parameters (`{ assetType: 'FIAT' }`). */
 const v3CallSchema = z.strictObject({
   method: z.enum(['GET', 'POST']),
   path: z.string().startsWith('/v3/fx/'),

@@ -17,13 +17,12 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { randomHex } from '../../lib/random.js';
 import type { InFlightRequests } from '../in-flight.js';
-import { legacyOrgOf, type LegacyRouteContext } from '../shadow/shadow-mode.js';
 import { NO_OPERATION } from '../usage/usage-recorder.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from './catalog.js';
 import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
 import type { LegacyMappings } from './mappings-loader.js';
 import { compileOperation } from './pipeline/compiled-operation.js';
-import { LegacyOperationHandler, type LegacyServices } from './pipeline/operation-handler.js';
+import { LegacyOperationHandler, type LegacyServices, type LegacyTranslation } from './pipeline/operation-handler.js';
 import { generationHeaders, sendLegacyError } from './reply.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
@@ -40,6 +39,16 @@ export interface LegacyRoutesOptions {
   readonly legacyService?: LegacyServiceRouting;
 }
 
+/** What the relay of an org served by the legacy service needs from the legacy routes. */
+export interface LegacyRouteContext {
+  readonly generation: LegacyGeneration;
+  /** The operation's translation, for a read the route serves; null for anything else. */
+  readonly translate: ((request: FastifyRequest) => Promise<LegacyTranslation>) | null;
+  readonly operation: string | null;
+  /** The generation's error answer, when the legacy service cannot be reached. */
+  readonly fail: (reply: FastifyReply, code: ErrorCode) => void;
+}
+
 export interface LegacyServiceRouting {
   relays(request: FastifyRequest, orgId: string): boolean;
   relay(request: FastifyRequest, reply: FastifyReply, route: LegacyRouteContext): Promise<void>;
@@ -53,6 +62,17 @@ export function legacyGenerationOf(url: string): LegacyGeneration | null {
     if (url.startsWith(prefix) && (next === '' || next === '/' || next === '?')) return generation;
   }
   return null;
+}
+
+/** `/v1/brokerage/{orgId}/...`: the org of a legacy path, lower case; null when it names none. */
+export function legacyOrgOf(url: string): string | null {
+  const match = /^\/v[12]\/brokerage\/([^/?#]+)/.exec(url);
+  if (match === null) return null;
+  try {
+    return decodeURIComponent(match[1]!).toLowerCase();
+  } catch {
+    return null;
+  }
 }
 
 /** Answers a request under a generation's prefix that names no route there (a path the router cannot even decode included). */

@@ -25,7 +25,7 @@ import {
 } from '../../lib/metrics/series.js';
 import { documentPath } from '../../lib/openapi/document.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
-import type { V3Operation } from '../legacy/v3-contract.js';
+import type { V3Operation } from '../legacy/v3-contract/operations.js';
 import { v3OperationLabel, V3OperationMatcher } from './v3-routes.js';
 
 export const GATEWAY_METRICS_PREFIX = 'fxgate_gateway_';

@@ -1,10 +1,10 @@
 /**
- * Which declared v3 operation a passthrough request names (v3-contract.ts, the contract the
+ * Which declared v3 operation a passthrough request names (legacy/v3-contract/operations.ts, the contract the
  * gateway knows v3 by), for a label that is the operation's declared `METHOD /path/:param`
  * rather than the path itself: ids and queries never become label values. Matched segment by
  * segment on the request target, without splitting it.
  */
-import { V3_OPERATIONS, type V3Operation } from '../legacy/v3-contract.js';
+import { V3_OPERATIONS, type V3Operation } from '../legacy/v3-contract/operations.js';
 
 interface Template {
   readonly operation: V3Operation;

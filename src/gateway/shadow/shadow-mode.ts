@@ -26,7 +26,6 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
 import { DEFAULT_SHADOW_SAMPLE } from '../../lib/config.js';
 import type { Queryable } from '../../lib/db/database.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
 import { DestinationRefusedError, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../compare/legacy-fields.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
@@ -35,6 +34,7 @@ import type { EndpointMapping } from '../legacy/endpoint-mappings.js';
 import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { LegacyAnswer } from '../legacy/pipeline/answer.js';
 import type { LegacyTranslation, ShadowObserver } from '../legacy/pipeline/operation-handler.js';
+import type { LegacyRouteContext } from '../legacy/routes.js';
 import { type AnswerText, compareAnswers, differingPaths } from './answer-diff.js';
 import {
   cameThroughGateway,
@@ -110,16 +110,6 @@ interface ComparedOperation {
   readonly volatile: ReadonlySet<string>;
 }
 
-/** What the relay of an org served by the legacy service needs from the legacy routes. */
-export interface LegacyRouteContext {
-  readonly generation: LegacyGeneration;
-  /** The operation's translation, for a read the route serves; null for anything else. */
-  readonly translate: ((request: FastifyRequest) => Promise<LegacyTranslation>) | null;
-  readonly operation: string | null;
-  /** The generation's error answer, when the legacy service cannot be reached. */
-  readonly fail: (reply: FastifyReply, code: ErrorCode) => void;
-}
-
 export interface ShadowModeDependencies {
   readonly mappings: LegacyMappings;
   /** Where the report is kept: the gateway's database. */
@@ -130,17 +120,6 @@ export interface ShadowModeDependencies {
   readonly log: FastifyBaseLogger;
   /** Told of each count of the report as it is made (the metrics). */
   readonly onCount?: ShadowRecorderOptions['onCount'];
-}
-
-/** `/v1/brokerage/{orgId}/...`: the org of a legacy path, lower case; null when it names none. */
-export function legacyOrgOf(url: string): string | null {
-  const match = /^\/v[12]\/brokerage\/([^/?#]+)/.exec(url);
-  if (match === null) return null;
-  try {
-    return decodeURIComponent(match[1]!).toLowerCase();
-  } catch {
-    return null;
-  }
 }
 
 export class ShadowMode implements ShadowObserver {

@@ -5,8 +5,8 @@
  * fails keeps its batch for the next one, so a database outage costs freshness, not counts.
  */
 import type { Queryable } from '../../lib/db/database.js';
-import { mergeTallies } from '../../lib/tallies.js';
 import type { ShadowResult } from '../metrics/gateway-metrics.js';
+import { mergeTallies } from '../tallies.js';
 import type { FieldDifference } from './answer-diff.js';
 import { maskExample } from './masking.js';
 

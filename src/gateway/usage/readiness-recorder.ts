@@ -12,7 +12,6 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
-import { mergeTallies } from '../../lib/tallies.js';
 import {
   type BlockerHit,
   type BlockerSeverity,
@@ -21,6 +20,7 @@ import {
   type TargetGeneration,
 } from '../legacy/blockers.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
+import { mergeTallies } from '../tallies.js';
 import {
   parseUsageQuery,
   type UsageCaller,

@@ -13,9 +13,9 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
-import { mergeTallies } from '../../lib/tallies.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
+import { mergeTallies } from '../tallies.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
 export interface UsageCaller {

@@ -24,7 +24,7 @@ import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { newUuid } from '../../lib/ids.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
-import { V3_WEBHOOK_RETRY_WINDOW_MS } from '../legacy/v3-contract.js';
+import { V3_WEBHOOK_RETRY_WINDOW_MS } from '../legacy/v3-contract/operations.js';
 import type { V3CallResponse, V3Client } from '../upstream/v3-client.js';
 import { subscribedBooks } from './subscriptions.js';
 

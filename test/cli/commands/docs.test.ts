@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { generatedFiles } from '../../../src/cli/commands/docs.js';
-import { headingAnchors } from '../../../src/lib/docs/anchors.js';
-import { isStale, renderGeneratedFiles } from '../../../src/lib/docs/generated-files.js';
+import { isStale, renderGeneratedFiles } from '../../../src/cli/docs/generated-files.js';
+import { headingAnchors } from '../../../src/core/openapi/anchors.js';
 import { fxgate } from '../in-process-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

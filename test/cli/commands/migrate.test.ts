@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { listMigrations } from '../../../src/lib/db/migrate.js';
+import { listMigrations } from '../../../src/cli/db/migrate.js';
 import { testServices } from '../../support/services.js';
 import { fxgate } from '../in-process-cli.js';
 

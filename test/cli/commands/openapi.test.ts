@@ -15,9 +15,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
 
+import { describeBreakingChange } from '../../../src/cli/breaking-changes.js';
 import { CLIENT_TYPES_PATH } from '../../../src/cli/client-types.js';
 import { generatedFileStates, isStale, snapshotPath } from '../../../src/cli/commands/openapi.js';
-import { describeBreakingChange } from '../../../src/lib/openapi/breaking-changes.js';
 import { GENERATIONS } from '../../../src/lib/openapi/document.js';
 import { fxgate } from '../in-process-cli.js';
 

@@ -8,7 +8,7 @@
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { registerUsageCommand } from '../../../src/cli/commands/usage.js';
+import { registerUsageCommand } from '../../../src/cli/definitions/usage.js';
 import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
 import { ReadinessRecorder, readReadiness } from '../../../src/gateway/usage/readiness-recorder.js';

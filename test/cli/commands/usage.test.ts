@@ -7,7 +7,8 @@
 import { Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { csvField, registerUsageCommand, type UsageSource } from '../../../src/cli/commands/usage.js';
+import { csvField, type UsageSource } from '../../../src/cli/commands/usage.js';
+import { registerUsageCommand } from '../../../src/cli/definitions/usage.js';
 import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
 import { NO_OPERATION, readUsage, UsageRecorder, type UsageReport } from '../../../src/gateway/usage/usage-recorder.js';

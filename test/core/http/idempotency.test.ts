@@ -7,8 +7,8 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { RedisStore } from '../../../src/cli/store/redis-store.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { type StoreName, V3Harness } from '../../support/v3-harness.js';
 

@@ -9,11 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { RedisStore } from '../../../src/cli/store/redis-store.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { generateKeyFile, type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import type { NonceClaim } from '../../../src/lib/store/ephemeral-store.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { testServices } from '../../support/services.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { testKeyPrefix } from '../../support/test-run.js';

@@ -13,6 +13,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
+import { RedisStore } from '../../../src/cli/store/redis-store.js';
 import { buildCoreApp } from '../../../src/core/app.js';
 import { CoreMetrics } from '../../../src/core/metrics/core-metrics.js';
 import { verifyWithdrawalAccount } from '../../../src/core/money-movement/withdrawal-accounts.js';
@@ -25,8 +27,6 @@ import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { Decimal } from '../../../src/lib/money.js';
 import type { EphemeralStore } from '../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { FEDWIRE_ACCOUNT, recordTestDeposit } from '../../support/book-fixtures.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { type Family, labelValues, parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';

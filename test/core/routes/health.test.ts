@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
+import { RedisStore } from '../../../src/cli/store/redis-store.js';
 import { testServices } from '../../support/services.js';
 import { startThrowawayRedis } from '../../support/throwaway-redis.js';
 import { V3Harness } from '../../support/v3-harness.js';

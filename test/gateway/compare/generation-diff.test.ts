@@ -18,7 +18,7 @@ import { parseLegacyAnswer } from '../../../src/gateway/compare/legacy-values.js
 import type { EndpointMapping, V3Call } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
 import type { V3RecordKind } from '../../../src/gateway/legacy/transforms/v3-records.js';
-import { V3_OPERATIONS, V3_RECORD_READS } from '../../../src/gateway/legacy/v3-contract.js';
+import { V3_OPERATIONS, V3_RECORD_READS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 
 let mappings: LegacyMappings;
 beforeAll(async () => {

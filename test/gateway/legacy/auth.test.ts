@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_CONVENTIONS } from '../../../mappings/conventions.js';
 import { V1_ERROR_CHANGES } from '../../../mappings/errors.v1.js';
 import { V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import {
   createLegacyAuthenticator,
   type LegacyAuthenticator,
@@ -27,7 +28,6 @@ import { newUuid } from '../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import type { NonceClaim } from '../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { makeJwt, standardToken, type TokenSigner } from '../../support/independent-signing.js';
 

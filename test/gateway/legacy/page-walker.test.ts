@@ -4,6 +4,8 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
+import { RedisStore } from '../../../src/cli/store/redis-store.js';
 import {
   type CursorListPage,
   CursorRejectedError,
@@ -17,8 +19,6 @@ import {
   PageWalkError,
 } from '../../../src/gateway/legacy/page-walker.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
 import { testServices } from '../../support/services.js';
 import { testKeyPrefix } from '../../support/test-run.js';
 

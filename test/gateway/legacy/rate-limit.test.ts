@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import {
   legacyCellKey,
   LegacyRateLimiter,
   legacyRateLimitHeaders,
   type LegacyRateLimitSubject,
 } from '../../../src/gateway/legacy/rate-limit.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 
 const KEY: LegacyRateLimitSubject = { kind: 'key', keyName: 'org/o1/apiKey/k1' };
 const OTHER_KEY: LegacyRateLimitSubject = { kind: 'key', keyName: 'org/o1/apiKey/k2' };

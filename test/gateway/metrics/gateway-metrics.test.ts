@@ -19,7 +19,7 @@ import { addWebhook } from '../../../src/cli/commands/webhooks.js';
 import { WebhookDeliveryWorker } from '../../../src/core/events/webhook-worker.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
-import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
+import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/idempotency.js';
 import { upstreamFailureKindOf } from '../../../src/gateway/legacy/pipeline/failure.js';
 import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
-import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract.js';
+import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { v3OperationLabel, V3OperationMatcher } from '../../../src/gateway/metrics/v3-routes.js';
 import { UpstreamCredentialError } from '../../../src/gateway/upstream/credentials.js';
@@ -20,7 +21,6 @@ import {
   UpstreamUnreachableError,
 } from '../../../src/gateway/upstream/v3-client.js';
 import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 
 const matcher = new V3OperationMatcher();
 const label = (method: string, url: string): string | null => {

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { coreV3Document } from '../../../src/core/openapi/declared-operations.js';
-import { loadV3Snapshot, v3SnapshotPath } from '../../../src/gateway/openapi/v3-snapshot.js';
+import { v3DocumentPath } from '../../../src/gateway/legacy/v3-contract/document.js';
+import { loadV3Snapshot } from '../../../src/gateway/openapi/v3-snapshot.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const temporary: string[] = [];
@@ -18,8 +19,8 @@ afterAll(async () => Promise.all(temporary.map((dir) => rm(dir, { recursive: tru
 
 describe("v3's OpenAPI snapshot", () => {
   it('is docs/openapi/v3.json from the sources, and dist/assets/v3-openapi.json once built', () => {
-    expect(v3SnapshotPath()).toBe(join(ROOT, 'docs/openapi/v3.json'));
-    expect(v3SnapshotPath(new URL('dist/gateway/openapi/v3-snapshot.js', `file://${ROOT}`).href)).toBe(
+    expect(v3DocumentPath()).toBe(join(ROOT, 'docs/openapi/v3.json'));
+    expect(v3DocumentPath(new URL('dist/gateway/legacy/v3-contract/document.js', `file://${ROOT}`).href)).toBe(
       join(ROOT, 'dist/assets/v3-openapi.json'),
     );
   });

@@ -12,6 +12,7 @@ import { context, trace } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import {
   cameThroughGateway,
   InvalidLegacyServiceUrlError,
@@ -21,7 +22,6 @@ import {
 } from '../../../src/gateway/shadow/legacy-service.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
-import { type StartedTracing, startTracing } from '../../../src/lib/tracing/start.js';
 import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
 import { freePortUrl } from './shadow-setup.js';

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import type { RateSource } from '../../../src/core/trading/rate-source.js';
 import { buildGatewayApp, type GatewayOptions } from '../../../src/gateway/app.js';
 import type { ShadowOptions } from '../../../src/gateway/shadow/shadow-mode.js';
@@ -24,7 +25,6 @@ import {
 import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import { legacyToken } from '../../support/independent-signing.js';
 import { LegacyDouble, type LegacyDoubleOptions } from '../../support/legacy-double.js';
 import { LegacyHarness, UNLIMITED_LEGACY_RATE } from '../../support/legacy-harness.js';

@@ -7,12 +7,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { InvalidStoreInputError } from '../../../src/cli/store/store-input.js';
 import {
   type EphemeralStore,
   type StoredResponse,
   StoreUnavailableError,
 } from '../../../src/lib/store/ephemeral-store.js';
-import { InvalidStoreInputError } from '../../../src/lib/store/store-input.js';
 
 export interface StoreHarness {
   readonly store: EphemeralStore;

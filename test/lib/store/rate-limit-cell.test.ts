@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { MemoryStore } from '../../../src/cli/store/memory-store.js';
+import { RedisStore } from '../../../src/cli/store/redis-store.js';
 import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../src/lib/store/memory-store.js';
 import {
   chargeCell,
   isOverLimit,
@@ -15,7 +16,6 @@ import {
   resetSeconds,
   retryAfterSeconds,
 } from '../../../src/lib/store/rate-limit-cell.js';
-import { RedisStore } from '../../../src/lib/store/redis-store.js';
 
 const T0 = Date.UTC(2026, 11, 1);
 

@@ -7,10 +7,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import { generateRequestId } from '../../../src/lib/request-id.js';
 import { traceServerRequests } from '../../../src/lib/tracing/server-spans.js';
 import { TRACERS } from '../../../src/lib/tracing/spans.js';
-import { type StartedTracing, startTracing } from '../../../src/lib/tracing/start.js';
 import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -6,8 +6,8 @@
 import { context, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
-import { type StartedTracing, startTracing } from '../../../src/lib/tracing/start.js';
 import { attemptDelivery, type WebhookFetcher } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 

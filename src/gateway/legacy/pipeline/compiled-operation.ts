@@ -12,7 +12,7 @@ import type { LegacyErrorTables } from '../error-tables.js';
 import type { LegacyMappings } from '../mappings-loader.js';
 import { compileRequest, type ReadRequest, requestAmountPaths } from '../transforms/request-body.js';
 import { type BuildBody, compileResponse } from '../transforms/response-body.js';
-import { findV3Operation, type V3ListKind } from '../v3-contract.js';
+import { findV3Operation, type V3ListKind } from '../v3-contract/operations.js';
 import { compileQuery, type ReadQuery } from './query.js';
 
 export interface CompiledOperation<G extends LegacyGeneration> {

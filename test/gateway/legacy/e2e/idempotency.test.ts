@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MemoryStore } from '../../../../src/cli/store/memory-store.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../../../src/lib/store/ephemeral-store.js';
-import { MemoryStore } from '../../../../src/lib/store/memory-store.js';
 import { recordTestDeposit } from '../../../support/book-fixtures.js';
 import { idemKey, LegacyHarness } from '../../../support/legacy-harness.js';
 

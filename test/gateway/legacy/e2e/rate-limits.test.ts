@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
+import { RedisStore } from '../../../../src/cli/store/redis-store.js';
 import { buildGatewayApp } from '../../../../src/gateway/app.js';
 import { GatewayMetrics, type RateLimitSource } from '../../../../src/gateway/metrics/gateway-metrics.js';
 import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
 import { readUsage, type UsageRow } from '../../../../src/gateway/usage/usage-recorder.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import { RedisStore } from '../../../../src/lib/store/redis-store.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import { TEST_LIFECYCLE } from '../../../support/legacy-lifecycle.js';
 import { testServices } from '../../../support/services.js';

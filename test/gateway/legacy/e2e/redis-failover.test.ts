@@ -14,10 +14,10 @@ import { randomUUID } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import type { RedisSentinelEndpoint } from '../../../../src/cli/store/redis-connection.js';
+import { NONCE_EPOCH_KEY, RedisStore } from '../../../../src/cli/store/redis-store.js';
 import { V3RequestSigner } from '../../../../src/lib/auth/request-signer.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
-import type { RedisSentinelEndpoint } from '../../../../src/lib/store/redis-connection.js';
-import { NONCE_EPOCH_KEY, RedisStore } from '../../../../src/lib/store/redis-store.js';
 import { postData, recordTestDeposit } from '../../../support/book-fixtures.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import { idemKey, LegacyHarness } from '../../../support/legacy-harness.js';

@@ -17,10 +17,10 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { RedisStore } from '../../../../src/cli/store/redis-store.js';
 import { V3RequestSigner } from '../../../../src/lib/auth/request-signer.js';
 import { idToLegacyUuid } from '../../../../src/lib/ids.js';
 import { type LoadedKey, readKeyFile } from '../../../../src/lib/keys/key-file.js';
-import { RedisStore } from '../../../../src/lib/store/redis-store.js';
 import { startFxgate, stopInProcessServers } from '../../../cli/in-process-cli.js';
 import { FEDWIRE_ACCOUNT, postData, postEmpty, recordTestDeposit } from '../../../support/book-fixtures.js';
 import { legacyToken } from '../../../support/independent-signing.js';

@@ -10,8 +10,8 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { RedisStore } from '../../../../src/cli/store/redis-store.js';
 import { type LoadedKey, loadKey } from '../../../../src/lib/keys/key-file.js';
-import { RedisStore } from '../../../../src/lib/store/redis-store.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import type { UpstreamAnswer } from '../../recording-upstream.js';
 import { ScriptedGateway } from '../../scripted-gateway.js';
