@@ -6,18 +6,11 @@
  * check the state before retrying; a read is safe to retry either way.
  */
 import { ApiError } from '../../lib/errors/api-error.js';
+import { UpstreamDeadlineError } from '../../lib/errors/internal-errors.js';
 import type { UpstreamFailureKind } from '../metrics/gateway-metrics.js';
 import { isWriteMethod } from '../v3/errors.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
-
-/** The passthrough's total bound on one upstream answer ran out (the relay aborts the call with it). */
-export class UpstreamDeadlineError extends Error {
-  readonly code = 'FXGATE_UPSTREAM_DEADLINE';
-  constructor(readonly deadlineMs: number) {
-    super(`the upstream did not finish its answer within the ${deadlineMs} ms deadline`);
-    this.name = 'UpstreamDeadlineError';
-  }
-}
+export { UpstreamDeadlineError } from '../../lib/errors/internal-errors.js';
 
 /**
  * `requestWritten`: whether the whole request, head and body, had been handed to the upstream

@@ -13,9 +13,11 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
+import { UsageQueryError } from '../../lib/errors/internal-errors.js';
 import { mergeTallies } from '../../lib/tallies.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
+export { UsageQueryError } from '../../lib/errors/internal-errors.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
 export interface UsageCaller {
@@ -272,14 +274,6 @@ export async function readUsage(db: Queryable, query: UsageQuery = {}): Promise<
       lastAddress: row.last_address,
     })),
   };
-}
-
-/** A query the report cannot answer; its message says what to send instead. */
-export class UsageQueryError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageQueryError';
-  }
 }
 
 const QUERY_PARAMETERS = ['generation', 'since'] as const;

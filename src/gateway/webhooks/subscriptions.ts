@@ -7,9 +7,11 @@ import { randomBytes } from 'node:crypto';
 
 import { type Mode, MODES } from '../../lib/auth/credentials.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 import { isUuid, newUuid } from '../../lib/ids.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
+export { SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 
 export interface SubscriptionRow {
   readonly id: string;
@@ -47,14 +49,6 @@ export function toSubscription(row: SubscriptionRow): Subscription {
     createdAt: row.created_at.toISOString(),
     removedAt: row.removed_at?.toISOString() ?? null,
   };
-}
-
-/** What a subscription cannot be made of: the message names the part to fix. */
-export class SubscriptionInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SubscriptionInputError';
-  }
 }
 
 /** The sealed secret is bound to its subscription: a value copied to another row does not open. */
