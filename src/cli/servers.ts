@@ -14,8 +14,8 @@ import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecyc
 import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
-import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/credentials.js';
 import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
+import { KeyDirectoryCredentials, type UpstreamCredentials } from '../gateway/upstream/signing-credentials.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';

@@ -11,7 +11,7 @@ import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
-import { DEFAULT_JWT_ISSUERS } from './auth/credentials.js';
+import { DEFAULT_JWT_ISSUERS } from './auth/credential-vocabulary.js';
 import { DB_POOL_MODES } from './db/pool-mode.js';
 import { ConfigError } from './errors/internal-errors.js';
 import { normaliseHostName, sandboxHostEntryProblem } from './http/host-names.js';
@@ -175,7 +175,7 @@ const list = z.string().transform((value) =>
     .filter(Boolean),
 );
 
-/** The `iss` values tokens may carry (auth/credentials.ts, where the v3 client finds them too). */
+/** The `iss` values tokens may carry (auth/credential-vocabulary.ts, where the v3 client finds them too). */
 export { DEFAULT_JWT_ISSUERS };
 
 /**

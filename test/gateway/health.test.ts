@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { buildGatewayApp } from '../../src/gateway/app.js';
-import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
+import { KeyDirectoryCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { openPostgres } from '../../src/lib/db/postgres-database.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';

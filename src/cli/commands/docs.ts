@@ -23,13 +23,13 @@ import {
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
 import { renderCurrencyDecimals, seededCurrencyDecimals } from '../../lib/docs/currency-decimals.js';
+import { renderConfigTable, renderErrorReference } from '../../lib/docs/error-and-config-reference.js';
 import {
   type GeneratedFile,
   isStale,
   renderGeneratedFiles,
   writeGeneratedFiles,
 } from '../../lib/docs/generated-files.js';
-import { renderConfigTable, renderErrorReference } from '../../lib/docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { checkoutRoot, missingFiles } from '../repository.js';

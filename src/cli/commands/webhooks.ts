@@ -13,8 +13,8 @@ import type { Pool } from 'undici';
 import { z } from 'zod';
 
 import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
-import { KeyDirectoryCredentials } from '../../gateway/upstream/credentials.js';
 import { createUpstreamPool, upstreamOrigin } from '../../gateway/upstream/pool.js';
+import { KeyDirectoryCredentials } from '../../gateway/upstream/signing-credentials.js';
 import { V3Client } from '../../gateway/upstream/v3-client.js';
 import { fleetCallbackBase } from '../../gateway/webhooks/fleet-callback.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';
@@ -28,7 +28,7 @@ import {
   type Subscription,
   SubscriptionInputError,
 } from '../../gateway/webhooks/subscriptions.js';
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { type Config, signingIssuer } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';

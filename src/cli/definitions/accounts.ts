@@ -1,7 +1,7 @@
 /** `fxgate accounts` as commander declares it; the database's work (commands/accounts.ts) is imported when a subcommand runs. */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { isId } from '../../lib/ids.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { usageError } from '../exit.js';

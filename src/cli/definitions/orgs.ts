@@ -1,7 +1,7 @@
 /** `fxgate orgs` as commander declares it; the books' work (commands/orgs.ts) is imported when a subcommand runs. */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';

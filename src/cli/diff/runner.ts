@@ -27,7 +27,7 @@ import type { EndpointMapping, V3Call } from '../../gateway/legacy/endpoint-mapp
 import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import type { V3RecordKind } from '../../gateway/legacy/transforms/v3-records.js';
 import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract.js';
-import { parseKeyName } from '../../lib/auth/credentials.js';
+import { parseKeyName } from '../../lib/auth/credential-vocabulary.js';
 import { ScenarioError } from '../../lib/errors/internal-errors.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import { type Answer, answerSummary, Deployment, DeploymentError, type DeploymentOptions } from './deployment.js';

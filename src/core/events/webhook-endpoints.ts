@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';

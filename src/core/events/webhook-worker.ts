@@ -25,7 +25,7 @@
  *   leaves its rows to become due again when the lease runs out.
  */
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';

@@ -5,7 +5,7 @@
  * together. Account balances are maintained rows, updated in the same transaction; the check
  * in ledger-check.ts proves them equal to the sum of their entries.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { UnbalancedMovementError } from '../../lib/errors/internal-errors.js';
 import { newId } from '../../lib/ids.js';

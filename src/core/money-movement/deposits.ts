@@ -20,7 +20,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';

@@ -4,7 +4,7 @@
  * inside handlers, so they are given a context whose every member refuses to run. Part of the
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DetachedContextError } from '../../lib/errors/internal-errors.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';

@@ -4,7 +4,7 @@
  * operator CLI (`fxgate orgs`) changes it. Every change is one conditional UPDATE, so that two
  * operators, or an operator and a trade reserving credit, never lose each other's writes.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import {

@@ -26,7 +26,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
 import { DEFAULT_SHADOW_SAMPLE } from '../../lib/config.js';
 import type { Queryable } from '../../lib/db/database.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { DestinationRefusedError, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../compare/legacy-fields.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';

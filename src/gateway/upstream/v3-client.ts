@@ -21,16 +21,21 @@
  */
 import type { Dispatcher } from 'undici';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { SINGLE_USE_REFUSAL_MESSAGES } from '../../lib/auth/single-use.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
-import { ERROR_TYPES, type ErrorType, RETRY_STRATEGIES, type RetryStrategy } from '../../lib/errors/catalog.js';
 import {
   UpstreamError,
   UpstreamProtocolError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
 } from '../../lib/errors/internal-errors.js';
+import {
+  ERROR_TYPES,
+  type ErrorType,
+  RETRY_STRATEGIES,
+  type RetryStrategy,
+} from '../../lib/errors/v3-error-catalog.js';
 import {
   ATTR,
   inClientSpan,
@@ -41,8 +46,8 @@ import {
   tracingActive,
 } from '../../lib/tracing/spans.js';
 import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
-import type { UpstreamCredentials } from './credentials.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
+import type { UpstreamCredentials } from './signing-credentials.js';
 export {
   UpstreamError,
   type UpstreamErrorCode,

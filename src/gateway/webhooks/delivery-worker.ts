@@ -19,7 +19,7 @@
  *   folder is locked), so a lease found at start-up is a dead process's and is released.
  */
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';

@@ -19,7 +19,7 @@
  * its endpoint still there and makes it active again. Any conforming v3 works: nothing here
  * needs to see v3's outbox.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { RegistrationError } from '../../lib/errors/internal-errors.js';

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 import { isUuid, newUuid } from '../../lib/ids.js';

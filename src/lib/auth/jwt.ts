@@ -7,8 +7,8 @@
  */
 import { type KeyObject, sign, verify } from 'node:crypto';
 
-import type { ErrorCode } from '../errors/catalog.js';
 import { TokenVerificationError } from '../errors/internal-errors.js';
+import type { ErrorCode } from '../errors/v3-error-catalog.js';
 import { parseStrictJson } from '../json/strict-json.js';
 import { randomHex } from '../random.js';
 export { TokenVerificationError } from '../errors/internal-errors.js';

@@ -1,11 +1,11 @@
 /**
  * The registry of fxgate's internal errors: every error class the code throws to itself, its
- * operator or a CLI user (never to an API client: those are src/lib/errors/catalog.ts's codes,
+ * operator or a CLI user (never to an API client: those are src/lib/errors/v3-error-catalog.ts's codes,
  * thrown as ApiError). Each class has a stable `FXGATE_*` code, registered in INTERNAL_ERRORS with
  * a one-line reason and what fixes it; docs/operations.md#internal-error-codes lists them. Library
  * code: it imports types only, and only from lib, so that every part may import it.
  */
-import type { Mode } from '../auth/credentials.js';
+import type { Mode } from '../auth/credential-vocabulary.js';
 import type { TokenFailure } from '../auth/jwt.js';
 import type { Decimal } from '../money.js';
 import type { ValidationIssue } from './validation-issues.js';

@@ -20,7 +20,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 
-import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../auth/credentials.js';
+import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../db/database.js';
 import { KeyImportConflictError, KeyImportInvalidError, type KeyImportProblem } from '../errors/internal-errors.js';
 import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';

@@ -12,8 +12,8 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
-import type { Mode, Scope } from '../auth/credentials.js';
-import { parseKeyName } from '../auth/credentials.js';
+import type { Mode, Scope } from '../auth/credential-vocabulary.js';
+import { parseKeyName } from '../auth/credential-vocabulary.js';
 import { DEFAULT_KEY_CACHE_TTL_MS } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../errors/internal-errors.js';

@@ -10,7 +10,7 @@
  */
 import { lookup } from 'node:dns/promises';
 
-import type { Mode } from '../auth/credentials.js';
+import type { Mode } from '../auth/credential-vocabulary.js';
 import { DestinationRefusedError } from '../errors/internal-errors.js';
 import { type ClassifiedAddress, classifyAddress, type IpAddress, parseIpLiteral } from './address-class.js';
 import { ALLOWED_NETWORKS_SETTING, AllowedNetworks } from './allowed-networks.js';

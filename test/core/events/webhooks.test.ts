@@ -34,7 +34,7 @@ import {
   WebhookDeliveryWorker,
   type WebhookWorkerDependencies,
 } from '../../../src/core/events/webhook-worker.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';

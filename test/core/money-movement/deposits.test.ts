@@ -17,7 +17,7 @@ import {
   settlePendingDeposit,
 } from '../../../src/core/money-movement/deposits.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
 import { newId } from '../../../src/lib/ids.js';

@@ -21,7 +21,7 @@ import {
   type ShadowReport,
   type ShadowReportOperation,
 } from '../../../src/gateway/shadow/shadow-recorder.js';
-import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { MemoryStore } from '../../../src/lib/store/memory-store.js';

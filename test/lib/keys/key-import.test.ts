@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { keyName } from '../../../src/lib/auth/credentials.js';
+import { keyName } from '../../../src/lib/auth/credential-vocabulary.js';
 import { signApiToken, verifyApiToken } from '../../../src/lib/auth/jwt.js';
 import { DEFAULT_JWT_ISSUERS } from '../../../src/lib/config.js';
 import { newUuid } from '../../../src/lib/ids.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { configSchema } from '../../../src/lib/config.js';
-import { renderConfigTable, renderErrorReference } from '../../../src/lib/docs/reference.js';
-import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
+import { renderConfigTable, renderErrorReference } from '../../../src/lib/docs/error-and-config-reference.js';
+import { ERROR_CODES } from '../../../src/lib/errors/v3-error-catalog.js';
 
 describe('reference sections rendered from library sources', () => {
   it('the error reference has one row per catalog code', () => {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 import { configSchema } from '../config.js';
-import { ERROR_CATALOG, ERROR_CODES, type ErrorCatalogRow } from '../errors/catalog.js';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCatalogRow } from '../errors/v3-error-catalog.js';
 
 const escapeCell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 

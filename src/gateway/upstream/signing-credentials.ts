@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { type Mode, MODES, type Scope } from '../../lib/auth/credentials.js';
+import { type Mode, MODES, type Scope } from '../../lib/auth/credential-vocabulary.js';
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
 import { UpstreamCredentialError } from '../../lib/errors/internal-errors.js';
 import { type LoadedKey, loadKey, readKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
