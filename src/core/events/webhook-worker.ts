@@ -170,6 +170,7 @@ export class WebhookDeliveryWorker {
     this.destinations = webhookPolicies(deps.outbound);
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
     this.loop = createPollLoop({
+      name: 'webhook worker',
       intervalMs: this.options.pollIntervalMs,
       firstDelayMs: 0,
       tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),

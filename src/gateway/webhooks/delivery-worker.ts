@@ -136,6 +136,7 @@ export class LegacyDeliveryWorker {
     this.destinations = webhookPolicies(deps.outbound, 'operator');
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
     this.loop = createPollLoop({
+      name: 'legacy webhook delivery worker',
       intervalMs: this.options.pollIntervalMs,
       firstDelayMs: 0,
       tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
