@@ -7,8 +7,8 @@
  */
 import type { Queryable } from '../../lib/db/database.js';
 import { columnsOf, TallyBatcher } from '../../lib/tallies.js';
+import type { FieldDifference } from '../compare/answer-diff.js';
 import type { ShadowResult } from '../metrics/gateway-metrics.js';
-import type { FieldDifference } from './answer-diff.js';
 import { maskExample } from './masking.js';
 
 export interface ShadowExample {
