@@ -263,15 +263,6 @@ describe('createPollLoop', () => {
     settle('wait');
     await loop.stop();
   });
-});
-
-describe('livePollLoops', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
 
   it('lists a loop from its start until the tick under way at its stop has ended', async () => {
     const { tick, settle } = heldTick();
