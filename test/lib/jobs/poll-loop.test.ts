@@ -20,6 +20,9 @@ function heldTick() {
   return { tick, settle, pending };
 }
 
+/** A loop that ticks at once on start, then every second, and ignores errors. */
+const AT_ONCE = { name: 'test loop', intervalMs: 1000, firstDelayMs: 0, onError: () => undefined } as const;
+
 describe('createPollLoop', () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -30,13 +33,7 @@ describe('createPollLoop', () => {
 
   it('ticks after the first delay, then after the interval counted from the end of each tick', async () => {
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({
-      name: 'test loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     expect(tick).toHaveBeenCalledTimes(0);
     await vi.advanceTimersByTimeAsync(0);
@@ -67,13 +64,7 @@ describe('createPollLoop', () => {
   it('runs the next tick at once when a tick found work', async () => {
     const outcomes: TickOutcome[] = ['again', 'again', 'wait'];
     const tick = vi.fn(async () => outcomes.shift() ?? 'wait');
-    const loop = createPollLoop({
-      name: 'test loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).toHaveBeenCalledTimes(1);
@@ -161,13 +152,7 @@ describe('createPollLoop', () => {
     await expect(idle.stop()).resolves.toBeUndefined();
 
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({
-      name: 'test loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     const first = loop.stop();
@@ -186,13 +171,7 @@ describe('createPollLoop', () => {
 
   it('stop while waiting cancels the pending tick', async () => {
     const tick = vi.fn(async (): Promise<TickOutcome> => 'wait');
-    const loop = createPollLoop({
-      name: 'test loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).toHaveBeenCalledTimes(1);
@@ -203,13 +182,7 @@ describe('createPollLoop', () => {
 
   it('start is idempotent while running, and a restart during the old tick schedules one loop only', async () => {
     const { tick, settle, pending } = heldTick();
-    const loop = createPollLoop({
-      name: 'test loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
@@ -231,13 +204,7 @@ describe('createPollLoop', () => {
 
   it('wake runs a waiting loop now, and a tick under way once more at once', async () => {
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({
-      name: 'test loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.wake();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).not.toHaveBeenCalled();
@@ -266,13 +233,7 @@ describe('createPollLoop', () => {
 
   it('lists a loop from its start until the tick under way at its stop has ended', async () => {
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({
-      name: 'listed loop',
-      tick,
-      intervalMs: 1000,
-      firstDelayMs: 0,
-      onError: () => undefined,
-    });
+    const loop = createPollLoop({ ...AT_ONCE, name: 'listed loop', tick });
     expect(livePollLoops()).not.toContain('listed loop');
     loop.start();
     expect(livePollLoops()).toContain('listed loop');
