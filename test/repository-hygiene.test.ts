@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-import { ERROR_CATALOG, ERROR_CODES } from '../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_CODES } from '../src/lib/errors/v3-error-catalog.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
@@ -299,14 +299,14 @@ describe('the detectors', () => {
 });
 
 describe('the path and count detectors', () => {
-  const known = ['src/gateway/upstream/pool.ts', 'src/lib/errors/catalog.ts'];
+  const known = ['src/gateway/upstream/pool.ts', 'src/lib/errors/v3-error-catalog.ts'];
 
   it('find a stale path in a comment, relative or from the root, and leave code, URLs and build output alone', () => {
     const text = [
       "import { x } from '../upstream.js'; // the pool (../upstream.js), now ./pool.js",
-      '/** See src/gateway/legacy/transforms/request-checks.ts and src/lib/errors/catalog.ts,',
-      ' * lib/errors/catalog.js, https://example.com/src/nothing.ts, dist/cli/main.js, data/x.json,',
-      ' * `/v1|v2|v3/openapi.json` and src/gateway/legacy/ and src/nowhere/, src/lib/errors/cat*.ts, src/no-<x>.ts. */',
+      '/** See src/gateway/legacy/transforms/request-checks.ts and src/lib/errors/v3-error-catalog.ts,',
+      ' * lib/errors/v3-error-catalog.js, https://example.com/src/nothing.ts, dist/cli/main.js, data/x.json,',
+      ' * `/v1|v2|v3/openapi.json` and src/gateway/legacy/ and src/nowhere/, src/lib/errors/v3-*.ts, src/no-<x>.ts. */',
     ].join('\n');
     const found = stalePaths('src/gateway/upstream/v3-client.ts', text, known).map(
       (finding) => `${finding.line}: ${finding.text}`,
@@ -347,7 +347,7 @@ describe('references resolve inside the repository', () => {
 
   it('reads a non-trivial tree', () => {
     expect(code.length).toBeGreaterThan(100);
-    expect(code).toContain('src/lib/errors/catalog.ts');
+    expect(code).toContain('src/lib/errors/v3-error-catalog.ts');
     expect(code).toContain('.ci/run');
     expect(manual).toContain(CONTRACT);
   });

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 
-import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credentials.js';
+import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credential-vocabulary.js';
 import { InvalidCidrError, normaliseCidrs } from '../lib/keys/key-registry.js';
 
 /**

@@ -10,16 +10,8 @@
 import { open, readFile, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
-export class DataDirLockedError extends Error {
-  readonly code = 'FXGATE_DATA_DIR_LOCKED';
-  constructor(
-    readonly lockPath: string,
-    readonly pid: number,
-  ) {
-    super(`another fxgate process (pid ${pid}) is using the embedded database (lock file ${lockPath})`);
-    this.name = 'DataDirLockedError';
-  }
-}
+import { DataDirLockedError } from '../lib/errors/internal-errors.js';
+export { DataDirLockedError } from '../lib/errors/internal-errors.js';
 
 function isAlive(pid: number): boolean {
   try {

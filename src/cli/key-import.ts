@@ -20,10 +20,17 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 
-import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credentials.js';
+import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../lib/db/database.js';
+import { KeyImportConflictError, KeyImportInvalidError, type KeyImportProblem } from '../lib/errors/internal-errors.js';
 import { parseStrictJson, StrictJsonError } from '../lib/json/strict-json.js';
 import { ensureOrgIn, InvalidCidrError, normaliseCidrs } from '../lib/keys/key-registry.js';
+export {
+  KeyImportConflictError,
+  KeyImportError,
+  KeyImportInvalidError,
+  type KeyImportProblem,
+} from '../lib/errors/internal-errors.js';
 
 /** One key to register, checked and in the registry's spelling. */
 export interface KeyImportRecord {
@@ -49,53 +56,6 @@ export interface KeyImportResult {
 export interface KeyImportFileResult {
   readonly file: string;
   readonly keys: readonly KeyImportResult[];
-}
-
-/** What is wrong with one record: its line (null for the file as a whole), its field (null for the record). */
-export interface KeyImportProblem {
-  readonly line: number | null;
-  readonly field: string | null;
-  readonly message: string;
-}
-
-/** Enough to fix a file in a few rounds; a file of thousands of bad lines would flood the terminal. */
-const MAX_PROBLEMS_SHOWN = 20;
-
-function moreProblems(count: number): string {
-  return count > MAX_PROBLEMS_SHOWN ? `\n  ... and ${count - MAX_PROBLEMS_SHOWN} more` : '';
-}
-
-/** `file:line: field: message`, as compilers write it, so editors can jump to the line. */
-function describeProblem(file: string, problem: KeyImportProblem): string {
-  const where = problem.line === null ? file : `${file}:${problem.line}`;
-  return `${where}: ${problem.field === null ? '' : `${problem.field}: `}${problem.message}`;
-}
-
-/** A file that was not imported, and why; nothing of it was registered. */
-export class KeyImportError extends Error {
-  readonly code: string = 'FXGATE_KEY_IMPORT_FAILED';
-  constructor(
-    readonly file: string,
-    readonly problems: readonly KeyImportProblem[],
-  ) {
-    super(
-      `${file}: nothing imported:\n${problems
-        .slice(0, MAX_PROBLEMS_SHOWN)
-        .map((problem) => `  - ${describeProblem(file, problem)}`)
-        .join('\n')}${moreProblems(problems.length)}`,
-    );
-    this.name = 'KeyImportError';
-  }
-}
-
-/** The file itself is wrong (unreadable, not JSON, a bad record): fixing the file is the remedy. */
-export class KeyImportInvalidError extends KeyImportError {
-  override readonly code = 'FXGATE_KEY_IMPORT_INVALID';
-}
-
-/** The file is sound but disagrees with what is registered: a key of that name (or id) exists otherwise. */
-export class KeyImportConflictError extends KeyImportError {
-  override readonly code = 'FXGATE_KEY_IMPORT_CONFLICT';
 }
 
 const FIELDS = ['name', 'orgId', 'publicKey', 'scopes', 'mode', 'ipAllowlist'] as const;

@@ -3,7 +3,7 @@
  * The gateway's own v3 credentials (the keys `fxgate all` provisions for the gateway, told apart
  * by their label) carry a marker, and a footnote under the table says what they are. Pure.
  */
-import { PROVISIONED_LABEL } from '../gateway/upstream/credentials.js';
+import { PROVISIONED_LABEL } from '../gateway/upstream/signing-credentials.js';
 import type { ApiKeyRecord } from '../lib/keys/key-registry.js';
 import { textTable } from './text-table.js';
 

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 
 import { z } from 'zod';
 
-import { SCOPES } from '../lib/auth/credentials.js';
+import { SCOPES } from '../lib/auth/credential-vocabulary.js';
 import { newUuid } from '../lib/ids.js';
 import { readKeyFile, writeKeyFile } from '../lib/keys/key-file.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';

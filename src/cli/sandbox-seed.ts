@@ -15,7 +15,7 @@ import {
 } from '../core/money-movement/withdrawal-accounts.js';
 import type { Principal } from '../core/principal.js';
 import { referenceData } from '../core/trading/reference-data.js';
-import { SCOPES } from '../lib/auth/credentials.js';
+import { SCOPES } from '../lib/auth/credential-vocabulary.js';
 import type { Database } from '../lib/db/database.js';
 
 export const SEED_DEPOSITS = [

@@ -14,8 +14,8 @@ import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecyc
 import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
-import type { UpstreamCredentials } from '../gateway/upstream/credentials.js';
 import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
+import type { UpstreamCredentials } from '../gateway/upstream/signing-credentials.js';
 import { gatewayCredentials } from '../gateway/v3-access.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';

@@ -5,7 +5,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 
-import type { Mode } from '../lib/auth/credentials.js';
+import type { Mode } from '../lib/auth/credential-vocabulary.js';
 import {
   DEFAULT_IDEMPOTENCY_LOCK_TTL_MS,
   DEFAULT_JWT_ISSUERS,

@@ -3,7 +3,7 @@
  * on. Authentication (http/authenticate.ts) makes it; the domain (trading, money movement) reads
  * it to scope every row to its book. Part of the core; imports only lib types.
  */
-import type { Mode, Scope } from '../lib/auth/credentials.js';
+import type { Mode, Scope } from '../lib/auth/credential-vocabulary.js';
 
 export interface Principal {
   readonly keyName: string;

@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 import { ApiError } from '../lib/errors/api-error.js';
-import type { ErrorCode } from '../lib/errors/catalog.js';
+import type { ErrorCode } from '../lib/errors/v3-error-catalog.js';
 import {
   type ClientError,
   type ClientErrorRequest,

@@ -9,8 +9,8 @@ import type { Pool } from 'undici';
 import { type Config, signingIssuer } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import type { SealingKeyring } from '../lib/secrets/sealing-keyring.js';
-import { KeyDirectoryCredentials, type UpstreamCredentials } from './upstream/credentials.js';
 import { createUpstreamPool, upstreamOrigin } from './upstream/pool.js';
+import { KeyDirectoryCredentials, type UpstreamCredentials } from './upstream/signing-credentials.js';
 import { V3Client } from './upstream/v3-client.js';
 import { WebhookRegistrar } from './webhooks/registrations.js';
 

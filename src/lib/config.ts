@@ -11,8 +11,9 @@ import { isLosslessNumber, parse as parseLosslessJson } from 'lossless-json';
 import { z } from 'zod';
 
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
-import { DEFAULT_JWT_ISSUERS } from './auth/credentials.js';
+import { DEFAULT_JWT_ISSUERS } from './auth/credential-vocabulary.js';
 import { DB_POOL_MODES } from './db/pool-mode.js';
+import { ConfigError } from './errors/internal-errors.js';
 import { normaliseHostName, sandboxHostEntryProblem } from './http/host-names.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
@@ -21,6 +22,7 @@ import { keyEntriesOfFile, keyEntriesOfList, keyringOf } from './secrets/sealing
 import { describeUnknownSetting, unknownSettings } from './setting-names.js';
 import { readSentinelList, type SentinelAddress } from './store/sentinel-list.js';
 import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
+export { ConfigError } from './errors/internal-errors.js';
 
 /**
  * What a number setting takes, as its error says it in words: `a whole number of milliseconds
@@ -173,7 +175,7 @@ const list = z.string().transform((value) =>
     .filter(Boolean),
 );
 
-/** The `iss` values tokens may carry (auth/credentials.ts, where the v3 client finds them too). */
+/** The `iss` values tokens may carry (auth/credential-vocabulary.ts, where the v3 client finds them too). */
 export { DEFAULT_JWT_ISSUERS };
 
 /**
@@ -859,19 +861,6 @@ export const KNOWN_SETTING_NAMES: ReadonlySet<string> = new Set([
 /** What to do about unknown names, after the list of them. */
 const UNKNOWN_SETTINGS_ADVICE =
   'Unset the unknown names or correct them (README.md lists every setting), or set FXGATE_ALLOW_UNKNOWN_SETTINGS=1 to start with a warning instead.';
-
-export class ConfigError extends Error {
-  readonly code = 'FXGATE_CONFIG_INVALID';
-  constructor(
-    readonly problems: string[],
-    advice?: string,
-  ) {
-    super(
-      `invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}${advice === undefined ? '' : `\n${advice}`}`,
-    );
-    this.name = 'ConfigError';
-  }
-}
 
 /** The issuer of every token fxgate signs itself: the first of FXGATE_JWT_ISSUER. */
 export function signingIssuer(config: Pick<Config, 'FXGATE_JWT_ISSUER'>): string {

@@ -5,15 +5,10 @@
  * Disabled unless a test arms one; then `failpoint(name)` throws at that place. Production code
  * never arms them. The cost when disarmed is one Map lookup on an empty map.
  */
-const armed = new Map<string, number>();
 
-export class FailpointError extends Error {
-  readonly code = 'FXGATE_FAILPOINT';
-  constructor(readonly point: string) {
-    super(`failpoint ${point} triggered`);
-    this.name = 'FailpointError';
-  }
-}
+import { FailpointError } from './errors/internal-errors.js';
+export { FailpointError } from './errors/internal-errors.js';
+const armed = new Map<string, number>();
 
 /** Throws FailpointError when `name` is armed (and counts one use of it). */
 export function failpoint(name: string): void {

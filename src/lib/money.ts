@@ -5,6 +5,9 @@
  */
 import BigNumber from 'bignumber.js';
 
+import { InvalidDecimalError } from './errors/internal-errors.js';
+export { InvalidDecimalError } from './errors/internal-errors.js';
+
 /** An isolated BigNumber constructor: no exponent notation, round half-even unless told. */
 export const Decimal = BigNumber.clone({
   DECIMAL_PLACES: 36,
@@ -17,14 +20,6 @@ export type Decimal = BigNumber;
 export const DECIMAL_PATTERN = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 /** The v3 request amount pattern (docs/contract.md#types-amounts): unsigned, at most 8 fractional digits. */
 export const V3_AMOUNT_PATTERN = /^[0-9]+(\.[0-9]{1,8})?$/;
-
-export class InvalidDecimalError extends Error {
-  readonly code = 'FXGATE_INVALID_DECIMAL';
-  constructor(readonly input: string) {
-    super(`not a decimal amount: ${JSON.stringify(input.slice(0, 64))}`);
-    this.name = 'InvalidDecimalError';
-  }
-}
 
 /** Parses decimal text (also as PostgreSQL prints `numeric`); throws on anything else. */
 export function parseDecimal(text: string): Decimal {

@@ -6,12 +6,8 @@
  * forms of an instant: RFC 9110's IMF-fixdate and RFC 9745's structured-field Date (`@seconds`).
  */
 
-export class TimeTextError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TimeTextError';
-  }
-}
+import { TimeTextError } from './errors/internal-errors.js';
+export { TimeTextError } from './errors/internal-errors.js';
 
 /** A half-open window of time, [start, end), in ms since the epoch. */
 export interface TimeInterval {

@@ -19,7 +19,7 @@ import {
   type KeyImportProblem,
   parseKeyImport,
 } from '../../src/cli/key-import.js';
-import { keyName } from '../../src/lib/auth/credentials.js';
+import { keyName } from '../../src/lib/auth/credential-vocabulary.js';
 import { signApiToken, verifyApiToken } from '../../src/lib/auth/jwt.js';
 import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
 import { newUuid } from '../../src/lib/ids.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { formatKeyTable, GATEWAY_CREDENTIAL_NOTE } from '../../src/cli/key-table.js';
-import { PROVISIONED_LABEL } from '../../src/gateway/upstream/credentials.js';
+import { PROVISIONED_LABEL } from '../../src/gateway/upstream/signing-credentials.js';
 import type { ApiKeyRecord } from '../../src/lib/keys/key-registry.js';
 
 const base: ApiKeyRecord = {

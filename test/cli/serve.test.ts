@@ -6,9 +6,8 @@
  * 1; a failed close ends it with 1; a failed start closes what did open and listens for nothing
  * more. The signals of a real process are main.test.ts's and drain.test.ts's.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { EXIT_CODES } from '../../src/cli/exit.js';
 import { CliRun, STOP_SIGNALS } from '../../src/cli/io.js';
@@ -85,20 +84,30 @@ describe('serve', () => {
   it('takes a signal repeated within the window as the same one, and a later one as "stop now" with 1', async () => {
     const captured = new CapturedIo();
     let release!: () => void;
+    // The close serve starts, seen: serve reacts to its end before the test does.
+    let closing: Promise<void> | undefined;
     await serve(new CliRun(captured.io), async (closers) => {
       closers.add('slow server', () => new Promise<void>((resolve) => (release = resolve)));
+      const closeAll = closers.closeAll.bind(closers);
+      closers.closeAll = () => (closing = closeAll());
     });
-    captured.signals.emit('SIGINT', 'SIGINT');
-    captured.signals.emit('SIGINT', 'SIGINT');
-    await sleep(REPEATED_SIGNAL_WINDOW_MS + 100);
-    expect(captured.stderr).toBe('');
-    captured.signals.emit('SIGTERM', 'SIGTERM');
+    // The window is read off the clock: only Date is faked, the timers of the stop run as they do.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      captured.signals.emit('SIGINT', 'SIGINT');
+      captured.signals.emit('SIGINT', 'SIGINT');
+      expect(captured.stderr).toBe('');
+      vi.setSystemTime(Date.now() + REPEATED_SIGNAL_WINDOW_MS + 100);
+      captured.signals.emit('SIGTERM', 'SIGTERM');
+    } finally {
+      vi.useRealTimers();
+    }
     expect(await captured.exited).toBe(EXIT_CODES.failure);
     expect(captured.stdout).toBe('fxgate: SIGINT received, shutting down\n');
     expect(captured.stderr).toBe('fxgate: SIGTERM again, exiting without waiting\n');
     // The close finishing afterwards ends nothing twice.
     release();
-    await sleep(10);
+    await closing;
     expect(captured.exitCodes).toEqual([EXIT_CODES.failure]);
   });
 

@@ -13,7 +13,7 @@ import { createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
 import { LosslessNumber } from 'lossless-json';
 import { z } from 'zod';
 
-import { ERROR_CATALOG, retryStrategyFor } from '../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, retryStrategyFor } from '../../src/lib/errors/v3-error-catalog.js';
 import type { KeyFile } from '../../src/lib/keys/key-file.js';
 import {
   type DashboardKeyFile,

@@ -22,7 +22,7 @@ import type { EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings
 import { V1_ERROR_STATUSES, V2_ERROR_CODE_STATUS, V2_ERROR_STATUSES } from '../../src/gateway/legacy/error-tables.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
-import { ERROR_CATALOG, isErrorCode } from '../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, isErrorCode } from '../../src/lib/errors/v3-error-catalog.js';
 import { idToLegacyUuid } from '../../src/lib/ids.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { FEDWIRE_ACCOUNT, postData, postEmpty, quoteAndTrade, recordTestDeposit } from '../support/book-fixtures.js';

@@ -16,7 +16,7 @@ import { openPostgres } from '../../src/cli/db/postgres-database.js';
 import { MemoryStore } from '../../src/cli/store/memory-store.js';
 import { RedisStore } from '../../src/cli/store/redis-store.js';
 import { buildGatewayApp } from '../../src/gateway/app.js';
-import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
+import { KeyDirectoryCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';

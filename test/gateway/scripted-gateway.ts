@@ -18,7 +18,7 @@ import type { Dispatcher } from 'undici';
 
 import { MemoryStore } from '../../src/cli/store/memory-store.js';
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
-import { KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
+import { KeyDirectoryCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { type LoadedKey, loadKey, writeKeyFile } from '../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../src/lib/keys/key-registry.js';

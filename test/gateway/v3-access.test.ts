@@ -9,8 +9,8 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { credentialPath, KeyDirectoryCredentials } from '../../src/gateway/upstream/credentials.js';
 import { InvalidUpstreamError } from '../../src/gateway/upstream/pool.js';
+import { credentialPath, KeyDirectoryCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import { gatewayCredentials, openV3Access, type V3AccessConfig } from '../../src/gateway/v3-access.js';
 import { WebhookRegistrar } from '../../src/gateway/webhooks/registrations.js';
 import { newUuid } from '../../src/lib/ids.js';

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 
 import { RedisStore } from '../../src/cli/store/redis-store.js';
 import { postMovement } from '../../src/core/ledger/ledger.js';
-import type { Mode } from '../../src/lib/auth/credentials.js';
+import type { Mode } from '../../src/lib/auth/credential-vocabulary.js';
 import type { Database } from '../../src/lib/db/database.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import { parseDecimal } from '../../src/lib/money.js';

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
-import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { LegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import { ProvisioningCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
-import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
+import type { Mode, Scope } from '../../src/lib/auth/credential-vocabulary.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
 import type { EphemeralStore } from '../../src/lib/store/ephemeral-store.js';
 import { legacyToken } from './independent-signing.js';

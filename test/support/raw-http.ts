@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 
 import { expect } from 'vitest';
 
-import { ERROR_CATALOG, type ErrorCode } from '../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, type ErrorCode } from '../../src/lib/errors/v3-error-catalog.js';
 
 /** A step of what the client writes: bytes, or a pause. */
 export type RawStep = string | Buffer | { readonly pauseMs: number };

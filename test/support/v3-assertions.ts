@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import { z } from 'zod';
 
-import { ERROR_CATALOG, ERROR_TYPES, type ErrorCode, RETRY_STRATEGIES } from '../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_TYPES, type ErrorCode, RETRY_STRATEGIES } from '../../src/lib/errors/v3-error-catalog.js';
 import type { TestResponse } from './v3-harness.js';
 
 /** `{ error: { code, type, message, retryStrategy, details } }` and nothing else. */

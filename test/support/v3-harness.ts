@@ -15,7 +15,7 @@ import { NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, RedisStore } from '../../src/
 import { type CoreDependencies, coreOperations, type CoreOptions, createV3App } from '../../src/core/app.js';
 import type { Operation } from '../../src/core/http/operation.js';
 import type { RateSource } from '../../src/core/trading/rate-source.js';
-import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
+import type { Mode, Scope } from '../../src/lib/auth/credential-vocabulary.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
 import type { Database } from '../../src/lib/db/database.js';

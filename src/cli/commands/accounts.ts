@@ -13,7 +13,7 @@ import {
   type WithdrawalAccountRow,
 } from '../../core/money-movement/withdrawal-accounts.js';
 import { readOrgBook } from '../../core/trading/org-books.js';
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { isId } from '../../lib/ids.js';
 import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';

@@ -7,7 +7,7 @@
  */
 import { gatewaySchedule } from '../../gateway/app.js';
 import { type MigrationSchedule, scheduleLines } from '../../gateway/migration-schedule.js';
-import { ProvisioningCredentials } from '../../gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../gateway/upstream/signing-credentials.js';
 import { type Config, sandboxSeeded, signingIssuer } from '../../lib/config.js';
 import type { Closers } from '../closers.js';
 import type { Drain } from '../drain.js';

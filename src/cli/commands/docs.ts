@@ -23,8 +23,8 @@ import {
 import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
 import { renderCurrencyDecimals, seededCurrencyDecimals } from '../docs/currency-decimals.js';
+import { renderConfigTable, renderErrorReference } from '../docs/error-and-config-reference.js';
 import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../docs/generated-files.js';
-import { renderConfigTable, renderErrorReference } from '../docs/reference.js';
 import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { checkoutRoot, missingFiles } from '../repository.js';

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 
 import { z } from 'zod';
 
-import { PROVISIONED_LABEL } from '../../gateway/upstream/credentials.js';
-import type { Mode, Scope } from '../../lib/auth/credentials.js';
-import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credentials.js';
+import { PROVISIONED_LABEL } from '../../gateway/upstream/signing-credentials.js';
+import type { Mode, Scope } from '../../lib/auth/credential-vocabulary.js';
+import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credential-vocabulary.js';
 import { newUuid } from '../../lib/ids.js';
 import { generateKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';

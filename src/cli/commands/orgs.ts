@@ -18,7 +18,7 @@ import {
   setTradingEnabled,
   UnknownCurrencyError,
 } from '../../core/trading/org-books.js';
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
 import { CREDIT_LINE, CURRENCY } from '../arguments.js';
 import { CliError, usageError } from '../exit.js';

@@ -25,7 +25,7 @@ import {
   type Subscription,
   SubscriptionInputError,
 } from '../../gateway/webhooks/subscriptions.js';
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';

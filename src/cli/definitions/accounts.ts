@@ -1,7 +1,7 @@
 /** `fxgate accounts` as commander declares it; the database's work (commands/accounts.ts) is imported when a subcommand runs. */
 import { type Command, InvalidArgumentError } from 'commander';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { isId } from '../../lib/ids.js';
 import type { CliRun } from '../io.js';
 import {

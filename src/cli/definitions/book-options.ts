@@ -5,7 +5,7 @@
  */
 import { Argument, type Command, Option } from 'commander';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { parseMode, parseOrgId } from '../arguments.js';
 import { usageError } from '../exit.js';
 

@@ -1,7 +1,7 @@
 /** `fxgate keys` as commander declares it; the registry's work (commands/keys.ts) is imported when a subcommand runs. */
 import { type Command, Option } from 'commander';
 
-import { SCOPES } from '../../lib/auth/credentials.js';
+import { SCOPES } from '../../lib/auth/credential-vocabulary.js';
 import { collectCidr, parseKeyNameArgument, parseMode, parseOrgId, parseScopes } from '../arguments.js';
 import type { CreateKeyOptions } from '../commands/keys.js';
 import type { CliRun } from '../io.js';

@@ -1,7 +1,7 @@
 /** `fxgate orgs` as commander declares it; the books' work (commands/orgs.ts) is imported when a subcommand runs. */
 import { type Command, InvalidArgumentError } from 'commander';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { CREDIT_LINE, CURRENCY } from '../arguments.js';
 import type { BookChange } from '../commands/orgs.js';
 import type { CliRun } from '../io.js';

@@ -11,8 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
+import { DeploymentError } from '../../lib/errors/internal-errors.js';
 import type { LoadedKey } from '../../lib/keys/key-file.js';
 import { legacyRequestHeaders } from '../commands/sign.js';
+export { DeploymentError } from '../../lib/errors/internal-errors.js';
 
 export interface DeploymentOptions {
   /** The deployment's origin (no path): it serves /v1, /v2 and /v3. */
@@ -27,14 +29,6 @@ export interface DeploymentOptions {
 }
 
 export const DEPLOYMENT_DEFAULTS = { maxRateLimitWaitMs: 11_000, rateLimitAttempts: 4 } as const;
-
-/** A request the deployment did not answer: unreachable, too slow, or cut off. */
-export class DeploymentError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'DeploymentError';
-  }
-}
 
 export interface Answer {
   readonly status: number;

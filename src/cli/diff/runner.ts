@@ -27,7 +27,8 @@ import type { EndpointMapping, V3Call } from '../../gateway/legacy/endpoint-mapp
 import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
 import type { V3RecordKind } from '../../gateway/legacy/transforms/v3-records.js';
 import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract/operations.js';
-import { parseKeyName } from '../../lib/auth/credentials.js';
+import { parseKeyName } from '../../lib/auth/credential-vocabulary.js';
+import { ScenarioError } from '../../lib/errors/internal-errors.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
 import { type Answer, answerSummary, Deployment, DeploymentError, type DeploymentOptions } from './deployment.js';
 import { Fixtures, type LegacyCall, SCENARIOS, type V3Setup } from './scenarios.js';
@@ -71,9 +72,6 @@ export interface RunOptions extends DeploymentOptions {
 export const ALL_OPERATIONS: readonly string[] = [
   ...new Set(LEGACY_GENERATIONS.flatMap((generation) => LEGACY_OPERATIONS[generation])),
 ];
-
-/** A scenario's setup or legacy call went wrong: the operation is reported as an error. */
-class ScenarioError extends Error {}
 
 /** The scopes every scenario together needs. */
 export const REQUIRED_SCOPES = ['view', 'trade', 'withdraw'] as const;

@@ -11,6 +11,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { MissingMarkerError, UnknownSectionError } from '../../lib/errors/internal-errors.js';
+export { MissingMarkerError, UnknownSectionError } from '../../lib/errors/internal-errors.js';
+
 /** A section's renderer, by its marker name. */
 export type SectionRenderers = Readonly<Record<string, () => string>>;
 
@@ -18,29 +21,6 @@ export type SectionRenderers = Readonly<Record<string, () => string>>;
 export interface GeneratedFile {
   readonly path: string;
   readonly sections: SectionRenderers;
-}
-
-export class MissingMarkerError extends Error {
-  readonly code = 'FXGATE_DOCS_MARKER_MISSING';
-  constructor(
-    readonly file: string,
-    readonly section: string,
-  ) {
-    super(`${file} has no <!-- generated:${section} --> ... <!-- /generated:${section} --> markers`);
-    this.name = 'MissingMarkerError';
-  }
-}
-
-/** A marker no renderer of the file names: its text would never be regenerated, so it is refused. */
-export class UnknownSectionError extends Error {
-  readonly code = 'FXGATE_DOCS_SECTION_UNKNOWN';
-  constructor(
-    readonly file: string,
-    readonly section: string,
-  ) {
-    super(`${file} has a <!-- generated:${section} --> section that nothing generates`);
-    this.name = 'UnknownSectionError';
-  }
 }
 
 const MARKER = /<!-- generated:([a-z0-9-]+) -->/g;

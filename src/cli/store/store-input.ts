@@ -2,16 +2,9 @@
  * Argument checks shared by every EphemeralStore, so that a bad TTL or limit fails the same way
  * in memory as in Redis (where it would otherwise surface as a protocol error, or not at all).
  */
+import { InvalidStoreInputError } from '../../lib/errors/internal-errors.js';
 import type { RateLimitInput } from '../../lib/store/ephemeral-store.js';
-
-/** A caller passed an argument no store can honour: a bug in the caller, never an outage. */
-export class InvalidStoreInputError extends Error {
-  readonly code = 'FXGATE_STORE_INVALID_INPUT';
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidStoreInputError';
-  }
-}
+export { InvalidStoreInputError } from '../../lib/errors/internal-errors.js';
 
 /** Redis PX takes whole positive milliseconds only; the memory store follows suit. */
 export function assertTtlMs(name: string, value: number): void {

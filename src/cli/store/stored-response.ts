@@ -2,16 +2,9 @@
  * The one wire form of a StoredResponse. Both stores keep it as this JSON text, so that a replay
  * is byte-identical whichever store holds it and a record written by an older process still reads.
  */
+import { CorruptStoreRecordError } from '../../lib/errors/internal-errors.js';
 import type { StoredResponse } from '../../lib/store/ephemeral-store.js';
-
-/** A record in the store does not have the shape this code wrote: never replay a guess. */
-export class CorruptStoreRecordError extends Error {
-  readonly code = 'FXGATE_STORE_CORRUPT_RECORD';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CorruptStoreRecordError';
-  }
-}
+export { CorruptStoreRecordError } from '../../lib/errors/internal-errors.js';
 
 export function encodeStoredResponse(response: StoredResponse): string {
   // Named fields only: extra properties on the caller's object must not leak into the record.

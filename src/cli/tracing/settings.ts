@@ -6,6 +6,9 @@
  * SDK and the exporters read themselves. Pure: it loads nothing, so it costs nothing when off.
  */
 
+import { TracingConfigError } from '../../lib/errors/internal-errors.js';
+export { TracingConfigError } from '../../lib/errors/internal-errors.js';
+
 export type TraceExporterName = 'otlp' | 'console';
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
 
@@ -25,14 +28,6 @@ export interface TracingSettings {
   readonly exporter: TraceExporterName;
   /** Only for the otlp exporter. */
   readonly protocol: OtlpProtocol;
-}
-
-/** A value the tracing variables may not have; its message names the variable and the values it takes. */
-export class TracingConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TracingConfigError';
-  }
 }
 
 type Env = Readonly<Record<string, string | undefined>>;

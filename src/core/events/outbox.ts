@@ -4,7 +4,7 @@
  * delivery row per subscribed webhook endpoint. If the transaction rolls back, no event exists;
  * if it commits, the delivery worker will find it, whatever happens to the process afterwards.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { newId } from '../../lib/ids.js';
 

@@ -9,13 +9,14 @@ import { randomBytes } from 'node:crypto';
 
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { SealedColumn } from '../../lib/secrets/sealed-rows.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
+import { webhookUrlCheck } from '../../lib/webhooks/webhook-url.js';
 import { timestamp, v3Id } from '../wire-types.js';
 
 /** Every event type the core emits: docs/contract.md#webhooks-v3-events. */
@@ -37,7 +38,6 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
  * to each of them inside the transaction that records it.
  */
 export const MAX_ACTIVE_ENDPOINTS = 20;
-export const MAX_URL_LENGTH = 2048;
 
 export interface WebhookEndpointRow {
   readonly id: string;
@@ -132,26 +132,9 @@ export function newWebhookSecret(): string {
  * integrators can start with a plain local server.
  */
 export function checkWebhookUrl(url: string, environment: Mode, destinations: DestinationPolicy): string {
-  const refuse = (reason: string): never => {
-    throw new ApiError('WEBHOOK_URL_INVALID', { url, reason });
-  };
-  if (url.length > MAX_URL_LENGTH) refuse(`longer than ${MAX_URL_LENGTH} characters`);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return refuse('not an absolute URL');
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
-    refuse('the scheme must be https (or http in the sandbox)');
-  // Credentials in a URL end up in logs and proxies; the signature is the authentication.
-  if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
-  if (parsed.hash !== '') refuse('the URL must not contain a fragment');
-  const refusal = destinations.refusalOf(parsed);
-  if (refusal !== null) refuse(refusal);
-  if (parsed.protocol === 'http:' && environment === 'live' && !destinations.reachesItself(parsed))
-    refuse('live endpoints must use https');
-  return parsed.href;
+  const checked = webhookUrlCheck(url, environment, destinations, 'endpoints');
+  if ('refusal' in checked) throw new ApiError('WEBHOOK_URL_INVALID', { url, reason: checked.refusal });
+  return checked.href;
 }
 
 export interface CreateEndpointInput {

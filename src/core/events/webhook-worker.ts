@@ -25,7 +25,7 @@
  *   leaves its rows to become due again when the lease runs out.
  */
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
@@ -38,6 +38,12 @@ import {
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
+import {
+  attemptInLanes,
+  DeliveryRounds,
+  oneAfterAnother,
+  roundLeaseUntil,
+} from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
@@ -149,13 +155,10 @@ export class WebhookDeliveryWorker {
   private log: WorkerLog | null;
   private readonly random: () => number;
   private readonly keyring: SealingKeyring;
-  /** One controller per round in progress; stop() aborts them. */
-  private readonly rounds = new Set<AbortController>();
+  /** The rounds in progress, which stop() interrupts. */
+  private readonly rounds = new DeliveryRounds('webhook worker');
   /** Ticks until stop(): at once after a full batch, else after pollIntervalMs. */
   private readonly loop: PollLoop;
-  private closed = false;
-  private stopping: Promise<void> | null = null;
-
   constructor(deps: WebhookWorkerDependencies) {
     this.db = deps.db;
     this.options = {
@@ -170,6 +173,7 @@ export class WebhookDeliveryWorker {
     this.destinations = webhookPolicies(deps.outbound);
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
     this.loop = createPollLoop({
+      name: 'webhook worker',
       intervalMs: this.options.pollIntervalMs,
       firstDelayMs: 0,
       tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
@@ -183,50 +187,30 @@ export class WebhookDeliveryWorker {
    * when given, is where failed rounds are reported (the app passes its own when it starts jobs).
    */
   start(log?: WorkerLog): void {
-    if (this.loop.running || this.closed) return;
+    if (this.loop.running || this.rounds.closed) return;
     this.log ??= log ?? null;
     this.loop.start();
   }
 
   /** Stops polling, interrupts the rounds in progress and waits for the loop to end; idempotent. */
   stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
-    return this.stopping;
-  }
-
-  private async shutdown(): Promise<void> {
-    this.closed = true;
-    const ended = this.loop.stop();
-    for (const round of this.rounds) round.abort(new Error('webhook worker stopping'));
-    await ended;
-    await this.outboundFetchers.close();
+    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
-  async runOnce(): Promise<number> {
-    if (this.closed) throw new Error('the webhook worker is stopped');
-    const round = new AbortController();
-    this.rounds.add(round);
-    try {
-      return this.options.claim === 'lock'
-        ? await this.lockedRound(round.signal)
-        : await this.leasedRound(round.signal);
-    } finally {
-      this.rounds.delete(round);
-    }
+  runOnce(): Promise<number> {
+    return this.rounds.run((signal) =>
+      this.options.claim === 'lock' ? this.lockedRound(signal) : this.leasedRound(signal),
+    );
   }
 
   private async lockedRound(signal: AbortSignal): Promise<number> {
     return this.db.transaction(async (tx) => {
       const rows = await claimLocked(tx, this.now(), this.options.batchSize);
-      // The attempts run concurrently, but their results are written one after another: a
-      // connection runs one statement at a time, and pg refuses overlapping queries from 9.0 on.
-      let writes: Promise<void> = Promise.resolve();
-      const record = (row: ClaimedDelivery, result: AttemptResult | null, at: Date) => {
-        const write = writes.then(() => this.record(tx, row, result, at));
-        writes = write.catch(() => undefined);
-        return write;
-      };
+      // The attempts run concurrently, but their results are written one after another on the round's connection.
+      const record = oneAfterAnother((row: ClaimedDelivery, result: AttemptResult | null, at: Date) =>
+        this.record(tx, row, result, at),
+      );
       // Rows not reached before a stop need nothing: the commit unlocks them and they are still due.
       await this.attemptAll(rows, signal, record);
       return rows.length;
@@ -235,9 +219,7 @@ export class WebhookDeliveryWorker {
 
   private async leasedRound(signal: AbortSignal): Promise<number> {
     const now = this.now();
-    // The longest a round can hold a row: its attempts run in waves of `concurrency`.
-    const waves = Math.ceil(this.options.batchSize / this.options.concurrency) + 1;
-    const leaseUntil = new Date(now.getTime() + waves * this.options.requestTimeoutMs);
+    const leaseUntil = roundLeaseUntil(now, this.options);
     const rows = await this.db.transaction((tx) => claimLeased(tx, now, this.options.batchSize, leaseUntil));
     const reached = await this.attemptAll(rows, signal, (row, result, at) =>
       this.db.transaction((tx) => this.record(tx, row, result, at)),
@@ -253,34 +235,21 @@ export class WebhookDeliveryWorker {
     return rows.length;
   }
 
-  /**
-   * Attempts the rows, `concurrency` at a time, stopping early when the signal aborts; returns
-   * the ids it reached. Every lane is awaited even when one fails, so nothing still uses the
-   * round's transaction after it has ended.
-   */
-  private async attemptAll(
+  /** Attempts the rows in lanes (src/lib/webhooks/delivery-rounds.ts); returns the ids it reached. */
+  private attemptAll(
     rows: readonly ClaimedDelivery[],
     signal: AbortSignal,
     record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
   ): Promise<Set<string>> {
-    const reached = new Set<string>();
-    let next = 0;
-    const lane = async () => {
-      while (next < rows.length && !signal.aborted) {
-        const row = rows[next++]!;
-        reached.add(row.id);
-        const attemptedAt = this.now();
-        // An endpoint deleted after its delivery was fanned out: nothing is sent.
-        const result = row.endpoint_status === 'ACTIVE' ? await this.attempt(row, attemptedAt, signal) : null;
-        await record(row, result, attemptedAt);
-      }
-    };
-    const lanes = await Promise.allSettled(
-      Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane),
-    );
-    const failed = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
-    if (failed) throw failed.reason;
-    return reached;
+    return attemptInLanes(rows, {
+      concurrency: this.options.concurrency,
+      signal,
+      now: this.now,
+      // An endpoint deleted after its delivery was fanned out: nothing is sent.
+      attempt: (row, attemptedAt) =>
+        row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
+      record,
+    });
   }
 
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {

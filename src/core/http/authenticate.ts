@@ -11,7 +11,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import {
   checkApiToken,
   parseApiToken,

@@ -6,8 +6,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 
-import type { Scope } from '../../lib/auth/credentials.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { Scope } from '../../lib/auth/credential-vocabulary.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import type { Principal } from '../principal.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';

@@ -5,10 +5,10 @@
  * carries a code the document does not list. Part of the core's HTTP layer; reads only the
  * operation's declaration.
  */
-import type { ErrorCode } from '../../lib/errors/catalog.js';
-import { requiresIdempotencyKey } from './idempotency.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import type { OperationMeta } from './operation.js';
 import { isWriteMethod } from './request-state.js';
+import { requiresIdempotencyKey } from './v3-idempotency.js';
 
 /** What the HTTP server answers before any route runs, whatever the request names (docs/contract.md#errors-before-routing). */
 export const BEFORE_ROUTING_CODES = [

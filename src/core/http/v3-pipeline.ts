@@ -15,12 +15,12 @@ import type { EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import { createAuthenticator } from './authenticate.js';
 import { acceptBody, installRawBodyParser } from './body.js';
 import { createErrorHandler, type ErrorHandler } from './error-handler.js';
-import { createIdempotency, requiresIdempotencyKey } from './idempotency.js';
 import type { Operation, OperationMeta } from './operation.js';
 import { addressSubject, createRateLimiter } from './rate-limit.js';
 import { attachRequestContext } from './request-context.js';
 import type { V3RequestState } from './request-state.js';
 import { registerMethodNotAllowedRoutes, rejectUnroutable } from './routing.js';
+import { createIdempotency, requiresIdempotencyKey } from './v3-idempotency.js';
 import { validateBody, validateNoParameters, validateQuery } from './validation.js';
 
 export interface V3PipelineOptions {

@@ -85,6 +85,7 @@ export function createPollingJob(options: PollingJobOptions, claims: Omit<ClaimR
   let log = options.log;
   const runOnce = () => runClaimRound(round, log);
   const loop = createPollLoop({
+    name: claims.names.job,
     intervalMs: options.intervalMs ?? POLLING_JOB_DEFAULTS.intervalMs,
     tick: async () => {
       await runOnce();

@@ -5,10 +5,12 @@
  * together. Account balances are maintained rows, updated in the same transaction; the check
  * in ledger-check.ts proves them equal to the sum of their entries.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
+import { UnbalancedMovementError } from '../../lib/errors/internal-errors.js';
 import { newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
+export { UnbalancedMovementError } from '../../lib/errors/internal-errors.js';
 
 /**
  * client: the org's own balance in a currency (its id is the v3 balance id).
@@ -39,18 +41,6 @@ export interface PostedMovement {
   readonly transactionId: string;
   /** Each account the movement changed (a posting netting to zero changes none), with its new balance. */
   readonly balances: readonly { readonly account: AccountKind; readonly currency: string; readonly balance: Decimal }[];
-}
-
-/** A movement whose entries do not sum to zero per currency: a programming error, never posted. */
-export class UnbalancedMovementError extends Error {
-  readonly code = 'FXGATE_LEDGER_UNBALANCED';
-  constructor(
-    readonly currency: string,
-    readonly sum: string,
-  ) {
-    super(`ledger movement does not balance in ${currency}: entries sum to ${sum}`);
-    this.name = 'UnbalancedMovementError';
-  }
 }
 
 interface AccountTotal {

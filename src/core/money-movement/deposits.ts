@@ -20,7 +20,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import type { ValidationIssue } from '../../lib/errors/validation-issues.js';

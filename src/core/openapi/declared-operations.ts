@@ -4,7 +4,8 @@
  * inside handlers, so they are given a context whose every member refuses to run. Part of the
  * core; builds the same list buildCoreApp serves (app.ts, operationsOn).
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
+import { DetachedContextError } from '../../lib/errors/internal-errors.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
@@ -13,14 +14,7 @@ import type { Operation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import type { TradingContext } from '../trading/trading-context.js';
 import { buildV3Document } from './v3-document.js';
-
-/** Thrown by a detached context: a declaration was asked to serve. */
-export class DetachedContextError extends Error {
-  constructor(readonly member: string) {
-    super(`${member}: these operations were built for their declarations and cannot serve requests`);
-    this.name = 'DetachedContextError';
-  }
-}
+export { DetachedContextError } from '../../lib/errors/internal-errors.js';
 
 /** An object whose every member is a function that throws DetachedContextError. */
 function detached<T extends object>(name: string): T {

@@ -13,7 +13,12 @@ import {
   type ZodOpenApiResponsesObject,
 } from 'zod-openapi';
 
-import { ERROR_CATALOG, type ErrorCode, type RetryStrategy, retryStrategyFor } from '../../lib/errors/catalog.js';
+import {
+  ERROR_CATALOG,
+  type ErrorCode,
+  type RetryStrategy,
+  retryStrategyFor,
+} from '../../lib/errors/v3-error-catalog.js';
 import {
   anyCasePattern,
   documentPath,
@@ -27,10 +32,10 @@ import {
   REQUEST_ID_PARAMETER,
   type ResponseHeaderName,
 } from '../../lib/openapi/document.js';
-import { requiresIdempotencyKey } from '../http/idempotency.js';
 import type { Operation } from '../http/operation.js';
 import { DOCUMENT_ERROR_CODES, operationErrorCodes } from '../http/pipeline-errors.js';
 import { isWriteMethod } from '../http/request-state.js';
+import { requiresIdempotencyKey } from '../http/v3-idempotency.js';
 
 /** The operations' groups, by the first path segment below `/v3/fx/`, in the reference's order. */
 const TAGS = {

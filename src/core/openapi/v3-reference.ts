@@ -7,7 +7,7 @@
  */
 import type { oas31 } from 'zod-openapi';
 
-import { isErrorCode } from '../../lib/errors/catalog.js';
+import { isErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { headingAnchor } from './anchors.js';
 import { coreV3Document } from './declared-operations.js';

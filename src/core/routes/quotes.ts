@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 import { ApiError } from '../../lib/errors/api-error.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
 import {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { defineOperation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import { cursorScope } from '../pagination/cursor-codec.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { defineOperation } from '../http/operation.js';
 import { quoteRecordSchema } from '../trading/quotes.js';
 import { createReverseQuote, reversalDetails, reversalDetailsSchema, reverseTrade } from '../trading/reversals.js';

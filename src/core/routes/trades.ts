@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 import { ApiError } from '../../lib/errors/api-error.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { failpoint } from '../../lib/failpoints.js';
 import { defineOperation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';

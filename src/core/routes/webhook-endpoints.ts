@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Database } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';

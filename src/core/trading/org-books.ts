@@ -4,11 +4,27 @@
  * operator CLI (`fxgate orgs`) changes it. Every change is one conditional UPDATE, so that two
  * operators, or an operator and a trade reserving credit, never lose each other's writes.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
+import {
+  CreditLineBelowCommittedError,
+  InvalidCreditLineError,
+  InvalidPairError,
+  OrgBookNotFoundError,
+  UnknownCurrencyError,
+} from '../../lib/errors/internal-errors.js';
 import { type Decimal, formatDecimal, parseDecimal } from '../../lib/money.js';
 import { pairKey } from './reference-data.js';
+export {
+  CreditLineBelowCommittedError,
+  InvalidCreditLineError,
+  InvalidPairError,
+  OrgBookError,
+  type OrgBookErrorCode,
+  OrgBookNotFoundError,
+  UnknownCurrencyError,
+} from '../../lib/errors/internal-errors.js';
 
 export interface OrgBook {
   readonly orgId: string;
@@ -22,75 +38,6 @@ export interface OrgBook {
   /** 'BUY/SELL' (the currency bought, then the one sold), sorted. */
   readonly disabledPairs: readonly string[];
   readonly updatedAt: Date;
-}
-
-export type OrgBookErrorCode =
-  | 'FXGATE_ORG_BOOK_NOT_FOUND'
-  | 'FXGATE_INVALID_CREDIT_LINE'
-  | 'FXGATE_CREDIT_LINE_BELOW_COMMITTED'
-  | 'FXGATE_UNKNOWN_CURRENCY'
-  | 'FXGATE_INVALID_PAIR';
-
-/** The operator-side failures of this module; `code` is stable, the message is for people. */
-export abstract class OrgBookError extends Error {
-  abstract readonly code: OrgBookErrorCode;
-}
-
-export class OrgBookNotFoundError extends OrgBookError {
-  readonly code = 'FXGATE_ORG_BOOK_NOT_FOUND';
-  constructor(
-    readonly orgId: string,
-    readonly environment: Mode,
-  ) {
-    super(`org ${orgId} has no ${environment} book (no such org)`);
-    this.name = 'OrgBookNotFoundError';
-  }
-}
-
-export class InvalidCreditLineError extends OrgBookError {
-  readonly code = 'FXGATE_INVALID_CREDIT_LINE';
-  constructor(
-    readonly amountUsd: string,
-    reason: string,
-  ) {
-    super(`invalid credit line ${amountUsd} USD: ${reason}`);
-    this.name = 'InvalidCreditLineError';
-  }
-}
-
-export class CreditLineBelowCommittedError extends OrgBookError {
-  readonly code = 'FXGATE_CREDIT_LINE_BELOW_COMMITTED';
-  constructor(
-    readonly orgId: string,
-    readonly environment: Mode,
-    readonly amountUsd: Decimal,
-    readonly committedUsd: Decimal,
-  ) {
-    super(
-      `the ${environment} credit line of org ${orgId} cannot be ${formatDecimal(amountUsd)} USD: ` +
-        `${formatDecimal(committedUsd)} USD is committed to unsettled trades now`,
-    );
-    this.name = 'CreditLineBelowCommittedError';
-  }
-}
-
-export class UnknownCurrencyError extends OrgBookError {
-  readonly code = 'FXGATE_UNKNOWN_CURRENCY';
-  constructor(readonly currency: string) {
-    super(`unknown currency ${JSON.stringify(currency)}`);
-    this.name = 'UnknownCurrencyError';
-  }
-}
-
-export class InvalidPairError extends OrgBookError {
-  readonly code = 'FXGATE_INVALID_PAIR';
-  constructor(
-    readonly buyCurrency: string,
-    readonly sellCurrency: string,
-  ) {
-    super(`a pair is two different currencies, not ${buyCurrency}/${sellCurrency}`);
-    this.name = 'InvalidPairError';
-  }
 }
 
 /** The bounds of the column, numeric(38, 18): larger or finer values would fail or be rounded by PostgreSQL. */

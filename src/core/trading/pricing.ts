@@ -18,8 +18,10 @@
  */
 import type BigNumber from 'bignumber.js';
 
+import { InvalidPriceInputError } from '../../lib/errors/internal-errors.js';
 import { Decimal } from '../../lib/money.js';
 import { RATE_DECIMALS } from './rate-source.js';
+export { InvalidPriceInputError } from '../../lib/errors/internal-errors.js';
 
 export interface PriceInput {
   buyCurrency: string;
@@ -44,18 +46,6 @@ export interface ReversalDifferential {
   direction: 'CREDIT' | 'DEBIT';
   /** Absolute difference, in the original's sell currency; never negative. */
   differentialAmount: Decimal;
-}
-
-/** A programming error in the caller: pricing inputs are validated before pricing. */
-export class InvalidPriceInputError extends Error {
-  readonly code = 'FXGATE_INVALID_PRICE_INPUT';
-  constructor(
-    readonly field: keyof PriceInput,
-    detail: string,
-  ) {
-    super(`invalid pricing input ${field}: ${detail}`);
-    this.name = 'InvalidPriceInputError';
-  }
 }
 
 /** Currency decimals the arithmetic supports; the currencies table holds 0 to 6, money columns 18. */

@@ -5,7 +5,9 @@
  * DEFAULT_USD_PRICES and the FXGATE_RATES overrides; a live feed can replace it behind the
  * same interface.
  */
+import { InvalidRateTableError, UnknownCurrencyRateError } from '../../lib/errors/internal-errors.js';
 import { Decimal } from '../../lib/money.js';
+export { InvalidRateTableError, UnknownCurrencyRateError } from '../../lib/errors/internal-errors.js';
 
 /** Fractional digits of every rate fxgate quotes (mid and client). */
 export const RATE_DECIMALS = 10;
@@ -34,22 +36,6 @@ export interface RateSource {
   usdPrice(currency: string): Promise<Decimal>;
   /** Mid rate: units of `quote` per one unit of `base`, = usdPrice(base)/usdPrice(quote), rounded to RATE_DECIMALS (10) half-even. */
   midRate(base: string, quote: string): Promise<Decimal>;
-}
-
-export class InvalidRateTableError extends Error {
-  readonly code = 'FXGATE_INVALID_RATE_TABLE';
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid rate table:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'InvalidRateTableError';
-  }
-}
-
-export class UnknownCurrencyRateError extends Error {
-  readonly code = 'FXGATE_UNKNOWN_CURRENCY_RATE';
-  constructor(readonly currency: string) {
-    super(`no USD price for currency ${JSON.stringify(currency.slice(0, 16))}`);
-    this.name = 'UnknownCurrencyRateError';
-  }
 }
 
 /**

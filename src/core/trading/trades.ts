@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
 import { takeArmedFailpoint } from '../../lib/failpoints.js';

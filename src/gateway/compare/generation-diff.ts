@@ -174,6 +174,11 @@ function jsonTypeProblem(type: FieldType, nullable: boolean, value: unknown): st
   return json === wanted ? null : `a JSON ${json} where the declaration says a JSON ${wanted}`;
 }
 
+/** An answer-only value's verdict: its type problem, if any (such a value is not compared with v3). */
+function typeVerdict(typeProblem: string | null, actual: unknown): Omit<FieldProblem, 'path'> | null {
+  return typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null;
+}
+
 /** An expected value as the legacy body would write it: amounts and integers as bare digits. */
 function expectedText(type: FieldType, value: unknown): string {
   if ((type === 'amount' || type === 'integer') && (typeof value === 'string' || typeof value === 'number'))
@@ -521,13 +526,7 @@ class Judge {
         }
         const typeProblem = jsonTypeProblem(declared.type, declared.nullable === true, actual);
         if (node.answerOnly) {
-          this.ledger.value(
-            normalized,
-            declaration,
-            path,
-            typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null,
-            node.answerOnly,
-          );
+          this.ledger.value(normalized, declaration, path, typeVerdict(typeProblem, actual), node.answerOnly);
           continue;
         }
         if (!v3!.ok) {
@@ -649,13 +648,7 @@ class Judge {
     }
     const typeProblem = jsonTypeProblem(node.type, false, actual);
     if (node.answerOnly) {
-      this.ledger.value(
-        normalized,
-        declaration,
-        path,
-        typeProblem ? { kind: 'differs', actual: legacyValueText(actual), note: typeProblem } : null,
-        node.answerOnly,
-      );
+      this.ledger.value(normalized, declaration, path, typeVerdict(typeProblem, actual), node.answerOnly);
       return;
     }
     const answer = await this.reread(node.from);

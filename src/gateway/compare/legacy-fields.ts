@@ -29,13 +29,14 @@ export type LegacyFieldIndex = ReadonlyMap<string, LegacyFieldInfo>;
 
 const PAGINATION_FIELDS = ['total', 'start', 'end', 'page', 'limit'] as const;
 
-function join(prefix: string, key: string): string {
+/** `prefix.key`, or `key` at the top. */
+export function joinPath(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`;
 }
 
 function indexNode(node: LayoutNode, path: string, records: RecordTable, index: Map<string, LegacyFieldInfo>): void {
   if ('object' in node) {
-    for (const [key, child] of Object.entries(node.object)) indexNode(child, join(path, key), records, index);
+    for (const [key, child] of Object.entries(node.object)) indexNode(child, joinPath(path, key), records, index);
     return;
   }
   if ('field' in node) {
@@ -50,7 +51,7 @@ function indexNode(node: LayoutNode, path: string, records: RecordTable, index: 
   const shape = records[recordName]!;
   const base = 'record' in node ? path : 'keyedBy' in node ? `${path}[].*` : `${path}[]`;
   for (const [field, declaration] of Object.entries(shape.fields)) {
-    index.set(join(base, field), {
+    index.set(joinPath(base, field), {
       type: declaration.type,
       nullable: declaration.nullable === true,
       origin: { kind: 'record', record: recordName, field, declaration },
@@ -95,7 +96,8 @@ export interface LegacyLeaf {
   readonly value: unknown;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** A plain object of a parsed body (not an array, not a lossless number). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return (
     value !== null &&
     typeof value === 'object' &&
@@ -104,25 +106,55 @@ function isObject(value: unknown): value is Record<string, unknown> {
   );
 }
 
+/** Per index, computed once: every body of an operation is walked with the same one. */
+const prefixesOf = new WeakMap<LegacyFieldIndex, ReadonlySet<string>>();
+
+/** Every prefix of every typed path, to tell a data-chosen key (`*`) from a declared one. */
+function knownPrefixes(index: LegacyFieldIndex): ReadonlySet<string> {
+  let known = prefixesOf.get(index);
+  if (known === undefined) {
+    const prefixes = new Set<string>();
+    for (const path of index.keys()) {
+      const parts = path.split('.');
+      for (let end = 1; end <= parts.length; end += 1) prefixes.add(parts.slice(0, end).join('.'));
+    }
+    known = prefixes;
+    prefixesOf.set(index, known);
+  }
+  return known;
+}
+
+/** The id that matches an element across two lists; null when it has none. */
+export function legacyElementId(element: unknown): string | null {
+  if (!isPlainObject(element)) return null;
+  const id = element.id;
+  return typeof id === 'string' && id !== '' ? id.toLowerCase() : null;
+}
+
 /**
  * Every leaf of a body (a value that is neither a plain object nor an array), with its paths. An
- * object key is normalised to `*` where the index knows `<prefix>.*` and not `<prefix>.<key>`.
+ * object key is normalised to `*` where the index knows `<prefix>.*` and not `<prefix>.<key>`. A
+ * list element is named by its position, or by its id (`[id=...]`) in the lists `byId` names by
+ * their normalised path.
  */
-export function legacyLeaves(body: unknown, index: LegacyFieldIndex): LegacyLeaf[] {
-  const known = new Set<string>();
-  for (const path of index.keys()) {
-    const parts = path.split('.');
-    for (let end = 1; end <= parts.length; end += 1) known.add(parts.slice(0, end).join('.'));
-  }
+export function legacyLeaves(
+  body: unknown,
+  index: LegacyFieldIndex,
+  byId: (normalized: string) => boolean = () => false,
+): LegacyLeaf[] {
+  const known = knownPrefixes(index);
   const leaves: LegacyLeaf[] = [];
   const walk = (value: unknown, path: string, normalized: string): void => {
     if (Array.isArray(value)) {
-      value.forEach((element, position) => walk(element, `${path}[${position}]`, `${normalized}[]`));
-    } else if (isObject(value)) {
+      const named = byId(normalized);
+      value.forEach((element, position) =>
+        walk(element, `${path}[${named ? `id=${legacyElementId(element)!}` : position}]`, `${normalized}[]`),
+      );
+    } else if (isPlainObject(value)) {
       for (const [key, child] of Object.entries(value)) {
-        const named = join(normalized, key);
-        const wildcard = join(normalized, '*');
-        walk(child, join(path, key), !known.has(named) && known.has(wildcard) ? wildcard : named);
+        const named = joinPath(normalized, key);
+        const wildcard = joinPath(normalized, '*');
+        walk(child, joinPath(path, key), !known.has(named) && known.has(wildcard) ? wildcard : named);
       }
     } else {
       leaves.push({ path, normalized, value });

@@ -71,7 +71,7 @@
  * would turn a cache outage into a full outage. The caller says which it is (`write`); when it
  * does not, the request is treated as a write (closed).
  */
-import { type Mode, parseKeyName, type Scope } from '../../lib/auth/credentials.js';
+import { type Mode, parseKeyName, type Scope } from '../../lib/auth/credential-vocabulary.js';
 import {
   TOKEN_FAILURE_ERROR_CODES,
   TokenVerificationError,
@@ -79,7 +79,7 @@ import {
   verifyApiToken,
 } from '../../lib/auth/jwt.js';
 import { singleUseVerdict, tokenNonce } from '../../lib/auth/single-use.js';
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../lib/keys/key-registry.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 import type { LegacyGeneration } from './catalog.js';

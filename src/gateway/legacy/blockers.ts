@@ -24,7 +24,7 @@
  */
 import { z } from 'zod';
 
-import type { Scope } from '../../lib/auth/credentials.js';
+import type { Scope } from '../../lib/auth/credential-vocabulary.js';
 import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from './catalog.js';
 import type { EndpointMapping, LegacyMethod } from './endpoint-mappings.js';
 import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';

@@ -7,7 +7,7 @@
  * entry carries the source and reason its declaration gives. Reads the validated declarations;
  * writes nothing. docs/legacy-api.md has the full reference, field by field.
  */
-import { ERROR_CATALOG, ERROR_CODES } from '../../lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_CODES } from '../../lib/errors/v3-error-catalog.js';
 import { LEGACY_OPERATIONS } from './catalog.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer } from './error-tables.js';

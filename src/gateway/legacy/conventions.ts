@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';

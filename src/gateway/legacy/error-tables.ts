@@ -11,7 +11,13 @@
  */
 import { z } from 'zod';
 
-import { ERROR_CODES, ERROR_TYPES, type ErrorCode, type ErrorType, isErrorCode } from '../../lib/errors/catalog.js';
+import {
+  ERROR_CODES,
+  ERROR_TYPES,
+  type ErrorCode,
+  type ErrorType,
+  isErrorCode,
+} from '../../lib/errors/v3-error-catalog.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation, type V1Operation } from './catalog.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
 

@@ -31,9 +31,11 @@ import {
   DEFAULT_V1_SUNSET_AT,
   DEFAULT_V2_MIGRATION_URL,
 } from '../../lib/config.js';
+import { GenerationRetired } from '../../lib/errors/internal-errors.js';
 import { imfFixdate, instantText, parseInstant, structuredDate, type TimeInterval } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from './catalog.js';
 import type { LegacyReplyOptions } from './reply.js';
+export { GenerationRetired, type RetirementKind } from '../../lib/errors/internal-errors.js';
 
 /** A generation's retirement plan; instants in ms since the epoch. */
 export interface GenerationRetirement {
@@ -66,26 +68,6 @@ export const V1_RETIREMENT_DEFAULTS = {
   sunsetAt: parseInstant(DEFAULT_V1_SUNSET_AT),
   afterSunset: 'refuse',
 } as const satisfies GenerationRetirement;
-
-export type RetirementKind = 'brownout' | 'sunset';
-
-/** A request refused because its generation is retired or browned out; failure.ts answers it as it is. */
-export class GenerationRetired extends Error {
-  readonly status = 410;
-  constructor(
-    readonly kind: RetirementKind,
-    readonly generation: LegacyGeneration,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'GenerationRetired';
-  }
-
-  /** The legacy error body, `{status: 'error', message}`. */
-  get body(): string {
-    return JSON.stringify({ status: 'error', message: this.message });
-  }
-}
 
 /** A generation's plan as the gateway applies it: every default filled in, the exempt orgs in lower case. */
 export interface ResolvedRetirement {

@@ -10,18 +10,13 @@
  * whether a field is required is the request or response schema's business, not the path's.
  */
 
+import { JsonPathSyntaxError } from '../../lib/errors/internal-errors.js';
+export { JsonPathSyntaxError } from '../../lib/errors/internal-errors.js';
+
 export type JsonPathStep =
   { readonly kind: 'key'; readonly key: string } | { readonly kind: 'each' } | { readonly kind: 'values' };
 
 const SEGMENT = /^(?:(\*)|([A-Za-z_$][A-Za-z0-9_$]*))((?:\[\])*)$/;
-
-export class JsonPathSyntaxError extends Error {
-  readonly code = 'FXGATE_JSON_PATH_SYNTAX';
-  constructor(readonly path: string) {
-    super(`not a JSON path of the form key.key[].*: ${JSON.stringify(path)}`);
-    this.name = 'JsonPathSyntaxError';
-  }
-}
 
 export function parseJsonPath(path: string): readonly JsonPathStep[] {
   if (path.length === 0) throw new JsonPathSyntaxError(path);

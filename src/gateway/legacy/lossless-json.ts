@@ -16,9 +16,16 @@
  */
 import { isLosslessNumber, parse } from 'lossless-json';
 
+import { LegacyJsonParseError, LegacyJsonWriteError } from '../../lib/errors/internal-errors.js';
 import { findKeyProblem } from '../../lib/json/strict-json.js';
 import { Decimal, DECIMAL_PATTERN, formatDecimal } from '../../lib/money.js';
 import { type ActivePaths, compileJsonPaths, endsHere, intoElement, intoKey, JsonLocation } from './json-paths.js';
+export {
+  LegacyJsonParseError,
+  type LegacyJsonParseReason,
+  LegacyJsonWriteError,
+  type LegacyJsonWriteReason,
+} from '../../lib/errors/internal-errors.js';
 
 /** Bounds on one legacy amount, so `1e999999` cannot become a million digits of text. */
 export const LEGACY_NUMBER_LIMITS = {
@@ -32,39 +39,6 @@ export const LEGACY_NUMBER_LIMITS = {
 /** Nesting depth of a legacy body, read or written (legacy bodies are a few levels deep; a cycle
  * in an answer being built would otherwise recurse until the stack overflows). */
 export const LEGACY_JSON_MAX_DEPTH = 64;
-
-export type LegacyJsonParseReason =
-  'MALFORMED_JSON' | 'DUPLICATE_KEY' | 'FORBIDDEN_KEY' | 'TOO_DEEP' | 'INVALID_NUMBER' | 'NUMBER_OUT_OF_RANGE';
-
-/** The client's body is not acceptable JSON: the legacy 400 (Query validation failed). */
-export class LegacyJsonParseError extends Error {
-  readonly code = 'FXGATE_LEGACY_JSON_PARSE';
-  constructor(
-    readonly reason: LegacyJsonParseReason,
-    /** Where in the body, e.g. `amount` or `data[2].amount`; empty for the whole text. */
-    readonly location: string,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${reason}${location === '' ? '' : ` at ${location}`}: ${detail}`, options);
-    this.name = 'LegacyJsonParseError';
-  }
-}
-
-export type LegacyJsonWriteReason = 'NOT_A_DECIMAL_STRING' | 'UNSAFE_NUMBER' | 'UNSUPPORTED_VALUE' | 'TOO_DEEP';
-
-/** The gateway built an answer it must not send: a defect, the legacy 500. */
-export class LegacyJsonWriteError extends Error {
-  readonly code = 'FXGATE_LEGACY_JSON_WRITE';
-  constructor(
-    readonly reason: LegacyJsonWriteReason,
-    readonly location: string,
-    detail: string,
-  ) {
-    super(`${reason}${location === '' ? '' : ` at ${location}`}: ${detail}`);
-    this.name = 'LegacyJsonWriteError';
-  }
-}
 
 /** A JSON number's grammar (RFC 8259), split into sign, integer, fraction and exponent. */
 const JSON_NUMBER = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?$/;

@@ -1,19 +1,9 @@
 /**
- * A legacy mapping table that must not be served: the gateway refuses to start with it. The
- * message lists every problem found, one per line, so one start-up attempt shows them all.
+ * A legacy mapping table that must not be served: the gateway refuses to start with it
+ * (LegacyMappingError, in src/lib/errors/internal-errors.ts). The message lists every problem
+ * found, one per line, so one start-up attempt shows them all.
  */
-export class LegacyMappingError extends Error {
-  readonly code = 'FXGATE_LEGACY_MAPPING_INVALID';
-  constructor(
-    readonly table: string,
-    readonly problems: readonly string[],
-  ) {
-    super(
-      `${table} is not a valid legacy mapping table (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`,
-    );
-    this.name = 'LegacyMappingError';
-  }
-}
+export { LegacyMappingError } from '../../lib/errors/internal-errors.js';
 
 /** zod issues as `where: what` lines. */
 export function describeIssues(

@@ -11,7 +11,7 @@
  * Pure: takes the declarations and the v3 document, returns text. Declared prose is escaped
  * here (`&`, `<`, `>`), so the only raw HTML in a guide is its own anchors.
  */
-import { ERROR_CATALOG, type ErrorCode, isErrorCode } from '../../lib/errors/catalog.js';
+import { ERROR_CATALOG, type ErrorCode, isErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { ID_PREFIXES } from '../../lib/ids.js';
 import { type OpenApiDocument, openApiPath, type OpenApiSchema } from '../../lib/openapi/document.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './catalog.js';

@@ -60,7 +60,9 @@
  */
 import { z } from 'zod';
 
+import { CursorRejectedError, PageWalkError, SnapshotMismatchError } from '../../lib/errors/internal-errors.js';
 import { type EphemeralStore, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
+export { CursorRejectedError, PageWalkError } from '../../lib/errors/internal-errors.js';
 
 /** One v3 cursor page as the list endpoint answers it (docs/contract.md#pagination-cursor). */
 export interface CursorListPage {
@@ -78,24 +80,6 @@ export type FetchCursorPage = (query: {
   readonly limit: number;
   readonly startingAfter?: string;
 }) => Promise<CursorListPage>;
-
-/** Thrown by a FetchCursorPage when v3 refused the cursor it was given (VALIDATION_QUERY_FAILED). */
-export class CursorRejectedError extends Error {
-  readonly code = 'FXGATE_CURSOR_REJECTED';
-  constructor(message = 'v3 refused a cached cursor', options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CursorRejectedError';
-  }
-}
-
-/** v3 answered in a way that cannot be walked to an end: the request fails rather than loops. */
-export class PageWalkError extends Error {
-  readonly code = 'FXGATE_PAGE_WALK_FAILED';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PageWalkError';
-  }
-}
 
 export interface PageRequest {
   /** 1-based page number. */
@@ -181,14 +165,6 @@ interface Window {
 interface Served {
   readonly snapshot: Snapshot;
   readonly records: readonly ListRecord[];
-}
-
-/** The snapshot's total disagrees with what v3 shows; only a cold walk can tell the truth. */
-class SnapshotMismatchError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SnapshotMismatchError';
-  }
 }
 
 const snapshotSchema = z

@@ -6,7 +6,7 @@
  * answers. `npm run docs` writes them into docs/legacy-api.md, and a test fails when that page
  * is stale, so the docs cannot drift from what the gateway serves.
  */
-import { ERROR_CODES } from '../../lib/errors/catalog.js';
+import { ERROR_CODES } from '../../lib/errors/v3-error-catalog.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './catalog.js';
 import type { AnswerOnly, EndpointMapping, IdempotencyRule, LayoutNode } from './endpoint-mappings.js';
 import type { LegacyErrorAnswer, LegacyErrorRow } from './error-tables.js';

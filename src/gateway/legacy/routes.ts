@@ -14,7 +14,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import type { ErrorCode } from '../../lib/errors/catalog.js';
+import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { randomHex } from '../../lib/random.js';
 import type { InFlightRequests } from '../in-flight.js';
 import { NO_OPERATION } from '../usage/usage-recorder.js';

@@ -6,7 +6,7 @@
  * included), the error answers of the generation's error table, and the legacy bearer JWT.
  * Part of the gateway; imports lib and the legacy layer's declarations, never the core.
  */
-import { ERROR_CODES, type ErrorCode } from '../../lib/errors/catalog.js';
+import { ERROR_CODES, type ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import {
   anyCasePattern,
   documentPath,

@@ -27,6 +27,7 @@ import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
 
+import { InvalidLegacyServiceUrlError, LegacyTimeoutError } from '../../lib/errors/internal-errors.js';
 import { operatorServicePolicy, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { guardedPool } from '../../lib/net/guarded-connector.js';
 import {
@@ -42,6 +43,7 @@ import {
 import { forwardedFor } from '../forwarded-for.js';
 import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
+export { InvalidLegacyServiceUrlError, LegacyTimeoutError } from '../../lib/errors/internal-errors.js';
 
 /**
  * With tracing on, the CLIENT span of a call to the legacy service, named by the legacy route's
@@ -102,23 +104,6 @@ export interface LegacyServiceOptions {
 
 /** How refusals name the service, so that the operator knows which setting to look at. */
 const SERVICE_NAME = 'the legacy service (FXGATE_SHADOW_URL)';
-
-export class InvalidLegacyServiceUrlError extends Error {
-  readonly code = 'FXGATE_SHADOW_URL_INVALID';
-  constructor(url: string, reason: string) {
-    super(`invalid legacy service URL ${url}: ${reason}`);
-    this.name = 'InvalidLegacyServiceUrlError';
-  }
-}
-
-/** The legacy service did not answer a mirrored read in time. */
-export class LegacyTimeoutError extends Error {
-  readonly code = 'FXGATE_SHADOW_TIMEOUT';
-  constructor(timeoutMs: number) {
-    super(`the legacy service did not answer within ${timeoutMs} ms`);
-    this.name = 'LegacyTimeoutError';
-  }
-}
 
 /** The relay could not get an answer. `mayHaveReached`: false only when the request certainly never reached the legacy service. */
 export type RelayFailure = (reply: FastifyReply, error: unknown, mayHaveReached: boolean) => void;

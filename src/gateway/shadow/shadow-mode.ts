@@ -10,7 +10,7 @@
  *
  * Reads are compared, a `sample` of them: once the client has its answer, the other side is
  * asked (the legacy service with the client's request as it came, or the gateway's own
- * translation of it) and the two answers compared field by field (answer-diff.ts). Nothing of it
+ * translation of it) and the two answers compared field by field (../compare/answer-diff.ts). Nothing of it
  * runs before the client's answer is written, and nothing of it can fail that answer: a legacy
  * service that is down, slow or answering garbage costs a "not compared". At most `maxInFlight`
  * comparisons run at once; a read sampled beyond that is counted as dropped.
@@ -27,6 +27,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_SHADOW_SAMPLE } from '../../lib/config.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { DestinationRefusedError, type OutboundAllowance } from '../../lib/net/destination-policy.js';
+import { type AnswerText, compareAnswers, differingPaths } from '../compare/answer-diff.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../compare/legacy-fields.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import { type ShadowVolatileField, volatilePathsOf } from '../legacy/conventions.js';
@@ -35,7 +36,6 @@ import type { LegacyMappings } from '../legacy/mappings-loader.js';
 import type { LegacyAnswer } from '../legacy/pipeline/answer.js';
 import type { LegacyTranslation, ShadowObserver } from '../legacy/pipeline/operation-handler.js';
 import type { LegacyRouteContext } from '../legacy/routes.js';
-import { type AnswerText, compareAnswers, differingPaths } from './answer-diff.js';
 import {
   cameThroughGateway,
   type LegacyAnswerBytes,

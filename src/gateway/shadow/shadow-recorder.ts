@@ -1,13 +1,14 @@
 /**
  * The shadow mode's counts and examples: tallied in memory as comparisons finish, written to the
- * gateway's database in batches (one statement a flush, every `flushIntervalMs`, and on close),
+ * gateway's database in batches (one statement a flush, every `flushIntervalMs`, and on close:
+ * src/lib/tallies.ts's TallyBatcher, as the usage recorders),
  * and read back as the report. Several gateway processes add to the same rows. A flush that
  * fails keeps its batch for the next one, so a database outage costs freshness, not counts.
  */
 import type { Queryable } from '../../lib/db/database.js';
+import type { FieldDifference } from '../compare/answer-diff.js';
 import type { ShadowResult } from '../metrics/gateway-metrics.js';
-import { mergeTallies } from '../tallies.js';
-import type { FieldDifference } from './answer-diff.js';
+import { columnsOf, TallyBatcher } from '../tallies.js';
 import { maskExample } from './masking.js';
 
 export interface ShadowExample {
@@ -115,26 +116,22 @@ WITH operations AS (
 SELECT 1`;
 
 export class ShadowRecorder {
-  private pending = new Map<string, OperationTally>();
-  private flushing: Promise<void> = Promise.resolve();
-  private readonly timer: NodeJS.Timeout;
+  private readonly batcher: TallyBatcher<OperationTally>;
 
   constructor(
     private readonly db: Queryable,
     private readonly options: ShadowRecorderOptions,
   ) {
-    this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
-    this.timer.unref();
+    this.batcher = new TallyBatcher({
+      flushIntervalMs: options.flushIntervalMs,
+      write: (batch) => this.write(batch),
+      merge: (older, tally) => this.merge(older, tally),
+      onFlushError: options.onFlushError,
+    });
   }
 
   private tally(operation: ShadowOperationName): OperationTally {
-    const key = `${operation.generation} ${operation.name}`;
-    let tally = this.pending.get(key);
-    if (tally === undefined) {
-      tally = emptyTally();
-      this.pending.set(key, tally);
-    }
-    return tally;
+    return this.batcher.tally(`${operation.generation} ${operation.name}`, emptyTally);
   }
 
   /**
@@ -187,72 +184,55 @@ export class ShadowRecorder {
 
   /** Writes what is pending; one flush at a time, in order. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
-    return this.flushing;
+    return this.batcher.flush();
   }
 
-  private async write(): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    const operations: [string[], string[], number[], number[], number[], number[], string[]] = [
-      [],
-      [],
-      [],
-      [],
-      [],
-      [],
-      [],
-    ];
-    const fields: [string[], string[], string[], string[], number[], string[]] = [[], [], [], [], [], []];
+  private async write(batch: ReadonlyMap<string, OperationTally>): Promise<void> {
+    const operations: unknown[][] = [];
+    const fields: unknown[][] = [];
     for (const [key, tally] of batch) {
       const [generation, name] = [key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)];
-      [generation, name, tally.compared, tally.differing, tally.notCompared, tally.dropped, tally.since].forEach(
-        (value, column) => (operations[column] as unknown[]).push(value),
-      );
-      for (const [path, field] of tally.fields) {
-        [generation, name, 'difference', path, field.count, JSON.stringify(field.examples)].forEach((value, column) =>
-          (fields[column] as unknown[]).push(value),
-        );
-      }
-      for (const [path, count] of tally.noise) {
-        [generation, name, 'noise', path, count, '[]'].forEach((value, column) =>
-          (fields[column] as unknown[]).push(value),
-        );
-      }
+      operations.push([
+        generation,
+        name,
+        tally.compared,
+        tally.differing,
+        tally.notCompared,
+        tally.dropped,
+        tally.since,
+      ]);
+      for (const [path, field] of tally.fields)
+        fields.push([generation, name, 'difference', path, field.count, JSON.stringify(field.examples)]);
+      for (const [path, count] of tally.noise) fields.push([generation, name, 'noise', path, count, '[]']);
     }
-    try {
-      await this.db.query(FLUSH_SQL, [...operations, ...fields, this.options.examplesPerField]);
-    } catch (error) {
-      this.restore(batch);
-      this.options.onFlushError?.(error);
-    }
+    await this.db.query(FLUSH_SQL, [
+      ...columnsOf(operations, 7),
+      ...columnsOf(fields, 6),
+      this.options.examplesPerField,
+    ]);
   }
 
   /** A batch that was not written goes back in front of what came since. */
-  private restore(batch: Map<string, OperationTally>): void {
-    this.pending = mergeTallies(batch, this.pending, (older, tally) => {
-      older.compared += tally.compared;
-      older.differing += tally.differing;
-      older.notCompared += tally.notCompared;
-      older.dropped += tally.dropped;
-      for (const [path, field] of tally.fields) {
-        const kept = older.fields.get(path);
-        if (kept === undefined) older.fields.set(path, field);
-        else
-          older.fields.set(path, {
-            count: kept.count + field.count,
-            examples: [...field.examples, ...kept.examples].slice(0, this.options.examplesPerField),
-          });
-      }
-      for (const [path, count] of tally.noise) older.noise.set(path, (older.noise.get(path) ?? 0) + count);
-    });
+  private merge(older: OperationTally, tally: OperationTally): void {
+    older.compared += tally.compared;
+    older.differing += tally.differing;
+    older.notCompared += tally.notCompared;
+    older.dropped += tally.dropped;
+    for (const [path, field] of tally.fields) {
+      const kept = older.fields.get(path);
+      if (kept === undefined) older.fields.set(path, field);
+      else
+        older.fields.set(path, {
+          count: kept.count + field.count,
+          examples: [...field.examples, ...kept.examples].slice(0, this.options.examplesPerField),
+        });
+    }
+    for (const [path, count] of tally.noise) older.noise.set(path, (older.noise.get(path) ?? 0) + count);
   }
 
   /** Stops the timer and writes what is left. */
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.batcher.close();
   }
 }
 

@@ -6,22 +6,14 @@
  */
 import { type Dispatcher, Pool } from 'undici';
 
+import { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
+export { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
+
 export interface UpstreamOptions {
   readonly origin: string;
   readonly connectTimeoutMs: number;
   /** For the response headers, and again between two chunks of the body. */
   readonly timeoutMs: number;
-}
-
-export class InvalidUpstreamError extends Error {
-  readonly code = 'FXGATE_UPSTREAM_INVALID';
-  constructor(
-    readonly url: string,
-    reason: string,
-  ) {
-    super(`invalid upstream ${url}: ${reason}`);
-    this.name = 'InvalidUpstreamError';
-  }
 }
 
 /**

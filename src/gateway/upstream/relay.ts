@@ -35,7 +35,7 @@ import {
   tracingActive,
 } from '../../lib/tracing/spans.js';
 import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
-import { UpstreamDeadlineError } from './failure.js';
+import { UpstreamDeadlineError } from './upstream-failure.js';
 
 export interface UpstreamRelayOptions {
   /** Where requests go (scheme, host, port); its host is the Host the upstream sees. */

@@ -21,10 +21,21 @@
  */
 import type { Dispatcher } from 'undici';
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { SINGLE_USE_REFUSAL_MESSAGES } from '../../lib/auth/single-use.js';
 import { DEFAULT_UPSTREAM_DEADLINE_MS } from '../../lib/config.js';
-import { ERROR_TYPES, type ErrorType, RETRY_STRATEGIES, type RetryStrategy } from '../../lib/errors/catalog.js';
+import {
+  UpstreamError,
+  UpstreamProtocolError,
+  UpstreamTimeoutError,
+  UpstreamUnreachableError,
+} from '../../lib/errors/internal-errors.js';
+import {
+  ERROR_TYPES,
+  type ErrorType,
+  RETRY_STRATEGIES,
+  type RetryStrategy,
+} from '../../lib/errors/v3-error-catalog.js';
 import {
   ATTR,
   inClientSpan,
@@ -35,51 +46,15 @@ import {
   tracingActive,
 } from '../../lib/tracing/spans.js';
 import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
-import type { UpstreamCredentials } from './credentials.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
-
-export type UpstreamErrorCode = 'FXGATE_UPSTREAM_UNREACHABLE' | 'FXGATE_UPSTREAM_TIMEOUT' | 'FXGATE_UPSTREAM_PROTOCOL';
-
-export abstract class UpstreamError extends Error {
-  abstract readonly code: UpstreamErrorCode;
-  /** False only when the request certainly never reached v3. */
-  abstract readonly mayHaveReachedUpstream: boolean;
-}
-
-export class UpstreamUnreachableError extends UpstreamError {
-  readonly code = 'FXGATE_UPSTREAM_UNREACHABLE';
-  readonly mayHaveReachedUpstream = false;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamUnreachableError';
-  }
-}
-
-export class UpstreamTimeoutError extends UpstreamError {
-  readonly code = 'FXGATE_UPSTREAM_TIMEOUT';
-  readonly mayHaveReachedUpstream = true;
-  /** The call's total deadline ran out, rather than a timeout of the dispatcher or the connection. */
-  readonly deadline: boolean;
-  constructor(message: string, options?: { cause?: unknown; deadline?: boolean }) {
-    super(message, options);
-    this.name = 'UpstreamTimeoutError';
-    this.deadline = options?.deadline ?? false;
-  }
-}
-
-export class UpstreamProtocolError extends UpstreamError {
-  readonly code = 'FXGATE_UPSTREAM_PROTOCOL';
-  readonly mayHaveReachedUpstream = true;
-  constructor(
-    message: string,
-    /** The upstream's status, when it answered one. */
-    readonly status?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'UpstreamProtocolError';
-  }
-}
+import type { UpstreamCredentials } from './signing-credentials.js';
+export {
+  UpstreamError,
+  type UpstreamErrorCode,
+  UpstreamProtocolError,
+  UpstreamTimeoutError,
+  UpstreamUnreachableError,
+} from '../../lib/errors/internal-errors.js';
 
 /**
  * A v3 error as a client must read it (docs/contract.md#errors-client-handling): code, type and

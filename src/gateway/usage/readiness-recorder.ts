@@ -20,7 +20,7 @@ import {
   type TargetGeneration,
 } from '../legacy/blockers.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
-import { mergeTallies } from '../tallies.js';
+import { columnsOf, TallyBatcher } from '../tallies.js';
 import {
   parseUsageQuery,
   type UsageCaller,
@@ -106,18 +106,20 @@ ON CONFLICT (org_id, key_name, generation, operation, kind) DO UPDATE SET
   last_seen = greatest(r.last_seen, EXCLUDED.last_seen)`;
 
 export class ReadinessRecorder implements ReadinessObserver {
-  private pending = new Map<string, Tally>();
-  private flushing: Promise<void> = Promise.resolve();
-  private readonly timer: NodeJS.Timeout;
+  private readonly batcher: TallyBatcher<Tally>;
   private readonly now: () => number;
 
   constructor(
     private readonly db: Queryable,
-    private readonly options: UsageRecorderOptions,
+    options: UsageRecorderOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
-    this.timer.unref();
+    this.batcher = new TallyBatcher({
+      flushIntervalMs: options.flushIntervalMs,
+      write: (batch) => this.write(batch),
+      merge: mergeTally,
+      onFlushError: options.onFlushError,
+    });
   }
 
   met(event: ReadinessEvent): void {
@@ -126,22 +128,18 @@ export class ReadinessRecorder implements ReadinessObserver {
     const orgId = event.caller.orgId.toLowerCase();
     for (const hit of event.hits) {
       const key = [orgId, event.caller.keyName, event.generation, event.operation, hit.kind].join('\u0000');
-      let tally = this.pending.get(key);
-      if (tally === undefined) {
-        tally = {
-          orgId,
-          keyName: event.caller.keyName,
-          generation: event.generation,
-          operation: event.operation,
-          kind: hit.kind,
-          severity: hit.severity,
-          count: 0,
-          firstSeen: at,
-          lastSeen: at,
-          example: hit.example,
-        };
-        this.pending.set(key, tally);
-      }
+      const tally = this.batcher.tally(key, () => ({
+        orgId,
+        keyName: event.caller.keyName,
+        generation: event.generation,
+        operation: event.operation,
+        kind: hit.kind,
+        severity: hit.severity,
+        count: 0,
+        firstSeen: at,
+        lastSeen: at,
+        example: hit.example,
+      }));
       tally.count += 1;
       if (at >= tally.lastSeen) {
         tally.lastSeen = at;
@@ -153,18 +151,13 @@ export class ReadinessRecorder implements ReadinessObserver {
 
   /** Writes what is pending; one flush at a time, in order. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
-    return this.flushing;
+    return this.batcher.flush();
   }
 
-  private async write(): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    const columns: unknown[][] = Array.from({ length: 10 }, () => []);
-    for (const key of [...batch.keys()].sort()) {
+  private async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
+    const rows = [...batch.keys()].sort().map((key) => {
       const tally = batch.get(key)!;
-      [
+      return [
         tally.orgId,
         tally.keyName,
         tally.generation,
@@ -175,28 +168,25 @@ export class ReadinessRecorder implements ReadinessObserver {
         new Date(tally.firstSeen).toISOString(),
         new Date(tally.lastSeen).toISOString(),
         tally.example,
-      ].forEach((value, column) => columns[column]!.push(value));
-    }
-    try {
-      await this.db.query(FLUSH_SQL, columns);
-    } catch (error) {
-      this.pending = mergeTallies(batch, this.pending, (older, tally) => {
-        older.count += tally.count;
-        older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-        if (tally.lastSeen >= older.lastSeen) {
-          older.lastSeen = tally.lastSeen;
-          older.example = tally.example;
-          older.severity = tally.severity;
-        }
-      });
-      this.options.onFlushError?.(error);
-    }
+      ];
+    });
+    await this.db.query(FLUSH_SQL, columnsOf(rows, 10));
   }
 
   /** Stops the timer and writes what is left. */
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.batcher.close();
+  }
+}
+
+/** A batch that was not written goes back under what came since. */
+function mergeTally(older: Tally, tally: Tally): void {
+  older.count += tally.count;
+  older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
+  if (tally.lastSeen >= older.lastSeen) {
+    older.lastSeen = tally.lastSeen;
+    older.example = tally.example;
+    older.severity = tally.severity;
   }
 }
 

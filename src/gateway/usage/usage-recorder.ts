@@ -6,16 +6,19 @@
  * (no token, a bad or replayed one) are counted with no org and no key.
  *
  * Tallied in memory as requests are answered, written to the gateway's database in batches (one
- * statement a flush, every `flushIntervalMs`, and on close; shadow-recorder.ts does the same),
+ * statement a flush, every `flushIntervalMs`, and on close: src/lib/tallies.ts's TallyBatcher, as
+ * the readiness and shadow recorders),
  * never a write per request. Several gateway processes add to the same rows: each flush adds
  * its counts in one upsert, so the totals are exact. A flush that fails keeps its batch for the
  * next one.
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
+import { UsageQueryError } from '../../lib/errors/internal-errors.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
-import { mergeTallies } from '../tallies.js';
+import { columnsOf, TallyBatcher } from '../tallies.js';
+export { UsageQueryError } from '../../lib/errors/internal-errors.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
 export interface UsageCaller {
@@ -118,18 +121,20 @@ function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'opera
 }
 
 export class UsageRecorder implements UsageObserver {
-  private pending = new Map<string, Tally>();
-  private flushing: Promise<void> = Promise.resolve();
-  private readonly timer: NodeJS.Timeout;
+  private readonly batcher: TallyBatcher<Tally>;
   private readonly now: () => number;
 
   constructor(
     private readonly db: Queryable,
-    private readonly options: UsageRecorderOptions,
+    options: UsageRecorderOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.timer = setInterval(() => void this.flush(), options.flushIntervalMs);
-    this.timer.unref();
+    this.batcher = new TallyBatcher({
+      flushIntervalMs: options.flushIntervalMs,
+      write: (batch) => this.write(batch),
+      merge: mergeTally,
+      onFlushError: options.onFlushError,
+    });
   }
 
   seen(event: UsageEvent): void {
@@ -140,21 +145,16 @@ export class UsageRecorder implements UsageObserver {
       generation: event.generation,
       operation: event.operation,
     };
-    const key = identity(row);
-    let tally = this.pending.get(key);
-    if (tally === undefined) {
-      tally = {
-        ...row,
-        count: 0,
-        brownout: 0,
-        sunset: 0,
-        rateLimited: 0,
-        firstSeen: at,
-        lastSeen: at,
-        lastAddress: event.address,
-      };
-      this.pending.set(key, tally);
-    }
+    const tally = this.batcher.tally(identity(row), () => ({
+      ...row,
+      count: 0,
+      brownout: 0,
+      sunset: 0,
+      rateLimited: 0,
+      firstSeen: at,
+      lastSeen: at,
+      lastAddress: event.address,
+    }));
     tally.count += 1;
     if (event.refused === 'brownout') tally.brownout += 1;
     if (event.refused === 'sunset') tally.sunset += 1;
@@ -168,18 +168,13 @@ export class UsageRecorder implements UsageObserver {
 
   /** Writes what is pending; one flush at a time, in order. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
-    return this.flushing;
+    return this.batcher.flush();
   }
 
-  private async write(): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    const columns: unknown[][] = Array.from({ length: 11 }, () => []);
-    for (const key of [...batch.keys()].sort()) {
+  private async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
+    const rows = [...batch.keys()].sort().map((key) => {
       const tally = batch.get(key)!;
-      const values = [
+      return [
         tally.orgId,
         tally.keyName,
         tally.generation,
@@ -192,35 +187,26 @@ export class UsageRecorder implements UsageObserver {
         new Date(tally.lastSeen).toISOString(),
         tally.lastAddress,
       ];
-      values.forEach((value, column) => columns[column]!.push(value));
-    }
-    try {
-      await this.db.query(FLUSH_SQL, columns);
-    } catch (error) {
-      this.restore(batch);
-      this.options.onFlushError?.(error);
-    }
-  }
-
-  /** A batch that was not written goes back under what came since. */
-  private restore(batch: Map<string, Tally>): void {
-    this.pending = mergeTallies(batch, this.pending, (older, tally) => {
-      older.count += tally.count;
-      older.brownout += tally.brownout;
-      older.sunset += tally.sunset;
-      older.rateLimited += tally.rateLimited;
-      older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-      if (tally.lastSeen >= older.lastSeen) {
-        older.lastSeen = tally.lastSeen;
-        older.lastAddress = tally.lastAddress;
-      }
     });
+    await this.db.query(FLUSH_SQL, columnsOf(rows, 11));
   }
 
   /** Stops the timer and writes what is left. */
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.batcher.close();
+  }
+}
+
+/** A batch that was not written goes back under what came since. */
+function mergeTally(older: Tally, tally: Tally): void {
+  older.count += tally.count;
+  older.brownout += tally.brownout;
+  older.sunset += tally.sunset;
+  older.rateLimited += tally.rateLimited;
+  older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
+  if (tally.lastSeen >= older.lastSeen) {
+    older.lastSeen = tally.lastSeen;
+    older.lastAddress = tally.lastAddress;
   }
 }
 
@@ -272,14 +258,6 @@ export async function readUsage(db: Queryable, query: UsageQuery = {}): Promise<
       lastAddress: row.last_address,
     })),
   };
-}
-
-/** A query the report cannot answer; its message says what to send instead. */
-export class UsageQueryError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageQueryError';
-  }
 }
 
 const QUERY_PARAMETERS = ['generation', 'since'] as const;

@@ -13,8 +13,8 @@ import { ApiError } from '../../lib/errors/api-error.js';
 import { EVERY_METHOD } from '../../lib/http/methods.js';
 import { forwardedFor } from '../forwarded-for.js';
 import type { PassthroughObserver } from '../metrics/gateway-metrics.js';
-import { upstreamFailure, upstreamFailureKind } from '../upstream/failure.js';
 import { createUpstreamRelay, type RelayObserver } from '../upstream/relay.js';
+import { upstreamFailure, upstreamFailureKind } from '../upstream/upstream-failure.js';
 import { handleGatewayError, sendV3Error } from './errors.js';
 
 export const V3_PREFIX = '/v3';
@@ -35,7 +35,7 @@ export interface PassthroughOptions {
 function relayObserver(observer: PassthroughObserver): RelayObserver {
   return {
     answered: (request, elapsedMs) => observer.answered(request, elapsedMs),
-    brokeOff: (request, error) => observer.failed(request, upstreamFailureKind(error, true)),
+    brokeOff: (request, error) => observer.failed(request, upstreamFailureKind(error, { requestWritten: true })),
   };
 }
 
@@ -124,7 +124,7 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
         deadlineMs: options.deadlineMs,
         onFailure: (reply, error, requestWritten) => {
           reply.request.log.warn({ err: error, requestWritten }, 'upstream request failed');
-          options.observer?.failed(reply.request, upstreamFailureKind(error, requestWritten));
+          options.observer?.failed(reply.request, upstreamFailureKind(error, { requestWritten }));
           sendV3Error(reply, upstreamFailure(error, reply.request.method, requestWritten));
         },
         ...(options.observer === undefined ? {} : { observer: relayObserver(options.observer) }),

@@ -19,7 +19,7 @@
  *   folder is locked), so a lease found at start-up is a dead process's and is released.
  */
 
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
@@ -33,6 +33,12 @@ import {
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
+import {
+  attemptInLanes,
+  DeliveryRounds,
+  oneAfterAnother,
+  roundLeaseUntil,
+} from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
 import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
@@ -114,12 +120,10 @@ export class LegacyDeliveryWorker {
   private readonly random: () => number;
   private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
-  private readonly rounds = new Set<AbortController>();
+  /** The rounds in progress, which stop() interrupts. */
+  private readonly rounds = new DeliveryRounds('legacy webhook worker');
   /** Ticks until stop(): at once after a full batch or a nudge, else after pollIntervalMs. */
   private readonly loop: PollLoop;
-  private closed = false;
-  private stopping: Promise<void> | null = null;
-
   constructor(deps: DeliveryWorkerDependencies) {
     this.db = deps.db;
     this.keyring = deps.keyring;
@@ -136,6 +140,7 @@ export class LegacyDeliveryWorker {
     this.destinations = webhookPolicies(deps.outbound, 'operator');
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
     this.loop = createPollLoop({
+      name: 'legacy webhook delivery worker',
       intervalMs: this.options.pollIntervalMs,
       firstDelayMs: 0,
       tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
@@ -146,7 +151,7 @@ export class LegacyDeliveryWorker {
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
   async start(log?: WorkerLog): Promise<void> {
-    if (this.loop.running || this.closed) return;
+    if (this.loop.running || this.rounds.closed) return;
     this.log ??= log ?? null;
     if (this.options.claim === 'lease' && this.db.driver === 'pglite') {
       await this.db.query(
@@ -162,30 +167,14 @@ export class LegacyDeliveryWorker {
   }
 
   stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
-    return this.stopping;
-  }
-
-  private async shutdown(): Promise<void> {
-    this.closed = true;
-    const ended = this.loop.stop();
-    for (const round of this.rounds) round.abort(new Error('legacy webhook worker stopping'));
-    await ended;
-    await this.outboundFetchers.close();
+    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
-  async runOnce(): Promise<number> {
-    if (this.closed) throw new Error('the legacy webhook worker is stopped');
-    const round = new AbortController();
-    this.rounds.add(round);
-    try {
-      return this.options.claim === 'lock'
-        ? await this.lockedRound(round.signal)
-        : await this.leasedRound(round.signal);
-    } finally {
-      this.rounds.delete(round);
-    }
+  runOnce(): Promise<number> {
+    return this.rounds.run((signal) =>
+      this.options.claim === 'lock' ? this.lockedRound(signal) : this.leasedRound(signal),
+    );
   }
 
   private async lockedRound(signal: AbortSignal): Promise<number> {
@@ -196,21 +185,20 @@ export class LegacyDeliveryWorker {
         [this.now(), this.options.batchSize],
       );
       // One connection runs one statement at a time: the outcomes are written one after another.
-      let writes: Promise<void> = Promise.resolve();
-      await this.attemptAll(rows, signal, (row, result, at) => {
-        const write = writes.then(() => this.record(tx, row, result, at));
-        writes = write.catch(() => undefined);
-        return write;
-      });
+      await this.attemptAll(
+        rows,
+        signal,
+        oneAfterAnother((row: ClaimedDelivery, result: AttemptResult | null, at: Date) =>
+          this.record(tx, row, result, at),
+        ),
+      );
       return rows.length;
     });
   }
 
   private async leasedRound(signal: AbortSignal): Promise<number> {
     const now = this.now();
-    // The longest a round can hold a row: its attempts run in waves of `concurrency`.
-    const waves = Math.ceil(this.options.batchSize / this.options.concurrency) + 1;
-    const leaseUntil = new Date(now.getTime() + waves * this.options.requestTimeoutMs);
+    const leaseUntil = roundLeaseUntil(now, this.options);
     const rows = await this.db.transaction(async (tx) => {
       const claimed = await tx.query<ClaimedDelivery>(
         `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
@@ -233,31 +221,20 @@ export class LegacyDeliveryWorker {
     return rows.length;
   }
 
-  /** Attempts the rows, `concurrency` at a time, until the signal aborts; returns the ids reached. */
-  private async attemptAll(
+  /** Attempts the rows in lanes (src/lib/webhooks/delivery-rounds.ts); returns the ids it reached. */
+  private attemptAll(
     rows: readonly ClaimedDelivery[],
     signal: AbortSignal,
     record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
   ): Promise<Set<string>> {
-    const reached = new Set<string>();
-    let next = 0;
-    const lane = async () => {
-      while (next < rows.length && !signal.aborted) {
-        const row = rows[next++]!;
-        reached.add(row.id);
-        const attemptedAt = this.now();
-        // A subscription removed after the delivery was written: nothing is sent.
-        const result = row.subscription_status === 'ACTIVE' ? await this.attempt(row, signal) : null;
-        await record(row, result, attemptedAt);
-      }
-    };
-    // Every lane is awaited even when one fails, so nothing uses the round's transaction after it ends.
-    const lanes = await Promise.allSettled(
-      Array.from({ length: Math.min(this.options.concurrency, rows.length) }, lane),
-    );
-    const failed = lanes.find((settled): settled is PromiseRejectedResult => settled.status === 'rejected');
-    if (failed) throw failed.reason;
-    return reached;
+    return attemptInLanes(rows, {
+      concurrency: this.options.concurrency,
+      signal,
+      now: this.now,
+      // A subscription removed after the delivery was written: nothing is sent.
+      attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
+      record,
+    });
   }
 
   private async attempt(row: ClaimedDelivery, stopSignal: AbortSignal): Promise<AttemptResult> {

@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 
 import type { Database } from '../../lib/db/database.js';
+import { LegacyWebhookOptionsError } from '../../lib/errors/internal-errors.js';
 import type { OutboundAllowance } from '../../lib/net/destination-policy.js';
 import type { SealedColumn } from '../../lib/secrets/sealed-rows.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
@@ -30,6 +31,7 @@ import {
   WebhookRegistrar,
 } from './registrations.js';
 import { subscriptionSecretBinding } from './subscriptions.js';
+export { LegacyWebhookOptionsError } from '../../lib/errors/internal-errors.js';
 
 /** The service_secrets row earlier versions sealed the gateway's secrets under. */
 const FORMER_SEALING_KEY = 'legacy-webhook-sealing-key';
@@ -90,15 +92,6 @@ export const LEGACY_WEBHOOK_DEFAULTS = {
   leaseIntervals: 3,
   retireAfterMs: REGISTRAR_DEFAULTS.retireAfterMs,
 } as const;
-
-/** Options that cannot work together; thrown at construction. */
-export class LegacyWebhookOptionsError extends Error {
-  readonly code = 'FXGATE_LEGACY_WEBHOOK_OPTIONS_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'LegacyWebhookOptionsError';
-  }
-}
 
 function duration(ms: number): string {
   if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} h`;

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Database } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
 import { isUuid } from '../../lib/ids.js';

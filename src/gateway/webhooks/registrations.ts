@@ -19,14 +19,16 @@
  * its endpoint still there and makes it active again. Any conforming v3 works: nothing here
  * needs to see v3's outbox.
  */
-import type { Mode } from '../../lib/auth/credentials.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { isUniqueViolation } from '../../lib/db/constraint-errors.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { RegistrationError } from '../../lib/errors/internal-errors.js';
 import { newUuid } from '../../lib/ids.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { V3_WEBHOOK_RETRY_WINDOW_MS } from '../legacy/v3-contract/operations.js';
 import type { V3CallResponse, V3Client } from '../upstream/v3-client.js';
 import { subscribedBooks } from './subscriptions.js';
+export { RegistrationError } from '../../lib/errors/internal-errors.js';
 
 /** The receiver's path on the gateway's listener, followed by `/<orgId>/<mode>`. */
 export const LEGACY_WEBHOOK_PATH = '/_fxgate/webhooks/v3';
@@ -68,23 +70,6 @@ interface RegistrationRow {
 const COLUMNS = 'id, org_id, mode, url, status, idempotency_key, endpoint_id, secret';
 /** The unique index that allows one REGISTERING or ACTIVE row per org and mode. */
 const ONE_PER_BOOK = 'legacy_webhook_registrations_book_idx';
-
-/** Why a registration could not be made or removed now; the next reconciliation tries again. */
-export class RegistrationError extends Error {
-  readonly code = 'FXGATE_LEGACY_WEBHOOK_REGISTRATION_FAILED';
-  /** The code of v3's refusal, when v3 refused. */
-  readonly v3Code: string | null;
-  constructor(
-    readonly orgId: string,
-    readonly mode: Mode,
-    message: string,
-    options?: { cause?: unknown; v3Code?: string },
-  ) {
-    super(message, options);
-    this.name = 'RegistrationError';
-    this.v3Code = options?.v3Code ?? null;
-  }
-}
 
 export interface Registration {
   readonly orgId: string;

@@ -5,11 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { type Mode, MODES } from '../../lib/auth/credentials.js';
+import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 import { isUuid, newUuid } from '../../lib/ids.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
+import { webhookUrlCheck } from '../../lib/webhooks/webhook-url.js';
+export { SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 
 export interface SubscriptionRow {
   readonly id: string;
@@ -34,7 +37,6 @@ export interface Subscription {
 }
 
 const COLUMNS = 'id, org_id, mode, url, events, status, created_at, removed_at';
-export const MAX_URL_LENGTH = 2048;
 
 export function toSubscription(row: SubscriptionRow): Subscription {
   return {
@@ -47,14 +49,6 @@ export function toSubscription(row: SubscriptionRow): Subscription {
     createdAt: row.created_at.toISOString(),
     removedAt: row.removed_at?.toISOString() ?? null,
   };
-}
-
-/** What a subscription cannot be made of: the message names the part to fix. */
-export class SubscriptionInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SubscriptionInputError';
-  }
 }
 
 /** The sealed secret is bound to its subscription: a value copied to another row does not open. */
@@ -74,26 +68,10 @@ export function newSigningSecret(): string {
  * also allows http, as v3's endpoints do.
  */
 export function checkSubscriptionUrl(url: string, mode: Mode, destinations: DestinationPolicy): string {
-  const refuse = (reason: string): never => {
-    throw new SubscriptionInputError(`--url ${JSON.stringify(url.slice(0, 200))}: ${reason}`);
-  };
-  if (url.length > MAX_URL_LENGTH) refuse(`longer than ${MAX_URL_LENGTH} characters`);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return refuse('not an absolute URL');
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
-    refuse('the scheme must be https (or http in the sandbox)');
-  // Credentials in a URL end up in logs; the signature is the authentication.
-  if (parsed.username !== '' || parsed.password !== '') refuse('the URL must not contain credentials');
-  if (parsed.hash !== '') refuse('the URL must not contain a fragment');
-  const refusal = destinations.refusalOf(parsed);
-  if (refusal !== null) refuse(refusal);
-  if (parsed.protocol === 'http:' && mode === 'live' && !destinations.reachesItself(parsed))
-    refuse('live subscriptions must use https');
-  return parsed.href;
+  const checked = webhookUrlCheck(url, mode, destinations, 'subscriptions');
+  if ('refusal' in checked)
+    throw new SubscriptionInputError(`--url ${JSON.stringify(url.slice(0, 200))}: ${checked.refusal}`);
+  return checked.href;
 }
 
 /** The event names, checked against the declared ones; the default ones when none are given. */

@@ -8,6 +8,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 
+import { AdminTokenRequiredError } from '../errors/internal-errors.js';
+export { AdminTokenRequiredError } from '../errors/internal-errors.js';
+
 /** The shortest token taken: 32 characters, 192 bits when they are random base64. */
 export const ADMIN_TOKEN_MIN_LENGTH = 32;
 
@@ -32,23 +35,9 @@ export function isLoopbackHost(host: string): boolean {
   return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-export class AdminTokenRequiredError extends Error {
-  readonly code = 'FXGATE_ADMIN_TOKEN_REQUIRED';
-  constructor(readonly host: string) {
-    super(
-      `the admin listener would bind ${host}, which is not a loopback address, and FXGATE_ADMIN_TOKEN is not set: ` +
-        `it serves org ids, key names and client addresses, so off loopback it needs a token. ` +
-        `Set FXGATE_ADMIN_TOKEN (at least ${ADMIN_TOKEN_MIN_LENGTH} characters, e.g. \`openssl rand -base64 32\`) ` +
-        `or FXGATE_ADMIN_TOKEN_FILE (a file holding it), ` +
-        `or bind it to 127.0.0.1 (FXGATE_ADMIN_HOST), or turn it off (FXGATE_ADMIN_PORT=off)`,
-    );
-    this.name = 'AdminTokenRequiredError';
-  }
-}
-
 /** Throws AdminTokenRequiredError when the listener would be reachable off loopback without a token. */
 export function checkAdminExposure(host: string, token: string | undefined): void {
-  if (token === undefined && !isLoopbackHost(host)) throw new AdminTokenRequiredError(host);
+  if (token === undefined && !isLoopbackHost(host)) throw new AdminTokenRequiredError(host, ADMIN_TOKEN_MIN_LENGTH);
 }
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();

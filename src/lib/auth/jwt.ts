@@ -7,9 +7,11 @@
  */
 import { type KeyObject, sign, verify } from 'node:crypto';
 
-import type { ErrorCode } from '../errors/catalog.js';
+import { TokenVerificationError } from '../errors/internal-errors.js';
+import type { ErrorCode } from '../errors/v3-error-catalog.js';
 import { parseStrictJson } from '../json/strict-json.js';
 import { randomHex } from '../random.js';
+export { TokenVerificationError } from '../errors/internal-errors.js';
 
 export const JWT_AUDIENCE = 'developer-api';
 /** Clock skew tolerated on iat, nbf and exp, in seconds. */
@@ -38,17 +40,6 @@ export const TOKEN_FAILURE_ERROR_CODES: Readonly<Record<TokenFailure, ErrorCode>
   EXPIRED: 'AUTH_TOKEN_EXPIRED',
   LIFETIME_TOO_LONG: 'AUTH_TOKEN_INVALID',
 };
-
-export class TokenVerificationError extends Error {
-  readonly code = 'FXGATE_TOKEN_INVALID';
-  constructor(
-    readonly failure: TokenFailure,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'TokenVerificationError';
-  }
-}
 
 export interface VerifiedToken {
   readonly keyName: string;

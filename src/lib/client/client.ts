@@ -10,9 +10,9 @@ import { randomUUID } from 'node:crypto';
 
 import createFetchClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
 
-import { DEFAULT_JWT_ISSUERS } from '../auth/credentials.js';
+import { DEFAULT_JWT_ISSUERS } from '../auth/credential-vocabulary.js';
 import { V3RequestSigner } from '../auth/request-signer.js';
-import type { RetryStrategy } from '../errors/catalog.js';
+import type { RetryStrategy } from '../errors/v3-error-catalog.js';
 import { type KeyFile, keyFileSchema, loadKey } from '../keys/key-file.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry.js';
 import type { components, operations, paths } from './v3-api.js';

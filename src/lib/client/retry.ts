@@ -1,10 +1,10 @@
 /**
  * When the v3 client (client.ts) sends a request again, and after how long: the error
- * envelope's retryStrategy (the catalog's retry class, src/lib/errors/catalog.ts, resolved by
+ * envelope's retryStrategy (the catalog's retry class, src/lib/errors/v3-error-catalog.ts, resolved by
  * the core for a read or a write), Retry-After, and bounds (attempts, longest wait, jitter). A
  * write is sent again only with its Idempotency-Key, the same one. Pure: no I/O, no clock.
  */
-import type { RetryStrategy } from '../errors/catalog.js';
+import type { RetryStrategy } from '../errors/v3-error-catalog.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included; 1 turns retries off. */

@@ -4,7 +4,13 @@
  */
 import type { z } from 'zod';
 
-import { ERROR_CATALOG, type ErrorCode, type ErrorType, type RetryStrategy, retryStrategyFor } from './catalog.js';
+import {
+  ERROR_CATALOG,
+  type ErrorCode,
+  type ErrorType,
+  type RetryStrategy,
+  retryStrategyFor,
+} from './v3-error-catalog.js';
 
 export type ErrorDetails<C extends ErrorCode> = z.input<(typeof ERROR_CATALOG)[C]['details']>;
 

@@ -19,6 +19,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
+import { ReadinessTimeoutError } from '../errors/internal-errors.js';
 import { type Draining, NOT_DRAINING } from './listener-drain.js';
 
 /** Resolves when the part answers; rejects otherwise. */
@@ -43,13 +44,6 @@ export type ReadinessReport =
 
 /** How long /readyz waits for each part unless configured: well inside a balancer's check timeout. */
 export const READINESS_TIMEOUT_MS = 2_000;
-
-class ReadinessTimeoutError extends Error {
-  constructor(timeoutMs: number) {
-    super(`no answer within ${timeoutMs} ms`);
-    this.name = 'ReadinessTimeoutError';
-  }
-}
 
 /** The check, failed if it has not answered within timeoutMs. */
 async function within(check: ReadinessCheck, timeoutMs: number): Promise<void> {

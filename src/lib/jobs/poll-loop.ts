@@ -10,6 +10,8 @@
 export type TickOutcome = 'again' | 'wait';
 
 export interface PollLoopOptions {
+  /** What livePollLoops() calls it: the worker's name. */
+  readonly name: string;
   /** One round of work. A rejection is given to onError and the loop goes on after the interval. */
   readonly tick: () => Promise<TickOutcome>;
   /** Pause after a tick that returned `wait` or failed, counted from its end. */
@@ -34,7 +36,20 @@ export interface PollLoop {
   readonly running: boolean;
 }
 
+/**
+ * The loops that may still tick: started, and not stopped with their last tick ended. A loop
+ * missing here runs no tick until it is started again: what a test reads to know, without
+ * waiting, that a stopped or disabled worker delivers nothing.
+ */
+const live = new Set<{ readonly name: string }>();
+
+/** The names of the loops that may still tick, sorted (a name once a loop). */
+export function livePollLoops(): string[] {
+  return [...live].map((entry) => entry.name).sort();
+}
+
 export function createPollLoop(options: PollLoopOptions): PollLoop {
+  const entry = { name: options.name };
   let running = false;
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<void> = Promise.resolve();
@@ -75,6 +90,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
     start() {
       if (running) return;
       running = true;
+      live.add(entry);
       // Restarted while the tick from before stop() still runs: that tick schedules the next.
       if (!ticking) schedule(options.firstDelayMs ?? options.intervalMs);
     },
@@ -91,7 +107,9 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
       running = false;
       if (timer !== null) clearTimeout(timer);
       timer = null;
-      return current;
+      return current.then(() => {
+        if (!running) live.delete(entry);
+      });
     },
     get running() {
       return running;

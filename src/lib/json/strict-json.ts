@@ -10,10 +10,9 @@
  * for its keys (findKeyProblem); the gateway's legacy bodies use lossless-json's grammar and the
  * same scan. Part of lib: it imports no part.
  */
-import { issuePath, type ValidationIssue } from '../errors/validation-issues.js';
-
-/** The issue codes of the refusals, as `details.issues[].code` reports them. */
-export type StrictJsonReason = 'invalid_json' | 'duplicate_key' | 'forbidden_key';
+import { StrictJsonError } from '../errors/internal-errors.js';
+import { issuePath } from '../errors/validation-issues.js';
+export { StrictJsonError, type StrictJsonReason } from '../errors/internal-errors.js';
 
 /** The one key whose meaning depends on the reader (an own property, or the prototype). */
 export const FORBIDDEN_KEY = '__proto__';
@@ -28,27 +27,6 @@ export interface KeyProblem {
   readonly offset: number;
   /** What is wrong and how to fix it, for a client. */
   readonly message: string;
-}
-
-export class StrictJsonError extends Error {
-  readonly code = 'FXGATE_STRICT_JSON';
-  constructor(
-    readonly reason: StrictJsonReason,
-    /** The key's path, or '' for the text as a whole. */
-    readonly path: string,
-    /** UTF-16 offset in the text where the problem is, when known. */
-    readonly offset: number | null,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'StrictJsonError';
-  }
-
-  /** As `details.issues[]` reports it. */
-  toIssue(): ValidationIssue {
-    return { path: this.path, code: this.reason, message: this.message };
-  }
 }
 
 /** Parses JSON text, refusing a repeated key in any object and any `__proto__` key. Throws StrictJsonError. */

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 
 import { z } from 'zod';
 
-import { keyName, MODES, parseKeyName, SCOPES } from '../auth/credentials.js';
+import { keyName, MODES, parseKeyName, SCOPES } from '../auth/credential-vocabulary.js';
 import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
 
 export const keyFileSchema = z

@@ -12,12 +12,14 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
-import type { Mode, Scope } from '../auth/credentials.js';
-import { parseKeyName } from '../auth/credentials.js';
+import type { Mode, Scope } from '../auth/credential-vocabulary.js';
+import { parseKeyName } from '../auth/credential-vocabulary.js';
 import { DEFAULT_KEY_CACHE_TTL_MS } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
+import { InvalidCidrError, InvalidKeyRegistrationError } from '../errors/internal-errors.js';
 import { newUuid } from '../ids.js';
 import { generateKeyFile, type KeyFile } from './key-file.js';
+export { InvalidCidrError, InvalidKeyRegistrationError } from '../errors/internal-errors.js';
 
 export interface ApiKeyRecord {
   readonly name: string;
@@ -46,14 +48,6 @@ export const KEY_REGISTRY_DEFAULTS = { cacheTtlMs: DEFAULT_KEY_CACHE_TTL_MS, cac
 
 /** Share of the TTL after which a cached entry is looked up again in the background. */
 const REFRESH_AFTER_SHARE = 0.8;
-
-export class InvalidCidrError extends Error {
-  readonly code = 'FXGATE_INVALID_CIDR';
-  constructor(readonly cidr: string) {
-    super(`not an IPv4 or IPv6 address or CIDR block: ${cidr}`);
-    this.name = 'InvalidCidrError';
-  }
-}
 
 interface KeyRow {
   name: string;
@@ -140,14 +134,6 @@ export interface RegisterKeyInput extends CreateKeyInput {
   readonly name: string;
   /** SPKI PEM of an EC P-256 key (every token is ES256). */
   readonly publicKey: string;
-}
-
-export class InvalidKeyRegistrationError extends Error {
-  readonly code = 'FXGATE_INVALID_KEY_REGISTRATION';
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidKeyRegistrationError';
-  }
 }
 
 interface CachedKey {

@@ -9,7 +9,9 @@ import { isIP } from 'node:net';
 
 import ipaddr from 'ipaddr.js';
 
+import { NetworkListError } from '../errors/internal-errors.js';
 import { type AddressClass, classifyAddress, type IpAddress, parseIpLiteral, reachedAddress } from './address-class.js';
+export { NetworkListError } from '../errors/internal-errors.js';
 
 /** The setting the list comes from, named in the hints of refusals. */
 export const ALLOWED_NETWORKS_SETTING = 'FXGATE_WEBHOOK_ALLOWED_NETWORKS';
@@ -61,14 +63,6 @@ function checkNetwork(entry: string): string | { problem: string } {
   if (from.class === 'public') return { problem: 'is public: public addresses are allowed already' };
   if (NEVER_ALLOWED.has(from.class)) return { problem: `cannot hold a receiver: ${from.text} is ${from.description}` };
   return network;
-}
-
-export class NetworkListError extends Error {
-  readonly code = 'FXGATE_NETWORK_LIST_INVALID';
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid network list: ${problems.join('; ')}`);
-    this.name = 'NetworkListError';
-  }
 }
 
 export class AllowedNetworks {

@@ -10,9 +10,11 @@
  */
 import { lookup } from 'node:dns/promises';
 
-import type { Mode } from '../auth/credentials.js';
+import type { Mode } from '../auth/credential-vocabulary.js';
+import { DestinationRefusedError } from '../errors/internal-errors.js';
 import { type ClassifiedAddress, classifyAddress, type IpAddress, parseIpLiteral } from './address-class.js';
 import { ALLOWED_NETWORKS_SETTING, AllowedNetworks } from './allowed-networks.js';
+export { DestinationRefusedError } from '../errors/internal-errors.js';
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -24,15 +26,6 @@ export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>
 
 /** The operating system's resolver, as a socket would use it. */
 export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true });
-
-/** A destination the policy refuses; the message is what a failed attempt records. */
-export class DestinationRefusedError extends Error {
-  readonly code = 'FXGATE_DESTINATION_REFUSED';
-  constructor(readonly reason: string) {
-    super(`refused: ${reason}`);
-    this.name = 'DestinationRefusedError';
-  }
-}
 
 /** The port a URL reaches: its own, or its scheme's. */
 export function effectivePort(url: URL): number {

@@ -15,6 +15,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 
+import { SealedSecretError } from '../errors/internal-errors.js';
+export { SealedSecretError } from '../errors/internal-errors.js';
+
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -24,14 +27,6 @@ const FORMER_VERSION = 'v1';
 /** Domain separation: the key id is a digest of the key that no other use of it computes. */
 const KEY_ID_CONTEXT = 'fxgate sealing key id\0';
 const KEY_ID_BYTES = 8;
-
-export class SealedSecretError extends Error {
-  readonly code = 'FXGATE_SEALED_SECRET';
-  constructor(message: string) {
-    super(message);
-    this.name = 'SealedSecretError';
-  }
-}
 
 /** The first 8 bytes of SHA-256 over a domain-separated key, in hex: names a key without giving it away. */
 export function keyIdOf(key: Buffer): string {

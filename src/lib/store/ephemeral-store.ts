@@ -11,6 +11,7 @@
  *
  * Every method may throw StoreUnavailableError; callers decide whether to fail open or closed.
  */
+export { StoreUnavailableError } from '../errors/internal-errors.js';
 
 /**
  * A nonce claim's answer. `epochMs` is the store's epoch marker: the instant (ms since the epoch,
@@ -103,13 +104,4 @@ export interface EphemeralStore {
   /** Resolves when the store answers; throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** The store could not be reached or did not answer in time. */
-export class StoreUnavailableError extends Error {
-  readonly code = 'FXGATE_STORE_UNAVAILABLE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreUnavailableError';
-  }
 }

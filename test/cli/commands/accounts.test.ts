@@ -12,7 +12,7 @@ import {
   type WithdrawalAccountRow,
 } from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { newId } from '../../../src/lib/ids.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';

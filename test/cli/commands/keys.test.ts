@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { GATEWAY_CREDENTIAL_NOTE } from '../../../src/cli/key-table.js';
-import { PROVISIONED_LABEL, ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { PROVISIONED_LABEL, ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
 import { keyFileSchema } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';

@@ -18,7 +18,7 @@ import { startCore, type StartedCore, upstreamKeysDir } from '../../../src/cli/s
 import { buildGatewayApp } from '../../../src/gateway/app.js';
 import { lifecycleOptionsFromConfig } from '../../../src/gateway/legacy/generation-lifecycle.js';
 import type { MappingsLocation } from '../../../src/gateway/legacy/mappings-loader.js';
-import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
 import { type Config, loadConfig, signingIssuer } from '../../../src/lib/config.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';

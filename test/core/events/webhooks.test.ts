@@ -34,8 +34,9 @@ import {
   WebhookDeliveryWorker,
   type WebhookWorkerDependencies,
 } from '../../../src/core/events/webhook-worker.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { livePollLoops } from '../../../src/lib/jobs/poll-loop.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';
 import { upgradeSealedRows } from '../../../src/lib/secrets/sealed-rows.js';
@@ -1206,7 +1207,8 @@ describe('webhooks on PostgreSQL', () => {
 
       const off = await buildCoreApp(deps, { ...quiet, webhookWorker: { enabled: false, pollIntervalMs: 20 } });
       const first = await h.event(key, 'deposit.completed', {}, new Date());
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Turned off: the app started no worker loop, so nothing can deliver the event.
+      expect(livePollLoops()).not.toContain('webhook worker');
       expect(receiver.hits).toHaveLength(0);
       await off.close();
 
@@ -1218,7 +1220,8 @@ describe('webhooks on PostgreSQL', () => {
       expect(receiver.hits[1]!.eventId).toBe(second);
       await app.close();
       await h.event(key, 'deposit.completed', {}, new Date());
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Closed: the worker's loop ended with its last round, so nothing delivers the new event.
+      expect(livePollLoops()).not.toContain('webhook worker');
       expect(receiver.hits).toHaveLength(2);
     });
   });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newNonce, signApiToken } from '../../../src/lib/auth/jwt.js';
 import { signRequest } from '../../../src/lib/auth/request-signature.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
-import type { ErrorCode } from '../../../src/lib/errors/catalog.js';
+import type { ErrorCode } from '../../../src/lib/errors/v3-error-catalog.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { generateKeyFile, type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
-import { ERROR_CATALOG, ERROR_TYPES, isErrorCode, RETRY_STRATEGIES } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_TYPES, isErrorCode, RETRY_STRATEGIES } from '../../../src/lib/errors/v3-error-catalog.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { OperationLog, withTestOperations } from '../../support/test-operations.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';

@@ -20,7 +20,7 @@ import { CoreMetrics } from '../../../src/core/metrics/core-metrics.js';
 import { verifyWithdrawalAccount } from '../../../src/core/money-movement/withdrawal-accounts.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { V3RequestSigner } from '../../../src/lib/auth/request-signer.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';

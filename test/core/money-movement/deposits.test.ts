@@ -17,10 +17,11 @@ import {
   settlePendingDeposit,
 } from '../../../src/core/money-movement/deposits.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
 import { newId } from '../../../src/lib/ids.js';
+import { livePollLoops } from '../../../src/lib/jobs/poll-loop.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { expectV3Error } from '../../support/v3-assertions.js';
 import { V3Harness } from '../../support/v3-harness.js';
@@ -403,9 +404,10 @@ describe('delayed deposits and the completer', () => {
       })
       .toBe('COMPLETED');
     await completer.stop();
+    // Stopped: its loop runs no tick any more, so the due deposit stays as it is.
+    expect(livePollLoops()).not.toContain('deposit completer');
     const second = await deposited(key, { currency: 'USD', amount: '4', completeAfterSeconds: 1 });
     clock = new Date(T0.getTime() + 5000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await getDeposit(key, second.id)).json<{ data: DepositRecord }>().data.status).toBe('PENDING');
     expect(await createDepositCompleter(context).runOnce()).toBe(1);
   });
@@ -433,14 +435,15 @@ describe('delayed deposits and the completer', () => {
     }
     const second = await createSandboxDeposit(context, book, { currency: 'EUR', amount: '2', completeAfterSeconds: 1 });
     clock = new Date(T0.getTime() + 4000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(livePollLoops()).not.toContain('deposit completer');
     expect((await getDeposit(key, second.id)).json<{ data: DepositRecord }>().data.status).toBe('PENDING');
 
     const disabled = await buildCoreApp(deps, {
       logLevel: 'silent',
       depositCompleter: { enabled: false, intervalMs: 10 },
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Turned off: the app started no completer loop.
+    expect(livePollLoops()).not.toContain('deposit completer');
     await disabled.close();
     expect((await getDeposit(key, second.id)).json<{ data: DepositRecord }>().data.status).toBe('PENDING');
     expect(await createDepositCompleter(context).runOnce()).toBe(1);

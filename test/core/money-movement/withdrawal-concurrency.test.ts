@@ -26,7 +26,7 @@ import { createWithdrawal } from '../../../src/core/money-movement/withdrawals.j
 import type { Principal } from '../../../src/core/principal.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
 import { requestFingerprint } from '../../../src/lib/idempotency-key.js';
 import { newId } from '../../../src/lib/ids.js';

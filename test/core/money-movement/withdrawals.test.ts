@@ -31,7 +31,7 @@ import { transitionWithdrawal } from '../../../src/core/money-movement/withdrawa
 import type { Principal } from '../../../src/core/principal.js';
 import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/rate-source.js';
 import { referenceData } from '../../../src/core/trading/reference-data.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
 import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
 import { newId } from '../../../src/lib/ids.js';

@@ -15,7 +15,7 @@ import {
   DetachedContextError,
 } from '../../../src/core/openapi/declared-operations.js';
 import { buildV3Document } from '../../../src/core/openapi/v3-document.js';
-import { ERROR_CATALOG, ERROR_CODES, retryStrategyFor } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_CODES, retryStrategyFor } from '../../../src/lib/errors/v3-error-catalog.js';
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
 import { type OpenApiDocument, openApiPath } from '../../../src/lib/openapi/document.js';
 import { FEDWIRE_ACCOUNT } from '../../support/book-fixtures.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { operationErrorCodes } from '../../../src/core/http/pipeline-errors.js';
 import { declaredCoreOperations } from '../../../src/core/openapi/declared-operations.js';
 import { renderV3ApiReference } from '../../../src/core/openapi/v3-reference.js';
-import { ERROR_CATALOG } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG } from '../../../src/lib/errors/v3-error-catalog.js';
 import { openApiPath } from '../../../src/lib/openapi/document.js';
 
 const reference = renderV3ApiReference();

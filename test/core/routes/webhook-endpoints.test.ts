@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import { ExactDestinations } from '../../../src/lib/net/destination-policy.js';

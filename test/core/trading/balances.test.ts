@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postMovement } from '../../../src/core/ledger/ledger.js';
 import { withdrawableBalance } from '../../../src/core/trading/balances.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { quoteAndTrade, recordTestDeposit, type TradeRequest } from '../../support/book-fixtures.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { availableCredit } from '../../../src/core/trading/exposure.js';
 import { setCreditLine } from '../../../src/core/trading/org-books.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal, formatToDecimals } from '../../../src/lib/money.js';
 import { postData, quoteAndTrade, recordTestDeposit, type TradeRequest } from '../../support/book-fixtures.js';

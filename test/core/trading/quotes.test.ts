@@ -14,7 +14,7 @@ import {
   setPairEnabled,
   setTradingEnabled,
 } from '../../../src/core/trading/org-books.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';
 import { expectV3Error } from '../../support/v3-assertions.js';

@@ -14,7 +14,7 @@ import { DEFAULT_USD_PRICES, StaticRateSource } from '../../../src/core/trading/
 import { referenceData } from '../../../src/core/trading/reference-data.js';
 import { reverseTrade } from '../../../src/core/trading/reversals.js';
 import { TRADING_DEFAULTS, type TradingContext } from '../../../src/core/trading/trading-context.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';

@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readClientBalances } from '../../../src/core/ledger/ledger.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
 import { readOrgBook, setCreditLine } from '../../../src/core/trading/org-books.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';

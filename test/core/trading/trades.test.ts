@@ -17,7 +17,7 @@ import {
   setPairEnabled,
   setTradingEnabled,
 } from '../../../src/core/trading/org-books.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import { newId } from '../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { Decimal } from '../../../src/lib/money.js';

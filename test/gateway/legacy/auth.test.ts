@@ -22,8 +22,8 @@ import {
 import { declaredMode } from '../../../src/gateway/legacy/conventions.js';
 import { applyV1ErrorChanges, resolveLegacyError } from '../../../src/gateway/legacy/error-tables.js';
 import { SandboxHosts } from '../../../src/gateway/legacy/sandbox-hosts.js';
-import type { Scope } from '../../../src/lib/auth/credentials.js';
-import { keyName } from '../../../src/lib/auth/credentials.js';
+import type { Scope } from '../../../src/lib/auth/credential-vocabulary.js';
+import { keyName } from '../../../src/lib/auth/credential-vocabulary.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { type LoadedKey, loadKey } from '../../../src/lib/keys/key-file.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';

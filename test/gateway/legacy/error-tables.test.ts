@@ -19,7 +19,7 @@ import {
   validateV1ErrorChanges,
 } from '../../../src/gateway/legacy/error-tables.js';
 import { LegacyMappingError } from '../../../src/gateway/legacy/mapping-error.js';
-import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_CODES, ERROR_TYPES, type ErrorCode } from '../../../src/lib/errors/v3-error-catalog.js';
 import { mappingError } from './declaration-edits.js';
 
 const VALIDATION = 'Query validation failed';

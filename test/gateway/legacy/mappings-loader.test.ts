@@ -34,7 +34,7 @@ import {
   mappingsLocation,
   SHIPPED_CODE,
 } from '../../../src/gateway/legacy/mappings-loader.js';
-import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CODES } from '../../../src/lib/errors/v3-error-catalog.js';
 
 const MAPPINGS = fileURLToPath(new URL('../../../mappings/', import.meta.url));
 

@@ -23,7 +23,7 @@ import {
   renderV1ToV2Guide,
   renderV2ToV3Guide,
 } from '../../../src/gateway/legacy/migration-guides.js';
-import { ERROR_CATALOG } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CATALOG } from '../../../src/lib/errors/v3-error-catalog.js';
 import type { OpenApiDocument } from '../../../src/lib/openapi/document.js';
 
 let mappings: LegacyMappings;

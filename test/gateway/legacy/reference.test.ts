@@ -14,7 +14,7 @@ import {
   renderLegacyOperations,
   renderLegacyRecords,
 } from '../../../src/gateway/legacy/reference.js';
-import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CODES } from '../../../src/lib/errors/v3-error-catalog.js';
 
 let mappings: LegacyMappings;
 beforeAll(async () => {

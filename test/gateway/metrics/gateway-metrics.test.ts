@@ -22,7 +22,7 @@ import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';
-import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
 import { LegacyWebhooks } from '../../../src/gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../../../src/gateway/webhooks/registrations.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';

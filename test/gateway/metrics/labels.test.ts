@@ -8,13 +8,12 @@ import { describe, expect, it } from 'vitest';
 
 import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/idempotency.js';
-import { upstreamFailureKindOf } from '../../../src/gateway/legacy/pipeline/failure.js';
 import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { v3OperationLabel, V3OperationMatcher } from '../../../src/gateway/metrics/v3-routes.js';
-import { UpstreamCredentialError } from '../../../src/gateway/upstream/credentials.js';
-import { UpstreamDeadlineError, upstreamFailureKind } from '../../../src/gateway/upstream/failure.js';
+import { UpstreamCredentialError } from '../../../src/gateway/upstream/signing-credentials.js';
+import { UpstreamDeadlineError, upstreamFailureKind } from '../../../src/gateway/upstream/upstream-failure.js';
 import {
   UpstreamProtocolError,
   UpstreamTimeoutError,
@@ -62,26 +61,28 @@ describe('V3OperationMatcher', () => {
 
 describe('upstream failure kinds', () => {
   it('of the legacy pipeline: one per typed error, none for anything else', () => {
-    expect(upstreamFailureKindOf(new UpstreamUnreachableError('x'))).toBe('unreachable');
-    expect(upstreamFailureKindOf(new UpstreamTimeoutError('x'))).toBe('timeout');
-    expect(upstreamFailureKindOf(new UpstreamTimeoutError('x', { deadline: true }))).toBe('deadline');
-    expect(upstreamFailureKindOf(new UpstreamProtocolError('x', 502))).toBe('protocol');
-    expect(upstreamFailureKindOf(new V3ContractError('trades', ['data: must be an array']))).toBe('contract_violation');
+    expect(upstreamFailureKind(new UpstreamUnreachableError('x'))).toBe('unreachable');
+    expect(upstreamFailureKind(new UpstreamTimeoutError('x'))).toBe('timeout');
+    expect(upstreamFailureKind(new UpstreamTimeoutError('x', { deadline: true }))).toBe('deadline');
+    expect(upstreamFailureKind(new UpstreamProtocolError('x', 502))).toBe('protocol');
+    expect(upstreamFailureKind(new V3ContractError('trades', ['data: must be an array']))).toBe('contract_violation');
     expect(
-      upstreamFailureKindOf(new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_MISSING', 'org', 'sandbox', 'x')),
+      upstreamFailureKind(new UpstreamCredentialError('FXGATE_UPSTREAM_CREDENTIAL_MISSING', 'org', 'sandbox', 'x')),
     ).toBe('credential');
-    expect(upstreamFailureKindOf(new Error('x'))).toBeNull();
+    expect(upstreamFailureKind(new Error('x'))).toBeNull();
   });
 
   it('of the passthrough: by undici code, and whether the request was written', () => {
     const coded = (code: string) => Object.assign(new Error(code), { code });
-    expect(upstreamFailureKind(new UpstreamDeadlineError(15_000), true)).toBe('deadline');
-    expect(upstreamFailureKind(new UpstreamDeadlineError(15_000), false)).toBe('deadline');
-    expect(upstreamFailureKind(coded('ECONNREFUSED'), true)).toBe('unreachable');
-    expect(upstreamFailureKind(coded('UND_ERR_SOCKET'), false)).toBe('unreachable');
-    expect(upstreamFailureKind(coded('UND_ERR_HEADERS_TIMEOUT'), true)).toBe('timeout');
-    expect(upstreamFailureKind(new Error('wrapped', { cause: coded('HPE_INVALID_CONSTANT') }), true)).toBe('protocol');
-    expect(upstreamFailureKind(coded('UND_ERR_SOCKET'), true)).toBe('timeout');
+    expect(upstreamFailureKind(new UpstreamDeadlineError(15_000), { requestWritten: true })).toBe('deadline');
+    expect(upstreamFailureKind(new UpstreamDeadlineError(15_000), { requestWritten: false })).toBe('deadline');
+    expect(upstreamFailureKind(coded('ECONNREFUSED'), { requestWritten: true })).toBe('unreachable');
+    expect(upstreamFailureKind(coded('UND_ERR_SOCKET'), { requestWritten: false })).toBe('unreachable');
+    expect(upstreamFailureKind(coded('UND_ERR_HEADERS_TIMEOUT'), { requestWritten: true })).toBe('timeout');
+    expect(
+      upstreamFailureKind(new Error('wrapped', { cause: coded('HPE_INVALID_CONSTANT') }), { requestWritten: true }),
+    ).toBe('protocol');
+    expect(upstreamFailureKind(coded('UND_ERR_SOCKET'), { requestWritten: true })).toBe('timeout');
   });
 });
 

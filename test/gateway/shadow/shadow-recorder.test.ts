@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-import type { FieldDifference } from '../../../src/gateway/shadow/answer-diff.js';
+import type { FieldDifference } from '../../../src/gateway/compare/answer-diff.js';
 import { readShadowReport, ShadowRecorder } from '../../../src/gateway/shadow/shadow-recorder.js';
 import type { Queryable, QueryResult } from '../../../src/lib/db/database.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../../support/databases.js';

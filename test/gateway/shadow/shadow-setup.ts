@@ -22,7 +22,7 @@ import {
   type ShadowReport,
   type ShadowReportOperation,
 } from '../../../src/gateway/shadow/shadow-recorder.js';
-import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { legacyToken } from '../../support/independent-signing.js';

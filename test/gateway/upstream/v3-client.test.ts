@@ -8,12 +8,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Pool } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
 import {
   KeyDirectoryCredentials,
   ProvisioningCredentials,
   UpstreamCredentialError,
-} from '../../../src/gateway/upstream/credentials.js';
-import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
+} from '../../../src/gateway/upstream/signing-credentials.js';
 import {
   parseV3Error,
   SharedDeadline,

@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildGatewayApp } from '../../../src/gateway/app.js';
-import { ProvisioningCredentials } from '../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
 import { NO_OPERATION, readUsage, type UsageReport } from '../../../src/gateway/usage/usage-recorder.js';
 import { AdminListener } from '../../../src/lib/admin/admin-listener.js';
 import { newUuid } from '../../../src/lib/ids.js';

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { LegacyDeliveryWorker } from '../../../src/gateway/webhooks/delivery-worker.js';
 import { addSubscription } from '../../../src/gateway/webhooks/subscriptions.js';
-import type { Mode } from '../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { Database } from '../../../src/lib/db/database.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { webhookPolicies } from '../../../src/lib/net/destination-policy.js';

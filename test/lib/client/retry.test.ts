@@ -7,7 +7,12 @@
 import { describe, expect, it } from 'vitest';
 
 import { type AttemptOutcome, retryAfterMs, retryDelayMs, type RetryPolicy } from '../../../src/lib/client/retry.js';
-import { ERROR_CATALOG, ERROR_CODES, type RetryStrategy, retryStrategyFor } from '../../../src/lib/errors/catalog.js';
+import {
+  ERROR_CATALOG,
+  ERROR_CODES,
+  type RetryStrategy,
+  retryStrategyFor,
+} from '../../../src/lib/errors/v3-error-catalog.js';
 
 const POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 5_000 };
 const NOW = Date.parse('2026-11-28T12:00:00Z');

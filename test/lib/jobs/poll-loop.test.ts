@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import { createPollLoop, type TickOutcome } from '../../../src/lib/jobs/poll-loop.js';
+import { createPollLoop, livePollLoops, type TickOutcome } from '../../../src/lib/jobs/poll-loop.js';
 
 /** A tick the test settles by hand, so that it can act while the tick is under way. */
 function heldTick() {
@@ -20,6 +20,9 @@ function heldTick() {
   return { tick, settle, pending };
 }
 
+/** A loop that ticks at once on start, then every second, and ignores errors. */
+const AT_ONCE = { name: 'test loop', intervalMs: 1000, firstDelayMs: 0, onError: () => undefined } as const;
+
 describe('createPollLoop', () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -30,7 +33,7 @@ describe('createPollLoop', () => {
 
   it('ticks after the first delay, then after the interval counted from the end of each tick', async () => {
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError: () => undefined });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     expect(tick).toHaveBeenCalledTimes(0);
     await vi.advanceTimersByTimeAsync(0);
@@ -49,7 +52,7 @@ describe('createPollLoop', () => {
 
   it('waits the interval before the first tick unless a first delay is given', async () => {
     const tick = vi.fn(async (): Promise<TickOutcome> => 'wait');
-    const loop = createPollLoop({ tick, intervalMs: 500, onError: () => undefined });
+    const loop = createPollLoop({ name: 'test loop', tick, intervalMs: 500, onError: () => undefined });
     loop.start();
     await vi.advanceTimersByTimeAsync(499);
     expect(tick).not.toHaveBeenCalled();
@@ -61,7 +64,7 @@ describe('createPollLoop', () => {
   it('runs the next tick at once when a tick found work', async () => {
     const outcomes: TickOutcome[] = ['again', 'again', 'wait'];
     const tick = vi.fn(async () => outcomes.shift() ?? 'wait');
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError: () => undefined });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).toHaveBeenCalledTimes(1);
@@ -82,7 +85,7 @@ describe('createPollLoop', () => {
       const failure = new Error('database down');
       const tick = vi.fn<() => Promise<TickOutcome>>().mockRejectedValueOnce(failure).mockResolvedValue('wait');
       const onError = vi.fn();
-      const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError });
+      const loop = createPollLoop({ name: 'test loop', tick, intervalMs: 1000, firstDelayMs: 0, onError });
       loop.start();
       await vi.advanceTimersByTimeAsync(0);
       expect(onError).toHaveBeenCalledExactlyOnceWith(failure);
@@ -100,6 +103,7 @@ describe('createPollLoop', () => {
   it('goes on when the error handler itself throws', async () => {
     const tick = vi.fn<() => Promise<TickOutcome>>().mockRejectedValue(new Error('down'));
     const loop = createPollLoop({
+      name: 'test loop',
       tick,
       intervalMs: 100,
       firstDelayMs: 0,
@@ -117,7 +121,7 @@ describe('createPollLoop', () => {
   it('stop during a tick waits for it, reports no failure it caused, and schedules nothing more', async () => {
     const { tick, settle } = heldTick();
     const onError = vi.fn();
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError });
+    const loop = createPollLoop({ name: 'test loop', tick, intervalMs: 1000, firstDelayMs: 0, onError });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).toHaveBeenCalledTimes(1);
@@ -138,12 +142,17 @@ describe('createPollLoop', () => {
   });
 
   it('stop is idempotent: a second call waits for the same tick, and stop before start resolves', async () => {
-    const idle = createPollLoop({ tick: async () => 'wait', intervalMs: 10, onError: () => undefined });
+    const idle = createPollLoop({
+      name: 'test loop',
+      tick: async () => 'wait',
+      intervalMs: 10,
+      onError: () => undefined,
+    });
     await expect(idle.stop()).resolves.toBeUndefined();
     await expect(idle.stop()).resolves.toBeUndefined();
 
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError: () => undefined });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     const first = loop.stop();
@@ -162,7 +171,7 @@ describe('createPollLoop', () => {
 
   it('stop while waiting cancels the pending tick', async () => {
     const tick = vi.fn(async (): Promise<TickOutcome> => 'wait');
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError: () => undefined });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).toHaveBeenCalledTimes(1);
@@ -173,7 +182,7 @@ describe('createPollLoop', () => {
 
   it('start is idempotent while running, and a restart during the old tick schedules one loop only', async () => {
     const { tick, settle, pending } = heldTick();
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError: () => undefined });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.start();
     loop.start();
     await vi.advanceTimersByTimeAsync(0);
@@ -195,7 +204,7 @@ describe('createPollLoop', () => {
 
   it('wake runs a waiting loop now, and a tick under way once more at once', async () => {
     const { tick, settle } = heldTick();
-    const loop = createPollLoop({ tick, intervalMs: 1000, firstDelayMs: 0, onError: () => undefined });
+    const loop = createPollLoop({ ...AT_ONCE, tick });
     loop.wake();
     await vi.advanceTimersByTimeAsync(0);
     expect(tick).not.toHaveBeenCalled();
@@ -220,5 +229,23 @@ describe('createPollLoop', () => {
     expect(tick).toHaveBeenCalledTimes(4);
     settle('wait');
     await loop.stop();
+  });
+
+  it('lists a loop from its start until the tick under way at its stop has ended', async () => {
+    const { tick, settle } = heldTick();
+    const loop = createPollLoop({ ...AT_ONCE, name: 'listed loop', tick });
+    expect(livePollLoops()).not.toContain('listed loop');
+    loop.start();
+    expect(livePollLoops()).toContain('listed loop');
+    await vi.advanceTimersByTimeAsync(0);
+    const stopped = loop.stop();
+    expect(livePollLoops()).toContain('listed loop');
+    settle('wait');
+    await stopped;
+    expect(livePollLoops()).not.toContain('listed loop');
+    loop.start();
+    expect(livePollLoops()).toContain('listed loop');
+    await loop.stop();
+    expect(livePollLoops()).not.toContain('listed loop');
   });
 });

@@ -3,7 +3,7 @@
  * body builder and v3 calls, resolved once so that a request does no lookups by name. Every
  * route of the legacy layer is served from one of these.
  */
-import { parseKeyName } from '../../../lib/auth/credentials.js';
+import { parseKeyName } from '../../../lib/auth/credential-vocabulary.js';
 import type { LegacyPrincipal } from '../auth.js';
 import { type BlockerDetector, compileBlockerDetector } from '../blockers.js';
 import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../catalog.js';

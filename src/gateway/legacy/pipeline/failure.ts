@@ -9,16 +9,11 @@
 import type { FastifyRequest } from 'fastify';
 
 import { isApiError } from '../../../lib/errors/api-error.js';
-import type { ErrorCode } from '../../../lib/errors/catalog.js';
-import type { OperationSeries, UpstreamFailureKind } from '../../metrics/gateway-metrics.js';
-import { UpstreamCredentialError } from '../../upstream/credentials.js';
-import {
-  UpstreamError,
-  UpstreamProtocolError,
-  UpstreamTimeoutError,
-  UpstreamUnreachableError,
-  type V3Error,
-} from '../../upstream/v3-client.js';
+import type { ErrorCode } from '../../../lib/errors/v3-error-catalog.js';
+import type { OperationSeries } from '../../metrics/gateway-metrics.js';
+import { UpstreamCredentialError } from '../../upstream/signing-credentials.js';
+import { upstreamFailureKind } from '../../upstream/upstream-failure.js';
+import { UpstreamError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
 import type { LegacyGeneration, LegacyOperation } from '../catalog.js';
 import { isDeclaredDefect, legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from '../error-tables.js';
 import { GenerationRetired } from '../generation-lifecycle.js';
@@ -87,16 +82,6 @@ function classify(
   return { code: 'INTERNAL_ERROR', headers: {} };
 }
 
-/** The metrics' kind of a failure that is v3's (or the gateway's own credential for it); null for any other. */
-export function upstreamFailureKindOf(error: unknown): UpstreamFailureKind | null {
-  if (error instanceof UpstreamUnreachableError) return 'unreachable';
-  if (error instanceof UpstreamTimeoutError) return error.deadline ? 'deadline' : 'timeout';
-  if (error instanceof UpstreamProtocolError) return 'protocol';
-  if (error instanceof V3ContractError) return 'contract_violation';
-  if (error instanceof UpstreamCredentialError) return 'credential';
-  return null;
-}
-
 /** Any failure of `operation` as the generation's error answer. Retry-After goes only with the answers that mean "wait". */
 export function failureAnswer<G extends LegacyGeneration>(
   error: unknown,
@@ -113,7 +98,7 @@ export function failureAnswer<G extends LegacyGeneration>(
   const log = (level: 'warn' | 'error', message: string) =>
     request.log[level]({ err: error, operation: where.operation, generation: where.generation }, message);
   const { code, type, headers } = classify(error, where.tables as LegacyErrorTables<LegacyGeneration>, log);
-  const kind = upstreamFailureKindOf(error);
+  const kind = upstreamFailureKind(error);
   if (kind !== null) where.metrics?.upstreamFailed(kind);
   const answer = resolveLegacyError(where.tables, { code, type }, where.operation);
   // v3's budget of the gateway's own credential, which the book's keys share: the key's own

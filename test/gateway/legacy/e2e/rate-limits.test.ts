@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisStore } from '../../../../src/cli/store/redis-store.js';
 import { buildGatewayApp } from '../../../../src/gateway/app.js';
 import { GatewayMetrics, type RateLimitSource } from '../../../../src/gateway/metrics/gateway-metrics.js';
-import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../../src/gateway/upstream/signing-credentials.js';
 import { readUsage, type UsageRow } from '../../../../src/gateway/usage/usage-recorder.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { legacyToken } from '../../../support/independent-signing.js';

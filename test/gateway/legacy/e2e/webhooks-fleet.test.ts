@@ -25,7 +25,7 @@ import type { StateContext } from '../../../../src/cli/state/operation.js';
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
 import { buildGatewayApp } from '../../../../src/gateway/app.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
-import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../../src/gateway/upstream/signing-credentials.js';
 import { V3Client } from '../../../../src/gateway/upstream/v3-client.js';
 import { fleetCallbackBase } from '../../../../src/gateway/webhooks/fleet-callback.js';
 import { compileLegacyWebhooks } from '../../../../src/gateway/webhooks/legacy-payload.js';

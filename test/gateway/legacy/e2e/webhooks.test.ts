@@ -20,7 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { addWebhook, type WebhookCommandDeps } from '../../../../src/cli/commands/webhooks.js';
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
-import { ProvisioningCredentials } from '../../../../src/gateway/upstream/credentials.js';
+import { ProvisioningCredentials } from '../../../../src/gateway/upstream/signing-credentials.js';
 import { V3Client } from '../../../../src/gateway/upstream/v3-client.js';
 import { LegacyWebhooks } from '../../../../src/gateway/webhooks/legacy-webhooks.js';
 import {
@@ -29,7 +29,7 @@ import {
   WebhookRegistrar,
 } from '../../../../src/gateway/webhooks/registrations.js';
 import { addSubscription, removeSubscription } from '../../../../src/gateway/webhooks/subscriptions.js';
-import type { Mode } from '../../../../src/lib/auth/credentials.js';
+import type { Mode } from '../../../../src/lib/auth/credential-vocabulary.js';
 import { idToLegacyUuid, newUuid } from '../../../../src/lib/ids.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { AllowedNetworks } from '../../../../src/lib/net/allowed-networks.js';

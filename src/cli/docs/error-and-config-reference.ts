@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 import { configSchema } from '../../lib/config.js';
-import { ERROR_CATALOG, ERROR_CODES, type ErrorCatalogRow } from '../../lib/errors/catalog.js';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCatalogRow } from '../../lib/errors/v3-error-catalog.js';
 
 const escapeCell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 

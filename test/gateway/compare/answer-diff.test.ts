@@ -7,10 +7,10 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { type AnswerText, compareAnswers, differingPaths } from '../../../src/gateway/compare/answer-diff.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
 import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import { type AnswerText, compareAnswers, differingPaths } from '../../../src/gateway/shadow/answer-diff.js';
 
 let deposits: LegacyFieldIndex;
 let markets: LegacyFieldIndex;

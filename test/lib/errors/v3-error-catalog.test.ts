@@ -15,7 +15,7 @@ import {
   isErrorCode,
   RETRY_STRATEGIES,
   retryStrategyFor,
-} from '../../../src/lib/errors/catalog.js';
+} from '../../../src/lib/errors/v3-error-catalog.js';
 
 /** The seven types of docs/contract.md#errors-types: a closed set in the catalog. */
 const CONTRACT_TYPES = [

@@ -1,14 +1,14 @@
 /**
- * The shadow mode's comparison of two answers to one legacy request, by the semantic rules of
- * the comparison tools (../compare/): per normalised path, the same when sameLegacyValue says so
+ * Two answers to one legacy request compared (the shadow mode's comparison), by the semantic
+ * rules of the comparison tools (legacy-fields.ts, legacy-values.ts): per normalised path, the same when sameLegacyValue says so
  * for the declared type (a path the declarations do not type compares as its JSON text); a path
  * one answer has and the other lacks differs; list elements are matched by `id` where every
  * element of both lists has one, else by position.
  */
 import { isLosslessNumber } from 'lossless-json';
 
-import { type LegacyFieldIndex } from '../compare/legacy-fields.js';
-import { legacyValueText, parseLegacyAnswer, sameLegacyValue } from '../compare/legacy-values.js';
+import { isPlainObject, joinPath, legacyElementId, type LegacyFieldIndex, legacyLeaves } from './legacy-fields.js';
+import { legacyValueText, parseLegacyAnswer, sameLegacyValue } from './legacy-values.js';
 
 /** An answer as the client saw it: its status and body text. */
 export interface AnswerText {
@@ -38,65 +38,9 @@ interface Leaf {
   readonly value: unknown;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    !Array.isArray(value) &&
-    Object.getPrototypeOf(value) === Object.prototype
-  );
-}
-
-function join(prefix: string, key: string): string {
-  return prefix === '' ? key : `${prefix}.${key}`;
-}
-
-/** Per index, computed once: every mirrored read of an operation compares on the same one. */
-const prefixesOf = new WeakMap<LegacyFieldIndex, ReadonlySet<string>>();
-
-/** Every prefix of every typed path, to tell a data-chosen key (`*`) from a declared one. */
-function knownPrefixes(index: LegacyFieldIndex): ReadonlySet<string> {
-  let known = prefixesOf.get(index);
-  if (known === undefined) {
-    const prefixes = new Set<string>();
-    for (const path of index.keys()) {
-      const parts = path.split('.');
-      for (let end = 1; end <= parts.length; end += 1) prefixes.add(parts.slice(0, end).join('.'));
-    }
-    known = prefixes;
-    prefixesOf.set(index, known);
-  }
-  return known;
-}
-
-/** The id that matches an element across two lists; null when it has none. */
-function idOf(element: unknown): string | null {
-  if (!isObject(element)) return null;
-  const id = element.id;
-  return typeof id === 'string' && id !== '' ? id.toLowerCase() : null;
-}
-
 /** The leaves of a body by a key that names the same element in both answers. */
-function leavesOf(body: unknown, known: ReadonlySet<string>, matchById: (path: string) => boolean): Map<string, Leaf> {
-  const leaves = new Map<string, Leaf>();
-  const walk = (value: unknown, at: string, normalized: string): void => {
-    if (Array.isArray(value)) {
-      const byId = matchById(normalized);
-      value.forEach((element, position) =>
-        walk(element, `${at}[${byId ? `id=${idOf(element)!}` : position}]`, `${normalized}[]`),
-      );
-    } else if (isObject(value)) {
-      for (const [key, child] of Object.entries(value)) {
-        const named = join(normalized, key);
-        const wildcard = join(normalized, '*');
-        walk(child, join(at, key), !known.has(named) && known.has(wildcard) ? wildcard : named);
-      }
-    } else {
-      leaves.set(at, { normalized, value });
-    }
-  };
-  walk(body, '', '');
-  return leaves;
+function leavesOf(body: unknown, index: LegacyFieldIndex, byId: (path: string) => boolean): Map<string, Leaf> {
+  return new Map(legacyLeaves(body, index, byId).map((leaf) => [leaf.path, leaf]));
 }
 
 /** The normalised paths of the lists whose every element, in both bodies, has an id (the ids unique in each). */
@@ -104,12 +48,12 @@ function idListsOf(bodies: readonly unknown[]): (path: string) => boolean {
   const verdicts = new Map<string, boolean>();
   const visit = (value: unknown, normalized: string): void => {
     if (Array.isArray(value)) {
-      const ids = value.map(idOf);
+      const ids = value.map(legacyElementId);
       const usable = ids.every((id) => id !== null) && new Set(ids).size === ids.length;
       verdicts.set(normalized, (verdicts.get(normalized) ?? true) && usable);
       for (const element of value) visit(element, `${normalized}[]`);
-    } else if (isObject(value)) {
-      for (const [key, child] of Object.entries(value)) visit(child, join(normalized, key));
+    } else if (isPlainObject(value)) {
+      for (const [key, child] of Object.entries(value)) visit(child, joinPath(normalized, key));
     }
   };
   for (const body of bodies) visit(body, '');
@@ -127,10 +71,9 @@ function sameValue(index: LegacyFieldIndex, path: string, a: unknown, b: unknown
 
 /** The differences between two parsed bodies, one per concrete place. */
 function bodyDifferences(index: LegacyFieldIndex, legacy: unknown, gateway: unknown): FieldDifference[] {
-  const known = knownPrefixes(index);
   const byId = idListsOf([legacy, gateway]);
-  const left = leavesOf(legacy, known, byId);
-  const right = leavesOf(gateway, known, byId);
+  const left = leavesOf(legacy, index, byId);
+  const right = leavesOf(gateway, index, byId);
   const differences: FieldDifference[] = [];
   for (const [at, leaf] of left) {
     const other = right.get(at);

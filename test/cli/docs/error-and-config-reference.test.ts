@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import { renderConfigTable, renderErrorReference } from '../../../src/cli/docs/reference.js';
+import { renderConfigTable, renderErrorReference } from '../../../src/cli/docs/error-and-config-reference.js';
 import { configSchema } from '../../../src/lib/config.js';
-import { ERROR_CODES } from '../../../src/lib/errors/catalog.js';
+import { ERROR_CODES } from '../../../src/lib/errors/v3-error-catalog.js';
 
 describe('reference sections rendered from library sources', () => {
   it('the error reference has one row per catalog code', () => {

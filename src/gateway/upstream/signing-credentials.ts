@@ -19,33 +19,16 @@ import { randomBytes } from 'node:crypto';
 import { rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { type Mode, MODES, type Scope } from '../../lib/auth/credentials.js';
+import { type Mode, MODES, type Scope } from '../../lib/auth/credential-vocabulary.js';
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
+import { UpstreamCredentialError } from '../../lib/errors/internal-errors.js';
 import { type LoadedKey, loadKey, readKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
+export { UpstreamCredentialError, type UpstreamCredentialErrorCode } from '../../lib/errors/internal-errors.js';
 
 export interface UpstreamCredentials {
   /** The signer for this org's v3 credential in this mode; rejects with an UpstreamCredentialError. */
   signerFor(orgId: string, mode: Mode): Promise<V3RequestSigner>;
-}
-
-export type UpstreamCredentialErrorCode =
-  | 'FXGATE_UPSTREAM_CREDENTIAL_MISSING'
-  | 'FXGATE_UPSTREAM_CREDENTIAL_INVALID'
-  | 'FXGATE_UPSTREAM_CREDENTIAL_BAD_REQUEST';
-
-/** Why the gateway has no usable v3 credential for an org and mode; `code` is stable. */
-export class UpstreamCredentialError extends Error {
-  constructor(
-    readonly code: UpstreamCredentialErrorCode,
-    readonly orgId: string,
-    readonly mode: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'UpstreamCredentialError';
-  }
 }
 
 /** Scopes and label of a key ProvisioningCredentials creates; webhooks for the legacy webhook registrations. */

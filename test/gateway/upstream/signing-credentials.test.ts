@@ -10,7 +10,7 @@ import {
   PROVISIONED_LABEL,
   ProvisioningCredentials,
   UpstreamCredentialError,
-} from '../../../src/gateway/upstream/credentials.js';
+} from '../../../src/gateway/upstream/signing-credentials.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { writeKeyFile } from '../../../src/lib/keys/key-file.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';

@@ -3,21 +3,22 @@
  * (refused, unresolvable, connect timeout, or not yet written whole when it failed) is
  * SERVICE_UNAVAILABLE: retrying cannot repeat anything, since v3 reads a whole request before it
  * acts on it. A write that may have reached it is INTERNAL_ERROR, whose advice on writes is to
- * check the state before retrying; a read is safe to retry either way.
+ * check the state before retrying; a read is safe to retry either way. And the metrics' kind of
+ * any failure of v3, the passthrough's and the legacy pipeline's alike.
  */
 import { ApiError } from '../../lib/errors/api-error.js';
+import {
+  UpstreamCredentialError,
+  UpstreamDeadlineError,
+  UpstreamProtocolError,
+  UpstreamTimeoutError,
+  UpstreamUnreachableError,
+  V3ContractError,
+} from '../../lib/errors/internal-errors.js';
 import type { UpstreamFailureKind } from '../metrics/gateway-metrics.js';
 import { isWriteMethod } from '../v3/errors.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
-
-/** The passthrough's total bound on one upstream answer ran out (the relay aborts the call with it). */
-export class UpstreamDeadlineError extends Error {
-  readonly code = 'FXGATE_UPSTREAM_DEADLINE';
-  constructor(readonly deadlineMs: number) {
-    super(`the upstream did not finish its answer within the ${deadlineMs} ms deadline`);
-    this.name = 'UpstreamDeadlineError';
-  }
-}
+export { UpstreamDeadlineError } from '../../lib/errors/internal-errors.js';
 
 /**
  * `requestWritten`: whether the whole request, head and body, had been handed to the upstream
@@ -45,14 +46,28 @@ export function upstreamFailure(error: unknown, method: string, requestWritten: 
 const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /**
- * The metrics' kind of a relayed request's failure: not reached, the deadline, a timeout, an
- * answer that is not HTTP (llhttp's HPE_ codes, or undici's own for a malformed answer), else
- * a connection lost after sending, which the client is told as a timeout would be.
+ * The metrics' kind of a failure of v3 (or of the gateway's own credential for it). The v3
+ * client's errors name their kind: not reached, a timeout or the deadline, an answer that is not
+ * v3's, one that breaks the contract. A relayed request's failure is undici's own: not reached,
+ * the deadline, a timeout, an answer that is not HTTP (llhttp's HPE_ codes, or undici's own for a
+ * malformed answer), else a connection lost after sending, which the client is told as a timeout
+ * would be. Without `relay`, any other error is not v3's: null.
  */
-export function upstreamFailureKind(error: unknown, requestWritten: boolean): UpstreamFailureKind {
+export function upstreamFailureKind(error: unknown): UpstreamFailureKind | null;
+export function upstreamFailureKind(error: unknown, relay: { readonly requestWritten: boolean }): UpstreamFailureKind;
+export function upstreamFailureKind(
+  error: unknown,
+  relay?: { readonly requestWritten: boolean },
+): UpstreamFailureKind | null {
   if (error instanceof UpstreamDeadlineError) return 'deadline';
+  if (error instanceof UpstreamUnreachableError) return 'unreachable';
+  if (error instanceof UpstreamTimeoutError) return error.deadline ? 'deadline' : 'timeout';
+  if (error instanceof UpstreamProtocolError) return 'protocol';
+  if (error instanceof V3ContractError) return 'contract_violation';
+  if (error instanceof UpstreamCredentialError) return 'credential';
+  if (relay === undefined) return null;
   const codes = errorCodesOf(error);
-  if (!requestWritten || codes.some((code) => NOT_SENT_CODES.has(code))) return 'unreachable';
+  if (!relay.requestWritten || codes.some((code) => NOT_SENT_CODES.has(code))) return 'unreachable';
   if (codes.some((code) => TIMEOUT_CODES.has(code))) return 'timeout';
   if (
     codes.some(

@@ -1,0 +1,111 @@
+/**
+ * The rounds of a webhook delivery worker, as the v3 worker (src/core/events/webhook-worker.ts)
+ * and the legacy one (src/gateway/webhooks/delivery-worker.ts) both run them: the rounds in
+ * progress, which stop() interrupts; the claimed rows attempted `concurrency` at a time; the
+ * outcomes of a locked round written one after another on its connection; and the lease of a
+ * leased round. Library code: the claims and the attempts are the worker's own; touches nothing.
+ */
+import type { PollLoop } from '../jobs/poll-loop.js';
+
+export interface DeliveryRoundOptions {
+  readonly batchSize: number;
+  /** Attempts at once in a round. */
+  readonly concurrency: number;
+  /** The bound on one attempt. */
+  readonly requestTimeoutMs: number;
+}
+
+/** The end of the lease of rows claimed at `now`: the longest a round can hold one, its attempts running in waves of `concurrency`. */
+export function roundLeaseUntil(now: Date, options: DeliveryRoundOptions): Date {
+  const waves = Math.ceil(options.batchSize / options.concurrency) + 1;
+  return new Date(now.getTime() + waves * options.requestTimeoutMs);
+}
+
+/**
+ * `write` made to run one call after another: a connection runs one statement at a time, and pg
+ * refuses overlapping queries, while a round's attempts run concurrently. A failed write fails
+ * its own call only.
+ */
+export function oneAfterAnother<A extends unknown[]>(
+  write: (...args: A) => Promise<void>,
+): (...args: A) => Promise<void> {
+  let writes: Promise<void> = Promise.resolve();
+  return (...args) => {
+    const next = writes.then(() => write(...args));
+    writes = next.catch(() => undefined);
+    return next;
+  };
+}
+
+export interface LaneWork<Row, Result> {
+  readonly concurrency: number;
+  readonly signal: AbortSignal;
+  readonly now: () => Date;
+  /** The attempt of a row; null when nothing is to be sent (its endpoint or subscription is gone). */
+  readonly attempt: (row: Row, attemptedAt: Date) => Promise<Result | null>;
+  readonly record: (row: Row, result: Result | null, attemptedAt: Date) => Promise<void>;
+}
+
+/**
+ * Attempts the rows, `concurrency` at a time, stopping early when the signal aborts; returns the
+ * ids it reached. Every lane is awaited even when one fails, so nothing still uses the round's
+ * transaction after it has ended.
+ */
+export async function attemptInLanes<Row extends { readonly id: string }, Result>(
+  rows: readonly Row[],
+  work: LaneWork<Row, Result>,
+): Promise<Set<string>> {
+  const reached = new Set<string>();
+  let next = 0;
+  const lane = async () => {
+    while (next < rows.length && !work.signal.aborted) {
+      const row = rows[next++]!;
+      reached.add(row.id);
+      const attemptedAt = work.now();
+      await work.record(row, await work.attempt(row, attemptedAt), attemptedAt);
+    }
+  };
+  const lanes = await Promise.allSettled(Array.from({ length: Math.min(work.concurrency, rows.length) }, lane));
+  const failed = lanes.find((settled): settled is PromiseRejectedResult => settled.status === 'rejected');
+  if (failed) throw failed.reason;
+  return reached;
+}
+
+/** A worker's rounds in progress: each runs with a signal that stop() aborts. */
+export class DeliveryRounds {
+  private readonly rounds = new Set<AbortController>();
+  private closedFlag = false;
+  private stopping: Promise<void> | null = null;
+
+  /** `name` is the worker's, for the errors: `the ${name} is stopped`, `${name} stopping`. */
+  constructor(private readonly name: string) {}
+
+  /** Whether stop() was called. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Runs one round with the signal stop() aborts; refuses once stopped. */
+  async run<T>(round: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.closedFlag) throw new Error(`the ${this.name} is stopped`);
+    const controller = new AbortController();
+    this.rounds.add(controller);
+    try {
+      return await round(controller.signal);
+    } finally {
+      this.rounds.delete(controller);
+    }
+  }
+
+  /** Stops the loop, interrupts the rounds in progress, waits for the loop to end, then `close`; idempotent. */
+  stop(loop: PollLoop, close: () => Promise<void>): Promise<void> {
+    this.stopping ??= (async () => {
+      this.closedFlag = true;
+      const ended = loop.stop();
+      for (const round of this.rounds) round.abort(new Error(`${this.name} stopping`));
+      await ended;
+      await close();
+    })();
+    return this.stopping;
+  }
+}
