@@ -1,7 +1,7 @@
 /**
  * The shadow mode's counts and examples: tallied in memory as comparisons finish, written to the
  * gateway's database in batches (one statement a flush, every `flushIntervalMs`, and on close:
- * src/lib/tallies.ts's TallyBatcher, as the usage recorders),
+ * src/gateway/tallies.ts's TallyBatcher, as the usage recorders),
  * and read back as the report. Several gateway processes add to the same rows. A flush that
  * fails keeps its batch for the next one, so a database outage costs freshness, not counts.
  */

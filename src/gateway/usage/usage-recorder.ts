@@ -6,7 +6,7 @@
  * (no token, a bad or replayed one) are counted with no org and no key.
  *
  * Tallied in memory as requests are answered, written to the gateway's database in batches (one
- * statement a flush, every `flushIntervalMs`, and on close: src/lib/tallies.ts's TallyBatcher, as
+ * statement a flush, every `flushIntervalMs`, and on close: src/gateway/tallies.ts's TallyBatcher, as
  * the readiness and shadow recorders),
  * never a write per request. Several gateway processes add to the same rows: each flush adds
  * its counts in one upsert, so the totals are exact. A flush that fails keeps its batch for the

@@ -7,11 +7,11 @@
  */
 import { type KeyObject, sign, verify } from 'node:crypto';
 
-import { TokenVerificationError } from '../errors/internal-errors.js';
+import { type TokenFailure, TokenVerificationError } from '../errors/internal-errors.js';
 import type { ErrorCode } from '../errors/v3-error-catalog.js';
 import { parseStrictJson } from '../json/strict-json.js';
 import { randomHex } from '../random.js';
-export { TokenVerificationError } from '../errors/internal-errors.js';
+export { type TokenFailure, TokenVerificationError } from '../errors/internal-errors.js';
 
 export const JWT_AUDIENCE = 'developer-api';
 /** Clock skew tolerated on iat, nbf and exp, in seconds. */
@@ -19,14 +19,6 @@ export const JWT_CLOCK_SKEW_SECONDS = 5;
 const NONCE_PATTERN = /^[0-9a-f]{32}$/;
 /** `JWT` in any case (a media type name); without the `u` flag, `i` folds no non-ASCII letter into these. */
 const TYP_PATTERN = /^JWT$/i;
-
-export type TokenFailure =
-  | 'TOKEN_MALFORMED' // not a compact JWS, wrong alg or typ, bad nonce, bad claims
-  | 'KEY_MISSING' // no kid
-  | 'KEY_UNKNOWN' // kid names no usable key
-  | 'SIGNATURE_INVALID'
-  | 'EXPIRED'
-  | 'LIFETIME_TOO_LONG';
 
 /**
  * The v3 code each failure is reported as: by the core directly, and by the gateway as the

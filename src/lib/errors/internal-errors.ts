@@ -5,9 +5,9 @@
  * a one-line reason and what fixes it; docs/operations.md#internal-error-codes lists them. Library
  * code: it imports types only, and only from lib, so that every part may import it.
  */
+import type BigNumber from 'bignumber.js';
+
 import type { Mode } from '../auth/credential-vocabulary.js';
-import type { TokenFailure } from '../auth/jwt.js';
-import type { Decimal } from '../money.js';
 import type { ValidationIssue } from './validation-issues.js';
 
 /** Every internal code: why it happens, in a line, and what fixes it. Codes are never renamed. */
@@ -547,6 +547,18 @@ export class InvalidCreditLineError extends OrgBookError {
     this.name = 'InvalidCreditLineError';
   }
 }
+
+/** Why a token was refused (src/lib/auth/jwt.ts maps each to its v3 code). */
+export type TokenFailure =
+  | 'TOKEN_MALFORMED' // not a compact JWS, wrong alg or typ, bad nonce, bad claims
+  | 'KEY_MISSING' // no kid
+  | 'KEY_UNKNOWN' // kid names no usable key
+  | 'SIGNATURE_INVALID'
+  | 'EXPIRED'
+  | 'LIFETIME_TOO_LONG';
+
+/** A decimal of src/lib/money.ts (a BigNumber), named here without importing that module, which imports this one. */
+type Decimal = BigNumber;
 
 /** As src/lib/money.ts's formatDecimal writes it (that module imports this one). */
 function decimalText(value: Decimal): string {
