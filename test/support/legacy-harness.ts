@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
-import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { LegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import { ProvisioningCredentials } from '../../src/gateway/upstream/credentials.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import type { Mode, Scope } from '../../src/lib/auth/credentials.js';
 import type { LoadedKey } from '../../src/lib/keys/key-file.js';
