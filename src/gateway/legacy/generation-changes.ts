@@ -59,6 +59,13 @@ const changeSchema = z.discriminatedUnion('kind', [
   }),
   /** The operation's `data` fields are written at the top of the body too. */
   z.strictObject({ ...provenanceShape, kind: z.literal('data-also-at-root'), operation: z.string() }),
+  /** The operation pages its list otherwise (the result is validated: only a GET list pages). */
+  z.strictObject({
+    ...provenanceShape,
+    kind: z.literal('pagination'),
+    operation: z.string(),
+    becomes: z.enum(['none', 'page-limit']),
+  }),
   ...recordChangeSchemas,
 ]);
 
@@ -104,13 +111,16 @@ export function applyGenerationChanges(
     const where = `changes[${index}]`;
     switch (change.kind) {
       case 'operation-removed':
-      case 'data-also-at-root': {
+      case 'data-also-at-root':
+      case 'pagination': {
         const mapping = table[change.operation];
         if (!mapping) {
           problems.push(`${where}.operation: ${parsed.data.base} has no operation ${change.operation}`);
           return;
         }
         if (change.kind === 'operation-removed') delete table[change.operation];
+        else if (change.kind === 'pagination')
+          table[change.operation] = { ...mapping, pagination: change.becomes } as EndpointMapping;
         else
           table[change.operation] = {
             ...mapping,

@@ -145,6 +145,8 @@ export function changeText(change: GenerationChange): string {
       return `${change.method}: idempotency ${change.becomes}`;
     case 'data-also-at-root':
       return `\`${change.operation}\`: data also at the top of the body`;
+    case 'pagination':
+      return `\`${change.operation}\`: pagination ${change.becomes}`;
     case 'field-renamed':
       return `\`${change.record}.${change.field}\` is \`${change.to}\``;
     case 'field-added':

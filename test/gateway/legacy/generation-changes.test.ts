@@ -139,7 +139,7 @@ describe('applyGenerationChanges refuses', () => {
       'an unknown kind of change',
       { base: 'v2', changes: [{ kind: 'operation-renamed', operation: 'trade/settle', ...WHY }] },
       [
-        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root' | 'field-renamed' | 'field-added' | 'field-removed' | 'field-retyped' | 'value-mapped'",
+        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root' | 'pagination' | 'field-renamed' | 'field-added' | 'field-removed' | 'field-retyped' | 'value-mapped'",
       ],
     ],
     [
@@ -178,6 +178,17 @@ describe('applyGenerationChanges refuses', () => {
     ],
   ])('%s', (_rule, changes, expected) => {
     expect(problemsOf(() => applyGenerationChanges('v1', V2, changes)).problems).toEqual(expected);
+  });
+});
+
+describe('the pagination kind', () => {
+  it('changes how one operation pages, and nothing else', () => {
+    const { table } = apply({ kind: 'pagination', operation: 'trades', becomes: 'none', ...WHY });
+    expect(table['trades']).toEqual({ ...V2['trades'], pagination: 'none' });
+    expect(table['deposits']).toBe(V2['deposits']);
+    expect(
+      problemsOf(() => apply({ kind: 'pagination', operation: 'nothing', becomes: 'none', ...WHY })).problems,
+    ).toEqual(['changes[0].operation: v2 has no operation nothing']);
   });
 });
 
