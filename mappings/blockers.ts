@@ -3,13 +3,13 @@
  * (the differences of endpoints.v1.ts), v2 clients to v3 (the v3 calls of endpoints.v2.ts and the
  * v3 contract). The gateway checks every request of a known key against these and counts what
  * it meets per key and operation (`GET /admin/readiness`, `fxgate usage --readiness`). Format,
- * rule kinds and validator: src/gateway/legacy/blockers.ts. Pure data.
+ * rule kinds and validator: src/gateway/legacy/declarations/blockers.ts. Pure data.
  *
  * v1 and v2 share their filters and page bounds (conventions.ts; endpoints.v1.ts changes
  * neither), so no v1 query meets another answer on v2; their error answers differ
  * (errors.v1.ts), which `error-answer` compares per request.
  */
-import type { BlockerTable } from '../src/gateway/legacy/blockers.js';
+import type { BlockerTable } from '../src/gateway/legacy/declarations/blockers.js';
 
 export const MIGRATION_BLOCKERS = {
   'idempotency-key-missing': {

@@ -1,10 +1,10 @@
 /**
  * The conventions every legacy operation of both generations shares: page defaults, the values
  * of the mode header, and the fields whose value moves between two answers to the same request
- * (the shadow mode reports them as noise). Format and validator: src/gateway/legacy/conventions.ts.
+ * (the shadow mode reports them as noise). Format and validator: src/gateway/legacy/declarations/conventions.ts.
  * Pure data.
  */
-import type { LegacyConventions } from '../src/gateway/legacy/conventions.js';
+import type { LegacyConventions } from '../src/gateway/legacy/declarations/conventions.js';
 
 export const LEGACY_CONVENTIONS = {
   pagination: {

@@ -1,9 +1,9 @@
 /**
  * v1, written as what it lacks compared with v2 (endpoints.v2.ts): where the two agree, v2's
  * mapping serves v1 as it is. The records, value maps and page defaults are the same. Format
- * and validator: src/gateway/legacy/generation-changes.ts. Pure data.
+ * and validator: src/gateway/legacy/declarations/generation-changes.ts. Pure data.
  */
-import type { GenerationChanges } from '../src/gateway/legacy/generation-changes.js';
+import type { GenerationChanges } from '../src/gateway/legacy/declarations/generation-changes.js';
 
 const NO_REVERSAL = 'The v1 documentation has no reversal or settlement section; v2 added them.';
 

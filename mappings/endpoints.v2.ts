@@ -3,13 +3,13 @@
  * pagination, the query filters, the request body field by field and where each legacy record
  * goes in the answer. v1 is written as its changes from this table (endpoints.v1.ts).
  * Records are in records.ts, value maps in value-maps.ts, page defaults in conventions.ts.
- * Format and validator: src/gateway/legacy/endpoint-mappings.ts. Pure data.
+ * Format and validator: src/gateway/legacy/declarations/endpoint-mappings.ts. Pure data.
  *
  * Idempotency: every POST requires Idempotency-Key, kept 24 h for trade operations, 7 days for
  * withdrawals and 30 minutes for quotes (whose failures tell the client to retry with a new
  * key); settle has no documented lifetime and keeps the trade's 24 h. GETs honour a key if sent.
  */
-import type { EndpointTable, Message } from '../src/gateway/legacy/endpoint-mappings.js';
+import type { EndpointTable, Message } from '../src/gateway/legacy/declarations/endpoint-mappings.js';
 
 const HOUR = 3600;
 const TRADE_KEY = { kind: 'required', lifetimeSeconds: 24 * HOUR } as const;

@@ -2,7 +2,7 @@
  * v3 error -> v1 answer, declared as what v1 changes in v2's answers (`mappings/errors.v2.ts`):
  * a newcomer reads what v1 lacks, not a second copy of 65 rows. The gateway applies these
  * changes to v2's validated tables when it loads them (`applyV1ErrorChanges` in
- * src/gateway/legacy/error-tables.ts), validates the result as v1's tables, and the docs list the
+ * src/gateway/legacy/declarations/error-tables.ts), validates the result as v1's tables, and the docs list the
  * changes (`describeV1ErrorChanges`).
  *
  * v1 serves the same twelve operations as v2 except trade/reverse-quote, trade/reverse and
@@ -24,7 +24,7 @@
  * `basis: 'spec'`: the status and message are the v1 documentation's; `basis: 'closest'`: our
  * choice, `note` says why. Pure data: it imports only types, so the compiled file imports nothing.
  */
-import type { V1ErrorChanges } from '../src/gateway/legacy/error-tables.js';
+import type { V1ErrorChanges } from '../src/gateway/legacy/declarations/error-tables.js';
 
 const INTERNAL = 'An internal error has occurred';
 

@@ -13,9 +13,9 @@
  *
  * `basis: 'spec'` rows carry a status (and message, where one is worded) from the v2
  * documentation; `basis: 'closest'` rows are our choice for a code it gives no row, and `note`
- * says why. Pure data: the gateway validates it at load (src/gateway/legacy/error-tables.ts).
+ * says why. Pure data: the gateway validates it at load (src/gateway/legacy/declarations/error-tables.ts).
  */
-import type { V2ErrorTables } from '../src/gateway/legacy/error-tables.js';
+import type { V2ErrorTables } from '../src/gateway/legacy/declarations/error-tables.js';
 
 const VALIDATION = 'Query validation failed';
 const AUTH = 'The authorization key provided is either invalid or expired, please try again';

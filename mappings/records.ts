@@ -9,10 +9,10 @@
  * (through a value map of value-maps.ts or a converter when named), `derived` by a named
  * computation, a `constant`, or the caller's `context`. Derived fields and converters are code,
  * in src/gateway/legacy/transforms/derived-fields.ts; the format is
- * src/gateway/legacy/record-shapes.ts. Pure data.
+ * src/gateway/legacy/declarations/record-shapes.ts. Pure data.
  */
-import type { RecordChange } from '../src/gateway/legacy/generation-changes.js';
-import type { RecordTable } from '../src/gateway/legacy/record-shapes.js';
+import type { RecordChange } from '../src/gateway/legacy/declarations/generation-changes.js';
+import type { RecordTable } from '../src/gateway/legacy/declarations/record-shapes.js';
 
 const ID = 'Legacy ids are UUIDs: the same 128 bits as the v3 id, without its prefix.';
 

@@ -2,9 +2,9 @@
  * v3 words -> the words legacy clients read, one named map per vocabulary. A v3 value a map does
  * not list passes through unchanged. Record fields use a map by name (`map:` in records.ts);
  * filters use it backwards, so a client may filter by the legacy word or the v3 one.
- * Format: src/gateway/legacy/record-shapes.ts. Pure data.
+ * Format: src/gateway/legacy/declarations/record-shapes.ts. Pure data.
  */
-import type { ValueMapTable } from '../src/gateway/legacy/record-shapes.js';
+import type { ValueMapTable } from '../src/gateway/legacy/declarations/record-shapes.js';
 
 export const VALUE_MAPS = {
   depositStatus: {

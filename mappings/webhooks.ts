@@ -1,10 +1,10 @@
 /**
  * The legacy webhooks the gateway delivers: which v3 event makes each legacy event, the envelope
  * `{eventId, type, message, timestamp, data}`, and the records in `data`, field by field in the
- * format of records.ts (src/gateway/legacy/record-shapes.ts). Every entry names its source and
- * reason. Format and validator: src/gateway/legacy/webhook-shapes.ts. Pure data.
+ * format of records.ts (src/gateway/legacy/declarations/record-shapes.ts). Every entry names its source and
+ * reason. Format and validator: src/gateway/legacy/declarations/webhook-shapes.ts. Pure data.
  */
-import type { LegacyWebhookTable } from '../src/gateway/legacy/webhook-shapes.js';
+import type { LegacyWebhookTable } from '../src/gateway/legacy/declarations/webhook-shapes.js';
 
 const ID = 'Legacy ids are UUIDs: the same 128 bits as the v3 id, without its prefix.';
 const FAILURES_OPT_IN =

@@ -10,7 +10,7 @@ import { buildCoreApp, type CoreOptions } from '../core/app.js';
 import { CoreMetrics } from '../core/metrics/core-metrics.js';
 import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
-import { lifecycleOptionsFromConfig } from '../gateway/legacy/generation-lifecycle.js';
+import { lifecycleOptionsFromConfig } from '../gateway/legacy/runtime/generation-lifecycle.js';
 import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
 import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';

@@ -34,16 +34,20 @@ import { createGatewayClientErrorHandler, gatewayConnectAnswer } from './client-
 import { legacyFieldIndex } from './compare/legacy-fields.js';
 import { type GatewayReadinessChecks, registerGatewayHealthRoutes } from './health.js';
 import { InFlightRequests } from './in-flight.js';
-import { createLegacyAuthenticator } from './legacy/auth.js';
-import { declaredMode } from './legacy/conventions.js';
-import { validateShadowVolatile } from './legacy/conventions.js';
-import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/generation-lifecycle.js';
-import { LegacyIdempotency } from './legacy/idempotency.js';
-import { type LegacyMappings, loadLegacyMappings, type MappingsLocation } from './legacy/mappings-loader.js';
-import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/page-walker.js';
-import { LegacyRateLimiter, type LegacyRateLimits } from './legacy/rate-limit.js';
+import { declaredMode } from './legacy/declarations/conventions.js';
+import { validateShadowVolatile } from './legacy/declarations/conventions.js';
+import {
+  type LegacyMappings,
+  loadLegacyMappings,
+  type MappingsLocation,
+} from './legacy/declarations/mappings-loader.js';
 import { LEGACY_PREFIXES, legacyGenerationOf, type LegacyNotFound, registerLegacyRoutes } from './legacy/routes.js';
-import { SandboxHosts } from './legacy/sandbox-hosts.js';
+import { createLegacyAuthenticator } from './legacy/runtime/auth.js';
+import { GenerationLifecycle, type GenerationLifecycleOptions } from './legacy/runtime/generation-lifecycle.js';
+import { LegacyIdempotency } from './legacy/runtime/legacy-idempotency.js';
+import { LegacyRateLimiter, type LegacyRateLimits } from './legacy/runtime/legacy-rate-limits.js';
+import { PAGE_WALKER_DEFAULTS, type PageTotalsMode, PageWalker } from './legacy/runtime/page-walker.js';
+import { SandboxHosts } from './legacy/runtime/sandbox-hosts.js';
 import type { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type MigrationSchedule, migrationSchedule, type ScheduleSource } from './migration-schedule.js';
 import { registerGatewayReference } from './openapi/serve.js';
@@ -116,7 +120,7 @@ export interface LegacyGatewayOptions {
   readonly idempotencyLockTtlMs?: number;
   /** Requests per legacy key (or client address) and class per 10 s (FXGATE_LEGACY_RATE_LIMIT_READS, _WRITES). */
   readonly rateLimits?: LegacyRateLimits;
-  /** The generations' deprecation headers, brownouts and sunset (legacy/generation-lifecycle.ts); v1's default dates without it. */
+  /** The generations' deprecation headers, brownouts and sunset (legacy/runtime/generation-lifecycle.ts); v1's default dates without it. */
   readonly lifecycle?: GenerationLifecycleOptions;
   /** The usage and readiness reports' batching (usage/usage-recorder.ts, readiness-recorder.ts): how often counts are written, and their clock. */
   readonly usage?: { readonly flushIntervalMs?: number; readonly now?: () => number };
@@ -124,7 +128,7 @@ export interface LegacyGatewayOptions {
   readonly pageTotals?: PageTotalsMode;
   /** Shadow mode beside the legacy service (shadow/shadow-mode.ts); off without it. */
   readonly shadow?: ShadowOptions;
-  /** FXGATE_SANDBOX_HOSTS: host names where a request without `X-App-Mode` is sandbox (legacy/auth.ts). */
+  /** FXGATE_SANDBOX_HOSTS: host names where a request without `X-App-Mode` is sandbox (legacy/runtime/auth.ts). */
   readonly sandboxHosts?: readonly string[];
   /** Legacy webhooks (webhooks/legacy-webhooks.ts): the receiver v3 delivers to, the outbox worker, the v3 registrations. */
   readonly webhooks?: LegacyWebhooks;

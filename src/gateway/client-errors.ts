@@ -26,10 +26,10 @@ import type { ConnectRequest } from '../lib/http/connect-requests.js';
 import { CONNECT, EVERY_METHOD } from '../lib/http/methods.js';
 import { methodsAt } from '../lib/http/route-inventory.js';
 import { randomHex } from '../lib/random.js';
-import type { LegacyGeneration } from './legacy/catalog.js';
-import { legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from './legacy/error-tables.js';
-import { generationHeaders, type LegacyReplyOptions } from './legacy/reply.js';
+import { legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from './legacy/declarations/error-tables.js';
+import type { LegacyGeneration } from './legacy/declarations/legacy-operations.js';
 import { legacyGenerationOf, legacyUnroutedCode } from './legacy/routes.js';
+import { generationHeaders, type LegacyReplyOptions } from './legacy/runtime/reply.js';
 
 export type LegacyErrorTablesByGeneration = { readonly [G in LegacyGeneration]: LegacyErrorTables<G> };
 

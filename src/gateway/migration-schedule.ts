@@ -1,6 +1,6 @@
 /**
  * The migration schedule: what the gateway will do to v1 and v2 clients and when, worked out
- * from the very plans it applies (the generations' lifecycle, legacy/generation-lifecycle.ts,
+ * from the very plans it applies (the generations' lifecycle, legacy/runtime/generation-lifecycle.ts,
  * and shadow mode's who-answers-whom, shadow/shadow-mode.ts) and a clock. A pure function of
  * those two, so the start-up lines, `GET /admin/schedule` and `fxgate schedule` cannot differ
  * from what the gateway does: deprecation and sunset instants, what follows the sunset, each
@@ -13,8 +13,8 @@
 import { z } from 'zod';
 
 import { instantText, spanText } from '../lib/time-text.js';
-import { LEGACY_GENERATIONS, type LegacyGeneration } from './legacy/catalog.js';
-import type { ResolvedRetirement } from './legacy/generation-lifecycle.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from './legacy/declarations/legacy-operations.js';
+import type { ResolvedRetirement } from './legacy/runtime/generation-lifecycle.js';
 import type { ShadowSettings } from './shadow/shadow-mode.js';
 
 /** An instant and how far off it is: whole seconds, negative once past. */

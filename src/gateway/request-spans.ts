@@ -9,7 +9,7 @@
 import type { FastifyRequest } from 'fastify';
 
 import type { RequestNames } from '../lib/tracing/server-spans.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, legacyRoutePath } from './legacy/catalog.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, legacyRoutePath } from './legacy/declarations/legacy-operations.js';
 import { v3OperationLabel, V3OperationMatcher } from './metrics/v3-routes.js';
 
 const UNKNOWN = 'unknown';

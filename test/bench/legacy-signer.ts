@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/gateway/legacy/auth.js';
+import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../src/gateway/legacy/runtime/auth.js';
 import { signApiToken } from '../../src/lib/auth/jwt.js';
 import { type IdKind, idToLegacyUuid } from '../../src/lib/ids.js';
 import { type KeyFile, type LoadedKey, loadKey } from '../../src/lib/keys/key-file.js';

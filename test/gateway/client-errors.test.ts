@@ -5,10 +5,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { gatewayClientErrorAnswer, type LegacyErrorTablesByGeneration } from '../../src/gateway/client-errors.js';
-import { resolveLegacyError } from '../../src/gateway/legacy/error-tables.js';
-import { GenerationLifecycle } from '../../src/gateway/legacy/generation-lifecycle.js';
-import { loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import { resolveLegacyError } from '../../src/gateway/legacy/declarations/error-tables.js';
+import { loadLegacyMappings } from '../../src/gateway/legacy/declarations/mappings-loader.js';
 import { legacyGenerationOf } from '../../src/gateway/legacy/routes.js';
+import { GenerationLifecycle } from '../../src/gateway/legacy/runtime/generation-lifecycle.js';
 import type { ClientErrorCode } from '../../src/lib/http/client-errors.js';
 
 const GUIDE = 'https://example.test/migrate';

@@ -9,9 +9,13 @@
  */
 import fc from 'fast-check';
 
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from '../../src/gateway/legacy/catalog.js';
-import type { BodyField, EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings.js';
-import type { LegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import type { BodyField, EndpointMapping } from '../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import {
+  LEGACY_GENERATIONS,
+  LEGACY_OPERATIONS,
+  type LegacyGeneration,
+} from '../../src/gateway/legacy/declarations/legacy-operations.js';
+import type { LegacyMappings } from '../../src/gateway/legacy/declarations/mappings-loader.js';
 
 // ---------------------------------------------------------------------------------------------
 // What a request is made of.

@@ -17,10 +17,14 @@ import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../src/gateway/legacy/catalog.js';
-import type { EndpointMapping } from '../../src/gateway/legacy/endpoint-mappings.js';
-import { V1_ERROR_STATUSES, V2_ERROR_CODE_STATUS, V2_ERROR_STATUSES } from '../../src/gateway/legacy/error-tables.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import type { EndpointMapping } from '../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import {
+  V1_ERROR_STATUSES,
+  V2_ERROR_CODE_STATUS,
+  V2_ERROR_STATUSES,
+} from '../../src/gateway/legacy/declarations/error-tables.js';
+import { LEGACY_GENERATIONS, LEGACY_OPERATIONS } from '../../src/gateway/legacy/declarations/legacy-operations.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../src/gateway/legacy/declarations/mappings-loader.js';
 import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
 import { ERROR_CATALOG, isErrorCode } from '../../src/lib/errors/v3-error-catalog.js';
 import { idToLegacyUuid } from '../../src/lib/ids.js';

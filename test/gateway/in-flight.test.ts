@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 
 import { InFlightRequests } from '../../src/gateway/in-flight.js';
-import * as S from './legacy/transforms/v3-samples.js';
+import * as S from './legacy/v3-contract/v3-samples.js';
 import { ScriptedGateway } from './scripted-gateway.js';
 
 describe('InFlightRequests', () => {

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { GenerationLifecycle } from '../../src/gateway/legacy/generation-lifecycle.js';
+import { GenerationLifecycle } from '../../src/gateway/legacy/runtime/generation-lifecycle.js';
 import {
   migrationSchedule,
   migrationScheduleSchema,

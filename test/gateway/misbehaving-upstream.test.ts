@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { freePort } from '../support/local-processes.js';
-import * as S from './legacy/transforms/v3-samples.js';
+import * as S from './legacy/v3-contract/v3-samples.js';
 import { StandInGateway } from './scripted-gateway.js';
 
 const TIMEOUT_MS = 1_000;

@@ -14,7 +14,7 @@ import { WEBHOOK_WORKER_DEFAULTS } from '../../src/core/events/webhook-worker.js
 import { SIMULATED_RAIL_DEFAULTS, SimulatedPaymentRail } from '../../src/core/money-movement/payment-rails.js';
 import { TRADING_DEFAULTS } from '../../src/core/trading/trading-context.js';
 import { GATEWAY_DEFAULTS, LEGACY_GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
-import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/page-walker.js';
+import { PAGE_TOTALS_MODES, PAGE_WALKER_DEFAULTS } from '../../src/gateway/legacy/runtime/page-walker.js';
 import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
 import { V3_CLIENT_DEFAULTS } from '../../src/gateway/upstream/v3-client.js';
 import { DELIVERY_WORKER_DEFAULTS } from '../../src/gateway/webhooks/delivery-worker.js';

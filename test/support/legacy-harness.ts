@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 
 import { buildGatewayApp, type LegacyGatewayOptions } from '../../src/gateway/app.js';
-import type { LegacyMappings } from '../../src/gateway/legacy/mappings-loader.js';
+import type { LegacyMappings } from '../../src/gateway/legacy/declarations/mappings-loader.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import type { LegacyWebhooks } from '../../src/gateway/webhooks/legacy-webhooks.js';
 import type { Mode, Scope } from '../../src/lib/auth/credential-vocabulary.js';

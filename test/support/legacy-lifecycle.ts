@@ -4,7 +4,7 @@
  * brownout, so that no test's outcome depends on the day it runs. Tests of the lifecycle itself
  * give their own clock.
  */
-import type { GenerationLifecycleOptions } from '../../src/gateway/legacy/generation-lifecycle.js';
+import type { GenerationLifecycleOptions } from '../../src/gateway/legacy/runtime/generation-lifecycle.js';
 
 /** 2026-06-01T00:00:00Z: v1 deprecated, not yet retired. */
 export const BEFORE_V1_SUNSET = Date.UTC(2026, 5, 1);

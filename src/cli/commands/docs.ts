@@ -12,15 +12,19 @@
  */
 import { coreV3Document } from '../../core/openapi/declared-operations.js';
 import { renderV3ApiReference } from '../../core/openapi/v3-reference.js';
-import { renderGenerationChangelog } from '../../gateway/legacy/changelog.js';
-import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import { loadLegacyMappings } from '../../gateway/legacy/declarations/mappings-loader.js';
+import { renderGenerationChangelog } from '../../gateway/legacy/generated-docs/changelog.js';
+import {
+  renderLegacyErrors,
+  renderLegacyOperations,
+  renderLegacyRecords,
+} from '../../gateway/legacy/generated-docs/legacy-reference.js';
 import {
   guideFile,
   guideSection,
   MIGRATION_GUIDES,
   renderMigrationGuide,
-} from '../../gateway/legacy/migration-guides.js';
-import { renderLegacyErrors, renderLegacyOperations, renderLegacyRecords } from '../../gateway/legacy/reference.js';
+} from '../../gateway/legacy/generated-docs/migration-guides.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
 import { renderCurrencyDecimals, seededCurrencyDecimals } from '../docs/currency-decimals.js';
 import { renderConfigTable, renderErrorReference } from '../docs/error-and-config-reference.js';

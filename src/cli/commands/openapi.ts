@@ -11,7 +11,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { coreV3Document } from '../../core/openapi/declared-operations.js';
-import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import { loadLegacyMappings } from '../../gateway/legacy/declarations/mappings-loader.js';
 import { buildLegacyDocument } from '../../gateway/openapi/legacy-document.js';
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
 import { type BreakingChange, breakingChanges, describeBreakingChange } from '../breaking-changes.js';

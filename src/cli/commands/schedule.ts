@@ -10,7 +10,7 @@
  * Declared in definitions/schedule.ts.
  */
 import { SCHEDULE_ADMIN_PATH } from '../../gateway/app.js';
-import { GenerationLifecycle, lifecycleOptionsFromConfig } from '../../gateway/legacy/generation-lifecycle.js';
+import { GenerationLifecycle, lifecycleOptionsFromConfig } from '../../gateway/legacy/runtime/generation-lifecycle.js';
 import {
   type MigrationSchedule,
   migrationSchedule,

@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 
-import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../gateway/legacy/auth.js';
+import { LEGACY_MAX_TOKEN_LIFETIME_SECONDS } from '../../gateway/legacy/runtime/auth.js';
 import { signApiToken } from '../../lib/auth/jwt.js';
 import { V3RequestSigner } from '../../lib/auth/request-signer.js';
 import { signingIssuer } from '../../lib/config.js';

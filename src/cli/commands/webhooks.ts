@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 
-import { loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
+import { loadLegacyMappings } from '../../gateway/legacy/declarations/mappings-loader.js';
 import { openV3Access } from '../../gateway/v3-access.js';
 import { fleetCallbackBase } from '../../gateway/webhooks/fleet-callback.js';
 import { compileLegacyWebhooks } from '../../gateway/webhooks/legacy-payload.js';

@@ -17,16 +17,16 @@ import {
   type V3Record,
 } from '../../gateway/compare/generation-diff.js';
 import { parseLegacyAnswer } from '../../gateway/compare/legacy-values.js';
+import type { EndpointMapping, V3Call } from '../../gateway/legacy/declarations/endpoint-mappings.js';
 import {
   LEGACY_GENERATIONS,
   LEGACY_OPERATIONS,
   type LegacyGeneration,
   type V2Operation,
-} from '../../gateway/legacy/catalog.js';
-import type { EndpointMapping, V3Call } from '../../gateway/legacy/endpoint-mappings.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/mappings-loader.js';
-import type { V3RecordKind } from '../../gateway/legacy/transforms/v3-records.js';
+} from '../../gateway/legacy/declarations/legacy-operations.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/declarations/mappings-loader.js';
 import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract/operations.js';
+import type { V3RecordKind } from '../../gateway/legacy/v3-contract/v3-records.js';
 import { parseKeyName } from '../../lib/auth/credential-vocabulary.js';
 import { ScenarioError } from '../../lib/errors/internal-errors.js';
 import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';

@@ -6,7 +6,7 @@
  * view, trade and withdraw. What several scenarios share (a trade, a deposit, the accounts) is
  * made once a run; accounts already verified in the book are reused, so runs do not pile them up.
  */
-import type { LegacyGeneration, V2Operation } from '../../gateway/legacy/catalog.js';
+import type { LegacyGeneration, V2Operation } from '../../gateway/legacy/declarations/legacy-operations.js';
 import { idToLegacyUuid } from '../../lib/ids.js';
 import { Decimal } from '../../lib/money.js';
 

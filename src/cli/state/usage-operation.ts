@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-import { LEGACY_GENERATIONS } from '../../gateway/legacy/catalog.js';
+import { LEGACY_GENERATIONS } from '../../gateway/legacy/declarations/legacy-operations.js';
 import { type ReadinessQuery, type ReadinessReport, readReadiness } from '../../gateway/usage/readiness-recorder.js';
 import { readUsage, type UsageQuery, type UsageReport } from '../../gateway/usage/usage-recorder.js';
 import { defineOperation } from './operation.js';

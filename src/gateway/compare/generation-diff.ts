@@ -27,13 +27,19 @@ import {
   type LayoutNode,
   operationCall,
   type V3Call,
-} from '../legacy/endpoint-mappings.js';
-import type { FieldType, LegacyField, RecordShape, RecordTable, ValueMapTable } from '../legacy/record-shapes.js';
+} from '../legacy/declarations/endpoint-mappings.js';
+import type {
+  FieldType,
+  LegacyField,
+  RecordShape,
+  RecordTable,
+  ValueMapTable,
+} from '../legacy/declarations/record-shapes.js';
 import { CONVERTERS, derivedField } from '../legacy/transforms/derived-fields.js';
 import type { RecordContext } from '../legacy/transforms/response-body.js';
-import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
-import { readV3, V3_RECORDS, type V3RecordKind } from '../legacy/transforms/v3-records.js';
 import { findV3Operation, V3_RECORD_READS } from '../legacy/v3-contract/operations.js';
+import { V3ContractError } from '../legacy/v3-contract/v3-contract-error.js';
+import { readV3, V3_RECORDS, type V3RecordKind } from '../legacy/v3-contract/v3-records.js';
 import { type LegacyFieldIndex, legacyFieldIndex, legacyLeaves } from './legacy-fields.js';
 import { legacyValueText, sameLegacyValue } from './legacy-values.js';
 

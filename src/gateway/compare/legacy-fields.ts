@@ -8,8 +8,8 @@
  * Paths are normalised: an array element is `[]`, a key of an object keyed by data (a currency of
  * `balances`, a pair of `tradeLimits`) is `*`.
  */
-import type { EndpointMapping, LayoutNode } from '../legacy/endpoint-mappings.js';
-import type { FieldType, LegacyField, Provenance, RecordTable } from '../legacy/record-shapes.js';
+import type { EndpointMapping, LayoutNode } from '../legacy/declarations/endpoint-mappings.js';
+import type { FieldType, LegacyField, Provenance, RecordTable } from '../legacy/declarations/record-shapes.js';
 
 export type FieldOrigin =
   /** A field of a legacy record shape. */

@@ -7,7 +7,7 @@
 import { isLosslessNumber, parse, stringify } from 'lossless-json';
 
 import { Decimal } from '../../lib/money.js';
-import type { FieldType } from '../legacy/record-shapes.js';
+import type { FieldType } from '../legacy/declarations/record-shapes.js';
 
 /** A legacy answer's JSON with every number kept as its text (LosslessNumber). Throws SyntaxError. */
 export function parseLegacyAnswer(text: string): unknown {

@@ -18,12 +18,17 @@ import type { ErrorCode } from '../../lib/errors/v3-error-catalog.js';
 import { randomHex } from '../../lib/random.js';
 import type { InFlightRequests } from '../in-flight.js';
 import { NO_OPERATION } from '../usage/usage-recorder.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from './catalog.js';
-import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
-import type { LegacyMappings } from './mappings-loader.js';
+import { type LegacyErrorTables, resolveLegacyError } from './declarations/error-tables.js';
+import {
+  LEGACY_GENERATIONS,
+  LEGACY_OPERATIONS,
+  type LegacyGeneration,
+  legacyRoutePath,
+} from './declarations/legacy-operations.js';
+import type { LegacyMappings } from './declarations/mappings-loader.js';
 import { compileOperation } from './pipeline/compiled-operation.js';
 import { LegacyOperationHandler, type LegacyServices, type LegacyTranslation } from './pipeline/operation-handler.js';
-import { generationHeaders, sendLegacyError } from './reply.js';
+import { generationHeaders, sendLegacyError } from './runtime/reply.js';
 
 export const LEGACY_PREFIXES = ['/v1', '/v2'] as const;
 

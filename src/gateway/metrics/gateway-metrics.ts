@@ -24,7 +24,12 @@ import {
   StatusClassCounters,
 } from '../../lib/metrics/series.js';
 import { documentPath } from '../../lib/openapi/document.js';
-import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
+import {
+  LEGACY_GENERATIONS,
+  LEGACY_OPERATIONS,
+  type LegacyGeneration,
+  legacyRoutePath,
+} from '../legacy/declarations/legacy-operations.js';
 import type { V3Operation } from '../legacy/v3-contract/operations.js';
 import { v3OperationLabel, V3OperationMatcher } from './v3-routes.js';
 
@@ -56,7 +61,7 @@ export type UpstreamFailureKind = (typeof UPSTREAM_FAILURE_KINDS)[number];
 
 /**
  * Whose budget a legacy 429 spent: the key's own (`key`), the client address's for a request
- * whose token proved no key (`address`), both the gateway's (legacy/rate-limit.ts); or v3's
+ * whose token proved no key (`address`), both the gateway's (legacy/runtime/legacy-rate-limits.ts); or v3's
  * budget of the gateway's own credential, shared by the book's keys (`upstream`).
  */
 export const RATE_LIMIT_SOURCES = ['key', 'address', 'upstream'] as const;

@@ -22,11 +22,17 @@ import {
   REQUEST_ID_PARAMETER,
   type ResponseHeaderName,
 } from '../../lib/openapi/document.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/catalog.js';
-import type { BodyField, EndpointMapping, Filter, IdempotencyRule, LayoutNode } from '../legacy/endpoint-mappings.js';
-import type { LegacyErrorAnswer, LegacyErrorRow, LegacyErrorTables } from '../legacy/error-tables.js';
-import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import type { FieldType, LegacyField, RecordShape } from '../legacy/record-shapes.js';
+import type {
+  BodyField,
+  EndpointMapping,
+  Filter,
+  IdempotencyRule,
+  LayoutNode,
+} from '../legacy/declarations/endpoint-mappings.js';
+import type { LegacyErrorAnswer, LegacyErrorRow, LegacyErrorTables } from '../legacy/declarations/error-tables.js';
+import { LEGACY_OPERATIONS, type LegacyGeneration, legacyRoutePath } from '../legacy/declarations/legacy-operations.js';
+import type { LegacyMappings } from '../legacy/declarations/mappings-loader.js';
+import type { FieldType, LegacyField, RecordShape } from '../legacy/declarations/record-shapes.js';
 
 type Schema = OpenApiSchema | { readonly $ref: string };
 

@@ -1,7 +1,7 @@
 /**
  * Serves the migration guides as HTML beside /docs: `/docs/migrate/v1-to-v2` and
  * `/docs/migrate/v2-to-v3`, rendered once when the gateway starts (marked, GitHub-flavoured
- * Markdown) from the Markdown legacy/migration-guides.ts generates, which docs/migrate-*.md hold
+ * Markdown) from the Markdown legacy/generated-docs/migration-guides.ts generates, which docs/migrate-*.md hold
  * too. The page has no script at all, and its one stylesheet is inline and allowed by its hash,
  * so the Content-Security-Policy is stricter than /docs'. Raw HTML in the Markdown is escaped
  * unless it is a guide's own anchor. Counted in the metrics as `migration_guide`. Part of the
@@ -15,8 +15,12 @@ import { Marked } from 'marked';
 import { type MetricsRouteConfig, MIGRATION_GUIDE_OPERATION } from '../../lib/metrics/series.js';
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
 import { REFERENCE_PAGE_PATH } from '../../lib/openapi/reference-page.js';
-import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { MIGRATION_GUIDES, type MigrationGuide, renderMigrationGuide } from '../legacy/migration-guides.js';
+import type { LegacyMappings } from '../legacy/declarations/mappings-loader.js';
+import {
+  MIGRATION_GUIDES,
+  type MigrationGuide,
+  renderMigrationGuide,
+} from '../legacy/generated-docs/migration-guides.js';
 
 /** A guide's page on the gateway: `/docs/migrate/v1-to-v2`. */
 export const migrationGuidePath = (guide: MigrationGuide) => `${REFERENCE_PAGE_PATH}/migrate/${guide}`;

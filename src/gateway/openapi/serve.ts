@@ -12,9 +12,9 @@ import { type MetricsRouteConfig, OPENAPI_DOCUMENT_OPERATION } from '../../lib/m
 import { documentPath, type Generation } from '../../lib/openapi/document.js';
 import { registerReferencePage } from '../../lib/openapi/reference-page.js';
 import { randomHex } from '../../lib/random.js';
-import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
-import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { generationHeaders, type LegacyReplyOptions } from '../legacy/reply.js';
+import { LEGACY_GENERATIONS } from '../legacy/declarations/legacy-operations.js';
+import type { LegacyMappings } from '../legacy/declarations/mappings-loader.js';
+import { generationHeaders, type LegacyReplyOptions } from '../legacy/runtime/reply.js';
 import { buildLegacyDocument } from './legacy-document.js';
 import { registerMigrationGuides } from './migration-guide-pages.js';
 import { loadV3Snapshot } from './v3-snapshot.js';

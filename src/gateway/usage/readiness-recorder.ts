@@ -1,7 +1,7 @@
 /**
  * The readiness report: what would break for each legacy key if it moved to the next generation
  * unchanged (v1 -> v2, v2 -> v3). The pipeline checks every request of a known key against the
- * declared blockers (mappings/blockers.ts, src/gateway/legacy/blockers.ts) and tells this
+ * declared blockers (mappings/blockers.ts, src/gateway/legacy/declarations/blockers.ts) and tells this
  * recorder what it met; the report reads those counts beside the usage report's requests per key
  * and operation (usage-recorder.ts), so each operation a key calls is listed, with or without
  * blockers. Touches the legacy_readiness table and reads legacy_usage.
@@ -18,8 +18,8 @@ import {
   migrationGuideLink,
   NEXT_GENERATION,
   type TargetGeneration,
-} from '../legacy/blockers.js';
-import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
+} from '../legacy/declarations/blockers.js';
+import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/declarations/legacy-operations.js';
 import { columnsOf, TallyBatcher } from '../tallies.js';
 import {
   parseUsageQuery,

@@ -16,7 +16,7 @@ import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { UsageQueryError } from '../../lib/errors/internal-errors.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
-import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
+import { LEGACY_GENERATIONS } from '../legacy/declarations/legacy-operations.js';
 import { columnsOf, TallyBatcher } from '../tallies.js';
 export { UsageQueryError } from '../../lib/errors/internal-errors.js';
 

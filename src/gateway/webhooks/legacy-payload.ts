@@ -8,17 +8,17 @@
 import { z } from 'zod';
 
 import { idToLegacyUuid, isId } from '../../lib/ids.js';
-import { stringifyLegacyJson } from '../legacy/lossless-json.js';
-import type { ValueMapTable } from '../legacy/record-shapes.js';
-import { compileRecord } from '../legacy/transforms/response-body.js';
-import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
-import { readV3, V3_RECORDS } from '../legacy/transforms/v3-records.js';
+import type { ValueMapTable } from '../legacy/declarations/record-shapes.js';
 import {
   defaultWebhookEvents,
   type EnvelopeValue,
   type LegacyWebhookTable,
   V3_WEBHOOK_EVENTS,
-} from '../legacy/webhook-shapes.js';
+} from '../legacy/declarations/webhook-shapes.js';
+import { stringifyLegacyJson } from '../legacy/runtime/lossless-json.js';
+import { compileRecord } from '../legacy/transforms/response-body.js';
+import { V3ContractError } from '../legacy/v3-contract/v3-contract-error.js';
+import { readV3, V3_RECORDS } from '../legacy/v3-contract/v3-records.js';
 
 /** The v3 delivery envelope, as much of it as the gateway reads. */
 const v3EnvelopeSchema = z.object({

@@ -14,7 +14,7 @@ import type { OutboundAllowance } from '../../lib/net/destination-policy.js';
 import type { SealedColumn } from '../../lib/secrets/sealed-rows.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import type { WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
-import type { LegacyMappings } from '../legacy/mappings-loader.js';
+import type { LegacyMappings } from '../legacy/declarations/mappings-loader.js';
 import type { V3Client } from '../upstream/v3-client.js';
 import {
   type DeliveryWorkerDependencies,

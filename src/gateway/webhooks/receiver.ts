@@ -21,7 +21,7 @@ import {
   VERSION_HEADER,
   WEBHOOK_VERSION,
 } from '../../lib/webhooks/signature.js';
-import { V3ContractError } from '../legacy/transforms/v3-contract-error.js';
+import { V3ContractError } from '../legacy/v3-contract/v3-contract-error.js';
 import { sendV3Error } from '../v3/errors.js';
 import { type LegacyWebhookBuilder, parseV3WebhookEnvelope } from './legacy-payload.js';
 import { LEGACY_WEBHOOK_PATH, registrationSecretBinding } from './registrations.js';

@@ -3,9 +3,9 @@
  * (`npm run docs`): the events a subscription can name, the envelope, and each record field by
  * field. A test fails when the page is stale.
  */
-import type { LegacyMappings } from '../legacy/mappings-loader.js';
-import { cell, recordTableLines } from '../legacy/reference.js';
-import { ENVELOPE_VALUES } from '../legacy/webhook-shapes.js';
+import type { LegacyMappings } from '../legacy/declarations/mappings-loader.js';
+import { ENVELOPE_VALUES } from '../legacy/declarations/webhook-shapes.js';
+import { cell, recordTableLines } from '../legacy/generated-docs/legacy-reference.js';
 
 export function renderLegacyWebhooks(mappings: Pick<LegacyMappings, 'webhooks'>): string {
   const { envelope, events, records } = mappings.webhooks;

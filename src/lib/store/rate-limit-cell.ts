@@ -1,6 +1,6 @@
 /**
  * One request charged to one GCRA cell of the ephemeral store, as the v3 pipeline
- * (core/http/rate-limit.ts) and the legacy gateway (gateway/legacy/rate-limit.ts) both charge
+ * (core/http/rate-limit.ts) and the legacy gateway (gateway/legacy/runtime/legacy-rate-limits.ts) both charge
  * theirs: the same period, the same headers' arithmetic, and the same failure rule. It fails
  * open: a store that cannot be reached lets the request through (a null result), so that a
  * store outage does not take the API down with it. Touches the store only.

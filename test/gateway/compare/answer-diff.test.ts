@@ -9,8 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { type AnswerText, compareAnswers, differingPaths } from '../../../src/gateway/compare/answer-diff.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
-import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
-import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
+import type { EndpointMapping } from '../../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import { loadLegacyMappings } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
 
 let deposits: LegacyFieldIndex;
 let markets: LegacyFieldIndex;

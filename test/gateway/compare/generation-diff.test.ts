@@ -15,10 +15,10 @@ import {
   type V3Record,
 } from '../../../src/gateway/compare/generation-diff.js';
 import { parseLegacyAnswer } from '../../../src/gateway/compare/legacy-values.js';
-import type { EndpointMapping, V3Call } from '../../../src/gateway/legacy/endpoint-mappings.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
-import type { V3RecordKind } from '../../../src/gateway/legacy/transforms/v3-records.js';
+import type { EndpointMapping, V3Call } from '../../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { V3_OPERATIONS, V3_RECORD_READS } from '../../../src/gateway/legacy/v3-contract/operations.js';
+import type { V3RecordKind } from '../../../src/gateway/legacy/v3-contract/v3-records.js';
 
 let mappings: LegacyMappings;
 beforeAll(async () => {

@@ -7,8 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { legacyFieldIndex, legacyLeaves } from '../../../src/gateway/compare/legacy-fields.js';
 import { legacyValueText, parseLegacyAnswer, sameLegacyValue } from '../../../src/gateway/compare/legacy-values.js';
-import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
+import type { EndpointMapping } from '../../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
 
 let mappings: LegacyMappings;
 const mapping = (generation: 'v1' | 'v2', operation: string): EndpointMapping =>

@@ -17,13 +17,16 @@ import { V2_ERROR_TABLES } from '../../../mappings/errors.v2.js';
 import { LEGACY_RECORDS, V2_RECORD_CHANGES } from '../../../mappings/records.js';
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
 import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
-import { renderGenerationChangelog } from '../../../src/gateway/legacy/changelog.js';
 import {
   compileLegacyMappings,
   type LegacyMappings,
   loadLegacyMappings,
-} from '../../../src/gateway/legacy/mappings-loader.js';
-import { renderLegacyOperations, renderLegacyRecords } from '../../../src/gateway/legacy/reference.js';
+} from '../../../src/gateway/legacy/declarations/mappings-loader.js';
+import { renderGenerationChangelog } from '../../../src/gateway/legacy/generated-docs/changelog.js';
+import {
+  renderLegacyOperations,
+  renderLegacyRecords,
+} from '../../../src/gateway/legacy/generated-docs/legacy-reference.js';
 import { buildLegacyDocument } from '../../../src/gateway/openapi/legacy-document.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../../support/legacy-harness.js';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addWebhook } from '../../../src/cli/commands/webhooks.js';
 import { WebhookDeliveryWorker } from '../../../src/core/events/webhook-worker.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/declarations/legacy-operations.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import type { ShadowReport } from '../../../src/gateway/shadow/shadow-recorder.js';

@@ -7,9 +7,12 @@
 import { describe, expect, it } from 'vitest';
 
 import { MemoryStore } from '../../../src/cli/store/memory-store.js';
-import { LegacyIdempotency, type LegacyIdempotencyScope } from '../../../src/gateway/legacy/idempotency.js';
-import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
+import {
+  LegacyIdempotency,
+  type LegacyIdempotencyScope,
+} from '../../../src/gateway/legacy/runtime/legacy-idempotency.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
+import { V3ContractError } from '../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { v3OperationLabel, V3OperationMatcher } from '../../../src/gateway/metrics/v3-routes.js';
 import { UpstreamCredentialError } from '../../../src/gateway/upstream/signing-credentials.js';

@@ -7,14 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
 
+import type { EndpointMapping } from '../../../src/gateway/legacy/declarations/endpoint-mappings.js';
 import {
   LEGACY_GENERATIONS,
   LEGACY_OPERATIONS,
   type LegacyGeneration,
   legacyRoutePath,
-} from '../../../src/gateway/legacy/catalog.js';
-import type { EndpointMapping } from '../../../src/gateway/legacy/endpoint-mappings.js';
-import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
+} from '../../../src/gateway/legacy/declarations/legacy-operations.js';
+import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { buildLegacyDocument } from '../../../src/gateway/openapi/legacy-document.js';
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
 import { idToLegacyUuid } from '../../../src/lib/ids.js';

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/catalog.js';
-import { GenerationLifecycle } from '../../../src/gateway/legacy/generation-lifecycle.js';
+import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/declarations/legacy-operations.js';
+import { GenerationLifecycle } from '../../../src/gateway/legacy/runtime/generation-lifecycle.js';
 import {
   guideMarkdownHtml,
   MIGRATION_GUIDE_CSP,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { coreV3Document } from '../../../src/core/openapi/declared-operations.js';
 import { buildGatewayApp } from '../../../src/gateway/app.js';
-import { loadLegacyMappings } from '../../../src/gateway/legacy/mappings-loader.js';
+import { loadLegacyMappings } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { buildLegacyDocument } from '../../../src/gateway/openapi/legacy-document.js';
 import { REFERENCE_PAGE_CSP } from '../../../src/lib/openapi/reference-page.js';
 import { LegacyHarness } from '../../support/legacy-harness.js';

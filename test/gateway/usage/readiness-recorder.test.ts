@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { BlockerHit } from '../../../src/gateway/legacy/blockers.js';
+import type { BlockerHit } from '../../../src/gateway/legacy/declarations/blockers.js';
 import {
   parseReadinessQuery,
   readinessAdminRoute,

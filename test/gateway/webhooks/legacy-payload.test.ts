@@ -10,10 +10,10 @@ import { describe, expect, it } from 'vitest';
 
 import { VALUE_MAPS } from '../../../mappings/value-maps.js';
 import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
-import { loadLegacyMappings, SHIPPED_CODE } from '../../../src/gateway/legacy/mappings-loader.js';
-import { validateValueMaps } from '../../../src/gateway/legacy/record-shapes.js';
-import { V3ContractError } from '../../../src/gateway/legacy/transforms/v3-contract-error.js';
-import { defaultWebhookEvents, validateWebhookTable } from '../../../src/gateway/legacy/webhook-shapes.js';
+import { loadLegacyMappings, SHIPPED_CODE } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
+import { validateValueMaps } from '../../../src/gateway/legacy/declarations/record-shapes.js';
+import { defaultWebhookEvents, validateWebhookTable } from '../../../src/gateway/legacy/declarations/webhook-shapes.js';
+import { V3ContractError } from '../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
 import {
   compileLegacyWebhooks,
   parseV3WebhookEnvelope,
@@ -30,7 +30,7 @@ import {
   ORG_ID,
   UUIDS,
   WITHDRAWAL,
-} from '../legacy/transforms/v3-samples.js';
+} from '../legacy/v3-contract/v3-samples.js';
 
 const maps = validateValueMaps(VALUE_MAPS);
 const table = validateWebhookTable(LEGACY_WEBHOOKS, maps, SHIPPED_CODE);

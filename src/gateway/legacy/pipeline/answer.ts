@@ -4,7 +4,7 @@
  */
 import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
 import { SharedDeadline } from '../../upstream/v3-client.js';
-import type { LegacyRateLimitCharge } from '../rate-limit.js';
+import type { LegacyRateLimitCharge } from '../runtime/legacy-rate-limits.js';
 
 export interface LegacyAnswer {
   readonly status: number;

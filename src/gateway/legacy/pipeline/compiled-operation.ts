@@ -4,12 +4,12 @@
  * route of the legacy layer is served from one of these.
  */
 import { parseKeyName } from '../../../lib/auth/credential-vocabulary.js';
-import type { LegacyPrincipal } from '../auth.js';
-import { type BlockerDetector, compileBlockerDetector } from '../blockers.js';
-import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../catalog.js';
-import { type EndpointMapping, operationCall, type V3Call } from '../endpoint-mappings.js';
-import type { LegacyErrorTables } from '../error-tables.js';
-import type { LegacyMappings } from '../mappings-loader.js';
+import { type BlockerDetector, compileBlockerDetector } from '../declarations/blockers.js';
+import { type EndpointMapping, operationCall, type V3Call } from '../declarations/endpoint-mappings.js';
+import type { LegacyErrorTables } from '../declarations/error-tables.js';
+import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from '../declarations/legacy-operations.js';
+import type { LegacyMappings } from '../declarations/mappings-loader.js';
+import type { LegacyPrincipal } from '../runtime/auth.js';
 import { compileRequest, type ReadRequest, requestAmountPaths } from '../transforms/request-body.js';
 import { type BuildBody, compileResponse } from '../transforms/response-body.js';
 import { findV3Operation, type V3ListKind } from '../v3-contract/operations.js';

@@ -14,10 +14,15 @@ import type { OperationSeries } from '../../metrics/gateway-metrics.js';
 import { UpstreamCredentialError } from '../../upstream/signing-credentials.js';
 import { upstreamFailureKind } from '../../upstream/upstream-failure.js';
 import { UpstreamError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
-import type { LegacyGeneration, LegacyOperation } from '../catalog.js';
-import { isDeclaredDefect, legacyErrorBody, type LegacyErrorTables, resolveLegacyError } from '../error-tables.js';
-import { GenerationRetired } from '../generation-lifecycle.js';
-import { V3ContractError } from '../transforms/v3-contract-error.js';
+import {
+  isDeclaredDefect,
+  legacyErrorBody,
+  type LegacyErrorTables,
+  resolveLegacyError,
+} from '../declarations/error-tables.js';
+import type { LegacyGeneration, LegacyOperation } from '../declarations/legacy-operations.js';
+import { GenerationRetired } from '../runtime/generation-lifecycle.js';
+import { V3ContractError } from '../v3-contract/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
 
 /** The gateway refuses the request itself with a cataloged code (auth, mode, scope, rate limit). Only the code, and the headers it names (Retry-After), reach the client. */

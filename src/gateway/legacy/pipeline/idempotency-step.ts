@@ -10,8 +10,8 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../../lib/errors/api-error.js';
 import { requestFingerprint } from '../../../lib/idempotency-key.js';
 import type { StoredResponse } from '../../../lib/store/ephemeral-store.js';
-import type { LegacyPrincipal } from '../auth.js';
-import type { LegacyGeneration } from '../catalog.js';
+import type { LegacyGeneration } from '../declarations/legacy-operations.js';
+import type { LegacyPrincipal } from '../runtime/auth.js';
 import {
   derivedV3Key,
   freshV3Key,
@@ -19,9 +19,9 @@ import {
   type LegacyIdempotency,
   type LegacyIdempotencyScope,
   readIdempotencyKey,
-} from '../idempotency.js';
+} from '../runtime/legacy-idempotency.js';
 import { type LegacyAnswer, replayed } from './answer.js';
-import { rawBodyOf } from './body.js';
+import { rawBodyOf } from './body-step.js';
 import type { CompiledOperation } from './compiled-operation.js';
 
 /** The legacy key of the request, per the rule: undefined when none applies or none was sent. */

@@ -30,18 +30,22 @@ import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metr
 import type { V3Client } from '../../upstream/v3-client.js';
 import type { ReadinessObserver } from '../../usage/readiness-recorder.js';
 import type { UsageCaller, UsageEvent, UsageObserver } from '../../usage/usage-recorder.js';
-import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../auth.js';
-import type { LegacyGeneration } from '../catalog.js';
-import { type GenerationLifecycle, GenerationRetired } from '../generation-lifecycle.js';
-import type { LegacyIdempotency } from '../idempotency.js';
-import { stringifyLegacyJson } from '../lossless-json.js';
-import type { PageWalker } from '../page-walker.js';
-import { type LegacyRateLimitCharge, type LegacyRateLimiter, legacyRateLimitHeaders } from '../rate-limit.js';
-import { generationHeaders, type LegacyReplyOptions } from '../reply.js';
+import type { LegacyGeneration } from '../declarations/legacy-operations.js';
+import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../runtime/auth.js';
+import { type GenerationLifecycle, GenerationRetired } from '../runtime/generation-lifecycle.js';
+import type { LegacyIdempotency } from '../runtime/legacy-idempotency.js';
+import {
+  type LegacyRateLimitCharge,
+  type LegacyRateLimiter,
+  legacyRateLimitHeaders,
+} from '../runtime/legacy-rate-limits.js';
+import { stringifyLegacyJson } from '../runtime/lossless-json.js';
+import type { PageWalker } from '../runtime/page-walker.js';
+import { generationHeaders, type LegacyReplyOptions } from '../runtime/reply.js';
 import type { ReadBody } from '../transforms/request-body.js';
 import type { V3SuccessBody } from '../transforms/response-body.js';
 import { type LegacyAnswer, newRequestState, type RequestState, serverTiming } from './answer.js';
-import { rawBodyOf, readLegacyBody } from './body.js';
+import { rawBodyOf, readLegacyBody } from './body-step.js';
 import type { CompiledOperation } from './compiled-operation.js';
 import { failureAnswer, GatewayRefusal } from './failure.js';
 import { withIdempotency } from './idempotency-step.js';

@@ -7,9 +7,9 @@
  */
 import { ApiError } from '../../../lib/errors/api-error.js';
 import type { ValidationIssue } from '../../../lib/errors/validation-issues.js';
-import type { LegacyConventions } from '../conventions.js';
-import type { EndpointMapping, Filter } from '../endpoint-mappings.js';
-import type { ValueMapTable } from '../record-shapes.js';
+import type { LegacyConventions } from '../declarations/conventions.js';
+import type { EndpointMapping, Filter } from '../declarations/endpoint-mappings.js';
+import type { ValueMapTable } from '../declarations/record-shapes.js';
 
 export interface PageQuery {
   readonly page: number;

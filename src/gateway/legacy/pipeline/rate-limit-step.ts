@@ -1,5 +1,5 @@
 /**
- * Step 1's second half: the request's rate limit (../rate-limit.ts), charged after the token is
+ * Step 1's second half: the request's rate limit (../runtime/legacy-rate-limits.ts), charged after the token is
  * checked and before anything is kept or sent upstream. The charge goes to the key the token
  * proved, from the moment it is proven (beside the nonce claim), so that every outcome from
  * there on is the key's, a replay or a refusal of its mode, address, org or scope included; to
@@ -11,7 +11,7 @@ import type { RateLimitClass } from '../../../lib/store/rate-limit-cell.js';
 import { retryAfterSeconds } from '../../../lib/store/rate-limit-cell.js';
 import type { OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { UsageCaller } from '../../usage/usage-recorder.js';
-import type { LegacyRateLimitCharge } from '../rate-limit.js';
+import type { LegacyRateLimitCharge } from '../runtime/legacy-rate-limits.js';
 import type { RequestState } from './answer.js';
 import { GatewayRefusal } from './failure.js';
 

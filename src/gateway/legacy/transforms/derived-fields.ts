@@ -8,7 +8,7 @@
  * in (`referencedCurrency` of a trade, `amountCurrency` of a quote); the other side is computed.
  */
 import { nameBasedUuid } from '../../../lib/ids.js';
-import type { V3RecordKind, V3RecordOf } from './v3-records.js';
+import type { V3RecordKind, V3RecordOf } from '../v3-contract/v3-records.js';
 
 interface Sides {
   readonly buyCurrency: string;

@@ -21,7 +21,7 @@ import { toIssues } from '../../../lib/errors/validation-issues.js';
 import { type IdKind, legacyUuidToId } from '../../../lib/ids.js';
 import { V3_AMOUNT_PATTERN } from '../../../lib/money.js';
 import { unstorableTextIssues } from '../../../lib/text.js';
-import type { BodyField, RequestShape } from '../endpoint-mappings.js';
+import type { BodyField, RequestShape } from '../declarations/endpoint-mappings.js';
 
 /** A zod type error that says "is required" for a missing field rather than "received undefined". */
 function expected(what: string) {

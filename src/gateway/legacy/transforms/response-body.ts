@@ -10,12 +10,12 @@
 import { z } from 'zod';
 
 import { DECIMAL_PATTERN } from '../../../lib/money.js';
-import type { LayoutNode, ResponseShape } from '../endpoint-mappings.js';
-import { LegacyAmount } from '../lossless-json.js';
-import type { FieldType, LegacyField, RecordShape, RecordTable, ValueMapTable } from '../record-shapes.js';
+import type { LayoutNode, ResponseShape } from '../declarations/endpoint-mappings.js';
+import type { FieldType, LegacyField, RecordShape, RecordTable, ValueMapTable } from '../declarations/record-shapes.js';
+import { LegacyAmount } from '../runtime/lossless-json.js';
+import { V3ContractError } from '../v3-contract/v3-contract-error.js';
+import { readV3, V3_RECORDS, type V3RecordKind } from '../v3-contract/v3-records.js';
 import { CONVERTERS, derivedField } from './derived-fields.js';
-import { V3ContractError } from './v3-contract-error.js';
-import { readV3, V3_RECORDS, type V3RecordKind } from './v3-records.js';
 
 /** What a legacy record may take from the caller rather than from v3. */
 export interface RecordContext {

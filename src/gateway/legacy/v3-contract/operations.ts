@@ -8,7 +8,6 @@
  * V3_RECORD_READS says which of these reads serves each v3 record kind again, for the tools that
  * check a legacy answer against v3 (the generation diff).
  */
-import type { V3RecordKind } from '../transforms/v3-records.js';
 import {
   documentOperations,
   parametersOf,
@@ -16,6 +15,7 @@ import {
   type V3Document,
   type V3DocumentOperation,
 } from './document.js';
+import type { V3RecordKind } from './v3-records.js';
 
 export const V3_METHODS = ['GET', 'POST', 'DELETE'] as const;
 export type V3Method = (typeof V3_METHODS)[number];

@@ -1,16 +1,16 @@
 /**
  * The v3 records the legacy shapes are built from, tied to the published v3 document: each kind
  * is a schema of the document's components, and every field the gateway reads (the schemas of
- * transforms/v3-records.ts) must be a required property there whose every JSON type, and pattern,
+ * v3-records.ts) must be a required property there whose every JSON type, and pattern,
  * the gateway accepts. The schemas themselves stay written by hand: they read more strictly than
  * the document says (ids as legacy UUIDs, cross-field rules), and each problem with its own
  * message. Each record read (operations.ts) must be a GET of the document answering its kind.
  */
 import { z } from 'zod';
 
-import { V3_RECORDS, type V3RecordKind } from '../transforms/v3-records.js';
 import type { V3Document } from './document.js';
 import { deriveV3Operations, V3_RECORD_READS } from './operations.js';
+import { V3_RECORDS, type V3RecordKind } from './v3-records.js';
 
 /** The document's schema of each record kind. */
 export const V3_RECORD_SCHEMAS: Readonly<Record<V3RecordKind, string>> = {

@@ -11,7 +11,7 @@
 import { LosslessNumber } from 'lossless-json';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
+import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { LegacyHarness } from '../../../support/legacy-harness.js';
 import {

@@ -10,8 +10,11 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseKeyImport, registerImportedKeys } from '../../../../src/cli/key-import.js';
-import { LEGACY_OPERATIONS, type LegacyGeneration } from '../../../../src/gateway/legacy/catalog.js';
-import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
+import {
+  LEGACY_OPERATIONS,
+  type LegacyGeneration,
+} from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
+import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
 import type { Scope } from '../../../../src/lib/auth/credential-vocabulary.js';
 import type { LoadedKey } from '../../../../src/lib/keys/key-file.js';
 import { legacyToken } from '../../../support/independent-signing.js';

@@ -24,7 +24,7 @@ import { addWebhook, webhookOperations } from '../../../../src/cli/commands/webh
 import type { StateContext } from '../../../../src/cli/state/operation.js';
 import { WebhookDeliveryWorker } from '../../../../src/core/events/webhook-worker.js';
 import { buildGatewayApp } from '../../../../src/gateway/app.js';
-import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
+import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { ProvisioningCredentials } from '../../../../src/gateway/upstream/signing-credentials.js';
 import { V3Client } from '../../../../src/gateway/upstream/v3-client.js';
 import { fleetCallbackBase } from '../../../../src/gateway/webhooks/fleet-callback.js';

@@ -15,7 +15,7 @@ import { type LoadedKey, loadKey } from '../../../../src/lib/keys/key-file.js';
 import { UNLIMITED_LEGACY_RATE } from '../../../support/legacy-harness.js';
 import type { RecordedRequest, RecordingUpstream, UpstreamAnswer } from '../../recording-upstream.js';
 import { ScriptedGateway } from '../../scripted-gateway.js';
-import * as S from '../transforms/v3-samples.js';
+import * as S from '../v3-contract/v3-samples.js';
 
 const TIMEOUT_MS = 400;
 const TRADE_ID = '01937a00-1111-7000-8000-000000000001';

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import type { EndpointMapping } from '../../../../src/gateway/legacy/endpoint-mappings.js';
-import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
+import type { EndpointMapping } from '../../../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { compileQuery, type ReadQuery } from '../../../../src/gateway/legacy/pipeline/query.js';
 import { ApiError } from '../../../../src/lib/errors/api-error.js';
 

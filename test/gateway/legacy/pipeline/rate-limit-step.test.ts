@@ -15,7 +15,7 @@ import { type LoadedKey, loadKey } from '../../../../src/lib/keys/key-file.js';
 import { legacyToken } from '../../../support/independent-signing.js';
 import type { UpstreamAnswer } from '../../recording-upstream.js';
 import { ScriptedGateway } from '../../scripted-gateway.js';
-import * as S from '../transforms/v3-samples.js';
+import * as S from '../v3-contract/v3-samples.js';
 
 const READS = 3;
 const WRITES = 2;

@@ -16,7 +16,7 @@ import {
   derivedField,
   derivedFieldNames,
 } from '../../../../src/gateway/legacy/transforms/derived-fields.js';
-import { readV3, V3_RECORDS, type V3RecordKind } from '../../../../src/gateway/legacy/transforms/v3-records.js';
+import { readV3, V3_RECORDS, type V3RecordKind } from '../../../../src/gateway/legacy/v3-contract/v3-records.js';
 import {
   DEPOSIT_USD,
   DEPOSIT_USDC,
@@ -27,7 +27,7 @@ import {
   TRADE,
   WALLET_ACCOUNT,
   WITHDRAWAL,
-} from './v3-samples.js';
+} from '../v3-contract/v3-samples.js';
 
 const trade = (changes: Partial<Record<keyof typeof TRADE, unknown>> = {}) =>
   readV3(V3_RECORDS.trade, { ...TRADE, ...changes }, 'test', '');

@@ -7,17 +7,17 @@
 import { LosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 
-import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/catalog.js';
-import type { RequestShape } from '../../../../src/gateway/legacy/endpoint-mappings.js';
-import { parseLegacyJson } from '../../../../src/gateway/legacy/lossless-json.js';
-import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
+import type { RequestShape } from '../../../../src/gateway/legacy/declarations/endpoint-mappings.js';
+import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
+import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
+import { parseLegacyJson } from '../../../../src/gateway/legacy/runtime/lossless-json.js';
 import {
   compileRequest,
   REQUEST_CHECKS,
   requestAmountPaths,
 } from '../../../../src/gateway/legacy/transforms/request-body.js';
 import { ApiError } from '../../../../src/lib/errors/api-error.js';
-import { UUIDS } from './v3-samples.js';
+import { UUIDS } from '../v3-contract/v3-samples.js';
 
 const MAPPINGS = await loadLegacyMappings();
 type WriteOperation =

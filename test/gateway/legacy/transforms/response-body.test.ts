@@ -9,23 +9,23 @@
 import { describe, expect, it } from 'vitest';
 
 import { LEGACY_RECORDS } from '../../../../mappings/records.js';
+import type { EndpointMapping } from '../../../../src/gateway/legacy/declarations/endpoint-mappings.js';
 import {
   LEGACY_GENERATIONS,
   LEGACY_OPERATIONS,
   type LegacyGeneration,
-} from '../../../../src/gateway/legacy/catalog.js';
-import type { EndpointMapping } from '../../../../src/gateway/legacy/endpoint-mappings.js';
-import { LegacyAmount, stringifyLegacyJson } from '../../../../src/gateway/legacy/lossless-json.js';
-import { loadLegacyMappings } from '../../../../src/gateway/legacy/mappings-loader.js';
-import type { RecordShape } from '../../../../src/gateway/legacy/record-shapes.js';
+} from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
+import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
+import type { RecordShape } from '../../../../src/gateway/legacy/declarations/record-shapes.js';
+import { LegacyAmount, stringifyLegacyJson } from '../../../../src/gateway/legacy/runtime/lossless-json.js';
 import { CONVERTERS } from '../../../../src/gateway/legacy/transforms/derived-fields.js';
 import {
   compileRecord,
   compileResponse,
   type V3Answers,
 } from '../../../../src/gateway/legacy/transforms/response-body.js';
-import { V3ContractError } from '../../../../src/gateway/legacy/transforms/v3-contract-error.js';
-import { readV3, V3_RECORDS } from '../../../../src/gateway/legacy/transforms/v3-records.js';
+import { V3ContractError } from '../../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
+import { readV3, V3_RECORDS } from '../../../../src/gateway/legacy/v3-contract/v3-records.js';
 import {
   BALANCE_EUR,
   BALANCES,
@@ -48,7 +48,7 @@ import {
   UUIDS,
   WALLET_ACCOUNT,
   WITHDRAWAL,
-} from './v3-samples.js';
+} from '../v3-contract/v3-samples.js';
 
 const MAPPINGS = await loadLegacyMappings();
 const A = (digits: string) => new LegacyAmount(digits);

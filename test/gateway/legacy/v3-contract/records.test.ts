@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { V3_RECORDS } from '../../../../src/gateway/legacy/transforms/v3-records.js';
 import { parseV3Document, V3_DOCUMENT, type V3Document } from '../../../../src/gateway/legacy/v3-contract/document.js';
 import { V3_RECORD_SCHEMAS, v3RecordProblems } from '../../../../src/gateway/legacy/v3-contract/records.js';
+import { V3_RECORDS } from '../../../../src/gateway/legacy/v3-contract/v3-records.js';
 import { DECIMAL_PATTERN } from '../../../../src/lib/money.js';
 
 /** A copy of the shipped document with `edit` applied. */
