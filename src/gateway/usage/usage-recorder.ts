@@ -15,7 +15,7 @@
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { UsageQueryError } from '../../lib/errors/internal-errors.js';
-import { columnsOf, TallyBatcher } from '../../lib/tallies.js';
+import { BatchedRecorder, columnsInKeyOrder } from '../../lib/tallies.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/catalog.js';
 export { UsageQueryError } from '../../lib/errors/internal-errors.js';
@@ -120,21 +120,15 @@ function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'opera
   return [tally.orgId ?? '', tally.keyName ?? '', tally.generation, tally.operation].join('\u0000');
 }
 
-export class UsageRecorder implements UsageObserver {
-  private readonly batcher: TallyBatcher<Tally>;
+export class UsageRecorder extends BatchedRecorder<Tally> implements UsageObserver {
   private readonly now: () => number;
 
   constructor(
     private readonly db: Queryable,
     options: UsageRecorderOptions,
   ) {
+    super(options);
     this.now = options.now ?? Date.now;
-    this.batcher = new TallyBatcher({
-      flushIntervalMs: options.flushIntervalMs,
-      write: (batch) => this.write(batch),
-      merge: mergeTally,
-      onFlushError: options.onFlushError,
-    });
   }
 
   seen(event: UsageEvent): void {
@@ -145,7 +139,7 @@ export class UsageRecorder implements UsageObserver {
       generation: event.generation,
       operation: event.operation,
     };
-    const tally = this.batcher.tally(identity(row), () => ({
+    const tally = this.pendingTally(identity(row), () => ({
       ...row,
       count: 0,
       brownout: 0,
@@ -166,47 +160,34 @@ export class UsageRecorder implements UsageObserver {
     }
   }
 
-  /** Writes what is pending; one flush at a time, in order. */
-  flush(): Promise<void> {
-    return this.batcher.flush();
+  protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
+    const columns = columnsInKeyOrder(batch, 11, (tally) => [
+      tally.orgId,
+      tally.keyName,
+      tally.generation,
+      tally.operation,
+      tally.count,
+      tally.brownout,
+      tally.sunset,
+      tally.rateLimited,
+      new Date(tally.firstSeen).toISOString(),
+      new Date(tally.lastSeen).toISOString(),
+      tally.lastAddress,
+    ]);
+    await this.db.query(FLUSH_SQL, columns);
   }
 
-  private async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
-    const rows = [...batch.keys()].sort().map((key) => {
-      const tally = batch.get(key)!;
-      return [
-        tally.orgId,
-        tally.keyName,
-        tally.generation,
-        tally.operation,
-        tally.count,
-        tally.brownout,
-        tally.sunset,
-        tally.rateLimited,
-        new Date(tally.firstSeen).toISOString(),
-        new Date(tally.lastSeen).toISOString(),
-        tally.lastAddress,
-      ];
-    });
-    await this.db.query(FLUSH_SQL, columnsOf(rows, 11));
-  }
-
-  /** Stops the timer and writes what is left. */
-  close(): Promise<void> {
-    return this.batcher.close();
-  }
-}
-
-/** A batch that was not written goes back under what came since. */
-function mergeTally(older: Tally, tally: Tally): void {
-  older.count += tally.count;
-  older.brownout += tally.brownout;
-  older.sunset += tally.sunset;
-  older.rateLimited += tally.rateLimited;
-  older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-  if (tally.lastSeen >= older.lastSeen) {
-    older.lastSeen = tally.lastSeen;
-    older.lastAddress = tally.lastAddress;
+  /** A batch that was not written goes back under what came since. */
+  protected merge(older: Tally, tally: Tally): void {
+    older.count += tally.count;
+    older.brownout += tally.brownout;
+    older.sunset += tally.sunset;
+    older.rateLimited += tally.rateLimited;
+    older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
+    if (tally.lastSeen >= older.lastSeen) {
+      older.lastSeen = tally.lastSeen;
+      older.lastAddress = tally.lastAddress;
+    }
   }
 }
 
