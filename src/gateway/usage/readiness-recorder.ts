@@ -22,7 +22,9 @@ import {
 } from '../legacy/blockers.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import {
+  identityColumns,
   parseUsageQuery,
+  seenColumns,
   type UsageCaller,
   UsageQueryError,
   type UsageRecorder,
@@ -145,15 +147,11 @@ export class ReadinessRecorder extends BatchedRecorder<Tally> implements Readine
 
   protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
     const columns = columnsInKeyOrder(batch, 10, (tally) => [
-      tally.orgId,
-      tally.keyName,
-      tally.generation,
-      tally.operation,
+      ...identityColumns(tally),
       tally.kind,
       tally.severity,
       tally.count,
-      new Date(tally.firstSeen).toISOString(),
-      new Date(tally.lastSeen).toISOString(),
+      ...seenColumns(tally),
       tally.example,
     ]);
     await this.db.query(FLUSH_SQL, columns);

@@ -116,6 +116,26 @@ ON CONFLICT ((coalesce(org_id::text, '')), (coalesce(key_name, '')), generation,
   last_address = CASE WHEN EXCLUDED.last_seen >= u.last_seen THEN EXCLUDED.last_address ELSE u.last_address END,
   last_seen = greatest(u.last_seen, EXCLUDED.last_seen)`;
 
+/** What a usage or readiness row is counted against, and when it was seen, as the flushes' columns. */
+export interface CountedRow {
+  readonly orgId: string | null;
+  readonly keyName: string | null;
+  readonly generation: string;
+  readonly operation: string;
+  readonly firstSeen: number;
+  readonly lastSeen: number;
+}
+
+/** The row's org, key, generation and operation, its first columns in both tables. */
+export function identityColumns(row: CountedRow): unknown[] {
+  return [row.orgId, row.keyName, row.generation, row.operation];
+}
+
+/** The row's first and last time seen, as timestamps. */
+export function seenColumns(row: CountedRow): unknown[] {
+  return [new Date(row.firstSeen).toISOString(), new Date(row.lastSeen).toISOString()];
+}
+
 function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'operation'>): string {
   return [tally.orgId ?? '', tally.keyName ?? '', tally.generation, tally.operation].join('\u0000');
 }
@@ -162,16 +182,12 @@ export class UsageRecorder extends BatchedRecorder<Tally> implements UsageObserv
 
   protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
     const columns = columnsInKeyOrder(batch, 11, (tally) => [
-      tally.orgId,
-      tally.keyName,
-      tally.generation,
-      tally.operation,
+      ...identityColumns(tally),
       tally.count,
       tally.brownout,
       tally.sunset,
       tally.rateLimited,
-      new Date(tally.firstSeen).toISOString(),
-      new Date(tally.lastSeen).toISOString(),
+      ...seenColumns(tally),
       tally.lastAddress,
     ]);
     await this.db.query(FLUSH_SQL, columns);
