@@ -23,6 +23,7 @@ import {
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/catalog.js';
 import {
   identityColumns,
+  mergeSeen,
   parseUsageQuery,
   seenColumns,
   type UsageCaller,
@@ -159,10 +160,7 @@ export class ReadinessRecorder extends BatchedRecorder<Tally> implements Readine
 
   /** A batch that was not written goes back under what came since. */
   protected merge(older: Tally, tally: Tally): void {
-    older.count += tally.count;
-    older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-    if (tally.lastSeen >= older.lastSeen) {
-      older.lastSeen = tally.lastSeen;
+    if (mergeSeen(older, tally)) {
       older.example = tally.example;
       older.severity = tally.severity;
     }

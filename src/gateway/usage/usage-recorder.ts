@@ -136,6 +136,21 @@ export function seenColumns(row: CountedRow): unknown[] {
   return [new Date(row.firstSeen).toISOString(), new Date(row.lastSeen).toISOString()];
 }
 
+/**
+ * A newer tally of a row folded into an older one: the counts added, the span widened; true when
+ * the newer was seen last, so that its latest values win.
+ */
+export function mergeSeen(
+  older: { count: number; firstSeen: number; lastSeen: number },
+  newer: { readonly count: number; readonly firstSeen: number; readonly lastSeen: number },
+): boolean {
+  older.count += newer.count;
+  older.firstSeen = Math.min(older.firstSeen, newer.firstSeen);
+  if (newer.lastSeen < older.lastSeen) return false;
+  older.lastSeen = newer.lastSeen;
+  return true;
+}
+
 function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'operation'>): string {
   return [tally.orgId ?? '', tally.keyName ?? '', tally.generation, tally.operation].join('\u0000');
 }
@@ -195,15 +210,10 @@ export class UsageRecorder extends BatchedRecorder<Tally> implements UsageObserv
 
   /** A batch that was not written goes back under what came since. */
   protected merge(older: Tally, tally: Tally): void {
-    older.count += tally.count;
     older.brownout += tally.brownout;
     older.sunset += tally.sunset;
     older.rateLimited += tally.rateLimited;
-    older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-    if (tally.lastSeen >= older.lastSeen) {
-      older.lastSeen = tally.lastSeen;
-      older.lastAddress = tally.lastAddress;
-    }
+    if (mergeSeen(older, tally)) older.lastAddress = tally.lastAddress;
   }
 }
 
