@@ -1,6 +1,6 @@
 /**
  * Counts kept in memory and written in batches (the usage, readiness and shadow reports): the
- * one batching loop they share (TallyBatcher), and when a batch could not be written, it is
+ * one batching loop they share (TallyBatcher, BatchedRecorder), and when a batch could not be written, it is
  * merged back under what was counted since, so nothing is lost or counted twice. Touches no store
  * itself: each recorder gives the write of its batch.
  */
@@ -84,4 +84,60 @@ export function columnsOf(rows: Iterable<readonly unknown[]>, width: number): un
   const columns: unknown[][] = Array.from({ length: width }, () => []);
   for (const row of rows) row.forEach((value, column) => columns[column]!.push(value));
   return columns;
+}
+
+/**
+ * A recorder on a TallyBatcher: it tallies with pendingTally(), and gives the write of a batch
+ * and the merge of one put back; flush() and close() are the batcher's.
+ */
+export abstract class BatchedRecorder<T> {
+  private readonly batcher: TallyBatcher<T>;
+
+  protected constructor(options: {
+    readonly flushIntervalMs: number;
+    readonly onFlushError?: ((error: unknown) => void) | undefined;
+  }) {
+    this.batcher = new TallyBatcher({
+      flushIntervalMs: options.flushIntervalMs,
+      write: (batch) => this.write(batch),
+      merge: (older, newer) => this.merge(older, newer),
+      ...(options.onFlushError === undefined ? {} : { onFlushError: options.onFlushError }),
+    });
+  }
+
+  /** The pending tally of `key`, begun with `begin()` when there is none. */
+  protected pendingTally(key: string, begin: () => T): T {
+    return this.batcher.tally(key, begin);
+  }
+
+  /** Writes one batch, in one statement; a rejection keeps it for the next flush. */
+  protected abstract write(batch: ReadonlyMap<string, T>): Promise<void>;
+
+  /** Folds a newer tally into an older one, when a batch that was not written goes back. */
+  protected abstract merge(older: T, newer: T): void;
+
+  /** Writes what is pending; one flush at a time, in order. */
+  flush(): Promise<void> {
+    return this.batcher.flush();
+  }
+
+  /** Stops the timer and writes what is left. */
+  close(): Promise<void> {
+    return this.batcher.close();
+  }
+}
+
+/**
+ * A batch's rows in the order of their keys, as the columns of an unnest: two processes flushing
+ * at once then lock shared rows in the same order instead of deadlocking.
+ */
+export function columnsInKeyOrder<T>(
+  batch: ReadonlyMap<string, T>,
+  width: number,
+  rowOf: (tally: T) => readonly unknown[],
+): unknown[][] {
+  return columnsOf(
+    [...batch.keys()].sort().map((key) => rowOf(batch.get(key)!)),
+    width,
+  );
 }

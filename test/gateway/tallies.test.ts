@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { columnsOf, mergeTallies, TallyBatcher } from '../../src/gateway/tallies.js';
+import { columnsInKeyOrder, columnsOf, mergeTallies, TallyBatcher } from '../../src/gateway/tallies.js';
 
 describe('mergeTallies', () => {
   it('folds a newer tally into the older one of its key, keeps keys only one side has, and returns the older map', () => {
@@ -100,5 +100,13 @@ describe('columnsOf', () => {
       [1, 2],
     ]);
     expect(columnsOf([], 3)).toEqual([[], [], []]);
+  });
+
+  it('puts a batch in the order of its keys', () => {
+    const batch = new Map([
+      ['b', { count: 2 }],
+      ['a', { count: 1 }],
+    ]);
+    expect(columnsInKeyOrder(batch, 1, (tally) => [tally.count])).toEqual([[1, 2]]);
   });
 });

@@ -8,7 +8,7 @@
 import type { Queryable } from '../../lib/db/database.js';
 import type { FieldDifference } from '../compare/answer-diff.js';
 import type { ShadowResult } from '../metrics/gateway-metrics.js';
-import { columnsOf, TallyBatcher } from '../tallies.js';
+import { BatchedRecorder, columnsOf } from '../tallies.js';
 import { maskExample } from './masking.js';
 
 export interface ShadowExample {
@@ -115,23 +115,16 @@ WITH operations AS (
 )
 SELECT 1`;
 
-export class ShadowRecorder {
-  private readonly batcher: TallyBatcher<OperationTally>;
-
+export class ShadowRecorder extends BatchedRecorder<OperationTally> {
   constructor(
     private readonly db: Queryable,
     private readonly options: ShadowRecorderOptions,
   ) {
-    this.batcher = new TallyBatcher({
-      flushIntervalMs: options.flushIntervalMs,
-      write: (batch) => this.write(batch),
-      merge: (older, tally) => this.merge(older, tally),
-      onFlushError: options.onFlushError,
-    });
+    super(options);
   }
 
   private tally(operation: ShadowOperationName): OperationTally {
-    return this.batcher.tally(`${operation.generation} ${operation.name}`, emptyTally);
+    return this.pendingTally(`${operation.generation} ${operation.name}`, emptyTally);
   }
 
   /**
@@ -182,12 +175,7 @@ export class ShadowRecorder {
     this.options.onCount?.(operation, 'dropped');
   }
 
-  /** Writes what is pending; one flush at a time, in order. */
-  flush(): Promise<void> {
-    return this.batcher.flush();
-  }
-
-  private async write(batch: ReadonlyMap<string, OperationTally>): Promise<void> {
+  protected async write(batch: ReadonlyMap<string, OperationTally>): Promise<void> {
     const operations: unknown[][] = [];
     const fields: unknown[][] = [];
     for (const [key, tally] of batch) {
@@ -213,7 +201,7 @@ export class ShadowRecorder {
   }
 
   /** A batch that was not written goes back in front of what came since. */
-  private merge(older: OperationTally, tally: OperationTally): void {
+  protected merge(older: OperationTally, tally: OperationTally): void {
     older.compared += tally.compared;
     older.differing += tally.differing;
     older.notCompared += tally.notCompared;
@@ -228,11 +216,6 @@ export class ShadowRecorder {
         });
     }
     for (const [path, count] of tally.noise) older.noise.set(path, (older.noise.get(path) ?? 0) + count);
-  }
-
-  /** Stops the timer and writes what is left. */
-  close(): Promise<void> {
-    return this.batcher.close();
   }
 }
 

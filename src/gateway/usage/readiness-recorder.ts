@@ -20,9 +20,12 @@ import {
   type TargetGeneration,
 } from '../legacy/declarations/blockers.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/declarations/legacy-operations.js';
-import { columnsOf, TallyBatcher } from '../tallies.js';
+import { BatchedRecorder, columnsInKeyOrder } from '../tallies.js';
 import {
+  identityColumns,
+  mergeSeen,
   parseUsageQuery,
+  seenColumns,
   type UsageCaller,
   UsageQueryError,
   type UsageRecorder,
@@ -105,21 +108,15 @@ ON CONFLICT (org_id, key_name, generation, operation, kind) DO UPDATE SET
   example = CASE WHEN EXCLUDED.last_seen >= r.last_seen THEN EXCLUDED.example ELSE r.example END,
   last_seen = greatest(r.last_seen, EXCLUDED.last_seen)`;
 
-export class ReadinessRecorder implements ReadinessObserver {
-  private readonly batcher: TallyBatcher<Tally>;
+export class ReadinessRecorder extends BatchedRecorder<Tally> implements ReadinessObserver {
   private readonly now: () => number;
 
   constructor(
     private readonly db: Queryable,
     options: UsageRecorderOptions,
   ) {
+    super(options);
     this.now = options.now ?? Date.now;
-    this.batcher = new TallyBatcher({
-      flushIntervalMs: options.flushIntervalMs,
-      write: (batch) => this.write(batch),
-      merge: mergeTally,
-      onFlushError: options.onFlushError,
-    });
   }
 
   met(event: ReadinessEvent): void {
@@ -128,7 +125,7 @@ export class ReadinessRecorder implements ReadinessObserver {
     const orgId = event.caller.orgId.toLowerCase();
     for (const hit of event.hits) {
       const key = [orgId, event.caller.keyName, event.generation, event.operation, hit.kind].join('\u0000');
-      const tally = this.batcher.tally(key, () => ({
+      const tally = this.pendingTally(key, () => ({
         orgId,
         keyName: event.caller.keyName,
         generation: event.generation,
@@ -149,44 +146,24 @@ export class ReadinessRecorder implements ReadinessObserver {
     }
   }
 
-  /** Writes what is pending; one flush at a time, in order. */
-  flush(): Promise<void> {
-    return this.batcher.flush();
+  protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
+    const columns = columnsInKeyOrder(batch, 10, (tally) => [
+      ...identityColumns(tally),
+      tally.kind,
+      tally.severity,
+      tally.count,
+      ...seenColumns(tally),
+      tally.example,
+    ]);
+    await this.db.query(FLUSH_SQL, columns);
   }
 
-  private async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
-    const rows = [...batch.keys()].sort().map((key) => {
-      const tally = batch.get(key)!;
-      return [
-        tally.orgId,
-        tally.keyName,
-        tally.generation,
-        tally.operation,
-        tally.kind,
-        tally.severity,
-        tally.count,
-        new Date(tally.firstSeen).toISOString(),
-        new Date(tally.lastSeen).toISOString(),
-        tally.example,
-      ];
-    });
-    await this.db.query(FLUSH_SQL, columnsOf(rows, 10));
-  }
-
-  /** Stops the timer and writes what is left. */
-  close(): Promise<void> {
-    return this.batcher.close();
-  }
-}
-
-/** A batch that was not written goes back under what came since. */
-function mergeTally(older: Tally, tally: Tally): void {
-  older.count += tally.count;
-  older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-  if (tally.lastSeen >= older.lastSeen) {
-    older.lastSeen = tally.lastSeen;
-    older.example = tally.example;
-    older.severity = tally.severity;
+  /** A batch that was not written goes back under what came since. */
+  protected merge(older: Tally, tally: Tally): void {
+    if (mergeSeen(older, tally)) {
+      older.example = tally.example;
+      older.severity = tally.severity;
+    }
   }
 }
 

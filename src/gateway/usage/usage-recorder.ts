@@ -17,7 +17,7 @@ import type { Queryable } from '../../lib/db/database.js';
 import { UsageQueryError } from '../../lib/errors/internal-errors.js';
 import { parseSince, TimeTextError } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/declarations/legacy-operations.js';
-import { columnsOf, TallyBatcher } from '../tallies.js';
+import { BatchedRecorder, columnsInKeyOrder } from '../tallies.js';
 export { UsageQueryError } from '../../lib/errors/internal-errors.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
@@ -116,25 +116,54 @@ ON CONFLICT ((coalesce(org_id::text, '')), (coalesce(key_name, '')), generation,
   last_address = CASE WHEN EXCLUDED.last_seen >= u.last_seen THEN EXCLUDED.last_address ELSE u.last_address END,
   last_seen = greatest(u.last_seen, EXCLUDED.last_seen)`;
 
+/** What a usage or readiness row is counted against, and when it was seen, as the flushes' columns. */
+export interface CountedRow {
+  readonly orgId: string | null;
+  readonly keyName: string | null;
+  readonly generation: string;
+  readonly operation: string;
+  readonly firstSeen: number;
+  readonly lastSeen: number;
+}
+
+/** The row's org, key, generation and operation, its first columns in both tables. */
+export function identityColumns(row: CountedRow): unknown[] {
+  return [row.orgId, row.keyName, row.generation, row.operation];
+}
+
+/** The row's first and last time seen, as timestamps. */
+export function seenColumns(row: CountedRow): unknown[] {
+  return [new Date(row.firstSeen).toISOString(), new Date(row.lastSeen).toISOString()];
+}
+
+/**
+ * A newer tally of a row folded into an older one: the counts added, the span widened; true when
+ * the newer was seen last, so that its latest values win.
+ */
+export function mergeSeen(
+  older: { count: number; firstSeen: number; lastSeen: number },
+  newer: { readonly count: number; readonly firstSeen: number; readonly lastSeen: number },
+): boolean {
+  older.count += newer.count;
+  older.firstSeen = Math.min(older.firstSeen, newer.firstSeen);
+  if (newer.lastSeen < older.lastSeen) return false;
+  older.lastSeen = newer.lastSeen;
+  return true;
+}
+
 function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'operation'>): string {
   return [tally.orgId ?? '', tally.keyName ?? '', tally.generation, tally.operation].join('\u0000');
 }
 
-export class UsageRecorder implements UsageObserver {
-  private readonly batcher: TallyBatcher<Tally>;
+export class UsageRecorder extends BatchedRecorder<Tally> implements UsageObserver {
   private readonly now: () => number;
 
   constructor(
     private readonly db: Queryable,
     options: UsageRecorderOptions,
   ) {
+    super(options);
     this.now = options.now ?? Date.now;
-    this.batcher = new TallyBatcher({
-      flushIntervalMs: options.flushIntervalMs,
-      write: (batch) => this.write(batch),
-      merge: mergeTally,
-      onFlushError: options.onFlushError,
-    });
   }
 
   seen(event: UsageEvent): void {
@@ -145,7 +174,7 @@ export class UsageRecorder implements UsageObserver {
       generation: event.generation,
       operation: event.operation,
     };
-    const tally = this.batcher.tally(identity(row), () => ({
+    const tally = this.pendingTally(identity(row), () => ({
       ...row,
       count: 0,
       brownout: 0,
@@ -166,47 +195,25 @@ export class UsageRecorder implements UsageObserver {
     }
   }
 
-  /** Writes what is pending; one flush at a time, in order. */
-  flush(): Promise<void> {
-    return this.batcher.flush();
+  protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
+    const columns = columnsInKeyOrder(batch, 11, (tally) => [
+      ...identityColumns(tally),
+      tally.count,
+      tally.brownout,
+      tally.sunset,
+      tally.rateLimited,
+      ...seenColumns(tally),
+      tally.lastAddress,
+    ]);
+    await this.db.query(FLUSH_SQL, columns);
   }
 
-  private async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
-    const rows = [...batch.keys()].sort().map((key) => {
-      const tally = batch.get(key)!;
-      return [
-        tally.orgId,
-        tally.keyName,
-        tally.generation,
-        tally.operation,
-        tally.count,
-        tally.brownout,
-        tally.sunset,
-        tally.rateLimited,
-        new Date(tally.firstSeen).toISOString(),
-        new Date(tally.lastSeen).toISOString(),
-        tally.lastAddress,
-      ];
-    });
-    await this.db.query(FLUSH_SQL, columnsOf(rows, 11));
-  }
-
-  /** Stops the timer and writes what is left. */
-  close(): Promise<void> {
-    return this.batcher.close();
-  }
-}
-
-/** A batch that was not written goes back under what came since. */
-function mergeTally(older: Tally, tally: Tally): void {
-  older.count += tally.count;
-  older.brownout += tally.brownout;
-  older.sunset += tally.sunset;
-  older.rateLimited += tally.rateLimited;
-  older.firstSeen = Math.min(older.firstSeen, tally.firstSeen);
-  if (tally.lastSeen >= older.lastSeen) {
-    older.lastSeen = tally.lastSeen;
-    older.lastAddress = tally.lastAddress;
+  /** A batch that was not written goes back under what came since. */
+  protected merge(older: Tally, tally: Tally): void {
+    older.brownout += tally.brownout;
+    older.sunset += tally.sunset;
+    older.rateLimited += tally.rateLimited;
+    if (mergeSeen(older, tally)) older.lastAddress = tally.lastAddress;
   }
 }
 
