@@ -328,7 +328,7 @@ export async function measureSideBySide(
             `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / Math.max(tally.responses, 1)).toFixed(0)} µs`).join(', ')}`,
         )
         .join('; '),
-    `CPU per request against the cryptography floor (node:crypto ES256 in the load process before the rounds: ` +
+    `CPU per request against the cryptography floor (node:crypto ES256, CPU time in the load process before the rounds: ` +
       `verify ${cryptoCost.verifyMicros.toFixed(1)} µs, sign ${cryptoCost.signMicros.toFixed(1)} µs; a core's floor is 2 verifies ` +
       `per v3 request it served, a gateway's on a legacy row (1 verify + 2 signs) per v3 call it made, counted by the core; ` +
       'own = CPU less floor):',
