@@ -282,16 +282,7 @@ export class V3Client {
     const signal = call.deadline ? call.deadline.signalFor(deadlineMs) : AbortSignal.timeout(deadlineMs);
     const sent = performance.now();
     try {
-      const response = await this.options.dispatcher.request({
-        method: call.method,
-        path: call.pathAndQuery,
-        headers,
-        body: call.body,
-        signal,
-      });
-      status = response.statusCode;
-      responseHeaders = response.headers;
-      body = await this.readBody(response.body, status, what);
+      ({ status, headers: responseHeaders, body } = await this.dispatch(call, headers, signal, what));
     } catch (error) {
       // Whatever undici reports once the deadline has aborted the call, the deadline is the cause.
       if (signal.aborted)
@@ -307,26 +298,69 @@ export class V3Client {
   }
 
   /**
-   * The whole body, refused past maxBodyBytes. Read from 'data' events rather than an async
-   * iterator: the iterator's promise and end-of-stream machinery per chunk had been a few per
-   * cent of all the gateway allocated for a legacy read.
+   * Sends the call and gathers its answer in a dispatch handler of its own: the chunks of the body
+   * as they come, refused past maxBodyBytes, with no stream per call (undici's request() makes a
+   * Readable for every answer). Aborted by the signal as request() aborts: at once once the pool
+   * has taken the call up, else when it does.
    */
-  private readBody(stream: Dispatcher.ResponseData['body'], status: number, what: string): Promise<Buffer> {
+  private dispatch(
+    call: V3CallRequest,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+    what: string,
+  ): Promise<{ status: number; headers: Dispatcher.ResponseData['headers']; body: Buffer }> {
     const limit = this.options.maxBodyBytes ?? V3_CLIENT_DEFAULTS.maxBodyBytes;
     return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      let controller: Dispatcher.DispatchController | null = null;
+      let settled = false;
+      let status = 0;
+      let responseHeaders: Dispatcher.ResponseData['headers'] = {};
       const chunks: Buffer[] = [];
       let size = 0;
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > limit) {
-          stream.destroy();
-          reject(new UpstreamProtocolError(`v3 answered ${what} with a body over ${limit} bytes`, status));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      stream.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-      stream.once('error', reject);
+      const onAbort = (): void => controller?.abort(signal.reason);
+      const settle = (error: unknown, body?: Buffer): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        if (body === undefined) reject(error);
+        else resolve({ status, headers: responseHeaders, body });
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.options.dispatcher.dispatch(
+        { method: call.method, path: call.pathAndQuery, headers, body: call.body ?? null },
+        {
+          onRequestStart(started) {
+            controller = started;
+            if (signal.aborted) started.abort(signal.reason);
+          },
+          onResponseStart(_controller, statusCode, answerHeaders) {
+            // An informational answer (103 Early Hints) comes before the real one.
+            if (statusCode < 200) return;
+            status = statusCode;
+            responseHeaders = answerHeaders;
+          },
+          onResponseData(started, chunk) {
+            size += chunk.length;
+            if (size > limit) {
+              const error = new UpstreamProtocolError(`v3 answered ${what} with a body over ${limit} bytes`, status);
+              settle(error);
+              started.abort(error);
+              return;
+            }
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            settle(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+          },
+          onResponseError(_controller, error) {
+            settle(error);
+          },
+        },
+      );
     });
   }
 }
