@@ -19,7 +19,7 @@
  * reset is signed again and the call sent once more. With tracing on, each call is a CLIENT span
  * named by the declared operation, its `traceparent` sent (docs/operations.md#tracing).
  */
-import type { Dispatcher } from 'undici';
+import { type Dispatcher, util } from 'undici';
 
 import type { Mode } from '../../lib/auth/credentials.js';
 import { SINGLE_USE_REFUSAL_MESSAGES } from '../../lib/auth/single-use.js';
@@ -228,6 +228,18 @@ function signedBeforeStoreReset(response: V3CallResponse): boolean {
   );
 }
 
+/**
+ * The callbacks undici's request() gives a dispatcher (undici 7 still takes them from every
+ * handler; a dispatcher of the caller's may take these only).
+ */
+interface RequestCallbacks {
+  onConnect(abort: (reason?: Error) => void): void;
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: string[] | null): void;
+  onError(error: Error): void;
+}
+
 /** The declared v3 operations, to name a call's span by its template. */
 const templates = new V3OperationMatcher();
 
@@ -300,8 +312,9 @@ export class V3Client {
   /**
    * Sends the call and gathers its answer in a dispatch handler of its own: the chunks of the body
    * as they come, refused past maxBodyBytes, with no stream per call (undici's request() makes a
-   * Readable for every answer). Aborted by the signal as request() aborts: at once once the pool
-   * has taken the call up, else when it does.
+   * Readable for every answer). It speaks the callbacks request() speaks, which every dispatcher
+   * takes, and is aborted by the signal as request() is: at once once the dispatcher has taken the
+   * call up, else when it does.
    */
   private dispatch(
     call: V3CallRequest,
@@ -315,13 +328,15 @@ export class V3Client {
         reject(signal.reason);
         return;
       }
-      let controller: Dispatcher.DispatchController | null = null;
+      let abort: ((reason?: Error) => void) | null = null;
       let settled = false;
       let status = 0;
       let responseHeaders: Dispatcher.ResponseData['headers'] = {};
       const chunks: Buffer[] = [];
       let size = 0;
-      const onAbort = (): void => controller?.abort(signal.reason);
+      const abortReason = (): Error =>
+        signal.reason instanceof Error ? signal.reason : new Error('the call was aborted', { cause: signal.reason });
+      const onAbort = (): void => abort?.(abortReason());
       const settle = (error: unknown, body?: Buffer): void => {
         if (settled) return;
         settled = true;
@@ -330,36 +345,39 @@ export class V3Client {
         else resolve({ status, headers: responseHeaders, body });
       };
       signal.addEventListener('abort', onAbort, { once: true });
+      const handler: RequestCallbacks = {
+        onConnect(abortCall) {
+          abort = abortCall;
+          if (signal.aborted) abortCall(abortReason());
+        },
+        onHeaders(statusCode, rawHeaders) {
+          // An informational answer (103 Early Hints) comes before the real one.
+          if (statusCode < 200) return true;
+          status = statusCode;
+          responseHeaders = util.parseHeaders(rawHeaders);
+          return true;
+        },
+        onData(chunk) {
+          size += chunk.length;
+          if (size > limit) {
+            const error = new UpstreamProtocolError(`v3 answered ${what} with a body over ${limit} bytes`, status);
+            settle(error);
+            abort?.(error);
+            return false;
+          }
+          chunks.push(chunk);
+          return true;
+        },
+        onComplete() {
+          settle(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+        },
+        onError(error) {
+          settle(error);
+        },
+      };
       this.options.dispatcher.dispatch(
         { method: call.method, path: call.pathAndQuery, headers, body: call.body ?? null },
-        {
-          onRequestStart(started) {
-            controller = started;
-            if (signal.aborted) started.abort(signal.reason);
-          },
-          onResponseStart(_controller, statusCode, answerHeaders) {
-            // An informational answer (103 Early Hints) comes before the real one.
-            if (statusCode < 200) return;
-            status = statusCode;
-            responseHeaders = answerHeaders;
-          },
-          onResponseData(started, chunk) {
-            size += chunk.length;
-            if (size > limit) {
-              const error = new UpstreamProtocolError(`v3 answered ${what} with a body over ${limit} bytes`, status);
-              settle(error);
-              started.abort(error);
-              return;
-            }
-            chunks.push(chunk);
-          },
-          onResponseEnd() {
-            settle(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-          },
-          onResponseError(_controller, error) {
-            settle(error);
-          },
-        },
+        handler as Dispatcher.DispatchHandler,
       );
     });
   }
