@@ -162,36 +162,20 @@ export async function launchServer(app: ServerAppName, config: ServerConfig = {}
     throw error;
   }
   const pid = child.pid!;
+  /** One question to the server and its answer, or a rejection when it takes too long. */
+  const ask = <T extends 'rss' | 'cpu' | 'requests'>(type: T, what: string) => {
+    const answer = nextMessage(child, type, QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for ${what}`);
+    child.send({ type } satisfies ToServer);
+    return answer;
+  };
   return {
     app,
     pid,
     url: `http://127.0.0.1:${ready.port}`,
     info: ready.info,
-    async rss() {
-      const answer = nextMessage(child, 'rss', QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its RSS`);
-      child.send({ type: 'rss' } satisfies ToServer);
-      return (await answer).rss;
-    },
-    async cpuMicros() {
-      const answer = nextMessage(
-        child,
-        'cpu',
-        QUERY_TIMEOUT_MS,
-        `asking the ${app} server (pid ${pid}) for its CPU time`,
-      );
-      child.send({ type: 'cpu' } satisfies ToServer);
-      return (await answer).micros;
-    },
-    async requests() {
-      const answer = nextMessage(
-        child,
-        'requests',
-        QUERY_TIMEOUT_MS,
-        `asking the ${app} server (pid ${pid}) for its request count`,
-      );
-      child.send({ type: 'requests' } satisfies ToServer);
-      return (await answer).count;
-    },
+    rss: async () => (await ask('rss', 'its RSS')).rss,
+    cpuMicros: async () => (await ask('cpu', 'its CPU time')).micros,
+    requests: async () => (await ask('requests', 'its request count')).count,
     stop: () => stopChild(child),
   };
 }
