@@ -229,6 +229,8 @@ interface RowTally {
   readonly cpuMicros: number[];
   /** HTTP requests each server received during the row's rounds (0 for a clock that does not count them). */
   readonly requests: number[];
+  /** Requests sent from an empty pool (a round faster than its pool was sized for). */
+  poolDry: number;
 }
 
 /**
@@ -268,6 +270,7 @@ export async function measureSideBySide(
       statusCodes: {},
       cpuMicros: servers.map(() => 0),
       requests: servers.map(() => 0),
+      poolDry: 0,
     });
   }
   for (let round = 0; round < settings.rounds; round += 1) {
@@ -289,6 +292,7 @@ export async function measureSideBySide(
       const requestsAfter = await requestsOf(servers);
       cpuAfter.forEach((micros, index) => (tally.cpuMicros[index]! += micros - cpuBefore[index]!));
       requestsAfter.forEach((count, index) => (tally.requests[index]! += count - requestsBefore[index]!));
+      tally.poolDry += pool.stats().dry;
       tally.rate = run.rate;
       tally.roundRates.push(run.rate);
       tally.latencies.push(...run.latencies);
@@ -313,6 +317,7 @@ export async function measureSideBySide(
       statusCodes: tally.statusCodes,
       roundRates: tally.roundRates,
       cpuMicrosPerRequest: tally.cpuMicros.map((micros) => micros / Math.max(tally.responses, 1)),
+      poolDry: tally.poolDry,
     };
   });
   const notes = [
