@@ -303,7 +303,12 @@ function v3GetPlan(signer: V3RequestSigner, path: string): SingleUsePlan {
 
 /** A single-use plan of legacy GETs of one path, a fresh legacy JWT each. */
 function legacyGetPlan(legacy: LegacySigner, path: string): SingleUsePlan {
-  return { kind: 'single-use', lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS, make: () => legacy.get(path) };
+  return {
+    kind: 'single-use',
+    lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
+    make: () => legacy.get(path),
+    cryptography: 'legacy',
+  };
 }
 
 /** A single-use plan of v2 POSTs of one body, a fresh legacy JWT and Idempotency-Key each. */
@@ -312,6 +317,7 @@ function legacyPostPlan(legacy: LegacySigner, path: string, body: string): Singl
     kind: 'single-use',
     lifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
     make: () => legacy.post(path, body),
+    cryptography: 'legacy',
   };
 }
 
@@ -1251,7 +1257,11 @@ export const BENCH_CASES: readonly BenchCase[] = [
           plan: v3GetPlan(core.signers[0]!, `/v3/fx/trades/${tradeId!}`),
         });
         clocks.push(
-          { app: `core (${route.label})`, cpuMicros: () => core.server.cpuMicros() },
+          {
+            app: `core (${route.label})`,
+            cpuMicros: () => core.server.cpuMicros(),
+            requests: () => core.server.requests(),
+          },
           postgresClock(
             `postgres (${route.label})`,
             context.settings.databaseUrl,

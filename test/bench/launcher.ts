@@ -9,7 +9,7 @@
  * deployed.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { copyFile, cp, mkdir, rm } from 'node:fs/promises';
+import { cp, mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,8 @@ export interface ServerProcess {
   rss(): Promise<number>;
   /** CPU time the server has used so far (user and system, all threads), in microseconds, as it reports it. */
   cpuMicros(): Promise<number>;
+  /** HTTP requests the server has received so far, as it counts them. */
+  requests(): Promise<number>;
   /** Asks the server to close, kills it if it does not; resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -97,7 +99,11 @@ function exited(child: ChildProcess): Promise<void> {
 async function stopChild(child: ChildProcess): Promise<void> {
   if (hasExited(child)) return;
   const done = exited(child);
-  if (child.connected) child.send({ type: 'shutdown' } satisfies ToServer);
+  // A server that failed is closing its channel: the send can fail, and says so to the callback.
+  if (child.connected)
+    child.send({ type: 'shutdown' } satisfies ToServer, (error) => {
+      if (error) child.kill('SIGTERM');
+    });
   else child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
   try {
@@ -118,7 +124,7 @@ function extraNodeArgs(): string[] {
 /**
  * Compiles the server entry into .bench-build/ in the layout the sources have, with what the
  * compiled code reads beside it: the mapping tables where the gateway's loader looks for built
- * ones, the SQL migrations and the v3 document.
+ * ones, the SQL migrations and v3's OpenAPI snapshot.
  */
 export async function buildServers(): Promise<void> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -137,9 +143,9 @@ export async function buildServers(): Promise<void> {
   await cp(new URL('src/cli/db/migrations/', REPOSITORY), new URL('src/cli/db/migrations/', BUILD_DIR), {
     recursive: true,
   });
-  // Where the gateway looks for the v3 document beside built code, as package.json's build puts it in dist.
+  // The gateway reads v3's OpenAPI snapshot at start, from where `npm run build` puts it.
   await mkdir(new URL('src/assets/', BUILD_DIR), { recursive: true });
-  await copyFile(new URL('docs/openapi/v3.json', REPOSITORY), new URL('src/assets/v3-openapi.json', BUILD_DIR));
+  await cp(new URL('docs/openapi/v3.json', REPOSITORY), new URL('src/assets/v3-openapi.json', BUILD_DIR));
 }
 
 export async function launchServer(app: ServerAppName, config: ServerConfig = {}): Promise<ServerProcess> {
@@ -156,26 +162,20 @@ export async function launchServer(app: ServerAppName, config: ServerConfig = {}
     throw error;
   }
   const pid = child.pid!;
+  /** One question to the server and its answer, or a rejection when it takes too long. */
+  const ask = <T extends 'rss' | 'cpu' | 'requests'>(type: T, what: string) => {
+    const answer = nextMessage(child, type, QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for ${what}`);
+    child.send({ type } satisfies ToServer);
+    return answer;
+  };
   return {
     app,
     pid,
     url: `http://127.0.0.1:${ready.port}`,
     info: ready.info,
-    async rss() {
-      const answer = nextMessage(child, 'rss', QUERY_TIMEOUT_MS, `asking the ${app} server (pid ${pid}) for its RSS`);
-      child.send({ type: 'rss' } satisfies ToServer);
-      return (await answer).rss;
-    },
-    async cpuMicros() {
-      const answer = nextMessage(
-        child,
-        'cpu',
-        QUERY_TIMEOUT_MS,
-        `asking the ${app} server (pid ${pid}) for its CPU time`,
-      );
-      child.send({ type: 'cpu' } satisfies ToServer);
-      return (await answer).micros;
-    },
+    rss: async () => (await ask('rss', 'its RSS')).rss,
+    cpuMicros: async () => (await ask('cpu', 'its CPU time')).micros,
+    requests: async () => (await ask('requests', 'its request count')).count,
     stop: () => stopChild(child),
   };
 }

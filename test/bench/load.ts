@@ -16,6 +16,7 @@
 import autocannon from 'autocannon';
 
 import { measureChained } from './chained-load.js';
+import { type CryptoCost, formatAgainstFloor, isCore, measureCryptoCost, processFloor } from './crypto-floor.js';
 import {
   assertPoolLastsTheRun,
   type CaseMeasurement,
@@ -226,6 +227,10 @@ interface RowTally {
   readonly statusCodes: Record<string, number>;
   /** CPU time each server process used during the row's rounds, in microseconds, in the order of the servers. */
   readonly cpuMicros: number[];
+  /** HTTP requests each server received during the row's rounds (0 for a clock that does not count them). */
+  readonly requests: number[];
+  /** Requests sent from an empty pool (a round faster than its pool was sized for). */
+  poolDry: number;
 }
 
 /**
@@ -247,6 +252,8 @@ export async function measureSideBySide(
   servers: readonly CpuClock[],
 ): Promise<CaseMeasurement> {
   const roundSeconds = Math.max(1, Math.round(settings.durationSeconds / settings.rounds));
+  // Measured here, on an idle machine between the setup and the load, for this case's floors.
+  const cryptoCost = measureCryptoCost();
   const tallies: RowTally[] = [];
   for (const row of rows) {
     const rates = await warmUpSingleUse({ url: row.url, settings }, () => row.plan.make());
@@ -262,6 +269,8 @@ export async function measureSideBySide(
       non2xx: 0,
       statusCodes: {},
       cpuMicros: servers.map(() => 0),
+      requests: servers.map(() => 0),
+      poolDry: 0,
     });
   }
   for (let round = 0; round < settings.rounds; round += 1) {
@@ -272,6 +281,7 @@ export async function measureSideBySide(
         Math.ceil(tally.rate * roundSeconds * MEASURED_POOL_HEADROOM) + settings.connections,
       );
       assertPoolLastsTheRun(pool, roundSeconds, tally.row.plan.lifetimeSeconds);
+      const requestsBefore = await requestsOf(servers);
       const cpuBefore = await cpuMicrosOf(servers);
       const run = await observedRun({
         ...baseOptions({ url: tally.row.url, settings }),
@@ -279,7 +289,10 @@ export async function measureSideBySide(
         requests: poolRequests(pool),
       });
       const cpuAfter = await cpuMicrosOf(servers);
+      const requestsAfter = await requestsOf(servers);
       cpuAfter.forEach((micros, index) => (tally.cpuMicros[index]! += micros - cpuBefore[index]!));
+      requestsAfter.forEach((count, index) => (tally.requests[index]! += count - requestsBefore[index]!));
+      tally.poolDry += pool.stats().dry;
       tally.rate = run.rate;
       tally.roundRates.push(run.rate);
       tally.latencies.push(...run.latencies);
@@ -304,6 +317,7 @@ export async function measureSideBySide(
       statusCodes: tally.statusCodes,
       roundRates: tally.roundRates,
       cpuMicrosPerRequest: tally.cpuMicros.map((micros) => micros / Math.max(tally.responses, 1)),
+      poolDry: tally.poolDry,
     };
   });
   const notes = [
@@ -319,6 +333,11 @@ export async function measureSideBySide(
             `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / Math.max(tally.responses, 1)).toFixed(0)} µs`).join(', ')}`,
         )
         .join('; '),
+    `CPU per request against the cryptography floor (node:crypto ES256, CPU time in the load process before the rounds: ` +
+      `verify ${cryptoCost.verifyMicros.toFixed(1)} µs, sign ${cryptoCost.signMicros.toFixed(1)} µs; a core's floor is 2 verifies ` +
+      `per v3 request it served, a gateway's on a legacy row (1 verify + 2 signs) per v3 call it made, counted by the core; ` +
+      'own = CPU less floor):',
+    ...tallies.map((tally) => `  ${tally.row.label}: ${againstFloor(tally, servers, cryptoCost)}`),
   ];
   return { rows: measured, warmupRates: [], pool: null, chained: null, notes };
 }
@@ -330,6 +349,40 @@ export async function measureSideBySide(
 export interface CpuClock {
   readonly app: string;
   cpuMicros(): Promise<number>;
+  /** HTTP requests it has received so far, for a bench server (its floor, and a gateway's v3 calls). */
+  requests?(): Promise<number>;
+}
+
+/** Each server's request count so far, 0 for a clock that counts none. */
+async function requestsOf(servers: readonly CpuClock[]): Promise<number[]> {
+  const counts: number[] = [];
+  for (const server of servers) counts.push((await server.requests?.()) ?? 0);
+  return counts;
+}
+
+/**
+ * A row's CPU per request in each process that served it, against that process's cryptography
+ * floor; the v3 calls per request are what the cores received per answer of the row.
+ */
+function againstFloor(tally: RowTally, servers: readonly CpuClock[], cost: CryptoCost): string {
+  const responses = Math.max(tally.responses, 1);
+  const v3Calls = servers.reduce((sum, server, index) => sum + (isCore(server.app) ? tally.requests[index]! : 0), 0);
+  return servers
+    .map((server, index) => {
+      const cpu = tally.cpuMicros[index]! / responses;
+      // A server that served none of the row's requests (another gateway of the case) has no floor for it.
+      const served = server.requests === undefined || tally.requests[index]! > 0;
+      const floor = served
+        ? processFloor(
+            server.app,
+            tally.row.plan.cryptography ?? 'v3',
+            isCore(server.app) ? tally.requests[index]! / responses : v3Calls / responses,
+            cost,
+          )
+        : null;
+      return formatAgainstFloor(server.app, cpu, floor);
+    })
+    .join('; ');
 }
 
 /** Each server's CPU time so far, one after the other (a server answers one query at a time). */

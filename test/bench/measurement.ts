@@ -48,6 +48,8 @@ export interface RowMeasurement {
   readonly roundRates?: readonly number[];
   /** Same rows: the CPU time one of its requests cost each server process, in microseconds, in the order the case gave the servers. */
   readonly cpuMicrosPerRequest?: readonly number[];
+  /** Same rows: requests sent from an empty pool of signed requests over the rounds (each to a path that answers 404). */
+  readonly poolDry?: number;
 }
 
 export interface CaseMeasurement {

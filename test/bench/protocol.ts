@@ -12,7 +12,8 @@ export type ServerAppName = (typeof SERVER_APP_NAMES)[number];
 export const SERVER_CONFIG_ENV = 'BENCH_SERVER_CONFIG';
 export type ServerConfig = Readonly<Record<string, string>>;
 
-export type ToServer = { readonly type: 'rss' } | { readonly type: 'cpu' } | { readonly type: 'shutdown' };
+export type ToServer =
+  { readonly type: 'rss' } | { readonly type: 'cpu' } | { readonly type: 'requests' } | { readonly type: 'shutdown' };
 
 export type FromServer =
   /** Listening on 127.0.0.1:port; `info` is what the load side needs (a key file, say). */
@@ -20,6 +21,8 @@ export type FromServer =
   | { readonly type: 'rss'; readonly rss: number }
   /** process.cpuUsage(): CPU time of all the process's threads so far, in microseconds. */
   | { readonly type: 'cpu'; readonly micros: number }
+  /** HTTP requests the server's listener has received so far. */
+  | { readonly type: 'requests'; readonly count: number }
   | { readonly type: 'failed'; readonly message: string };
 
 export function isServerAppName(value: string): value is ServerAppName {
@@ -30,10 +33,10 @@ export function isServerAppName(value: string): value is ServerAppName {
 export function isFromServer(message: unknown): message is FromServer {
   if (typeof message !== 'object' || message === null || !('type' in message)) return false;
   const { type } = message;
-  return type === 'ready' || type === 'rss' || type === 'cpu' || type === 'failed';
+  return type === 'ready' || type === 'rss' || type === 'cpu' || type === 'requests' || type === 'failed';
 }
 
 export function isToServer(message: unknown): message is ToServer {
   if (typeof message !== 'object' || message === null || !('type' in message)) return false;
-  return message.type === 'rss' || message.type === 'cpu' || message.type === 'shutdown';
+  return message.type === 'rss' || message.type === 'cpu' || message.type === 'requests' || message.type === 'shutdown';
 }

@@ -35,6 +35,10 @@ export function failuresOf(report: CaseReport): string[] {
     if (row.errors > 0) failures.push(`${row.errors} connection errors${of} (${row.timeouts} of them timeouts)`);
     if (row.non2xx > 0)
       failures.push(`${row.non2xx} non-2xx responses${of} (status counts ${JSON.stringify(row.statusCodes)})`);
+    if ((row.poolDry ?? 0) > 0)
+      failures.push(
+        `the row's pool of signed requests ran dry${of}: ${row.poolDry} requests went unsigned to a path that answers 404`,
+      );
   }
   if (pool !== null && pool.dry > 0)
     failures.push(`the pool of ${pool.size} signed requests ran dry: ${pool.dry} requests went unsigned`);

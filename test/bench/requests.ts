@@ -3,6 +3,7 @@
  * JWT nonce per request) and expensive to make, so they are all made before a timed run,
  * where making them would otherwise be measured as load-generator time.
  */
+import type { RowCryptography } from './crypto-floor.js';
 import type { CaseMeasurement, LoadSettings } from './measurement.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -22,7 +23,13 @@ export type RequestPlan =
    * Every request made once, before the run, and sent once. `lifetimeSeconds` is how long a
    * made request stays acceptable (the token lifetime): the run must use it up before then.
    */
-  | { readonly kind: 'single-use'; readonly lifetimeSeconds: number; make(): Promise<PreparedRequest> }
+  | {
+      readonly kind: 'single-use';
+      readonly lifetimeSeconds: number;
+      make(): Promise<PreparedRequest>;
+      /** What its requests cost a gateway in cryptography (crypto-floor.ts); v3 when unset. */
+      readonly cryptography?: RowCryptography;
+    }
   | ChainedPlan
   | SelfMeasuredPlan;
 

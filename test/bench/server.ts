@@ -1,7 +1,7 @@
 /**
  * A bench server process: `node .bench-build/test/bench/server.js <app>` (compiled by
  * launcher.ts buildServers()), spawned by launcher.ts with an IPC channel. It serves one application on 127.0.0.1 (a free port), says
- * `ready` with the port, reports its RSS when asked, and exits on `shutdown` or when the load
+ * `ready` with the port, reports its RSS, CPU time and request count when asked, and exits on `shutdown` or when the load
  * process goes away (the channel closes), so that no server outlives a bench run.
  */
 import { type FromServer, isServerAppName, isToServer, SERVER_CONFIG_ENV, type ServerConfig } from './protocol.js';
@@ -39,6 +39,12 @@ async function main(): Promise<void> {
   const { SERVER_APPS } = await import('./server-apps.js');
   const served: ServedApp = await SERVER_APPS[name](readConfig());
 
+  // Counted for the report: how many v3 calls a gateway's request made of the core behind it.
+  let requests = 0;
+  served.app.server.on('request', () => {
+    requests += 1;
+  });
+
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;
@@ -54,7 +60,8 @@ async function main(): Promise<void> {
     else if (message.type === 'cpu') {
       const usage = process.cpuUsage();
       send({ type: 'cpu', micros: usage.user + usage.system });
-    } else void stop();
+    } else if (message.type === 'requests') send({ type: 'requests', count: requests });
+    else void stop();
   });
   process.on('disconnect', () => void stop());
   process.on('SIGTERM', () => void stop());

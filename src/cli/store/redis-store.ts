@@ -12,7 +12,8 @@
  * A connection is ready for callers only once it has checked the epoch marker against the primary
  * it reached (primary-identity.ts, nonceEpochOfPrimary): after a failover or a restart that is a
  * new marker, made before any nonce is claimed on the new primary. The check is one INFO and one
- * script per connection; the per-request claim stays one round trip.
+ * script per connection; the per-request claim stays one round trip. Commands issued in the same
+ * tick leave in one write to the socket.
  *
  * With tracing on, a call inside a request's span is a CLIENT span of its own, named by the
  * command and the script, never a key or an argument (docs/operations.md#tracing).
@@ -72,6 +73,9 @@ const UNAVAILABLE_REPLY_PREFIXES = [
   'NOREPLICAS',
   'OOM',
 ];
+
+/** The client's socket to Redis (a TLS socket when the URL says so). */
+type RedisStream = Redis['stream'];
 
 type ScriptCommand = (...keysAndArgs: (string | number)[]) => Promise<unknown>;
 
@@ -154,6 +158,8 @@ export class RedisStore implements EphemeralStore {
   private checkedConnection = -1;
   /** The connection whose check is running. */
   private checkingConnection = -1;
+  /** The socket whose writes are held until the next tick (coalesceWrites), if any. */
+  private corkedStream: RedisStream | null = null;
 
   constructor(options: RedisStoreOptions) {
     const keyPrefix = options.keyPrefix ?? REDIS_STORE_DEFAULTS.keyPrefix;
@@ -315,10 +321,27 @@ export class RedisStore implements EphemeralStore {
   private async runReady<T>(command: () => Promise<T>): Promise<T> {
     await this.ready();
     try {
+      this.coalesceWrites();
       return await command();
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  /**
+   * Holds the socket's writes until the next tick and sends them as one: the commands one request
+   * issues together (the rate-limit charge beside the nonce claim) cost one write, not one each.
+   * Released before the event loop goes on, so no command waits for a later turn of it.
+   */
+  private coalesceWrites(): void {
+    const stream = this.client.stream;
+    if (this.corkedStream === stream) return;
+    this.corkedStream = stream;
+    stream.cork();
+    process.nextTick(() => {
+      if (this.corkedStream === stream) this.corkedStream = null;
+      stream.uncork();
+    });
   }
 
   /** Resolves once the connection is up and has checked the marker against its primary. */

@@ -341,6 +341,28 @@ describe('RedisStore against a live Redis', () => {
     await expect(admin.script('EXISTS', sha)).resolves.toEqual([1]);
   });
 
+  it('sends the commands of one tick in one write to the socket, each answered as if sent alone', async () => {
+    const store = open();
+    await store.ping();
+    const socket = (store as unknown as { client: Redis }).client.stream as Socket;
+    const writes = vi.spyOn(socket, '_writev');
+    const single = vi.spyOn(socket, '_write');
+    const [charge, claim, replay] = await Promise.all([
+      store.rateLimit({ key: 'rl:{acct}:r', limit: 5, periodMs: 10_000 }),
+      store.claimNonce('nonce:{acct}:n1', 60_000),
+      store.claimNonce('nonce:{acct}:n1', 60_000),
+    ]);
+    expect(charge).toMatchObject({ allowed: true, remaining: 4 });
+    expect(claim.fresh).toBe(true);
+    expect(replay.fresh).toBe(false);
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(writes.mock.calls[0]![0]).toHaveLength(3);
+    expect(single).not.toHaveBeenCalled();
+    // The next tick's command is not held back: it goes out (and is answered) on its own.
+    await expect(store.claimNonce('nonce:{acct}:n2', 60_000)).resolves.toMatchObject({ fresh: true });
+    expect(writes.mock.calls.length + single.mock.calls.length).toBe(2);
+  });
+
   it('refuses a key prefix that would move the caller’s hash tag', () => {
     expect(() => new RedisStore({ url: redisUrl, keyPrefix: 'tenant-{x}:' })).toThrow(InvalidStoreInputError);
   });

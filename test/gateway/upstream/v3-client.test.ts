@@ -288,6 +288,32 @@ describe('V3Client failures', () => {
     await expect(client.request(call)).rejects.toBeInstanceOf(UpstreamProtocolError);
   });
 
+  it('skips an informational answer and reads the real one, its headers as sent, its body in chunks', async () => {
+    const hinting = Fastify({ logger: false, forceCloseConnections: true });
+    hinting.get('/*', (_request, reply) => {
+      reply.hijack();
+      reply.raw.writeEarlyHints({ link: '</v3/fx/pairs>; rel=preload' });
+      reply.raw.writeHead(200, {
+        'content-type': 'application/json',
+        'x-trace-id': 'abc',
+        'set-cookie': ['a=1', 'b=2'],
+      });
+      reply.raw.write('{"data":');
+      setTimeout(() => reply.raw.end('[1]}'), 20);
+    });
+    const url = await hinting.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const client = new V3Client({ dispatcher: pool(url), credentials });
+      const answer = await client.request({ ...call, method: 'GET', body: undefined });
+      expect(answer.status).toBe(200);
+      expect(answer.headers).toMatchObject({ 'x-trace-id': 'abc', 'set-cookie': ['a=1', 'b=2'] });
+      expect(answer.headers.link).toBeUndefined();
+      expect(answer.body.toString()).toBe('{"data":[1]}');
+    } finally {
+      await hinting.close();
+    }
+  });
+
   it('a body over the size limit is UpstreamProtocolError', async () => {
     upstream.answer = { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.alloc(4096, 'a') };
     const client = new V3Client({ dispatcher: pool(upstream.url), credentials, maxBodyBytes: 1024 });
