@@ -1,7 +1,7 @@
 /**
  * A legacy generation written as the changes from another (v1 from v2, in
  * `mappings/endpoints.v1.ts`; v2's record changes in `mappings/records.ts`): the one change
- * format, endpoint kinds and record kinds, its validator, `applyGenerationChanges`, which builds
+ * format, endpoint, record and error kinds, its validator, `applyGenerationChanges`, which builds
  * the full endpoint table the gateway serves, and `applyRecordChanges`, which builds a
  * generation's records from the generation before it. Part of the legacy layer's declarations.
  *
@@ -12,6 +12,7 @@
 import { z } from 'zod';
 
 import type { EndpointMapping, IdempotencyRule } from './endpoint-mappings.js';
+import { ERROR_CHANGE_SCHEMAS } from './error-tables.js';
 import type { LegacyGeneration } from './legacy-operations.js';
 import { describeIssues, LegacyMappingError } from './mapping-error.js';
 import {
@@ -67,6 +68,7 @@ const changeSchema = z.discriminatedUnion('kind', [
     becomes: z.enum(['none', 'page-limit']),
   }),
   ...recordChangeSchemas,
+  ...ERROR_CHANGE_SCHEMAS,
 ]);
 
 /** A generation's record changes alone (v2's, in mappings/records.ts). */
@@ -136,6 +138,11 @@ export function applyGenerationChanges(
             problems.push(`${where}: ${operation} has no lifetime to keep a key for`);
           table[operation] = { ...mapping, idempotency: rule };
         }
+        return;
+      case 'status-downgraded':
+      case 'error-code-kept':
+      case 'error-answer-changed':
+        problems.push(`${where}: error changes are declared with the error answers (mappings/errors.${generation})`);
         return;
       default:
         // A record change: applyRecordChanges builds the generation's records from them.
