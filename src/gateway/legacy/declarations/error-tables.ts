@@ -1,8 +1,9 @@
 /**
  * The error downgrade tables: what a v1 or v2 client gets for a v3 error. The data is in
  * `mappings/errors.v2.ts` (a row for each of the catalog's codes) and `mappings/errors.v1.ts`
- * (v1 declared as its changes from v2); this module holds their types, the validators the
- * gateway runs when it loads them, `applyV1ErrorChanges` (v2's tables plus v1's changes = v1's
+ * (v1 declared as its changes from v2); this module holds their types, the error kinds of the
+ * change format (generation-changes.ts takes them into its union), the validators the gateway
+ * runs when it loads them, `applyV1ErrorChanges` (v2's tables plus v1's changes = v1's
  * tables), the listing of those changes for the docs, and the lookup that turns a v3 error into
  * the legacy status and body.
  *
@@ -332,7 +333,7 @@ function ruleDocs(v2: ErrorRowDocs, used: readonly (StatusDowngrade | undefined)
     : { basis: 'closest', note: `${v2.note} On v1: ${reasons.join(' ')}` };
 }
 
-/** v1's row for a code as v2's row under the rule, ignoring overrides and the idempotency exception. */
+/** v1's row for a code as v2's row under the rule, ignoring changed and kept codes. */
 function ruleRow(rules: V1ErrorRules, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
   const base = underRule(rules, v2);
   const operations = v1Operations(v2.byOperation).map(
@@ -372,20 +373,20 @@ function describeChange(change: ErrorChange): string {
 /**
  * Validates v1's error changes (unknown input, as loaded) against v2's validated tables and
  * returns them indexed. Throws LegacyMappingError listing every problem, each naming its change
- * (`[3] (error-code-kept TRADE_NOT_FOUND): ...`). Each v2 status v1 lacks is downgraded once; a
+ * (`changes[3] (error-code-kept TRADE_NOT_FOUND): ...`). Each v2 status v1 lacks is downgraded once; a
  * code is kept or changed, once; every v2 answer with an `error.code` is one of the two; a kept
  * code's v2 answer has an idempotency `error` under a status v1 has with one; a changed code
  * answers otherwise than the status rule would.
  */
 function v1ErrorRules(v2: LegacyErrorTables<'v2'>, changes: unknown, name: string): V1ErrorRules {
   const parsed = errorChangesSchema.safeParse(changes);
-  if (!parsed.success) throw new LegacyMappingError(name, describeIssues('', parsed.error.issues));
+  if (!parsed.success) throw new LegacyMappingError(name, describeIssues('changes', parsed.error.issues));
   const statuses: Partial<Record<number, StatusDowngrade>> = {};
   const kept = new Map<ErrorCode, ErrorChangeOf<'error-code-kept'>>();
   const changed = new Map<ErrorCode, ErrorChangeOf<'error-answer-changed'>>();
   const problems: string[] = [];
   parsed.data.forEach((change, index) => {
-    const where = `[${index}] (${describeChange(change)})`;
+    const where = `changes[${index}] (${describeChange(change)})`;
     if (change.kind === 'status-downgraded') {
       if (statuses[change.from] !== undefined) problems.push(`${where}: ${change.from} is downgraded twice`);
       else statuses[change.from] = change;
@@ -497,7 +498,7 @@ function answerText(answer: AnswerLike & { readonly message: string }): string {
 
 /**
  * Where v1 answers differently from v2, and why, in readable form for the generated docs: every
- * code (and per-operation answer) the status rule or an override changes, and the idempotency
+ * code (and per-operation answer) the status rule or a changed answer changes, and the idempotency
  * codes v1 keeps as v2 answers them. Per-operation answers are listed only where either table
  * has its own answer for the operation, and only for operations v1 has.
  */

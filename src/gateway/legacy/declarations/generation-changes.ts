@@ -3,7 +3,9 @@
  * `mappings/endpoints.v1.ts`; v2's record changes in `mappings/records.ts`): the one change
  * format, endpoint, record and error kinds, its validator, `applyGenerationChanges`, which builds
  * the full endpoint table the gateway serves, and `applyRecordChanges`, which builds a
- * generation's records from the generation before it. Part of the legacy layer's declarations.
+ * generation's records from the generation before it. The error kinds (v1's, in
+ * `mappings/errors.v1.ts`) are defined and applied by error-tables.ts, to v2's error table.
+ * Part of the legacy layer's declarations.
  *
  * Where two generations agree, the older one is not written again: a newcomer reads what v1
  * lacks, each change with its source and reason, and the generated docs and changelog list the

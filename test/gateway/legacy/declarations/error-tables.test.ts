@@ -776,11 +776,11 @@ describe('the v1 changes validator', () => {
     const value = changes();
     value.push(answerChange('NOT_A_V3_CODE', 400, 'x'));
     const error = mappingError(() => applyV1ErrorChanges(v2, value));
-    expect(error.problems).toEqual([expect.stringMatching(/^12\.code: /)]);
+    expect(error.problems).toEqual([expect.stringMatching(/^changes\.12\.code: /)]);
     expect(error.message).toContain('mappings/errors.v1');
     const kept = changes();
     kept.push({ kind: 'error-code-kept', code: 'IDEMPOTENCY_SOMETHING', source: 'ours', reason: 'x' });
-    expect(problems(kept)).toEqual([expect.stringMatching(/^12\.code: /)]);
+    expect(problems(kept)).toEqual([expect.stringMatching(/^changes\.12\.code: /)]);
   });
 
   it('refuses, by shape, a changed answer under a status every v1 answer may not have', () => {
@@ -788,8 +788,8 @@ describe('the v1 changes validator', () => {
     value.push(answerChange('TRADE_NOT_FOUND', 404, 'Trade not found'));
     value[indexOf(value, 'error-answer-changed', 'code', 'SERVICE_UNAVAILABLE')]!.status = 409;
     expect(problems(value)).toEqual([
-      '10.status: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
-      '12.status: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
+      'changes.10.status: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
+      'changes.12.status: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
     ]);
   });
 
@@ -802,7 +802,7 @@ describe('the v1 changes validator', () => {
     });
     const found = problems(value);
     expect(found).toHaveLength(1);
-    expect(found[0]).toMatch(/^12: .*"byOperation".*"error"/);
+    expect(found[0]).toMatch(/^changes\.12: .*"byOperation".*"error"/);
   });
 
   it('refuses a changed answer that answers as the rule already does', () => {
@@ -818,7 +818,7 @@ describe('the v1 changes validator', () => {
     value.splice(indexOf(value, 'status-downgraded', 'from', 503), 1);
     value.push({ kind: 'status-downgraded', from: 404, to: 400, source: 'ours', reason: 'again' });
     expect(problems(value)).toEqual([
-      '[11] (status-downgraded 404): 404 is downgraded twice',
+      'changes[11] (status-downgraded 404): 404 is downgraded twice',
       'status-downgraded: no change for 503, a v2 status v1 lacks',
     ]);
     const shape = changes();
@@ -826,9 +826,9 @@ describe('the v1 changes validator', () => {
     shape[indexOf(shape, 'status-downgraded', 'from', 409)]!.to = 422;
     shape[indexOf(shape, 'status-downgraded', 'from', 422)]!.from = 400;
     expect(problems(shape)).toEqual([
-      '0.reason: must not be empty',
-      '1.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
-      '2.from: must be a v2 status v1 lacks: 404, 409, 422, 503',
+      'changes.0.reason: must not be empty',
+      'changes.1.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
+      'changes.2.from: must be a v2 status v1 lacks: 404, 409, 422, 503',
     ]);
   });
 
@@ -839,9 +839,9 @@ describe('the v1 changes validator', () => {
     for (const code of ['IDEMPOTENCY_UNAVAILABLE', 'TRADE_NOT_FOUND', 'IDEMPOTENCY_MISMATCH'])
       value.push({ kind: 'error-code-kept', code, source: 'ours', reason: 'x' });
     expect(problems(value)).toEqual([
-      '[10] (error-code-kept IDEMPOTENCY_UNAVAILABLE): v2 answers IDEMPOTENCY_UNAVAILABLE with 503, a status v1 does not have even with an error.code',
-      '[11] (error-code-kept TRADE_NOT_FOUND): v2 answers TRADE_NOT_FOUND without an idempotency error.code; only such answers are kept as they are',
-      '[12] (error-code-kept IDEMPOTENCY_MISMATCH): IDEMPOTENCY_MISMATCH already has a change; a code is either kept from v2 or changed, once',
+      'changes[10] (error-code-kept IDEMPOTENCY_UNAVAILABLE): v2 answers IDEMPOTENCY_UNAVAILABLE with 503, a status v1 does not have even with an error.code',
+      'changes[11] (error-code-kept TRADE_NOT_FOUND): v2 answers TRADE_NOT_FOUND without an idempotency error.code; only such answers are kept as they are',
+      'changes[12] (error-code-kept IDEMPOTENCY_MISMATCH): IDEMPOTENCY_MISMATCH already has a change; a code is either kept from v2 or changed, once',
       'IDEMPOTENCY_KEY_MISSING: v2 answers it with an error.code; declare it error-code-kept or error-answer-changed',
     ]);
   });
@@ -850,14 +850,14 @@ describe('the v1 changes validator', () => {
     const value = changes();
     value.push(answerChange('IDEMPOTENCY_MISMATCH', 500, INTERNAL));
     expect(problems(value)).toEqual([
-      '[12] (error-answer-changed IDEMPOTENCY_MISMATCH): IDEMPOTENCY_MISMATCH already has a change; a code is either kept from v2 or changed, once',
+      'changes[12] (error-answer-changed IDEMPOTENCY_MISMATCH): IDEMPOTENCY_MISMATCH already has a change; a code is either kept from v2 or changed, once',
     ]);
     const source = changes();
     source[0]!.source = 'client';
-    expect(problems(source)).toEqual([expect.stringMatching(/^0\.source: /)]);
+    expect(problems(source)).toEqual([expect.stringMatching(/^changes\.0\.source: /)]);
     const field = changes();
     field[indexOf(field, 'error-answer-changed', 'code', 'INTERNAL_ERROR')]!.retry = true;
-    expect(problems(field)).toEqual([expect.stringMatching(/^9: .*"retry"/)]);
+    expect(problems(field)).toEqual([expect.stringMatching(/^changes\.9: .*"retry"/)]);
     expect(() => applyV1ErrorChanges(v2, undefined)).toThrow(LegacyMappingError);
     expect(() => applyV1ErrorChanges(v2, { statuses: {} })).toThrow(LegacyMappingError);
   });
