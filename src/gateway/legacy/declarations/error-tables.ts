@@ -25,7 +25,8 @@ import {
   type LegacyOperation,
   type V1Operation,
 } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { nonEmptyText as text } from './record-shapes.js';
 
 /**
  * The statuses any v1 answer may have: the three of the v1 documentation (400, 401, 500), plus
@@ -59,8 +60,6 @@ export const V2_ERROR_CODE_STATUS = {
 } as const satisfies Record<string, V2ErrorStatus>;
 export type V2ErrorCode = keyof typeof V2_ERROR_CODE_STATUS;
 const V2_ERROR_CODES = Object.keys(V2_ERROR_CODE_STATUS) as [V2ErrorCode, ...V2ErrorCode[]];
-
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
 
 /** The `error` object of a legacy body: `{code, details}`, `details` a string. */
 const errorObjectSchema = z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text });
@@ -254,9 +253,8 @@ export function validateErrorTables<G extends LegacyGeneration>(
   name = `mappings/errors.${generation}`,
   codes: readonly string[] = ERROR_CODES,
 ): LegacyErrorTables<G> {
-  const outer = tablesShape.safeParse(tables);
-  if (!outer.success) throw new LegacyMappingError(name, describeIssues('', outer.error.issues));
-  const { byCode, byType } = outer.data;
+  const outer = parseDeclaration(tablesShape, tables, name);
+  const { byCode, byType } = outer;
   const schemas = schemasFor(generation);
   const problems = [
     ...keyProblems('byCode', Object.keys(byCode), codes, 'v3 error code'),
@@ -379,13 +377,12 @@ function describeChange(change: ErrorChange): string {
  * answers otherwise than the status rule would.
  */
 function v1ErrorRules(v2: LegacyErrorTables<'v2'>, changes: unknown, name: string): V1ErrorRules {
-  const parsed = errorChangesSchema.safeParse(changes);
-  if (!parsed.success) throw new LegacyMappingError(name, describeIssues('changes', parsed.error.issues));
+  const parsed = parseDeclaration(errorChangesSchema, changes, name, 'changes');
   const statuses: Partial<Record<number, StatusDowngrade>> = {};
   const kept = new Map<ErrorCode, ErrorChangeOf<'error-code-kept'>>();
   const changed = new Map<ErrorCode, ErrorChangeOf<'error-answer-changed'>>();
   const problems: string[] = [];
-  parsed.data.forEach((change, index) => {
+  parsed.forEach((change, index) => {
     const where = `changes[${index}] (${describeChange(change)})`;
     if (change.kind === 'status-downgraded') {
       if (statuses[change.from] !== undefined) problems.push(`${where}: ${change.from} is downgraded twice`);

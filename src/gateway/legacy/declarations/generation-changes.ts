@@ -16,17 +16,17 @@ import { z } from 'zod';
 import type { EndpointMapping, IdempotencyRule } from './endpoint-mappings.js';
 import { ERROR_CHANGE_SCHEMAS } from './error-tables.js';
 import type { LegacyGeneration } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
 import {
   FIELD_TYPES,
   fieldValueSchema,
   type LegacyField,
+  letterName as name,
   provenanceShape,
   type RecordShape,
   type RecordTable,
 } from './record-shapes.js';
 
-const name = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
 /** Every record change names the record (mappings/records.ts) and the field, as the generation before it has them. */
 const recordField = { ...provenanceShape, record: name, field: name };
 
@@ -107,11 +107,10 @@ export function applyGenerationChanges(
   readonly table: Record<string, EndpointMapping>;
   readonly changes: readonly GenerationChange[];
 } {
-  const parsed = changesSchema.safeParse(changes);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
+  const parsed = parseDeclaration(changesSchema, changes, tableName);
   const table: Record<string, EndpointMapping> = { ...baseTable };
   const problems: string[] = [];
-  parsed.data.changes.forEach((change, index) => {
+  parsed.changes.forEach((change, index) => {
     const where = `changes[${index}]`;
     switch (change.kind) {
       case 'operation-removed':
@@ -119,7 +118,7 @@ export function applyGenerationChanges(
       case 'pagination': {
         const mapping = table[change.operation];
         if (!mapping) {
-          problems.push(`${where}.operation: ${parsed.data.base} has no operation ${change.operation}`);
+          problems.push(`${where}.operation: ${parsed.base} has no operation ${change.operation}`);
           return;
         }
         if (change.kind === 'operation-removed') delete table[change.operation];
@@ -152,7 +151,7 @@ export function applyGenerationChanges(
     }
   });
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
-  return { base: parsed.data.base, table, changes: parsed.data.changes };
+  return { base: parsed.base, table, changes: parsed.changes };
 }
 
 /** The record kinds of a generation's changes, in order. */
@@ -164,9 +163,8 @@ export function recordChangesOf(changes: readonly GenerationChange[]): RecordCha
 
 /** Parses a generation's record changes alone (unknown input, as loaded). */
 export function parseRecordChanges(changes: unknown, tableName: string): readonly RecordChange[] {
-  const parsed = recordChangesSchema.safeParse(changes);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
-  return parsed.data;
+  const parsed = parseDeclaration(recordChangesSchema, changes, tableName);
+  return parsed;
 }
 
 function renamed(fields: Readonly<Record<string, LegacyField>>, from: string, to: string, field: LegacyField) {
