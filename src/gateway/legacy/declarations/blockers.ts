@@ -29,7 +29,7 @@ import { findV3Operation } from '../v3-contract/operations.js';
 import type { EndpointMapping, LegacyMethod } from './endpoint-mappings.js';
 import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
 import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 
 /** Where each legacy generation's clients go next. */
@@ -126,10 +126,9 @@ export function validateBlockers(
   endpoints: BlockerEndpoints,
   tableName = 'mappings/blockers',
 ): BlockerTable {
-  const parsed = tableSchema.safeParse(table);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
+  const parsed = parseDeclaration(tableSchema, table, tableName);
   const problems: string[] = [];
-  for (const [kind, declaration] of Object.entries(parsed.data)) {
+  for (const [kind, declaration] of Object.entries(parsed)) {
     const at = (where: string, problem: string) => problems.push(`${kind}.${where}: ${problem}`);
     if (!KIND.test(kind))
       problems.push(`${kind}: a kind is lower-case words joined by hyphens, such as idempotency-key-missing`);
@@ -163,7 +162,7 @@ export function validateBlockers(
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
-  return parsed.data as BlockerTable;
+  return parsed as BlockerTable;
 }
 
 /** What a detector reads of one answered request. */

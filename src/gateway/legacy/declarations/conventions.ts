@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Mode } from '../../../lib/auth/credential-vocabulary.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 
 export interface LegacyConventions {
@@ -77,9 +77,8 @@ const conventionsSchema = z.strictObject({
 
 /** Validates the conventions as loaded (unknown input); throws LegacyMappingError listing every problem. */
 export function validateConventions(value: unknown, tableName = 'mappings/conventions'): LegacyConventions {
-  const parsed = conventionsSchema.safeParse(value);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
-  return parsed.data;
+  const parsed = parseDeclaration(conventionsSchema, value, tableName);
+  return parsed;
 }
 
 /** The mode a legacy request declares, or null for a value the conventions do not know. */

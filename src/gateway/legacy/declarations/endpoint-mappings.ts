@@ -21,8 +21,15 @@ import { ID_PREFIXES, type IdKind } from '../../../lib/ids.js';
 import { findV3Operation, pathParams, V3_OPERATIONS } from '../v3-contract/operations.js';
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from '../v3-contract/v3-records.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
-import { FIELD_TYPES, provenanceShape, type RecordTable, type ValueMapTable } from './record-shapes.js';
+import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import {
+  FIELD_TYPES,
+  letterName as name,
+  nonEmptyText as text,
+  provenanceShape,
+  type RecordTable,
+  type ValueMapTable,
+} from './record-shapes.js';
 
 export type LegacyMethod = 'GET' | 'POST';
 /** The legacy key scopes; webhooks have no legacy operation. */
@@ -50,8 +57,6 @@ export interface EndpointContext {
   readonly checks: Iterable<string>;
 }
 
-const name = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
 const lifetime = z.number().int().positive();
 const dottedPath = z.string().regex(/^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$/, 'a dotted path of names');
 const provenance = provenanceShape;
@@ -429,15 +434,13 @@ export function validateEndpointTable<G extends LegacyGeneration>(
   context: EndpointContext,
   tableName = `mappings/endpoints.${generation}`,
 ): EndpointTable<G> {
-  const outer = z.record(z.string(), z.unknown()).safeParse(table);
-  if (!outer.success) throw new LegacyMappingError(tableName, describeIssues('', outer.error.issues));
+  const outer = parseDeclaration(z.record(z.string(), z.unknown()), table, tableName);
   const checks = new Set(context.checks);
   const operations: readonly string[] = LEGACY_OPERATIONS[generation];
   const problems: string[] = [];
   for (const operation of operations)
-    if (!Object.hasOwn(outer.data, operation))
-      problems.push(`${operation}: no mapping for this ${generation} operation`);
-  for (const [operation, entry] of Object.entries(outer.data)) {
+    if (!Object.hasOwn(outer, operation)) problems.push(`${operation}: no mapping for this ${generation} operation`);
+  for (const [operation, entry] of Object.entries(outer)) {
     if (!operations.includes(operation)) {
       problems.push(`${operation}: not a ${generation} operation (unknown key)`);
       continue;

@@ -1,8 +1,9 @@
 /**
  * The error downgrade tables: what a v1 or v2 client gets for a v3 error. The data is in
  * `mappings/errors.v2.ts` (a row for each of the catalog's codes) and `mappings/errors.v1.ts`
- * (v1 declared as its changes from v2); this module holds their types, the validators the
- * gateway runs when it loads them, `applyV1ErrorChanges` (v2's tables plus v1's changes = v1's
+ * (v1 declared as its changes from v2); this module holds their types, the error kinds of the
+ * change format (generation-changes.ts takes them into its union), the validators the gateway
+ * runs when it loads them, `applyV1ErrorChanges` (v2's tables plus v1's changes = v1's
  * tables), the listing of those changes for the docs, and the lookup that turns a v3 error into
  * the legacy status and body.
  *
@@ -24,7 +25,8 @@ import {
   type LegacyOperation,
   type V1Operation,
 } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { nonEmptyText as text } from './record-shapes.js';
 
 /**
  * The statuses any v1 answer may have: the three of the v1 documentation (400, 401, 500), plus
@@ -58,8 +60,6 @@ export const V2_ERROR_CODE_STATUS = {
 } as const satisfies Record<string, V2ErrorStatus>;
 export type V2ErrorCode = keyof typeof V2_ERROR_CODE_STATUS;
 const V2_ERROR_CODES = Object.keys(V2_ERROR_CODE_STATUS) as [V2ErrorCode, ...V2ErrorCode[]];
-
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
 
 /** The `error` object of a legacy body: `{code, details}`, `details` a string. */
 const errorObjectSchema = z.strictObject({ code: z.enum(V2_ERROR_CODES), details: text });
@@ -118,31 +118,52 @@ export interface LegacyErrorTables<G extends LegacyGeneration> {
 export type V1ErrorTables = LegacyErrorTables<'v1'>;
 export type V2ErrorTables = LegacyErrorTables<'v2'>;
 
-/** One step of v1's status rule: a v2 status v1 lacks becomes `to`, for `reason` (one line). */
-const statusChangeShape = z.strictObject({
-  to: z.literal(V1_BASE_STATUSES, {
-    error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}`,
-  }),
-  reason: text,
+const v1BaseStatus = z.literal(V1_BASE_STATUSES, {
+  error: `must be one of the statuses every v1 answer may have: ${V1_BASE_STATUSES.join(', ')}`,
 });
-export type V1StatusChange = Readonly<z.infer<typeof statusChangeShape>>;
+/** The error changes say whether the v1 documentation answers so (`doc`: basis `spec`) or we chose (`ours`: `closest`). */
+const errorProvenance = { source: z.enum(['doc', 'ours']), reason: text };
+const errorCode = z.enum(ERROR_CODES);
 
 /**
- * v1's error tables as their changes from v2's (`mappings/errors.v1.ts`); applyV1ErrorChanges
- * turns v2's tables and these into v1's.
- *
- * - `statuses`: for each v2 status v1 lacks, the v1 status it becomes. A v2 answer under the
- *   rule keeps its message and drops its `error` (v1's bare envelope); a row the rule changes is
- *   our choice (`basis: 'closest'`).
- * - `idempotency`: the codes whose v2 answers v1 keeps as they are, `error` included (v1 writes
- *   honour a key the client sends); the only way a v1 answer is 409 or 422.
- * - `overrides`: v1's whole row for a code whose v1 answer is not v2's under the rule; nothing
- *   of v2's row carries over, per-operation answers included. Only differences belong here.
+ * The error kinds of the change format (generation-changes.ts): v1's error answers as changes of
+ * v2's tables (`mappings/errors.v1.ts`), applied by applyV1ErrorChanges. Each reason becomes
+ * the note of the rows it makes.
  */
-export interface V1ErrorChanges {
-  readonly statuses: Readonly<Record<V1LackedStatus, V1StatusChange>>;
-  readonly idempotency: ErrorRowDocs & { readonly codes: readonly ErrorCode[] };
-  readonly overrides: Readonly<Partial<Record<ErrorCode, LegacyErrorRow<'v1'>>>>;
+export const ERROR_CHANGE_SCHEMAS = [
+  /** A v2 status v1 lacks becomes one every v1 answer may have; under it a v2 answer keeps its message and drops its `error`. */
+  z.strictObject({
+    ...errorProvenance,
+    kind: z.literal('status-downgraded'),
+    from: z.literal(V1_LACKED_STATUSES, { error: `must be a v2 status v1 lacks: ${V1_LACKED_STATUSES.join(', ')}` }),
+    to: v1BaseStatus,
+  }),
+  /** v2's answers for the code stay as they are, the idempotency `error: {code, details}` included. */
+  z.strictObject({ ...errorProvenance, kind: z.literal('error-code-kept'), code: errorCode }),
+  /** v1's one answer for the code on every operation, in the bare envelope; nothing of v2's row carries over. */
+  z.strictObject({
+    ...errorProvenance,
+    kind: z.literal('error-answer-changed'),
+    code: errorCode,
+    status: v1BaseStatus,
+    message: text,
+  }),
+] as const;
+
+const errorChangesSchema = z.array(z.discriminatedUnion('kind', ERROR_CHANGE_SCHEMAS)).readonly();
+export type ErrorChange = Readonly<z.infer<(typeof ERROR_CHANGE_SCHEMAS)[number]>>;
+type ErrorChangeOf<K extends ErrorChange['kind']> = Extract<ErrorChange, { readonly kind: K }>;
+type StatusDowngrade = ErrorChangeOf<'status-downgraded'>;
+
+/** v1's error changes, indexed: the status rule by v2 status, the kept and changed codes by code. */
+interface V1ErrorRules {
+  readonly statuses: Readonly<Partial<Record<number, StatusDowngrade>>>;
+  readonly kept: ReadonlyMap<ErrorCode, ErrorChangeOf<'error-code-kept'>>;
+  readonly changed: ReadonlyMap<ErrorCode, ErrorChangeOf<'error-answer-changed'>>;
+}
+
+function basisOf(change: ErrorChange): ErrorRowDocs['basis'] {
+  return change.source === 'doc' ? 'spec' : 'closest';
 }
 
 function answerShape(generation: LegacyGeneration) {
@@ -232,9 +253,8 @@ export function validateErrorTables<G extends LegacyGeneration>(
   name = `mappings/errors.${generation}`,
   codes: readonly string[] = ERROR_CODES,
 ): LegacyErrorTables<G> {
-  const outer = tablesShape.safeParse(tables);
-  if (!outer.success) throw new LegacyMappingError(name, describeIssues('', outer.error.issues));
-  const { byCode, byType } = outer.data;
+  const outer = parseDeclaration(tablesShape, tables, name);
+  const { byCode, byType } = outer;
   const schemas = schemasFor(generation);
   const problems = [
     ...keyProblems('byCode', Object.keys(byCode), codes, 'v3 error code'),
@@ -260,11 +280,6 @@ export function validateErrorTables<G extends LegacyGeneration>(
 // ---------------------------------------------------------------------------------------------
 // v1 as changes from v2
 
-const changesShape = z.strictObject({
-  statuses: z.record(z.string(), z.unknown()),
-  idempotency: z.strictObject({ codes: z.array(z.string()).min(1, 'must list at least one code'), ...docsShape }),
-  overrides: z.record(z.string(), z.unknown()),
-});
 function sameAnswer(a: AnswerLike, b: AnswerLike): boolean {
   return (
     a.status === b.status &&
@@ -298,10 +313,10 @@ function withOperations(
 
 /** A v2 answer under v1's status rule: a status v1 lacks becomes the rule's, the message stays, the `error` goes. */
 function underRule(
-  changes: V1ErrorChanges,
+  rules: V1ErrorRules,
   answer: V2ErrorAnswer,
-): { readonly answer: V1ErrorAnswer; readonly change?: V1StatusChange } {
-  const change = (changes.statuses as Readonly<Partial<Record<number, V1StatusChange>>>)[answer.status];
+): { readonly answer: V1ErrorAnswer; readonly change?: StatusDowngrade } {
+  const change = rules.statuses[answer.status];
   const status = (change?.to ?? answer.status) as V1BaseStatus;
   return change === undefined
     ? { answer: { status, message: answer.message } }
@@ -309,18 +324,18 @@ function underRule(
 }
 
 /** The docs of a v1 row taken from v2: as v2 when the rule changes nothing, else our choice, with the rule's reasons. */
-function ruleDocs(v2: ErrorRowDocs, used: readonly (V1StatusChange | undefined)[]): ErrorRowDocs {
+function ruleDocs(v2: ErrorRowDocs, used: readonly (StatusDowngrade | undefined)[]): ErrorRowDocs {
   const reasons = [...new Set(used.filter((change) => change !== undefined).map((change) => change.reason))];
   return reasons.length === 0
     ? { basis: v2.basis, note: `As v2: ${v2.note}` }
     : { basis: 'closest', note: `${v2.note} On v1: ${reasons.join(' ')}` };
 }
 
-/** v1's row for a code as v2's row under the rule, ignoring overrides and the idempotency exception. */
-function ruleRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
-  const base = underRule(changes, v2);
+/** v1's row for a code as v2's row under the rule, ignoring changed and kept codes. */
+function ruleRow(rules: V1ErrorRules, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
+  const base = underRule(rules, v2);
   const operations = v1Operations(v2.byOperation).map(
-    ([operation, answer]) => [operation, underRule(changes, answer)] as const,
+    ([operation, answer]) => [operation, underRule(rules, answer)] as const,
   );
   const docs = ruleDocs(v2, [base.change, ...operations.map(([, mapped]) => mapped.change)]);
   return withOperations(
@@ -329,19 +344,17 @@ function ruleRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyError
   );
 }
 
-function idempotencyRow(changes: V1ErrorChanges, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
-  const docs = { basis: changes.idempotency.basis, note: `${changes.idempotency.note} As v2: ${v2.note}` };
+function keptRow(kept: ErrorChangeOf<'error-code-kept'>, v2: LegacyErrorRow<'v2'>): LegacyErrorRow<'v1'> {
+  const docs = { basis: basisOf(kept), note: `${kept.reason} As v2: ${v2.note}` };
   const operations = v1Operations(v2.byOperation).map(
     ([operation, answer]) => [operation, answerOnly<'v1'>(answer as V1ErrorAnswer)] as const,
   );
   return withOperations({ ...answerOnly<'v1'>(v2 as V1ErrorAnswer), ...docs }, operations);
 }
 
-function copyRow(row: LegacyErrorRow<'v1'>): LegacyErrorRow<'v1'> {
-  const operations = v1Operations(row.byOperation).map(
-    ([operation, answer]) => [operation, answerOnly<'v1'>(answer)] as const,
-  );
-  return withOperations({ ...answerOnly<'v1'>(row), basis: row.basis, note: row.note }, operations);
+/** v1's row for a changed code: the one answer, on every operation. */
+function changedRow(change: ErrorChangeOf<'error-answer-changed'>): LegacyErrorRow<'v1'> {
+  return { status: change.status, message: change.message, basis: basisOf(change), note: change.reason };
 }
 
 /** Whether two rows answer alike on every v1 operation (and without one). */
@@ -351,93 +364,80 @@ function sameRowAnswers(a: LegacyErrorRow<'v1'>, b: LegacyErrorRow<'v1'>): boole
   return sameAnswer(a, b) && LEGACY_OPERATIONS.v1.every((operation) => sameAnswer(at(a, operation), at(b, operation)));
 }
 
+function describeChange(change: ErrorChange): string {
+  return change.kind === 'status-downgraded' ? `${change.kind} ${change.from}` : `${change.kind} ${change.code}`;
+}
+
 /**
- * Validates v1's changes (unknown input, as loaded) against v2's validated tables and returns
- * them typed. Throws LegacyMappingError listing every problem, each naming its entry
- * (`statuses.404.to`, `idempotency.codes.1`, `overrides.TRADE_NOT_FOUND.byOperation`, ...).
+ * Validates v1's error changes (unknown input, as loaded) against v2's validated tables and
+ * returns them indexed. Throws LegacyMappingError listing every problem, each naming its change
+ * (`changes[3] (error-code-kept TRADE_NOT_FOUND): ...`). Each v2 status v1 lacks is downgraded once; a
+ * code is kept or changed, once; every v2 answer with an `error.code` is one of the two; a kept
+ * code's v2 answer has an idempotency `error` under a status v1 has with one; a changed code
+ * answers otherwise than the status rule would.
  */
-export function validateV1ErrorChanges(
-  v2: LegacyErrorTables<'v2'>,
-  changes: unknown,
-  name = 'mappings/errors.v1',
-): V1ErrorChanges {
-  const outer = changesShape.safeParse(changes);
-  if (!outer.success)
-    throw new LegacyMappingError(
-      name,
-      describeIssues('', outer.error.issues).map((line) => (line.startsWith(': ') ? `V1_ERROR_CHANGES${line}` : line)),
-    );
-  const { statuses, idempotency, overrides } = outer.data;
-  const problems = keyProblems('statuses', Object.keys(statuses), V1_LACKED_STATUSES.map(String), 'v2 status v1 lacks');
-
-  for (const [status, change] of Object.entries(statuses)) {
-    if (!(V1_LACKED_STATUSES as readonly number[]).map(String).includes(status)) continue;
-    const parsed = statusChangeShape.safeParse(change);
-    if (!parsed.success) problems.push(...describeIssues(`statuses.${status}`, parsed.error.issues));
-  }
-
-  idempotency.codes.forEach((code, index) => {
-    const where = `idempotency.codes.${index}`;
-    if (!isErrorCode(code)) problems.push(`${where}: ${code} is not a v3 error code`);
-    else if (idempotency.codes.indexOf(code) !== index) problems.push(`${where}: ${code} is listed twice`);
-    else if (Object.hasOwn(overrides, code))
-      problems.push(`${where}: ${code} has an override too; a code is either kept from v2 or overridden`);
-    else {
-      const answer = v2.byCode[code];
-      if (answer.error === undefined)
-        problems.push(
-          `${where}: v2 answers ${code} without an idempotency error.code; only such answers are kept as they are`,
-        );
-      else if (!(V1_ERROR_STATUSES as readonly number[]).includes(answer.status))
-        problems.push(
-          `${where}: v2 answers ${code} with ${answer.status}, a status v1 does not have even with an error.code`,
-        );
+function v1ErrorRules(v2: LegacyErrorTables<'v2'>, changes: unknown, name: string): V1ErrorRules {
+  const parsed = parseDeclaration(errorChangesSchema, changes, name, 'changes');
+  const statuses: Partial<Record<number, StatusDowngrade>> = {};
+  const kept = new Map<ErrorCode, ErrorChangeOf<'error-code-kept'>>();
+  const changed = new Map<ErrorCode, ErrorChangeOf<'error-answer-changed'>>();
+  const problems: string[] = [];
+  parsed.forEach((change, index) => {
+    const where = `changes[${index}] (${describeChange(change)})`;
+    if (change.kind === 'status-downgraded') {
+      if (statuses[change.from] !== undefined) problems.push(`${where}: ${change.from} is downgraded twice`);
+      else statuses[change.from] = change;
+      return;
     }
+    if (kept.has(change.code) || changed.has(change.code)) {
+      problems.push(`${where}: ${change.code} already has a change; a code is either kept from v2 or changed, once`);
+      return;
+    }
+    if (change.kind === 'error-answer-changed') {
+      changed.set(change.code, change);
+      return;
+    }
+    const answer = v2.byCode[change.code];
+    if (answer.error === undefined)
+      problems.push(
+        `${where}: v2 answers ${change.code} without an idempotency error.code; only such answers are kept as they are`,
+      );
+    else if (!(V1_ERROR_STATUSES as readonly number[]).includes(answer.status))
+      problems.push(
+        `${where}: v2 answers ${change.code} with ${answer.status}, a status v1 does not have even with an error.code`,
+      );
+    kept.set(change.code, change);
   });
+  for (const status of V1_LACKED_STATUSES)
+    if (statuses[status] === undefined)
+      problems.push(`status-downgraded: no change for ${status}, a v2 status v1 lacks`);
 
-  const rowSchema = schemasFor('v1').row;
-  const parsedOverrides: [ErrorCode, LegacyErrorRow<'v1'>][] = [];
-  for (const [code, row] of Object.entries(overrides)) {
-    const where = `overrides.${code}`;
-    if (!isErrorCode(code)) {
-      problems.push(`${where}: not a v3 error code (unknown key)`);
-      continue;
-    }
-    const parsed = rowSchema.safeParse(row);
-    if (!parsed.success) problems.push(...describeIssues(where, parsed.error.issues));
-    else {
-      problems.push(...rowProblems('v1', where, parsed.data));
-      parsedOverrides.push([code, parsed.data as LegacyErrorRow<'v1'>]);
-    }
-  }
-
-  // v1 decides every v2 answer that has an error.code: kept as it is, or overridden.
+  // v1 decides every v2 answer that has an error.code: kept as it is, or changed.
   for (const code of ERROR_CODES) {
     const row = v2.byCode[code];
     const withCode = [row, ...Object.values(row.byOperation ?? {})].some((answer) => answer?.error !== undefined);
-    if (withCode && !idempotency.codes.includes(code) && !Object.hasOwn(overrides, code)) {
-      problems.push(`idempotency.codes: v2 answers ${code} with an error.code; list it here or give it an override`);
-    }
+    if (withCode && !kept.has(code) && !changed.has(code))
+      problems.push(`${code}: v2 answers it with an error.code; declare it error-code-kept or error-answer-changed`);
   }
+  const rules = { statuses, kept, changed };
 
-  // Only differences are overrides (checked once the rest is sound, as it needs the status rule).
+  // Only differences are changes (checked once the rest is sound, as it needs the status rule).
   if (problems.length === 0) {
-    for (const [code, row] of parsedOverrides) {
-      if (sameRowAnswers(row, ruleRow(changes as V1ErrorChanges, v2.byCode[code]))) {
+    for (const [code, change] of changed) {
+      if (sameRowAnswers(changedRow(change), ruleRow(rules, v2.byCode[code])))
         problems.push(
-          `overrides.${code}: answers as v2's row under the status rule does; only differences are overrides`,
+          `error-answer-changed ${code}: answers as v2's row under the status rule does; only differences are changes`,
         );
-      }
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(name, problems);
-  return changes as V1ErrorChanges;
+  return rules;
 }
 
 /**
  * v1's error tables: v2's, changed by `changes` (`V1_ERROR_CHANGES` of `mappings/errors.v1.ts`).
  * Every v2 row and every per-operation answer for an operation v1 has goes through the status
- * rule; the idempotency codes keep v2's answers; overrides replace their rows whole; v2's
+ * rule (`status-downgraded`); kept codes keep v2's answers; changed codes get their one answer; v2's
  * per-operation answers for operations v1 lacks are dropped. The result passes
  * `validateErrorTables('v1', ...)` (checked here, so a bad combination stops start-up too).
  */
@@ -446,26 +446,31 @@ export function applyV1ErrorChanges(
   changes: unknown,
   name = 'mappings/errors.v1',
 ): LegacyErrorTables<'v1'> {
-  const valid = validateV1ErrorChanges(v2, changes, name);
+  const rules = v1ErrorRules(v2, changes, name);
+  return validateErrorTables('v1', buildV1Tables(v2, rules), name);
+}
+
+function buildV1Tables(v2: LegacyErrorTables<'v2'>, rules: V1ErrorRules): LegacyErrorTables<'v1'> {
   const byCode = {} as Record<ErrorCode, LegacyErrorRow<'v1'>>;
   for (const code of ERROR_CODES) {
-    const override = valid.overrides[code];
+    const changed = rules.changed.get(code);
+    const kept = rules.kept.get(code);
     const row =
-      override !== undefined
-        ? copyRow(override)
-        : valid.idempotency.codes.includes(code)
-          ? idempotencyRow(valid, v2.byCode[code])
-          : ruleRow(valid, v2.byCode[code]);
+      changed !== undefined
+        ? changedRow(changed)
+        : kept !== undefined
+          ? keptRow(kept, v2.byCode[code])
+          : ruleRow(rules, v2.byCode[code]);
     const defect = v2.byCode[code].defect;
     byCode[code] = defect === undefined ? row : { ...row, defect };
   }
   const byType = {} as Record<ErrorType, V1ErrorAnswer & ErrorRowDocs>;
   for (const type of ERROR_TYPES) {
     const fallback = v2.byType[type];
-    const mapped = underRule(valid, fallback);
+    const mapped = underRule(rules, fallback);
     byType[type] = { ...mapped.answer, ...ruleDocs(fallback, [mapped.change]) };
   }
-  return validateErrorTables('v1', { byCode, byType }, name);
+  return { byCode, byType };
 }
 
 /** One line of the v1 changes, as the docs list them. */
@@ -480,8 +485,8 @@ export interface V1ErrorChangeLine {
   readonly reason: string;
 }
 
-function ruleReason(changes: V1ErrorChanges, answer: V2ErrorAnswer): string {
-  return underRule(changes, answer).change?.reason ?? "v1's bare envelope has no error object.";
+function ruleReason(rules: V1ErrorRules, answer: V2ErrorAnswer): string {
+  return underRule(rules, answer).change?.reason ?? "v1's bare envelope has no error object.";
 }
 
 function answerText(answer: AnswerLike & { readonly message: string }): string {
@@ -490,7 +495,7 @@ function answerText(answer: AnswerLike & { readonly message: string }): string {
 
 /**
  * Where v1 answers differently from v2, and why, in readable form for the generated docs: every
- * code (and per-operation answer) the status rule or an override changes, and the idempotency
+ * code (and per-operation answer) the status rule or a changed answer changes, and the idempotency
  * codes v1 keeps as v2 answers them. Per-operation answers are listed only where either table
  * has its own answer for the operation, and only for operations v1 has.
  */
@@ -499,17 +504,16 @@ export function describeV1ErrorChanges(
   changes: unknown,
   name = 'mappings/errors.v1',
 ): V1ErrorChangeLine[] {
-  const valid = validateV1ErrorChanges(v2, changes, name);
-  const v1 = applyV1ErrorChanges(v2, valid, name);
+  const rules = v1ErrorRules(v2, changes, name);
+  const v1 = validateErrorTables('v1', buildV1Tables(v2, rules), name);
   const lines: V1ErrorChangeLine[] = [];
   for (const code of ERROR_CODES) {
-    const override = valid.overrides[code];
-    const kept = valid.idempotency.codes.includes(code);
+    const kept = rules.kept.get(code);
     const v2Row = v2.byCode[code];
     const v1Row = v1.byCode[code];
     const reasonFor = (v2Answer: V2ErrorAnswer): string =>
-      override?.note ?? (kept ? valid.idempotency.note : ruleReason(valid, v2Answer));
-    if (kept || !sameAnswer(v2Row, v1Row))
+      (rules.changed.get(code) ?? kept)?.reason ?? ruleReason(rules, v2Answer);
+    if (kept !== undefined || !sameAnswer(v2Row, v1Row))
       lines.push({
         code,
         operation: undefined,
@@ -545,7 +549,7 @@ export function describeV1ErrorChanges(
         operation: undefined,
         v2: answerText(v2Answer),
         v1: answerText(v1Answer),
-        reason: ruleReason(valid, v2Answer),
+        reason: ruleReason(rules, v2Answer),
       });
   }
   return lines;

@@ -1,9 +1,11 @@
 /**
  * A legacy generation written as the changes from another (v1 from v2, in
  * `mappings/endpoints.v1.ts`; v2's record changes in `mappings/records.ts`): the one change
- * format, endpoint kinds and record kinds, its validator, `applyGenerationChanges`, which builds
+ * format, endpoint, record and error kinds, its validator, `applyGenerationChanges`, which builds
  * the full endpoint table the gateway serves, and `applyRecordChanges`, which builds a
- * generation's records from the generation before it. Part of the legacy layer's declarations.
+ * generation's records from the generation before it. The error kinds (v1's, in
+ * `mappings/errors.v1.ts`) are defined and applied by error-tables.ts, to v2's error table.
+ * Part of the legacy layer's declarations.
  *
  * Where two generations agree, the older one is not written again: a newcomer reads what v1
  * lacks, each change with its source and reason, and the generated docs and changelog list the
@@ -12,18 +14,19 @@
 import { z } from 'zod';
 
 import type { EndpointMapping, IdempotencyRule } from './endpoint-mappings.js';
+import { ERROR_CHANGE_SCHEMAS } from './error-tables.js';
 import type { LegacyGeneration } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
 import {
   FIELD_TYPES,
   fieldValueSchema,
   type LegacyField,
+  letterName as name,
   provenanceShape,
   type RecordShape,
   type RecordTable,
 } from './record-shapes.js';
 
-const name = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
 /** Every record change names the record (mappings/records.ts) and the field, as the generation before it has them. */
 const recordField = { ...provenanceShape, record: name, field: name };
 
@@ -67,6 +70,7 @@ const changeSchema = z.discriminatedUnion('kind', [
     becomes: z.enum(['none', 'page-limit']),
   }),
   ...recordChangeSchemas,
+  ...ERROR_CHANGE_SCHEMAS,
 ]);
 
 /** A generation's record changes alone (v2's, in mappings/records.ts). */
@@ -103,11 +107,10 @@ export function applyGenerationChanges(
   readonly table: Record<string, EndpointMapping>;
   readonly changes: readonly GenerationChange[];
 } {
-  const parsed = changesSchema.safeParse(changes);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
+  const parsed = parseDeclaration(changesSchema, changes, tableName);
   const table: Record<string, EndpointMapping> = { ...baseTable };
   const problems: string[] = [];
-  parsed.data.changes.forEach((change, index) => {
+  parsed.changes.forEach((change, index) => {
     const where = `changes[${index}]`;
     switch (change.kind) {
       case 'operation-removed':
@@ -115,7 +118,7 @@ export function applyGenerationChanges(
       case 'pagination': {
         const mapping = table[change.operation];
         if (!mapping) {
-          problems.push(`${where}.operation: ${parsed.data.base} has no operation ${change.operation}`);
+          problems.push(`${where}.operation: ${parsed.base} has no operation ${change.operation}`);
           return;
         }
         if (change.kind === 'operation-removed') delete table[change.operation];
@@ -137,13 +140,18 @@ export function applyGenerationChanges(
           table[operation] = { ...mapping, idempotency: rule };
         }
         return;
+      case 'status-downgraded':
+      case 'error-code-kept':
+      case 'error-answer-changed':
+        problems.push(`${where}: error changes are declared with the error answers (mappings/errors.${generation})`);
+        return;
       default:
         // A record change: applyRecordChanges builds the generation's records from them.
         return;
     }
   });
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
-  return { base: parsed.data.base, table, changes: parsed.data.changes };
+  return { base: parsed.base, table, changes: parsed.changes };
 }
 
 /** The record kinds of a generation's changes, in order. */
@@ -155,9 +163,8 @@ export function recordChangesOf(changes: readonly GenerationChange[]): RecordCha
 
 /** Parses a generation's record changes alone (unknown input, as loaded). */
 export function parseRecordChanges(changes: unknown, tableName: string): readonly RecordChange[] {
-  const parsed = recordChangesSchema.safeParse(changes);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
-  return parsed.data;
+  const parsed = parseDeclaration(recordChangesSchema, changes, tableName);
+  return parsed;
 }
 
 function renamed(fields: Readonly<Record<string, LegacyField>>, from: string, to: string, field: LegacyField) {

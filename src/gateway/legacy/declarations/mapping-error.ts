@@ -1,9 +1,14 @@
 /**
  * A legacy mapping table that must not be served: the gateway refuses to start with it
  * (LegacyMappingError, in src/lib/errors/internal-errors.ts). The message lists every problem
- * found, one per line, so one start-up attempt shows them all.
+ * found, one per line, so one start-up attempt shows them all. `parseDeclaration` is the first
+ * step of every validator: the declaration's shape, or that error.
  */
-export { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
+import type { z } from 'zod';
+
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
+
+export { LegacyMappingError };
 
 /** zod issues as `where: what` lines. */
 export function describeIssues(
@@ -14,4 +19,16 @@ export function describeIssues(
     const where = [prefix, ...issue.path.map(String)].filter((part) => part !== '').join('.');
     return `${where}: ${issue.message}`;
   });
+}
+
+/** `value` as `schema` parses it, or LegacyMappingError for `tableName` listing every issue (each under `prefix`). */
+export function parseDeclaration<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  tableName: string,
+  prefix = '',
+): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues(prefix, parsed.error.issues));
+  return parsed.data;
 }

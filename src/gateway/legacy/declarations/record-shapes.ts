@@ -13,7 +13,7 @@
 import { z } from 'zod';
 
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from '../v3-contract/v3-records.js';
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
 
 /** Where a legacy fact comes from. */
 export const SOURCES = {
@@ -25,8 +25,12 @@ export const SOURCES = {
 } as const;
 export type Source = keyof typeof SOURCES;
 
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
-const fieldName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
+/** A declaration's words (a reason, a summary, a message): not empty. */
+export const nonEmptyText = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
+/** A declared name (a field, a record, a map): letters and digits. */
+export const letterName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
+const text = nonEmptyText;
+const fieldName = letterName;
 const provenanceSchema = z.strictObject({
   source: z.enum(Object.keys(SOURCES) as [Source, ...Source[]]),
   reason: text,
@@ -114,10 +118,9 @@ export interface RecordCodeRegistry {
 
 /** Validates the value maps as loaded (unknown input); throws LegacyMappingError listing every problem. */
 export function validateValueMaps(table: unknown, tableName = 'mappings/value-maps'): ValueMapTable {
-  const outer = z.record(fieldName, valueMapSchema).safeParse(table);
-  if (!outer.success) throw new LegacyMappingError(tableName, describeIssues('', outer.error.issues));
+  const outer = parseDeclaration(z.record(fieldName, valueMapSchema), table, tableName);
   const problems: string[] = [];
-  for (const [name, map] of Object.entries(outer.data)) {
+  for (const [name, map] of Object.entries(outer)) {
     const seen = new Map<string, string>();
     for (const [v3Value, legacy] of Object.entries(map.values)) {
       // Filters translate legacy words back; two v3 values on one word would be ambiguous there.
@@ -127,7 +130,7 @@ export function validateValueMaps(table: unknown, tableName = 'mappings/value-ma
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
-  return outer.data;
+  return outer;
 }
 
 /**
@@ -140,11 +143,10 @@ export function validateRecords(
   registry: RecordCodeRegistry,
   tableName = 'mappings/records',
 ): RecordTable {
-  const outer = z.record(fieldName, z.unknown()).safeParse(table);
-  if (!outer.success) throw new LegacyMappingError(tableName, describeIssues('', outer.error.issues));
+  const outer = parseDeclaration(z.record(fieldName, z.unknown()), table, tableName);
   const converters = new Set(registry.converters);
   const problems: string[] = [];
-  for (const [name, entry] of Object.entries(outer.data)) {
+  for (const [name, entry] of Object.entries(outer)) {
     const parsed = recordSchema.extend({ fields: z.record(fieldName, z.unknown()) }).safeParse(entry);
     if (!parsed.success) {
       problems.push(...describeIssues(name, parsed.error.issues));
@@ -185,5 +187,5 @@ export function validateRecords(
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
-  return outer.data as RecordTable;
+  return outer as RecordTable;
 }

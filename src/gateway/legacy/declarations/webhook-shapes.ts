@@ -6,8 +6,10 @@
  */
 import { z } from 'zod';
 
-import { describeIssues, LegacyMappingError } from './mapping-error.js';
+import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
 import {
+  letterName as fieldName,
+  nonEmptyText as text,
   provenanceShape,
   type RecordCodeRegistry,
   type RecordShape,
@@ -47,8 +49,6 @@ export const ENVELOPE_VALUES = {
 } as const;
 export type EnvelopeValue = keyof typeof ENVELOPE_VALUES;
 
-const text = z.string().refine((value) => value.trim().length > 0, 'must not be empty');
-const fieldName = z.string().regex(/^[A-Za-z][A-Za-z0-9]*$/, 'a name of letters and digits');
 /** Subscription names are typed on a command line, comma-separated. */
 export const EVENT_NAME = /^[a-z]+(-[a-z]+)*$/;
 
@@ -100,12 +100,11 @@ export function validateWebhookTable(
   registry: RecordCodeRegistry,
   tableName = 'mappings/webhooks',
 ): LegacyWebhookTable {
-  const parsed = tableSchema.safeParse(table);
-  if (!parsed.success) throw new LegacyMappingError(tableName, describeIssues('', parsed.error.issues));
-  const records = validateRecords(parsed.data.records, maps, registry, `${tableName} (records)`);
+  const parsed = parseDeclaration(tableSchema, table, tableName);
+  const records = validateRecords(parsed.records, maps, registry, `${tableName} (records)`);
   const problems: string[] = [];
 
-  const values = Object.values(parsed.data.envelope).map((field) => field.value);
+  const values = Object.values(parsed.envelope).map((field) => field.value);
   for (const value of Object.keys(ENVELOPE_VALUES) as EnvelopeValue[]) {
     const count = values.filter((declared) => declared === value).length;
     if (count !== 1)
@@ -113,7 +112,7 @@ export function validateWebhookTable(
   }
 
   const seenV3 = new Map<string, string>();
-  for (const [name, event] of Object.entries(parsed.data.events)) {
+  for (const [name, event] of Object.entries(parsed.events)) {
     const where = `events.${name}`;
     const kind = V3_WEBHOOK_EVENTS[event.v3];
     const shape: RecordShape | undefined = records[event.record];
@@ -129,7 +128,7 @@ export function validateWebhookTable(
     if (earlier !== undefined) problems.push(`${where}.v3: ${event.v3} already makes ${earlier}`);
     seenV3.set(event.v3, name);
   }
-  if (!Object.values(parsed.data.events).some((event) => event.byDefault))
+  if (!Object.values(parsed.events).some((event) => event.byDefault))
     problems.push('events: at least one must be sent by default');
 
   for (const [name, shape] of Object.entries(records)) {
@@ -142,7 +141,7 @@ export function validateWebhookTable(
     }
   }
   if (problems.length > 0) throw new LegacyMappingError(tableName, problems);
-  return { envelope: parsed.data.envelope, events: parsed.data.events, records };
+  return { envelope: parsed.envelope, events: parsed.events, records };
 }
 
 /** The events a subscription gets when it names none. */

@@ -157,6 +157,12 @@ export function changeText(change: GenerationChange): string {
       return `\`${change.record}.${change.field}\` is ${change.type}${change.nullable ? ' or null' : ''}`;
     case 'value-mapped':
       return `\`${change.record}.${change.field}\` through ${change.map}`;
+    case 'status-downgraded':
+      return `${change.from} is ${change.to}`;
+    case 'error-code-kept':
+      return `${change.code} as v2 answers it`;
+    case 'error-answer-changed':
+      return `${change.code} is ${change.status} ${change.message}`;
   }
 }
 

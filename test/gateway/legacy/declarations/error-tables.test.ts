@@ -15,7 +15,6 @@ import {
   V1_LACKED_STATUSES,
   V2_ERROR_STATUSES,
   validateErrorTables,
-  validateV1ErrorChanges,
 } from '../../../../src/gateway/legacy/declarations/error-tables.js';
 import { LEGACY_OPERATIONS, type V1Operation } from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
 import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
@@ -34,6 +33,12 @@ const INTERNAL = 'An internal error has occurred';
 const v2 = validateErrorTables('v2', V2_ERROR_TABLES);
 const v1 = applyV1ErrorChanges(v2, V1_ERROR_CHANGES);
 const V1_OPERATIONS: readonly V1Operation[] = LEGACY_OPERATIONS.v1;
+type ShippedChange = (typeof V1_ERROR_CHANGES)[number];
+/** The shipped v1 error changes of a kind. */
+const changesOf = <K extends ShippedChange['kind']>(kind: K) =>
+  V1_ERROR_CHANGES.filter((change): change is Extract<ShippedChange, { kind: K }> => change.kind === kind);
+const downgradeOf = (from: number) => changesOf('status-downgraded').find((change) => change.from === from)!;
+const changedOf = (code: string) => changesOf('error-answer-changed').find((change) => change.code === code)!;
 const v2Body = (code: string, operation?: Parameters<typeof resolveLegacyError<'v2'>>[2]) => {
   const answer = resolveLegacyError(v2, { code }, operation);
   return { status: answer.status, body: legacyErrorBody(answer) };
@@ -42,6 +47,19 @@ const v1Body = (code: string, operation?: V1Operation) => {
   const answer = resolveLegacyError(v1, { code }, operation);
   return { status: answer.status, body: legacyErrorBody(answer) };
 };
+
+describe("v1's tables as built before its error changes joined the change format", () => {
+  // Fixtures written from the previous format's output: the tables and the docs' lines stay the same, key order included.
+  const fixture = (name: string) => readFileSync(new URL(`fixtures/${name}`, import.meta.url), 'utf8');
+  it('v1 tables are the same', () => {
+    expect(`${JSON.stringify(v1, null, 2)}\n`).toBe(fixture('v1-error-tables.json'));
+  });
+  it("the docs' lines of v1's error changes are the same", () => {
+    expect(`${JSON.stringify(describeV1ErrorChanges(v2, V1_ERROR_CHANGES), null, 2)}\n`).toBe(
+      fixture('v1-error-change-lines.json'),
+    );
+  });
+});
 
 describe('every v3 code has a legacy mapping', () => {
   it("the catalog has the 62 codes of the v3 contract and the HTTP server's three", () => {
@@ -561,25 +579,31 @@ describe('v1 as changes from v2', () => {
     expect([...V1_LACKED_STATUSES]).toEqual(
       V2_ERROR_STATUSES.filter((status) => !(V1_BASE_STATUSES as readonly number[]).includes(status)),
     );
-    expect(Object.keys(V1_ERROR_CHANGES.statuses).map(Number).sort()).toEqual([...V1_LACKED_STATUSES]);
-    expect(
-      Object.fromEntries(Object.entries(V1_ERROR_CHANGES.statuses).map(([from, change]) => [from, change.to])),
-    ).toEqual({ 404: 400, 409: 400, 422: 400, 503: 500 });
+    const downgrades = changesOf('status-downgraded');
+    expect(downgrades.map((change) => change.from).sort()).toEqual([...V1_LACKED_STATUSES]);
+    expect(Object.fromEntries(downgrades.map((change) => [change.from, change.to]))).toEqual({
+      404: 400,
+      409: 400,
+      422: 400,
+      503: 500,
+    });
   });
 
-  it('every override is a real difference, and every row without one is v2 under the rule', () => {
-    expect(() => validateV1ErrorChanges(v2, V1_ERROR_CHANGES)).not.toThrow();
-    expect(Object.keys(V1_ERROR_CHANGES.overrides).sort()).toEqual([
+  it('every changed answer is a real difference, and every other row is v2 under the rule', () => {
+    expect(() => applyV1ErrorChanges(v2, V1_ERROR_CHANGES)).not.toThrow();
+    const changed: readonly string[] = changesOf('error-answer-changed').map((change) => change.code);
+    expect([...changed].sort()).toEqual([
       'IDEMPOTENCY_KEY_MISSING',
       'IDEMPOTENCY_UNAVAILABLE',
       'INTERNAL_ERROR',
       'SERVICE_UNAVAILABLE',
       'TRADE_ALREADY_SETTLED',
     ]);
-    const rule = V1_ERROR_CHANGES.statuses as Readonly<Record<number, { readonly to: number }>>;
+    const rule: Readonly<Record<number, { readonly to: number }>> = Object.fromEntries(
+      changesOf('status-downgraded').map((change) => [change.from, change]),
+    );
     for (const code of ERROR_CODES) {
-      if (Object.hasOwn(V1_ERROR_CHANGES.overrides, code) || (IDEMPOTENCY_KEPT as readonly string[]).includes(code))
-        continue;
+      if (changed.includes(code) || (IDEMPOTENCY_KEPT as readonly string[]).includes(code)) continue;
       for (const operation of [undefined, ...V1_OPERATIONS]) {
         const fromV2 = resolveLegacyError(v2, { code }, operation);
         expect(resolveLegacyError(v1, { code }, operation)).toEqual({
@@ -618,7 +642,7 @@ describe('v1 as changes from v2', () => {
     });
     expect(v1.byCode.IDEMPOTENCY_KEY_MISSING).toMatchObject({
       basis: 'closest',
-      note: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_KEY_MISSING.note,
+      note: changedOf('IDEMPOTENCY_KEY_MISSING').reason,
     });
   });
 
@@ -734,131 +758,108 @@ describe('the operations v1 now shares with v2', () => {
 });
 
 describe('the v1 changes validator', () => {
-  type Mutable = {
-    statuses: Record<string, unknown>;
-    idempotency: { codes: string[]; basis: string; note: string };
-    overrides: Record<string, Record<string, unknown>>;
-  } & Record<string, unknown>;
+  type Mutable = Record<string, unknown>[];
   const changes = (): Mutable => structuredClone(V1_ERROR_CHANGES) as unknown as Mutable;
   const problems = (value: unknown) => mappingError(() => applyV1ErrorChanges(v2, value)).problems;
+  const indexOf = (list: Mutable, kind: string, key: string, value: unknown) =>
+    list.findIndex((change) => change.kind === kind && change[key] === value);
+  const answerChange = (code: string, status: number, message: string) => ({
+    kind: 'error-answer-changed',
+    code,
+    status,
+    message,
+    source: 'ours',
+    reason: 'x',
+  });
 
-  it('refuses an override for a code the catalog does not have, naming it', () => {
+  it('refuses a change for a code the catalog does not have, naming it', () => {
     const value = changes();
-    value.overrides.NOT_A_V3_CODE = { status: 400, message: 'x', basis: 'closest', note: 'x' };
+    value.push(answerChange('NOT_A_V3_CODE', 400, 'x'));
     const error = mappingError(() => applyV1ErrorChanges(v2, value));
-    expect(error.problems).toEqual(['overrides.NOT_A_V3_CODE: not a v3 error code (unknown key)']);
+    expect(error.problems).toEqual([expect.stringMatching(/^changes\.12\.code: /)]);
     expect(error.message).toContain('mappings/errors.v1');
+    const kept = changes();
+    kept.push({ kind: 'error-code-kept', code: 'IDEMPOTENCY_SOMETHING', source: 'ours', reason: 'x' });
+    expect(problems(kept)).toEqual([expect.stringMatching(/^changes\.12\.code: /)]);
   });
 
-  it('refuses an unknown code among the idempotency codes', () => {
+  it('refuses, by shape, a changed answer under a status every v1 answer may not have', () => {
     const value = changes();
-    value.idempotency.codes.push('IDEMPOTENCY_SOMETHING');
-    expect(problems(value)).toEqual(['idempotency.codes.3: IDEMPOTENCY_SOMETHING is not a v3 error code']);
-  });
-
-  it('refuses a status v1 lacks without an idempotency code', () => {
-    const value = changes();
-    value.overrides.TRADE_NOT_FOUND = { status: 404, message: 'Trade not found', basis: 'closest', note: 'x' };
-    value.overrides.SERVICE_UNAVAILABLE!.status = 503;
+    value.push(answerChange('TRADE_NOT_FOUND', 404, 'Trade not found'));
+    value[indexOf(value, 'error-answer-changed', 'code', 'SERVICE_UNAVAILABLE')]!.status = 409;
     expect(problems(value)).toEqual([
-      "overrides.SERVICE_UNAVAILABLE.status: must be one of v1's statuses 400, 401, 409, 422, 429, 500 (409 and 422 only with an idempotency error.code)",
-      "overrides.TRADE_NOT_FOUND.status: must be one of v1's statuses 400, 401, 409, 422, 429, 500 (409 and 422 only with an idempotency error.code)",
+      'changes.10.status: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
+      'changes.12.status: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
     ]);
   });
 
-  it('refuses 409 or 422 without an idempotency error.code, and an error.code under another status', () => {
+  it('refuses, by shape, an error object or per-operation answers on a changed answer', () => {
     const value = changes();
-    value.overrides.TRADE_NOT_REVERSIBLE = {
-      status: 409,
-      message: 'The trade cannot be reversed',
-      basis: 'closest',
-      note: 'x',
-    };
-    value.overrides.PAIR_NOT_SUPPORTED = {
-      status: 400,
-      message: 'x',
-      basis: 'closest',
-      note: 'x',
-      byOperation: { generate_quote: { status: 422, message: 'x' } },
-    };
-    value.overrides.QUOTE_EXPIRED = {
-      status: 409,
-      message: 'x',
-      error: { code: 'IDEMPOTENCY_MISMATCH', details: 'x' },
-      basis: 'closest',
-      note: 'x',
-    };
-    expect(problems(value)).toEqual([
-      'overrides.TRADE_NOT_REVERSIBLE: v1 answers 409 only with an idempotency error.code (IDEMPOTENCY_IN_FLIGHT)',
-      'overrides.PAIR_NOT_SUPPORTED.byOperation.generate_quote: v1 answers 422 only with an idempotency error.code (IDEMPOTENCY_MISMATCH)',
-      'overrides.QUOTE_EXPIRED: error.code IDEMPOTENCY_MISMATCH goes with status 422, not 409',
-    ]);
-  });
-
-  it('refuses an override for an operation v1 does not have, naming it', () => {
-    const value = changes();
-    value.overrides.TRADE_NOT_FOUND = {
-      status: 400,
-      message: 'Trade not found',
-      basis: 'closest',
-      note: 'x',
+    value.push({
+      ...answerChange('TRADE_NOT_FOUND', 400, 'Trade not found'),
       byOperation: { 'trade/settle': { status: 400, message: 'x' } },
-    };
+      error: { code: 'IDEMPOTENCY_MISMATCH', details: 'x' },
+    });
     const found = problems(value);
     expect(found).toHaveLength(1);
-    expect(found[0]).toMatch(/^overrides\.TRADE_NOT_FOUND\.byOperation: .*"trade\/settle"/);
+    expect(found[0]).toMatch(/^changes\.12: .*"byOperation".*"error"/);
   });
 
-  it('refuses an override that answers as the rule already does', () => {
+  it('refuses a changed answer that answers as the rule already does', () => {
     const value = changes();
-    value.overrides.ROUTE_NOT_FOUND = { status: 400, message: 'Route not found', basis: 'closest', note: 'x' };
+    value.push(answerChange('ROUTE_NOT_FOUND', 400, 'Route not found'));
     expect(problems(value)).toEqual([
-      "overrides.ROUTE_NOT_FOUND: answers as v2's row under the status rule does; only differences are overrides",
+      "error-answer-changed ROUTE_NOT_FOUND: answers as v2's row under the status rule does; only differences are changes",
     ]);
   });
 
-  it('refuses a status rule that is missing, unknown or lands on a status v1 lacks', () => {
+  it('refuses a status rule that is missing, twice, unknown or lands on a status v1 lacks', () => {
     const value = changes();
-    delete value.statuses['503'];
-    value.statuses['400'] = { to: 500, reason: 'x' };
-    value.statuses['409'] = { to: 422, reason: 'x' };
-    value.statuses['404'] = { to: 400, reason: ' ' };
+    value.splice(indexOf(value, 'status-downgraded', 'from', 503), 1);
+    value.push({ kind: 'status-downgraded', from: 404, to: 400, source: 'ours', reason: 'again' });
     expect(problems(value)).toEqual([
-      'statuses: no row for v2 status v1 lacks 503',
-      'statuses.400: not a v2 status v1 lacks (unknown key)',
-      'statuses.404.reason: must not be empty',
-      expect.stringMatching(
-        /^statuses\.409\.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500$/,
-      ),
+      'changes[11] (status-downgraded 404): 404 is downgraded twice',
+      'status-downgraded: no change for 503, a v2 status v1 lacks',
+    ]);
+    const shape = changes();
+    shape[indexOf(shape, 'status-downgraded', 'from', 404)]!.reason = ' ';
+    shape[indexOf(shape, 'status-downgraded', 'from', 409)]!.to = 422;
+    shape[indexOf(shape, 'status-downgraded', 'from', 422)]!.from = 400;
+    expect(problems(shape)).toEqual([
+      'changes.0.reason: must not be empty',
+      'changes.1.to: must be one of the statuses every v1 answer may have: 400, 401, 429, 500',
+      'changes.2.from: must be a v2 status v1 lacks: 404, 409, 422, 503',
     ]);
   });
 
-  it('refuses a v2 idempotency answer v1 neither keeps nor overrides, or one it cannot keep', () => {
-    const value = changes();
-    delete value.overrides.IDEMPOTENCY_KEY_MISSING;
-    delete value.overrides.IDEMPOTENCY_UNAVAILABLE;
-    value.idempotency.codes.push('IDEMPOTENCY_UNAVAILABLE', 'TRADE_NOT_FOUND', 'IDEMPOTENCY_MISMATCH');
+  it('refuses a v2 idempotency answer v1 neither keeps nor changes, or one it cannot keep', () => {
+    const value = changes().filter(
+      (change) => change.code !== 'IDEMPOTENCY_KEY_MISSING' && change.code !== 'IDEMPOTENCY_UNAVAILABLE',
+    );
+    for (const code of ['IDEMPOTENCY_UNAVAILABLE', 'TRADE_NOT_FOUND', 'IDEMPOTENCY_MISMATCH'])
+      value.push({ kind: 'error-code-kept', code, source: 'ours', reason: 'x' });
     expect(problems(value)).toEqual([
-      'idempotency.codes.3: v2 answers IDEMPOTENCY_UNAVAILABLE with 503, a status v1 does not have even with an error.code',
-      'idempotency.codes.4: v2 answers TRADE_NOT_FOUND without an idempotency error.code; only such answers are kept as they are',
-      'idempotency.codes.5: IDEMPOTENCY_MISMATCH is listed twice',
-      'idempotency.codes: v2 answers IDEMPOTENCY_KEY_MISSING with an error.code; list it here or give it an override',
+      'changes[10] (error-code-kept IDEMPOTENCY_UNAVAILABLE): v2 answers IDEMPOTENCY_UNAVAILABLE with 503, a status v1 does not have even with an error.code',
+      'changes[11] (error-code-kept TRADE_NOT_FOUND): v2 answers TRADE_NOT_FOUND without an idempotency error.code; only such answers are kept as they are',
+      'changes[12] (error-code-kept IDEMPOTENCY_MISMATCH): IDEMPOTENCY_MISMATCH already has a change; a code is either kept from v2 or changed, once',
+      'IDEMPOTENCY_KEY_MISSING: v2 answers it with an error.code; declare it error-code-kept or error-answer-changed',
     ]);
   });
 
-  it('refuses a code both kept and overridden, unknown fields, and input that is no changes at all', () => {
+  it('refuses a code both kept and changed, a source other than doc or ours, unknown fields, and input that is no list', () => {
     const value = changes();
-    value.overrides.IDEMPOTENCY_MISMATCH = { status: 500, message: INTERNAL, basis: 'closest', note: 'x' };
+    value.push(answerChange('IDEMPOTENCY_MISMATCH', 500, INTERNAL));
     expect(problems(value)).toEqual([
-      'idempotency.codes.2: IDEMPOTENCY_MISMATCH has an override too; a code is either kept from v2 or overridden',
+      'changes[12] (error-answer-changed IDEMPOTENCY_MISMATCH): IDEMPOTENCY_MISMATCH already has a change; a code is either kept from v2 or changed, once',
     ]);
-    const extra = changes();
-    extra.byType = {};
-    expect(problems(extra)).toEqual(['V1_ERROR_CHANGES: Unrecognized key: "byType"']);
+    const source = changes();
+    source[0]!.source = 'client';
+    expect(problems(source)).toEqual([expect.stringMatching(/^changes\.0\.source: /)]);
     const field = changes();
-    field.overrides.INTERNAL_ERROR!.retry = true;
-    expect(problems(field)).toEqual([expect.stringMatching(/^overrides\.INTERNAL_ERROR: .*"retry"/)]);
+    field[indexOf(field, 'error-answer-changed', 'code', 'INTERNAL_ERROR')]!.retry = true;
+    expect(problems(field)).toEqual([expect.stringMatching(/^changes\.9: .*"retry"/)]);
     expect(() => applyV1ErrorChanges(v2, undefined)).toThrow(LegacyMappingError);
+    expect(() => applyV1ErrorChanges(v2, { statuses: {} })).toThrow(LegacyMappingError);
   });
 });
 
@@ -896,18 +897,18 @@ describe('listing the v1 changes for the docs', () => {
       operation: undefined,
       v2: '404 Route not found',
       v1: '400 Route not found',
-      reason: V1_ERROR_CHANGES.statuses[404].reason,
+      reason: downgradeOf(404).reason,
     });
     expect(entry('IDEMPOTENCY_UNAVAILABLE')).toEqual({
       code: 'IDEMPOTENCY_UNAVAILABLE',
       operation: undefined,
       v2: '503 Idempotency service is unavailable, please try again later (IDEMPOTENCY_SERVICE_UNAVAILABLE)',
       v1: `500 ${INTERNAL}`,
-      reason: V1_ERROR_CHANGES.overrides.IDEMPOTENCY_UNAVAILABLE.note,
+      reason: changedOf('IDEMPOTENCY_UNAVAILABLE').reason,
     });
     expect(entry('IDEMPOTENCY_IN_FLIGHT')).toMatchObject({
       v2: entry('IDEMPOTENCY_IN_FLIGHT')!.v1,
-      reason: V1_ERROR_CHANGES.idempotency.note,
+      reason: changesOf('error-code-kept')[0]!.reason,
     });
     expect(entry('INTERNAL_ERROR', 'generate_quote')).toMatchObject({
       v2: '500 Error while creating a quote, please try again later',
@@ -916,13 +917,13 @@ describe('listing the v1 changes for the docs', () => {
     expect(entry('(new CONFLICT code)')).toMatchObject({
       v2: expect.stringMatching(/^409 /),
       v1: expect.stringMatching(/^400 /),
-      reason: V1_ERROR_CHANGES.statuses[409].reason,
+      reason: downgradeOf(409).reason,
     });
     for (const line of lines) expect(line.reason.trim()).not.toBe('');
   });
 
   it('refuses bad changes as applying them does', () => {
-    expect(() => describeV1ErrorChanges(v2, { ...V1_ERROR_CHANGES, overrides: { NOPE: {} } })).toThrow(
+    expect(() => describeV1ErrorChanges(v2, [...V1_ERROR_CHANGES, { kind: 'error-code-kept', code: 'NOPE' }])).toThrow(
       LegacyMappingError,
     );
   });

@@ -3,7 +3,8 @@
  * applyGenerationChanges: each kind of change does what it says and nothing more, in order,
  * without touching the base table; a change that does not apply (an operation the base lacks, a
  * key left without a lifetime) and a malformed change are refused, naming the change. The record
- * kinds of the same format (applyRecordChanges) change one field of one record each.
+ * kinds of the same format (applyRecordChanges) change one field of one record each; its error
+ * kinds (v1's error answers, error-tables.test.ts) are refused among the endpoint changes.
  */
 import { describe, expect, it } from 'vitest';
 
@@ -119,6 +120,12 @@ describe('applyGenerationChanges refuses', () => {
     ]);
   });
 
+  it('an error change among the endpoint changes: error changes sit with the error answers', () => {
+    expect(problemsOf(() => apply({ kind: 'error-code-kept', code: 'IDEMPOTENCY_MISMATCH', ...WHY })).problems).toEqual(
+      ['changes[0]: error changes are declared with the error answers (mappings/errors.v1)'],
+    );
+  });
+
   it('a change that makes a key honoured-if-sent where no lifetime is left to keep it for', () => {
     const problems = problemsOf(() =>
       apply(
@@ -139,7 +146,7 @@ describe('applyGenerationChanges refuses', () => {
       'an unknown kind of change',
       { base: 'v2', changes: [{ kind: 'operation-renamed', operation: 'trade/settle', ...WHY }] },
       [
-        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root' | 'pagination' | 'field-renamed' | 'field-added' | 'field-removed' | 'field-retyped' | 'value-mapped'",
+        "changes.0.kind: Invalid discriminator value. Expected 'operation-removed' | 'idempotency' | 'data-also-at-root' | 'pagination' | 'field-renamed' | 'field-added' | 'field-removed' | 'field-retyped' | 'value-mapped' | 'status-downgraded' | 'error-code-kept' | 'error-answer-changed'",
       ],
     ],
     [

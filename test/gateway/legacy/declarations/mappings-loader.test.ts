@@ -230,10 +230,14 @@ describe('refusing a broken declaration, naming its table', () => {
 
   it('a v1 error change the validator refuses', async () => {
     const error = await refusal(
-      await copyOfMappings({ file: 'errors.v1.ts', replace: '503: { to: 500,', by: '503: { to: 503,' }),
+      await copyOfMappings({
+        file: 'errors.v1.ts',
+        replace: 'from: 503,\n    to: 500,',
+        by: 'from: 503,\n    to: 503,',
+      }),
     );
     expect(error.table).toBe('mappings/errors.v1');
-    expect(error.problems).toEqual([expect.stringMatching(/^statuses\.503\.to: /)]);
+    expect(error.problems).toEqual([expect.stringMatching(/^changes\.3\.to: /)]);
   });
 
   it('a module that is not there', async () => {
