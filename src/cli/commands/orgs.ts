@@ -6,22 +6,25 @@
 import { z } from 'zod';
 
 import {
-  CreditLineBelowCommittedError,
-  InvalidCreditLineError,
-  InvalidPairError,
   type OrgBook,
-  OrgBookNotFoundError,
   readOrgBook,
   setCreditLine,
   setCurrencyEnabled,
   setPairEnabled,
   setTradingEnabled,
-  UnknownCurrencyError,
 } from '../../core/trading/org-books.js';
 import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
+import {
+  CliError,
+  CreditLineBelowCommittedError,
+  InvalidCreditLineError,
+  InvalidPairError,
+  OrgBookNotFoundError,
+  UnknownCurrencyError,
+} from '../../lib/errors/internal-errors.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
 import { CREDIT_LINE, CURRENCY } from '../arguments.js';
-import { CliError, usageError } from '../exit.js';
+import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { dateCodec, decimalCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';

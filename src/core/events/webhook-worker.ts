@@ -28,9 +28,10 @@
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
+import { SealedSecretError } from '../../lib/errors/internal-errors.js';
 import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
-import { SealedSecretError, type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
+import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,

@@ -43,7 +43,6 @@ import {
 import { forwardedFor } from '../forwarded-for.js';
 import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
-export { InvalidLegacyServiceUrlError, LegacyTimeoutError } from '../../lib/errors/internal-errors.js';
 
 /**
  * With tracing on, the CLIENT span of a call to the legacy service, named by the legacy route's

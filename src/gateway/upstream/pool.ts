@@ -7,7 +7,6 @@
 import { type Dispatcher, Pool } from 'undici';
 
 import { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
-export { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
 
 export interface UpstreamOptions {
   readonly origin: string;
