@@ -39,12 +39,7 @@ import {
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
-import {
-  attemptInLanes,
-  DeliveryRounds,
-  oneAfterAnother,
-  roundLeaseUntil,
-} from '../../lib/webhooks/delivery-rounds.js';
+import { DeliveryRounds, leasedRound, lockedRound, type RoundSteps } from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
@@ -200,56 +195,25 @@ export class WebhookDeliveryWorker {
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
   runOnce(): Promise<number> {
-    return this.rounds.run((signal) =>
-      this.options.claim === 'lock' ? this.lockedRound(signal) : this.leasedRound(signal),
-    );
-  }
-
-  private async lockedRound(signal: AbortSignal): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const rows = await claimLocked(tx, this.now(), this.options.batchSize);
-      // The attempts run concurrently, but their results are written one after another on the round's connection.
-      const record = oneAfterAnother((row: ClaimedDelivery, result: AttemptResult | null, at: Date) =>
-        this.record(tx, row, result, at),
-      );
-      // Rows not reached before a stop need nothing: the commit unlocks them and they are still due.
-      await this.attemptAll(rows, signal, record);
-      return rows.length;
-    });
-  }
-
-  private async leasedRound(signal: AbortSignal): Promise<number> {
-    const now = this.now();
-    const leaseUntil = roundLeaseUntil(now, this.options);
-    const rows = await this.db.transaction((tx) => claimLeased(tx, now, this.options.batchSize, leaseUntil));
-    const reached = await this.attemptAll(rows, signal, (row, result, at) =>
-      this.db.transaction((tx) => this.record(tx, row, result, at)),
-    );
-    const unreached = rows.filter((row) => !reached.has(row.id));
-    if (unreached.length > 0) {
-      // Stopped before these were tried: hand them back now rather than at the lease's end.
-      await this.db.query(
-        `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-        [unreached.map((row) => row.id), now],
-      );
-    }
-    return rows.length;
-  }
-
-  /** Attempts the rows in lanes (src/lib/webhooks/delivery-rounds.ts); returns the ids it reached. */
-  private attemptAll(
-    rows: readonly ClaimedDelivery[],
-    signal: AbortSignal,
-    record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
-  ): Promise<Set<string>> {
-    return attemptInLanes(rows, {
-      concurrency: this.options.concurrency,
-      signal,
-      now: this.now,
-      // An endpoint deleted after its delivery was fanned out: nothing is sent.
-      attempt: (row, attemptedAt) =>
-        row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
-      record,
+    return this.rounds.run((signal) => {
+      const steps: RoundSteps<ClaimedDelivery, AttemptResult> = {
+        db: this.db,
+        options: this.options,
+        now: this.now,
+        claimLocked: (tx, now) => claimLocked(tx, now, this.options.batchSize),
+        claimLeased: (tx, now, leaseUntil) => claimLeased(tx, now, this.options.batchSize, leaseUntil),
+        release: async (db, rows, now) => {
+          await db.query(
+            `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+            [rows.map((row) => row.id), now],
+          );
+        },
+        // An endpoint deleted after its delivery was fanned out: nothing is sent.
+        attempt: (row, attemptedAt) =>
+          row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
+        record: (tx, row, result, at) => this.record(tx, row, result, at),
+      };
+      return this.options.claim === 'lock' ? lockedRound(steps, signal) : leasedRound(steps, signal);
     });
   }
 

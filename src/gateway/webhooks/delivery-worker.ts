@@ -33,12 +33,7 @@ import {
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
-import {
-  attemptInLanes,
-  DeliveryRounds,
-  oneAfterAnother,
-  roundLeaseUntil,
-} from '../../lib/webhooks/delivery-rounds.js';
+import { DeliveryRounds, leasedRound, lockedRound, type RoundSteps } from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
 import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
@@ -172,68 +167,38 @@ export class LegacyDeliveryWorker {
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
   runOnce(): Promise<number> {
-    return this.rounds.run((signal) =>
-      this.options.claim === 'lock' ? this.lockedRound(signal) : this.leasedRound(signal),
-    );
-  }
-
-  private async lockedRound(signal: AbortSignal): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const { rows } = await tx.query<ClaimedDelivery>(
-        `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
-         SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.next_attempt_at, c.id`,
-        [this.now(), this.options.batchSize],
-      );
-      // One connection runs one statement at a time: the outcomes are written one after another.
-      await this.attemptAll(
-        rows,
-        signal,
-        oneAfterAnother((row: ClaimedDelivery, result: AttemptResult | null, at: Date) =>
-          this.record(tx, row, result, at),
-        ),
-      );
-      return rows.length;
-    });
-  }
-
-  private async leasedRound(signal: AbortSignal): Promise<number> {
-    const now = this.now();
-    const leaseUntil = roundLeaseUntil(now, this.options);
-    const rows = await this.db.transaction(async (tx) => {
-      const claimed = await tx.query<ClaimedDelivery>(
-        `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
-         SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.id`,
-        [now, this.options.batchSize, leaseUntil],
-      );
-      return claimed.rows;
-    });
-    const reached = await this.attemptAll(rows, signal, (row, result, at) =>
-      this.db.transaction((tx) => this.record(tx, row, result, at)),
-    );
-    const unreached = rows.filter((row) => !reached.has(row.id));
-    if (unreached.length > 0) {
-      // Stopped before these were tried: hand them back now rather than at the lease's end.
-      await this.db.query(
-        `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-        [unreached.map((row) => row.id)],
-      );
-    }
-    return rows.length;
-  }
-
-  /** Attempts the rows in lanes (src/lib/webhooks/delivery-rounds.ts); returns the ids it reached. */
-  private attemptAll(
-    rows: readonly ClaimedDelivery[],
-    signal: AbortSignal,
-    record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
-  ): Promise<Set<string>> {
-    return attemptInLanes(rows, {
-      concurrency: this.options.concurrency,
-      signal,
-      now: this.now,
-      // A subscription removed after the delivery was written: nothing is sent.
-      attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
-      record,
+    return this.rounds.run((signal) => {
+      const steps: RoundSteps<ClaimedDelivery, AttemptResult> = {
+        db: this.db,
+        options: this.options,
+        now: this.now,
+        claimLocked: async (tx, now) => {
+          const { rows } = await tx.query<ClaimedDelivery>(
+            `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
+             SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.next_attempt_at, c.id`,
+            [now, this.options.batchSize],
+          );
+          return rows;
+        },
+        claimLeased: async (tx, now, leaseUntil) => {
+          const { rows } = await tx.query<ClaimedDelivery>(
+            `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
+             SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.id`,
+            [now, this.options.batchSize, leaseUntil],
+          );
+          return rows;
+        },
+        release: async (db, rows) => {
+          await db.query(
+            `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+            [rows.map((row) => row.id)],
+          );
+        },
+        // A subscription removed after the delivery was written: nothing is sent.
+        attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
+        record: (tx, row, result, at) => this.record(tx, row, result, at),
+      };
+      return this.options.claim === 'lock' ? lockedRound(steps, signal) : leasedRound(steps, signal);
     });
   }
 

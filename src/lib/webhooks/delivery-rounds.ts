@@ -3,8 +3,10 @@
  * and the legacy one (src/gateway/webhooks/delivery-worker.ts) both run them: the rounds in
  * progress, which stop() interrupts; the claimed rows attempted `concurrency` at a time; the
  * outcomes of a locked round written one after another on its connection; and the lease of a
- * leased round. Library code: the claims and the attempts are the worker's own; touches nothing.
+ * leased round, with the rows it did not reach handed back. Library code: the claims, the
+ * attempts and the records are the worker's own; touches nothing.
  */
+import type { Database, Queryable } from '../db/database.js';
 import type { PollLoop } from '../jobs/poll-loop.js';
 
 export interface DeliveryRoundOptions {
@@ -108,4 +110,66 @@ export class DeliveryRounds {
     })();
     return this.stopping;
   }
+}
+
+/** A worker's own part of a round: its claims, its attempt of a row and its record of the outcome. */
+export interface RoundSteps<Row extends { readonly id: string }, Result> {
+  readonly db: Database;
+  readonly options: DeliveryRoundOptions;
+  readonly now: () => Date;
+  /** Claims up to batchSize due rows, locked until the round's transaction ends. */
+  readonly claimLocked: (tx: Queryable, now: Date) => Promise<readonly Row[]>;
+  /** Claims up to batchSize due rows, leased until `leaseUntil`. */
+  readonly claimLeased: (tx: Queryable, now: Date, leaseUntil: Date) => Promise<readonly Row[]>;
+  /** Hands back leased rows a stopped round did not reach, so they need not wait for the lease's end. */
+  readonly release: (db: Queryable, rows: readonly Row[], now: Date) => Promise<void>;
+  readonly attempt: LaneWork<Row, Result>['attempt'];
+  readonly record: (tx: Queryable, row: Row, result: Result | null, attemptedAt: Date) => Promise<void>;
+}
+
+function attemptRows<Row extends { readonly id: string }, Result>(
+  steps: RoundSteps<Row, Result>,
+  rows: readonly Row[],
+  signal: AbortSignal,
+  record: LaneWork<Row, Result>['record'],
+): Promise<Set<string>> {
+  return attemptInLanes(rows, {
+    concurrency: steps.options.concurrency,
+    signal,
+    now: steps.now,
+    attempt: steps.attempt,
+    record,
+  });
+}
+
+/** A 'lock' round: one transaction claims the rows, holds them through the attempts and records each; returns how many. */
+export function lockedRound<Row extends { readonly id: string }, Result>(
+  steps: RoundSteps<Row, Result>,
+  signal: AbortSignal,
+): Promise<number> {
+  return steps.db.transaction(async (tx) => {
+    const rows = await steps.claimLocked(tx, steps.now());
+    // The attempts run concurrently, but their results are written one after another on the round's connection.
+    const record = oneAfterAnother((row: Row, result: Result | null, at: Date) => steps.record(tx, row, result, at));
+    // Rows not reached before a stop need nothing: the commit unlocks them and they are still due.
+    await attemptRows(steps, rows, signal, record);
+    return rows.length;
+  });
+}
+
+/** A 'lease' round: a short transaction claims the rows, each outcome is recorded in its own; returns how many. */
+export async function leasedRound<Row extends { readonly id: string }, Result>(
+  steps: RoundSteps<Row, Result>,
+  signal: AbortSignal,
+): Promise<number> {
+  const now = steps.now();
+  const leaseUntil = roundLeaseUntil(now, steps.options);
+  const rows = await steps.db.transaction((tx) => steps.claimLeased(tx, now, leaseUntil));
+  const reached = await attemptRows(steps, rows, signal, (row, result, at) =>
+    steps.db.transaction((tx) => steps.record(tx, row, result, at)),
+  );
+  const unreached = rows.filter((row) => !reached.has(row.id));
+  // Stopped before these were tried: hand them back now rather than at the lease's end.
+  if (unreached.length > 0) await steps.release(steps.db, unreached, now);
+  return rows.length;
 }
