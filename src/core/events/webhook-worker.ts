@@ -29,7 +29,7 @@ import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { SealedSecretError } from '../../lib/errors/internal-errors.js';
-import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
+import type { PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -39,26 +39,22 @@ import {
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
-import { DeliveryRounds, leasedRound, lockedRound, type RoundSteps } from '../../lib/webhooks/delivery-rounds.js';
+import {
+  defaultClaim,
+  type DeliveryLoopOptions,
+  deliveryPollLoop,
+  DeliveryRounds,
+  type RoundSteps,
+  runRound,
+} from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
-export type ClaimMode = 'lock' | 'lease';
-
-export interface WebhookWorkerOptions {
-  /** Wait between rounds that found less than a full batch. */
-  readonly pollIntervalMs: number;
-  /** Deliveries claimed per round. */
-  readonly batchSize: number;
-  /** Whole-attempt bound: connect, send, response headers and body. */
-  readonly requestTimeoutMs: number;
+/** The claim modes are the module comment's. */
+export interface WebhookWorkerOptions extends DeliveryLoopOptions {
   /** How long after its event a delivery is still tried (72 h). */
   readonly maxAgeMs: number;
-  /** Attempts in flight at once in a round, and so at most this many connections. */
-  readonly concurrency: number;
-  /** See the module comment; by default 'lock' on PostgreSQL and 'lease' on PGlite. */
-  readonly claim: ClaimMode;
 }
 
 export const WEBHOOK_WORKER_DEFAULTS = {
@@ -159,7 +155,7 @@ export class WebhookDeliveryWorker {
     this.db = deps.db;
     this.options = {
       ...WEBHOOK_WORKER_DEFAULTS,
-      claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
+      claim: defaultClaim(deps.db),
       ...deps.options,
     };
     this.now = deps.now ?? (() => new Date());
@@ -168,14 +164,13 @@ export class WebhookDeliveryWorker {
     this.keyring = deps.keyring;
     this.destinations = webhookPolicies(deps.outbound);
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
-    this.loop = createPollLoop({
-      name: 'webhook worker',
-      intervalMs: this.options.pollIntervalMs,
-      firstDelayMs: 0,
-      tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
-      // A database outage: log it and poll again; the deliveries are still in the outbox.
-      onError: (error) => this.log?.error({ err: error }, 'webhook delivery round failed'),
-    });
+    // A database outage: log it and poll again; the deliveries are still in the outbox.
+    this.loop = deliveryPollLoop(
+      'webhook worker',
+      this.options,
+      () => this.runOnce(),
+      (error) => this.log?.error({ err: error }, 'webhook delivery round failed'),
+    );
   }
 
   /**
@@ -213,7 +208,7 @@ export class WebhookDeliveryWorker {
           row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
         record: (tx, row, result, at) => this.record(tx, row, result, at),
       };
-      return this.options.claim === 'lock' ? lockedRound(steps, signal) : leasedRound(steps, signal);
+      return runRound(steps, signal);
     });
   }
 

@@ -22,7 +22,7 @@
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
+import type { PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -33,24 +33,21 @@ import {
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
-import { DeliveryRounds, leasedRound, lockedRound, type RoundSteps } from '../../lib/webhooks/delivery-rounds.js';
+import {
+  defaultClaim,
+  type DeliveryLoopOptions,
+  deliveryPollLoop,
+  DeliveryRounds,
+  type RoundSteps,
+  runRound,
+} from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
 import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
 import { subscriptionSecretBinding } from './subscriptions.js';
 
-export type ClaimMode = 'lock' | 'lease';
-
-export interface DeliveryWorkerOptions {
-  /** Wait between rounds that found less than a full batch. */
-  readonly pollIntervalMs: number;
-  readonly batchSize: number;
-  /** Whole-attempt bound: connect, send, response headers and body. */
-  readonly requestTimeoutMs: number;
-  /** Attempts in flight at once in a round. */
-  readonly concurrency: number;
-  /** By default 'lock' on PostgreSQL and 'lease' on PGlite (see above). */
-  readonly claim: ClaimMode;
+/** The claim modes are described above. */
+export interface DeliveryWorkerOptions extends DeliveryLoopOptions {
   /** Backoff, and the deadline after the gateway received the event (72 h). */
   readonly retry: RetryPolicy;
 }
@@ -124,7 +121,7 @@ export class LegacyDeliveryWorker {
     this.keyring = deps.keyring;
     this.options = {
       ...DELIVERY_WORKER_DEFAULTS,
-      claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
+      claim: defaultClaim(deps.db),
       ...deps.options,
     };
     this.now = deps.now ?? (() => new Date());
@@ -134,14 +131,13 @@ export class LegacyDeliveryWorker {
     // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
     this.destinations = webhookPolicies(deps.outbound, 'operator');
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
-    this.loop = createPollLoop({
-      name: 'legacy webhook delivery worker',
-      intervalMs: this.options.pollIntervalMs,
-      firstDelayMs: 0,
-      tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
-      // A database outage: the deliveries are still in the outbox; poll again.
-      onError: (error) => this.log?.error({ err: error }, 'legacy webhook delivery round failed'),
-    });
+    // A database outage: the deliveries are still in the outbox; poll again.
+    this.loop = deliveryPollLoop(
+      'legacy webhook delivery worker',
+      this.options,
+      () => this.runOnce(),
+      (error) => this.log?.error({ err: error }, 'legacy webhook delivery round failed'),
+    );
   }
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
@@ -198,7 +194,7 @@ export class LegacyDeliveryWorker {
         attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
         record: (tx, row, result, at) => this.record(tx, row, result, at),
       };
-      return this.options.claim === 'lock' ? lockedRound(steps, signal) : leasedRound(steps, signal);
+      return runRound(steps, signal);
     });
   }
 

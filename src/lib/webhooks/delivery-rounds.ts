@@ -7,14 +7,50 @@
  * attempts and the records are the worker's own; touches nothing.
  */
 import type { Database, Queryable } from '../db/database.js';
-import type { PollLoop } from '../jobs/poll-loop.js';
+import { createPollLoop, type PollLoop } from '../jobs/poll-loop.js';
+
+/**
+ * How a round claims its rows: 'lock' (PostgreSQL) holds the row locks through the attempts in
+ * one transaction; 'lease' (PGlite, one connection) puts the rows out of reach for the longest
+ * the round can take, and records each outcome in its own short transaction.
+ */
+export type ClaimMode = 'lock' | 'lease';
 
 export interface DeliveryRoundOptions {
+  /** Deliveries claimed per round. */
   readonly batchSize: number;
-  /** Attempts at once in a round. */
+  /** Attempts in flight at once in a round, and so at most this many connections. */
   readonly concurrency: number;
-  /** The bound on one attempt. */
+  /** Whole-attempt bound: connect, send, response headers and body. */
   readonly requestTimeoutMs: number;
+}
+
+export interface DeliveryLoopOptions extends DeliveryRoundOptions {
+  /** Wait between rounds that found less than a full batch. */
+  readonly pollIntervalMs: number;
+  /** By default 'lock' on PostgreSQL and 'lease' on PGlite (defaultClaim). */
+  readonly claim: ClaimMode;
+}
+
+/** The claim a database's driver wants: PGlite's one connection cannot be held through HTTP calls. */
+export function defaultClaim(db: Database): ClaimMode {
+  return db.driver === 'pglite' ? 'lease' : 'lock';
+}
+
+/** A worker's poll loop: a round at once after a full batch, else after pollIntervalMs. */
+export function deliveryPollLoop(
+  name: string,
+  options: DeliveryLoopOptions,
+  runOnce: () => Promise<number>,
+  onError: (error: unknown) => void,
+): PollLoop {
+  return createPollLoop({
+    name,
+    intervalMs: options.pollIntervalMs,
+    firstDelayMs: 0,
+    tick: async () => ((await runOnce()) >= options.batchSize ? 'again' : 'wait'),
+    onError,
+  });
 }
 
 /** The end of the lease of rows claimed at `now`: the longest a round can hold one, its attempts running in waves of `concurrency`. */
@@ -115,7 +151,7 @@ export class DeliveryRounds {
 /** A worker's own part of a round: its claims, its attempt of a row and its record of the outcome. */
 export interface RoundSteps<Row extends { readonly id: string }, Result> {
   readonly db: Database;
-  readonly options: DeliveryRoundOptions;
+  readonly options: DeliveryLoopOptions;
   readonly now: () => Date;
   /** Claims up to batchSize due rows, locked until the round's transaction ends. */
   readonly claimLocked: (tx: Queryable, now: Date) => Promise<readonly Row[]>;
@@ -142,8 +178,16 @@ function attemptRows<Row extends { readonly id: string }, Result>(
   });
 }
 
-/** A 'lock' round: one transaction claims the rows, holds them through the attempts and records each; returns how many. */
-export function lockedRound<Row extends { readonly id: string }, Result>(
+/** One round, claimed as `steps.options.claim` says; returns how many rows it claimed. */
+export function runRound<Row extends { readonly id: string }, Result>(
+  steps: RoundSteps<Row, Result>,
+  signal: AbortSignal,
+): Promise<number> {
+  return steps.options.claim === 'lock' ? lockedRound(steps, signal) : leasedRound(steps, signal);
+}
+
+/** A 'lock' round: one transaction claims the rows, holds them through the attempts and records each. */
+function lockedRound<Row extends { readonly id: string }, Result>(
   steps: RoundSteps<Row, Result>,
   signal: AbortSignal,
 ): Promise<number> {
@@ -157,8 +201,8 @@ export function lockedRound<Row extends { readonly id: string }, Result>(
   });
 }
 
-/** A 'lease' round: a short transaction claims the rows, each outcome is recorded in its own; returns how many. */
-export async function leasedRound<Row extends { readonly id: string }, Result>(
+/** A 'lease' round: a short transaction claims the rows, each outcome is recorded in its own. */
+async function leasedRound<Row extends { readonly id: string }, Result>(
   steps: RoundSteps<Row, Result>,
   signal: AbortSignal,
 ): Promise<number> {
