@@ -17,10 +17,8 @@ import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import {
   CliError,
   CreditLineBelowCommittedError,
-  InvalidCreditLineError,
-  InvalidPairError,
+  OrgBookError,
   OrgBookNotFoundError,
-  UnknownCurrencyError,
 } from '../../lib/errors/internal-errors.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
 import { CREDIT_LINE, CURRENCY } from '../arguments.js';
@@ -38,12 +36,8 @@ function cliErrorOf(error: unknown): unknown {
       { cause: error },
     );
   if (error instanceof CreditLineBelowCommittedError) return new CliError(error.message, undefined, { cause: error });
-  if (
-    error instanceof UnknownCurrencyError ||
-    error instanceof InvalidPairError ||
-    error instanceof InvalidCreditLineError
-  )
-    return usageError(error.message);
+  // The books' other errors are bad input: an unknown currency, a one-currency pair, an invalid line.
+  if (error instanceof OrgBookError) return usageError(error.message);
   return error;
 }
 
