@@ -29,7 +29,6 @@ import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
 import { SealedSecretError } from '../../lib/errors/internal-errors.js';
-import type { PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -42,10 +41,8 @@ import {
 import {
   defaultClaim,
   type DeliveryLoopOptions,
-  deliveryPollLoop,
-  DeliveryRounds,
+  DeliveryWorkerCore,
   type RoundSteps,
-  runRound,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
@@ -137,7 +134,7 @@ async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: 
   return rows;
 }
 
-export class WebhookDeliveryWorker {
+export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult> {
   readonly options: WebhookWorkerOptions;
   private readonly db: Database;
   private readonly now: () => Date;
@@ -147,30 +144,21 @@ export class WebhookDeliveryWorker {
   private log: WorkerLog | null;
   private readonly random: () => number;
   private readonly keyring: SealingKeyring;
-  /** The rounds in progress, which stop() interrupts. */
-  private readonly rounds = new DeliveryRounds('webhook worker');
-  /** Ticks until stop(): at once after a full batch, else after pollIntervalMs. */
-  private readonly loop: PollLoop;
   constructor(deps: WebhookWorkerDependencies) {
-    this.db = deps.db;
-    this.options = {
+    const options: WebhookWorkerOptions = {
       ...WEBHOOK_WORKER_DEFAULTS,
       claim: defaultClaim(deps.db),
       ...deps.options,
     };
+    super({ rounds: 'webhook worker', loop: 'webhook worker' }, options);
+    this.options = options;
+    this.db = deps.db;
     this.now = deps.now ?? (() => new Date());
     this.log = deps.log ?? null;
     this.random = deps.random ?? Math.random;
     this.keyring = deps.keyring;
     this.destinations = webhookPolicies(deps.outbound);
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
-    // A database outage: log it and poll again; the deliveries are still in the outbox.
-    this.loop = deliveryPollLoop(
-      'webhook worker',
-      this.options,
-      () => this.runOnce(),
-      (error) => this.log?.error({ err: error }, 'webhook delivery round failed'),
-    );
   }
 
   /**
@@ -178,38 +166,37 @@ export class WebhookDeliveryWorker {
    * when given, is where failed rounds are reported (the app passes its own when it starts jobs).
    */
   start(log?: WorkerLog): void {
-    if (this.loop.running || this.rounds.closed) return;
+    if (this.loop.running || this.stopped) return;
     this.log ??= log ?? null;
     this.loop.start();
   }
 
-  /** Stops polling, interrupts the rounds in progress and waits for the loop to end; idempotent. */
-  stop(): Promise<void> {
-    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
+  protected close(): Promise<void> {
+    return this.outboundFetchers.close();
   }
 
-  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
-  runOnce(): Promise<number> {
-    return this.rounds.run((signal) => {
-      const steps: RoundSteps<ClaimedDelivery, AttemptResult> = {
-        db: this.db,
-        options: this.options,
-        now: this.now,
-        claimLocked: (tx, now) => claimLocked(tx, now, this.options.batchSize),
-        claimLeased: (tx, now, leaseUntil) => claimLeased(tx, now, this.options.batchSize, leaseUntil),
-        release: async (db, rows, now) => {
-          await db.query(
-            `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-            [rows.map((row) => row.id), now],
-          );
-        },
-        // An endpoint deleted after its delivery was fanned out: nothing is sent.
-        attempt: (row, attemptedAt) =>
-          row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
-        record: (tx, row, result, at) => this.record(tx, row, result, at),
-      };
-      return runRound(steps, signal);
-    });
+  protected roundFailed(error: unknown): void {
+    this.log?.error({ err: error }, 'webhook delivery round failed');
+  }
+
+  protected roundSteps(signal: AbortSignal): RoundSteps<ClaimedDelivery, AttemptResult> {
+    return {
+      db: this.db,
+      options: this.options,
+      now: this.now,
+      claimLocked: (tx, now) => claimLocked(tx, now, this.options.batchSize),
+      claimLeased: (tx, now, leaseUntil) => claimLeased(tx, now, this.options.batchSize, leaseUntil),
+      release: async (db, rows, now) => {
+        await db.query(
+          `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+          [rows.map((row) => row.id), now],
+        );
+      },
+      // An endpoint deleted after its delivery was fanned out: nothing is sent.
+      attempt: (row, attemptedAt) =>
+        row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
+      record: (tx, row, result, at) => this.record(tx, row, result, at),
+    };
   }
 
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {

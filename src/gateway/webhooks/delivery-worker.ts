@@ -22,7 +22,6 @@
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import type { PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -36,10 +35,8 @@ import {
 import {
   defaultClaim,
   type DeliveryLoopOptions,
-  deliveryPollLoop,
-  DeliveryRounds,
+  DeliveryWorkerCore,
   type RoundSteps,
-  runRound,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
@@ -101,7 +98,7 @@ const DUE = `SELECT id FROM legacy_webhook_deliveries
 const JOINS =
   'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
 
-export class LegacyDeliveryWorker {
+export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult> {
   readonly options: DeliveryWorkerOptions;
   private readonly db: Database;
   private readonly keyring: SealingKeyring;
@@ -112,18 +109,16 @@ export class LegacyDeliveryWorker {
   private readonly random: () => number;
   private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
-  /** The rounds in progress, which stop() interrupts. */
-  private readonly rounds = new DeliveryRounds('legacy webhook worker');
-  /** Ticks until stop(): at once after a full batch or a nudge, else after pollIntervalMs. */
-  private readonly loop: PollLoop;
   constructor(deps: DeliveryWorkerDependencies) {
-    this.db = deps.db;
-    this.keyring = deps.keyring;
-    this.options = {
+    const options: DeliveryWorkerOptions = {
       ...DELIVERY_WORKER_DEFAULTS,
       claim: defaultClaim(deps.db),
       ...deps.options,
     };
+    super({ rounds: 'legacy webhook worker', loop: 'legacy webhook delivery worker' }, options);
+    this.options = options;
+    this.db = deps.db;
+    this.keyring = deps.keyring;
     this.now = deps.now ?? (() => new Date());
     this.random = deps.random ?? Math.random;
     this.log = deps.log ?? null;
@@ -131,18 +126,11 @@ export class LegacyDeliveryWorker {
     // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
     this.destinations = webhookPolicies(deps.outbound, 'operator');
     this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
-    // A database outage: the deliveries are still in the outbox; poll again.
-    this.loop = deliveryPollLoop(
-      'legacy webhook delivery worker',
-      this.options,
-      () => this.runOnce(),
-      (error) => this.log?.error({ err: error }, 'legacy webhook delivery round failed'),
-    );
   }
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
   async start(log?: WorkerLog): Promise<void> {
-    if (this.loop.running || this.rounds.closed) return;
+    if (this.loop.running || this.stopped) return;
     this.log ??= log ?? null;
     if (this.options.claim === 'lease' && this.db.driver === 'pglite') {
       await this.db.query(
@@ -157,45 +145,45 @@ export class LegacyDeliveryWorker {
     this.loop.wake();
   }
 
-  stop(): Promise<void> {
-    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
+  protected close(): Promise<void> {
+    return this.outboundFetchers.close();
   }
 
-  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
-  runOnce(): Promise<number> {
-    return this.rounds.run((signal) => {
-      const steps: RoundSteps<ClaimedDelivery, AttemptResult> = {
-        db: this.db,
-        options: this.options,
-        now: this.now,
-        claimLocked: async (tx, now) => {
-          const { rows } = await tx.query<ClaimedDelivery>(
-            `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
+  protected roundFailed(error: unknown): void {
+    this.log?.error({ err: error }, 'legacy webhook delivery round failed');
+  }
+
+  protected roundSteps(signal: AbortSignal): RoundSteps<ClaimedDelivery, AttemptResult> {
+    return {
+      db: this.db,
+      options: this.options,
+      now: this.now,
+      claimLocked: async (tx, now) => {
+        const { rows } = await tx.query<ClaimedDelivery>(
+          `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
              SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.next_attempt_at, c.id`,
-            [now, this.options.batchSize],
-          );
-          return rows;
-        },
-        claimLeased: async (tx, now, leaseUntil) => {
-          const { rows } = await tx.query<ClaimedDelivery>(
-            `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
+          [now, this.options.batchSize],
+        );
+        return rows;
+      },
+      claimLeased: async (tx, now, leaseUntil) => {
+        const { rows } = await tx.query<ClaimedDelivery>(
+          `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
              SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.id`,
-            [now, this.options.batchSize, leaseUntil],
-          );
-          return rows;
-        },
-        release: async (db, rows) => {
-          await db.query(
-            `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-            [rows.map((row) => row.id)],
-          );
-        },
-        // A subscription removed after the delivery was written: nothing is sent.
-        attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
-        record: (tx, row, result, at) => this.record(tx, row, result, at),
-      };
-      return runRound(steps, signal);
-    });
+          [now, this.options.batchSize, leaseUntil],
+        );
+        return rows;
+      },
+      release: async (db, rows) => {
+        await db.query(
+          `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+          [rows.map((row) => row.id)],
+        );
+      },
+      // A subscription removed after the delivery was written: nothing is sent.
+      attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
+      record: (tx, row, result, at) => this.record(tx, row, result, at),
+    };
   }
 
   private async attempt(row: ClaimedDelivery, stopSignal: AbortSignal): Promise<AttemptResult> {

@@ -217,3 +217,48 @@ async function leasedRound<Row extends { readonly id: string }, Result>(
   if (unreached.length > 0) await steps.release(steps.db, unreached, now);
   return rows.length;
 }
+
+/**
+ * What the v3 and the legacy delivery workers share: their rounds in progress, their poll loop,
+ * stop() and runOnce(). A subclass gives the steps of a round, what stop() closes and where a
+ * failed round is reported.
+ */
+export abstract class DeliveryWorkerCore<Row extends { readonly id: string }, Result> {
+  /** The rounds in progress, which stop() interrupts. */
+  private readonly rounds: DeliveryRounds;
+  /** Ticks until stop(): at once after a full batch (or a nudge), else after pollIntervalMs. */
+  protected readonly loop: PollLoop;
+
+  /** `names.rounds` names the rounds in their errors, `names.loop` the poll loop. */
+  protected constructor(names: { readonly rounds: string; readonly loop: string }, options: DeliveryLoopOptions) {
+    this.rounds = new DeliveryRounds(names.rounds);
+    // A database outage: the deliveries are still in the outbox; report it and poll again.
+    this.loop = deliveryPollLoop(
+      names.loop,
+      options,
+      () => this.runOnce(),
+      (error) => this.roundFailed(error),
+    );
+  }
+
+  /** Whether stop() was called. */
+  protected get stopped(): boolean {
+    return this.rounds.closed;
+  }
+
+  /** Stops polling, interrupts the rounds in progress, waits for the loop to end and closes; idempotent. */
+  stop(): Promise<void> {
+    return this.rounds.stop(this.loop, () => this.close());
+  }
+
+  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
+  runOnce(): Promise<number> {
+    return this.rounds.run((signal) => runRound(this.roundSteps(signal), signal));
+  }
+
+  /** The steps of a round whose signal stop() aborts. */
+  protected abstract roundSteps(signal: AbortSignal): RoundSteps<Row, Result>;
+  /** What stop() releases once the loop has ended (the outbound connections). */
+  protected abstract close(): Promise<void>;
+  protected abstract roundFailed(error: unknown): void;
+}
