@@ -3,8 +3,9 @@
  * and the legacy one (src/gateway/webhooks/delivery-worker.ts) both run them: the rounds in
  * progress, which stop() interrupts; the claimed rows attempted `concurrency` at a time; the
  * outcomes of a locked round written one after another on its connection; and the lease of a
- * leased round, with the rows it did not reach handed back. Library code: the claims, the
- * attempts and the records are the worker's own; touches nothing.
+ * leased round, with the rows it did not reach handed back; and DeliveryWorkerCore, the poll
+ * loop, stop() and runOnce() both workers extend. Library code: the claims, the attempts and the
+ * records are the worker's own; touches nothing.
  */
 import type { Database, Queryable } from '../db/database.js';
 import { createPollLoop, type PollLoop } from '../jobs/poll-loop.js';
