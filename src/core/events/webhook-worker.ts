@@ -42,7 +42,7 @@ import {
   defaultClaim,
   type DeliveryLoopOptions,
   DeliveryWorkerCore,
-  type RoundSteps,
+  type WorkerSteps,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
@@ -134,10 +134,7 @@ async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: 
   return rows;
 }
 
-export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult> {
-  readonly options: WebhookWorkerOptions;
-  private readonly db: Database;
-  private readonly now: () => Date;
+export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult, WebhookWorkerOptions> {
   /** Where each mode's endpoints may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
   private readonly outboundFetchers: ModeFetchers;
@@ -150,10 +147,7 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       claim: defaultClaim(deps.db),
       ...deps.options,
     };
-    super({ rounds: 'webhook worker', loop: 'webhook worker' }, options);
-    this.options = options;
-    this.db = deps.db;
-    this.now = deps.now ?? (() => new Date());
+    super({ rounds: 'webhook worker', loop: 'webhook worker' }, deps.db, options, deps.now ?? (() => new Date()));
     this.log = deps.log ?? null;
     this.random = deps.random ?? Math.random;
     this.keyring = deps.keyring;
@@ -179,11 +173,8 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
     this.log?.error({ err: error }, 'webhook delivery round failed');
   }
 
-  protected roundSteps(signal: AbortSignal): RoundSteps<ClaimedDelivery, AttemptResult> {
+  protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {
     return {
-      db: this.db,
-      options: this.options,
-      now: this.now,
       claimLocked: (tx, now) => claimLocked(tx, now, this.options.batchSize),
       claimLeased: (tx, now, leaseUntil) => claimLeased(tx, now, this.options.batchSize, leaseUntil),
       release: async (db, rows, now) => {

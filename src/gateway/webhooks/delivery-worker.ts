@@ -36,7 +36,7 @@ import {
   defaultClaim,
   type DeliveryLoopOptions,
   DeliveryWorkerCore,
-  type RoundSteps,
+  type WorkerSteps,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
@@ -98,11 +98,8 @@ const DUE = `SELECT id FROM legacy_webhook_deliveries
 const JOINS =
   'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
 
-export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult> {
-  readonly options: DeliveryWorkerOptions;
-  private readonly db: Database;
+export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult, DeliveryWorkerOptions> {
   private readonly keyring: SealingKeyring;
-  private readonly now: () => Date;
   /** Where each mode's subscriptions may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
   private readonly outboundFetchers: ModeFetchers;
@@ -115,11 +112,13 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
       claim: defaultClaim(deps.db),
       ...deps.options,
     };
-    super({ rounds: 'legacy webhook worker', loop: 'legacy webhook delivery worker' }, options);
-    this.options = options;
-    this.db = deps.db;
+    super(
+      { rounds: 'legacy webhook worker', loop: 'legacy webhook delivery worker' },
+      deps.db,
+      options,
+      deps.now ?? (() => new Date()),
+    );
     this.keyring = deps.keyring;
-    this.now = deps.now ?? (() => new Date());
     this.random = deps.random ?? Math.random;
     this.log = deps.log ?? null;
     this.onOutcome = deps.onOutcome ?? null;
@@ -153,11 +152,8 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
     this.log?.error({ err: error }, 'legacy webhook delivery round failed');
   }
 
-  protected roundSteps(signal: AbortSignal): RoundSteps<ClaimedDelivery, AttemptResult> {
+  protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {
     return {
-      db: this.db,
-      options: this.options,
-      now: this.now,
       claimLocked: async (tx, now) => {
         const { rows } = await tx.query<ClaimedDelivery>(
           `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))

@@ -150,10 +150,7 @@ export class DeliveryRounds {
 }
 
 /** A worker's own part of a round: its claims, its attempt of a row and its record of the outcome. */
-export interface RoundSteps<Row extends { readonly id: string }, Result> {
-  readonly db: Database;
-  readonly options: DeliveryLoopOptions;
-  readonly now: () => Date;
+export interface WorkerSteps<Row extends { readonly id: string }, Result> {
   /** Claims up to batchSize due rows, locked until the round's transaction ends. */
   readonly claimLocked: (tx: Queryable, now: Date) => Promise<readonly Row[]>;
   /** Claims up to batchSize due rows, leased until `leaseUntil`. */
@@ -162,6 +159,13 @@ export interface RoundSteps<Row extends { readonly id: string }, Result> {
   readonly release: (db: Queryable, rows: readonly Row[], now: Date) => Promise<void>;
   readonly attempt: LaneWork<Row, Result>['attempt'];
   readonly record: (tx: Queryable, row: Row, result: Result | null, attemptedAt: Date) => Promise<void>;
+}
+
+/** A round: the worker's steps, its database, options and clock. */
+interface RoundSteps<Row extends { readonly id: string }, Result> extends WorkerSteps<Row, Result> {
+  readonly db: Database;
+  readonly options: DeliveryLoopOptions;
+  readonly now: () => Date;
 }
 
 function attemptRows<Row extends { readonly id: string }, Result>(
@@ -180,7 +184,7 @@ function attemptRows<Row extends { readonly id: string }, Result>(
 }
 
 /** One round, claimed as `steps.options.claim` says; returns how many rows it claimed. */
-export function runRound<Row extends { readonly id: string }, Result>(
+function runRound<Row extends { readonly id: string }, Result>(
   steps: RoundSteps<Row, Result>,
   signal: AbortSignal,
 ): Promise<number> {
@@ -224,14 +228,23 @@ async function leasedRound<Row extends { readonly id: string }, Result>(
  * stop() and runOnce(). A subclass gives the steps of a round, what stop() closes and where a
  * failed round is reported.
  */
-export abstract class DeliveryWorkerCore<Row extends { readonly id: string }, Result> {
+export abstract class DeliveryWorkerCore<
+  Row extends { readonly id: string },
+  Result,
+  Options extends DeliveryLoopOptions = DeliveryLoopOptions,
+> {
   /** The rounds in progress, which stop() interrupts. */
   private readonly rounds: DeliveryRounds;
   /** Ticks until stop(): at once after a full batch (or a nudge), else after pollIntervalMs. */
   protected readonly loop: PollLoop;
 
   /** `names.rounds` names the rounds in their errors, `names.loop` the poll loop. */
-  protected constructor(names: { readonly rounds: string; readonly loop: string }, options: DeliveryLoopOptions) {
+  protected constructor(
+    names: { readonly rounds: string; readonly loop: string },
+    protected readonly db: Database,
+    readonly options: Options,
+    protected readonly now: () => Date,
+  ) {
     this.rounds = new DeliveryRounds(names.rounds);
     // A database outage: the deliveries are still in the outbox; report it and poll again.
     this.loop = deliveryPollLoop(
@@ -254,11 +267,13 @@ export abstract class DeliveryWorkerCore<Row extends { readonly id: string }, Re
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
   runOnce(): Promise<number> {
-    return this.rounds.run((signal) => runRound(this.roundSteps(signal), signal));
+    return this.rounds.run((signal) =>
+      runRound({ db: this.db, options: this.options, now: this.now, ...this.roundSteps(signal) }, signal),
+    );
   }
 
   /** The steps of a round whose signal stop() aborts. */
-  protected abstract roundSteps(signal: AbortSignal): RoundSteps<Row, Result>;
+  protected abstract roundSteps(signal: AbortSignal): WorkerSteps<Row, Result>;
   /** What stop() releases once the loop has ended (the outbound connections). */
   protected abstract close(): Promise<void>;
   protected abstract roundFailed(error: unknown): void;
