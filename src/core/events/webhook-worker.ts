@@ -34,7 +34,6 @@ import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
-  type ModeFetchers,
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
@@ -137,8 +136,6 @@ async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: 
 export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult, WebhookWorkerOptions> {
   /** Where each mode's endpoints may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly outboundFetchers: ModeFetchers;
-  private log: WorkerLog | null;
   private readonly random: () => number;
   private readonly keyring: SealingKeyring;
   constructor(deps: WebhookWorkerDependencies) {
@@ -147,12 +144,18 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       claim: defaultClaim(deps.db),
       ...deps.options,
     };
-    super({ rounds: 'webhook worker', loop: 'webhook worker' }, deps.db, options, deps.now ?? (() => new Date()));
-    this.log = deps.log ?? null;
+    const destinations = webhookPolicies(deps.outbound);
+    super({
+      names: { rounds: 'webhook worker', loop: 'webhook worker', failed: 'webhook delivery round failed' },
+      db: deps.db,
+      options,
+      now: deps.now ?? (() => new Date()),
+      outboundFetchers: modeFetchers(destinations, options, deps.fetcher),
+      log: deps.log ?? null,
+    });
+    this.destinations = destinations;
     this.random = deps.random ?? Math.random;
     this.keyring = deps.keyring;
-    this.destinations = webhookPolicies(deps.outbound);
-    this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
   }
 
   /**
@@ -163,14 +166,6 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
     if (this.loop.running || this.stopped) return;
     this.log ??= log ?? null;
     this.loop.start();
-  }
-
-  protected close(): Promise<void> {
-    return this.outboundFetchers.close();
-  }
-
-  protected roundFailed(error: unknown): void {
-    this.log?.error({ err: error }, 'webhook delivery round failed');
   }
 
   protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {

@@ -28,7 +28,6 @@ import {
   attemptDelivery,
   type AttemptResult,
   describeError,
-  type ModeFetchers,
   modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
@@ -102,9 +101,7 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
   private readonly keyring: SealingKeyring;
   /** Where each mode's subscriptions may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly outboundFetchers: ModeFetchers;
   private readonly random: () => number;
-  private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
   constructor(deps: DeliveryWorkerDependencies) {
     const options: DeliveryWorkerOptions = {
@@ -112,19 +109,24 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
       claim: defaultClaim(deps.db),
       ...deps.options,
     };
-    super(
-      { rounds: 'legacy webhook worker', loop: 'legacy webhook delivery worker' },
-      deps.db,
+    // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
+    const destinations = webhookPolicies(deps.outbound, 'operator');
+    super({
+      names: {
+        rounds: 'legacy webhook worker',
+        loop: 'legacy webhook delivery worker',
+        failed: 'legacy webhook delivery round failed',
+      },
+      db: deps.db,
       options,
-      deps.now ?? (() => new Date()),
-    );
+      now: deps.now ?? (() => new Date()),
+      outboundFetchers: modeFetchers(destinations, options, deps.fetcher),
+      log: deps.log ?? null,
+    });
+    this.destinations = destinations;
     this.keyring = deps.keyring;
     this.random = deps.random ?? Math.random;
-    this.log = deps.log ?? null;
     this.onOutcome = deps.onOutcome ?? null;
-    // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
-    this.destinations = webhookPolicies(deps.outbound, 'operator');
-    this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
   }
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
@@ -142,14 +144,6 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
   /** A delivery was just stored: try it now rather than at the next poll. */
   nudge(): void {
     this.loop.wake();
-  }
-
-  protected close(): Promise<void> {
-    return this.outboundFetchers.close();
-  }
-
-  protected roundFailed(error: unknown): void {
-    this.log?.error({ err: error }, 'legacy webhook delivery round failed');
   }
 
   protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {

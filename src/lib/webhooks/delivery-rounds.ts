@@ -9,6 +9,7 @@
  */
 import type { Database, Queryable } from '../db/database.js';
 import { createPollLoop, type PollLoop } from '../jobs/poll-loop.js';
+import type { ModeFetchers } from './delivery-attempt.js';
 
 /**
  * How a round claims its rows: 'lock' (PostgreSQL) holds the row locks through the attempts in
@@ -223,10 +224,24 @@ async function leasedRound<Row extends { readonly id: string }, Result>(
   return rows.length;
 }
 
+/** The subset of a pino / fastify logger a worker's rounds write to. */
+export interface RoundLog {
+  error(object: object, message: string): void;
+}
+
+export interface WorkerCoreParts<Options extends DeliveryLoopOptions> {
+  /** The rounds' name in their errors, the poll loop's, and the log line of a failed round. */
+  readonly names: { readonly rounds: string; readonly loop: string; readonly failed: string };
+  readonly db: Database;
+  readonly options: Options;
+  readonly now: () => Date;
+  readonly outboundFetchers: ModeFetchers;
+  readonly log: RoundLog | null;
+}
+
 /**
  * What the v3 and the legacy delivery workers share: their rounds in progress, their poll loop,
- * stop() and runOnce(). A subclass gives the steps of a round, what stop() closes and where a
- * failed round is reported.
+ * stop() and runOnce(). A subclass gives the steps of a round.
  */
 export abstract class DeliveryWorkerCore<
   Row extends { readonly id: string },
@@ -238,20 +253,30 @@ export abstract class DeliveryWorkerCore<
   /** Ticks until stop(): at once after a full batch (or a nudge), else after pollIntervalMs. */
   protected readonly loop: PollLoop;
 
-  /** `names.rounds` names the rounds in their errors, `names.loop` the poll loop. */
-  protected constructor(
-    names: { readonly rounds: string; readonly loop: string },
-    protected readonly db: Database,
-    readonly options: Options,
-    protected readonly now: () => Date,
-  ) {
+  protected readonly db: Database;
+  readonly options: Options;
+  protected readonly now: () => Date;
+  /** The outbound connections of the attempts, which stop() closes. */
+  protected readonly outboundFetchers: ModeFetchers;
+  /** Where failed rounds (and the worker's own troubles) are reported. */
+  protected log: RoundLog | null;
+  private readonly failedMessage: string;
+
+  protected constructor(parts: WorkerCoreParts<Options>) {
+    const { names } = parts;
+    this.db = parts.db;
+    this.options = parts.options;
+    this.now = parts.now;
+    this.outboundFetchers = parts.outboundFetchers;
+    this.log = parts.log;
+    this.failedMessage = names.failed;
     this.rounds = new DeliveryRounds(names.rounds);
     // A database outage: the deliveries are still in the outbox; report it and poll again.
     this.loop = deliveryPollLoop(
       names.loop,
-      options,
+      parts.options,
       () => this.runOnce(),
-      (error) => this.roundFailed(error),
+      (error) => this.log?.error({ err: error }, this.failedMessage),
     );
   }
 
@@ -262,7 +287,7 @@ export abstract class DeliveryWorkerCore<
 
   /** Stops polling, interrupts the rounds in progress, waits for the loop to end and closes; idempotent. */
   stop(): Promise<void> {
-    return this.rounds.stop(this.loop, () => this.close());
+    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
   }
 
   /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
@@ -274,7 +299,4 @@ export abstract class DeliveryWorkerCore<
 
   /** The steps of a round whose signal stop() aborts. */
   protected abstract roundSteps(signal: AbortSignal): WorkerSteps<Row, Result>;
-  /** What stop() releases once the loop has ended (the outbound connections). */
-  protected abstract close(): Promise<void>;
-  protected abstract roundFailed(error: unknown): void;
 }
