@@ -31,12 +31,7 @@ import type { Database, Queryable } from '../../lib/db/database.js';
 import { SealedSecretError } from '../../lib/errors/internal-errors.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
-import {
-  attemptDelivery,
-  type AttemptResult,
-  modeFetchers,
-  type WebhookFetcher,
-} from '../../lib/webhooks/delivery-attempt.js';
+import { attemptDelivery, type AttemptResult, type WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
 import {
   defaultClaim,
   type DeliveryLoopOptions,
@@ -145,14 +140,12 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       ...deps.options,
     };
     const destinations = webhookPolicies(deps.outbound);
-    super({
-      names: { rounds: 'webhook worker', loop: 'webhook worker', failed: 'webhook delivery round failed' },
-      db: deps.db,
+    super(
+      { rounds: 'webhook worker', loop: 'webhook worker', failed: 'webhook delivery round failed' },
+      deps,
       options,
-      now: deps.now ?? (() => new Date()),
-      outboundFetchers: modeFetchers(destinations, options, deps.fetcher),
-      log: deps.log ?? null,
-    });
+      destinations,
+    );
     this.destinations = destinations;
     this.random = deps.random ?? Math.random;
     this.keyring = deps.keyring;

@@ -28,7 +28,6 @@ import {
   attemptDelivery,
   type AttemptResult,
   describeError,
-  modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import {
@@ -111,18 +110,16 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
     };
     // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
     const destinations = webhookPolicies(deps.outbound, 'operator');
-    super({
-      names: {
+    super(
+      {
         rounds: 'legacy webhook worker',
         loop: 'legacy webhook delivery worker',
         failed: 'legacy webhook delivery round failed',
       },
-      db: deps.db,
+      deps,
       options,
-      now: deps.now ?? (() => new Date()),
-      outboundFetchers: modeFetchers(destinations, options, deps.fetcher),
-      log: deps.log ?? null,
-    });
+      destinations,
+    );
     this.destinations = destinations;
     this.keyring = deps.keyring;
     this.random = deps.random ?? Math.random;

@@ -7,9 +7,11 @@
  * loop, stop() and runOnce() both workers extend. Library code: the claims, the attempts and the
  * records are the worker's own; touches nothing.
  */
+import type { Mode } from '../auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../db/database.js';
 import { createPollLoop, type PollLoop } from '../jobs/poll-loop.js';
-import type { ModeFetchers } from './delivery-attempt.js';
+import type { DestinationPolicy } from '../net/destination-policy.js';
+import { type ModeFetchers, modeFetchers, type WebhookFetcher } from './delivery-attempt.js';
 
 /**
  * How a round claims its rows: 'lock' (PostgreSQL) holds the row locks through the attempts in
@@ -229,14 +231,14 @@ export interface RoundLog {
   error(object: object, message: string): void;
 }
 
-export interface WorkerCoreParts<Options extends DeliveryLoopOptions> {
-  /** The rounds' name in their errors, the poll loop's, and the log line of a failed round. */
-  readonly names: { readonly rounds: string; readonly loop: string; readonly failed: string };
+/** What a worker is given that its core keeps (each worker's dependencies have these). */
+export interface WorkerCoreDependencies {
   readonly db: Database;
-  readonly options: Options;
-  readonly now: () => Date;
-  readonly outboundFetchers: ModeFetchers;
-  readonly log: RoundLog | null;
+  /** The clock; `new Date()` unless given. */
+  readonly now?: () => Date;
+  /** Every attempt's fetcher, in place of the guarded agents (tests). */
+  readonly fetcher?: WebhookFetcher;
+  readonly log?: RoundLog;
 }
 
 /**
@@ -262,19 +264,27 @@ export abstract class DeliveryWorkerCore<
   protected log: RoundLog | null;
   private readonly failedMessage: string;
 
-  protected constructor(parts: WorkerCoreParts<Options>) {
-    const { names } = parts;
-    this.db = parts.db;
-    this.options = parts.options;
-    this.now = parts.now;
-    this.outboundFetchers = parts.outboundFetchers;
-    this.log = parts.log;
+  /**
+   * `names`: the rounds' in their errors, the poll loop's, and the log line of a failed round;
+   * `destinations`: where each mode's attempts may go, for the outbound fetchers.
+   */
+  protected constructor(
+    names: { readonly rounds: string; readonly loop: string; readonly failed: string },
+    deps: WorkerCoreDependencies,
+    options: Options,
+    destinations: Readonly<Record<Mode, DestinationPolicy>>,
+  ) {
+    this.db = deps.db;
+    this.options = options;
+    this.now = deps.now ?? (() => new Date());
+    this.outboundFetchers = modeFetchers(destinations, options, deps.fetcher);
+    this.log = deps.log ?? null;
     this.failedMessage = names.failed;
     this.rounds = new DeliveryRounds(names.rounds);
     // A database outage: the deliveries are still in the outbox; report it and poll again.
     this.loop = deliveryPollLoop(
       names.loop,
-      parts.options,
+      options,
       () => this.runOnce(),
       (error) => this.log?.error({ err: error }, this.failedMessage),
     );
