@@ -36,6 +36,8 @@ import {
   defaultClaim,
   type DeliveryLoopOptions,
   DeliveryWorkerCore,
+  insertAttempt,
+  receiverAccepted,
   type WorkerSteps,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
@@ -233,12 +235,7 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       );
       return;
     }
-    const statusCode = result.kind === 'answered' ? result.statusCode : null;
-    const error = result.kind === 'answered' ? null : result.error;
-    await tx.query(
-      'INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)',
-      [row.id, attemptedAt, statusCode, error, result.durationMs],
-    );
+    await insertAttempt(tx, 'webhook_delivery_attempts', row.id, attemptedAt, result);
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once (a lease handed back).
       await tx.query(
@@ -248,7 +245,7 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       return;
     }
     const outcome = afterAttempt({
-      succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300,
+      succeeded: receiverAccepted(result),
       failures: row.attempts + 1,
       now: attemptedAt,
       eventCreatedAt: row.event_created_at,

@@ -34,6 +34,8 @@ import {
   defaultClaim,
   type DeliveryLoopOptions,
   DeliveryWorkerCore,
+  insertAttempt,
+  receiverAccepted,
   type WorkerSteps,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
@@ -218,12 +220,7 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
       if (rowCount > 0) this.onOutcome?.('gave_up');
       return;
     }
-    const statusCode = result.kind === 'answered' ? result.statusCode : null;
-    const error = result.kind === 'answered' ? null : result.error;
-    await tx.query(
-      'INSERT INTO legacy_webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)',
-      [row.id, attemptedAt, statusCode, error, result.durationMs],
-    );
+    await insertAttempt(tx, 'legacy_webhook_delivery_attempts', row.id, attemptedAt, result);
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once.
       await tx.query(
@@ -234,7 +231,7 @@ export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, At
       return;
     }
     const outcome = outcomeAfterAttempt(this.options.retry, {
-      succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300,
+      succeeded: receiverAccepted(result),
       failures: row.attempts + 1,
       now: attemptedAt,
       // Counted from receipt: a receiver gets its whole window whatever v3's own delays were.

@@ -11,7 +11,7 @@ import type { Mode } from '../auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../db/database.js';
 import { createPollLoop, type PollLoop } from '../jobs/poll-loop.js';
 import type { DestinationPolicy } from '../net/destination-policy.js';
-import { type ModeFetchers, modeFetchers, type WebhookFetcher } from './delivery-attempt.js';
+import { type AttemptResult, type ModeFetchers, modeFetchers, type WebhookFetcher } from './delivery-attempt.js';
 
 /**
  * How a round claims its rows: 'lock' (PostgreSQL) holds the row locks through the attempts in
@@ -309,4 +309,28 @@ export abstract class DeliveryWorkerCore<
 
   /** The steps of a round whose signal stop() aborts. */
   protected abstract roundSteps(signal: AbortSignal): WorkerSteps<Row, Result>;
+}
+
+/** A worker's table of attempts: one row an attempt made, whatever came of it. */
+export type AttemptsTable = 'webhook_delivery_attempts' | 'legacy_webhook_delivery_attempts';
+
+/** Writes an attempt's row: the receiver's status code, or the error that stood for an answer, and its duration. */
+export async function insertAttempt(
+  tx: Queryable,
+  table: AttemptsTable,
+  deliveryId: string,
+  attemptedAt: Date,
+  result: AttemptResult,
+): Promise<void> {
+  const statusCode = result.kind === 'answered' ? result.statusCode : null;
+  const error = result.kind === 'answered' ? null : result.error;
+  await tx.query(
+    `INSERT INTO ${table} (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)`,
+    [deliveryId, attemptedAt, statusCode, error, result.durationMs],
+  );
+}
+
+/** Whether the receiver took the delivery: it answered with a 2xx status. */
+export function receiverAccepted(result: AttemptResult): boolean {
+  return result.kind === 'answered' && result.statusCode >= 200 && result.statusCode < 300;
 }
