@@ -6,7 +6,8 @@
  */
 import { request } from 'undici';
 
-import { CliError, messageOf } from './exit.js';
+import { CliError } from '../lib/errors/internal-errors.js';
+import { messageOf } from './exit.js';
 
 /** The most the admin listener may take to answer. */
 const FETCH_TIMEOUT_MS = 10_000;

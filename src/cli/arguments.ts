@@ -5,7 +5,8 @@
 import { InvalidArgumentError } from 'commander';
 
 import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credential-vocabulary.js';
-import { InvalidCidrError, normaliseCidrs } from '../lib/keys/key-registry.js';
+import { InvalidCidrError } from '../lib/errors/internal-errors.js';
+import { normaliseCidrs } from '../lib/keys/key-registry.js';
 
 /**
  * A credit line as typed: unsigned plain decimal within the column's numeric(38, 18), checked as

@@ -5,7 +5,8 @@
  */
 import { join, resolve } from 'node:path';
 
-import { type Config, ConfigError, loadConfig } from '../lib/config.js';
+import { type Config, loadConfig } from '../lib/config.js';
+import { ConfigError } from '../lib/errors/internal-errors.js';
 import { AllowedNetworks } from '../lib/net/allowed-networks.js';
 import { usageError } from './exit.js';
 

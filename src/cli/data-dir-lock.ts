@@ -11,7 +11,6 @@ import { open, readFile, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
 import { DataDirLockedError } from '../lib/errors/internal-errors.js';
-export { DataDirLockedError } from '../lib/errors/internal-errors.js';
 
 function isAlive(pid: number): boolean {
   try {

@@ -12,13 +12,14 @@ import { join, resolve } from 'node:path';
 import type { Config } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
 import { type DbPoolMode, findSharedSession, type SharedSession } from '../lib/db/pool-mode.js';
+import { CliError, DataDirLockedError, EXIT_CODES } from '../lib/errors/internal-errors.js';
 import type { Closers } from './closers.js';
-import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { restrictToOwner } from './data-dir-permissions.js';
 import { migrate, type MigrationReport } from './db/migrate.js';
 import { openPglite } from './db/pglite-database.js';
 import { openPostgres, POSTGRES_DEFAULTS } from './db/postgres-database.js';
-import { CliError, EXIT_CODES, messageOf } from './exit.js';
+import { messageOf } from './exit.js';
 import { clearPublishedAdmin } from './state/admin-discovery.js';
 
 export const PGLITE_FOLDER = 'pglite';

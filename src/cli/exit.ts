@@ -4,8 +4,6 @@
  */
 import { CliError, EXIT_CODES } from '../lib/errors/internal-errors.js';
 
-export { CliError, EXIT_CODES, type ExitCode } from '../lib/errors/internal-errors.js';
-
 export function usageError(message: string): CliError {
   return new CliError(message, EXIT_CODES.usage);
 }

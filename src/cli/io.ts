@@ -7,8 +7,8 @@
 import { resolve } from 'node:path';
 
 import type { Config } from '../lib/config.js';
+import { EXIT_CODES, type ExitCode } from '../lib/errors/internal-errors.js';
 import { cliConfig } from './config.js';
-import { EXIT_CODES, type ExitCode } from './exit.js';
 
 export interface CliWriter {
   write(text: string): unknown;

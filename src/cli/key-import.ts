@@ -22,15 +22,15 @@ import { readFile } from 'node:fs/promises';
 
 import { type Mode, MODES, parseKeyName, type Scope, SCOPES } from '../lib/auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../lib/db/database.js';
-import { KeyImportConflictError, KeyImportInvalidError, type KeyImportProblem } from '../lib/errors/internal-errors.js';
-import { parseStrictJson, StrictJsonError } from '../lib/json/strict-json.js';
-import { ensureOrgIn, InvalidCidrError, normaliseCidrs } from '../lib/keys/key-registry.js';
-export {
+import {
+  InvalidCidrError,
   KeyImportConflictError,
-  KeyImportError,
   KeyImportInvalidError,
   type KeyImportProblem,
+  StrictJsonError,
 } from '../lib/errors/internal-errors.js';
+import { parseStrictJson } from '../lib/json/strict-json.js';
+import { ensureOrgIn, normaliseCidrs } from '../lib/keys/key-registry.js';
 
 /** One key to register, checked and in the registry's spelling. */
 export interface KeyImportRecord {

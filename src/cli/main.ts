@@ -9,7 +9,7 @@
 // First: it sets V8 flags that must hold before any other module allocates.
 import './v8-flags.js';
 
-import { EXIT_CODES } from './exit.js';
+import { EXIT_CODES } from '../lib/errors/internal-errors.js';
 import { processIo } from './io.js';
 import { enginesNodeRange, unsupportedNodeWarning } from './node-support.js';
 import { runCli } from './program.js';

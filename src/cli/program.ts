@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 
 import { Command, CommanderError } from 'commander';
 
+import { CliError, EXIT_CODES, type ExitCode } from '../lib/errors/internal-errors.js';
 import { registerAccountsCommand } from './definitions/accounts.js';
 import { registerAllCommand } from './definitions/all.js';
 import { registerCoreCommand } from './definitions/core.js';
@@ -25,7 +26,7 @@ import { registerSecretsCommand } from './definitions/secrets.js';
 import { registerSignCommand } from './definitions/sign.js';
 import { registerUsageCommand } from './definitions/usage.js';
 import { registerWebhooksCommand } from './definitions/webhooks.js';
-import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
+import { messageOf } from './exit.js';
 import { type CliIo, CliRun, type CliWriter } from './io.js';
 
 /** package.json is two folders up from both src/cli and dist/cli. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 /** Where the OpenAPI snapshots are, from the repository root. */
 export const SNAPSHOT_DIRECTORY = 'docs/openapi';
 
-import { CliError, EXIT_CODES } from './exit.js';
+import { CliError, EXIT_CODES } from '../lib/errors/internal-errors.js';
 import { isCheckout, packageRoot } from './package-root.js';
 
 /** The checkout this fxgate runs from; a usage error for an installed package. */

@@ -15,6 +15,7 @@ import { ENDPOINT_SECRET_COLUMN } from '../core/events/webhook-endpoints.js';
 import { LEGACY_SEALED_COLUMNS } from '../gateway/webhooks/legacy-webhooks.js';
 import { type Config, configuredKeyring } from '../lib/config.js';
 import type { Database, Queryable } from '../lib/db/database.js';
+import { CliError } from '../lib/errors/internal-errors.js';
 import {
   countSealedRows,
   rowsByKeyId,
@@ -25,7 +26,7 @@ import {
 } from '../lib/secrets/sealed-rows.js';
 import type { SealingKeyring } from '../lib/secrets/sealing-keyring.js';
 import { generateSealingKey, keyEntriesOfFile, keyFileText, keyringOf } from '../lib/secrets/sealing-keys.js';
-import { CliError, messageOf, usageError } from './exit.js';
+import { messageOf, usageError } from './exit.js';
 import type { Warn } from './runtime.js';
 
 /** The sealed columns each part holds; `fxgate all` and `fxgate secrets` work on both. */

@@ -12,9 +12,10 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 import { type Config, drainDelayMs } from '../lib/config.js';
+import { CliError, EXIT_CODES, type ExitCode } from '../lib/errors/internal-errors.js';
 import { Closers } from './closers.js';
 import { Drain } from './drain.js';
-import { CliError, EXIT_CODES, type ExitCode, messageOf } from './exit.js';
+import { messageOf } from './exit.js';
 import { type CliRun, STOP_SIGNALS, type StopSignal } from './io.js';
 
 /**

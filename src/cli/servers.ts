@@ -12,17 +12,20 @@ import { rateSourceFromConfig } from '../core/trading/rate-source.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { lifecycleOptionsFromConfig } from '../gateway/legacy/runtime/generation-lifecycle.js';
 import { GatewayMetrics } from '../gateway/metrics/gateway-metrics.js';
-import { InvalidLegacyServiceUrlError } from '../gateway/shadow/legacy-service.js';
 import type { ShadowOptions } from '../gateway/shadow/shadow-mode.js';
-import { InvalidUpstreamError } from '../gateway/upstream/pool.js';
 import type { UpstreamCredentials } from '../gateway/upstream/signing-credentials.js';
 import { gatewayCredentials } from '../gateway/v3-access.js';
 import { LegacyWebhooks } from '../gateway/webhooks/legacy-webhooks.js';
 import { LEGACY_WEBHOOK_PATH } from '../gateway/webhooks/registrations.js';
 import { AdminListener } from '../lib/admin/admin-listener.js';
-import { AdminTokenRequiredError, checkAdminExposure } from '../lib/admin/admin-token.js';
+import { checkAdminExposure } from '../lib/admin/admin-token.js';
 import { type Config, configuredAdminToken } from '../lib/config.js';
 import type { Database } from '../lib/db/database.js';
+import {
+  AdminTokenRequiredError,
+  InvalidLegacyServiceUrlError,
+  InvalidUpstreamError,
+} from '../lib/errors/internal-errors.js';
 import type { KeyRegistry } from '../lib/keys/key-registry.js';
 import { ExactDestinations } from '../lib/net/destination-policy.js';
 import type { SealedColumn } from '../lib/secrets/sealed-rows.js';

@@ -4,10 +4,11 @@
  * resource added is the last closed), so the spans of the last requests are exported. A value
  * it cannot run with (a grpc protocol, an unknown exporter) stops the start with a usage error.
  */
+import { TracingConfigError } from '../lib/errors/internal-errors.js';
 import type { Closers } from './closers.js';
 import { usageError } from './exit.js';
 import type { CliRun } from './io.js';
-import { TracingConfigError, tracingSettings } from './tracing/settings.js';
+import { tracingSettings } from './tracing/settings.js';
 import { startTracing, type TracingRole } from './tracing/start.js';
 
 /** Starts tracing as the run's environment says and registers its shutdown; says on stdout where spans go. */

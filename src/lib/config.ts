@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { ADMIN_TOKEN_MIN_LENGTH, ADMIN_TOKEN_PATTERN } from './admin/admin-token.js';
 import { DEFAULT_JWT_ISSUERS } from './auth/credential-vocabulary.js';
 import { DB_POOL_MODES } from './db/pool-mode.js';
-import { ConfigError } from './errors/internal-errors.js';
+import { ConfigError, TimeTextError } from './errors/internal-errors.js';
 import { normaliseHostName, sandboxHostEntryProblem } from './http/host-names.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './http/server-timeouts.js';
 import { readNetworkList } from './net/allowed-networks.js';
@@ -21,8 +21,7 @@ import type { SealingKeyring } from './secrets/sealing-keyring.js';
 import { keyEntriesOfFile, keyEntriesOfList, keyringOf } from './secrets/sealing-keys.js';
 import { describeUnknownSetting, unknownSettings } from './setting-names.js';
 import { readSentinelList, type SentinelAddress } from './store/sentinel-list.js';
-import { parseInstant, parseIntervals, type TimeInterval, TimeTextError } from './time-text.js';
-export { ConfigError } from './errors/internal-errors.js';
+import { parseInstant, parseIntervals, type TimeInterval } from './time-text.js';
 
 /**
  * What a number setting takes, as its error says it in words: `a whole number of milliseconds

@@ -7,7 +7,6 @@
  */
 
 import { FailpointError } from './errors/internal-errors.js';
-export { FailpointError } from './errors/internal-errors.js';
 const armed = new Map<string, number>();
 
 /** Throws FailpointError when `name` is armed (and counts one use of it). */

@@ -6,7 +6,6 @@
 import BigNumber from 'bignumber.js';
 
 import { InvalidDecimalError } from './errors/internal-errors.js';
-export { InvalidDecimalError } from './errors/internal-errors.js';
 
 /** An isolated BigNumber constructor: no exponent notation, round half-even unless told. */
 export const Decimal = BigNumber.clone({

@@ -7,7 +7,6 @@
  */
 
 import { TimeTextError } from './errors/internal-errors.js';
-export { TimeTextError } from './errors/internal-errors.js';
 
 /** A half-open window of time, [start, end), in ms since the epoch. */
 export interface TimeInterval {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DataDirLockedError, lockDataDir } from '../../src/cli/data-dir-lock.js';
+import { lockDataDir } from '../../src/cli/data-dir-lock.js';
+import { DataDirLockedError } from '../../src/lib/errors/internal-errors.js';
 
 describe('lockDataDir', () => {
   let folder: string;

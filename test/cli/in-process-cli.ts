@@ -11,9 +11,9 @@
  */
 import { EventEmitter } from 'node:events';
 
-import type { ExitCode } from '../../src/cli/exit.js';
 import type { CliIo, StopSignal } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
+import { type ExitCode } from '../../src/lib/errors/internal-errors.js';
 import { TEST_ENV_DEFAULTS } from './test-env.js';
 
 export interface InProcessResult {

@@ -11,17 +11,16 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { importKeyFile, parseKeyImport } from '../../src/cli/key-import.js';
+import { keyName } from '../../src/lib/auth/credential-vocabulary.js';
+import { signApiToken, verifyApiToken } from '../../src/lib/auth/jwt.js';
+import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
 import {
-  importKeyFile,
   KeyImportConflictError,
   KeyImportError,
   KeyImportInvalidError,
   type KeyImportProblem,
-  parseKeyImport,
-} from '../../src/cli/key-import.js';
-import { keyName } from '../../src/lib/auth/credential-vocabulary.js';
-import { signApiToken, verifyApiToken } from '../../src/lib/auth/jwt.js';
-import { DEFAULT_JWT_ISSUERS } from '../../src/lib/config.js';
+} from '../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { KeyRegistry, SANDBOX_CREDIT_LINE_USD } from '../../src/lib/keys/key-registry.js';
 import { DATABASE_DRIVERS, type TestDatabase } from '../support/databases.js';

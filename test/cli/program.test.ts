@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { EXIT_CODES } from '../../src/cli/exit.js';
+import { EXIT_CODES } from '../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { createTestPostgres, type TestDatabase } from '../support/databases.js';
 import { fxgate } from './in-process-cli.js';

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { CliError } from '../../src/cli/exit.js';
 import { checkoutRoot, missingFiles } from '../../src/cli/repository.js';
+import { CliError } from '../../src/lib/errors/internal-errors.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 

@@ -14,7 +14,7 @@ import { openStore, redisEndpointOf } from '../../src/cli/runtime.js';
 import { MemoryStore } from '../../src/cli/store/memory-store.js';
 import { NONCE_EPOCH_KEY, RedisStore } from '../../src/cli/store/redis-store.js';
 import { loadConfig } from '../../src/lib/config.js';
-import { StoreUnavailableError } from '../../src/lib/store/ephemeral-store.js';
+import { StoreUnavailableError } from '../../src/lib/errors/internal-errors.js';
 import { freePort } from '../support/local-processes.js';
 import { testServices } from '../support/services.js';
 import { makeTestCertificates, type TestCertificates } from '../support/test-certificates.js';

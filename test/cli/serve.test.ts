@@ -9,9 +9,9 @@
 
 import { describe, expect, it, vi } from 'vitest';
 
-import { EXIT_CODES } from '../../src/cli/exit.js';
 import { CliRun, STOP_SIGNALS } from '../../src/cli/io.js';
 import { boundUrl, listeningText, loopbackUrlOf, REPEATED_SIGNAL_WINDOW_MS, serve } from '../../src/cli/serve.js';
+import { EXIT_CODES } from '../../src/lib/errors/internal-errors.js';
 import { CapturedIo } from './in-process-cli.js';
 
 function listeners(captured: CapturedIo): number {

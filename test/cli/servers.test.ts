@@ -5,12 +5,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { Closers } from '../../src/cli/closers.js';
-import { EXIT_CODES } from '../../src/cli/exit.js';
 import { adminPort, coreOptions, createAdminListener, shadowOptions } from '../../src/cli/servers.js';
 import { CORE_DEFAULTS } from '../../src/core/app.js';
 import { GATEWAY_DEFAULTS } from '../../src/gateway/app.js';
 import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
 import { loadConfig } from '../../src/lib/config.js';
+import { EXIT_CODES } from '../../src/lib/errors/internal-errors.js';
 import { AllowedNetworks } from '../../src/lib/net/allowed-networks.js';
 
 describe('the servers as the CLI builds them', () => {

@@ -13,7 +13,8 @@ import { CommanderError } from 'commander';
 
 import { CliRun } from '../../src/cli/io.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { type Config, ConfigError, configSchema, loadConfig } from '../../src/lib/config.js';
+import { type Config, configSchema, loadConfig } from '../../src/lib/config.js';
+import { ConfigError } from '../../src/lib/errors/internal-errors.js';
 import { packageBin } from './deploy-files.js';
 
 /** Node's own settings a container may set beside fxgate's: where the TLS CAs come from. */

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { InvalidUpstreamError } from '../../src/gateway/upstream/pool.js';
 import { credentialPath, KeyDirectoryCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import { gatewayCredentials, openV3Access, type V3AccessConfig } from '../../src/gateway/v3-access.js';
 import { WebhookRegistrar } from '../../src/gateway/webhooks/registrations.js';
+import { InvalidUpstreamError } from '../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../src/lib/ids.js';
 import { writeKeyFile } from '../../src/lib/keys/key-file.js';
 import { TEST_ISSUER, V3Harness } from '../support/v3-harness.js';

@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { ConfigError, loadConfig } from '../../src/lib/config.js';
+import { loadConfig } from '../../src/lib/config.js';
+import { ConfigError } from '../../src/lib/errors/internal-errors.js';
 import { killAllCliProcesses, runCli } from '../cli/cli-process.js';
 
 function problems(env: Record<string, string>): readonly string[] {

@@ -19,7 +19,6 @@ import { SHADOW_DEFAULTS } from '../../src/gateway/shadow/shadow-mode.js';
 import { V3_CLIENT_DEFAULTS } from '../../src/gateway/upstream/v3-client.js';
 import { DELIVERY_WORKER_DEFAULTS } from '../../src/gateway/webhooks/delivery-worker.js';
 import {
-  ConfigError,
   configSchema,
   configuredAdminToken,
   configuredKeyring,
@@ -38,7 +37,7 @@ import {
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
-import { INTERNAL_ERRORS } from '../../src/lib/errors/internal-errors.js';
+import { ConfigError,INTERNAL_ERRORS } from '../../src/lib/errors/internal-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 import { KEY_REGISTRY_DEFAULTS } from '../../src/lib/keys/key-registry.js';
 import { keyIdOf } from '../../src/lib/secrets/sealing-keyring.js';

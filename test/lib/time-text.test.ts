@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { TimeTextError } from '../../src/lib/errors/internal-errors.js';
 import {
   imfFixdate,
   instantText,
@@ -15,7 +16,6 @@ import {
   parseSince,
   spanText,
   structuredDate,
-  TimeTextError,
 } from '../../src/lib/time-text.js';
 import { IMF_FIXDATE, SF_DATE } from '../support/http-date-grammar.js';
 

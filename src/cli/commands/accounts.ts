@@ -14,8 +14,8 @@ import {
 } from '../../core/money-movement/withdrawal-accounts.js';
 import { readOrgBook } from '../../core/trading/org-books.js';
 import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
+import { CliError } from '../../lib/errors/internal-errors.js';
 import { isId } from '../../lib/ids.js';
-import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';

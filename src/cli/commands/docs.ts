@@ -26,10 +26,10 @@ import {
   renderMigrationGuide,
 } from '../../gateway/legacy/generated-docs/migration-guides.js';
 import { renderLegacyWebhooks } from '../../gateway/webhooks/webhook-reference.js';
+import { CliError, EXIT_CODES } from '../../lib/errors/internal-errors.js';
 import { renderCurrencyDecimals, seededCurrencyDecimals } from '../docs/currency-decimals.js';
 import { renderConfigTable, renderErrorReference } from '../docs/error-and-config-reference.js';
 import { type GeneratedFile, isStale, renderGeneratedFiles, writeGeneratedFiles } from '../docs/generated-files.js';
-import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { checkoutRoot, missingFiles } from '../repository.js';
 

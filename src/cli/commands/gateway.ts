@@ -5,7 +5,8 @@
  */
 import { gatewaySchedule } from '../../gateway/app.js';
 import { scheduleLines } from '../../gateway/migration-schedule.js';
-import { InvalidUpstreamError, upstreamOrigin } from '../../gateway/upstream/pool.js';
+import { upstreamOrigin } from '../../gateway/upstream/pool.js';
+import { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { listen, listeningText, serve } from '../serve.js';

@@ -7,12 +7,19 @@ import { z } from 'zod';
 import { PROVISIONED_LABEL } from '../../gateway/upstream/signing-credentials.js';
 import type { Mode, Scope } from '../../lib/auth/credential-vocabulary.js';
 import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credential-vocabulary.js';
+import {
+  CliError,
+  EXIT_CODES,
+  InvalidCidrError,
+  InvalidKeyRegistrationError,
+  KeyImportError,
+  KeyImportInvalidError,
+} from '../../lib/errors/internal-errors.js';
 import { newUuid } from '../../lib/ids.js';
 import { generateKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
-import { InvalidCidrError, InvalidKeyRegistrationError } from '../../lib/keys/key-registry.js';
-import { CliError, EXIT_CODES, messageOf, usageError } from '../exit.js';
+import { messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { KeyImportError, KeyImportInvalidError, readKeyImportFile, registerImportedKeys } from '../key-import.js';
+import { readKeyImportFile, registerImportedKeys } from '../key-import.js';
 import { formatKeyTable } from '../key-table.js';
 import { dateCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';

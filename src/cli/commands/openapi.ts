@@ -13,10 +13,10 @@ import { dirname, join } from 'node:path';
 import { coreV3Document } from '../../core/openapi/declared-operations.js';
 import { loadLegacyMappings } from '../../gateway/legacy/declarations/mappings-loader.js';
 import { buildLegacyDocument } from '../../gateway/openapi/legacy-document.js';
+import { CliError, EXIT_CODES } from '../../lib/errors/internal-errors.js';
 import { type Generation, GENERATIONS, type OpenApiDocument, serializeDocument } from '../../lib/openapi/document.js';
 import { type BreakingChange, breakingChanges, describeBreakingChange } from '../breaking-changes.js';
 import { CLIENT_TYPES_PATH, clientTypesText } from '../client-types.js';
-import { CliError, EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { checkoutRoot, SNAPSHOT_DIRECTORY } from '../repository.js';
 

@@ -6,22 +6,23 @@
 import { z } from 'zod';
 
 import {
-  CreditLineBelowCommittedError,
-  InvalidCreditLineError,
-  InvalidPairError,
   type OrgBook,
-  OrgBookNotFoundError,
   readOrgBook,
   setCreditLine,
   setCurrencyEnabled,
   setPairEnabled,
   setTradingEnabled,
-  UnknownCurrencyError,
 } from '../../core/trading/org-books.js';
 import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
+import {
+  CliError,
+  CreditLineBelowCommittedError,
+  OrgBookError,
+  OrgBookNotFoundError,
+} from '../../lib/errors/internal-errors.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
 import { CREDIT_LINE, CURRENCY } from '../arguments.js';
-import { CliError, usageError } from '../exit.js';
+import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { dateCodec, decimalCodec, defineOperation } from '../state/operation.js';
 import { withState } from '../state/session.js';
@@ -35,12 +36,8 @@ function cliErrorOf(error: unknown): unknown {
       { cause: error },
     );
   if (error instanceof CreditLineBelowCommittedError) return new CliError(error.message, undefined, { cause: error });
-  if (
-    error instanceof UnknownCurrencyError ||
-    error instanceof InvalidPairError ||
-    error instanceof InvalidCreditLineError
-  )
-    return usageError(error.message);
+  // The books' other errors are bad input: an unknown currency, a one-currency pair, an invalid line.
+  if (error instanceof OrgBookError) return usageError(error.message);
   return error;
 }
 

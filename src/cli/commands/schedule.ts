@@ -19,8 +19,9 @@ import {
 } from '../../gateway/migration-schedule.js';
 import { shadowSettings } from '../../gateway/shadow/shadow-mode.js';
 import { type Config, configuredAdminToken } from '../../lib/config.js';
+import { CliError } from '../../lib/errors/internal-errors.js';
 import { fetchAdminJson } from '../admin-client.js';
-import { CliError, usageError } from '../exit.js';
+import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { loopbackUrlOf } from '../serve.js';
 import { adminPort, shadowOptions } from '../servers.js';

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 
 import type { Queryable } from '../../lib/db/database.js';
+import { EXIT_CODES } from '../../lib/errors/internal-errors.js';
 import {
   countSealedRows,
   resealRows,
@@ -19,7 +20,6 @@ import {
   type SealedRowCount,
   upgradeSealedRows,
 } from '../../lib/secrets/sealed-rows.js';
-import { EXIT_CODES } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { ALL_SEALED_COLUMNS } from '../sealing.js';
 import { defineOperation } from '../state/operation.js';

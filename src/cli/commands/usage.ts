@@ -11,10 +11,10 @@
 import {
   parseUsageQuery,
   type UsageQuery,
-  UsageQueryError,
   type UsageReport,
   type UsageRow,
 } from '../../gateway/usage/usage-recorder.js';
+import { UsageQueryError } from '../../lib/errors/internal-errors.js';
 import type { UsageCommandOptions, UsageFormat, UsageSource } from '../definitions/usage-options.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';

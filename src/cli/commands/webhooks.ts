@@ -23,16 +23,16 @@ import {
   listSubscriptions,
   removeSubscription,
   type Subscription,
-  SubscriptionInputError,
 } from '../../gateway/webhooks/subscriptions.js';
 import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
+import { CliError,SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { Closers } from '../closers.js';
 import { allowedNetworks, upstreamKeysDir } from '../config.js';
-import { CliError, messageOf, usageError } from '../exit.js';
+import { messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { GATEWAY_SEALED_COLUMNS } from '../sealing.js';
 import { defineOperation, type StateContext } from '../state/operation.js';

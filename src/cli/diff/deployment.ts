@@ -14,7 +14,6 @@ import { V3RequestSigner } from '../../lib/auth/request-signer.js';
 import { DeploymentError } from '../../lib/errors/internal-errors.js';
 import type { LoadedKey } from '../../lib/keys/key-file.js';
 import { legacyRequestHeaders } from '../commands/sign.js';
-export { DeploymentError } from '../../lib/errors/internal-errors.js';
 
 export interface DeploymentOptions {
   /** The deployment's origin (no path): it serves /v1, /v2 and /v3. */

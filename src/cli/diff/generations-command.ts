@@ -11,10 +11,10 @@ import { dirname } from 'node:path';
 
 import { upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { signingIssuer } from '../../lib/config.js';
+import { CliError, DeploymentError,EXIT_CODES, type ExitCode } from '../../lib/errors/internal-errors.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
-import { CliError, EXIT_CODES, type ExitCode, messageOf, usageError } from '../exit.js';
+import { messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { DeploymentError } from './deployment.js';
 import { DIFF_DEFAULTS, type DiffGenerationsOptions } from './diff-options.js';
 import { renderJson, renderJunit, renderTable } from './reporters.js';
 import { type DiffReport, type OperationReport, REQUIRED_SCOPES, runGenerationDiff } from './runner.js';

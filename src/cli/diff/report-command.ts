@@ -9,8 +9,8 @@
 import { z } from 'zod';
 
 import { configuredAdminToken } from '../../lib/config.js';
+import { CliError } from '../../lib/errors/internal-errors.js';
 import { fetchAdminJson } from '../admin-client.js';
-import { CliError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { textTable } from '../text-table.js';
 import { SHADOW_REPORT_PATH } from './diff-options.js';

@@ -12,7 +12,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { MissingMarkerError, UnknownSectionError } from '../../lib/errors/internal-errors.js';
-export { MissingMarkerError, UnknownSectionError } from '../../lib/errors/internal-errors.js';
 
 /** A section's renderer, by its marker name. */
 export type SectionRenderers = Readonly<Record<string, () => string>>;

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 
 import { z } from 'zod';
 
-import { CliError } from '../exit.js';
+import { CliError } from '../../lib/errors/internal-errors.js';
 import { boundUrl, loopbackUrlOf } from '../serve.js';
 
 export const ADMIN_ADDRESS_FILE = 'admin.json';

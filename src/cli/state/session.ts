@@ -11,11 +11,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
 
 import type { Config } from '../../lib/config.js';
+import {
+  CliError,
+  DataDirLockedError,
+  KeyImportConflictError,
+  KeyImportInvalidError,
+} from '../../lib/errors/internal-errors.js';
 import { Closers } from '../closers.js';
-import { DataDirLockedError } from '../data-dir-lock.js';
-import { CliError, messageOf } from '../exit.js';
+import { messageOf } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { KeyImportConflictError, KeyImportInvalidError } from '../key-import.js';
 import { openRegistry, type Warn } from '../runtime.js';
 import { givenKeyring, openKeyring, resolveKeyring } from '../sealing.js';
 import { checkAdminUrl, readAdminToken, readPublishedAdmin } from './admin-discovery.js';

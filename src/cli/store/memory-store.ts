@@ -12,6 +12,7 @@
  * Its epoch marker (NonceClaim) is its creation time: it knows every nonce claimed since then, and
  * none from before, such as the nonces of the process it replaced.
  */
+import { StoreUnavailableError } from '../../lib/errors/internal-errors.js';
 import {
   type EphemeralStore,
   type IdempotencyBeginInput,
@@ -20,7 +21,6 @@ import {
   type RateLimitInput,
   type RateLimitResult,
   type StoredResponse,
-  StoreUnavailableError,
 } from '../../lib/store/ephemeral-store.js';
 import { gcraStep } from './gcra.js';
 import { assertRateLimitInput, assertTtlMs } from './store-input.js';

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../../lib/errors/internal-errors.js';
 /**
  * The identity of the Redis primary a connection reached, read from INFO: its `run_id`, which
  * changes at every start of the server, and its `master_replid`, which changes when a replica is
@@ -7,7 +8,6 @@
  *
  * It may touch: the INFO text it is given; no command is sent here.
  */
-import { StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
 
 /** The INFO fields the identity is made of, one `name:value` a line. */
 function infoFields(text: string): Map<string, string> {

@@ -23,6 +23,11 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 
 import {
+  CorruptStoreRecordError,
+  InvalidStoreInputError,
+  StoreUnavailableError,
+} from '../../lib/errors/internal-errors.js';
+import {
   type EphemeralStore,
   type IdempotencyBeginInput,
   type IdempotencyBeginResult,
@@ -30,14 +35,13 @@ import {
   type RateLimitInput,
   type RateLimitResult,
   type StoredResponse,
-  StoreUnavailableError,
 } from '../../lib/store/ephemeral-store.js';
 import { ATTR, inClientSpan, insideSpan, TRACERS, tracingActive } from '../../lib/tracing/spans.js';
 import { primaryIdentity } from './primary-identity.js';
 import { createRedisClient, type RedisEndpoint } from './redis-connection.js';
 import { REDIS_SCRIPT_KEY_COUNTS, REDIS_SCRIPTS, type RedisScriptName } from './redis-scripts.js';
-import { assertRateLimitInput, assertTtlMs, InvalidStoreInputError } from './store-input.js';
-import { CorruptStoreRecordError, decodeStoredResponse, encodeStoredResponse } from './stored-response.js';
+import { assertRateLimitInput, assertTtlMs } from './store-input.js';
+import { decodeStoredResponse, encodeStoredResponse } from './stored-response.js';
 
 export type RedisStoreOptions = RedisEndpoint & {
   /**

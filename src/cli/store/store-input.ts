@@ -4,7 +4,6 @@
  */
 import { InvalidStoreInputError } from '../../lib/errors/internal-errors.js';
 import type { RateLimitInput } from '../../lib/store/ephemeral-store.js';
-export { InvalidStoreInputError } from '../../lib/errors/internal-errors.js';
 
 /** Redis PX takes whole positive milliseconds only; the memory store follows suit. */
 export function assertTtlMs(name: string, value: number): void {

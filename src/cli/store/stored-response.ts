@@ -4,7 +4,6 @@
  */
 import { CorruptStoreRecordError } from '../../lib/errors/internal-errors.js';
 import type { StoredResponse } from '../../lib/store/ephemeral-store.js';
-export { CorruptStoreRecordError } from '../../lib/errors/internal-errors.js';
 
 export function encodeStoredResponse(response: StoredResponse): string {
   // Named fields only: extra properties on the caller's object must not leak into the record.

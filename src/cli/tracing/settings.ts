@@ -7,7 +7,6 @@
  */
 
 import { TracingConfigError } from '../../lib/errors/internal-errors.js';
-export { TracingConfigError } from '../../lib/errors/internal-errors.js';
 
 export type TraceExporterName = 'otlp' | 'console';
 export type OtlpProtocol = 'http/protobuf' | 'http/json';

@@ -28,41 +28,26 @@
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
+import { SealedSecretError } from '../../lib/errors/internal-errors.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
-import { SealedSecretError, type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
+import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
+import { attemptDelivery, type AttemptResult, type WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
 import {
-  attemptDelivery,
-  type AttemptResult,
-  type ModeFetchers,
-  modeFetchers,
-  type WebhookFetcher,
-} from '../../lib/webhooks/delivery-attempt.js';
-import {
-  attemptInLanes,
-  DeliveryRounds,
-  oneAfterAnother,
-  roundLeaseUntil,
+  defaultClaim,
+  type DeliveryLoopOptions,
+  DeliveryWorkerCore,
+  insertAttempt,
+  receiverAccepted,
+  type WorkerSteps,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
 import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
 
-export type ClaimMode = 'lock' | 'lease';
-
-export interface WebhookWorkerOptions {
-  /** Wait between rounds that found less than a full batch. */
-  readonly pollIntervalMs: number;
-  /** Deliveries claimed per round. */
-  readonly batchSize: number;
-  /** Whole-attempt bound: connect, send, response headers and body. */
-  readonly requestTimeoutMs: number;
+/** The claim modes are the module comment's. */
+export interface WebhookWorkerOptions extends DeliveryLoopOptions {
   /** How long after its event a delivery is still tried (72 h). */
   readonly maxAgeMs: number;
-  /** Attempts in flight at once in a round, and so at most this many connections. */
-  readonly concurrency: number;
-  /** See the module comment; by default 'lock' on PostgreSQL and 'lease' on PGlite. */
-  readonly claim: ClaimMode;
 }
 
 export const WEBHOOK_WORKER_DEFAULTS = {
@@ -145,41 +130,27 @@ async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: 
   return rows;
 }
 
-export class WebhookDeliveryWorker {
-  readonly options: WebhookWorkerOptions;
-  private readonly db: Database;
-  private readonly now: () => Date;
+export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult, WebhookWorkerOptions> {
   /** Where each mode's endpoints may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly outboundFetchers: ModeFetchers;
-  private log: WorkerLog | null;
   private readonly random: () => number;
   private readonly keyring: SealingKeyring;
-  /** The rounds in progress, which stop() interrupts. */
-  private readonly rounds = new DeliveryRounds('webhook worker');
-  /** Ticks until stop(): at once after a full batch, else after pollIntervalMs. */
-  private readonly loop: PollLoop;
   constructor(deps: WebhookWorkerDependencies) {
-    this.db = deps.db;
-    this.options = {
+    const options: WebhookWorkerOptions = {
       ...WEBHOOK_WORKER_DEFAULTS,
-      claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
+      claim: defaultClaim(deps.db),
       ...deps.options,
     };
-    this.now = deps.now ?? (() => new Date());
-    this.log = deps.log ?? null;
+    const destinations = webhookPolicies(deps.outbound);
+    super(
+      { rounds: 'webhook worker', loop: 'webhook worker', failed: 'webhook delivery round failed' },
+      deps,
+      options,
+      destinations,
+    );
+    this.destinations = destinations;
     this.random = deps.random ?? Math.random;
     this.keyring = deps.keyring;
-    this.destinations = webhookPolicies(deps.outbound);
-    this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
-    this.loop = createPollLoop({
-      name: 'webhook worker',
-      intervalMs: this.options.pollIntervalMs,
-      firstDelayMs: 0,
-      tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
-      // A database outage: log it and poll again; the deliveries are still in the outbox.
-      onError: (error) => this.log?.error({ err: error }, 'webhook delivery round failed'),
-    });
   }
 
   /**
@@ -187,69 +158,26 @@ export class WebhookDeliveryWorker {
    * when given, is where failed rounds are reported (the app passes its own when it starts jobs).
    */
   start(log?: WorkerLog): void {
-    if (this.loop.running || this.rounds.closed) return;
+    if (this.loop.running || this.stopped) return;
     this.log ??= log ?? null;
     this.loop.start();
   }
 
-  /** Stops polling, interrupts the rounds in progress and waits for the loop to end; idempotent. */
-  stop(): Promise<void> {
-    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
-  }
-
-  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
-  runOnce(): Promise<number> {
-    return this.rounds.run((signal) =>
-      this.options.claim === 'lock' ? this.lockedRound(signal) : this.leasedRound(signal),
-    );
-  }
-
-  private async lockedRound(signal: AbortSignal): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const rows = await claimLocked(tx, this.now(), this.options.batchSize);
-      // The attempts run concurrently, but their results are written one after another on the round's connection.
-      const record = oneAfterAnother((row: ClaimedDelivery, result: AttemptResult | null, at: Date) =>
-        this.record(tx, row, result, at),
-      );
-      // Rows not reached before a stop need nothing: the commit unlocks them and they are still due.
-      await this.attemptAll(rows, signal, record);
-      return rows.length;
-    });
-  }
-
-  private async leasedRound(signal: AbortSignal): Promise<number> {
-    const now = this.now();
-    const leaseUntil = roundLeaseUntil(now, this.options);
-    const rows = await this.db.transaction((tx) => claimLeased(tx, now, this.options.batchSize, leaseUntil));
-    const reached = await this.attemptAll(rows, signal, (row, result, at) =>
-      this.db.transaction((tx) => this.record(tx, row, result, at)),
-    );
-    const unreached = rows.filter((row) => !reached.has(row.id));
-    if (unreached.length > 0) {
-      // Stopped before these were tried: hand them back now rather than at the lease's end.
-      await this.db.query(
-        `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-        [unreached.map((row) => row.id), now],
-      );
-    }
-    return rows.length;
-  }
-
-  /** Attempts the rows in lanes (src/lib/webhooks/delivery-rounds.ts); returns the ids it reached. */
-  private attemptAll(
-    rows: readonly ClaimedDelivery[],
-    signal: AbortSignal,
-    record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
-  ): Promise<Set<string>> {
-    return attemptInLanes(rows, {
-      concurrency: this.options.concurrency,
-      signal,
-      now: this.now,
+  protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {
+    return {
+      claimLocked: (tx, now) => claimLocked(tx, now, this.options.batchSize),
+      claimLeased: (tx, now, leaseUntil) => claimLeased(tx, now, this.options.batchSize, leaseUntil),
+      release: async (db, rows, now) => {
+        await db.query(
+          `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+          [rows.map((row) => row.id), now],
+        );
+      },
       // An endpoint deleted after its delivery was fanned out: nothing is sent.
       attempt: (row, attemptedAt) =>
         row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
-      record,
-    });
+      record: (tx, row, result, at) => this.record(tx, row, result, at),
+    };
   }
 
   private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
@@ -307,12 +235,7 @@ export class WebhookDeliveryWorker {
       );
       return;
     }
-    const statusCode = result.kind === 'answered' ? result.statusCode : null;
-    const error = result.kind === 'answered' ? null : result.error;
-    await tx.query(
-      'INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)',
-      [row.id, attemptedAt, statusCode, error, result.durationMs],
-    );
+    await insertAttempt(tx, 'webhook_delivery_attempts', row.id, attemptedAt, result);
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once (a lease handed back).
       await tx.query(
@@ -322,7 +245,7 @@ export class WebhookDeliveryWorker {
       return;
     }
     const outcome = afterAttempt({
-      succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300,
+      succeeded: receiverAccepted(result),
       failures: row.attempts + 1,
       now: attemptedAt,
       eventCreatedAt: row.event_created_at,

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
-import { StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
+import { StoreUnavailableError } from '../../lib/errors/internal-errors.js';
 import { addressSubject, type RateLimiter } from './rate-limit.js';
 import { initRequestState } from './request-context.js';
 import { isWriteMethod } from './request-state.js';

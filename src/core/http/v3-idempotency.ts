@@ -11,8 +11,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { ApiError } from '../../lib/errors/api-error.js';
+import { StoreUnavailableError } from '../../lib/errors/internal-errors.js';
 import { IDEMPOTENCY_KEY_PATTERN, requestFingerprint } from '../../lib/idempotency-key.js';
-import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../lib/store/ephemeral-store.js';
+import { type EphemeralStore, type StoredResponse } from '../../lib/store/ephemeral-store.js';
 import type { Principal } from '../principal.js';
 import { displayPath, type OperationMeta } from './operation.js';
 

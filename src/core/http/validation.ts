@@ -10,8 +10,9 @@
 import { z } from 'zod';
 
 import { ApiError } from '../../lib/errors/api-error.js';
+import { StrictJsonError } from '../../lib/errors/internal-errors.js';
 import { toIssues } from '../../lib/errors/validation-issues.js';
-import { parseStrictJson, StrictJsonError } from '../../lib/json/strict-json.js';
+import { parseStrictJson } from '../../lib/json/strict-json.js';
 import { decodeUtf8, INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE, unstorableTextIssues } from '../../lib/text.js';
 
 export function parseJsonBody(raw: Buffer): unknown {

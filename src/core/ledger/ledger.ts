@@ -10,7 +10,6 @@ import type { Queryable } from '../../lib/db/database.js';
 import { UnbalancedMovementError } from '../../lib/errors/internal-errors.js';
 import { newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal } from '../../lib/money.js';
-export { UnbalancedMovementError } from '../../lib/errors/internal-errors.js';
 
 /**
  * client: the org's own balance in a currency (its id is the v3 balance id).

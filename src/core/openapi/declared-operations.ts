@@ -14,7 +14,6 @@ import type { Operation } from '../http/operation.js';
 import type { CursorCodec } from '../pagination/cursor-codec.js';
 import type { TradingContext } from '../trading/trading-context.js';
 import { buildV3Document } from './v3-document.js';
-export { DetachedContextError } from '../../lib/errors/internal-errors.js';
 
 /** An object whose every member is a function that throws DetachedContextError. */
 function detached<T extends object>(name: string): T {

@@ -16,15 +16,6 @@ import {
 } from '../../lib/errors/internal-errors.js';
 import { type Decimal, formatDecimal, parseDecimal } from '../../lib/money.js';
 import { pairKey } from './reference-data.js';
-export {
-  CreditLineBelowCommittedError,
-  InvalidCreditLineError,
-  InvalidPairError,
-  OrgBookError,
-  type OrgBookErrorCode,
-  OrgBookNotFoundError,
-  UnknownCurrencyError,
-} from '../../lib/errors/internal-errors.js';
 
 export interface OrgBook {
   readonly orgId: string;

@@ -21,7 +21,6 @@ import type BigNumber from 'bignumber.js';
 import { InvalidPriceInputError } from '../../lib/errors/internal-errors.js';
 import { Decimal } from '../../lib/money.js';
 import { RATE_DECIMALS } from './rate-source.js';
-export { InvalidPriceInputError } from '../../lib/errors/internal-errors.js';
 
 export interface PriceInput {
   buyCurrency: string;

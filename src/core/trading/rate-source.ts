@@ -7,7 +7,6 @@
  */
 import { InvalidRateTableError, UnknownCurrencyRateError } from '../../lib/errors/internal-errors.js';
 import { Decimal } from '../../lib/money.js';
-export { InvalidRateTableError, UnknownCurrencyRateError } from '../../lib/errors/internal-errors.js';
 
 /** Fractional digits of every rate fxgate quotes (mid and client). */
 export const RATE_DECIMALS = 10;

@@ -20,6 +20,7 @@
  */
 import { isLosslessNumber } from 'lossless-json';
 
+import { V3ContractError } from '../../lib/errors/internal-errors.js';
 import { ID_PREFIXES, type IdKind, idToLegacyUuid, legacyUuidToId } from '../../lib/ids.js';
 import {
   type AnswerOnly,
@@ -38,7 +39,6 @@ import type {
 import { CONVERTERS, derivedField } from '../legacy/transforms/derived-fields.js';
 import type { RecordContext } from '../legacy/transforms/response-body.js';
 import { findV3Operation, V3_RECORD_READS } from '../legacy/v3-contract/operations.js';
-import { V3ContractError } from '../legacy/v3-contract/v3-contract-error.js';
 import { readV3, V3_RECORDS, type V3RecordKind } from '../legacy/v3-contract/v3-records.js';
 import { type LegacyFieldIndex, legacyFieldIndex, legacyLeaves } from './legacy-fields.js';
 import { legacyValueText, sameLegacyValue } from './legacy-values.js';

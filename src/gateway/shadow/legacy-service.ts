@@ -30,6 +30,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { InvalidLegacyServiceUrlError, LegacyTimeoutError } from '../../lib/errors/internal-errors.js';
 import { operatorServicePolicy, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { guardedPool } from '../../lib/net/guarded-connector.js';
+import { parseServiceUrl } from '../../lib/net/service-url.js';
 import {
   ATTR,
   injectTraceHeaders,
@@ -43,7 +44,6 @@ import {
 import { forwardedFor } from '../forwarded-for.js';
 import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
-export { InvalidLegacyServiceUrlError, LegacyTimeoutError } from '../../lib/errors/internal-errors.js';
 
 /**
  * With tracing on, the CLIENT span of a call to the legacy service, named by the legacy route's
@@ -109,18 +109,13 @@ const SERVICE_NAME = 'the legacy service (FXGATE_SHADOW_URL)';
 export type RelayFailure = (reply: FastifyReply, error: unknown, mayHaveReached: boolean) => void;
 
 function parseBase(url: string): { origin: string; prefix: string } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new InvalidLegacyServiceUrlError(url, 'not a URL');
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new InvalidLegacyServiceUrlError(url, 'must start with http:// or https://');
-  if (parsed.search !== '' || parsed.hash !== '')
-    throw new InvalidLegacyServiceUrlError(url, 'must not carry a query or fragment');
-  if (parsed.username !== '' || parsed.password !== '')
-    throw new InvalidLegacyServiceUrlError(url, 'must not carry credentials');
+  const parsed = parseServiceUrl(
+    url,
+    (place) => (place.search !== '' || place.hash !== '' ? 'must not carry a query or fragment' : null),
+    (reason) => {
+      throw new InvalidLegacyServiceUrlError(url, reason);
+    },
+  );
   return { origin: parsed.origin, prefix: parsed.pathname.replace(/\/+$/, '') };
 }
 

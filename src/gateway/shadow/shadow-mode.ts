@@ -26,7 +26,8 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 
 import { DEFAULT_SHADOW_SAMPLE } from '../../lib/config.js';
 import type { Queryable } from '../../lib/db/database.js';
-import { DestinationRefusedError, type OutboundAllowance } from '../../lib/net/destination-policy.js';
+import { DestinationRefusedError } from '../../lib/errors/internal-errors.js';
+import { type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { type AnswerText, compareAnswers, differingPaths } from '../compare/answer-diff.js';
 import { type LegacyFieldIndex, legacyFieldIndex } from '../compare/legacy-fields.js';
 import { type ShadowVolatileField, volatilePathsOf } from '../legacy/declarations/conventions.js';

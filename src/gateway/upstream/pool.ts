@@ -7,7 +7,7 @@
 import { type Dispatcher, Pool } from 'undici';
 
 import { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
-export { InvalidUpstreamError } from '../../lib/errors/internal-errors.js';
+import { parseServiceUrl } from '../../lib/net/service-url.js';
 
 export interface UpstreamOptions {
   readonly origin: string;
@@ -22,20 +22,16 @@ export interface UpstreamOptions {
  * verify a signature made for the gateway.
  */
 export function upstreamOrigin(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new InvalidUpstreamError(url, 'not a URL');
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new InvalidUpstreamError(url, 'must start with http:// or https://');
-  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '') {
-    throw new InvalidUpstreamError(url, 'must be an origin only (scheme, host, port): v3 paths are signed as sent');
-  }
-  if (parsed.username !== '' || parsed.password !== '')
-    throw new InvalidUpstreamError(url, 'must not carry credentials');
-  return parsed.origin;
+  return parseServiceUrl(
+    url,
+    (parsed) =>
+      parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== ''
+        ? 'must be an origin only (scheme, host, port): v3 paths are signed as sent'
+        : null,
+    (reason) => {
+      throw new InvalidUpstreamError(url, reason);
+    },
+  ).origin;
 }
 
 export function createUpstreamPool(options: UpstreamOptions): Pool {

@@ -24,6 +24,7 @@ import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 
+import { UpstreamDeadlineError } from '../../lib/errors/internal-errors.js';
 import {
   ATTR,
   injectTraceHeaders,
@@ -35,7 +36,6 @@ import {
   tracingActive,
 } from '../../lib/tracing/spans.js';
 import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
-import { UpstreamDeadlineError } from './upstream-failure.js';
 
 export interface UpstreamRelayOptions {
   /** Where requests go (scheme, host, port); its host is the Host the upstream sees. */

@@ -24,7 +24,6 @@ import { V3RequestSigner } from '../../lib/auth/request-signer.js';
 import { UpstreamCredentialError } from '../../lib/errors/internal-errors.js';
 import { type LoadedKey, loadKey, readKeyFile, writeKeyFile } from '../../lib/keys/key-file.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
-export { UpstreamCredentialError, type UpstreamCredentialErrorCode } from '../../lib/errors/internal-errors.js';
 
 export interface UpstreamCredentials {
   /** The signer for this org's v3 credential in this mode; rejects with an UpstreamCredentialError. */

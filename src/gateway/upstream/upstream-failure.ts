@@ -18,7 +18,6 @@ import {
 import type { UpstreamFailureKind } from '../metrics/gateway-metrics.js';
 import { isWriteMethod } from '../v3/errors.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
-export { UpstreamDeadlineError } from '../../lib/errors/internal-errors.js';
 
 /**
  * `requestWritten`: whether the whole request, head and body, had been handed to the upstream

@@ -48,13 +48,6 @@ import {
 import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
 import type { UpstreamCredentials } from './signing-credentials.js';
-export {
-  UpstreamError,
-  type UpstreamErrorCode,
-  UpstreamProtocolError,
-  UpstreamTimeoutError,
-  UpstreamUnreachableError,
-} from '../../lib/errors/internal-errors.js';
 
 /**
  * A v3 error as a client must read it (docs/contract.md#errors-client-handling): code, type and

@@ -12,6 +12,7 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
+import { UsageQueryError } from '../../lib/errors/internal-errors.js';
 import {
   type BlockerHit,
   type BlockerSeverity,
@@ -27,7 +28,6 @@ import {
   parseUsageQuery,
   seenColumns,
   type UsageCaller,
-  UsageQueryError,
   type UsageRecorder,
   type UsageRecorderOptions,
 } from './usage-recorder.js';

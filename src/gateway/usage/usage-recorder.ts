@@ -14,11 +14,10 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
-import { UsageQueryError } from '../../lib/errors/internal-errors.js';
-import { parseSince, TimeTextError } from '../../lib/time-text.js';
+import { TimeTextError,UsageQueryError } from '../../lib/errors/internal-errors.js';
+import { parseSince } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/declarations/legacy-operations.js';
 import { BatchedRecorder, columnsInKeyOrder } from '../tallies.js';
-export { UsageQueryError } from '../../lib/errors/internal-errors.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
 export interface UsageCaller {

@@ -22,40 +22,29 @@
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
 import type { Database, Queryable } from '../../lib/db/database.js';
-import { createPollLoop, type PollLoop } from '../../lib/jobs/poll-loop.js';
 import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
   attemptDelivery,
   type AttemptResult,
   describeError,
-  type ModeFetchers,
-  modeFetchers,
   type WebhookFetcher,
 } from '../../lib/webhooks/delivery-attempt.js';
 import {
-  attemptInLanes,
-  DeliveryRounds,
-  oneAfterAnother,
-  roundLeaseUntil,
+  defaultClaim,
+  type DeliveryLoopOptions,
+  DeliveryWorkerCore,
+  insertAttempt,
+  receiverAccepted,
+  type WorkerSteps,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { DEFAULT_RETRY_POLICY, outcomeAfterAttempt, type RetryPolicy } from '../../lib/webhooks/retry-schedule.js';
 import { LEGACY_SIGNATURE_HEADER, signLegacyWebhook } from '../../lib/webhooks/signature.js';
 import type { WebhookDeliveryOutcome } from '../metrics/gateway-metrics.js';
 import { subscriptionSecretBinding } from './subscriptions.js';
 
-export type ClaimMode = 'lock' | 'lease';
-
-export interface DeliveryWorkerOptions {
-  /** Wait between rounds that found less than a full batch. */
-  readonly pollIntervalMs: number;
-  readonly batchSize: number;
-  /** Whole-attempt bound: connect, send, response headers and body. */
-  readonly requestTimeoutMs: number;
-  /** Attempts in flight at once in a round. */
-  readonly concurrency: number;
-  /** By default 'lock' on PostgreSQL and 'lease' on PGlite (see above). */
-  readonly claim: ClaimMode;
+/** The claim modes are described above. */
+export interface DeliveryWorkerOptions extends DeliveryLoopOptions {
   /** Backoff, and the deadline after the gateway received the event (72 h). */
   readonly retry: RetryPolicy;
 }
@@ -109,49 +98,39 @@ const DUE = `SELECT id FROM legacy_webhook_deliveries
 const JOINS =
   'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id JOIN legacy_webhook_events e ON e.id = c.event_id';
 
-export class LegacyDeliveryWorker {
-  readonly options: DeliveryWorkerOptions;
-  private readonly db: Database;
+export class LegacyDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult, DeliveryWorkerOptions> {
   private readonly keyring: SealingKeyring;
-  private readonly now: () => Date;
   /** Where each mode's subscriptions may point, checked before every attempt (and by the agents' connections). */
   private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly outboundFetchers: ModeFetchers;
   private readonly random: () => number;
-  private log: WorkerLog | null;
   private readonly onOutcome: ((outcome: WebhookDeliveryOutcome) => void) | null;
-  /** The rounds in progress, which stop() interrupts. */
-  private readonly rounds = new DeliveryRounds('legacy webhook worker');
-  /** Ticks until stop(): at once after a full batch or a nudge, else after pollIntervalMs. */
-  private readonly loop: PollLoop;
   constructor(deps: DeliveryWorkerDependencies) {
-    this.db = deps.db;
-    this.keyring = deps.keyring;
-    this.options = {
+    const options: DeliveryWorkerOptions = {
       ...DELIVERY_WORKER_DEFAULTS,
-      claim: deps.db.driver === 'pglite' ? 'lease' : 'lock',
+      claim: defaultClaim(deps.db),
       ...deps.options,
     };
-    this.now = deps.now ?? (() => new Date());
-    this.random = deps.random ?? Math.random;
-    this.log = deps.log ?? null;
-    this.onOutcome = deps.onOutcome ?? null;
     // The operator's subscriptions: a refusal recorded on an attempt names the setting that allows an in-house receiver.
-    this.destinations = webhookPolicies(deps.outbound, 'operator');
-    this.outboundFetchers = modeFetchers(this.destinations, this.options, deps.fetcher);
-    this.loop = createPollLoop({
-      name: 'legacy webhook delivery worker',
-      intervalMs: this.options.pollIntervalMs,
-      firstDelayMs: 0,
-      tick: async () => ((await this.runOnce()) >= this.options.batchSize ? 'again' : 'wait'),
-      // A database outage: the deliveries are still in the outbox; poll again.
-      onError: (error) => this.log?.error({ err: error }, 'legacy webhook delivery round failed'),
-    });
+    const destinations = webhookPolicies(deps.outbound, 'operator');
+    super(
+      {
+        rounds: 'legacy webhook worker',
+        loop: 'legacy webhook delivery worker',
+        failed: 'legacy webhook delivery round failed',
+      },
+      deps,
+      options,
+      destinations,
+    );
+    this.destinations = destinations;
+    this.keyring = deps.keyring;
+    this.random = deps.random ?? Math.random;
+    this.onOutcome = deps.onOutcome ?? null;
   }
 
   /** Polls until stop(); releases a dead process's leases first on PGlite. */
   async start(log?: WorkerLog): Promise<void> {
-    if (this.loop.running || this.rounds.closed) return;
+    if (this.loop.running || this.stopped) return;
     this.log ??= log ?? null;
     if (this.options.claim === 'lease' && this.db.driver === 'pglite') {
       await this.db.query(
@@ -166,75 +145,34 @@ export class LegacyDeliveryWorker {
     this.loop.wake();
   }
 
-  stop(): Promise<void> {
-    return this.rounds.stop(this.loop, () => this.outboundFetchers.close());
-  }
-
-  /** One round: claims up to batchSize due deliveries and attempts each; returns how many. */
-  runOnce(): Promise<number> {
-    return this.rounds.run((signal) =>
-      this.options.claim === 'lock' ? this.lockedRound(signal) : this.leasedRound(signal),
-    );
-  }
-
-  private async lockedRound(signal: AbortSignal): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const { rows } = await tx.query<ClaimedDelivery>(
-        `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
-         SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.next_attempt_at, c.id`,
-        [this.now(), this.options.batchSize],
-      );
-      // One connection runs one statement at a time: the outcomes are written one after another.
-      await this.attemptAll(
-        rows,
-        signal,
-        oneAfterAnother((row: ClaimedDelivery, result: AttemptResult | null, at: Date) =>
-          this.record(tx, row, result, at),
-        ),
-      );
-      return rows.length;
-    });
-  }
-
-  private async leasedRound(signal: AbortSignal): Promise<number> {
-    const now = this.now();
-    const leaseUntil = roundLeaseUntil(now, this.options);
-    const rows = await this.db.transaction(async (tx) => {
-      const claimed = await tx.query<ClaimedDelivery>(
-        `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
-         SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.id`,
-        [now, this.options.batchSize, leaseUntil],
-      );
-      return claimed.rows;
-    });
-    const reached = await this.attemptAll(rows, signal, (row, result, at) =>
-      this.db.transaction((tx) => this.record(tx, row, result, at)),
-    );
-    const unreached = rows.filter((row) => !reached.has(row.id));
-    if (unreached.length > 0) {
-      // Stopped before these were tried: hand them back now rather than at the lease's end.
-      await this.db.query(
-        `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-        [unreached.map((row) => row.id)],
-      );
-    }
-    return rows.length;
-  }
-
-  /** Attempts the rows in lanes (src/lib/webhooks/delivery-rounds.ts); returns the ids it reached. */
-  private attemptAll(
-    rows: readonly ClaimedDelivery[],
-    signal: AbortSignal,
-    record: (row: ClaimedDelivery, result: AttemptResult | null, attemptedAt: Date) => Promise<void>,
-  ): Promise<Set<string>> {
-    return attemptInLanes(rows, {
-      concurrency: this.options.concurrency,
-      signal,
-      now: this.now,
+  protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {
+    return {
+      claimLocked: async (tx, now) => {
+        const { rows } = await tx.query<ClaimedDelivery>(
+          `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.subscription_id, d.next_attempt_at FROM legacy_webhook_deliveries d WHERE d.id IN (${DUE}))
+             SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.next_attempt_at, c.id`,
+          [now, this.options.batchSize],
+        );
+        return rows;
+      },
+      claimLeased: async (tx, now, leaseUntil) => {
+        const { rows } = await tx.query<ClaimedDelivery>(
+          `WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, subscription_id)
+             SELECT ${CLAIMED_COLUMNS} FROM c ${JOINS} ORDER BY c.id`,
+          [now, this.options.batchSize, leaseUntil],
+        );
+        return rows;
+      },
+      release: async (db, rows) => {
+        await db.query(
+          `UPDATE legacy_webhook_deliveries SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+          [rows.map((row) => row.id)],
+        );
+      },
       // A subscription removed after the delivery was written: nothing is sent.
       attempt: (row) => (row.subscription_status === 'ACTIVE' ? this.attempt(row, signal) : Promise.resolve(null)),
-      record,
-    });
+      record: (tx, row, result, at) => this.record(tx, row, result, at),
+    };
   }
 
   private async attempt(row: ClaimedDelivery, stopSignal: AbortSignal): Promise<AttemptResult> {
@@ -282,12 +220,7 @@ export class LegacyDeliveryWorker {
       if (rowCount > 0) this.onOutcome?.('gave_up');
       return;
     }
-    const statusCode = result.kind === 'answered' ? result.statusCode : null;
-    const error = result.kind === 'answered' ? null : result.error;
-    await tx.query(
-      'INSERT INTO legacy_webhook_delivery_attempts (delivery_id, attempted_at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5)',
-      [row.id, attemptedAt, statusCode, error, result.durationMs],
-    );
+    await insertAttempt(tx, 'legacy_webhook_delivery_attempts', row.id, attemptedAt, result);
     if (result.kind === 'interrupted') {
       // Not the receiver's failure: no attempt counted, due again at once.
       await tx.query(
@@ -298,7 +231,7 @@ export class LegacyDeliveryWorker {
       return;
     }
     const outcome = outcomeAfterAttempt(this.options.retry, {
-      succeeded: statusCode !== null && statusCode >= 200 && statusCode < 300,
+      succeeded: receiverAccepted(result),
       failures: row.attempts + 1,
       now: attemptedAt,
       // Counted from receipt: a receiver gets its whole window whatever v3's own delays were.

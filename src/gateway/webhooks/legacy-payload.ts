@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 
+import { V3ContractError } from '../../lib/errors/internal-errors.js';
 import { idToLegacyUuid, isId } from '../../lib/ids.js';
 import type { ValueMapTable } from '../legacy/declarations/record-shapes.js';
 import {
@@ -17,7 +18,6 @@ import {
 } from '../legacy/declarations/webhook-shapes.js';
 import { stringifyLegacyJson } from '../legacy/runtime/lossless-json.js';
 import { compileRecord } from '../legacy/transforms/response-body.js';
-import { V3ContractError } from '../legacy/v3-contract/v3-contract-error.js';
 import { readV3, V3_RECORDS } from '../legacy/v3-contract/v3-records.js';
 
 /** The v3 delivery envelope, as much of it as the gateway reads. */

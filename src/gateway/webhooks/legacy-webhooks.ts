@@ -31,7 +31,6 @@ import {
   WebhookRegistrar,
 } from './registrations.js';
 import { subscriptionSecretBinding } from './subscriptions.js';
-export { LegacyWebhookOptionsError } from '../../lib/errors/internal-errors.js';
 
 /** The service_secrets row earlier versions sealed the gateway's secrets under. */
 const FORMER_SEALING_KEY = 'legacy-webhook-sealing-key';

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Database } from '../../lib/db/database.js';
 import { ApiError } from '../../lib/errors/api-error.js';
+import { V3ContractError } from '../../lib/errors/internal-errors.js';
 import { isUuid } from '../../lib/ids.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import {
@@ -21,7 +22,6 @@ import {
   VERSION_HEADER,
   WEBHOOK_VERSION,
 } from '../../lib/webhooks/signature.js';
-import { V3ContractError } from '../legacy/v3-contract/v3-contract-error.js';
 import { sendV3Error } from '../v3/errors.js';
 import { type LegacyWebhookBuilder, parseV3WebhookEnvelope } from './legacy-payload.js';
 import { LEGACY_WEBHOOK_PATH, registrationSecretBinding } from './registrations.js';

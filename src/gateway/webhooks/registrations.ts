@@ -28,7 +28,6 @@ import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { V3_WEBHOOK_RETRY_WINDOW_MS } from '../legacy/v3-contract/operations.js';
 import type { V3CallResponse, V3Client } from '../upstream/v3-client.js';
 import { subscribedBooks } from './subscriptions.js';
-export { RegistrationError } from '../../lib/errors/internal-errors.js';
 
 /** The receiver's path on the gateway's listener, followed by `/<orgId>/<mode>`. */
 export const LEGACY_WEBHOOK_PATH = '/_fxgate/webhooks/v3';

@@ -12,7 +12,6 @@ import { isUuid, newUuid } from '../../lib/ids.js';
 import type { DestinationPolicy } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { webhookUrlCheck } from '../../lib/webhooks/webhook-url.js';
-export { SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 
 export interface SubscriptionRow {
   readonly id: string;

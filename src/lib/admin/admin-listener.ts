@@ -19,11 +19,12 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 
+import { StrictJsonError } from '../errors/internal-errors.js';
 import type { RawAnswer } from '../http/client-errors.js';
 import { answerConnectRequests, type ConnectRequest } from '../http/connect-requests.js';
 import { ListenerDrain } from '../http/listener-drain.js';
 import { routeEveryMethod } from '../http/methods.js';
-import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
+import { parseStrictJson } from '../json/strict-json.js';
 import { loggerOptions } from '../logger.js';
 import { MetricsExposition } from '../metrics/exposition.js';
 import { bearerTokenMatches, checkAdminExposure } from './admin-token.js';

@@ -9,7 +9,6 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 
 import { AdminTokenRequiredError } from '../errors/internal-errors.js';
-export { AdminTokenRequiredError } from '../errors/internal-errors.js';
 
 /** The shortest token taken: 32 characters, 192 bits when they are random base64. */
 export const ADMIN_TOKEN_MIN_LENGTH = 32;

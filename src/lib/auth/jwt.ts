@@ -11,7 +11,6 @@ import { type TokenFailure, TokenVerificationError } from '../errors/internal-er
 import type { ErrorCode } from '../errors/v3-error-catalog.js';
 import { parseStrictJson } from '../json/strict-json.js';
 import { randomHex } from '../random.js';
-export { type TokenFailure, TokenVerificationError } from '../errors/internal-errors.js';
 
 export const JWT_AUDIENCE = 'developer-api';
 /** Clock skew tolerated on iat, nbf and exp, in seconds. */

@@ -255,6 +255,11 @@ export type InternalErrorCode = keyof typeof INTERNAL_ERRORS;
 /** The base of every internal error: `code` is stable and registered, the message is for people. */
 export abstract class FxgateError extends Error {
   abstract readonly code: InternalErrorCode;
+  /** Named after the class thrown, so that no subclass repeats its own name. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
 }
 
 /** The registered reason and fix of an internal error's code. */
@@ -277,7 +282,6 @@ export class AdminTokenRequiredError extends FxgateError {
         `or FXGATE_ADMIN_TOKEN_FILE (a file holding it), ` +
         `or bind it to 127.0.0.1 (FXGATE_ADMIN_HOST), or turn it off (FXGATE_ADMIN_PORT=off)`,
     );
-    this.name = 'AdminTokenRequiredError';
   }
 }
 
@@ -285,7 +289,6 @@ export class NetworkListError extends FxgateError {
   readonly code = 'FXGATE_NETWORK_LIST_INVALID';
   constructor(readonly problems: readonly string[]) {
     super(`invalid network list: ${problems.join('; ')}`);
-    this.name = 'NetworkListError';
   }
 }
 
@@ -293,7 +296,6 @@ export class DestinationRefusedError extends FxgateError {
   readonly code = 'FXGATE_DESTINATION_REFUSED';
   constructor(readonly reason: string) {
     super(`refused: ${reason}`);
-    this.name = 'DestinationRefusedError';
   }
 }
 
@@ -304,23 +306,17 @@ export class TokenVerificationError extends FxgateError {
     message: string,
   ) {
     super(message);
-    this.name = 'TokenVerificationError';
   }
 }
 
 export class TracingConfigError extends FxgateError {
   readonly code = 'FXGATE_TRACING_CONFIG_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'TracingConfigError';
-  }
 }
 
 export class ReadinessTimeoutError extends FxgateError {
   readonly code = 'FXGATE_READINESS_TIMEOUT';
   constructor(timeoutMs: number) {
     super(`no answer within ${timeoutMs} ms`);
-    this.name = 'ReadinessTimeoutError';
   }
 }
 
@@ -333,31 +329,21 @@ export class ConfigError extends FxgateError {
     super(
       `invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}${advice === undefined ? '' : `\n${advice}`}`,
     );
-    this.name = 'ConfigError';
   }
 }
 
 export class SealedSecretError extends FxgateError {
   readonly code = 'FXGATE_SEALED_SECRET';
-  constructor(message: string) {
-    super(message);
-    this.name = 'SealedSecretError';
-  }
 }
 
 export class TimeTextError extends FxgateError {
   readonly code = 'FXGATE_TIME_TEXT_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'TimeTextError';
-  }
 }
 
 export class InvalidDecimalError extends FxgateError {
   readonly code = 'FXGATE_INVALID_DECIMAL';
   constructor(readonly input: string) {
     super(`not a decimal amount: ${JSON.stringify(input.slice(0, 64))}`);
-    this.name = 'InvalidDecimalError';
   }
 }
 
@@ -375,7 +361,6 @@ export class StrictJsonError extends FxgateError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'StrictJsonError';
   }
 
   /** As `details.issues[]` reports it. */
@@ -386,42 +371,25 @@ export class StrictJsonError extends FxgateError {
 
 export class CorruptStoreRecordError extends FxgateError {
   readonly code = 'FXGATE_STORE_CORRUPT_RECORD';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CorruptStoreRecordError';
-  }
 }
 
 export class StoreUnavailableError extends FxgateError {
   readonly code = 'FXGATE_STORE_UNAVAILABLE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreUnavailableError';
-  }
 }
 
 export class InvalidStoreInputError extends FxgateError {
   readonly code = 'FXGATE_STORE_INVALID_INPUT';
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidStoreInputError';
-  }
 }
 
 export class InvalidCidrError extends FxgateError {
   readonly code = 'FXGATE_INVALID_CIDR';
   constructor(readonly cidr: string) {
     super(`not an IPv4 or IPv6 address or CIDR block: ${cidr}`);
-    this.name = 'InvalidCidrError';
   }
 }
 
 export class InvalidKeyRegistrationError extends FxgateError {
   readonly code = 'FXGATE_INVALID_KEY_REGISTRATION';
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidKeyRegistrationError';
-  }
 }
 
 /** What is wrong with one record: its line (null for the file as a whole), its field (null for the record). */
@@ -458,6 +426,7 @@ export class KeyImportError extends FxgateError {
         .map((problem) => `  - ${describeProblem(file, problem)}`)
         .join('\n')}${moreProblems(problems.length)}`,
     );
+    // Its subclasses differ by code only, so they keep this name.
     this.name = 'KeyImportError';
   }
 }
@@ -476,7 +445,6 @@ export class FailpointError extends FxgateError {
   readonly code = 'FXGATE_FAILPOINT';
   constructor(readonly point: string) {
     super(`failpoint ${point} triggered`);
-    this.name = 'FailpointError';
   }
 }
 
@@ -487,7 +455,6 @@ export class MissingMarkerError extends FxgateError {
     readonly section: string,
   ) {
     super(`${file} has no <!-- generated:${section} --> ... <!-- /generated:${section} --> markers`);
-    this.name = 'MissingMarkerError';
   }
 }
 
@@ -498,7 +465,6 @@ export class UnknownSectionError extends FxgateError {
     readonly section: string,
   ) {
     super(`${file} has a <!-- generated:${section} --> section that nothing generates`);
-    this.name = 'UnknownSectionError';
   }
 }
 
@@ -508,7 +474,6 @@ export class DetachedContextError extends FxgateError {
   readonly code = 'FXGATE_OPERATIONS_DETACHED';
   constructor(readonly member: string) {
     super(`${member}: these operations were built for their declarations and cannot serve requests`);
-    this.name = 'DetachedContextError';
   }
 }
 
@@ -533,7 +498,6 @@ export class OrgBookNotFoundError extends OrgBookError {
     readonly environment: Mode,
   ) {
     super(`org ${orgId} has no ${environment} book (no such org)`);
-    this.name = 'OrgBookNotFoundError';
   }
 }
 
@@ -544,7 +508,6 @@ export class InvalidCreditLineError extends OrgBookError {
     reason: string,
   ) {
     super(`invalid credit line ${amountUsd} USD: ${reason}`);
-    this.name = 'InvalidCreditLineError';
   }
 }
 
@@ -577,7 +540,6 @@ export class CreditLineBelowCommittedError extends OrgBookError {
       `the ${environment} credit line of org ${orgId} cannot be ${decimalText(amountUsd)} USD: ` +
         `${decimalText(committedUsd)} USD is committed to unsettled trades now`,
     );
-    this.name = 'CreditLineBelowCommittedError';
   }
 }
 
@@ -585,7 +547,6 @@ export class UnknownCurrencyError extends OrgBookError {
   readonly code = 'FXGATE_UNKNOWN_CURRENCY';
   constructor(readonly currency: string) {
     super(`unknown currency ${JSON.stringify(currency)}`);
-    this.name = 'UnknownCurrencyError';
   }
 }
 
@@ -596,7 +557,6 @@ export class InvalidPairError extends OrgBookError {
     readonly sellCurrency: string,
   ) {
     super(`a pair is two different currencies, not ${buyCurrency}/${sellCurrency}`);
-    this.name = 'InvalidPairError';
   }
 }
 
@@ -608,7 +568,6 @@ export class InvalidPriceInputError extends FxgateError {
     detail: string,
   ) {
     super(`invalid pricing input ${field}: ${detail}`);
-    this.name = 'InvalidPriceInputError';
   }
 }
 
@@ -616,7 +575,6 @@ export class InvalidRateTableError extends FxgateError {
   readonly code = 'FXGATE_INVALID_RATE_TABLE';
   constructor(readonly problems: readonly string[]) {
     super(`invalid rate table:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'InvalidRateTableError';
   }
 }
 
@@ -624,7 +582,6 @@ export class UnknownCurrencyRateError extends FxgateError {
   readonly code = 'FXGATE_UNKNOWN_CURRENCY_RATE';
   constructor(readonly currency: string) {
     super(`no USD price for currency ${JSON.stringify(currency.slice(0, 16))}`);
-    this.name = 'UnknownCurrencyRateError';
   }
 }
 
@@ -635,7 +592,6 @@ export class UnbalancedMovementError extends FxgateError {
     readonly sum: string,
   ) {
     super(`ledger movement does not balance in ${currency}: entries sum to ${sum}`);
-    this.name = 'UnbalancedMovementError';
   }
 }
 
@@ -656,7 +612,6 @@ export class UpstreamCredentialError extends FxgateError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'UpstreamCredentialError';
   }
 }
 
@@ -665,7 +620,6 @@ export class UpstreamDeadlineError extends FxgateError {
   readonly code = 'FXGATE_UPSTREAM_DEADLINE';
   constructor(readonly deadlineMs: number) {
     super(`the upstream did not finish its answer within the ${deadlineMs} ms deadline`);
-    this.name = 'UpstreamDeadlineError';
   }
 }
 
@@ -676,7 +630,6 @@ export class InvalidUpstreamError extends FxgateError {
     reason: string,
   ) {
     super(`invalid upstream ${url}: ${reason}`);
-    this.name = 'InvalidUpstreamError';
   }
 }
 
@@ -695,10 +648,6 @@ export abstract class UpstreamError extends FxgateError {
 export class UpstreamUnreachableError extends UpstreamError {
   readonly code = 'FXGATE_UPSTREAM_UNREACHABLE';
   readonly mayHaveReachedUpstream = false;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamUnreachableError';
-  }
 }
 
 export class UpstreamTimeoutError extends UpstreamError {
@@ -708,7 +657,6 @@ export class UpstreamTimeoutError extends UpstreamError {
   readonly deadline: boolean;
   constructor(message: string, options?: { cause?: unknown; deadline?: boolean }) {
     super(message, options);
-    this.name = 'UpstreamTimeoutError';
     this.deadline = options?.deadline ?? false;
   }
 }
@@ -723,23 +671,17 @@ export class UpstreamProtocolError extends UpstreamError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'UpstreamProtocolError';
   }
 }
 
 export class UsageQueryError extends FxgateError {
   readonly code = 'FXGATE_USAGE_QUERY_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageQueryError';
-  }
 }
 
 export class InvalidLegacyServiceUrlError extends FxgateError {
   readonly code = 'FXGATE_SHADOW_URL_INVALID';
   constructor(url: string, reason: string) {
     super(`invalid legacy service URL ${url}: ${reason}`);
-    this.name = 'InvalidLegacyServiceUrlError';
   }
 }
 
@@ -747,7 +689,6 @@ export class LegacyTimeoutError extends FxgateError {
   readonly code = 'FXGATE_SHADOW_TIMEOUT';
   constructor(timeoutMs: number) {
     super(`the legacy service did not answer within ${timeoutMs} ms`);
-    this.name = 'LegacyTimeoutError';
   }
 }
 
@@ -762,25 +703,16 @@ export class RegistrationError extends FxgateError {
     options?: { cause?: unknown; v3Code?: string },
   ) {
     super(message, options);
-    this.name = 'RegistrationError';
     this.v3Code = options?.v3Code ?? null;
   }
 }
 
 export class SubscriptionInputError extends FxgateError {
   readonly code = 'FXGATE_WEBHOOK_SUBSCRIPTION_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'SubscriptionInputError';
-  }
 }
 
 export class LegacyWebhookOptionsError extends FxgateError {
   readonly code = 'FXGATE_LEGACY_WEBHOOK_OPTIONS_INVALID';
-  constructor(message: string) {
-    super(message);
-    this.name = 'LegacyWebhookOptionsError';
-  }
 }
 
 /** How a generation is refused: for a brownout's window, or for good. */
@@ -796,7 +728,6 @@ export class GenerationRetired<Generation extends string = string> extends Fxgat
     message: string,
   ) {
     super(message);
-    this.name = 'GenerationRetired';
   }
 
   /** The legacy error body, `{status: 'error', message}`. */
@@ -814,7 +745,6 @@ export class LegacyMappingError extends FxgateError {
     super(
       `${table} is not a valid legacy mapping table (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`,
     );
-    this.name = 'LegacyMappingError';
   }
 }
 
@@ -825,7 +755,6 @@ export class V3ContractError extends FxgateError {
     readonly problems: readonly string[],
   ) {
     super(`the v3 answer for ${operation} breaks the v3 contract: ${problems.join('; ')}`);
-    this.name = 'V3ContractError';
   }
 }
 
@@ -843,7 +772,6 @@ export class LegacyJsonParseError extends FxgateError {
     options?: { cause?: unknown },
   ) {
     super(`${reason}${location === '' ? '' : ` at ${location}`}: ${detail}`, options);
-    this.name = 'LegacyJsonParseError';
   }
 }
 
@@ -857,7 +785,6 @@ export class LegacyJsonWriteError extends FxgateError {
     detail: string,
   ) {
     super(`${reason}${location === '' ? '' : ` at ${location}`}: ${detail}`);
-    this.name = 'LegacyJsonWriteError';
   }
 }
 
@@ -865,7 +792,6 @@ export class JsonPathSyntaxError extends FxgateError {
   readonly code = 'FXGATE_JSON_PATH_SYNTAX';
   constructor(readonly path: string) {
     super(`not a JSON path of the form key.key[].*: ${JSON.stringify(path)}`);
-    this.name = 'JsonPathSyntaxError';
   }
 }
 
@@ -873,24 +799,15 @@ export class CursorRejectedError extends FxgateError {
   readonly code = 'FXGATE_CURSOR_REJECTED';
   constructor(message = 'v3 refused a cached cursor', options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'CursorRejectedError';
   }
 }
 
 export class PageWalkError extends FxgateError {
   readonly code = 'FXGATE_PAGE_WALK_FAILED';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PageWalkError';
-  }
 }
 
 export class SnapshotMismatchError extends FxgateError {
   readonly code = 'FXGATE_PAGE_SNAPSHOT_MISMATCH';
-  constructor(message: string) {
-    super(message);
-    this.name = 'SnapshotMismatchError';
-  }
 }
 
 // ---- cli ----
@@ -911,7 +828,6 @@ export class CliError extends FxgateError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'CliError';
   }
 }
 
@@ -922,22 +838,13 @@ export class DataDirLockedError extends FxgateError {
     readonly pid: number,
   ) {
     super(`another fxgate process (pid ${pid}) is using the embedded database (lock file ${lockPath})`);
-    this.name = 'DataDirLockedError';
   }
 }
 
 export class DeploymentError extends FxgateError {
   readonly code = 'FXGATE_DIFF_DEPLOYMENT_FAILED';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'DeploymentError';
-  }
 }
 
 export class ScenarioError extends FxgateError {
   readonly code = 'FXGATE_DIFF_SCENARIO_FAILED';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ScenarioError';
-  }
 }

@@ -12,7 +12,6 @@
  */
 import { StrictJsonError } from '../errors/internal-errors.js';
 import { issuePath } from '../errors/validation-issues.js';
-export { StrictJsonError, type StrictJsonReason } from '../errors/internal-errors.js';
 
 /** The one key whose meaning depends on the reader (an own property, or the prototype). */
 export const FORBIDDEN_KEY = '__proto__';

@@ -10,7 +10,8 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 
 import { keyName, MODES, parseKeyName, SCOPES } from '../auth/credential-vocabulary.js';
-import { parseStrictJson, StrictJsonError } from '../json/strict-json.js';
+import { StrictJsonError } from '../errors/internal-errors.js';
+import { parseStrictJson } from '../json/strict-json.js';
 
 export const keyFileSchema = z
   .object({

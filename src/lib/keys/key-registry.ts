@@ -19,7 +19,6 @@ import type { Database, Queryable } from '../db/database.js';
 import { InvalidCidrError, InvalidKeyRegistrationError } from '../errors/internal-errors.js';
 import { newUuid } from '../ids.js';
 import { generateKeyFile, type KeyFile } from './key-file.js';
-export { InvalidCidrError, InvalidKeyRegistrationError } from '../errors/internal-errors.js';
 
 export interface ApiKeyRecord {
   readonly name: string;

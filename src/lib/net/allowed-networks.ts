@@ -11,7 +11,6 @@ import ipaddr from 'ipaddr.js';
 
 import { NetworkListError } from '../errors/internal-errors.js';
 import { type AddressClass, classifyAddress, type IpAddress, parseIpLiteral, reachedAddress } from './address-class.js';
-export { NetworkListError } from '../errors/internal-errors.js';
 
 /** The setting the list comes from, named in the hints of refusals. */
 export const ALLOWED_NETWORKS_SETTING = 'FXGATE_WEBHOOK_ALLOWED_NETWORKS';

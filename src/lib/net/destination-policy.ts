@@ -14,7 +14,6 @@ import type { Mode } from '../auth/credential-vocabulary.js';
 import { DestinationRefusedError } from '../errors/internal-errors.js';
 import { type ClassifiedAddress, classifyAddress, type IpAddress, parseIpLiteral } from './address-class.js';
 import { ALLOWED_NETWORKS_SETTING, AllowedNetworks } from './allowed-networks.js';
-export { DestinationRefusedError } from '../errors/internal-errors.js';
 
 export interface ResolvedAddress {
   readonly address: string;

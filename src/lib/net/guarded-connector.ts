@@ -12,8 +12,9 @@ import type { Socket } from 'node:net';
 
 import { Agent, buildConnector, Pool } from 'undici';
 
+import { DestinationRefusedError } from '../errors/internal-errors.js';
 import type { DestinationPolicy } from './destination-policy.js';
-import { DestinationRefusedError, type ResolvedAddress } from './destination-policy.js';
+import { type ResolvedAddress } from './destination-policy.js';
 
 /** Errors after which the next address of the name is tried: this one could not be reached. */
 const UNREACHED = new Set([

@@ -7,8 +7,9 @@
  * Table and column names come from those declarations, never from input.
  */
 import type { Database, Queryable } from '../db/database.js';
+import { SealedSecretError } from '../errors/internal-errors.js';
 import { failpoint } from '../failpoints.js';
-import { openFormerSealed, sealedKeyId, SealedSecretError, type SealingKeyring } from './sealing-keyring.js';
+import { openFormerSealed, sealedKeyId, type SealingKeyring } from './sealing-keyring.js';
 
 /** A column of sealed secrets, its rows named by their `id`. */
 export interface SealedColumn {

@@ -16,7 +16,6 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { inspect } from 'node:util';
 
 import { SealedSecretError } from '../errors/internal-errors.js';
-export { SealedSecretError } from '../errors/internal-errors.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;

@@ -11,7 +11,6 @@
  *
  * Every method may throw StoreUnavailableError; callers decide whether to fail open or closed.
  */
-export { StoreUnavailableError } from '../errors/internal-errors.js';
 
 /**
  * A nonce claim's answer. `epochMs` is the store's epoch marker: the instant (ms since the epoch,

@@ -5,7 +5,8 @@
  * open: a store that cannot be reached lets the request through (a null result), so that a
  * store outage does not take the API down with it. Touches the store only.
  */
-import { type EphemeralStore, type RateLimitResult, StoreUnavailableError } from './ephemeral-store.js';
+import { StoreUnavailableError } from '../errors/internal-errors.js';
+import { type EphemeralStore, type RateLimitResult } from './ephemeral-store.js';
 
 /** Every cell's period: the limits are requests per 10 s. */
 export const RATE_LIMIT_PERIOD_MS = 10_000;

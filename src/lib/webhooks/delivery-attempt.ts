@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks';
 import { type Dispatcher, request } from 'undici';
 
 import type { Mode } from '../auth/credential-vocabulary.js';
-import { type DestinationPolicy, DestinationRefusedError } from '../net/destination-policy.js';
+import { DestinationRefusedError } from '../errors/internal-errors.js';
+import { type DestinationPolicy } from '../net/destination-policy.js';
 import { guardedAgent } from '../net/guarded-connector.js';
 import {
   ATTR,

@@ -11,11 +11,11 @@ import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { signedHeaderLines } from '../../../src/cli/commands/sign.js';
-import { EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
 import { JWT_AUDIENCE, verifyApiToken } from '../../../src/lib/auth/jwt.js';
 import { verifyRequestSignature } from '../../../src/lib/auth/request-signature.js';
 import { DEFAULT_JWT_ISSUERS } from '../../../src/lib/config.js';
+import { EXIT_CODES } from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import {
   generateKeyFile,

@@ -9,10 +9,10 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { registerUsageCommand } from '../../../src/cli/definitions/usage.js';
-import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
 import { ReadinessRecorder, readReadiness } from '../../../src/gateway/usage/readiness-recorder.js';
 import { readUsage, UsageRecorder } from '../../../src/gateway/usage/usage-recorder.js';
+import { CliError, EXIT_CODES } from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { CapturedIo, fxgate } from '../in-process-cli.js';

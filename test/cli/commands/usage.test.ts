@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { csvField, type UsageSource } from '../../../src/cli/commands/usage.js';
 import { registerUsageCommand } from '../../../src/cli/definitions/usage.js';
-import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
 import { NO_OPERATION, readUsage, UsageRecorder, type UsageReport } from '../../../src/gateway/usage/usage-recorder.js';
+import { CliError, EXIT_CODES } from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { createTestPglite, createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { CapturedIo, fxgate } from '../in-process-cli.js';

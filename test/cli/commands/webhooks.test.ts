@@ -16,9 +16,9 @@ import {
   removeWebhook,
   type WebhookCommandDeps,
 } from '../../../src/cli/commands/webhooks.js';
-import { CliError } from '../../../src/cli/exit.js';
 import { registrationSecretBinding } from '../../../src/gateway/webhooks/registrations.js';
 import { subscriptionSecretBinding } from '../../../src/gateway/webhooks/subscriptions.js';
+import { CliError } from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';

@@ -9,7 +9,7 @@ import {
   orgReadCommand,
   switchOptions,
 } from '../../../src/cli/definitions/book-options.js';
-import { CliError, EXIT_CODES } from '../../../src/cli/exit.js';
+import { CliError, EXIT_CODES } from '../../../src/lib/errors/internal-errors.js';
 
 const ORG = '0190c5a8-7d2e-7c1a-9f3b-2a4d6e8f0b1c';
 

@@ -18,13 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { diffGenerations } from '../../../src/cli/diff/generations-command.js';
 import type { DiffReport, OperationReport } from '../../../src/cli/diff/runner.js';
-import { CliError } from '../../../src/cli/exit.js';
 import { CliRun } from '../../../src/cli/io.js';
 import { readOrgBook, setCreditLine } from '../../../src/core/trading/org-books.js';
 import { legacyFieldIndex } from '../../../src/gateway/compare/legacy-fields.js';
 import type { EndpointMapping } from '../../../src/gateway/legacy/declarations/endpoint-mappings.js';
 import { LEGACY_OPERATIONS } from '../../../src/gateway/legacy/declarations/legacy-operations.js';
 import { type LegacyMappings, loadLegacyMappings } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
+import { CliError } from '../../../src/lib/errors/internal-errors.js';
 import { generateSealingKey } from '../../../src/lib/secrets/sealing-keys.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 import { testRedisEnv } from '../../support/test-run.js';

@@ -4,15 +4,8 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import {
-  type GeneratedFile,
-  isStale,
-  MissingMarkerError,
-  regenerateSections,
-  renderGeneratedFiles,
-  UnknownSectionError,
-  writeGeneratedFiles,
-} from '../../../src/cli/docs/generated-files.js';
+import { type GeneratedFile, isStale, regenerateSections, renderGeneratedFiles, writeGeneratedFiles } from '../../../src/cli/docs/generated-files.js';
+import { MissingMarkerError, UnknownSectionError } from '../../../src/lib/errors/internal-errors.js';
 
 const page = (inside: string) => `# Title\n\nBy hand.\n\n<!-- generated:table -->\n${inside}\n<!-- /generated:table -->\n\nMore by hand.\n`;
 

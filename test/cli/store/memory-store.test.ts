@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { MEMORY_STORE_DEFAULTS, MemoryStore } from '../../../src/cli/store/memory-store.js';
-import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+import { StoreUnavailableError } from '../../../src/lib/errors/internal-errors.js';
 import { describeEphemeralStoreContract } from '../../lib/store/ephemeral-store.contract.js';
 
 /** A store on a clock that moves only when told to. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { primaryIdentity } from '../../../src/cli/store/primary-identity.js';
-import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+import { StoreUnavailableError } from '../../../src/lib/errors/internal-errors.js';
 
 const RUN_ID = 'f0b5a4c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7';
 const REPL_ID = '5d1c3a2b4e6f708192a3b4c5d6e7f8091a2b3c4d';

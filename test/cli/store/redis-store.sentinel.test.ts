@@ -15,7 +15,8 @@ import type { RedisSentinelEndpoint } from '../../../src/cli/store/redis-connect
 import { NONCE_EPOCH_KEY, NONCE_EPOCH_PRIMARY_KEY, RedisStore } from '../../../src/cli/store/redis-store.js';
 import type { VerifiedToken } from '../../../src/lib/auth/jwt.js';
 import { singleUseVerdict } from '../../../src/lib/auth/single-use.js';
-import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+import { StoreUnavailableError } from '../../../src/lib/errors/internal-errors.js';
+import { type EphemeralStore } from '../../../src/lib/store/ephemeral-store.js';
 import { describeEphemeralStoreContract } from '../../lib/store/ephemeral-store.contract.js';
 import { freePort } from '../../support/local-processes.js';
 import { ThrowawaySentinelSet } from '../../support/throwaway-sentinel.js';

@@ -11,9 +11,12 @@ import {
   REDIS_STORE_DEFAULTS,
   RedisStore,
 } from '../../../src/cli/store/redis-store.js';
-import { InvalidStoreInputError } from '../../../src/cli/store/store-input.js';
-import { CorruptStoreRecordError } from '../../../src/cli/store/stored-response.js';
-import { type EphemeralStore, StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+import {
+  CorruptStoreRecordError,
+  InvalidStoreInputError,
+  StoreUnavailableError,
+} from '../../../src/lib/errors/internal-errors.js';
+import { type EphemeralStore } from '../../../src/lib/store/ephemeral-store.js';
 import { describeEphemeralStoreContract } from '../../lib/store/ephemeral-store.contract.js';
 import type { ThrowawayServer } from '../../support/local-processes.js';
 import { testServices } from '../../support/services.js';

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { TracingConfigError, tracingSettings } from '../../../src/cli/tracing/settings.js';
+import { tracingSettings } from '../../../src/cli/tracing/settings.js';
+import { TracingConfigError } from '../../../src/lib/errors/internal-errors.js';
 
 describe('tracingSettings', () => {
   it('is off without any variable, with exporter none, and under OTEL_SDK_DISABLED', () => {

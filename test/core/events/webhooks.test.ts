@@ -29,18 +29,16 @@ import {
   retryCeilingMs,
   retryDelayMs,
 } from '../../../src/core/events/webhook-schedule.js';
-import {
-  type ClaimMode,
-  WebhookDeliveryWorker,
-  type WebhookWorkerDependencies,
-} from '../../../src/core/events/webhook-worker.js';
+import { WebhookDeliveryWorker, type WebhookWorkerDependencies } from '../../../src/core/events/webhook-worker.js';
 import type { Mode } from '../../../src/lib/auth/credential-vocabulary.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { SealedSecretError } from '../../../src/lib/errors/internal-errors.js';
 import { livePollLoops } from '../../../src/lib/jobs/poll-loop.js';
 import type { LoadedKey } from '../../../src/lib/keys/key-file.js';
 import { ExactDestinations, type OutboundAllowance } from '../../../src/lib/net/destination-policy.js';
 import { upgradeSealedRows } from '../../../src/lib/secrets/sealed-rows.js';
-import { SealedSecretError, SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
+import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
+import type { ClaimMode } from '../../../src/lib/webhooks/delivery-rounds.js';
 import { verifyWebhookSignature } from '../../../src/lib/webhooks/signature.js';
 import { openTestPostgres, testDatabaseUrl } from '../../support/databases.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';

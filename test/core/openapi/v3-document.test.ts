@@ -9,12 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { oas31 } from 'zod-openapi';
 
 import { operationErrorCodes } from '../../../src/core/http/pipeline-errors.js';
-import {
-  coreV3Document,
-  declaredCoreOperations,
-  DetachedContextError,
-} from '../../../src/core/openapi/declared-operations.js';
+import { coreV3Document, declaredCoreOperations } from '../../../src/core/openapi/declared-operations.js';
 import { buildV3Document } from '../../../src/core/openapi/v3-document.js';
+import { DetachedContextError } from '../../../src/lib/errors/internal-errors.js';
 import { ERROR_CATALOG, ERROR_CODES, retryStrategyFor } from '../../../src/lib/errors/v3-error-catalog.js';
 import { routesOf } from '../../../src/lib/http/route-inventory.js';
 import { type OpenApiDocument, openApiPath } from '../../../src/lib/openapi/document.js';

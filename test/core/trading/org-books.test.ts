@@ -3,19 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
   assertTradingAllowed,
-  CreditLineBelowCommittedError,
-  InvalidCreditLineError,
-  InvalidPairError,
   type OrgBook,
-  OrgBookNotFoundError,
   readOrgBook,
   setCreditLine,
   setCurrencyEnabled,
   setPairEnabled,
   setTradingEnabled,
-  UnknownCurrencyError,
 } from '../../../src/core/trading/org-books.js';
 import { ApiError } from '../../../src/lib/errors/api-error.js';
+import {
+  CreditLineBelowCommittedError,
+  InvalidCreditLineError,
+  InvalidPairError,
+  OrgBookNotFoundError,
+  UnknownCurrencyError,
+} from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { Decimal, formatDecimal } from '../../../src/lib/money.js';

@@ -2,14 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import type { PriceInput } from '../../../src/core/trading/pricing.js';
-import {
-  divideRounded,
-  InvalidPriceInputError,
-  priceQuote,
-  reversalDifferential,
-  usdValue,
-} from '../../../src/core/trading/pricing.js';
+import { divideRounded, priceQuote, reversalDifferential, usdValue } from '../../../src/core/trading/pricing.js';
 import { DEFAULT_USD_PRICES, RATE_DECIMALS, StaticRateSource } from '../../../src/core/trading/rate-source.js';
+import { InvalidPriceInputError } from '../../../src/lib/errors/internal-errors.js';
 import { Decimal, formatDecimal, parseDecimal } from '../../../src/lib/money.js';
 
 /** Decimals of the seeded currencies (migration 0001). */

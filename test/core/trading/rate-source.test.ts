@@ -2,13 +2,12 @@ import { describe, expect, it } from 'vitest';
 
 import {
   DEFAULT_USD_PRICES,
-  InvalidRateTableError,
   RATE_DECIMALS,
   rateSourceFromConfig,
   StaticRateSource,
-  UnknownCurrencyRateError,
 } from '../../../src/core/trading/rate-source.js';
 import { loadConfig } from '../../../src/lib/config.js';
+import { InvalidRateTableError, UnknownCurrencyRateError } from '../../../src/lib/errors/internal-errors.js';
 import { Decimal, formatDecimal } from '../../../src/lib/money.js';
 
 const SEEDED = ['USD', 'EUR', 'GBP', 'JPY', 'USDC', 'USDT', 'EURC'];

@@ -12,17 +12,18 @@ import {
   type LegacyIdempotencyScope,
 } from '../../../src/gateway/legacy/runtime/legacy-idempotency.js';
 import { V3_OPERATIONS } from '../../../src/gateway/legacy/v3-contract/operations.js';
-import { V3ContractError } from '../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
 import { GatewayMetrics } from '../../../src/gateway/metrics/gateway-metrics.js';
 import { v3OperationLabel, V3OperationMatcher } from '../../../src/gateway/metrics/v3-routes.js';
-import { UpstreamCredentialError } from '../../../src/gateway/upstream/signing-credentials.js';
-import { UpstreamDeadlineError, upstreamFailureKind } from '../../../src/gateway/upstream/upstream-failure.js';
+import { upstreamFailureKind } from '../../../src/gateway/upstream/upstream-failure.js';
 import {
+  StoreUnavailableError,
+  UpstreamCredentialError,
+  UpstreamDeadlineError,
   UpstreamProtocolError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
-} from '../../../src/gateway/upstream/v3-client.js';
-import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+  V3ContractError,
+} from '../../../src/lib/errors/internal-errors.js';
 
 const matcher = new V3OperationMatcher();
 const label = (method: string, url: string): string | null => {

@@ -15,13 +15,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import {
   cameThroughGateway,
-  InvalidLegacyServiceUrlError,
   LegacyService,
-  LegacyTimeoutError,
   MAX_COMPARED_BODY_BYTES,
 } from '../../../src/gateway/shadow/legacy-service.js';
+import {
+  DestinationRefusedError,
+  InvalidLegacyServiceUrlError,
+  LegacyTimeoutError,
+} from '../../../src/lib/errors/internal-errors.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
-import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
 import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
 import { freePortUrl } from './shadow-setup.js';

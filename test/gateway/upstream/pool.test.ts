@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { InvalidUpstreamError, upstreamOrigin } from '../../../src/gateway/upstream/pool.js';
+import { upstreamOrigin } from '../../../src/gateway/upstream/pool.js';
+import { InvalidUpstreamError } from '../../../src/lib/errors/internal-errors.js';
 
 describe('upstreamOrigin', () => {
   it('accepts an origin, with or without a trailing slash', () => {

@@ -9,8 +9,8 @@ import {
   KeyDirectoryCredentials,
   PROVISIONED_LABEL,
   ProvisioningCredentials,
-  UpstreamCredentialError,
 } from '../../../src/gateway/upstream/signing-credentials.js';
+import { UpstreamCredentialError } from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { writeKeyFile } from '../../../src/lib/keys/key-file.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';

@@ -9,20 +9,15 @@ import type { Pool } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
+import { KeyDirectoryCredentials, ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
+import { parseV3Error, SharedDeadline, V3Client } from '../../../src/gateway/upstream/v3-client.js';
+import { SINGLE_USE_REFUSAL_MESSAGES } from '../../../src/lib/auth/single-use.js';
 import {
-  KeyDirectoryCredentials,
-  ProvisioningCredentials,
   UpstreamCredentialError,
-} from '../../../src/gateway/upstream/signing-credentials.js';
-import {
-  parseV3Error,
-  SharedDeadline,
   UpstreamProtocolError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
-  V3Client,
-} from '../../../src/gateway/upstream/v3-client.js';
-import { SINGLE_USE_REFUSAL_MESSAGES } from '../../../src/lib/auth/single-use.js';
+} from '../../../src/lib/errors/internal-errors.js';
 import { newUuid } from '../../../src/lib/ids.js';
 import { TEST_ISSUER, V3Harness } from '../../support/v3-harness.js';
 import { RecordingUpstream } from '../recording-upstream.js';

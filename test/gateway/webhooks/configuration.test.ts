@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 
 import { legacyWebhooks, ownWebhookBase } from '../../../src/cli/servers.js';
 import { LEGACY_WEBHOOK_PATH, registrationUrl } from '../../../src/gateway/webhooks/registrations.js';
-import { ConfigError, loadConfig } from '../../../src/lib/config.js';
+import { loadConfig } from '../../../src/lib/config.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { ConfigError } from '../../../src/lib/errors/internal-errors.js';
 import { randomKeyring } from '../../support/v3-harness.js';
 
 function problems(env: Record<string, string>): string[] {

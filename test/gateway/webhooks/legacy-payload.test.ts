@@ -13,13 +13,13 @@ import { LEGACY_WEBHOOKS } from '../../../mappings/webhooks.js';
 import { loadLegacyMappings, SHIPPED_CODE } from '../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { validateValueMaps } from '../../../src/gateway/legacy/declarations/record-shapes.js';
 import { defaultWebhookEvents, validateWebhookTable } from '../../../src/gateway/legacy/declarations/webhook-shapes.js';
-import { V3ContractError } from '../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
 import {
   compileLegacyWebhooks,
   parseV3WebhookEnvelope,
   type V3WebhookEnvelope,
 } from '../../../src/gateway/webhooks/legacy-payload.js';
 import { renderLegacyWebhooks } from '../../../src/gateway/webhooks/webhook-reference.js';
+import { V3ContractError } from '../../../src/lib/errors/internal-errors.js';
 import { edited, mappingError } from '../legacy/declaration-edits.js';
 import {
   BIG,

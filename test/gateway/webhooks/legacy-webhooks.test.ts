@@ -13,10 +13,10 @@ import {
   describeHeldElsewhere,
   describeMove,
   LEGACY_WEBHOOK_DEFAULTS,
-  LegacyWebhookOptionsError,
   LegacyWebhooks,
 } from '../../../src/gateway/webhooks/legacy-webhooks.js';
 import type { Database } from '../../../src/lib/db/database.js';
+import { LegacyWebhookOptionsError } from '../../../src/lib/errors/internal-errors.js';
 import { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 
 const A = 'https://gw-old.example.com/_fxgate/webhooks/v3';

@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { AdminListener, type AdminListenerOptions } from '../../../src/lib/admin/admin-listener.js';
-import { AdminTokenRequiredError } from '../../../src/lib/admin/admin-token.js';
+import { AdminTokenRequiredError } from '../../../src/lib/errors/internal-errors.js';
 import { emptyRequest, expectAnswerThenClose, rawExchange } from '../../support/raw-http.js';
 
 const listeners: AdminListener[] = [];

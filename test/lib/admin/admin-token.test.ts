@@ -4,12 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import {
-  AdminTokenRequiredError,
-  bearerTokenMatches,
-  checkAdminExposure,
-  isLoopbackHost,
-} from '../../../src/lib/admin/admin-token.js';
+import { bearerTokenMatches, checkAdminExposure, isLoopbackHost } from '../../../src/lib/admin/admin-token.js';
+import { AdminTokenRequiredError } from '../../../src/lib/errors/internal-errors.js';
 
 const TOKEN = 'k7Vn3q-9XbT2wYzL0pR5sUaC8dEfGhJ4mN6oQ1rS';
 

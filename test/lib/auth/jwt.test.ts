@@ -14,9 +14,9 @@ import {
   JWT_CLOCK_SKEW_SECONDS,
   newNonce,
   signApiToken,
-  type TokenFailure,
   verifyApiToken,
 } from '../../../src/lib/auth/jwt.js';
+import { type TokenFailure } from '../../../src/lib/errors/internal-errors.js';
 
 const ISSUER = 'fxgate-test';
 /** The verifier's list: fxgate's own issuer first, then a second one it also accepts (as it does the legacy service's). */

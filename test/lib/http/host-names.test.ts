@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { ConfigError, loadConfig } from '../../../src/lib/config.js';
+import { loadConfig } from '../../../src/lib/config.js';
+import { ConfigError } from '../../../src/lib/errors/internal-errors.js';
 import { normaliseHostName, sandboxHostEntryProblem } from '../../../src/lib/http/host-names.js';
 
 describe('normaliseHostName', () => {

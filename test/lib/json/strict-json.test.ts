@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { findKeyProblem, parseStrictJson, StrictJsonError } from '../../../src/lib/json/strict-json.js';
+import { StrictJsonError } from '../../../src/lib/errors/internal-errors.js';
+import { findKeyProblem, parseStrictJson } from '../../../src/lib/json/strict-json.js';
 
 function refusal(text: string): StrictJsonError {
   try {

@@ -3,7 +3,8 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Database } from '../../../src/lib/db/database.js';
-import { InvalidKeyRegistrationError, KeyRegistry } from '../../../src/lib/keys/key-registry.js';
+import { InvalidKeyRegistrationError } from '../../../src/lib/errors/internal-errors.js';
+import { KeyRegistry } from '../../../src/lib/keys/key-registry.js';
 import { createTestPostgres, type TestDatabase } from '../../support/databases.js';
 
 const TTL_MS = 5_000;

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { NetworkListError } from '../../../src/lib/errors/internal-errors.js';
 import { parseIpLiteral } from '../../../src/lib/net/address-class.js';
-import { AllowedNetworks, NetworkListError, readNetworkList } from '../../../src/lib/net/allowed-networks.js';
+import { AllowedNetworks, readNetworkList } from '../../../src/lib/net/allowed-networks.js';
 
 describe('readNetworkList', () => {
   it('takes CIDRs of both families and single addresses, canonical and once each', () => {

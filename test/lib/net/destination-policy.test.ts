@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { DestinationRefusedError } from '../../../src/lib/errors/internal-errors.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
 import {
   type DestinationPolicy,
-  DestinationRefusedError,
   ExactDestinations,
   operatorServicePolicy,
   type Resolver,

@@ -11,12 +11,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { buildConnector, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import {
-  DestinationRefusedError,
-  ExactDestinations,
-  type Resolver,
-  webhookPolicy,
-} from '../../../src/lib/net/destination-policy.js';
+import { DestinationRefusedError } from '../../../src/lib/errors/internal-errors.js';
+import { ExactDestinations, type Resolver, webhookPolicy } from '../../../src/lib/net/destination-policy.js';
 import { guardedAgent, guardedConnector } from '../../../src/lib/net/guarded-connector.js';
 
 const resolver: Resolver = async (hostname) => {

@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_SECRET_COLUMN } from '../../../src/core/events/webhook-endpoints.js';
 import { LEGACY_SEALED_COLUMNS } from '../../../src/gateway/webhooks/legacy-webhooks.js';
 import type { Database } from '../../../src/lib/db/database.js';
-import { armFailpoint, disarmAllFailpoints, FailpointError } from '../../../src/lib/failpoints.js';
+import { FailpointError } from '../../../src/lib/errors/internal-errors.js';
+import { armFailpoint, disarmAllFailpoints } from '../../../src/lib/failpoints.js';
 import {
   countSealedRows,
   resealRows,

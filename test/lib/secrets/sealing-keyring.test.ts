@@ -8,13 +8,8 @@ import { inspect } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
 
-import {
-  keyIdOf,
-  openFormerSealed,
-  sealedKeyId,
-  SealedSecretError,
-  SealingKeyring,
-} from '../../../src/lib/secrets/sealing-keyring.js';
+import { SealedSecretError } from '../../../src/lib/errors/internal-errors.js';
+import { keyIdOf, openFormerSealed, sealedKeyId, SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
 import { sealFormer } from '../../support/former-sealing.js';
 
 const SECRET = 'whsec_0Jx8oHq3nS2Qk7m2YbV1wZcT5rLpE9aFgD4uK6iN8sA';

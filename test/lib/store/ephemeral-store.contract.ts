@@ -7,12 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { InvalidStoreInputError } from '../../../src/cli/store/store-input.js';
-import {
-  type EphemeralStore,
-  type StoredResponse,
-  StoreUnavailableError,
-} from '../../../src/lib/store/ephemeral-store.js';
+import { InvalidStoreInputError, StoreUnavailableError } from '../../../src/lib/errors/internal-errors.js';
+import { type EphemeralStore, type StoredResponse } from '../../../src/lib/store/ephemeral-store.js';
 
 export interface StoreHarness {
   readonly store: EphemeralStore;

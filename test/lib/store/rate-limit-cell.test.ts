@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { MemoryStore } from '../../../src/cli/store/memory-store.js';
 import { RedisStore } from '../../../src/cli/store/redis-store.js';
-import { StoreUnavailableError } from '../../../src/lib/store/ephemeral-store.js';
+import { StoreUnavailableError } from '../../../src/lib/errors/internal-errors.js';
 import {
   chargeCell,
   isOverLimit,

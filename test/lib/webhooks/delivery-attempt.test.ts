@@ -7,7 +7,7 @@ import { context, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
-import { DestinationRefusedError } from '../../../src/lib/net/destination-policy.js';
+import { DestinationRefusedError } from '../../../src/lib/errors/internal-errors.js';
 import { attemptDelivery, type WebhookFetcher } from '../../../src/lib/webhooks/delivery-attempt.js';
 import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
 

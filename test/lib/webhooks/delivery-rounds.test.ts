@@ -1,6 +1,7 @@
 /**
  * The webhook workers' shared rounds: the lease of a round, writes one after another, attempts in
- * lanes that stop on the signal, and the rounds a stop interrupts.
+ * lanes that stop on the signal, the rounds a stop interrupts, and whether a receiver took a
+ * delivery.
  */
 import { describe, expect, it } from 'vitest';
 
@@ -9,6 +10,7 @@ import {
   attemptInLanes,
   DeliveryRounds,
   oneAfterAnother,
+  receiverAccepted,
   roundLeaseUntil,
 } from '../../../src/lib/webhooks/delivery-rounds.js';
 
@@ -85,5 +87,12 @@ describe('delivery rounds', () => {
     expect(closed).toBe(true);
     expect(rounds.closed).toBe(true);
     await expect(rounds.run(async () => 1)).rejects.toThrow('the test worker is stopped');
+  });
+
+  it('count a delivery taken only on a 2xx answer', () => {
+    expect(receiverAccepted({ kind: 'answered', statusCode: 204, durationMs: 5 })).toBe(true);
+    expect(receiverAccepted({ kind: 'answered', statusCode: 199, durationMs: 5 })).toBe(false);
+    expect(receiverAccepted({ kind: 'answered', statusCode: 300, durationMs: 5 })).toBe(false);
+    expect(receiverAccepted({ kind: 'failed', error: 'refused: private', durationMs: 0 })).toBe(false);
   });
 });

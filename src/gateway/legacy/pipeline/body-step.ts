@@ -6,8 +6,9 @@
 import type { FastifyRequest } from 'fastify';
 
 import { ApiError } from '../../../lib/errors/api-error.js';
+import { LegacyJsonParseError } from '../../../lib/errors/internal-errors.js';
 import { decodeUtf8, INVALID_UTF8_MESSAGE, UNSTORABLE_TEXT_CODE } from '../../../lib/text.js';
-import { LegacyJsonParseError, parseLegacyJson } from '../runtime/lossless-json.js';
+import { parseLegacyJson } from '../runtime/lossless-json.js';
 import type { ReadBody, ReadRequest } from '../transforms/request-body.js';
 
 export function rawBodyOf(request: FastifyRequest): Buffer {

@@ -9,11 +9,17 @@
 import type { FastifyRequest } from 'fastify';
 
 import { isApiError } from '../../../lib/errors/api-error.js';
+import {
+  GenerationRetired,
+  UpstreamCredentialError,
+  UpstreamError,
+  UpstreamUnreachableError,
+  V3ContractError,
+} from '../../../lib/errors/internal-errors.js';
 import type { ErrorCode } from '../../../lib/errors/v3-error-catalog.js';
 import type { OperationSeries } from '../../metrics/gateway-metrics.js';
-import { UpstreamCredentialError } from '../../upstream/signing-credentials.js';
 import { upstreamFailureKind } from '../../upstream/upstream-failure.js';
-import { UpstreamError, UpstreamUnreachableError, type V3Error } from '../../upstream/v3-client.js';
+import { type V3Error } from '../../upstream/v3-client.js';
 import {
   isDeclaredDefect,
   legacyErrorBody,
@@ -21,8 +27,6 @@ import {
   resolveLegacyError,
 } from '../declarations/error-tables.js';
 import type { LegacyGeneration, LegacyOperation } from '../declarations/legacy-operations.js';
-import { GenerationRetired } from '../runtime/generation-lifecycle.js';
-import { V3ContractError } from '../v3-contract/v3-contract-error.js';
 import type { LegacyAnswer, RequestState } from './answer.js';
 
 /** The gateway refuses the request itself with a cataloged code (auth, mode, scope, rate limit). Only the code, and the headers it names (Retry-After), reach the client. */

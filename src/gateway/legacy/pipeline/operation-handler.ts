@@ -25,6 +25,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
+import { GenerationRetired } from '../../../lib/errors/internal-errors.js';
 import { randomHex } from '../../../lib/random.js';
 import type { GatewayMetrics, OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3Client } from '../../upstream/v3-client.js';
@@ -32,7 +33,7 @@ import type { ReadinessObserver } from '../../usage/readiness-recorder.js';
 import type { UsageCaller, UsageEvent, UsageObserver } from '../../usage/usage-recorder.js';
 import type { LegacyGeneration } from '../declarations/legacy-operations.js';
 import type { LegacyAuthenticator, LegacyAuthRefusal, LegacyPrincipal } from '../runtime/auth.js';
-import { type GenerationLifecycle, GenerationRetired } from '../runtime/generation-lifecycle.js';
+import { type GenerationLifecycle } from '../runtime/generation-lifecycle.js';
 import type { LegacyIdempotency } from '../runtime/legacy-idempotency.js';
 import {
   type LegacyRateLimitCharge,

@@ -9,21 +9,16 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 
 import { ApiError } from '../../../lib/errors/api-error.js';
+import { CursorRejectedError, V3ContractError } from '../../../lib/errors/internal-errors.js';
 import { legacyUuidToId } from '../../../lib/ids.js';
 import { forwardedFor } from '../../forwarded-for.js';
 import type { OperationSeries } from '../../metrics/gateway-metrics.js';
 import type { V3CallResponse, V3Client } from '../../upstream/v3-client.js';
 import type { V3Call } from '../declarations/endpoint-mappings.js';
 import type { LegacyPrincipal } from '../runtime/auth.js';
-import {
-  type CursorListPage,
-  CursorRejectedError,
-  type FetchCursorPage,
-  type PageWalker,
-} from '../runtime/page-walker.js';
+import { type CursorListPage, type FetchCursorPage, type PageWalker } from '../runtime/page-walker.js';
 import { forwardedHeaders } from '../runtime/reply.js';
 import type { V3Answers, V3SuccessBody } from '../transforms/response-body.js';
-import { V3ContractError } from '../v3-contract/v3-contract-error.js';
 import type { RequestState } from './answer.js';
 import { V3Refusal } from './failure.js';
 import type { PageQuery } from './query.js';

@@ -72,16 +72,12 @@
  * does not, the request is treated as a write (closed).
  */
 import { type Mode, parseKeyName, type Scope } from '../../../lib/auth/credential-vocabulary.js';
-import {
-  TOKEN_FAILURE_ERROR_CODES,
-  TokenVerificationError,
-  type VerifiedToken,
-  verifyApiToken,
-} from '../../../lib/auth/jwt.js';
+import { TOKEN_FAILURE_ERROR_CODES, type VerifiedToken, verifyApiToken } from '../../../lib/auth/jwt.js';
 import { singleUseVerdict, tokenNonce } from '../../../lib/auth/single-use.js';
+import { StoreUnavailableError,TokenVerificationError } from '../../../lib/errors/internal-errors.js';
 import type { ErrorCode } from '../../../lib/errors/v3-error-catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../../lib/keys/key-registry.js';
-import { type EphemeralStore, StoreUnavailableError } from '../../../lib/store/ephemeral-store.js';
+import { type EphemeralStore } from '../../../lib/store/ephemeral-store.js';
 import type { LegacyGeneration } from '../declarations/legacy-operations.js';
 import { KnownReplays } from './known-replays.js';
 import type { SandboxHosts } from './sandbox-hosts.js';

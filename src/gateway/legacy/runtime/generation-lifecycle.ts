@@ -35,7 +35,6 @@ import { GenerationRetired } from '../../../lib/errors/internal-errors.js';
 import { imfFixdate, instantText, parseInstant, structuredDate, type TimeInterval } from '../../../lib/time-text.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../declarations/legacy-operations.js';
 import type { LegacyReplyOptions } from './reply.js';
-export { GenerationRetired, type RetirementKind } from '../../../lib/errors/internal-errors.js';
 
 /** A generation's retirement plan; instants in ms since the epoch. */
 export interface GenerationRetirement {

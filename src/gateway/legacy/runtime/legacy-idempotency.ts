@@ -22,8 +22,9 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import type { Mode } from '../../../lib/auth/credential-vocabulary.js';
 import { ApiError } from '../../../lib/errors/api-error.js';
+import { StoreUnavailableError } from '../../../lib/errors/internal-errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../../lib/idempotency-key.js';
-import { type EphemeralStore, type StoredResponse, StoreUnavailableError } from '../../../lib/store/ephemeral-store.js';
+import { type EphemeralStore, type StoredResponse } from '../../../lib/store/ephemeral-store.js';
 import type { GatewayMetrics } from '../../metrics/gateway-metrics.js';
 import type { LegacyGeneration } from '../declarations/legacy-operations.js';
 

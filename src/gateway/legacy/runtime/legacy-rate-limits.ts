@@ -10,7 +10,8 @@
  * two rate-limit headers legacy answers have always had. A store that is down lets the request
  * through, as v3's limiter does (lib/store/rate-limit-cell.ts). Touches the store only.
  */
-import type { EphemeralStore, StoreUnavailableError } from '../../../lib/store/ephemeral-store.js';
+import { type StoreUnavailableError } from '../../../lib/errors/internal-errors.js';
+import type { EphemeralStore } from '../../../lib/store/ephemeral-store.js';
 import {
   chargeCell,
   type RateLimitCharge,

@@ -27,12 +27,6 @@ import {
   intoKey,
   JsonLocation,
 } from '../declarations/json-paths.js';
-export {
-  LegacyJsonParseError,
-  type LegacyJsonParseReason,
-  LegacyJsonWriteError,
-  type LegacyJsonWriteReason,
-} from '../../../lib/errors/internal-errors.js';
 
 /** Bounds on one legacy amount, so `1e999999` cannot become a million digits of text. */
 export const LEGACY_NUMBER_LIMITS = {

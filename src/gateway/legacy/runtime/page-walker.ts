@@ -60,9 +60,13 @@
  */
 import { z } from 'zod';
 
-import { CursorRejectedError, PageWalkError, SnapshotMismatchError } from '../../../lib/errors/internal-errors.js';
-import { type EphemeralStore, StoreUnavailableError } from '../../../lib/store/ephemeral-store.js';
-export { CursorRejectedError, PageWalkError } from '../../../lib/errors/internal-errors.js';
+import {
+  CursorRejectedError,
+  PageWalkError,
+  SnapshotMismatchError,
+  StoreUnavailableError,
+} from '../../../lib/errors/internal-errors.js';
+import { type EphemeralStore } from '../../../lib/store/ephemeral-store.js';
 
 /** One v3 cursor page as the list endpoint answers it (docs/contract.md#pagination-cursor). */
 export interface CursorListPage {

@@ -9,11 +9,11 @@
  */
 import { z } from 'zod';
 
+import { V3ContractError } from '../../../lib/errors/internal-errors.js';
 import { DECIMAL_PATTERN } from '../../../lib/money.js';
 import type { LayoutNode, ResponseShape } from '../declarations/endpoint-mappings.js';
 import type { FieldType, LegacyField, RecordShape, RecordTable, ValueMapTable } from '../declarations/record-shapes.js';
 import { LegacyAmount } from '../runtime/lossless-json.js';
-import { V3ContractError } from '../v3-contract/v3-contract-error.js';
 import { readV3, V3_RECORDS, type V3RecordKind } from '../v3-contract/v3-records.js';
 import { CONVERTERS, derivedField } from './derived-fields.js';
 

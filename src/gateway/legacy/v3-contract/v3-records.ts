@@ -22,10 +22,10 @@
  */
 import { z } from 'zod';
 
+import { V3ContractError } from '../../../lib/errors/internal-errors.js';
 import { issuePath } from '../../../lib/errors/validation-issues.js';
 import { ID_PREFIXES, type IdKind, idToLegacyUuid } from '../../../lib/ids.js';
 import { DECIMAL_PATTERN } from '../../../lib/money.js';
-import { V3ContractError } from './v3-contract-error.js';
 
 const decimal = z.string().regex(DECIMAL_PATTERN, 'must be a decimal string');
 const currency = z.string().regex(/^[A-Z]{3,5}$/, 'must be a currency code');

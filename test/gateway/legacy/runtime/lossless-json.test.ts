@@ -13,11 +13,10 @@ import {
   jsonNumberToDecimalString,
   LEGACY_JSON_MAX_DEPTH,
   LegacyAmount,
-  LegacyJsonParseError,
-  LegacyJsonWriteError,
   parseLegacyJson,
   stringifyLegacyJson,
 } from '../../../../src/gateway/legacy/runtime/lossless-json.js';
+import { LegacyJsonParseError, LegacyJsonWriteError } from '../../../../src/lib/errors/internal-errors.js';
 import { Decimal, DECIMAL_PATTERN, formatDecimal } from '../../../../src/lib/money.js';
 
 function parseError(run: () => unknown): LegacyJsonParseError {

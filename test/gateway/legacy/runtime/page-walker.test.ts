@@ -8,7 +8,6 @@ import { MemoryStore } from '../../../../src/cli/store/memory-store.js';
 import { RedisStore } from '../../../../src/cli/store/redis-store.js';
 import {
   type CursorListPage,
-  CursorRejectedError,
   type FetchCursorPage,
   PAGE_TOTALS_MODES,
   PAGE_WALKER_DEFAULTS,
@@ -16,9 +15,13 @@ import {
   type PageTotalsMode,
   PageWalker,
   type PageWalkerOptions,
-  PageWalkError,
 } from '../../../../src/gateway/legacy/runtime/page-walker.js';
-import { type EphemeralStore, StoreUnavailableError } from '../../../../src/lib/store/ephemeral-store.js';
+import {
+  CursorRejectedError,
+  PageWalkError,
+  StoreUnavailableError,
+} from '../../../../src/lib/errors/internal-errors.js';
+import { type EphemeralStore } from '../../../../src/lib/store/ephemeral-store.js';
 import { testServices } from '../../../support/services.js';
 import { testKeyPrefix } from '../../../support/test-run.js';
 

@@ -24,8 +24,8 @@ import {
   compileResponse,
   type V3Answers,
 } from '../../../../src/gateway/legacy/transforms/response-body.js';
-import { V3ContractError } from '../../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
 import { readV3, V3_RECORDS } from '../../../../src/gateway/legacy/v3-contract/v3-records.js';
+import { V3ContractError } from '../../../../src/lib/errors/internal-errors.js';
 import {
   BALANCE_EUR,
   BALANCES,

@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
-import { V3ContractError } from '../../../../src/gateway/legacy/v3-contract/v3-contract-error.js';
 import {
   readV3,
   V3_RECORD_KINDS,
@@ -16,6 +15,7 @@ import {
   type V3RecordKind,
   v3TradeSchema,
 } from '../../../../src/gateway/legacy/v3-contract/v3-records.js';
+import { V3ContractError } from '../../../../src/lib/errors/internal-errors.js';
 import {
   BALANCE_EUR,
   DEPOSIT_USD,
