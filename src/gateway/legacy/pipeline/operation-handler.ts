@@ -167,9 +167,10 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     }
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
-    const passOn = Object.fromEntries(
-      Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'),
-    );
+    const passOn: Record<string, string> = {};
+    for (const header in state.upstreamHeaders) {
+      if (header !== 'retry-after') passOn[header] = state.upstreamHeaders[header]!;
+    }
     reply.headers({
       'x-trace-id': randomHex(16),
       ...passOn,
