@@ -124,7 +124,6 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   /** The fastify handler. Never throws: every outcome is a legacy answer. */
   readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const { generation, name, tables } = this.operation;
-    const fixed = { 'x-request-id': request.id, ...generationHeaders(generation, this.services.reply) };
     const state = newRequestState();
     const seen: { principal?: LegacyPrincipal } = {};
     let answer: LegacyAnswer;
@@ -177,7 +176,8 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
       ...answer.headers,
       // The cell this request was charged to, on every answer after the charge (a replay's too).
       ...(state.rateLimit === null ? {} : legacyRateLimitHeaders(state.rateLimit)),
-      ...fixed,
+      'x-request-id': request.id,
+      ...generationHeaders(generation, this.services.reply),
       'server-timing': serverTiming(state),
     });
     const sent = reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
