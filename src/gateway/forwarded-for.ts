@@ -13,6 +13,8 @@ export interface ClientAddresses {
 }
 
 export function forwardedFor(request: ClientAddresses): string {
-  const chain = request.ips ?? [request.ip];
+  const chain = request.ips;
+  // No trusted proxy (the default): the socket's address alone, with no list made for it.
+  if (chain === undefined) return request.ip;
   return [...chain].reverse().join(', ');
 }

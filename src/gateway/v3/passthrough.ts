@@ -6,7 +6,15 @@
  * v3's own limit here, so an oversized one is refused before anything is sent upstream.
  */
 import proxy from '@fastify/http-proxy';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RouteHandlerMethod,
+  RouteOptions,
+} from 'fastify';
 import type { Dispatcher } from 'undici';
 
 import { ApiError } from '../../lib/errors/api-error.js';
@@ -72,13 +80,35 @@ export function pathSurvivesForwarding(url: string): boolean {
   }
 }
 
-/** An async hook that answers early must return the reply, so fastify stops the request there. */
-async function refuseInexactPaths(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  if (pathSurvivesForwarding(request.url)) return undefined;
-  return sendV3Error(
-    reply,
-    new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }),
-  );
+/** Answers a path the proxy would change, before its body is read; a callback hook, so no promise per request. */
+function refuseInexactPaths(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (pathSurvivesForwarding(request.url)) {
+    done();
+    return;
+  }
+  sendV3Error(reply, new ApiError('ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0]! }));
+}
+
+type Relay = (request: FastifyRequest, reply: FastifyReply, dest: string) => void;
+
+/**
+ * The proxy's route handler with a fast path for a plain path (PLAIN_PATH): the proxy's prefix
+ * rewrite (/v3 to /v3) and its traversal checks leave such a path as it is, so it goes to the
+ * relay as its own destination without them; any other path still takes the proxy's handler.
+ */
+function relayPlainPaths(route: RouteOptions, relay: Relay): void {
+  const proxied = route.handler;
+  const handler: RouteHandlerMethod = function (request, reply) {
+    const url = request.url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    if (PLAIN_PATH.test(path)) {
+      relay(request, reply, path);
+      return;
+    }
+    return proxied.call(this, request, reply);
+  };
+  route.handler = handler;
 }
 
 /**
@@ -98,8 +128,23 @@ async function handlePassthroughError(
 }
 
 export async function registerV3Passthrough(app: FastifyInstance, options: PassthroughOptions): Promise<void> {
+  // The request itself goes through the relay, not reply.from() (upstream/relay.ts says why); it never retries.
+  const relay = createUpstreamRelay({
+    origin: options.origin,
+    dispatcher: options.dispatcher,
+    forwardedFor,
+    deadlineMs: options.deadlineMs,
+    onFailure: (reply, error, requestWritten) => {
+      reply.request.log.warn({ err: error, requestWritten }, 'upstream request failed');
+      options.observer?.failed(reply.request, upstreamFailureKind(error, { requestWritten }));
+      sendV3Error(reply, upstreamFailure(error, reply.request.method, requestWritten));
+    },
+    ...(options.observer === undefined ? {} : { observer: relayObserver(options.observer) }),
+  });
   await app.register(async (scope) => {
     scope.addHook('onRequest', refuseInexactPaths);
+    // The proxy's routes are the only ones of this scope.
+    scope.addHook('onRoute', (route) => relayPlainPaths(route, relay));
     // A write's body is read whole, up to v3's limit: past a Content-Length over it nothing is read, and a chunked body stops at it.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: V3_BODY_LIMIT_BYTES }, (_request, body, done) =>
@@ -116,19 +161,8 @@ export async function registerV3Passthrough(app: FastifyInstance, options: Passt
       proxyPayloads: false,
       // The proxy registers @fastify/reply-from too; given the same dispatcher, it opens no pool of its own.
       undici: options.dispatcher,
-      // The request itself goes through the relay, not reply.from() (upstream/relay.ts says why); it never retries.
-      handler: createUpstreamRelay({
-        origin: options.origin,
-        dispatcher: options.dispatcher,
-        forwardedFor,
-        deadlineMs: options.deadlineMs,
-        onFailure: (reply, error, requestWritten) => {
-          reply.request.log.warn({ err: error, requestWritten }, 'upstream request failed');
-          options.observer?.failed(reply.request, upstreamFailureKind(error, { requestWritten }));
-          sendV3Error(reply, upstreamFailure(error, reply.request.method, requestWritten));
-        },
-        ...(options.observer === undefined ? {} : { observer: relayObserver(options.observer) }),
-      }),
+      // The relay in place of reply.from(), for the paths the fast path above does not take.
+      handler: relay,
     });
   });
 }

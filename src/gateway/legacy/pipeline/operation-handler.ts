@@ -125,7 +125,6 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
   /** The fastify handler. Never throws: every outcome is a legacy answer. */
   readonly handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const { generation, name, tables } = this.operation;
-    const fixed = { 'x-request-id': request.id, ...generationHeaders(generation, this.services.reply) };
     const state = newRequestState();
     const seen: { principal?: LegacyPrincipal } = {};
     let answer: LegacyAnswer;
@@ -168,16 +167,18 @@ export class LegacyOperationHandler<G extends LegacyGeneration> {
     }
     // Retry-After goes only with the answers that mean "wait" (failure.ts decides): v3 sends it
     // on every 409, and a v3 409 may become a legacy 400.
-    const passOn = Object.fromEntries(
-      Object.entries(state.upstreamHeaders).filter(([header]) => header !== 'retry-after'),
-    );
+    const passOn: Record<string, string> = {};
+    for (const header in state.upstreamHeaders) {
+      if (header !== 'retry-after') passOn[header] = state.upstreamHeaders[header]!;
+    }
     reply.headers({
       'x-trace-id': randomHex(16),
       ...passOn,
       ...answer.headers,
       // The cell this request was charged to, on every answer after the charge (a replay's too).
       ...(state.rateLimit === null ? {} : legacyRateLimitHeaders(state.rateLimit)),
-      ...fixed,
+      'x-request-id': request.id,
+      ...generationHeaders(generation, this.services.reply),
       'server-timing': serverTiming(state),
     });
     const sent = reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);

@@ -63,12 +63,15 @@ export async function callV3(
     ...(state.upstreamHeaders['x-trace-id'] ? { 'x-trace-id': state.upstreamHeaders['x-trace-id'] } : {}),
   };
   if (response.error) throw new V3Refusal(response.error, response.status, forwarded);
-  const where = `${call.method} ${call.pathAndQuery.split('?')[0]}`;
+  // Worded only for a contract error, not on every call.
+  const where = (): string => `${call.method} ${call.pathAndQuery.split('?')[0]}`;
   let parsed: unknown;
   try {
     parsed = JSON.parse(response.body.toString('utf8'));
   } catch {
-    throw new V3ContractError(context.operation, [`${where} answered ${response.status} with a body that is not JSON`]);
+    throw new V3ContractError(context.operation, [
+      `${where()} answered ${response.status} with a body that is not JSON`,
+    ]);
   }
   if (
     parsed === null ||
@@ -76,7 +79,7 @@ export async function callV3(
     Array.isArray(parsed) ||
     (parsed as { data?: unknown }).data === undefined
   ) {
-    throw new V3ContractError(context.operation, [`${where} answered without data`]);
+    throw new V3ContractError(context.operation, [`${where()} answered without data`]);
   }
   return parsed as V3SuccessBody;
 }

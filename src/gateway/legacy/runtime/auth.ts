@@ -268,12 +268,13 @@ function authorizationRefusal(
   request: LegacyAuthRequest,
 ): LegacyAuthRefusal | null {
   const { record } = key;
-  const sandboxHost = `${request.host ?? ''} is a sandbox host (FXGATE_SANDBOX_HOSTS)`;
+  // Worded only for a refusal that names it, not on every request.
+  const sandboxHost = (): string => `${request.host ?? ''} is a sandbox host (FXGATE_SANDBOX_HOSTS)`;
   if (mode === 'sandbox' && record.mode !== 'sandbox')
     return refuse(
       'AUTH_API_KEY_SANDBOX_REQUIRED',
       request.appMode === undefined
-        ? `a live key without X-App-Mode on ${sandboxHost}: call the live host`
+        ? `a live key without X-App-Mode on ${sandboxHost()}: call the live host`
         : 'sandbox declared with a live key',
     );
   if (mode === 'live' && record.mode !== 'live')
@@ -284,7 +285,7 @@ function authorizationRefusal(
         : 'live declared with a sandbox key',
     );
   if (onSandboxHost && record.mode !== 'sandbox')
-    return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', `a live key on ${sandboxHost}, which serves the sandbox only`);
+    return refuse('AUTH_API_KEY_SANDBOX_REQUIRED', `a live key on ${sandboxHost()}, which serves the sandbox only`);
   if (!key.allowsAddress(request.clientIp))
     return refuse('AUTH_FORBIDDEN_IP', `client address ${request.clientIp} outside the key's allowlist`);
 
