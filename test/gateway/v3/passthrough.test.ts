@@ -37,6 +37,16 @@ describe('the /v3 passthrough', () => {
     expect(upstream.requests.map((r) => r.url)).toEqual([pathAndQuery]);
   });
 
+  it('forwards a plain path (the fast path) and one of other characters (the proxy) alike, each as sent', async () => {
+    const sent = ['/v3', '/v3/', '/v3/fx/trades/trd_1?a=1', '/v3/fx/trades/a:b@c?a=1', '/v3/fx/%41b'];
+    for (const pathAndQuery of sent) {
+      const response = await request(`${gateway.url}${pathAndQuery}`);
+      await response.body.dump();
+      expect(response.statusCode, pathAndQuery).toBe(200);
+    }
+    expect(upstream.requests.map((r) => r.url)).toEqual(sent);
+  });
+
   it('forwards the body bytes untouched, with the signing headers', async () => {
     const body = Buffer.from('{ "zeta" :1,"alpha":  [1.10, 1e-7 ,100000000000000000000000000001],\n"s":"\\u00e9 é"}  ');
     const headers = {
