@@ -37,7 +37,7 @@ import {
   signingIssuer,
 } from '../../src/lib/config.js';
 import { DB_POOL_MODES } from '../../src/lib/db/pool-mode.js';
-import { ConfigError,INTERNAL_ERRORS } from '../../src/lib/errors/internal-errors.js';
+import { ConfigError, INTERNAL_ERRORS } from '../../src/lib/errors/internal-errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../src/lib/http/server-timeouts.js';
 import { KEY_REGISTRY_DEFAULTS } from '../../src/lib/keys/key-registry.js';
 import { keyIdOf } from '../../src/lib/secrets/sealing-keyring.js';

@@ -27,7 +27,7 @@ import {
 import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
-import { CliError,SubscriptionInputError } from '../../lib/errors/internal-errors.js';
+import { CliError, SubscriptionInputError } from '../../lib/errors/internal-errors.js';
 import { type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
 import type { SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
 import { Closers } from '../closers.js';

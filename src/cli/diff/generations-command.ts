@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 
 import { upstreamOrigin } from '../../gateway/upstream/pool.js';
 import { signingIssuer } from '../../lib/config.js';
-import { CliError, DeploymentError,EXIT_CODES, type ExitCode } from '../../lib/errors/internal-errors.js';
+import { CliError, DeploymentError, EXIT_CODES, type ExitCode } from '../../lib/errors/internal-errors.js';
 import { type LoadedKey, readKeyFile } from '../../lib/keys/key-file.js';
 import { messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';

@@ -28,7 +28,7 @@ import { type LegacyMappings, loadLegacyMappings } from '../../gateway/legacy/de
 import { findV3Operation, V3_RECORD_READS } from '../../gateway/legacy/v3-contract/operations.js';
 import type { V3RecordKind } from '../../gateway/legacy/v3-contract/v3-records.js';
 import { parseKeyName } from '../../lib/auth/credential-vocabulary.js';
-import { CliError, DeploymentError,EXIT_CODES, ScenarioError } from '../../lib/errors/internal-errors.js';
+import { CliError, DeploymentError, EXIT_CODES, ScenarioError } from '../../lib/errors/internal-errors.js';
 import { messageOf, usageError } from '../exit.js';
 import { type Answer, answerSummary, Deployment, type DeploymentOptions } from './deployment.js';
 import { Fixtures, type LegacyCall, SCENARIOS, type V3Setup } from './scenarios.js';

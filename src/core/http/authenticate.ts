@@ -22,7 +22,7 @@ import {
 import { verifyRequestSignature } from '../../lib/auth/request-signature.js';
 import { SINGLE_USE_REFUSAL_MESSAGES, singleUseVerdict, tokenNonce } from '../../lib/auth/single-use.js';
 import { ApiError } from '../../lib/errors/api-error.js';
-import { StoreUnavailableError,TokenVerificationError } from '../../lib/errors/internal-errors.js';
+import { StoreUnavailableError, TokenVerificationError } from '../../lib/errors/internal-errors.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
 import { type EphemeralStore } from '../../lib/store/ephemeral-store.js';
 import type { Principal } from '../principal.js';

@@ -14,7 +14,7 @@
  */
 import type { AdminRoute } from '../../lib/admin/admin-listener.js';
 import type { Queryable } from '../../lib/db/database.js';
-import { TimeTextError,UsageQueryError } from '../../lib/errors/internal-errors.js';
+import { TimeTextError, UsageQueryError } from '../../lib/errors/internal-errors.js';
 import { parseSince } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/declarations/legacy-operations.js';
 import { BatchedRecorder, columnsInKeyOrder } from '../tallies.js';

@@ -74,7 +74,7 @@
 import { type Mode, parseKeyName, type Scope } from '../../../lib/auth/credential-vocabulary.js';
 import { TOKEN_FAILURE_ERROR_CODES, type VerifiedToken, verifyApiToken } from '../../../lib/auth/jwt.js';
 import { singleUseVerdict, tokenNonce } from '../../../lib/auth/single-use.js';
-import { StoreUnavailableError,TokenVerificationError } from '../../../lib/errors/internal-errors.js';
+import { StoreUnavailableError, TokenVerificationError } from '../../../lib/errors/internal-errors.js';
 import type { ErrorCode } from '../../../lib/errors/v3-error-catalog.js';
 import type { ActiveKey, KeyRegistry } from '../../../lib/keys/key-registry.js';
 import { type EphemeralStore } from '../../../lib/store/ephemeral-store.js';
