@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 
-import { LegacyMappingError } from '../../../src/gateway/legacy/declarations/mapping-error.js';
+import { LegacyMappingError } from '../../../src/lib/errors/internal-errors.js';
 
 /**
  * A copy of `table` with `edits` applied: each key is a dotted path (operation names hold no

@@ -25,11 +25,12 @@
 import { z } from 'zod';
 
 import type { Scope } from '../../../lib/auth/credential-vocabulary.js';
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import { findV3Operation } from '../v3-contract/operations.js';
 import type { EndpointMapping, LegacyMethod } from './endpoint-mappings.js';
 import { type LegacyErrorTables, resolveLegacyError } from './error-tables.js';
 import { type LegacyGeneration, type LegacyOperation, legacyRoutePath } from './legacy-operations.js';
-import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { parseDeclaration } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 
 /** Where each legacy generation's clients go next. */

@@ -6,9 +6,10 @@
 import { z } from 'zod';
 
 import type { Mode } from '../../../lib/auth/credential-vocabulary.js';
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import type { EndpointMapping } from './endpoint-mappings.js';
 import { LEGACY_GENERATIONS, LEGACY_OPERATIONS, type LegacyGeneration } from './legacy-operations.js';
-import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { parseDeclaration } from './mapping-error.js';
 import { type Provenance, provenanceShape } from './record-shapes.js';
 
 export interface LegacyConventions {

@@ -17,11 +17,12 @@
  */
 import { z } from 'zod';
 
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import { ID_PREFIXES, type IdKind } from '../../../lib/ids.js';
 import { findV3Operation, pathParams, V3_OPERATIONS } from '../v3-contract/operations.js';
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from '../v3-contract/v3-records.js';
 import { LEGACY_OPERATIONS, type LegacyGeneration, type LegacyOperation } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { describeIssues, parseDeclaration } from './mapping-error.js';
 import {
   FIELD_TYPES,
   letterName as name,

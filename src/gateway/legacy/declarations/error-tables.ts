@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import {
   ERROR_CODES,
   ERROR_TYPES,
@@ -25,7 +26,7 @@ import {
   type LegacyOperation,
   type V1Operation,
 } from './legacy-operations.js';
-import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { describeIssues, parseDeclaration } from './mapping-error.js';
 import { nonEmptyText as text } from './record-shapes.js';
 
 /**

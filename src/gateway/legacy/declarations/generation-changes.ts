@@ -13,10 +13,11 @@
  */
 import { z } from 'zod';
 
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import type { EndpointMapping, IdempotencyRule } from './endpoint-mappings.js';
 import { ERROR_CHANGE_SCHEMAS } from './error-tables.js';
 import type { LegacyGeneration } from './legacy-operations.js';
-import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { parseDeclaration } from './mapping-error.js';
 import {
   FIELD_TYPES,
   fieldValueSchema,

@@ -11,7 +11,6 @@
  */
 
 import { JsonPathSyntaxError } from '../../../lib/errors/internal-errors.js';
-export { JsonPathSyntaxError } from '../../../lib/errors/internal-errors.js';
 
 export type JsonPathStep =
   { readonly kind: 'key'; readonly key: string } | { readonly kind: 'each' } | { readonly kind: 'values' };

@@ -6,7 +6,7 @@
  * generation changes and the per-operation rows of the error tables share one vocabulary. The
  * declarations are validated by mappings-loader.ts; this module only reads their names.
  */
-import { LegacyMappingError } from './mapping-error.js';
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import { importExport, mappingsLocation } from './mappings-location.js';
 
 export type LegacyGeneration = 'v1' | 'v2';

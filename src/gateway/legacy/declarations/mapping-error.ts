@@ -8,8 +8,6 @@ import type { z } from 'zod';
 
 import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 
-export { LegacyMappingError };
-
 /** zod issues as `where: what` lines. */
 export function describeIssues(
   prefix: string,

@@ -11,6 +11,8 @@
  * the compiled files stand alone. The import is dynamic because the two places differ in depth;
  * the loaded modules are treated as unknown input and typed only by the validators.
  */
+
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import { CONVERTERS, derivedFieldNames } from '../transforms/derived-fields.js';
 import { REQUEST_CHECKS } from '../transforms/request-body.js';
 import { type BlockerTable, validateBlockers } from './blockers.js';
@@ -30,7 +32,6 @@ import {
   parseRecordChanges,
   type RecordChange,
 } from './generation-changes.js';
-import { LegacyMappingError } from './mapping-error.js';
 import { importExport, type MappingsLocation, mappingsLocation } from './mappings-location.js';
 import {
   type RecordCodeRegistry,

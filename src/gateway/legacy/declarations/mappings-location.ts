@@ -4,7 +4,8 @@
  * and the import of one export of them. Part of the legacy layer; imports only the mapping error,
  * so the operation catalog can read the endpoint declarations before the rest of the layer loads.
  */
-import { LegacyMappingError } from './mapping-error.js';
+
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 
 export interface MappingsLocation {
   /** The folder holding the mapping modules. */

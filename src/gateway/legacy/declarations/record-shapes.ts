@@ -12,8 +12,9 @@
  */
 import { z } from 'zod';
 
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
 import { V3_RECORD_KINDS, v3FieldsOf, type V3RecordKind } from '../v3-contract/v3-records.js';
-import { describeIssues, LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { describeIssues, parseDeclaration } from './mapping-error.js';
 
 /** Where a legacy fact comes from. */
 export const SOURCES = {

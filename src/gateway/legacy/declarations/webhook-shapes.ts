@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 
-import { LegacyMappingError, parseDeclaration } from './mapping-error.js';
+import { LegacyMappingError } from '../../../lib/errors/internal-errors.js';
+import { parseDeclaration } from './mapping-error.js';
 import {
   letterName as fieldName,
   nonEmptyText as text,

@@ -15,12 +15,12 @@ import {
   validateBlockers,
 } from '../../../../src/gateway/legacy/declarations/blockers.js';
 import type { LegacyGeneration } from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
-import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
 import {
   type LegacyMappings,
   loadLegacyMappings,
 } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
 import { compileOperation } from '../../../../src/gateway/legacy/pipeline/compiled-operation.js';
+import { LegacyMappingError } from '../../../../src/lib/errors/internal-errors.js';
 
 let mappings: LegacyMappings;
 beforeAll(async () => {

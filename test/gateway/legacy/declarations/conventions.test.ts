@@ -18,9 +18,9 @@ import {
   volatilePathsOf,
 } from '../../../../src/gateway/legacy/declarations/conventions.js';
 import type { EndpointMapping } from '../../../../src/gateway/legacy/declarations/endpoint-mappings.js';
-import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
 import { loadLegacyMappings } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
 import type { RecordTable } from '../../../../src/gateway/legacy/declarations/record-shapes.js';
+import { LegacyMappingError } from '../../../../src/lib/errors/internal-errors.js';
 
 const CONVENTIONS: LegacyConventions = LEGACY_CONVENTIONS;
 

@@ -17,7 +17,7 @@ import {
   validateErrorTables,
 } from '../../../../src/gateway/legacy/declarations/error-tables.js';
 import { LEGACY_OPERATIONS, type V1Operation } from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
-import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
+import { LegacyMappingError } from '../../../../src/lib/errors/internal-errors.js';
 import {
   ERROR_CATALOG,
   ERROR_CODES,

@@ -18,8 +18,8 @@ import {
   type GenerationChange,
   recordChangesOf,
 } from '../../../../src/gateway/legacy/declarations/generation-changes.js';
-import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
 import type { RecordTable } from '../../../../src/gateway/legacy/declarations/record-shapes.js';
+import { LegacyMappingError } from '../../../../src/lib/errors/internal-errors.js';
 
 const V2: Readonly<Record<string, EndpointMapping>> = V2_ENDPOINTS;
 const GETS = Object.keys(V2).filter((operation) => V2[operation]!.method === 'GET');

@@ -26,7 +26,6 @@ import { VALUE_MAPS } from '../../../../mappings/value-maps.js';
 import { applyV1ErrorChanges } from '../../../../src/gateway/legacy/declarations/error-tables.js';
 import { applyGenerationChanges } from '../../../../src/gateway/legacy/declarations/generation-changes.js';
 import { LEGACY_OPERATIONS } from '../../../../src/gateway/legacy/declarations/legacy-operations.js';
-import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
 import {
   loadLegacyMappings,
   MAPPING_MODULES,
@@ -34,6 +33,7 @@ import {
   mappingsLocation,
   SHIPPED_CODE,
 } from '../../../../src/gateway/legacy/declarations/mappings-loader.js';
+import { LegacyMappingError } from '../../../../src/lib/errors/internal-errors.js';
 import { ERROR_CODES } from '../../../../src/lib/errors/v3-error-catalog.js';
 
 const MAPPINGS = fileURLToPath(new URL('../../../../mappings/', import.meta.url));

@@ -2,10 +2,11 @@
  * Where the declarations are, and the import of one export of them: the source and built
  * layouts, and a module that does not load or lacks the export named as a LegacyMappingError.
  */
+
 import { describe, expect, it } from 'vitest';
 
-import { LegacyMappingError } from '../../../../src/gateway/legacy/declarations/mapping-error.js';
 import { importExport, mappingsLocation } from '../../../../src/gateway/legacy/declarations/mappings-location.js';
+import { LegacyMappingError } from '../../../../src/lib/errors/internal-errors.js';
 
 describe('mappingsLocation and importExport', () => {
   it('finds mappings/*.ts from source and dist/mappings/*.js built', () => {

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { isLosslessNumber, LosslessNumber, stringify as losslessStringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 
-import { JsonPathSyntaxError, parseJsonPath } from '../../../../src/gateway/legacy/declarations/json-paths.js';
+import { parseJsonPath } from '../../../../src/gateway/legacy/declarations/json-paths.js';
 import {
   jsonNumberToDecimalString,
   LEGACY_JSON_MAX_DEPTH,
@@ -16,7 +16,11 @@ import {
   parseLegacyJson,
   stringifyLegacyJson,
 } from '../../../../src/gateway/legacy/runtime/lossless-json.js';
-import { LegacyJsonParseError, LegacyJsonWriteError } from '../../../../src/lib/errors/internal-errors.js';
+import {
+  JsonPathSyntaxError,
+  LegacyJsonParseError,
+  LegacyJsonWriteError,
+} from '../../../../src/lib/errors/internal-errors.js';
 import { Decimal, DECIMAL_PATTERN, formatDecimal } from '../../../../src/lib/money.js';
 
 function parseError(run: () => unknown): LegacyJsonParseError {
