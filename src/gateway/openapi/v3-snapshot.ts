@@ -5,21 +5,15 @@
  * generated from this file, found where the v3 contract reads it (legacy/v3-contract/document.ts).
  * Reads that one file.
  */
-import { readFile } from 'node:fs/promises';
-
 import type { OpenApiDocument } from '../../lib/openapi/document.js';
-import { v3DocumentMissing, v3DocumentPath } from '../legacy/v3-contract/document.js';
+import { PUBLISHED_V3_JSON, readV3DocumentJson, v3DocumentPath } from '../legacy/v3-contract/document.js';
 
-/** The snapshot, parsed; a missing or broken file stops start-up with the fix named. */
-export async function loadV3Snapshot(path: string = v3DocumentPath()): Promise<OpenApiDocument> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw v3DocumentMissing(path, error);
-  }
-  const document = JSON.parse(text) as OpenApiDocument;
+/** The snapshot, parsed (the published one as the v3 contract read it); a missing or broken file stops start-up with the fix named. */
+export async function loadV3Snapshot(path?: string): Promise<OpenApiDocument> {
+  const document = (path === undefined ? PUBLISHED_V3_JSON : readV3DocumentJson(path)) as OpenApiDocument;
   if (typeof document.openapi !== 'string' || typeof document.paths !== 'object')
-    throw new Error(`${path} is not an OpenAPI document: run \`npm run openapi\` to write it again`);
+    throw new Error(
+      `${path ?? v3DocumentPath()} is not an OpenAPI document: run \`npm run openapi\` to write it again`,
+    );
   return document;
 }

@@ -2,7 +2,7 @@
  * The published v3 OpenAPI document, the one source of what the gateway relies on in v3 (its
  * operations here, its records checked against it): docs/openapi/v3.json in a checkout run from
  * src/, its copy dist/assets/v3-openapi.json (package.json's build) beside the built code; the
- * migration guides (openapi/v3-snapshot.ts) read the same file. Read once, at start-up,
+ * migration guides (openapi/v3-snapshot.ts) take the same parsed JSON. Read once, at start-up,
  * synchronously (the operations are a constant); only the parts the gateway derives from are
  * checked. Part of the v3 contract room; reads that one file.
  */
@@ -85,15 +85,23 @@ export function parseV3Document(value: unknown): V3Document {
   return documentShape.parse(value);
 }
 
-/** Reads the document. */
-export function loadV3Document(path: string = v3DocumentPath()): V3Document {
+/** The document's JSON, unchecked; a file that cannot be read is v3DocumentMissing. */
+export function readV3DocumentJson(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw v3DocumentMissing(path, error);
   }
-  return parseV3Document(JSON.parse(text));
+  return JSON.parse(text);
+}
+
+/** The published document's JSON, read once at start-up for every reader of it (treat as read-only). */
+export const PUBLISHED_V3_JSON: unknown = readV3DocumentJson(v3DocumentPath());
+
+/** Reads the document. */
+export function loadV3Document(path?: string): V3Document {
+  return parseV3Document(path === undefined ? PUBLISHED_V3_JSON : readV3DocumentJson(path));
 }
 
 /** The document this process runs with, read at start-up. */
