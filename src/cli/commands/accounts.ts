@@ -17,11 +17,9 @@ import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
 import { CliError } from '../../lib/errors/internal-errors.js';
 import { isId } from '../../lib/ids.js';
 import type { CliRun } from '../io.js';
-import { dateCodec, defineOperation } from '../state/operation.js';
+import { dateCodec, defineOperation, modeSchema } from '../state/operation.js';
 import { withState } from '../state/session.js';
 import { textTable } from '../text-table.js';
-
-const modeSchema = z.enum(MODES);
 
 /** What the commands show of an account (the row has more: who created it, its idempotency key). */
 const accountSchema = z.object({

@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 import { PROVISIONED_LABEL } from '../../gateway/upstream/signing-credentials.js';
 import type { Mode, Scope } from '../../lib/auth/credential-vocabulary.js';
-import { MODES, parseKeyName, SCOPES } from '../../lib/auth/credential-vocabulary.js';
+import { parseKeyName, SCOPES } from '../../lib/auth/credential-vocabulary.js';
 import {
   CliError,
   EXIT_CODES,
@@ -21,10 +21,9 @@ import { messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { readKeyImportFile, registerImportedKeys } from '../key-import.js';
 import { formatKeyTable } from '../key-table.js';
-import { dateCodec, defineOperation } from '../state/operation.js';
+import { dateCodec, defineOperation, modeSchema } from '../state/operation.js';
 import { withState } from '../state/session.js';
 
-const modeSchema = z.enum(MODES);
 const scopesSchema = z.array(z.enum(SCOPES)).min(1);
 
 const apiKeyRecordSchema = z.object({

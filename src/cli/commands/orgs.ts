@@ -24,7 +24,7 @@ import { Decimal, formatDecimal } from '../../lib/money.js';
 import { CREDIT_LINE, CURRENCY } from '../arguments.js';
 import { usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
-import { dateCodec, decimalCodec, defineOperation } from '../state/operation.js';
+import { dateCodec, decimalCodec, defineOperation, modeSchema } from '../state/operation.js';
 import { withState } from '../state/session.js';
 
 /** The repository's errors as the CLI reports them: bad input exits 2, a state conflict 1. */
@@ -41,7 +41,6 @@ function cliErrorOf(error: unknown): unknown {
   return error;
 }
 
-const modeSchema = z.enum(MODES);
 const currencySchema = z.string().regex(CURRENCY);
 
 const orgBookSchema = z.object({

@@ -24,7 +24,7 @@ import {
   removeSubscription,
   type Subscription,
 } from '../../gateway/webhooks/subscriptions.js';
-import { type Mode, MODES } from '../../lib/auth/credential-vocabulary.js';
+import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import { CliError, SubscriptionInputError } from '../../lib/errors/internal-errors.js';
@@ -35,7 +35,7 @@ import { allowedNetworks, upstreamKeysDir } from '../config.js';
 import { messageOf, usageError } from '../exit.js';
 import type { CliRun } from '../io.js';
 import { GATEWAY_SEALED_COLUMNS } from '../sealing.js';
-import { defineOperation, type StateContext } from '../state/operation.js';
+import { defineOperation, modeSchema, type StateContext } from '../state/operation.js';
 import { withState } from '../state/session.js';
 import { textTable } from '../text-table.js';
 
@@ -225,7 +225,6 @@ async function withDeps<T>(
   }
 }
 
-const modeSchema = z.enum(MODES);
 const subscriptionSchema = z.object({
   id: z.string(),
   orgId: z.string(),

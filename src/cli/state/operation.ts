@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 
+import { MODES } from '../../lib/auth/credential-vocabulary.js';
 import type { Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/database.js';
 import type { KeyRegistry } from '../../lib/keys/key-registry.js';
@@ -57,6 +58,9 @@ export function defineOperation<In extends z.ZodType, Out extends z.ZodType>(ope
 }): StateOperation<z.output<In>, z.output<Out>> {
   return operation as unknown as StateOperation<z.output<In>, z.output<Out>>;
 }
+
+/** A book's mode (`sandbox` or `live`), as every command's input and output names it. */
+export const modeSchema = z.enum(MODES);
 
 /** A Date as an ISO 8601 string. */
 export const dateCodec = z.codec(z.iso.datetime(), z.date(), {

@@ -17,68 +17,72 @@ export const BEFORE_ROUTING_CODES = [
   'REQUEST_TIMEOUT',
 ] as const satisfies readonly ErrorCode[];
 
+type OperationDeclaration = OperationMeta & { readonly errors?: readonly ErrorCode[] };
+
+interface PipelineStep {
+  readonly codes: readonly ErrorCode[];
+  /** The operations the step runs for; every one when absent. */
+  readonly runsFor?: (operation: OperationDeclaration) => boolean;
+}
+
 /** Step 1: the request id header. */
-const REQUEST_ID_CODES = ['VALIDATION_HEADER_FAILED'] as const satisfies readonly ErrorCode[];
+const REQUEST_ID_STEP: PipelineStep = { codes: ['VALIDATION_HEADER_FAILED'] };
 
-/** Step 3: the body's size, and its media type on writes. */
-const BODY_CODES = ['VALIDATION_PAYLOAD_TOO_LARGE'] as const satisfies readonly ErrorCode[];
-const WRITE_BODY_CODES = ['VALIDATION_CONTENT_TYPE'] as const satisfies readonly ErrorCode[];
-
-/** Step 4: authentication and authorisation (docs/contract.md#auth-check-order). */
-const AUTH_CODES = [
-  'VALIDATION_HEADER_FAILED',
-  'AUTH_TOKEN_MISSING',
-  'AUTH_TOKEN_INVALID',
-  'AUTH_API_KEY_MISSING',
-  'AUTH_API_KEY_INVALID',
-  'AUTH_TOKEN_EXPIRED',
-  'AUTH_TOKEN_INVALID_CONFIG',
-  'AUTH_API_KEY_SANDBOX_REQUIRED',
-  'AUTH_API_KEY_LIVE_REQUIRED',
-  'AUTH_FORBIDDEN_IP',
-  'AUTH_INSUFFICIENT_SCOPE',
-] as const satisfies readonly ErrorCode[];
-const SANDBOX_ONLY_CODES = ['SANDBOX_MODE_REQUIRED'] as const satisfies readonly ErrorCode[];
-
-/** Step 5. */
-const RATE_LIMIT_CODES = ['RATE_LIMIT_EXCEEDED'] as const satisfies readonly ErrorCode[];
-
-/** Step 6, on the methods that take an Idempotency-Key (docs/contract.md#idempotency-v3). */
-const IDEMPOTENCY_CODES = [
-  'IDEMPOTENCY_KEY_MISSING',
-  'IDEMPOTENCY_KEY_INVALID',
-  'IDEMPOTENCY_IN_FLIGHT',
-  'IDEMPOTENCY_MISMATCH',
-  'IDEMPOTENCY_UNAVAILABLE',
-] as const satisfies readonly ErrorCode[];
-
-/** Step 7: every operation validates its query and its body, declared or not (an undeclared one must be absent or `{}`). */
-const VALIDATION_CODES = ['VALIDATION_QUERY_FAILED', 'VALIDATION_BODY_FAILED'] as const satisfies readonly ErrorCode[];
+/** The steps after routing, in order; the operation's own codes come between validation and failures. */
+const STEPS_BEFORE_HANDLER: readonly PipelineStep[] = [
+  REQUEST_ID_STEP,
+  // Step 3: the body's size, and its media type on writes.
+  { codes: ['VALIDATION_PAYLOAD_TOO_LARGE'] },
+  { codes: ['VALIDATION_CONTENT_TYPE'], runsFor: (operation) => isWriteMethod(operation.method) },
+  // Step 4: authentication and authorisation (docs/contract.md#auth-check-order).
+  {
+    codes: [
+      'VALIDATION_HEADER_FAILED',
+      'AUTH_TOKEN_MISSING',
+      'AUTH_TOKEN_INVALID',
+      'AUTH_API_KEY_MISSING',
+      'AUTH_API_KEY_INVALID',
+      'AUTH_TOKEN_EXPIRED',
+      'AUTH_TOKEN_INVALID_CONFIG',
+      'AUTH_API_KEY_SANDBOX_REQUIRED',
+      'AUTH_API_KEY_LIVE_REQUIRED',
+      'AUTH_FORBIDDEN_IP',
+      'AUTH_INSUFFICIENT_SCOPE',
+    ],
+  },
+  { codes: ['SANDBOX_MODE_REQUIRED'], runsFor: (operation) => operation.sandboxOnly === true },
+  // Step 5.
+  { codes: ['RATE_LIMIT_EXCEEDED'] },
+  // Step 6, on the methods that take an Idempotency-Key (docs/contract.md#idempotency-v3).
+  {
+    codes: [
+      'IDEMPOTENCY_KEY_MISSING',
+      'IDEMPOTENCY_KEY_INVALID',
+      'IDEMPOTENCY_IN_FLIGHT',
+      'IDEMPOTENCY_MISMATCH',
+      'IDEMPOTENCY_UNAVAILABLE',
+    ],
+    runsFor: (operation) => requiresIdempotencyKey(operation.method),
+  },
+  // Step 7: every operation validates its query and its body, declared or not (an undeclared one must be absent or `{}`).
+  { codes: ['VALIDATION_QUERY_FAILED', 'VALIDATION_BODY_FAILED'] },
+];
 
 /** Any step: a failure no code names, and a dependency that does not answer (docs/contract.md#errors-status-rules). */
-const FAILURE_CODES = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'] as const satisfies readonly ErrorCode[];
+const FAILURE_CODES: readonly ErrorCode[] = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
 
 /** What an unauthenticated read outside the operations (the OpenAPI document) may answer: the server's edge, the request id, a failure. */
 export const DOCUMENT_ERROR_CODES: readonly ErrorCode[] = [
   ...BEFORE_ROUTING_CODES,
-  ...REQUEST_ID_CODES,
+  ...REQUEST_ID_STEP.codes,
   'INTERNAL_ERROR',
 ];
 
 /** Every code an operation may answer: the pipeline's, in step order, then its handler's; each once. */
-export function operationErrorCodes(
-  operation: OperationMeta & { readonly errors?: readonly ErrorCode[] },
-): ErrorCode[] {
+export function operationErrorCodes(operation: OperationDeclaration): ErrorCode[] {
   const codes: ErrorCode[] = [
     ...BEFORE_ROUTING_CODES,
-    ...REQUEST_ID_CODES,
-    ...BODY_CODES,
-    ...(isWriteMethod(operation.method) ? WRITE_BODY_CODES : []),
-    ...AUTH_CODES,
-    ...(operation.sandboxOnly ? SANDBOX_ONLY_CODES : []),
-    ...RATE_LIMIT_CODES,
-    ...(requiresIdempotencyKey(operation.method) ? IDEMPOTENCY_CODES : []),
-    ...VALIDATION_CODES,
+    ...STEPS_BEFORE_HANDLER.flatMap((step) => (step.runsFor?.(operation) === false ? [] : step.codes)),
     ...(operation.errors ?? []),
     ...FAILURE_CODES,
   ];

@@ -243,6 +243,25 @@ class Ledger {
     if (problem) entry.problems.push({ path, ...problem });
   }
 
+  /** A value judged but not comparable: the v3 side or the expectation could not be read. */
+  unreadable(field: string, declaration: string, path: string, actual: unknown, note: string): void {
+    this.value(field, declaration, path, { kind: 'unreadable', actual: legacyValueText(actual), note });
+  }
+
+  /** A value judged against what v3 says it should be; unreadable when that could not be found. */
+  compared(
+    field: string,
+    declaration: string,
+    path: string,
+    type: FieldType,
+    nullable: boolean,
+    actual: unknown,
+    expected: ReadBack<Expected>,
+  ): void {
+    if (expected.ok) this.value(field, declaration, path, judgeValue(type, nullable, actual, expected.value));
+    else this.unreadable(field, declaration, path, actual, expected.problem);
+  }
+
   problem(field: string, declaration: string, problem: FieldProblem): void {
     this.entry(field, declaration).problems.push(problem);
   }
@@ -535,28 +554,16 @@ class Judge {
           this.ledger.value(normalized, declaration, path, typeVerdict(typeProblem, actual), node.answerOnly);
           continue;
         }
-        if (!v3!.ok) {
-          this.ledger.value(normalized, declaration, path, {
-            kind: 'unreadable',
-            actual: legacyValueText(actual),
-            note: v3!.problem,
-          });
-          continue;
-        }
-        const expected = this.expectedValue(declared, shape, v3!.value);
-        if (!expected.ok) {
-          this.ledger.value(normalized, declaration, path, {
-            kind: 'unreadable',
-            actual: legacyValueText(actual),
-            note: expected.problem,
-          });
-          continue;
-        }
-        this.ledger.value(
+        const record = v3!;
+        const expected = record.ok ? this.expectedValue(declared, shape, record.value) : record;
+        this.ledger.compared(
           normalized,
           declaration,
           path,
-          judgeValue(declared.type, declared.nullable === true, actual, expected.value),
+          declared.type,
+          declared.nullable === true,
+          actual,
+          expected,
         );
       }
       if (isPlain(instance.value)) {
@@ -658,20 +665,8 @@ class Judge {
       return;
     }
     const answer = await this.reread(node.from);
-    if (!answer.ok) {
-      this.ledger.value(normalized, declaration, path, {
-        kind: 'unreadable',
-        actual: legacyValueText(actual),
-        note: answer.problem,
-      });
-      return;
-    }
-    this.ledger.value(
-      normalized,
-      declaration,
-      path,
-      judgeValue(node.type, false, actual, { value: at(answer.value, node.field) }),
-    );
+    const expected = answer.ok ? { ok: true as const, value: { value: at(answer.value, node.field) } } : answer;
+    this.ledger.compared(normalized, declaration, path, node.type, false, actual, expected);
   }
 
   /** `{key: value}` over a v3 list (`entries`): each entry is a v3 record's value, and each v3 record has its entry. */
@@ -703,11 +698,13 @@ class Judge {
           node.answerOnly,
         );
       } else if (!answer.ok || !Array.isArray(list)) {
-        this.ledger.value(field, declaration, here, {
-          kind: 'unreadable',
-          actual: legacyValueText(value),
-          note: answer.ok ? `the v3 answer has no list at ${node.at ?? 'data'}` : answer.problem,
-        });
+        this.ledger.unreadable(
+          field,
+          declaration,
+          here,
+          value,
+          answer.ok ? `the v3 answer has no list at ${node.at ?? 'data'}` : answer.problem,
+        );
       } else {
         const record = v3.find((candidate) => String(candidate[node.key]) === key);
         this.ledger.value(

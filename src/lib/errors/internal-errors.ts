@@ -262,6 +262,14 @@ export abstract class FxgateError extends Error {
   }
 }
 
+/** The base of a class with one code, so that the class states its code once, in its heading. */
+export function withCode<const Code extends InternalErrorCode>(code: Code) {
+  abstract class CodedError extends FxgateError {
+    readonly code: Code = code;
+  }
+  return CodedError;
+}
+
 /** The registered reason and fix of an internal error's code. */
 export function internalErrorHelp(error: FxgateError): { readonly reason: string; readonly fix: string } {
   return INTERNAL_ERRORS[error.code];
@@ -269,8 +277,7 @@ export function internalErrorHelp(error: FxgateError): { readonly reason: string
 
 // ---- lib ----
 
-export class AdminTokenRequiredError extends FxgateError {
-  readonly code = 'FXGATE_ADMIN_TOKEN_REQUIRED';
+export class AdminTokenRequiredError extends withCode('FXGATE_ADMIN_TOKEN_REQUIRED') {
   constructor(
     readonly host: string,
     minLength: number,
@@ -285,22 +292,19 @@ export class AdminTokenRequiredError extends FxgateError {
   }
 }
 
-export class NetworkListError extends FxgateError {
-  readonly code = 'FXGATE_NETWORK_LIST_INVALID';
+export class NetworkListError extends withCode('FXGATE_NETWORK_LIST_INVALID') {
   constructor(readonly problems: readonly string[]) {
     super(`invalid network list: ${problems.join('; ')}`);
   }
 }
 
-export class DestinationRefusedError extends FxgateError {
-  readonly code = 'FXGATE_DESTINATION_REFUSED';
+export class DestinationRefusedError extends withCode('FXGATE_DESTINATION_REFUSED') {
   constructor(readonly reason: string) {
     super(`refused: ${reason}`);
   }
 }
 
-export class TokenVerificationError extends FxgateError {
-  readonly code = 'FXGATE_TOKEN_INVALID';
+export class TokenVerificationError extends withCode('FXGATE_TOKEN_INVALID') {
   constructor(
     readonly failure: TokenFailure,
     message: string,
@@ -309,19 +313,15 @@ export class TokenVerificationError extends FxgateError {
   }
 }
 
-export class TracingConfigError extends FxgateError {
-  readonly code = 'FXGATE_TRACING_CONFIG_INVALID';
-}
+export class TracingConfigError extends withCode('FXGATE_TRACING_CONFIG_INVALID') {}
 
-export class ReadinessTimeoutError extends FxgateError {
-  readonly code = 'FXGATE_READINESS_TIMEOUT';
+export class ReadinessTimeoutError extends withCode('FXGATE_READINESS_TIMEOUT') {
   constructor(timeoutMs: number) {
     super(`no answer within ${timeoutMs} ms`);
   }
 }
 
-export class ConfigError extends FxgateError {
-  readonly code = 'FXGATE_CONFIG_INVALID';
+export class ConfigError extends withCode('FXGATE_CONFIG_INVALID') {
   constructor(
     readonly problems: string[],
     advice?: string,
@@ -332,16 +332,11 @@ export class ConfigError extends FxgateError {
   }
 }
 
-export class SealedSecretError extends FxgateError {
-  readonly code = 'FXGATE_SEALED_SECRET';
-}
+export class SealedSecretError extends withCode('FXGATE_SEALED_SECRET') {}
 
-export class TimeTextError extends FxgateError {
-  readonly code = 'FXGATE_TIME_TEXT_INVALID';
-}
+export class TimeTextError extends withCode('FXGATE_TIME_TEXT_INVALID') {}
 
-export class InvalidDecimalError extends FxgateError {
-  readonly code = 'FXGATE_INVALID_DECIMAL';
+export class InvalidDecimalError extends withCode('FXGATE_INVALID_DECIMAL') {
   constructor(readonly input: string) {
     super(`not a decimal amount: ${JSON.stringify(input.slice(0, 64))}`);
   }
@@ -349,8 +344,7 @@ export class InvalidDecimalError extends FxgateError {
 
 export type StrictJsonReason = 'invalid_json' | 'duplicate_key' | 'forbidden_key';
 
-export class StrictJsonError extends FxgateError {
-  readonly code = 'FXGATE_STRICT_JSON';
+export class StrictJsonError extends withCode('FXGATE_STRICT_JSON') {
   constructor(
     readonly reason: StrictJsonReason,
     /** The key's path, or '' for the text as a whole. */
@@ -369,28 +363,19 @@ export class StrictJsonError extends FxgateError {
   }
 }
 
-export class CorruptStoreRecordError extends FxgateError {
-  readonly code = 'FXGATE_STORE_CORRUPT_RECORD';
-}
+export class CorruptStoreRecordError extends withCode('FXGATE_STORE_CORRUPT_RECORD') {}
 
-export class StoreUnavailableError extends FxgateError {
-  readonly code = 'FXGATE_STORE_UNAVAILABLE';
-}
+export class StoreUnavailableError extends withCode('FXGATE_STORE_UNAVAILABLE') {}
 
-export class InvalidStoreInputError extends FxgateError {
-  readonly code = 'FXGATE_STORE_INVALID_INPUT';
-}
+export class InvalidStoreInputError extends withCode('FXGATE_STORE_INVALID_INPUT') {}
 
-export class InvalidCidrError extends FxgateError {
-  readonly code = 'FXGATE_INVALID_CIDR';
+export class InvalidCidrError extends withCode('FXGATE_INVALID_CIDR') {
   constructor(readonly cidr: string) {
     super(`not an IPv4 or IPv6 address or CIDR block: ${cidr}`);
   }
 }
 
-export class InvalidKeyRegistrationError extends FxgateError {
-  readonly code = 'FXGATE_INVALID_KEY_REGISTRATION';
-}
+export class InvalidKeyRegistrationError extends withCode('FXGATE_INVALID_KEY_REGISTRATION') {}
 
 /** What is wrong with one record: its line (null for the file as a whole), its field (null for the record). */
 export interface KeyImportProblem {
@@ -441,15 +426,13 @@ export class KeyImportConflictError extends KeyImportError {
   override readonly code = 'FXGATE_KEY_IMPORT_CONFLICT';
 }
 
-export class FailpointError extends FxgateError {
-  readonly code = 'FXGATE_FAILPOINT';
+export class FailpointError extends withCode('FXGATE_FAILPOINT') {
   constructor(readonly point: string) {
     super(`failpoint ${point} triggered`);
   }
 }
 
-export class MissingMarkerError extends FxgateError {
-  readonly code = 'FXGATE_DOCS_MARKER_MISSING';
+export class MissingMarkerError extends withCode('FXGATE_DOCS_MARKER_MISSING') {
   constructor(
     readonly file: string,
     readonly section: string,
@@ -458,8 +441,7 @@ export class MissingMarkerError extends FxgateError {
   }
 }
 
-export class UnknownSectionError extends FxgateError {
-  readonly code = 'FXGATE_DOCS_SECTION_UNKNOWN';
+export class UnknownSectionError extends withCode('FXGATE_DOCS_SECTION_UNKNOWN') {
   constructor(
     readonly file: string,
     readonly section: string,
@@ -470,8 +452,7 @@ export class UnknownSectionError extends FxgateError {
 
 // ---- core ----
 
-export class DetachedContextError extends FxgateError {
-  readonly code = 'FXGATE_OPERATIONS_DETACHED';
+export class DetachedContextError extends withCode('FXGATE_OPERATIONS_DETACHED') {
   constructor(readonly member: string) {
     super(`${member}: these operations were built for their declarations and cannot serve requests`);
   }
@@ -560,8 +541,7 @@ export class InvalidPairError extends OrgBookError {
   }
 }
 
-export class InvalidPriceInputError extends FxgateError {
-  readonly code = 'FXGATE_INVALID_PRICE_INPUT';
+export class InvalidPriceInputError extends withCode('FXGATE_INVALID_PRICE_INPUT') {
   constructor(
     /** The PriceInput field (src/core/trading/pricing.ts). */
     readonly field: string,
@@ -571,22 +551,19 @@ export class InvalidPriceInputError extends FxgateError {
   }
 }
 
-export class InvalidRateTableError extends FxgateError {
-  readonly code = 'FXGATE_INVALID_RATE_TABLE';
+export class InvalidRateTableError extends withCode('FXGATE_INVALID_RATE_TABLE') {
   constructor(readonly problems: readonly string[]) {
     super(`invalid rate table:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
 }
 
-export class UnknownCurrencyRateError extends FxgateError {
-  readonly code = 'FXGATE_UNKNOWN_CURRENCY_RATE';
+export class UnknownCurrencyRateError extends withCode('FXGATE_UNKNOWN_CURRENCY_RATE') {
   constructor(readonly currency: string) {
     super(`no USD price for currency ${JSON.stringify(currency.slice(0, 16))}`);
   }
 }
 
-export class UnbalancedMovementError extends FxgateError {
-  readonly code = 'FXGATE_LEDGER_UNBALANCED';
+export class UnbalancedMovementError extends withCode('FXGATE_LEDGER_UNBALANCED') {
   constructor(
     readonly currency: string,
     readonly sum: string,
@@ -616,15 +593,13 @@ export class UpstreamCredentialError extends FxgateError {
 }
 
 /** The passthrough's total bound on one upstream answer ran out (the relay aborts the call with it). */
-export class UpstreamDeadlineError extends FxgateError {
-  readonly code = 'FXGATE_UPSTREAM_DEADLINE';
+export class UpstreamDeadlineError extends withCode('FXGATE_UPSTREAM_DEADLINE') {
   constructor(readonly deadlineMs: number) {
     super(`the upstream did not finish its answer within the ${deadlineMs} ms deadline`);
   }
 }
 
-export class InvalidUpstreamError extends FxgateError {
-  readonly code = 'FXGATE_UPSTREAM_INVALID';
+export class InvalidUpstreamError extends withCode('FXGATE_UPSTREAM_INVALID') {
   constructor(
     readonly url: string,
     reason: string,
@@ -674,26 +649,21 @@ export class UpstreamProtocolError extends UpstreamError {
   }
 }
 
-export class UsageQueryError extends FxgateError {
-  readonly code = 'FXGATE_USAGE_QUERY_INVALID';
-}
+export class UsageQueryError extends withCode('FXGATE_USAGE_QUERY_INVALID') {}
 
-export class InvalidLegacyServiceUrlError extends FxgateError {
-  readonly code = 'FXGATE_SHADOW_URL_INVALID';
+export class InvalidLegacyServiceUrlError extends withCode('FXGATE_SHADOW_URL_INVALID') {
   constructor(url: string, reason: string) {
     super(`invalid legacy service URL ${url}: ${reason}`);
   }
 }
 
-export class LegacyTimeoutError extends FxgateError {
-  readonly code = 'FXGATE_SHADOW_TIMEOUT';
+export class LegacyTimeoutError extends withCode('FXGATE_SHADOW_TIMEOUT') {
   constructor(timeoutMs: number) {
     super(`the legacy service did not answer within ${timeoutMs} ms`);
   }
 }
 
-export class RegistrationError extends FxgateError {
-  readonly code = 'FXGATE_LEGACY_WEBHOOK_REGISTRATION_FAILED';
+export class RegistrationError extends withCode('FXGATE_LEGACY_WEBHOOK_REGISTRATION_FAILED') {
   /** The code of v3's refusal, when v3 refused. */
   readonly v3Code: string | null;
   constructor(
@@ -707,20 +677,17 @@ export class RegistrationError extends FxgateError {
   }
 }
 
-export class SubscriptionInputError extends FxgateError {
-  readonly code = 'FXGATE_WEBHOOK_SUBSCRIPTION_INVALID';
-}
+export class SubscriptionInputError extends withCode('FXGATE_WEBHOOK_SUBSCRIPTION_INVALID') {}
 
-export class LegacyWebhookOptionsError extends FxgateError {
-  readonly code = 'FXGATE_LEGACY_WEBHOOK_OPTIONS_INVALID';
-}
+export class LegacyWebhookOptionsError extends withCode('FXGATE_LEGACY_WEBHOOK_OPTIONS_INVALID') {}
 
 /** How a generation is refused: for a brownout's window, or for good. */
 export type RetirementKind = 'brownout' | 'sunset';
 
 /** A retired legacy generation's refusal: the legacy 410 and its body. */
-export class GenerationRetired<Generation extends string = string> extends FxgateError {
-  readonly code = 'FXGATE_LEGACY_GENERATION_RETIRED';
+export class GenerationRetired<Generation extends string = string> extends withCode(
+  'FXGATE_LEGACY_GENERATION_RETIRED',
+) {
   readonly status = 410;
   constructor(
     readonly kind: RetirementKind,
@@ -736,8 +703,7 @@ export class GenerationRetired<Generation extends string = string> extends Fxgat
   }
 }
 
-export class LegacyMappingError extends FxgateError {
-  readonly code = 'FXGATE_LEGACY_MAPPING_INVALID';
+export class LegacyMappingError extends withCode('FXGATE_LEGACY_MAPPING_INVALID') {
   constructor(
     readonly table: string,
     readonly problems: readonly string[],
@@ -748,8 +714,7 @@ export class LegacyMappingError extends FxgateError {
   }
 }
 
-export class V3ContractError extends FxgateError {
-  readonly code = 'FXGATE_V3_CONTRACT_VIOLATION';
+export class V3ContractError extends withCode('FXGATE_V3_CONTRACT_VIOLATION') {
   constructor(
     readonly operation: string,
     readonly problems: readonly string[],
@@ -762,8 +727,7 @@ export type LegacyJsonParseReason =
   'MALFORMED_JSON' | 'DUPLICATE_KEY' | 'FORBIDDEN_KEY' | 'TOO_DEEP' | 'INVALID_NUMBER' | 'NUMBER_OUT_OF_RANGE';
 
 /** The client's body is not acceptable JSON: the legacy 400 (Query validation failed). */
-export class LegacyJsonParseError extends FxgateError {
-  readonly code = 'FXGATE_LEGACY_JSON_PARSE';
+export class LegacyJsonParseError extends withCode('FXGATE_LEGACY_JSON_PARSE') {
   constructor(
     readonly reason: LegacyJsonParseReason,
     /** Where in the body, e.g. `amount` or `data[2].amount`; empty for the whole text. */
@@ -777,8 +741,7 @@ export class LegacyJsonParseError extends FxgateError {
 
 export type LegacyJsonWriteReason = 'NOT_A_DECIMAL_STRING' | 'UNSAFE_NUMBER' | 'UNSUPPORTED_VALUE' | 'TOO_DEEP';
 
-export class LegacyJsonWriteError extends FxgateError {
-  readonly code = 'FXGATE_LEGACY_JSON_WRITE';
+export class LegacyJsonWriteError extends withCode('FXGATE_LEGACY_JSON_WRITE') {
   constructor(
     readonly reason: LegacyJsonWriteReason,
     readonly location: string,
@@ -788,27 +751,21 @@ export class LegacyJsonWriteError extends FxgateError {
   }
 }
 
-export class JsonPathSyntaxError extends FxgateError {
-  readonly code = 'FXGATE_JSON_PATH_SYNTAX';
+export class JsonPathSyntaxError extends withCode('FXGATE_JSON_PATH_SYNTAX') {
   constructor(readonly path: string) {
     super(`not a JSON path of the form key.key[].*: ${JSON.stringify(path)}`);
   }
 }
 
-export class CursorRejectedError extends FxgateError {
-  readonly code = 'FXGATE_CURSOR_REJECTED';
+export class CursorRejectedError extends withCode('FXGATE_CURSOR_REJECTED') {
   constructor(message = 'v3 refused a cached cursor', options?: { cause?: unknown }) {
     super(message, options);
   }
 }
 
-export class PageWalkError extends FxgateError {
-  readonly code = 'FXGATE_PAGE_WALK_FAILED';
-}
+export class PageWalkError extends withCode('FXGATE_PAGE_WALK_FAILED') {}
 
-export class SnapshotMismatchError extends FxgateError {
-  readonly code = 'FXGATE_PAGE_SNAPSHOT_MISMATCH';
-}
+export class SnapshotMismatchError extends withCode('FXGATE_PAGE_SNAPSHOT_MISMATCH') {}
 
 // ---- cli ----
 
@@ -820,8 +777,7 @@ export const EXIT_CODES = { ok: 0, failure: 1, usage: 2 } as const;
 export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];
 
 /** The one error class CLI commands throw to end with a message and an exit code. */
-export class CliError extends FxgateError {
-  readonly code = 'FXGATE_CLI_FAILED';
+export class CliError extends withCode('FXGATE_CLI_FAILED') {
   constructor(
     message: string,
     readonly exitCode: ExitCode = EXIT_CODES.failure,
@@ -831,8 +787,7 @@ export class CliError extends FxgateError {
   }
 }
 
-export class DataDirLockedError extends FxgateError {
-  readonly code = 'FXGATE_DATA_DIR_LOCKED';
+export class DataDirLockedError extends withCode('FXGATE_DATA_DIR_LOCKED') {
   constructor(
     readonly lockPath: string,
     readonly pid: number,
@@ -841,10 +796,6 @@ export class DataDirLockedError extends FxgateError {
   }
 }
 
-export class DeploymentError extends FxgateError {
-  readonly code = 'FXGATE_DIFF_DEPLOYMENT_FAILED';
-}
+export class DeploymentError extends withCode('FXGATE_DIFF_DEPLOYMENT_FAILED') {}
 
-export class ScenarioError extends FxgateError {
-  readonly code = 'FXGATE_DIFF_SCENARIO_FAILED';
-}
+export class ScenarioError extends withCode('FXGATE_DIFF_SCENARIO_FAILED') {}

@@ -32,15 +32,20 @@ interface ClassBlock {
   readonly name: string;
   readonly abstract: boolean;
   readonly base: string;
+  /** The code a `withCode('FXGATE_X')` base gives, if the class has one. */
+  readonly headingCode: string | undefined;
   readonly body: string;
 }
 
 function classBlocks(source: string): ClassBlock[] {
-  const heads = [...source.matchAll(/^export (abstract )?class (\w+)(?:<[^>]*>)? extends (\w+)/gm)];
+  const heads = [
+    ...source.matchAll(/^export (abstract )?class (\w+)(?:<[^>]*>)? extends (\w+)(?:\(\s*'(FXGATE_\w+)',?\s*\))?/gm),
+  ];
   return heads.map((head, i) => ({
     name: head[2]!,
     abstract: head[1] !== undefined,
     base: head[3]!,
+    headingCode: head[4],
     body: source.slice(head.index, heads[i + 1]?.index ?? source.length),
   }));
 }
@@ -52,8 +57,9 @@ function aliasCodes(alias: string): string[] {
   return [...match[1]!.matchAll(/'(FXGATE_\w+)'/g)].map((m) => m[1]!);
 }
 
-/** The codes a concrete class's instances can have: its `code` initializer, or its code parameter's alias. */
+/** The codes a concrete class's instances can have: its heading's, its `code` initializer, or its code parameter's alias. */
 function codesOf(block: ClassBlock): string[] {
+  if (block.headingCode !== undefined) return [block.headingCode];
   const initialized = /readonly code(?:\s*:[^=;]+)?\s*=\s*'(FXGATE_\w+)'/.exec(block.body);
   if (initialized !== null) return [initialized[1]!];
   const parameter = /readonly code: (\w+),/.exec(block.body);
@@ -96,9 +102,9 @@ describe('the internal error registry', () => {
 
   it('derives every class from FxgateError and exports it', () => {
     for (const block of blocks.filter((b) => b.name !== 'FxgateError')) {
-      expect(block.base === 'FxgateError' || classNames.has(block.base), `${block.name} extends ${block.base}`).toBe(
-        true,
-      );
+      const base = block.headingCode === undefined ? block.base : 'FxgateError';
+      expect(base === 'FxgateError' || classNames.has(base), `${block.name} extends ${block.base}`).toBe(true);
+      if (block.headingCode !== undefined) expect(block.base, block.name).toBe('withCode');
       const exported = (registry as Record<string, unknown>)[block.name];
       expect(typeof exported, block.name).toBe('function');
       expect((exported as { prototype: unknown }).prototype instanceof FxgateError, block.name).toBe(true);
@@ -107,7 +113,7 @@ describe('the internal error registry', () => {
 
   it('holds every error class of src but the API refusals', () => {
     const errorBase = new RegExp(
-      `\\bclass (\\w+)(?:<[^>]*>)? extends (?:Error|TypeError|RangeError|${[...classNames].join('|')})\\b`,
+      `\\bclass (\\w+)(?:<[^>]*>)? extends (?:Error|TypeError|RangeError|withCode|${[...classNames].join('|')})\\b`,
       'g',
     );
     const outside: string[] = [];
@@ -144,5 +150,14 @@ describe('the internal error registry', () => {
     expect(error.name).toBe('ConfigError');
     expect(error.message).toBe('invalid configuration:\n  - PORT: must be a whole number\nadvice');
     expect(registry.internalErrorHelp(error)).toBe(INTERNAL_ERRORS.FXGATE_CONFIG_INVALID);
+  });
+
+  it('gives a class the code of its withCode heading, and its own name', () => {
+    const error = new registry.TracingConfigError('OTEL_EXPORTER_OTLP_ENDPOINT: not a URL');
+    expect(error).toBeInstanceOf(FxgateError);
+    expect(error.code).toBe('FXGATE_TRACING_CONFIG_INVALID');
+    expect(error.name).toBe('TracingConfigError');
+    expect(error.message).toBe('OTEL_EXPORTER_OTLP_ENDPOINT: not a URL');
+    expect(new registry.StoreUnavailableError('down').code).toBe('FXGATE_STORE_UNAVAILABLE');
   });
 });

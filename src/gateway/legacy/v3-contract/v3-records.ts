@@ -45,6 +45,18 @@ function legacyIdOf(kind: IdKind) {
   });
 }
 
+/** The legacy shapes derive the referenced side from this: the named currency is one of the pair's two. */
+function requirePairSide<Field extends string>(
+  record: { readonly buyCurrency: string; readonly sellCurrency: string } & Readonly<Record<Field, string>>,
+  field: Field,
+  ctx: z.RefinementCtx,
+): void {
+  const value = record[field];
+  if (value !== record.buyCurrency && value !== record.sellCurrency) {
+    ctx.addIssue({ code: 'custom', path: [field], message: 'must be buyCurrency or sellCurrency' });
+  }
+}
+
 export const v3QuoteSchema = z
   .object({
     id: legacyIdOf('quote'),
@@ -57,9 +69,7 @@ export const v3QuoteSchema = z
     expiresAt: timestamp,
   })
   .superRefine((quote, ctx) => {
-    if (quote.amountCurrency !== quote.buyCurrency && quote.amountCurrency !== quote.sellCurrency) {
-      ctx.addIssue({ code: 'custom', path: ['amountCurrency'], message: 'must be buyCurrency or sellCurrency' });
-    }
+    requirePairSide(quote, 'amountCurrency', ctx);
     if (Date.parse(quote.expiresAt) < Date.parse(quote.createdAt)) {
       ctx.addIssue({ code: 'custom', path: ['expiresAt'], message: 'must not be before createdAt' });
     }
@@ -83,11 +93,7 @@ export const v3TradeSchema = z
     createdAt: timestamp,
     updatedAt: timestamp,
   })
-  .superRefine((trade, ctx) => {
-    if (trade.referencedCurrency !== trade.buyCurrency && trade.referencedCurrency !== trade.sellCurrency) {
-      ctx.addIssue({ code: 'custom', path: ['referencedCurrency'], message: 'must be buyCurrency or sellCurrency' });
-    }
-  });
+  .superRefine((trade, ctx) => requirePairSide(trade, 'referencedCurrency', ctx));
 export type V3Trade = z.output<typeof v3TradeSchema>;
 
 export const v3ReversalDetailsSchema = z.object({
