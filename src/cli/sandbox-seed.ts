@@ -72,7 +72,7 @@ export async function seedSandbox(db: Database, orgId: string, keyName: string):
       key: `fxgate-seed:account:${index}`,
       fingerprint: stableFingerprint(input),
     });
-    await verifyWithdrawalAccount(db, orgId, 'sandbox', row.id);
+    await verifyWithdrawalAccount(db, { orgId, environment: 'sandbox' }, row.id);
     accounts.push(`${row.id} (${input.currency} ${input.assetType === 'FIAT' ? input.transferType : input.network})`);
   }
   return { balances, accounts };

@@ -182,7 +182,7 @@ async function createVerifiedUsdAccount(db: Database, keyFile: KeyFile): Promise
     key: `bench-account-${newUuid()}`,
     fingerprint,
   });
-  const verified = await verifyWithdrawalAccount(db, keyFile.orgId, 'live', row.id);
+  const verified = await verifyWithdrawalAccount(db, { orgId: keyFile.orgId, environment: 'live' }, row.id);
   if (verified?.status !== 'ACTIVE' || !verified.verified)
     throw new Error(`the bench withdrawal account ${row.id} did not become ACTIVE and verified`);
   return verified.id;

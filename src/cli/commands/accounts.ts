@@ -81,13 +81,16 @@ export const accountOperations = {
     run: async ({ db }, { orgId, mode, accountId, change }) => {
       if (!(await readOrgBook(db, orgId, mode)))
         throw new CliError(`no org ${orgId} (with a ${mode} book) in the configured database`);
+      const owner = { orgId, environment: mode };
       switch (change.kind) {
         case 'verify':
-          return verifyWithdrawalAccount(db, orgId, mode, accountId);
+          return verifyWithdrawalAccount(db, owner, accountId);
         case 'disable':
-          return updateWithdrawalAccount(db, orgId, mode, accountId, { status: 'DISABLED' });
+          return updateWithdrawalAccount(db, owner, accountId, { status: 'DISABLED' });
         case 'withdrawals':
-          return updateWithdrawalAccount(db, orgId, mode, accountId, { withdrawalsEnabled: change.enabled });
+          return updateWithdrawalAccount(db, owner, accountId, {
+            withdrawalsEnabled: change.enabled,
+          });
       }
     },
   }),

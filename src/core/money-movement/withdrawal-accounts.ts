@@ -459,8 +459,7 @@ export async function createWithdrawalAccount(
  */
 export async function updateWithdrawalAccount(
   db: Queryable,
-  orgId: string,
-  environment: Mode,
+  owner: AccountOwner,
   id: string,
   changes: WithdrawalAccountChanges,
   at: Date = new Date(),
@@ -471,7 +470,15 @@ export async function updateWithdrawalAccount(
         SET status = COALESCE($4, status), verified = COALESCE($5, verified), withdrawals_enabled = COALESCE($6, withdrawals_enabled), updated_at = $7
       WHERE id = $1 AND org_id = $2 AND environment = $3
       RETURNING *`,
-    [id, orgId, environment, changes.status ?? null, changes.verified ?? null, changes.withdrawalsEnabled ?? null, at],
+    [
+      id,
+      owner.orgId,
+      owner.environment,
+      changes.status ?? null,
+      changes.verified ?? null,
+      changes.withdrawalsEnabled ?? null,
+      at,
+    ],
   );
   return rows[0] ?? null;
 }
@@ -482,10 +489,9 @@ export async function updateWithdrawalAccount(
  */
 export function verifyWithdrawalAccount(
   db: Queryable,
-  orgId: string,
-  environment: Mode,
+  owner: AccountOwner,
   id: string,
   at: Date = new Date(),
 ): Promise<WithdrawalAccountRow | null> {
-  return updateWithdrawalAccount(db, orgId, environment, id, { status: 'ACTIVE', verified: true }, at);
+  return updateWithdrawalAccount(db, owner, id, { status: 'ACTIVE', verified: true }, at);
 }

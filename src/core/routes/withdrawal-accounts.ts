@@ -112,7 +112,7 @@ export function withdrawalAccountOperations(context: TradingContext) {
       errors: ['WITHDRAWAL_ADDRESS_NOT_FOUND'],
       async handle({ principal, params, setResourceId }) {
         return sandboxChange(params.id!, setResourceId, (id) =>
-          verifyWithdrawalAccount(context.db, principal.orgId, principal.environment, id, context.now()),
+          verifyWithdrawalAccount(context.db, principal, id, context.now()),
         );
       },
     }),
@@ -127,7 +127,7 @@ export function withdrawalAccountOperations(context: TradingContext) {
       body: withdrawalAccountUpdateSchema,
       async handle({ principal, params, body, setResourceId }) {
         return sandboxChange(params.id!, setResourceId, (id) =>
-          updateWithdrawalAccount(context.db, principal.orgId, principal.environment, id, body, context.now()),
+          updateWithdrawalAccount(context.db, principal, id, body, context.now()),
         );
       },
     }),

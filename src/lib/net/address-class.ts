@@ -65,14 +65,19 @@ interface Kind {
   readonly description: string;
 }
 
-const IPV4_KINDS: Readonly<Record<string, Kind>> = {
+/** ipaddr.js's ranges that mean the same in both families. */
+const EITHER_FAMILY: Readonly<Record<string, Kind>> = {
   unicast: { class: 'public', description: 'a public address' },
   loopback: { class: 'loopback', description: 'a loopback address' },
+  multicast: { class: 'multicast', description: 'a multicast address' },
+};
+
+const IPV4_KINDS: Readonly<Record<string, Kind>> = {
+  ...EITHER_FAMILY,
   private: { class: 'private', description: 'a private address' },
   carrierGradeNat: { class: 'shared', description: 'a shared address (carrier-grade NAT)' },
   linkLocal: { class: 'link-local', description: 'a link-local address (cloud metadata)' },
   unspecified: { class: 'unspecified', description: 'an unspecified address (this network)' },
-  multicast: { class: 'multicast', description: 'a multicast address' },
   broadcast: { class: 'broadcast', description: 'the broadcast address' },
   reserved: {
     class: 'special-purpose',
@@ -81,13 +86,11 @@ const IPV4_KINDS: Readonly<Record<string, Kind>> = {
 };
 
 const IPV6_KINDS: Readonly<Record<string, Kind>> = {
-  unicast: { class: 'public', description: 'a public address' },
-  loopback: { class: 'loopback', description: 'a loopback address' },
+  ...EITHER_FAMILY,
   uniqueLocal: { class: 'unique-local', description: 'a unique local address (private IPv6)' },
   deprecatedSiteLocal: { class: 'private', description: 'a site-local address (private IPv6)' },
   linkLocal: { class: 'link-local', description: 'a link-local address' },
   unspecified: { class: 'unspecified', description: 'the unspecified address' },
-  multicast: { class: 'multicast', description: 'a multicast address' },
   reserved: { class: 'special-purpose', description: 'a reserved address (documentation or future use)' },
 };
 

@@ -183,7 +183,7 @@ describe('GET /metrics of the core', () => {
 
     // A live withdrawal through the rail (created, processing, completed), and a sandbox one failed.
     const liveAccount = await data(signed(live, 'POST', '/v3/fx/withdrawal-accounts', FEDWIRE_ACCOUNT));
-    await verifyWithdrawalAccount(database.db, live.file.orgId, 'live', liveAccount.id!);
+    await verifyWithdrawalAccount(database.db, { orgId: live.file.orgId, environment: 'live' }, liveAccount.id!);
     await data(
       signed(live, 'POST', '/v3/fx/withdrawals', {
         withdrawalAccountId: liveAccount.id,

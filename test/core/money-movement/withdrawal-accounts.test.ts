@@ -729,17 +729,23 @@ describe('in-process helpers', () => {
     const account = await created(key, fedwire());
     const { orgId } = key.file;
     const at = new Date('2025-06-01T12:00:00.000Z');
-    expect(await verifyWithdrawalAccount(harness.db, orgId, 'live', account.id, at)).toBeNull();
+    expect(await verifyWithdrawalAccount(harness.db, { orgId, environment: 'live' }, account.id, at)).toBeNull();
     expect(
-      await verifyWithdrawalAccount(harness.db, '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c', 'sandbox', account.id, at),
+      await verifyWithdrawalAccount(
+        harness.db,
+        { orgId: '0190c5a8-0000-7c1a-9f3b-2a4d6e8f0b1c', environment: 'sandbox' },
+        account.id,
+        at,
+      ),
     ).toBeNull();
-    expect(await updateWithdrawalAccount(harness.db, orgId, 'sandbox', 'garbage', { verified: true }, at)).toBeNull();
-    const verified = await verifyWithdrawalAccount(harness.db, orgId, 'sandbox', account.id, at);
+    expect(
+      await updateWithdrawalAccount(harness.db, { orgId, environment: 'sandbox' }, 'garbage', { verified: true }, at),
+    ).toBeNull();
+    const verified = await verifyWithdrawalAccount(harness.db, { orgId, environment: 'sandbox' }, account.id, at);
     expect(verified).toMatchObject({ status: 'ACTIVE', verified: true, withdrawals_enabled: true, updated_at: at });
     const off = await updateWithdrawalAccount(
       harness.db,
-      orgId,
-      'sandbox',
+      { orgId, environment: 'sandbox' },
       account.id,
       { withdrawalsEnabled: false },
       at,

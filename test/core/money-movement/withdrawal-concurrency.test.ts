@@ -108,7 +108,11 @@ async function fundedBook(mode: Mode, usd: string): Promise<{ key: LoadedKey; ac
     },
     { key: randomUUID(), fingerprint: `sha256:${randomBytes(32).toString('hex')}` },
   );
-  const account = (await verifyWithdrawalAccount(harness.db, key.file.orgId, mode, created.id))!;
+  const account = (await verifyWithdrawalAccount(
+    harness.db,
+    { orgId: key.file.orgId, environment: mode },
+    created.id,
+  ))!;
   return { key, account };
 }
 

@@ -186,7 +186,9 @@ async function account(
     key: randomUUID(),
     fingerprint: `sha256:${randomBytes(32).toString('hex')}`,
   });
-  return verify ? (await verifyWithdrawalAccount(harness.db, key.file.orgId, key.file.mode, row.id))! : row;
+  return verify
+    ? (await verifyWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: key.file.mode }, row.id))!
+    : row;
 }
 
 function postWithdrawal(
@@ -350,7 +352,9 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     });
     // Verified once but disabled since.
     const disabled = await account(key);
-    await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', disabled.id, { status: 'DISABLED' });
+    await updateWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: 'sandbox' }, disabled.id, {
+      status: 'DISABLED',
+    });
     expectV3Error(
       await postWithdrawal(key, { ...body, withdrawalAccountId: disabled.id }),
       'WITHDRAWAL_ACCOUNT_NOT_LIVE',
@@ -362,7 +366,10 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
   it('rule 3: an ACTIVE account that is not verified is 409 WITHDRAWAL_ADDRESS_NOT_VERIFIED {accountId}', async () => {
     const { key, account: wac, body } = await passingSetup();
     const before = await ledger(key);
-    await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', wac.id, { status: 'ACTIVE', verified: false });
+    await updateWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: 'sandbox' }, wac.id, {
+      status: 'ACTIVE',
+      verified: false,
+    });
     expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_NOT_VERIFIED', {
       details: { accountId: wac.id },
     });
@@ -505,7 +512,9 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
   it('rule 9: an account with withdrawals turned off is 403 WITHDRAWAL_DISABLED_FOR_ACCOUNT', async () => {
     const { key, account: wac, body } = await passingSetup();
     const before = await ledger(key);
-    await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', wac.id, { withdrawalsEnabled: false });
+    await updateWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: 'sandbox' }, wac.id, {
+      withdrawalsEnabled: false,
+    });
     const error = expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_DISABLED_FOR_ACCOUNT');
     expect(error.details).toEqual({});
     await expectNothingWritten(key, before);
@@ -550,7 +559,9 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     const key = await newKey();
     const wac = await account(key);
     await owe(key, 'EUR', '3');
-    await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', wac.id, { withdrawalsEnabled: false });
+    await updateWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: 'sandbox' }, wac.id, {
+      withdrawalsEnabled: false,
+    });
     await harness.db.query('UPDATE withdrawal_accounts SET routing_number = $2 WHERE id = $1', [wac.id, ABA_BROKEN]);
     const body = { withdrawalAccountId: wac.id, withdrawalAmount: '10.00', currency: 'USD' };
 
@@ -561,7 +572,9 @@ describe('POST /v3/fx/withdrawals: the ten withdrawal rules, in order', () => {
     });
     await fund(key, 'EUR', '3');
     expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_DISABLED_FOR_ACCOUNT');
-    await updateWithdrawalAccount(harness.db, key.file.orgId, 'sandbox', wac.id, { withdrawalsEnabled: true });
+    await updateWithdrawalAccount(harness.db, { orgId: key.file.orgId, environment: 'sandbox' }, wac.id, {
+      withdrawalsEnabled: true,
+    });
     expectV3Error(await postWithdrawal(key, body), 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', {
       details: { address: ABA_BROKEN, network: 'FEDWIRE' },
     });
