@@ -23,7 +23,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 
-import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
 
@@ -31,16 +30,8 @@ import { InvalidLegacyServiceUrlError, LegacyTimeoutError } from '../../lib/erro
 import { operatorServicePolicy, type OutboundAllowance } from '../../lib/net/destination-policy.js';
 import { guardedPool } from '../../lib/net/guarded-connector.js';
 import { parseServiceUrl } from '../../lib/net/service-url.js';
-import {
-  ATTR,
-  injectTraceHeaders,
-  recordErrorType,
-  recordStatus,
-  SpanKind,
-  startClientSpan,
-  TRACERS,
-  tracingActive,
-} from '../../lib/tracing/spans.js';
+import { type HttpClientSpan, startHttpClientSpan } from '../../lib/tracing/http-client-span.js';
+import { TRACERS, tracingActive } from '../../lib/tracing/spans.js';
 import { forwardedFor } from '../forwarded-for.js';
 import { errorCodesOf, NOT_SENT_CODES } from '../upstream/error-codes.js';
 import { endToEndHeaders } from '../upstream/relay.js';
@@ -49,28 +40,21 @@ import { endToEndHeaders } from '../upstream/relay.js';
  * With tracing on, the CLIENT span of a call to the legacy service, named by the legacy route's
  * template (never the path, which carries the org id), its `traceparent` in the headers sent.
  */
-function traceLegacyCall(request: FastifyRequest, headers: IncomingHttpHeaders, use: 'relay' | 'mirror'): Span | null {
+function traceLegacyCall(
+  request: FastifyRequest,
+  headers: IncomingHttpHeaders,
+  use: 'relay' | 'mirror',
+): HttpClientSpan | null {
   if (!tracingActive()) return null;
-  const route = request.routeOptions.url;
-  const method = use === 'mirror' ? 'GET' : request.method;
-  const traced = startClientSpan(TRACERS.gateway, route === undefined ? method : `${method} ${route}`, {
-    [ATTR.method]: method,
-    'fxgate.shadow.call': use,
-    ...(route === undefined ? {} : { [ATTR.urlTemplate]: route }),
-  });
-  if (traced === null) return null;
-  delete headers.traceparent;
-  delete headers.tracestate;
-  injectTraceHeaders(headers, traced.context);
-  return traced.span;
-}
-
-/** Ends a call's span with the legacy service's status, or the error's type. */
-function endLegacyCall(span: Span | null, outcome: number | unknown): void {
-  if (span === null) return;
-  if (typeof outcome === 'number') recordStatus(span, outcome, SpanKind.CLIENT);
-  else recordErrorType(span, outcome);
-  span.end();
+  return startHttpClientSpan(
+    TRACERS.gateway,
+    {
+      method: use === 'mirror' ? 'GET' : request.method,
+      template: request.routeOptions.url,
+      attributes: { 'fxgate.shadow.call': use },
+    },
+    headers,
+  );
 }
 
 /** What the gateway adds to `Via` on what it sends on (RFC 9110 7.6.3). */
@@ -194,7 +178,7 @@ export class LegacyService {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new LegacyTimeoutError(options.deadlineMs)), options.deadlineMs);
     const sent = this.headersOf(request, body !== null);
-    let span = traceLegacyCall(request, sent, 'relay');
+    const span = traceLegacyCall(request, sent, 'relay');
     try {
       let answer: Dispatcher.ResponseData;
       try {
@@ -207,8 +191,7 @@ export class LegacyService {
           signal: controller.signal,
         });
       } catch (error) {
-        endLegacyCall(span, error);
-        span = null;
+        span?.failed(error);
         options.onFailure(reply, error, !errorCodesOf(error).some((code) => NOT_SENT_CODES.has(code)));
         return null;
       }
@@ -231,16 +214,14 @@ export class LegacyService {
           if (!response.destroyed && !response.write(chunk)) await drained(response);
         }
       } catch (error) {
-        endLegacyCall(span, error);
-        span = null;
+        span?.failed(error);
         // Broken off after its headers: cut the client too, so a truncated body never looks whole.
         request.log.warn({ err: error }, 'legacy answer broke off after its headers were sent');
         response.destroy(error instanceof Error ? error : new Error(String(error)));
         return null;
       }
       response.end();
-      endLegacyCall(span, answer.statusCode);
-      span = null;
+      span?.answered(answer.statusCode);
       return kept !== null && whole ? { status: answer.statusCode, body: Buffer.concat(kept) } : null;
     } finally {
       clearTimeout(timer);
@@ -265,9 +246,13 @@ export class LegacyService {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        endLegacyCall(span, error ?? status);
-        if (error === null) resolve({ status, body: Buffer.concat(chunks, size) });
-        else reject(error);
+        if (error === null) {
+          span?.answered(status);
+          resolve({ status, body: Buffer.concat(chunks, size) });
+        } else {
+          span?.failed(error);
+          reject(error);
+        }
       };
       const timer = setTimeout(() => {
         const error = new LegacyTimeoutError(timeoutMs);

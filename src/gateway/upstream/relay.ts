@@ -20,22 +20,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 
-import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 
 import { UpstreamDeadlineError } from '../../lib/errors/internal-errors.js';
-import {
-  ATTR,
-  injectTraceHeaders,
-  recordErrorType,
-  recordStatus,
-  SpanKind,
-  startClientSpan,
-  TRACERS,
-  tracingActive,
-} from '../../lib/tracing/spans.js';
-import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
+import { type HttpClientSpan, startHttpClientSpan } from '../../lib/tracing/http-client-span.js';
+import { TRACERS, tracingActive } from '../../lib/tracing/spans.js';
+import { v3CallSpan } from './v3-client.js';
 
 export interface UpstreamRelayOptions {
   /** Where requests go (scheme, host, port); its host is the Host the upstream sees. */
@@ -116,33 +107,6 @@ function bodyOf(request: FastifyRequest): Buffer | Readable | null {
   return announced ? request.raw : null;
 }
 
-/** The declared v3 operations, to name a relayed call's span by its template. */
-const templates = new V3OperationMatcher();
-
-/**
- * With tracing on, the upstream call's CLIENT span, its `traceparent` in place of the client's
- * (the client's trace continues through the gateway's server span, whose child this is).
- */
-function traceUpstreamCall(request: FastifyRequest, headers: IncomingHttpHeaders): Span | null {
-  const operation = templates.match(request.method, request.url);
-  const traced = startClientSpan(
-    TRACERS.gateway,
-    operation === null ? request.method : `${request.method} ${operation.path}`,
-    {
-      [ATTR.method]: request.method,
-      [ATTR.generation]: 'v3',
-      ...(operation === null
-        ? {}
-        : { [ATTR.urlTemplate]: operation.path, [ATTR.operation]: v3OperationLabel(operation) }),
-    },
-  );
-  if (traced === null) return null;
-  delete headers.traceparent;
-  delete headers.tracestate;
-  injectTraceHeaders(headers, traced.context);
-  return traced.span;
-}
-
 /**
  * Returns the http-proxy handler. It answers through the raw response once the upstream's status
  * line arrives (the reply is hijacked then), or through `onFailure` if the upstream fails first.
@@ -159,7 +123,10 @@ export function createUpstreamRelay(
     const url = request.url;
     const query = url.indexOf('?');
     const body = bodyOf(request);
-    const span = tracingActive() ? traceUpstreamCall(request, headers) : null;
+    // Its `traceparent` replaces the client's, whose trace goes on through the gateway's server span, this span's parent.
+    const span = tracingActive()
+      ? startHttpClientSpan(TRACERS.gateway, v3CallSpan(request.method, request.url), headers)
+      : null;
     dispatcher.dispatch(
       {
         origin,
@@ -197,7 +164,7 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     body: Buffer | Readable | null,
     private readonly observer: RelayObserver | null,
     /** The upstream call's span, ended with its outcome; null without tracing. */
-    private span: Span | null = null,
+    private readonly span: HttpClientSpan | null = null,
   ) {
     // Read only for the observer's elapsed time.
     this.dispatchedAt = observer === null ? 0 : performance.now();
@@ -234,22 +201,12 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     this.timer = null;
   }
 
-  /** Ends the call's span once: with the upstream's status, or the error's type. */
-  private endSpan(outcome: number | Error): void {
-    const span = this.span;
-    if (span === null) return;
-    this.span = null;
-    if (typeof outcome === 'number') recordStatus(span, outcome, SpanKind.CLIENT);
-    else recordErrorType(span, outcome);
-    span.end();
-  }
-
   /** The envelope for a request the upstream did not answer; the client's connection closes after it if its body was not all read. */
   private fail(error: Error): void {
     const response = this.reply.raw;
     if (response.destroyed || response.headersSent) return;
     this.failed = true;
-    this.endSpan(error);
+    this.span?.failed(error);
     if (!this.request.raw.complete) this.reply.header('connection', 'close');
     this.onFailure(this.reply, error, this.requestWritten);
   }
@@ -291,14 +248,14 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.settle();
-    this.endSpan(this.status);
+    this.span?.answered(this.status);
     this.observer?.answered(this.request, performance.now() - this.dispatchedAt);
     this.reply.raw.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.settle();
-    this.endSpan(error);
+    this.span?.failed(error);
     const response = this.reply.raw;
     if (response.destroyed || this.failed) return;
     if (!response.headersSent) {

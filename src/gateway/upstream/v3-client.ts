@@ -36,15 +36,8 @@ import {
   RETRY_STRATEGIES,
   type RetryStrategy,
 } from '../../lib/errors/v3-error-catalog.js';
-import {
-  ATTR,
-  inClientSpan,
-  injectTraceHeaders,
-  recordStatus,
-  SpanKind,
-  TRACERS,
-  tracingActive,
-} from '../../lib/tracing/spans.js';
+import { type HttpClientCall, type HttpClientSpan, inHttpClientSpan } from '../../lib/tracing/http-client-span.js';
+import { ATTR, TRACERS, tracingActive } from '../../lib/tracing/spans.js';
 import { v3OperationLabel, V3OperationMatcher } from '../metrics/v3-routes.js';
 import { errorCodesOf, NOT_SENT_CODES } from './error-codes.js';
 import type { UpstreamCredentials } from './signing-credentials.js';
@@ -199,6 +192,26 @@ function signedBeforeStoreReset(response: V3CallResponse): boolean {
 /** The declared v3 operations, to name a call's span by its template. */
 const templates = new V3OperationMatcher();
 
+/**
+ * How a call to v3 is named in its span, this client's and the passthrough's alike: by the
+ * declared operation its method and target name (never the path, which carries ids), the
+ * method alone when none does.
+ */
+export function v3CallSpan(method: string, pathAndQuery: string): HttpClientCall {
+  const operation = templates.match(method, pathAndQuery);
+  return operation === null
+    ? { method, attributes: { [ATTR.generation]: 'v3' } }
+    : {
+        method,
+        template: operation.path,
+        attributes: { [ATTR.generation]: 'v3', [ATTR.operation]: v3OperationLabel(operation) },
+      };
+}
+
+function answeredWith(span: HttpClientSpan, response: V3CallResponse): void {
+  span.answered(response.status);
+}
+
 export class V3Client {
   constructor(private readonly options: V3ClientOptions) {}
 
@@ -218,26 +231,13 @@ export class V3Client {
     });
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers, ...signed };
     if (!tracingActive()) return this.exchange(call, headers);
-    // A CLIENT span per call, named by the declared operation's template (never the path, which carries ids); v3's server span is its child.
-    const operation = templates.match(call.method, call.pathAndQuery);
-    return inClientSpan(
+    // A CLIENT span per call; v3's server span is its child.
+    return inHttpClientSpan(
       TRACERS.gateway,
-      operation === null ? call.method : `${call.method} ${operation.path}`,
-      {
-        attributes: {
-          [ATTR.method]: call.method,
-          [ATTR.generation]: 'v3',
-          ...(operation === null
-            ? {}
-            : { [ATTR.urlTemplate]: operation.path, [ATTR.operation]: v3OperationLabel(operation) }),
-        },
-      },
-      async (span) => {
-        injectTraceHeaders(headers);
-        const response = await this.exchange(call, headers);
-        if (span !== null) recordStatus(span, response.status, SpanKind.CLIENT);
-        return response;
-      },
+      v3CallSpan(call.method, call.pathAndQuery),
+      headers,
+      () => this.exchange(call, headers),
+      answeredWith,
     );
   }
 

@@ -1,9 +1,10 @@
 /**
  * What the code that makes spans uses: the attribute names, the tracers, and the few helpers
  * every boundary shares (a client span around a call, the W3C headers of a context, an error
- * recorded by its type only). Only @opentelemetry/api is imported here, whose calls do nothing
- * until an SDK registers (sdk.ts, loaded only when tracing is on); `tracingActive()` lets the
- * hot paths skip even that. Touches nothing but the API's globals.
+ * recorded by its type only); an outbound HTTP call's span is http-client-span.ts's. Only
+ * @opentelemetry/api is imported here, whose calls do nothing until an SDK registers (sdk.ts,
+ * loaded only when tracing is on); `tracingActive()` lets the hot paths skip even that. Touches
+ * nothing but the API's globals.
  *
  * What never goes into a span (docs/operations.md#tracing): org ids, key ids, names or tokens,
  * amounts, network addresses, raw paths, SQL parameters, error messages (they may name an
@@ -134,21 +135,6 @@ export async function inClientSpan<T>(
   } finally {
     span.end();
   }
-}
-
-/**
- * A CLIENT span started now and ended by the caller (a call answered through callbacks, as
- * undici's dispatch does), with its context for the headers; null without tracing.
- */
-export function startClientSpan(
-  from: TracerName,
-  name: string,
-  attributes: Attributes,
-): { readonly span: Span; readonly context: Context } | null {
-  if (!active) return null;
-  const parent = context.active();
-  const span = tracer(from).startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
-  return { span, context: trace.setSpan(parent, span) };
 }
 
 export { SpanKind };

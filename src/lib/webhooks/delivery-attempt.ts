@@ -16,15 +16,8 @@ import type { Mode } from '../auth/credential-vocabulary.js';
 import { DestinationRefusedError } from '../errors/internal-errors.js';
 import { type DestinationPolicy } from '../net/destination-policy.js';
 import { guardedAgent } from '../net/guarded-connector.js';
-import {
-  ATTR,
-  inClientSpan,
-  injectTraceHeaders,
-  recordStatus,
-  SpanKind,
-  TRACERS,
-  tracingActive,
-} from '../tracing/spans.js';
+import { type HttpClientSpan, inHttpClientSpan } from '../tracing/http-client-span.js';
+import { ATTR, TRACERS, tracingActive } from '../tracing/spans.js';
 
 export interface WebhookRequest {
   readonly url: string;
@@ -147,21 +140,22 @@ export async function attemptDelivery(
   kind: DeliveryKind = 'v3',
 ): Promise<AttemptResult> {
   if (!tracingActive()) return attemptOnce(fetcher, post, stopSignal, timeoutMs);
-  return inClientSpan(
+  // The attempt's own copy of the headers carries its trace; the caller's stay as they were.
+  const headers: Record<string, string> = { ...post.headers };
+  return inHttpClientSpan(
     TRACERS.webhooks,
-    'POST webhook',
-    { root: true, attributes: { [ATTR.method]: 'POST', [ATTR.webhookKind]: kind } },
-    async (span) => {
-      const headers: Record<string, string> = { ...post.headers };
-      injectTraceHeaders(headers);
-      const result = await attemptOnce(fetcher, { ...post, headers }, stopSignal, timeoutMs);
-      if (span !== null) {
-        if (result.kind === 'answered') recordStatus(span, result.statusCode, SpanKind.CLIENT);
-        else span.setAttribute(ATTR.errorType, result.kind === 'interrupted' ? 'interrupted' : 'delivery_failed');
-      }
-      return result;
-    },
+    // Named `POST webhook`: the receiver's URL is never recorded, so it has no template.
+    { method: 'POST', target: 'webhook', attributes: { [ATTR.webhookKind]: kind }, root: true },
+    headers,
+    () => attemptOnce(fetcher, { ...post, headers }, stopSignal, timeoutMs),
+    endAttemptSpan,
   );
+}
+
+/** An attempt's span ends with the receiver's status, or with why no answer came: the worker stopped, or the delivery failed. */
+function endAttemptSpan(span: HttpClientSpan, result: AttemptResult): void {
+  if (result.kind === 'answered') span.answered(result.statusCode);
+  else span.unanswered(result.kind === 'interrupted' ? 'interrupted' : 'delivery_failed');
 }
 
 async function attemptOnce(

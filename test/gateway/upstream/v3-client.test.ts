@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { createUpstreamPool } from '../../../src/gateway/upstream/pool.js';
 import { KeyDirectoryCredentials, ProvisioningCredentials } from '../../../src/gateway/upstream/signing-credentials.js';
-import { parseV3Error, SharedDeadline, V3Client } from '../../../src/gateway/upstream/v3-client.js';
+import { parseV3Error, SharedDeadline, v3CallSpan, V3Client } from '../../../src/gateway/upstream/v3-client.js';
 import { SINGLE_USE_REFUSAL_MESSAGES } from '../../../src/lib/auth/single-use.js';
 import {
   UpstreamCredentialError,
@@ -433,5 +433,25 @@ describe('parseV3Error', () => {
     '{"error":{"code":"X","type":5}}',
   ])('refuses %j', (body) => {
     expect(() => parseV3Error(body, 500)).toThrow(UpstreamProtocolError);
+  });
+});
+
+describe('v3CallSpan', () => {
+  it('names a call by the declared operation its method and target name, never by the path or query', () => {
+    const call = v3CallSpan('GET', '/v3/fx/trades/trade-secret-1?expand=all');
+    expect(call).toEqual({
+      method: 'GET',
+      template: '/v3/fx/trades/:id',
+      attributes: { 'fxgate.api.generation': 'v3', 'fxgate.operation': 'GET /v3/fx/trades/:id' },
+    });
+    expect(JSON.stringify(call)).not.toMatch(/trade-secret-1|expand/);
+  });
+
+  it('names a HEAD by its GET, and a target no operation declares by the method alone', () => {
+    expect(v3CallSpan('HEAD', '/v3/fx/trades/t1')).toMatchObject({ method: 'HEAD', template: '/v3/fx/trades/:id' });
+    expect(v3CallSpan('GET', '/v3/fx/nothing-here/t1')).toEqual({
+      method: 'GET',
+      attributes: { 'fxgate.api.generation': 'v3' },
+    });
   });
 });
