@@ -8,18 +8,19 @@
  * Trades and withdrawals are counted by the code that commits them (trading/, money-movement/),
  * after the commit: a rolled-back transaction counts nothing.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { Counter, Gauge, Registry } from 'prom-client';
 
 import type { Database } from '../../lib/db/database.js';
 import {
+  AnswerFamilies,
+  answerHook,
+  type AnswerSeries,
   appendOnResponse,
   childrenByValue,
   gaugeReadOnScrape,
-  LATENCY_BUCKETS_SECONDS,
-  LazyObserver,
   type MetricsRouteConfig,
-  StatusClassCounters,
+  observeAnswer,
 } from '../../lib/metrics/series.js';
 import type { OperationMeta } from '../http/operation.js';
 import type { WithdrawalStatus } from '../money-movement/withdrawal-status.js';
@@ -58,35 +59,20 @@ export interface CoreMetricsOptions {
 
 export class CoreMetrics implements CoreEvents {
   readonly registry = new Registry();
-  private readonly requests: Counter<string>;
-  private readonly duration: Histogram<string>;
+  private readonly answers: AnswerFamilies;
   private readonly trades: Readonly<Record<TradeEvent, { inc(): void }>>;
   private readonly withdrawalMoves = new Map<string, { inc(): void }>();
   private readonly withdrawals: Counter<string>;
-  private readonly series = new Map<
-    string,
-    { readonly requests: StatusClassCounters; readonly duration: LazyObserver }
-  >();
-  /** Every series of the requests counter, flushed into it when it is read. */
-  private readonly requestSeries: StatusClassCounters[] = [];
+  private readonly series = new Map<string, AnswerSeries>();
   readonly ledger: LedgerBalanceCheck;
 
   constructor(options: CoreMetricsOptions) {
     const registers = [this.registry];
-    const requestSeries = this.requestSeries;
-    this.requests = new Counter({
-      name: 'fxgate_core_requests_total',
-      help: 'Requests answered, by operation and status class.',
-      labelNames: ['operation', 'status_class'],
-      registers,
-      collect: () => StatusClassCounters.flushAll(requestSeries),
-    });
-    this.duration = new Histogram({
-      name: 'fxgate_core_request_duration_seconds',
-      help: 'Time from routing a request to the last byte of its answer, in seconds.',
+    this.answers = new AnswerFamilies({
+      registry: this.registry,
+      prefix: 'fxgate_core_',
       labelNames: ['operation'],
-      buckets: [...LATENCY_BUCKETS_SECONDS],
-      registers,
+      requestsHelp: 'Requests answered, by operation and status class.',
     });
     const trades = new Counter({
       name: 'fxgate_core_trades_total',
@@ -157,13 +143,10 @@ export class CoreMetrics implements CoreEvents {
   }
 
   /** An operation's series (`METHOD /path`, a route pattern, or unknown), made once. */
-  private of(operation: string): { readonly requests: StatusClassCounters; readonly duration: LazyObserver } {
+  private of(operation: string): AnswerSeries {
     let series = this.series.get(operation);
     if (series === undefined) {
-      series = {
-        requests: new StatusClassCounters(this.requests, [operation], this.requestSeries),
-        duration: new LazyObserver(this.duration, [operation]),
-      };
+      series = this.answers.seriesFor([operation]);
       this.series.set(operation, series);
     }
     return series;
@@ -179,7 +162,7 @@ export class CoreMetrics implements CoreEvents {
     app.addHook('onRoute', (route) => this.instrumentRoute(route));
     const unrouted = this.of(UNKNOWN_OPERATION);
     app.addHook('onResponse', (request, reply, done) => {
-      if (request.is404) this.observe(unrouted, reply);
+      if (request.is404) observeAnswer(unrouted, reply);
       done();
     });
   }
@@ -195,18 +178,6 @@ export class CoreMetrics implements CoreEvents {
           ? UNKNOWN_OPERATION
           : (config?.metricsOperation ?? route.url),
     );
-    const hook = (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-      this.observe(series, reply);
-      done();
-    };
-    appendOnResponse(route, hook);
-  }
-
-  private observe(
-    series: { readonly requests: StatusClassCounters; readonly duration: LazyObserver },
-    reply: FastifyReply,
-  ): void {
-    series.requests.inc(reply.statusCode);
-    series.duration.observe(reply.elapsedTime / 1000);
+    appendOnResponse(route, answerHook(series));
   }
 }

@@ -13,15 +13,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { Counter, Histogram, Registry } from 'prom-client';
 
 import type { Queryable } from '../../lib/db/database.js';
+import type { StatusClassCounters } from '../../lib/metrics/series.js';
 import {
+  AnswerFamilies,
+  answerHook,
   appendOnResponse,
   childrenByValue,
   gaugeReadOnScrape,
   LATENCY_BUCKETS_SECONDS,
   LazyObserver,
   type MetricsRouteConfig,
+  observeAnswer,
   OPENAPI_DOCUMENT_OPERATION,
-  StatusClassCounters,
 } from '../../lib/metrics/series.js';
 import { documentPath } from '../../lib/openapi/document.js';
 import {
@@ -102,8 +105,6 @@ function generationOfUrl(url: string): MetricsGeneration {
 }
 
 const FAMILY = {
-  requests: 'fxgate_gateway_requests_total',
-  requestDuration: 'fxgate_gateway_request_duration_seconds',
   upstreamDuration: 'fxgate_gateway_upstream_duration_seconds',
   upstreamFailures: 'fxgate_gateway_upstream_failures_total',
   idempotency: 'fxgate_gateway_idempotency_total',
@@ -128,8 +129,7 @@ export class OperationSeries {
     private readonly families: GatewayFamilies,
     private readonly labels: readonly [MetricsGeneration, string],
   ) {
-    this.requests = new StatusClassCounters(families.requests, labels, families.requestSeries);
-    this.duration = new LazyObserver(families.requestDuration, labels);
+    ({ requests: this.requests, duration: this.duration } = families.answers.seriesFor(labels));
     this.upstream = new LazyObserver(families.upstreamDuration, labels);
   }
 
@@ -153,10 +153,7 @@ export class OperationSeries {
 }
 
 interface GatewayFamilies {
-  readonly requests: Counter<string>;
-  /** Every series of `requests`, flushed into it when it is read. */
-  readonly requestSeries: StatusClassCounters[];
-  readonly requestDuration: Histogram<string>;
+  readonly answers: AnswerFamilies;
   readonly upstreamDuration: Histogram<string>;
   readonly upstreamFailures: Counter<string>;
   readonly idempotency: Counter<string>;
@@ -185,22 +182,12 @@ export class GatewayMetrics implements PassthroughObserver {
   constructor() {
     const registers = [this.registry];
     const byOperation = ['generation', 'operation'];
-    const requestSeries: StatusClassCounters[] = [];
     this.families = {
-      requests: new Counter({
-        name: FAMILY.requests,
-        help: 'Requests answered, by generation, operation and status class.',
-        labelNames: [...byOperation, 'status_class'],
-        registers,
-        collect: () => StatusClassCounters.flushAll(requestSeries),
-      }),
-      requestSeries,
-      requestDuration: new Histogram({
-        name: FAMILY.requestDuration,
-        help: 'Time from routing a request to the last byte of its answer, in seconds.',
+      answers: new AnswerFamilies({
+        registry: this.registry,
+        prefix: GATEWAY_METRICS_PREFIX,
         labelNames: byOperation,
-        buckets: [...LATENCY_BUCKETS_SECONDS],
-        registers,
+        requestsHelp: 'Requests answered, by generation, operation and status class.',
       }),
       upstreamDuration: new Histogram({
         name: FAMILY.upstreamDuration,
@@ -258,7 +245,7 @@ export class GatewayMetrics implements PassthroughObserver {
     app.decorateRequest('fxgateMetricsSeries', null);
     app.addHook('onRoute', (route) => this.instrumentRoute(route));
     app.addHook('onResponse', (request, reply, done) => {
-      if (request.is404) this.observe(this.of(generationOfUrl(request.url), UNKNOWN_OPERATION), reply);
+      if (request.is404) observeAnswer(this.of(generationOfUrl(request.url), UNKNOWN_OPERATION), reply);
       done();
     });
   }
@@ -268,7 +255,7 @@ export class GatewayMetrics implements PassthroughObserver {
     let hook: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
     if (url === '/v3' || url.startsWith('/v3/')) {
       hook = (request, reply, done) => {
-        this.observe(this.passthroughSeries(request), reply);
+        observeAnswer(this.passthroughSeries(request), reply);
         done();
       };
     } else {
@@ -276,17 +263,9 @@ export class GatewayMetrics implements PassthroughObserver {
       const named = (route.config as MetricsRouteConfig | undefined)?.metricsOperation;
       const series =
         this.legacyRoutes.get(url) ?? this.of(generation, named ?? (generation === 'none' ? url : UNKNOWN_OPERATION));
-      hook = (_request, reply, done) => {
-        this.observe(series, reply);
-        done();
-      };
+      hook = answerHook(series);
     }
     appendOnResponse(route, hook);
-  }
-
-  private observe(series: OperationSeries, reply: FastifyReply): void {
-    series.requests.inc(reply.statusCode);
-    series.duration.observe(reply.elapsedTime / 1000);
   }
 
   /** A /v3 request's series: its declared v3 operation, the v3 document, or `unknown`; resolved once per request. */

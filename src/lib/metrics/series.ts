@@ -5,7 +5,7 @@
  * when it is scraped.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
-import { type Counter, Gauge, type Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /**
  * The operation of a GET of an OpenAPI document (`/v1|v2|v3/openapi.json`), in both processes: it
@@ -100,6 +100,74 @@ export class LazyObserver {
   observe(seconds: number): void {
     (this.child ??= this.histogram.labels(...this.labels)).observe(seconds);
   }
+}
+
+/** One operation's answers: counted by status class, and timed. */
+export interface AnswerSeries {
+  readonly requests: StatusClassCounters;
+  /** The whole request, from routing to the last byte written. */
+  readonly duration: LazyObserver;
+}
+
+/**
+ * The two families every fxgate server keeps of its answers, `<prefix>requests_total` by status
+ * class and `<prefix>request_duration_seconds`, under the server's own labels; registered in that
+ * order, first.
+ */
+export class AnswerFamilies {
+  private readonly requests: Counter<string>;
+  private readonly duration: Histogram<string>;
+  /** Every series of `requests`, flushed into it when it is read. */
+  private readonly series: StatusClassCounters[] = [];
+
+  constructor(options: {
+    readonly registry: Registry;
+    readonly prefix: string;
+    readonly labelNames: readonly string[];
+    /** What the requests counter is labelled by, in words. */
+    readonly requestsHelp: string;
+  }) {
+    const registers = [options.registry];
+    const series = this.series;
+    this.requests = new Counter({
+      name: `${options.prefix}requests_total`,
+      help: options.requestsHelp,
+      labelNames: [...options.labelNames, 'status_class'],
+      registers,
+      collect: () => StatusClassCounters.flushAll(series),
+    });
+    this.duration = new Histogram({
+      name: `${options.prefix}request_duration_seconds`,
+      help: 'Time from routing a request to the last byte of its answer, in seconds.',
+      labelNames: [...options.labelNames],
+      buckets: [...LATENCY_BUCKETS_SECONDS],
+      registers,
+    });
+  }
+
+  /** A new series for these label values, in the families' label order. */
+  seriesFor(labels: readonly string[]): AnswerSeries {
+    return {
+      requests: new StatusClassCounters(this.requests, labels, this.series),
+      duration: new LazyObserver(this.duration, labels),
+    };
+  }
+}
+
+/** Counts and times one answer in its series. */
+export function observeAnswer(series: AnswerSeries, reply: FastifyReply): void {
+  series.requests.inc(reply.statusCode);
+  series.duration.observe(reply.elapsedTime / 1000);
+}
+
+/** An onResponse hook that counts every answer of a route in one series, found when the route was added. */
+export function answerHook(
+  series: AnswerSeries,
+): (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void {
+  return (_request, reply, done) => {
+    observeAnswer(series, reply);
+    done();
+  };
 }
 
 /** One child per value of an enum label, made up front (the families are small). */
