@@ -505,6 +505,7 @@ async function v3PagePath(coreUrl: string, signer: V3RequestSigner, records: num
 }
 
 const STATIC_DIRECT_ROW = 'static-v3 direct';
+const RELAY_ALONE_ROW = 'relay alone';
 /**
  * A v3 read as the passthrough sees one: the signing headers at their real sizes (an ES256 JWT,
  * an ECDSA signature), which it copies but never checks; static-v3 does not check them either.
@@ -1028,9 +1029,14 @@ export const BENCH_CASES: readonly BenchCase[] = [
     description:
       `the gateway's own cost on the /v3 passthrough, with nothing behind it that costs: static-v3 (one fixed answer of a trade read's size ` +
       `and headers, no work) side by side, direct and through a gateway in front of it. ${STATIC_DIRECT_ROW}: GET ${STATIC_V3_PATH} ` +
-      `to static-v3, with a v3 request's headers. ${PASSTHROUGH_ROW}: the same to the gateway. No target: the figure to watch is the ` +
+      `to static-v3, with a v3 request's headers. ${PASSTHROUGH_ROW}: the same to the gateway. ${RELAY_ALONE_ROW}: the same to ` +
+      `the gateway's upstream relay alone in a minimal fastify app (no logger, no hook, one route) in front of the same static-v3: ` +
+      `the passthrough's CPU per request is compared with its CPU per request at the same load. No target: the figure to watch is the ` +
       `gateway's CPU per request, which ${TRADE_GET}'s passthrough row pays on top of the core's work`,
-    rowComparisons: [{ row: PASSTHROUGH_ROW, of: STATIC_DIRECT_ROW }],
+    rowComparisons: [
+      { row: PASSTHROUGH_ROW, of: STATIC_DIRECT_ROW },
+      { row: RELAY_ALONE_ROW, of: STATIC_DIRECT_ROW },
+    ],
     rssTarget: GATEWAY_RSS,
     async start(context) {
       const upstream = await context.launch('static-v3');
@@ -1047,10 +1053,24 @@ export const BENCH_CASES: readonly BenchCase[] = [
         lifetimeSeconds: V3_MAX_TOKEN_LIFETIME_SECONDS,
         make: async () => STATIC_V3_REQUEST,
       };
-      return sideBySideTarget(gateway, upstream, [
+      const relay = await context.launch('upstream-relay', { upstreamUrl: upstream.url });
+      const rows: SideBySideRow[] = [
         { label: STATIC_DIRECT_ROW, url: upstream.url, plan },
         { label: PASSTHROUGH_ROW, url: gateway.url, plan },
-      ]);
+        { label: RELAY_ALONE_ROW, url: relay.url, plan },
+      ];
+      const servers = [gateway, upstream, relay];
+      return {
+        url: gateway.url,
+        servers,
+        plan: {
+          kind: 'self-measured',
+          async probe() {
+            for (const row of rows) await probe(row.url, row.plan);
+          },
+          measure: (settings) => measureSideBySide(rows, settings, servers),
+        },
+      };
     },
   },
   {

@@ -5,7 +5,15 @@
  */
 
 /** The applications server.ts can serve; the builders are in server-apps.ts. */
-export const SERVER_APP_NAMES = ['bare', 'static-v3', 'static-legacy', 'core', 'gateway', 'receiver'] as const;
+export const SERVER_APP_NAMES = [
+  'bare',
+  'static-v3',
+  'static-legacy',
+  'core',
+  'gateway',
+  'upstream-relay',
+  'receiver',
+] as const;
 export type ServerAppName = (typeof SERVER_APP_NAMES)[number];
 
 /** Settings for the server application, passed as JSON in this environment variable. */

@@ -25,10 +25,18 @@ import {
 import type { Principal } from '../../src/core/principal.js';
 import { referenceData } from '../../src/core/trading/reference-data.js';
 import { buildGatewayApp } from '../../src/gateway/app.js';
+import { forwardedFor } from '../../src/gateway/forwarded-for.js';
 import { GatewayMetrics } from '../../src/gateway/metrics/gateway-metrics.js';
+import { createUpstreamPool, upstreamOrigin } from '../../src/gateway/upstream/pool.js';
+import { createUpstreamRelay } from '../../src/gateway/upstream/relay.js';
 import { ProvisioningCredentials } from '../../src/gateway/upstream/signing-credentials.js';
 import { AdminListener } from '../../src/lib/admin/admin-listener.js';
 import { type Scope, SCOPES } from '../../src/lib/auth/credential-vocabulary.js';
+import {
+  DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  DEFAULT_UPSTREAM_DEADLINE_MS,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+} from '../../src/lib/config.js';
 import type { Database } from '../../src/lib/db/database.js';
 import { DB_POOL_MODES, type DbPoolMode } from '../../src/lib/db/pool-mode.js';
 import { newId, newUuid } from '../../src/lib/ids.js';
@@ -395,6 +403,34 @@ async function gateway(config: ServerConfig): Promise<ServedApp> {
   }
 }
 
+/**
+ * The gateway's upstream relay alone (src/gateway/upstream/relay.ts) in a minimal fastify app
+ * (no logger, no hook, one route) in front of `upstreamUrl`, with the gateway's own pool
+ * settings and deadline: the reference the passthrough's CPU is compared with at the same rate.
+ * An upstream failure is a bare 502, which no bench row expects.
+ */
+async function upstreamRelay(config: ServerConfig): Promise<ServedApp> {
+  const origin = upstreamOrigin(setting(config, 'upstreamUrl'));
+  const pool = createUpstreamPool({
+    origin,
+    connectTimeoutMs: DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+    timeoutMs: DEFAULT_UPSTREAM_TIMEOUT_MS,
+  });
+  const relay = createUpstreamRelay({
+    origin,
+    dispatcher: pool,
+    forwardedFor,
+    deadlineMs: DEFAULT_UPSTREAM_DEADLINE_MS,
+    onFailure: (reply) => void reply.code(502).send(),
+  });
+  const app = Fastify();
+  app.all('/v3/*', (request, reply) => {
+    const query = request.url.indexOf('?');
+    relay(request, reply, query === -1 ? request.url : request.url.slice(0, query));
+  });
+  return { app, info: {}, close: () => pool.close() };
+}
+
 /** Where the receiver takes webhook deliveries. */
 export const RECEIVER_PATH = '/webhooks';
 /** What the receiver has taken so far: GET answers {hits, events}. */
@@ -426,5 +462,6 @@ export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promis
   'static-legacy': staticLegacy,
   core,
   gateway,
+  'upstream-relay': upstreamRelay,
   receiver,
 };
