@@ -1,9 +1,11 @@
 /**
  * Counts kept in memory and written in batches (the usage, readiness and shadow reports): the
  * one batching loop they share (TallyBatcher, BatchedRecorder), and when a batch could not be written, it is
- * merged back under what was counted since, so nothing is lost or counted twice. Touches no store
- * itself: each recorder gives the write of its batch.
+ * merged back under what was counted since, so nothing is lost or counted twice; and the recorder
+ * whose batch is one upsert of its tallies' columns (UpsertRecorder, the usage and readiness
+ * reports). Touches no store itself: each recorder gives its batch's statement and the database.
  */
+import type { Queryable } from '../lib/db/database.js';
 
 /** Merges `newer` into `older`, key by key (`merge` folds a newer tally into an older one), and returns `older`. */
 export function mergeTallies<K, T>(
@@ -140,4 +142,82 @@ export function columnsInKeyOrder<T>(
     [...batch.keys()].sort().map((key) => rowOf(batch.get(key)!)),
     width,
   );
+}
+
+/** A tally counted over a span of sightings (ms since the epoch), as the usage and readiness reports keep them. */
+export interface SeenTally {
+  count: number;
+  firstSeen: number;
+  lastSeen: number;
+}
+
+/**
+ * A newer tally folded into an older one: the counts added, the span widened; true when the
+ * newer was seen last, so that its latest values win.
+ */
+export function mergeSeen(
+  older: SeenTally,
+  newer: { readonly count: number; readonly firstSeen: number; readonly lastSeen: number },
+): boolean {
+  older.count += newer.count;
+  older.firstSeen = Math.min(older.firstSeen, newer.firstSeen);
+  if (newer.lastSeen < older.lastSeen) return false;
+  older.lastSeen = newer.lastSeen;
+  return true;
+}
+
+/** The fields of T that hold numbers: the counts a merge adds. */
+type CountKey<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
+
+/** What an UpsertRecorder writes: its statement, the tally's fields as its columns, and how a batch put back merges. */
+export interface UpsertColumns<T extends SeenTally> {
+  /** One statement taking each column as an array, $1 the first. */
+  readonly sql: string;
+  /** The statement's columns in its order, each a field of the tally; firstSeen and lastSeen are written as timestamps. */
+  readonly columns: readonly (keyof T)[];
+  /** The counts besides `count`, added when a batch goes back. */
+  readonly summed: readonly CountKey<T>[];
+  /** The fields the last sighting sets: the newer tally's win when it was seen last. */
+  readonly latest: readonly (keyof T)[];
+}
+
+/** A tally's field as its column: the span's ends as timestamps, any other field as it is. */
+function columnValue<T extends SeenTally>(tally: T, field: keyof T): unknown {
+  if (field === 'firstSeen' || field === 'lastSeen') return new Date(tally[field as keyof SeenTally]).toISOString();
+  return tally[field];
+}
+
+/**
+ * A recorder whose batch is one upsert of its tallies' columns, the rows in the order of their
+ * keys; a batch put back adds its counts and keeps the latest sighting's fields.
+ */
+export abstract class UpsertRecorder<T extends SeenTally> extends BatchedRecorder<T> {
+  /** The clock of the sightings: ms since the epoch, Date.now unless given. */
+  protected readonly now: () => number;
+
+  protected constructor(
+    private readonly db: Queryable,
+    options: {
+      readonly flushIntervalMs: number;
+      readonly now?: (() => number) | undefined;
+      readonly onFlushError?: ((error: unknown) => void) | undefined;
+    },
+    private readonly upsert: UpsertColumns<T>,
+  ) {
+    super(options);
+    this.now = options.now ?? Date.now;
+  }
+
+  protected async write(batch: ReadonlyMap<string, T>): Promise<void> {
+    const columns = columnsInKeyOrder(batch, this.upsert.columns.length, (tally) =>
+      this.upsert.columns.map((field) => columnValue(tally, field)),
+    );
+    await this.db.query(this.upsert.sql, columns);
+  }
+
+  /** A batch that was not written goes back under what came since. */
+  protected merge(older: T, newer: T): void {
+    for (const field of this.upsert.summed) (older[field] as number) += newer[field] as number;
+    if (mergeSeen(older, newer)) for (const field of this.upsert.latest) older[field] = newer[field];
+  }
 }

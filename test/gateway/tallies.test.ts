@@ -1,10 +1,12 @@
 /**
  * mergeTallies: a batch that could not be written merged back under what was counted since;
- * TallyBatcher, the recorders' one batching loop; columnsOf, rows as unnest's columns.
+ * TallyBatcher, the recorders' one batching loop; columnsOf, rows as unnest's columns;
+ * UpsertRecorder, a batch as one upsert of its columns and a batch put back merged by its fields.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { columnsInKeyOrder, columnsOf, mergeTallies, TallyBatcher } from '../../src/gateway/tallies.js';
+import { columnsInKeyOrder, columnsOf, mergeTallies, TallyBatcher, UpsertRecorder } from '../../src/gateway/tallies.js';
+import type { Queryable } from '../../src/lib/db/database.js';
 
 describe('mergeTallies', () => {
   it('folds a newer tally into the older one of its key, keeps keys only one side has, and returns the older map', () => {
@@ -108,5 +110,118 @@ describe('columnsOf', () => {
       ['a', { count: 1 }],
     ]);
     expect(columnsInKeyOrder(batch, 1, (tally) => [tally.count])).toEqual([[1, 2]]);
+  });
+});
+
+describe('UpsertRecorder', () => {
+  interface Tally {
+    readonly name: string;
+    count: number;
+    errors: number;
+    firstSeen: number;
+    lastSeen: number;
+    lastNote: string;
+  }
+
+  class NoteRecorder extends UpsertRecorder<Tally> {
+    constructor(db: Queryable, now: () => number) {
+      super(
+        db,
+        { flushIntervalMs: 60_000, now },
+        {
+          sql: 'UPSERT NOTES',
+          columns: ['name', 'count', 'errors', 'firstSeen', 'lastSeen', 'lastNote'],
+          summed: ['errors'],
+          latest: ['lastNote'],
+        },
+      );
+    }
+
+    note(name: string, note: string, error: boolean): void {
+      const at = this.now();
+      const tally = this.pendingTally(name, () => ({
+        name,
+        count: 0,
+        errors: 0,
+        firstSeen: at,
+        lastSeen: at,
+        lastNote: note,
+      }));
+      tally.count += 1;
+      if (error) tally.errors += 1;
+      if (at >= tally.lastSeen) {
+        tally.lastSeen = at;
+        tally.lastNote = note;
+      }
+    }
+  }
+
+  function database() {
+    const calls: { sql: string; params: readonly unknown[] | undefined }[] = [];
+    const db: Queryable = {
+      query: async <Row>(sql: string, params?: readonly unknown[]) => {
+        calls.push({ sql, params });
+        return { rows: [] as Row[], rowCount: 0 };
+      },
+      exec: async () => {},
+    };
+    return { db, calls };
+  }
+
+  it('writes a batch as one statement of its columns, rows in key order, the span as timestamps', async () => {
+    const { db, calls } = database();
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const recorder = new NoteRecorder(db, () => clock);
+    recorder.note('b', 'first b', false);
+    clock += 1_000;
+    recorder.note('a', 'only a', true);
+    clock += 1_000;
+    recorder.note('b', 'last b', true);
+    await recorder.close();
+    expect(calls).toEqual([
+      {
+        sql: 'UPSERT NOTES',
+        params: [
+          ['a', 'b'],
+          [1, 2],
+          [1, 1],
+          ['2026-01-01T00:00:01.000Z', '2026-01-01T00:00:00.000Z'],
+          ['2026-01-01T00:00:01.000Z', '2026-01-01T00:00:02.000Z'],
+          ['only a', 'last b'],
+        ],
+      },
+    ]);
+  });
+
+  it('puts back a batch not written under what came meanwhile: counts added, the span widened, the latest sighting’s fields kept', async () => {
+    let failing: (() => void) | null = null;
+    const calls: (readonly unknown[] | undefined)[] = [];
+    const db: Queryable = {
+      query: async <Row>(_sql: string, params?: readonly unknown[]) => {
+        if (calls.length === 0 && failing === null) {
+          await new Promise<void>((resolve) => (failing = resolve));
+          calls.push(undefined);
+          throw new Error('database down');
+        }
+        calls.push(params);
+        return { rows: [] as Row[], rowCount: 0 };
+      },
+      exec: async () => {},
+    };
+    let clock = 2_000;
+    const recorder = new NoteRecorder(db, () => clock);
+    recorder.note('a', 'newest', true);
+    const failed = recorder.flush();
+    await vi.waitFor(() => expect(failing).not.toBeNull());
+    clock = 1_000;
+    recorder.note('a', 'older', true);
+    recorder.note('a', 'older still', false);
+    failing!();
+    await failed;
+    await recorder.close();
+    expect(calls).toEqual([
+      undefined,
+      [['a'], [3], [2], [new Date(1_000).toISOString()], [new Date(2_000).toISOString()], ['newest']],
+    ]);
   });
 });

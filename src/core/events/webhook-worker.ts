@@ -27,22 +27,18 @@
 
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import { DEFAULT_WEBHOOK_POLL_MS } from '../../lib/config.js';
-import type { Database, Queryable } from '../../lib/db/database.js';
 import { SealedSecretError } from '../../lib/errors/internal-errors.js';
-import { type DestinationPolicy, type OutboundAllowance, webhookPolicies } from '../../lib/net/destination-policy.js';
-import { type SealingKeyring } from '../../lib/secrets/sealing-keyring.js';
-import { attemptDelivery, type AttemptResult, type WebhookFetcher } from '../../lib/webhooks/delivery-attempt.js';
 import {
-  defaultClaim,
+  type AttemptOutcome,
   type DeliveryLoopOptions,
   DeliveryWorkerCore,
-  insertAttempt,
-  receiverAccepted,
-  type WorkerSteps,
+  type Outbox,
+  type SignedDelivery,
+  type WorkerCoreDependencies,
 } from '../../lib/webhooks/delivery-rounds.js';
 import { signWebhook } from '../../lib/webhooks/signature.js';
 import { openEndpointSecret } from './webhook-endpoints.js';
-import { afterAttempt, DELIVERY_MAX_AGE_MS } from './webhook-schedule.js';
+import { afterAttempt, DELIVERY_MAX_AGE_MS, type DeliveryOutcome } from './webhook-schedule.js';
 
 /** The claim modes are the module comment's. */
 export interface WebhookWorkerOptions extends DeliveryLoopOptions {
@@ -64,23 +60,10 @@ export interface WorkerLog {
   warn(object: object, message: string): void;
 }
 
-export interface WebhookWorkerDependencies {
-  readonly db: Database;
+/** The database, clock, fetcher, keyring and outbound allowance (CoreOptions.outbound) of every worker, and its own options and log. */
+export interface WebhookWorkerDependencies extends WorkerCoreDependencies {
   readonly options?: Partial<WebhookWorkerOptions>;
-  /** The clock deliveries are scheduled and signed by; tests move it instead of sleeping. */
-  readonly now?: () => Date;
-  /**
-   * undici `request` through the worker's own connection pools unless given, one per mode, each
-   * connecting only where that mode's destination policy allows.
-   */
-  readonly fetcher?: WebhookFetcher;
-  /** Where endpoints may point beyond public addresses (and loopback in the sandbox), and the resolver (CoreOptions.outbound). */
-  readonly outbound?: OutboundAllowance;
   readonly log?: WorkerLog;
-  /** The jitter's source, [0, 1) like Math.random. */
-  readonly random?: () => number;
-  /** Opens the endpoints' secrets: the service's keyring, resolved at start-up. */
-  readonly keyring: SealingKeyring;
 }
 
 const USER_AGENT = 'fxgate-webhooks/v3';
@@ -95,62 +78,33 @@ interface ClaimedDelivery {
   readonly url: string;
   /** Sealed (webhook-endpoints.ts). */
   readonly secret: string;
-  readonly endpoint_status: string;
+  /** The endpoint's status. */
+  readonly target_status: string;
   readonly type: string;
   readonly event_type: string;
   readonly data: Record<string, unknown>;
   readonly event_created_at: Date;
 }
 
-const CLAIMED_COLUMNS = `c.id::text AS id, c.attempts, c.event_id, c.endpoint_id, w.environment, w.url, w.secret, w.status AS endpoint_status,
-  e.type, e.event_type, e.data, e.created_at AS event_created_at`;
+/** The outbox: the v3 deliveries, leased by their due time. */
+const OUTBOX: Outbox = {
+  deliveries: 'webhook_deliveries',
+  lease: 'next_attempt_at',
+  carried: ['event_id', 'endpoint_id'],
+  columns: `c.event_id, c.endpoint_id, w.environment, w.url, w.secret, w.status AS target_status,
+  e.type, e.event_type, e.data, e.created_at AS event_created_at`,
+  joins: 'JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id',
+};
 
-const DUE = `SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= $1
-  ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
-
-/** 'lock': the rows stay locked until the round's transaction ends. */
-async function claimLocked(tx: Queryable, now: Date, limit: number): Promise<ClaimedDelivery[]> {
-  const { rows } = await tx.query<ClaimedDelivery>(
-    `WITH c AS (SELECT d.id, d.attempts, d.event_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d WHERE d.id IN (${DUE}))
-     SELECT ${CLAIMED_COLUMNS} FROM c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
-      ORDER BY c.next_attempt_at, c.id`,
-    [now, limit],
-  );
-  return rows;
-}
-
-/** 'lease': the rows are hidden from other workers until leaseUntil. */
-async function claimLeased(tx: Queryable, now: Date, limit: number, leaseUntil: Date): Promise<ClaimedDelivery[]> {
-  const { rows } = await tx.query<ClaimedDelivery>(
-    `WITH c AS (UPDATE webhook_deliveries SET next_attempt_at = $3 WHERE id IN (${DUE}) RETURNING id, attempts, event_id, endpoint_id)
-     SELECT ${CLAIMED_COLUMNS} FROM c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN events e ON e.id = c.event_id
-      ORDER BY c.id`,
-    [now, limit, leaseUntil],
-  );
-  return rows;
-}
-
-export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, AttemptResult, WebhookWorkerOptions> {
-  /** Where each mode's endpoints may point, checked before every attempt (and by the agents' connections). */
-  private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
-  private readonly random: () => number;
-  private readonly keyring: SealingKeyring;
+export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, WebhookWorkerOptions> {
   constructor(deps: WebhookWorkerDependencies) {
-    const options: WebhookWorkerOptions = {
-      ...WEBHOOK_WORKER_DEFAULTS,
-      claim: defaultClaim(deps.db),
-      ...deps.options,
-    };
-    const destinations = webhookPolicies(deps.outbound);
-    super(
-      { rounds: 'webhook worker', loop: 'webhook worker', failed: 'webhook delivery round failed' },
-      deps,
-      options,
-      destinations,
-    );
-    this.destinations = destinations;
-    this.random = deps.random ?? Math.random;
-    this.keyring = deps.keyring;
+    super(deps, {
+      names: { rounds: 'webhook worker', loop: 'webhook worker', failed: 'webhook delivery round failed' },
+      kind: 'v3',
+      outbox: OUTBOX,
+      defaults: WEBHOOK_WORKER_DEFAULTS,
+      audience: 'integrator',
+    });
   }
 
   /**
@@ -163,24 +117,8 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
     this.loop.start();
   }
 
-  protected roundSteps(signal: AbortSignal): WorkerSteps<ClaimedDelivery, AttemptResult> {
-    return {
-      claimLocked: (tx, now) => claimLocked(tx, now, this.options.batchSize),
-      claimLeased: (tx, now, leaseUntil) => claimLeased(tx, now, this.options.batchSize, leaseUntil),
-      release: async (db, rows, now) => {
-        await db.query(
-          `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
-          [rows.map((row) => row.id), now],
-        );
-      },
-      // An endpoint deleted after its delivery was fanned out: nothing is sent.
-      attempt: (row, attemptedAt) =>
-        row.endpoint_status === 'ACTIVE' ? this.attempt(row, attemptedAt, signal) : Promise.resolve(null),
-      record: (tx, row, result, at) => this.record(tx, row, result, at),
-    };
-  }
-
-  private async attempt(row: ClaimedDelivery, attemptedAt: Date, stopSignal: AbortSignal): Promise<AttemptResult> {
+  /** The event's v3 envelope, signed with its endpoint's secret. */
+  protected sign(row: ClaimedDelivery, attemptedAt: Date): SignedDelivery {
     let secret: string;
     try {
       secret = openEndpointSecret(this.keyring, row.endpoint_id, row.secret);
@@ -189,7 +127,7 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       // Nothing is sent unsigned: a failed attempt, retried on the schedule, until the key that
       // sealed it is given to the process or the delivery gives up.
       this.log?.error({ endpointId: row.endpoint_id, err: error }, 'webhook endpoint secret does not open');
-      return { kind: 'failed', error: `not sent: ${error.message}`, durationMs: 0 };
+      return { notSent: `not sent: ${error.message}` };
     }
     // The envelope of docs/contract.md#webhooks-v3-envelope. These bytes are signed and these
     // bytes are sent.
@@ -207,58 +145,16 @@ export class WebhookDeliveryWorker extends DeliveryWorkerCore<ClaimedDelivery, A
       'user-agent': USER_AGENT,
       ...signWebhook(secret, body, Math.floor(attemptedAt.getTime() / 1000)),
     };
-    // An endpoint stored before the policy, or by a process with another allowance: nothing is sent.
-    const refusal = this.destinations[row.environment].refusalOf(row.url);
-    if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
-    return attemptDelivery(
-      this.outboundFetchers.fetchers[row.environment],
-      { url: row.url, headers, body },
-      stopSignal,
-      this.options.requestTimeoutMs,
-    );
+    return { mode: row.environment, post: { url: row.url, headers, body } };
   }
 
-  /**
-   * Writes the attempt and the delivery's new state. The `attempts = claimed` guard makes a
-   * stale lease's late result change nothing (its attempt row is still kept: it happened).
-   */
-  private async record(
-    tx: Queryable,
-    row: ClaimedDelivery,
-    result: AttemptResult | null,
-    attemptedAt: Date,
-  ): Promise<void> {
-    if (result === null) {
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = 'GAVE_UP' WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
-        [row.id, row.attempts],
-      );
-      return;
-    }
-    await insertAttempt(tx, 'webhook_delivery_attempts', row.id, attemptedAt, result);
-    if (result.kind === 'interrupted') {
-      // Not the receiver's failure: no attempt counted, due again at once (a lease handed back).
-      await tx.query(
-        `UPDATE webhook_deliveries SET next_attempt_at = $3 WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
-        [row.id, row.attempts, attemptedAt],
-      );
-      return;
-    }
-    const outcome = afterAttempt({
-      succeeded: receiverAccepted(result),
-      failures: row.attempts + 1,
-      now: attemptedAt,
+  /** Retried on the shared schedule for maxAgeMs after the event. */
+  protected schedule(row: ClaimedDelivery, attempt: AttemptOutcome): DeliveryOutcome {
+    return afterAttempt({
+      ...attempt,
       eventCreatedAt: row.event_created_at,
       maxAgeMs: this.options.maxAgeMs,
       random: this.random,
     });
-    await tx.query(
-      `UPDATE webhook_deliveries
-          SET status = $3, attempts = attempts + 1,
-              next_attempt_at = COALESCE($4, next_attempt_at),
-              delivered_at = CASE WHEN $3 = 'DELIVERED' THEN $5::timestamptz ELSE delivered_at END
-        WHERE id = $1 AND status = 'PENDING' AND attempts = $2`,
-      [row.id, row.attempts, outcome.status, outcome.status === 'PENDING' ? outcome.nextAttemptAt : null, attemptedAt],
-    );
   }
 }

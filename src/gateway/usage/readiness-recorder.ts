@@ -21,12 +21,11 @@ import {
   type TargetGeneration,
 } from '../legacy/declarations/blockers.js';
 import { LEGACY_GENERATIONS, type LegacyGeneration } from '../legacy/declarations/legacy-operations.js';
-import { BatchedRecorder, columnsInKeyOrder } from '../tallies.js';
+import { type UpsertColumns, UpsertRecorder } from '../tallies.js';
 import {
-  identityColumns,
-  mergeSeen,
+  IDENTITY_COLUMNS,
   parseUsageQuery,
-  seenColumns,
+  reportAdminRoute,
   type UsageCaller,
   type UsageRecorder,
   type UsageRecorderOptions,
@@ -108,15 +107,17 @@ ON CONFLICT (org_id, key_name, generation, operation, kind) DO UPDATE SET
   example = CASE WHEN EXCLUDED.last_seen >= r.last_seen THEN EXCLUDED.example ELSE r.example END,
   last_seen = greatest(r.last_seen, EXCLUDED.last_seen)`;
 
-export class ReadinessRecorder extends BatchedRecorder<Tally> implements ReadinessObserver {
-  private readonly now: () => number;
+/** The flush's columns, and what a batch put back takes from the latest sighting. */
+const UPSERT: UpsertColumns<Tally> = {
+  sql: FLUSH_SQL,
+  columns: [...IDENTITY_COLUMNS, 'kind', 'severity', 'count', 'firstSeen', 'lastSeen', 'example'],
+  summed: [],
+  latest: ['example', 'severity'],
+};
 
-  constructor(
-    private readonly db: Queryable,
-    options: UsageRecorderOptions,
-  ) {
-    super(options);
-    this.now = options.now ?? Date.now;
+export class ReadinessRecorder extends UpsertRecorder<Tally> implements ReadinessObserver {
+  constructor(db: Queryable, options: UsageRecorderOptions) {
+    super(db, options, UPSERT);
   }
 
   met(event: ReadinessEvent): void {
@@ -143,26 +144,6 @@ export class ReadinessRecorder extends BatchedRecorder<Tally> implements Readine
         tally.example = hit.example;
         tally.severity = hit.severity;
       }
-    }
-  }
-
-  protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
-    const columns = columnsInKeyOrder(batch, 10, (tally) => [
-      ...identityColumns(tally),
-      tally.kind,
-      tally.severity,
-      tally.count,
-      ...seenColumns(tally),
-      tally.example,
-    ]);
-    await this.db.query(FLUSH_SQL, columns);
-  }
-
-  /** A batch that was not written goes back under what came since. */
-  protected merge(older: Tally, tally: Tally): void {
-    if (mergeSeen(older, tally)) {
-      older.example = tally.example;
-      older.severity = tally.severity;
     }
   }
 }
@@ -268,19 +249,11 @@ export function readinessAdminRoute(
   recorders: { readonly usage: UsageRecorder | null; readonly readiness: ReadinessRecorder | null },
   now: () => number = Date.now,
 ): AdminRoute {
-  return {
-    method: 'GET',
+  return reportAdminRoute({
     url: READINESS_ADMIN_PATH,
-    handler: async (request, reply) => {
-      let query: ReadinessQuery;
-      try {
-        query = parseReadinessQuery(request.query as Record<string, unknown>, now());
-      } catch (error) {
-        if (!(error instanceof UsageQueryError)) throw error;
-        return reply.code(400).send({ status: 400, error: 'bad_request', message: error.message });
-      }
-      await Promise.all([recorders.usage?.flush(), recorders.readiness?.flush()]);
-      return readReadiness(db, query);
-    },
-  };
+    parse: parseReadinessQuery,
+    flush: () => Promise.all([recorders.usage?.flush(), recorders.readiness?.flush()]),
+    read: (query) => readReadiness(db, query),
+    now,
+  });
 }

@@ -17,7 +17,7 @@ import type { Queryable } from '../../lib/db/database.js';
 import { TimeTextError, UsageQueryError } from '../../lib/errors/internal-errors.js';
 import { parseSince } from '../../lib/time-text.js';
 import { LEGACY_GENERATIONS } from '../legacy/declarations/legacy-operations.js';
-import { BatchedRecorder, columnsInKeyOrder } from '../tallies.js';
+import { type UpsertColumns, UpsertRecorder } from '../tallies.js';
 
 /** Who a request was counted against: the org and the name of the key its verified token named. */
 export interface UsageCaller {
@@ -115,54 +115,24 @@ ON CONFLICT ((coalesce(org_id::text, '')), (coalesce(key_name, '')), generation,
   last_address = CASE WHEN EXCLUDED.last_seen >= u.last_seen THEN EXCLUDED.last_address ELSE u.last_address END,
   last_seen = greatest(u.last_seen, EXCLUDED.last_seen)`;
 
-/** What a usage or readiness row is counted against, and when it was seen, as the flushes' columns. */
-export interface CountedRow {
-  readonly orgId: string | null;
-  readonly keyName: string | null;
-  readonly generation: string;
-  readonly operation: string;
-  readonly firstSeen: number;
-  readonly lastSeen: number;
-}
-
-/** The row's org, key, generation and operation, its first columns in both tables. */
-export function identityColumns(row: CountedRow): unknown[] {
-  return [row.orgId, row.keyName, row.generation, row.operation];
-}
-
-/** The row's first and last time seen, as timestamps. */
-export function seenColumns(row: CountedRow): unknown[] {
-  return [new Date(row.firstSeen).toISOString(), new Date(row.lastSeen).toISOString()];
-}
-
-/**
- * A newer tally of a row folded into an older one: the counts added, the span widened; true when
- * the newer was seen last, so that its latest values win.
- */
-export function mergeSeen(
-  older: { count: number; firstSeen: number; lastSeen: number },
-  newer: { readonly count: number; readonly firstSeen: number; readonly lastSeen: number },
-): boolean {
-  older.count += newer.count;
-  older.firstSeen = Math.min(older.firstSeen, newer.firstSeen);
-  if (newer.lastSeen < older.lastSeen) return false;
-  older.lastSeen = newer.lastSeen;
-  return true;
-}
+/** A row's org, key, generation and operation: the first columns of the usage and readiness tables. */
+export const IDENTITY_COLUMNS = ['orgId', 'keyName', 'generation', 'operation'] as const;
 
 function identity(tally: Pick<Tally, 'orgId' | 'keyName' | 'generation' | 'operation'>): string {
   return [tally.orgId ?? '', tally.keyName ?? '', tally.generation, tally.operation].join('\u0000');
 }
 
-export class UsageRecorder extends BatchedRecorder<Tally> implements UsageObserver {
-  private readonly now: () => number;
+/** The flush's columns, and what a batch put back adds up and takes from the latest sighting. */
+const UPSERT: UpsertColumns<Tally> = {
+  sql: FLUSH_SQL,
+  columns: [...IDENTITY_COLUMNS, 'count', 'brownout', 'sunset', 'rateLimited', 'firstSeen', 'lastSeen', 'lastAddress'],
+  summed: ['brownout', 'sunset', 'rateLimited'],
+  latest: ['lastAddress'],
+};
 
-  constructor(
-    private readonly db: Queryable,
-    options: UsageRecorderOptions,
-  ) {
-    super(options);
-    this.now = options.now ?? Date.now;
+export class UsageRecorder extends UpsertRecorder<Tally> implements UsageObserver {
+  constructor(db: Queryable, options: UsageRecorderOptions) {
+    super(db, options, UPSERT);
   }
 
   seen(event: UsageEvent): void {
@@ -192,27 +162,6 @@ export class UsageRecorder extends BatchedRecorder<Tally> implements UsageObserv
       tally.lastSeen = at;
       tally.lastAddress = event.address;
     }
-  }
-
-  protected async write(batch: ReadonlyMap<string, Tally>): Promise<void> {
-    const columns = columnsInKeyOrder(batch, 11, (tally) => [
-      ...identityColumns(tally),
-      tally.count,
-      tally.brownout,
-      tally.sunset,
-      tally.rateLimited,
-      ...seenColumns(tally),
-      tally.lastAddress,
-    ]);
-    await this.db.query(FLUSH_SQL, columns);
-  }
-
-  /** A batch that was not written goes back under what came since. */
-  protected merge(older: Tally, tally: Tally): void {
-    older.brownout += tally.brownout;
-    older.sunset += tally.sunset;
-    older.rateLimited += tally.rateLimited;
-    if (mergeSeen(older, tally)) older.lastAddress = tally.lastAddress;
   }
 }
 
@@ -304,6 +253,36 @@ export function parseUsageQuery(input: Readonly<Record<string, unknown>>, now: n
 }
 
 /**
+ * A report's GET route on the admin listener: the query read from the query string (a query it
+ * cannot read is a 400 whose message says what to send), this process's pending counts written,
+ * then the report read.
+ */
+export function reportAdminRoute<Q>(report: {
+  readonly url: string;
+  readonly parse: (input: Readonly<Record<string, unknown>>, now: number) => Q;
+  /** Writes this process's pending counts the report reads. */
+  readonly flush: () => Promise<unknown>;
+  readonly read: (query: Q) => Promise<unknown>;
+  readonly now: () => number;
+}): AdminRoute {
+  return {
+    method: 'GET',
+    url: report.url,
+    handler: async (request, reply) => {
+      let query: Q;
+      try {
+        query = report.parse(request.query as Record<string, unknown>, report.now());
+      } catch (error) {
+        if (!(error instanceof UsageQueryError)) throw error;
+        return reply.code(400).send({ status: 400, error: 'bad_request', message: error.message });
+      }
+      await report.flush();
+      return report.read(query);
+    },
+  };
+}
+
+/**
  * `GET /admin/usage?generation=v1&since=7d` on the admin listener: the report, after this
  * process's pending counts are written (other processes' reach the database within their flush
  * interval). A query it cannot read is a 400 whose message says what to send.
@@ -313,19 +292,11 @@ export function usageAdminRoute(
   recorder: UsageRecorder | null,
   now: () => number = Date.now,
 ): AdminRoute {
-  return {
-    method: 'GET',
+  return reportAdminRoute({
     url: USAGE_ADMIN_PATH,
-    handler: async (request, reply) => {
-      let query: UsageQuery;
-      try {
-        query = parseUsageQuery(request.query as Record<string, unknown>, now());
-      } catch (error) {
-        if (!(error instanceof UsageQueryError)) throw error;
-        return reply.code(400).send({ status: 400, error: 'bad_request', message: error.message });
-      }
-      await recorder?.flush();
-      return readUsage(db, query);
-    },
-  };
+    parse: parseUsageQuery,
+    flush: async () => recorder?.flush(),
+    read: (query) => readUsage(db, query),
+    now,
+  });
 }

@@ -3,15 +3,32 @@
  * and the legacy one (src/gateway/webhooks/delivery-worker.ts) both run them: the rounds in
  * progress, which stop() interrupts; the claimed rows attempted `concurrency` at a time; the
  * outcomes of a locked round written one after another on its connection; and the lease of a
- * leased round, with the rows it did not reach handed back; and DeliveryWorkerCore, the poll
- * loop, stop() and runOnce() both workers extend. Library code: the claims, the attempts and the
- * records are the worker's own; touches nothing.
+ * leased round, with the rows it did not reach handed back; and DeliveryWorkerCore, which both
+ * workers extend: the poll loop, stop() and runOnce(), the claims, hand-backs and records of a
+ * worker's outbox, and the sending of its signed deliveries. Library code: touches the outbox
+ * tables a worker names (its deliveries and their attempts) and the network, through the
+ * attempts; a worker's signing and its schedule are its own.
  */
 import type { Mode } from '../auth/credential-vocabulary.js';
 import type { Database, Queryable } from '../db/database.js';
 import { createPollLoop, type PollLoop } from '../jobs/poll-loop.js';
-import type { DestinationPolicy } from '../net/destination-policy.js';
-import { type AttemptResult, type ModeFetchers, modeFetchers, type WebhookFetcher } from './delivery-attempt.js';
+import {
+  type Audience,
+  type DestinationPolicy,
+  type OutboundAllowance,
+  webhookPolicies,
+} from '../net/destination-policy.js';
+import type { SealingKeyring } from '../secrets/sealing-keyring.js';
+import {
+  attemptDelivery,
+  type AttemptResult,
+  type DeliveryKind,
+  type DeliveryPost,
+  type ModeFetchers,
+  modeFetchers,
+  type WebhookFetcher,
+} from './delivery-attempt.js';
+import type { DeliveryOutcome } from './retry-schedule.js';
 
 /**
  * How a round claims its rows: 'lock' (PostgreSQL) holds the row locks through the attempts in
@@ -153,7 +170,7 @@ export class DeliveryRounds {
 }
 
 /** A worker's own part of a round: its claims, its attempt of a row and its record of the outcome. */
-export interface WorkerSteps<Row extends { readonly id: string }, Result> {
+interface WorkerSteps<Row extends { readonly id: string }, Result> {
   /** Claims up to batchSize due rows, locked until the round's transaction ends. */
   readonly claimLocked: (tx: Queryable, now: Date) => Promise<readonly Row[]>;
   /** Claims up to batchSize due rows, leased until `leaseUntil`. */
@@ -231,6 +248,9 @@ export interface RoundLog {
   error(object: object, message: string): void;
 }
 
+/** What came of an attempt, as a worker's metrics count it; `gave_up` includes a target removed before the attempt. */
+export type DeliveryOutcomeName = 'delivered' | 'retrying' | 'gave_up' | 'interrupted';
+
 /** What a worker is given that its core keeps (each worker's dependencies have these). */
 export interface WorkerCoreDependencies {
   readonly db: Database;
@@ -239,15 +259,122 @@ export interface WorkerCoreDependencies {
   /** Every attempt's fetcher, in place of the guarded agents (tests). */
   readonly fetcher?: WebhookFetcher;
   readonly log?: RoundLog;
+  /** The jitter's source, [0, 1) like Math.random; Math.random unless given. */
+  readonly random?: () => number;
+  /** Told of each attempt's outcome once it is written (the metrics). */
+  readonly onOutcome?: (outcome: DeliveryOutcomeName) => void;
+  /** Opens the targets' sealed secrets: the service's keyring, resolved at start-up. */
+  readonly keyring: SealingKeyring;
+  /**
+   * Where targets may point beyond public addresses (and loopback in the sandbox), and the
+   * resolver; each mode's attempts connect through undici pools that connect only there.
+   */
+  readonly outbound?: OutboundAllowance;
+}
+
+/** Each outbox's deliveries table, and its attempts table: one row an attempt made, whatever came of it. */
+const ATTEMPTS_TABLES = {
+  webhook_deliveries: 'webhook_delivery_attempts',
+  legacy_webhook_deliveries: 'legacy_webhook_delivery_attempts',
+} as const;
+
+type AttemptsTable = (typeof ATTEMPTS_TABLES)[keyof typeof ATTEMPTS_TABLES];
+
+/**
+ * A worker's outbox: its deliveries table (whose attempts table is ATTEMPTS_TABLES's), how its
+ * lease is held, and what its claim reads.
+ *
+ * - lease 'next_attempt_at' (v3): a leased round moves the rows' due time to the lease's end;
+ *   a row handed back (not reached, or its attempt interrupted) is due again from that moment.
+ * - lease 'leased_until' (legacy): a column of its own, which every write of the row clears.
+ */
+export interface Outbox {
+  readonly deliveries: keyof typeof ATTEMPTS_TABLES;
+  readonly lease: 'next_attempt_at' | 'leased_until';
+  /** The delivery's columns a claim carries besides id and attempts (what the joins need). */
+  readonly carried: readonly string[];
+  /** The claimed row's columns besides id and attempts, over `c` (the claimed deliveries) and the joins. */
+  readonly columns: string;
+  readonly joins: string;
+}
+
+/** A claimed delivery: its id (bigint, as text in both drivers), the attempts it had when claimed, and its target's status. */
+export interface ClaimedRow {
+  readonly id: string;
+  readonly attempts: number;
+  /** The endpoint's or subscription's. */
+  readonly target_status: string;
+}
+
+/** A delivery signed for its target, or why nothing is sent (a failed attempt, retried on the schedule). */
+export type SignedDelivery = { readonly mode: Mode; readonly post: DeliveryPost } | { readonly notSent: string };
+
+/**
+ * The statements of an outbox. Every write is guarded by the attempt count the row was claimed
+ * with, so a stale lease's late result changes nothing.
+ */
+function outboxStatements(outbox: Outbox) {
+  const table = outbox.deliveries;
+  const byDueTime = outbox.lease === 'next_attempt_at';
+  const notLeased = byDueTime ? '' : ' AND (leased_until IS NULL OR leased_until <= $1)';
+  const due = `SELECT id FROM ${table} WHERE status = 'PENDING' AND next_attempt_at <= $1${notLeased}
+  ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
+  const claimed = (claim: string, order: string) =>
+    `WITH c AS (${claim}) SELECT c.id::text AS id, c.attempts, ${outbox.columns} FROM c ${outbox.joins} ORDER BY ${order}`;
+  const carried = outbox.carried.join(', ');
+  // Handed back: due again from the time given, or the lease cleared; every other write clears the lease too.
+  const handBack = (at: string) => (byDueTime ? `next_attempt_at = ${at}` : 'leased_until = NULL');
+  const clearLease = byDueTime ? '' : ', leased_until = NULL';
+  const claimedAttempt = `WHERE id = $1 AND status = 'PENDING' AND attempts = $2`;
+  return {
+    byDueTime,
+    claimLocked: claimed(
+      `SELECT ${['id', 'attempts', ...outbox.carried, 'next_attempt_at'].map((column) => `d.${column}`).join(', ')} FROM ${table} d WHERE d.id IN (${due})`,
+      'c.next_attempt_at, c.id',
+    ),
+    claimLeased: claimed(
+      `UPDATE ${table} SET ${outbox.lease} = $3 WHERE id IN (${due}) RETURNING id, attempts, ${carried}`,
+      'c.id',
+    ),
+    release: `UPDATE ${table} SET ${handBack('$2')} WHERE id = ANY($1::bigint[]) AND status = 'PENDING'`,
+    gaveUp: `UPDATE ${table} SET status = 'GAVE_UP'${clearLease} ${claimedAttempt}`,
+    interrupted: `UPDATE ${table} SET ${handBack('$3')} ${claimedAttempt}`,
+    settled: `UPDATE ${table}
+          SET status = $3, attempts = attempts + 1${clearLease},
+              next_attempt_at = COALESCE($4, next_attempt_at),
+              delivered_at = CASE WHEN $3 = 'DELIVERED' THEN $5::timestamptz ELSE delivered_at END
+        ${claimedAttempt}`,
+  };
+}
+
+/** What makes a worker itself, as its constructor gives it to the core. */
+export interface WorkerDescription<Options extends DeliveryLoopOptions> {
+  /** The rounds' name in their errors, the poll loop's, and the log line of a failed round. */
+  readonly names: { readonly rounds: string; readonly loop: string; readonly failed: string };
+  /** Its attempts' kind in their traces. */
+  readonly kind: DeliveryKind;
+  readonly outbox: Outbox;
+  /** Its options but the claim, which is the database's (defaultClaim) unless given. */
+  readonly defaults: Omit<Options, 'claim'>;
+  /** Whose targets it delivers to: a refusal recorded on an attempt names the setting that allows more. */
+  readonly audience: Audience;
+}
+
+/** What an attempt tells the worker's schedule: whether the receiver took it, and the failures counting this one. */
+export interface AttemptOutcome {
+  readonly succeeded: boolean;
+  readonly failures: number;
+  readonly now: Date;
 }
 
 /**
  * What the v3 and the legacy delivery workers share: their rounds in progress, their poll loop,
- * stop() and runOnce(). A subclass gives the steps of a round.
+ * stop() and runOnce(); the claims, hand-backs and records of their outbox; and the sending of a
+ * signed delivery where its mode allows. A subclass gives its outbox, the attempt of a row (its
+ * signing) and the schedule after a failure.
  */
 export abstract class DeliveryWorkerCore<
-  Row extends { readonly id: string },
-  Result,
+  Row extends ClaimedRow,
   Options extends DeliveryLoopOptions = DeliveryLoopOptions,
 > {
   /** The rounds in progress, which stop() interrupts. */
@@ -258,35 +385,45 @@ export abstract class DeliveryWorkerCore<
   protected readonly db: Database;
   readonly options: Options;
   protected readonly now: () => Date;
+  /** The jitter of the retries' schedule. */
+  protected readonly random: () => number;
+  protected readonly keyring: SealingKeyring;
   /** The outbound connections of the attempts, which stop() closes. */
-  protected readonly outboundFetchers: ModeFetchers;
+  private readonly outboundFetchers: ModeFetchers;
+  /** Where each mode's targets may point, checked before every attempt (and by the agents' connections). */
+  private readonly destinations: Readonly<Record<Mode, DestinationPolicy>>;
   /** Where failed rounds (and the worker's own troubles) are reported. */
   protected log: RoundLog | null;
-  private readonly failedMessage: string;
+  private readonly onOutcome: ((outcome: DeliveryOutcomeName) => void) | null;
+  private readonly kind: DeliveryKind;
+  private readonly outbox: Outbox;
+  private readonly statements: ReturnType<typeof outboxStatements>;
 
-  /**
-   * `names`: the rounds' in their errors, the poll loop's, and the log line of a failed round;
-   * `destinations`: where each mode's attempts may go, for the outbound fetchers.
-   */
   protected constructor(
-    names: { readonly rounds: string; readonly loop: string; readonly failed: string },
-    deps: WorkerCoreDependencies,
-    options: Options,
-    destinations: Readonly<Record<Mode, DestinationPolicy>>,
+    deps: WorkerCoreDependencies & { readonly options?: Partial<Options> },
+    worker: WorkerDescription<Options>,
   ) {
+    // Whole: the defaults hold every option but the claim; TypeScript cannot follow that through a generic spread.
+    const options = { ...worker.defaults, claim: defaultClaim(deps.db), ...deps.options } as Options;
+    this.destinations = webhookPolicies(deps.outbound, worker.audience);
+    this.kind = worker.kind;
+    this.outbox = worker.outbox;
+    this.statements = outboxStatements(worker.outbox);
     this.db = deps.db;
     this.options = options;
     this.now = deps.now ?? (() => new Date());
-    this.outboundFetchers = modeFetchers(destinations, options, deps.fetcher);
+    this.random = deps.random ?? Math.random;
+    this.keyring = deps.keyring;
+    this.outboundFetchers = modeFetchers(this.destinations, options, deps.fetcher);
     this.log = deps.log ?? null;
-    this.failedMessage = names.failed;
-    this.rounds = new DeliveryRounds(names.rounds);
+    this.onOutcome = deps.onOutcome ?? null;
+    this.rounds = new DeliveryRounds(worker.names.rounds);
     // A database outage: the deliveries are still in the outbox; report it and poll again.
     this.loop = deliveryPollLoop(
-      names.loop,
+      worker.names.loop,
       options,
       () => this.runOnce(),
-      (error) => this.log?.error({ err: error }, this.failedMessage),
+      (error) => this.log?.error({ err: error }, worker.names.failed),
     );
   }
 
@@ -307,15 +444,89 @@ export abstract class DeliveryWorkerCore<
     );
   }
 
+  /** The delivery of a row, signed as the worker signs. */
+  protected abstract sign(row: Row, attemptedAt: Date): SignedDelivery;
+
+  /** What becomes of a delivery after an attempt the receiver answered or failed. */
+  protected abstract schedule(row: Row, attempt: AttemptOutcome): DeliveryOutcome;
+
+  /**
+   * Signs a row's delivery and POSTs it with its mode's fetcher; a failed attempt naming why when
+   * it cannot be signed or the mode's policy refuses its URL; null when its target is gone.
+   */
+  private async attempt(row: Row, attemptedAt: Date, signal: AbortSignal): Promise<AttemptResult | null> {
+    // A target removed after the delivery was written: nothing is sent.
+    if (row.target_status !== 'ACTIVE') return null;
+    const signed = this.sign(row, attemptedAt);
+    if ('notSent' in signed) return { kind: 'failed', error: signed.notSent, durationMs: 0 };
+    // A target stored before the policy, or by a process with another allowance: nothing is sent.
+    const refusal = this.destinations[signed.mode].refusalOf(signed.post.url);
+    if (refusal !== null) return { kind: 'failed', error: `refused: ${refusal}`, durationMs: 0 };
+    return attemptDelivery(
+      this.outboundFetchers.fetchers[signed.mode],
+      signed.post,
+      signal,
+      this.options.requestTimeoutMs,
+      this.kind,
+    );
+  }
+
   /** The steps of a round whose signal stop() aborts. */
-  protected abstract roundSteps(signal: AbortSignal): WorkerSteps<Row, Result>;
+  private roundSteps(signal: AbortSignal): WorkerSteps<Row, AttemptResult> {
+    const statements = this.statements;
+    const claimedRows = async (tx: Queryable, sql: string, params: readonly unknown[]) =>
+      (await tx.query<Row>(sql, params)).rows;
+    return {
+      claimLocked: (tx, now) => claimedRows(tx, statements.claimLocked, [now, this.options.batchSize]),
+      claimLeased: (tx, now, leaseUntil) =>
+        claimedRows(tx, statements.claimLeased, [now, this.options.batchSize, leaseUntil]),
+      release: async (db, rows, now) => {
+        const ids = rows.map((row) => row.id);
+        await db.query(statements.release, statements.byDueTime ? [ids, now] : [ids]);
+      },
+      attempt: (row, attemptedAt) => this.attempt(row, attemptedAt, signal),
+      record: (tx, row, result, at) => this.record(tx, row, result, at),
+    };
+  }
+
+  /** Writes the attempt and the delivery's new state, and tells the outcome once it is written. */
+  private async record(tx: Queryable, row: Row, result: AttemptResult | null, attemptedAt: Date): Promise<void> {
+    const statements = this.statements;
+    if (result === null) {
+      const { rowCount } = await tx.query(statements.gaveUp, [row.id, row.attempts]);
+      if (rowCount > 0) this.onOutcome?.('gave_up');
+      return;
+    }
+    await insertAttempt(tx, ATTEMPTS_TABLES[this.outbox.deliveries], row.id, attemptedAt, result);
+    if (result.kind === 'interrupted') {
+      // Not the receiver's failure: no attempt counted, due again at once (a lease handed back).
+      const claimed = [row.id, row.attempts];
+      await tx.query(statements.interrupted, statements.byDueTime ? [...claimed, attemptedAt] : claimed);
+      this.onOutcome?.('interrupted');
+      return;
+    }
+    const outcome = this.schedule(row, {
+      succeeded: receiverAccepted(result),
+      failures: row.attempts + 1,
+      now: attemptedAt,
+    });
+    const { rowCount } = await tx.query(statements.settled, [
+      row.id,
+      row.attempts,
+      outcome.status,
+      outcome.status === 'PENDING' ? outcome.nextAttemptAt : null,
+      attemptedAt,
+    ]);
+    // A stale lease's late result changed nothing, and is not counted either.
+    if (rowCount > 0)
+      this.onOutcome?.(
+        outcome.status === 'DELIVERED' ? 'delivered' : outcome.status === 'PENDING' ? 'retrying' : 'gave_up',
+      );
+  }
 }
 
-/** A worker's table of attempts: one row an attempt made, whatever came of it. */
-export type AttemptsTable = 'webhook_delivery_attempts' | 'legacy_webhook_delivery_attempts';
-
 /** Writes an attempt's row: the receiver's status code, or the error that stood for an answer, and its duration. */
-export async function insertAttempt(
+async function insertAttempt(
   tx: Queryable,
   table: AttemptsTable,
   deliveryId: string,

@@ -1,18 +1,28 @@
 /**
  * The webhook workers' shared rounds: the lease of a round, writes one after another, attempts in
  * lanes that stop on the signal, the rounds a stop interrupts, and whether a receiver took a
- * delivery.
+ * delivery; and DeliveryWorkerCore's round over a worker's outbox: what it sends and what it writes.
  */
 import { describe, expect, it } from 'vitest';
 
+import type { Database, Queryable } from '../../../src/lib/db/database.js';
 import { createPollLoop } from '../../../src/lib/jobs/poll-loop.js';
+import type { SealingKeyring } from '../../../src/lib/secrets/sealing-keyring.js';
+import type { WebhookRequest } from '../../../src/lib/webhooks/delivery-attempt.js';
 import {
   attemptInLanes,
+  type AttemptOutcome,
+  type ClaimedRow,
+  type DeliveryOutcomeName,
   DeliveryRounds,
+  DeliveryWorkerCore,
   oneAfterAnother,
   receiverAccepted,
   roundLeaseUntil,
+  type SignedDelivery,
+  type WorkerCoreDependencies,
 } from '../../../src/lib/webhooks/delivery-rounds.js';
+import type { DeliveryOutcome } from '../../../src/lib/webhooks/retry-schedule.js';
 
 describe('delivery rounds', () => {
   it('lease a round for its waves of attempts, one more than the batch needs', () => {
@@ -94,5 +104,108 @@ describe('delivery rounds', () => {
     expect(receiverAccepted({ kind: 'answered', statusCode: 199, durationMs: 5 })).toBe(false);
     expect(receiverAccepted({ kind: 'answered', statusCode: 300, durationMs: 5 })).toBe(false);
     expect(receiverAccepted({ kind: 'failed', error: 'refused: private', durationMs: 0 })).toBe(false);
+  });
+});
+
+describe('DeliveryWorkerCore', () => {
+  interface Row extends ClaimedRow {
+    readonly url: string;
+  }
+
+  /** A worker of the legacy outbox's shape whose row 2 cannot be signed; a failure is retried a minute later. */
+  class TestWorker extends DeliveryWorkerCore<Row> {
+    constructor(deps: WorkerCoreDependencies) {
+      super(deps, {
+        names: { rounds: 'test worker', loop: 'test worker', failed: 'test round failed' },
+        kind: 'legacy',
+        outbox: {
+          deliveries: 'legacy_webhook_deliveries',
+          lease: 'leased_until',
+          carried: ['event_id', 'subscription_id'],
+          columns: 's.url, s.status AS target_status',
+          joins: 'JOIN legacy_webhook_subscriptions s ON s.id = c.subscription_id',
+        },
+        defaults: { pollIntervalMs: 1000, batchSize: 10, concurrency: 2, requestTimeoutMs: 1000 },
+        audience: 'operator',
+      });
+    }
+
+    protected sign(row: Row): SignedDelivery {
+      if (row.id === '2') return { notSent: 'the secret does not open' };
+      return { mode: 'sandbox', post: { url: row.url, headers: { 'x-row': row.id }, body: Buffer.from(row.id) } };
+    }
+
+    protected schedule(_row: Row, attempt: AttemptOutcome): DeliveryOutcome {
+      return attempt.succeeded
+        ? { status: 'DELIVERED' }
+        : { status: 'PENDING', nextAttemptAt: new Date(attempt.now.getTime() + 60_000) };
+    }
+  }
+
+  it('claims, sends what it signed where its mode allows, and writes each attempt and outcome guarded by the claimed count', async () => {
+    const claimed: Row[] = [
+      { id: '1', attempts: 0, target_status: 'ACTIVE', url: 'https://receiver.example/hook' },
+      { id: '2', attempts: 3, target_status: 'ACTIVE', url: 'https://receiver.example/hook' },
+      { id: '3', attempts: 1, target_status: 'REMOVED', url: 'https://receiver.example/hook' },
+      { id: '4', attempts: 0, target_status: 'ACTIVE', url: 'https://10.0.0.1/hook' },
+    ];
+    const writes: { sql: string; params: readonly unknown[] }[] = [];
+    const queryable: Queryable = {
+      query: async <R>(sql: string, params: readonly unknown[] = []) => {
+        if (sql.startsWith('WITH c AS (UPDATE legacy_webhook_deliveries SET leased_until = $3')) {
+          return { rows: claimed as R[], rowCount: claimed.length };
+        }
+        writes.push({ sql: sql.replace(/\s+/g, ' '), params });
+        return { rows: [] as R[], rowCount: 1 };
+      },
+      exec: async () => {},
+    };
+    const db: Database = {
+      ...queryable,
+      driver: 'pglite',
+      transaction: (fn) => fn(queryable),
+      close: async () => {},
+    };
+    const sent: WebhookRequest[] = [];
+    const outcomes: DeliveryOutcomeName[] = [];
+    const at = new Date('2026-01-01T00:00:00Z');
+    const worker = new TestWorker({
+      db,
+      now: () => at,
+      keyring: {} as SealingKeyring,
+      fetcher: async (request) => {
+        sent.push(request);
+        return { statusCode: 204 };
+      },
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    expect(worker.options.claim).toBe('lease');
+    expect(await worker.runOnce()).toBe(4);
+    await worker.stop();
+
+    expect(sent.map((request) => [request.url, request.headers['x-row'], request.body.toString()])).toEqual([
+      ['https://receiver.example/hook', '1', '1'],
+    ]);
+    expect(outcomes.sort()).toEqual(['delivered', 'gave_up', 'retrying', 'retrying']);
+    const attempts = writes
+      .filter((write) => write.sql.startsWith('INSERT INTO legacy_webhook_delivery_attempts'))
+      .map((write) => [write.params[0], write.params[2], String(write.params[3]).split(':')[0]]);
+    expect(attempts.sort()).toEqual([
+      ['1', 204, 'null'],
+      ['2', null, 'the secret does not open'],
+      ['4', null, 'refused'],
+    ]);
+    const updates = writes.filter((write) => write.sql.startsWith('UPDATE legacy_webhook_deliveries'));
+    expect(updates.map((write) => [write.params[0], write.params[1], write.params[2] ?? null]).sort()).toEqual([
+      ['1', 0, 'DELIVERED'],
+      ['2', 3, 'PENDING'],
+      ['3', 1, null],
+      ['4', 0, 'PENDING'],
+    ]);
+    for (const update of updates) {
+      expect(update.sql).toContain('leased_until = NULL');
+      expect(update.sql).toContain("WHERE id = $1 AND status = 'PENDING' AND attempts = $2");
+    }
+    expect(updates.find((write) => write.params[0] === '3')!.sql).toContain("status = 'GAVE_UP'");
   });
 });
