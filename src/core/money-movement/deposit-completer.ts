@@ -7,6 +7,7 @@
  * settlePendingDeposit is the last guard.
  */
 import { createPollingJob, type PollingJob, type PollingJobOptions } from '../jobs/polling-job.js';
+import { transactionWithReference } from '../trading/trading-context.js';
 import { type DepositContext, settlePendingDeposit } from './deposits.js';
 
 export type DepositCompleterOptions = PollingJobOptions;
@@ -21,10 +22,7 @@ export function createDepositCompleter(
   return createPollingJob(options, {
     names: { job: 'deposit completer', item: 'depositId' },
     async claimOne(skip, claimed) {
-      // Read before the transaction: on PGlite's single connection, a query outside the
-      // transaction (a reference-data refresh) would wait for it forever.
-      const reference = await context.reference();
-      return context.db.transaction(async (tx) => {
+      return transactionWithReference(context, async (tx, reference) => {
         const now = context.now();
         const { rows } = await tx.query<{ id: string }>(
           `SELECT id FROM deposits

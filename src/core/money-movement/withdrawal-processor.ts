@@ -11,6 +11,7 @@
  * outcome themselves and nothing in the sandbox changes behind their back.
  */
 import { type ClaimResult, createPollingJob, type PollingJob, type PollingJobOptions } from '../jobs/polling-job.js';
+import { transactionWithReference } from '../trading/trading-context.js';
 import type { PaymentRail } from './payment-rails.js';
 import type { WithdrawalStatus } from './withdrawal-status.js';
 import {
@@ -36,11 +37,12 @@ export function createWithdrawalProcessor(
     // A withdrawal still in flight is skipped for the rest of the round; one just submitted is
     // not, so with no rail delay it completes in the same round.
     async claimOne(skip, claimed) {
-      // Read before the transaction: a reference-data refresh inside it would wait for a second
-      // connection, which the embedded database (one connection) never has.
-      const reference = await context.reference();
-      const { result, moved } = await context.db.transaction(
-        async (tx): Promise<{ result: ClaimResult; moved?: readonly [WithdrawalStatus, WithdrawalStatus] }> => {
+      const { result, moved } = await transactionWithReference(
+        context,
+        async (
+          tx,
+          reference,
+        ): Promise<{ result: ClaimResult; moved?: readonly [WithdrawalStatus, WithdrawalStatus] }> => {
           const now = context.now();
           const withdrawal = await claimLiveWithdrawal(tx, now, skip);
           if (!withdrawal) return { result: 'none' };

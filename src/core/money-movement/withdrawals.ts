@@ -54,7 +54,7 @@ import type { Principal } from '../principal.js';
 import { withdrawableBalance } from '../trading/balances.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
-import type { TradingContext } from '../trading/trading-context.js';
+import { type TradingContext, transactionWithReference } from '../trading/trading-context.js';
 import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
 import type {
   FiatRail,
@@ -290,8 +290,7 @@ export async function createWithdrawal(
   const now = context.now();
   const withdrawalId = newId('withdrawal', now.getTime());
   try {
-    const reference = await context.reference();
-    const withdrawal = await context.db.transaction(async (tx) => {
+    const withdrawal = await transactionWithReference(context, async (tx, reference) => {
       const account = await findWithdrawalAccount(tx, principal, request.withdrawalAccountId, { forUpdate: true });
       checkAccountAndRequest(account, request, reference);
       const currency = reference.currencies.get(account.currency)!;

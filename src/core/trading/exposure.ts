@@ -31,7 +31,7 @@ import { currencyCode, decimalString } from '../wire-types.js';
 import { readOrgBook } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
 import { type SettlementStage, settlementStage } from './trades.js';
-import type { TradingContext } from './trading-context.js';
+import { type TradingContext, transactionWithReference } from './trading-context.js';
 
 /** The book read: an org in one environment (a request's principal is one). */
 type Book = Pick<Principal, 'orgId' | 'environment'>;
@@ -134,10 +134,13 @@ export async function readExposure(
   context: Pick<TradingContext, 'db' | 'reference'>,
   book: Book,
 ): Promise<ExposureRecord> {
-  const reference = await context.reference();
-  const { orgBook, groups } = await context.db.transaction(async (tx) => {
+  const { reference, orgBook, groups } = await transactionWithReference(context, async (tx, reference) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    return { orgBook: await readOrgBook(tx, book.orgId, book.environment), groups: await openTradeGroups(tx, book) };
+    return {
+      reference,
+      orgBook: await readOrgBook(tx, book.orgId, book.environment),
+      groups: await openTradeGroups(tx, book),
+    };
   });
   // Every authenticated org has both books (created with its first key).
   if (!orgBook) throw new Error(`no ${book.environment} book for org ${book.orgId}`);

@@ -17,7 +17,7 @@ import { idToLegacyUuid } from '../../lib/ids.js';
 import { Decimal, formatToDecimals, parseDecimal } from '../../lib/money.js';
 import type { Principal } from '../principal.js';
 import { releaseCredit, type TradeRow } from './trades.js';
-import type { TradingContext } from './trading-context.js';
+import { type TradingContext, transactionWithReference } from './trading-context.js';
 
 /**
  * The trade, locked for a status change until the transaction ends, or null. FOR NO KEY UPDATE,
@@ -56,8 +56,7 @@ function assertSettleable(trade: TradeRow): void {
 
 /** Settles the trade (see the top of this file) and returns its updated row. */
 export async function settleTrade(context: TradingContext, principal: Principal, tradeId: string): Promise<TradeRow> {
-  const { currencies } = await context.reference();
-  const settled = await context.db.transaction(async (tx) => {
+  const settled = await transactionWithReference(context, async (tx, { currencies }) => {
     const trade = await lockTradeForTransition(tx, principal, tradeId);
     if (!trade) throw new ApiError('TRADE_NOT_FOUND', { tradeId });
     assertSettleable(trade);

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 import { DEFAULT_REVERSAL_WINDOW_SECONDS, DEFAULT_SPREAD_BPS } from '../../lib/config.js';
-import type { Database } from '../../lib/db/database.js';
+import type { Database, Queryable } from '../../lib/db/database.js';
 import type { CoreEvents } from '../metrics/core-metrics.js';
 import type { RateSource } from './rate-source.js';
 import type { ReferenceSnapshot } from './reference-data.js';
@@ -30,6 +30,18 @@ export interface TradingContext extends TradingOptions {
   readonly now: () => Date;
   /** Told of each trade and withdrawal status change once committed (the metrics); none without it. */
   readonly metrics?: CoreEvents;
+}
+
+/**
+ * Runs work in one transaction with the reference data read before it opens: a refresh inside it
+ * would wait for a second connection, which the embedded database (one connection) never has.
+ */
+export async function transactionWithReference<T>(
+  context: Pick<TradingContext, 'db' | 'reference'>,
+  work: (tx: Queryable, reference: ReferenceSnapshot) => Promise<T>,
+): Promise<T> {
+  const reference = await context.reference();
+  return context.db.transaction((tx) => work(tx, reference));
 }
 
 /** Quote lifetimes a client may ask for (seconds), and the one it gets when it does not. */
