@@ -443,10 +443,16 @@ const PASSTHROUGH_ROW = 'gw v3 passthrough';
 
 /**
  * A gateway case's rows side by side (load.ts measureSideBySide), each probed with one request
- * first; the gateway's and its upstream's CPU time are charged to each row.
+ * first; the CPU time of the gateway, its upstream and any other server is charged to each row.
  */
-function sideBySideTarget(gateway: ServerProcess, upstream: ServerProcess, rows: readonly SideBySideRow[]): CaseTarget {
-  const servers = [gateway, upstream];
+function sideBySideTarget(
+  gateway: ServerProcess,
+  upstream: ServerProcess,
+  rows: readonly SideBySideRow[],
+  /** Servers of rows that do not go through the gateway, charged like it. */
+  others: readonly ServerProcess[] = [],
+): CaseTarget {
+  const servers = [gateway, upstream, ...others];
   return {
     url: gateway.url,
     servers,
@@ -1059,18 +1065,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         { label: PASSTHROUGH_ROW, url: gateway.url, plan },
         { label: RELAY_ALONE_ROW, url: relay.url, plan },
       ];
-      const servers = [gateway, upstream, relay];
-      return {
-        url: gateway.url,
-        servers,
-        plan: {
-          kind: 'self-measured',
-          async probe() {
-            for (const row of rows) await probe(row.url, row.plan);
-          },
-          measure: (settings) => measureSideBySide(rows, settings, servers),
-        },
-      };
+      return sideBySideTarget(gateway, upstream, rows, [relay]);
     },
   },
   {

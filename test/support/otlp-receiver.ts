@@ -8,6 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import protobuf from 'protobufjs';
+import { afterAll, beforeAll } from 'vitest';
+
+import { type StartedTracing, startTracing, type TracingRole } from '../../src/cli/tracing/start.js';
 
 /** The fields the tests read, with opentelemetry-proto's numbers; unknown fields are skipped by the decoder. */
 const OTLP_TRACE_PROTO = `
@@ -207,4 +210,40 @@ export class OtlpReceiver {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** A block's tests with tracing on: what they read, once the exporter has sent what was ended. */
+export interface TracedTests {
+  readonly receiver: OtlpReceiver;
+  /** Sends every ended span to the receiver. */
+  flush(): Promise<void>;
+}
+
+/**
+ * Tracing on for the enclosing describe block (or file): a receiver on 127.0.0.1 started and the
+ * SDK started towards it over http/json before the tests, both shut down and the environment
+ * cleaned after.
+ */
+export function traceToReceiver(role: TracingRole): TracedTests {
+  let receiver: OtlpReceiver | undefined;
+  let tracing: StartedTracing | undefined;
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
+    Object.assign(process.env, env);
+    tracing = (await startTracing(env, role))!;
+  });
+  afterAll(async () => {
+    await tracing?.shutdown();
+    await receiver?.close();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  });
+  return {
+    get receiver() {
+      if (receiver === undefined) throw new Error('the receiver starts in beforeAll');
+      return receiver;
+    },
+    flush: async () => tracing?.forceFlush(),
+  };
 }

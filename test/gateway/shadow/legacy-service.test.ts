@@ -10,9 +10,8 @@ import type { AddressInfo } from 'node:net';
 
 import { context, trace } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
-import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import {
   cameThroughGateway,
   LegacyService,
@@ -24,7 +23,7 @@ import {
   LegacyTimeoutError,
 } from '../../../src/lib/errors/internal-errors.js';
 import { AllowedNetworks } from '../../../src/lib/net/allowed-networks.js';
-import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
+import { SPAN_KIND, traceToReceiver } from '../../support/otlp-receiver.js';
 import { recordConnections, testResolver } from '../../support/outbound.js';
 import { freePortUrl } from './shadow-setup.js';
 
@@ -175,21 +174,7 @@ describe('cameThroughGateway', () => {
 });
 
 describe('LegacyService with tracing on', () => {
-  let receiver: OtlpReceiver;
-  let tracing: StartedTracing;
-
-  beforeAll(async () => {
-    receiver = await OtlpReceiver.start();
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-    Object.assign(process.env, env);
-    tracing = (await startTracing(env, 'gateway'))!;
-  });
-  afterAll(async () => {
-    await tracing?.shutdown();
-    await receiver?.close();
-    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  });
+  const traced = traceToReceiver('gateway');
 
   it("sends a mirrored read under the gateway's own span in place of the client's traceparent, named by the route template", async () => {
     const legacy = await serve((_request, response) => response.writeHead(200).end('{}'));
@@ -205,13 +190,13 @@ describe('LegacyService with tracing on', () => {
     const sent = String(legacy.seen[0]!.headers.traceparent);
     const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(sent) ?? [];
     expect(traceId).toBe(parent.spanContext().traceId);
-    await tracing.forceFlush();
-    expect(receiver.spans.find((span) => span.spanId === spanId)).toMatchObject({
+    await traced.flush();
+    expect(traced.receiver.spans.find((span) => span.spanId === spanId)).toMatchObject({
       name: 'GET /v2/brokerage/:orgId/trades',
       kind: SPAN_KIND.client,
       parentSpanId: parent.spanContext().spanId,
       attributes: { 'fxgate.shadow.call': 'mirror', 'http.response.status_code': 200 },
     });
-    expect(JSON.stringify(receiver.spans)).not.toMatch(/org-7|127\.0\.0\.1|203\.0\.113\.7/);
+    expect(JSON.stringify(traced.receiver.spans)).not.toMatch(/org-7|127\.0\.0\.1|203\.0\.113\.7/);
   });
 });

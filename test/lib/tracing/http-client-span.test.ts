@@ -7,9 +7,8 @@
  * Without tracing nothing is started and the headers are left alone.
  */
 import { context, diag, DiagConsoleLogger, DiagLogLevel, trace } from '@opentelemetry/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import {
   type HttpClientSpan,
   httpClientSpanName,
@@ -17,7 +16,7 @@ import {
   startHttpClientSpan,
 } from '../../../src/lib/tracing/http-client-span.js';
 import { TRACERS } from '../../../src/lib/tracing/spans.js';
-import { OtlpReceiver, type ReceivedSpan, SPAN_KIND } from '../../support/otlp-receiver.js';
+import { type ReceivedSpan, SPAN_KIND, traceToReceiver } from '../../support/otlp-receiver.js';
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
 
@@ -51,28 +50,14 @@ describe('without tracing', () => {
 });
 
 describe('with tracing', () => {
-  let receiver: OtlpReceiver;
-  let tracing: StartedTracing;
-
-  beforeAll(async () => {
-    receiver = await OtlpReceiver.start();
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-    Object.assign(process.env, env);
-    tracing = (await startTracing(env, 'gateway'))!;
-  });
-  afterAll(async () => {
-    await tracing?.shutdown();
-    await receiver?.close();
-    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  });
+  const traced = traceToReceiver('gateway');
 
   /** The exported span whose id the headers' traceparent names, with that traceparent's trace id. */
   async function sentSpan(headers: Record<string, unknown>): Promise<ReceivedSpan & { readonly sentTraceId: string }> {
     const [, traceId, spanId] = TRACEPARENT.exec(String(headers.traceparent)) ?? [];
     expect(spanId).toBeDefined();
-    await tracing.forceFlush();
-    const span = receiver.spans.find((received) => received.spanId === spanId);
+    await traced.flush();
+    const span = traced.receiver.spans.find((received) => received.spanId === spanId);
     expect(span).toBeDefined();
     return { ...span!, sentTraceId: traceId! };
   }

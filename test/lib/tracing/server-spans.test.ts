@@ -7,24 +7,18 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import { generateRequestId } from '../../../src/lib/request-id.js';
 import { traceServerRequests } from '../../../src/lib/tracing/server-spans.js';
 import { TRACERS } from '../../../src/lib/tracing/spans.js';
-import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
+import { SPAN_KIND, traceToReceiver } from '../../support/otlp-receiver.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 
-let receiver: OtlpReceiver;
-let tracing: StartedTracing;
+const traced = traceToReceiver('gateway');
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  receiver = await OtlpReceiver.start();
-  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-  Object.assign(process.env, env);
-  tracing = (await startTracing(env, 'gateway'))!;
   app = Fastify({ genReqId: generateRequestId });
   traceServerRequests(app, TRACERS.gateway, (request) =>
     request.routeOptions.url === undefined
@@ -39,10 +33,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
-  await tracing?.shutdown();
-  await receiver?.close();
-  delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
 });
 
 describe('traceServerRequests', () => {
@@ -56,8 +46,8 @@ describe('traceServerRequests', () => {
       },
     });
     expect(response.statusCode).toBe(200);
-    await tracing.forceFlush();
-    const [span] = receiver.trace(TRACE_ID);
+    await traced.flush();
+    const [span] = traced.receiver.trace(TRACE_ID);
     expect(span).toMatchObject({
       parentSpanId: PARENT_ID,
       traceState: 'vendor=opaque',
@@ -82,8 +72,8 @@ describe('traceServerRequests', () => {
     const traceId = 'a'.repeat(32);
     const response = await app.inject({ url: '/boom', headers: { traceparent: `00-${traceId}-${PARENT_ID}-01` } });
     expect(response.statusCode).toBe(500);
-    await tracing.forceFlush();
-    const [span] = receiver.trace(traceId);
+    await traced.flush();
+    const [span] = traced.receiver.trace(traceId);
     expect(span).toMatchObject({
       name: 'GET /boom',
       statusCode: 2,
@@ -93,11 +83,11 @@ describe('traceServerRequests', () => {
   });
 
   it('names a request no route took by its method, and starts a trace without a traceparent', async () => {
-    const before = new Set(receiver.spans.map((span) => span.traceId));
+    const before = new Set(traced.receiver.spans.map((span) => span.traceId));
     const response = await app.inject({ url: '/v3/orgs/org-123/nothing' });
     expect(response.statusCode).toBe(404);
-    await tracing.forceFlush();
-    const span = receiver.spans.find((candidate) => !before.has(candidate.traceId));
+    await traced.flush();
+    const span = traced.receiver.spans.find((candidate) => !before.has(candidate.traceId));
     expect(span).toMatchObject({
       name: 'GET',
       parentSpanId: '',

@@ -4,12 +4,11 @@
  * and its span with tracing on (exported to an OTLP receiver on 127.0.0.1).
  */
 import { context, trace } from '@opentelemetry/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { type StartedTracing, startTracing } from '../../../src/cli/tracing/start.js';
 import { DestinationRefusedError } from '../../../src/lib/errors/internal-errors.js';
 import { attemptDelivery, type WebhookFetcher } from '../../../src/lib/webhooks/delivery-attempt.js';
-import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
+import { SPAN_KIND, traceToReceiver } from '../../support/otlp-receiver.js';
 
 const POST = {
   url: 'http://127.0.0.1:9/hook',
@@ -66,21 +65,7 @@ describe('attemptDelivery', () => {
 });
 
 describe('attemptDelivery with tracing on', () => {
-  let receiver: OtlpReceiver;
-  let tracing: StartedTracing;
-
-  beforeAll(async () => {
-    receiver = await OtlpReceiver.start();
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-    Object.assign(process.env, env);
-    tracing = (await startTracing(env, 'core'))!;
-  });
-  afterAll(async () => {
-    await tracing?.shutdown();
-    await receiver?.close();
-    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  });
+  const traced = traceToReceiver('core');
 
   it('is a root span of its own, whose traceparent the receiver gets, even when started inside another span', async () => {
     let sent: Readonly<Record<string, string>> = {};
@@ -104,8 +89,8 @@ describe('attemptDelivery with tracing on', () => {
     const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(sent.traceparent ?? '') ?? [];
     expect(traceId).toBeDefined();
     expect(traceId).not.toBe(outer.spanContext().traceId);
-    await tracing.forceFlush();
-    expect(receiver.trace(traceId!)).toMatchObject([
+    await traced.flush();
+    expect(traced.receiver.trace(traceId!)).toMatchObject([
       {
         spanId,
         parentSpanId: '',
@@ -115,6 +100,6 @@ describe('attemptDelivery with tracing on', () => {
       },
     ]);
     // Nothing of the receiver's URL is recorded.
-    expect(JSON.stringify(receiver.spans)).not.toContain('127.0.0.1');
+    expect(JSON.stringify(traced.receiver.spans)).not.toContain('127.0.0.1');
   });
 });
