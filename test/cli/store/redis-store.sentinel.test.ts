@@ -179,11 +179,18 @@ async function writeOnce(store: EphemeralStore): Promise<Outcome> {
   }
 }
 
-describe('RedisStore through Sentinel when the primary is killed', () => {
-  let set: ThrowawaySentinelSet;
-  let store: RedisStore;
+/**
+ * A describe block's own throwaway Sentinel set (its failover must not touch another block's) and
+ * a store through it under a fresh key prefix: started before the block's tests, closed after.
+ */
+function ownSetAndStore(): {
+  readonly set: ThrowawaySentinelSet;
+  readonly store: RedisStore;
+  readonly keyPrefix: string;
+} {
+  let set: ThrowawaySentinelSet | undefined;
+  let store: RedisStore | undefined;
   const keyPrefix = `fxgate-test:${randomUUID()}:`;
-
   beforeAll(async () => {
     set = await startSet();
     store = new RedisStore({ sentinel: endpointOf(set), keyPrefix });
@@ -195,17 +202,34 @@ describe('RedisStore through Sentinel when the primary is killed', () => {
       await set?.stop();
     }
   });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the set starts in beforeAll');
+    return value;
+  };
+  return {
+    get set() {
+      return started(set);
+    },
+    get store() {
+      return started(store);
+    },
+    keyPrefix,
+  };
+}
+
+describe('RedisStore through Sentinel when the primary is killed', () => {
+  const own = ownSetAndStore();
 
   it(
     'fails every write as unavailable until the replica is promoted, then carries on by itself with a new marker',
     { timeout: FAILOVER_TEST_TIMEOUT_MS },
     async () => {
-      const epochBefore = await store.nonceEpoch();
+      const epochBefore = await own.store.nonceEpoch();
       const outcomes: Outcome[] = [];
       let streaming = true;
       const stream = (async () => {
         while (streaming) {
-          outcomes.push(await writeOnce(store));
+          outcomes.push(await writeOnce(own.store));
           await sleep(20);
         }
       })();
@@ -213,10 +237,10 @@ describe('RedisStore through Sentinel when the primary is killed', () => {
       let promotedPort = 0;
       try {
         await sleep(300);
-        const formerPort = await set.killPrimary();
+        const formerPort = await own.set.killPrimary();
         // From here on no operation can reach the old primary; one sent just before may have.
-        killedAt = set.killSentAt;
-        promotedPort = await set.waitForPromotion(formerPort);
+        killedAt = own.set.killSentAt;
+        promotedPort = await own.set.waitForPromotion(formerPort);
         // Until the stream has succeeded for a while on the new primary.
         await eventually(async () => {
           const recent = outcomes.slice(-10);
@@ -252,9 +276,9 @@ describe('RedisStore through Sentinel when the primary is killed', () => {
       expect(epochs.size).toBe(1);
       const [epochAfter] = [...epochs] as [number];
       expect(epochAfter).toBeGreaterThanOrEqual(killedAt);
-      await set.onNode(promotedPort, async (client) => {
-        await expect(client.get(`${keyPrefix}${NONCE_EPOCH_PRIMARY_KEY}`)).resolves.toBe(
-          await identityOf(set, promotedPort),
+      await own.set.onNode(promotedPort, async (client) => {
+        await expect(client.get(`${own.keyPrefix}${NONCE_EPOCH_PRIMARY_KEY}`)).resolves.toBe(
+          await identityOf(own.set, promotedPort),
         );
       });
     },
@@ -262,30 +286,16 @@ describe('RedisStore through Sentinel when the primary is killed', () => {
 });
 
 describe('RedisStore through Sentinel: a nonce the old primary had not replicated', () => {
-  let set: ThrowawaySentinelSet;
-  let store: RedisStore;
-  const keyPrefix = `fxgate-test:${randomUUID()}:`;
-
-  beforeAll(async () => {
-    set = await startSet();
-    store = new RedisStore({ sentinel: endpointOf(set), keyPrefix });
-  });
-  afterAll(async () => {
-    try {
-      await store?.close();
-    } finally {
-      await set?.stop();
-    }
-  });
+  const own = ownSetAndStore();
 
   it(
     'is not taken for a fresh token on the promoted replica: the marker is made again there first',
     { timeout: FAILOVER_TEST_TIMEOUT_MS },
     async () => {
-      const epochBefore = await store.nonceEpoch();
+      const epochBefore = await own.store.nonceEpoch();
       // The marker and its primary are on the replica; from here on nothing more reaches it.
-      await set.waitForReplication();
-      await set.cutReplication();
+      await own.set.waitForReplication();
+      await own.set.cutReplication();
 
       const nowSeconds = Math.floor(Date.now() / 1000);
       const token: VerifiedToken = {
@@ -295,32 +305,32 @@ describe('RedisStore through Sentinel: a nonce the old primary had not replicate
         expiresAt: nowSeconds + 60,
       };
       const nonceKey = `nonce:{${token.keyName}}:${token.nonce}`;
-      const first = await store.claimNonce(nonceKey, 60_000);
+      const first = await own.store.claimNonce(nonceKey, 60_000);
       expect(singleUseVerdict(token, first)).toBe('FRESH');
 
-      const formerPort = await set.primaryPort();
-      const replica = set.other(formerPort);
+      const formerPort = await own.set.primaryPort();
+      const replica = own.set.other(formerPort);
       // What the replica holds: the old marker, and not the nonce. On its own that would make a
       // second use of the token look fresh.
-      await set.onNode(replica.port, async (client) => {
-        await expect(client.get(`${keyPrefix}${NONCE_EPOCH_KEY}`)).resolves.toBe(String(epochBefore));
-        await expect(client.exists(`${keyPrefix}${nonceKey}`)).resolves.toBe(0);
+      await own.set.onNode(replica.port, async (client) => {
+        await expect(client.get(`${own.keyPrefix}${NONCE_EPOCH_KEY}`)).resolves.toBe(String(epochBefore));
+        await expect(client.exists(`${own.keyPrefix}${nonceKey}`)).resolves.toBe(0);
       });
       expect(singleUseVerdict(token, { fresh: true, epochMs: epochBefore })).toBe('FRESH');
 
       // The token's second has passed before the failover: the residual window is not what is tested.
       await sleep((token.issuedAt + 1) * 1000 - Date.now());
-      await set.killPrimary();
-      const promoted = await set.waitForPromotion(formerPort);
+      await own.set.killPrimary();
+      const promoted = await own.set.waitForPromotion(formerPort);
       expect(promoted).toBe(replica.port);
 
-      const second = await eventually(() => store.claimNonce(nonceKey, 60_000), 20_000);
+      const second = await eventually(() => own.store.claimNonce(nonceKey, 60_000), 20_000);
       expect(second.fresh).toBe(true);
       expect(second.epochMs).toBeGreaterThan(epochBefore);
       expect(singleUseVerdict(token, second)).toBe('SIGNED_BEFORE_STORE_RESET');
-      await set.onNode(promoted, async (client) => {
-        await expect(client.get(`${keyPrefix}${NONCE_EPOCH_PRIMARY_KEY}`)).resolves.toBe(
-          await identityOf(set, promoted),
+      await own.set.onNode(promoted, async (client) => {
+        await expect(client.get(`${own.keyPrefix}${NONCE_EPOCH_PRIMARY_KEY}`)).resolves.toBe(
+          await identityOf(own.set, promoted),
         );
       });
     },
