@@ -4,11 +4,11 @@
  * `<METHOD> <template>` (the method alone without one), with `http.request.method`,
  * `url.template` and the caller's own attributes; its `traceparent` (and `tracestate`) written
  * into the headers sent, in place of any they carried; ended once, with the answer's status (a
- * 4xx or 5xx an error typed by it), the failure's type, or the caller's word for a call that got
- * no answer. Callers name calls by templates, never by their URL, path or address. Touches only
- * the API's globals and the headers it is given.
+ * 4xx or 5xx an error typed by it), the failure's type, or the caller's word for a call that
+ * failed without an answer or that it gave up. Callers name calls by templates, never by their
+ * URL, path or address. Touches only the API's globals and the headers it is given.
  */
-import { type Attributes, type Context, context, type Span, SpanKind, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 
 import {
   ATTR,
@@ -65,10 +65,22 @@ export class HttpClientSpan {
   }
 
   /**
-   * The call came to no answer for a reason its caller names (`interrupted`): recorded as the
-   * error type alone, the span's status left unset, as a delivery attempt has always told it.
+   * The call came to no answer for a reason its caller names (`delivery_failed`: a timeout, a
+   * refused destination, a dropped connection): marked failed and typed by that reason, as the
+   * HTTP client conventions mark a call that failed before any status.
    */
-  unanswered(errorType: string): void {
+  failedAs(errorType: string): void {
+    if (!this.close()) return;
+    this.span.setAttribute(ATTR.errorType, errorType);
+    this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.end();
+  }
+
+  /**
+   * The caller gave the call up for a reason it names (`interrupted`: its worker stopped): the
+   * reason recorded as the error type, the status left unset, since nothing of the call failed.
+   */
+  abandoned(errorType: string): void {
     if (!this.close()) return;
     this.span.setAttribute(ATTR.errorType, errorType);
     this.span.end();

@@ -152,10 +152,11 @@ export async function attemptDelivery(
   );
 }
 
-/** An attempt's span ends with the receiver's status, or with why no answer came: the worker stopped, or the delivery failed. */
+/** An attempt's span ends with the receiver's status, or with why no answer came: the delivery failed (an error), or the worker stopped (given up, not failed). */
 function endAttemptSpan(span: HttpClientSpan, result: AttemptResult): void {
   if (result.kind === 'answered') span.answered(result.statusCode);
-  else span.unanswered(result.kind === 'interrupted' ? 'interrupted' : 'delivery_failed');
+  else if (result.kind === 'interrupted') span.abandoned('interrupted');
+  else span.failedAs('delivery_failed');
 }
 
 async function attemptOnce(

@@ -139,7 +139,8 @@ describe('with tracing', () => {
       traced.failed(Object.assign(new Error('connect ECONNREFUSED 10.9.8.7:443'), { code: 'ECONNREFUSED' }));
       traced.failed(new TypeError('later'));
       traced.answered(200);
-      traced.unanswered('later');
+      traced.failedAs('later');
+      traced.abandoned('later');
     } finally {
       // Back to what the SDK's start set.
       diag.setLogger(new DiagConsoleLogger(), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
@@ -151,9 +152,17 @@ describe('with tracing', () => {
     expect(JSON.stringify(span)).not.toContain('10.9.8.7');
   });
 
-  it('a call that came to no answer records the reason given, its status left unset', async () => {
+  it('a call that failed without an answer is an error typed by the reason given', async () => {
     const headers: Record<string, unknown> = {};
-    startHttpClientSpan(TRACERS.webhooks, { method: 'POST', target: 'webhook' }, headers)!.unanswered('interrupted');
+    startHttpClientSpan(TRACERS.webhooks, { method: 'POST', target: 'webhook' }, headers)!.failedAs('delivery_failed');
+    const span = await sentSpan(headers);
+    expect(span).toMatchObject({ statusCode: 2, attributes: { 'error.type': 'delivery_failed' } });
+    expect(span.attributes).not.toHaveProperty('http.response.status_code');
+  });
+
+  it('a call its caller gave up records the reason given, its status left unset', async () => {
+    const headers: Record<string, unknown> = {};
+    startHttpClientSpan(TRACERS.webhooks, { method: 'POST', target: 'webhook' }, headers)!.abandoned('interrupted');
     const span = await sentSpan(headers);
     expect(span).toMatchObject({ statusCode: 0, attributes: { 'error.type': 'interrupted' } });
     expect(span.attributes).not.toHaveProperty('http.response.status_code');

@@ -102,4 +102,39 @@ describe('attemptDelivery with tracing on', () => {
     // Nothing of the receiver's URL is recorded.
     expect(JSON.stringify(traced.receiver.spans)).not.toContain('127.0.0.1');
   });
+
+  it('an attempt that got no answer is an error; one its worker gave up is not', async () => {
+    const traceIds: string[] = [];
+    const recorded =
+      (fail: () => Promise<never>): WebhookFetcher =>
+      (request) => {
+        traceIds.push(/^00-([0-9a-f]{32})-/.exec(request.headers.traceparent ?? '')?.[1] ?? '');
+        return fail();
+      };
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    const failed = await attemptDelivery(
+      recorded(() => Promise.reject(refused)),
+      POST,
+      new AbortController().signal,
+      1_000,
+    );
+    const stop = new AbortController();
+    const interrupted = attemptDelivery(
+      recorded(() => new Promise(() => {})),
+      POST,
+      stop.signal,
+      5_000,
+    );
+    stop.abort();
+    expect([failed.kind, (await interrupted).kind]).toEqual(['failed', 'interrupted']);
+    await traced.flush();
+    const [failedTrace, interruptedTrace] = traceIds.map((traceId) => traced.receiver.trace(traceId));
+    // Status 2 is ERROR, 0 unset.
+    expect(failedTrace).toMatchObject([
+      { name: 'POST webhook', statusCode: 2, attributes: { 'error.type': 'delivery_failed' } },
+    ]);
+    expect(interruptedTrace).toMatchObject([
+      { name: 'POST webhook', statusCode: 0, attributes: { 'error.type': 'interrupted' } },
+    ]);
+  });
 });
