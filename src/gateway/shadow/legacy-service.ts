@@ -197,14 +197,15 @@ export class LegacyService {
       }
       const response = reply.raw;
       reply.hijack();
-      const headers = endToEndHeaders(answer.headers as IncomingHttpHeaders);
-      // A client still sending a body the legacy service did not wait for would be left writing into a connection nobody reads.
-      if (!request.raw.complete) headers.connection = 'close';
-      if (!response.destroyed) response.writeHead(answer.statusCode, headers);
       const kept: Buffer[] | null = options.capture ? [] : null;
       let size = 0;
       let whole = true;
+      // From here the reply is ours alone: whatever fails ends the span and cuts the client, who would otherwise wait for an answer fastify no longer sends.
       try {
+        const headers = endToEndHeaders(answer.headers as IncomingHttpHeaders);
+        // A client still sending a body the legacy service did not wait for would be left writing into a connection nobody reads.
+        if (!request.raw.complete) headers.connection = 'close';
+        if (!response.destroyed) response.writeHead(answer.statusCode, headers);
         for await (const chunk of answer.body as AsyncIterable<Buffer>) {
           if (kept !== null && whole) {
             size += chunk.length;
@@ -215,7 +216,7 @@ export class LegacyService {
         }
       } catch (error) {
         span?.failed(error);
-        // Broken off after its headers: cut the client too, so a truncated body never looks whole.
+        // Broken off after its headers (or they could not be written): cut the client too, so a truncated body never looks whole.
         request.log.warn({ err: error }, 'legacy answer broke off after its headers were sent');
         response.destroy(error instanceof Error ? error : new Error(String(error)));
         return null;

@@ -9,7 +9,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 import { context, trace } from '@opentelemetry/api';
-import type { FastifyRequest } from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
+import { type Dispatcher, Pool, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import {
@@ -198,5 +199,45 @@ describe('LegacyService with tracing on', () => {
       attributes: { 'fxgate.shadow.call': 'mirror', 'http.response.status_code': 200 },
     });
     expect(JSON.stringify(traced.receiver.spans)).not.toMatch(/org-7|127\.0\.0\.1|203\.0\.113\.7/);
+  });
+
+  it('a relayed answer the gateway cannot write ends its span failed and cuts the client, who is not left waiting', async () => {
+    const legacy = await serve((_request, response) => response.writeHead(200).end('{"ok":true}'));
+    // A real answer from a real socket, with a status Node's server refuses to write (below 100).
+    const pool = new Pool(legacy.url);
+    const dispatcher = {
+      request: async (options: Dispatcher.RequestOptions) => ({ ...(await pool.request(options)), statusCode: 99 }),
+    } as unknown as Dispatcher;
+    const relaying = new LegacyService({ url: legacy.url, connectTimeoutMs: 1_000, timeoutMs: 5_000, dispatcher });
+    services.push(relaying);
+    const outcomes: unknown[] = [];
+    const app = Fastify();
+    app.get('/v1/brokerage/:orgId/trades', async (request, reply) => {
+      outcomes.push(await relaying.relay(request, reply, { deadlineMs: 1_000, capture: false, onFailure: () => {} }));
+      return reply;
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const client = request(
+        `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/brokerage/org-7/trades`,
+        {
+          headersTimeout: 2_000,
+        },
+      );
+      await expect(client).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
+    } finally {
+      await app.close();
+      await pool.close();
+    }
+    expect(outcomes).toEqual([null]);
+    await traced.flush();
+    // Status 2 is ERROR.
+    expect(traced.receiver.spans.filter((span) => span.attributes['fxgate.shadow.call'] === 'relay')).toMatchObject([
+      {
+        name: 'GET /v1/brokerage/:orgId/trades',
+        statusCode: 2,
+        attributes: { 'error.type': 'ERR_HTTP_INVALID_STATUS_CODE' },
+      },
+    ]);
   });
 });
