@@ -1,13 +1,15 @@
 /**
  * The Docker image held to the product by reading its Dockerfile (no Docker engine runs here):
- * its ENTRYPOINT is the package's fxgate, so the command is the role, and CMD a real fxgate
- * command; it exposes the ports its settings listen on; every ENV is a setting of
- * src/lib/config.ts (or Node's) that loadConfig accepts; its admin listener is scrapable in
- * every role and refuses to start off loopback without a token; and it seeds no sandbox.
+ * its ENTRYPOINT is the package's fxgate (node started with src/cli/node-start-flags.ts), so the
+ * command is the role, and CMD a real fxgate command; it exposes the ports its settings listen
+ * on; every ENV is a setting of src/lib/config.ts (or Node's) that loadConfig accepts; its admin
+ * listener is scrapable in every role and refuses to start off loopback without a token; and it
+ * seeds no sandbox.
  */
 import { describe, expect, it } from 'vitest';
 
 import { Closers } from '../src/cli/closers.js';
+import { NODE_START_FLAGS } from '../src/cli/node-start-flags.js';
 import { adminPort, createAdminListener } from '../src/cli/servers.js';
 import { type Config, configSchema, loadConfig, sandboxSeeded } from '../src/lib/config.js';
 import { containerArgv, packageBin, readImage } from './deploy/deploy-files.js';
@@ -22,8 +24,8 @@ function containerConfig(extra: Record<string, string> = {}): Config {
 }
 
 describe('the Dockerfile', () => {
-  it('runs fxgate as its ENTRYPOINT, so the command is the role, `fxgate all` by default', async () => {
-    expect(image.entrypoint).toEqual(['node', packageBin()]);
+  it('runs fxgate as its ENTRYPOINT, node started with its flags, so the command is the role, `fxgate all` by default', async () => {
+    expect(image.entrypoint).toEqual(['node', ...NODE_START_FLAGS, packageBin()]);
     expect(image.cmd).toEqual(['all']);
     for (const [command, expected] of [
       [undefined, 'all'],

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16
 /**
  * fxgate's command line as a process (the `fxgate` bin, `npm start`, the Docker image): the
  * commands of src/cli/program.ts run on the process's own streams, environment, folder and
@@ -6,7 +6,8 @@
  * REDIS_URL are unset, runs on the embedded defaults in FXGATE_DATA_DIR. On a Node outside
  * package.json's engines it first warns on stderr (node-support.ts), then runs all the same.
  */
-// First: it sets V8 flags that must hold before any other module allocates.
+// First: it sets V8 flags that must hold before any other module allocates. Those V8 reads only as
+// it starts (node-start-flags.ts) are on the first line, as wherever node starts fxgate.
 import './v8-flags.js';
 
 import { EXIT_CODES } from '../lib/errors/internal-errors.js';

@@ -13,6 +13,8 @@
  * Node documents flags changed after start as unsupported in general; this one is read by the
  * garbage collector each time it weighs a site, so setting it before any of our code has
  * allocated is the same as passing it to node (test/cli/v8-flags.test.ts checks that it takes).
+ *
+ * Flags V8 reads only as it starts are in node-start-flags.ts.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -15,6 +15,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import { NODE_START_FLAGS } from '../../src/cli/node-start-flags.js';
+import { limitServerMemory, serverMemoryLimitBytes } from './memory-limit.js';
 import {
   type FromServer,
   isFromServer,
@@ -35,13 +37,19 @@ const QUERY_TIMEOUT_MS = 5_000;
 /** How long a server may take to close after `shutdown` before it is killed. */
 const STOP_GRACE_MS = 5_000;
 
+export interface ServerMemory {
+  readonly rss: number;
+  readonly heapTotal: number;
+}
+
 export interface ServerProcess {
   readonly app: ServerAppName;
   readonly pid: number;
   readonly url: string;
   readonly info: Readonly<Record<string, unknown>>;
   /** The server's resident set size, in bytes, as it reports it. */
-  rss(): Promise<number>;
+  /** The RSS and the V8 heap's share of it, in bytes. */
+  memory(): Promise<ServerMemory>;
   /** CPU time the server has used so far (user and system, all threads), in microseconds, as it reports it. */
   cpuMicros(): Promise<number>;
   /** HTTP requests the server has received so far, as it counts them. */
@@ -149,16 +157,25 @@ export async function buildServers(): Promise<void> {
 }
 
 export async function launchServer(app: ServerAppName, config: ServerConfig = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...extraNodeArgs(), SERVER_ENTRY, app], {
+  // As the product starts node (src/cli/node-start-flags.ts), unless the run asks for V8's defaults.
+  const startFlags = process.env.BENCH_V8_DEFAULTS === '1' ? [] : NODE_START_FLAGS;
+  const args = [...startFlags, ...extraNodeArgs(), SERVER_ENTRY, app];
+  const limitBytes = serverMemoryLimitBytes();
+  const limit = limitBytes === undefined ? undefined : await limitServerMemory(app, limitBytes, process.execPath, args);
+  const child = spawn(limit?.command ?? process.execPath, limit?.args ?? args, {
     env: { ...process.env, [SERVER_CONFIG_ENV]: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   forwardOutput(child, `server ${app}`);
+  const stop = async () => {
+    await stopChild(child);
+    await limit?.release();
+  };
   let ready: Extract<FromServer, { type: 'ready' }>;
   try {
     ready = await nextMessage(child, 'ready', READY_TIMEOUT_MS, `starting the ${app} server`);
   } catch (error) {
-    await stopChild(child);
+    await stop();
     throw error;
   }
   const pid = child.pid!;
@@ -173,9 +190,12 @@ export async function launchServer(app: ServerAppName, config: ServerConfig = {}
     pid,
     url: `http://127.0.0.1:${ready.port}`,
     info: ready.info,
-    rss: async () => (await ask('rss', 'its RSS')).rss,
+    memory: async () => {
+      const { rss, heapTotal } = await ask('rss', 'its memory');
+      return { rss, heapTotal };
+    },
     cpuMicros: async () => (await ask('cpu', 'its CPU time')).micros,
     requests: async () => (await ask('requests', 'its request count')).count,
-    stop: () => stopChild(child),
+    stop,
   };
 }

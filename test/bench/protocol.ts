@@ -26,7 +26,8 @@ export type ToServer =
 export type FromServer =
   /** Listening on 127.0.0.1:port; `info` is what the load side needs (a key file, say). */
   | { readonly type: 'ready'; readonly port: number; readonly info: Readonly<Record<string, unknown>> }
-  | { readonly type: 'rss'; readonly rss: number }
+  /** process.memoryUsage(): the RSS, and of it the V8 heap, so a report can tell the JS heap from the rest. */
+  | { readonly type: 'rss'; readonly rss: number; readonly heapTotal: number }
   /** process.cpuUsage(): CPU time of all the process's threads so far, in microseconds. */
   | { readonly type: 'cpu'; readonly micros: number }
   /** HTTP requests the server's listener has received so far. */

@@ -19,7 +19,12 @@ export interface CaseReport {
   readonly addedLatencyTarget: AddedLatencyTarget | undefined;
   readonly measurement: CaseMeasurement;
   /** RSS in bytes of each server process of the case, at the end of its measured run. */
-  readonly servers: readonly { readonly app: string; readonly pid: number; readonly rss: number }[];
+  readonly servers: readonly {
+    readonly app: string;
+    readonly pid: number;
+    readonly rss: number;
+    readonly heapTotal: number;
+  }[];
 }
 
 function rowName(report: CaseReport, row: RowMeasurement): string {
@@ -174,10 +179,12 @@ function targetCell(
   return cells.join('; ');
 }
 
-/** A case's server RSS, each named when the case runs several. */
+/** A case's server RSS with its V8 heap, each named when the case runs several. */
 function rssCell(report: CaseReport): string {
   const named = report.servers.length > 1;
-  return report.servers.map((server) => `${named ? `${server.app} ` : ''}${megabytes(server.rss)}`).join(' + ');
+  return report.servers
+    .map((server) => `${named ? `${server.app} ` : ''}${megabytes(server.rss)} (heap ${megabytes(server.heapTotal)})`)
+    .join(' + ');
 }
 
 function caseRows(report: CaseReport, bare: CaseReport | undefined): string[][] {

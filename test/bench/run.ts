@@ -57,7 +57,7 @@ async function runCase(
   console.error(`[bench] ${benchCase.name}: warming up, then ${settings.durationSeconds} s measured`);
   const measurement = await measure(target.url, target.plan, settings);
   const servers = await Promise.all(
-    target.servers.map(async (server) => ({ app: server.app, pid: server.pid, rss: await server.rss() })),
+    target.servers.map(async (server) => ({ app: server.app, pid: server.pid, ...(await server.memory()) })),
   );
   return {
     name: benchCase.name,

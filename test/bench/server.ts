@@ -56,8 +56,10 @@ async function main(): Promise<void> {
   };
   process.on('message', (message: unknown) => {
     if (!isToServer(message)) return;
-    if (message.type === 'rss') send({ type: 'rss', rss: process.memoryUsage().rss });
-    else if (message.type === 'cpu') {
+    if (message.type === 'rss') {
+      const { rss, heapTotal } = process.memoryUsage();
+      send({ type: 'rss', rss, heapTotal });
+    } else if (message.type === 'cpu') {
       const usage = process.cpuUsage();
       send({ type: 'cpu', micros: usage.user + usage.system });
     } else if (message.type === 'requests') send({ type: 'requests', count: requests });

@@ -12,6 +12,7 @@ import type { Command } from 'commander';
 import { CommanderError } from 'commander';
 
 import { CliRun } from '../../src/cli/io.js';
+import { NODE_START_FLAGS } from '../../src/cli/node-start-flags.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { type Config, configSchema, loadConfig } from '../../src/lib/config.js';
 import { ConfigError } from '../../src/lib/errors/internal-errors.js';
@@ -47,12 +48,14 @@ export interface ParsedCommand {
 export async function parseCommand(
   container: FxgateContainer,
 ): Promise<{ parsed: ParsedCommand } | { problem: string }> {
-  const [node, main, ...args] = container.argv;
-  const bin = packageBin();
-  if (node !== 'node' || main !== bin)
+  // The image's fxgate, node started with the flags it needs (src/cli/node-start-flags.ts).
+  const start = ['node', ...NODE_START_FLAGS, packageBin()];
+  const head = container.argv.slice(0, start.length);
+  if (head.some((word, index) => word !== start[index]))
     return {
-      problem: `${container.where}: the command starts ${JSON.stringify([node, main])}, not ["node", "${bin}"], the image's fxgate`,
+      problem: `${container.where}: the command starts ${JSON.stringify(head)}, not ${JSON.stringify(start)}, the image's fxgate`,
     };
+  const args = container.argv.slice(start.length);
   let stderr = '';
   const run = new CliRun({
     stdout: { write: () => true },
