@@ -234,7 +234,14 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     const relayed = endToEndHeaders(headers);
     // A client still sending a body the upstream did not wait for would be left writing into a connection nobody reads.
     if (!this.request.raw.complete) relayed.connection = 'close';
-    response.writeHead(statusCode, relayed);
+    try {
+      response.writeHead(statusCode, relayed);
+    } catch (error) {
+      // A head this server cannot write (a status outside 100 to 999): the reply is hijacked, so no envelope can follow; cut the client rather than leave it waiting.
+      this.brokeOff(error as Error, 'upstream answer has a head this server cannot write');
+      controller.abort(error as Error);
+      return;
+    }
     response.on('close', () => {
       if (!response.writableFinished) controller.abort(new Error('the client closed the connection during the answer'));
     });
@@ -262,8 +269,13 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
       this.fail(error);
       return;
     }
-    this.request.log.warn({ err: error }, 'upstream answer broke off after its headers were sent');
+    this.brokeOff(error, 'upstream answer broke off after its headers were sent');
+  }
+
+  /** The answer started but cannot be relayed whole: the client is cut, so a truncated answer never looks whole. */
+  private brokeOff(error: Error, message: string): void {
+    this.request.log.warn({ err: error }, message);
     this.observer?.brokeOff(this.request, error);
-    response.destroy(error);
+    this.reply.raw.destroy(error);
   }
 }

@@ -2,9 +2,10 @@
  * The relay under the /v3 passthrough, on connection-level behaviour the happy path does not
  * show (passthrough.test.ts has that): hop-by-hop headers, Expect, a GET with a body, a client
  * that leaves before or during the answer, an informational answer, an upstream that breaks off,
- * a request body the upstream did not wait for, and an answer larger than the socket buffers. Each case
- * runs the gateway against a real upstream on 127.0.0.1, a plain node:http or node:net server
- * where the case needs an upstream that misbehaves on purpose.
+ * a request body the upstream did not wait for, an answer larger than the socket buffers, and an
+ * answer whose head the gateway's server cannot write. Each case runs the gateway (the last, the
+ * relay alone) against a real upstream on 127.0.0.1, a plain node:http or node:net server where
+ * the case needs an upstream that misbehaves on purpose.
  */
 import { once } from 'node:events';
 import {
@@ -19,11 +20,12 @@ import {
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 
-import type { FastifyInstance } from 'fastify';
-import { request } from 'undici';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { type Dispatcher, Pool, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { buildGatewayApp } from '../../../src/gateway/app.js';
+import { createUpstreamRelay } from '../../../src/gateway/upstream/relay.js';
 import { RecordingUpstream } from '../recording-upstream.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -311,5 +313,54 @@ describe('the passthrough relay', () => {
     expect(answer.status).toBe(400);
     expect(answer.body).toBe('{"error":{"code":"NOT_READ"}}');
     expect(answer.headers.connection).toBe('close');
+  });
+});
+
+describe('createUpstreamRelay', () => {
+  it('cuts the client, and tells the observer, when the upstream head is one the server cannot write', async () => {
+    const upstream = await listening(
+      createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{}')),
+    );
+    const pool = new Pool(upstream);
+    cleanups.push(() => pool.close());
+    // The upstream's real answer, its status reported as 1000: Node's server refuses to write it (100 to 999).
+    const dispatcher = {
+      dispatch: (options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) =>
+        pool.dispatch(
+          options,
+          new Proxy(handler, {
+            get(target, key) {
+              if (key === 'onResponseStart')
+                return (...[controller, , headers, message]: Parameters<NonNullable<typeof target.onResponseStart>>) =>
+                  target.onResponseStart!(controller, 1000, headers, message);
+              const value: unknown = Reflect.get(target, key, target);
+              return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+            },
+          }),
+        ),
+    } as unknown as Dispatcher;
+    const failures: Error[] = [];
+    const brokenOff: Error[] = [];
+    const relay = createUpstreamRelay({
+      origin: upstream,
+      dispatcher,
+      forwardedFor: (request) => request.ip,
+      deadlineMs: 5_000,
+      onFailure: (reply, error) => {
+        failures.push(error);
+        void reply.code(502).send();
+      },
+      observer: { answered: () => {}, brokeOff: (_request, error) => brokenOff.push(error) },
+    });
+    const app = Fastify();
+    cleanups.push(() => app.close());
+    app.get('/v3/fx/pairs', (request, reply) => relay(request, reply, '/v3/fx/pairs'));
+    const gateway = await app.listen({ host: '127.0.0.1', port: 0 });
+    // Before, the error reached onFailure, which cannot answer a hijacked reply: the client waited for its own timeout.
+    await expect(request(`${gateway}/v3/fx/pairs`, { headersTimeout: 2_000 })).rejects.toMatchObject({
+      code: 'UND_ERR_SOCKET',
+    });
+    expect(failures).toEqual([]);
+    expect(brokenOff).toMatchObject([{ code: 'ERR_HTTP_INVALID_STATUS_CODE' }]);
   });
 });
