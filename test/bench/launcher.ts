@@ -47,8 +47,7 @@ export interface ServerProcess {
   readonly pid: number;
   readonly url: string;
   readonly info: Readonly<Record<string, unknown>>;
-  /** The server's resident set size, in bytes, as it reports it. */
-  /** The RSS and the V8 heap's share of it, in bytes. */
+  /** The server's resident set size and the V8 heap's share of it, in bytes, as it reports them. */
   memory(): Promise<ServerMemory>;
   /** CPU time the server has used so far (user and system, all threads), in microseconds, as it reports it. */
   cpuMicros(): Promise<number>;
