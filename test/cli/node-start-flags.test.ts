@@ -1,8 +1,8 @@
 /**
- * src/cli/node-start-flags.ts: the flags are written wherever fxgate starts node, and they do
- * what they are for, in a child node whose objects survive scavenge after scavenge. The same
- * child allowed a larger young generation is the control: the workload does grow it past the
- * bound, so the bound's test can fail.
+ * src/cli/node-start-flags.ts: the flags are written wherever fxgate starts node (the bin's
+ * first line run as Linux runs it), and they do what they are for, in a child node whose objects
+ * survive scavenge after scavenge. The same child allowed a larger young generation is the
+ * control: the workload does grow it past the bound, so the bound's test can fail.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -37,6 +37,16 @@ describe('flags node is started with', () => {
     expect((await read('src/cli/main.ts')).split('\n')[0]).toBe(`#!/usr/bin/env -S node ${flags}`);
     const { scripts } = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
     expect(scripts.start).toBe(`node ${flags} dist/cli/main.js all`);
+  });
+
+  it("start node from the bin's first line as Linux runs it (env with the rest of the line as one argument)", async () => {
+    const [interpreter, argument] = /^#!(\S+) (.+)$/.exec((await read('src/cli/main.ts')).split('\n')[0]!)!.slice(1);
+    const { stdout } = await promisify(execFile)(interpreter!, [
+      argument!,
+      '-e',
+      'process.stdout.write(JSON.stringify(process.execArgv))',
+    ]);
+    expect((JSON.parse(stdout) as string[]).slice(0, NODE_START_FLAGS.length)).toEqual(NODE_START_FLAGS);
   });
 
   it('bound the young generation at 16 MB a half, however much survives', async () => {
