@@ -10,7 +10,7 @@
  * 20's V8 used on any machine. Node 24's V8 sizes it from the memory the process may use: from
  * the machine's when nothing limits it, where under load it grows until it is most of the RSS,
  * and from the container's limit when one is set, where at 512 MiB it stays so small that
- * scavenges, and the promotions they cause, add a third to a read's CPU
+ * scavenges, and the promotions they cause, add over 40% to a read's CPU
  * (docs/benchmarks.md#memory).
  */
 export const NODE_START_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
