@@ -65,6 +65,16 @@ function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 }
 
+/** How the servers' node was started, when that is not as the product starts it. */
+function serverStart(): string {
+  const ways = [
+    process.env.BENCH_V8_DEFAULTS === '1' ? "on V8's defaults, without fxgate's flags" : '',
+    process.env.BENCH_SERVER_MEMORY_MB ? `each in a memory cgroup of ${process.env.BENCH_SERVER_MEMORY_MB} MB` : '',
+    process.env.BENCH_SERVER_NODE_ARGS ? `with ${process.env.BENCH_SERVER_NODE_ARGS}` : '',
+  ].filter((way) => way !== '');
+  return ways.length === 0 ? '' : ` (here ${ways.join('; ')})`;
+}
+
 /** Left-aligned first column, right-aligned numbers, Markdown-compatible. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) =>
@@ -257,8 +267,8 @@ export function formatReport(
     ...reports.map((report) => `  ${report.name}: ${report.description}`),
     '',
     `Runs: autocannon, ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.durationSeconds} s measured after a ` +
-      `${settings.warmupSeconds} s warm-up; latency per request; RSS of the server process after its run. Node ${process.version}; ` +
-      'servers run compiled (tsc, plain node, no loader), as the product ships.',
+      `${settings.warmupSeconds} s warm-up; latency per request; RSS of each server process after its run, with its V8 heap. Node ${process.version}; ` +
+      `servers run compiled (tsc, plain node, no loader), as the product ships${serverStart()}.`,
     ...(chained
       ? [
           `Chained cases (a request made from the answer to the one before): ${settings.connections} workers over an undici pool of as many ` +
