@@ -216,8 +216,13 @@ export class LegacyService {
         }
       } catch (error) {
         span?.failed(error);
-        // Broken off after its headers (or they could not be written): cut the client too, so a truncated body never looks whole.
-        request.log.warn({ err: error }, 'legacy answer broke off after its headers were sent');
+        // Broken off after its headers, or they could not be written: cut the client too, so a truncated body never looks whole.
+        request.log.warn(
+          { err: error },
+          response.headersSent
+            ? 'legacy answer broke off after its headers were sent'
+            : 'legacy answer has a head this server cannot write',
+        );
         response.destroy(error instanceof Error ? error : new Error(String(error)));
         return null;
       }
