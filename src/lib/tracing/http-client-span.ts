@@ -8,12 +8,13 @@
  * failed without an answer or that it gave up. Callers name calls by templates, never by their
  * URL, path or address. Touches only the API's globals and the headers it is given.
  */
-import { type Attributes, type Context, context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, context, type Span, SpanKind, trace } from '@opentelemetry/api';
 
 import {
   ATTR,
   injectTraceHeaders,
   recordErrorType,
+  recordFailure,
   recordStatus,
   tracer,
   type TracerName,
@@ -71,8 +72,7 @@ export class HttpClientSpan {
    */
   failedAs(errorType: string): void {
     if (!this.close()) return;
-    this.span.setAttribute(ATTR.errorType, errorType);
-    this.span.setStatus({ code: SpanStatusCode.ERROR });
+    recordFailure(this.span, errorType);
     this.span.end();
   }
 

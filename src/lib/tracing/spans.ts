@@ -79,29 +79,32 @@ export function extractTraceContext(headers: Readonly<Record<string, string | st
   return propagation.extract(ROOT_CONTEXT, headers);
 }
 
+/** Marks a span failed, typed by `errorType` (a code, a class name, a status, a caller's reason). */
+export function recordFailure(span: Span, errorType: string): void {
+  span.setAttribute(ATTR.errorType, errorType);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
 /**
  * Marks a span failed by the error's type: its code when it has a string one (ECONNREFUSED,
  * FXGATE_UPSTREAM_TIMEOUT), else its class name. Never its message, which may carry an address.
  */
 export function recordErrorType(span: Span, error: unknown): void {
   const code = (error as { code?: unknown } | null)?.code;
-  const type =
+  recordFailure(
+    span,
     typeof code === 'string' && /^[A-Za-z0-9_.]{1,64}$/.test(code)
       ? code
       : error instanceof Error
         ? error.name
-        : '_OTHER';
-  span.setAttribute(ATTR.errorType, type);
-  span.setStatus({ code: SpanStatusCode.ERROR });
+        : '_OTHER',
+  );
 }
 
 /** An HTTP status as a client or server span records it: 5xx (and 4xx on a client span) an error, typed by the status. */
 export function recordStatus(span: Span, status: number, kind: SpanKind): void {
   span.setAttribute(ATTR.status, status);
-  if (status >= 500 || (kind === SpanKind.CLIENT && status >= 400)) {
-    span.setAttribute(ATTR.errorType, String(status));
-    span.setStatus({ code: SpanStatusCode.ERROR });
-  }
+  if (status >= 500 || (kind === SpanKind.CLIENT && status >= 400)) recordFailure(span, String(status));
 }
 
 export interface ClientSpanOptions {
