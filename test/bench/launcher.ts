@@ -128,6 +128,22 @@ function extraNodeArgs(): string[] {
   return (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 }
 
+/** BENCH_V8_DEFAULTS=1: the servers on V8's defaults, without fxgate's flags (server.ts skips the ones it sets). */
+function onV8Defaults(): boolean {
+  return process.env.BENCH_V8_DEFAULTS === '1';
+}
+
+/** How the servers' node is started where it differs from how the product starts it, for the report. */
+export function serverStartDifferences(): string[] {
+  const limitBytes = serverMemoryLimitBytes();
+  const nodeArgs = extraNodeArgs();
+  return [
+    onV8Defaults() ? "on V8's defaults, without fxgate's flags" : '',
+    limitBytes === undefined ? '' : `each in a memory cgroup of ${limitBytes / 1024 / 1024} MB`,
+    nodeArgs.length === 0 ? '' : `with ${nodeArgs.join(' ')}`,
+  ].filter((difference) => difference !== '');
+}
+
 /**
  * Compiles the server entry into .bench-build/ in the layout the sources have, with what the
  * compiled code reads beside it: the mapping tables where the gateway's loader looks for built
@@ -157,7 +173,7 @@ export async function buildServers(): Promise<void> {
 
 export async function launchServer(app: ServerAppName, config: ServerConfig = {}): Promise<ServerProcess> {
   // As the product starts node (src/cli/node-start-flags.ts), unless the run asks for V8's defaults.
-  const startFlags = process.env.BENCH_V8_DEFAULTS === '1' ? [] : NODE_START_FLAGS;
+  const startFlags = onV8Defaults() ? [] : NODE_START_FLAGS;
   const args = [...startFlags, ...extraNodeArgs(), SERVER_ENTRY, app];
   const limitBytes = serverMemoryLimitBytes();
   const limit = limitBytes === undefined ? undefined : await limitServerMemory(app, limitBytes, process.execPath, args);

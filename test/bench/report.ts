@@ -5,6 +5,7 @@
 import os from 'node:os';
 
 import type { AddedLatencyTarget, RateTarget, RowComparison, RssTarget } from './cases.js';
+import { serverStartDifferences } from './launcher.js';
 import { type CaseMeasurement, MEASURED_POOL_HEADROOM, type RowMeasurement } from './measurement.js';
 import { BENCH_RATE_LIMITS } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
@@ -67,12 +68,8 @@ function megabytes(bytes: number): string {
 
 /** How the servers' node was started, when that is not as the product starts it. */
 function serverStart(): string {
-  const ways = [
-    process.env.BENCH_V8_DEFAULTS === '1' ? "on V8's defaults, without fxgate's flags" : '',
-    process.env.BENCH_SERVER_MEMORY_MB ? `each in a memory cgroup of ${process.env.BENCH_SERVER_MEMORY_MB} MB` : '',
-    process.env.BENCH_SERVER_NODE_ARGS ? `with ${process.env.BENCH_SERVER_NODE_ARGS}` : '',
-  ].filter((way) => way !== '');
-  return ways.length === 0 ? '' : ` (here ${ways.join('; ')})`;
+  const differences = serverStartDifferences();
+  return differences.length === 0 ? '' : ` (here ${differences.join('; ')})`;
 }
 
 /** Left-aligned first column, right-aligned numbers, Markdown-compatible. */
