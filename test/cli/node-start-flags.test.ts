@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 import { NODE_START_FLAGS } from '../../src/cli/node-start-flags.js';
+import { packageBin } from '../deploy/deploy-files.js';
 
 /** The most the young generation held (both halves, in MB) while a window of objects survived scavenge after scavenge. */
 async function youngGenerationPeakMb(flags: readonly string[]): Promise<number> {
@@ -36,7 +37,7 @@ describe('flags node is started with', () => {
     const flags = NODE_START_FLAGS.join(' ');
     expect((await read('src/cli/main.ts')).split('\n')[0]).toBe(`#!/usr/bin/env -S node ${flags}`);
     const { scripts } = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
-    expect(scripts.start).toBe(`node ${flags} dist/cli/main.js all`);
+    expect(scripts.start).toBe(`node ${flags} ${packageBin()} all`);
   });
 
   it("start node from the bin's first line as Linux runs it (env with the rest of the line as one argument)", async () => {
