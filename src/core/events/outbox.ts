@@ -22,21 +22,24 @@ export interface EventInput {
   readonly at: Date;
 }
 
-/** Records the event and its deliveries; returns the event id. */
+/** Records the event and its deliveries (fx_record_event, migration 0013); returns the event id. */
 export async function recordEvent(tx: Queryable, event: EventInput): Promise<string> {
   const id = newId('event', event.at.getTime());
-  await tx.query(
-    'INSERT INTO events (id, org_id, environment, type, event_type, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [id, event.orgId, event.environment, event.type, event.eventType, JSON.stringify(event.data), event.at],
-  );
-  await tx.query(
-    `INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at, created_at)
-     SELECT $1, e.id, 'PENDING', $5, $5 FROM webhook_endpoints e
-      WHERE e.org_id = $2 AND e.environment = $3 AND e.status = 'ACTIVE'
-        AND (cardinality(e.event_types) = 0 OR $4 = ANY(e.event_types))`,
-    [id, event.orgId, event.environment, event.eventType, event.at],
-  );
+  await tx.query('SELECT fx_record_event($1, $2, $3, $4, $5, $6::jsonb, $7)', [
+    id,
+    event.orgId,
+    event.environment,
+    event.type,
+    event.eventType,
+    JSON.stringify(event.data),
+    event.at,
+  ]);
   return id;
+}
+
+/** The type of the event a resource's status is announced by: `withdrawal.pending`, `deposit.completed`. */
+export function statusEventType(type: EventResource, status: string): string {
+  return `${type.slice(0, -1)}.${status.toLowerCase()}`;
 }
 
 /**
@@ -54,7 +57,7 @@ export async function recordStatusEvent(
     orgId: row.org_id,
     environment: row.environment,
     type,
-    eventType: `${type.slice(0, -1)}.${row.status.toLowerCase()}`,
+    eventType: statusEventType(type, row.status),
     data: { ...record },
     at,
   });

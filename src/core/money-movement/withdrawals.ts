@@ -2,13 +2,16 @@
  * Withdrawals: money leaving an org's book for one of its withdrawal accounts.
  *
  * Creation (POST /v3/fx/withdrawals) checks the ten rules of docs/contract.md#v3-withdrawals-rules
- * in their order, the first failing rule answering. All of it runs in one SQL transaction:
+ * in their order, the first failing rule answering. All of it runs in one statement, the database
+ * function fx_create_withdrawal (migration 0013), which is its own transaction:
  * - the account row is locked (FOR UPDATE), so an operator disabling it either commits first
  *   (and the withdrawal sees it) or waits for the withdrawal;
  * - the org's client account in the currency is locked (FOR UPDATE) before the balance is read,
  *   so withdrawals of one currency are serialised and can never together overdraw it (rule 7);
  * - the withdrawal row (PENDING), the hold on the ledger (client -amount, withdrawal_hold
  *   +amount) and the event withdrawal.pending are written together, or none of them is.
+ * The rules that need the application (reference data, checksums, prices) are judged here on the
+ * account as read just before, and the statement refuses when that account has changed since.
  *
  * Semantics:
  * - Holds are their own ledger account: the client balance already excludes held money, so
@@ -43,18 +46,19 @@ import { z } from 'zod';
 import type { Mode } from '../../lib/auth/credential-vocabulary.js';
 import type { Queryable } from '../../lib/db/database.js';
 import { ApiError, isApiError } from '../../lib/errors/api-error.js';
-import { failpoint } from '../../lib/failpoints.js';
+import { AccountChangingError } from '../../lib/errors/internal-errors.js';
+import { failpoint, takeArmedFailpoint } from '../../lib/failpoints.js';
 import { isId, newId } from '../../lib/ids.js';
 import { Decimal, formatDecimal, formatToDecimals, fractionDigits, parseDecimal } from '../../lib/money.js';
 import { rowInBook } from '../book-rows.js';
-import { recordStatusEvent } from '../events/outbox.js';
+import { recordStatusEvent, statusEventType } from '../events/outbox.js';
 import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import { type Posting, postMovement } from '../ledger/ledger.js';
 import type { Principal } from '../principal.js';
 import { withdrawableBalance } from '../trading/balances.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
-import { type TradingContext, transactionWithReference } from '../trading/trading-context.js';
+import type { TradingContext } from '../trading/trading-context.js';
 import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
 import type {
   FiatRail,
@@ -229,31 +233,13 @@ function checkAccountAndRequest(
   }
 }
 
-/** Locks the org's client account in the currency and returns its balance (0 before its first movement). */
-async function lockClientBalance(tx: Queryable, book: Book, currency: string): Promise<Decimal> {
-  const { rows } = await tx.query<{ balance: string }>(
-    `SELECT balance::text AS balance FROM ledger_accounts
-      WHERE org_id = $1 AND environment = $2 AND kind = 'client' AND currency = $3
-      FOR UPDATE`,
-    [book.orgId, book.environment, currency],
-  );
-  return rows[0] ? parseDecimal(rows[0].balance) : new Decimal(0);
-}
-
-/** Rule 8: the org's largest debt (see the module comment), or null when it owes nothing. */
+/** Rule 8: the largest of the book's debts (see the module comment); `debts` are its negative client balances. */
 async function largestDebt(
-  tx: Queryable,
   context: WithdrawalContext,
-  book: Book,
-): Promise<{ currency: string; amount: Decimal } | null> {
-  const { rows } = await tx.query<{ currency: string; balance: string }>(
-    `SELECT currency, balance::text AS balance FROM ledger_accounts
-      WHERE org_id = $1 AND environment = $2 AND kind = 'client' AND balance < 0`,
-    [book.orgId, book.environment],
-  );
-  if (rows.length === 0) return null;
-  const debts = await Promise.all(
-    rows.map(async (row) => {
+  debts: readonly { readonly currency: string; readonly balance: string }[],
+): Promise<{ currency: string; amount: Decimal }> {
+  const ranked = await Promise.all(
+    debts.map(async (row) => {
       const amount = parseDecimal(row.balance).negated();
       // A currency without a price cannot be ranked by value; it still counts as a debt.
       const usd = await context.rates.usdPrice(row.currency).then(
@@ -263,13 +249,161 @@ async function largestDebt(
       return { currency: row.currency, amount, usd };
     }),
   );
-  debts.sort((a, b) => {
+  ranked.sort((a, b) => {
     if (a.usd && b.usd && !a.usd.eq(b.usd)) return b.usd.comparedTo(a.usd) ?? 0;
     if (a.usd && !b.usd) return -1;
     if (!a.usd && b.usd) return 1;
     return a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0;
   });
-  return debts[0]!;
+  return ranked[0]!;
+}
+
+/** The armed failpoints fx_create_withdrawal can fail at, one per step (tests only). */
+const CREATION_FAILPOINTS = ['withdrawal.after-insert', 'withdrawal.after-ledger', 'withdrawal.after-event'] as const;
+
+/** SQLSTATE of a refusal raised by fx_create_withdrawal (migration 0013): the reason is the message, its facts JSON in DETAIL. */
+const CREATION_REFUSAL_SQLSTATE = 'FXR01';
+
+type CreationRefusal =
+  | { readonly reason: 'ACCOUNT_CHANGED' | 'REFUSED' }
+  | { readonly reason: 'INSUFFICIENT_BALANCE'; readonly facts: { readonly balance: string } }
+  | { readonly reason: 'DEBTS'; readonly facts: readonly { readonly currency: string; readonly balance: string }[] };
+
+function creationRefusalOf(error: unknown): CreationRefusal | null {
+  const e = error as { code?: unknown; message?: unknown; detail?: unknown } | null;
+  if (e?.code !== CREATION_REFUSAL_SQLSTATE || typeof e.message !== 'string') return null;
+  const facts: unknown = typeof e.detail === 'string' && e.detail !== '' ? JSON.parse(e.detail) : undefined;
+  return { reason: e.message, facts } as CreationRefusal;
+}
+
+/** How often an account changed under a withdrawal is read again before the withdrawal gives up. */
+const ACCOUNT_READS = 3;
+
+/**
+ * One attempt of fx_create_withdrawal (migration 0013 lists its steps), on the account as it was
+ * just read: rules 1 to 6, 9 and 10 are judged here and handed to the statement, which raises
+ * them in their place among rules 7 and 8. Returns the withdrawal, an earlier one for a replay, or
+ * null when the account changed since it was read.
+ */
+async function attemptCreation(
+  context: WithdrawalContext,
+  principal: Principal,
+  request: WithdrawalRequest,
+  idempotency: { readonly key: string; readonly fingerprint: string },
+  withdrawalId: string,
+  now: Date,
+): Promise<{ readonly withdrawal: WithdrawalRow; readonly replayed: boolean } | null> {
+  const reference = await context.reference();
+  const account = await findWithdrawalAccount(context.db, principal, request.withdrawalAccountId);
+  let refusal: ApiError | null = null;
+  try {
+    checkAccountAndRequest(account, request, reference);
+  } catch (error) {
+    if (!isApiError(error)) throw error;
+    refusal = error;
+  }
+  const early = refusal !== null;
+  // 9 and 10 come after the balance and the debts: judged now, raised in their place.
+  if (!refusal && !account!.withdrawals_enabled) refusal = new ApiError('WITHDRAWAL_DISABLED_FOR_ACCOUNT');
+  const checksum = refusal ? null : accountChecksumFailure(account!);
+  if (checksum) refusal = new ApiError('WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', checksum);
+
+  const currency = reference.currencies.get(request.currency);
+  const amount = parseDecimal(request.withdrawalAmount);
+  // What the insert will write, so the event can carry the record the answer shows.
+  const pending: WithdrawalRow = {
+    id: withdrawalId,
+    org_id: principal.orgId,
+    environment: principal.environment,
+    withdrawal_account_id: request.withdrawalAccountId,
+    currency: request.currency,
+    asset_type: account?.asset_type ?? 'FIAT',
+    amount: formatDecimal(amount),
+    status: 'PENDING',
+    network: account?.asset_type === 'STABLECOIN' ? account.network : null,
+    transaction_hash: null,
+    payment_details: {},
+    estimated_completion_at: null,
+    failure_reason: null,
+    actor_id: actorIdOf(principal),
+    actor_email: actorEmailOf(principal),
+    comments: request.comments ?? '',
+    metadata: request.metadata ?? {},
+    idempotency_key: idempotency.key,
+    request_fingerprint: idempotency.fingerprint,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+  try {
+    const { rows } = await context.db.query<WithdrawalRow & { replayed: boolean }>(
+      `SELECT (r.withdrawal).*, r.replayed
+         FROM fx_create_withdrawal($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb,
+                                   $18, $19, $20, $21, $22::text[], $23, $24, $25::jsonb, $26) AS r`,
+      [
+        pending.id,
+        pending.org_id,
+        pending.environment,
+        pending.withdrawal_account_id,
+        account?.status ?? null,
+        account?.verified ?? null,
+        account?.withdrawals_enabled ?? null,
+        early,
+        refusal !== null && !early,
+        pending.currency,
+        pending.asset_type,
+        pending.amount,
+        pending.network,
+        pending.actor_id,
+        pending.actor_email,
+        pending.comments,
+        JSON.stringify(pending.metadata),
+        pending.idempotency_key,
+        pending.request_fingerprint,
+        now,
+        newId('ledgerTransaction'),
+        // An id for each of the two accounts the hold moves, used where the account is new.
+        [newId('balance', now.getTime()), newId('balance', now.getTime())],
+        newId('event', now.getTime()),
+        statusEventType('withdrawals', 'PENDING'),
+        // Only a withdrawal that passes every rule is inserted, and then the currency is known.
+        currency && !refusal ? JSON.stringify(toWithdrawalRecord(pending, reference)) : '{}',
+        takeArmedFailpoint(CREATION_FAILPOINTS),
+      ],
+    );
+    const { replayed, ...withdrawal } = rows[0]!;
+    return { withdrawal, replayed };
+  } catch (error) {
+    const refused = creationRefusalOf(error);
+    if (!refused) throw error;
+    switch (refused.reason) {
+      case 'ACCOUNT_CHANGED':
+        return null;
+      case 'REFUSED':
+        throw refusal!;
+      case 'INSUFFICIENT_BALANCE': {
+        // 7. The balance covers it (held money is already out of the client balance).
+        const decimals = currency!.decimals;
+        throw new ApiError('WITHDRAWAL_INSUFFICIENT_BALANCE', {
+          requiredAmount: formatToDecimals(amount, decimals),
+          availableAmount: formatToDecimals(withdrawableBalance(parseDecimal(refused.facts.balance)), decimals),
+          currency: currency!.code,
+        });
+      }
+      case 'DEBTS': {
+        // 8. The org owes nothing in any currency.
+        const debt = await largestDebt(context, refused.facts);
+        throw new ApiError('WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', {
+          outstandingAmount: formatToDecimals(
+            debt.amount,
+            reference.currencies.get(debt.currency)?.decimals ?? 2,
+            Decimal.ROUND_UP,
+          ),
+          currency: debt.currency,
+        });
+      }
+    }
+  }
 }
 
 /**
@@ -277,6 +411,10 @@ async function largestDebt(
  * returns the first attempt's withdrawal as it is now. Refusals are ApiErrors; anything
  * unexpected is WITHDRAWAL_INITIATION_FAILED naming the withdrawal id, so the client can check
  * it (absent: nothing was written) and retry with the same key (docs/contract.md#errors-recovery).
+ *
+ * The happy path is two round trips: the account read, and fx_create_withdrawal, its own
+ * transaction. An operator's change to the account between the two makes the statement refuse
+ * without writing, and the account is read again.
  */
 export async function createWithdrawal(
   context: WithdrawalContext,
@@ -284,93 +422,17 @@ export async function createWithdrawal(
   request: WithdrawalRequest,
   idempotency: { readonly key: string; readonly fingerprint: string },
 ): Promise<WithdrawalRow> {
-  const earlier = await findByIdempotencyKey(context.db, principal, idempotency.key);
-  if (earlier) return replayOrMismatch(earlier, idempotency.fingerprint);
-
   const now = context.now();
   const withdrawalId = newId('withdrawal', now.getTime());
   try {
-    const withdrawal = await transactionWithReference(context, async (tx, reference) => {
-      const account = await findWithdrawalAccount(tx, principal, request.withdrawalAccountId, { forUpdate: true });
-      checkAccountAndRequest(account, request, reference);
-      const currency = reference.currencies.get(account.currency)!;
-      const amount = parseDecimal(request.withdrawalAmount);
-
-      const balance = await lockClientBalance(tx, principal, currency.code);
-      // A separate statement after the lock: under READ COMMITTED it sees a withdrawal that a
-      // racing attempt with this key committed while this one waited (both got past a store
-      // that had lost the key). That withdrawal is this request's answer, not a second one.
-      const winner = await findByIdempotencyKey(tx, principal, idempotency.key);
-      if (winner) return replayOrMismatch(winner, idempotency.fingerprint);
-
-      // 7. The balance covers it (held money is already out of the client balance).
-      const available = withdrawableBalance(balance);
-      if (amount.isGreaterThan(available)) {
-        throw new ApiError('WITHDRAWAL_INSUFFICIENT_BALANCE', {
-          requiredAmount: formatToDecimals(amount, currency.decimals),
-          availableAmount: formatToDecimals(available, currency.decimals),
-          currency: currency.code,
-        });
-      }
-      // 8. The org owes nothing in any currency.
-      const debt = await largestDebt(tx, context, principal);
-      if (debt) {
-        const decimals = reference.currencies.get(debt.currency)?.decimals ?? 2;
-        throw new ApiError('WITHDRAWAL_PENDING_DEPOSIT_REQUIRED', {
-          outstandingAmount: formatToDecimals(debt.amount, decimals, Decimal.ROUND_UP),
-          currency: debt.currency,
-        });
-      }
-      // 9. Withdrawals are enabled for the account.
-      if (!account.withdrawals_enabled) throw new ApiError('WITHDRAWAL_DISABLED_FOR_ACCOUNT');
-      // 10. Its address or routing checksums are still valid (checked at creation too).
-      const checksum = accountChecksumFailure(account);
-      if (checksum) throw new ApiError('WITHDRAWAL_ADDRESS_CHECKSUM_FAILED', checksum);
-
-      const { rows } = await tx.query<WithdrawalRow>(
-        `INSERT INTO withdrawals (id, org_id, environment, withdrawal_account_id, currency, asset_type, amount, status, network,
-                                  actor_id, actor_email, comments, metadata, idempotency_key, request_fingerprint, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $8, $9, $10, $11, $12, $13, $14, $15, $15)
-         RETURNING *`,
-        [
-          withdrawalId,
-          principal.orgId,
-          principal.environment,
-          account.id,
-          currency.code,
-          account.asset_type,
-          formatDecimal(amount),
-          account.asset_type === 'STABLECOIN' ? account.network : null,
-          actorIdOf(principal),
-          actorEmailOf(principal),
-          request.comments ?? '',
-          JSON.stringify(request.metadata ?? {}),
-          idempotency.key,
-          idempotency.fingerprint,
-          now,
-        ],
-      );
-      const withdrawal = rows[0]!;
-      failpoint('withdrawal.after-insert');
-      await postMovement(tx, {
-        orgId: principal.orgId,
-        environment: principal.environment,
-        kind: 'withdrawal_hold',
-        referenceId: withdrawal.id,
-        at: now,
-        postings: [
-          { account: 'client', currency: currency.code, amount: amount.negated() },
-          { account: 'withdrawal_hold', currency: currency.code, amount },
-        ],
-      });
-      failpoint('withdrawal.after-ledger');
-      await recordWithdrawalEvent(tx, withdrawal, reference, now);
-      failpoint('withdrawal.after-event');
-      return withdrawal;
-    });
-    // An earlier attempt's withdrawal (a retry found it above) was counted when it was made.
-    if (withdrawal.id === withdrawalId) context.metrics?.withdrawalMoved(null, 'PENDING');
-    return withdrawal;
+    for (let read = 1; read <= ACCOUNT_READS; read++) {
+      const created = await attemptCreation(context, principal, request, idempotency, withdrawalId, now);
+      if (!created) continue;
+      if (created.replayed) return replayOrMismatch(created.withdrawal, idempotency.fingerprint);
+      context.metrics?.withdrawalMoved(null, 'PENDING');
+      return created.withdrawal;
+    }
+    throw new AccountChangingError(request.withdrawalAccountId, ACCOUNT_READS);
   } catch (error) {
     if (isApiError(error)) throw error;
     const winner = await raceWinner(error, idempotency, (key) => findByIdempotencyKey(context.db, principal, key));

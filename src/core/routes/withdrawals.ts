@@ -105,8 +105,8 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
         setResourceId(withdrawal.id);
         try {
           failpoint('withdrawal.after-commit');
-          // Re-read after commit: a replay answers with the withdrawal as it is now.
-          return await record((await findWithdrawal(context.db, principal, withdrawal.id))!);
+          // A replay's row was read as it is now (createWithdrawal): no second read is needed.
+          return await record(withdrawal);
         } catch (error) {
           // The withdrawal is committed; a failure while answering is still this write's 500,
           // with the id to fetch it by (docs/contract.md#errors-recovery).

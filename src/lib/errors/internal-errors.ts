@@ -248,6 +248,10 @@ export const INTERNAL_ERRORS = {
     reason: 'a legacy webhook subscription has an invalid URL or event list',
     fix: "correct the subscription's URL or events as the message says",
   },
+  FXGATE_WITHDRAWAL_ACCOUNT_CHANGING: {
+    reason: "a withdrawal's account changed every time the withdrawal read it, so nothing was written",
+    fix: 'nothing: the client gets WITHDRAWAL_INITIATION_FAILED and retries with the same Idempotency-Key',
+  },
 } as const satisfies Record<`FXGATE_${string}`, { readonly reason: string; readonly fix: string }>;
 
 export type InternalErrorCode = keyof typeof INTERNAL_ERRORS;
@@ -569,6 +573,15 @@ export class UnbalancedMovementError extends withCode('FXGATE_LEDGER_UNBALANCED'
     readonly sum: string,
   ) {
     super(`ledger movement does not balance in ${currency}: entries sum to ${sum}`);
+  }
+}
+
+export class AccountChangingError extends withCode('FXGATE_WITHDRAWAL_ACCOUNT_CHANGING') {
+  constructor(
+    readonly accountId: string,
+    readonly reads: number,
+  ) {
+    super(`withdrawal account ${accountId} changed under each of ${reads} reads; no withdrawal was written`);
   }
 }
 

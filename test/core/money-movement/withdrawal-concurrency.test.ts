@@ -7,6 +7,8 @@
  * - Redis losing the idempotency records between a withdrawal and its retry with the same key:
  *   still one withdrawal (the row's unique key is the second line), also for attempts racing
  *   in-process past the store;
+ * - an operator's change to the account between the withdrawal's read of it and its statement:
+ *   the statement refuses, the account is read again, and the rules see the change;
  * - a failure at each step of the write (failpoints) answers 500 WITHDRAWAL_INITIATION_FAILED
  *   with details.resourceId, leaves nothing half-written, and the retry with the same key works;
  *   a response lost after the commit answers the same 500 and GET finds the withdrawal.
@@ -287,6 +289,69 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
     const ids = new Set(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.id : '')));
     expect(ids.size).toBe(1);
     expect(await bookState(key)).toMatchObject({ client: '0', held: '100', ledgerTransactions: 2, events: 1 });
+  });
+
+  describe('an account that changes between its read and the statement', () => {
+    /**
+     * The context's database, changing the account (through the harness's own connection)
+     * just before each of the first `times` calls of fx_create_withdrawal: after the withdrawal
+     * read it, before the statement locks it.
+     */
+    function changingAccount(account: WithdrawalAccountRow, change: string, times: number) {
+      let left = times;
+      const db = harness.db;
+      const changing: typeof db = Object.create(db) as typeof db;
+      changing.query = async (sql, params) => {
+        if (left > 0 && sql.includes('fx_create_withdrawal(')) {
+          left--;
+          await db.query(`UPDATE withdrawal_accounts SET ${change} WHERE id = $1`, [account.id]);
+        }
+        return db.query(sql, params);
+      };
+      return { ...context(), db: changing };
+    }
+
+    it('is read again, and the withdrawal is judged on the account as it is now', async () => {
+      const { key, account } = await fundedBook(mode, '100');
+      const request = { withdrawalAccountId: account.id, withdrawalAmount: '10', currency: 'USD' };
+      const idempotency = { key: randomUUID(), fingerprint: `sha256:${randomBytes(32).toString('hex')}` };
+      const before = await bookState(key);
+      await expect(
+        createWithdrawal(changingAccount(account, "status = 'DISABLED'", 1), principalOf(key), request, idempotency),
+      ).rejects.toMatchObject({ code: 'WITHDRAWAL_ACCOUNT_NOT_LIVE', details: { status: 'DISABLED' } });
+      expect(await bookState(key)).toEqual(before);
+    });
+
+    it('a change that lifts a refusal lets the withdrawal through on the next read', async () => {
+      const { key, account } = await fundedBook(mode, '100');
+      await harness.db.query('UPDATE withdrawal_accounts SET withdrawals_enabled = false WHERE id = $1', [account.id]);
+      const request = { withdrawalAccountId: account.id, withdrawalAmount: '10', currency: 'USD' };
+      const idempotency = { key: randomUUID(), fingerprint: `sha256:${randomBytes(32).toString('hex')}` };
+      const created = await createWithdrawal(
+        changingAccount(account, 'withdrawals_enabled = true', 1),
+        principalOf(key),
+        request,
+        idempotency,
+      );
+      expect(created).toMatchObject({ status: 'PENDING', withdrawal_account_id: account.id });
+      expect(await bookState(key)).toMatchObject({ client: '90', held: '10', ledgerTransactions: 2, events: 1 });
+    });
+
+    it('gives up with WITHDRAWAL_INITIATION_FAILED, writing nothing, when it changes under every read', async () => {
+      const { key, account } = await fundedBook(mode, '100');
+      const request = { withdrawalAccountId: account.id, withdrawalAmount: '10', currency: 'USD' };
+      const idempotency = { key: randomUUID(), fingerprint: `sha256:${randomBytes(32).toString('hex')}` };
+      const before = await bookState(key);
+      const failure = await createWithdrawal(
+        changingAccount(account, 'verified = NOT verified', 3),
+        principalOf(key),
+        request,
+        idempotency,
+      ).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: 'WITHDRAWAL_INITIATION_FAILED' });
+      expect((failure as Error).cause).toMatchObject({ code: 'FXGATE_WITHDRAWAL_ACCOUNT_CHANGING' });
+      expect(await bookState(key)).toEqual(before);
+    });
   });
 
   describe('crash safety', () => {
