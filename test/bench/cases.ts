@@ -1274,8 +1274,10 @@ export const BENCH_CASES: readonly BenchCase[] = [
         clocks.push(
           {
             app: `core (${route.label})`,
+            url: core.server.url,
             cpuMicros: () => core.server.cpuMicros(),
             requests: () => core.server.requests(),
+            inFlight: () => core.server.inFlight(),
           },
           postgresClock(
             `postgres (${route.label})`,

@@ -53,6 +53,8 @@ export interface ServerProcess {
   cpuMicros(): Promise<number>;
   /** HTTP requests the server has received so far, as it counts them. */
   requests(): Promise<number>;
+  /** Requests it has received and not finished (answered, or closed by the client) yet. */
+  inFlight(): Promise<number>;
   /** Asks the server to close, kills it if it does not; resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -211,6 +213,7 @@ export async function launchServer(app: ServerAppName, config: ServerConfig = {}
     },
     cpuMicros: async () => (await ask('cpu', 'its CPU time')).micros,
     requests: async () => (await ask('requests', 'its request count')).count,
+    inFlight: async () => (await ask('requests', 'its request count')).open,
     stop,
   };
 }

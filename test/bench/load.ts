@@ -273,6 +273,7 @@ export async function measureSideBySide(
       poolDry: 0,
     });
   }
+  await settle(servers);
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let position = 0; position < tallies.length; position += 1) {
       const tally = tallies[(round + position) % tallies.length]!;
@@ -288,6 +289,7 @@ export async function measureSideBySide(
         duration: roundSeconds,
         requests: poolRequests(pool),
       });
+      await settle(servers);
       const cpuAfter = await cpuMicrosOf(servers);
       const requestsAfter = await requestsOf(servers);
       cpuAfter.forEach((micros, index) => (tally.cpuMicros[index]! += micros - cpuBefore[index]!));
@@ -316,7 +318,7 @@ export async function measureSideBySide(
       non2xx: tally.non2xx,
       statusCodes: tally.statusCodes,
       roundRates: tally.roundRates,
-      cpuMicrosPerRequest: tally.cpuMicros.map((micros) => micros / Math.max(tally.responses, 1)),
+      cpuMicrosPerRequest: tally.cpuMicros.map((micros) => micros / rowRequests(tally, servers)),
       poolDry: tally.poolDry,
     };
   });
@@ -330,7 +332,7 @@ export async function measureSideBySide(
       tallies
         .map(
           (tally) =>
-            `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / Math.max(tally.responses, 1)).toFixed(0)} µs`).join(', ')}`,
+            `${tally.row.label}: ${servers.map((server, index) => `${server.app} ${(tally.cpuMicros[index]! / rowRequests(tally, servers)).toFixed(0)} µs`).join(', ')}`,
         )
         .join('; '),
     `CPU per request against the cryptography floor (node:crypto ES256, CPU time in the load process before the rounds: ` +
@@ -348,9 +350,44 @@ export async function measureSideBySide(
  */
 export interface CpuClock {
   readonly app: string;
+  /** Where a bench server listens (`http://127.0.0.1:<port>`): the rows sent there are its requests. */
+  readonly url?: string;
   cpuMicros(): Promise<number>;
   /** HTTP requests it has received so far, for a bench server (its floor, and a gateway's v3 calls). */
   requests?(): Promise<number>;
+  /** Requests it has received and not finished yet, for a bench server. */
+  inFlight?(): Promise<number>;
+}
+
+/** How long a round's dropped requests may take to finish before the CPU is read anyway. */
+const SETTLE_TIMEOUT_MS = 5_000;
+const SETTLE_POLL_MS = 20;
+
+/**
+ * Waits until no server has a request in flight. The load generator stops a round with requests
+ * still running, which the servers finish (and spend CPU on) after it: read before they finish,
+ * a round's CPU would miss some of them and the next round's would carry them.
+ */
+async function settle(servers: readonly CpuClock[]): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (const server of servers) {
+    if (!server.inFlight) continue;
+    while ((await server.inFlight()) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+    }
+  }
+}
+
+/**
+ * The requests of a row's rounds, as the server the row's URL names counted them: the answers
+ * the load generator counted and those it dropped in flight, whose CPU the rounds include. The
+ * generator's answers when no server counted (a clock of another kind).
+ */
+function rowRequests(tally: RowTally, servers: readonly CpuClock[]): number {
+  const origin = new URL(tally.row.url).origin;
+  const index = servers.findIndex((server) => server.url === origin);
+  const counted = index >= 0 ? tally.requests[index]! : 0;
+  return Math.max(counted > 0 ? counted : tally.responses, 1);
 }
 
 /** Each server's request count so far, 0 for a clock that counts none. */
@@ -362,21 +399,21 @@ async function requestsOf(servers: readonly CpuClock[]): Promise<number[]> {
 
 /**
  * A row's CPU per request in each process that served it, against that process's cryptography
- * floor; the v3 calls per request are what the cores received per answer of the row.
+ * floor; the v3 calls per request are what the cores received per request of the row.
  */
 function againstFloor(tally: RowTally, servers: readonly CpuClock[], cost: CryptoCost): string {
-  const responses = Math.max(tally.responses, 1);
+  const requests = rowRequests(tally, servers);
   const v3Calls = servers.reduce((sum, server, index) => sum + (isCore(server.app) ? tally.requests[index]! : 0), 0);
   return servers
     .map((server, index) => {
-      const cpu = tally.cpuMicros[index]! / responses;
+      const cpu = tally.cpuMicros[index]! / requests;
       // A server that served none of the row's requests (another gateway of the case) has no floor for it.
       const served = server.requests === undefined || tally.requests[index]! > 0;
       const floor = served
         ? processFloor(
             server.app,
             tally.row.plan.cryptography ?? 'v3',
-            isCore(server.app) ? tally.requests[index]! / responses : v3Calls / responses,
+            isCore(server.app) ? tally.requests[index]! / requests : v3Calls / requests,
             cost,
           )
         : null;

@@ -30,8 +30,8 @@ export type FromServer =
   | { readonly type: 'rss'; readonly rss: number; readonly heapTotal: number }
   /** process.cpuUsage(): CPU time of all the process's threads so far, in microseconds. */
   | { readonly type: 'cpu'; readonly micros: number }
-  /** HTTP requests the server's listener has received so far. */
-  | { readonly type: 'requests'; readonly count: number }
+  /** HTTP requests the server's listener has received so far, and how many of them it has not finished. */
+  | { readonly type: 'requests'; readonly count: number; readonly open: number }
   | { readonly type: 'failed'; readonly message: string };
 
 export function isServerAppName(value: string): value is ServerAppName {

@@ -39,10 +39,15 @@ async function main(): Promise<void> {
   const { SERVER_APPS } = await import('./server-apps.js');
   const served: ServedApp = await SERVER_APPS[name](readConfig());
 
-  // Counted for the report: how many v3 calls a gateway's request made of the core behind it.
+  // Counted for the report: the requests of a row (those the load generator dropped in flight
+  // too), how many v3 calls a gateway's request made of the core behind it, and when the
+  // requests of a round have all finished.
   let requests = 0;
-  served.app.server.on('request', () => {
+  let open = 0;
+  served.app.server.on('request', (_request, response) => {
     requests += 1;
+    open += 1;
+    response.once('close', () => (open -= 1));
   });
 
   let stopping = false;
@@ -62,7 +67,7 @@ async function main(): Promise<void> {
     } else if (message.type === 'cpu') {
       const usage = process.cpuUsage();
       send({ type: 'cpu', micros: usage.user + usage.system });
-    } else if (message.type === 'requests') send({ type: 'requests', count: requests });
+    } else if (message.type === 'requests') send({ type: 'requests', count: requests, open });
     else void stop();
   });
   process.on('disconnect', () => void stop());
