@@ -13,6 +13,15 @@
 -- message and the facts as JSON in DETAIL (src/core/money-movement/withdrawals.ts turns them into
 -- catalogued errors); FXF01 is a failpoint a test armed (src/lib/failpoints.ts).
 
+-- Fails the statement here when a test armed this failpoint (p_armed is null otherwise).
+CREATE FUNCTION fx_failpoint(p_armed text, p_here text) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF p_armed = p_here THEN
+    RAISE EXCEPTION USING ERRCODE = 'FXF01', MESSAGE = p_here;
+  END IF;
+END
+$$;
+
 -- Records an event and fans it out to one delivery per subscribed, active endpoint of its book.
 CREATE FUNCTION fx_record_event(
   p_id text, p_org_id uuid, p_environment text, p_type text, p_event_type text, p_data jsonb, p_at timestamptz
@@ -50,18 +59,14 @@ CREATE FUNCTION fx_create_withdrawal(
 ) RETURNS TABLE (withdrawal withdrawals, replayed boolean)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  v_earlier withdrawals;
   v_account withdrawal_accounts;
   v_balance numeric;
   v_debts json;
   v_withdrawal withdrawals;
 BEGIN
-  SELECT * INTO v_earlier FROM withdrawals
-   WHERE org_id = p_org_id AND environment = p_environment AND idempotency_key = p_idempotency_key;
-  IF FOUND THEN
-    RETURN QUERY SELECT v_earlier, true;
-    RETURN;
-  END IF;
+  RETURN QUERY SELECT w, true FROM withdrawals w
+   WHERE w.org_id = p_org_id AND w.environment = p_environment AND w.idempotency_key = p_idempotency_key;
+  IF FOUND THEN RETURN; END IF;
 
   SELECT * INTO v_account FROM withdrawal_accounts
    WHERE id = p_account_id AND org_id = p_org_id AND environment = p_environment
@@ -77,12 +82,9 @@ BEGIN
   SELECT balance INTO v_balance FROM ledger_accounts
    WHERE org_id = p_org_id AND environment = p_environment AND kind = 'client' AND currency = p_currency
      FOR UPDATE;
-  SELECT * INTO v_earlier FROM withdrawals
-   WHERE org_id = p_org_id AND environment = p_environment AND idempotency_key = p_idempotency_key;
-  IF FOUND THEN
-    RETURN QUERY SELECT v_earlier, true;
-    RETURN;
-  END IF;
+  RETURN QUERY SELECT w, true FROM withdrawals w
+   WHERE w.org_id = p_org_id AND w.environment = p_environment AND w.idempotency_key = p_idempotency_key;
+  IF FOUND THEN RETURN; END IF;
 
   IF p_amount > GREATEST(COALESCE(v_balance, 0), 0) THEN
     RAISE EXCEPTION USING ERRCODE = 'FXR01', MESSAGE = 'INSUFFICIENT_BALANCE',
@@ -107,20 +109,14 @@ BEGIN
           NULL, '{}', NULL, NULL, p_actor_id, p_actor_email, p_comments, p_metadata, p_idempotency_key,
           p_request_fingerprint, p_at, p_at, NULL)
   RETURNING * INTO v_withdrawal;
-  IF p_failpoint = 'withdrawal.after-insert' THEN
-    RAISE EXCEPTION USING ERRCODE = 'FXF01', MESSAGE = p_failpoint;
-  END IF;
+  PERFORM fx_failpoint(p_failpoint, 'withdrawal.after-insert');
 
   PERFORM fx_post_movement(p_org_id, p_environment, 'withdrawal_hold', p_id, p_at, p_transaction_id, p_new_account_ids,
                            ARRAY['client', 'withdrawal_hold'], ARRAY[p_currency, p_currency], ARRAY[-p_amount, p_amount]);
-  IF p_failpoint = 'withdrawal.after-ledger' THEN
-    RAISE EXCEPTION USING ERRCODE = 'FXF01', MESSAGE = p_failpoint;
-  END IF;
+  PERFORM fx_failpoint(p_failpoint, 'withdrawal.after-ledger');
 
   PERFORM fx_record_event(p_event_id, p_org_id, p_environment, 'withdrawals', p_event_type, p_event_data, p_at);
-  IF p_failpoint = 'withdrawal.after-event' THEN
-    RAISE EXCEPTION USING ERRCODE = 'FXF01', MESSAGE = p_failpoint;
-  END IF;
+  PERFORM fx_failpoint(p_failpoint, 'withdrawal.after-event');
 
   RETURN QUERY SELECT v_withdrawal, false;
 END
