@@ -11,6 +11,7 @@ import { failpoint } from '../../lib/failpoints.js';
 import { parseDecimal, V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
 import { SimulatedPaymentRail } from '../money-movement/payment-rails.js';
+import { WithdrawalAccountCache } from '../money-movement/withdrawal-account-cache.js';
 import { WITHDRAWAL_STATUSES } from '../money-movement/withdrawal-status.js';
 import {
   completeSandboxWithdrawal,
@@ -74,6 +75,8 @@ const SANDBOX_RAIL = new SimulatedPaymentRail({ delayMs: 0, failureRate: 0 });
 
 export function withdrawalOperations(context: WithdrawalContext, cursors: CursorCodec) {
   const record = async (row: WithdrawalRow) => ({ body: { data: toWithdrawalRecord(row, await context.reference()) } });
+  // One cache per application: a withdrawal to an account this process has seen is one round trip.
+  const creation: WithdrawalContext = { ...context, accounts: context.accounts ?? new WithdrawalAccountCache() };
 
   return [
     defineOperation({
@@ -98,7 +101,7 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       body: withdrawalCreateSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const withdrawal = await namingFailedResource(
-          createWithdrawal(context, principal, body, idempotency!),
+          createWithdrawal(creation, principal, body, idempotency!),
           'WITHDRAWAL_INITIATION_FAILED',
           setResourceId,
         );
