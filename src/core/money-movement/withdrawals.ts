@@ -11,8 +11,7 @@
  * - the withdrawal row (PENDING), the hold on the ledger (client -amount, withdrawal_hold
  *   +amount) and the event withdrawal.pending are written together, or none of them is.
  * The rules that need the application (reference data, checksums, prices) are judged here on the
- * account as last read (possibly for an earlier withdrawal: withdrawal-account-cache.ts), and the
- * statement refuses when a field they read differs from the locked row.
+ * account as read just before, and the statement refuses when that account has changed since.
  *
  * Semantics:
  * - Holds are their own ledger account: the client balance already excludes held money, so
@@ -70,17 +69,11 @@ import type {
   WithdrawalAssetType,
 } from './payment-rails.js';
 import { simulatedCompletion } from './payment-rails.js';
-import { judgedFields, type WithdrawalAccountCache } from './withdrawal-account-cache.js';
 import { accountChecksumFailure, findWithdrawalAccount, type WithdrawalAccountRow } from './withdrawal-accounts.js';
 import { WITHDRAWAL_STATUSES, WITHDRAWAL_TRANSITIONS, type WithdrawalStatus } from './withdrawal-status.js';
 
-/**
- * What withdrawals run on: a slice of the trading context, and the accounts the process last
- * judged withdrawals on (none: every withdrawal reads its account).
- */
-export type WithdrawalContext = Pick<TradingContext, 'db' | 'reference' | 'rates' | 'now' | 'metrics'> & {
-  readonly accounts?: WithdrawalAccountCache;
-};
+/** What withdrawals run on: a slice of the trading context. */
+export type WithdrawalContext = Pick<TradingContext, 'db' | 'reference' | 'rates' | 'now' | 'metrics'>;
 /** The book a withdrawal belongs to: an org in one environment (a request's principal is one). */
 export type Book = Pick<Principal, 'orgId' | 'environment'>;
 
@@ -283,25 +276,25 @@ function creationRefusalOf(error: unknown): CreationRefusal | null {
   return { reason: e.message, facts } as CreationRefusal;
 }
 
-/** How many statements a withdrawal runs, reading its account again after each that found it changed, before it gives up. */
-const CREATION_ATTEMPTS = 3;
+/** How often an account changed under a withdrawal is read again before the withdrawal gives up. */
+const ACCOUNT_READS = 3;
 
 /**
  * One attempt of fx_create_withdrawal (migration 0013 lists its steps), on the account as it was
- * last read: rules 1 to 6, 9 and 10 are judged here and handed to the statement, which raises
+ * just read: rules 1 to 6, 9 and 10 are judged here and handed to the statement, which raises
  * them in their place among rules 7 and 8. Returns the withdrawal, an earlier one for a replay, or
- * null when the account differs from the one judged.
+ * null when the account changed since it was read.
  */
 async function attemptCreation(
   context: WithdrawalContext,
   principal: Principal,
   request: WithdrawalRequest,
   idempotency: { readonly key: string; readonly fingerprint: string },
-  account: WithdrawalAccountRow | null,
-  ids: { readonly withdrawalId: string; readonly now: Date },
+  withdrawalId: string,
+  now: Date,
 ): Promise<{ readonly withdrawal: WithdrawalRow; readonly replayed: boolean } | null> {
-  const { withdrawalId, now } = ids;
   const reference = await context.reference();
+  const account = await findWithdrawalAccount(context.db, principal, request.withdrawalAccountId);
   let refusal: ApiError | null = null;
   try {
     checkAccountAndRequest(account, request, reference);
@@ -345,14 +338,16 @@ async function attemptCreation(
   try {
     const { rows } = await context.db.query<WithdrawalRow & { replayed: boolean }>(
       `SELECT (r.withdrawal).*, r.replayed
-         FROM fx_create_withdrawal($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb,
-                                   $16, $17, $18, $19, $20::text[], $21, $22, $23::jsonb, $24) AS r`,
+         FROM fx_create_withdrawal($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::jsonb,
+                                   $18, $19, $20, $21, $22::text[], $23, $24, $25::jsonb, $26) AS r`,
       [
         pending.id,
         pending.org_id,
         pending.environment,
         pending.withdrawal_account_id,
-        account && JSON.stringify(judgedFields(account)),
+        account?.status ?? null,
+        account?.verified ?? null,
+        account?.withdrawals_enabled ?? null,
         early,
         refusal !== null && !early,
         pending.currency,
@@ -417,10 +412,9 @@ async function attemptCreation(
  * unexpected is WITHDRAWAL_INITIATION_FAILED naming the withdrawal id, so the client can check
  * it (absent: nothing was written) and retry with the same key (docs/contract.md#errors-recovery).
  *
- * The happy path is one round trip, fx_create_withdrawal (its own transaction), when the
- * process has judged a withdrawal to the account before; two, with the account read, when not.
- * An account that differs from the one judged (an operator changed it since) makes the statement
- * refuse without writing, and the account is read again.
+ * The happy path is two round trips: the account read, and fx_create_withdrawal, its own
+ * transaction. An operator's change to the account between the two makes the statement refuse
+ * without writing, and the account is read again.
  */
 export async function createWithdrawal(
   context: WithdrawalContext,
@@ -430,24 +424,15 @@ export async function createWithdrawal(
 ): Promise<WithdrawalRow> {
   const now = context.now();
   const withdrawalId = newId('withdrawal', now.getTime());
-  const accountId = request.withdrawalAccountId;
   try {
-    let account = context.accounts?.get(principal, accountId) ?? null;
-    for (let attempt = 1; attempt <= CREATION_ATTEMPTS; attempt++) {
-      if (!account || attempt > 1) {
-        account = await findWithdrawalAccount(context.db, principal, accountId);
-        if (account) context.accounts?.remember(account);
-      }
-      const created = await attemptCreation(context, principal, request, idempotency, account, { withdrawalId, now });
-      if (!created) {
-        context.accounts?.forget(accountId);
-        continue;
-      }
+    for (let read = 1; read <= ACCOUNT_READS; read++) {
+      const created = await attemptCreation(context, principal, request, idempotency, withdrawalId, now);
+      if (!created) continue;
       if (created.replayed) return replayOrMismatch(created.withdrawal, idempotency.fingerprint);
       context.metrics?.withdrawalMoved(null, 'PENDING');
       return created.withdrawal;
     }
-    throw new AccountChangingError(accountId, CREATION_ATTEMPTS);
+    throw new AccountChangingError(request.withdrawalAccountId, ACCOUNT_READS);
   } catch (error) {
     if (isApiError(error)) throw error;
     const winner = await raceWinner(error, idempotency, (key) => findByIdempotencyKey(context.db, principal, key));

@@ -11,7 +11,6 @@ import { failpoint } from '../../lib/failpoints.js';
 import { parseDecimal, V3_AMOUNT_PATTERN } from '../../lib/money.js';
 import { defineOperation } from '../http/operation.js';
 import { SimulatedPaymentRail } from '../money-movement/payment-rails.js';
-import { WithdrawalAccountCache } from '../money-movement/withdrawal-account-cache.js';
 import { WITHDRAWAL_STATUSES } from '../money-movement/withdrawal-status.js';
 import {
   completeSandboxWithdrawal,
@@ -75,8 +74,6 @@ const SANDBOX_RAIL = new SimulatedPaymentRail({ delayMs: 0, failureRate: 0 });
 
 export function withdrawalOperations(context: WithdrawalContext, cursors: CursorCodec) {
   const record = async (row: WithdrawalRow) => ({ body: { data: toWithdrawalRecord(row, await context.reference()) } });
-  // One cache per application: a withdrawal to an account this process has seen is one round trip.
-  const creation: WithdrawalContext = { ...context, accounts: context.accounts ?? new WithdrawalAccountCache() };
 
   return [
     defineOperation({
@@ -101,7 +98,7 @@ export function withdrawalOperations(context: WithdrawalContext, cursors: Cursor
       body: withdrawalCreateSchema,
       async handle({ principal, body, idempotency, setResourceId }) {
         const withdrawal = await namingFailedResource(
-          createWithdrawal(creation, principal, body, idempotency!),
+          createWithdrawal(context, principal, body, idempotency!),
           'WITHDRAWAL_INITIATION_FAILED',
           setResourceId,
         );

@@ -579,9 +579,9 @@ export class UnbalancedMovementError extends withCode('FXGATE_LEDGER_UNBALANCED'
 export class AccountChangingError extends withCode('FXGATE_WITHDRAWAL_ACCOUNT_CHANGING') {
   constructor(
     readonly accountId: string,
-    readonly attempts: number,
+    readonly reads: number,
   ) {
-    super(`withdrawal account ${accountId} changed under each of ${attempts} attempts; no withdrawal was written`);
+    super(`withdrawal account ${accountId} changed under each of ${reads} reads; no withdrawal was written`);
   }
 }
 

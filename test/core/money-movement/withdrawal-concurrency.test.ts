@@ -19,7 +19,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { postMovement } from '../../../src/core/ledger/ledger.js';
 import { checkLedger } from '../../../src/core/ledger/ledger-check.js';
-import { WithdrawalAccountCache } from '../../../src/core/money-movement/withdrawal-account-cache.js';
 import {
   createWithdrawalAccount,
   verifyWithdrawalAccount,
@@ -336,37 +335,6 @@ describe.each<Mode>(['sandbox', 'live'])('withdrawals under concurrency in the %
       );
       expect(created).toMatchObject({ status: 'PENDING', withdrawal_account_id: account.id });
       expect(await bookState(key)).toMatchObject({ client: '90', held: '10', ledgerTransactions: 2, events: 1 });
-    });
-
-    it('a cached account is one round trip, and is judged again when a field the rules read changed', async () => {
-      const { key, account } = await fundedBook(mode, '100');
-      const statements: string[] = [];
-      const counting: typeof harness.db = Object.create(harness.db) as typeof harness.db;
-      counting.query = (sql, params) => {
-        statements.push(sql.includes('fx_create_withdrawal(') ? 'create' : 'read');
-        return harness.db.query(sql, params);
-      };
-      const cached = { ...context(), db: counting, accounts: new WithdrawalAccountCache() };
-      const request = { withdrawalAccountId: account.id, withdrawalAmount: '10', currency: 'USD' };
-      const withdraw = () =>
-        createWithdrawal(cached, principalOf(key), request, {
-          key: randomUUID(),
-          fingerprint: `sha256:${randomBytes(32).toString('hex')}`,
-        });
-
-      await withdraw();
-      expect(statements.splice(0)).toEqual(['read', 'create']);
-      await withdraw();
-      expect(statements.splice(0)).toEqual(['create']);
-
-      // A routing number whose checksum fails, written behind the process's back (no updated_at).
-      await harness.db.query("UPDATE withdrawal_accounts SET routing_number = '021000022' WHERE id = $1", [account.id]);
-      await expect(withdraw()).rejects.toMatchObject({
-        code: 'WITHDRAWAL_ADDRESS_CHECKSUM_FAILED',
-        details: { address: '021000022', network: 'FEDWIRE' },
-      });
-      expect(statements.splice(0)).toEqual(['create', 'read', 'create']);
-      expect(await bookState(key)).toMatchObject({ client: '80', held: '20', ledgerTransactions: 3, events: 2 });
     });
 
     it('gives up with WITHDRAWAL_INITIATION_FAILED, writing nothing, when it changes under every read', async () => {

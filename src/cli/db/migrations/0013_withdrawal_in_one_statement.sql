@@ -7,10 +7,9 @@
 -- transaction.
 --
 -- The rules that need the application (the reference data, the checksums, the USD prices that
--- rank debts) are judged by it on the account as it last read it; the function locks the account
--- and refuses with ACCOUNT_CHANGED when a field those rules read differs, and the application
--- reads it again. So the application may judge on an account it read for an earlier withdrawal,
--- and a withdrawal is one round trip. Refusals are SQLSTATE FXR01 as in 0005, the reason as the
+-- rank debts) are judged by it from the account as it read it just before; the function locks the
+-- account and refuses with ACCOUNT_CHANGED when the fields those rules read have changed since,
+-- and the application reads it again. Refusals are SQLSTATE FXR01 as in 0005, the reason as the
 -- message and the facts as JSON in DETAIL (src/core/money-movement/withdrawals.ts turns them into
 -- catalogued errors); FXF01 is a failpoint a test armed (src/lib/failpoints.ts).
 
@@ -38,8 +37,8 @@ $$;
 -- Creates a PENDING withdrawal and returns it with replayed = false, or returns the withdrawal an
 -- earlier request with this Idempotency-Key made (as it is now) with replayed = true. The steps:
 --   1. an earlier withdrawal with the key answers at once;
---   2. lock the account; the fields rules 1 to 6, 9 and 10 read must be what the caller judged
---      them on (p_account, null for an account the book has not);
+--   2. lock the account; its status, verified and withdrawals_enabled must be what the caller
+--      judged rules 1 to 6, 9 and 10 on (p_account_*, all null for an account the book has not);
 --   3. the caller's refusal under rules 1 to 6, if it has one;
 --   4. lock the book's client account in the currency, then look the key up again: under READ
 --      COMMITTED this statement sees a withdrawal a racing attempt with the key committed while
@@ -51,7 +50,8 @@ $$;
 --      the event withdrawal.pending.
 CREATE FUNCTION fx_create_withdrawal(
   p_id text, p_org_id uuid, p_environment text, p_account_id text,
-  p_account jsonb, p_refuse_before_balance boolean, p_refuse_after_debts boolean,
+  p_account_status text, p_account_verified boolean, p_account_withdrawals_enabled boolean,
+  p_refuse_before_balance boolean, p_refuse_after_debts boolean,
   p_currency text, p_asset_type text, p_amount numeric, p_network text, p_actor_id text, p_actor_email text,
   p_comments text, p_metadata jsonb, p_idempotency_key text, p_request_fingerprint text, p_at timestamptz,
   p_transaction_id text, p_new_account_ids text[], p_event_id text, p_event_type text, p_event_data jsonb,
@@ -60,7 +60,6 @@ CREATE FUNCTION fx_create_withdrawal(
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_account withdrawal_accounts;
-  v_judged jsonb;
   v_balance numeric;
   v_debts json;
   v_withdrawal withdrawals;
@@ -72,15 +71,8 @@ BEGIN
   SELECT * INTO v_account FROM withdrawal_accounts
    WHERE id = p_account_id AND org_id = p_org_id AND environment = p_environment
      FOR UPDATE;
-  -- The fields the caller's rules read, as src/core/money-movement/withdrawal-account-cache.ts's judgedFields names them.
-  v_judged := CASE WHEN NOT FOUND THEN NULL
-    ELSE jsonb_build_object('status', v_account.status, 'verified', v_account.verified,
-                            'withdrawals_enabled', v_account.withdrawals_enabled, 'currency', v_account.currency,
-                            'asset_type', v_account.asset_type, 'network', v_account.network,
-                            'address', v_account.address, 'transfer_type', v_account.transfer_type,
-                            'routing_number', v_account.routing_number, 'swift_code', v_account.swift_code,
-                            'account_number', v_account.account_number) END;
-  IF v_judged IS DISTINCT FROM p_account THEN
+  IF ROW(v_account.status, v_account.verified, v_account.withdrawals_enabled)
+     IS DISTINCT FROM ROW(p_account_status, p_account_verified, p_account_withdrawals_enabled) THEN
     RAISE EXCEPTION USING ERRCODE = 'FXR01', MESSAGE = 'ACCOUNT_CHANGED';
   END IF;
   IF p_refuse_before_balance THEN
