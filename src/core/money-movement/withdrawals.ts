@@ -55,6 +55,7 @@ import { recordStatusEvent, statusEventType } from '../events/outbox.js';
 import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import { type Posting, postMovement } from '../ledger/ledger.js';
 import type { Principal } from '../principal.js';
+import { statementRefusalOf } from '../statement-refusals.js';
 import { withdrawableBalance } from '../trading/balances.js';
 import type { ReferenceSnapshot } from '../trading/reference-data.js';
 import { actorIdOf } from '../trading/trades.js';
@@ -261,19 +262,14 @@ async function largestDebt(
 /** The armed failpoints fx_create_withdrawal can fail at, one per step (tests only). */
 const CREATION_FAILPOINTS = ['withdrawal.after-insert', 'withdrawal.after-ledger', 'withdrawal.after-event'] as const;
 
-/** SQLSTATE of a refusal raised by fx_create_withdrawal (migration 0013): the reason is the message, its facts JSON in DETAIL. */
-const CREATION_REFUSAL_SQLSTATE = 'FXR01';
-
 type CreationRefusal =
   | { readonly reason: 'ACCOUNT_CHANGED' | 'REFUSED' }
   | { readonly reason: 'INSUFFICIENT_BALANCE'; readonly facts: { readonly balance: string } }
   | { readonly reason: 'DEBTS'; readonly facts: readonly { readonly currency: string; readonly balance: string }[] };
 
+/** A refusal of fx_create_withdrawal (migration 0013), or null for any other error. */
 function creationRefusalOf(error: unknown): CreationRefusal | null {
-  const e = error as { code?: unknown; message?: unknown; detail?: unknown } | null;
-  if (e?.code !== CREATION_REFUSAL_SQLSTATE || typeof e.message !== 'string') return null;
-  const facts: unknown = typeof e.detail === 'string' && e.detail !== '' ? JSON.parse(e.detail) : undefined;
-  return { reason: e.message, facts } as CreationRefusal;
+  return statementRefusalOf(error) as CreationRefusal | null;
 }
 
 /** How often an account changed under a withdrawal is read again before the withdrawal gives up. */

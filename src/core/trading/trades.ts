@@ -17,6 +17,7 @@ import { Decimal, formatDecimal, formatToDecimals, parseDecimal } from '../../li
 import { type BookSelect, rowInBook } from '../book-rows.js';
 import { raceWinner, replayOrMismatch } from '../idempotent-rows.js';
 import type { Principal } from '../principal.js';
+import { statementRefusalOf } from '../statement-refusals.js';
 import { currencyCode, decimalString, metadataRecord, timestamp, v3Id } from '../wire-types.js';
 import { assertTradingAllowed } from './org-books.js';
 import type { ReferenceSnapshot } from './reference-data.js';
@@ -156,9 +157,6 @@ function findByIdempotencyKey(db: Queryable, principal: Principal, key: string):
 /** The armed failpoints fx_execute_trade can fail at, one per step (tests only). */
 const TRADE_FAILPOINTS = ['trade.after-insert', 'trade.after-ledger', 'trade.after-credit'] as const;
 
-/** SQLSTATE of a refusal raised by fx_execute_trade (migration 0005): the reason is the message, its facts JSON in DETAIL. */
-const TRADE_REFUSAL_SQLSTATE = 'FXR01';
-
 type TradeRefusalReason =
   'QUOTE_UNCLAIMABLE' | 'REVERSE_QUOTE_INVALID' | 'QUOTE_EXPIRED' | 'TRADING_NOT_ALLOWED' | 'CREDIT_LIMIT_EXCEEDED';
 
@@ -167,11 +165,11 @@ interface TradeRefusal {
   readonly facts: Readonly<Record<string, unknown>>;
 }
 
+/** A refusal of fx_execute_trade (migration 0005), or null for any other error. */
 function tradeRefusalOf(error: unknown): TradeRefusal | null {
-  const e = error as { code?: unknown; message?: unknown; detail?: unknown } | null;
-  if (e?.code !== TRADE_REFUSAL_SQLSTATE || typeof e.message !== 'string') return null;
-  const facts: unknown = typeof e.detail === 'string' && e.detail !== '' ? JSON.parse(e.detail) : {};
-  return { reason: e.message as TradeRefusalReason, facts: facts as Record<string, unknown> };
+  const refusal = statementRefusalOf(error);
+  if (!refusal) return null;
+  return { reason: refusal.reason as TradeRefusalReason, facts: (refusal.facts ?? {}) as Record<string, unknown> };
 }
 
 /**
