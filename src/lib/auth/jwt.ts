@@ -47,13 +47,6 @@ export interface VerifyOptions {
   readonly maxLifetimeSeconds: number;
   readonly resolveKey: (keyName: string) => Promise<KeyObject | null>;
   readonly nowSeconds?: number;
-  /**
-   * Where the ECDSA check runs. 'thread-pool' (default): libuv's pool, so that the event loop
-   * serves other requests meanwhile (the core's choice: throughput at saturation). 'event-loop':
-   * inline, a little CPU on the loop instead of two thread hand-offs, each of which can wait for
-   * a CPU on a busy machine (the gateway's choice: the token is on its latency path).
-   */
-  readonly verifyOn?: 'thread-pool' | 'event-loop';
 }
 
 /** A compact JWS segment: unpadded base64url, nothing else (Buffer's decoder would skip stray characters). */
@@ -77,21 +70,13 @@ function jsonObjectOf(segment: string): Record<string, unknown> | null {
   }
 }
 
-/** ECDSA P-256 / SHA-256 over the signing input: on libuv's thread pool (node:crypto's callback form) or inline. */
-function verifyEs256(
-  signingInput: string,
-  key: KeyObject,
-  signature: Buffer,
-  on: 'thread-pool' | 'event-loop',
-): Promise<boolean> {
+/**
+ * ECDSA P-256 / SHA-256 over the signing input, on libuv's thread pool (node:crypto's callback
+ * form): measured end to end, a request costs less CPU this way than verifying on the event loop
+ * (docs/benchmarks.md#verifying-on-the-thread-pool), and the loop serves other requests meanwhile.
+ */
+function verifyEs256(signingInput: string, key: KeyObject, signature: Buffer): Promise<boolean> {
   const data = Buffer.from(signingInput, 'ascii');
-  if (on === 'event-loop') {
-    try {
-      return Promise.resolve(verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature));
-    } catch {
-      return Promise.resolve(false);
-    }
-  }
   return new Promise((resolve) => {
     verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature, (error, valid) => resolve(!error && valid));
   });
@@ -155,10 +140,7 @@ export async function checkApiToken(
   options: CheckOptions,
 ): Promise<VerifiedToken> {
   const { keyName, nonce, signature } = parsed;
-  if (
-    signature.length !== ES256_SIGNATURE_BYTES ||
-    !(await verifyEs256(parsed.signingInput, key, signature, options.verifyOn ?? 'thread-pool'))
-  ) {
+  if (signature.length !== ES256_SIGNATURE_BYTES || !(await verifyEs256(parsed.signingInput, key, signature))) {
     throw new TokenVerificationError('SIGNATURE_INVALID', 'token signature invalid');
   }
   const claims = jsonObjectOf(parsed.encodedClaims);

@@ -198,9 +198,6 @@ export function createLegacyAuthenticator(options: LegacyAuthenticatorOptions) {
         issuers,
         maxLifetimeSeconds: LEGACY_MAX_TOKEN_LIFETIME_SECONDS,
         nowSeconds,
-        // Inline: on a busy machine each of the thread pool's two hand-offs can wait for a CPU,
-        // and the token is on the gateway's latency path.
-        verifyOn: 'event-loop',
         resolveKey: async (name) => {
           key = await registry.findActive(name);
           return key?.publicKey ?? null;
