@@ -27,7 +27,7 @@ import { postgresClock } from './process-cpu.js';
 import type { ServerAppName, ServerConfig } from './protocol.js';
 import { type CaseReport, formatSignedMs } from './report.js';
 import type { PreparedRequest, ReceivedResponse, RequestPlan } from './requests.js';
-import { type CleanupStack, createBenchDatabase, createRedisPrefix } from './resources.js';
+import { analyzeDatabase, type CleanupStack, createBenchDatabase, createRedisPrefix } from './resources.js';
 import { RECEIVER_HITS_PATH, RECEIVER_PATH, STATIC_V3_PATH } from './server-apps.js';
 import type { BenchSettings } from './settings.js';
 import { DRAIN_POLL_MS, webhookBacklogPlan } from './webhook-delivery.js';
@@ -451,6 +451,8 @@ function sideBySideTarget(
   rows: readonly SideBySideRow[],
   /** Servers of rows that do not go through the gateway, charged like it. */
   others: readonly ServerProcess[] = [],
+  /** The core's database, analyzed once the rows have warmed up (resources.ts analyzeDatabase). */
+  databaseUrl?: string,
 ): CaseTarget {
   const servers = [gateway, upstream, ...others];
   return {
@@ -461,7 +463,8 @@ function sideBySideTarget(
       async probe() {
         for (const row of rows) await probe(row.url, row.plan);
       },
-      measure: (settings) => measureSideBySide(rows, settings, servers),
+      measure: (settings) =>
+        measureSideBySide(rows, settings, servers, databaseUrl ? () => analyzeDatabase(databaseUrl) : undefined),
     },
   };
 }
@@ -861,7 +864,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V1_TRADE_ROW,
         plan: legacyGetPlan(setup.legacy, v1Path),
       });
-      return sideBySideTarget(gateway, setup.core.server, rows);
+      return sideBySideTarget(gateway, setup.core.server, rows, [], setup.core.databaseUrl);
     },
   },
   {
@@ -1101,7 +1104,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V1_PAGE_ROW,
         plan: legacyGetPlan(setup.legacy, v1Path),
       });
-      return sideBySideTarget(gateway, setup.core.server, rows);
+      return sideBySideTarget(gateway, setup.core.server, rows, [], setup.core.databaseUrl);
     },
   },
   {
@@ -1123,7 +1126,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V2_QUOTE_ROW,
         plan: legacyPostPlan(legacy, legacy.path('v2', 'generate_quote'), LEGACY_QUOTE_BODY),
       });
-      return sideBySideTarget(gateway, core.server, rows);
+      return sideBySideTarget(gateway, core.server, rows, [], core.databaseUrl);
     },
   },
   {
@@ -1195,7 +1198,7 @@ export const BENCH_CASES: readonly BenchCase[] = [
         label: V2_WITHDRAWAL_ROW,
         plan: legacyPostPlan(legacy, legacy.path('v2', 'fiat_withdrawal'), body),
       });
-      return sideBySideTarget(gateway, core.server, rows);
+      return sideBySideTarget(gateway, core.server, rows, [], core.databaseUrl);
     },
   },
   {

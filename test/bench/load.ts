@@ -250,6 +250,8 @@ export async function measureSideBySide(
   rows: readonly SideBySideRow[],
   settings: LoadSettings,
   servers: readonly CpuClock[],
+  /** Run once every row has warmed up, before the first round (the rows' rounds measure a steady state). */
+  afterWarmUp?: () => Promise<void>,
 ): Promise<CaseMeasurement> {
   const roundSeconds = Math.max(1, Math.round(settings.durationSeconds / settings.rounds));
   // Measured here, on an idle machine between the setup and the load, for this case's floors.
@@ -273,6 +275,7 @@ export async function measureSideBySide(
       poolDry: 0,
     });
   }
+  await afterWarmUp?.();
   await settle(servers);
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let position = 0; position < tallies.length; position += 1) {
