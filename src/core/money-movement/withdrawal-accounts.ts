@@ -337,16 +337,9 @@ export async function findWithdrawalAccount(
   db: Queryable,
   owner: AccountOwner,
   id: string,
-  options: { readonly forUpdate?: boolean } = {},
 ): Promise<WithdrawalAccountRow | null> {
   if (!isId('withdrawalAccount', id)) return null;
-  return rowInBook<WithdrawalAccountRow>(
-    db,
-    options.forUpdate ? { ...ACCOUNTS, lock: 'FOR UPDATE' } : ACCOUNTS,
-    owner,
-    'id',
-    id,
-  );
+  return rowInBook<WithdrawalAccountRow>(db, ACCOUNTS, owner, 'id', id);
 }
 
 export interface WithdrawalAccountFilters {
