@@ -529,6 +529,8 @@ const STATIC_V3_REQUEST: PreparedRequest = {
 const GATEWAY_RSS: RssTarget = { app: 'gateway', maxMegabytes: 200 };
 const TRADE_GET = 'trade-get';
 const V1_TRADE_ROW = 'gw v1';
+const V3_SKELETON_ROW = 'v3 skeleton';
+const V1_SKELETON_ROW = 'v1 skeleton';
 /** The fixed-rate case's rows together take this fraction of the machine (halfPeakPlan). */
 const HALF_PEAK = 0.5;
 
@@ -865,6 +867,62 @@ export const BENCH_CASES: readonly BenchCase[] = [
         plan: legacyGetPlan(setup.legacy, v1Path),
       });
       return sideBySideTarget(gateway, setup.core.server, rows, [], setup.core.databaseUrl);
+    },
+  },
+  {
+    name: 'read-skeleton',
+    description:
+      `${TRADE_GET}'s trade read direct and as v1, each beside its skeleton (skeletons.ts): the same requests to a server that does ` +
+      "only the read's necessary work on the same libraries (node:http, node:crypto, ioredis, pg, undici), with no framework and " +
+      `none of fxgate's pipeline. ${DIRECT_ROW} and ${V3_SKELETON_ROW}: GET /v3/fx/trades/{id} to the core and to the v3 skeleton ` +
+      `(the core's database and SELECT); ${V1_TRADE_ROW} and ${V1_SKELETON_ROW}: v1 trade/{uuid} to the gateway and to the v1 ` +
+      `skeleton, both calling the core; ${PASSTHROUGH_ROW} and ${RELAY_ALONE_ROW}: the v3 read through the gateway's /v3 passthrough ` +
+      "and through the gateway's relay alone in a bare fastify app (upstream-relay). A skeleton's CPU per request is a lower bound for " +
+      "its server's on this stack and machine, and a row's rate against direct says what share of the core's rate the hop leaves",
+    rowComparisons: [
+      { row: DIRECT_ROW, of: V3_SKELETON_ROW },
+      { row: V1_TRADE_ROW, of: V1_SKELETON_ROW },
+      { row: V1_SKELETON_ROW, of: DIRECT_ROW },
+      { row: PASSTHROUGH_ROW, of: DIRECT_ROW },
+      { row: RELAY_ALONE_ROW, of: DIRECT_ROW },
+    ],
+    async start(context) {
+      const { settings, cleanup } = context;
+      const setup = await startTrading(context, { trades: 1, gateway: true });
+      const gateway = gatewayOf(setup);
+      const tradeId = setup.tradeIds[0]!;
+      const keyFiles = JSON.stringify(setup.core.keyFiles);
+      const v3Skeleton = await context.launch('v3-read-skeleton', {
+        databaseUrl: setup.core.databaseUrl,
+        redisUrl: settings.redisUrl,
+        redisKeyPrefix: createRedisPrefix(settings.redisUrl, cleanup),
+        keyFiles,
+      });
+      const v1Skeleton = await context.launch('v1-read-skeleton', {
+        upstreamUrl: setup.core.server.url,
+        redisUrl: settings.redisUrl,
+        redisKeyPrefix: createRedisPrefix(settings.redisUrl, cleanup),
+        keyFiles,
+        issuer: CORE_DEFAULTS.issuers[0],
+      });
+      const relay = await context.launch('upstream-relay', { upstreamUrl: setup.core.server.url });
+      const v3 = v3GetPlan(setup.signer, `/v3/fx/trades/${tradeId}`);
+      const v1 = legacyGetPlan(setup.legacy, setup.legacy.path('v1', `trade/${legacyUuidOf('trade', tradeId)}`));
+      const rows: SideBySideRow[] = [
+        { label: DIRECT_ROW, url: setup.core.server.url, plan: v3 },
+        { label: V3_SKELETON_ROW, url: v3Skeleton.url, plan: v3 },
+        { label: V1_TRADE_ROW, url: gateway.url, plan: v1 },
+        { label: V1_SKELETON_ROW, url: v1Skeleton.url, plan: v1 },
+        { label: PASSTHROUGH_ROW, url: gateway.url, plan: v3 },
+        { label: RELAY_ALONE_ROW, url: relay.url, plan: v3 },
+      ];
+      return sideBySideTarget(
+        gateway,
+        setup.core.server,
+        rows,
+        [v3Skeleton, v1Skeleton, relay],
+        setup.core.databaseUrl,
+      );
     },
   },
   {

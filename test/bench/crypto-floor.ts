@@ -62,9 +62,17 @@ export interface ProcessFloor {
   readonly made: string;
 }
 
-/** A core process, by the name the case gives its clock (`core`, or `core (<setting>)`). */
+/**
+ * A core process, by the name the case gives its clock (`core`, or `core (<setting>)`), or the
+ * skeleton that does a core's read (skeletons.ts): the v3 requests of a row are counted on these.
+ */
 export function isCore(app: string): boolean {
-  return app === 'core' || app.startsWith('core ');
+  return app === 'core' || app.startsWith('core ') || app === 'v3-read-skeleton';
+}
+
+/** The gateway, or the skeleton that does its v1 read (skeletons.ts). */
+function isGateway(app: string): boolean {
+  return app === 'gateway' || app === 'v1-read-skeleton';
 }
 
 /**
@@ -81,7 +89,7 @@ export function processFloor(
   const calls = v3CallsPerRequest.toFixed(2);
   if (isCore(app))
     return { micros: 2 * cost.verifyMicros * v3CallsPerRequest, made: `2 verifies x ${calls} v3 requests` };
-  if (app !== 'gateway') return null;
+  if (!isGateway(app)) return null;
   if (row === 'v3') return { micros: 0, made: 'none' };
   return {
     micros: (cost.verifyMicros + 2 * cost.signMicros) * v3CallsPerRequest,

@@ -1,8 +1,10 @@
 /**
  * The IPC messages between the load process (run.ts, through launcher.ts) and a bench server
- * process (server.ts). IPC rather than stdout, so that the server's own logging cannot be
- * mistaken for a message.
+ * process (server.ts), with the names of the apps a server can serve and what their builders
+ * return. IPC rather than stdout, so that the server's own logging cannot be mistaken for a
+ * message.
  */
+import type { FastifyInstance } from 'fastify';
 
 /** The applications server.ts can serve; the builders are in server-apps.ts. */
 export const SERVER_APP_NAMES = [
@@ -13,8 +15,19 @@ export const SERVER_APP_NAMES = [
   'gateway',
   'upstream-relay',
   'receiver',
+  'v3-read-skeleton',
+  'v1-read-skeleton',
 ] as const;
 export type ServerAppName = (typeof SERVER_APP_NAMES)[number];
+
+/** What a builder of server-apps.ts returns: server.ts listens and closes through `app`. */
+export interface ServedApp {
+  readonly app: FastifyInstance;
+  /** Sent to the load process with the port. */
+  readonly info: Readonly<Record<string, unknown>>;
+  /** Releases what the app holds besides its listener (pools, connections). */
+  close(): Promise<void>;
+}
 
 /** Settings for the server application, passed as JSON in this environment variable. */
 export const SERVER_CONFIG_ENV = 'BENCH_SERVER_CONFIG';

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify from 'fastify';
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 
 import { migrate } from '../../src/cli/db/migrate.js';
@@ -46,15 +46,8 @@ import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
 import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/lib/store/rate-limit-cell.js';
-import type { ServerAppName, ServerConfig } from './protocol.js';
-
-export interface ServedApp {
-  readonly app: FastifyInstance;
-  /** Sent to the load process with the port. */
-  readonly info: Readonly<Record<string, unknown>>;
-  /** Releases what the app holds besides its listener (pools, connections). */
-  close(): Promise<void>;
-}
+import type { ServedApp, ServerAppName, ServerConfig } from './protocol.js';
+import { v1ReadSkeleton, v3ReadSkeleton } from './skeletons.js';
 
 /**
  * Rate limits far above anything the machine can serve: the bench measures the pipeline (the
@@ -464,4 +457,6 @@ export const SERVER_APPS: Record<ServerAppName, (config: ServerConfig) => Promis
   gateway,
   'upstream-relay': upstreamRelay,
   receiver,
+  'v3-read-skeleton': v3ReadSkeleton,
+  'v1-read-skeleton': v1ReadSkeleton,
 };

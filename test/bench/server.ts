@@ -4,8 +4,14 @@
  * `ready` with the port, reports its RSS, CPU time and request count when asked, and exits on `shutdown` or when the load
  * process goes away (the channel closes), so that no server outlives a bench run.
  */
-import { type FromServer, isServerAppName, isToServer, SERVER_CONFIG_ENV, type ServerConfig } from './protocol.js';
-import type { ServedApp } from './server-apps.js';
+import {
+  type FromServer,
+  isServerAppName,
+  isToServer,
+  type ServedApp,
+  SERVER_CONFIG_ENV,
+  type ServerConfig,
+} from './protocol.js';
 import { STALL_PROBE_DIR_ENV, startStallProbe } from './stall-probe.js';
 
 /** Set to 1 to run the servers on V8's own defaults instead of the product's flags, to measure what those do. */
