@@ -7,18 +7,17 @@
  *   work: the JWT's header and claims read with JSON.parse, its signature and the request
  *   signature verified on libuv's pool, the nonce claimed and a fixed-window rate limit charged
  *   in one Redis script, the core's own trade SELECT as a named prepared statement, the row
- *   written out as JSON.
+ *   written out with JSON.stringify as pg returns it (the core renames and formats its fields).
  * - `v1-read-skeleton`: v1 `trade/{uuid}` as the gateway answers it, cut the same way: the legacy
  *   JWT verified, nonce and rate limit in one Redis script, a fresh v3 token and request signature
  *   signed, one v3 call over an undici pool, the v3 trade read with JSON.parse and written in the
  *   v1 field names with its amounts as JSON numbers (copied as text, never a JS number).
  *
  * Neither is a server to run: each checks only enough to refuse a request that is not the bench's
- * (a bad signature, a nonce seen before), answers every refusal with a bare status, keeps no
- * request id, log, metric, scope, allowlist or idempotency step, and leaves out the amounts'
- * formatting to the currency's decimals. So a skeleton's CPU per request is a lower bound for
- * the real server's on the same machine: what the libraries and the cryptography cost before
- * any code of fxgate's runs.
+ * (a bad signature, a nonce seen before), answers every refusal with a bare status, and keeps no
+ * request id, log, metric, scope, allowlist or idempotency step. So a skeleton's CPU per request
+ * is a lower bound for the real server's on the same machine: what the libraries and the
+ * cryptography cost before any code of fxgate's runs.
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -54,6 +53,17 @@ function connectRedis(config: ServerConfig): ClaimingRedis {
   const redis = new Redis(required(config, 'redisUrl'), { keyPrefix: required(config, 'redisKeyPrefix') });
   redis.defineCommand('claimAndCharge', { numberOfKeys: 2, lua: CLAIM_AND_CHARGE });
   return redis as ClaimingRedis;
+}
+
+/** The token's nonce claimed and its key's window charged; false when the nonce was seen before. */
+async function claimOnce(redis: ClaimingRedis, token: ReadToken): Promise<boolean> {
+  const [claimed] = await redis.claimAndCharge(
+    `nonce:${token.nonce}`,
+    `rate:${token.keyName}`,
+    NONCE_TTL_MS,
+    RATE_WINDOW_MS,
+  );
+  return claimed === 1;
 }
 
 function required(config: ServerConfig, name: string): string {
@@ -138,56 +148,6 @@ function hosted(handler: (request: IncomingMessage, response: ServerResponse) =>
 
 const V3_TRADE_PREFIX = '/v3/fx/trades/';
 
-interface TradeRow {
-  readonly id: string;
-  readonly quote_id: string;
-  readonly buy_currency: string;
-  readonly sell_currency: string;
-  readonly buy_amount: string;
-  readonly sell_amount: string;
-  readonly referenced_currency: string;
-  readonly referenced_amount: string;
-  readonly rate: string;
-  readonly status: string;
-  readonly client_reference_id: string | null;
-  readonly original_trade_id: string | null;
-  readonly reversed_by_trade_id: string | null;
-  readonly source: string;
-  readonly actor_id: string;
-  readonly created_at: Date;
-  readonly updated_at: Date;
-  readonly settled_at: Date | null;
-  readonly metadata: unknown;
-  readonly sell_balance: string | null;
-}
-
-/** The v3 trade record's fields from the row, amounts as PostgreSQL writes them. */
-function tradeRecord(row: TradeRow) {
-  return {
-    object: 'trade',
-    id: row.id,
-    quoteId: row.quote_id,
-    buyCurrency: row.buy_currency,
-    sellCurrency: row.sell_currency,
-    buyAmount: row.buy_amount,
-    sellAmount: row.sell_amount,
-    referencedCurrency: row.referenced_currency,
-    referencedAmount: row.referenced_amount,
-    rate: row.rate,
-    status: row.status,
-    settlementStage: row.sell_balance !== null && !row.sell_balance.startsWith('-') ? 'FUNDED' : 'AWAITING_FUNDING',
-    clientReferenceId: row.client_reference_id,
-    originalTradeId: row.original_trade_id,
-    reversedByTradeId: row.reversed_by_trade_id,
-    source: row.source,
-    actorId: row.actor_id,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    settledAt: row.settled_at?.toISOString() ?? null,
-    metadata: row.metadata,
-  };
-}
-
 /** `v3-read-skeleton`: needs databaseUrl, redisUrl, redisKeyPrefix and keyFiles. */
 export async function v3ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
   const keys = new Map<string, PublicKeyEntry>(
@@ -211,21 +171,15 @@ export async function v3ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
       verifyOnPool(canonical, entry.key, Buffer.from(requestSignature, 'base64url')),
     ]);
     if (!tokenValid || !requestValid) return answer(response, 401);
-    const [claimed] = await redis.claimAndCharge(
-      `nonce:${token.nonce}`,
-      `rate:${token.keyName}`,
-      NONCE_TTL_MS,
-      RATE_WINDOW_MS,
-    );
-    if (claimed !== 1) return answer(response, 401);
-    const { rows } = await db.query<TradeRow>({
+    if (!(await claimOnce(redis, token))) return answer(response, 401);
+    const { rows } = await db.query<Record<string, unknown>>({
       name: 'skeleton-trade',
       text: statement,
       values: [url.slice(V3_TRADE_PREFIX.length), entry.orgId, 'live'],
     });
     const row = rows[0];
     if (row === undefined) return answer(response, 404);
-    answer(response, 200, JSON.stringify({ data: tradeRecord(row) }));
+    answer(response, 200, JSON.stringify({ data: row }));
   });
   return {
     app,
@@ -321,13 +275,7 @@ export async function v1ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
     if (token === null || entry === undefined || entry.orgId !== path[1] || !tokenLive(token))
       return answer(response, 401);
     if (!(await verifyOnPool(token.signingInput, entry.key, token.signature))) return answer(response, 401);
-    const [claimed] = await redis.claimAndCharge(
-      `nonce:${token.nonce}`,
-      `rate:${token.keyName}`,
-      NONCE_TTL_MS,
-      RATE_WINDOW_MS,
-    );
-    if (claimed !== 1) return answer(response, 401);
+    if (!(await claimOnce(redis, token))) return answer(response, 401);
 
     const v3Path = `/v3/fx/trades/trd_${path.slice(2).join('')}`;
     const nonce = randomBytes(16).toString('hex');
