@@ -1,11 +1,12 @@
 /**
  * Where the Redis store connects: one server at a URL, or the primary that Redis Sentinel names.
  * It turns either into an ioredis client with the store's fail-fast options. It may touch ioredis
- * only: no command is sent here.
+ * only: no command is sent on the store's connection here.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 
 import { formatSentinelAddress, type SentinelAddress } from '../../lib/store/sentinel-list.js';
+import { leaveReplacedPrimary } from './sentinel-switch.js';
 
 /** The primary of a Sentinel-watched group, found through any of its Sentinels. */
 export interface RedisSentinelEndpoint {
@@ -63,13 +64,14 @@ export function describeEndpoint(endpoint: RedisEndpoint): string {
 /**
  * A client for the endpoint. Through Sentinel it asks the Sentinels for the primary at every
  * connection, checks that the server it reaches is a primary (ioredis's role check), and drops
- * the connection when a Sentinel announces a new primary (`+switch-master`), so that a primary
- * cut off from the Sentinels but not from this process is left as soon as they fail over.
+ * the connection when a Sentinel announces another primary (`+switch-master`, sentinel-switch.ts),
+ * so that a primary cut off from the Sentinels but not from this process is left as soon as they
+ * fail over.
  */
 export function createRedisClient(endpoint: RedisEndpoint, behaviour: RedisClientBehaviour): Redis {
   if (endpoint.sentinel === undefined) return new Redis(endpoint.url, behaviour);
   const { sentinels, name, sentinelPassword, username, password, tls } = endpoint.sentinel;
-  return new Redis({
+  const client = new Redis({
     ...behaviour,
     sentinels: sentinels.map(({ host, port }) => ({ host, port })),
     name,
@@ -81,6 +83,9 @@ export function createRedisClient(endpoint: RedisEndpoint, behaviour: RedisClien
     // Asking the Sentinels is bounded like any other command, and retried as the connection is.
     ...(behaviour.commandTimeout === undefined ? {} : { sentinelCommandTimeout: behaviour.commandTimeout }),
     ...(typeof behaviour.retryStrategy === 'function' ? { sentinelRetryStrategy: behaviour.retryStrategy } : {}),
-    failoverDetector: true,
+    // ioredis's detector leaves the primary at every announcement, the new primary's included.
+    failoverDetector: false,
   });
+  leaveReplacedPrimary(client, { sentinels, name, sentinelPassword, tls });
+  return client;
 }

@@ -44,7 +44,7 @@ describe('createRedisClient', () => {
       sentinelPassword: 'sentinel-secret',
       username: 'fxgate-app',
       password: 'data-secret',
-      failoverDetector: true,
+      failoverDetector: false,
       sentinelCommandTimeout: 500,
       sentinelRetryStrategy: retryStrategy,
       keyPrefix: 'p:',
