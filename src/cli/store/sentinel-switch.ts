@@ -45,7 +45,11 @@ export interface SwitchListenerOptions {
   readonly onAnnouncement?: (announcement: SwitchAnnouncement, action: SwitchAction) => void;
 }
 
-/** Whether the client's socket is connected to the announced primary (the address the Sentinels announce it at). */
+/**
+ * Whether the client's socket is connected to the announced primary (the address the Sentinels
+ * announce it at). A connection still being made has no peer yet: it is dropped and made again
+ * from the Sentinels' answer, as ioredis's detector did.
+ */
 function isOn(client: Redis, announcement: SwitchAnnouncement): boolean {
   const socket = client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
   return socket?.remoteAddress === announcement.newHost && socket.remotePort === announcement.newPort;
