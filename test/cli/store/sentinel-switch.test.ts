@@ -47,14 +47,14 @@ async function listenersOnStandIn(publisher: Redis): Promise<number> {
 
 describe('parseSwitchAnnouncement', () => {
   it('reads the group and the new primary of a Sentinel message', () => {
-    expect(parseSwitchAnnouncement('fxgate 10.0.0.1 6379 10.0.0.2 6380')).toEqual({
+    expect(parseSwitchAnnouncement('fxgate 127.0.0.3 6379 127.0.0.2 6380')).toEqual({
       name: 'fxgate',
-      newHost: '10.0.0.2',
+      newHost: '127.0.0.2',
       newPort: 6380,
     });
   });
 
-  it.each(['fxgate 10.0.0.1 6379 10.0.0.2', 'fxgate 10.0.0.1 6379 10.0.0.2 x', 'fxgate a b c 0', ''])(
+  it.each(['fxgate 127.0.0.3 6379 127.0.0.2', 'fxgate 127.0.0.3 6379 127.0.0.2 x', 'fxgate a b c 0', ''])(
     'takes %j for no announcement',
     (message) => {
       expect(parseSwitchAnnouncement(message)).toBeNull();
@@ -85,13 +85,13 @@ describe('leaveReplacedPrimary', () => {
 
     const socket = client.stream as { remoteAddress?: string; remotePort?: number };
     const here = `${socket.remoteAddress} ${socket.remotePort}`;
-    await publisher.publish(SWITCH_MASTER_CHANNEL, `other-${name} 10.0.0.1 6379 10.0.0.2 6379`);
-    await publisher.publish(SWITCH_MASTER_CHANNEL, `${name} 10.0.0.1 6379 ${here}`);
+    await publisher.publish(SWITCH_MASTER_CHANNEL, `other-${name} 127.0.0.3 6379 127.0.0.2 6379`);
+    await publisher.publish(SWITCH_MASTER_CHANNEL, `${name} 127.0.0.3 6379 ${here}`);
     await until(() => actions.length === 2, 'the first two announcements are handled');
     expect(actions).toEqual(['other-group', 'stayed']);
     expect(closes.length).toBe(closesBefore);
 
-    await publisher.publish(SWITCH_MASTER_CHANNEL, `${name} ${here} 10.0.0.2 6379`);
+    await publisher.publish(SWITCH_MASTER_CHANNEL, `${name} ${here} 127.0.0.2 6379`);
     await until(() => actions.length === 3, 'the third announcement is handled');
     expect(actions[2]).toBe('left');
     await until(() => closes.length === closesBefore + 1, 'the connection is dropped');
