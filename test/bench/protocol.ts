@@ -33,6 +33,13 @@ export interface ServedApp {
 export const SERVER_CONFIG_ENV = 'BENCH_SERVER_CONFIG';
 export type ServerConfig = Readonly<Record<string, string>>;
 
+/** A setting an app cannot start without. */
+export function setting(config: ServerConfig, name: string): string {
+  const value = config[name];
+  if (value === undefined || value === '') throw new Error(`server config lacks ${name}`);
+  return value;
+}
+
 export type ToServer =
   { readonly type: 'rss' } | { readonly type: 'cpu' } | { readonly type: 'requests' } | { readonly type: 'shutdown' };
 

@@ -46,7 +46,7 @@ import { DECIMAL_PATTERN, parseDecimal } from '../../src/lib/money.js';
 import { ExactDestinations, webhookPolicy } from '../../src/lib/net/destination-policy.js';
 import { SealingKeyring } from '../../src/lib/secrets/sealing-keyring.js';
 import { RATE_LIMIT_PERIOD_MS } from '../../src/lib/store/rate-limit-cell.js';
-import type { ServedApp, ServerAppName, ServerConfig } from './protocol.js';
+import { type ServedApp, type ServerAppName, type ServerConfig, setting } from './protocol.js';
 import { v1ReadSkeleton, v3ReadSkeleton } from './skeletons.js';
 
 /**
@@ -61,12 +61,6 @@ export const BENCH_RATE_LIMITS = {
   writes: HIGHEST_LIMIT,
   periodMs: RATE_LIMIT_PERIOD_MS,
 } as const;
-
-function setting(config: ServerConfig, name: string): string {
-  const value = config[name];
-  if (value === undefined || value === '') throw new Error(`server config lacks ${name}`);
-  return value;
-}
 
 /** `keyScopes`: the bench key's scopes, comma-separated; view only when absent. */
 function keyScopes(config: ServerConfig): Scope[] {

@@ -1,7 +1,9 @@
 /**
  * The least a trade read can cost on fxgate's stack, for the read-skeleton case: node:http,
  * node:crypto, ioredis, pg and undici, with no framework and none of fxgate's request pipeline.
- * Two server apps (server-apps.ts serves them), each taking the bench's own requests:
+ * What any v3 client or server must do the same way comes from the library (the request
+ * signature's check, the v3 signer, ids and decimals). Two server apps (server-apps.ts serves
+ * them), each taking the bench's own requests:
  *
  * - `v3-read-skeleton`: `GET /v3/fx/trades/{id}` as the core answers it, cut to its necessary
  *   work: the JWT's header and claims read with JSON.parse, its signature and the request
@@ -10,16 +12,17 @@
  *   written out with JSON.stringify as pg returns it (the core renames and formats its fields).
  * - `v1-read-skeleton`: v1 `trade/{uuid}` as the gateway answers it, cut the same way: the legacy
  *   JWT verified, nonce and rate limit in one Redis script, a fresh v3 token and request signature
- *   signed, one v3 call over an undici pool, the v3 trade read with JSON.parse and written in the
- *   v1 field names with its amounts as JSON numbers (copied as text, never a JS number).
+ *   from V3RequestSigner, one v3 call over an undici pool, the v3 trade read with JSON.parse and
+ *   written in the v1 field names with its amounts as JSON numbers (copied as text, never a JS
+ *   number).
  *
  * Neither is a server to run: each checks only enough to refuse a request that is not the bench's
  * (a bad signature, a nonce seen before), answers every refusal with a bare status, and keeps no
  * request id, log, metric, scope, allowlist or idempotency step. So a skeleton's CPU per request
  * is a lower bound for the real server's on the same machine: what the libraries and the
- * cryptography cost before any code of fxgate's runs.
+ * cryptography cost before fxgate's pipeline runs.
  */
-import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign, verify } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
 import Fastify from 'fastify';
@@ -28,10 +31,14 @@ import pg from 'pg';
 import { Pool as UndiciPool } from 'undici';
 
 import { TRADE_SELECT } from '../../src/core/trading/trades.js';
-import { type KeyFile, keyFileSchema } from '../../src/lib/keys/key-file.js';
-import type { ServedApp, ServerConfig } from './protocol.js';
+import { verifyRequestSignature } from '../../src/lib/auth/request-signature.js';
+import { V3RequestSigner } from '../../src/lib/auth/request-signer.js';
+import { legacyUuidToId } from '../../src/lib/ids.js';
+import { type KeyFile, keyFileSchema, loadKey } from '../../src/lib/keys/key-file.js';
+import { DECIMAL_PATTERN } from '../../src/lib/money.js';
+import { legacyUuidOf } from './legacy-signer.js';
+import { type ServedApp, type ServerConfig, setting } from './protocol.js';
 
-const EMPTY_SHA256 = createHash('sha256').digest('hex');
 /** How long a claimed nonce is kept: past the longest token lifetime of any generation. */
 const NONCE_TTL_MS = 180_000;
 const RATE_WINDOW_MS = 10_000;
@@ -50,7 +57,7 @@ type ClaimingRedis = Redis & {
 };
 
 function connectRedis(config: ServerConfig): ClaimingRedis {
-  const redis = new Redis(required(config, 'redisUrl'), { keyPrefix: required(config, 'redisKeyPrefix') });
+  const redis = new Redis(setting(config, 'redisUrl'), { keyPrefix: setting(config, 'redisKeyPrefix') });
   redis.defineCommand('claimAndCharge', { numberOfKeys: 2, lua: CLAIM_AND_CHARGE });
   return redis as ClaimingRedis;
 }
@@ -66,15 +73,9 @@ async function claimOnce(redis: ClaimingRedis, token: ReadToken): Promise<boolea
   return claimed === 1;
 }
 
-function required(config: ServerConfig, name: string): string {
-  const value = config[name];
-  if (value === undefined || value === '') throw new Error(`server config lacks ${name}`);
-  return value;
-}
-
 /** `keyFiles`: the bench keys, as the core's `info` gives them (JSON). */
 function keyFilesOf(config: ServerConfig): KeyFile[] {
-  return keyFileSchema.array().parse(JSON.parse(required(config, 'keyFiles')));
+  return keyFileSchema.array().parse(JSON.parse(setting(config, 'keyFiles')));
 }
 
 interface PublicKeyEntry {
@@ -153,7 +154,7 @@ export async function v3ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
   const keys = new Map<string, PublicKeyEntry>(
     keyFilesOf(config).map((file) => [file.name, { orgId: file.orgId, key: createPublicKey(file.publicKey) }]),
   );
-  const db = new pg.Pool({ connectionString: required(config, 'databaseUrl'), max: 20 });
+  const db = new pg.Pool({ connectionString: setting(config, 'databaseUrl'), max: 20 });
   const redis = connectRedis(config);
   const statement = `${TRADE_SELECT} WHERE t.id = $1 AND t.org_id = $2 AND t.environment = $3`;
 
@@ -165,12 +166,15 @@ export async function v3ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
     const requestSignature = request.headers['x-request-signature'];
     if (token === null || entry === undefined || typeof requestSignature !== 'string' || !tokenLive(token))
       return answer(response, 401);
-    const canonical = `GET\n${url}\n${token.nonce}\n\n${EMPTY_SHA256}`;
-    const [tokenValid, requestValid] = await Promise.all([
+    const [tokenValid, requestCheck] = await Promise.all([
       verifyOnPool(token.signingInput, entry.key, token.signature),
-      verifyOnPool(canonical, entry.key, Buffer.from(requestSignature, 'base64url')),
+      verifyRequestSignature(
+        entry.key,
+        { method: 'GET', pathAndQuery: url, nonce: token.nonce, idempotencyKey: undefined, body: undefined },
+        requestSignature,
+      ),
     ]);
-    if (!tokenValid || !requestValid) return answer(response, 401);
+    if (!tokenValid || requestCheck !== 'VALID') return answer(response, 401);
     if (!(await claimOnce(redis, token))) return answer(response, 401);
     const { rows } = await db.query<Record<string, unknown>>({
       name: 'skeleton-trade',
@@ -190,10 +194,7 @@ export async function v3ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
   };
 }
 
-const V1_PATH =
-  /^\/v1\/brokerage\/([0-9a-f-]{36})\/trade\/([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/;
-const V3_DECIMAL = /^-?\d+(\.\d+)?$/;
-const V3_ID = /^[a-z]{3}_([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/;
+const V1_PATH = /^\/v1\/brokerage\/([0-9a-f-]{36})\/trade\/([0-9a-f-]{36})$/;
 
 interface V3Trade {
   readonly id: string;
@@ -212,16 +213,9 @@ interface V3Trade {
   readonly updatedAt: string;
 }
 
-/** A v3 id as its legacy UUID (`trd_<32 hex>` -> 8-4-4-4-12). */
-function legacyUuid(id: string): string {
-  const parts = V3_ID.exec(id);
-  if (parts === null) throw new Error(`not a v3 id: ${id}`);
-  return parts.slice(1).join('-');
-}
-
 /** An amount as a JSON number: the v3 decimal's own digits. */
 function jsonNumber(decimal: string): string {
-  if (!V3_DECIMAL.test(decimal)) throw new Error(`not a v3 decimal: ${decimal}`);
+  if (!DECIMAL_PATTERN.test(decimal)) throw new Error(`not a v3 decimal: ${decimal}`);
   return decimal;
 }
 
@@ -230,24 +224,16 @@ function v1Trade(trade: V3Trade): string {
   const bought = trade.referencedCurrency === trade.buyCurrency;
   const counter = bought ? trade.sellCurrency : trade.buyCurrency;
   return (
-    `{"id":${JSON.stringify(legacyUuid(trade.id))},"tradingPair":${JSON.stringify(`${trade.referencedCurrency}/${counter}`)},` +
+    `{"id":${JSON.stringify(legacyUuidOf('trade', trade.id))},"tradingPair":${JSON.stringify(`${trade.referencedCurrency}/${counter}`)},` +
     `"referencedUnit":${JSON.stringify(trade.referencedCurrency)},"tradeDirection":"${bought ? 'BUY' : 'SELL'}",` +
     `"amount":${jsonNumber(trade.referencedAmount)},"computedAmount":${jsonNumber(bought ? trade.sellAmount : trade.buyAmount)},` +
     `"createdAtUtc":${JSON.stringify(trade.createdAt)},"updatedAtUtc":${JSON.stringify(trade.updatedAt)},"orderType":"MARKET",` +
     `"status":${JSON.stringify(trade.status)},"source":${JSON.stringify(trade.source)},"buy":${JSON.stringify(trade.buyCurrency)},` +
     `"sell":${JSON.stringify(trade.sellCurrency)},"referencedAmount":${jsonNumber(trade.referencedAmount)},` +
-    `"transactedAt":${JSON.stringify(trade.createdAt)},"quoteId":${JSON.stringify(legacyUuid(trade.quoteId))},` +
+    `"transactedAt":${JSON.stringify(trade.createdAt)},"quoteId":${JSON.stringify(legacyUuidOf('quote', trade.quoteId))},` +
     `"clientReferenceId":${JSON.stringify(trade.clientReferenceId)},` +
-    `"originalTradeId":${trade.originalTradeId === null ? 'null' : JSON.stringify(legacyUuid(trade.originalTradeId))}}`
+    `"originalTradeId":${trade.originalTradeId === null ? 'null' : JSON.stringify(legacyUuidOf('trade', trade.originalTradeId))}}`
   );
-}
-
-function es256(data: string, key: KeyObject): string {
-  return sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
-}
-
-function base64urlJson(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 /**
@@ -260,12 +246,9 @@ export async function v1ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
   const keys = new Map<string, PublicKeyEntry>(
     files.map((file) => [file.name, { orgId: file.orgId, key: createPublicKey(file.publicKey) }]),
   );
-  const signing = files[0]!;
-  const signingKey = createPrivateKey(signing.privateKey);
-  const issuer = required(config, 'issuer');
-  const upstream = new UndiciPool(required(config, 'upstreamUrl'));
+  const signer = new V3RequestSigner(loadKey(files[0]!), { issuer: setting(config, 'issuer') });
+  const upstream = new UndiciPool(setting(config, 'upstreamUrl'));
   const redis = connectRedis(config);
-  const tokenHeader = { alg: 'ES256', typ: 'JWT', kid: signing.name };
 
   const app = hosted(async (request, response) => {
     const path = V1_PATH.exec(request.url ?? '');
@@ -277,24 +260,13 @@ export async function v1ReadSkeleton(config: ServerConfig): Promise<ServedApp> {
     if (!(await verifyOnPool(token.signingInput, entry.key, token.signature))) return answer(response, 401);
     if (!(await claimOnce(redis, token))) return answer(response, 401);
 
-    const v3Path = `/v3/fx/trades/trd_${path.slice(2).join('')}`;
-    const nonce = randomBytes(16).toString('hex');
-    const now = Math.floor(Date.now() / 1000);
-    const signingInput = `${base64urlJson({ ...tokenHeader, nonce })}.${base64urlJson({
-      iss: issuer,
-      sub: signing.name,
-      aud: ['developer-api'],
-      iat: now,
-      nbf: now,
-      exp: now + 60,
-    })}`;
+    const tradeId = legacyUuidToId('trade', path[2]!);
+    if (tradeId === null) return answer(response, 404);
+    const v3Path = `/v3/fx/trades/${tradeId}`;
     const upstreamAnswer = await upstream.request({
       method: 'GET',
       path: v3Path,
-      headers: {
-        authorization: `Bearer ${signingInput}.${es256(signingInput, signingKey)}`,
-        'x-request-signature': es256(`GET\n${v3Path}\n${nonce}\n\n${EMPTY_SHA256}`, signingKey),
-      },
+      headers: await signer.headers({ method: 'GET', pathAndQuery: v3Path }),
     });
     const text = await upstreamAnswer.body.text();
     if (upstreamAnswer.statusCode !== 200) return answer(response, upstreamAnswer.statusCode === 404 ? 404 : 502);
